@@ -1,0 +1,4 @@
+declare module "*.png" {
+  const path: string;
+  export default path;
+}

@@ -1,0 +1,91 @@
+import { resolve } from "node:path";
+import { parseCidrList, type Cidr } from "./net/ip.ts";
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicUrl: string;
+  /** Host part of publicUrl (with port when not default): used in acct URIs and webfinger. */
+  domain: string;
+  registrations: "open" | "closed";
+  whitelistMode: boolean;
+  rateLimits: boolean;
+  trustedProxies: Cidr[];
+  instanceTitle: string;
+  contactEmail: string;
+  /** Log one line per request to stdout. */
+  logRequests: boolean;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function choice<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = raw.trim().toLowerCase() as T;
+  if (!allowed.includes(value)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(", ")} (got "${raw}")`);
+  }
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = raw.trim().toLowerCase();
+  if (["true", "1", "yes", "on"].includes(value)) return true;
+  if (["false", "0", "no", "off"].includes(value)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+/** Reads and validates the environment; throws ConfigError naming the variable at fault. */
+export function loadConfig(env: Env = process.env): Config {
+  const portRaw = env.PORT ?? "3000";
+  const port = Number(portRaw);
+  if (!/^\d+$/.test(portRaw.trim()) || port < 0 || port > 65535) {
+    throw new ConfigError(`PORT must be a whole number from 0 to 65535 (got "${portRaw}")`);
+  }
+  const host = (env.HOST ?? "127.0.0.1").trim();
+  if (host === "") throw new ConfigError("HOST must not be empty");
+
+  const dataDir = resolve(env.DATA_DIR && env.DATA_DIR.trim() !== "" ? env.DATA_DIR : "./data");
+
+  const publicUrlRaw = env.PUBLIC_URL && env.PUBLIC_URL.trim() !== "" ? env.PUBLIC_URL.trim() : `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(publicUrlRaw);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL (got "${publicUrlRaw}")`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError(`PUBLIC_URL must start with http:// or https:// (got "${publicUrlRaw}")`);
+  }
+  if (url.pathname !== "/" || url.search || url.hash) {
+    throw new ConfigError(`PUBLIC_URL must be an origin without a path (got "${publicUrlRaw}")`);
+  }
+
+  let trustedProxies: Cidr[];
+  try {
+    trustedProxies = parseCidrList(env.TRUSTED_PROXIES ?? "");
+  } catch (e) {
+    throw new ConfigError(`TRUSTED_PROXIES ${(e as Error).message}`);
+  }
+
+  return {
+    port,
+    host,
+    dataDir,
+    publicUrl: url.origin,
+    domain: url.host,
+    registrations: choice(env, "REGISTRATIONS", ["open", "closed"] as const, "closed"),
+    whitelistMode: bool(env, "WHITELIST_MODE", false),
+    rateLimits: choice(env, "RATE_LIMITS", ["on", "off"] as const, "on") === "on",
+    trustedProxies,
+    instanceTitle: env.INSTANCE_TITLE?.trim() || "Rookery",
+    contactEmail: env.CONTACT_EMAIL?.trim() || "",
+    logRequests: bool(env, "LOG_REQUESTS", true),
+  };
+}

@@ -1,0 +1,20 @@
+import type { Clock } from "./clock.ts";
+import type { Config } from "./config.ts";
+import type { Db } from "./db/connection.ts";
+import type { IdGenerator } from "./ids.ts";
+import type { MediaStorage } from "./media/storage.ts";
+import type { Urls } from "./serializers/account.ts";
+import type { InstanceKeys } from "./services/instance.ts";
+import type { Services } from "./services/index.ts";
+
+/** Everything a route module needs, built once at start-up. */
+export interface AppContext {
+  config: Config;
+  clock: Clock;
+  ids: IdGenerator;
+  db: Db;
+  storage: MediaStorage;
+  keys: InstanceKeys;
+  services: Services;
+  urls: Urls;
+}

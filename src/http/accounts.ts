@@ -1,0 +1,161 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { ApiError, notFound } from "../errors.ts";
+import { parseId } from "../ids.ts";
+import { parseScopes } from "../auth/scopes.ts";
+import { serializeAccount, serializeCredentialAccount } from "../serializers/account.ts";
+import { serializeRelationship } from "../serializers/relationship.ts";
+import type { CredentialsUpdate } from "../services/accounts/accounts.ts";
+import type { ListedAccount } from "../services/accounts/follows.ts";
+import { optionalUser, requireToken, requireUser, viewerId } from "./auth.ts";
+import { input } from "./input.ts";
+import { linkHeader, pageParams } from "./pagination.ts";
+import { bool, file, obj, str, strArray, type ParamValue, type Params } from "./params.ts";
+
+/** `fields_attributes` as an indexed hash (Mastodon's form) or, leniently, as an array. */
+function fieldsParam(v: ParamValue | undefined): CredentialsUpdate["fields"] {
+  if (v === undefined || v === null) return undefined;
+  const list = Array.isArray(v) ? v : typeof v === "object" && !(v instanceof File) ? Object.values(v) : [];
+  return list.map((f) => {
+    const o = obj(f) ?? {};
+    return { name: str(o.name), value: str(o.value) };
+  });
+}
+
+function accountIdParam(params: { id?: string }): number {
+  const id = parseId(params.id);
+  if (id === null) throw notFound();
+  return id;
+}
+
+export function accountRoutes(ctx: AppContext) {
+  const { services, urls } = ctx;
+
+  const listed = (request: Request, set: { headers: Record<string, string | number> }, rows: ListedAccount[], limit: number, prevKey?: "min_id" | "since_id") => {
+    const link = linkHeader(ctx.config.publicUrl, request, {
+      next: rows.length > 0 && rows.length === limit ? rows[rows.length - 1]!.cursor : null,
+      prev: rows.length > 0 ? rows[0]!.cursor : null,
+      prevKey,
+    });
+    if (link) set.headers.link = link;
+    return rows.map((r) => serializeAccount(urls, r.account));
+  };
+
+  const credentialAccount = (accountId: number) => {
+    const account = services.accounts.findById(accountId);
+    const user = services.accounts.user(accountId);
+    if (!account || !user) throw notFound();
+    return serializeCredentialAccount(urls, account, user, services.follows.pendingRequestCount(accountId, 40));
+  };
+
+  return new Elysia()
+    .post("/api/v1/accounts", async (c) => {
+      const auth = requireToken(ctx, c.request, "write:accounts");
+      if (ctx.config.registrations === "closed") throw new ApiError(403, "Forbidden");
+      const p = input(c);
+      const account = await services.accounts.create(
+        {
+          username: str(p.username),
+          email: str(p.email),
+          password: str(p.password),
+          agreement: bool(p.agreement),
+          locale: str(p.locale),
+        },
+        { api: true },
+      );
+      const app = services.applications.findById(auth.applicationId);
+      const scopes = parseScopes(app?.scopes);
+      const { accessToken, auth: issued } = services.tokens.issue(auth.applicationId, account.id, scopes);
+      return { access_token: accessToken, token_type: "Bearer", scope: scopes.join(" "), created_at: Math.floor(issued.createdAt / 1000) };
+    })
+    .get("/api/v1/accounts/verify_credentials", (c) => {
+      const auth = requireUser(ctx, c.request, ["read:accounts", "profile"]);
+      return credentialAccount(auth.accountId);
+    })
+    .patch("/api/v1/accounts/update_credentials", async (c) => {
+      const auth = requireUser(ctx, c.request, "write:accounts");
+      const p = input(c);
+      const source = obj(p.source) ?? {};
+      await services.accounts.updateCredentials(auth.accountId, {
+        displayName: str(p.display_name),
+        note: str(p.note),
+        locked: bool(p.locked),
+        bot: bool(p.bot),
+        discoverable: bool(p.discoverable),
+        hideCollections: bool(p.hide_collections),
+        indexable: bool(p.indexable),
+        fields: fieldsParam(p.fields_attributes),
+        avatar: file(p.avatar),
+        header: file(p.header),
+        privacy: str(source.privacy),
+        sensitive: bool(source.sensitive),
+        language: str(source.language),
+      });
+      return credentialAccount(auth.accountId);
+    })
+    .get("/api/v1/accounts/relationships", (c) => {
+      const auth = requireUser(ctx, c.request, "read:follows");
+      const ids = (strArray(input(c).id) ?? []).map(parseId).filter((id): id is number => id !== null);
+      const existing = new Set(services.accounts.findByIds(ids).map((a) => a.id));
+      return services.follows.relationships(auth.accountId, ids.filter((id) => existing.has(id))).map(serializeRelationship);
+    })
+    .get("/api/v1/accounts/lookup", (c) => {
+      optionalUser(ctx, c.request, "read:accounts");
+      const acct = (str(input(c).acct) ?? "").trim().replace(/^@/, "");
+      const [username, domain] = acct.split("@");
+      if (!username || (domain && domain.toLowerCase() !== ctx.config.domain.toLowerCase())) throw notFound();
+      const account = services.accounts.findByUsername(username);
+      if (!account) throw notFound();
+      return serializeAccount(urls, account);
+    })
+    .get("/api/v1/accounts", (c) => {
+      optionalUser(ctx, c.request, "read:accounts");
+      const raw = strArray(input(c).id) ?? [];
+      if (raw.length > 40) throw new ApiError(422, "Mastodon::ValidationError");
+      const ids = raw.map(parseId).filter((id): id is number => id !== null);
+      const byId = new Map(services.accounts.findByIds(ids).map((a) => [a.id, a]));
+      return ids.flatMap((id) => (byId.has(id) ? [serializeAccount(urls, byId.get(id)!)] : []));
+    })
+    .get("/api/v1/accounts/:id", (c) => {
+      optionalUser(ctx, c.request, "read:accounts");
+      const account = services.accounts.findById(accountIdParam(c.params));
+      if (!account) throw notFound();
+      return serializeAccount(urls, account);
+    })
+    .post("/api/v1/accounts/:id/follow", (c) => {
+      const auth = requireUser(ctx, c.request, "write:follows");
+      const p: Params = input(c);
+      const languages = p.languages === undefined ? undefined : (strArray(p.languages) ?? null);
+      const rel = services.follows.follow(auth.accountId, accountIdParam(c.params), {
+        reblogs: bool(p.reblogs),
+        notify: bool(p.notify),
+        languages: languages && languages.length === 0 ? null : languages,
+      });
+      return serializeRelationship(rel);
+    })
+    .post("/api/v1/accounts/:id/unfollow", (c) => {
+      const auth = requireUser(ctx, c.request, "write:follows");
+      return serializeRelationship(services.follows.unfollow(auth.accountId, accountIdParam(c.params)));
+    })
+    .get("/api/v1/accounts/:id/followers", (c) => followList(c, "followers"))
+    .get("/api/v1/accounts/:id/following", (c) => followList(c, "following"));
+
+  function followList(c: { request: Request; params: { id?: string }; set: any; body?: unknown }, direction: "followers" | "following") {
+    const auth = optionalUser(ctx, c.request, "read:accounts");
+    const account = services.accounts.findById(accountIdParam(c.params));
+    if (!account) throw notFound();
+    const viewer = viewerId(auth);
+    const page = pageParams(input(c), 40, 80);
+    // Hidden collections are empty to everyone but their owner, as in Mastodon.
+    if (account.hideCollections && viewer !== account.id) return [];
+    const blocks = viewer !== null ? services.follows.filters.blocked(viewer, [account.id]) : null;
+    if (blocks?.blockedBy.has(account.id)) return [];
+    const rows = services.follows.listFollows(account.id, direction, page, viewer !== null && viewer !== account.id ? hiddenFrom(viewer) : new Set());
+    return listed(c.request, c.set, rows, page.limit);
+  }
+
+  /** Accounts a viewer has blocked, muted, or been blocked by: left out of their lists. */
+  function hiddenFrom(viewer: number): Set<number> {
+    return services.follows.filters.hiddenAccounts?.(viewer) ?? new Set();
+  }
+}

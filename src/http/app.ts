@@ -1,0 +1,50 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import { log } from "../log.ts";
+import { accountRoutes } from "./accounts.ts";
+import { appRoutes } from "./apps.ts";
+import { emptyCollectionRoutes } from "./empty-collections.ts";
+import { fileRoutes } from "./files.ts";
+import { followRequestRoutes } from "./follow-requests.ts";
+import { parseBody } from "./input.ts";
+import { instanceRoutes } from "./instance.ts";
+import { oauthRoutes } from "./oauth.ts";
+import { preferenceRoutes } from "./preferences.ts";
+import { getMeta } from "./request-meta.ts";
+
+function errorResponse(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
+}
+
+/** The router: every resource module, one body parser, one error renderer. */
+export function createApp(ctx: AppContext) {
+  return new Elysia()
+    .onParse(({ request, contentType }) => parseBody(request, contentType ?? ""))
+    .onError(({ error, code, request }) => {
+      // Elysia wraps what the parse hook throws; our own refusals keep their words.
+      const cause = code === "PARSE" ? (error as Error).cause : undefined;
+      if (cause instanceof ApiError) return errorResponse(cause.status, cause.body, cause.headers);
+      if (error instanceof ApiError) return errorResponse(error.status, error.body, error.headers);
+      if (code === "NOT_FOUND") return errorResponse(404, { error: "Record not found" });
+      if (code === "PARSE") return errorResponse(400, { error: "Error occurred while parsing request parameters" });
+      if (code === "VALIDATION") return errorResponse(422, { error: "Validation failed: invalid parameters" });
+      log("error", "unhandled error", {
+        request_id: getMeta(request).id,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        stack: error instanceof Error ? error.stack?.split("\n").slice(1, 4).join(" | ") : undefined,
+      });
+      return errorResponse(500, { error: "There was a problem processing your request" });
+    })
+    .get("/api/v1/streaming/health", () => new Response("OK", { headers: { "content-type": "text/plain; charset=utf-8" } }))
+    .use(oauthRoutes(ctx))
+    .use(appRoutes(ctx))
+    .use(accountRoutes(ctx))
+    .use(followRequestRoutes(ctx))
+    .use(preferenceRoutes(ctx))
+    .use(instanceRoutes(ctx))
+    .use(emptyCollectionRoutes(ctx))
+    .use(fileRoutes(ctx));
+}
+
+export type App = ReturnType<typeof createApp>;

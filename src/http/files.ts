@@ -1,0 +1,39 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import avatarMissing from "../assets/avatar-missing.png" with { type: "file" };
+import headerMissing from "../assets/header-missing.png" with { type: "file" };
+import { notFound } from "../errors.ts";
+
+const TYPES: Record<string, string> = {
+  webp: "image/webp",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  avif: "image/avif",
+  bin: "application/octet-stream",
+};
+
+const IMMUTABLE = "public, max-age=31536000, immutable";
+
+/**
+ * Stored media under /system/ and the default pictures. Paths are checked against the
+ * shape the server gives its own files, so no request can reach outside DATA_DIR/media.
+ */
+export function fileRoutes(ctx: AppContext) {
+  const serve = async (path: string | null, type: string | undefined) => {
+    if (!path || !type) throw notFound();
+    const file = Bun.file(path);
+    if (!(await file.exists())) throw notFound();
+    return new Response(file, {
+      headers: { "content-type": type, "cache-control": IMMUTABLE, "x-content-type-options": "nosniff", "content-security-policy": "default-src 'none'; sandbox" },
+    });
+  };
+  return new Elysia()
+    .get("/system/*", ({ params }) => {
+      const rel = (params as { "*": string })["*"];
+      return serve(ctx.storage.resolve(rel), TYPES[rel.slice(rel.lastIndexOf(".") + 1)]);
+    })
+    .get("/avatars/original/missing.png", () => serve(avatarMissing, "image/png"))
+    .get("/headers/original/missing.png", () => serve(headerMissing, "image/png"));
+}

@@ -1,0 +1,148 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { LIMITS, SUPPORTED_MIME_TYPES } from "../limits.ts";
+import { accountUri, accountUrl } from "../serializers/account.ts";
+import { instanceStats } from "../services/instance.ts";
+import { ROOKERY_VERSION, VERSION_STRING } from "../version.ts";
+import { input } from "./input.ts";
+import { str } from "./params.ts";
+
+const DISCOVERY_CACHE = "max-age=259200, public";
+
+/** The instance documents clients read at login, and the discovery documents around them. */
+export function instanceRoutes(ctx: AppContext) {
+  const { config, db, services } = ctx;
+  const streamingUrl = config.publicUrl.replace(/^http/, "ws");
+  const thumbnail = `${config.publicUrl}/avatars/original/missing.png`;
+  const description = "A Rookery server: Mastodon-compatible microblogging in one file.";
+
+  const statuses = { max_characters: LIMITS.statusCharacters, max_media_attachments: LIMITS.mediaAttachments, characters_reserved_per_url: LIMITS.charactersReservedPerUrl };
+  const mediaAttachments = {
+    supported_mime_types: SUPPORTED_MIME_TYPES,
+    image_size_limit: LIMITS.imageSizeLimit,
+    image_matrix_limit: LIMITS.imageMatrixLimit,
+    video_size_limit: 0,
+    video_frame_rate_limit: 0,
+    video_matrix_limit: 0,
+  };
+  const polls = {
+    max_options: LIMITS.pollOptions,
+    max_characters_per_option: LIMITS.pollOptionCharacters,
+    min_expiration: LIMITS.pollMinExpiration,
+    max_expiration: LIMITS.pollMaxExpiration,
+  };
+
+  const webfinger = (username: string) => ({
+    subject: `acct:${username}@${config.domain}`,
+    aliases: [accountUrl(ctx.urls, username), accountUri(ctx.urls, username)],
+    links: [
+      { rel: "http://webfinger.net/rel/profile-page", type: "text/html", href: accountUrl(ctx.urls, username) },
+      { rel: "self", type: "application/activity+json", href: accountUri(ctx.urls, username) },
+    ],
+  });
+
+  return new Elysia()
+    .get("/api/v1/instance", () => {
+      const stats = instanceStats(db);
+      return {
+        uri: config.domain,
+        title: config.instanceTitle,
+        short_description: description,
+        description,
+        email: config.contactEmail,
+        version: VERSION_STRING,
+        urls: { streaming_api: streamingUrl },
+        stats: { user_count: stats.userCount, status_count: stats.statusCount, domain_count: 0 },
+        thumbnail,
+        languages: ["en"],
+        registrations: config.registrations === "open",
+        approval_required: false,
+        invites_enabled: false,
+        configuration: { accounts: { max_featured_tags: LIMITS.maxFeaturedTags }, statuses, media_attachments: mediaAttachments, polls },
+        contact_account: null,
+        rules: [],
+      };
+    })
+    .get("/api/v2/instance", () => {
+      const stats = instanceStats(db);
+      return {
+        domain: config.domain,
+        title: config.instanceTitle,
+        version: VERSION_STRING,
+        source_url: config.publicUrl,
+        description,
+        usage: { users: { active_month: stats.userCount } },
+        thumbnail: { url: thumbnail },
+        icon: [],
+        languages: ["en"],
+        configuration: {
+          urls: { streaming: streamingUrl, status: null },
+          vapid: { public_key: ctx.keys.vapidPublicKey },
+          accounts: { max_featured_tags: LIMITS.maxFeaturedTags, max_pinned_statuses: LIMITS.maxPinnedStatuses },
+          statuses,
+          media_attachments: { ...mediaAttachments, description_limit: LIMITS.descriptionLimit },
+          polls,
+          translation: { enabled: false },
+        },
+        registrations: { enabled: config.registrations === "open", approval_required: false, message: null, url: null },
+        // 2 would promise grouped notifications (/api/v2/notifications), which Rookery lacks.
+        api_versions: { mastodon: 1 },
+        contact: { email: config.contactEmail, account: null },
+        rules: [],
+      };
+    })
+    .get("/api/v1/instance/rules", () => [])
+    .get("/api/v1/instance/peers", () => [])
+    .get("/api/v1/instance/activity", () => [])
+    .get("/api/v1/instance/extended_description", () => ({ updated_at: null, content: "" }))
+    .get("/api/v1/instance/translation_languages", () => ({}))
+    .get("/.well-known/nodeinfo", ({ set }) => {
+      set.headers["cache-control"] = DISCOVERY_CACHE;
+      return { links: [{ rel: "http://nodeinfo.diaspora.software/ns/schema/2.0", href: `${config.publicUrl}/nodeinfo/2.0` }] };
+    })
+    .get("/nodeinfo/2.0", ({ set }) => {
+      const stats = instanceStats(db);
+      set.headers["cache-control"] = "max-age=1800, public";
+      set.headers["content-type"] = 'application/json; profile="http://nodeinfo.diaspora.software/ns/schema/2.0#"';
+      return {
+        version: "2.0",
+        software: { name: "rookery", version: ROOKERY_VERSION },
+        protocols: ["activitypub"],
+        services: { outbound: [], inbound: [] },
+        usage: { users: { total: stats.userCount, activeMonth: stats.userCount, activeHalfyear: stats.userCount }, localPosts: stats.statusCount },
+        openRegistrations: config.registrations === "open",
+        // megalodon's detector accepts an unknown software whose upstream is Mastodon.
+        metadata: { nodeName: config.instanceTitle, nodeDescription: description, upstream: { name: "mastodon", version: "4.3.0" } },
+      };
+    })
+    .get("/.well-known/host-meta", ({ request }) => {
+      const template = `${config.publicUrl}/.well-known/webfinger?resource={uri}`;
+      if ((request.headers.get("accept") ?? "").includes("application/json")) {
+        return new Response(JSON.stringify({ links: [{ rel: "lrdd", template }] }), {
+          headers: { "content-type": "application/json; charset=utf-8", "cache-control": DISCOVERY_CACHE },
+        });
+      }
+      return new Response(
+        `<?xml version="1.0" encoding="UTF-8"?>\n<XRD xmlns="http://docs.oasis-open.org/ns/xri/xrd-1.0">\n  <Link rel="lrdd" template="${template}"/>\n</XRD>\n`,
+        { headers: { "content-type": "application/xrd+xml; charset=utf-8", "cache-control": DISCOVERY_CACHE } },
+      );
+    })
+    .get("/.well-known/webfinger", (c) => {
+      const resource = (str(input(c).resource) ?? "").trim();
+      if (resource === "") return new Response(null, { status: 400 });
+      let username: string | null = null;
+      if (/^https?:\/\//i.test(resource)) {
+        if (resource.startsWith(`${config.publicUrl}/`)) {
+          username = /^\/(?:@|users\/)([A-Za-z0-9_]+)$/.exec(resource.slice(config.publicUrl.length))?.[1] ?? null;
+        }
+      } else {
+        const acct = /^(?:acct:)?@?([^@\s]+)@([^@\s]+)$/i.exec(resource);
+        if (acct && (acct[2] as string).toLowerCase() === config.domain.toLowerCase()) username = acct[1] as string;
+      }
+      const account = username ? services.accounts.findByUsername(username) : undefined;
+      if (!account) return new Response(null, { status: 404 });
+      return new Response(JSON.stringify(webfinger(account.username)), {
+        headers: { "content-type": "application/jrd+json; charset=utf-8", "cache-control": DISCOVERY_CACHE },
+      });
+    });
+}

@@ -1,0 +1,230 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { ALL_SCOPES } from "../auth/scopes.ts";
+import {
+  ACCESS_DENIED_DESCRIPTION,
+  OAuthError,
+  OOB_REDIRECT_URI,
+  type AuthorizationRequest,
+  type AuthorizeParams,
+  type ClientCredentials,
+} from "../services/oauth/grants.ts";
+import { input } from "./input.ts";
+import { codePage, consentPage, errorPage, formPostPage, loginPage, PAGE_HEADERS } from "./oauth-pages.ts";
+import { str, type Params } from "./params.ts";
+
+const SESSION_COOKIE = "_rookery_session";
+const OAUTH_FIELDS = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "code_challenge", "code_challenge_method"] as const;
+
+function oauthParams(p: Params): AuthorizeParams {
+  const out: Record<string, string | undefined> = {};
+  for (const k of OAUTH_FIELDS) out[k] = str(p[k]);
+  return out as AuthorizeParams;
+}
+
+function html(body: string, status = 200, extra: Record<string, string> = {}) {
+  return new Response(body, { status, headers: { ...PAGE_HEADERS, ...extra } });
+}
+
+function oauthJson(e: OAuthError, state?: string) {
+  const body: Record<string, string> = { error: e.error, error_description: e.description };
+  if (state) body.state = state;
+  return new Response(JSON.stringify(body), {
+    status: e.status,
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      "cache-control": "no-store",
+      pragma: "no-cache",
+      "www-authenticate": `Bearer realm="Doorkeeper", error="${e.error}", error_description="${e.description}"`,
+    },
+  });
+}
+
+function cookie(request: Request, name: string): string | undefined {
+  const header = request.headers.get("cookie");
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const [k, ...v] = part.trim().split("=");
+    if (k === name) return decodeURIComponent(v.join("="));
+  }
+  return undefined;
+}
+
+/** Client credentials from `Authorization: Basic base64(id:secret)`, split at the first colon. */
+function basicCredentials(request: Request): ClientCredentials {
+  const header = request.headers.get("authorization");
+  const m = header ? /^Basic\s+(.+)$/.exec(header) : null;
+  if (!m) return {};
+  let decoded: string;
+  try {
+    decoded = Buffer.from(m[1] as string, "base64").toString("utf8");
+  } catch {
+    return {};
+  }
+  const colon = decoded.indexOf(":");
+  if (colon < 0) return { clientId: decoded };
+  return { clientId: decoded.slice(0, colon), clientSecret: decoded.slice(colon + 1) };
+}
+
+/** The redirect back to the app, with the result in the query, the fragment, or a posted form. */
+function redirectResult(request: AuthorizationRequest, result: Record<string, string | undefined>): Response {
+  const entries = Object.entries(result).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== "");
+  if (request.responseMode === "form_post") {
+    return html(formPostPage(request.redirectUri, Object.fromEntries(entries)), 200, {
+      "content-security-policy": "default-src 'none'; script-src 'unsafe-inline'; form-action *",
+    });
+  }
+  const query = new URLSearchParams(entries).toString();
+  let location: string;
+  if (request.responseMode === "fragment") location = `${request.redirectUri}#${query}`;
+  else location = `${request.redirectUri}${request.redirectUri.includes("?") ? "&" : "?"}${query}`;
+  return new Response(null, { status: 302, headers: { location, "cache-control": "no-store" } });
+}
+
+export function oauthRoutes(ctx: AppContext) {
+  const { services, config } = ctx;
+  const secureCookie = config.publicUrl.startsWith("https:") ? "; Secure" : "";
+
+  /**
+   * Browsers send Origin on cross-site form posts; refusing foreign ones stops login and
+   * consent CSRF. Clients without an Origin (curl, tests) still carry the signed tokens.
+   */
+  const sameOrigin = (request: Request) => {
+    const origin = request.headers.get("origin");
+    if (origin === null) return true;
+    if (origin === config.publicUrl) return true;
+    const host = request.headers.get("host");
+    return host !== null && (origin === `http://${host}` || origin === `https://${host}`);
+  };
+
+  const validate = (params: AuthorizeParams): AuthorizationRequest | Response => {
+    try {
+      return services.grants.validateAuthorization(params);
+    } catch (e) {
+      if (e instanceof OAuthError) return html(errorPage(e.description), e.status);
+      throw e;
+    }
+  };
+
+  const consent = async (request: AuthorizationRequest, params: AuthorizeParams, accountId: number, extraHeaders: Record<string, string> = {}) => {
+    const account = services.accounts.findById(accountId);
+    if (!account) return html(errorPage("Your session has ended. Please sign in again."), 401);
+    const ticket = await services.tickets.sign("consent", { sub: String(accountId), oauth: params }, 10 * 60);
+    return html(
+      consentPage({ appName: request.app.name, website: request.app.website, username: account.username, scopes: request.scopes, ticket }),
+      200,
+      extraHeaders,
+    );
+  };
+
+  const login = async (request: AuthorizationRequest, params: AuthorizeParams, status = 200, error?: string, loginName?: string) => {
+    const csrf = await services.tickets.sign("login", {}, 60 * 60);
+    return html(loginPage({ appName: request.app.name, csrf, oauth: { ...params }, error, login: loginName }), status);
+  };
+
+  const decide = async (c: { request: Request; body?: unknown }, deny: boolean) => {
+    const p = input(c);
+    if (!sameOrigin(c.request)) return html(errorPage("The request did not come from this server's pages."), 403);
+    const ticket = await services.tickets.verify<{ sub: string; oauth: AuthorizeParams }>("consent", str(p.ticket));
+    if (!ticket) return html(errorPage("This authorization page has expired. Please start again from the application."), 422);
+    const request = validate(ticket.oauth);
+    if (request instanceof Response) return request;
+    if (deny || str(p._method)?.toLowerCase() === "delete" || str(p.decision) === "deny") {
+      if (request.redirectUri === OOB_REDIRECT_URI) {
+        return new Response(JSON.stringify({ error: "access_denied", error_description: ACCESS_DENIED_DESCRIPTION }), {
+          status: 400,
+          headers: { "content-type": "application/json; charset=utf-8" },
+        });
+      }
+      return redirectResult(request, { error: "access_denied", error_description: ACCESS_DENIED_DESCRIPTION, state: request.state });
+    }
+    const code = services.grants.issueCode(request, Number(ticket.sub));
+    if (request.redirectUri === OOB_REDIRECT_URI) {
+      return new Response(null, { status: 302, headers: { location: `/oauth/authorize/native?code=${encodeURIComponent(code)}`, "cache-control": "no-store" } });
+    }
+    return redirectResult(request, { code, state: request.state });
+  };
+
+  return new Elysia()
+    .get("/oauth/authorize", async (c) => {
+      const p = input(c);
+      const params = oauthParams(p);
+      const request = validate(params);
+      if (request instanceof Response) return request;
+      const accountId = services.webSessions.accountFor(cookie(c.request, SESSION_COOKIE));
+      if (accountId !== null && str(p.force_login) !== "true") return consent(request, params, accountId);
+      return login(request, params);
+    })
+    .post("/oauth/authorize/sign_in", async (c) => {
+      const p = input(c);
+      const params = oauthParams(p);
+      const request = validate(params);
+      if (request instanceof Response) return request;
+      if (!sameOrigin(c.request) || !(await services.tickets.verify("login", str(p.authenticity_token)))) {
+        return login(request, params, 422, "Your sign-in form expired. Please try again.");
+      }
+      const loginName = str(p.username) ?? "";
+      const accountId = await services.accounts.verifyLogin(loginName, str(p.password) ?? "");
+      if (accountId === null) return login(request, params, 401, "Invalid username, e-mail address or password.", loginName);
+      const session = services.webSessions.create(accountId);
+      return consent(request, params, accountId, {
+        "set-cookie": `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secureCookie}`,
+      });
+    })
+    .post("/oauth/authorize", (c) => decide(c, false))
+    .delete("/oauth/authorize", (c) => decide(c, true))
+    .get("/oauth/authorize/native", (c) => {
+      const code = str(input(c).code);
+      if (!code) return html(errorPage("No authorization code was given."), 400);
+      return html(codePage(code));
+    })
+    .post("/oauth/token", async (c) => {
+      const p = input(c);
+      try {
+        const token = await services.grants.token(
+          {
+            grant_type: str(p.grant_type),
+            code: str(p.code),
+            redirect_uri: str(p.redirect_uri),
+            code_verifier: str(p.code_verifier),
+            username: str(p.username),
+            password: str(p.password),
+            scope: str(p.scope),
+            client_id: str(p.client_id),
+            client_secret: str(p.client_secret),
+          },
+          basicCredentials(c.request),
+        );
+        return new Response(JSON.stringify(token), {
+          headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", pragma: "no-cache" },
+        });
+      } catch (e) {
+        if (e instanceof OAuthError) return oauthJson(e, str(p.state));
+        throw e;
+      }
+    })
+    .post("/oauth/revoke", (c) => {
+      const p = input(c);
+      try {
+        services.grants.revoke(str(p.token), { clientId: str(p.client_id), clientSecret: str(p.client_secret) }, basicCredentials(c.request));
+        return {};
+      } catch (e) {
+        if (e instanceof OAuthError) return oauthJson(e);
+        throw e;
+      }
+    })
+    .get("/.well-known/oauth-authorization-server", () => ({
+      issuer: `${config.publicUrl}/`,
+      authorization_endpoint: `${config.publicUrl}/oauth/authorize`,
+      token_endpoint: `${config.publicUrl}/oauth/token`,
+      revocation_endpoint: `${config.publicUrl}/oauth/revoke`,
+      scopes_supported: ALL_SCOPES,
+      response_types_supported: ["code"],
+      response_modes_supported: ["query", "fragment", "form_post"],
+      grant_types_supported: ["authorization_code", "password", "client_credentials"],
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      code_challenge_methods_supported: ["S256", "plain"],
+      service_documentation: "https://docs.joinmastodon.org/",
+      app_registration_endpoint: `${config.publicUrl}/api/v1/apps`,
+    }));
+}

@@ -1,0 +1,50 @@
+import type { Page } from "../services/pagination.ts";
+import { parseId } from "../ids.ts";
+import { int, str, type Params } from "./params.ts";
+
+/** Mastodon's limit_param: the default when absent, else |limit| capped at `max`. */
+export function pageParams(p: Params, defaultLimit: number, max = defaultLimit * 2): Page {
+  const raw = str(p.limit);
+  const limit = raw === undefined ? defaultLimit : Math.min(Math.abs(int(raw) ?? 0), max);
+  const page: Page = { limit };
+  const maxId = parseId(str(p.max_id));
+  const sinceId = parseId(str(p.since_id));
+  const minId = parseId(str(p.min_id));
+  if (maxId !== null) page.maxId = maxId;
+  if (sinceId !== null) page.sinceId = sinceId;
+  if (minId !== null) page.minId = minId;
+  return page;
+}
+
+const CURSORS = new Set(["max_id", "min_id", "since_id"]);
+
+/** Rails' Hash#to_query: keys sorted, arrays as key[]=v. */
+function toQuery(params: [string, string][]): string {
+  return params
+    .map(([k, v]) => `${encodeURIComponent(k).replace(/%5B%5D$/i, "%5B%5D")}=${encodeURIComponent(v)}`)
+    .sort()
+    .join("&");
+}
+
+export interface LinkOptions {
+  /** Cursor for the next (older) page: present when the page may continue. */
+  next?: number | null;
+  /** Cursor for the previous (newer) page. */
+  prev?: number | null;
+  /** Mastodon uses since_id for prev on some lists (mutes, blocks, reblogged_by...). */
+  prevKey?: "min_id" | "since_id";
+}
+
+/**
+ * The Link header (`<url>; rel="next", <url>; rel="prev"`) for the same path with the
+ * request's other query parameters kept, absolute under PUBLIC_URL.
+ */
+export function linkHeader(publicUrl: string, request: Request, options: LinkOptions): string | undefined {
+  const url = new URL(request.url);
+  const kept = [...url.searchParams].filter(([k]) => !CURSORS.has(k));
+  const build = (key: string, id: number) => `${publicUrl}${url.pathname}?${toQuery([...kept, [key, String(id)]])}`;
+  const parts: string[] = [];
+  if (options.next != null) parts.push(`<${build("max_id", options.next)}>; rel="next"`);
+  if (options.prev != null) parts.push(`<${build(options.prevKey ?? "min_id", options.prev)}>; rel="prev"`);
+  return parts.length ? parts.join(", ") : undefined;
+}

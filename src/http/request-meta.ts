@@ -1,0 +1,28 @@
+import type { Ip } from "../net/ip.ts";
+import type { Authentication } from "../services/oauth/tokens.ts";
+
+/** What the edge learns about a request before routing, shared with the route handlers. */
+export interface RequestMeta {
+  id: string;
+  ip: Ip | null;
+  /** undefined: not looked up yet; null: no (valid) token. */
+  auth?: Authentication | null;
+  /** Merged query and body parameters, parsed once. */
+  params?: Record<string, unknown>;
+}
+
+const metas = new WeakMap<Request, RequestMeta>();
+
+export function setMeta(request: Request, meta: RequestMeta) {
+  metas.set(request, meta);
+}
+
+export function getMeta(request: Request): RequestMeta {
+  let meta = metas.get(request);
+  if (!meta) {
+    // Requests handed straight to app.handle (unit tests) have no edge metadata.
+    meta = { id: crypto.randomUUID(), ip: null };
+    metas.set(request, meta);
+  }
+  return meta;
+}

@@ -1,0 +1,18 @@
+/** Limits Mastodon 4.3 publishes and enforces; the instance endpoints advertise these same values. */
+export const LIMITS = {
+  statusCharacters: 500,
+  charactersReservedPerUrl: 23,
+  mediaAttachments: 4,
+  pollOptions: 4,
+  pollOptionCharacters: 50,
+  pollMinExpiration: 300,
+  pollMaxExpiration: 2_629_746,
+  imageSizeLimit: 16 * 1024 * 1024,
+  imageMatrixLimit: 33_177_600,
+  descriptionLimit: 1500,
+  maxPinnedStatuses: 5,
+  maxFeaturedTags: 10,
+} as const;
+
+/** Image types sharp decodes here; Rookery handles no video or audio. */
+export const SUPPORTED_MIME_TYPES = ["image/jpeg", "image/png", "image/gif", "image/heic", "image/heif", "image/webp", "image/avif"];

@@ -1,0 +1,148 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { SystemClock } from "./clock.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { migrate, openDatabase } from "./db/connection.ts";
+import { ApiError } from "./errors.ts";
+import { IdGenerator } from "./ids.ts";
+import { log } from "./log.ts";
+import { MediaStorage } from "./media/storage.ts";
+import { startServer } from "./server.ts";
+import { AccountService } from "./services/accounts/accounts.ts";
+import { ProfileImageService } from "./services/accounts/profile-images.ts";
+import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
+
+const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
+
+Usage:
+  rookery [serve]                         Start the server in the foreground
+  rookery accounts create <username> --email <address> --password <password>
+                                          Create a local account; prints its id
+  rookery accounts list                   List local accounts
+  rookery migrate                         Apply database migrations and exit
+  rookery backup <file>                   Write a consistent copy of the database, also while serving
+  rookery --version                       Print the version
+  rookery --help                          Print this help
+
+Settings come from the environment:
+  PORT (3000)  HOST (127.0.0.1)  DATA_DIR (./data)  PUBLIC_URL (http://localhost:$PORT)
+  REGISTRATIONS (open|closed, closed)  WHITELIST_MODE (true|false, false)
+  RATE_LIMITS (on|off, on)  TRUSTED_PROXIES (none)  INSTANCE_TITLE (Rookery)
+  CONTACT_EMAIL (none)  LOG_REQUESTS (true)
+`;
+
+function fail(message: string): never {
+  process.stderr.write(`rookery: ${message}\n`);
+  process.exit(1);
+}
+
+function option(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  if (i >= 0) return args[i + 1];
+  const inline = args.find((a) => a.startsWith(`${name}=`));
+  return inline?.slice(name.length + 1);
+}
+
+async function serve() {
+  const config = loadConfig();
+  const running = await startServer(config);
+  log("info", "Rookery is listening", {
+    version: VERSION_STRING,
+    url: config.publicUrl,
+    listen: running.url,
+    data: config.dataDir,
+    registrations: config.registrations,
+  });
+  let shuttingDown = false;
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log("info", "shutting down", { signal });
+    await running.stop();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+async function accounts(args: string[]) {
+  const config = loadConfig();
+  const handle = openDatabase(config.dataDir);
+  const clock = new SystemClock();
+  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const service = new AccountService(handle.db, new IdGenerator(clock), clock, config.publicUrl, new ProfileImageService(storage));
+  try {
+    const [sub, ...rest] = args;
+    if (sub === "create") {
+      const username = rest.find((a, i) => !a.startsWith("--") && !(rest[i - 1] ?? "").startsWith("--"));
+      if (!username) fail("accounts create needs a username: accounts create <username> --email <address> --password <password>");
+      const email = option(rest, "--email");
+      const password = option(rest, "--password");
+      if (!email) fail("accounts create needs --email <address>");
+      if (!password) fail("accounts create needs --password <password>");
+      try {
+        const account = await service.create({ username, email, password }, { api: false });
+        process.stdout.write(`${account.id}\n`);
+      } catch (e) {
+        if (e instanceof ApiError) fail(e.message.replace(/^Validation failed: /, ""));
+        throw e;
+      }
+    } else if (sub === "list") {
+      const rows = service.list();
+      if (rows.length === 0) process.stdout.write("No accounts yet.\n");
+      for (const { account, email } of rows) process.stdout.write(`${account.id}\t${account.username}\t${email}\n`);
+    } else {
+      fail(`unknown accounts command "${sub ?? ""}"; use accounts create or accounts list`);
+    }
+  } finally {
+    handle.close();
+  }
+}
+
+async function main(argv: string[]) {
+  const [command = "serve", ...args] = argv;
+  if (argv.includes("--help") || argv.includes("-h") || command === "help") {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (command === "--version" || command === "-v" || command === "version") {
+    process.stdout.write(`rookery ${ROOKERY_VERSION} (${VERSION_STRING})\n`);
+    return;
+  }
+  try {
+    switch (command) {
+      case "serve":
+        return await serve();
+      case "accounts":
+        return await accounts(args);
+      case "migrate": {
+        const config = loadConfig();
+        const handle = openDatabase(config.dataDir, { migrate: false });
+        const applied = migrate(handle.db);
+        handle.close();
+        process.stdout.write(`Applied ${applied} migration(s) to ${handle.path}\n`);
+        return;
+      }
+      case "backup": {
+        const target = args[0];
+        if (!target) fail("backup needs a target file: rookery backup <file>");
+        const file = resolve(target);
+        if (existsSync(file)) fail(`${file} already exists; choose a new file`);
+        const config = loadConfig();
+        const handle = openDatabase(config.dataDir);
+        // VACUUM INTO reads one consistent snapshot, even while the server writes.
+        handle.sqlite.run("VACUUM INTO ?", [file]);
+        handle.close();
+        process.stdout.write(`Backed up ${handle.path} to ${file}\n`);
+        return;
+      }
+      default:
+        fail(`unknown command "${command}"; see rookery --help`);
+    }
+  } catch (e) {
+    if (e instanceof ConfigError) fail(e.message);
+    throw e;
+  }
+}
+
+await main(process.argv.slice(2));

@@ -1,0 +1,98 @@
+import type { AccountRow, UserRow } from "../db/schema.ts";
+import type { ProfileField } from "../services/accounts/accounts.ts";
+
+export interface Urls {
+  publicUrl: string;
+  /** URL of a stored media file. */
+  media(path: string): string;
+}
+
+function midnight(ms: number): string {
+  const d = new Date(ms);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())).toISOString();
+}
+
+function dateOnly(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+export function accountUrl(urls: Urls, username: string) {
+  return `${urls.publicUrl}/@${username}`;
+}
+
+export function accountUri(urls: Urls, username: string) {
+  return `${urls.publicUrl}/users/${username}`;
+}
+
+/**
+ * REST::AccountSerializer of Mastodon 4.3, in its key order. created_at is truncated to
+ * midnight and last_status_at is a date, as Mastodon publishes them (privacy by design).
+ */
+export function serializeAccount(urls: Urls, a: AccountRow) {
+  const avatar = a.avatarFile ? urls.media(a.avatarFile) : `${urls.publicUrl}/avatars/original/missing.png`;
+  const header = a.headerFile ? urls.media(a.headerFile) : `${urls.publicUrl}/headers/original/missing.png`;
+  const fields = JSON.parse(a.fields) as ProfileField[];
+  return {
+    id: String(a.id),
+    username: a.username,
+    acct: a.username,
+    display_name: a.displayName,
+    locked: a.locked,
+    bot: a.bot,
+    discoverable: a.discoverable,
+    indexable: a.indexable,
+    group: false,
+    created_at: midnight(a.createdAt),
+    note: a.noteHtml,
+    url: accountUrl(urls, a.username),
+    uri: accountUri(urls, a.username),
+    avatar,
+    avatar_static: avatar,
+    header,
+    header_static: header,
+    followers_count: a.followersCount,
+    following_count: a.followingCount,
+    statuses_count: a.statusesCount,
+    last_status_at: a.lastStatusAt === null ? null : dateOnly(a.lastStatusAt),
+    hide_collections: a.hideCollections,
+    noindex: false,
+    emojis: [] as unknown[],
+    roles: [] as unknown[],
+    fields: fields.map((f) => ({
+      name: f.name,
+      value: f.valueHtml,
+      verified_at: f.verifiedAt === null ? null : new Date(f.verifiedAt).toISOString(),
+    })),
+  };
+}
+
+export type AccountEntity = ReturnType<typeof serializeAccount>;
+
+/** The signed-in user's own account: the Account plus `source` and `role`. */
+export function serializeCredentialAccount(urls: Urls, a: AccountRow, user: UserRow, followRequestsCount: number) {
+  const base = serializeAccount(urls, a);
+  const fields = JSON.parse(a.fields) as ProfileField[];
+  const { emojis, roles, fields: htmlFields, ...attributes } = base;
+  return {
+    ...attributes,
+    source: {
+      privacy: user.defaultPrivacy,
+      sensitive: user.defaultSensitive,
+      language: user.defaultLanguage,
+      note: a.note,
+      fields: fields.map((f) => ({
+        name: f.name,
+        value: f.value,
+        verified_at: f.verifiedAt === null ? null : new Date(f.verifiedAt).toISOString(),
+      })),
+      follow_requests_count: followRequestsCount,
+      hide_collections: a.hideCollections,
+      discoverable: a.discoverable,
+      indexable: a.indexable,
+    },
+    emojis,
+    roles,
+    fields: htmlFields,
+    role: { id: "-99", name: "", permissions: "65536", color: "", highlighted: false },
+  };
+}

@@ -1,0 +1,86 @@
+import type { Server } from "bun";
+import { SystemClock, type Clock } from "./clock.ts";
+import type { Config } from "./config.ts";
+import type { AppContext } from "./context.ts";
+import { openDatabase, type DbHandle } from "./db/connection.ts";
+import { createApp, type App } from "./http/app.ts";
+import { createEdge, MAX_MULTIPART_BYTES } from "./http/edge.ts";
+import { IdGenerator } from "./ids.ts";
+import { log } from "./log.ts";
+import { MediaStorage } from "./media/storage.ts";
+import { createServices } from "./services/index.ts";
+import { loadInstanceKeys } from "./services/instance.ts";
+
+export interface RunningServer {
+  url: string;
+  server: Server<unknown>;
+  ctx: AppContext;
+  app: App;
+  database: DbHandle;
+  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  clock?: Clock;
+  /** When PUBLIC_URL was not given and the port is chosen by the OS (PORT=0), derive it from the real port. */
+  derivePublicUrl?: boolean;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const clock = options.clock ?? new SystemClock();
+  let handler: ((request: Request, server: Server<unknown>) => Promise<Response> | Response) | null = null;
+  // Listen first so that PORT=0 can tell the URL the server will print and emit.
+  const server = Bun.serve({
+    port: config.port,
+    hostname: config.host,
+    maxRequestBodySize: MAX_MULTIPART_BYTES + 1024 * 1024,
+    idleTimeout: 60,
+    fetch: (request, srv) => (handler ? handler(request, srv) : new Response("Starting", { status: 503 })),
+  });
+  if (options.derivePublicUrl && config.port === 0) {
+    const url = new URL(`http://localhost:${server.port}`);
+    config = { ...config, port: server.port as number, publicUrl: url.origin, domain: url.host };
+  }
+
+  let database: DbHandle;
+  try {
+    database = openDatabase(config.dataDir);
+  } catch (e) {
+    server.stop(true);
+    throw e;
+  }
+  const ids = new IdGenerator(clock);
+  const keys = await loadInstanceKeys(database.db);
+  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const services = createServices({ config, db: database.db, clock, ids, storage, keys });
+  const ctx: AppContext = {
+    config,
+    clock,
+    ids,
+    db: database.db,
+    storage,
+    keys,
+    services,
+    urls: { publicUrl: config.publicUrl, media: (path) => storage.url(path) },
+  };
+  const app = createApp(ctx);
+  handler = createEdge(ctx, app);
+
+  let stopping: Promise<void> | null = null;
+  return {
+    url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`,
+    server,
+    ctx,
+    app,
+    database,
+    stop() {
+      stopping ??= (async () => {
+        await server.stop();
+        database.close();
+        log("info", "stopped");
+      })();
+      return stopping;
+    },
+  };
+}

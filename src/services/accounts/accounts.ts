@@ -1,0 +1,280 @@
+import { eq, inArray, sql } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { accounts, users, type AccountRow, type UserRow } from "../../db/schema.ts";
+import type { IdGenerator } from "../../ids.ts";
+import { hashPassword, verifyPassword } from "../../auth/secrets.ts";
+import { countableLength, formatText, type MentionTarget } from "../../text/format.ts";
+import type { ProfileImageService } from "./profile-images.ts";
+import { ValidationErrors } from "./validation.ts";
+
+export const USERNAME_RE = /^[A-Za-z0-9_]+$/;
+const RESERVED_USERNAMES = new Set(["admin", "support", "help", "root", "webmaster", "administrator", "mod", "moderator"]);
+const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
+export const MAX_FIELDS = 4;
+const FIELD_TEXT_LIMIT = 255;
+const VISIBILITIES = ["public", "unlisted", "private", "direct"] as const;
+
+export interface NewAccount {
+  username?: string;
+  email?: string;
+  password?: string;
+  agreement?: boolean;
+  locale?: string;
+}
+
+export interface ProfileField {
+  name: string;
+  value: string;
+  valueHtml: string;
+  verifiedAt: number | null;
+}
+
+export interface CredentialsUpdate {
+  displayName?: string;
+  note?: string;
+  locked?: boolean;
+  bot?: boolean;
+  discoverable?: boolean;
+  hideCollections?: boolean;
+  indexable?: boolean;
+  fields?: { name?: string; value?: string }[];
+  avatar?: File;
+  header?: File;
+  privacy?: string;
+  sensitive?: boolean;
+  language?: string;
+}
+
+// A fixed argon2id hash to verify against when the login names nobody, so that a wrong
+// username costs as long as a wrong password.
+let dummyHash: Promise<string> | null = null;
+
+export class AccountService {
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private publicUrl: string,
+    private images: ProfileImageService,
+  ) {}
+
+  findById(id: number): AccountRow | undefined {
+    return this.db.select().from(accounts).where(eq(accounts.id, id)).get();
+  }
+
+  findByIds(ids: number[]): AccountRow[] {
+    if (ids.length === 0) return [];
+    return this.db.select().from(accounts).where(inArray(accounts.id, ids)).all();
+  }
+
+  findByUsername(username: string): AccountRow | undefined {
+    return this.db
+      .select()
+      .from(accounts)
+      .where(sql`lower(${accounts.username}) = ${username.toLowerCase()}`)
+      .get();
+  }
+
+  user(accountId: number): UserRow | undefined {
+    return this.db.select().from(users).where(eq(users.accountId, accountId)).get();
+  }
+
+  list(): { account: AccountRow; email: string }[] {
+    return this.db
+      .select({ account: accounts, email: users.email })
+      .from(accounts)
+      .innerJoin(users, eq(users.accountId, accounts.id))
+      .orderBy(accounts.id)
+      .all();
+  }
+
+  /** For the text formatter: `@name` (or `@name@this.domain`) to a local account. */
+  mentionResolver(domain: string): (username: string, host: string | null) => MentionTarget | null {
+    return (username, host) => {
+      if (host !== null && host.toLowerCase() !== domain.toLowerCase()) return null;
+      const account = this.findByUsername(username);
+      return account ? { id: account.id, username: account.username, url: `${this.publicUrl}/@${account.username}` } : null;
+    };
+  }
+
+  /**
+   * Registration (API and CLI): Mastodon's validations in Mastodon's order. The CLI may use a
+   * reserved name and needs no agreement; the API may do neither.
+   */
+  async create(input: NewAccount, options: { api: boolean }): Promise<AccountRow> {
+    const username = (input.username ?? "").trim();
+    const email = (input.email ?? "").trim().toLowerCase();
+    const password = input.password ?? "";
+    const errors = new ValidationErrors();
+
+    if (email === "") errors.add("email", "E-mail address", "BLANK", "can't be blank");
+    else if (this.emailTaken(email)) errors.add("email", "E-mail address", "TAKEN", "has already been taken");
+    if (email !== "" && !EMAIL_RE.test(email)) errors.add("email", "E-mail address", "INVALID", "is invalid");
+
+    if (password === "") errors.add("password", "Password", "BLANK", "can't be blank");
+    else if (password.length < 8) errors.add("password", "Password", "TOO_SHORT", "is too short (minimum is 8 characters)");
+    else if (password.length > 72) errors.add("password", "Password", "TOO_LONG", "is too long (maximum is 72 characters)");
+
+    if (username === "") errors.add("username", "Username", "BLANK", "can't be blank");
+    else if (this.findByUsername(username)) errors.add("username", "Username", "TAKEN", "has already been taken");
+    if (!USERNAME_RE.test(username)) errors.add("username", "Username", "INVALID", "must contain only letters, numbers and underscores");
+    if (username.length > 30) errors.add("username", "Username", "TOO_LONG", "is too long (maximum is 30 characters)");
+    if (options.api && RESERVED_USERNAMES.has(username.toLowerCase())) errors.add("username", "Username", "RESERVED", "is reserved");
+
+    if (options.api && input.agreement !== true) errors.add("agreement", "Service agreement", "ACCEPTED", "must be accepted");
+    errors.throwIfAny();
+
+    const passwordHash = await hashPassword(password);
+    const now = this.clock.now();
+    const id = this.ids.next();
+    const account: AccountRow = {
+      id,
+      username,
+      displayName: "",
+      note: "",
+      noteHtml: "",
+      fields: "[]",
+      locked: false,
+      bot: false,
+      discoverable: true,
+      indexable: true,
+      hideCollections: false,
+      avatarFile: null,
+      headerFile: null,
+      createdAt: now,
+      followersCount: 0,
+      followingCount: 0,
+      statusesCount: 0,
+      lastStatusAt: null,
+    };
+    try {
+      this.db.transaction((tx) => {
+        tx.insert(accounts).values(account).run();
+        tx.insert(users)
+          .values({ accountId: id, email, passwordHash, locale: input.locale ?? null, createdAt: now })
+          .run();
+      });
+    } catch (e) {
+      // Two registrations racing for one name: the unique index decides, as Rails' would.
+      if (String(e).includes("UNIQUE")) {
+        const race = new ValidationErrors();
+        if (this.findByUsername(username)) race.add("username", "Username", "TAKEN", "has already been taken");
+        else race.add("email", "E-mail address", "TAKEN", "has already been taken");
+        throw race.toError();
+      }
+      throw e;
+    }
+    return account;
+  }
+
+  private emailTaken(email: string): boolean {
+    return !!this.db
+      .select({ id: users.accountId })
+      .from(users)
+      .where(sql`lower(${users.email}) = ${email}`)
+      .get();
+  }
+
+  /** The account whose username or e-mail and password match, else null. */
+  async verifyLogin(login: string, password: string): Promise<number | null> {
+    const name = login.trim();
+    let row: { id: number; hash: string } | undefined;
+    if (name !== "" && name.length <= 320) {
+      const byEmail = name.includes("@");
+      row = this.db
+        .select({ id: users.accountId, hash: users.passwordHash })
+        .from(users)
+        .innerJoin(accounts, eq(accounts.id, users.accountId))
+        .where(byEmail ? sql`lower(${users.email}) = ${name.toLowerCase()}` : sql`lower(${accounts.username}) = ${name.toLowerCase()}`)
+        .get();
+    }
+    if (!row) {
+      dummyHash ??= hashPassword("not a password of anyone's");
+      await verifyPassword(password || "x", await dummyHash);
+      return null;
+    }
+    if (password === "" || password.length > 1024) return null;
+    return (await verifyPassword(password, row.hash)) ? row.id : null;
+  }
+
+  async updateCredentials(accountId: number, input: CredentialsUpdate): Promise<AccountRow> {
+    const account = this.findById(accountId);
+    if (!account) throw new Error("account vanished");
+    const errors = new ValidationErrors();
+    const changes: Partial<AccountRow> = {};
+    const userChanges: Partial<UserRow> = {};
+    const formatOptions = { tagBaseUrl: `${this.publicUrl}/tags/`, resolveMention: this.mentionResolver(new URL(this.publicUrl).host) };
+
+    if (input.displayName !== undefined) {
+      const value = input.displayName.trim();
+      if ([...value].length > 30) errors.add("display_name", "Display name", "TOO_LONG", "is too long (maximum is 30 characters)");
+      changes.displayName = value;
+    }
+    if (input.note !== undefined) {
+      const value = input.note.trim();
+      if (countableLength(value) > 500) errors.add("note", "Note", "TOO_LONG", "character limit of 500 exceeded");
+      changes.note = value;
+      changes.noteHtml = formatText(value, formatOptions).html;
+    }
+    if (input.fields !== undefined) {
+      const kept = input.fields.filter((f) => (f.name ?? "").trim() !== "");
+      if (kept.length > MAX_FIELDS) errors.add("fields", "Fields", "TOO_LONG", `is too long (maximum is ${MAX_FIELDS} characters)`);
+      const previous = JSON.parse(account.fields) as ProfileField[];
+      const fields: ProfileField[] = kept.slice(0, MAX_FIELDS).map((f) => {
+        const name = (f.name ?? "").trim().slice(0, FIELD_TEXT_LIMIT);
+        const value = (f.value ?? "").trim().slice(0, FIELD_TEXT_LIMIT);
+        const before = previous.find((p) => p.value === value);
+        return {
+          name,
+          value,
+          valueHtml: formatText(value, { ...formatOptions, multiline: false, relMe: true }).html,
+          verifiedAt: before?.verifiedAt ?? null,
+        };
+      });
+      changes.fields = JSON.stringify(fields);
+    }
+    if (input.locked !== undefined) changes.locked = input.locked;
+    if (input.bot !== undefined) changes.bot = input.bot;
+    if (input.discoverable !== undefined) changes.discoverable = input.discoverable;
+    if (input.hideCollections !== undefined) changes.hideCollections = input.hideCollections;
+    if (input.indexable !== undefined) changes.indexable = input.indexable;
+    if (input.privacy !== undefined) {
+      if (!(VISIBILITIES as readonly string[]).includes(input.privacy) || input.privacy === "direct") {
+        errors.add("source.privacy", "Privacy", "INCLUSION", "is not included in the list");
+      }
+      userChanges.defaultPrivacy = input.privacy;
+    }
+    if (input.sensitive !== undefined) userChanges.defaultSensitive = input.sensitive;
+    if (input.language !== undefined) {
+      const lang = input.language.trim();
+      if (lang !== "" && !/^[a-z]{2,3}$/.test(lang)) errors.add("source.language", "Language", "INCLUSION", "is not included in the list");
+      userChanges.defaultLanguage = lang === "" ? null : lang;
+    }
+    errors.throwIfAny();
+
+    // Images last: only decode them once the cheap checks passed.
+    const written: string[] = [];
+    try {
+      if (input.avatar) {
+        changes.avatarFile = await this.images.store(input.avatar, "avatar");
+        written.push(changes.avatarFile);
+      }
+      if (input.header) {
+        changes.headerFile = await this.images.store(input.header, "header");
+        written.push(changes.headerFile);
+      }
+    } catch (e) {
+      for (const path of written) this.images.remove(path);
+      throw e;
+    }
+
+    this.db.transaction((tx) => {
+      if (Object.keys(changes).length > 0) tx.update(accounts).set(changes).where(eq(accounts.id, accountId)).run();
+      if (Object.keys(userChanges).length > 0) tx.update(users).set(userChanges).where(eq(users.accountId, accountId)).run();
+    });
+    if (changes.avatarFile && account.avatarFile) this.images.remove(account.avatarFile);
+    if (changes.headerFile && account.headerFile) this.images.remove(account.headerFile);
+    return { ...account, ...changes };
+  }
+}

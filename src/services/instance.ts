@@ -1,0 +1,43 @@
+import { eq, sql } from "drizzle-orm";
+import type { Db } from "../db/connection.ts";
+import { accounts, instanceSettings } from "../db/schema.ts";
+import { randomSecret } from "../auth/secrets.ts";
+
+export interface InstanceKeys {
+  /** HMAC key for the sign-in and consent pages' signed tickets. */
+  secret: Uint8Array;
+  /** Web Push application server key (P-256, uncompressed point, base64url). */
+  vapidPublicKey: string;
+}
+
+/** Keys made on first start and kept in the database, so restarts keep sessions valid. */
+export async function loadInstanceKeys(db: Db): Promise<InstanceKeys> {
+  const get = (key: string) => db.select().from(instanceSettings).where(eq(instanceSettings.key, key)).get()?.value;
+  const put = (key: string, value: string) => db.insert(instanceSettings).values({ key, value }).onConflictDoNothing().run();
+
+  if (!get("secret_key")) put("secret_key", randomSecret(48));
+  if (!get("vapid_public_key")) {
+    const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const publicRaw = Buffer.from(await crypto.subtle.exportKey("raw", pair.publicKey)).toString("base64url");
+    const privateJwk = JSON.stringify(await crypto.subtle.exportKey("jwk", pair.privateKey));
+    put("vapid_private_key", privateJwk);
+    put("vapid_public_key", publicRaw);
+  }
+  return {
+    secret: Buffer.from(get("secret_key") as string, "base64url"),
+    vapidPublicKey: get("vapid_public_key") as string,
+  };
+}
+
+export interface InstanceStats {
+  userCount: number;
+  statusCount: number;
+}
+
+export function instanceStats(db: Db): InstanceStats {
+  const row = db
+    .select({ users: sql<number>`count(*)`, statuses: sql<number>`coalesce(sum(${accounts.statusesCount}), 0)` })
+    .from(accounts)
+    .get();
+  return { userCount: row?.users ?? 0, statusCount: row?.statuses ?? 0 };
+}

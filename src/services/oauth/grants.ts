@@ -1,0 +1,240 @@
+import { and, eq, isNull } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import { changes, type Db } from "../../db/connection.ts";
+import { authorizationCodes, type ApplicationRow } from "../../db/schema.ts";
+import type { IdGenerator } from "../../ids.ts";
+import { digest, randomSecret, safeEqual, sha256Base64Url } from "../../auth/secrets.ts";
+import { DEFAULT_SCOPES, isSubset, parseScopes, unknownScopes } from "../../auth/scopes.ts";
+import type { AccountService } from "../accounts/accounts.ts";
+import { OOB_REDIRECT_URI, redirectUriMatches, redirectUrisOf, type ApplicationService } from "./applications.ts";
+import type { TokenService } from "./tokens.ts";
+
+export const CODE_LIFETIME_MS = 10 * 60 * 1000;
+
+/** An RFC 6749 error with Doorkeeper's wording. */
+export class OAuthError extends Error {
+  constructor(
+    public error: string,
+    public description: string,
+    public status = 400,
+  ) {
+    super(description);
+  }
+}
+
+const DESCRIPTIONS = {
+  invalid_client:
+    "Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.",
+  invalid_grant:
+    "The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.",
+  invalid_scope: "The requested scope is invalid, unknown, or malformed.",
+  unsupported_grant_type: "The authorization grant type is not supported by the authorization server.",
+  invalid_redirect_uri: "The redirect uri included is not valid.",
+  unsupported_response_type: "The authorization server does not support this response type.",
+  unsupported_response_mode: "The authorization server does not support this response mode.",
+  invalid_code_challenge_method: "The code challenge method must be S256 or plain.",
+  access_denied: "The resource owner or authorization server denied the request.",
+  unauthorized_client: "You are not authorized to revoke this token",
+} as const;
+
+export const oauthError = (name: keyof typeof DESCRIPTIONS, status?: number) =>
+  new OAuthError(name, DESCRIPTIONS[name], status ?? (name === "invalid_client" ? 401 : name === "unauthorized_client" ? 403 : 400));
+
+export const missingParameter = (name: string) => new OAuthError("invalid_request", `Missing required parameter: ${name}.`);
+
+export const ACCESS_DENIED_DESCRIPTION = DESCRIPTIONS.access_denied;
+
+/** A validated /oauth/authorize request, ready to be shown for consent. */
+export interface AuthorizationRequest {
+  app: ApplicationRow;
+  redirectUri: string;
+  scopes: string[];
+  state: string | undefined;
+  responseMode: "query" | "fragment" | "form_post";
+  codeChallenge: string | undefined;
+  codeChallengeMethod: "S256" | "plain" | undefined;
+}
+
+export interface AuthorizeParams {
+  client_id?: string;
+  redirect_uri?: string;
+  response_type?: string;
+  response_mode?: string;
+  scope?: string;
+  state?: string;
+  code_challenge?: string;
+  code_challenge_method?: string;
+}
+
+export interface TokenParams {
+  grant_type?: string;
+  code?: string;
+  redirect_uri?: string;
+  code_verifier?: string;
+  username?: string;
+  password?: string;
+  scope?: string;
+  client_id?: string;
+  client_secret?: string;
+}
+
+export interface ClientCredentials {
+  clientId?: string;
+  clientSecret?: string;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: "Bearer";
+  scope: string;
+  created_at: number;
+}
+
+/** The token endpoint, authorization codes and consent: Doorkeeper's part of Mastodon. */
+export class GrantService {
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private applications: ApplicationService,
+    private tokens: TokenService,
+    private accounts: AccountService,
+  ) {}
+
+  /** Doorkeeper's PreAuthorization checks, in its order; the first failure wins. */
+  validateAuthorization(p: AuthorizeParams): AuthorizationRequest {
+    if (!p.client_id) throw missingParameter("client_id");
+    const app = this.applications.findByClientId(p.client_id);
+    if (!app) throw oauthError("invalid_client");
+    if (!p.redirect_uri || !redirectUriMatches(p.redirect_uri, redirectUrisOf(app))) throw oauthError("invalid_redirect_uri");
+    if (!p.response_type) throw missingParameter("response_type");
+    if (p.response_type !== "code") throw oauthError("unsupported_response_type");
+    const responseMode = p.response_mode || "query";
+    if (responseMode !== "query" && responseMode !== "fragment" && responseMode !== "form_post") {
+      throw oauthError("unsupported_response_mode");
+    }
+    const scopes = this.requestedScopes(p.scope, app);
+    let method: "S256" | "plain" | undefined;
+    if (p.code_challenge) {
+      const m = p.code_challenge_method || "plain";
+      if (m !== "S256" && m !== "plain") throw oauthError("invalid_code_challenge_method");
+      method = m;
+    }
+    return {
+      app,
+      redirectUri: p.redirect_uri,
+      scopes,
+      state: p.state || undefined,
+      responseMode,
+      codeChallenge: p.code_challenge || undefined,
+      codeChallengeMethod: method,
+    };
+  }
+
+  /** Scopes asked for, or the default (`read`, when the app has it); must fit the app. */
+  private requestedScopes(scope: string | undefined, app: ApplicationRow): string[] {
+    const registered = parseScopes(app.scopes);
+    let requested = parseScopes(scope);
+    if (requested.length === 0) requested = registered.includes(DEFAULT_SCOPES) ? [DEFAULT_SCOPES] : [];
+    if (requested.length === 0 || unknownScopes(requested).length > 0 || !isSubset(requested, registered)) {
+      throw oauthError("invalid_scope");
+    }
+    return requested;
+  }
+
+  issueCode(request: AuthorizationRequest, accountId: number): string {
+    const code = randomSecret();
+    const now = this.clock.now();
+    this.db
+      .insert(authorizationCodes)
+      .values({
+        id: this.ids.next(),
+        codeHash: digest(code),
+        applicationId: request.app.id,
+        accountId,
+        redirectUri: request.redirectUri,
+        scopes: request.scopes.join(" "),
+        codeChallenge: request.codeChallenge ?? null,
+        codeChallengeMethod: request.codeChallengeMethod ?? null,
+        createdAt: now,
+        expiresAt: now + CODE_LIFETIME_MS,
+      })
+      .run();
+    return code;
+  }
+
+  /** POST /oauth/token. */
+  async token(p: TokenParams, basic: ClientCredentials): Promise<TokenResponse> {
+    const grantType = p.grant_type;
+    if (!grantType) throw missingParameter("grant_type");
+    if (grantType === "authorization_code") return this.authorizationCodeGrant(p, basic);
+    if (grantType === "password") return this.passwordGrant(p, basic);
+    if (grantType === "client_credentials") return this.clientCredentialsGrant(p, basic);
+    throw oauthError("unsupported_grant_type");
+  }
+
+  private client(p: TokenParams, basic: ClientCredentials): ApplicationRow {
+    // A Basic header with a client id wins over body parameters (Doorkeeper's order).
+    const creds = basic.clientId ? basic : { clientId: p.client_id, clientSecret: p.client_secret };
+    const app = this.applications.authenticateClient(creds.clientId, creds.clientSecret);
+    if (!app) throw oauthError("invalid_client");
+    return app;
+  }
+
+  private respond(applicationId: number, accountId: number | null, scopes: string[]): TokenResponse {
+    const { accessToken, auth } = this.tokens.issue(applicationId, accountId, scopes);
+    return { access_token: accessToken, token_type: "Bearer", scope: scopes.join(" "), created_at: Math.floor(auth.createdAt / 1000) };
+  }
+
+  private authorizationCodeGrant(p: TokenParams, basic: ClientCredentials): TokenResponse {
+    if (!p.code) throw missingParameter("code");
+    const grant = this.db
+      .select()
+      .from(authorizationCodes)
+      .where(and(eq(authorizationCodes.codeHash, digest(p.code)), isNull(authorizationCodes.usedAt)))
+      .get();
+    if (grant?.codeChallenge && !p.code_verifier) throw missingParameter("code_verifier");
+    if (!p.redirect_uri) throw missingParameter("redirect_uri");
+    const app = this.client(p, basic);
+    if (!grant || grant.applicationId !== app.id || grant.expiresAt <= this.clock.now()) throw oauthError("invalid_grant");
+    if (grant.redirectUri !== p.redirect_uri) throw oauthError("invalid_grant");
+    if (grant.codeChallenge) {
+      const verifier = p.code_verifier as string;
+      const expected = grant.codeChallengeMethod === "S256" ? sha256Base64Url(verifier) : verifier;
+      if (!safeEqual(expected, grant.codeChallenge)) throw oauthError("invalid_grant");
+    } else if (p.code_verifier) {
+      throw oauthError("invalid_grant");
+    }
+    // Single use even under concurrent redemption: only one UPDATE can flip used_at.
+    const claimed = this.db
+      .update(authorizationCodes)
+      .set({ usedAt: this.clock.now() })
+      .where(and(eq(authorizationCodes.id, grant.id), isNull(authorizationCodes.usedAt)))
+      .run();
+    if (changes(claimed) !== 1) throw oauthError("invalid_grant");
+    return this.respond(app.id, grant.accountId, parseScopes(grant.scopes));
+  }
+
+  private async passwordGrant(p: TokenParams, basic: ClientCredentials): Promise<TokenResponse> {
+    const app = this.client(p, basic);
+    const accountId = await this.accounts.verifyLogin(p.username ?? "", p.password ?? "");
+    if (accountId === null) throw oauthError("invalid_grant");
+    return this.respond(app.id, accountId, this.requestedScopes(p.scope, app));
+  }
+
+  private clientCredentialsGrant(p: TokenParams, basic: ClientCredentials): TokenResponse {
+    const app = this.client(p, basic);
+    return this.respond(app.id, null, this.requestedScopes(p.scope, app));
+  }
+
+  /** POST /oauth/revoke (RFC 7009). */
+  revoke(token: string | undefined, p: ClientCredentials, basic: ClientCredentials): void {
+    const creds = basic.clientId ? basic : p;
+    const app = this.applications.authenticateClient(creds.clientId, creds.clientSecret);
+    if (!app) throw oauthError("unauthorized_client");
+    if (!token) return;
+    if (this.tokens.revoke(token, app.id) === "foreign") throw oauthError("unauthorized_client");
+  }
+}
+
+export { OOB_REDIRECT_URI };

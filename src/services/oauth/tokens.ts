@@ -1,0 +1,99 @@
+import { and, eq, isNull } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { accessTokens } from "../../db/schema.ts";
+import type { IdGenerator } from "../../ids.ts";
+import { digest, randomSecret } from "../../auth/secrets.ts";
+import { parseScopes } from "../../auth/scopes.ts";
+
+/** Who a bearer token speaks for. */
+export interface Authentication {
+  tokenId: number;
+  applicationId: number;
+  /** Null for an app-only (client_credentials) token. */
+  accountId: number | null;
+  scopes: string[];
+  createdAt: number;
+}
+
+export interface IssuedToken {
+  accessToken: string;
+  auth: Authentication;
+}
+
+const CACHE_LIMIT = 10_000;
+
+export class TokenService {
+  /** token digest -> authentication; a hit saves the one query every API request makes. */
+  private cache = new Map<string, Authentication>();
+  private revokeListeners = new Set<(auth: Authentication) => void>();
+
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+  ) {}
+
+  issue(applicationId: number, accountId: number | null, scopes: string[]): IssuedToken {
+    const accessToken = randomSecret();
+    const row = {
+      id: this.ids.next(),
+      tokenHash: digest(accessToken),
+      applicationId,
+      accountId,
+      scopes: scopes.join(" "),
+      createdAt: this.clock.now(),
+    };
+    this.db.insert(accessTokens).values(row).run();
+    return { accessToken, auth: toAuth(row) };
+  }
+
+  authenticate(accessToken: string): Authentication | null {
+    if (accessToken.length === 0 || accessToken.length > 512) return null;
+    const hash = digest(accessToken);
+    const cached = this.cache.get(hash);
+    if (cached) return cached;
+    const row = this.db
+      .select()
+      .from(accessTokens)
+      .where(and(eq(accessTokens.tokenHash, hash), isNull(accessTokens.revokedAt)))
+      .get();
+    if (!row) return null;
+    const auth = toAuth(row);
+    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(hash, auth);
+    return auth;
+  }
+
+  /**
+   * RFC 7009: revokes the token when it belongs to the calling app. An unknown or already
+   * revoked token is "unknown" (the caller still answers success); another app's is "foreign".
+   */
+  revoke(accessToken: string, applicationId: number): "revoked" | "unknown" | "foreign" {
+    const hash = digest(accessToken);
+    const row = this.db.select().from(accessTokens).where(eq(accessTokens.tokenHash, hash)).get();
+    if (!row || row.revokedAt !== null) return "unknown";
+    if (row.applicationId !== applicationId) return "foreign";
+    this.db.update(accessTokens).set({ revokedAt: this.clock.now() }).where(eq(accessTokens.id, row.id)).run();
+    this.cache.delete(hash);
+    const auth = toAuth(row);
+    for (const listener of this.revokeListeners) listener(auth);
+    return "revoked";
+  }
+
+  /** Streams subscribe here to close connections of a revoked token. */
+  onRevoke(listener: (auth: Authentication) => void): () => void {
+    this.revokeListeners.add(listener);
+    return () => this.revokeListeners.delete(listener);
+  }
+}
+
+function toAuth(row: { id: number; applicationId: number; accountId: number | null; scopes: string; createdAt: number }): Authentication {
+  return {
+    tokenId: row.id,
+    applicationId: row.applicationId,
+    accountId: row.accountId,
+    scopes: parseScopes(row.scopes),
+    createdAt: row.createdAt,
+  };
+}

@@ -1,0 +1,45 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ManualClock } from "../../src/clock.ts";
+import { loadConfig } from "../../src/config.ts";
+import { startServer, type RunningServer } from "../../src/server.ts";
+
+export interface TestServer extends RunningServer {
+  /** Base URL the server calls itself by (PUBLIC_URL). */
+  base: string;
+  clock: ManualClock;
+  dataDir: string;
+  env: Record<string, string>;
+  /** Stops the server and starts a new one on the same data directory. */
+  restart(): Promise<TestServer>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real server on a random loopback port, over a fresh DATA_DIR, with a clock the test
+ * can move. Rate limits are off unless the test turns them on.
+ */
+export async function startTestServer(env: Record<string, string> = {}, options: { clock?: ManualClock; dataDir?: string } = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "rookery-test-"));
+  const clock = options.clock ?? new ManualClock();
+  const fullEnv = { DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_REQUESTS: "false", RATE_LIMITS: "off", ...env };
+  const config = loadConfig(fullEnv);
+  const running = await startServer(config, { clock, derivePublicUrl: !env.PUBLIC_URL });
+  const server: TestServer = {
+    ...running,
+    base: running.ctx.config.publicUrl,
+    clock,
+    dataDir,
+    env,
+    async restart() {
+      await running.stop();
+      return startTestServer(env, { clock, dataDir });
+    },
+    async close() {
+      await running.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}

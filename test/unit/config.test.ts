@@ -1,0 +1,39 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError, loadConfig } from "../../src/config.ts";
+
+describe("configuration", () => {
+  test("defaults", () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(3000);
+    expect(c.host).toBe("127.0.0.1");
+    expect(c.dataDir.endsWith("/data")).toBe(true);
+    expect(c.publicUrl).toBe("http://localhost:3000");
+    expect(c.domain).toBe("localhost:3000");
+    expect(c.registrations).toBe("closed");
+    expect(c.whitelistMode).toBe(false);
+    expect(c.rateLimits).toBe(true);
+    expect(c.trustedProxies).toEqual([]);
+  });
+
+  test("PUBLIC_URL follows PORT unless given", () => {
+    expect(loadConfig({ PORT: "8080" }).publicUrl).toBe("http://localhost:8080");
+    const c = loadConfig({ PUBLIC_URL: "https://social.example/" });
+    expect(c.publicUrl).toBe("https://social.example");
+    expect(c.domain).toBe("social.example");
+  });
+
+  test.each([
+    ["PORT", "abc"],
+    ["PORT", "70000"],
+    ["PUBLIC_URL", "not a url"],
+    ["PUBLIC_URL", "ftp://x.example"],
+    ["PUBLIC_URL", "https://x.example/sub"],
+    ["REGISTRATIONS", "maybe"],
+    ["WHITELIST_MODE", "perhaps"],
+    ["RATE_LIMITS", "sometimes"],
+    ["TRUSTED_PROXIES", "10.0.0.0/40"],
+  ])("a bad %s names the variable", (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+});
