@@ -4,6 +4,7 @@ import type { Db } from "./db/connection.ts";
 import type { IdGenerator } from "./ids.ts";
 import type { MediaStorage } from "./media/storage.ts";
 import type { Urls } from "./serializers/account.ts";
+import type { MediaView } from "./services/statuses/reader.ts";
 import type { InstanceKeys } from "./services/instance.ts";
 import type { Services } from "./services/index.ts";
 
@@ -17,4 +18,6 @@ export interface AppContext {
   keys: InstanceKeys;
   services: Services;
   urls: Urls;
+  /** Renders an attachment inside a Status (set up by the media module). */
+  serializeMedia?: (urls: Urls, media: MediaView) => unknown;
 }

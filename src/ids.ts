@@ -16,6 +16,18 @@ export class IdGenerator {
 
   constructor(private clock: Clock) {}
 
+  /**
+   * Continues after the largest id already stored, so a restart with the clock set back,
+   * or a second process (the admin CLI), does not hand out an id twice.
+   */
+  seed(largestId: number) {
+    const ms = Math.floor(largestId / SEQUENCE_SPAN);
+    if (ms > this.lastMs || (ms === this.lastMs && largestId % SEQUENCE_SPAN >= this.sequence)) {
+      this.lastMs = ms;
+      this.sequence = largestId % SEQUENCE_SPAN;
+    }
+  }
+
   next(): number {
     return this.at(this.clock.now());
   }

@@ -14,5 +14,9 @@ export const LIMITS = {
   maxFeaturedTags: 10,
 } as const;
 
-/** Image types sharp decodes here; Rookery handles no video or audio. */
-export const SUPPORTED_MIME_TYPES = ["image/jpeg", "image/png", "image/gif", "image/heic", "image/heif", "image/webp", "image/avif"];
+/**
+ * Image types the bundled sharp decodes; Rookery handles no video or audio. HEIC/HEIF is
+ * left out: this libvips decodes AV1 (AVIF) but not HEVC, so iPhone photos must arrive
+ * converted (which clients do when the type is not listed).
+ */
+export const SUPPORTED_MIME_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/avif"];

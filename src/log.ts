@@ -5,7 +5,29 @@
 type Level = "info" | "warn" | "error";
 type Fields = Record<string, string | number | boolean | null | undefined>;
 
-let sink: (line: string) => void = (line) => process.stdout.write(line + "\n");
+// Lines are gathered and written once per turn of the event loop: one write per request
+// would cost more than the request itself under load.
+let pending: string[] = [];
+let scheduled = false;
+
+function flushLog() {
+  scheduled = false;
+  if (pending.length === 0) return;
+  const text = pending.join("\n") + "\n";
+  pending = [];
+  process.stdout.write(text);
+}
+
+process.on("exit", flushLog);
+
+let sink: (line: string) => void = (line) => {
+  pending.push(line);
+  if (pending.length >= 256) flushLog();
+  else if (!scheduled) {
+    scheduled = true;
+    setImmediate(flushLog);
+  }
+};
 let enabled = true;
 
 export function configureLog(options: { enabled?: boolean; sink?: (line: string) => void }) {

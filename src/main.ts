@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { SystemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { migrate, openDatabase } from "./db/connection.ts";
+import { largestId, migrate, openDatabase } from "./db/connection.ts";
 import { ApiError } from "./errors.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
@@ -16,7 +16,7 @@ const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one fi
 
 Usage:
   rookery [serve]                         Start the server in the foreground
-  rookery accounts create <username> --email <address> --password <password>
+  rookery accounts create <username> --email <address> (--password <password> | --password-stdin)
                                           Create a local account; prints its id
   rookery accounts list                   List local accounts
   rookery migrate                         Apply database migrations and exit
@@ -36,11 +36,22 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-function option(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  if (i >= 0) return args[i + 1];
-  const inline = args.find((a) => a.startsWith(`${name}=`));
-  return inline?.slice(name.length + 1);
+/** Splits arguments into --options (with `--name value` or `--name=value`) and positionals. */
+function parseArgs(args: string[], flags: string[] = []): { options: Map<string, string>; positional: string[] } {
+  const options = new Map<string, string>();
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (!arg.startsWith("--")) {
+      positional.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    if (eq > 0) options.set(arg.slice(2, eq), arg.slice(eq + 1));
+    else if (flags.includes(arg.slice(2))) options.set(arg.slice(2), "true");
+    else options.set(arg.slice(2), args[++i] ?? "");
+  }
+  return { options, positional };
 }
 
 async function serve() {
@@ -70,16 +81,20 @@ async function accounts(args: string[]) {
   const handle = openDatabase(config.dataDir);
   const clock = new SystemClock();
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
-  const service = new AccountService(handle.db, new IdGenerator(clock), clock, config.publicUrl, new ProfileImageService(storage));
+  const ids = new IdGenerator(clock);
+  ids.seed(largestId(handle.sqlite));
+  const service = new AccountService(handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage));
   try {
     const [sub, ...rest] = args;
     if (sub === "create") {
-      const username = rest.find((a, i) => !a.startsWith("--") && !(rest[i - 1] ?? "").startsWith("--"));
+      const { options, positional } = parseArgs(rest, ["password-stdin"]);
+      const username = positional[0];
       if (!username) fail("accounts create needs a username: accounts create <username> --email <address> --password <password>");
-      const email = option(rest, "--email");
-      const password = option(rest, "--password");
+      const email = options.get("email");
+      // --password-stdin keeps the password out of the process list and shell history.
+      const password = options.has("password-stdin") ? (await new Response(Bun.stdin.stream()).text()).replace(/\r?\n$/, "") : options.get("password");
       if (!email) fail("accounts create needs --email <address>");
-      if (!password) fail("accounts create needs --password <password>");
+      if (!password) fail("accounts create needs --password <password> (or --password-stdin)");
       try {
         const account = await service.create({ username, email, password }, { api: false });
         process.stdout.write(`${account.id}\n`);

@@ -2,9 +2,9 @@ import type { Server } from "bun";
 import { SystemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
-import { openDatabase, type DbHandle } from "./db/connection.ts";
+import { largestId, openDatabase, type DbHandle } from "./db/connection.ts";
 import { createApp, type App } from "./http/app.ts";
-import { createEdge, MAX_MULTIPART_BYTES } from "./http/edge.ts";
+import { createEdge, SERVER_BODY_LIMIT } from "./http/edge.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
 import { MediaStorage } from "./media/storage.ts";
@@ -25,6 +25,8 @@ export interface StartOptions {
   clock?: Clock;
   /** When PUBLIC_URL was not given and the port is chosen by the OS (PORT=0), derive it from the real port. */
   derivePublicUrl?: boolean;
+  /** Sees every SQL statement (for counting queries per request). */
+  onQuery?: (sql: string) => void;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -34,7 +36,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
-    maxRequestBodySize: MAX_MULTIPART_BYTES + 1024 * 1024,
+    maxRequestBodySize: SERVER_BODY_LIMIT,
     idleTimeout: 60,
     fetch: (request, srv) => (handler ? handler(request, srv) : new Response("Starting", { status: 503 })),
   });
@@ -45,12 +47,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
   let database: DbHandle;
   try {
-    database = openDatabase(config.dataDir);
+    database = openDatabase(config.dataDir, { onQuery: options.onQuery });
   } catch (e) {
     server.stop(true);
     throw e;
   }
   const ids = new IdGenerator(clock);
+  ids.seed(largestId(database.sqlite));
   const keys = await loadInstanceKeys(database.db);
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
   const services = createServices({ config, db: database.db, clock, ids, storage, keys });
@@ -65,6 +68,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     urls: { publicUrl: config.publicUrl, media: (path) => storage.url(path) },
   };
   const app = createApp(ctx);
+  services.polls.restore();
+  services.wheel.start();
   handler = createEdge(ctx, app);
 
   let stopping: Promise<void> | null = null;
@@ -77,6 +82,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     stop() {
       stopping ??= (async () => {
         await server.stop();
+        services.wheel.stop();
+        services.writes.flush();
         database.close();
         log("info", "stopped");
       })();

@@ -61,6 +61,19 @@ describe("the admin CLI", () => {
     }
   });
 
+  test("options may come as --name=value, and the password from standard input", () => {
+    const inline = cli(["accounts", "create", "--email=yan@example.test", "--password=yans password", "yan"]);
+    expect(inline.stderr).toBe("");
+    expect(inline.stdout.trim()).toMatch(/^\d+$/);
+    const proc = Bun.spawnSync([process.execPath, "src/main.ts", "accounts", "create", "xia", "--email", "xia@example.test", "--password-stdin"], {
+      env: { ...process.env, DATA_DIR: dataDir },
+      cwd: join(import.meta.dir, ".."),
+      stdin: new TextEncoder().encode("xias long password\n"),
+    });
+    expect(proc.exitCode).toBe(0);
+    expect(cli(["accounts", "list"]).stdout).toContain("xia\txia@example.test");
+  });
+
   test("bad settings stop with a message naming the variable", () => {
     const res = cli(["accounts", "list"], { REGISTRATIONS: "sometimes" });
     expect(res.code).toBe(1);

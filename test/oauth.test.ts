@@ -34,14 +34,17 @@ async function authorize(query: Record<string, string>, options: { deny?: boolea
   expect(page.headers.get("content-type")).toContain("text/html");
   const [loginForm] = parseForms(page.text);
   expect(loginForm!.action).toBe("/oauth/authorize/sign_in");
+  // Browsers send the page's origin with same-origin form posts (Referrer-Policy: same-origin).
+  const origin = { origin: server.base };
   const consent = await http.post(loginForm!.action, {
     form: { ...loginForm!.fields, username: options.login ?? "alice", password: options.password ?? PASSWORD },
+    headers: origin,
   });
   if (consent.status !== 200) return { consent, redirect: null };
   const forms = parseForms(consent.text);
   const chosen = options.deny ? forms[1]! : forms[0]!;
   const button = chosen.buttons[0]!;
-  const redirect = await http.post(chosen.action, { form: { ...chosen.fields, [button.name]: button.value } });
+  const redirect = await http.post(chosen.action, { form: { ...chosen.fields, [button.name]: button.value }, headers: origin });
   return { consent, redirect };
 }
 
@@ -362,6 +365,38 @@ describe("authorization code flow through the HTML pages", () => {
       expect(res.headers.get("location")).toBeNull();
       expect(res.text).toContain(message.replace(/'/g, "&#39;"));
     }
+  });
+
+  test("the pages ask browsers to send their origin, and a null origin is refused", async () => {
+    const app = await newApp();
+    const page = await http.get("/oauth/authorize", { query: { client_id: app.client_id, redirect_uri: "https://app.example/callback", response_type: "code" } });
+    expect(page.headers.get("referrer-policy")).toBe("same-origin");
+    const [form] = parseForms(page.text);
+    const nullOrigin = await http.post(form!.action, { form: { ...form!.fields, username: "alice", password: PASSWORD }, headers: { origin: "null" } });
+    expect(nullOrigin.status).toBe(422);
+  });
+
+  test("a consent page answers once: replaying it gives no second code", async () => {
+    const app = await newApp();
+    const page = await http.get("/oauth/authorize", { query: { client_id: app.client_id, redirect_uri: "https://app.example/callback", response_type: "code" } });
+    const [form] = parseForms(page.text);
+    const consent = await http.post(form!.action, { form: { ...form!.fields, username: "alice", password: PASSWORD } });
+    const [approve] = parseForms(consent.text);
+    expect((await http.post(approve!.action, { form: approve!.fields })).status).toBe(302);
+    const replay = await http.post(approve!.action, { form: approve!.fields });
+    expect(replay.status).toBe(422);
+    expect(replay.headers.get("location")).toBeNull();
+  });
+
+  test("oversized state and malformed PKCE challenges are refused up front; a broken cookie is ignored", async () => {
+    const app = await newApp();
+    const base = { client_id: app.client_id, redirect_uri: "https://app.example/callback", response_type: "code" };
+    const longState = await http.get("/oauth/authorize", { query: { ...base, state: "s".repeat(3000) } });
+    expect(longState.status).toBe(400);
+    const badChallenge = await http.get("/oauth/authorize", { query: { ...base, code_challenge: "short", code_challenge_method: "S256" } });
+    expect(badChallenge.status).toBe(400);
+    const cookie = await http.get("/oauth/authorize", { query: base, headers: { cookie: "_rookery_session=%E0%A4%A" } });
+    expect(cookie.status).toBe(200);
   });
 
   test("forms posted from another site or with a forged ticket are refused", async () => {

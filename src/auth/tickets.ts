@@ -7,10 +7,23 @@ import type { Clock } from "../clock.ts";
  * approval needs no cookie and cannot be forged cross-site.
  */
 export class TicketSigner {
+  /** jti -> expiry (seconds) of tickets already used; kept only until they expire. */
+  private used = new Map<string, number>();
+
   constructor(
     private key: Uint8Array,
     private clock: Clock,
   ) {}
+
+  /** Marks a single-use ticket used; false if it was already. */
+  claim(jti: string | undefined, exp: number | undefined): boolean {
+    if (!jti || exp === undefined) return false;
+    const now = Math.floor(this.clock.now() / 1000);
+    for (const [id, expiry] of this.used) if (expiry < now) this.used.delete(id);
+    if (this.used.has(jti)) return false;
+    this.used.set(jti, exp);
+    return true;
+  }
 
   async sign(audience: string, payload: JWTPayload, lifetimeSeconds: number): Promise<string> {
     const now = Math.floor(this.clock.now() / 1000);

@@ -16,7 +16,13 @@ export interface DbHandle {
 
 export const DATABASE_FILE = "rookery.sqlite3";
 
-export function openDatabase(dataDir: string, options: { migrate?: boolean } = {}): DbHandle {
+export interface OpenOptions {
+  migrate?: boolean;
+  /** Sees every SQL statement drizzle runs (benchmarks count queries per request with it). */
+  onQuery?: (sql: string) => void;
+}
+
+export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHandle {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, DATABASE_FILE);
   const sqlite = new Database(path, { create: true, strict: true });
@@ -25,6 +31,9 @@ export function openDatabase(dataDir: string, options: { migrate?: boolean } = {
   sqlite.run("PRAGMA synchronous = NORMAL");
   sqlite.run("PRAGMA foreign_keys = ON");
   sqlite.run("PRAGMA temp_store = MEMORY");
+  forgetPlannerStatistics(sqlite);
+  cacheStatements(sqlite);
+  if (options.onQuery) countStatements(sqlite, options.onQuery);
   const db = drizzle({ client: sqlite, schema }) as Db;
   if (options.migrate !== false) migrate(db);
   return {
@@ -32,10 +41,69 @@ export function openDatabase(dataDir: string, options: { migrate?: boolean } = {
     sqlite,
     path,
     close() {
-      sqlite.run("PRAGMA optimize");
       sqlite.close();
     },
   };
+}
+
+/**
+ * Every hot query is written for a particular index, and is prepared once for the life of
+ * the process. Statistics from ANALYZE (or PRAGMA optimize) taken while tables were small
+ * make SQLite plan table scans that those prepared statements would keep as tables grow
+ * (seen: `id IN (SELECT value FROM json_each(?))` became a full scan). Without statistics
+ * SQLite assumes large tables and uses the indexes, so Rookery runs without them.
+ */
+function forgetPlannerStatistics(sqlite: Database) {
+  const stat = sqlite.query("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").get();
+  if (stat) {
+    sqlite.run("DELETE FROM sqlite_stat1");
+    sqlite.run("ANALYZE sqlite_schema");
+  }
+}
+
+const STATEMENT_CACHE = 500;
+
+/**
+ * drizzle compiles a new SQLite statement for every query it runs; keeping compiled
+ * statements by their SQL text saves that on every repeat. Statements are never finalized
+ * on eviction: a long-lived prepared query may still hold one, and the GC frees them.
+ */
+function cacheStatements(sqlite: Database) {
+  const prepare = sqlite.prepare.bind(sqlite);
+  const cache = new Map<string, ReturnType<Database["prepare"]>>();
+  sqlite.prepare = ((query: string) => {
+    let stmt = cache.get(query);
+    if (stmt) {
+      cache.delete(query);
+    } else {
+      stmt = prepare(query);
+      if (cache.size >= STATEMENT_CACHE) cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(query, stmt);
+    return stmt;
+  }) as Database["prepare"];
+}
+
+/** Reports every statement execution, whether it came through drizzle or bun:sqlite directly. */
+function countStatements(sqlite: Database, onQuery: (sql: string) => void) {
+  const wrap = <S extends object>(stmt: S, text: string): S =>
+    new Proxy(stmt, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (typeof value !== "function") return value;
+        if (key === "run" || key === "all" || key === "get" || key === "values") {
+          return (...args: unknown[]) => {
+            onQuery(text);
+            return value.apply(target, args);
+          };
+        }
+        return value.bind(target);
+      },
+    });
+  const prepare = sqlite.prepare.bind(sqlite);
+  const query = sqlite.query.bind(sqlite);
+  sqlite.prepare = ((text: string) => wrap(prepare(text), text)) as Database["prepare"];
+  sqlite.query = ((text: string) => wrap(query(text), text)) as Database["query"];
 }
 
 /** Applies pending migrations; returns how many were applied. */
@@ -57,4 +125,15 @@ function countApplied(sqlite: Database, table: string): number {
 /** Rows touched by a write; drizzle's bun-sqlite `run()` returns bun's result but types it void. */
 export function changes(result: unknown): number {
   return (result as { changes?: number } | undefined)?.changes ?? 0;
+}
+
+/** The largest id in any table keyed by generated ids (the id generator continues after it). */
+export function largestId(sqlite: Database): number {
+  const tables = sqlite
+    .query<{ name: string }, []>("SELECT m.name FROM sqlite_master m WHERE m.type = 'table' AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) WHERE name = 'id' AND pk = 1 AND type = 'INTEGER')")
+    .all()
+    .map((t) => t.name);
+  if (tables.length === 0) return 0;
+  const row = sqlite.query<{ id: number | null }, []>(`SELECT max(id) AS id FROM (${tables.map((t) => `SELECT max(id) AS id FROM "${t}"`).join(" UNION ALL ")})`).get();
+  return row?.id ?? 0;
 }

@@ -6,11 +6,11 @@ import { parseScopes } from "../auth/scopes.ts";
 import { serializeAccount, serializeCredentialAccount } from "../serializers/account.ts";
 import { serializeRelationship } from "../serializers/relationship.ts";
 import type { CredentialsUpdate } from "../services/accounts/accounts.ts";
-import type { ListedAccount } from "../services/accounts/follows.ts";
 import { optionalUser, requireToken, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
-import { linkHeader, pageParams } from "./pagination.ts";
-import { bool, file, obj, str, strArray, type ParamValue, type Params } from "./params.ts";
+import { pageParams } from "./pagination.ts";
+import { bool, file, obj, pathId, str, strArray, type ParamValue, type Params } from "./params.ts";
+import { renderAccountList } from "./render.ts";
 
 /** `fields_attributes` as an indexed hash (Mastodon's form) or, leniently, as an array. */
 function fieldsParam(v: ParamValue | undefined): CredentialsUpdate["fields"] {
@@ -22,24 +22,10 @@ function fieldsParam(v: ParamValue | undefined): CredentialsUpdate["fields"] {
   });
 }
 
-function accountIdParam(params: { id?: string }): number {
-  const id = parseId(params.id);
-  if (id === null) throw notFound();
-  return id;
-}
+const accountIdParam = (params: { id?: string }) => pathId(params.id);
 
 export function accountRoutes(ctx: AppContext) {
   const { services, urls } = ctx;
-
-  const listed = (request: Request, set: { headers: Record<string, string | number> }, rows: ListedAccount[], limit: number, prevKey?: "min_id" | "since_id") => {
-    const link = linkHeader(ctx.config.publicUrl, request, {
-      next: rows.length > 0 && rows.length === limit ? rows[rows.length - 1]!.cursor : null,
-      prev: rows.length > 0 ? rows[0]!.cursor : null,
-      prevKey,
-    });
-    if (link) set.headers.link = link;
-    return rows.map((r) => serializeAccount(urls, r.account));
-  };
 
   const credentialAccount = (accountId: number) => {
     const account = services.accounts.findById(accountId);
@@ -58,7 +44,8 @@ export function accountRoutes(ctx: AppContext) {
           username: str(p.username),
           email: str(p.email),
           password: str(p.password),
-          agreement: bool(p.agreement),
+          // Mastodon accepts exactly true, "true" or "1" here.
+          agreement: p.agreement === true || p.agreement === "true" || p.agreement === "1",
           locale: str(p.locale),
         },
         { api: true },
@@ -95,7 +82,7 @@ export function accountRoutes(ctx: AppContext) {
     })
     .get("/api/v1/accounts/relationships", (c) => {
       const auth = requireUser(ctx, c.request, "read:follows");
-      const ids = (strArray(input(c).id) ?? []).map(parseId).filter((id): id is number => id !== null);
+      const ids = [...new Set((strArray(input(c).id) ?? []).map(parseId).filter((id): id is number => id !== null))];
       const existing = new Set(services.accounts.findByIds(ids).map((a) => a.id));
       return services.follows.relationships(auth.accountId, ids.filter((id) => existing.has(id))).map(serializeRelationship);
     })
@@ -151,7 +138,7 @@ export function accountRoutes(ctx: AppContext) {
     const blocks = viewer !== null ? services.follows.filters.blocked(viewer, [account.id]) : null;
     if (blocks?.blockedBy.has(account.id)) return [];
     const rows = services.follows.listFollows(account.id, direction, page, viewer !== null && viewer !== account.id ? hiddenFrom(viewer) : new Set());
-    return listed(c.request, c.set, rows, page.limit);
+    return renderAccountList(ctx, c.request, c.set, rows, page.limit);
   }
 
   /** Accounts a viewer has blocked, muted, or been blocked by: left out of their lists. */

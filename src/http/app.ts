@@ -10,7 +10,13 @@ import { followRequestRoutes } from "./follow-requests.ts";
 import { parseBody } from "./input.ts";
 import { instanceRoutes } from "./instance.ts";
 import { oauthRoutes } from "./oauth.ts";
+import { moderationRoutes } from "./moderation.ts";
+import { notificationRoutes } from "./notifications.ts";
+import { pollRoutes } from "./polls.ts";
 import { preferenceRoutes } from "./preferences.ts";
+import { statusActionRoutes } from "./status-actions.ts";
+import { statusRoutes } from "./statuses.ts";
+import { timelineRoutes } from "./timelines.ts";
 import { getMeta } from "./request-meta.ts";
 
 function errorResponse(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
@@ -29,9 +35,11 @@ export function createApp(ctx: AppContext) {
       if (code === "NOT_FOUND") return errorResponse(404, { error: "Record not found" });
       if (code === "PARSE") return errorResponse(400, { error: "Error occurred while parsing request parameters" });
       if (code === "VALIDATION") return errorResponse(422, { error: "Validation failed: invalid parameters" });
+      // First line only: driver errors append the statement's parameters (e-mails, hashes).
+      const message = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).split("\n")[0];
       log("error", "unhandled error", {
         request_id: getMeta(request).id,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        error: message,
         stack: error instanceof Error ? error.stack?.split("\n").slice(1, 4).join(" | ") : undefined,
       });
       return errorResponse(500, { error: "There was a problem processing your request" });
@@ -41,6 +49,12 @@ export function createApp(ctx: AppContext) {
     .use(appRoutes(ctx))
     .use(accountRoutes(ctx))
     .use(followRequestRoutes(ctx))
+    .use(moderationRoutes(ctx))
+    .use(statusRoutes(ctx))
+    .use(statusActionRoutes(ctx))
+    .use(pollRoutes(ctx))
+    .use(timelineRoutes(ctx))
+    .use(notificationRoutes(ctx))
     .use(preferenceRoutes(ctx))
     .use(instanceRoutes(ctx))
     .use(emptyCollectionRoutes(ctx))

@@ -1,13 +1,23 @@
 import type { Server } from "bun";
 import type { AppContext } from "../context.ts";
 import { log, redactPath } from "../log.ts";
-import { clientIp, formatIp } from "../net/ip.ts";
+import { clientIp, formatIp, parseIp, type Ip } from "../net/ip.ts";
 import type { App } from "./app.ts";
 import { MAX_FORM_BYTES } from "./input.ts";
-import { setMeta } from "./request-meta.ts";
+import { newMeta, setMeta } from "./request-meta.ts";
 
 /** Media uploads: a 16 MB image and a thumbnail, with room for the multipart framing. */
-export const MAX_MULTIPART_BYTES = 40 * 1024 * 1024;
+export const MAX_UPLOAD_BYTES = 40 * 1024 * 1024;
+/** Bun's own limit sits above every cap here, so that our JSON 413 (with CORS) answers first. */
+export const SERVER_BODY_LIMIT = 2 * MAX_UPLOAD_BYTES;
+
+/** Only these take large (multipart) bodies; every other route is capped like a form. */
+function acceptsUploads(method: string, path: string): boolean {
+  if (method === "POST") return path === "/api/v1/media" || path === "/api/v2/media";
+  if (method === "PUT") return path.startsWith("/api/v1/media/");
+  if (method === "PATCH") return path === "/api/v1/accounts/update_credentials";
+  return false;
+}
 
 const EXPOSED = "Link, X-RateLimit-Reset, X-RateLimit-Limit, X-RateLimit-Remaining, X-Request-Id";
 
@@ -38,20 +48,56 @@ export function createEdge(ctx: AppContext, app: App) {
   const { config } = ctx;
   let counter = 0;
   const instanceTag = Math.random().toString(36).slice(2, 8);
+  // Parsing an address costs more than the rest of the edge; clients keep theirs.
+  const peers = new Map<string, Ip | null>();
+  const peerIp = (address: string | undefined): Ip | null => {
+    if (!address) return null;
+    let ip = peers.get(address);
+    if (ip === undefined) {
+      if (peers.size > 10_000) peers.clear();
+      ip = parseIp(address);
+      peers.set(address, ip);
+    }
+    return ip;
+  };
 
-  return async function edge(request: Request, server: Server<unknown>): Promise<Response> {
+  return function edge(request: Request, server: Server<unknown>): Promise<Response> | Response {
     const started = performance.now();
     const requestId = `${instanceTag}-${(++counter).toString(36)}`;
-    const peer = server.requestIP(request)?.address;
-    const ip = clientIp(peer, request.headers.get("x-forwarded-for"), config.trustedProxies);
-    setMeta(request, { id: requestId, ip });
+    const forwarded = config.trustedProxies.length > 0 ? request.headers.get("x-forwarded-for") : null;
+    const peer = peerIp(server.requestIP(request)?.address);
+    const ip = forwarded ? clientIp(peer && formatIp(peer), forwarded, config.trustedProxies) : peer;
+    setMeta(request, newMeta(requestId, ip));
     const path = pathOf(request.url);
     const origin = request.headers.get("origin");
     const cors = origin !== null ? corsMethods(path) : null;
 
-    let response: Response;
+    const finish = (response: Response): Response => {
+      const headers = response.headers;
+      headers.set("x-request-id", requestId);
+      if (cors !== null) {
+        headers.set("access-control-allow-origin", "*");
+        headers.set("access-control-expose-headers", EXPOSED);
+      }
+      if (path.startsWith("/api/")) {
+        if (!headers.has("cache-control")) headers.set("cache-control", "no-store");
+        headers.set("vary", "Authorization, Origin");
+      }
+      if (config.logRequests) {
+        log("info", "request", {
+          method: request.method,
+          path: redactPath(request.url),
+          status: response.status,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+          ip: ip ? formatIp(ip) : undefined,
+          request_id: requestId,
+        });
+      }
+      return response;
+    };
+
     if (request.method === "OPTIONS" && cors !== null && request.headers.get("access-control-request-method")) {
-      response = new Response(null, {
+      return finish(new Response(null, {
         status: 200,
         headers: {
           "access-control-allow-origin": "*",
@@ -60,49 +106,24 @@ export function createEdge(ctx: AppContext, app: App) {
           "access-control-expose-headers": EXPOSED,
           "access-control-max-age": "7200",
         },
-      });
-    } else {
-      response = tooLarge(request) ?? (await route(app, request));
+      }));
     }
-
-    const headers = response.headers;
-    headers.set("x-request-id", requestId);
-    if (cors !== null) {
-      headers.set("access-control-allow-origin", "*");
-      headers.set("access-control-expose-headers", EXPOSED);
-    }
-    if (path.startsWith("/api/")) {
-      if (!headers.has("cache-control")) headers.set("cache-control", "no-store");
-      headers.set("vary", "Authorization, Origin");
-    }
-    if (config.logRequests) {
-      log("info", "request", {
-        method: request.method,
-        path: redactPath(request.url),
-        status: response.status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-        ip: ip ? formatIp(ip) : undefined,
-        request_id: requestId,
-      });
-    }
-    return response;
+    const refused = tooLarge(request, path);
+    if (refused) return finish(refused);
+    return app.handle(request).then(finish, (e) => {
+      log("error", "request failed outside the router", { error: String(e).split("\n")[0] });
+      return finish(jsonError(500, "There was a problem processing your request"));
+    });
   };
 }
 
-/** Bodies past their cap are refused from the declared length, before any byte is read. */
-function tooLarge(request: Request): Response | null {
+/**
+ * Bodies past their cap are refused from the declared length, before any byte is read.
+ * Bodies sent without a length are counted as they are read (see input.ts).
+ */
+function tooLarge(request: Request, path: string): Response | null {
   const length = Number(request.headers.get("content-length") ?? 0);
   if (length === 0) return null;
-  const multipart = (request.headers.get("content-type") ?? "").toLowerCase().startsWith("multipart/");
-  if (length > (multipart ? MAX_MULTIPART_BYTES : MAX_FORM_BYTES)) return jsonError(413, "Request body is too large");
+  if (length > (acceptsUploads(request.method, path) ? MAX_UPLOAD_BYTES : MAX_FORM_BYTES)) return jsonError(413, "Request body is too large");
   return null;
-}
-
-async function route(app: App, request: Request): Promise<Response> {
-  try {
-    return await app.handle(request);
-  } catch (e) {
-    log("error", "request failed outside the router", { error: String(e) });
-    return jsonError(500, "There was a problem processing your request");
-  }
 }

@@ -1,5 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
+import { notFound } from "../errors.ts";
+import { parseId } from "../ids.ts";
 import { optionalUser, requireUser } from "./auth.ts";
 
 /**
@@ -10,6 +12,12 @@ import { optionalUser, requireUser } from "./auth.ts";
 export function emptyCollectionRoutes(ctx: AppContext) {
   const publicList = ({ request }: { request: Request }) => {
     optionalUser(ctx, request);
+    return [];
+  };
+  const existingAccount = ({ request, params }: { request: Request; params: { id?: string } }) => {
+    optionalUser(ctx, request);
+    const id = parseId(params.id);
+    if (id === null || !ctx.services.accounts.findById(id)) throw notFound();
     return [];
   };
   const userList = (scope: string) => ({ request }: { request: Request }) => {
@@ -30,6 +38,6 @@ export function emptyCollectionRoutes(ctx: AppContext) {
     .get("/api/v1/endorsements", userList("read:accounts"))
     .get("/api/v1/domain_blocks", userList("read:blocks"))
     .get("/api/v1/followed_tags", userList("read:follows"))
-    .get("/api/v1/accounts/:id/featured_tags", publicList)
-    .get("/api/v1/accounts/:id/identity_proofs", publicList);
+    .get("/api/v1/accounts/:id/featured_tags", existingAccount)
+    .get("/api/v1/accounts/:id/identity_proofs", existingAccount);
 }

@@ -6,6 +6,25 @@ export const MAX_FORM_BYTES = 1024 * 1024;
 
 const malformed = () => new ApiError(400, "Error occurred while parsing request parameters");
 
+/** The body as text, refusing it (413) once it passes `limit` bytes, however it was sent. */
+async function readLimited(request: Request, limit: number): Promise<string> {
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw new ApiError(413, "Request body is too large");
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 /** Elysia's parse hook: every body becomes one nested parameter bag, whatever its encoding. */
 export async function parseBody(request: Request, contentType: string): Promise<Params> {
   const type = contentType.toLowerCase();
@@ -18,8 +37,7 @@ export async function parseBody(request: Request, contentType: string): Promise<
     }
     return paramsFromEntries(form.entries() as Iterable<[string, string | File]>);
   }
-  const text = await request.text();
-  if (text.length > MAX_FORM_BYTES) throw new ApiError(413, "Request body is too large");
+  const text = await readLimited(request, MAX_FORM_BYTES);
   if (type.startsWith("application/json") || type.endsWith("+json")) {
     if (text.trim() === "") return {};
     try {
@@ -37,9 +55,9 @@ export async function parseBody(request: Request, contentType: string): Promise<
 /** Query and body parameters in one bag (body wins), as Rails' `params`. */
 export function input(c: { request: Request; body?: unknown }): Params {
   const meta = getMeta(c.request);
-  if (meta.params) return meta.params as Params;
-  const body = c.body && typeof c.body === "object" && !Array.isArray(c.body) ? (c.body as Params) : {};
-  const params = { ...paramsFromQuery(c.request.url), ...body };
+  if (meta.params !== undefined) return meta.params as Params;
+  const params = paramsFromQuery(c.request.url);
+  if (c.body && typeof c.body === "object" && !Array.isArray(c.body)) Object.assign(params, c.body);
   meta.params = params;
   return params;
 }

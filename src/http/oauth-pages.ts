@@ -42,7 +42,9 @@ export const PAGE_HEADERS: Record<string, string> = {
   "content-type": "text/html; charset=utf-8",
   "cache-control": "private, no-store",
   "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
+  // Not no-referrer: with it browsers post these forms with `Origin: null`, which the
+  // same-origin check must refuse. same-origin leaks nothing to apps or their websites.
+  "referrer-policy": "same-origin",
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'",
 };
 

@@ -45,7 +45,8 @@ function cookie(request: Request, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(";")) {
     const [k, ...v] = part.trim().split("=");
-    if (k === name) return decodeURIComponent(v.join("="));
+    // Our cookie values are base64url: nothing to decode, and a malformed one is just wrong.
+    if (k === name) return v.join("=");
   }
   return undefined;
 }
@@ -125,8 +126,11 @@ export function oauthRoutes(ctx: AppContext) {
   const decide = async (c: { request: Request; body?: unknown }, deny: boolean) => {
     const p = input(c);
     if (!sameOrigin(c.request)) return html(errorPage("The request did not come from this server's pages."), 403);
-    const ticket = await services.tickets.verify<{ sub: string; oauth: AuthorizeParams }>("consent", str(p.ticket));
-    if (!ticket) return html(errorPage("This authorization page has expired. Please start again from the application."), 422);
+    const ticket = await services.tickets.verify<{ sub: string; oauth: AuthorizeParams; jti?: string; exp?: number }>("consent", str(p.ticket));
+    // One approval gives one answer: a consent page cannot be replayed for more codes.
+    if (!ticket || !services.tickets.claim(ticket.jti, ticket.exp)) {
+      return html(errorPage("This authorization page has expired. Please start again from the application."), 422);
+    }
     const request = validate(ticket.oauth);
     if (request instanceof Response) return request;
     if (deny || str(p._method)?.toLowerCase() === "delete" || str(p.decision) === "deny") {

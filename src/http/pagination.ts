@@ -16,7 +16,6 @@ export function pageParams(p: Params, defaultLimit: number, max = defaultLimit *
   return page;
 }
 
-const CURSORS = new Set(["max_id", "min_id", "since_id"]);
 
 /** Rails' Hash#to_query: keys sorted, arrays as key[]=v. */
 function toQuery(params: [string, string][]): string {
@@ -33,6 +32,12 @@ export interface LinkOptions {
   prev?: number | null;
   /** Mastodon uses since_id for prev on some lists (mutes, blocks, reblogged_by...). */
   prevKey?: "min_id" | "since_id";
+  /**
+   * Query parameters carried into the links besides the cursor: `limit` and the endpoint's
+   * own filters. Nothing else is copied, so neither a token nor a stray secret in the query
+   * can reach a header every origin may read.
+   */
+  keep?: readonly string[];
 }
 
 /**
@@ -41,7 +46,8 @@ export interface LinkOptions {
  */
 export function linkHeader(publicUrl: string, request: Request, options: LinkOptions): string | undefined {
   const url = new URL(request.url);
-  const kept = [...url.searchParams].filter(([k]) => !CURSORS.has(k));
+  const keep = new Set(options.keep ?? ["limit"]);
+  const kept = [...url.searchParams].filter(([k]) => keep.has(k.endsWith("[]") ? k.slice(0, -2) : k));
   const build = (key: string, id: number) => `${publicUrl}${url.pathname}?${toQuery([...kept, [key, String(id)]])}`;
   const parts: string[] = [];
   if (options.next != null) parts.push(`<${build("max_id", options.next)}>; rel="next"`);

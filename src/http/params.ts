@@ -1,3 +1,6 @@
+import { notFound } from "../errors.ts";
+import { parseId } from "../ids.ts";
+
 /**
  * Request parameters the way Rails sees them, because Mastodon clients are written against
  * Rails: `a[]=1&a[]=2` is an array, `poll[options][]=x` nests, `a[0]=x` is an indexed array,
@@ -7,6 +10,14 @@ export type ParamValue = string | File | ParamValue[] | { [key: string]: ParamVa
 export type Params = Record<string, ParamValue>;
 
 const MAX_DEPTH = 8;
+
+/** Keys that would reach an object's prototype: a parameter may never name them. */
+const FORBIDDEN = new Set(["__proto__", "constructor", "prototype"]);
+
+/** Containers without a prototype: nothing a client names can land on Object.prototype. */
+function bag(): Params {
+  return Object.create(null) as Params;
+}
 
 function splitKey(key: string): string[] | null {
   const first = key.indexOf("[");
@@ -26,14 +37,10 @@ function splitKey(key: string): string[] | null {
   return parts;
 }
 
-function isIndex(part: string) {
-  return /^\d{1,4}$/.test(part);
-}
-
 /** Adds one key/value pair to a nested bag. */
 export function assignParam(target: Params, key: string, value: string | File) {
   const parts = splitKey(key);
-  if (!parts) return;
+  if (!parts || parts.some((p) => FORBIDDEN.has(p))) return;
   let node: any = target;
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i] as string;
@@ -47,10 +54,10 @@ export function assignParam(target: Params, key: string, value: string | File) {
         return;
       }
       const tail = node[node.length - 1];
-      if (tail && typeof tail === "object" && !Array.isArray(tail) && !(tail instanceof File) && !(next! in tail)) {
+      if (tail && typeof tail === "object" && !Array.isArray(tail) && !(tail instanceof File) && !Object.hasOwn(tail, next!)) {
         node = tail;
       } else {
-        const fresh = {};
+        const fresh = bag();
         node.push(fresh);
         node = fresh;
       }
@@ -62,14 +69,14 @@ export function assignParam(target: Params, key: string, value: string | File) {
       return;
     }
     const wantArray = next === "";
-    let child = node[part];
+    let child = Object.hasOwn(node, part) ? node[part] : undefined;
     if (wantArray) {
       if (!Array.isArray(child)) {
         child = child === undefined || typeof child !== "object" ? [] : Object.values(child);
         node[part] = child;
       }
     } else if (child === undefined || typeof child !== "object" || child instanceof File) {
-      child = {};
+      child = bag();
       node[part] = child;
     }
     node = child;
@@ -77,22 +84,23 @@ export function assignParam(target: Params, key: string, value: string | File) {
 }
 
 export function paramsFromEntries(entries: Iterable<[string, string | File]>): Params {
-  const out: Params = {};
+  const out = bag();
   for (const [k, v] of entries) assignParam(out, k, v);
   return out;
 }
 
 export function paramsFromQuery(url: string): Params {
   const q = url.indexOf("?");
-  if (q < 0) return {};
+  if (q < 0) return bag();
   return paramsFromEntries(new URLSearchParams(url.slice(q + 1)));
 }
 
 /** JSON bodies may still carry Rails-style keys ({"media_ids[]": [...]}); normalise them. */
 export function paramsFromJson(body: unknown): Params {
-  if (!body || typeof body !== "object" || Array.isArray(body)) return {};
-  const out: Params = {};
+  const out = bag();
+  if (!body || typeof body !== "object" || Array.isArray(body)) return out;
   for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
+    if (FORBIDDEN.has(k)) continue;
     const parts = splitKey(k);
     if (parts && parts.length > 1) {
       const values = Array.isArray(v) ? v : [v];
@@ -155,4 +163,11 @@ export function obj(v: ParamValue | undefined): Record<string, ParamValue> | und
 
 export function file(v: ParamValue | undefined): File | undefined {
   return v instanceof File ? v : undefined;
+}
+
+/** A record id from the path; anything that cannot be one is simply not found. */
+export function pathId(value: string | undefined): number {
+  const id = parseId(value);
+  if (id === null) throw notFound();
+  return id;
 }

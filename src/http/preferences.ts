@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
+import { parseId } from "../ids.ts";
 import type { Marker, MarkerTimeline } from "../services/accounts/markers.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
@@ -38,8 +39,9 @@ export function preferenceRoutes(ctx: AppContext) {
       const p = input(c);
       const positions: Partial<Record<MarkerTimeline, string>> = {};
       for (const timeline of ["home", "notifications"] as const) {
+        // Positions are status or notification ids; anything else is ignored.
         const id = str(obj(p[timeline])?.last_read_id);
-        if (id !== undefined) positions[timeline] = id;
+        if (id !== undefined && parseId(id) !== null) positions[timeline] = id;
       }
       return serializeMarkers(services.markers.set(auth.accountId, positions));
     });

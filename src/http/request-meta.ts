@@ -13,6 +13,11 @@ export interface RequestMeta {
 
 const metas = new WeakMap<Request, RequestMeta>();
 
+/** Every field is the object's own (never inherited), whatever anything did to Object.prototype. */
+export function newMeta(id: string, ip: Ip | null): RequestMeta {
+  return { id, ip, auth: undefined, params: undefined };
+}
+
 export function setMeta(request: Request, meta: RequestMeta) {
   metas.set(request, meta);
 }
@@ -21,7 +26,7 @@ export function getMeta(request: Request): RequestMeta {
   let meta = metas.get(request);
   if (!meta) {
     // Requests handed straight to app.handle (unit tests) have no edge metadata.
-    meta = { id: crypto.randomUUID(), ip: null };
+    meta = newMeta(crypto.randomUUID(), null);
     metas.set(request, meta);
   }
   return meta;

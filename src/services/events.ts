@@ -1,3 +1,4 @@
+import type { NotificationRow, StatusRow } from "../db/schema.ts";
 import { log } from "../log.ts";
 
 /**
@@ -8,7 +9,13 @@ import { log } from "../log.ts";
 export type DomainEvent =
   | { type: "follow.created"; accountId: number; targetAccountId: number }
   | { type: "follow_request.created"; accountId: number; targetAccountId: number }
-  | { type: "follow_request.authorized"; accountId: number; targetAccountId: number };
+  | { type: "follow_request.authorized"; accountId: number; targetAccountId: number }
+  | { type: "follow.removed"; accountId: number; targetAccountId: number }
+  /** A status or boost was published; `homeRecipients` are the home feeds it went into. */
+  | { type: "status.created"; status: StatusRow; homeRecipients: number[] }
+  /** A status or boost is gone; `homeRecipients` are the home feeds that held it. */
+  | { type: "status.deleted"; status: StatusRow; homeRecipients: number[] }
+  | { type: "notification.created"; notification: NotificationRow };
 
 type Listener<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { type: T }>) => void;
 

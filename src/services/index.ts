@@ -1,19 +1,35 @@
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/connection.ts";
+import { GroupCommit } from "../db/group-commit.ts";
 import type { IdGenerator } from "../ids.ts";
 import type { MediaStorage } from "../media/storage.ts";
+import { TicketSigner } from "../auth/tickets.ts";
 import { AccountService } from "./accounts/accounts.ts";
 import { FollowService } from "./accounts/follows.ts";
 import { MarkerService } from "./accounts/markers.ts";
+import { ModerationService } from "./accounts/moderation.ts";
 import { ProfileImageService } from "./accounts/profile-images.ts";
 import { EventBus } from "./events.ts";
 import type { InstanceKeys } from "./instance.ts";
+import { NotificationService } from "./notifications.ts";
 import { ApplicationService } from "./oauth/applications.ts";
 import { GrantService } from "./oauth/grants.ts";
 import { TokenService } from "./oauth/tokens.ts";
 import { WebSessionService } from "./oauth/web-sessions.ts";
-import { TicketSigner } from "../auth/tickets.ts";
+import { StatusActionService } from "./statuses/actions.ts";
+import { Counters } from "./statuses/counters.ts";
+import { RenderCache } from "./statuses/render-cache.ts";
+import { HomeFeedService } from "./statuses/home-feed.ts";
+import { IdempotencyCache } from "./statuses/idempotency.ts";
+import { PollService } from "./statuses/polls.ts";
+import { PostingService } from "./statuses/posting.ts";
+import { StatusReader } from "./statuses/reader.ts";
+import { RemovalService } from "./statuses/removal.ts";
+import { ThreadService } from "./statuses/threads.ts";
+import { TimelineService } from "./statuses/timelines.ts";
+import { StatusPolicy } from "./statuses/visibility.ts";
+import { TimerWheel } from "./timer-wheel.ts";
 
 export interface ServiceDeps {
   config: Config;
@@ -27,16 +43,78 @@ export interface ServiceDeps {
 export function createServices(deps: ServiceDeps) {
   const { db, clock, ids, config, storage } = deps;
   const events = new EventBus();
+  const writes = new GroupCommit(db.$client);
+  const wheel = new TimerWheel(clock);
+
   const tokens = new TokenService(db, ids, clock);
   const applications = new ApplicationService(db, ids, clock);
-  const profileImages = new ProfileImageService(storage);
-  const accounts = new AccountService(db, ids, clock, config.publicUrl, profileImages);
+  const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage));
   const grants = new GrantService(db, ids, clock, applications, tokens, accounts);
-  const follows = new FollowService(db, ids, clock, events);
-  const markers = new MarkerService(db, clock);
   const webSessions = new WebSessionService(db, ids, clock);
   const tickets = new TicketSigner(deps.keys.secret, clock);
-  return { events, tokens, applications, accounts, grants, follows, markers, webSessions, tickets };
+  const follows = new FollowService(db, ids, clock, events);
+  const moderation = new ModerationService(db, ids, clock, follows);
+  const markers = new MarkerService(db, clock);
+  const notifications = new NotificationService(db, ids, clock, moderation, events);
+
+  const policy = new StatusPolicy(follows, moderation);
+  const reader = new StatusReader(db, clock, policy);
+  const homeFeed = new HomeFeedService(db, clock);
+  const renderCache = new RenderCache();
+  const counters = new Counters(db.$client, renderCache);
+  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, homeFeed, notifications, events, counters);
+  const removal = new RemovalService(db, notifications, events, counters, renderCache);
+  const statusActions = new StatusActionService(db, ids, clock, reader, moderation, homeFeed, notifications, removal, events, counters);
+  const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel);
+  const timelines = new TimelineService(db, reader, homeFeed, moderation);
+  const threads = new ThreadService(db, reader, moderation);
+  const idempotency = new IdempotencyCache<number>(clock);
+
+  // Consequences of relationship changes: notifications and home feeds follow them.
+  events.on("follow.created", (e) => {
+    notifications.notify(e.targetAccountId, e.accountId, "follow");
+    homeFeed.backfill(e.accountId, e.targetAccountId);
+  });
+  events.on("follow_request.created", (e) => notifications.notify(e.targetAccountId, e.accountId, "follow_request"));
+  events.on("follow_request.authorized", (e) => {
+    notifications.withdraw(e.targetAccountId, e.accountId, "follow_request");
+    homeFeed.backfill(e.accountId, e.targetAccountId);
+  });
+  events.on("follow.removed", (e) => {
+    notifications.withdraw(e.targetAccountId, e.accountId, "follow");
+    homeFeed.removeAuthor(e.accountId, e.targetAccountId);
+  });
+  moderation.onUnmute = (accountId, targetId) => homeFeed.backfill(accountId, targetId);
+  accounts.onUnlocked = (accountId) => follows.authorizeAll(accountId);
+  accounts.onProfileChanged = (accountId) => renderCache.touchAccount(accountId);
+  follows.onCountsChanged = (accountIds) => accountIds.forEach((id) => renderCache.touchAccount(id));
+  posting.onPoll = (pollId, expiresAt) => polls.scheduleEnd(pollId, expiresAt);
+
+  return {
+    writes,
+    events,
+    wheel,
+    tokens,
+    applications,
+    accounts,
+    grants,
+    webSessions,
+    tickets,
+    follows,
+    moderation,
+    markers,
+    notifications,
+    reader,
+    homeFeed,
+    posting,
+    removal,
+    statusActions,
+    polls,
+    timelines,
+    threads,
+    idempotency,
+    renderCache,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -11,12 +11,22 @@ import { LinkifyIt } from "linkify-it";
 const linkify = new LinkifyIt({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false }).add("ftp:", null).add("mailto:", null).add("//", null);
 
 const WORD = "\\p{L}\\p{M}\\p{N}\\p{Pc}";
-const ALPHA = "\\p{L}\\p{M}";
-const SEP = "_\\u00B7\\u30FB\\u200c";
-// app/models/tag.rb HASHTAG_RE
-const HASHTAG_FIRST = `[${WORD}_][${WORD}${SEP}]*[${ALPHA}${SEP}][${WORD}${SEP}]*[${WORD}_]`;
-const HASHTAG_LAST = `[${WORD}_]*[${ALPHA}][${WORD}_]*`;
-const HASHTAG_RE = new RegExp(`(?<![=/)\\p{L}\\p{M}\\p{N}])#(${HASHTAG_FIRST}|${HASHTAG_LAST})`, "gu");
+/**
+ * Mastodon's HASHTAG_RE (app/models/tag.rb) has overlapping starred classes that backtrack
+ * quadratically on long runs of separators. This scans the longest run of tag characters in
+ * one linear pass; hashtagOf() then applies the same rules: no separator first or last, and
+ * a letter somewhere (or a separator inside).
+ */
+const HASHTAG_SCAN = new RegExp(`(?<![=/)\\p{L}\\p{M}\\p{N}])#([${WORD}\\u00B7\\u30FB\\u200c]+)`, "gu");
+const LEADING_SEPARATOR = /^[\u00B7\u30FB\u200c]/u;
+const TRAILING_SEPARATORS = /[\u00B7\u30FB\u200c]+$/u;
+
+function hashtagOf(run: string): string | null {
+  if (LEADING_SEPARATOR.test(run)) return null;
+  const tag = run.replace(TRAILING_SEPARATORS, "");
+  if (/[\p{L}\p{M}]/u.test(tag)) return tag;
+  return tag.length >= 3 && /[_\u00B7\u30FB\u200c]/u.test(tag.slice(1, -1)) ? tag : null;
+}
 // app/models/account.rb MENTION_RE
 const MENTION_RE = new RegExp(
   `(?<![=/${WORD}])@(([a-z0-9_]+(?:[.\\-]+[a-z0-9_]+)*)(?:@([${WORD}]+(?:[.\\-]+[${WORD}]+)*))?)`,
@@ -79,10 +89,11 @@ function mentionEntities(text: string): Entity[] {
 
 function tagEntities(text: string): Entity[] {
   const out: Entity[] = [];
-  for (const m of text.matchAll(HASHTAG_RE)) {
-    let tag = m[1] as string;
+  for (const m of text.matchAll(HASHTAG_SCAN)) {
+    let tag = hashtagOf(m[1] as string);
+    if (tag === null) continue;
     const start = m.index as number;
-    let end = start + m[0].length;
+    let end = start + 1 + tag.length;
     if (text.slice(end).startsWith("://")) {
       const trimmed = tag.replace(/https?$/i, "");
       if (trimmed !== tag) {

@@ -35,3 +35,10 @@ export function appToken(server: TestServer, scopes = "read write") {
   const { accessToken } = server.ctx.services.tokens.issue(app.id, null, parseScopes(scopes));
   return { app, clientSecret, token: accessToken };
 }
+
+/** Posts a status through the API and insists it worked. */
+export async function postStatus(user: TestUser, body: Record<string, unknown>) {
+  const res = await user.client.post("/api/v1/statuses", { json: body });
+  if (res.status !== 200) throw new Error(`posting failed (${res.status}): ${JSON.stringify(res.body)}`);
+  return res.body as { id: string; [key: string]: any };
+}

@@ -11,8 +11,8 @@ export interface TestServer extends RunningServer {
   clock: ManualClock;
   dataDir: string;
   env: Record<string, string>;
-  /** Stops the server and starts a new one on the same data directory. */
-  restart(): Promise<TestServer>;
+  /** Stops the server and starts a new one on the same data directory; `whileDown` runs in between. */
+  restart(whileDown?: () => void): Promise<TestServer>;
   close(): Promise<void>;
 }
 
@@ -32,8 +32,9 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     clock,
     dataDir,
     env,
-    async restart() {
+    async restart(whileDown?: () => void) {
       await running.stop();
+      whileDown?.();
       return startTestServer(env, { clock, dataDir });
     },
     async close() {

@@ -52,3 +52,17 @@ describe("text to HTML", () => {
     expect(normalizeTag("ＦＯＯ")).toBe("foo");
   });
 });
+
+describe("hostile input", () => {
+  test("long runs of tag separators are processed in linear time", () => {
+    const started = performance.now();
+    const text = "#a" + "\u200c".repeat(50_000);
+    formatText(text, options);
+    countableLength(text);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  test("hashtag edge cases match Mastodon's rules", () => {
+    expect(formatText("#foo_bar #foo· #·foo #123 #1_2 #x", options).tags).toEqual(["foo_bar", "foo", "1_2", "x"]);
+  });
+});

@@ -4,7 +4,9 @@ import type { Db } from "../../db/connection.ts";
 import { accounts, users, type AccountRow, type UserRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { hashPassword, verifyPassword } from "../../auth/secrets.ts";
-import { countableLength, formatText, type MentionTarget } from "../../text/format.ts";
+import { rowReader } from "../../db/rows.ts";
+import { countableLength, formatText, graphemeLength, type MentionTarget } from "../../text/format.ts";
+import { normalizeLanguage } from "../../text/languages.ts";
 import type { ProfileImageService } from "./profile-images.ts";
 import { ValidationErrors } from "./validation.ts";
 
@@ -12,6 +14,8 @@ export const USERNAME_RE = /^[A-Za-z0-9_]+$/;
 const RESERVED_USERNAMES = new Set(["admin", "support", "help", "root", "webmaster", "administrator", "mod", "moderator"]);
 const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
 export const MAX_FIELDS = 4;
+const MAX_RAW_NOTE_LENGTH = 10_000;
+const MAX_EMAIL_LENGTH = 320;
 const FIELD_TEXT_LIMIT = 255;
 const VISIBILITIES = ["public", "unlisted", "private", "direct"] as const;
 
@@ -46,21 +50,40 @@ export interface CredentialsUpdate {
   language?: string;
 }
 
+const ACCOUNT = rowReader(accounts);
+
 // A fixed argon2id hash to verify against when the login names nobody, so that a wrong
 // username costs as long as a wrong password.
 let dummyHash: Promise<string> | null = null;
 
 export class AccountService {
+  /** Told when a locked account opens up, so its pending follow requests are approved. */
+  onUnlocked: (accountId: number) => void = () => {};
+  /** Told whenever a profile changed (rendered copies of it are stale). */
+  onProfileChanged: (accountId: number) => void = () => {};
+  private q;
+
   constructor(
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private publicUrl: string,
     private images: ProfileImageService,
-  ) {}
+  ) {
+    this.q = {
+      byId: db.$client.query<unknown[], [number]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id = ?`),
+      byUsername: db
+        .select()
+        .from(accounts)
+        .where(sql`lower(${accounts.username}) = ${sql.placeholder("name")}`)
+        .prepare(),
+      user: db.select().from(users).where(eq(users.accountId, sql.placeholder("id"))).prepare(),
+    };
+  }
 
   findById(id: number): AccountRow | undefined {
-    return this.db.select().from(accounts).where(eq(accounts.id, id)).get();
+    const values = this.q.byId.values(id)[0];
+    return values ? ACCOUNT.map(values) : undefined;
   }
 
   findByIds(ids: number[]): AccountRow[] {
@@ -69,15 +92,11 @@ export class AccountService {
   }
 
   findByUsername(username: string): AccountRow | undefined {
-    return this.db
-      .select()
-      .from(accounts)
-      .where(sql`lower(${accounts.username}) = ${username.toLowerCase()}`)
-      .get();
+    return this.q.byUsername.get({ name: username.toLowerCase() });
   }
 
   user(accountId: number): UserRow | undefined {
-    return this.db.select().from(users).where(eq(users.accountId, accountId)).get();
+    return this.q.user.get({ id: accountId });
   }
 
   list(): { account: AccountRow; email: string }[] {
@@ -109,8 +128,9 @@ export class AccountService {
     const errors = new ValidationErrors();
 
     if (email === "") errors.add("email", "E-mail address", "BLANK", "can't be blank");
+    else if (email.length > MAX_EMAIL_LENGTH) errors.add("email", "E-mail address", "TOO_LONG", `is too long (maximum is ${MAX_EMAIL_LENGTH} characters)`);
     else if (this.emailTaken(email)) errors.add("email", "E-mail address", "TAKEN", "has already been taken");
-    if (email !== "" && !EMAIL_RE.test(email)) errors.add("email", "E-mail address", "INVALID", "is invalid");
+    if (email !== "" && email.length <= MAX_EMAIL_LENGTH && !EMAIL_RE.test(email)) errors.add("email", "E-mail address", "INVALID", "is invalid");
 
     if (password === "") errors.add("password", "Password", "BLANK", "can't be blank");
     else if (password.length < 8) errors.add("password", "Password", "TOO_SHORT", "is too short (minimum is 8 characters)");
@@ -152,12 +172,14 @@ export class AccountService {
       this.db.transaction((tx) => {
         tx.insert(accounts).values(account).run();
         tx.insert(users)
-          .values({ accountId: id, email, passwordHash, locale: input.locale ?? null, createdAt: now })
+          // An unknown locale is dropped, as Mastodon does, rather than refused.
+          .values({ accountId: id, email, passwordHash, locale: normalizeLanguage(input.locale ?? "") ?? null, createdAt: now })
           .run();
       });
     } catch (e) {
-      // Two registrations racing for one name: the unique index decides, as Rails' would.
-      if (String(e).includes("UNIQUE")) {
+      // Two registrations racing for one name or address: the unique indexes decide.
+      const message = String(e);
+      if (message.includes("UNIQUE") && (message.includes("accounts.username") || message.includes("users.email") || message.includes("lower("))) {
         const race = new ValidationErrors();
         if (this.findByUsername(username)) race.add("username", "Username", "TAKEN", "has already been taken");
         else race.add("email", "E-mail address", "TAKEN", "has already been taken");
@@ -189,13 +211,11 @@ export class AccountService {
         .where(byEmail ? sql`lower(${users.email}) = ${name.toLowerCase()}` : sql`lower(${accounts.username}) = ${name.toLowerCase()}`)
         .get();
     }
-    if (!row) {
-      dummyHash ??= hashPassword("not a password of anyone's");
-      await verifyPassword(password || "x", await dummyHash);
-      return null;
-    }
-    if (password === "" || password.length > 1024) return null;
-    return (await verifyPassword(password, row.hash)) ? row.id : null;
+    // Exactly one argon2 verification whatever happens, so that the time taken tells nothing
+    // about whether the login names anybody.
+    dummyHash ??= hashPassword("not a password of anyone's");
+    const matches = await verifyPassword(password.slice(0, 1024) || "x", row?.hash ?? (await dummyHash));
+    return row && matches && password !== "" && password.length <= 1024 ? row.id : null;
   }
 
   async updateCredentials(accountId: number, input: CredentialsUpdate): Promise<AccountRow> {
@@ -208,31 +228,22 @@ export class AccountService {
 
     if (input.displayName !== undefined) {
       const value = input.displayName.trim();
-      if ([...value].length > 30) errors.add("display_name", "Display name", "TOO_LONG", "is too long (maximum is 30 characters)");
+      if (value.length > 300 || graphemeLength(value) > 30) errors.add("display_name", "Display name", "TOO_LONG", "is too long (maximum is 30 characters)");
       changes.displayName = value;
     }
     if (input.note !== undefined) {
       const value = input.note.trim();
-      if (countableLength(value) > 500) errors.add("note", "Note", "TOO_LONG", "character limit of 500 exceeded");
+      if (value.length > MAX_RAW_NOTE_LENGTH || countableLength(value) > 500) errors.add("note", "Note", "TOO_LONG", "character limit of 500 exceeded");
       changes.note = value;
-      changes.noteHtml = formatText(value, formatOptions).html;
     }
+    let fieldsInput: { name: string; value: string }[] | null = null;
     if (input.fields !== undefined) {
       const kept = input.fields.filter((f) => (f.name ?? "").trim() !== "");
       if (kept.length > MAX_FIELDS) errors.add("fields", "Fields", "TOO_LONG", `is too long (maximum is ${MAX_FIELDS} characters)`);
-      const previous = JSON.parse(account.fields) as ProfileField[];
-      const fields: ProfileField[] = kept.slice(0, MAX_FIELDS).map((f) => {
-        const name = (f.name ?? "").trim().slice(0, FIELD_TEXT_LIMIT);
-        const value = (f.value ?? "").trim().slice(0, FIELD_TEXT_LIMIT);
-        const before = previous.find((p) => p.value === value);
-        return {
-          name,
-          value,
-          valueHtml: formatText(value, { ...formatOptions, multiline: false, relMe: true }).html,
-          verifiedAt: before?.verifiedAt ?? null,
-        };
-      });
-      changes.fields = JSON.stringify(fields);
+      fieldsInput = kept.slice(0, MAX_FIELDS).map((f) => ({
+        name: (f.name ?? "").trim().slice(0, FIELD_TEXT_LIMIT),
+        value: (f.value ?? "").trim().slice(0, FIELD_TEXT_LIMIT),
+      }));
     }
     if (input.locked !== undefined) changes.locked = input.locked;
     if (input.bot !== undefined) changes.bot = input.bot;
@@ -253,7 +264,18 @@ export class AccountService {
     }
     errors.throwIfAny();
 
-    // Images last: only decode them once the cheap checks passed.
+    // HTML is rendered only for input that passed, and images are decoded last.
+    if (changes.note !== undefined) changes.noteHtml = formatText(changes.note, formatOptions).html;
+    if (fieldsInput) {
+      const previous = JSON.parse(account.fields) as ProfileField[];
+      const fields: ProfileField[] = fieldsInput.map(({ name, value }) => ({
+        name,
+        value,
+        valueHtml: formatText(value, { ...formatOptions, multiline: false, relMe: true }).html,
+        verifiedAt: previous.find((p) => p.value === value)?.verifiedAt ?? null,
+      }));
+      changes.fields = JSON.stringify(fields);
+    }
     const written: string[] = [];
     try {
       if (input.avatar) {
@@ -273,6 +295,8 @@ export class AccountService {
       if (Object.keys(changes).length > 0) tx.update(accounts).set(changes).where(eq(accounts.id, accountId)).run();
       if (Object.keys(userChanges).length > 0) tx.update(users).set(userChanges).where(eq(users.accountId, accountId)).run();
     });
+    this.onProfileChanged(accountId);
+    if (account.locked && changes.locked === false) this.onUnlocked(accountId);
     if (changes.avatarFile && account.avatarFile) this.images.remove(account.avatarFile);
     if (changes.headerFile && account.headerFile) this.images.remove(account.headerFile);
     return { ...account, ...changes };

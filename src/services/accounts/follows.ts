@@ -4,6 +4,8 @@ import { changes, type Db } from "../../db/connection.ts";
 import { accounts, followRequests, follows, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, validationFailed } from "../../errors.ts";
+import { inJsonList, jsonList } from "../../db/prepared.ts";
+import { normalizeLanguage } from "../../text/languages.ts";
 import { finishPage, pageQuery, type Page } from "../pagination.ts";
 import type { EventBus } from "../events.ts";
 
@@ -49,13 +51,22 @@ const noFilters: RelationshipFilters = {
 
 export class FollowService {
   filters: RelationshipFilters = noFilters;
+  /** Told of every account whose follow counts moved (rendered copies of it are stale). */
+  onCountsChanged: (accountIds: number[]) => void = () => {};
+  private followedQuery;
 
   constructor(
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
-  ) {}
+  ) {
+    this.followedQuery = db
+      .select({ id: follows.targetAccountId })
+      .from(follows)
+      .where(and(eq(follows.accountId, sql.placeholder("viewer")), inJsonList(follows.targetAccountId, "ids")))
+      .prepare();
+  }
 
   isFollowing(accountId: number, targetId: number): boolean {
     return !!this.db
@@ -75,7 +86,9 @@ export class FollowService {
     if (!target) throw notFound();
     const blocks = this.filters.blocked(actorId, [targetId]);
     if (blocks.blocking.has(targetId) || blocks.blockedBy.has(targetId)) throw forbidden();
-    if (options.languages && options.languages.some((l) => !/^[a-z]{2,3}$/.test(l))) throw validationFailed("Languages is invalid");
+    if (options.languages && (options.languages.length > 100 || options.languages.some((l) => normalizeLanguage(l) !== l))) {
+      throw validationFailed("Languages is invalid");
+    }
 
     const values = {
       showReblogs: options.reblogs,
@@ -115,6 +128,7 @@ export class FollowService {
       } else {
         tx.insert(follows).values(row).run();
         adjustFollowCounts(tx, actorId, targetId, 1);
+        this.onCountsChanged([actorId, targetId]);
         created = "follow";
       }
     });
@@ -134,13 +148,17 @@ export class FollowService {
 
   /** Removes a follow in either direction and keeps the counters right (blocks use it too). */
   removeFollow(accountId: number, targetId: number) {
-    this.db.transaction((tx) => {
-      const removed = tx
+    const removed = this.db.transaction((tx) => {
+      const deleted = tx
         .delete(follows)
         .where(and(eq(follows.accountId, accountId), eq(follows.targetAccountId, targetId)))
         .run();
-      if (changes(removed) > 0) adjustFollowCounts(tx, accountId, targetId, -1);
+      if (changes(deleted) === 0) return false;
+      adjustFollowCounts(tx, accountId, targetId, -1);
+      this.onCountsChanged([accountId, targetId]);
+      return true;
     });
+    if (removed) this.events.emit({ type: "follow.removed", accountId, targetAccountId: targetId });
   }
 
   removeFollowRequests(accountId: number, targetId: number) {
@@ -172,12 +190,19 @@ export class FollowService {
           .values({ ...request, id: this.ids.next(), createdAt: this.clock.now() })
           .run();
         adjustFollowCounts(tx, requesterId, targetId, 1);
+        this.onCountsChanged([requesterId, targetId]);
       }
       accepted = true;
     });
     if (!accepted) throw notFound();
     this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
     return this.relationship(targetId, requesterId);
+  }
+
+  /** An account that stopped being locked takes every pending request, as Mastodon does. */
+  authorizeAll(targetId: number) {
+    const pending = this.db.select({ id: followRequests.accountId }).from(followRequests).where(eq(followRequests.targetAccountId, targetId)).all();
+    for (const { id } of pending) this.authorizeRequest(targetId, id);
   }
 
   rejectRequest(targetId: number, requesterId: number): Relationship {
@@ -230,12 +255,7 @@ export class FollowService {
   /** Ids among `accountIds` that `viewerId` follows. */
   followedAmong(viewerId: number, accountIds: number[]): Set<number> {
     if (accountIds.length === 0) return new Set();
-    const rows = this.db
-      .select({ id: follows.targetAccountId })
-      .from(follows)
-      .where(and(eq(follows.accountId, viewerId), inArray(follows.targetAccountId, accountIds)))
-      .all();
-    return new Set(rows.map((r) => r.id));
+    return new Set(this.followedQuery.all({ viewer: viewerId, ids: jsonList(accountIds) }).map((r) => r.id));
   }
 
   relationship(viewerId: number, targetId: number): Relationship {

@@ -10,6 +10,7 @@ import { OOB_REDIRECT_URI, redirectUriMatches, redirectUrisOf, type ApplicationS
 import type { TokenService } from "./tokens.ts";
 
 export const CODE_LIFETIME_MS = 10 * 60 * 1000;
+const MAX_STATE_LENGTH = 2048;
 
 /** An RFC 6749 error with Doorkeeper's wording. */
 export class OAuthError extends Error {
@@ -114,10 +115,13 @@ export class GrantService {
       throw oauthError("unsupported_response_mode");
     }
     const scopes = this.requestedScopes(p.scope, app);
+    if (p.state && p.state.length > MAX_STATE_LENGTH) throw new OAuthError("invalid_request", `The state parameter is too long (at most ${MAX_STATE_LENGTH} characters).`);
     let method: "S256" | "plain" | undefined;
     if (p.code_challenge) {
       const m = p.code_challenge_method || "plain";
       if (m !== "S256" && m !== "plain") throw oauthError("invalid_code_challenge_method");
+      // RFC 7636: 43 to 128 characters of the unreserved set.
+      if (!/^[A-Za-z0-9._~-]{43,128}$/.test(p.code_challenge)) throw new OAuthError("invalid_request", "The code challenge is malformed.");
       method = m;
     }
     return {

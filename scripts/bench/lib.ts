@@ -1,0 +1,125 @@
+import { spawn, spawnSync, type Subprocess } from "bun";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Shared pieces of the benchmarks: servers as child processes on loopback, wrk as the load
+ * generator (a C program, so it is not the bottleneck the way a JavaScript one would be),
+ * and RSS read from /proc. Every figure is printed next to a baseline measured in the same run.
+ */
+export const ROOT = join(import.meta.dir, "..", "..");
+export const BUN = process.execPath;
+
+export function requireWrk() {
+  if (spawnSync(["sh", "-c", "command -v wrk"]).exitCode !== 0) {
+    console.error("These benchmarks use wrk: install it first (Debian: apt-get install wrk).");
+    process.exit(1);
+  }
+}
+
+export interface Child {
+  proc: Subprocess;
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function waitFor(url: string, proc: Subprocess) {
+  for (let i = 0; i < 200; i++) {
+    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode})`);
+    if (await fetch(url).then((r) => r.status < 500, () => false)) return;
+    await Bun.sleep(50);
+  }
+  throw new Error(`no answer from ${url}`);
+}
+
+export async function startBaseline(port: number): Promise<Child> {
+  const proc = spawn([BUN, join(ROOT, "scripts/bench/bare-server.ts")], { env: { ...process.env, PORT: String(port) }, stdout: "ignore", stderr: "inherit" });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/`, proc);
+  return { proc, url, stop: async () => void (proc.kill(), await proc.exited) };
+}
+
+export async function startRookery(port: number, env: Record<string, string> = {}): Promise<Child & { dataDir: string; cli(args: string[]): string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "rookery-bench-"));
+  const fullEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), RATE_LIMITS: "off", LOG_REQUESTS: "false", ...env };
+  const proc = spawn([BUN, join(ROOT, "src/main.ts"), "serve"], { env: fullEnv, stdout: "ignore", stderr: "inherit", cwd: ROOT });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/api/v1/streaming/health`, proc);
+  return {
+    proc,
+    url,
+    dataDir,
+    cli(args) {
+      const out = spawnSync([BUN, join(ROOT, "src/main.ts"), ...args], { env: fullEnv, cwd: ROOT });
+      if (out.exitCode !== 0) throw new Error(out.stderr.toString());
+      return out.stdout.toString().trim();
+    },
+    async stop() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Resident memory of a process in MB: now (VmRSS) and at its peak (VmHWM). */
+export function rss(pid: number): { now: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { now: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
+
+export interface WrkResult {
+  requestsPerSecond: number;
+  p50ms: number;
+  p99ms: number;
+  non2xx: number;
+}
+
+function toMs(value: string): number {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(value.trim());
+  if (!m) return NaN;
+  const n = Number(m[1]);
+  return m[2] === "us" ? n / 1000 : m[2] === "s" ? n * 1000 : n;
+}
+
+/** Runs wrk against one URL; POST bodies and headers go through a small Lua script. */
+export function wrk(url: string, options: { seconds?: number; connections?: number; method?: string; body?: string; headers?: Record<string, string> } = {}): WrkResult {
+  const script = join(tmpdir(), `wrk-${process.pid}-${Math.random().toString(36).slice(2)}.lua`);
+  const lines = [`wrk.method = ${JSON.stringify(options.method ?? "GET")}`];
+  if (options.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(options.body)}`);
+  for (const [k, v] of Object.entries(options.headers ?? {})) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
+  writeFileSync(script, lines.join("\n"));
+  const out = spawnSync(["wrk", "-t1", `-c${options.connections ?? 64}`, `-d${options.seconds ?? 8}s`, "--latency", "-s", script, url]).stdout.toString();
+  rmSync(script, { force: true });
+  const pct = (p: string) => toMs(new RegExp(`\\s${p}%\\s+(\\S+)`).exec(out)?.[1] ?? "");
+  return {
+    requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
+    p50ms: pct("50"),
+    p99ms: pct("99"),
+    non2xx: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0),
+  };
+}
+
+export function fmt(n: number, digits = 0) {
+  return n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+export function row(label: string, r: WrkResult, baseline?: WrkResult) {
+  const ratio = baseline ? ` (${fmt((r.requestsPerSecond / baseline.requestsPerSecond) * 100, 1)}% of baseline)` : "";
+  const errors = r.non2xx ? `  non-2xx: ${r.non2xx}` : "";
+  console.log(`${label.padEnd(34)} ${fmt(r.requestsPerSecond).padStart(9)} req/s   p50 ${fmt(r.p50ms, 2).padStart(7)} ms   p99 ${fmt(r.p99ms, 2).padStart(7)} ms${ratio}${errors}`);
+}
+
+/** An app, an account made with the CLI and a password-grant token: what a bot would do. */
+export async function seedUser(server: { url: string; cli(args: string[]): string }, username: string): Promise<{ id: string; token: string }> {
+  const id = server.cli(["accounts", "create", username, "--email", `${username}@bench.test`, "--password", "benchmark password"]);
+  const app = await (await fetch(`${server.url}/api/v1/apps`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "bench", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow" }) })).json() as { client_id: string; client_secret: string };
+  const token = await (await fetch(`${server.url}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ grant_type: "password", username, password: "benchmark password", client_id: app.client_id, client_secret: app.client_secret, scope: "read write follow" }),
+  })).json() as { access_token: string };
+  return { id, token: token.access_token };
+}

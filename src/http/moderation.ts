@@ -1,0 +1,50 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { serializeAccount } from "../serializers/account.ts";
+import { serializeRelationship } from "../serializers/relationship.ts";
+import { requireUser } from "./auth.ts";
+import { input } from "./input.ts";
+import { pageParams } from "./pagination.ts";
+import { bool, int, pathId } from "./params.ts";
+import { renderAccountList } from "./render.ts";
+
+/** Account blocks and mutes, and their lists. */
+export function moderationRoutes(ctx: AppContext) {
+  const { services } = ctx;
+  const target = pathId;
+  return new Elysia()
+    .post("/api/v1/accounts/:id/block", (c) => {
+      const auth = requireUser(ctx, c.request, "write:blocks");
+      return serializeRelationship(services.moderation.block(auth.accountId, target(c.params.id)));
+    })
+    .post("/api/v1/accounts/:id/unblock", (c) => {
+      const auth = requireUser(ctx, c.request, "write:blocks");
+      return serializeRelationship(services.moderation.unblock(auth.accountId, target(c.params.id)));
+    })
+    .post("/api/v1/accounts/:id/mute", (c) => {
+      const auth = requireUser(ctx, c.request, "write:mutes");
+      const p = input(c);
+      return serializeRelationship(
+        services.moderation.mute(auth.accountId, target(c.params.id), { notifications: bool(p.notifications), durationSeconds: int(p.duration) }),
+      );
+    })
+    .post("/api/v1/accounts/:id/unmute", (c) => {
+      const auth = requireUser(ctx, c.request, "write:mutes");
+      return serializeRelationship(services.moderation.unmute(auth.accountId, target(c.params.id)));
+    })
+    .get("/api/v1/blocks", (c) => {
+      const auth = requireUser(ctx, c.request, "read:blocks");
+      const page = pageParams(input(c), 40, 80);
+      return renderAccountList(ctx, c.request, c.set, services.moderation.listBlocks(auth.accountId, page), page.limit, "since_id");
+    })
+    .get("/api/v1/mutes", (c) => {
+      const auth = requireUser(ctx, c.request, "read:mutes");
+      const page = pageParams(input(c), 40, 80);
+      const rows = services.moderation.listMutes(auth.accountId, page);
+      // MutedAccountSerializer: the account with mute_expires_at after its attributes.
+      return renderAccountList(ctx, c.request, c.set, rows, page.limit, "since_id", (r) => {
+        const { emojis, roles, fields, ...attributes } = serializeAccount(ctx.urls, r.account);
+        return { ...attributes, mute_expires_at: r.expiresAt === null ? null : new Date(r.expiresAt).toISOString(), emojis, roles, fields };
+      });
+    });
+}

@@ -1,0 +1,70 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import type { NotificationRow } from "../db/schema.ts";
+import { notFound } from "../errors.ts";
+import { parseId } from "../ids.ts";
+import { serializeNotification } from "../serializers/notification.ts";
+import { requireUser } from "./auth.ts";
+import { input } from "./input.ts";
+import { linkHeader, pageParams } from "./pagination.ts";
+import { str, strArray } from "./params.ts";
+import { renderStatuses } from "./render.ts";
+
+/** Notifications for one viewer: their senders and statuses loaded in one batch. */
+export function renderNotifications(ctx: AppContext, rows: NotificationRow[], viewerId: number) {
+  const { services } = ctx;
+  const accounts = new Map(services.accounts.findByIds([...new Set(rows.map((n) => n.fromAccountId))]).map((a) => [a.id, a]));
+  const statusRows = services.reader.rowsByIds([...new Set(rows.map((n) => n.statusId).filter((id): id is number => id !== null))]);
+  const visible = services.reader.visible(statusRows, viewerId);
+  const rendered = new Map(renderStatuses(ctx, visible, viewerId).map((s) => [Number(s.id), s]));
+  return rows.flatMap((n) => {
+    const from = accounts.get(n.fromAccountId);
+    const status = n.statusId !== null ? rendered.get(n.statusId) : null;
+    // A notification about a status the viewer can no longer see is left out.
+    if (!from || status === undefined) return [];
+    return [serializeNotification(ctx.urls, n, from, status)];
+  });
+}
+
+export function notificationRoutes(ctx: AppContext) {
+  const { services } = ctx;
+  return new Elysia()
+    .get("/api/v1/notifications", (c) => {
+      const auth = requireUser(ctx, c.request, "read:notifications");
+      const p = input(c);
+      const page = pageParams(p, 40, 80);
+      const rows = services.notifications.list(auth.accountId, {
+        page,
+        types: strArray(p.types),
+        excludeTypes: strArray(p.exclude_types),
+        fromAccountId: parseId(str(p.account_id)) ?? undefined,
+      });
+      if (rows.length > 0) {
+        const link = linkHeader(ctx.config.publicUrl, c.request, {
+          next: rows[rows.length - 1]!.id,
+          prev: rows[0]!.id,
+          keep: ["limit", "types", "exclude_types", "account_id"],
+        });
+        if (link) c.set.headers.link = link;
+      }
+      return renderNotifications(ctx, rows, auth.accountId);
+    })
+    .get("/api/v1/notifications/:id", (c) => {
+      const auth = requireUser(ctx, c.request, "read:notifications");
+      const row = services.notifications.get(auth.accountId, parseId(c.params.id) ?? -1);
+      const [rendered] = renderNotifications(ctx, [row], auth.accountId);
+      if (!rendered) throw notFound();
+      return rendered;
+    })
+    .post("/api/v1/notifications/clear", (c) => {
+      const auth = requireUser(ctx, c.request, "write:notifications");
+      services.notifications.clear(auth.accountId);
+      return {};
+    })
+    .post("/api/v1/notifications/:id/dismiss", (c) => {
+      const auth = requireUser(ctx, c.request, "write:notifications");
+      services.notifications.dismiss(auth.accountId, parseId(c.params.id) ?? -1);
+      return {};
+    });
+}
+

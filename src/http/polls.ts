@@ -1,0 +1,26 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { parseId } from "../ids.ts";
+import { serializePoll } from "../serializers/poll.ts";
+import { optionalUser, requireUser, viewerId } from "./auth.ts";
+import { input } from "./input.ts";
+import { strArray } from "./params.ts";
+
+export function pollRoutes(ctx: AppContext) {
+  const { services } = ctx;
+  const render = (statusRowId: number, viewer: number | null) => {
+    const view = services.reader.view(services.reader.findRow(statusRowId)!, viewer);
+    return serializePoll(view.poll!, viewer);
+  };
+  return new Elysia()
+    .get("/api/v1/polls/:id", (c) => {
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+      const { status } = services.polls.visiblePoll(parseId(c.params.id), viewer);
+      return render(status.id, viewer);
+    })
+    .post("/api/v1/polls/:id/votes", (c) => {
+      const auth = requireUser(ctx, c.request, "write:statuses");
+      const choices = strArray(input(c).choices);
+      return services.writes.run(() => render(services.polls.vote(auth.accountId, parseId(c.params.id), choices).id, auth.accountId));
+    });
+}

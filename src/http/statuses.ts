@@ -1,0 +1,114 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { notFound, unprocessable } from "../errors.ts";
+import { parseId } from "../ids.ts";
+import type { StatusInput } from "../services/statuses/posting.ts";
+import { optionalUser, requireUser, viewerId } from "./auth.ts";
+import { input } from "./input.ts";
+import { pageParams } from "./pagination.ts";
+import { bool, int, obj, str, strArray, type Params } from "./params.ts";
+import { renderAccountList, renderStatus, renderStatuses } from "./render.ts";
+
+/** POST /api/v1/statuses parameters, read leniently (form strings, JSON values, Rails keys). */
+export function statusInput(p: Params): StatusInput {
+  const poll = obj(p.poll);
+  const expiresIn = poll?.expires_in;
+  return {
+    text: str(p.status),
+    mediaIds: strArray(p.media_ids),
+    poll: poll
+      ? {
+          options: (strArray(poll.options) ?? []).map((o) => o.trim()).filter((o) => o !== ""),
+          // Rails' to_i: absent is no deadline, anything unreadable is zero seconds.
+          expiresIn: expiresIn === undefined || expiresIn === null || expiresIn === "" ? undefined : (int(expiresIn) ?? 0),
+          multiple: bool(poll.multiple),
+          hideTotals: bool(poll.hide_totals),
+        }
+      : undefined,
+    inReplyToId: str(p.in_reply_to_id),
+    sensitive: bool(p.sensitive),
+    spoilerText: str(p.spoiler_text),
+    visibility: str(p.visibility),
+    language: str(p.language),
+  };
+}
+
+function jsonText(json: string) {
+  return new Response(json, { headers: { "content-type": "application/json; charset=utf-8" } });
+}
+
+export function statusRoutes(ctx: AppContext) {
+  const { services } = ctx;
+  const statusId = (params: { id?: string }) => parseId(params.id);
+
+  return new Elysia()
+    .post("/api/v1/statuses", async (c) => {
+      const auth = requireUser(ctx, c.request, "write:statuses");
+      const p = input(c);
+      if (str(p.scheduled_at)) throw unprocessable("Scheduled statuses are not available yet");
+      const fields = statusInput(p);
+      const post = () =>
+        services.writes.run(() => services.posting.publish(services.posting.prepare(auth.accountId, auth.applicationId, fields)).id);
+      const key = c.request.headers.get("idempotency-key");
+      const id = key ? await services.idempotency.run(auth.accountId, key.slice(0, 256), post) : await post();
+      const row = services.reader.findRow(id);
+      if (!row) throw notFound();
+      return renderStatus(ctx, row, auth.accountId);
+    })
+    .get("/api/v1/statuses", (c) => {
+      const auth = optionalUser(ctx, c.request, "read:statuses");
+      const ids = (strArray(input(c).id) ?? []).slice(0, 20).map(parseId).filter((id): id is number => id !== null);
+      const viewer = viewerId(auth);
+      const byId = new Map(services.reader.visible(services.reader.rowsByIds(ids), viewer).map((r) => [r.id, r]));
+      return renderStatuses(ctx, ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), viewer);
+    })
+    .get("/api/v1/statuses/:id", (c) => {
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+      const id = statusId(c.params);
+      if (viewer !== null) return renderStatus(ctx, services.reader.visibleRow(id, viewer), viewer);
+      // Anonymous readers all see the same thing: serve it from the render cache.
+      const cached = id === null ? undefined : services.renderCache.get(id);
+      if (cached) return jsonText(cached);
+      const row = services.reader.visibleRow(id, null);
+      const json = JSON.stringify(renderStatus(ctx, row, null));
+      if (!row.hasPoll && row.reblogOfId === null) services.renderCache.set(row.id, row.accountId, json);
+      return jsonText(json);
+    })
+    .delete("/api/v1/statuses/:id", (c) => {
+      const auth = requireUser(ctx, c.request, "write:statuses");
+      return services.writes.run(() => {
+        const row = services.statusActions.ownStatus(auth.accountId, statusId(c.params));
+        // Rendered before it goes: the source text, media and poll are what a redraft needs.
+        const body = renderStatus(ctx, row, auth.accountId, { source: true });
+        body.pinned = false;
+        const account = body.account as { statuses_count: number };
+        if (row.visibility !== "direct") account.statuses_count = Math.max(0, account.statuses_count - 1);
+        services.removal.remove(row);
+        return body;
+      });
+    })
+    .get("/api/v1/statuses/:id/context", (c) => {
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+      const row = services.reader.visibleRow(statusId(c.params), viewer);
+      const { ancestors, descendants } = services.threads.context(row, viewer);
+      return { ancestors: renderStatuses(ctx, ancestors, viewer), descendants: renderStatuses(ctx, descendants, viewer) };
+    })
+    .get("/api/v1/statuses/:id/reblogged_by", (c) => {
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));
+      const row = services.reader.visibleRow(statusId(c.params), viewer);
+      const page = pageParams(input(c), 40, 80);
+      return renderAccountList(ctx, c.request, c.set, services.threads.rebloggedBy(row.id, viewer, page), page.limit, "since_id");
+    })
+    .get("/api/v1/statuses/:id/favourited_by", (c) => {
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));
+      const row = services.reader.visibleRow(statusId(c.params), viewer);
+      const page = pageParams(input(c), 40, 80);
+      return renderAccountList(ctx, c.request, c.set, services.threads.favouritedBy(row.id, viewer, page), page.limit, "since_id");
+    })
+    .get("/api/v1/statuses/:id/card", (c) => {
+      // Kept for old clients: Rookery makes no preview cards, so a visible status has none.
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+      services.reader.visibleRow(statusId(c.params), viewer);
+      return {};
+    });
+}

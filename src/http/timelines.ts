@@ -1,0 +1,64 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { notFound } from "../errors.ts";
+import { parseId } from "../ids.ts";
+import { optionalUser, requireUser, viewerId } from "./auth.ts";
+import { input } from "./input.ts";
+import { pageParams } from "./pagination.ts";
+import { bool, str, strArray } from "./params.ts";
+import { renderTimeline } from "./render.ts";
+
+/** Timelines, account statuses, bookmarks and favourites: 20 per page by default, 40 at most. */
+export function timelineRoutes(ctx: AppContext) {
+  const { services } = ctx;
+  return new Elysia()
+    .get("/api/v1/timelines/home", (c) => {
+      const auth = requireUser(ctx, c.request, "read:statuses");
+      const page = services.timelines.home(auth.accountId, pageParams(input(c), 20, 40));
+      return renderTimeline(ctx, c.request, c.set, page, auth.accountId, true, ["limit", "local"]);
+    })
+    .get("/api/v1/timelines/public", (c) => {
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+      const p = input(c);
+      const local = bool(p.local) === true;
+      const page = services.timelines.public(viewer, pageParams(p, 20, 40), { onlyMedia: bool(p.only_media), remote: bool(p.remote) === true && !local });
+      return renderTimeline(ctx, c.request, c.set, page, viewer, true, ["limit", "local", "remote", "only_media"]);
+    })
+    .get("/api/v1/timelines/tag/:hashtag", (c) => {
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+      const p = input(c);
+      const local = bool(p.local) === true;
+      const page = services.timelines.tag(viewer, decodeURIComponent(c.params.hashtag), pageParams(p, 20, 40), {
+        any: strArray(p.any),
+        all: strArray(p.all),
+        none: strArray(p.none),
+        onlyMedia: bool(p.only_media),
+        remote: bool(p.remote) === true && !local,
+      });
+      return renderTimeline(ctx, c.request, c.set, page, viewer, true, ["limit", "local", "only_media"]);
+    })
+    .get("/api/v1/accounts/:id/statuses", (c) => {
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+      const accountId = parseId(c.params.id);
+      if (accountId === null || !services.accounts.findById(accountId)) throw notFound();
+      const p = input(c);
+      const page = services.timelines.account(viewer, accountId, pageParams(p, 20, 40), {
+        pinned: bool(p.pinned),
+        excludeReplies: bool(p.exclude_replies),
+        excludeReblogs: bool(p.exclude_reblogs),
+        onlyMedia: bool(p.only_media),
+        tagged: str(p.tagged),
+      });
+      return renderTimeline(ctx, c.request, c.set, page, viewer, false, ["limit", "pinned", "exclude_replies", "exclude_reblogs", "only_media", "tagged"]);
+    })
+    .get("/api/v1/bookmarks", (c) => {
+      const auth = requireUser(ctx, c.request, "read:bookmarks");
+      const page = services.timelines.bookmarks(auth.accountId, pageParams(input(c), 20, 40));
+      return renderTimeline(ctx, c.request, c.set, page, auth.accountId, false);
+    })
+    .get("/api/v1/favourites", (c) => {
+      const auth = requireUser(ctx, c.request, "read:favourites");
+      const page = services.timelines.favourites(auth.accountId, pageParams(input(c), 20, 40));
+      return renderTimeline(ctx, c.request, c.set, page, auth.accountId, false);
+    });
+}

@@ -1,0 +1,190 @@
+import { and, eq, gt, isNull, or } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import { changes, type Db } from "../../db/connection.ts";
+import { accounts, blocks, homeFeed, mutes, notifications, type AccountRow } from "../../db/schema.ts";
+import type { IdGenerator } from "../../ids.ts";
+import { notFound } from "../../errors.ts";
+import { finishPage, pageQuery, type Page } from "../pagination.ts";
+import type { FollowService, Relationship, RelationshipFilters } from "./follows.ts";
+
+export interface ListedMute {
+  account: AccountRow;
+  cursor: number;
+  expiresAt: number | null;
+}
+
+/**
+ * Blocks and mutes: who may not see or reach whom. A block severs follows both ways; a
+ * mute hides an account from the muter's timelines (and, by default, notifications).
+ */
+export class ModerationService implements RelationshipFilters {
+  /** Set by the feed service, which rebuilds a home feed after an unmute. */
+  onUnmute: (accountId: number, targetId: number) => void = () => {};
+  private q;
+
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private follows: FollowService,
+  ) {
+    follows.filters = this;
+    this.q = {
+      blocks: db.$client.query<{ accountId: number; targetId: number }, [number, string, number, string]>(
+        `SELECT account_id AS accountId, target_account_id AS targetId FROM blocks
+         WHERE (account_id = ? AND target_account_id IN (SELECT value FROM json_each(?)))
+            OR (target_account_id = ? AND account_id IN (SELECT value FROM json_each(?)))`,
+      ),
+      mutes: db.$client.query<{ id: number; hide: number }, [number, string, number]>(
+        `SELECT target_account_id AS id, hide_notifications AS hide FROM mutes
+         WHERE account_id = ? AND target_account_id IN (SELECT value FROM json_each(?)) AND (expires_at IS NULL OR expires_at > ?)`,
+      ),
+      hidden: db.$client.query<{ id: number }, [number, number, number, number]>(
+        `SELECT target_account_id AS id FROM blocks WHERE account_id = ?
+         UNION SELECT account_id FROM blocks WHERE target_account_id = ?
+         UNION SELECT target_account_id FROM mutes WHERE account_id = ? AND (expires_at IS NULL OR expires_at > ?)`,
+      ),
+    };
+  }
+
+  private activeMute() {
+    return or(isNull(mutes.expiresAt), gt(mutes.expiresAt, this.clock.now()));
+  }
+
+  private requireAccount(id: number) {
+    if (!this.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, id)).get()) throw notFound();
+  }
+
+  block(actorId: number, targetId: number): Relationship {
+    this.requireAccount(targetId);
+    if (actorId !== targetId) {
+      this.follows.removeFollow(actorId, targetId);
+      this.follows.removeFollow(targetId, actorId);
+      this.follows.removeFollowRequests(actorId, targetId);
+      this.db.transaction((tx) => {
+        tx.insert(blocks)
+          .values({ id: this.ids.next(), accountId: actorId, targetAccountId: targetId, createdAt: this.clock.now() })
+          .onConflictDoNothing()
+          .run();
+        clearFeedOf(tx, actorId, targetId);
+        clearFeedOf(tx, targetId, actorId);
+        tx.delete(notifications)
+          .where(and(eq(notifications.accountId, actorId), eq(notifications.fromAccountId, targetId)))
+          .run();
+      });
+    }
+    return this.follows.relationship(actorId, targetId);
+  }
+
+  unblock(actorId: number, targetId: number): Relationship {
+    this.requireAccount(targetId);
+    this.db.delete(blocks).where(and(eq(blocks.accountId, actorId), eq(blocks.targetAccountId, targetId))).run();
+    return this.follows.relationship(actorId, targetId);
+  }
+
+  mute(actorId: number, targetId: number, options: { notifications?: boolean; durationSeconds?: number }): Relationship {
+    this.requireAccount(targetId);
+    if (actorId !== targetId) {
+      const hide = options.notifications ?? true;
+      const expiresAt = options.durationSeconds && options.durationSeconds > 0 ? this.clock.now() + options.durationSeconds * 1000 : null;
+      this.db.transaction((tx) => {
+        tx.insert(mutes)
+          .values({ id: this.ids.next(), accountId: actorId, targetAccountId: targetId, hideNotifications: hide, expiresAt, createdAt: this.clock.now() })
+          .onConflictDoUpdate({ target: [mutes.accountId, mutes.targetAccountId], set: { hideNotifications: hide, expiresAt } })
+          .run();
+        clearFeedOf(tx, actorId, targetId);
+        if (hide) {
+          tx.delete(notifications)
+            .where(and(eq(notifications.accountId, actorId), eq(notifications.fromAccountId, targetId)))
+            .run();
+        }
+      });
+    }
+    return this.follows.relationship(actorId, targetId);
+  }
+
+  unmute(actorId: number, targetId: number): Relationship {
+    this.requireAccount(targetId);
+    const removed = this.db.delete(mutes).where(and(eq(mutes.accountId, actorId), eq(mutes.targetAccountId, targetId))).run();
+    if (changes(removed) > 0) this.onUnmute(actorId, targetId);
+    return this.follows.relationship(actorId, targetId);
+  }
+
+  listBlocks(accountId: number, page: Page): { account: AccountRow; cursor: number }[] {
+    const q = pageQuery(blocks.id, page);
+    const rows = this.db
+      .select({ account: accounts, cursor: blocks.id })
+      .from(blocks)
+      .innerJoin(accounts, eq(accounts.id, blocks.targetAccountId))
+      .where(and(eq(blocks.accountId, accountId), q.where))
+      .orderBy(q.orderBy)
+      .limit(page.limit)
+      .all();
+    return finishPage(rows, q.reverse);
+  }
+
+  listMutes(accountId: number, page: Page): ListedMute[] {
+    const q = pageQuery(mutes.id, page);
+    const rows = this.db
+      .select({ account: accounts, cursor: mutes.id, expiresAt: mutes.expiresAt })
+      .from(mutes)
+      .innerJoin(accounts, eq(accounts.id, mutes.targetAccountId))
+      .where(and(eq(mutes.accountId, accountId), this.activeMute(), q.where))
+      .orderBy(q.orderBy)
+      .limit(page.limit)
+      .all();
+    return finishPage(rows, q.reverse);
+  }
+
+  // ---- RelationshipFilters ----
+
+  blocked(viewerId: number, targetIds: number[]): { blocking: Set<number>; blockedBy: Set<number> } {
+    if (targetIds.length === 0) return { blocking: new Set(), blockedBy: new Set() };
+    const ids = JSON.stringify(targetIds);
+    const rows = this.q.blocks.all(viewerId, ids, viewerId, ids);
+    const blocking = new Set<number>();
+    const blockedBy = new Set<number>();
+    for (const r of rows) {
+      if (r.accountId === viewerId) blocking.add(r.targetId);
+      else blockedBy.add(r.accountId);
+    }
+    return { blocking, blockedBy };
+  }
+
+  muted(viewerId: number, targetIds: number[]): Map<number, { notifications: boolean }> {
+    if (targetIds.length === 0) return new Map();
+    const rows = this.q.mutes.all(viewerId, JSON.stringify(targetIds), this.clock.now());
+    return new Map(rows.map((r) => [r.id, { notifications: r.hide === 1 }]));
+  }
+
+  /** Everyone the viewer blocks, mutes or is blocked by: hidden from the viewer's lists and timelines. */
+  hiddenAccounts(viewerId: number): Set<number> {
+    return new Set(this.q.hidden.all(viewerId, viewerId, viewerId, this.clock.now()).map((r) => r.id));
+  }
+
+  /** Does `accountId` block `targetId`? */
+  isBlocking(accountId: number, targetId: number): boolean {
+    return !!this.db
+      .select({ id: blocks.id })
+      .from(blocks)
+      .where(and(eq(blocks.accountId, accountId), eq(blocks.targetAccountId, targetId)))
+      .get();
+  }
+
+  /** Would a notification from `fromId` be unwelcome to `recipientId`? */
+  silences(recipientId: number, fromId: number): boolean {
+    if (this.isBlocking(recipientId, fromId)) return true;
+    const mute = this.db
+      .select({ hide: mutes.hideNotifications })
+      .from(mutes)
+      .where(and(eq(mutes.accountId, recipientId), eq(mutes.targetAccountId, fromId), this.activeMute()))
+      .get();
+    return mute?.hide === true;
+  }
+}
+
+function clearFeedOf(tx: Pick<Db, "delete">, ownerId: number, authorId: number) {
+  tx.delete(homeFeed)
+    .where(and(eq(homeFeed.accountId, ownerId), or(eq(homeFeed.authorId, authorId), eq(homeFeed.originAuthorId, authorId))))
+    .run();
+}

@@ -1,0 +1,122 @@
+import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import type { Clock } from "../clock.ts";
+import type { Db } from "../db/connection.ts";
+import { conversationMutes, notifications, statuses, type NotificationRow } from "../db/schema.ts";
+import type { IdGenerator } from "../ids.ts";
+import { notFound } from "../errors.ts";
+import type { ModerationService } from "./accounts/moderation.ts";
+import type { EventBus } from "./events.ts";
+import { finishPage, pageQuery, type Page } from "./pagination.ts";
+
+export const NOTIFICATION_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update"] as const;
+export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
+
+export interface NotificationQuery {
+  page: Page;
+  types?: string[];
+  excludeTypes?: string[];
+  fromAccountId?: number;
+}
+
+/** Notifications about one activity: a recipient, who did it, what, and to which status. */
+function sameActivity(recipientId: number, fromAccountId: number, type: string, statusId: number | null) {
+  return and(
+    eq(notifications.accountId, recipientId),
+    eq(notifications.fromAccountId, fromAccountId),
+    eq(notifications.type, type),
+    statusId === null ? sql`${notifications.statusId} IS NULL` : eq(notifications.statusId, statusId),
+  );
+}
+
+/**
+ * Creates notifications under Mastodon's drop rules (not for your own actions, not from
+ * accounts you block or mute with notifications, not about threads you muted), lists and
+ * dismisses them, and announces each new one.
+ */
+export class NotificationService {
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private moderation: ModerationService,
+    private events: EventBus,
+  ) {}
+
+  notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null): NotificationRow | null {
+    if (recipientId === fromAccountId && type !== "poll") return null;
+    if (recipientId !== fromAccountId && this.moderation.silences(recipientId, fromAccountId)) return null;
+    if (statusId !== null && this.threadMuted(recipientId, statusId)) return null;
+    const duplicate = this.db.select({ id: notifications.id }).from(notifications).where(sameActivity(recipientId, fromAccountId, type, statusId)).get();
+    if (duplicate) return null;
+    const row: NotificationRow = {
+      id: this.ids.next(),
+      accountId: recipientId,
+      fromAccountId,
+      type,
+      statusId,
+      createdAt: this.clock.now(),
+    };
+    this.db.insert(notifications).values(row).run();
+    this.events.emit({ type: "notification.created", notification: row });
+    return row;
+  }
+
+  /** Takes back what an undone action raised (an unfavourite, an unfollow...). */
+  withdraw(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null) {
+    this.db.delete(notifications).where(sameActivity(recipientId, fromAccountId, type, statusId)).run();
+  }
+
+  private threadMuted(recipientId: number, statusId: number): boolean {
+    const row = this.db
+      .select({ one: sql<number>`1` })
+      .from(statuses)
+      .innerJoin(conversationMutes, and(eq(conversationMutes.conversationId, statuses.conversationId), eq(conversationMutes.accountId, recipientId)))
+      .where(eq(statuses.id, statusId))
+      .get();
+    return !!row;
+  }
+
+  list(accountId: number, query: NotificationQuery): NotificationRow[] {
+    const q = pageQuery(notifications.id, query.page);
+    const known = new Set<string>(NOTIFICATION_TYPES);
+    const types = query.types?.filter((t) => known.has(t));
+    if (types && types.length === 0 && query.types && query.types.length > 0) return [];
+    const hidden = [...this.moderation.hiddenAccounts(accountId)];
+    const rows = this.db
+      .select()
+      .from(notifications)
+      .where(
+        and(
+          eq(notifications.accountId, accountId),
+          q.where,
+          types && types.length ? inArray(notifications.type, types) : undefined,
+          query.excludeTypes?.length ? notInArray(notifications.type, query.excludeTypes) : undefined,
+          query.fromAccountId !== undefined ? eq(notifications.fromAccountId, query.fromAccountId) : undefined,
+          hidden.length ? notInArray(notifications.fromAccountId, hidden) : undefined,
+        ),
+      )
+      .orderBy(q.orderBy)
+      .limit(query.page.limit)
+      .all();
+    return finishPage(rows, q.reverse);
+  }
+
+  get(accountId: number, id: number): NotificationRow {
+    const row = this.db
+      .select()
+      .from(notifications)
+      .where(and(eq(notifications.id, id), eq(notifications.accountId, accountId)))
+      .get();
+    if (!row) throw notFound();
+    return row;
+  }
+
+  dismiss(accountId: number, id: number) {
+    this.get(accountId, id);
+    this.db.delete(notifications).where(eq(notifications.id, id)).run();
+  }
+
+  clear(accountId: number) {
+    this.db.delete(notifications).where(eq(notifications.accountId, accountId)).run();
+  }
+}

@@ -1,0 +1,53 @@
+import type { Database } from "bun:sqlite";
+import type { RenderCache } from "./render-cache.ts";
+
+/**
+ * The denormalised counters (statuses per account, replies, boosts and favourites per
+ * status), as prepared statements: every post, boost and favourite moves one of them.
+ * Never below zero. Direct statuses do not count toward an account's statuses, as in Mastodon.
+ */
+export class Counters {
+  private q;
+
+  constructor(
+    sqlite: Database,
+    private cache: RenderCache,
+  ) {
+    this.q = {
+      posted: sqlite.query("UPDATE accounts SET statuses_count = statuses_count + 1, last_status_at = $now WHERE id = $id"),
+      unposted: sqlite.query("UPDATE accounts SET statuses_count = max(0, statuses_count - 1) WHERE id = $id"),
+      replies: sqlite.query("UPDATE statuses SET replies_count = max(0, replies_count + $delta) WHERE id = $id"),
+      reblogs: sqlite.query("UPDATE statuses SET reblogs_count = max(0, reblogs_count + $delta) WHERE id = $id"),
+      favourites: sqlite.query("UPDATE statuses SET favourites_count = max(0, favourites_count + $delta) WHERE id = $id"),
+    };
+  }
+
+  authorPosted(accountId: number, visibility: string, now: number) {
+    if (visibility === "direct") return;
+    this.q.posted.run({ id: accountId, now });
+    this.cache.touchAccount(accountId);
+  }
+
+  authorUnposted(accountId: number, visibility: string) {
+    if (visibility === "direct") return;
+    this.q.unposted.run({ id: accountId });
+    this.cache.touchAccount(accountId);
+  }
+
+  /** Only public and unlisted replies count toward their parent. */
+  reply(parentId: number, visibility: string, delta: 1 | -1) {
+    if (visibility !== "public" && visibility !== "unlisted") return;
+    this.q.replies.run({ id: parentId, delta });
+    this.cache.invalidateStatus(parentId);
+  }
+
+  reblogs(statusId: number, delta: 1 | -1) {
+    this.q.reblogs.run({ id: statusId, delta });
+    this.cache.invalidateStatus(statusId);
+  }
+
+  favourites(statusId: number, delta: 1 | -1) {
+    this.q.favourites.run({ id: statusId, delta });
+    this.cache.invalidateStatus(statusId);
+  }
+}

@@ -1,0 +1,120 @@
+import { and, eq, or, sql } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { homeFeed, type StatusRow } from "../../db/schema.ts";
+import type { Page } from "../pagination.ts";
+import { mentionedIds } from "./visibility.ts";
+
+/** Callers pass their transaction; the feed writes run on the same connection inside it. */
+type Tx = unknown;
+
+/** How many of an account's recent statuses a new follower's home timeline receives. */
+const BACKFILL = 400;
+
+/**
+ * Home timelines, written when a status is posted (Mastodon's FanOutOnWriteService and
+ * FeedManager rules) so that reading one is a single range scan:
+ * - the author always, and followers for public, unlisted and private statuses;
+ * - direct statuses only to mentioned followers;
+ * - a reply to someone else only to followers who follow that someone (or are them);
+ * - boosts only to followers who show boosts and do not have the original already;
+ * - never to anyone who blocks or mutes the author (or the boosted author).
+ */
+export class HomeFeedService {
+  constructor(
+    private db: Db,
+    private clock: Clock,
+  ) {}
+
+  /** Adds the status to every home feed that should show it; returns those accounts. */
+  deliver(_tx: Tx, status: StatusRow, original: StatusRow | null): number[] {
+    const author = status.accountId;
+    const origin = original?.accountId ?? author;
+    const direct = !original && status.visibility === "direct";
+    const replyTo = !original && status.inReplyToAccountId !== null && status.inReplyToAccountId !== author ? status.inReplyToAccountId : null;
+    // One statement per shape (boost / direct / reply to another), compiled once by bun:sqlite.
+    const conditions = ["f.target_account_id = $author"];
+    const params: Record<string, number | string> = { author, origin, now: this.clock.now() };
+    if (original) {
+      conditions.push("f.show_reblogs = 1", "f.account_id <> $origin");
+      conditions.push("NOT EXISTS (SELECT 1 FROM home_feed h WHERE h.account_id = f.account_id AND h.status_id = $original)");
+      params.original = original.id;
+    }
+    if (direct) {
+      conditions.push("f.account_id IN (SELECT value FROM json_each($mentioned))");
+      params.mentioned = JSON.stringify(mentionedIds(status));
+    }
+    if (replyTo !== null) {
+      conditions.push("(f.account_id = $replyTo OR EXISTS (SELECT 1 FROM follows f2 WHERE f2.account_id = f.account_id AND f2.target_account_id = $replyTo))");
+      params.replyTo = replyTo;
+    }
+    conditions.push(
+      "NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = f.account_id AND m.target_account_id IN ($author, $origin) AND (m.expires_at IS NULL OR m.expires_at > $now))",
+      "NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = f.account_id AND b.target_account_id IN ($author, $origin))",
+    );
+    const sqlite = this.db.$client;
+    const followers = sqlite
+      .query<{ id: number }, Record<string, number | string>>(`SELECT f.account_id AS id FROM follows f WHERE ${conditions.join(" AND ")}`)
+      .all(params)
+      .map((r) => r.id);
+    const recipients = [author, ...followers];
+    sqlite
+      .query(
+        "INSERT OR IGNORE INTO home_feed (account_id, status_id, author_id, origin_author_id) SELECT value, $status, $author, $origin FROM json_each($recipients)",
+      )
+      .run({ status: status.id, author, origin, recipients: JSON.stringify(recipients) });
+    return recipients;
+  }
+
+  /** After a follow (or unmute): the followed account's recent statuses join the follower's feed. */
+  backfill(accountId: number, targetId: number) {
+    const now = this.clock.now();
+    this.db.run(sql`
+      INSERT OR IGNORE INTO home_feed (account_id, status_id, author_id, origin_author_id)
+      SELECT ${accountId}, s.id, s.account_id, COALESCE(o.account_id, s.account_id)
+      FROM statuses s
+      JOIN follows f ON f.account_id = ${accountId} AND f.target_account_id = s.account_id
+      LEFT JOIN statuses o ON o.id = s.reblog_of_id
+      WHERE s.account_id = ${targetId}
+        AND s.visibility IN ('public', 'unlisted', 'private')
+        AND (s.reblog_of_id IS NULL OR (f.show_reblogs = 1 AND o.account_id <> ${accountId} AND o.visibility IN ('public', 'unlisted', 'private')))
+        AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id IN (s.account_id, ${accountId})
+             OR EXISTS (SELECT 1 FROM follows f2 WHERE f2.account_id = ${accountId} AND f2.target_account_id = s.in_reply_to_account_id))
+        AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = ${accountId} AND m.target_account_id = COALESCE(o.account_id, s.account_id)
+                        AND (m.expires_at IS NULL OR m.expires_at > ${now}))
+        AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = ${accountId} AND b.target_account_id = COALESCE(o.account_id, s.account_id))
+      ORDER BY s.id DESC
+      LIMIT ${BACKFILL}`);
+  }
+
+  /** After an unfollow: what the account posted or boosted leaves the feed. */
+  removeAuthor(accountId: number, authorId: number) {
+    this.db.delete(homeFeed).where(and(eq(homeFeed.accountId, accountId), eq(homeFeed.authorId, authorId))).run();
+  }
+
+  /** Status ids of one page of the home timeline, newest first. */
+  page(accountId: number, page: Page): number[] {
+    const conditions = ["account_id = $account"];
+    const params: Record<string, number> = { account: accountId, limit: page.limit };
+    if (page.maxId !== undefined) (conditions.push("status_id < $max"), (params.max = page.maxId));
+    if (page.sinceId !== undefined) (conditions.push("status_id > $since"), (params.since = page.sinceId));
+    if (page.minId !== undefined) (conditions.push("status_id > $min"), (params.min = page.minId));
+    const forward = page.minId !== undefined;
+    const rows = this.db.$client
+      .query<{ id: number }, Record<string, number>>(
+        `SELECT status_id AS id FROM home_feed WHERE ${conditions.join(" AND ")} ORDER BY status_id ${forward ? "ASC" : "DESC"} LIMIT $limit`,
+      )
+      .all(params)
+      .map((r) => r.id);
+    return forward ? rows.reverse() : rows;
+  }
+
+  /** Does the feed hold this status (used by tests and the streaming fan-out)? */
+  contains(accountId: number, statusId: number): boolean {
+    return !!this.db
+      .select({ id: homeFeed.statusId })
+      .from(homeFeed)
+      .where(and(eq(homeFeed.accountId, accountId), or(eq(homeFeed.statusId, statusId))))
+      .get();
+  }
+}

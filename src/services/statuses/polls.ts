@@ -1,0 +1,109 @@
+import { and, eq, isNull, lte, sql } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import { changes, type Db } from "../../db/connection.ts";
+import { pollVotes, polls, type PollRow, type StatusRow } from "../../db/schema.ts";
+import type { IdGenerator } from "../../ids.ts";
+import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts";
+import type { ModerationService } from "../accounts/moderation.ts";
+import type { NotificationService } from "../notifications.ts";
+import type { TimerWheel } from "../timer-wheel.ts";
+import type { StatusReader } from "./reader.ts";
+
+/**
+ * Poll votes (Mastodon's VoteValidator, in its order) and the end of polls: when a poll's
+ * time comes, the wheel fires and its author and voters are told, exactly once (the
+ * ended_at flag is claimed in the same statement that checks it).
+ */
+export class PollService {
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private reader: StatusReader,
+    private moderation: ModerationService,
+    private notifications: NotificationService,
+    private wheel: TimerWheel,
+  ) {
+    wheel.handle("poll", (id) => this.end(Number(id)));
+  }
+
+  /** Puts every poll still open (or ended while the server was down) on the wheel. */
+  restore() {
+    for (const p of this.db.select({ id: polls.id, expiresAt: polls.expiresAt }).from(polls).where(isNull(polls.endedAt)).all()) {
+      this.wheel.schedule("poll", p.id, p.expiresAt);
+    }
+  }
+
+  scheduleEnd(pollId: number, expiresAt: number) {
+    this.wheel.schedule("poll", pollId, expiresAt);
+  }
+
+  /** The poll and its status, if the viewer may see the status. */
+  visiblePoll(pollId: number | null, viewerId: number | null): { poll: PollRow; status: StatusRow } {
+    const poll = pollId === null ? undefined : this.db.select().from(polls).where(eq(polls.id, pollId)).get();
+    if (!poll) throw notFound();
+    return { poll, status: this.reader.visibleRow(poll.statusId, viewerId) };
+  }
+
+  vote(actorId: number, pollId: number | null, choices: string[] | undefined): StatusRow {
+    const { poll, status } = this.visiblePoll(pollId, actorId);
+    if (choices === undefined) throw new ApiError(400, "param is missing or the value is empty: choices");
+    if (choices.length === 0) return status;
+    const blocks = this.moderation.blocked(actorId, [poll.accountId]);
+    if (blocks.blocking.has(poll.accountId) || blocks.blockedBy.has(poll.accountId)) throw forbidden();
+
+    const options = (JSON.parse(poll.options) as string[]).length;
+    const picked = choices.map((c) => (/^-?\d+$/.test(c.trim()) ? Number(c) : NaN));
+    this.db.transaction((tx) => {
+      const previous = tx.select({ choice: pollVotes.choice }).from(pollVotes).where(and(eq(pollVotes.pollId, poll.id), eq(pollVotes.accountId, actorId))).all();
+      const errors: string[] = [];
+      if (poll.expiresAt <= this.clock.now()) errors.push("The poll has already ended");
+      if (picked.some((c) => !Number.isInteger(c) || c < 0 || c >= options)) errors.push("The chosen vote option does not exist");
+      if (poll.accountId === actorId) errors.push("You cannot vote in your own polls");
+      const chosen = new Set<number>();
+      const again = picked.some((c) => {
+        const repeat = (!poll.multiple && (previous.length > 0 || chosen.size > 0)) || previous.some((p) => p.choice === c) || chosen.has(c);
+        chosen.add(c);
+        return repeat;
+      });
+      if (again) errors.push("You have already voted on this poll");
+      if (errors.length > 0) throw validationFailed(...errors);
+
+      const tallies = JSON.parse(poll.tallies) as number[];
+      for (const c of picked) {
+        tx.insert(pollVotes).values({ id: this.ids.next(), pollId: poll.id, accountId: actorId, choice: c, createdAt: this.clock.now() }).run();
+        tallies[c] = (tallies[c] ?? 0) + 1;
+      }
+      tx.update(polls)
+        .set({
+          tallies: JSON.stringify(tallies),
+          votesCount: sql`${polls.votesCount} + ${picked.length}`,
+          votersCount: previous.length === 0 ? sql`${polls.votersCount} + 1` : polls.votersCount,
+        })
+        .where(eq(polls.id, poll.id))
+        .run();
+    });
+    return status;
+  }
+
+  /** Ends a poll whose time has come: tells its author and every voter, once. */
+  end(pollId: number) {
+    const now = this.clock.now();
+    const poll = this.db.select().from(polls).where(eq(polls.id, pollId)).get();
+    if (!poll) return;
+    if (poll.expiresAt > now) {
+      this.wheel.schedule("poll", poll.id, poll.expiresAt);
+      return;
+    }
+    const claimed = this.db
+      .update(polls)
+      .set({ endedAt: now })
+      .where(and(eq(polls.id, pollId), isNull(polls.endedAt), lte(polls.expiresAt, now)))
+      .run();
+    if (changes(claimed) === 0) return;
+    const voters = this.db.selectDistinct({ id: pollVotes.accountId }).from(pollVotes).where(eq(pollVotes.pollId, pollId)).all();
+    for (const recipient of [poll.accountId, ...voters.map((v) => v.id)]) {
+      this.notifications.notify(recipient, poll.accountId, "poll", poll.statusId);
+    }
+  }
+}

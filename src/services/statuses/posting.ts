@@ -1,0 +1,265 @@
+import { getTableColumns, sql } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Config } from "../../config.ts";
+import type { Db } from "../../db/connection.ts";
+import { polls, statuses, type StatusRow, type UserRow } from "../../db/schema.ts";
+import { parseId, type IdGenerator } from "../../ids.ts";
+import { ApiError, unprocessable, validationFailed } from "../../errors.ts";
+import { LIMITS } from "../../limits.ts";
+import { normalizeLanguage } from "../../text/languages.ts";
+import { countableLength, formatText, graphemeLength, normalizeTag } from "../../text/format.ts";
+import type { AccountService } from "../accounts/accounts.ts";
+import type { ModerationService } from "../accounts/moderation.ts";
+import type { EventBus } from "../events.ts";
+import type { NotificationService } from "../notifications.ts";
+import type { Counters } from "./counters.ts";
+import type { HomeFeedService } from "./home-feed.ts";
+import type { StatusReader } from "./reader.ts";
+import { VISIBILITIES, type Visibility } from "./visibility.ts";
+
+export interface PollInput {
+  options: string[];
+  expiresIn?: number;
+  multiple?: boolean;
+  hideTotals?: boolean;
+}
+
+/** POST /api/v1/statuses parameters, as the route read them. */
+export interface StatusInput {
+  text?: string;
+  mediaIds?: string[];
+  poll?: PollInput;
+  inReplyToId?: string;
+  sensitive?: boolean;
+  spoilerText?: string;
+  visibility?: string;
+  language?: string;
+}
+
+/** A status that passed every check and can be published now or at its scheduled time. */
+export interface PreparedStatus {
+  accountId: number;
+  applicationId: number | null;
+  text: string;
+  spoilerText: string;
+  sensitive: boolean;
+  visibility: Visibility;
+  language: string | null;
+  inReplyToId: number | null;
+  mediaIds: number[];
+  poll: { options: string[]; expiresIn: number; multiple: boolean; hideTotals: boolean } | null;
+}
+
+/** Media checks and attachment, provided by the media service. */
+export interface MediaAttacher {
+  /** The caller's unattached media for these ids, in order; throws Mastodon's errors. */
+  resolve(accountId: number, ids: string[]): number[];
+  attach(tx: Db, statusId: number, mediaIds: number[]): void;
+}
+
+export const REPLY_NOT_FOUND = "The post you are trying to reply to does not appear to exist.";
+
+/** 500 graphemes can take many UTF-16 units (emoji sequences, combining marks), but not more than this. */
+const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
+
+/** Poll checks in Mastodon's order, grouped per attribute ("Choices", "Deadline"). */
+function pollErrors(poll: PollInput): string[] {
+  const groups = new Map<string, string[]>();
+  const add = (attribute: string, message: string) => (groups.get(attribute) ?? groups.set(attribute, []).get(attribute)!).push(message);
+  const options = poll.options;
+  if (options.length === 0) add("Choices", "can't be blank");
+  if (poll.expiresIn === undefined) add("Deadline", "can't be blank");
+  if (options.length < 2) add("Choices", "must have more than one item");
+  if (options.length > LIMITS.pollOptions) add("Choices", `can't contain more than ${LIMITS.pollOptions} items`);
+  if (options.some((o) => graphemeLength(o) > LIMITS.pollOptionCharacters)) add("Choices", `cannot be longer than ${LIMITS.pollOptionCharacters} characters each`);
+  if (new Set(options).size !== options.length) add("Choices", "contain duplicate items");
+  if (poll.expiresIn === undefined || poll.expiresIn > LIMITS.pollMaxExpiration) add("Deadline", "is too far into the future");
+  else if (poll.expiresIn < LIMITS.pollMinExpiration) add("Deadline", "is too soon");
+  return [...groups].flatMap(([attribute, messages]) => messages.map((m) => `${attribute} ${m}`));
+}
+
+/**
+ * PostStatusService: prepares (validates) and publishes statuses. Publishing is one
+ * transaction (row, mentions, tags, poll, media, counters, home feeds), then the
+ * notifications and the `status.created` event.
+ */
+export class PostingService {
+  media: MediaAttacher | null = null;
+  /** Called with each new poll so its end can be scheduled. */
+  onPoll: (pollId: number, expiresAt: number) => void = () => {};
+
+  private q;
+
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private config: Config,
+    private accounts: AccountService,
+    private moderation: ModerationService,
+    private reader: StatusReader,
+    private feed: HomeFeedService,
+    private notifications: NotificationService,
+    private events: EventBus,
+    private counters: Counters,
+  ) {
+    const sqlite = db.$client;
+    const columns = Object.fromEntries(Object.keys(getTableColumns(statuses)).map((k) => [k, sql.placeholder(k)]));
+    this.q = {
+      insertStatus: db.insert(statuses).values(columns as never).prepare(),
+      insertMentions: sqlite.query("INSERT INTO mentions (status_id, account_id) SELECT $status, value FROM json_each($ids)"),
+      insertTag: sqlite.query("INSERT OR IGNORE INTO tags (id, name, created_at) VALUES ($id, $name, $now)"),
+      tagStatus: sqlite.query("INSERT OR IGNORE INTO status_tags (status_id, tag_id) SELECT $status, id FROM tags WHERE name = $name"),
+      notifyFollowers: sqlite.query<{ id: number }, [number]>("SELECT account_id AS id FROM follows WHERE target_account_id = ? AND notify = 1"),
+    };
+  }
+
+  /** Validates a new status in Mastodon's order. Throws the error Mastodon would answer with. */
+  prepare(accountId: number, applicationId: number | null, input: StatusInput): PreparedStatus {
+    const user = this.accounts.user(accountId) as UserRow;
+    let inReplyTo: StatusRow | null = null;
+    if (input.inReplyToId !== undefined && input.inReplyToId !== "") {
+      try {
+        inReplyTo = this.reader.visibleRow(parseId(input.inReplyToId), accountId);
+      } catch {
+        throw new ApiError(404, REPLY_NOT_FOUND);
+      }
+      // Replying to a boost replies to what it boosted.
+      if (inReplyTo.reblogOfId !== null) inReplyTo = this.reader.visibleRow(inReplyTo.reblogOfId, accountId);
+    }
+
+    let mediaIds: number[] = [];
+    if (input.mediaIds && input.mediaIds.length > 0) {
+      if (input.mediaIds.length > LIMITS.mediaAttachments || input.poll) throw unprocessable(`Cannot attach more than ${LIMITS.mediaAttachments} files`);
+      if (!this.media) throw unprocessable(`Media ${input.mediaIds.join(", ")} not found or already attached to another post`);
+      mediaIds = this.media.resolve(accountId, input.mediaIds);
+    }
+
+    let text = (input.text ?? "").trim();
+    let spoilerText = (input.spoilerText ?? "").trim();
+    const sensitive = (input.sensitive ?? user.defaultSensitive) || spoilerText !== "";
+    if (text === "" && spoilerText !== "") {
+      text = spoilerText;
+      spoilerText = "";
+    }
+    const visibility = input.visibility ?? user.defaultPrivacy;
+
+    const errors: string[] = [];
+    if (!(VISIBILITIES as readonly string[]).includes(visibility)) errors.push("Visibility is not included in the list");
+    let language: string | null = null;
+    if (input.language !== undefined && input.language.trim() !== "") {
+      language = normalizeLanguage(input.language);
+      if (language === null) errors.push("Language is not included in the list");
+    } else {
+      language = normalizeLanguage(user.defaultLanguage ?? "") ?? normalizeLanguage(user.locale ?? "") ?? "en";
+    }
+    if (text === "" && mediaIds.length === 0) errors.push("Text can't be blank");
+    // The raw cap comes first: counting graphemes of a megabyte is work nobody asked for.
+    const raw = spoilerText.length + text.length;
+    if (raw > MAX_RAW_STATUS_LENGTH || countableLength(spoilerText + text) > LIMITS.statusCharacters) {
+      errors.push(`Text character limit of ${LIMITS.statusCharacters} exceeded`);
+    }
+    if (input.poll) errors.push(...pollErrors(input.poll));
+    if (errors.length > 0) throw validationFailed(...errors);
+
+    return {
+      accountId,
+      applicationId,
+      text,
+      spoilerText,
+      sensitive,
+      visibility: visibility as Visibility,
+      language,
+      inReplyToId: inReplyTo?.id ?? null,
+      mediaIds,
+      poll: input.poll
+        ? { options: input.poll.options, expiresIn: input.poll.expiresIn as number, multiple: !!input.poll.multiple, hideTotals: !!input.poll.hideTotals }
+        : null,
+    };
+  }
+
+  /** Writes a prepared status. `at` gives a scheduled status its planned time (and id). */
+  publish(prepared: PreparedStatus, at?: number): StatusRow {
+    const now = at ?? this.clock.now();
+    const id = at === undefined ? this.ids.next() : this.ids.at(at);
+    const parent = prepared.inReplyToId !== null ? (this.reader.findRow(prepared.inReplyToId) ?? null) : null;
+    const formatted = formatText(prepared.text, {
+      tagBaseUrl: `${this.config.publicUrl}/tags/`,
+      resolveMention: this.accounts.mentionResolver(this.config.domain),
+    });
+    // Mentions of accounts the author blocks are dropped, as Mastodon's ProcessMentionsService does.
+    const blocking = this.moderation.blocked(prepared.accountId, formatted.mentions.map((m) => m.id)).blocking;
+    const mentioned = formatted.mentions.filter((m) => !blocking.has(m.id));
+    const tagNames = [...new Set(formatted.tags.map(normalizeTag).filter((t) => t !== ""))];
+
+    const row: StatusRow = {
+      id,
+      accountId: prepared.accountId,
+      applicationId: prepared.applicationId,
+      text: prepared.text,
+      contentHtml: formatted.html,
+      spoilerText: prepared.spoilerText,
+      sensitive: prepared.sensitive,
+      visibility: prepared.visibility,
+      language: prepared.language,
+      inReplyToId: parent?.id ?? null,
+      inReplyToAccountId: parent?.accountId ?? null,
+      reblogOfId: null,
+      conversationId: parent?.conversationId ?? id,
+      mentions: JSON.stringify(mentioned.map((m) => ({ id: m.id, username: m.username }))),
+      tags: JSON.stringify(tagNames),
+      hasMedia: prepared.mediaIds.length > 0,
+      hasPoll: prepared.poll !== null,
+      repliesCount: 0,
+      reblogsCount: 0,
+      favouritesCount: 0,
+      createdAt: now,
+    };
+
+    let pollId: number | null = null;
+    let recipients: number[] = [];
+    this.db.transaction((tx) => {
+      this.q.insertStatus.run(row);
+      if (mentioned.length > 0) this.q.insertMentions.run({ status: id, ids: JSON.stringify(mentioned.map((m) => m.id)) });
+      for (const name of tagNames) {
+        this.q.insertTag.run({ id: this.ids.next(), name, now });
+        this.q.tagStatus.run({ status: id, name });
+      }
+      if (prepared.poll) {
+        pollId = this.ids.next();
+        tx.insert(polls)
+          .values({
+            id: pollId,
+            statusId: id,
+            accountId: prepared.accountId,
+            options: JSON.stringify(prepared.poll.options),
+            tallies: JSON.stringify(prepared.poll.options.map(() => 0)),
+            multiple: prepared.poll.multiple,
+            hideTotals: prepared.poll.hideTotals,
+            expiresAt: now + prepared.poll.expiresIn * 1000,
+            createdAt: now,
+          })
+          .run();
+      }
+      if (prepared.mediaIds.length > 0) this.media?.attach(tx as unknown as Db, id, prepared.mediaIds);
+      this.counters.authorPosted(prepared.accountId, row.visibility, now);
+      if (parent) this.counters.reply(parent.id, row.visibility, 1);
+      recipients = this.feed.deliver(tx, row, null);
+    });
+
+    if (pollId !== null) this.onPoll(pollId, now + (prepared.poll as { expiresIn: number }).expiresIn * 1000);
+    for (const m of mentioned) this.notifications.notify(m.id, prepared.accountId, "mention", id);
+    if (row.visibility !== "direct") {
+      for (const follower of this.followersToNotify(prepared.accountId)) {
+        if (!mentioned.some((m) => m.id === follower)) this.notifications.notify(follower, prepared.accountId, "status", id);
+      }
+    }
+    this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
+    return row;
+  }
+
+  /** Followers who asked to be told of every post (follow with notify=true). */
+  private followersToNotify(accountId: number): number[] {
+    return this.q.notifyFollowers.all(accountId).map((r) => r.id);
+  }
+}

@@ -1,0 +1,213 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { accounts, applications, pollVotes, polls, statuses, type AccountRow, type PollRow, type StatusRow } from "../../db/schema.ts";
+import { notFound } from "../../errors.ts";
+import { inJsonList, jsonList } from "../../db/prepared.ts";
+import { rowReader } from "../../db/rows.ts";
+import type { StatusPolicy } from "./visibility.ts";
+
+export interface PollView {
+  row: PollRow;
+  /** The viewer's chosen options; null for anonymous viewers. */
+  ownVotes: number[] | null;
+  expired: boolean;
+}
+
+export interface ViewerFlags {
+  favourited: boolean;
+  reblogged: boolean;
+  muted: boolean;
+  bookmarked: boolean;
+  pinned: boolean;
+}
+
+/** Everything needed to render one status for one viewer. */
+export interface StatusView {
+  row: StatusRow;
+  account: AccountRow;
+  application: { name: string; website: string | null } | null;
+  poll: PollView | null;
+  media: MediaView[];
+  reblog: StatusView | null;
+  /** Null when nobody is signed in. */
+  viewer: ViewerFlags | null;
+}
+
+/** An attachment as stored (filled in by the media service). */
+export interface MediaView {
+  id: number;
+  [key: string]: unknown;
+}
+
+export type MediaLoader = (statusIds: number[]) => Map<number, MediaView[]>;
+
+const APP_CACHE_LIMIT = 1000;
+const STATUS = rowReader(statuses);
+const ACCOUNT = rowReader(accounts);
+
+/**
+ * Loads statuses for rendering in a fixed number of queries per page, whatever its size:
+ * the rows (and boosted originals), their authors, polls with the viewer's votes, media,
+ * and the viewer's flags in one UNION query.
+ */
+export class StatusReader {
+  /** Application names never change after registration. */
+  private appCache = new Map<number, { name: string; website: string | null }>();
+  media: MediaLoader = () => new Map();
+
+  private q;
+
+  constructor(
+    db: Db,
+    private clock: Clock,
+    private policy: StatusPolicy,
+  ) {
+    const sqlite = db.$client;
+    this.q = {
+      status: sqlite.query<unknown[], [number]>(`SELECT ${STATUS.columns} ${STATUS.from} WHERE id = ?`),
+      statuses: sqlite.query<unknown[], [string]>(`SELECT ${STATUS.columns} ${STATUS.from} WHERE id IN (SELECT value FROM json_each(?))`),
+      accounts: sqlite.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id IN (SELECT value FROM json_each(?))`),
+      apps: db
+        .select({ id: applications.id, name: applications.name, website: applications.website })
+        .from(applications)
+        .where(inJsonList(applications.id, "ids"))
+        .prepare(),
+      polls: db.select().from(polls).where(inJsonList(polls.statusId, "ids")).prepare(),
+      votes: db
+        .select({ pollId: pollVotes.pollId, choice: pollVotes.choice })
+        .from(pollVotes)
+        .where(and(eq(pollVotes.accountId, sql.placeholder("account")), inJsonList(pollVotes.pollId, "ids")))
+        .orderBy(pollVotes.id)
+        .prepare(),
+      flags: db.$client.query<{ k: string; id: number }, [number, string, number, string, number, string, number, string, number, string]>(`
+        SELECT 'f' AS k, status_id AS id FROM favourites WHERE account_id = ? AND status_id IN (SELECT value FROM json_each(?))
+        UNION ALL SELECT 'b', status_id FROM bookmarks WHERE account_id = ? AND status_id IN (SELECT value FROM json_each(?))
+        UNION ALL SELECT 'r', reblog_of_id FROM statuses WHERE account_id = ? AND reblog_of_id IN (SELECT value FROM json_each(?))
+        UNION ALL SELECT 'p', status_id FROM status_pins WHERE account_id = ? AND status_id IN (SELECT value FROM json_each(?))
+        UNION ALL SELECT 'm', conversation_id FROM conversation_mutes WHERE account_id = ? AND conversation_id IN (SELECT value FROM json_each(?))`),
+    };
+  }
+
+  findRow(id: number): StatusRow | undefined {
+    const values = this.q.status.values(id)[0];
+    return values ? STATUS.map(values) : undefined;
+  }
+
+  rowsByIds(ids: number[]): StatusRow[] {
+    if (ids.length === 0) return [];
+    if (ids.length === 1) {
+      const row = this.findRow(ids[0] as number);
+      return row ? [row] : [];
+    }
+    return this.q.statuses.values(jsonList(ids)).map(STATUS.map);
+  }
+
+  /** The status if the viewer may see it (a boost needs its original visible too), else 404. */
+  visibleRow(id: number | null, viewerId: number | null): StatusRow {
+    const row = id === null ? undefined : this.findRow(id);
+    if (!row || !this.policy.canSee(row, viewerId)) throw notFound();
+    if (row.reblogOfId !== null) {
+      const original = this.findRow(row.reblogOfId);
+      if (!original || !this.policy.canSee(original, viewerId)) throw notFound();
+    }
+    return row;
+  }
+
+  /** Keeps the rows the viewer may see, boosts only when their original is visible too; order kept. */
+  visible(rows: StatusRow[], viewerId: number | null): StatusRow[] {
+    const originals = this.rowsByIds([...new Set(rows.filter((r) => r.reblogOfId !== null).map((r) => r.reblogOfId as number))]);
+    const visibleOriginals = new Set(this.policy.visible(originals, viewerId).map((r) => r.id));
+    return this.policy.visible(rows, viewerId).filter((r) => r.reblogOfId === null || visibleOriginals.has(r.reblogOfId));
+  }
+
+  view(row: StatusRow, viewerId: number | null): StatusView {
+    return this.views([row], viewerId)[0] as StatusView;
+  }
+
+  views(rows: StatusRow[], viewerId: number | null): StatusView[] {
+    if (rows.length === 0) return [];
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const missing = rows.filter((r) => r.reblogOfId !== null && !byId.has(r.reblogOfId)).map((r) => r.reblogOfId as number);
+    for (const r of this.rowsByIds([...new Set(missing)])) byId.set(r.id, r);
+    const all = [...byId.values()];
+
+    const accountIds = [...new Set(all.map((r) => r.accountId))];
+    const accountRows = this.q.accounts.values(jsonList(accountIds)).map(ACCOUNT.map);
+    const accountsById = new Map(accountRows.map((a) => [a.id, a]));
+    this.loadApps(all);
+    const pollsByStatus = this.loadPolls(all, viewerId);
+    const mediaByStatus = all.some((r) => r.hasMedia) ? this.media(all.filter((r) => r.hasMedia).map((r) => r.id)) : new Map();
+    const flags = viewerId === null ? null : this.viewerFlags(all, viewerId);
+
+    const build = (row: StatusRow): StatusView | null => {
+      const account = accountsById.get(row.accountId);
+      if (!account) return null;
+      const reblogRow = row.reblogOfId !== null ? byId.get(row.reblogOfId) : undefined;
+      const reblog = reblogRow ? build(reblogRow) : null;
+      if (row.reblogOfId !== null && !reblog) return null;
+      // A boost shows its original's flags, as Mastodon does for single statuses.
+      const subject = reblogRow ?? row;
+      return {
+        row,
+        account,
+        application: row.applicationId !== null ? (this.appCache.get(row.applicationId) ?? null) : null,
+        poll: pollsByStatus.get(row.id) ?? null,
+        media: mediaByStatus.get(row.id) ?? [],
+        reblog,
+        viewer: flags
+          ? {
+              favourited: flags.favourited.has(subject.id),
+              reblogged: flags.reblogged.has(subject.id),
+              muted: flags.muted.has(subject.conversationId),
+              bookmarked: flags.bookmarked.has(subject.id),
+              pinned: row.reblogOfId === null && flags.pinned.has(row.id),
+            }
+          : null,
+      };
+    };
+    return rows.map(build).filter((v): v is StatusView => v !== null);
+  }
+
+  private loadApps(rows: StatusRow[]) {
+    const wanted = [...new Set(rows.map((r) => r.applicationId).filter((id): id is number => id !== null && !this.appCache.has(id)))];
+    if (wanted.length === 0) return;
+    if (this.appCache.size > APP_CACHE_LIMIT) this.appCache.clear();
+    for (const app of this.q.apps.all({ ids: jsonList(wanted) })) {
+      this.appCache.set(app.id, { name: app.name, website: app.website || null });
+    }
+  }
+
+  private loadPolls(rows: StatusRow[], viewerId: number | null): Map<number, PollView> {
+    const ids = rows.filter((r) => r.hasPoll).map((r) => r.id);
+    const out = new Map<number, PollView>();
+    if (ids.length === 0) return out;
+    const pollRows = this.q.polls.all({ ids: jsonList(ids) });
+    const votes = new Map<number, number[]>();
+    if (viewerId !== null && pollRows.length > 0) {
+      for (const v of this.q.votes.all({ account: viewerId, ids: jsonList(pollRows.map((p) => p.id)) })) {
+        (votes.get(v.pollId) ?? votes.set(v.pollId, []).get(v.pollId)!).push(v.choice);
+      }
+    }
+    const now = this.clock.now();
+    for (const p of pollRows) {
+      out.set(p.statusId, { row: p, ownVotes: viewerId === null ? null : (votes.get(p.id) ?? []), expired: p.expiresAt <= now });
+    }
+    return out;
+  }
+
+  private viewerFlags(rows: StatusRow[], viewerId: number) {
+    const ids = jsonList(rows.map((r) => r.id));
+    const conversations = jsonList([...new Set(rows.map((r) => r.conversationId))]);
+    const found = this.q.flags.all(viewerId, ids, viewerId, ids, viewerId, ids, viewerId, ids, viewerId, conversations);
+    const flags = { favourited: new Set<number>(), bookmarked: new Set<number>(), reblogged: new Set<number>(), pinned: new Set<number>(), muted: new Set<number>() };
+    for (const f of found) {
+      if (f.k === "f") flags.favourited.add(f.id);
+      else if (f.k === "b") flags.bookmarked.add(f.id);
+      else if (f.k === "r") flags.reblogged.add(f.id);
+      else if (f.k === "p") flags.pinned.add(f.id);
+      else flags.muted.add(f.id);
+    }
+    return flags;
+  }
+}

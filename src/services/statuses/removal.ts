@@ -1,0 +1,54 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "../../db/connection.ts";
+import { homeFeed, statuses, type StatusRow } from "../../db/schema.ts";
+import type { EventBus } from "../events.ts";
+import type { NotificationService } from "../notifications.ts";
+import type { Counters } from "./counters.ts";
+import type { RenderCache } from "./render-cache.ts";
+
+/**
+ * Deletes statuses with everything that hangs on them. Boosts of a deleted status go with
+ * it; counters (statuses, replies, boosts) are set right; media stay, unattached, so a
+ * delete-and-redraft can reuse them. Each removed status is announced with the home feeds
+ * that held it, so streams can tell exactly those readers.
+ */
+export class RemovalService {
+  constructor(
+    private db: Db,
+    private notifications: NotificationService,
+    private events: EventBus,
+    private counters: Counters,
+    private cache: RenderCache,
+  ) {}
+
+  remove(row: StatusRow) {
+    const removed: { row: StatusRow; homeRecipients: number[] }[] = [];
+    this.db.transaction((tx) => {
+      const boosts = row.reblogOfId === null ? tx.select().from(statuses).where(eq(statuses.reblogOfId, row.id)).all() : [];
+      for (const target of [...boosts, row]) {
+        const recipients = tx
+          .select({ id: homeFeed.accountId })
+          .from(homeFeed)
+          .where(eq(homeFeed.statusId, target.id))
+          .all()
+          .map((r) => r.id);
+        this.counters.authorUnposted(target.accountId, target.visibility);
+        if (target.reblogOfId !== null && target.reblogOfId !== row.id) this.counters.reblogs(target.reblogOfId, -1);
+        if (target.inReplyToId !== null) this.counters.reply(target.inReplyToId, target.visibility, -1);
+        // Mentions, tags, favourites, bookmarks, pins, feed entries, notifications and the
+        // poll go by foreign key; media are detached (ON DELETE SET NULL).
+        tx.delete(statuses).where(eq(statuses.id, target.id)).run();
+        removed.push({ row: target, homeRecipients: recipients });
+      }
+    });
+    for (const { row: gone, homeRecipients } of removed) {
+      this.cache.invalidateStatus(gone.id);
+      if (gone.reblogOfId !== null) {
+        const original = gone.reblogOfId;
+        const originalAuthor = this.db.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, original)).get();
+        if (originalAuthor) this.notifications.withdraw(originalAuthor.accountId, gone.accountId, "reblog", original);
+      }
+      this.events.emit({ type: "status.deleted", status: gone, homeRecipients });
+    }
+  }
+}

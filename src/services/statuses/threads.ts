@@ -1,0 +1,103 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/connection.ts";
+import { accounts, favourites, statuses, type StatusRow } from "../../db/schema.ts";
+import type { ModerationService } from "../accounts/moderation.ts";
+import type { ListedAccount } from "../accounts/follows.ts";
+import { finishPage, pageQuery, type Page } from "../pagination.ts";
+import type { StatusReader } from "./reader.ts";
+
+/** Mastodon's context limits: tighter for anonymous readers. */
+const ANONYMOUS = { ancestors: 40, descendants: 60, depth: 20 };
+const SIGNED_IN = { ancestors: 4096, descendants: 4096, depth: 4096 };
+
+/**
+ * Threads around a status: its ancestors (root first), its descendants (depth-first, with
+ * the authors' self-replies promoted as Mastodon does), and who boosted or favourited it.
+ */
+export class ThreadService {
+  constructor(
+    private db: Db,
+    private reader: StatusReader,
+    private moderation: ModerationService,
+  ) {}
+
+  context(row: StatusRow, viewerId: number | null): { ancestors: StatusRow[]; descendants: StatusRow[] } {
+    const limits = viewerId === null ? ANONYMOUS : SIGNED_IN;
+    const ancestorIds = this.db.all<{ id: number }>(sql`
+      WITH RECURSIVE up(id, depth) AS (
+        SELECT in_reply_to_id, 1 FROM statuses WHERE id = ${row.id} AND in_reply_to_id IS NOT NULL
+        UNION ALL
+        SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id
+        WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ${limits.ancestors}
+      )
+      SELECT id FROM up ORDER BY depth DESC`);
+    const descendantIds = this.db.all<{ id: number }>(sql`
+      WITH RECURSIVE down(id, path, depth) AS (
+        SELECT id, printf('%016d', id), 1 FROM statuses WHERE in_reply_to_id = ${row.id}
+        UNION ALL
+        SELECT s.id, down.path || '/' || printf('%016d', s.id), down.depth + 1
+        FROM down JOIN statuses s ON s.in_reply_to_id = down.id WHERE down.depth < ${limits.depth}
+      )
+      SELECT id FROM down ORDER BY path LIMIT ${limits.descendants}`);
+    return {
+      ancestors: this.filter(this.inOrder(ancestorIds), viewerId),
+      descendants: promoteSelfReplies(this.filter(this.inOrder(descendantIds), viewerId)),
+    };
+  }
+
+  private inOrder(ids: { id: number }[]): StatusRow[] {
+    const byId = new Map(this.reader.rowsByIds(ids.map((r) => r.id)).map((r) => [r.id, r]));
+    return ids.map((r) => byId.get(r.id)).filter((r): r is StatusRow => r !== undefined);
+  }
+
+  /** What the viewer may see, without authors they block or mute (their own kept). */
+  private filter(rows: StatusRow[], viewerId: number | null): StatusRow[] {
+    const visible = this.reader.visible(rows, viewerId);
+    if (viewerId === null) return visible;
+    const hidden = this.moderation.hiddenAccounts(viewerId);
+    return visible.filter((r) => r.accountId === viewerId || !hidden.has(r.accountId));
+  }
+
+  rebloggedBy(statusId: number, viewerId: number | null, page: Page): ListedAccount[] {
+    const q = pageQuery(statuses.id, page);
+    const rows = this.db
+      .select({ account: accounts, cursor: statuses.id })
+      .from(statuses)
+      .innerJoin(accounts, eq(accounts.id, statuses.accountId))
+      .where(and(eq(statuses.reblogOfId, statusId), sql`${statuses.visibility} IN ('public', 'unlisted')`, q.where, this.notHidden(viewerId)))
+      .orderBy(q.orderBy)
+      .limit(page.limit)
+      .all();
+    return finishPage(rows, q.reverse);
+  }
+
+  favouritedBy(statusId: number, viewerId: number | null, page: Page): ListedAccount[] {
+    const q = pageQuery(favourites.id, page);
+    const rows = this.db
+      .select({ account: accounts, cursor: favourites.id })
+      .from(favourites)
+      .innerJoin(accounts, eq(accounts.id, favourites.accountId))
+      .where(and(eq(favourites.statusId, statusId), q.where, this.notHidden(viewerId)))
+      .orderBy(q.orderBy)
+      .limit(page.limit)
+      .all();
+    return finishPage(rows, q.reverse);
+  }
+
+  private notHidden(viewerId: number | null) {
+    if (viewerId === null) return undefined;
+    const hidden = [...this.moderation.hiddenAccounts(viewerId)];
+    return hidden.length ? sql`${accounts.id} NOT IN (${sql.join(hidden.map((id) => sql`${id}`), sql`, `)})` : undefined;
+  }
+}
+
+/** Mastodon's promote_by!: replies of authors to themselves move ahead of other replies, order kept. */
+function promoteSelfReplies(rows: StatusRow[]): StatusRow[] {
+  const isSelf = (r: StatusRow) => r.inReplyToAccountId === r.accountId;
+  const insertAt = rows.findIndex((r) => !isSelf(r));
+  if (insertAt < 0) return rows;
+  const head = rows.slice(0, insertAt);
+  const rest = rows.slice(insertAt);
+  return [...head, ...rest.filter(isSelf), ...rest.filter((r) => !isSelf(r))];
+}
+

@@ -1,0 +1,212 @@
+import { and, desc, eq, gt, lt, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/connection.ts";
+import { bookmarks, favourites, statusPins, statuses, statusTags, tags, type StatusRow } from "../../db/schema.ts";
+import { normalizeTag } from "../../text/format.ts";
+import type { ModerationService } from "../accounts/moderation.ts";
+import type { Page } from "../pagination.ts";
+import type { HomeFeedService } from "./home-feed.ts";
+import type { StatusReader } from "./reader.ts";
+
+/** A page of statuses with the cursor each one was found by (for Link headers). */
+export interface TimelinePage {
+  rows: StatusRow[];
+  /** Cursor of the oldest and newest entry (a bookmark's or favourite's own id on those lists). */
+  first: number | null;
+  last: number | null;
+  /** Whether the query returned a full page (there may be more). */
+  full: boolean;
+}
+
+// The exact predicate of the statuses_public partial index, so SQLite can use it.
+const PUBLIC_TIMELINE = sql.raw("visibility = 'public' AND reblog_of_id IS NULL AND (in_reply_to_id IS NULL OR in_reply_to_account_id = account_id)");
+
+function cursorConditions(column: SQL | import("drizzle-orm/sqlite-core").SQLiteColumn, page: Page): SQL[] {
+  const out: SQL[] = [];
+  if (page.maxId !== undefined) out.push(lt(column as never, page.maxId));
+  if (page.sinceId !== undefined) out.push(gt(column as never, page.sinceId));
+  if (page.minId !== undefined) out.push(gt(column as never, page.minId));
+  return out;
+}
+
+function pageOf(rows: StatusRow[], limit: number, cursors?: number[]): TimelinePage {
+  const ids = cursors ?? rows.map((r) => r.id);
+  return { rows, first: ids[0] ?? null, last: ids[ids.length - 1] ?? null, full: ids.length >= limit && limit > 0 };
+}
+
+export interface PublicOptions {
+  onlyMedia?: boolean;
+  remote?: boolean;
+}
+
+export interface AccountTimelineOptions {
+  pinned?: boolean;
+  excludeReplies?: boolean;
+  excludeReblogs?: boolean;
+  onlyMedia?: boolean;
+  tagged?: string;
+}
+
+export class TimelineService {
+  constructor(
+    private db: Db,
+    private reader: StatusReader,
+    private feed: HomeFeedService,
+    private moderation: ModerationService,
+  ) {}
+
+  private hidden(viewerId: number | null): number[] {
+    return viewerId === null ? [] : [...this.moderation.hiddenAccounts(viewerId)];
+  }
+
+  /** Rows in the page's order; `forward` pages were read oldest first and are turned around. */
+  private run(query: { where: SQL[]; orderColumn: SQL | import("drizzle-orm/sqlite-core").SQLiteColumn }, page: Page): StatusRow[] {
+    const forward = page.minId !== undefined;
+    const rows = this.db
+      .select()
+      .from(statuses)
+      .where(and(...query.where, ...cursorConditions(query.orderColumn, page)))
+      .orderBy(forward ? (query.orderColumn as never) : desc(query.orderColumn as never))
+      .limit(page.limit)
+      .all();
+    return forward ? rows.reverse() : rows;
+  }
+
+  home(viewerId: number, page: Page): TimelinePage {
+    const ids = this.feed.page(viewerId, page);
+    const byId = new Map(this.reader.rowsByIds(ids).map((r) => [r.id, r]));
+    const rows = ids.map((id) => byId.get(id)).filter((r): r is StatusRow => r !== undefined);
+    return { ...pageOf(this.reader.visible(rows, viewerId), page.limit, ids), full: ids.length >= page.limit };
+  }
+
+  public(viewerId: number | null, page: Page, options: PublicOptions): TimelinePage {
+    // Every status here is local: asking for remote ones gets none.
+    if (options.remote) return pageOf([], page.limit);
+    const hidden = this.hidden(viewerId);
+    const rows = this.run(
+      {
+        where: [
+          PUBLIC_TIMELINE,
+          ...(options.onlyMedia ? [sql`has_media = 1`] : []),
+          ...(hidden.length ? [sql`account_id NOT IN (${sql.join(hidden.map((id) => sql`${id}`), sql`, `)})`] : []),
+        ],
+        orderColumn: statuses.id,
+      },
+      page,
+    );
+    return pageOf(rows, page.limit);
+  }
+
+  /** Public statuses carrying the tag (and any of `any`, all of `all`, none of `none`). */
+  tag(viewerId: number | null, name: string, page: Page, options: { any?: string[]; all?: string[]; none?: string[]; onlyMedia?: boolean; remote?: boolean }): TimelinePage {
+    if (options.remote) return pageOf([], page.limit);
+    const tagIds = (names: string[] | undefined) =>
+      (names ?? [])
+        .slice(0, 4)
+        .map((n) => this.db.select({ id: tags.id }).from(tags).where(eq(tags.name, normalizeTag(n))).get()?.id)
+        .filter((id): id is number => id !== undefined);
+    const main = this.db.select({ id: tags.id }).from(tags).where(eq(tags.name, normalizeTag(name))).get();
+    const anyIds = [...(main ? [main.id] : []), ...tagIds(options.any)];
+    if (anyIds.length === 0) return pageOf([], page.limit);
+    const allNames = (options.all ?? []).slice(0, 4);
+    const allIds = tagIds(allNames);
+    if (allIds.length < allNames.length) return pageOf([], page.limit);
+    const noneIds = tagIds(options.none);
+    const hidden = this.hidden(viewerId);
+    const forward = page.minId !== undefined;
+    const rows = this.db
+      .select({ status: statuses })
+      .from(statusTags)
+      .innerJoin(statuses, eq(statuses.id, statusTags.statusId))
+      .where(
+        and(
+          anyIds.length === 1 ? eq(statusTags.tagId, anyIds[0]!) : sql`${statusTags.tagId} IN (${sql.join(anyIds.map((id) => sql`${id}`), sql`, `)})`,
+          sql`${statuses.visibility} = 'public'`,
+          ...cursorConditions(statusTags.statusId, page),
+          ...allIds.map((id) => sql`EXISTS (SELECT 1 FROM status_tags a WHERE a.status_id = ${statuses.id} AND a.tag_id = ${id})`),
+          ...noneIds.map((id) => sql`NOT EXISTS (SELECT 1 FROM status_tags n WHERE n.status_id = ${statuses.id} AND n.tag_id = ${id})`),
+          ...(options.onlyMedia ? [sql`${statuses.hasMedia} = 1`] : []),
+          ...(hidden.length ? [sql`${statuses.accountId} NOT IN (${sql.join(hidden.map((id) => sql`${id}`), sql`, `)})`] : []),
+        ),
+      )
+      .groupBy(statusTags.statusId)
+      .orderBy(forward ? statusTags.statusId : desc(statusTags.statusId))
+      .limit(page.limit)
+      .all()
+      .map((r) => r.status);
+    return pageOf(forward ? rows.reverse() : rows, page.limit);
+  }
+
+  /** An account's statuses as the viewer may see them (Mastodon's AccountStatusesFilter). */
+  account(viewerId: number | null, accountId: number, page: Page, options: AccountTimelineOptions): TimelinePage {
+    if (viewerId !== null && viewerId !== accountId && this.moderation.isBlocking(accountId, viewerId)) return pageOf([], page.limit);
+    const where: SQL[] = [eq(statuses.accountId, accountId)];
+    if (viewerId !== accountId) {
+      const follows =
+        viewerId !== null &&
+        !!this.db.get(sql`SELECT 1 FROM follows WHERE account_id = ${viewerId} AND target_account_id = ${accountId}`);
+      const mentioning = viewerId === null ? sql`0` : sql`${statuses.id} IN (SELECT status_id FROM mentions WHERE account_id = ${viewerId})`;
+      where.push(
+        follows
+          ? sql`(${statuses.visibility} IN ('public', 'unlisted', 'private') OR ${mentioning})`
+          : sql`(${statuses.visibility} IN ('public', 'unlisted') OR ${mentioning})`,
+      );
+    }
+    if (options.excludeReplies) where.push(sql`(${statuses.inReplyToId} IS NULL OR ${statuses.inReplyToAccountId} = ${statuses.accountId})`);
+    if (options.excludeReblogs) where.push(sql`${statuses.reblogOfId} IS NULL`);
+    if (options.onlyMedia) where.push(sql`${statuses.hasMedia} = 1`);
+    if (options.tagged !== undefined) {
+      where.push(sql`${statuses.id} IN (SELECT st.status_id FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ${normalizeTag(options.tagged)})`);
+    }
+    if (options.pinned) {
+      // Pins are few (five at most): all of them, newest pin first, on the first page only.
+      if (page.maxId !== undefined || page.minId !== undefined || page.sinceId !== undefined) return pageOf([], page.limit);
+      const rows = this.db
+        .select({ status: statuses })
+        .from(statusPins)
+        .innerJoin(statuses, eq(statuses.id, statusPins.statusId))
+        .where(and(eq(statusPins.accountId, accountId), ...where))
+        .orderBy(desc(statusPins.id))
+        .all()
+        .map((r) => r.status);
+      return { ...pageOf(rows, page.limit), full: false };
+    }
+    const rows = this.run({ where, orderColumn: statuses.id }, page);
+    const hidden = new Set(this.hidden(viewerId));
+    const visible = hidden.size === 0 ? rows : this.withoutBoostsOf(rows, hidden);
+    return { ...pageOf(this.reader.visible(visible, viewerId), page.limit, rows.map((r) => r.id)), full: rows.length >= page.limit };
+  }
+
+  private withoutBoostsOf(rows: StatusRow[], hidden: Set<number>): StatusRow[] {
+    const originals = new Map(this.reader.rowsByIds(rows.filter((r) => r.reblogOfId !== null).map((r) => r.reblogOfId as number)).map((r) => [r.id, r]));
+    return rows.filter((r) => r.reblogOfId === null || !hidden.has(originals.get(r.reblogOfId)?.accountId ?? -1));
+  }
+
+  bookmarks(viewerId: number, page: Page): TimelinePage {
+    return this.savedList(bookmarks, viewerId, page);
+  }
+
+  favourites(viewerId: number, page: Page): TimelinePage {
+    return this.savedList(favourites, viewerId, page);
+  }
+
+  /** Bookmarks and favourites page by their own ids, newest saved first. */
+  private savedList(table: typeof bookmarks | typeof favourites, viewerId: number, page: Page): TimelinePage {
+    const forward = page.minId !== undefined;
+    const found = this.db
+      .select({ cursor: table.id, status: statuses })
+      .from(table)
+      .innerJoin(statuses, eq(statuses.id, table.statusId))
+      .where(and(eq(table.accountId, viewerId), ...cursorConditions(table.id, page)))
+      .orderBy(forward ? table.id : desc(table.id))
+      .limit(page.limit)
+      .all();
+    if (forward) found.reverse();
+    const visible = new Set(this.reader.visible(found.map((f) => f.status), viewerId).map((r) => r.id));
+    return {
+      rows: found.map((f) => f.status).filter((s) => visible.has(s.id)),
+      first: found[0]?.cursor ?? null,
+      last: found[found.length - 1]?.cursor ?? null,
+      full: found.length >= page.limit && page.limit > 0,
+    };
+  }
+}

@@ -1,0 +1,136 @@
+import type { Clock } from "../clock.ts";
+import { log } from "../log.ts";
+
+const SLOT_MS = 1000;
+const SLOTS = 512;
+
+interface Timer {
+  key: string;
+  dueAt: number;
+  /** Full turns of the wheel left before the timer's slot is really its time. */
+  rounds: number;
+  slot: number;
+}
+
+/**
+ * A hashed timer wheel over the injectable clock: 512 one-second slots, each timer in the
+ * slot of its due second with a count of remaining turns. Adding and cancelling are O(1);
+ * each tick looks at one slot. Timers hold only a key and a time (the work they stand for
+ * lives in SQLite and is re-read when they fire), so 100,000 pending schedules stay small,
+ * and a restart rebuilds the wheel from the database.
+ *
+ * The wheel ticks every second of real time and also whenever a test moves the clock.
+ */
+export class TimerWheel {
+  private slots: Map<string, Timer>[] = Array.from({ length: SLOTS }, () => new Map());
+  private timers = new Map<string, Timer>();
+  private handlers = new Map<string, (id: string) => void | Promise<void>>();
+  /** The last second the wheel has processed. */
+  private cursor: number;
+  private interval: ReturnType<typeof setInterval> | null = null;
+  private stopJump: () => void;
+  private ticking = false;
+
+  constructor(private clock: Clock) {
+    this.cursor = Math.floor(clock.now() / SLOT_MS) - 1;
+    this.stopJump = clock.onJump(() => this.tick());
+  }
+
+  /** Handles timers whose key starts with `kind:`; the rest of the key is passed on. */
+  handle(kind: string, handler: (id: string) => void | Promise<void>) {
+    this.handlers.set(kind, handler);
+  }
+
+  start() {
+    this.interval ??= setInterval(() => this.tick(), SLOT_MS / 4);
+    this.interval.unref?.();
+    this.tick();
+  }
+
+  stop() {
+    if (this.interval) clearInterval(this.interval);
+    this.interval = null;
+    this.stopJump();
+  }
+
+  get size() {
+    return this.timers.size;
+  }
+
+  schedule(kind: string, id: string | number, dueAt: number) {
+    const key = `${kind}:${id}`;
+    this.cancelKey(key);
+    const second = Math.floor(dueAt / SLOT_MS);
+    // Due already (or in the current second): the next tick fires it.
+    const ahead = Math.max(0, second - this.cursor - 1);
+    const slot = (this.cursor + 1 + ahead) % SLOTS;
+    const timer: Timer = { key, dueAt, rounds: Math.floor(ahead / SLOTS), slot };
+    this.slots[slot]!.set(key, timer);
+    this.timers.set(key, timer);
+    if (dueAt <= this.clock.now()) queueMicrotask(() => this.tick());
+  }
+
+  cancel(kind: string, id: string | number) {
+    this.cancelKey(`${kind}:${id}`);
+  }
+
+  private cancelKey(key: string) {
+    const existing = this.timers.get(key);
+    if (!existing) return;
+    this.slots[existing.slot]!.delete(key);
+    this.timers.delete(key);
+  }
+
+  /** Processes every second from the cursor up to now. */
+  tick() {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      const now = this.clock.now();
+      const target = Math.floor(now / SLOT_MS);
+      if (target - this.cursor > SLOTS) {
+        // The clock jumped more than a whole turn: one pass over every timer is cheaper.
+        this.cursor = target;
+        this.reslot(now);
+        return;
+      }
+      while (this.cursor < target) {
+        this.cursor++;
+        const slot = this.slots[this.cursor % SLOTS]!;
+        for (const timer of [...slot.values()]) {
+          if (timer.rounds > 0) timer.rounds--;
+          else this.fire(timer);
+        }
+      }
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private reslot(now: number) {
+    const all = [...this.timers.values()];
+    this.timers.clear();
+    for (const s of this.slots) s.clear();
+    for (const timer of all) {
+      if (timer.dueAt <= now) this.fire(timer);
+      else {
+        const [kind, ...rest] = timer.key.split(":");
+        this.schedule(kind as string, rest.join(":"), timer.dueAt);
+      }
+    }
+  }
+
+  private fire(timer: Timer) {
+    this.slots[timer.slot]!.delete(timer.key);
+    this.timers.delete(timer.key);
+    const colon = timer.key.indexOf(":");
+    const handler = this.handlers.get(timer.key.slice(0, colon));
+    if (!handler) return;
+    try {
+      const result = handler(timer.key.slice(colon + 1));
+      if (result instanceof Promise) result.catch((e) => log("error", "timer failed", { timer: timer.key, error: String(e) }));
+    } catch (e) {
+      log("error", "timer failed", { timer: timer.key, error: String(e) });
+    }
+  }
+}
