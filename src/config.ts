@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { parseCidrList, type Cidr } from "./net/ip.ts";
 
@@ -16,6 +17,8 @@ export interface Config {
   contactEmail: string;
   /** Log one line per request to stdout. */
   logRequests: boolean;
+  /** Background media processing jobs at a time. */
+  mediaWorkers: number;
 }
 
 export class ConfigError extends Error {}
@@ -39,6 +42,13 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (["true", "1", "yes", "on"].includes(value)) return true;
   if (["false", "0", "no", "off"].includes(value)) return false;
   throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+function positiveInt(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 256) throw new ConfigError(`${name} must be a whole number from 1 to 256 (got "${raw}")`);
+  return Number(raw);
 }
 
 /** Reads and validates the environment; throws ConfigError naming the variable at fault. */
@@ -87,5 +97,6 @@ export function loadConfig(env: Env = process.env): Config {
     instanceTitle: env.INSTANCE_TITLE?.trim() || "Rookery",
     contactEmail: env.CONTACT_EMAIL?.trim() || "",
     logRequests: bool(env, "LOG_REQUESTS", true),
+    mediaWorkers: positiveInt(env, "MEDIA_WORKERS", Math.max(1, availableParallelism() - 1)),
   };
 }

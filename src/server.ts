@@ -8,6 +8,7 @@ import { createEdge, SERVER_BODY_LIMIT } from "./http/edge.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
 import { MediaStorage } from "./media/storage.ts";
+import { serializeAttachment } from "./serializers/media.ts";
 import { createServices } from "./services/index.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
 
@@ -66,9 +67,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     keys,
     services,
     urls: { publicUrl: config.publicUrl, media: (path) => storage.url(path) },
+    serializeMedia: serializeAttachment,
   };
   const app = createApp(ctx);
   services.polls.restore();
+  services.media.restore();
+  services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
   handler = createEdge(ctx, app);
 
@@ -83,6 +87,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       stopping ??= (async () => {
         await server.stop();
         services.wheel.stop();
+        await services.media.queue.stop();
         services.writes.flush();
         database.close();
         log("info", "stopped");

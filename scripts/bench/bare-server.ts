@@ -2,4 +2,11 @@
 import { Elysia } from "elysia";
 
 const port = Number(process.env.PORT ?? 3901);
-new Elysia().get("/", () => ({ hello: "world" })).listen({ port, hostname: "127.0.0.1" });
+new Elysia()
+  .get("/", () => ({ hello: "world" }))
+  // The upload baseline: receive and parse the same multipart body, do nothing with it.
+  .post("/upload", async ({ request }) => {
+    const form = await request.formData();
+    return { bytes: (form.get("file") as File).size };
+  })
+  .listen({ port, hostname: "127.0.0.1" });

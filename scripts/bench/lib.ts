@@ -42,7 +42,9 @@ export async function startBaseline(port: number): Promise<Child> {
 
 export async function startRookery(port: number, env: Record<string, string> = {}): Promise<Child & { dataDir: string; cli(args: string[]): string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "rookery-bench-"));
-  const fullEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), RATE_LIMITS: "off", LOG_REQUESTS: "false", ...env };
+  // MALLOC_ARENA_MAX=2 as `npm start` runs it: glibc's per-thread arenas otherwise hold on
+  // to the memory of image decoding.
+  const fullEnv = { ...process.env, MALLOC_ARENA_MAX: "2", DATA_DIR: dataDir, PORT: String(port), RATE_LIMITS: "off", LOG_REQUESTS: "false", ...env };
   const proc = spawn([BUN, join(ROOT, "src/main.ts"), "serve"], { env: fullEnv, stdout: "ignore", stderr: "inherit", cwd: ROOT });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/api/v1/streaming/health`, proc);

@@ -391,3 +391,43 @@ export const notifications = sqliteTable(
 export type StatusRow = typeof statuses.$inferSelect;
 export type PollRow = typeof polls.$inferSelect;
 export type NotificationRow = typeof notifications.$inferSelect;
+
+/**
+ * Uploaded media. While `processing` is queued or in_progress the raw upload waits in
+ * `upload_file` (the queue's persistent job); `file` is the processed original.
+ */
+export const mediaAttachments = sqliteTable(
+  "media_attachments",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    statusId: integer("status_id").references(() => statuses.id, { onDelete: "set null" }),
+    /** Order among the status's attachments. */
+    position: integer("position").notNull().default(0),
+    /** image | unknown */
+    type: text("type").notNull(),
+    /** queued | in_progress | complete | failed */
+    processing: text("processing").notNull(),
+    uploadFile: text("upload_file"),
+    file: text("file"),
+    preview: text("preview"),
+    /** A custom thumbnail stands in for the generated preview. */
+    thumbnail: text("thumbnail"),
+    /** JSON: {original?, small?, focus?} as the Attachment entity shows it. */
+    meta: text("meta").notNull().default("{}"),
+    description: text("description"),
+    blurhash: text("blurhash"),
+    createdAt: integer("created_at").notNull(),
+    /** When a deleted status let go of it: the start of its redraft grace period. */
+    detachedAt: integer("detached_at"),
+  },
+  (t) => [
+    index("media_attachments_status").on(t.statusId, t.position),
+    index("media_attachments_account").on(t.accountId, t.id),
+    index("media_attachments_unattached").on(t.createdAt).where(sql`status_id IS NULL`),
+  ],
+);
+
+export type MediaRow = typeof mediaAttachments.$inferSelect;

@@ -10,6 +10,7 @@ import { followRequestRoutes } from "./follow-requests.ts";
 import { parseBody } from "./input.ts";
 import { instanceRoutes } from "./instance.ts";
 import { oauthRoutes } from "./oauth.ts";
+import { mediaRoutes } from "./media.ts";
 import { moderationRoutes } from "./moderation.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { pollRoutes } from "./polls.ts";
@@ -53,6 +54,7 @@ export function createApp(ctx: AppContext) {
     .use(statusRoutes(ctx))
     .use(statusActionRoutes(ctx))
     .use(pollRoutes(ctx))
+    .use(mediaRoutes(ctx))
     .use(timelineRoutes(ctx))
     .use(notificationRoutes(ctx))
     .use(preferenceRoutes(ctx))

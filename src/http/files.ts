@@ -32,6 +32,8 @@ export function fileRoutes(ctx: AppContext) {
   return new Elysia()
     .get("/system/*", ({ params }) => {
       const rel = (params as { "*": string })["*"];
+      // Raw uploads wait for processing with their metadata still in: never served.
+      if (rel.startsWith("media_uploads/")) throw notFound();
       return serve(ctx.storage.resolve(rel), TYPES[rel.slice(rel.lastIndexOf(".") + 1)]);
     })
     .get("/avatars/original/missing.png", () => serve(avatarMissing, "image/png"))

@@ -10,7 +10,8 @@ const sharp: typeof SharpType = require("sharp");
 
 // Decompression bombs: refuse inputs beyond this many pixels before decoding them.
 export const MAX_INPUT_PIXELS = 100_000_000;
-sharp.cache({ memory: 64, files: 0, items: 64 });
+// The operation cache only helps repeated work on one file, which uploads never are.
+sharp.cache(false);
 sharp.concurrency(1);
 
 export default sharp;

@@ -12,6 +12,7 @@ import { ModerationService } from "./accounts/moderation.ts";
 import { ProfileImageService } from "./accounts/profile-images.ts";
 import { EventBus } from "./events.ts";
 import type { InstanceKeys } from "./instance.ts";
+import { MediaService } from "./media/media.ts";
 import { NotificationService } from "./notifications.ts";
 import { ApplicationService } from "./oauth/applications.ts";
 import { GrantService } from "./oauth/grants.ts";
@@ -69,6 +70,16 @@ export function createServices(deps: ServiceDeps) {
   const timelines = new TimelineService(db, reader, homeFeed, moderation);
   const threads = new ThreadService(db, reader, moderation);
   const idempotency = new IdempotencyCache<number>(clock);
+  const media = new MediaService(db, ids, clock, storage, renderCache, config.mediaWorkers);
+
+  posting.media = media;
+  reader.media = (statusIds) => media.forStatuses(statusIds);
+  removal.beforeRemove = (statusId) => media.detachFrom(statusId);
+  // Housekeeping on the wheel: unattached media past their day of grace, once an hour.
+  wheel.handle("maintenance", () => {
+    media.cleanup();
+    wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);
+  });
 
   // Consequences of relationship changes: notifications and home feeds follow them.
   events.on("follow.created", (e) => {
@@ -114,6 +125,7 @@ export function createServices(deps: ServiceDeps) {
     threads,
     idempotency,
     renderCache,
+    media,
   };
 }
 

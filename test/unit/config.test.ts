@@ -32,6 +32,8 @@ describe("configuration", () => {
     ["WHITELIST_MODE", "perhaps"],
     ["RATE_LIMITS", "sometimes"],
     ["TRUSTED_PROXIES", "10.0.0.0/40"],
+    ["MEDIA_WORKERS", "0"],
+    ["MEDIA_WORKERS", "lots"],
   ])("a bad %s names the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

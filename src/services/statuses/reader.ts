@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accounts, applications, pollVotes, polls, statuses, type AccountRow, type PollRow, type StatusRow } from "../../db/schema.ts";
+import { accounts, applications, pollVotes, polls, statuses, type AccountRow, type MediaRow, type PollRow, type StatusRow } from "../../db/schema.ts";
 import { notFound } from "../../errors.ts";
 import { inJsonList, jsonList } from "../../db/prepared.ts";
 import { rowReader } from "../../db/rows.ts";
@@ -35,10 +35,7 @@ export interface StatusView {
 }
 
 /** An attachment as stored (filled in by the media service). */
-export interface MediaView {
-  id: number;
-  [key: string]: unknown;
-}
+export type MediaView = MediaRow;
 
 export type MediaLoader = (statusIds: number[]) => Map<number, MediaView[]>;
 

@@ -13,6 +13,9 @@ import type { RenderCache } from "./render-cache.ts";
  * that held it, so streams can tell exactly those readers.
  */
 export class RemovalService {
+  /** Called for each status just before it is deleted (its media start their grace period). */
+  beforeRemove: (statusId: number) => void = () => {};
+
   constructor(
     private db: Db,
     private notifications: NotificationService,
@@ -37,6 +40,7 @@ export class RemovalService {
         if (target.inReplyToId !== null) this.counters.reply(target.inReplyToId, target.visibility, -1);
         // Mentions, tags, favourites, bookmarks, pins, feed entries, notifications and the
         // poll go by foreign key; media are detached (ON DELETE SET NULL).
+        this.beforeRemove(target.id);
         tx.delete(statuses).where(eq(statuses.id, target.id)).run();
         removed.push({ row: target, homeRecipients: recipients });
       }

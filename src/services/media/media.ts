@@ -1,0 +1,341 @@
+import { and, asc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import { readFile } from "node:fs/promises";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
+import type { IdGenerator } from "../../ids.ts";
+import { ApiError, notFound, unprocessable, validationFailed } from "../../errors.ts";
+import { LIMITS } from "../../limits.ts";
+import { log } from "../../log.ts";
+import { blurhashOf, expectedOriginal, geometry, ImageError, inspect, renderOriginal, renderPreview, type ImageInfo } from "../../media/images.ts";
+import type { MediaStorage } from "../../media/storage.ts";
+import type { MediaAttacher } from "../statuses/posting.ts";
+import type { RenderCache } from "../statuses/render-cache.ts";
+import { MediaQueue } from "./queue.ts";
+
+/** Unattached media are kept this long (from upload, or from the deletion of their status). */
+export const UNATTACHED_TTL_MS = 24 * 60 * 60 * 1000;
+const PROCESSING_FAILED = "Error processing thumbnail for uploaded media";
+
+export interface MediaInput {
+  file?: File;
+  thumbnail?: File;
+  description?: string;
+  focus?: string;
+}
+
+interface Meta {
+  focus?: { x: number; y: number };
+  original?: ReturnType<typeof geometry>;
+  small?: ReturnType<typeof geometry>;
+}
+
+/** `x,y`, each from -1.0 to 1.0; anything else is refused. */
+export function parseFocus(value: string): { x: number; y: number } | null {
+  const parts = value.split(",").map((p) => p.trim());
+  if (parts.length !== 2 || parts.some((p) => !/^[-+]?(\d+(\.\d*)?|\.\d+)$/.test(p))) return null;
+  const [x, y] = parts.map(Number) as [number, number];
+  return Math.abs(x) <= 1 && Math.abs(y) <= 1 ? { x, y } : null;
+}
+
+function imageError(e: unknown): never {
+  if (e instanceof ImageError) throw e.bare ? unprocessable(e.message) : validationFailed(e.message);
+  throw e;
+}
+
+/**
+ * Uploads, their processing and their lifecycle: made synchronously for v1, in two steps for
+ * v2 (the preview and blurhash before answering, the original in the queue), attached to
+ * statuses in order, kept a day when unattached, removed with their files.
+ */
+export class MediaService implements MediaAttacher {
+  readonly queue: MediaQueue;
+
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private storage: MediaStorage,
+    private cache: RenderCache,
+    workers: number,
+  ) {
+    this.queue = new MediaQueue((id) => this.processQueued(id), workers);
+  }
+
+  /** Re-queues what a previous run left unprocessed. */
+  restore() {
+    for (const row of this.db
+      .select({ id: mediaAttachments.id })
+      .from(mediaAttachments)
+      .where(or(eq(mediaAttachments.processing, "queued"), eq(mediaAttachments.processing, "in_progress")))
+      .all()) {
+      this.queue.enqueue(row.id);
+    }
+  }
+
+  private validate(input: MediaInput, options: { fileRequired: boolean }) {
+    const errors: string[] = [];
+    if (options.fileRequired && !input.file) errors.push("File can't be blank");
+    if (input.file && input.file.size >= LIMITS.imageSizeLimit) errors.push("File must be less than 16 MB", "File file size must be less than 16 MB");
+    if (input.thumbnail && input.thumbnail.size >= LIMITS.imageSizeLimit) {
+      errors.push("Thumbnail must be less than 16 MB", "Thumbnail file size must be less than 16 MB");
+    }
+    if (input.description !== undefined && [...input.description].length > LIMITS.descriptionLimit) {
+      errors.push(`Description is too long (maximum is ${LIMITS.descriptionLimit} characters)`);
+    }
+    let focus: { x: number; y: number } | undefined;
+    if (input.focus !== undefined && input.focus.trim() !== "") {
+      focus = parseFocus(input.focus) ?? undefined;
+      if (!focus) errors.push("Focus must be two numbers from -1.0 to 1.0, as x,y");
+    }
+    if (errors.length > 0) throw validationFailed(...errors);
+    return { focus };
+  }
+
+  private async readImage(file: File, label: "File" | "Thumbnail"): Promise<{ bytes: Uint8Array; info: ImageInfo }> {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    try {
+      return { bytes, info: await inspect(bytes) };
+    } catch (e) {
+      if (e instanceof ImageError && !e.bare && label === "Thumbnail") throw validationFailed("Thumbnail content type is invalid, Thumbnail is invalid");
+      imageError(e);
+    }
+  }
+
+  /** Writes a rendition under a fresh name and returns its path. */
+  private async store(kind: string, data: Uint8Array, ext: string): Promise<string> {
+    const path = this.storage.newPath(kind, ext, new Date(this.clock.now()));
+    await this.storage.write(path, data);
+    return path;
+  }
+
+  /** The preview (from a custom thumbnail when given) and its blurhash. */
+  private async previewOf(image: { bytes: Uint8Array; info: ImageInfo }, thumbnail?: { bytes: Uint8Array; info: ImageInfo }) {
+    const source = thumbnail ?? image;
+    const preview = await renderPreview(source.bytes, source.info).catch(imageError);
+    return { preview, blurhash: await blurhashOf(preview.data) };
+  }
+
+  /** POST /api/v1/media (processed before answering) and /api/v2/media (`background`). */
+  async upload(accountId: number, input: MediaInput, options: { background: boolean }): Promise<MediaRow> {
+    const { focus } = this.validate(input, { fileRequired: true });
+    const image = await this.readImage(input.file as File, "File");
+    const thumb = input.thumbnail ? await this.readImage(input.thumbnail, "Thumbnail") : undefined;
+    const written: string[] = [];
+    try {
+      const { preview, blurhash } = await this.previewOf(image, thumb);
+      const previewPath = await this.store("media_previews", preview.data, preview.ext);
+      written.push(previewPath);
+      const meta: Meta = { original: expectedOriginal(image.info), small: geometry(preview.width, preview.height) };
+      let file: string | null = null;
+      let uploadFile: string | null = null;
+      if (options.background) {
+        uploadFile = await this.store("media_uploads", image.bytes, "bin");
+        written.push(uploadFile);
+      } else {
+        const original = await renderOriginal(image.bytes, image.info).catch(imageError);
+        file = await this.store("media_attachments", original.data, original.ext);
+        written.push(file);
+        meta.original = geometry(original.width, original.height);
+      }
+      if (focus) meta.focus = focus;
+      const row: MediaRow = {
+        id: this.ids.next(),
+        accountId,
+        statusId: null,
+        position: 0,
+        type: "image",
+        processing: options.background ? "queued" : "complete",
+        uploadFile,
+        file,
+        preview: thumb ? null : previewPath,
+        thumbnail: thumb ? previewPath : null,
+        meta: JSON.stringify(meta),
+        description: input.description ?? null,
+        blurhash,
+        createdAt: this.clock.now(),
+        detachedAt: null,
+      };
+      this.db.insert(mediaAttachments).values(row).run();
+      if (options.background) this.queue.enqueue(row.id);
+      return row;
+    } catch (e) {
+      for (const path of written) this.storage.remove(path);
+      throw e;
+    }
+  }
+
+  /** The background step of a v2 upload: the original, from the kept upload. */
+  private async processQueued(id: number) {
+    const row = this.db.select().from(mediaAttachments).where(eq(mediaAttachments.id, id)).get();
+    if (!row || (row.processing !== "queued" && row.processing !== "in_progress")) return;
+    this.db.update(mediaAttachments).set({ processing: "in_progress" }).where(eq(mediaAttachments.id, id)).run();
+    const uploadPath = row.uploadFile ? this.storage.resolve(row.uploadFile) : null;
+    try {
+      if (!uploadPath) throw new Error("the upload is missing");
+      const bytes = new Uint8Array(await readFile(uploadPath));
+      const info = await inspect(bytes);
+      const original = await renderOriginal(bytes, info);
+      const file = await this.store("media_attachments", original.data, original.ext);
+      const meta = JSON.parse(row.meta) as Meta;
+      meta.original = geometry(original.width, original.height);
+      this.db
+        .update(mediaAttachments)
+        .set({ processing: "complete", file, uploadFile: null, meta: JSON.stringify(meta) })
+        .where(eq(mediaAttachments.id, id))
+        .run();
+    } catch (e) {
+      log("warn", "media processing failed", { media_id: id, error: String(e).split("\n")[0] });
+      this.db.update(mediaAttachments).set({ processing: "failed", uploadFile: null }).where(eq(mediaAttachments.id, id)).run();
+    } finally {
+      this.storage.remove(row.uploadFile);
+    }
+    const after = this.db.select({ statusId: mediaAttachments.statusId }).from(mediaAttachments).where(eq(mediaAttachments.id, id)).get();
+    if (after?.statusId) this.cache.invalidateStatus(after.statusId);
+  }
+
+  /** The caller's own attachment (by default only one not on a status yet, as GET and PUT want); else 404. */
+  own(accountId: number, id: number | null, options: { attachedToo?: boolean } = {}): MediaRow {
+    const row =
+      id === null
+        ? undefined
+        : this.db
+            .select()
+            .from(mediaAttachments)
+            .where(and(eq(mediaAttachments.id, id), eq(mediaAttachments.accountId, accountId), options.attachedToo ? undefined : isNull(mediaAttachments.statusId)))
+            .get();
+    if (!row) throw notFound();
+    return row;
+  }
+
+  /** GET /api/v1/media/:id: the attachment, and whether it is ready (200) or not yet (206). */
+  show(accountId: number, id: number | null): { row: MediaRow; ready: boolean } {
+    const row = this.own(accountId, id);
+    if (row.processing === "failed") throw unprocessable(PROCESSING_FAILED);
+    return { row, ready: row.processing === "complete" };
+  }
+
+  /** PUT /api/v1/media/:id: description, focus, thumbnail, or a new file. */
+  async update(accountId: number, id: number | null, input: MediaInput): Promise<{ row: MediaRow; ready: boolean }> {
+    const row = this.own(accountId, id);
+    if (row.processing === "failed" && !input.file) throw unprocessable(PROCESSING_FAILED);
+    const { focus } = this.validate(input, { fileRequired: false });
+    const changes: Partial<MediaRow> = {};
+    const meta = JSON.parse(row.meta) as Meta;
+    const written: string[] = [];
+    const replaced: (string | null)[] = [];
+    try {
+      const image = input.file ? await this.readImage(input.file, "File") : undefined;
+      const thumb = input.thumbnail ? await this.readImage(input.thumbnail, "Thumbnail") : undefined;
+      if (image) {
+        const original = await renderOriginal(image.bytes, image.info).catch(imageError);
+        changes.file = await this.store("media_attachments", original.data, original.ext);
+        written.push(changes.file);
+        meta.original = geometry(original.width, original.height);
+        changes.processing = "complete";
+        changes.uploadFile = null;
+        replaced.push(row.file, row.uploadFile);
+      }
+      // A custom thumbnail, once given, stays the preview even when the file changes.
+      const source = thumb ?? (image && !row.thumbnail ? image : undefined);
+      if (source) {
+        const { preview, blurhash } = await this.previewOf(source);
+        const path = await this.store("media_previews", preview.data, preview.ext);
+        written.push(path);
+        meta.small = geometry(preview.width, preview.height);
+        changes.blurhash = blurhash;
+        replaced.push(row.preview);
+        if (thumb) {
+          replaced.push(row.thumbnail);
+          changes.thumbnail = path;
+          changes.preview = null;
+        } else {
+          changes.preview = path;
+        }
+      }
+    } catch (e) {
+      for (const path of written) this.storage.remove(path);
+      throw e;
+    }
+    if (input.description !== undefined) changes.description = input.description;
+    if (focus) meta.focus = focus;
+    // Mastodon rewrites meta in the order focus, original, small on every update.
+    changes.meta = JSON.stringify({ focus: meta.focus, original: meta.original, small: meta.small });
+    this.db.update(mediaAttachments).set(changes).where(eq(mediaAttachments.id, row.id)).run();
+    for (const path of replaced) this.storage.remove(path);
+    const updated = { ...row, ...changes };
+    return { row: updated, ready: updated.processing === "complete" };
+  }
+
+  /** DELETE /api/v1/media/:id (Mastodon 4.4): only media not on a status. */
+  remove(accountId: number, id: number | null) {
+    const row = this.own(accountId, id, { attachedToo: true });
+    if (row.statusId !== null) throw unprocessable("Media attachment is currently used by a status");
+    this.db.delete(mediaAttachments).where(eq(mediaAttachments.id, row.id)).run();
+    this.removeFiles(row);
+  }
+
+  private removeFiles(row: MediaRow) {
+    for (const path of [row.file, row.preview, row.thumbnail, row.uploadFile]) this.storage.remove(path);
+  }
+
+  // ---- MediaAttacher: used by posting ----
+
+  resolve(accountId: number, ids: string[]): number[] {
+    const numeric = ids.map((id) => (/^\d{1,16}$/.test(id) ? Number(id) : 0));
+    const found = new Set(
+      this.db
+        .select({ id: mediaAttachments.id })
+        .from(mediaAttachments)
+        .where(and(eq(mediaAttachments.accountId, accountId), isNull(mediaAttachments.statusId), inArray(mediaAttachments.id, numeric.slice(0, LIMITS.mediaAttachments))))
+        .all()
+        .map((r) => r.id),
+    );
+    const missing = ids.filter((_, i) => !found.has(numeric[i] as number));
+    if (missing.length > 0) throw new ApiError(422, `Media ${missing.join(", ")} not found or already attached to another post`);
+    return [...new Set(numeric)];
+  }
+
+  attach(tx: Db, statusId: number, mediaIds: number[]) {
+    mediaIds.forEach((id, position) => {
+      tx.update(mediaAttachments).set({ statusId, position, detachedAt: null }).where(eq(mediaAttachments.id, id)).run();
+    });
+  }
+
+  /** Media of a status about to be deleted start their redraft grace period now. */
+  detachFrom(statusId: number) {
+    this.db.update(mediaAttachments).set({ detachedAt: this.clock.now() }).where(eq(mediaAttachments.statusId, statusId)).run();
+  }
+
+  /** Attachments of these statuses, in their order (for rendering statuses). */
+  forStatuses(statusIds: number[]): Map<number, MediaRow[]> {
+    const out = new Map<number, MediaRow[]>();
+    if (statusIds.length === 0) return out;
+    for (const row of this.db
+      .select()
+      .from(mediaAttachments)
+      .where(inArray(mediaAttachments.statusId, statusIds))
+      .orderBy(asc(mediaAttachments.statusId), asc(mediaAttachments.position))
+      .all()) {
+      const list = out.get(row.statusId as number) ?? out.set(row.statusId as number, []).get(row.statusId as number)!;
+      list.push(row);
+    }
+    return out;
+  }
+
+  /** Removes unattached media past their day of grace, with their files. Returns how many went. */
+  cleanup(): number {
+    const cutoff = this.clock.now() - UNATTACHED_TTL_MS;
+    const stale = this.db
+      .select()
+      .from(mediaAttachments)
+      .where(and(isNull(mediaAttachments.statusId), lt(sql`coalesce(${mediaAttachments.detachedAt}, ${mediaAttachments.createdAt})`, cutoff)))
+      .all()
+      .filter((row) => row.processing !== "queued" && row.processing !== "in_progress");
+    for (const row of stale) {
+      this.db.delete(mediaAttachments).where(eq(mediaAttachments.id, row.id)).run();
+      this.removeFiles(row);
+    }
+    return stale.length;
+  }
+}
