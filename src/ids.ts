@@ -29,11 +29,7 @@ export class IdGenerator {
   }
 
   next(): number {
-    return this.at(this.clock.now());
-  }
-
-  /** An id for a record created at `ms` (scheduled statuses keep their planned time). */
-  at(ms: number): number {
+    const ms = this.clock.now();
     let t = Math.max(0, Math.floor(ms) - ID_EPOCH);
     if (t < this.lastMs) t = this.lastMs;
     if (t === this.lastMs) {

@@ -72,6 +72,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp(ctx);
   services.polls.restore();
   services.media.restore();
+  services.scheduled.restore();
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
   handler = createEdge(ctx, app);

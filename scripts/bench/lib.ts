@@ -87,11 +87,15 @@ function toMs(value: string): number {
 }
 
 /** Runs wrk against one URL; POST bodies and headers go through a small Lua script. */
-export function wrk(url: string, options: { seconds?: number; connections?: number; method?: string; body?: string; headers?: Record<string, string> } = {}): WrkResult {
+export function wrk(
+  url: string,
+  options: { seconds?: number; connections?: number; method?: string; body?: string; headers?: Record<string, string>; lua?: string } = {},
+): WrkResult {
   const script = join(tmpdir(), `wrk-${process.pid}-${Math.random().toString(36).slice(2)}.lua`);
   const lines = [`wrk.method = ${JSON.stringify(options.method ?? "GET")}`];
   if (options.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(options.body)}`);
   for (const [k, v] of Object.entries(options.headers ?? {})) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
+  if (options.lua) lines.push(options.lua);
   writeFileSync(script, lines.join("\n"));
   const out = spawnSync(["wrk", "-t1", `-c${options.connections ?? 64}`, `-d${options.seconds ?? 8}s`, "--latency", "-s", script, url]).stdout.toString();
   rmSync(script, { force: true });

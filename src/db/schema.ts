@@ -404,6 +404,8 @@ export const mediaAttachments = sqliteTable(
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
     statusId: integer("status_id").references(() => statuses.id, { onDelete: "set null" }),
+    /** Held by a scheduled status until it is published. */
+    scheduledStatusId: integer("scheduled_status_id").references(() => scheduledStatuses.id, { onDelete: "set null" }),
     /** Order among the status's attachments. */
     position: integer("position").notNull().default(0),
     /** image | unknown */
@@ -427,7 +429,29 @@ export const mediaAttachments = sqliteTable(
     index("media_attachments_status").on(t.statusId, t.position),
     index("media_attachments_account").on(t.accountId, t.id),
     index("media_attachments_unattached").on(t.createdAt).where(sql`status_id IS NULL`),
+    index("media_attachments_scheduled").on(t.scheduledStatusId),
   ],
 );
 
 export type MediaRow = typeof mediaAttachments.$inferSelect;
+
+/** Statuses to publish later; `params` is the ScheduledStatus entity's params, as Mastodon keeps them. */
+export const scheduledStatuses = sqliteTable(
+  "scheduled_statuses",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    scheduledAt: integer("scheduled_at").notNull(),
+    /** What the client sent, for display (the entity's `params`). */
+    params: text("params").notNull(),
+    /** The same, read and checked: what gets published. */
+    input: text("input").notNull(),
+    applicationId: integer("application_id"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("scheduled_statuses_account").on(t.accountId, t.id), index("scheduled_statuses_due").on(t.scheduledAt)],
+);
+
+export type ScheduledStatusRow = typeof scheduledStatuses.$inferSelect;

@@ -15,6 +15,7 @@ import { moderationRoutes } from "./moderation.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { pollRoutes } from "./polls.ts";
 import { preferenceRoutes } from "./preferences.ts";
+import { scheduledStatusRoutes } from "./scheduled-statuses.ts";
 import { statusActionRoutes } from "./status-actions.ts";
 import { statusRoutes } from "./statuses.ts";
 import { timelineRoutes } from "./timelines.ts";
@@ -55,6 +56,7 @@ export function createApp(ctx: AppContext) {
     .use(statusActionRoutes(ctx))
     .use(pollRoutes(ctx))
     .use(mediaRoutes(ctx))
+    .use(scheduledStatusRoutes(ctx))
     .use(timelineRoutes(ctx))
     .use(notificationRoutes(ctx))
     .use(preferenceRoutes(ctx))

@@ -84,6 +84,15 @@ export function optionalUser(ctx: AppContext, request: Request, scope?: ScopeReq
   return auth;
 }
 
+/** For the rate limiter: the account a valid token acts for, else null. Never throws. */
+export function peekAccountId(ctx: AppContext, request: Request): number | null {
+  try {
+    return authentication(ctx, request)?.accountId ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** The viewing account's id, or null for anonymous and app-only callers. */
 export function viewerId(auth: Authentication | null): number | null {
   return auth?.accountId ?? null;

@@ -2,7 +2,9 @@ import type { Server } from "bun";
 import type { AppContext } from "../context.ts";
 import { log, redactPath } from "../log.ts";
 import { clientIp, formatIp, parseIp, type Ip } from "../net/ip.ts";
+import type { Verdict } from "../services/rate-limits.ts";
 import type { App } from "./app.ts";
+import { peekAccountId } from "./auth.ts";
 import { MAX_FORM_BYTES } from "./input.ts";
 import { newMeta, setMeta } from "./request-meta.ts";
 
@@ -72,9 +74,15 @@ export function createEdge(ctx: AppContext, app: App) {
     const origin = request.headers.get("origin");
     const cors = origin !== null ? corsMethods(path) : null;
 
+    let limits: Verdict | null = null;
     const finish = (response: Response): Response => {
       const headers = response.headers;
       headers.set("x-request-id", requestId);
+      if (limits) {
+        headers.set("x-ratelimit-limit", limits.limit);
+        headers.set("x-ratelimit-remaining", limits.remaining);
+        headers.set("x-ratelimit-reset", limits.reset);
+      }
       if (cors !== null) {
         headers.set("access-control-allow-origin", "*");
         headers.set("access-control-expose-headers", EXPOSED);
@@ -110,6 +118,14 @@ export function createEdge(ctx: AppContext, app: App) {
     }
     const refused = tooLarge(request, path);
     if (refused) return finish(refused);
+    if (config.rateLimits && path.startsWith("/api/")) {
+      limits = ctx.services.rateLimits.check({ method: request.method, path, ip, accountId: peekAccountId(ctx, request) });
+      // Refused before routing: the request has no effect at all.
+      if (limits?.limited) {
+        // Mastodon's throttled responder: exactly this type, this body.
+        return finish(new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers: { "content-type": "application/json" } }));
+      }
+    }
     return app.handle(request).then(finish, (e) => {
       log("error", "request failed outside the router", { error: String(e).split("\n")[0] });
       return finish(jsonError(500, "There was a problem processing your request"));

@@ -1,13 +1,14 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import { notFound, unprocessable } from "../errors.ts";
+import { notFound } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import type { StatusInput } from "../services/statuses/posting.ts";
 import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
-import { bool, int, obj, str, strArray, type Params } from "./params.ts";
+import { bool, int, obj, str, strArray, type ParamValue, type Params } from "./params.ts";
 import { renderAccountList, renderStatus, renderStatuses } from "./render.ts";
+import { renderScheduled } from "./scheduled-statuses.ts";
 
 /** POST /api/v1/statuses parameters, read leniently (form strings, JSON values, Rails keys). */
 export function statusInput(p: Params): StatusInput {
@@ -33,6 +34,31 @@ export function statusInput(p: Params): StatusInput {
   };
 }
 
+type Made = { kind: "status" | "scheduled"; id: number };
+
+/**
+ * The ScheduledStatus `params`: the client's own values (as sent, not cast), unset ones
+ * null, in the order Mastodon answers a POST with.
+ */
+function scheduledParams(p: Params, applicationId: number): Record<string, unknown> {
+  const raw = (v: ParamValue | undefined) => (v === undefined || v instanceof File ? null : v);
+  const replyTo = parseId(str(p.in_reply_to_id));
+  return {
+    text: raw(p.status),
+    media_ids: raw(p.media_ids),
+    sensitive: raw(p.sensitive),
+    spoiler_text: raw(p.spoiler_text),
+    visibility: raw(p.visibility),
+    language: raw(p.language),
+    scheduled_at: null,
+    poll: raw(p.poll),
+    idempotency: null,
+    with_rate_limit: false,
+    in_reply_to_id: replyTo,
+    application_id: applicationId,
+  };
+}
+
 function jsonText(json: string) {
   return new Response(json, { headers: { "content-type": "application/json; charset=utf-8" } });
 }
@@ -45,13 +71,18 @@ export function statusRoutes(ctx: AppContext) {
     .post("/api/v1/statuses", async (c) => {
       const auth = requireUser(ctx, c.request, "write:statuses");
       const p = input(c);
-      if (str(p.scheduled_at)) throw unprocessable("Scheduled statuses are not available yet");
       const fields = statusInput(p);
-      const post = () =>
-        services.writes.run(() => services.posting.publish(services.posting.prepare(auth.accountId, auth.applicationId, fields)).id);
+      const scheduledAt = str(p.scheduled_at);
+      const post = (): Promise<Made> =>
+        services.writes.run(() =>
+          scheduledAt
+            ? { kind: "scheduled", id: services.scheduled.schedule(auth.accountId, auth.applicationId, fields, scheduledAt, scheduledParams(p, auth.applicationId)).id }
+            : { kind: "status", id: services.posting.publish(services.posting.prepare(auth.accountId, auth.applicationId, fields)).id },
+        );
       const key = c.request.headers.get("idempotency-key");
-      const id = key ? await services.idempotency.run(auth.accountId, key.slice(0, 256), post) : await post();
-      const row = services.reader.findRow(id);
+      const made = key ? await services.idempotency.run(auth.accountId, key.slice(0, 256), post) : await post();
+      if (made.kind === "scheduled") return renderScheduled(ctx, [services.scheduled.find(auth.accountId, made.id)])[0];
+      const row = services.reader.findRow(made.id);
       if (!row) throw notFound();
       return renderStatus(ctx, row, auth.accountId);
     })

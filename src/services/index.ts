@@ -14,6 +14,7 @@ import { EventBus } from "./events.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { NotificationService } from "./notifications.ts";
+import { RateLimiter } from "./rate-limits.ts";
 import { ApplicationService } from "./oauth/applications.ts";
 import { GrantService } from "./oauth/grants.ts";
 import { TokenService } from "./oauth/tokens.ts";
@@ -21,6 +22,7 @@ import { WebSessionService } from "./oauth/web-sessions.ts";
 import { StatusActionService } from "./statuses/actions.ts";
 import { Counters } from "./statuses/counters.ts";
 import { RenderCache } from "./statuses/render-cache.ts";
+import { ScheduledStatusService } from "./statuses/scheduled.ts";
 import { HomeFeedService } from "./statuses/home-feed.ts";
 import { IdempotencyCache } from "./statuses/idempotency.ts";
 import { PollService } from "./statuses/polls.ts";
@@ -69,15 +71,20 @@ export function createServices(deps: ServiceDeps) {
   const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel);
   const timelines = new TimelineService(db, reader, homeFeed, moderation);
   const threads = new ThreadService(db, reader, moderation);
-  const idempotency = new IdempotencyCache<number>(clock);
+  const idempotency = new IdempotencyCache<{ kind: "status" | "scheduled"; id: number }>(clock);
   const media = new MediaService(db, ids, clock, storage, renderCache, config.mediaWorkers);
+
+  const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
+  const rateLimits = new RateLimiter(clock);
 
   posting.media = media;
   reader.media = (statusIds) => media.forStatuses(statusIds);
   removal.beforeRemove = (statusId) => media.detachFrom(statusId);
-  // Housekeeping on the wheel: unattached media past their day of grace, once an hour.
+  // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
+  // rate-limit counters of windows already over.
   wheel.handle("maintenance", () => {
     media.cleanup();
+    rateLimits.sweep();
     wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);
   });
 
@@ -126,6 +133,8 @@ export function createServices(deps: ServiceDeps) {
     idempotency,
     renderCache,
     media,
+    scheduled,
+    rateLimits,
   };
 }
 

@@ -143,6 +143,7 @@ export class MediaService implements MediaAttacher {
         id: this.ids.next(),
         accountId,
         statusId: null,
+        scheduledStatusId: null,
         position: 0,
         type: "image",
         processing: options.background ? "queued" : "complete",
@@ -298,7 +299,7 @@ export class MediaService implements MediaAttacher {
 
   attach(tx: Db, statusId: number, mediaIds: number[]) {
     mediaIds.forEach((id, position) => {
-      tx.update(mediaAttachments).set({ statusId, position, detachedAt: null }).where(eq(mediaAttachments.id, id)).run();
+      tx.update(mediaAttachments).set({ statusId, scheduledStatusId: null, position, detachedAt: null }).where(eq(mediaAttachments.id, id)).run();
     });
   }
 
@@ -329,7 +330,13 @@ export class MediaService implements MediaAttacher {
     const stale = this.db
       .select()
       .from(mediaAttachments)
-      .where(and(isNull(mediaAttachments.statusId), lt(sql`coalesce(${mediaAttachments.detachedAt}, ${mediaAttachments.createdAt})`, cutoff)))
+      .where(
+        and(
+          isNull(mediaAttachments.statusId),
+          isNull(mediaAttachments.scheduledStatusId),
+          lt(sql`coalesce(${mediaAttachments.detachedAt}, ${mediaAttachments.createdAt})`, cutoff),
+        ),
+      )
       .all()
       .filter((row) => row.processing !== "queued" && row.processing !== "in_progress");
     for (const row of stale) {

@@ -178,10 +178,10 @@ export class PostingService {
     };
   }
 
-  /** Writes a prepared status. `at` gives a scheduled status its planned time (and id). */
-  publish(prepared: PreparedStatus, at?: number): StatusRow {
-    const now = at ?? this.clock.now();
-    const id = at === undefined ? this.ids.next() : this.ids.at(at);
+  /** Writes a prepared status (now: a scheduled one is dated when it is published, as in Mastodon). */
+  publish(prepared: PreparedStatus): StatusRow {
+    const now = this.clock.now();
+    const id = this.ids.next();
     const parent = prepared.inReplyToId !== null ? (this.reader.findRow(prepared.inReplyToId) ?? null) : null;
     const formatted = formatText(prepared.text, {
       tagBaseUrl: `${this.config.publicUrl}/tags/`,

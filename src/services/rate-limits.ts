@@ -1,0 +1,163 @@
+import type { Clock } from "../clock.ts";
+import { rateLimitKey, type Ip } from "../net/ip.ts";
+
+/** What the limiter needs to know of a request. */
+export interface RequestFacts {
+  method: string;
+  path: string;
+  ip: Ip | null;
+  /** The signed-in account, or null (anonymous, or an app's own token). */
+  accountId: number | null;
+}
+
+interface Bucket {
+  name: string;
+  limit: number;
+  periodMs: number;
+  /** Only ever applies to requests that write (a GET skips it without asking). */
+  writesOnly?: boolean;
+  /** The counter key for this request, or null when the bucket does not apply. */
+  key(r: RequestFacts): number | string | null;
+}
+
+const MINUTE = 60 * 1000;
+const DELETE_STATUS = /^\/api\/v1\/statuses\/\d+$/;
+const UNREBLOG = /^\/api\/v1\/statuses\/\d+\/unreblog$/;
+
+const byAccount = (r: RequestFacts) => r.accountId;
+/** IPv4 as one number (cheap to hash); IPv6 by its /64. */
+const byIp = (r: RequestFacts) => {
+  if (!r.ip) return null;
+  const b = r.ip.bytes;
+  return r.ip.v4 ? (((b[12] as number) << 24) | ((b[13] as number) << 16) | ((b[14] as number) << 8) | (b[15] as number)) >>> 0 : rateLimitKey(r.ip);
+};
+
+/**
+ * The spec's buckets, in the order they are counted (Mastodon's rack-attack order): a
+ * request is counted in each bucket that applies until one is exceeded.
+ */
+export const BUCKETS: readonly Bucket[] = [
+  { name: "account access", limit: 300, periodMs: 5 * MINUTE, key: (r) => (r.path.startsWith("/api/") ? byAccount(r) : null) },
+  // As in Mastodon, the IP bucket is for requests that no account is making.
+  { name: "ip access", limit: 300, periodMs: 5 * MINUTE, key: (r) => (r.path.startsWith("/api/") && r.accountId === null ? byIp(r) : null) },
+  { name: "uploading", limit: 30, periodMs: 30 * MINUTE, writesOnly: true, key: (r) => (r.method === "POST" && (r.path === "/api/v1/media" || r.path === "/api/v2/media") ? byAccount(r) : null) },
+  { name: "app sign-up", limit: 5, periodMs: 30 * MINUTE, writesOnly: true, key: (r) => (r.method === "POST" && r.path === "/api/v1/accounts" ? byIp(r) : null) },
+  {
+    name: "deletion",
+    limit: 30,
+    periodMs: 30 * MINUTE,
+    writesOnly: true,
+    key: (r) => ((r.method === "DELETE" && DELETE_STATUS.test(r.path)) || (r.method === "POST" && UNREBLOG.test(r.path)) ? byAccount(r) : null),
+  },
+];
+
+interface Counter {
+  window: number;
+  count: number;
+}
+
+/** The bucket closest to being exceeded (the one that refused, when `limited`), as header values. */
+export interface Verdict {
+  limited: boolean;
+  limit: string;
+  remaining: string;
+  reset: string;
+}
+
+/** Remaining counts as strings, made once. */
+const COUNTS = Array.from({ length: 301 }, (_, i) => String(i));
+
+/** Past this many live counters in a bucket, expired ones are swept (and, if need be, the oldest dropped). */
+const MAX_COUNTERS = 100_000;
+
+/** An ISO 8601 time with microseconds, as Mastodon's iso8601(6). */
+function iso6(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+/**
+ * Fixed windows aligned to multiples of the period since the epoch, counted the way
+ * rack-attack counts: a request counts first, and is refused when the count passes the
+ * limit (refused requests count too). Counters live in memory, a map per bucket; those of
+ * finished windows are swept.
+ */
+export class RateLimiter {
+  private counters: Map<number | string, Counter>[] = BUCKETS.map(() => new Map());
+  /** Per bucket: the window whose reset time was last formatted, and that text. */
+  private resets = BUCKETS.map(() => ({ window: -1, text: "" }));
+
+  constructor(private clock: Clock) {}
+
+  /** Counts the request; null when no bucket applies to it. */
+  check(facts: RequestFacts): Verdict | null {
+    const now = this.clock.now();
+    const reading = facts.method === "GET" || facts.method === "HEAD";
+    let limited = false;
+    let best = -1;
+    let bestRemaining = Infinity;
+    let bestWindow = 0;
+    for (let i = 0; i < BUCKETS.length; i++) {
+      const bucket = BUCKETS[i] as Bucket;
+      if (reading && bucket.writesOnly) continue;
+      const key = bucket.key(facts);
+      if (key === null) continue;
+      const window = Math.floor(now / bucket.periodMs);
+      const map = this.counters[i] as Map<number | string, Counter>;
+      let counter = map.get(key);
+      if (!counter) {
+        if (map.size >= MAX_COUNTERS) this.sweepBucket(i, now);
+        counter = { window, count: 0 };
+        map.set(key, counter);
+      } else if (counter.window !== window) {
+        counter.window = window;
+        counter.count = 0;
+      }
+      counter.count++;
+      const remaining = bucket.limit - counter.count;
+      if (remaining < 0) {
+        // A refusal reports the bucket that refused.
+        limited = true;
+        best = i;
+        bestRemaining = 0;
+        bestWindow = window;
+        break;
+      }
+      if (remaining < bestRemaining) {
+        best = i;
+        bestRemaining = remaining;
+        bestWindow = window;
+      }
+    }
+    if (best < 0) return null;
+    const bucket = BUCKETS[best] as Bucket;
+    const reset = this.resets[best] as { window: number; text: string };
+    if (reset.window !== bestWindow) {
+      reset.window = bestWindow;
+      reset.text = iso6((bestWindow + 1) * bucket.periodMs);
+    }
+    return { limited, limit: COUNTS[bucket.limit] as string, remaining: COUNTS[bestRemaining] ?? String(bestRemaining), reset: reset.text };
+  }
+
+  get size() {
+    return this.counters.reduce((n, map) => n + map.size, 0);
+  }
+
+  /** Drops counters of windows already over, in every bucket. */
+  sweep(now = this.clock.now()) {
+    for (let i = 0; i < BUCKETS.length; i++) this.sweepBucket(i, now);
+  }
+
+  private sweepBucket(i: number, now: number) {
+    const map = this.counters[i] as Map<number | string, Counter>;
+    const current = Math.floor(now / (BUCKETS[i] as Bucket).periodMs);
+    for (const [key, counter] of map) if (counter.window < current) map.delete(key);
+    // Still full of live counters (a flood of new clients): the oldest go first.
+    let excess = map.size - MAX_COUNTERS / 2;
+    if (excess > 0) {
+      for (const key of map.keys()) {
+        if (excess-- <= 0) break;
+        map.delete(key);
+      }
+    }
+  }
+}
