@@ -6,7 +6,10 @@ import { accountRoutes } from "./accounts.ts";
 import { appRoutes } from "./apps.ts";
 import { emptyCollectionRoutes } from "./empty-collections.ts";
 import { fileRoutes } from "./files.ts";
+import { conversationRoutes } from "./conversations.ts";
+import { filterRoutes } from "./filters.ts";
 import { followRequestRoutes } from "./follow-requests.ts";
+import { listRoutes } from "./lists.ts";
 import { parseBody } from "./input.ts";
 import { instanceRoutes } from "./instance.ts";
 import { oauthRoutes } from "./oauth.ts";
@@ -58,6 +61,9 @@ export function createApp(ctx: AppContext) {
     .use(mediaRoutes(ctx))
     .use(scheduledStatusRoutes(ctx))
     .use(timelineRoutes(ctx))
+    .use(listRoutes(ctx))
+    .use(conversationRoutes(ctx))
+    .use(filterRoutes(ctx))
     .use(notificationRoutes(ctx))
     .use(preferenceRoutes(ctx))
     .use(instanceRoutes(ctx))

@@ -10,6 +10,8 @@ export interface StatusOptions {
   source?: boolean;
   /** Serializes an attachment; supplied by the media module. */
   media?: (urls: Urls, media: StatusView["media"][number]) => unknown;
+  /** The viewer's filters matching a status (FilterResult entities); none when absent. */
+  filtered?: (view: StatusView) => unknown[];
 }
 
 export function statusUri(urls: Urls, username: string, id: number) {
@@ -50,7 +52,7 @@ export function serializeStatus(urls: Urls, view: StatusView, options: StatusOpt
   }
   if (options.source) out.text = row.text;
   else out.content = row.contentHtml;
-  if (view.viewer) out.filtered = [];
+  if (view.viewer) out.filtered = options.filtered ? options.filtered(view) : [];
   out.reblog = view.reblog ? serializeStatus(urls, view.reblog, { ...options, source: false }) : null;
   out.application = view.application;
   out.account = serializeAccount(urls, account);

@@ -13,9 +13,13 @@ export type DomainEvent =
   | { type: "follow.removed"; accountId: number; targetAccountId: number }
   /** A status or boost was published; `homeRecipients` are the home feeds it went into. */
   | { type: "status.created"; status: StatusRow; homeRecipients: number[] }
-  /** A status or boost is gone; `homeRecipients` are the home feeds that held it. */
-  | { type: "status.deleted"; status: StatusRow; homeRecipients: number[] }
-  | { type: "notification.created"; notification: NotificationRow };
+  /** A status or boost is gone; `homeRecipients` and `listIds` are the feeds that held it. */
+  | { type: "status.deleted"; status: StatusRow; homeRecipients: number[]; listIds: number[] }
+  | { type: "notification.created"; notification: NotificationRow }
+  /** Lists whose timelines a new status went into (streams of those lists are told). */
+  | { type: "list.delivered"; status: StatusRow; listIds: number[] }
+  | { type: "conversation.updated"; accountId: number; conversationId: number }
+  | { type: "filters.changed"; accountId: number };
 
 type Listener<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { type: T }>) => void;
 

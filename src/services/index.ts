@@ -13,6 +13,10 @@ import { ProfileImageService } from "./accounts/profile-images.ts";
 import { EventBus } from "./events.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
+import { ConversationService } from "./conversations.ts";
+import { FilterService } from "./filters.ts";
+import { V1FilterService } from "./filters-v1.ts";
+import { ListService } from "./lists.ts";
 import { NotificationService } from "./notifications.ts";
 import { RateLimiter } from "./rate-limits.ts";
 import { ApplicationService } from "./oauth/applications.ts";
@@ -69,13 +73,17 @@ export function createServices(deps: ServiceDeps) {
   const removal = new RemovalService(db, notifications, events, counters, renderCache);
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, homeFeed, notifications, removal, events, counters);
   const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel);
-  const timelines = new TimelineService(db, reader, homeFeed, moderation);
+  const lists = new ListService(db, ids, clock, events);
+  const timelines = new TimelineService(db, reader, homeFeed, moderation, lists);
   const threads = new ThreadService(db, reader, moderation);
   const idempotency = new IdempotencyCache<{ kind: "status" | "scheduled"; id: number }>(clock);
   const media = new MediaService(db, ids, clock, storage, renderCache, config.mediaWorkers);
 
   const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
   const rateLimits = new RateLimiter(clock);
+  const filters = new FilterService(db, ids, clock, events, reader);
+  const filtersV1 = new V1FilterService(filters);
+  const conversations = new ConversationService(db, ids, moderation, events);
 
   posting.media = media;
   reader.media = (statusIds) => media.forStatuses(statusIds);
@@ -101,7 +109,15 @@ export function createServices(deps: ServiceDeps) {
   events.on("follow.removed", (e) => {
     notifications.withdraw(e.targetAccountId, e.accountId, "follow");
     homeFeed.removeAuthor(e.accountId, e.targetAccountId);
+    lists.forgetFollow(e.accountId, e.targetAccountId);
   });
+  // New statuses also go into lists and direct-message threads; deleted ones leave them.
+  events.on("status.created", (e) => {
+    const original = e.status.reblogOfId !== null ? (reader.findRow(e.status.reblogOfId) ?? null) : null;
+    lists.deliver(e.status, original);
+    conversations.added(e.status);
+  });
+  events.on("status.deleted", (e) => conversations.removed(e.status));
   moderation.onUnmute = (accountId, targetId) => homeFeed.backfill(accountId, targetId);
   accounts.onUnlocked = (accountId) => follows.authorizeAll(accountId);
   accounts.onProfileChanged = (accountId) => renderCache.touchAccount(accountId);
@@ -135,6 +151,10 @@ export function createServices(deps: ServiceDeps) {
     media,
     scheduled,
     rateLimits,
+    filters,
+    filtersV1,
+    lists,
+    conversations,
   };
 }
 

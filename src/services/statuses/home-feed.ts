@@ -49,6 +49,8 @@ export class HomeFeedService {
       params.replyTo = replyTo;
     }
     conditions.push(
+      // Members of an exclusive list post to that list instead of the home timeline.
+      "NOT EXISTS (SELECT 1 FROM list_accounts la JOIN lists l ON l.id = la.list_id WHERE l.account_id = f.account_id AND l.exclusive = 1 AND la.account_id = $author)",
       "NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = f.account_id AND m.target_account_id IN ($author, $origin) AND (m.expires_at IS NULL OR m.expires_at > $now))",
       "NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = f.account_id AND b.target_account_id IN ($author, $origin))",
     );

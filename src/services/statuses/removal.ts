@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
-import { homeFeed, statuses, type StatusRow } from "../../db/schema.ts";
+import { homeFeed, listFeed, statuses, type StatusRow } from "../../db/schema.ts";
 import type { EventBus } from "../events.ts";
 import type { NotificationService } from "../notifications.ts";
 import type { Counters } from "./counters.ts";
@@ -25,7 +25,7 @@ export class RemovalService {
   ) {}
 
   remove(row: StatusRow) {
-    const removed: { row: StatusRow; homeRecipients: number[] }[] = [];
+    const removed: { row: StatusRow; homeRecipients: number[]; listIds: number[] }[] = [];
     this.db.transaction((tx) => {
       const boosts = row.reblogOfId === null ? tx.select().from(statuses).where(eq(statuses.reblogOfId, row.id)).all() : [];
       for (const target of [...boosts, row]) {
@@ -35,6 +35,12 @@ export class RemovalService {
           .where(eq(homeFeed.statusId, target.id))
           .all()
           .map((r) => r.id);
+        const listIds = tx
+          .select({ id: listFeed.listId })
+          .from(listFeed)
+          .where(eq(listFeed.statusId, target.id))
+          .all()
+          .map((r) => r.id);
         this.counters.authorUnposted(target.accountId, target.visibility);
         if (target.reblogOfId !== null && target.reblogOfId !== row.id) this.counters.reblogs(target.reblogOfId, -1);
         if (target.inReplyToId !== null) this.counters.reply(target.inReplyToId, target.visibility, -1);
@@ -42,17 +48,17 @@ export class RemovalService {
         // poll go by foreign key; media are detached (ON DELETE SET NULL).
         this.beforeRemove(target.id);
         tx.delete(statuses).where(eq(statuses.id, target.id)).run();
-        removed.push({ row: target, homeRecipients: recipients });
+        removed.push({ row: target, homeRecipients: recipients, listIds });
       }
     });
-    for (const { row: gone, homeRecipients } of removed) {
+    for (const { row: gone, homeRecipients, listIds } of removed) {
       this.cache.invalidateStatus(gone.id);
       if (gone.reblogOfId !== null) {
         const original = gone.reblogOfId;
         const originalAuthor = this.db.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, original)).get();
         if (originalAuthor) this.notifications.withdraw(originalAuthor.accountId, gone.accountId, "reblog", original);
       }
-      this.events.emit({ type: "status.deleted", status: gone, homeRecipients });
+      this.events.emit({ type: "status.deleted", status: gone, homeRecipients, listIds });
     }
   }
 }

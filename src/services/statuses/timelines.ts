@@ -4,6 +4,7 @@ import { bookmarks, favourites, statusPins, statuses, statusTags, tags, type Sta
 import { normalizeTag } from "../../text/format.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { Page } from "../pagination.ts";
+import type { ListService } from "../lists.ts";
 import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";
 
@@ -52,6 +53,7 @@ export class TimelineService {
     private reader: StatusReader,
     private feed: HomeFeedService,
     private moderation: ModerationService,
+    private lists: ListService,
   ) {}
 
   private hidden(viewerId: number | null): number[] {
@@ -72,10 +74,19 @@ export class TimelineService {
   }
 
   home(viewerId: number, page: Page): TimelinePage {
-    const ids = this.feed.page(viewerId, page);
+    return this.fromFeed(viewerId, this.feed.page(viewerId, page), page.limit);
+  }
+
+  /** A list's timeline, filled like home feeds as statuses are posted. */
+  list(viewerId: number, listId: number, page: Page): TimelinePage {
+    return this.fromFeed(viewerId, this.lists.page(viewerId, listId, page), page.limit);
+  }
+
+  /** Status ids read from a feed table, as rows the viewer may (still) see. */
+  private fromFeed(viewerId: number, ids: number[], limit: number): TimelinePage {
     const byId = new Map(this.reader.rowsByIds(ids).map((r) => [r.id, r]));
     const rows = ids.map((id) => byId.get(id)).filter((r): r is StatusRow => r !== undefined);
-    return { ...pageOf(this.reader.visible(rows, viewerId), page.limit, ids), full: ids.length >= page.limit };
+    return { ...pageOf(this.reader.visible(rows, viewerId), limit, ids), full: ids.length >= limit };
   }
 
   public(viewerId: number | null, page: Page, options: PublicOptions): TimelinePage {

@@ -1,0 +1,54 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import type { AccountConversationRow } from "../db/schema.ts";
+import { serializeConversation } from "../serializers/conversation.ts";
+import { requireUser } from "./auth.ts";
+import { input } from "./input.ts";
+import { linkHeader, pageParams } from "./pagination.ts";
+import { pathId } from "./params.ts";
+import { renderStatuses } from "./render.ts";
+
+/** Conversations of one owner, with participants and last statuses loaded in one batch. */
+export function renderConversations(ctx: AppContext, rows: AccountConversationRow[], ownerId: number) {
+  const { services } = ctx;
+  const others = rows.map((r) => JSON.parse(r.participantIds) as number[]);
+  const accounts = new Map(services.accounts.findByIds([...new Set([ownerId, ...others.flat()])]).map((a) => [a.id, a]));
+  const statusRows = services.reader.rowsByIds([...new Set(rows.map((r) => r.lastStatusId))]);
+  const statuses = new Map(renderStatuses(ctx, statusRows, ownerId).map((s) => [Number(s.id), s]));
+  return rows.map((row, i) => {
+    const ids = others[i]!.length ? others[i]! : [ownerId];
+    const participants = ids.map((id) => accounts.get(id)).filter((a) => a !== undefined);
+    return serializeConversation(ctx.urls, row, participants, statuses.get(row.lastStatusId));
+  });
+}
+
+/** Direct-message threads: list, mark read or unread, leave. */
+export function conversationRoutes(ctx: AppContext) {
+  const { services } = ctx;
+  return new Elysia()
+    .get("/api/v1/conversations", (c) => {
+      const auth = requireUser(ctx, c.request, "read:statuses");
+      const page = pageParams(input(c), 20, 40);
+      const rows = services.conversations.list(auth.accountId, page);
+      if (rows.length > 0) {
+        const link = linkHeader(ctx.config.publicUrl, c.request, { next: rows[rows.length - 1]!.lastStatusId, prev: rows[0]!.lastStatusId });
+        if (link) c.set.headers.link = link;
+      }
+      return renderConversations(ctx, rows, auth.accountId);
+    })
+    .post("/api/v1/conversations/:id/read", (c) => {
+      const auth = requireUser(ctx, c.request, "write:conversations");
+      const row = services.conversations.markRead(auth.accountId, pathId(c.params.id), false);
+      return renderConversations(ctx, [row], auth.accountId)[0];
+    })
+    .post("/api/v1/conversations/:id/unread", (c) => {
+      const auth = requireUser(ctx, c.request, "write:conversations");
+      const row = services.conversations.markRead(auth.accountId, pathId(c.params.id), true);
+      return renderConversations(ctx, [row], auth.accountId)[0];
+    })
+    .delete("/api/v1/conversations/:id", (c) => {
+      const auth = requireUser(ctx, c.request, "write:conversations");
+      services.conversations.remove(auth.accountId, pathId(c.params.id));
+      return {};
+    });
+}

@@ -1,0 +1,110 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/connection.ts";
+import { accountConversations, type AccountConversationRow, type StatusRow } from "../db/schema.ts";
+import type { IdGenerator } from "../ids.ts";
+import { notFound } from "../errors.ts";
+import type { ModerationService } from "./accounts/moderation.ts";
+import type { EventBus } from "./events.ts";
+import { finishPage, pageQuery, type Page } from "./pagination.ts";
+import { mentionedIds } from "./statuses/visibility.ts";
+
+/**
+ * Direct-message threads, one row per participant and set of participants (Mastodon's
+ * AccountConversation): each direct status joins the thread of its author and of everyone
+ * it mentions, unread for all but its author; each change is announced to that participant.
+ */
+export class ConversationService {
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private moderation: ModerationService,
+    private events: EventBus,
+  ) {}
+
+  /** Called for every new status; only direct ones matter. */
+  added(status: StatusRow) {
+    if (status.visibility !== "direct" || status.reblogOfId !== null) return;
+    const mentioned = mentionedIds(status).filter((id) => id !== status.accountId && !this.moderation.isBlocking(id, status.accountId));
+    const participants = [status.accountId, ...mentioned];
+    for (const accountId of participants) {
+      const others = JSON.stringify(participants.filter((p) => p !== accountId).sort((a, b) => a - b));
+      const existing = this.db
+        .select()
+        .from(accountConversations)
+        .where(and(eq(accountConversations.accountId, accountId), eq(accountConversations.conversationId, status.conversationId), eq(accountConversations.participantIds, others)))
+        .get();
+      const unread = status.accountId !== accountId;
+      if (existing) {
+        const statusIds = [...(JSON.parse(existing.statusIds) as number[]), status.id];
+        this.db
+          .update(accountConversations)
+          .set({ statusIds: JSON.stringify(statusIds), lastStatusId: Math.max(existing.lastStatusId, status.id), unread: existing.unread || unread })
+          .where(eq(accountConversations.id, existing.id))
+          .run();
+        this.events.emit({ type: "conversation.updated", accountId, conversationId: existing.id });
+      } else {
+        const id = this.ids.next();
+        this.db
+          .insert(accountConversations)
+          .values({ id, accountId, conversationId: status.conversationId, participantIds: others, statusIds: JSON.stringify([status.id]), lastStatusId: status.id, unread })
+          .run();
+        this.events.emit({ type: "conversation.updated", accountId, conversationId: id });
+      }
+    }
+  }
+
+  /** Called for every deleted status: threads lose it, and go when it was their last. */
+  removed(status: StatusRow) {
+    if (status.visibility !== "direct") return;
+    const rows = this.db
+      .select()
+      .from(accountConversations)
+      .where(and(eq(accountConversations.conversationId, status.conversationId), sql`${status.id} IN (SELECT value FROM json_each(${accountConversations.statusIds}))`))
+      .all();
+    for (const row of rows) {
+      const statusIds = (JSON.parse(row.statusIds) as number[]).filter((id) => id !== status.id);
+      if (statusIds.length === 0) {
+        this.db.delete(accountConversations).where(eq(accountConversations.id, row.id)).run();
+      } else {
+        this.db
+          .update(accountConversations)
+          .set({ statusIds: JSON.stringify(statusIds), lastStatusId: Math.max(...statusIds) })
+          .where(eq(accountConversations.id, row.id))
+          .run();
+        this.events.emit({ type: "conversation.updated", accountId: row.accountId, conversationId: row.id });
+      }
+    }
+  }
+
+  find(accountId: number, id: number | null): AccountConversationRow {
+    const row =
+      id === null ? undefined : this.db.select().from(accountConversations).where(and(eq(accountConversations.id, id), eq(accountConversations.accountId, accountId))).get();
+    if (!row) throw notFound();
+    return row;
+  }
+
+  /** Newest first, paged by the last status's id (Mastodon's cursor for this list). */
+  list(accountId: number, page: Page): AccountConversationRow[] {
+    const q = pageQuery(accountConversations.lastStatusId, page);
+    const rows = this.db
+      .select()
+      .from(accountConversations)
+      .where(and(eq(accountConversations.accountId, accountId), q.where))
+      .orderBy(q.orderBy)
+      .limit(page.limit)
+      .all();
+    return finishPage(rows, q.reverse);
+  }
+
+  markRead(accountId: number, id: number | null, unread = false): AccountConversationRow {
+    const row = this.find(accountId, id);
+    this.db.update(accountConversations).set({ unread }).where(eq(accountConversations.id, row.id)).run();
+    this.events.emit({ type: "conversation.updated", accountId, conversationId: row.id });
+    return { ...row, unread };
+  }
+
+  remove(accountId: number, id: number | null) {
+    const row = this.find(accountId, id);
+    this.db.delete(accountConversations).where(eq(accountConversations.id, row.id)).run();
+  }
+}
