@@ -11,10 +11,13 @@ import { MediaStorage } from "./media/storage.ts";
 import { serializeAttachment } from "./serializers/media.ts";
 import { createServices } from "./services/index.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
+import { Streaming } from "./streaming/index.ts";
+import { WS_OPTIONS, type WsData } from "./streaming/websocket.ts";
 
 export interface RunningServer {
   url: string;
-  server: Server<unknown>;
+  server: Server<WsData>;
+  streaming: Streaming;
   ctx: AppContext;
   app: App;
   database: DbHandle;
@@ -32,14 +35,23 @@ export interface StartOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? new SystemClock();
-  let handler: ((request: Request, server: Server<unknown>) => Promise<Response> | Response) | null = null;
+  let handler: ((request: Request, server: Server<WsData>) => Promise<Response> | Response | undefined) | null = null;
+  let streaming: Streaming | null = null;
   // Listen first so that PORT=0 can tell the URL the server will print and emit.
-  const server = Bun.serve({
+  const server = Bun.serve<WsData>({
     port: config.port,
     hostname: config.host,
     maxRequestBodySize: SERVER_BODY_LIMIT,
     idleTimeout: 60,
     fetch: (request, srv) => (handler ? handler(request, srv) : new Response("Starting", { status: 503 })),
+    // Sockets exist only once the edge has upgraded them, by which time streaming is set.
+    websocket: {
+      ...WS_OPTIONS,
+      open: (ws) => streaming!.websocket.open(ws),
+      message: (ws, message) => streaming!.websocket.message(ws, message),
+      pong: (ws, data) => streaming!.websocket.pong(ws, data),
+      close: (ws, code, reason) => streaming!.websocket.close(ws, code, reason),
+    },
   });
   if (options.derivePublicUrl && config.port === 0) {
     const url = new URL(`http://localhost:${server.port}`);
@@ -75,18 +87,23 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   services.scheduled.restore();
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
-  handler = createEdge(ctx, app);
+  streaming = new Streaming(ctx);
+  handler = createEdge(ctx, app, streaming);
 
   let stopping: Promise<void> | null = null;
   return {
     url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`,
     server,
+    streaming,
     ctx,
     app,
     database,
     stop() {
       stopping ??= (async () => {
-        await server.stop();
+        streaming?.closeAll();
+        // In-flight requests get a moment to finish; a peer that stopped reading does not hold the stop up.
+        const graceful = server.stop();
+        if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
         services.wheel.stop();
         await services.media.queue.stop();
         services.writes.flush();

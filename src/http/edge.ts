@@ -7,6 +7,9 @@ import type { App } from "./app.ts";
 import { peekAccountId } from "./auth.ts";
 import { MAX_FORM_BYTES } from "./input.ts";
 import { newMeta, setMeta } from "./request-meta.ts";
+import { handleStreaming, isStreamingPath } from "./streaming.ts";
+import type { Streaming } from "../streaming/index.ts";
+import type { WsData } from "../streaming/websocket.ts";
 
 /** Media uploads: a 16 MB image and a thumbnail, with room for the multipart framing. */
 export const MAX_UPLOAD_BYTES = 40 * 1024 * 1024;
@@ -46,7 +49,7 @@ function jsonError(status: number, error: string): Response {
  * Everything that happens to every request before and after routing. Kept outside Elysia's
  * hooks so the log line sees the final status of every response, errors included.
  */
-export function createEdge(ctx: AppContext, app: App) {
+export function createEdge(ctx: AppContext, app: App, streaming: Streaming) {
   const { config } = ctx;
   let counter = 0;
   const instanceTag = Math.random().toString(36).slice(2, 8);
@@ -63,7 +66,7 @@ export function createEdge(ctx: AppContext, app: App) {
     return ip;
   };
 
-  return function edge(request: Request, server: Server<unknown>): Promise<Response> | Response {
+  return function edge(request: Request, server: Server<WsData>): Promise<Response> | Response | undefined {
     const started = performance.now();
     const requestId = `${instanceTag}-${(++counter).toString(36)}`;
     const forwarded = config.trustedProxies.length > 0 ? request.headers.get("x-forwarded-for") : null;
@@ -125,6 +128,12 @@ export function createEdge(ctx: AppContext, app: App) {
         // Mastodon's throttled responder: exactly this type, this body.
         return finish(new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers: { "content-type": "application/json" } }));
       }
+    }
+    if (isStreamingPath(path)) {
+      const response = handleStreaming(ctx, streaming, request, server as Server<unknown>, path, requestId);
+      if (response) return finish(response);
+      if (config.logRequests) log("info", "request", { method: request.method, path: redactPath(request.url), status: 101, request_id: requestId });
+      return undefined;
     }
     return app.handle(request).then(finish, (e) => {
       log("error", "request failed outside the router", { error: String(e).split("\n")[0] });

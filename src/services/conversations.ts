@@ -76,9 +76,12 @@ export class ConversationService {
     }
   }
 
+  findRow(accountId: number, id: number): AccountConversationRow | undefined {
+    return this.db.select().from(accountConversations).where(and(eq(accountConversations.id, id), eq(accountConversations.accountId, accountId))).get();
+  }
+
   find(accountId: number, id: number | null): AccountConversationRow {
-    const row =
-      id === null ? undefined : this.db.select().from(accountConversations).where(and(eq(accountConversations.id, id), eq(accountConversations.accountId, accountId))).get();
+    const row = id === null ? undefined : this.findRow(accountId, id);
     if (!row) throw notFound();
     return row;
   }

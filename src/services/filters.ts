@@ -84,8 +84,16 @@ export class FilterService {
     private reader: StatusReader,
   ) {}
 
+  /** Accounts with at least one filter; null until first asked (then kept up to date). */
+  private owners: Set<number> | null = null;
+
   private changed(accountId: number) {
     this.compiled.delete(accountId);
+    if (this.owners) {
+      const any = this.db.select({ id: customFilters.id }).from(customFilters).where(eq(customFilters.accountId, accountId)).limit(1).get();
+      if (any) this.owners.add(accountId);
+      else this.owners.delete(accountId);
+    }
     this.events.emit({ type: "filters.changed", accountId });
   }
 
@@ -307,6 +315,9 @@ export class FilterService {
 
   /** Does the viewer have any filters at all (most have none: skip the work)? */
   hasFilters(accountId: number): boolean {
+    // Most accounts have none: answered from memory, so streaming to thousands stays cheap.
+    this.owners ??= new Set(this.db.selectDistinct({ id: customFilters.accountId }).from(customFilters).all().map((r) => r.id));
+    if (!this.owners.has(accountId)) return false;
     return this.active(accountId).length > 0;
   }
 

@@ -188,6 +188,17 @@ export class ListService {
     return listIds;
   }
 
+  /** list id -> owner, for lists a stream is about to be told of. */
+  owners(listIds: number[]): Map<number, number> {
+    if (listIds.length === 0) return new Map();
+    return new Map(this.db.select({ id: lists.id, owner: lists.accountId }).from(lists).where(inArray(lists.id, listIds)).all().map((r) => [r.id, r.owner]));
+  }
+
+  /** Does the account own the list (may it stream it)? */
+  owns(accountId: number, listId: number): boolean {
+    return !!this.db.select({ id: lists.id }).from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, accountId))).get();
+  }
+
   /** The lists whose timelines hold the status (for the delete events of streams). */
   holding(statusId: number): number[] {
     return this.db.select({ id: listFeed.listId }).from(listFeed).where(eq(listFeed.statusId, statusId)).all().map((r) => r.id);

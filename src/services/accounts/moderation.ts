@@ -39,6 +39,11 @@ export class ModerationService implements RelationshipFilters {
         `SELECT target_account_id AS id, hide_notifications AS hide FROM mutes
          WHERE account_id = ? AND target_account_id IN (SELECT value FROM json_each(?)) AND (expires_at IS NULL OR expires_at > ?)`,
       ),
+      shunning: db.$client.query<{ id: number }, [string, number, string, number]>(
+        `SELECT account_id AS id FROM blocks WHERE target_account_id IN (SELECT value FROM json_each(?))
+         UNION SELECT target_account_id FROM blocks WHERE account_id = ?
+         UNION SELECT account_id FROM mutes WHERE target_account_id IN (SELECT value FROM json_each(?)) AND (expires_at IS NULL OR expires_at > ?)`,
+      ),
       hidden: db.$client.query<{ id: number }, [number, number, number, number]>(
         `SELECT target_account_id AS id FROM blocks WHERE account_id = ?
          UNION SELECT account_id FROM blocks WHERE target_account_id = ?
@@ -160,6 +165,15 @@ export class ModerationService implements RelationshipFilters {
   /** Everyone the viewer blocks, mutes or is blocked by: hidden from the viewer's lists and timelines. */
   hiddenAccounts(viewerId: number): Set<number> {
     return new Set(this.q.hidden.all(viewerId, viewerId, viewerId, this.clock.now()).map((r) => r.id));
+  }
+
+  /**
+   * Everyone who must not see a status in public streams: whoever blocks or mutes its
+   * author or an account it mentions, and whoever the author blocks. One query per status.
+   */
+  shunning(authorId: number, involvedIds: number[]): Set<number> {
+    const ids = JSON.stringify(involvedIds);
+    return new Set(this.q.shunning.all(ids, authorId, ids, this.clock.now()).map((r) => r.id));
   }
 
   /** Does `accountId` block `targetId`? */

@@ -181,6 +181,13 @@ export class StatusActionService {
     return row;
   }
 
+  /** Accounts that muted a thread (their copy of a status in it says `muted: true`). */
+  threadMuters(conversationId: number): Set<number> {
+    return new Set(
+      this.db.select({ id: conversationMutes.accountId }).from(conversationMutes).where(eq(conversationMutes.conversationId, conversationId)).all().map((r) => r.id),
+    );
+  }
+
   private participates(accountId: number, conversationId: number): boolean {
     const row = this.db.get<{ one: number } | undefined>(sql`
       SELECT 1 AS one FROM statuses WHERE conversation_id = ${conversationId} AND account_id = ${accountId}

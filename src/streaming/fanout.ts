@@ -1,0 +1,146 @@
+import type { AppContext } from "../context.ts";
+import type { StatusRow } from "../db/schema.ts";
+import { renderConversations } from "../http/conversations.ts";
+import { renderNotifications } from "../http/notifications.ts";
+import { log } from "../log.ts";
+import type { DomainEvent } from "../services/events.ts";
+import { mentionedIds } from "../services/statuses/visibility.ts";
+import { FrameCache, type StreamHub, type Subscription } from "./hub.ts";
+import { StatusPayloads } from "./payloads.ts";
+
+/** Public topics a status goes to: the public timelines (when not a reply to someone else) and its hashtags. */
+function publicTopics(row: StatusRow): string[] {
+  if (row.visibility !== "public" || row.reblogOfId !== null) return [];
+  const topics: string[] = [];
+  const replyToOther = row.inReplyToId !== null && row.inReplyToAccountId !== row.accountId;
+  if (!replyToOther) {
+    topics.push("public", "public:local");
+    if (row.hasMedia) topics.push("public:media", "public:local:media");
+  }
+  for (const tag of JSON.parse(row.tags) as string[]) topics.push(`hashtag:${tag}`, `hashtag:${tag}:local`);
+  return topics;
+}
+
+/**
+ * Turns what the services announce into stream events, per recipient: the only publisher
+ * of the hub. Work is queued and done right after the request that caused it has answered,
+ * in order, so a post never waits for its audience and a delete never overtakes its update.
+ */
+export class StreamFanout {
+  private queue: DomainEvent[] = [];
+  private scheduled = false;
+
+  constructor(
+    private ctx: AppContext,
+    private hub: StreamHub,
+  ) {
+    const { events } = ctx.services;
+    for (const type of ["status.created", "status.deleted", "list.delivered", "notification.created", "conversation.updated", "filters.changed"] as const) {
+      events.on(type, (e) => this.enqueue(e));
+    }
+  }
+
+  private enqueue(event: DomainEvent) {
+    // Nobody is listening: nothing to render, nothing to keep.
+    if (this.hub.connectionCount === 0) return;
+    this.queue.push(event);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.drain());
+    }
+  }
+
+  /** Runs what is queued; also called directly by benchmarks and tests that want it now. */
+  drain() {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    for (const event of batch) {
+      try {
+        this.deliver(event);
+      } catch (e) {
+        log("error", "stream delivery failed", { event: event.type, error: String(e).split("\n")[0] });
+      }
+    }
+  }
+
+  private deliver(event: DomainEvent) {
+    switch (event.type) {
+      case "status.created":
+        return this.statusCreated(event.status, event.homeRecipients);
+      case "list.delivered":
+        return this.listDelivered(event.status, event.listIds);
+      case "status.deleted":
+        return this.statusDeleted(event.status, event.homeRecipients, event.listIds);
+      case "notification.created": {
+        const n = event.notification;
+        const topic = `notifications:${n.accountId}`;
+        if (!this.hub.has(topic)) return;
+        const [rendered] = renderNotifications(this.ctx, [n], n.accountId);
+        if (rendered) this.hub.publish(topic, "notification", JSON.stringify(rendered));
+        return;
+      }
+      case "conversation.updated": {
+        const topic = `direct:${event.accountId}`;
+        if (!this.hub.has(topic)) return;
+        const row = this.ctx.services.conversations.findRow(event.accountId, event.conversationId);
+        if (row) this.hub.publish(topic, "conversation", JSON.stringify(renderConversations(this.ctx, [row], event.accountId)[0]));
+        return;
+      }
+      case "filters.changed":
+        return this.hub.publish(`user:${event.accountId}`, "filters_changed", undefined);
+    }
+  }
+
+  private statusCreated(row: StatusRow, homeRecipients: number[]) {
+    let payloads: StatusPayloads | undefined;
+    const get = () => (payloads ??= new StatusPayloads(this.ctx, row));
+    for (const recipient of homeRecipients) {
+      const topic = `user:${recipient}`;
+      if (!this.hub.has(topic)) continue;
+      const json = get().forViewer(recipient);
+      if (json !== null) this.hub.publish(topic, "update", json);
+    }
+    const topics = publicTopics(row).filter((t) => this.hub.has(t));
+    if (topics.length === 0) return;
+    const p = get();
+    const payloadFor = (sub: Subscription) => {
+      const viewer = sub.conn.accountId;
+      if (viewer === null) return p.anonymous();
+      return p.shunnedBy(viewer) ? null : p.forViewer(viewer);
+    };
+    // One frame cache across the public topics: public and public:local carry the same JSON.
+    const frames = new FrameCache("update");
+    for (const topic of topics) this.hub.publish(topic, "update", payloadFor, frames);
+  }
+
+  private listDelivered(row: StatusRow, listIds: number[]) {
+    const streamed = listIds.filter((id) => this.hub.has(`list:${id}`));
+    if (streamed.length === 0) return;
+    const payloads = new StatusPayloads(this.ctx, row);
+    for (const [listId, owner] of this.ctx.services.lists.owners(streamed)) {
+      const json = payloads.forViewer(owner);
+      if (json !== null) this.hub.publish(`list:${listId}`, "update", json);
+    }
+  }
+
+  /** `delete` wherever the status could have been seen. */
+  private statusDeleted(row: StatusRow, homeRecipients: number[], listIds: number[]) {
+    const id = String(row.id);
+    const topics = new Set<string>();
+    for (const r of homeRecipients) topics.add(`user:${r}`);
+    for (const l of listIds) topics.add(`list:${l}`);
+    if (row.reblogOfId === null) {
+      for (const m of mentionedIds(row)) topics.add(`user:${m}`);
+      if (row.visibility === "direct") for (const p of [row.accountId, ...mentionedIds(row)]) topics.add(`direct:${p}`);
+      if (row.visibility === "public") {
+        // Replies to others never went to the public streams, but saying so costs nothing.
+        topics.add("public").add("public:local");
+        if (row.hasMedia) topics.add("public:media").add("public:local:media");
+        for (const tag of JSON.parse(row.tags) as string[]) topics.add(`hashtag:${tag}`).add(`hashtag:${tag}:local`);
+      }
+    }
+    const frames = new FrameCache("delete");
+    for (const topic of topics) this.hub.publish(topic, "delete", id, frames);
+  }
+}

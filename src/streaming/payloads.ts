@@ -1,0 +1,73 @@
+import type { AppContext } from "../context.ts";
+import type { StatusRow } from "../db/schema.ts";
+import { renderStatuses } from "../http/render.ts";
+import { serializeStatus } from "../serializers/status.ts";
+import { mentionedIds } from "../services/statuses/visibility.ts";
+
+/**
+ * The JSON of one status for everyone a publication reaches, rendered as few times as
+ * possible. A status that was just posted looks the same to nearly every signed-in reader
+ * (not favourited, boosted, bookmarked or pinned by them yet), so that reader's copy is
+ * rendered once and shared. Only the few whose copy really differs get their own render:
+ * its author (poll totals, `voted`), readers who muted its thread, readers with filters.
+ * Boosts differ per reader (the original may be favourited) and are rendered per reader.
+ */
+export class StatusPayloads {
+  private anonymousJson: string | undefined;
+  private sharedJson: string | undefined;
+  private own = new Map<number, string | null>();
+  private muters: Set<number> | undefined;
+  private shunned: Set<number> | undefined;
+
+  constructor(
+    private ctx: AppContext,
+    readonly row: StatusRow,
+  ) {}
+
+  /** As an anonymous reader (or an app-only token) sees it. */
+  anonymous(): string {
+    this.anonymousJson ??= JSON.stringify(renderStatuses(this.ctx, [this.row], null)[0]);
+    return this.anonymousJson;
+  }
+
+  /** As `viewerId` sees it; null if they may not see it at all. */
+  forViewer(viewerId: number): string | null {
+    if (this.row.reblogOfId === null && !this.differsFor(viewerId)) return this.shared();
+    let json = this.own.get(viewerId);
+    if (json === undefined) {
+      const visible = this.ctx.services.reader.visible([this.row], viewerId);
+      const rendered = visible.length ? renderStatuses(this.ctx, visible, viewerId)[0] : undefined;
+      json = rendered ? JSON.stringify(rendered) : null;
+      this.own.set(viewerId, json);
+    }
+    return json;
+  }
+
+  /**
+   * Readers that public and hashtag streams skip: they block or mute the author or someone
+   * mentioned, or the author blocks them (Mastodon's streaming-side filter).
+   */
+  shunnedBy(viewerId: number): boolean {
+    this.shunned ??= this.ctx.services.moderation.shunning(this.row.accountId, [this.row.accountId, ...mentionedIds(this.row)]);
+    return this.shunned.has(viewerId);
+  }
+
+  private differsFor(viewerId: number): boolean {
+    if (viewerId === this.row.accountId) return true;
+    if (this.ctx.services.filters.hasFilters(viewerId)) return true;
+    this.muters ??= this.ctx.services.statusActions.threadMuters(this.row.conversationId);
+    return this.muters.has(viewerId);
+  }
+
+  /** A signed-in reader with no relation to the new status yet. */
+  private shared(): string {
+    if (this.sharedJson === undefined) {
+      const view = this.ctx.services.reader.view(this.row, null);
+      view.viewer = { favourited: false, reblogged: false, muted: false, bookmarked: false, pinned: false };
+      if (view.poll) view.poll = { ...view.poll, ownVotes: [] };
+      // viewerId 0 is nobody: poll totals stay hidden as for any reader but the author.
+      this.sharedJson = JSON.stringify(serializeStatus(this.ctx.urls, view, { viewerId: 0, media: this.ctx.serializeMedia }));
+    }
+    return this.sharedJson;
+  }
+}
