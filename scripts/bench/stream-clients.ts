@@ -107,8 +107,11 @@ say({ ready: open.length });
 
 const decoder = new TextDecoder();
 let buffered = "";
-for await (const chunk of Bun.stdin.stream()) {
-  buffered += decoder.decode(chunk);
+const stdin = Bun.stdin.stream().getReader();
+for (;;) {
+  const { value, done } = await stdin.read();
+  if (done) break;
+  buffered += decoder.decode(value);
   let nl: number;
   while ((nl = buffered.indexOf("\n")) >= 0) {
     const command = buffered.slice(0, nl).trim();

@@ -46,21 +46,32 @@ export function streamFromPath(path: string, onlyMedia: string | null): StreamNa
   return name;
 }
 
+/**
+ * A refused stream. SSE answers with `status` and `{error: message}`; a WebSocket
+ * subscription answers with an error frame in the words of Mastodon's streaming server,
+ * which differ for a few cases (`socket`).
+ */
 export class ChannelError extends Error {
+  readonly socket: { status: number; error: string };
+
   constructor(
     public status: number,
     message: string,
+    socket?: { status: number; error: string },
   ) {
     super(message);
+    this.socket = socket ?? { status, error: message };
   }
 }
 
-export const unknownChannel = () => new ChannelError(400, "Unknown channel requested");
+export const unknownChannel = () => new ChannelError(400, "Unknown channel requested", { status: 400, error: "Unknown stream type" });
 export const missingToken = () => new ChannelError(401, "Missing access token");
 export const invalidToken = () => new ChannelError(401, "Invalid access token");
 const missingScopes = () => new ChannelError(401, "Access token does not have the required scopes");
 const userRequired = () => new ChannelError(401, "This method requires an authenticated user");
-const notFound = () => new ChannelError(404, "Not found");
+const missingTag = () => new ChannelError(404, "Not found", { status: 400, error: "Missing tag name parameter" });
+const missingList = () => new ChannelError(404, "Not found", { status: 400, error: "Missing list name parameter" });
+const notYourList = () => new ChannelError(404, "Not found", { status: 401, error: "Not authorized to stream this list" });
 
 /** One subscription: the topics it listens to and the name WebSocket frames carry. */
 export interface Channel {
@@ -121,14 +132,15 @@ export function resolveChannel(
     case "hashtag:local": {
       const raw = params.tag;
       const tag = typeof raw === "string" || typeof raw === "number" ? normalizeTag(String(raw)) : "";
-      if (tag === "") throw notFound();
+      if (tag === "") throw missingTag();
       const topic = stream === "hashtag" ? `hashtag:${tag}` : `hashtag:${tag}:local`;
       return { key: topic, topics: [topic], stream: [stream, raw] };
     }
     case "list": {
       const raw = params.list;
+      if (raw === undefined || raw === null || raw === "") throw missingList();
       const id = typeof raw === "string" || typeof raw === "number" ? parseId(String(raw)) : null;
-      if (id === null || !ownsList(accountId, id)) throw notFound();
+      if (id === null || !ownsList(accountId, id)) throw notYourList();
       return { key: `list:${id}`, topics: [`list:${id}`], stream: [stream, raw] };
     }
     default:

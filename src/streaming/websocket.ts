@@ -69,7 +69,7 @@ export class WsConnection extends StreamConnection {
 }
 
 function errorFrame(e: unknown) {
-  if (e instanceof ChannelError) return { error: e.message, status: e.status };
+  if (e instanceof ChannelError) return { error: e.socket.error, status: e.socket.status };
   return { error: "An unexpected error occurred", status: 500 };
 }
 
@@ -135,10 +135,10 @@ export function websocketHandlers(hub: StreamHub, resolve: ChannelResolver): WsC
       if (msg.type === "subscribe") subscribe(conn, name, paramsOf(msg));
       else if (msg.type === "unsubscribe") {
         try {
-          // No scope check to leave: resolving only finds the key the subscription was stored by.
           hub.unsubscribe(conn, resolve(conn, name, paramsOf(msg)).key);
-        } catch (e) {
-          conn.sendJson(errorFrame(e));
+        } catch {
+          // Mastodon's words, without a status.
+          conn.sendJson({ error: "Error unsubscribing from channel" });
         }
       } else conn.sendJson({ error: "Unknown message type", status: 400 });
     },

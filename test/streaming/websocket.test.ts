@@ -130,10 +130,13 @@ describe("WebSocket multiplexing", () => {
       ["not json", { error: "Invalid JSON", status: 400 }],
       ["[1,2]", { error: "Invalid message", status: 400 }],
       [{ type: "dance" }, { error: "Unknown message type", status: 400 }],
-      [{ type: "subscribe", stream: "nope" }, { error: "Unknown channel requested", status: 400 }],
-      [{ type: "subscribe" }, { error: "Unknown channel requested", status: 400 }],
-      [{ type: "subscribe", stream: "hashtag" }, { error: "Not found", status: 404 }],
-      [{ type: "subscribe", stream: "list", list: "123" }, { error: "Not found", status: 404 }],
+      // Refused subscriptions in the words of Mastodon's streaming server.
+      [{ type: "subscribe", stream: "nope" }, { error: "Unknown stream type", status: 400 }],
+      [{ type: "subscribe" }, { error: "Unknown stream type", status: 400 }],
+      [{ type: "subscribe", stream: "hashtag" }, { error: "Missing tag name parameter", status: 400 }],
+      [{ type: "subscribe", stream: "list" }, { error: "Missing list name parameter", status: 400 }],
+      [{ type: "subscribe", stream: "list", list: "123" }, { error: "Not authorized to stream this list", status: 401 }],
+      [{ type: "unsubscribe", stream: "nope" }, { error: "Error unsubscribing from channel" }],
     ];
     for (const [message, error] of cases) {
       ws.frames = [];
