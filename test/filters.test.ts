@@ -86,6 +86,22 @@ describe("v2 filters", () => {
     expect(filterCount()).toBe(before);
   });
 
+  test("expires_in: a century at most; zero or garbage means expired at once, blank means never", async () => {
+    const before = filterCount();
+    const huge = await alice.client.post("/api/v2/filters", { json: { title: "forever", context: ["home"], expires_in: "99999999999999" } });
+    expect(huge.status).toBe(422);
+    expect(huge.body).toEqual({ error: "Validation failed: Expires at is invalid" });
+    expect(filterCount()).toBe(before);
+    expect((await alice.client.get("/api/v2/filters")).status).toBe(200);
+    const now = new Date(server.clock.now()).toISOString();
+    for (const value of ["0", "abc"]) {
+      const res = await alice.client.post("/api/v2/filters", { json: { title: `expired ${value}`, context: ["home"], expires_in: value } });
+      expect(res.body.expires_at).toBe(now);
+    }
+    const never = await alice.client.post("/api/v2/filters", { json: { title: "never", context: ["home"], expires_in: "" } });
+    expect(never.body.expires_at).toBeNull();
+  });
+
   test("keywords and statuses sub-resources", async () => {
     const filter = await makeFilter(alice, { title: "Sub", context: ["thread"] });
     const added = await alice.client.post(`/api/v2/filters/${filter.id}/keywords`, { form: { keyword: "cats", whole_word: "false" } });
@@ -94,6 +110,9 @@ describe("v2 filters", () => {
     const changed = await alice.client.put(`/api/v2/filters/keywords/${added.body.id}`, { json: { keyword: "dogs" } });
     expect(changed.body).toEqual({ ...added.body, keyword: "dogs" });
     expect((await alice.client.get(`/api/v2/filters/keywords/${added.body.id}`)).body).toEqual(changed.body);
+    const long = await alice.client.put(`/api/v2/filters/keywords/${added.body.id}`, { json: { keyword: "k".repeat(513) } });
+    expect(long.status).toBe(422);
+    expect(long.body).toEqual({ error: "Validation failed: Keyword is too long (maximum is 512 characters)" });
     const blank = await alice.client.post(`/api/v2/filters/${filter.id}/keywords`, { json: { keyword: " " } });
     expect(blank.status).toBe(422);
     expect(blank.body).toEqual({ error: "Validation failed: Keyword can't be blank" });

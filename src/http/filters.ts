@@ -13,12 +13,16 @@ const WRITE = ["write:filters"] as const;
 /** Mastodon's DeprecationConcern for the v1 filters API (deprecated 2022-11-14). */
 const DEPRECATION = "@1668384000";
 
-/** `expires_in`: absent leaves it, blank clears it, seconds set it. */
+/**
+ * `expires_in`: absent leaves it, blank clears it, anything else is seconds from now read
+ * as Ruby's to_i reads it ("abc" is 0: expired at once, as in Mastodon).
+ */
 function expiresIn(v: ParamValue | undefined): number | null | undefined {
   if (v === undefined) return undefined;
+  if (typeof v === "number") return Number.isFinite(v) ? Math.trunc(v) : 0;
   const s = str(v);
   if (s === undefined || s.trim() === "") return null;
-  return int(s) ?? null;
+  return int(/^\s*[-+]?\d+/.exec(s)?.[0]) ?? 0;
 }
 
 /** `keywords_attributes` as an array (`[][keyword]`, JSON) or an indexed hash (`[0][keyword]`). */

@@ -3,21 +3,28 @@ import type { AppContext } from "../context.ts";
 import type { Authentication } from "../services/oauth/tokens.ts";
 import { ChannelError, invalidToken, missingToken, needsUser, streamFromPath, unknownChannel } from "../streaming/channels.ts";
 import type { Streaming } from "../streaming/index.ts";
-import { bearerToken } from "./auth.ts";
 
 function errorResponse(e: ChannelError): Response {
   return new Response(JSON.stringify({ error: e.message }), { status: e.status, headers: { "content-type": "application/json; charset=utf-8" } });
 }
 
 /**
- * The token as Mastodon's streaming server reads it: `Authorization: Bearer`, then
- * `access_token`, then the WebSocket subprotocol (where browsers can put it). A token that
- * was sent must be valid, even for public streams.
+ * The token as Mastodon's streaming server reads it: the `Authorization` header, else a
+ * non-empty `access_token`, else the WebSocket subprotocol (where browsers can put it). A
+ * token that was sent must be valid, even for public streams.
  */
 function streamAuth(ctx: AppContext, request: Request): Authentication | null {
-  const token = bearerToken(request) ?? request.headers.get("sec-websocket-protocol")?.trim() ?? null;
-  if (token === null || token === "") return null;
-  const auth = ctx.services.tokens.authenticate(token);
+  const header = request.headers.get("authorization");
+  let token: string | null;
+  if (header !== null) {
+    token = header.replace(/^Bearer\s+/i, "").trim();
+  } else {
+    const q = request.url.indexOf("?");
+    const query = q >= 0 ? new URLSearchParams(request.url.slice(q + 1)).get("access_token") : null;
+    token = query || request.headers.get("sec-websocket-protocol")?.trim() || null;
+    if (token === null) return null;
+  }
+  const auth = token === "" ? null : ctx.services.tokens.authenticate(token);
   if (!auth) throw invalidToken();
   return auth;
 }

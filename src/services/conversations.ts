@@ -3,7 +3,7 @@ import type { Db } from "../db/connection.ts";
 import { accountConversations, type AccountConversationRow, type StatusRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { notFound } from "../errors.ts";
-import type { ModerationService } from "./accounts/moderation.ts";
+import type { NotificationService } from "./notifications.ts";
 import type { EventBus } from "./events.ts";
 import { finishPage, pageQuery, type Page } from "./pagination.ts";
 import { mentionedIds } from "./statuses/visibility.ts";
@@ -17,16 +17,17 @@ export class ConversationService {
   constructor(
     private db: Db,
     private ids: IdGenerator,
-    private moderation: ModerationService,
+    private notifications: NotificationService,
     private events: EventBus,
   ) {}
 
   /** Called for every new status; only direct ones matter. */
   added(status: StatusRow) {
     if (status.visibility !== "direct" || status.reblogOfId !== null) return;
-    const mentioned = mentionedIds(status).filter((id) => id !== status.accountId && !this.moderation.isBlocking(id, status.accountId));
-    const participants = [status.accountId, ...mentioned];
-    for (const accountId of participants) {
+    const participants = [status.accountId, ...mentionedIds(status).filter((id) => id !== status.accountId)];
+    // A recipient whose mention would be dropped (blocked or muted sender, muted thread) gets no thread either, as in Mastodon.
+    const owners = participants.filter((id) => id === status.accountId || !this.notifications.dropsMention(id, status.accountId, status.id));
+    for (const accountId of owners) {
       const others = JSON.stringify(participants.filter((p) => p !== accountId).sort((a, b) => a - b));
       const existing = this.db
         .select()

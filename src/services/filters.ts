@@ -48,6 +48,7 @@ export interface FilterMatch {
 
 const MAX_TITLE = 256;
 const MAX_KEYWORD = 512;
+const MAX_EXPIRES_IN = 100 * 365 * 24 * 60 * 60;
 const WORD = /[\p{L}\p{N}_]/u;
 
 function escapeRegExp(text: string) {
@@ -132,16 +133,21 @@ export class FilterService {
       if (context.length === 0 || context.some((c) => !(FILTER_CONTEXTS as readonly string[]).includes(c))) errors.push("Context None or invalid context supplied");
     }
     if (input.action !== undefined && !(FILTER_ACTIONS as readonly string[]).includes(input.action)) errors.push("Action is not included in the list");
+    // Beyond a century is no expiry a person means, and past what a date can hold.
+    if (input.expiresIn != null && Math.abs(input.expiresIn) > MAX_EXPIRES_IN) errors.push("Expires at is invalid");
     for (const k of input.keywords ?? []) {
       if (k.destroy) continue;
       if (k.keyword !== undefined && k.keyword.length > MAX_KEYWORD) errors.push(`Keywords keyword is too long (maximum is ${MAX_KEYWORD} characters)`);
+      // An existing keyword set to blank; a new blank one is skipped (Rails' reject_if: :all_blank).
+      if (k.id != null && k.keyword !== undefined && k.keyword.trim() === "") errors.push("Keywords keyword can't be blank");
     }
     return errors;
   }
 
   private expiresAt(expiresIn: number | null | undefined): number | null | undefined {
-    if (expiresIn === undefined) return undefined;
-    return expiresIn === null || expiresIn <= 0 ? null : this.clock.now() + expiresIn * 1000;
+    if (expiresIn === undefined || expiresIn === null) return expiresIn;
+    // Zero or less is a filter that has already expired (Mastodon's Expireable).
+    return this.clock.now() + expiresIn * 1000;
   }
 
   create(accountId: number, input: FilterInput): FilterWithRules {
@@ -191,7 +197,7 @@ export class FilterService {
         if (k.destroy) tx.delete(customFilterKeywords).where(eq(customFilterKeywords.id, k.id)).run();
         else {
           const set: Partial<KeywordRow> = {};
-          if (k.keyword !== undefined && k.keyword.trim() !== "") set.keyword = k.keyword;
+          if (k.keyword !== undefined) set.keyword = k.keyword;
           if (k.wholeWord !== undefined) set.wholeWord = k.wholeWord;
           if (Object.keys(set).length) tx.update(customFilterKeywords).set(set).where(eq(customFilterKeywords.id, k.id)).run();
         }
@@ -240,6 +246,7 @@ export class FilterService {
   updateKeyword(accountId: number, id: number | null, keyword: string | undefined, wholeWord: boolean | undefined): KeywordRow {
     const row = this.keywordOf(accountId, id);
     if (keyword !== undefined && keyword.trim() === "") throw validationFailed("Keyword can't be blank");
+    if (keyword !== undefined && keyword.length > MAX_KEYWORD) throw validationFailed(`Keyword is too long (maximum is ${MAX_KEYWORD} characters)`);
     const set: Partial<KeywordRow> = {};
     if (keyword !== undefined) set.keyword = keyword;
     if (wholeWord !== undefined) set.wholeWord = wholeWord;

@@ -83,7 +83,7 @@ export function createServices(deps: ServiceDeps) {
   const rateLimits = new RateLimiter(clock);
   const filters = new FilterService(db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
-  const conversations = new ConversationService(db, ids, moderation, events);
+  const conversations = new ConversationService(db, ids, notifications, events);
 
   posting.media = media;
   reader.media = (statusIds) => media.forStatuses(statusIds);

@@ -61,6 +61,21 @@ export class NotificationService {
     return row;
   }
 
+  /** Which of these notifications still exist (not withdrawn, not rolled back). */
+  existing(ids: number[]): Set<number> {
+    if (ids.length === 0) return new Set();
+    return new Set(this.db.select({ id: notifications.id }).from(notifications).where(inArray(notifications.id, ids)).all().map((r) => r.id));
+  }
+
+  /**
+   * Would a mention from `fromAccountId` about `statusId` be dropped for `recipientId`
+   * (blocked or muted sender, muted thread)? Direct messages follow the same rule into
+   * the recipient's conversations.
+   */
+  dropsMention(recipientId: number, fromAccountId: number, statusId: number): boolean {
+    return this.moderation.silences(recipientId, fromAccountId) || this.threadMuted(recipientId, statusId);
+  }
+
   /** Takes back what an undone action raised (an unfavourite, an unfollow...). */
   withdraw(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null) {
     this.db.delete(notifications).where(sameActivity(recipientId, fromAccountId, type, statusId)).run();

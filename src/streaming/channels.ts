@@ -98,8 +98,9 @@ function anyScope(auth: Authentication, scopes: string[]) {
 
 /**
  * Resolves a stream request into topics, or refuses it. Public streams are open to anyone
- * (the caller checks whitelist mode); the others need a user token with `read` or
- * `read:statuses` (`read:notifications` for notifications); a list must be the caller's.
+ * (the caller checks whitelist mode), but a token that is sent must be allowed to read
+ * statuses; the others need a user token with `read` or `read:statuses`
+ * (`read:notifications` for notifications); a list must be the caller's.
  */
 export function resolveChannel(
   name: unknown,
@@ -116,6 +117,9 @@ export function resolveChannel(
     const scopes = stream === "user:notification" ? ["read:notifications"] : ["read:statuses"];
     if (!anyScope(auth, scopes)) throw missingScopes();
     accountId = auth.accountId;
+  } else if (auth && !anyScope(auth, ["read:statuses"])) {
+    // Signed-in readers' copies carry their filters and flags: not for a token that may not read.
+    throw missingScopes();
   }
   switch (stream) {
     case "user": {

@@ -55,12 +55,43 @@ export class StreamFanout {
     this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
+    const gone = this.vanished(batch);
     for (const event of batch) {
+      // A status deleted (or a write rolled back) since it was announced is not announced now.
+      if ((event.type === "status.created" || event.type === "list.delivered") && gone.statuses.has(event.status.id)) continue;
+      if (event.type === "notification.created" && gone.notifications.has(event.notification.id)) continue;
       try {
         this.deliver(event);
       } catch (e) {
         log("error", "stream delivery failed", { event: event.type, error: String(e).split("\n")[0] });
       }
+    }
+  }
+
+  /** Of the statuses and notifications a batch announces, those no longer in the database: one query each. */
+  private vanished(batch: DomainEvent[]) {
+    const statusIds = new Set<number>();
+    const notificationIds = new Set<number>();
+    for (const e of batch) {
+      if (e.type === "status.created" || e.type === "list.delivered") statusIds.add(e.status.id);
+      else if (e.type === "notification.created") notificationIds.add(e.notification.id);
+    }
+    const { reader, notifications } = this.ctx.services;
+    const present = new Set(reader.rowsByIds([...statusIds]).map((r) => r.id));
+    const presentNotes = notifications.existing([...notificationIds]);
+    return {
+      statuses: new Set([...statusIds].filter((id) => !present.has(id))),
+      notifications: new Set([...notificationIds].filter((id) => !presentNotes.has(id))),
+    };
+  }
+
+  /** A reader's own copy; a render that fails costs that reader the event, not the others. */
+  private payloadFor(payloads: StatusPayloads, viewerId: number): string | null {
+    try {
+      return payloads.forViewer(viewerId);
+    } catch (e) {
+      log("error", "stream render failed", { status: payloads.row.id, error: String(e).split("\n")[0] });
+      return null;
     }
   }
 
@@ -95,11 +126,13 @@ export class StreamFanout {
   private statusCreated(row: StatusRow, homeRecipients: number[]) {
     let payloads: StatusPayloads | undefined;
     const get = () => (payloads ??= new StatusPayloads(this.ctx, row));
+    // One frame cache for every reader of this status: most share one payload.
+    const frames = new FrameCache("update");
     for (const recipient of homeRecipients) {
       const topic = `user:${recipient}`;
       if (!this.hub.has(topic)) continue;
-      const json = get().forViewer(recipient);
-      if (json !== null) this.hub.publish(topic, "update", json);
+      const json = this.payloadFor(get(), recipient);
+      if (json !== null) this.hub.publish(topic, "update", json, frames);
     }
     const topics = publicTopics(row).filter((t) => this.hub.has(t));
     if (topics.length === 0) return;
@@ -107,10 +140,8 @@ export class StreamFanout {
     const payloadFor = (sub: Subscription) => {
       const viewer = sub.conn.accountId;
       if (viewer === null) return p.anonymous();
-      return p.shunnedBy(viewer) ? null : p.forViewer(viewer);
+      return p.shunnedBy(viewer) ? null : this.payloadFor(p, viewer);
     };
-    // One frame cache across the public topics: public and public:local carry the same JSON.
-    const frames = new FrameCache("update");
     for (const topic of topics) this.hub.publish(topic, "update", payloadFor, frames);
   }
 
@@ -118,9 +149,10 @@ export class StreamFanout {
     const streamed = listIds.filter((id) => this.hub.has(`list:${id}`));
     if (streamed.length === 0) return;
     const payloads = new StatusPayloads(this.ctx, row);
+    const frames = new FrameCache("update");
     for (const [listId, owner] of this.ctx.services.lists.owners(streamed)) {
-      const json = payloads.forViewer(owner);
-      if (json !== null) this.hub.publish(`list:${listId}`, "update", json);
+      const json = this.payloadFor(payloads, owner);
+      if (json !== null) this.hub.publish(`list:${listId}`, "update", json, frames);
     }
   }
 

@@ -1,3 +1,4 @@
+import { log } from "../log.ts";
 import type { Channel } from "./channels.ts";
 
 /** One channel a connection listens to. */
@@ -13,28 +14,29 @@ export interface Subscription {
  * payload: a status going to 10,000 sockets is escaped and encoded once, not 10,000 times.
  */
 export class FrameCache {
-  private escaped = new Map<string, string>();
-  private ws = new Map<string, string>();
+  /** payload -> stream name -> frame. Keyed by the payload string itself, whose hash the engine keeps. */
+  private ws = new Map<string, Map<string, string>>();
   private sse = new Map<string, Uint8Array>();
   private static encoder = new TextEncoder();
+  private static NO_PAYLOAD = "\u0000none";
 
-  constructor(private event: string) {}
+  constructor(readonly event: string) {}
 
   wsFrame(streamJson: string, payload: string | undefined): string {
-    const key = payload === undefined ? streamJson : `${streamJson}\u0000${payload}`;
-    let frame = this.ws.get(key);
+    const key = payload ?? FrameCache.NO_PAYLOAD;
+    let byStream = this.ws.get(key);
+    if (!byStream) this.ws.set(key, (byStream = new Map()));
+    let frame = byStream.get(streamJson);
     if (frame === undefined) {
-      let body = payload === undefined ? undefined : this.escaped.get(payload);
-      if (payload !== undefined && body === undefined) this.escaped.set(payload, (body = JSON.stringify(payload)));
       // Mastodon's key order; without a payload the key is absent (as JSON.stringify drops undefined).
-      frame = `{"stream":${streamJson},"event":${JSON.stringify(this.event)}${body === undefined ? "" : `,"payload":${body}`}}`;
-      this.ws.set(key, frame);
+      frame = JSON.stringify({ stream: JSON.parse(streamJson), event: this.event, payload });
+      byStream.set(streamJson, frame);
     }
     return frame;
   }
 
   sseFrame(payload: string | undefined): Uint8Array {
-    const key = payload ?? "";
+    const key = payload ?? FrameCache.NO_PAYLOAD;
     let frame = this.sse.get(key);
     if (frame === undefined) {
       // A missing payload prints as Node printed it in Mastodon's streaming server.
@@ -148,9 +150,14 @@ export class StreamHub {
     if (!set) return;
     // A copy: a send may close a slow connection, which edits the set.
     for (const sub of [...set]) {
-      const body = typeof payload === "function" ? payload(sub) : payload;
-      if (body === null) continue;
-      sub.conn.send(sub, frames, body);
+      try {
+        const body = typeof payload === "function" ? payload(sub) : payload;
+        if (body === null) continue;
+        sub.conn.send(sub, frames, body);
+      } catch (e) {
+        // One reader's failure (a render that throws) costs that reader the event, nobody else.
+        log("error", "stream send failed", { event: frames.event, error: String(e).split("\n")[0] });
+      }
     }
   }
 

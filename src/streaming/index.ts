@@ -22,7 +22,7 @@ export class Streaming {
   constructor(private ctx: AppContext) {
     const { services, clock } = ctx;
     this.fanout = new StreamFanout(ctx, this.hub);
-    this.websocket = websocketHandlers(this.hub, (conn, name, params) => this.resolve(conn.auth, name, params));
+    this.websocket = websocketHandlers(this.hub, (conn, name, params, leaving) => this.resolve(conn.auth, name, params, leaving));
     services.tokens.onRevoke((auth) => this.hub.closeToken(auth.tokenId));
     services.wheel.handle("streaming", (beat) => {
       if (beat === "heartbeat") {
@@ -37,8 +37,9 @@ export class Streaming {
     services.wheel.schedule("streaming", "ping", clock.now() + PING_MS);
   }
 
-  resolve(auth: Authentication | null, name: unknown, params: ChannelParams) {
-    return resolveChannel(name, params, auth, (accountId, listId) => this.ctx.services.lists.owns(accountId, listId));
+  /** `leaving`: for an unsubscribe, where a list deleted since must still resolve to its key. */
+  resolve(auth: Authentication | null, name: unknown, params: ChannelParams, leaving = false) {
+    return resolveChannel(name, params, auth, (accountId, listId) => leaving || this.ctx.services.lists.owns(accountId, listId));
   }
 
   /** An SSE response subscribed to one channel (already resolved and allowed). */

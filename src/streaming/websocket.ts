@@ -9,8 +9,11 @@ export const MAX_WS_BUFFER = 512 * 1024;
 export const MAX_SUBSCRIPTIONS = 64;
 const BINARY_REFUSED = "The mastodon streaming server does not support binary messages";
 
-/** Resolves a subscribe request for this connection's token (throws ChannelError). */
-export type ChannelResolver = (conn: WsConnection, name: unknown, params: ChannelParams) => Channel;
+/**
+ * Resolves a subscribe request for this connection's token (throws ChannelError).
+ * `leaving`: only the subscription's key is wanted (to unsubscribe), not permission.
+ */
+export type ChannelResolver = (conn: WsConnection, name: unknown, params: ChannelParams, leaving?: boolean) => Channel;
 
 export interface WsData {
   conn: WsConnection;
@@ -135,7 +138,7 @@ export function websocketHandlers(hub: StreamHub, resolve: ChannelResolver): WsC
       if (msg.type === "subscribe") subscribe(conn, name, paramsOf(msg));
       else if (msg.type === "unsubscribe") {
         try {
-          hub.unsubscribe(conn, resolve(conn, name, paramsOf(msg)).key);
+          hub.unsubscribe(conn, resolve(conn, name, paramsOf(msg), true).key);
         } catch {
           // Mastodon's words, without a status.
           conn.sendJson({ error: "Error unsubscribing from channel" });

@@ -210,3 +210,60 @@ describe("who receives what", () => {
     ws.close();
   });
 });
+
+describe("robustness of delivery", () => {
+  test("a status deleted before its delivery ran is not announced, only deleted", async () => {
+    const sse = await SseClient.open(url("/public"));
+    const { posting, removal } = server.ctx.services;
+    // Posted and deleted within one turn of the event loop: the fan-out runs after both.
+    const row = posting.publish(posting.prepare(ann.account.id, null, { text: "gone in an instant" }));
+    removal.remove(row);
+    await sse.waitFor((e) => e.event === "delete" && e.data === String(row.id));
+    await settle();
+    expect(sse.events.filter((e) => e.event === "update")).toEqual([]);
+    sse.close();
+  });
+
+  test("a reader whose copy fails to render costs only that reader the event", async () => {
+    const a = await SseClient.open(url("/public"));
+    const b = await SseClient.open(url("/public"), { token: sam.token });
+    const c = await SseClient.open(url("/public"));
+    const hub = server.streaming.hub;
+    let calls = 0;
+    hub.publish("public", "update", (sub) => {
+      calls++;
+      if (sub.conn.accountId !== null) throw new Error("render failed");
+      return JSON.stringify({ id: "1", note: "for anonymous readers" });
+    });
+    for (const anon of [a, c]) await anon.waitFor((e) => e.event === "update");
+    await settle();
+    expect(calls).toBeGreaterThanOrEqual(3);
+    expect(b.events).toEqual([]);
+    for (const s of [a, b, c]) s.close();
+  });
+
+  test("a token that may not read statuses is refused on public streams too", async () => {
+    const writeOnly = server.ctx.services.tokens.issue(sam.app.id, sam.account.id, ["write"]).accessToken;
+    for (const path of ["/public", "/hashtag?tag=x"]) {
+      const res = await fetch(url(path), { headers: { authorization: `Bearer ${writeOnly}` } });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ error: "Access token does not have the required scopes" });
+    }
+  });
+
+  test("direct messages from a muted sender or in a muted thread open no conversation for the recipient", async () => {
+    const quiet = await createUser(server, "quiet");
+    await quiet.client.post(`/api/v1/accounts/${sam.id}/mute`);
+    const direct = await SseClient.open(url("/direct"), { token: quiet.token });
+    await postStatus(sam, { status: "@quiet hello?", visibility: "direct" });
+    const started = await postStatus(ann, { status: "@quiet thread", visibility: "direct" });
+    await direct.waitFor((e) => e.event === "conversation");
+    await quiet.client.post(`/api/v1/statuses/${started.id}/mute`);
+    await postStatus(ann, { status: "@quiet still talking", visibility: "direct", in_reply_to_id: started.id });
+    await settle();
+    expect(direct.events.filter((e) => e.event === "conversation")).toHaveLength(1);
+    const list = (await quiet.client.get("/api/v1/conversations")).body;
+    expect(list.map((c: any) => c.last_status.id)).toEqual([started.id]);
+    direct.close();
+  });
+});

@@ -40,6 +40,14 @@ describe("SSE errors", () => {
     }
   });
 
+  test("a non-Bearer Authorization header is a bad token; an empty access_token is no token", async () => {
+    const basic = await refused(`/public?access_token=${alice.token}`, { headers: { authorization: "Basic abc" } });
+    expect(basic.status).toBe(401);
+    expect(basic.body).toEqual({ error: "Invalid access token" });
+    const sse = await SseClient.open(url("/public?access_token="));
+    sse.close();
+  });
+
   test("a bad token is 401 on every stream, public ones included", async () => {
     for (const path of ["/user", "/public", "/hashtag?tag=x"]) {
       const byHeader = await refused(path, { headers: { authorization: "Bearer wrong" } });

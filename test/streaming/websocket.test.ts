@@ -166,6 +166,20 @@ describe("WebSocket multiplexing", () => {
     for (const ws of [anonymous, app, writer]) ws.close();
   });
 
+  test("a list deleted while subscribed can still be unsubscribed", async () => {
+    const list = (await bob.client.post("/api/v1/lists", { json: { title: "short-lived" } })).body;
+    const ws = await WsClient.open(wsUrl(), bob.token);
+    ws.send({ type: "subscribe", stream: "list", list: list.id });
+    await settle();
+    const topics = server.streaming.hub.topicCount;
+    await bob.client.delete(`/api/v1/lists/${list.id}`);
+    ws.send({ type: "unsubscribe", stream: "list", list: list.id });
+    await settle();
+    expect(ws.frames).toEqual([]);
+    expect(server.streaming.hub.topicCount).toBe(topics - 1);
+    ws.close();
+  });
+
   test("binary frames close the socket with 1003", async () => {
     const ws = await WsClient.open(wsUrl(), bob.token);
     ws.socket.send(new Uint8Array([1, 2, 3]));
