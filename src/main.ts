@@ -28,7 +28,8 @@ Settings come from the environment:
   PORT (3000)  HOST (127.0.0.1)  DATA_DIR (./data)  PUBLIC_URL (http://localhost:$PORT)
   REGISTRATIONS (open|closed, closed)  WHITELIST_MODE (true|false, false)
   RATE_LIMITS (on|off, on)  TRUSTED_PROXIES (none)  INSTANCE_TITLE (Rookery)
-  CONTACT_EMAIL (none)  LOG_REQUESTS (true)
+  CONTACT_EMAIL (none)  LOG_REQUESTS (true)  MEDIA_WORKERS (cores - 1)
+  TMPDIR (/tmp; must allow executables: libvips is loaded from there)
 `;
 
 function fail(message: string): never {
@@ -160,4 +161,8 @@ async function main(argv: string[]) {
   }
 }
 
-await main(process.argv.slice(2));
+// No top-level await: the executable is compiled to bytecode, which needs a CommonJS entry.
+main(process.argv.slice(2)).catch((e) => {
+  process.stderr.write(`rookery: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,5 +1,5 @@
 import { encode as encodeBlurhash } from "blurhash";
-import sharp, { MAX_INPUT_PIXELS } from "./sharp.ts";
+import sharp, { MAX_INPUT_PIXELS, SharpUnavailable } from "./sharp.ts";
 
 /** Mastodon's IMAGE_STYLES: the original is capped at 3840x2160 worth of pixels, the preview at 640x360. */
 export const ORIGINAL_PIXELS = 8_294_400;
@@ -68,7 +68,8 @@ export async function inspect(input: Uint8Array): Promise<ImageInfo> {
   let meta: Awaited<ReturnType<ReturnType<typeof sharp>["metadata"]>>;
   try {
     meta = await sharp(input, { limitInputPixels: false }).metadata();
-  } catch {
+  } catch (e) {
+    if (e instanceof SharpUnavailable) throw e;
     throw new ImageError("File content type is invalid, File is invalid");
   }
   if (!meta.format || !FORMATS.has(meta.format) || !meta.width || !meta.height) {

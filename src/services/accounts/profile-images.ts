@@ -1,4 +1,4 @@
-import sharp, { MAX_INPUT_PIXELS } from "../../media/sharp.ts";
+import sharp, { MAX_INPUT_PIXELS, SharpUnavailable } from "../../media/sharp.ts";
 import type { MediaStorage } from "../../media/storage.ts";
 import { validationFailed } from "../../errors.ts";
 
@@ -18,7 +18,8 @@ export class ProfileImageService {
     let format: string | undefined;
     try {
       format = (await sharp(input, { limitInputPixels: MAX_INPUT_PIXELS }).metadata()).format;
-    } catch {
+    } catch (e) {
+      if (e instanceof SharpUnavailable) throw e;
       format = undefined;
     }
     if (!format || !ACCEPTED.has(format)) throw validationFailed(`${label} content type is invalid`, `${label} is invalid`);
