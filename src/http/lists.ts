@@ -9,7 +9,7 @@ import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { linkHeader, pageParams } from "./pagination.ts";
 import { bool, pathId, str, strArray, type Params } from "./params.ts";
-import { renderTimeline } from "./render.ts";
+import { renderTimeline } from "./status-json.ts";
 
 const READ = ["read:lists"] as const;
 const WRITE = ["write:lists"] as const;
@@ -91,6 +91,6 @@ export function listRoutes(ctx: AppContext) {
     .get("/api/v1/timelines/list/:id", (c) => {
       const auth = requireUser(ctx, c.request, READ);
       const page = services.timelines.list(auth.accountId, pathId(c.params.id), pageParams(input(c), 20, 40));
-      return renderTimeline(ctx, c.request, c.set, page, auth.accountId, true);
+      return renderTimeline(ctx, c.request, page, auth.accountId, true);
     });
 }

@@ -5,7 +5,6 @@ import { serializeFilterResult } from "../serializers/filter.ts";
 import { serializeStatus } from "../serializers/status.ts";
 import type { StatusView } from "../services/statuses/reader.ts";
 import type { ListedAccount } from "../services/accounts/follows.ts";
-import type { TimelinePage } from "../services/statuses/timelines.ts";
 import { linkHeader } from "./pagination.ts";
 
 type SetHeaders = { headers: Record<string, string | number> };
@@ -36,27 +35,6 @@ export function renderStatuses(ctx: AppContext, rows: StatusRow[], viewerId: num
 
 export function renderStatus(ctx: AppContext, row: StatusRow, viewerId: number | null, options: { source?: boolean } = {}) {
   return renderStatuses(ctx, [row], viewerId, options)[0] as Record<string, unknown>;
-}
-
-/**
- * A page of statuses with its Link header. `always`: Mastodon's timelines link both ways
- * whenever the page has entries; account, bookmark and favourite lists only offer `next`
- * after a full page.
- */
-export function renderTimeline(
-  ctx: AppContext,
-  request: Request,
-  set: SetHeaders,
-  page: TimelinePage,
-  viewerId: number | null,
-  always: boolean,
-  keep: readonly string[] = ["limit"],
-) {
-  if (page.first !== null) {
-    const link = linkHeader(ctx.config.publicUrl, request, { next: always || page.full ? page.last : null, prev: page.first, keep });
-    if (link) set.headers.link = link;
-  }
-  return renderStatuses(ctx, page.rows, viewerId);
 }
 
 /** A page of accounts listed by some record's id (follows, favourites, boosts...). */

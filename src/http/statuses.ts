@@ -7,7 +7,8 @@ import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { bool, int, obj, str, strArray, type ParamValue, type Params } from "./params.ts";
-import { renderAccountList, renderStatus, renderStatuses } from "./render.ts";
+import { renderAccountList, renderStatus } from "./render.ts";
+import { cachedPublicJson, jsonText, statusesJson, statusJson } from "./status-json.ts";
 import { renderScheduled } from "./scheduled-statuses.ts";
 
 /** POST /api/v1/statuses parameters, read leniently (form strings, JSON values, Rails keys). */
@@ -59,10 +60,6 @@ function scheduledParams(p: Params, applicationId: number): Record<string, unkno
   };
 }
 
-function jsonText(json: string) {
-  return new Response(json, { headers: { "content-type": "application/json; charset=utf-8" } });
-}
-
 export function statusRoutes(ctx: AppContext) {
   const { services } = ctx;
   const statusId = (params: { id?: string }) => parseId(params.id);
@@ -91,18 +88,16 @@ export function statusRoutes(ctx: AppContext) {
       const ids = (strArray(input(c).id) ?? []).slice(0, 20).map(parseId).filter((id): id is number => id !== null);
       const viewer = viewerId(auth);
       const byId = new Map(services.reader.visible(services.reader.rowsByIds(ids), viewer).map((r) => [r.id, r]));
-      return renderStatuses(ctx, ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), viewer);
+      return jsonText(statusesJson(ctx, ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), viewer));
     })
     .get("/api/v1/statuses/:id", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const id = statusId(c.params);
-      if (viewer !== null) return renderStatus(ctx, services.reader.visibleRow(id, viewer), viewer);
-      // Anonymous readers all see the same thing: serve it from the render cache.
-      const cached = id === null ? undefined : services.renderCache.get(id);
+      // Anonymous readers all see the same thing: straight from the render cache.
+      const cached = viewer === null && id !== null ? cachedPublicJson(ctx, id) : null;
       if (cached) return jsonText(cached);
-      const row = services.reader.visibleRow(id, null);
-      const json = JSON.stringify(renderStatus(ctx, row, null));
-      if (!row.hasPoll && row.reblogOfId === null) services.renderCache.set(row.id, row.accountId, json);
+      const json = statusJson(ctx, services.reader.visibleRow(id, viewer), viewer);
+      if (json === null) throw notFound();
       return jsonText(json);
     })
     .delete("/api/v1/statuses/:id", (c) => {
@@ -122,7 +117,7 @@ export function statusRoutes(ctx: AppContext) {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const row = services.reader.visibleRow(statusId(c.params), viewer);
       const { ancestors, descendants } = services.threads.context(row, viewer);
-      return { ancestors: renderStatuses(ctx, ancestors, viewer), descendants: renderStatuses(ctx, descendants, viewer) };
+      return jsonText(`{"ancestors":${statusesJson(ctx, ancestors, viewer)},"descendants":${statusesJson(ctx, descendants, viewer)}}`);
     })
     .get("/api/v1/statuses/:id/reblogged_by", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));

@@ -6,7 +6,7 @@ import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { bool, str, strArray } from "./params.ts";
-import { renderTimeline } from "./render.ts";
+import { renderTimeline } from "./status-json.ts";
 
 /** Timelines, account statuses, bookmarks and favourites: 20 per page by default, 40 at most. */
 export function timelineRoutes(ctx: AppContext) {
@@ -15,14 +15,14 @@ export function timelineRoutes(ctx: AppContext) {
     .get("/api/v1/timelines/home", (c) => {
       const auth = requireUser(ctx, c.request, "read:statuses");
       const page = services.timelines.home(auth.accountId, pageParams(input(c), 20, 40));
-      return renderTimeline(ctx, c.request, c.set, page, auth.accountId, true, ["limit", "local"]);
+      return renderTimeline(ctx, c.request, page, auth.accountId, true, ["limit", "local"]);
     })
     .get("/api/v1/timelines/public", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const p = input(c);
       const local = bool(p.local) === true;
       const page = services.timelines.public(viewer, pageParams(p, 20, 40), { onlyMedia: bool(p.only_media), remote: bool(p.remote) === true && !local });
-      return renderTimeline(ctx, c.request, c.set, page, viewer, true, ["limit", "local", "remote", "only_media"]);
+      return renderTimeline(ctx, c.request, page, viewer, true, ["limit", "local", "remote", "only_media"]);
     })
     .get("/api/v1/timelines/tag/:hashtag", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
@@ -35,7 +35,7 @@ export function timelineRoutes(ctx: AppContext) {
         onlyMedia: bool(p.only_media),
         remote: bool(p.remote) === true && !local,
       });
-      return renderTimeline(ctx, c.request, c.set, page, viewer, true, ["limit", "local", "only_media"]);
+      return renderTimeline(ctx, c.request, page, viewer, true, ["limit", "local", "only_media"]);
     })
     .get("/api/v1/accounts/:id/statuses", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
@@ -49,16 +49,16 @@ export function timelineRoutes(ctx: AppContext) {
         onlyMedia: bool(p.only_media),
         tagged: str(p.tagged),
       });
-      return renderTimeline(ctx, c.request, c.set, page, viewer, false, ["limit", "pinned", "exclude_replies", "exclude_reblogs", "only_media", "tagged"]);
+      return renderTimeline(ctx, c.request, page, viewer, false, ["limit", "pinned", "exclude_replies", "exclude_reblogs", "only_media", "tagged"]);
     })
     .get("/api/v1/bookmarks", (c) => {
       const auth = requireUser(ctx, c.request, "read:bookmarks");
       const page = services.timelines.bookmarks(auth.accountId, pageParams(input(c), 20, 40));
-      return renderTimeline(ctx, c.request, c.set, page, auth.accountId, false);
+      return renderTimeline(ctx, c.request, page, auth.accountId, false);
     })
     .get("/api/v1/favourites", (c) => {
       const auth = requireUser(ctx, c.request, "read:favourites");
       const page = services.timelines.favourites(auth.accountId, pageParams(input(c), 20, 40));
-      return renderTimeline(ctx, c.request, c.set, page, auth.accountId, false);
+      return renderTimeline(ctx, c.request, page, auth.accountId, false);
     });
 }

@@ -21,6 +21,12 @@ export class ModerationService implements RelationshipFilters {
   /** Set by the feed service, which rebuilds a home feed after an unmute. */
   onUnmute: (accountId: number, targetId: number) => void = () => {};
   private q;
+  /**
+   * Everyone who blocks or was ever blocked since start-up: a superset (added before the
+   * block commits, never removed), so an account outside it has no blocks and every status
+   * read by it skips the blocks query.
+   */
+  private inBlocks: Set<number> | null = null;
 
   constructor(
     private db: Db,
@@ -66,6 +72,7 @@ export class ModerationService implements RelationshipFilters {
       this.follows.removeFollow(actorId, targetId);
       this.follows.removeFollow(targetId, actorId);
       this.follows.removeFollowRequests(actorId, targetId);
+      this.blockParties().add(actorId).add(targetId);
       this.db.transaction((tx) => {
         tx.insert(blocks)
           .values({ id: this.ids.next(), accountId: actorId, targetAccountId: targetId, createdAt: this.clock.now() })
@@ -144,7 +151,7 @@ export class ModerationService implements RelationshipFilters {
   // ---- RelationshipFilters ----
 
   blocked(viewerId: number, targetIds: number[]): { blocking: Set<number>; blockedBy: Set<number> } {
-    if (targetIds.length === 0) return { blocking: new Set(), blockedBy: new Set() };
+    if (targetIds.length === 0 || !this.blockParties().has(viewerId)) return { blocking: new Set(), blockedBy: new Set() };
     const ids = JSON.stringify(targetIds);
     const rows = this.q.blocks.all(viewerId, ids, viewerId, ids);
     const blocking = new Set<number>();
@@ -154,6 +161,14 @@ export class ModerationService implements RelationshipFilters {
       else blockedBy.add(r.accountId);
     }
     return { blocking, blockedBy };
+  }
+
+  private blockParties(): Set<number> {
+    if (!this.inBlocks) {
+      this.inBlocks = new Set();
+      for (const b of this.db.select({ a: blocks.accountId, t: blocks.targetAccountId }).from(blocks).all()) this.inBlocks.add(b.a).add(b.t);
+    }
+    return this.inBlocks;
   }
 
   muted(viewerId: number, targetIds: number[]): Map<number, { notifications: boolean }> {

@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
@@ -12,6 +13,14 @@ export interface PollView {
   /** The viewer's chosen options; null for anonymous viewers. */
   ownVotes: number[] | null;
   expired: boolean;
+}
+
+export interface FlagSets {
+  favourited: Set<number>;
+  bookmarked: Set<number>;
+  reblogged: Set<number>;
+  pinned: Set<number>;
+  muted: Set<number>;
 }
 
 export interface ViewerFlags {
@@ -54,6 +63,8 @@ export class StatusReader {
   media: MediaLoader = () => new Map();
 
   private q;
+  private sqlite;
+  private flagQueries = new Map<number, ReturnType<typeof flagsQuery>>();
 
   constructor(
     db: Db,
@@ -61,6 +72,7 @@ export class StatusReader {
     private policy: StatusPolicy,
   ) {
     const sqlite = db.$client;
+    this.sqlite = sqlite;
     this.q = {
       status: sqlite.query<unknown[], [number]>(`SELECT ${STATUS.columns} ${STATUS.from} WHERE id = ?`),
       statuses: sqlite.query<unknown[], [string]>(`SELECT ${STATUS.columns} ${STATUS.from} WHERE id IN (SELECT value FROM json_each(?))`),
@@ -77,12 +89,6 @@ export class StatusReader {
         .where(and(eq(pollVotes.accountId, sql.placeholder("account")), inJsonList(pollVotes.pollId, "ids")))
         .orderBy(pollVotes.id)
         .prepare(),
-      flags: db.$client.query<{ k: string; id: number }, [number, string, number, string, number, string, number, string, number, string]>(`
-        SELECT 'f' AS k, status_id AS id FROM favourites WHERE account_id = ? AND status_id IN (SELECT value FROM json_each(?))
-        UNION ALL SELECT 'b', status_id FROM bookmarks WHERE account_id = ? AND status_id IN (SELECT value FROM json_each(?))
-        UNION ALL SELECT 'r', reblog_of_id FROM statuses WHERE account_id = ? AND reblog_of_id IN (SELECT value FROM json_each(?))
-        UNION ALL SELECT 'p', status_id FROM status_pins WHERE account_id = ? AND status_id IN (SELECT value FROM json_each(?))
-        UNION ALL SELECT 'm', conversation_id FROM conversation_mutes WHERE account_id = ? AND conversation_id IN (SELECT value FROM json_each(?))`),
     };
   }
 
@@ -193,11 +199,18 @@ export class StatusReader {
     return out;
   }
 
-  private viewerFlags(rows: StatusRow[], viewerId: number) {
-    const ids = jsonList(rows.map((r) => r.id));
-    const conversations = jsonList([...new Set(rows.map((r) => r.conversationId))]);
-    const found = this.q.flags.all(viewerId, ids, viewerId, ids, viewerId, ids, viewerId, ids, viewerId, conversations);
-    const flags = { favourited: new Set<number>(), bookmarked: new Set<number>(), reblogged: new Set<number>(), pinned: new Set<number>(), muted: new Set<number>() };
+  /** The viewer's favourites, bookmarks, boosts, pins (by status id) and muted threads (by conversation id) among `rows`. */
+  viewerFlags(rows: StatusRow[], viewerId: number): FlagSets {
+    const flags: FlagSets = { favourited: new Set(), bookmarked: new Set(), reblogged: new Set(), pinned: new Set(), muted: new Set() };
+    if (rows.length === 0) return flags;
+    const ids = [...new Set(rows.map((r) => r.id))];
+    const conversations = [...new Set(rows.map((r) => r.conversationId))];
+    // Lists padded to a few fixed sizes (repeating the last id), so each size is one
+    // statement prepared once: bound parameters cost a fraction of json_each here.
+    const size = bucket(Math.max(ids.length, conversations.length));
+    let query = this.flagQueries.get(size);
+    if (!query) this.flagQueries.set(size, (query = flagsQuery(this.sqlite, size)));
+    const found = query.all(viewerId, ...pad(ids, size), ...pad(conversations, size));
     for (const f of found) {
       if (f.k === "f") flags.favourited.add(f.id);
       else if (f.k === "b") flags.bookmarked.add(f.id);
@@ -207,4 +220,28 @@ export class StatusReader {
     }
     return flags;
   }
+}
+
+const BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128];
+
+function bucket(n: number): number {
+  return BUCKETS.find((b) => b >= n) ?? Math.ceil(n / 128) * 128;
+}
+
+function pad(values: number[], size: number): number[] {
+  const out = values.slice(0, size);
+  while (out.length < size) out.push(values[values.length - 1] as number);
+  return out;
+}
+
+/** The viewer's favourites, bookmarks, boosts, pins and thread mutes among `size` statuses and conversations. */
+function flagsQuery(sqlite: Database, size: number) {
+  const ids = Array.from({ length: size }, (_, i) => `?${i + 2}`).join(",");
+  const conversations = Array.from({ length: size }, (_, i) => `?${i + 2 + size}`).join(",");
+  return sqlite.query<{ k: string; id: number }, number[]>(`
+    SELECT 'f' AS k, status_id AS id FROM favourites WHERE account_id = ?1 AND status_id IN (${ids})
+    UNION ALL SELECT 'b', status_id FROM bookmarks WHERE account_id = ?1 AND status_id IN (${ids})
+    UNION ALL SELECT 'r', reblog_of_id FROM statuses WHERE account_id = ?1 AND reblog_of_id IN (${ids})
+    UNION ALL SELECT 'p', status_id FROM status_pins WHERE account_id = ?1 AND status_id IN (${ids})
+    UNION ALL SELECT 'm', conversation_id FROM conversation_mutes WHERE account_id = ?1 AND conversation_id IN (${conversations})`);
 }

@@ -1,35 +1,50 @@
 const LIMIT = 5_000;
 
+/**
+ * A status rendered as every viewer sees it, in three pieces of JSON text that the
+ * per-viewer parts slot between (REST::StatusSerializer's key order):
+ * `head` is `{"id":..."edited_at":null`; the viewer's flags follow; then `content` (the
+ * JSON string); then the viewer's `filtered`; then `"reblog":` and the boosted status;
+ * then `tail`, `,"application":...}`.
+ */
+export interface StatusParts {
+  head: string;
+  content: string;
+  tail: string;
+  visibility: string;
+  reblogOfId: number | null;
+}
+
 interface Entry {
-  json: string;
+  parts: StatusParts;
   accountId: number;
   accountEpoch: number;
 }
 
 /**
- * The rendered JSON of statuses as an anonymous reader sees them: the hottest read of a
- * public server. An entry is dropped when its status changes (counters, deletion, media
- * finishing processing) and is ignored once its author's account changed (profile, follow
- * or status counts), which every writer of those announces with touchAccount(). Polls are
- * never cached, since `expired` moves with time.
+ * Rendered statuses, the hottest reads of a server. An entry is dropped when its status
+ * changes (counters, deletion, media finishing processing) and is ignored once its
+ * author's account changed (profile, follow or status counts), which every writer of those
+ * announces with touchAccount(). Statuses with polls are never cached, since `expired`
+ * moves with time and the votes are per viewer.
  */
 export class RenderCache {
   private entries = new Map<number, Entry>();
   private accountEpochs = new Map<number, number>();
 
-  get(statusId: number): string | undefined {
+  get(statusId: number): StatusParts | undefined {
     const entry = this.entries.get(statusId);
     if (!entry) return undefined;
     if ((this.accountEpochs.get(entry.accountId) ?? 0) !== entry.accountEpoch) {
       this.entries.delete(statusId);
       return undefined;
     }
-    return entry.json;
+    return entry.parts;
   }
 
-  set(statusId: number, accountId: number, json: string) {
+  set(statusId: number, accountId: number, parts: StatusParts) {
     if (this.entries.size >= LIMIT) this.entries.delete(this.entries.keys().next().value as number);
-    this.entries.set(statusId, { json, accountId, accountEpoch: this.accountEpochs.get(accountId) ?? 0 });
+    this.entries.set(statusId, { parts, accountId, accountEpoch: this.accountEpochs.get(accountId) ?? 0 });
   }
 
   invalidateStatus(statusId: number) {
