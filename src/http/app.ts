@@ -21,6 +21,7 @@ import { preferenceRoutes } from "./preferences.ts";
 import { scheduledStatusRoutes } from "./scheduled-statuses.ts";
 import { statusActionRoutes } from "./status-actions.ts";
 import { statusRoutes } from "./statuses.ts";
+import { searchRoutes } from "./search.ts";
 import { timelineRoutes } from "./timelines.ts";
 import { getMeta } from "./request-meta.ts";
 
@@ -61,6 +62,7 @@ export function createApp(ctx: AppContext) {
     .use(mediaRoutes(ctx))
     .use(scheduledStatusRoutes(ctx))
     .use(timelineRoutes(ctx))
+    .use(searchRoutes(ctx))
     .use(listRoutes(ctx))
     .use(conversationRoutes(ctx))
     .use(filterRoutes(ctx))

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/connection.ts";
+import { SearchService } from "./search.ts";
 import { GroupCommit } from "../db/group-commit.ts";
 import type { IdGenerator } from "../ids.ts";
 import type { MediaStorage } from "../media/storage.ts";
@@ -84,6 +85,7 @@ export function createServices(deps: ServiceDeps) {
   const filters = new FilterService(db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(db, ids, notifications, events);
+  const search = new SearchService(db, clock, reader, config.publicUrl, config.domain);
 
   posting.media = media;
   reader.media = (statusIds) => media.forStatuses(statusIds);
@@ -155,6 +157,7 @@ export function createServices(deps: ServiceDeps) {
     filtersV1,
     lists,
     conversations,
+    search,
   };
 }
 

@@ -1,0 +1,15 @@
+import type { TagHit } from "../services/search.ts";
+import type { Urls } from "./account.ts";
+
+/** REST::TagSerializer: history values are strings, `day` a UNIX timestamp; `following` for signed-in viewers. */
+export function serializeTag(urls: Urls, tag: TagHit, viewerId: number | null) {
+  const out: Record<string, unknown> = {
+    id: tag.id === null ? "" : String(tag.id),
+    name: tag.name,
+    url: `${urls.publicUrl}/tags/${encodeURIComponent(tag.name)}`,
+    history: tag.history.map((h) => ({ day: String(h.day / 1000), accounts: String(h.accounts), uses: String(h.uses) })),
+  };
+  // Rookery has no followed tags yet (GET /api/v1/followed_tags is empty).
+  if (viewerId !== null) out.following = false;
+  return out;
+}

@@ -1,0 +1,177 @@
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock.ts";
+import type { Db } from "../db/connection.ts";
+import { accounts, type AccountRow, type StatusRow } from "../db/schema.ts";
+import { rowReader } from "../db/rows.ts";
+import { normalizeTag } from "../text/format.ts";
+import type { StatusReader } from "./statuses/reader.ts";
+
+export type SearchType = "accounts" | "hashtags" | "statuses";
+
+export interface SearchOptions {
+  type?: SearchType;
+  limit: number;
+  offset: number;
+  resolve: boolean;
+  following: boolean;
+}
+
+export interface TagHit {
+  id: number | null;
+  name: string;
+  /** Per day, newest first: the day's start (ms), statuses and distinct accounts using the tag. */
+  history: { day: number; uses: number; accounts: number }[];
+}
+
+export interface SearchResults {
+  accounts: AccountRow[];
+  statuses: StatusRow[];
+  hashtags: TagHit[];
+}
+
+const ACCOUNT = rowReader(accounts);
+/** Below this length an anonymous search only finds an exact `user@domain` (Mastodon's MIN_QUERY_LENGTH). */
+const MIN_QUERY_LENGTH = 3;
+const DAY = 86_400_000;
+
+function likePrefix(s: string): string {
+  return `${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * Search as a Mastodon server without Elasticsearch answers it: accounts by username or
+ * display-name prefix (exact username first, then followed accounts, then the most
+ * followed), hashtags by name prefix (shortest first), and statuses only as the resolution
+ * of a local status URL, since full-text status search needs a search engine.
+ */
+export class SearchService {
+  private q;
+
+  constructor(
+    db: Db,
+    private clock: Clock,
+    private reader: StatusReader,
+    private publicUrl: string,
+    private domain: string,
+  ) {
+    const sqlite: Database = db.$client;
+    this.q = {
+      accounts: sqlite.query<unknown[], [string, string, string, number, number, number, number]>(`
+        SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
+        WHERE (lower(username) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?2 ESCAPE '\\')
+          AND (?4 = 0 OR (
+                id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?4)
+            AND id NOT IN (SELECT account_id FROM blocks WHERE target_account_id = ?4)))
+          AND (?5 = 0 OR id IN (SELECT target_account_id FROM follows WHERE account_id = ?4))
+        ORDER BY lower(username) = ?3 DESC,
+                 id IN (SELECT target_account_id FROM follows WHERE account_id = ?4) DESC,
+                 followers_count DESC, id
+        LIMIT ?6 OFFSET ?7`),
+      byUsername: sqlite.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ?`),
+      tags: sqlite.query<{ id: number; name: string }, [string, number, number]>(
+        `SELECT id, name FROM tags WHERE name LIKE ?1 ESCAPE '\\' ORDER BY length(name), name LIMIT ?2 OFFSET ?3`,
+      ),
+      tagByName: sqlite.query<{ id: number; name: string }, [string]>("SELECT id, name FROM tags WHERE name = ?"),
+      usage: sqlite.query<{ tagId: number; day: number; uses: number; accounts: number }, [string, number]>(`
+        SELECT st.tag_id AS tagId, (s.created_at / ${DAY}) * ${DAY} AS day, count(*) AS uses, count(DISTINCT s.account_id) AS accounts
+        FROM status_tags st JOIN statuses s ON s.id = st.status_id
+        WHERE st.tag_id IN (SELECT value FROM json_each(?1)) AND s.created_at >= ?2 AND s.visibility IN ('public', 'unlisted')
+        GROUP BY st.tag_id, day`),
+    };
+  }
+
+  search(viewerId: number | null, rawQuery: string, options: SearchOptions): SearchResults {
+    const results: SearchResults = { accounts: [], statuses: [], hashtags: [] };
+    const query = rawQuery.trim();
+    // Pagination by offset exists only for one type at a time.
+    const offset = options.type ? options.offset : 0;
+    if (query === "" || options.limit <= 0) return results;
+
+    if (/^https?:\/\//i.test(query)) {
+      if (options.resolve && offset === 0) this.resolveUrl(query, viewerId, options.type, results);
+      return results;
+    }
+    const wants = (type: SearchType) => options.type === undefined || options.type === type;
+    if (wants("accounts") && !(query.startsWith("#") || (query.includes("@") && query.includes(" ")))) {
+      results.accounts = this.accounts(viewerId, query, { ...options, offset });
+    }
+    if (wants("hashtags") && !query.includes("@")) results.hashtags = this.hashtags(query, options.limit, offset);
+    return results;
+  }
+
+  /** Accounts matching a query (also GET /api/v1/accounts/search). */
+  accounts(viewerId: number | null, rawQuery: string, options: { limit: number; offset: number; following: boolean }): AccountRow[] {
+    const query = rawQuery.trim().replace(/^@/, "");
+    const [username = "", domain] = query.split("@");
+    if (domain !== undefined && domain.toLowerCase() !== this.domain.toLowerCase()) return [];
+    const name = username.toLowerCase();
+    if (name === "" || options.limit <= 0) return [];
+    const following = options.following && viewerId !== null;
+    if (viewerId === null && name.length < MIN_QUERY_LENGTH) {
+      // Too short to search for anonymously: only `user@domain` written out finds its account.
+      if (domain === undefined || options.offset > 0) return [];
+      const exact = this.q.byUsername.values(name)[0];
+      return exact ? [ACCOUNT.map(exact)] : [];
+    }
+    return this.q.accounts
+      .values(likePrefix(name), `% ${likePrefix(name)}`, name, viewerId ?? 0, following ? 1 : 0, options.limit, options.offset)
+      .map(ACCOUNT.map);
+  }
+
+  hashtags(rawQuery: string, limit: number, offset: number): TagHit[] {
+    const name = normalizeTag(rawQuery.trim().replace(/^#/, ""));
+    if (name === "") return [];
+    const rows = this.q.tags.all(likePrefix(name), limit, offset);
+    // The exact tag leads, as Mastodon patches its results.
+    const exactIndex = rows.findIndex((r) => r.name === name);
+    if (exactIndex > 0) rows.unshift(...rows.splice(exactIndex, 1));
+    return this.withHistory(rows);
+  }
+
+  /** One tag by name (GET /api/v1/tags/:name); one that was never used has no id. */
+  tag(rawName: string): TagHit | null {
+    const name = normalizeTag(rawName);
+    if (name === "") return null;
+    const row = this.q.tagByName.get(name);
+    return row ? (this.withHistory([row])[0] as TagHit) : { id: null, name, history: this.emptyHistory() };
+  }
+
+  private emptyHistory() {
+    const today = Math.floor(this.clock.now() / DAY) * DAY;
+    return Array.from({ length: 7 }, (_, i) => ({ day: today - i * DAY, uses: 0, accounts: 0 }));
+  }
+
+  /** Mastodon's 7-day usage history, today first. */
+  private withHistory(rows: { id: number; name: string }[]): TagHit[] {
+    if (rows.length === 0) return [];
+    const days = this.emptyHistory();
+    const since = days[days.length - 1]!.day;
+    const usage = new Map<string, { uses: number; accounts: number }>();
+    for (const u of this.q.usage.all(JSON.stringify(rows.map((r) => r.id)), since)) usage.set(`${u.tagId}:${u.day}`, u);
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      history: days.map((d) => ({ day: d.day, uses: usage.get(`${r.id}:${d.day}`)?.uses ?? 0, accounts: usage.get(`${r.id}:${d.day}`)?.accounts ?? 0 })),
+    }));
+  }
+
+  /** A URL of this server naming an account or a status the viewer may see. */
+  private resolveUrl(query: string, viewerId: number | null, type: SearchType | undefined, results: SearchResults) {
+    if (!query.toLowerCase().startsWith(`${this.publicUrl.toLowerCase()}/`)) return;
+    const path = query.slice(this.publicUrl.length).replace(/[?#].*$/, "").replace(/\/$/, "");
+    const status = /^\/(?:@([A-Za-z0-9_]+)|users\/([A-Za-z0-9_]+)\/statuses)\/(\d{1,19})$/.exec(path);
+    if (status) {
+      if (type && type !== "statuses") return;
+      const id = Number(status[3]);
+      const row = Number.isSafeInteger(id) ? this.reader.findRow(id) : undefined;
+      if (row && row.reblogOfId === null && this.reader.visible([row], viewerId).length === 1) results.statuses = [row];
+      return;
+    }
+    const account = /^\/(?:@|users\/)([A-Za-z0-9_]+)$/.exec(path);
+    if (account) {
+      if (type && type !== "accounts") return;
+      const row = this.q.byUsername.values((account[1] as string).toLowerCase())[0];
+      if (row) results.accounts = [ACCOUNT.map(row)];
+    }
+  }
+}
