@@ -67,7 +67,7 @@ describe("POST /api/v1/media", () => {
     expect(m.type).toBe("image");
     expect(m.description).toBe("A blue field");
     expect(m.remote_url).toBeNull();
-    expect(m.text_url).toBeNull();
+    expect(m.text_url).toMatch(new RegExp(`^${server.base}/media/[A-Za-z0-9_-]{19}$`));
     // 4x4 components: 1 + 1 + 4 + 2 x 15 characters.
     expect(m.blurhash).toMatch(/^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{36}$/);
     expect(m.meta.original).toEqual({ width: 800, height: 1200, size: "800x1200", aspect: 800 / 1200 });
@@ -274,6 +274,23 @@ describe("attaching media to statuses", () => {
     const deletion = await alice.client.delete(`/api/v1/media/${a.body.id}`);
     expect(deletion.status).toBe(422);
     expect(deletion.body).toEqual({ error: "Media attachment is currently used by a status" });
+  });
+
+  test("text_url leads to the original once the status is public, and to nothing before or when private", async () => {
+    const open = await upload(alice, await jpegWithExif(30, 20));
+    const hidden = await upload(alice, await jpegWithExif(20, 30));
+    const follow = (url: string) => fetch(url, { redirect: "manual" });
+    const before = await follow(open.body.text_url);
+    expect(before.status).toBe(404);
+    expect(await before.json()).toEqual({ error: "Record not found" });
+    await postStatus(alice, { status: "public picture", media_ids: [open.body.id] });
+    await postStatus(alice, { status: "private picture", media_ids: [hidden.body.id], visibility: "private" });
+    const after = await follow(open.body.text_url);
+    expect(after.status).toBe(302);
+    expect(after.headers.get("location")).toBe(open.body.url);
+    expect((await follow(hidden.body.text_url)).status).toBe(404);
+    expect((await follow(`${server.base}/media/..%2F..%2Fetc%2Fpasswd`)).status).toBe(404);
+    expect(open.body.text_url).not.toBe(hidden.body.text_url);
   });
 
   test("only text, only media, or both; never someone else's media", async () => {

@@ -84,7 +84,7 @@ describe("GET /api/v2/search", () => {
   });
 
   test("error rows: missing q, anonymous pagination or resolve, bad token", async () => {
-    for (const query of [{}, { q: "" }, { q: "   " }]) {
+    for (const query of [{}, { q: "" }, { q: "   " }] as Record<string, string>[]) {
       const res = await bob.client.get("/api/v2/search", { query });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: "param is missing or the value is empty: q" });

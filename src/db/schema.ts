@@ -424,9 +424,12 @@ export const mediaAttachments = sqliteTable(
     createdAt: integer("created_at").notNull(),
     /** When a deleted status let go of it: the start of its redraft grace period. */
     detachedAt: integer("detached_at"),
+    /** Random key of the attachment's short page URL (`text_url`), as Mastodon gives local media. */
+    shortcode: text("shortcode"),
   },
   (t) => [
     index("media_attachments_status").on(t.statusId, t.position),
+    uniqueIndex("media_attachments_shortcode").on(t.shortcode),
     index("media_attachments_account").on(t.accountId, t.id),
     index("media_attachments_unattached").on(t.createdAt).where(sql`status_id IS NULL`),
     index("media_attachments_scheduled").on(t.scheduledStatusId),

@@ -36,6 +36,12 @@ export function fileRoutes(ctx: AppContext) {
       if (rel.startsWith("media_uploads/")) throw notFound();
       return serve(ctx.storage.resolve(rel), TYPES[rel.slice(rel.lastIndexOf(".") + 1)]);
     })
+    // A status's short media link (the attachment's text_url) leads to the original file.
+    .get("/media/:shortcode", ({ params }) => {
+      const file = /^[A-Za-z0-9_-]{1,64}$/.test(params.shortcode) ? ctx.services.media.publicFileByShortcode(params.shortcode) : null;
+      if (!file) throw notFound();
+      return new Response(null, { status: 302, headers: { location: ctx.urls.media(file) } });
+    })
     .get("/avatars/original/missing.png", () => serve(avatarMissing, "image/png"))
     .get("/headers/original/missing.png", () => serve(headerMissing, "image/png"));
 }

@@ -16,7 +16,7 @@ export function serializeAttachment(urls: Urls, m: MediaRow) {
     preview_url: preview ? urls.media(preview) : null,
     remote_url: null,
     preview_remote_url: null,
-    text_url: null,
+    text_url: m.shortcode ? `${urls.publicUrl}/media/${m.shortcode}` : null,
     meta: unknown ? (meta.focus ? { focus: meta.focus } : {}) : Object.fromEntries(Object.entries(meta).filter(([, v]) => v !== undefined && v !== null)),
     description: m.description,
     blurhash: unknown ? null : m.blurhash,

@@ -156,6 +156,7 @@ export class MediaService implements MediaAttacher {
         blurhash,
         createdAt: this.clock.now(),
         detachedAt: null,
+        shortcode: Buffer.from(crypto.getRandomValues(new Uint8Array(14))).toString("base64url"),
       };
       this.db.insert(mediaAttachments).values(row).run();
       if (options.background) this.queue.enqueue(row.id);
@@ -306,6 +307,20 @@ export class MediaService implements MediaAttacher {
   /** Media of a status about to be deleted start their redraft grace period now. */
   detachFrom(statusId: number) {
     this.db.update(mediaAttachments).set({ detachedAt: this.clock.now() }).where(eq(mediaAttachments.statusId, statusId)).run();
+  }
+
+  /**
+   * The original file behind a `text_url`, for anyone: only media on a public or unlisted
+   * status, once processed (Mastodon's MediaController lets through what the status lets through).
+   */
+  publicFileByShortcode(shortcode: string): string | null {
+    const row = this.db.$client
+      .query<{ file: string | null }, [string]>(
+        `SELECT m.file FROM media_attachments m JOIN statuses s ON s.id = m.status_id
+         WHERE m.shortcode = ? AND m.processing = 'complete' AND s.visibility IN ('public', 'unlisted')`,
+      )
+      .get(shortcode);
+    return row?.file ?? null;
   }
 
   /** Attachments of these statuses, in their order (for rendering statuses). */
