@@ -244,6 +244,10 @@ describe("authorization code flow through the HTML pages", () => {
     const again = await exchange();
     expect(again.status).toBe(400);
     expect(again.body.error).toBe("invalid_grant");
+    // RFC 6749 section 4.1.2: the replay may be a thief's, so the token the code gave is revoked.
+    const after = await http.get("/api/v1/accounts/verify_credentials", { token: token.body.access_token });
+    expect(after.status).toBe(401);
+    expect(after.body).toEqual({ error: "The access token is invalid" });
   });
 
   test("a signed-in browser goes straight to consent", async () => {

@@ -96,6 +96,8 @@ export const authorizationCodes = sqliteTable("oauth_authorization_codes", {
   createdAt: integer("created_at").notNull(),
   expiresAt: integer("expires_at").notNull(),
   usedAt: integer("used_at"),
+  /** The token the code was exchanged for: revoked if the code is ever presented again. */
+  tokenId: integer("token_id"),
 });
 
 /** Browser sessions of the sign-in and consent pages (never used by the API). */

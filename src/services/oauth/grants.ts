@@ -7,7 +7,7 @@ import { digest, randomSecret, safeEqual, sha256Base64Url } from "../../auth/sec
 import { DEFAULT_SCOPES, isSubset, parseScopes, unknownScopes } from "../../auth/scopes.ts";
 import type { AccountService } from "../accounts/accounts.ts";
 import { OOB_REDIRECT_URI, redirectUriMatches, redirectUrisOf, type ApplicationService } from "./applications.ts";
-import type { TokenService } from "./tokens.ts";
+import type { IssuedToken, TokenService } from "./tokens.ts";
 
 export const CODE_LIFETIME_MS = 10 * 60 * 1000;
 const MAX_STATE_LENGTH = 2048;
@@ -186,20 +186,20 @@ export class GrantService {
   }
 
   private respond(applicationId: number, accountId: number | null, scopes: string[]): TokenResponse {
-    const { accessToken, auth } = this.tokens.issue(applicationId, accountId, scopes);
-    return { access_token: accessToken, token_type: "Bearer", scope: scopes.join(" "), created_at: Math.floor(auth.createdAt / 1000) };
+    return tokenBody(this.tokens.issue(applicationId, accountId, scopes), scopes);
   }
 
   private authorizationCodeGrant(p: TokenParams, basic: ClientCredentials): TokenResponse {
     if (!p.code) throw missingParameter("code");
-    const grant = this.db
-      .select()
-      .from(authorizationCodes)
-      .where(and(eq(authorizationCodes.codeHash, digest(p.code)), isNull(authorizationCodes.usedAt)))
-      .get();
+    const found = this.db.select().from(authorizationCodes).where(eq(authorizationCodes.codeHash, digest(p.code))).get();
+    const grant = found?.usedAt === null ? found : undefined;
     if (grant?.codeChallenge && !p.code_verifier) throw missingParameter("code_verifier");
     if (!p.redirect_uri) throw missingParameter("redirect_uri");
     const app = this.client(p, basic);
+    if (found && found.usedAt !== null && found.applicationId === app.id && found.tokenId !== null) {
+      // RFC 6749 section 4.1.2: a code presented twice may have been stolen; what it gave is taken back.
+      this.tokens.revokeById(found.tokenId);
+    }
     if (!grant || grant.applicationId !== app.id || grant.expiresAt <= this.clock.now()) throw oauthError("invalid_grant");
     if (grant.redirectUri !== p.redirect_uri) throw oauthError("invalid_grant");
     if (grant.codeChallenge) {
@@ -216,7 +216,10 @@ export class GrantService {
       .where(and(eq(authorizationCodes.id, grant.id), isNull(authorizationCodes.usedAt)))
       .run();
     if (changes(claimed) !== 1) throw oauthError("invalid_grant");
-    return this.respond(app.id, grant.accountId, parseScopes(grant.scopes));
+    const scopes = parseScopes(grant.scopes);
+    const issued = this.tokens.issue(app.id, grant.accountId, scopes);
+    this.db.update(authorizationCodes).set({ tokenId: issued.auth.tokenId }).where(eq(authorizationCodes.id, grant.id)).run();
+    return tokenBody(issued, scopes);
   }
 
   private async passwordGrant(p: TokenParams, basic: ClientCredentials): Promise<TokenResponse> {
@@ -242,3 +245,7 @@ export class GrantService {
 }
 
 export { OOB_REDIRECT_URI };
+
+function tokenBody({ accessToken, auth }: IssuedToken, scopes: string[]): TokenResponse {
+  return { access_token: accessToken, token_type: "Bearer", scope: scopes.join(" "), created_at: Math.floor(auth.createdAt / 1000) };
+}

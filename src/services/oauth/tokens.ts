@@ -70,15 +70,24 @@ export class TokenService {
    * revoked token is "unknown" (the caller still answers success); another app's is "foreign".
    */
   revoke(accessToken: string, applicationId: number): "revoked" | "unknown" | "foreign" {
-    const hash = digest(accessToken);
-    const row = this.db.select().from(accessTokens).where(eq(accessTokens.tokenHash, hash)).get();
+    const row = this.db.select().from(accessTokens).where(eq(accessTokens.tokenHash, digest(accessToken))).get();
     if (!row || row.revokedAt !== null) return "unknown";
     if (row.applicationId !== applicationId) return "foreign";
+    this.revokeRow(row);
+    return "revoked";
+  }
+
+  /** Revokes a token by its id (a replayed authorization code takes back what it gave). */
+  revokeById(tokenId: number) {
+    const row = this.db.select().from(accessTokens).where(eq(accessTokens.id, tokenId)).get();
+    if (row && row.revokedAt === null) this.revokeRow(row);
+  }
+
+  private revokeRow(row: typeof accessTokens.$inferSelect) {
     this.db.update(accessTokens).set({ revokedAt: this.clock.now() }).where(eq(accessTokens.id, row.id)).run();
-    this.cache.delete(hash);
+    this.cache.delete(row.tokenHash);
     const auth = toAuth(row);
     for (const listener of this.revokeListeners) listener(auth);
-    return "revoked";
   }
 
   /** Streams subscribe here to close connections of a revoked token. */
