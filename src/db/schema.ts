@@ -197,6 +197,8 @@ export const statuses = sqliteTable(
     reblogsCount: integer("reblogs_count").notNull().default(0),
     favouritesCount: integer("favourites_count").notNull().default(0),
     createdAt: integer("created_at").notNull(),
+    /** When the author last edited it; null if never. */
+    editedAt: integer("edited_at"),
   },
   (t) => [
     index("statuses_account").on(t.accountId, t.id),
@@ -354,6 +356,35 @@ export const polls = sqliteTable("polls", {
   endedAt: integer("ended_at"),
   createdAt: integer("created_at").notNull(),
 });
+
+/**
+ * A status's versions, as StatusEdit entities show them: the first edit also records the
+ * original. Text and media descriptions are kept as they were, rendered HTML included.
+ */
+export const statusEdits = sqliteTable(
+  "status_edits",
+  {
+    id: integer("id").primaryKey(),
+    statusId: integer("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    accountId: integer("account_id").notNull(),
+    text: text("text").notNull(),
+    contentHtml: text("content_html").notNull(),
+    spoilerText: text("spoiler_text").notNull(),
+    sensitive: bool("sensitive").notNull(),
+    /** JSON [attachment id] in order. */
+    mediaIds: text("media_ids").notNull().default("[]"),
+    /** JSON [description or null], beside media_ids. */
+    mediaDescriptions: text("media_descriptions").notNull().default("[]"),
+    /** JSON [option title], or null without a poll. */
+    pollOptions: text("poll_options"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("status_edits_status").on(t.statusId, t.id)],
+);
+
+export type StatusEditRow = typeof statusEdits.$inferSelect;
 
 export const pollVotes = sqliteTable(
   "poll_votes",

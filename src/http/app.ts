@@ -22,6 +22,7 @@ import { scheduledStatusRoutes } from "./scheduled-statuses.ts";
 import { statusActionRoutes } from "./status-actions.ts";
 import { statusRoutes } from "./statuses.ts";
 import { searchRoutes } from "./search.ts";
+import { statusEditRoutes } from "./status-edits.ts";
 import { timelineRoutes } from "./timelines.ts";
 import { getMeta } from "./request-meta.ts";
 
@@ -57,6 +58,7 @@ export function createApp(ctx: AppContext) {
     .use(followRequestRoutes(ctx))
     .use(moderationRoutes(ctx))
     .use(statusRoutes(ctx))
+    .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))
     .use(pollRoutes(ctx))
     .use(mediaRoutes(ctx))

@@ -41,7 +41,7 @@ export function serializeStatus(urls: Urls, view: StatusView, options: StatusOpt
     replies_count: row.repliesCount,
     reblogs_count: row.reblogsCount,
     favourites_count: row.favouritesCount,
-    edited_at: null,
+    edited_at: row.editedAt === null ? null : new Date(row.editedAt).toISOString(),
   };
   if (view.viewer) {
     out.favourited = view.viewer.favourited;

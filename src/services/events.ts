@@ -15,6 +15,8 @@ export type DomainEvent =
   | { type: "status.created"; status: StatusRow; homeRecipients: number[] }
   /** A status or boost is gone; `homeRecipients` and `listIds` are the feeds that held it. */
   | { type: "status.deleted"; status: StatusRow; homeRecipients: number[]; listIds: number[] }
+  /** A status was edited; the feeds that hold it, as for a deletion. */
+  | { type: "status.updated"; status: StatusRow; homeRecipients: number[]; listIds: number[] }
   | { type: "notification.created"; notification: NotificationRow }
   /** Lists whose timelines a new status went into (streams of those lists are told). */
   | { type: "list.delivered"; status: StatusRow; listIds: number[] }

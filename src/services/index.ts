@@ -2,6 +2,7 @@ import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/connection.ts";
 import { SearchService } from "./search.ts";
+import { EditingService } from "./statuses/editing.ts";
 import { GroupCommit } from "../db/group-commit.ts";
 import type { IdGenerator } from "../ids.ts";
 import type { MediaStorage } from "../media/storage.ts";
@@ -87,6 +88,8 @@ export function createServices(deps: ServiceDeps) {
   const conversations = new ConversationService(db, ids, notifications, events);
   const search = new SearchService(db, clock, reader, config.publicUrl, config.domain);
 
+  const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache);
+  editing.media = media;
   posting.media = media;
   reader.media = (statusIds) => media.forStatuses(statusIds);
   removal.beforeRemove = (statusId) => media.detachFrom(statusId);
@@ -125,6 +128,7 @@ export function createServices(deps: ServiceDeps) {
   accounts.onProfileChanged = (accountId) => renderCache.touchAccount(accountId);
   follows.onCountsChanged = (accountIds) => accountIds.forEach((id) => renderCache.touchAccount(id));
   posting.onPoll = (pollId, expiresAt) => polls.scheduleEnd(pollId, expiresAt);
+  editing.onPoll = (pollId, expiresAt) => polls.scheduleEnd(pollId, expiresAt);
 
   return {
     writes,
@@ -143,6 +147,7 @@ export function createServices(deps: ServiceDeps) {
     reader,
     homeFeed,
     posting,
+    editing,
     removal,
     statusActions,
     polls,

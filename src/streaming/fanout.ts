@@ -35,7 +35,7 @@ export class StreamFanout {
     private hub: StreamHub,
   ) {
     const { events } = ctx.services;
-    for (const type of ["status.created", "status.deleted", "list.delivered", "notification.created", "conversation.updated", "filters.changed"] as const) {
+    for (const type of ["status.created", "status.updated", "status.deleted", "list.delivered", "notification.created", "conversation.updated", "filters.changed"] as const) {
       events.on(type, (e) => this.enqueue(e));
     }
   }
@@ -58,7 +58,7 @@ export class StreamFanout {
     const gone = this.vanished(batch);
     for (const event of batch) {
       // A status deleted (or a write rolled back) since it was announced is not announced now.
-      if ((event.type === "status.created" || event.type === "list.delivered") && gone.statuses.has(event.status.id)) continue;
+      if ((event.type === "status.created" || event.type === "status.updated" || event.type === "list.delivered") && gone.statuses.has(event.status.id)) continue;
       if (event.type === "notification.created" && gone.notifications.has(event.notification.id)) continue;
       try {
         this.deliver(event);
@@ -73,7 +73,7 @@ export class StreamFanout {
     const statusIds = new Set<number>();
     const notificationIds = new Set<number>();
     for (const e of batch) {
-      if (e.type === "status.created" || e.type === "list.delivered") statusIds.add(e.status.id);
+      if (e.type === "status.created" || e.type === "status.updated" || e.type === "list.delivered") statusIds.add(e.status.id);
       else if (e.type === "notification.created") notificationIds.add(e.notification.id);
     }
     const { reader, notifications } = this.ctx.services;
@@ -99,6 +99,9 @@ export class StreamFanout {
     switch (event.type) {
       case "status.created":
         return this.statusCreated(event.status, event.homeRecipients);
+      case "status.updated":
+        this.statusCreated(event.status, event.homeRecipients, "status.update");
+        return this.listDelivered(event.status, event.listIds, "status.update");
       case "list.delivered":
         return this.listDelivered(event.status, event.listIds);
       case "status.deleted":
@@ -123,16 +126,17 @@ export class StreamFanout {
     }
   }
 
-  private statusCreated(row: StatusRow, homeRecipients: number[]) {
+  /** A new status (`update`), or an edited one (`status.update`) to the same readers. */
+  private statusCreated(row: StatusRow, homeRecipients: number[], event: "update" | "status.update" = "update") {
     let payloads: StatusPayloads | undefined;
     const get = () => (payloads ??= new StatusPayloads(this.ctx, row));
     // One frame cache for every reader of this status: most share one payload.
-    const frames = new FrameCache("update");
+    const frames = new FrameCache(event);
     for (const recipient of homeRecipients) {
       const topic = `user:${recipient}`;
       if (!this.hub.has(topic)) continue;
       const json = this.payloadFor(get(), recipient);
-      if (json !== null) this.hub.publish(topic, "update", json, frames);
+      if (json !== null) this.hub.publish(topic, event, json, frames);
     }
     const topics = publicTopics(row).filter((t) => this.hub.has(t));
     if (topics.length === 0) return;
@@ -142,17 +146,17 @@ export class StreamFanout {
       if (viewer === null) return p.anonymous();
       return p.shunnedBy(viewer) ? null : this.payloadFor(p, viewer);
     };
-    for (const topic of topics) this.hub.publish(topic, "update", payloadFor, frames);
+    for (const topic of topics) this.hub.publish(topic, event, payloadFor, frames);
   }
 
-  private listDelivered(row: StatusRow, listIds: number[]) {
+  private listDelivered(row: StatusRow, listIds: number[], event: "update" | "status.update" = "update") {
     const streamed = listIds.filter((id) => this.hub.has(`list:${id}`));
     if (streamed.length === 0) return;
     const payloads = new StatusPayloads(this.ctx, row);
-    const frames = new FrameCache("update");
+    const frames = new FrameCache(event);
     for (const [listId, owner] of this.ctx.services.lists.owners(streamed)) {
       const json = this.payloadFor(payloads, owner);
-      if (json !== null) this.hub.publish(`list:${listId}`, "update", json, frames);
+      if (json !== null) this.hub.publish(`list:${listId}`, event, json, frames);
     }
   }
 

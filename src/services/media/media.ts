@@ -304,6 +304,56 @@ export class MediaService implements MediaAttacher {
     });
   }
 
+  // ---- Used by status edits ----
+
+  /**
+   * The attachments an edit may leave on a status, in the order asked: the author's own,
+   * unattached or already on this status, at most four (unknown ids are passed over, as
+   * Mastodon does). All must be processed.
+   */
+  forEdit(accountId: number, statusId: number, ids: string[]): MediaRow[] {
+    const wanted = ids.slice(0, LIMITS.mediaAttachments).map((id) => (/^\d{1,16}$/.test(id) ? Number(id) : 0));
+    const rows = this.db
+      .select()
+      .from(mediaAttachments)
+      .where(
+        and(
+          eq(mediaAttachments.accountId, accountId),
+          or(isNull(mediaAttachments.statusId), eq(mediaAttachments.statusId, statusId)),
+          isNull(mediaAttachments.scheduledStatusId),
+          inArray(mediaAttachments.id, wanted),
+        ),
+      )
+      .all();
+    if (rows.some((r) => r.processing !== "complete")) throw unprocessable("Cannot attach files that have not finished processing. Try again in a moment!");
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return [...new Set(wanted)].flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+  }
+
+  /** Checks an edit's `media_attributes` (description, focus) before anything is written. */
+  checkAttributes(attributes: { description?: string; focus?: string }[]) {
+    for (const a of attributes) this.validate({ description: a.description, focus: a.focus }, { fileRequired: false });
+  }
+
+  /**
+   * Puts exactly `next` on the status, in order, with their new descriptions and focus
+   * points; attachments it drops start the grace period of unattached media.
+   */
+  reattach(tx: Db, statusId: number, next: MediaRow[], attributes: { id: string; description?: string; focus?: string }[]) {
+    const keep = new Set(next.map((m) => m.id));
+    for (const old of tx.select({ id: mediaAttachments.id }).from(mediaAttachments).where(eq(mediaAttachments.statusId, statusId)).all()) {
+      if (!keep.has(old.id)) tx.update(mediaAttachments).set({ statusId: null, detachedAt: this.clock.now() }).where(eq(mediaAttachments.id, old.id)).run();
+    }
+    next.forEach((m, position) => {
+      const changes: Partial<MediaRow> = { statusId, position, detachedAt: null };
+      const attr = attributes.find((a) => a.id === String(m.id));
+      if (attr?.description !== undefined) changes.description = attr.description;
+      const focus = attr?.focus ? parseFocus(attr.focus) : null;
+      if (focus) changes.meta = JSON.stringify({ ...(JSON.parse(m.meta) as Meta), focus });
+      tx.update(mediaAttachments).set(changes).where(eq(mediaAttachments.id, m.id)).run();
+    });
+  }
+
   /** Media of a status about to be deleted start their redraft grace period now. */
   detachFrom(statusId: number) {
     this.db.update(mediaAttachments).set({ detachedAt: this.clock.now() }).where(eq(mediaAttachments.statusId, statusId)).run();

@@ -111,6 +111,7 @@ export class StatusActionService {
       reblogsCount: 0,
       favouritesCount: 0,
       createdAt: now,
+      editedAt: null,
     };
     let recipients: number[] = [];
     const created = this.db.transaction((tx) => {

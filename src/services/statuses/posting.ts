@@ -63,7 +63,7 @@ export const REPLY_NOT_FOUND = "The post you are trying to reply to does not app
 const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
 
 /** Poll checks in Mastodon's order, grouped per attribute ("Choices", "Deadline"). */
-function pollErrors(poll: PollInput): string[] {
+export function pollErrors(poll: PollInput): string[] {
   const groups = new Map<string, string[]>();
   const add = (attribute: string, message: string) => (groups.get(attribute) ?? groups.set(attribute, []).get(attribute)!).push(message);
   const options = poll.options;
@@ -183,21 +183,14 @@ export class PostingService {
     const now = this.clock.now();
     const id = this.ids.next();
     const parent = prepared.inReplyToId !== null ? (this.reader.findRow(prepared.inReplyToId) ?? null) : null;
-    const formatted = formatText(prepared.text, {
-      tagBaseUrl: `${this.config.publicUrl}/tags/`,
-      resolveMention: this.accounts.mentionResolver(this.config.domain),
-    });
-    // Mentions of accounts the author blocks are dropped, as Mastodon's ProcessMentionsService does.
-    const blocking = this.moderation.blocked(prepared.accountId, formatted.mentions.map((m) => m.id)).blocking;
-    const mentioned = formatted.mentions.filter((m) => !blocking.has(m.id));
-    const tagNames = [...new Set(formatted.tags.map(normalizeTag).filter((t) => t !== ""))];
+    const { html, mentioned, tagNames } = this.format(prepared.accountId, prepared.text);
 
     const row: StatusRow = {
       id,
       accountId: prepared.accountId,
       applicationId: prepared.applicationId,
       text: prepared.text,
-      contentHtml: formatted.html,
+      contentHtml: html,
       spoilerText: prepared.spoilerText,
       sensitive: prepared.sensitive,
       visibility: prepared.visibility,
@@ -214,17 +207,14 @@ export class PostingService {
       reblogsCount: 0,
       favouritesCount: 0,
       createdAt: now,
+      editedAt: null,
     };
 
     let pollId: number | null = null;
     let recipients: number[] = [];
     this.db.transaction((tx) => {
       this.q.insertStatus.run(row);
-      if (mentioned.length > 0) this.q.insertMentions.run({ status: id, ids: JSON.stringify(mentioned.map((m) => m.id)) });
-      for (const name of tagNames) {
-        this.q.insertTag.run({ id: this.ids.next(), name, now });
-        this.q.tagStatus.run({ status: id, name });
-      }
+      this.writeMentionsAndTags(id, mentioned, tagNames, now);
       if (prepared.poll) {
         pollId = this.ids.next();
         tx.insert(polls)
@@ -256,6 +246,28 @@ export class PostingService {
     }
     this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     return row;
+  }
+
+  /** The author's text as HTML, the local accounts it mentions (less those the author blocks) and its tags. */
+  format(authorId: number, text: string) {
+    const formatted = formatText(text, {
+      tagBaseUrl: `${this.config.publicUrl}/tags/`,
+      resolveMention: this.accounts.mentionResolver(this.config.domain),
+    });
+    // Mentions of accounts the author blocks are dropped, as Mastodon's ProcessMentionsService does.
+    const blocking = this.moderation.blocked(authorId, formatted.mentions.map((m) => m.id)).blocking;
+    const mentioned = formatted.mentions.filter((m) => !blocking.has(m.id));
+    const tagNames = [...new Set(formatted.tags.map(normalizeTag).filter((t) => t !== ""))];
+    return { html: formatted.html, mentioned, tagNames };
+  }
+
+  /** The mention and tag rows of a status (an edit clears the old ones first). */
+  writeMentionsAndTags(statusId: number, mentioned: { id: number }[], tagNames: string[], now: number) {
+    if (mentioned.length > 0) this.q.insertMentions.run({ status: statusId, ids: JSON.stringify(mentioned.map((m) => m.id)) });
+    for (const name of tagNames) {
+      this.q.insertTag.run({ id: this.ids.next(), name, now });
+      this.q.tagStatus.run({ status: statusId, name });
+    }
   }
 
   /** Followers who asked to be told of every post (follow with notify=true). */

@@ -1,0 +1,59 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { notFound } from "../errors.ts";
+import { parseId } from "../ids.ts";
+import { serializeStatusEdit } from "../serializers/status-edit.ts";
+import type { EditInput } from "../services/statuses/editing.ts";
+import { optionalUser, requireToken, requireUser, viewerId } from "./auth.ts";
+import { input } from "./input.ts";
+import { bool, obj, str, strArray, type ParamValue, type Params } from "./params.ts";
+import { renderStatus } from "./render.ts";
+import { statusInput } from "./statuses.ts";
+
+/** `media_attributes[]`: an array of hashes, or Rails' indexed hash of them. */
+function mediaAttributes(v: ParamValue | undefined): EditInput["mediaAttributes"] {
+  if (v === undefined || v === null || typeof v !== "object" || v instanceof File) return undefined;
+  return (Array.isArray(v) ? v : Object.values(v)).flatMap((item) => {
+    const o = obj(item);
+    const id = o ? str(o.id) : undefined;
+    return o && id ? [{ id, description: str(o.description), focus: str(o.focus) }] : [];
+  });
+}
+
+function editInput(p: Params): EditInput {
+  const fields = statusInput(p);
+  return {
+    text: fields.text,
+    spoilerText: fields.spoilerText,
+    sensitive: bool(p.sensitive),
+    language: str(p.language),
+    mediaIds: strArray(p.media_ids),
+    mediaAttributes: mediaAttributes(p.media_attributes),
+    poll: fields.poll,
+  };
+}
+
+/** Status edits (Mastodon 3.5): PUT a new version, read the versions and the source. */
+export function statusEditRoutes(ctx: AppContext) {
+  const { services, urls } = ctx;
+  return new Elysia()
+    .put("/api/v1/statuses/:id", async (c) => {
+      const auth = requireUser(ctx, c.request, "write:statuses");
+      const p = input(c);
+      const row = await services.writes.run(() => services.editing.edit(auth.accountId, parseId(c.params.id), editInput(p)));
+      return renderStatus(ctx, row, auth.accountId);
+    })
+    .get("/api/v1/statuses/:id/history", (c) => {
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+      const row = services.reader.visibleRow(parseId(c.params.id), viewer);
+      if (row.reblogOfId !== null) throw notFound();
+      const author = services.accounts.findById(row.accountId);
+      if (!author) throw notFound();
+      return services.editing.history(row).map((v) => serializeStatusEdit(urls, author, v));
+    })
+    .get("/api/v1/statuses/:id/source", (c) => {
+      const auth = requireToken(ctx, c.request, "read:statuses");
+      const row = services.reader.visibleRow(parseId(c.params.id), auth.accountId);
+      return { id: String(row.id), text: row.text, spoiler_text: row.spoilerText };
+    });
+}

@@ -1,0 +1,209 @@
+import { and, asc, eq, inArray, ne } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { homeFeed, listFeed, mediaAttachments, mentions, pollVotes, polls, statusEdits, statusTags, statuses, type MediaRow, type StatusEditRow, type StatusRow } from "../../db/schema.ts";
+import type { IdGenerator } from "../../ids.ts";
+import { notFound, unprocessable, validationFailed } from "../../errors.ts";
+import { LIMITS } from "../../limits.ts";
+import { normalizeLanguage } from "../../text/languages.ts";
+import { countableLength } from "../../text/format.ts";
+import type { EventBus } from "../events.ts";
+import type { MediaService } from "../media/media.ts";
+import type { NotificationService } from "../notifications.ts";
+import { pollErrors, type PollInput, type PostingService } from "./posting.ts";
+import type { RenderCache } from "./render-cache.ts";
+import type { StatusReader } from "./reader.ts";
+import { mentionedIds } from "./visibility.ts";
+
+/** PUT /api/v1/statuses/:id: like Mastodon's, a whole new version (what is left out is gone). */
+export interface EditInput {
+  text?: string;
+  spoilerText?: string;
+  sensitive?: boolean;
+  language?: string;
+  mediaIds?: string[];
+  mediaAttributes?: { id: string; description?: string; focus?: string }[];
+  poll?: PollInput;
+}
+
+const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
+
+/**
+ * UpdateStatusService: edits the author's own status in one transaction, keeping every
+ * version (the original is recorded on the first edit). An edit that changes nothing
+ * records nothing. Accounts that boosted the status are told (`update` notifications),
+ * newly mentioned ones get their mention, and streams get `status.update`.
+ */
+export class EditingService {
+  media: MediaService | null = null;
+  onPoll: (pollId: number, expiresAt: number) => void = () => {};
+
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private reader: StatusReader,
+    private posting: PostingService,
+    private notifications: NotificationService,
+    private events: EventBus,
+    private cache: RenderCache,
+  ) {}
+
+  edit(accountId: number, statusId: number | null, input: EditInput): StatusRow {
+    const row = statusId === null ? undefined : this.reader.findRow(statusId);
+    if (!row || row.accountId !== accountId || row.reblogOfId !== null) throw notFound();
+
+    // Mastodon's order: media, then the poll, then the text.
+    const mediaIds = input.mediaIds ?? [];
+    if (mediaIds.length > LIMITS.mediaAttachments || (mediaIds.length > 0 && input.poll)) throw unprocessable(`Cannot attach more than ${LIMITS.mediaAttachments} files`);
+    const nextMedia = mediaIds.length > 0 && this.media ? this.media.forEdit(accountId, row.id, mediaIds) : [];
+    if (input.mediaAttributes?.length) this.media?.checkAttributes(input.mediaAttributes);
+    if (input.poll) {
+      const errors = pollErrors(input.poll);
+      if (errors.length > 0) throw validationFailed(...errors);
+    }
+
+    let text = (input.text ?? "").trim();
+    let spoilerText = (input.spoilerText ?? "").trim();
+    if (text === "" && spoilerText !== "") {
+      text = spoilerText;
+      spoilerText = "";
+    }
+    const sensitive = input.sensitive === true || spoilerText !== "";
+    // An unknown or missing language keeps the status's own, as Mastodon's locale cascade does.
+    const language = (input.language ? normalizeLanguage(input.language) : null) ?? row.language;
+    const errors: string[] = [];
+    if (text === "" && nextMedia.length === 0) errors.push("Text can't be blank");
+    if (spoilerText.length + text.length > MAX_RAW_STATUS_LENGTH || countableLength(spoilerText + text) > LIMITS.statusCharacters) {
+      errors.push(`Text character limit of ${LIMITS.statusCharacters} exceeded`);
+    }
+    if (errors.length > 0) throw validationFailed(...errors);
+
+    const before = this.snapshotOf(row);
+    const poll = this.db.select().from(polls).where(eq(polls.statusId, row.id)).get();
+    // A poll in an edit always moves its deadline, so it always counts as a change.
+    const pollChanged = input.poll !== undefined || poll !== undefined;
+    const mediaChanged = JSON.stringify(nextMedia.map((m) => m.id)) !== before.mediaIds || (input.mediaAttributes?.length ?? 0) > 0;
+    const changed = text !== row.text || spoilerText !== row.spoilerText || sensitive !== row.sensitive || language !== row.language || pollChanged || mediaChanged;
+    if (!changed) return row;
+
+    const now = this.clock.now();
+    const { html, mentioned, tagNames } = this.posting.format(accountId, text);
+    const previouslyMentioned = new Set(mentionedIds(row));
+    const updated: StatusRow = {
+      ...row,
+      text,
+      contentHtml: html,
+      spoilerText,
+      sensitive,
+      language,
+      mentions: JSON.stringify(mentioned.map((m) => ({ id: m.id, username: m.username }))),
+      tags: JSON.stringify(tagNames),
+      hasMedia: nextMedia.length > 0,
+      hasPoll: input.poll !== undefined,
+      editedAt: now,
+    };
+    let newPoll: { id: number; expiresAt: number } | null = null;
+
+    this.db.transaction((tx) => {
+      const db = tx as unknown as Db;
+      const edited = tx.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, row.id)).limit(1).get();
+      if (!edited) this.record(db, row.id, { ...before, createdAt: row.createdAt });
+      if (this.media) this.media.reattach(db, row.id, nextMedia, input.mediaAttributes ?? []);
+      newPoll = this.replacePoll(db, row, poll, input.poll, now);
+      tx.update(statuses)
+        .set({ text, contentHtml: html, spoilerText, sensitive, language, mentions: updated.mentions, tags: updated.tags, hasMedia: updated.hasMedia, hasPoll: updated.hasPoll, editedAt: now })
+        .where(eq(statuses.id, row.id))
+        .run();
+      tx.delete(mentions).where(eq(mentions.statusId, row.id)).run();
+      tx.delete(statusTags).where(eq(statusTags.statusId, row.id)).run();
+      this.posting.writeMentionsAndTags(row.id, mentioned, tagNames, now);
+      this.record(db, row.id, { ...this.snapshotOf(updated), createdAt: now });
+    });
+
+    this.cache.invalidateStatus(row.id);
+    if (newPoll) this.onPoll((newPoll as { id: number }).id, (newPoll as { expiresAt: number }).expiresAt);
+    for (const m of mentioned) if (!previouslyMentioned.has(m.id)) this.notifications.notify(m.id, accountId, "mention", row.id);
+    for (const booster of this.boosters(row.id, accountId)) this.notifications.notify(booster, accountId, "update", row.id);
+    const homeRecipients = this.db.select({ id: homeFeed.accountId }).from(homeFeed).where(eq(homeFeed.statusId, row.id)).all().map((r) => r.id);
+    const listIds = this.db.select({ id: listFeed.listId }).from(listFeed).where(eq(listFeed.statusId, row.id)).all().map((r) => r.id);
+    this.events.emit({ type: "status.updated", status: updated, homeRecipients, listIds });
+    return updated;
+  }
+
+  /** Every version, oldest first; one that was never edited has just its own. */
+  history(row: StatusRow): (Omit<StatusEditRow, "id" | "statusId"> & { media: MediaRow[] })[] {
+    const edits = this.db.select().from(statusEdits).where(eq(statusEdits.statusId, row.id)).orderBy(asc(statusEdits.id)).all();
+    const versions = edits.length > 0 ? edits : [{ ...this.snapshotOf(row), createdAt: row.editedAt ?? row.createdAt }];
+    const allIds = [...new Set(versions.flatMap((v) => JSON.parse(v.mediaIds) as number[]))];
+    const media = new Map((allIds.length ? this.db.select().from(mediaAttachments).where(inArray(mediaAttachments.id, allIds)).all() : []).map((m) => [m.id, m]));
+    return versions.map((v) => {
+      const descriptions = JSON.parse(v.mediaDescriptions) as (string | null)[];
+      const list = (JSON.parse(v.mediaIds) as number[]).flatMap((id, i) => {
+        const m = media.get(id);
+        return m ? [{ ...m, description: descriptions[i] ?? null }] : [];
+      });
+      return { ...v, media: list };
+    });
+  }
+
+  private snapshotOf(row: StatusRow) {
+    const media = row.hasMedia
+      ? this.db.select({ id: mediaAttachments.id, description: mediaAttachments.description }).from(mediaAttachments).where(eq(mediaAttachments.statusId, row.id)).orderBy(asc(mediaAttachments.position)).all()
+      : [];
+    const poll = row.hasPoll ? this.db.select({ options: polls.options }).from(polls).where(eq(polls.statusId, row.id)).get() : undefined;
+    return {
+      accountId: row.accountId,
+      text: row.text,
+      contentHtml: row.contentHtml,
+      spoilerText: row.spoilerText,
+      sensitive: row.sensitive,
+      mediaIds: JSON.stringify(media.map((m) => m.id)),
+      mediaDescriptions: JSON.stringify(media.map((m) => m.description)),
+      pollOptions: poll?.options ?? null,
+    };
+  }
+
+  private record(db: Db, statusId: number, version: Omit<StatusEditRow, "id" | "statusId">) {
+    db.insert(statusEdits).values({ ...version, id: this.ids.next(), statusId }).run();
+  }
+
+  /** Mastodon resets the votes when the options or `multiple` change. */
+  private replacePoll(db: Db, row: StatusRow, poll: typeof polls.$inferSelect | undefined, input: PollInput | undefined, now: number) {
+    if (!input) {
+      if (poll) db.delete(polls).where(eq(polls.id, poll.id)).run();
+      return null;
+    }
+    // The deadline counts from the edit, as Mastodon sets expires_in again.
+    const expiresAt = now + (input.expiresIn as number) * 1000;
+    const values = { options: JSON.stringify(input.options), multiple: !!input.multiple, hideTotals: !!input.hideTotals, expiresAt, endedAt: null };
+    if (!poll) {
+      const id = this.ids.next();
+      db.insert(polls)
+        .values({ id, statusId: row.id, accountId: row.accountId, tallies: JSON.stringify(input.options.map(() => 0)), createdAt: now, ...values })
+        .run();
+      return { id, expiresAt };
+    }
+    const reset = JSON.stringify(input.options) !== poll.options || !!input.multiple !== poll.multiple;
+    if (reset) db.delete(pollVotes).where(eq(pollVotes.pollId, poll.id)).run();
+    db.update(polls)
+      .set({ ...values, ...(reset ? { tallies: JSON.stringify(input.options.map(() => 0)), votesCount: 0, votersCount: 0 } : {}) })
+      .where(eq(polls.id, poll.id))
+      .run();
+    return { id: poll.id, expiresAt };
+  }
+
+  /** Accounts that boosted the status, the author aside. */
+  private boosters(statusId: number, authorId: number): number[] {
+    return [
+      ...new Set(
+        this.db
+          .select({ id: statuses.accountId })
+          .from(statuses)
+          .where(and(eq(statuses.reblogOfId, statusId), ne(statuses.accountId, authorId)))
+          .all()
+          .map((r) => r.id),
+      ),
+    ];
+  }
+}
