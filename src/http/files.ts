@@ -38,7 +38,7 @@ export function fileRoutes(ctx: AppContext) {
     })
     // A status's short media link (the attachment's text_url) leads to the original file.
     .get("/media/:shortcode", ({ params }) => {
-      const file = /^[A-Za-z0-9_-]{1,64}$/.test(params.shortcode) ? ctx.services.media.publicFileByShortcode(params.shortcode) : null;
+      const file = /^[A-Za-z0-9_-]{1,64}$/.test(params.shortcode) ? ctx.services.statusMedia.publicFileByShortcode(params.shortcode) : null;
       if (!file) throw notFound();
       return new Response(null, { status: 302, headers: { location: ctx.urls.media(file) } });
     })

@@ -3,6 +3,7 @@ import type { Config } from "../config.ts";
 import type { Db } from "../db/connection.ts";
 import { SearchService } from "./search.ts";
 import { EditingService } from "./statuses/editing.ts";
+import { StatusMedia } from "./media/status-media.ts";
 import { GroupCommit } from "../db/group-commit.ts";
 import type { IdGenerator } from "../ids.ts";
 import type { MediaStorage } from "../media/storage.ts";
@@ -89,10 +90,11 @@ export function createServices(deps: ServiceDeps) {
   const search = new SearchService(db, clock, reader, config.publicUrl, config.domain);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache);
-  editing.media = media;
-  posting.media = media;
-  reader.media = (statusIds) => media.forStatuses(statusIds);
-  removal.beforeRemove = (statusId) => media.detachFrom(statusId);
+  const statusMedia = new StatusMedia(db, clock);
+  editing.media = { uploads: media, statuses: statusMedia };
+  posting.media = statusMedia;
+  reader.media = (statusIds) => statusMedia.forStatuses(statusIds);
+  removal.beforeRemove = (statusId) => statusMedia.detachFrom(statusId);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
   // rate-limit counters of windows already over.
   wheel.handle("maintenance", () => {
@@ -156,6 +158,7 @@ export function createServices(deps: ServiceDeps) {
     idempotency,
     renderCache,
     media,
+    statusMedia,
     scheduled,
     rateLimits,
     filters,

@@ -39,7 +39,9 @@ beforeAll(async () => {
   await bob.client.post(`/api/v1/statuses/${plain.id}/bookmark`);
   await alice.client.post(`/api/v1/statuses/${plain.id}/pin`);
   await alice.client.post(`/api/v1/statuses/${plain.id}/mute`);
-  ids.push(plain.id, withMedia.id, priv.id, direct.id, reply.id, poll.id, boost.body.id, pollBoost.body.id);
+  const edited = await postStatus(alice, { status: "draft" });
+  await alice.client.put(`/api/v1/statuses/${edited.id}`, { json: { status: "final #edited" } });
+  ids.push(plain.id, withMedia.id, priv.id, direct.id, reply.id, poll.id, boost.body.id, pollBoost.body.id, edited.id);
 });
 afterAll(() => server.close());
 

@@ -9,6 +9,7 @@ import { normalizeLanguage } from "../../text/languages.ts";
 import { countableLength } from "../../text/format.ts";
 import type { EventBus } from "../events.ts";
 import type { MediaService } from "../media/media.ts";
+import type { StatusMedia } from "../media/status-media.ts";
 import type { NotificationService } from "../notifications.ts";
 import { pollErrors, type PollInput, type PostingService } from "./posting.ts";
 import type { RenderCache } from "./render-cache.ts";
@@ -35,7 +36,7 @@ const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
  * newly mentioned ones get their mention, and streams get `status.update`.
  */
 export class EditingService {
-  media: MediaService | null = null;
+  media: { uploads: MediaService; statuses: StatusMedia } | null = null;
   onPoll: (pollId: number, expiresAt: number) => void = () => {};
 
   constructor(
@@ -56,8 +57,8 @@ export class EditingService {
     // Mastodon's order: media, then the poll, then the text.
     const mediaIds = input.mediaIds ?? [];
     if (mediaIds.length > LIMITS.mediaAttachments || (mediaIds.length > 0 && input.poll)) throw unprocessable(`Cannot attach more than ${LIMITS.mediaAttachments} files`);
-    const nextMedia = mediaIds.length > 0 && this.media ? this.media.forEdit(accountId, row.id, mediaIds) : [];
-    if (input.mediaAttributes?.length) this.media?.checkAttributes(input.mediaAttributes);
+    const nextMedia = mediaIds.length > 0 && this.media ? this.media.statuses.forEdit(accountId, row.id, mediaIds) : [];
+    if (input.mediaAttributes?.length) this.media?.uploads.checkAttributes(input.mediaAttributes);
     if (input.poll) {
       const errors = pollErrors(input.poll);
       if (errors.length > 0) throw validationFailed(...errors);
@@ -109,7 +110,7 @@ export class EditingService {
       const db = tx as unknown as Db;
       const edited = tx.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, row.id)).limit(1).get();
       if (!edited) this.record(db, row.id, { ...before, createdAt: row.createdAt });
-      if (this.media) this.media.reattach(db, row.id, nextMedia, input.mediaAttributes ?? []);
+      if (this.media) this.media.statuses.reattach(db, row.id, nextMedia, input.mediaAttributes ?? []);
       newPoll = this.replacePoll(db, row, poll, input.poll, now);
       tx.update(statuses)
         .set({ text, contentHtml: html, spoilerText, sensitive, language, mentions: updated.mentions, tags: updated.tags, hasMedia: updated.hasMedia, hasPoll: updated.hasPoll, editedAt: now })
