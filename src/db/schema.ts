@@ -245,6 +245,22 @@ export const statusTags = sqliteTable(
   (t) => [primaryKey({ columns: [t.statusId, t.tagId] }), index("status_tags_tag").on(t.tagId, t.statusId)],
 );
 
+/** Hashtags an account follows: their public statuses come to its home timeline. */
+export const tagFollows = sqliteTable(
+  "tag_follows",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    tagId: integer("tag_id")
+      .notNull()
+      .references(() => tags.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("tag_follows_account_tag").on(t.accountId, t.tagId), index("tag_follows_tag").on(t.tagId)],
+);
+
 const accountStatusColumns = {
   id: integer("id").primaryKey(),
   accountId: integer("account_id")

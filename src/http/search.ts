@@ -7,6 +7,7 @@ import type { SearchType } from "../services/search.ts";
 import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { bool, int, str, type Params } from "./params.ts";
+import { linkHeader, pageParams } from "./pagination.ts";
 import { jsonText, statusesJson } from "./status-json.ts";
 
 const TYPES = new Set<string>(["accounts", "hashtags", "statuses"]);
@@ -19,6 +20,18 @@ function limitParam(p: Params, defaultLimit: number): number {
 
 /** Tag names need a letter (or an underscore) somewhere, as Mastodon's HASHTAG_NAME_RE. */
 const TAG_NAME = /^[\p{L}\p{N}_·\u200c]*[\p{L}_·\u200c][\p{L}\p{N}_·\u200c]*$/u;
+
+/** The tag named in the path; anything that cannot be a tag name is 404. */
+function tagName(raw: string): string {
+  let name: string;
+  try {
+    name = decodeURIComponent(raw);
+  } catch {
+    throw notFound();
+  }
+  if (!TAG_NAME.test(name)) throw notFound();
+  return name;
+}
 
 export function searchRoutes(ctx: AppContext) {
   const { services, urls } = ctx;
@@ -44,7 +57,8 @@ export function searchRoutes(ctx: AppContext) {
         following: bool(p.following) === true,
       });
       const accounts = JSON.stringify(found.accounts.map((a) => serializeAccount(urls, a)));
-      const hashtags = JSON.stringify(found.hashtags.map((t) => serializeTag(urls, t, viewer)));
+      const followed = viewer === null ? new Set<number>() : services.tagFollows.followed(viewer, found.hashtags.map((t) => t.id));
+      const hashtags = JSON.stringify(found.hashtags.map((t) => serializeTag(urls, t, viewer, t.id !== null && followed.has(t.id))));
       return jsonText(`{"accounts":${accounts},"statuses":${statusesJson(ctx, found.statuses, viewer)},"hashtags":${hashtags}}`);
     })
     .get("/api/v1/accounts/search", (c) => {
@@ -59,15 +73,26 @@ export function searchRoutes(ctx: AppContext) {
     })
     .get("/api/v1/tags/:name", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request));
-      let name: string;
-      try {
-        name = decodeURIComponent(c.params.name);
-      } catch {
-        throw notFound();
-      }
-      if (!TAG_NAME.test(name)) throw notFound();
-      const tag = services.search.tag(name);
+      const tag = services.search.tag(tagName(c.params.name));
       if (!tag) throw notFound();
-      return serializeTag(urls, tag, viewer);
+      return serializeTag(urls, tag, viewer, viewer !== null && tag.id !== null && services.tagFollows.followed(viewer, [tag.id]).size > 0);
+    })
+    .post("/api/v1/tags/:name/follow", (c) => {
+      const auth = requireUser(ctx, c.request, "write:follows");
+      return serializeTag(urls, services.tagFollows.follow(auth.accountId, tagName(c.params.name)), auth.accountId, true);
+    })
+    .post("/api/v1/tags/:name/unfollow", (c) => {
+      const auth = requireUser(ctx, c.request, "write:follows");
+      return serializeTag(urls, services.tagFollows.unfollow(auth.accountId, tagName(c.params.name)), auth.accountId, false);
+    })
+    .get("/api/v1/followed_tags", (c) => {
+      const auth = requireUser(ctx, c.request, "read:follows");
+      const page = pageParams(input(c), 100, 200);
+      const rows = services.tagFollows.list(auth.accountId, page);
+      if (rows.length > 0) {
+        const link = linkHeader(ctx.config.publicUrl, c.request, { next: rows.length >= page.limit ? rows[rows.length - 1]!.cursor : null, prev: rows[0]!.cursor });
+        if (link) c.set.headers.link = link;
+      }
+      return rows.map((r) => serializeTag(urls, r.tag, auth.accountId, true));
     });
 }

@@ -2,14 +2,13 @@ import type { TagHit } from "../services/search.ts";
 import type { Urls } from "./account.ts";
 
 /** REST::TagSerializer: history values are strings, `day` a UNIX timestamp; `following` for signed-in viewers. */
-export function serializeTag(urls: Urls, tag: TagHit, viewerId: number | null) {
+export function serializeTag(urls: Urls, tag: TagHit, viewerId: number | null, following = false) {
   const out: Record<string, unknown> = {
     id: tag.id === null ? "" : String(tag.id),
     name: tag.name,
     url: `${urls.publicUrl}/tags/${encodeURIComponent(tag.name)}`,
     history: tag.history.map((h) => ({ day: String(h.day / 1000), accounts: String(h.accounts), uses: String(h.uses) })),
   };
-  // Rookery has no followed tags yet (GET /api/v1/followed_tags is empty).
-  if (viewerId !== null) out.following = false;
+  if (viewerId !== null) out.following = following;
   return out;
 }

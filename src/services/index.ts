@@ -2,6 +2,7 @@ import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/connection.ts";
 import { SearchService } from "./search.ts";
+import { TagFollowService } from "./tag-follows.ts";
 import { EditingService } from "./statuses/editing.ts";
 import { StatusMedia } from "./media/status-media.ts";
 import { GroupCommit } from "../db/group-commit.ts";
@@ -88,6 +89,7 @@ export function createServices(deps: ServiceDeps) {
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(db, ids, notifications, events);
   const search = new SearchService(db, clock, reader, config.publicUrl, config.domain);
+  const tagFollows = new TagFollowService(db, ids, clock, search);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache);
   const statusMedia = new StatusMedia(db, clock);
@@ -166,6 +168,7 @@ export function createServices(deps: ServiceDeps) {
     lists,
     conversations,
     search,
+    tagFollows,
   };
 }
 

@@ -59,13 +59,32 @@ export class HomeFeedService {
       .query<{ id: number }, Record<string, number | string>>(`SELECT f.account_id AS id FROM follows f WHERE ${conditions.join(" AND ")}`)
       .all(params)
       .map((r) => r.id);
-    const recipients = [author, ...followers];
+    const recipients = [author, ...followers, ...this.tagFollowers(status, original, replyTo, followers)];
     sqlite
       .query(
         "INSERT OR IGNORE INTO home_feed (account_id, status_id, author_id, origin_author_id) SELECT value, $status, $author, $origin FROM json_each($recipients)",
       )
       .run({ status: status.id, author, origin, recipients: JSON.stringify(recipients) });
     return recipients;
+  }
+
+  /**
+   * Followers of the status's hashtags, for public originals (Mastodon's
+   * deliver_to_hashtag_followers), with the same block, mute and reply rules as followers.
+   */
+  private tagFollowers(status: StatusRow, original: StatusRow | null, replyTo: number | null, already: number[]): number[] {
+    if (original || status.visibility !== "public" || status.tags === "[]") return [];
+    const rows = this.db.$client
+      .query<{ id: number }, Record<string, number>>(
+        `SELECT DISTINCT tf.account_id AS id FROM tag_follows tf JOIN status_tags st ON st.tag_id = tf.tag_id
+         WHERE st.status_id = $status AND tf.account_id <> $author
+           AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = tf.account_id AND m.target_account_id = $author AND (m.expires_at IS NULL OR m.expires_at > $now))
+           AND NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.account_id = tf.account_id AND b.target_account_id = $author) OR (b.account_id = $author AND b.target_account_id = tf.account_id))
+           AND ($replyTo = 0 OR tf.account_id = $replyTo OR EXISTS (SELECT 1 FROM follows f2 WHERE f2.account_id = tf.account_id AND f2.target_account_id = $replyTo))`,
+      )
+      .all({ status: status.id, author: status.accountId, now: this.clock.now(), replyTo: replyTo ?? 0 });
+    const seen = new Set(already);
+    return rows.map((r) => r.id).filter((id) => !seen.has(id));
   }
 
   /** After a follow (or unmute): the followed account's recent statuses join the follower's feed. */
