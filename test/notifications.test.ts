@@ -90,6 +90,28 @@ describe("notifications", () => {
   });
 });
 
+describe("GET /api/v1/notifications/unread_count", () => {
+  test("counts what arrived after the notifications marker, within the limit", async () => {
+    const owner = await createUser(server, "u_owner");
+    const fans = await Promise.all(["u_a", "u_b", "u_c"].map((name) => createUser(server, name)));
+    const s = await post(owner, { status: "count my fans" });
+    const count = async (query: Record<string, string> = {}) => (await owner.client.get("/api/v1/notifications/unread_count", { query })).body;
+    expect(await count()).toEqual({ count: 0 });
+    for (const fan of fans) await fan.client.post(`/api/v1/statuses/${s.id}/favourite`);
+    expect(await count()).toEqual({ count: 3 });
+    expect(await count({ limit: "2" })).toEqual({ count: 2 });
+    const [newest, , oldest] = (await owner.client.get("/api/v1/notifications")).body as { id: string }[];
+    await owner.client.post("/api/v1/markers", { json: { notifications: { last_read_id: oldest!.id } } });
+    expect(await count()).toEqual({ count: 2 });
+    expect(await count({ "types[]": "mention" })).toEqual({ count: 0 });
+    await owner.client.post("/api/v1/markers", { json: { notifications: { last_read_id: newest!.id } } });
+    expect(await count()).toEqual({ count: 0 });
+    const none = await anon.get("/api/v1/notifications/unread_count");
+    expect(none.status).toBe(401);
+    expect(none.body).toEqual({ error: "The access token is invalid" });
+  });
+});
+
 describe("blocks and mutes", () => {
   test("a block severs follows both ways, hides each from the other and stops interaction", async () => {
     const me = await createUser(server, "b_me");

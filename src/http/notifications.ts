@@ -49,6 +49,20 @@ export function notificationRoutes(ctx: AppContext) {
       }
       return renderNotifications(ctx, rows, auth.accountId);
     })
+    // Mastodon 4.3: how many notifications arrived after the notifications marker, capped.
+    .get("/api/v1/notifications/unread_count", (c) => {
+      const auth = requireUser(ctx, c.request, "read:notifications");
+      const p = input(c);
+      const limit = pageParams(p, 100, 1000).limit;
+      const marker = services.markers.get(auth.accountId, ["notifications"])[0];
+      const rows = services.notifications.list(auth.accountId, {
+        page: { limit, ...(marker ? { minId: parseId(marker.lastReadId) ?? 0 } : {}) },
+        types: strArray(p.types),
+        excludeTypes: strArray(p.exclude_types),
+        fromAccountId: parseId(str(p.account_id)) ?? undefined,
+      });
+      return { count: rows.length };
+    })
     .get("/api/v1/notifications/:id", (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const row = services.notifications.get(auth.accountId, parseId(c.params.id) ?? -1);
