@@ -8,21 +8,23 @@ import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { linkHeader, pageParams } from "./pagination.ts";
 import { str, strArray } from "./params.ts";
-import { renderStatuses } from "./render.ts";
+import { jsonText, statusJsonById } from "./status-json.ts";
 
-/** Notifications for one viewer: their senders and statuses loaded in one batch. */
-export function renderNotifications(ctx: AppContext, rows: NotificationRow[], viewerId: number) {
+/**
+ * Notifications for one viewer as JSON text: senders loaded in one batch, statuses composed
+ * from the render cache. A notification about a status the viewer can no longer see is left out.
+ */
+export function notificationsJson(ctx: AppContext, rows: NotificationRow[], viewerId: number): string[] {
   const { services } = ctx;
   const accounts = new Map(services.accounts.findByIds([...new Set(rows.map((n) => n.fromAccountId))]).map((a) => [a.id, a]));
   const statusRows = services.reader.rowsByIds([...new Set(rows.map((n) => n.statusId).filter((id): id is number => id !== null))]);
-  const visible = services.reader.visible(statusRows, viewerId);
-  const rendered = new Map(renderStatuses(ctx, visible, viewerId).map((s) => [Number(s.id), s]));
+  const statuses = statusJsonById(ctx, services.reader.visible(statusRows, viewerId), viewerId);
   return rows.flatMap((n) => {
     const from = accounts.get(n.fromAccountId);
-    const status = n.statusId !== null ? rendered.get(n.statusId) : null;
-    // A notification about a status the viewer can no longer see is left out.
+    const status = n.statusId !== null ? statuses.get(n.statusId) : null;
     if (!from || status === undefined) return [];
-    return [serializeNotification(ctx.urls, n, from, status)];
+    const own = JSON.stringify(serializeNotification(ctx.urls, n, from));
+    return [status === null ? own : `${own.slice(0, -1)},"status":${status}}`];
   });
 }
 
@@ -45,9 +47,9 @@ export function notificationRoutes(ctx: AppContext) {
           prev: rows[0]!.id,
           keep: ["limit", "types", "exclude_types", "account_id"],
         });
-        if (link) c.set.headers.link = link;
+        if (link) return jsonText(`[${notificationsJson(ctx, rows, auth.accountId).join(",")}]`, { link });
       }
-      return renderNotifications(ctx, rows, auth.accountId);
+      return jsonText(`[${notificationsJson(ctx, rows, auth.accountId).join(",")}]`);
     })
     // Mastodon 4.3: how many notifications arrived after the notifications marker, capped.
     .get("/api/v1/notifications/unread_count", (c) => {
@@ -66,9 +68,9 @@ export function notificationRoutes(ctx: AppContext) {
     .get("/api/v1/notifications/:id", (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const row = services.notifications.get(auth.accountId, parseId(c.params.id) ?? -1);
-      const [rendered] = renderNotifications(ctx, [row], auth.accountId);
+      const [rendered] = notificationsJson(ctx, [row], auth.accountId);
       if (!rendered) throw notFound();
-      return rendered;
+      return jsonText(rendered);
     })
     .post("/api/v1/notifications/clear", (c) => {
       const auth = requireUser(ctx, c.request, "write:notifications");

@@ -35,8 +35,24 @@ function partsOf(rendered: Record<string, unknown>, row: StatusRow): StatusParts
  */
 export function statusesJson(ctx: AppContext, rows: StatusRow[], viewerId: number | null): string {
   if (rows.length === 0) return "[]";
+  const byId = statusJsonById(ctx, rows, viewerId);
+  const out: string[] = [];
+  for (const row of rows) {
+    const json = byId.get(row.id);
+    if (json !== undefined) out.push(json);
+  }
+  return `[${out.join(",")}]`;
+}
+
+/** The same, by status id (for entities that embed statuses, such as notifications). */
+export function statusJsonById(ctx: AppContext, rows: StatusRow[], viewerId: number | null): Map<number, string> {
+  const result = new Map<number, string>();
+  if (rows.length === 0) return result;
   const { reader, renderCache, filters } = ctx.services;
-  if (viewerId !== null && filters.hasFilters(viewerId)) return JSON.stringify(renderStatuses(ctx, rows, viewerId));
+  if (viewerId !== null && filters.hasFilters(viewerId)) {
+    for (const rendered of renderStatuses(ctx, rows, viewerId)) result.set(Number(rendered.id), JSON.stringify(rendered));
+    return result;
+  }
 
   const byId = new Map(rows.map((r) => [r.id, r]));
   const missingOriginals = rows.filter((r) => r.reblogOfId !== null && !byId.has(r.reblogOfId)).map((r) => r.reblogOfId as number);
@@ -95,12 +111,11 @@ export function statusesJson(ctx: AppContext, rows: StatusRow[], viewerId: numbe
     return `${own.head}${viewerPart},"content":${own.content},"filtered":[],"reblog":${reblog}${own.tail}`;
   };
 
-  const out: string[] = [];
   for (const row of rows) {
     const json = slowJson.get(row.id) ?? compose(row);
-    if (json !== null) out.push(json);
+    if (json !== null) result.set(row.id, json);
   }
-  return `[${out.join(",")}]`;
+  return result;
 }
 
 /** One status as JSON text for one viewer; null if it cannot be rendered (its author is gone). */

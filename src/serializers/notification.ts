@@ -1,8 +1,8 @@
 import type { AccountRow, NotificationRow } from "../db/schema.ts";
 import { serializeAccount, type Urls } from "./account.ts";
 
-/** REST::NotificationSerializer (4.3); `status` is passed in already rendered for the viewer. */
-export function serializeNotification(urls: Urls, n: NotificationRow, from: AccountRow, status: Record<string, unknown> | null) {
+/** REST::NotificationSerializer (4.3), without `status`: the caller appends it, rendered for the viewer. */
+export function serializeNotification(urls: Urls, n: NotificationRow, from: AccountRow) {
   const out: Record<string, unknown> = {
     id: String(n.id),
     type: n.type,
@@ -10,6 +10,5 @@ export function serializeNotification(urls: Urls, n: NotificationRow, from: Acco
     group_key: `ungrouped-${n.id}`,
     account: serializeAccount(urls, from),
   };
-  if (status) out.status = status;
   return out;
 }

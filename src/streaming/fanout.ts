@@ -1,7 +1,7 @@
 import type { AppContext } from "../context.ts";
 import type { StatusRow } from "../db/schema.ts";
 import { renderConversations } from "../http/conversations.ts";
-import { renderNotifications } from "../http/notifications.ts";
+import { notificationsJson } from "../http/notifications.ts";
 import { log } from "../log.ts";
 import type { DomainEvent } from "../services/events.ts";
 import { mentionedIds } from "../services/statuses/visibility.ts";
@@ -110,8 +110,8 @@ export class StreamFanout {
         const n = event.notification;
         const topic = `notifications:${n.accountId}`;
         if (!this.hub.has(topic)) return;
-        const [rendered] = renderNotifications(this.ctx, [n], n.accountId);
-        if (rendered) this.hub.publish(topic, "notification", JSON.stringify(rendered));
+        const [rendered] = notificationsJson(this.ctx, [n], n.accountId);
+        if (rendered) this.hub.publish(topic, "notification", rendered);
         return;
       }
       case "conversation.updated": {

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import { renderStatuses } from "../../src/http/render.ts";
 import { statusesJson } from "../../src/http/status-json.ts";
+import { notificationsJson } from "../../src/http/notifications.ts";
+import { serializeNotification } from "../../src/serializers/notification.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -59,6 +61,20 @@ describe("statuses rendered from the cache", () => {
       expect(statusesJson(server.ctx, visible, viewer)).toBe(full);
       expect(statusesJson(server.ctx, visible, viewer)).toBe(full);
     }
+  });
+
+  test("notifications embed the same statuses as the full rendering", () => {
+    const { services } = server.ctx;
+    const viewer = alice.account.id;
+    const rows = services.notifications.list(viewer, { page: { limit: 40 } });
+    expect(rows.length).toBeGreaterThan(2);
+    const statuses = new Map(renderStatuses(server.ctx, services.reader.rowsByIds(rows.flatMap((n) => (n.statusId ? [n.statusId] : []))), viewer).map((r) => [r.id, r]));
+    const expected = rows.map((n) => {
+      const from = services.accounts.findByIds([n.fromAccountId])[0]!;
+      const out = serializeNotification(server.ctx.urls, n, from);
+      return n.statusId === null ? out : { ...out, status: statuses.get(String(n.statusId)) };
+    });
+    expect(`[${notificationsJson(server.ctx, rows, viewer).join(",")}]`).toBe(JSON.stringify(expected));
   });
 
   test("the viewer's flags are the viewer's own", async () => {
