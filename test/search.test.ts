@@ -126,9 +126,12 @@ describe("GET /api/v1/tags/:name", () => {
     const unused = await anon.get("/api/v1/tags/neverused");
     expect(unused.body).toMatchObject({ id: "", name: "neverused" });
     expect(unused.body.following).toBeUndefined();
-    const bad = await anon.get("/api/v1/tags/123");
-    expect(bad.status).toBe(404);
-    expect(bad.body).toEqual({ error: "Record not found" });
+    for (const name of ["123", "%E0%A4%A", "a".repeat(501), "%23hash"]) {
+      const bad = await anon.get(`/api/v1/tags/${name}`);
+      expect(bad.status).toBe(404);
+      expect(bad.body).toEqual({ error: "Record not found" });
+    }
+    expect((await anon.get("/api/v1/tags/caf%C3%A9")).body.name).toBe("cafe");
   });
 });
 

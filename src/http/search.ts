@@ -21,16 +21,16 @@ function limitParam(p: Params, defaultLimit: number): number {
 /** Tag names need a letter (or an underscore) somewhere, as Mastodon's HASHTAG_NAME_RE. */
 const TAG_NAME = /^[\p{L}\p{N}_·\u200c]*[\p{L}_·\u200c][\p{L}\p{N}_·\u200c]*$/u;
 
-/** The tag named in the path; anything that cannot be a tag name is 404. */
-function tagName(raw: string): string {
-  let name: string;
-  try {
-    name = decodeURIComponent(raw);
-  } catch {
-    throw notFound();
-  }
-  if (!TAG_NAME.test(name)) throw notFound();
-  return name;
+/** The longest tag a status can carry (its whole text is at most 500 characters). */
+const MAX_TAG_LENGTH = 500;
+
+/**
+ * The tag named in the path (the router has decoded it; a malformed escape leaves no
+ * string); anything that cannot be a tag name is 404.
+ */
+function tagName(raw: unknown): string {
+  if (typeof raw !== "string" || raw.length > MAX_TAG_LENGTH || !TAG_NAME.test(raw)) throw notFound();
+  return raw;
 }
 
 export function searchRoutes(ctx: AppContext) {
