@@ -416,6 +416,27 @@ describe("follows", () => {
   });
 });
 
+describe("GET /api/v1/accounts/familiar_followers", () => {
+  test("accounts I follow that follow each target; hidden collections show none", async () => {
+    const [me, friend, other, target, shy] = await Promise.all(["ff_me", "ff_friend", "ff_other", "ff_target", "ff_shy"].map((n) => createUser(server, n)));
+    await me!.client.post(`/api/v1/accounts/${friend!.id}/follow`);
+    for (const who of [friend!, other!]) {
+      await who.client.post(`/api/v1/accounts/${target!.id}/follow`);
+      await who.client.post(`/api/v1/accounts/${shy!.id}/follow`);
+    }
+    await shy!.client.patch("/api/v1/accounts/update_credentials", { json: { hide_collections: true } });
+    const res = await me!.client.get("/api/v1/accounts/familiar_followers", { query: { "id[]": [target!.id, shy!.id, "999999"] } });
+    expect(res.status).toBe(200);
+    expect(res.body.map((r: { id: string; accounts: { username: string }[] }) => [r.id, r.accounts.map((a) => a.username)])).toEqual([
+      [target!.id, ["ff_friend"]],
+      [shy!.id, []],
+    ]);
+    const none = await http.get("/api/v1/accounts/familiar_followers", { query: { "id[]": target!.id } });
+    expect(none.status).toBe(401);
+    expect(none.body).toEqual({ error: "The access token is invalid" });
+  });
+});
+
 describe("markers", () => {
   test("save and read back; the version moves with the position", async () => {
     const empty = await alice.client.get("/api/v1/markers", { query: { "timeline[]": ["home", "notifications"] } });

@@ -103,6 +103,13 @@ export function accountRoutes(ctx: AppContext) {
       const byId = new Map(services.accounts.findByIds(ids).map((a) => [a.id, a]));
       return ids.flatMap((id) => (byId.has(id) ? [serializeAccount(urls, byId.get(id)!)] : []));
     })
+    .get("/api/v1/accounts/familiar_followers", (c) => {
+      const auth = requireUser(ctx, c.request, "read:follows");
+      const ids = [...new Set((strArray(input(c).id) ?? []).slice(0, 40).map(parseId).filter((id): id is number => id !== null))];
+      const targets = services.accounts.findByIds(ids);
+      const familiar = services.follows.familiarFollowers(auth.accountId, targets);
+      return targets.map((t) => ({ id: String(t.id), accounts: (familiar.get(t.id) ?? []).map((a) => serializeAccount(urls, a)) }));
+    })
     .get("/api/v1/accounts/:id", (c) => {
       optionalUser(ctx, c.request, "read:accounts");
       const account = services.accounts.findById(accountIdParam(c.params));

@@ -258,6 +258,30 @@ export class FollowService {
     return new Set(this.followedQuery.all({ viewer: viewerId, ids: jsonList(accountIds) }).map((r) => r.id));
   }
 
+  /**
+   * For each target, the accounts the viewer follows that follow it (Mastodon's familiar
+   * followers); a target that hides its collections shows none.
+   */
+  familiarFollowers(viewerId: number, targets: AccountRow[]): Map<number, AccountRow[]> {
+    const out = new Map<number, AccountRow[]>(targets.map((t) => [t.id, []]));
+    const open = targets.filter((t) => !t.hideCollections).map((t) => t.id);
+    if (open.length === 0) return out;
+    const rows = this.db
+      .select({ target: follows.targetAccountId, account: accounts })
+      .from(follows)
+      .innerJoin(accounts, eq(accounts.id, follows.accountId))
+      .where(
+        and(
+          inArray(follows.targetAccountId, open),
+          inArray(follows.accountId, this.db.select({ id: follows.targetAccountId }).from(follows).where(eq(follows.accountId, viewerId))),
+        ),
+      )
+      .orderBy(follows.id)
+      .all();
+    for (const r of rows) out.get(r.target)?.push(r.account);
+    return out;
+  }
+
   relationship(viewerId: number, targetId: number): Relationship {
     return this.relationships(viewerId, [targetId])[0] as Relationship;
   }
