@@ -508,6 +508,26 @@ export const scheduledStatuses = sqliteTable(
 
 export type ScheduledStatusRow = typeof scheduledStatuses.$inferSelect;
 
+/**
+ * Idempotency-Keys of POST /api/v1/statuses: what the first request with a key made, kept
+ * for an hour. Written in the transaction that makes the status, so a retry after a
+ * restart still finds it. Ids are plain integers: a status deleted since answers 404.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** Exactly one of the two is set. */
+    statusId: integer("status_id"),
+    scheduledStatusId: integer("scheduled_status_id"),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_keys_expiry").on(t.expiresAt)],
+);
+
 export const lists = sqliteTable(
   "lists",
   {

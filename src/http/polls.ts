@@ -18,9 +18,10 @@ export function pollRoutes(ctx: AppContext) {
       const { status } = services.polls.visiblePoll(parseId(c.params.id), viewer);
       return render(status.id, viewer);
     })
-    .post("/api/v1/polls/:id/votes", (c) => {
+    .post("/api/v1/polls/:id/votes", async (c) => {
       const auth = requireUser(ctx, c.request, "write:statuses");
       const choices = strArray(input(c).choices);
-      return services.writes.run(() => render(services.polls.vote(auth.accountId, parseId(c.params.id), choices).id, auth.accountId));
+      const status = await services.statusCommands.vote(auth.accountId, parseId(c.params.id), choices);
+      return render(status.id, auth.accountId);
     });
 }

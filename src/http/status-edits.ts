@@ -40,7 +40,7 @@ export function statusEditRoutes(ctx: AppContext) {
     .put("/api/v1/statuses/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "write:statuses");
       const p = input(c);
-      const row = await services.writes.run(() => services.editing.edit(auth.accountId, parseId(c.params.id), editInput(p)));
+      const row = await services.statusCommands.edit(auth.accountId, parseId(c.params.id), editInput(p));
       return renderStatus(ctx, row, auth.accountId);
     })
     .get("/api/v1/statuses/:id/history", (c) => {

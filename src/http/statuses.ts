@@ -6,8 +6,9 @@ import type { StatusInput } from "../services/statuses/posting.ts";
 import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
-import { bool, int, obj, str, strArray, type ParamValue, type Params } from "./params.ts";
-import { renderAccountList, renderStatus } from "./render.ts";
+import { bool, int, obj, str, strArray, type Params } from "./params.ts";
+import { serializeStatus } from "../serializers/status.ts";
+import { filteredFor, renderAccountList, renderStatus } from "./render.ts";
 import { cachedPublicJson, jsonText, statusesJson, statusJson } from "./status-json.ts";
 import { renderScheduled } from "./scheduled-statuses.ts";
 
@@ -35,31 +36,6 @@ export function statusInput(p: Params): StatusInput {
   };
 }
 
-type Made = { kind: "status" | "scheduled"; id: number };
-
-/**
- * The ScheduledStatus `params`: the client's own values (as sent, not cast), unset ones
- * null, in the order Mastodon answers a POST with.
- */
-function scheduledParams(p: Params, applicationId: number): Record<string, unknown> {
-  const raw = (v: ParamValue | undefined) => (v === undefined || v instanceof File ? null : v);
-  const replyTo = parseId(str(p.in_reply_to_id));
-  return {
-    text: raw(p.status),
-    media_ids: raw(p.media_ids),
-    sensitive: raw(p.sensitive),
-    spoiler_text: raw(p.spoiler_text),
-    visibility: raw(p.visibility),
-    language: raw(p.language),
-    scheduled_at: null,
-    poll: raw(p.poll),
-    idempotency: null,
-    with_rate_limit: false,
-    in_reply_to_id: replyTo,
-    application_id: applicationId,
-  };
-}
-
 export function statusRoutes(ctx: AppContext) {
   const { services } = ctx;
   const statusId = (params: { id?: string }) => parseId(params.id);
@@ -68,20 +44,16 @@ export function statusRoutes(ctx: AppContext) {
     .post("/api/v1/statuses", async (c) => {
       const auth = requireUser(ctx, c.request, "write:statuses");
       const p = input(c);
-      const fields = statusInput(p);
-      const scheduledAt = str(p.scheduled_at);
-      const post = (): Promise<Made> =>
-        services.writes.run(() =>
-          scheduledAt
-            ? { kind: "scheduled", id: services.scheduled.schedule(auth.accountId, auth.applicationId, fields, scheduledAt, scheduledParams(p, auth.applicationId)).id }
-            : { kind: "status", id: services.posting.publish(services.posting.prepare(auth.accountId, auth.applicationId, fields)).id },
-        );
-      const key = c.request.headers.get("idempotency-key");
-      const made = key ? await services.idempotency.run(auth.accountId, key.slice(0, 256), post) : await post();
-      if (made.kind === "scheduled") return renderScheduled(ctx, [services.scheduled.find(auth.accountId, made.id)])[0];
-      const row = services.reader.findRow(made.id);
-      if (!row) throw notFound();
-      return renderStatus(ctx, row, auth.accountId);
+      const posted = await services.composer.post({
+        accountId: auth.accountId,
+        applicationId: auth.applicationId,
+        fields: statusInput(p),
+        scheduledAt: str(p.scheduled_at),
+        sent: p,
+        idempotencyKey: c.request.headers.get("idempotency-key"),
+      });
+      if (posted.kind === "scheduled") return renderScheduled(ctx, [posted.scheduled])[0];
+      return renderStatus(ctx, posted.status, auth.accountId);
     })
     .get("/api/v1/statuses", (c) => {
       const auth = optionalUser(ctx, c.request, "read:statuses");
@@ -100,18 +72,11 @@ export function statusRoutes(ctx: AppContext) {
       if (json === null) throw notFound();
       return jsonText(json);
     })
-    .delete("/api/v1/statuses/:id", (c) => {
+    .delete("/api/v1/statuses/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "write:statuses");
-      return services.writes.run(() => {
-        const row = services.statusActions.ownStatus(auth.accountId, statusId(c.params));
-        // Rendered before it goes: the source text, media and poll are what a redraft needs.
-        const body = renderStatus(ctx, row, auth.accountId, { source: true });
-        body.pinned = false;
-        const account = body.account as { statuses_count: number };
-        if (row.visibility !== "direct") account.statuses_count = Math.max(0, account.statuses_count - 1);
-        services.removal.remove(row);
-        return body;
-      });
+      // The status as it was before it went: its source is what a delete-and-redraft needs.
+      const view = await services.statusCommands.delete(auth.accountId, statusId(c.params));
+      return serializeStatus(ctx.urls, view, { viewerId: auth.accountId, source: true, media: ctx.serializeMedia, filtered: filteredFor(ctx, auth.accountId) });
     })
     .get("/api/v1/statuses/:id/context", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));

@@ -32,7 +32,9 @@ import { Counters } from "./statuses/counters.ts";
 import { RenderCache } from "./statuses/render-cache.ts";
 import { ScheduledStatusService } from "./statuses/scheduled.ts";
 import { HomeFeedService } from "./statuses/home-feed.ts";
-import { IdempotencyCache } from "./statuses/idempotency.ts";
+import { IdempotencyStore } from "./statuses/idempotency.ts";
+import { StatusComposer } from "./statuses/composer.ts";
+import { StatusCommands } from "./statuses/commands.ts";
 import { PollService } from "./statuses/polls.ts";
 import { PostingService } from "./statuses/posting.ts";
 import { StatusReader } from "./statuses/reader.ts";
@@ -80,7 +82,7 @@ export function createServices(deps: ServiceDeps) {
   const lists = new ListService(db, ids, clock, events);
   const timelines = new TimelineService(db, reader, homeFeed, moderation, lists);
   const threads = new ThreadService(db, reader, moderation);
-  const idempotency = new IdempotencyCache<{ kind: "status" | "scheduled"; id: number }>(clock);
+  const idempotency = new IdempotencyStore(db.$client, clock);
   const media = new MediaService(db, ids, clock, storage, renderCache, config.mediaWorkers);
 
   const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
@@ -93,15 +95,18 @@ export function createServices(deps: ServiceDeps) {
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache);
   const statusMedia = new StatusMedia(db, clock);
+  const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency);
+  const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing);
   editing.media = { uploads: media, statuses: statusMedia };
   posting.media = statusMedia;
   reader.media = (statusIds) => statusMedia.forStatuses(statusIds);
   removal.beforeRemove = (statusId) => statusMedia.detachFrom(statusId);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
-  // rate-limit counters of windows already over.
+  // rate-limit counters of windows already over, Idempotency-Keys past their hour.
   wheel.handle("maintenance", () => {
     media.cleanup();
     rateLimits.sweep();
+    idempotency.sweep();
     wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);
   });
 
@@ -158,6 +163,8 @@ export function createServices(deps: ServiceDeps) {
     timelines,
     threads,
     idempotency,
+    composer,
+    statusCommands,
     renderCache,
     media,
     statusMedia,

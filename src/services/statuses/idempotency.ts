@@ -1,54 +1,92 @@
+import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
 
 export const IDEMPOTENCY_TTL_MS = 60 * 60 * 1000;
-const MAX_ENTRIES = 100_000;
+/** Mastodon keeps keys as sent; a longer one is cut here so a row stays small. */
+export const IDEMPOTENCY_KEY_MAX = 256;
 
-interface Entry<T> {
-  expiresAt: number;
-  /** Settled value, or the in-flight work that will produce it. */
-  value: Promise<T>;
-}
+/** What the first request with a key made. */
+export type Made = { kind: "status" | "scheduled"; id: number };
 
 /**
- * Idempotency-Key handling for POST /api/v1/statuses: per account and key, the first
- * request's result is kept for an hour. A duplicate that arrives while the first is still
- * running waits for it instead of posting again. Memory stays bounded: expired keys are
- * swept as new ones arrive, and past the cap the oldest go first.
+ * Idempotency-Keys of POST /api/v1/statuses, per account, for an hour (as Mastodon keeps
+ * them in Redis). The key is stored in SQLite by `remember`, which the caller runs inside
+ * the transaction that makes the status: the two commit together or not at all, so a retry
+ * after a restart finds the first status and a failed attempt leaves the key free. Expired
+ * rows are swept by the hourly maintenance job.
+ *
+ * The in-memory map only guards requests in flight: a duplicate that arrives while the first
+ * is still running waits for it instead of posting again. Entries leave it when they settle.
  */
-export class IdempotencyCache<T> {
-  private entries = new Map<string, Entry<T>>();
+export class IdempotencyStore {
+  private inFlight = new Map<string, Promise<Made>>();
+  private q;
 
-  constructor(private clock: Clock) {}
+  constructor(
+    sqlite: Database,
+    private clock: Clock,
+  ) {
+    this.q = {
+      find: sqlite.query<{ status_id: number | null; scheduled_status_id: number | null }, [number, string, number]>(
+        "SELECT status_id, scheduled_status_id FROM idempotency_keys WHERE account_id = ? AND key = ? AND expires_at > ?",
+      ),
+      // An expired row of the same key may still be there (not swept yet): it is replaced.
+      upsert: sqlite.query(
+        `INSERT INTO idempotency_keys (account_id, key, status_id, scheduled_status_id, expires_at) VALUES ($account, $key, $status, $scheduled, $expires)
+         ON CONFLICT (account_id, key) DO UPDATE SET status_id = excluded.status_id, scheduled_status_id = excluded.scheduled_status_id, expires_at = excluded.expires_at`,
+      ),
+      sweep: sqlite.query<never, [number]>("DELETE FROM idempotency_keys WHERE expires_at <= ?"),
+    };
+  }
 
-  async run(accountId: number, key: string, work: () => Promise<T>): Promise<T> {
+  /** The key as it is stored: cut at 256 characters; an empty header is no key. */
+  static normalize(key: string | null | undefined): string | null {
+    return key ? key.slice(0, IDEMPOTENCY_KEY_MAX) : null;
+  }
+
+  /**
+   * Runs `work` unless the same account and key are already in flight, in which case the
+   * caller shares that attempt's outcome. A rejected attempt is forgotten: a retry runs anew.
+   */
+  once(accountId: number, key: string, work: () => Promise<Made>): Promise<Made> {
     const id = `${accountId}:${key}`;
-    const now = this.clock.now();
-    const existing = this.entries.get(id);
-    if (existing && existing.expiresAt > now) return existing.value;
-    if (existing) this.entries.delete(id);
-    this.sweep(now);
-    const value = work();
-    this.entries.set(id, { expiresAt: now + IDEMPOTENCY_TTL_MS, value });
-    // A failed attempt must not pin its error to the key: the client may retry with it.
-    value.catch(() => {
-      if (this.entries.get(id)?.value === value) this.entries.delete(id);
+    const running = this.inFlight.get(id);
+    if (running) return running;
+    const attempt = work();
+    this.inFlight.set(id, attempt);
+    const settle = () => {
+      if (this.inFlight.get(id) === attempt) this.inFlight.delete(id);
+    };
+    attempt.then(settle, settle);
+    return attempt;
+  }
+
+  /** What the key made within the last hour, or null. */
+  recall(accountId: number, key: string): Made | null {
+    const row = this.q.find.get(accountId, key, this.clock.now());
+    if (!row) return null;
+    return row.status_id !== null ? { kind: "status", id: row.status_id } : { kind: "scheduled", id: row.scheduled_status_id as number };
+  }
+
+  /** Records what the key made; call inside the transaction that made it. */
+  remember(accountId: number, key: string, made: Made): Made {
+    this.q.upsert.run({
+      account: accountId,
+      key,
+      status: made.kind === "status" ? made.id : null,
+      scheduled: made.kind === "scheduled" ? made.id : null,
+      expires: this.clock.now() + IDEMPOTENCY_TTL_MS,
     });
-    return value;
+    return made;
   }
 
-  forget(accountId: number, key: string) {
-    this.entries.delete(`${accountId}:${key}`);
+  /** Drops the keys whose hour is over; returns how many. */
+  sweep(): number {
+    return this.q.sweep.run(this.clock.now()).changes;
   }
 
-  get size() {
-    return this.entries.size;
-  }
-
-  private sweep(now: number) {
-    // Insertion order is expiry order, so the stale ones are at the front.
-    for (const [id, entry] of this.entries) {
-      if (entry.expiresAt > now && this.entries.size < MAX_ENTRIES) break;
-      this.entries.delete(id);
-    }
+  /** Attempts still running (for tests). */
+  get inFlightCount() {
+    return this.inFlight.size;
   }
 }
