@@ -166,12 +166,26 @@ describe("the scheduled_statuses endpoints", () => {
     expect((await new Client(server.base).get("/api/v1/scheduled_statuses")).status).toBe(401);
   });
 
-  test("the same Idempotency-Key returns the same ScheduledStatus", async () => {
+  test("the same Idempotency-Key returns the same ScheduledStatus, also after a restart", async () => {
     const body = { status: "once, later", scheduled_at: at(server.clock.now() + 30 * MINUTE) };
     const headers = { "idempotency-key": "sched-1" };
+    const before = scheduledCount();
     const first = await alice.client.post("/api/v1/statuses", { json: body, headers });
+    expect(first.status).toBe(200);
     const second = await alice.client.post("/api/v1/statuses", { json: body, headers });
-    expect(second.body.id).toBe(first.body.id);
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    expect(scheduledCount()).toBe(before + 1);
+    refresh(await server.restart());
+    const retried = await alice.client.post("/api/v1/statuses", { json: body, headers });
+    expect(retried.status).toBe(200);
+    expect(retried.body).toEqual(first.body);
+    expect(scheduledCount()).toBe(before + 1);
+    // Bob's key of the same name schedules his own.
+    const bobs = await bob.client.post("/api/v1/statuses", { json: body, headers });
+    expect(bobs.status).toBe(200);
+    expect(bobs.body.id).not.toBe(first.body.id);
+    expect(scheduledCount()).toBe(before + 2);
   });
 
   test("at most 25 for one day and 300 in all", async () => {

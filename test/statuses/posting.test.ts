@@ -51,6 +51,13 @@ function statusCount() {
   return (server.ctx.db.$client.query("SELECT count(*) AS n FROM statuses").get() as { n: number }).n;
 }
 
+/** The stored Idempotency-Key rows of one account and key. */
+function storedKeys(accountId: number, key: string) {
+  return server.ctx.db.$client
+    .query("SELECT status_id, scheduled_status_id, expires_at FROM idempotency_keys WHERE account_id = ? AND key = ?")
+    .all(accountId, key) as { status_id: number | null; scheduled_status_id: number | null; expires_at: number }[];
+}
+
 describe("POST /api/v1/statuses", () => {
   test("form body: every field of the Status, rendered HTML, mentions and tags", async () => {
     const res = await alice.client.post("/api/v1/statuses", {
@@ -222,9 +229,44 @@ describe("Idempotency-Key", () => {
     expect(second.status).toBe(200);
     expect(second.body.id).toBe(first.body.id);
     expect(statusCount()).toBe(before);
-    // Another account's key is its own.
-    const other = await bob.client.post("/api/v1/statuses", { json: { status: "once" }, headers });
-    expect(other.body.id).not.toBe(first.body.id);
+    expect(second.body).toEqual(first.body);
+    expect(storedKeys(alice.account.id, "key-1")).toEqual([{ status_id: Number(first.body.id), scheduled_status_id: null, expires_at: expect.any(Number) }]);
+  });
+
+  test("another account's same key is its own: two statuses", async () => {
+    const headers = { "idempotency-key": "shared-key" };
+    const before = statusCount();
+    const mine = await alice.client.post("/api/v1/statuses", { json: { status: "mine" }, headers });
+    const theirs = await bob.client.post("/api/v1/statuses", { json: { status: "theirs" }, headers });
+    expect(mine.status).toBe(200);
+    expect(theirs.status).toBe(200);
+    expect(theirs.body.id).not.toBe(mine.body.id);
+    expect(theirs.body.account.id).toBe(bob.id);
+    expect(statusCount()).toBe(before + 2);
+    // Each repeat answers its own account's status.
+    expect((await bob.client.post("/api/v1/statuses", { json: { status: "theirs" }, headers })).body.id).toBe(theirs.body.id);
+    expect((await alice.client.post("/api/v1/statuses", { json: { status: "mine" }, headers })).body.id).toBe(mine.body.id);
+    expect(statusCount()).toBe(before + 2);
+  });
+
+  test("a repeat answers the first status as it is now", async () => {
+    const headers = { "idempotency-key": "as-now" };
+    const first = await alice.client.post("/api/v1/statuses", { json: { status: "count me" }, headers });
+    expect(first.body.favourites_count).toBe(0);
+    expect((await bob.client.post(`/api/v1/statuses/${first.body.id}/favourite`)).status).toBe(200);
+    const again = await alice.client.post("/api/v1/statuses", { json: { status: "count me" }, headers });
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.body.favourites_count).toBe(1);
+  });
+
+  test("keys are cut at 256 characters", async () => {
+    const long = "k".repeat(300);
+    const before = statusCount();
+    const first = await alice.client.post("/api/v1/statuses", { json: { status: "long key" }, headers: { "idempotency-key": long } });
+    const cut = await alice.client.post("/api/v1/statuses", { json: { status: "long key" }, headers: { "idempotency-key": long.slice(0, 256) } });
+    expect(cut.body.id).toBe(first.body.id);
+    expect(statusCount()).toBe(before + 1);
+    expect(storedKeys(alice.account.id, long.slice(0, 256))).toHaveLength(1);
   });
 
   test("simultaneous duplicates still create one status", async () => {
@@ -234,6 +276,23 @@ describe("Idempotency-Key", () => {
     );
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(statusCount()).toBe(before + 1);
+    expect(storedKeys(alice.account.id, "race-key")).toHaveLength(1);
+    expect(server.ctx.services.idempotency.inFlightCount).toBe(0);
+  });
+
+  test("simultaneous invalid duplicates all fail and leave the key free", async () => {
+    const before = statusCount();
+    const headers = { "idempotency-key": "bad-race" };
+    const results = await Promise.all(Array.from({ length: 4 }, () => alice.client.post("/api/v1/statuses", { json: { status: "" }, headers })));
+    for (const r of results) {
+      expect(r.status).toBe(422);
+      expect(r.body).toEqual({ error: "Validation failed: Text can't be blank" });
+    }
+    expect(statusCount()).toBe(before);
+    expect(storedKeys(alice.account.id, "bad-race")).toEqual([]);
+    const fixed = await alice.client.post("/api/v1/statuses", { json: { status: "fixed" }, headers });
+    expect(fixed.status).toBe(200);
     expect(statusCount()).toBe(before + 1);
   });
 
@@ -246,10 +305,30 @@ describe("Idempotency-Key", () => {
     expect((await alice.client.post("/api/v1/statuses", { json: { status: "hourly" }, headers })).body.id).not.toBe(first.body.id);
   });
 
+  test("the hourly maintenance sweeps keys whose hour is over", async () => {
+    const headers = { "idempotency-key": "swept" };
+    const first = await alice.client.post("/api/v1/statuses", { json: { status: "swept later" }, headers });
+    expect(storedKeys(alice.account.id, "swept")).toHaveLength(1);
+    server.clock.advance(30 * 60 * 1000);
+    const fresh = await alice.client.post("/api/v1/statuses", { json: { status: "kept" }, headers: { "idempotency-key": "fresh" } });
+    // Past the first key's hour: the wheel runs the maintenance job as the clock moves.
+    server.clock.advance(31 * 60 * 1000);
+    expect(storedKeys(alice.account.id, "swept")).toEqual([]);
+    expect(storedKeys(alice.account.id, "fresh")).toEqual([{ status_id: Number(fresh.body.id), scheduled_status_id: null, expires_at: expect.any(Number) }]);
+    const again = await alice.client.post("/api/v1/statuses", { json: { status: "swept later" }, headers });
+    expect(again.status).toBe(200);
+    expect(again.body.id).not.toBe(first.body.id);
+  });
+
   test("a failed attempt does not burn the key", async () => {
     const headers = { "idempotency-key": "retry-me" };
-    expect((await alice.client.post("/api/v1/statuses", { json: { status: "" }, headers })).status).toBe(422);
-    expect((await alice.client.post("/api/v1/statuses", { json: { status: "now valid" }, headers })).status).toBe(200);
+    const failed = await alice.client.post("/api/v1/statuses", { json: { status: "" }, headers });
+    expect(failed.status).toBe(422);
+    expect(failed.body).toEqual({ error: "Validation failed: Text can't be blank" });
+    expect(storedKeys(alice.account.id, "retry-me")).toEqual([]);
+    const retried = await alice.client.post("/api/v1/statuses", { json: { status: "now valid" }, headers });
+    expect(retried.status).toBe(200);
+    expect(storedKeys(alice.account.id, "retry-me")).toEqual([{ status_id: Number(retried.body.id), scheduled_status_id: null, expires_at: expect.any(Number) }]);
   });
 
   test("the key's status deleted since: 404", async () => {
