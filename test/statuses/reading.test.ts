@@ -172,6 +172,21 @@ describe("DELETE /api/v1/statuses/:id", () => {
     expect(again.body).toEqual({ error: "Record not found" });
   });
 
+  test("the answer shows a pinned status unpinned, and its author's count after the deletion", async () => {
+    const pinned = await post(author, { status: "pinned, then deleted" });
+    expect((await author.client.post(`/api/v1/statuses/${pinned.id}/pin`)).body.pinned).toBe(true);
+    const before = (await anon.get(`/api/v1/accounts/${author.id}`)).body.statuses_count;
+    const res = await author.client.delete(`/api/v1/statuses/${pinned.id}`);
+    expect(res.status).toBe(200);
+    expect(res.body.pinned).toBe(false);
+    expect(res.body.account.statuses_count).toBe(before - 1);
+    // A direct status never counted, so deleting it leaves the count as it is.
+    const dm = await post(author, { status: "@follower just us", visibility: "direct" });
+    const gone = await author.client.delete(`/api/v1/statuses/${dm.id}`);
+    expect(gone.status).toBe(200);
+    expect(gone.body.account.statuses_count).toBe(before - 1);
+  });
+
   test("only the owner: others, unknown ids and no token are refused", async () => {
     const status = await post(author, { status: "mine" });
     const other = await follower.client.delete(`/api/v1/statuses/${status.id}`);
