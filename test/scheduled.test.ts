@@ -181,6 +181,13 @@ describe("the scheduled_statuses endpoints", () => {
     expect(retried.status).toBe(200);
     expect(retried.body).toEqual(first.body);
     expect(scheduledCount()).toBe(before + 1);
+    // As in Mastodon, a repeat without scheduled_at looks for a status of that key: there is none.
+    const statusesBefore = statusCount();
+    const unscheduled = await alice.client.post("/api/v1/statuses", { json: { status: "once, later" }, headers });
+    expect(unscheduled.status).toBe(404);
+    expect(unscheduled.body).toEqual({ error: "Record not found" });
+    expect(statusCount()).toBe(statusesBefore);
+    expect(scheduledCount()).toBe(before + 1);
     // Bob's key of the same name schedules his own.
     const bobs = await bob.client.post("/api/v1/statuses", { json: body, headers });
     expect(bobs.status).toBe(200);

@@ -39,9 +39,12 @@ export class StatusComposer {
   /**
    * Posts (or schedules) a status. A repeat of a key within the hour answers what the first
    * request made, as it is now; if that is gone (deleted, or published from its schedule), 404.
+   * As in Mastodon, the repeat is looked up as what it asks for: a key that scheduled a status
+   * answers a repeat without scheduled_at with 404, and the other way round.
    */
   async post(request: PostRequest): Promise<Posted> {
     const made = await this.make(request);
+    if (made.kind !== (request.scheduledAt ? "scheduled" : "status")) throw notFound();
     if (made.kind === "scheduled") return { kind: "scheduled", scheduled: this.scheduled.find(request.accountId, made.id) };
     const status = this.reader.findRow(made.id);
     if (!status || status.accountId !== request.accountId) throw notFound();
