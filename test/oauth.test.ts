@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { createUser, PASSWORD, type TestUser } from "./support/fixtures.ts";
+import { BrowserSession } from "./support/browser.ts";
 import { parseForms } from "./support/html.ts";
 import { Client } from "./support/http.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -29,23 +30,19 @@ async function newApp(scopes = "read write follow", redirectUris: string | strin
 
 /** Drives the HTML pages as a browser would: login form, then consent, then the redirect. */
 async function authorize(query: Record<string, string>, options: { deny?: boolean; login?: string; password?: string } = {}) {
-  const page = await http.get("/oauth/authorize", { query });
+  const browser = new BrowserSession(server.base);
+  const page = await browser.get("/oauth/authorize", { query });
   expect(page.status).toBe(200);
   expect(page.headers.get("content-type")).toContain("text/html");
   const [loginForm] = parseForms(page.text);
   expect(loginForm!.action).toBe("/oauth/authorize/sign_in");
-  // Browsers send the page's origin with same-origin form posts (Referrer-Policy: same-origin).
-  const origin = { origin: server.base };
-  const consent = await http.post(loginForm!.action, {
-    form: { ...loginForm!.fields, username: options.login ?? "alice", password: options.password ?? PASSWORD },
-    headers: origin,
-  });
-  if (consent.status !== 200) return { consent, redirect: null };
+  const consent = await browser.submit(loginForm!, { username: options.login ?? "alice", password: options.password ?? PASSWORD });
+  if (consent.status !== 200) return { consent, redirect: null, browser };
   const forms = parseForms(consent.text);
   const chosen = options.deny ? forms[1]! : forms[0]!;
   const button = chosen.buttons[0]!;
-  const redirect = await http.post(chosen.action, { form: { ...chosen.fields, [button.name]: button.value }, headers: origin });
-  return { consent, redirect };
+  const redirect = await browser.submit(chosen, { [button.name]: button.value });
+  return { consent, redirect, browser };
 }
 
 function codeFrom(location: string): string {
@@ -253,12 +250,15 @@ describe("authorization code flow through the HTML pages", () => {
   test("a signed-in browser goes straight to consent", async () => {
     const app = await newApp();
     const query = { client_id: app.client_id, redirect_uri: "https://app.example/callback", response_type: "code", scope: "read" };
-    const { consent } = await authorize(query);
-    const cookie = consent.headers.get("set-cookie")!.split(";")[0]!;
-    const page = await http.get("/oauth/authorize", { query, headers: { cookie } });
+    const { browser } = await authorize(query);
+    const page = await browser.get("/oauth/authorize", { query });
     expect(page.status).toBe(200);
     expect(page.text).toContain("Authorize");
-    expect(parseForms(page.text)[0]!.action).toBe("/oauth/authorize");
+    const [approve] = parseForms(page.text);
+    expect(approve!.action).toBe("/oauth/authorize");
+    const redirect = await browser.submit(approve!, { decision: "approve" });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get("location")).toStartWith("https://app.example/callback?code=");
   });
 
   test("a wrong password shows the form again with an error", async () => {
@@ -373,21 +373,24 @@ describe("authorization code flow through the HTML pages", () => {
 
   test("the pages ask browsers to send their origin, and a null origin is refused", async () => {
     const app = await newApp();
-    const page = await http.get("/oauth/authorize", { query: { client_id: app.client_id, redirect_uri: "https://app.example/callback", response_type: "code" } });
+    const browser = new BrowserSession(server.base);
+    const page = await browser.get("/oauth/authorize", { query: { client_id: app.client_id, redirect_uri: "https://app.example/callback", response_type: "code" } });
     expect(page.headers.get("referrer-policy")).toBe("same-origin");
     const [form] = parseForms(page.text);
-    const nullOrigin = await http.post(form!.action, { form: { ...form!.fields, username: "alice", password: PASSWORD }, headers: { origin: "null" } });
-    expect(nullOrigin.status).toBe(422);
+    const nullOrigin = await browser.post(form!.action, { form: { ...form!.fields, username: "alice", password: PASSWORD }, headers: { origin: "null" } });
+    expect(nullOrigin.status).toBe(403);
+    expect(nullOrigin.headers.get("set-cookie")).toBeNull();
   });
 
   test("a consent page answers once: replaying it gives no second code", async () => {
     const app = await newApp();
-    const page = await http.get("/oauth/authorize", { query: { client_id: app.client_id, redirect_uri: "https://app.example/callback", response_type: "code" } });
+    const browser = new BrowserSession(server.base);
+    const page = await browser.get("/oauth/authorize", { query: { client_id: app.client_id, redirect_uri: "https://app.example/callback", response_type: "code" } });
     const [form] = parseForms(page.text);
-    const consent = await http.post(form!.action, { form: { ...form!.fields, username: "alice", password: PASSWORD } });
+    const consent = await browser.submit(form!, { username: "alice", password: PASSWORD });
     const [approve] = parseForms(consent.text);
-    expect((await http.post(approve!.action, { form: approve!.fields })).status).toBe(302);
-    const replay = await http.post(approve!.action, { form: approve!.fields });
+    expect((await browser.submit(approve!)).status).toBe(302);
+    const replay = await browser.submit(approve!);
     expect(replay.status).toBe(422);
     expect(replay.headers.get("location")).toBeNull();
   });
@@ -405,17 +408,20 @@ describe("authorization code flow through the HTML pages", () => {
 
   test("forms posted from another site or with a forged ticket are refused", async () => {
     const app = await newApp();
-    const page = await http.get("/oauth/authorize", { query: { client_id: app.client_id, redirect_uri: "https://app.example/callback", response_type: "code" } });
+    const browser = new BrowserSession(server.base);
+    const page = await browser.get("/oauth/authorize", { query: { client_id: app.client_id, redirect_uri: "https://app.example/callback", response_type: "code" } });
     const [form] = parseForms(page.text);
-    const consent = await http.post(form!.action, { form: { ...form!.fields, username: "alice", password: PASSWORD } });
+    const consent = await browser.submit(form!, { username: "alice", password: PASSWORD });
     const [approve] = parseForms(consent.text);
-    const crossSite = await http.post(approve!.action, { form: approve!.fields, headers: { origin: "https://evil.example" } });
+    const crossSite = await browser.post(approve!.action, { form: approve!.fields, headers: { origin: "https://evil.example" } });
     expect(crossSite.status).toBe(403);
-    const forged = await http.post(approve!.action, { form: { ticket: "eyJhbGciOiJIUzI1NiJ9.e30.forged" } });
+    const forged = await browser.post(approve!.action, { form: { ticket: "eyJhbGciOiJIUzI1NiJ9.e30.forged" } });
     expect(forged.status).toBe(422);
-    const badCsrf = await http.post(form!.action, { form: { ...form!.fields, authenticity_token: "x", username: "alice", password: PASSWORD } });
+    const badCsrf = await browser.submit(form!, { authenticity_token: "x", username: "alice", password: PASSWORD });
     expect(badCsrf.status).toBe(422);
     expect(badCsrf.text).toContain("expired");
+    // The untouched consent page still works: the refusals used nothing up.
+    expect((await browser.submit(approve!)).status).toBe(302);
   });
 });
 

@@ -1,10 +1,13 @@
 import { SignJWT, jwtVerify, type JWTPayload } from "jose";
 import type { Clock } from "../clock.ts";
+import { digest, safeEqual } from "./secrets.ts";
 
 /**
  * Short-lived signed tickets for the HTML sign-in and consent forms (HS256 via jose). A
- * consent ticket is proof that whoever submits the form signed in moments ago, so the
- * approval needs no cookie and cannot be forged cross-site.
+ * consent ticket is proof that whoever submits the form signed in moments ago. A ticket
+ * can be bound to a browser: it then carries the digest of that browser's form cookie and
+ * is worth nothing without the cookie (a token copied out of one browser's page does not
+ * work from another, nor from a script that never got the cookie).
  */
 export class TicketSigner {
   /** jti -> expiry (seconds) of tickets already used; kept only until they expire. */
@@ -25,9 +28,10 @@ export class TicketSigner {
     return true;
   }
 
-  async sign(audience: string, payload: JWTPayload, lifetimeSeconds: number): Promise<string> {
+  /** A signed ticket; with `boundTo`, only valid together with that cookie value (see isBoundTo). */
+  async sign(audience: string, payload: JWTPayload, lifetimeSeconds: number, boundTo?: string): Promise<string> {
     const now = Math.floor(this.clock.now() / 1000);
-    return new SignJWT(payload)
+    return new SignJWT(boundTo === undefined ? payload : { ...payload, bnd: digest(boundTo) })
       .setProtectedHeader({ alg: "HS256" })
       .setAudience(audience)
       .setIssuedAt(now)
@@ -49,5 +53,10 @@ export class TicketSigner {
     } catch {
       return null;
     }
+  }
+
+  /** Whether a verified ticket was bound to this cookie value; constant-time comparison. */
+  isBoundTo(payload: JWTPayload, cookie: string | undefined): boolean {
+    return typeof payload.bnd === "string" && cookie !== undefined && safeEqual(payload.bnd, digest(cookie));
   }
 }

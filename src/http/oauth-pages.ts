@@ -74,6 +74,11 @@ ${body}
 </html>`;
 }
 
+/** User-supplied text, isolated so that its direction cannot spill into the sentence around it. */
+function isolate(text: string): string {
+  return `<bdi>${h(text)}</bdi>`;
+}
+
 function hidden(fields: Record<string, string | undefined>): string {
   return Object.entries(fields)
     .filter(([, v]) => v !== undefined && v !== "")
@@ -84,7 +89,7 @@ function hidden(fields: Record<string, string | undefined>): string {
 export function loginPage(options: { appName: string; csrf: string; oauth: Record<string, string | undefined>; error?: string; login?: string }): string {
   return layout(
     "Sign in",
-    `<h1>Sign in to authorize ${h(options.appName)}</h1>
+    `<h1>Sign in to authorize ${isolate(options.appName)}</h1>
 ${options.error ? `<p class="error" role="alert">${h(options.error)}</p>` : ""}
 <form method="post" action="/oauth/authorize/sign_in">
 ${hidden({ ...options.oauth, authenticity_token: options.csrf })}
@@ -98,11 +103,11 @@ ${hidden({ ...options.oauth, authenticity_token: options.csrf })}
 }
 
 export function consentPage(options: { appName: string; website: string | null; username: string; scopes: string[]; ticket: string }): string {
-  const app = options.website ? `<a href="${h(options.website)}" rel="noopener noreferrer">${h(options.appName)}</a>` : h(options.appName);
+  const app = options.website ? `<a href="${h(options.website)}" rel="noopener noreferrer">${isolate(options.appName)}</a>` : isolate(options.appName);
   return layout(
     "Authorize",
-    `<h1>Authorize ${h(options.appName)}?</h1>
-<p>${app} wants to use your account <strong>@${h(options.username)}</strong>. It asks to:</p>
+    `<h1>Authorize ${isolate(options.appName)}?</h1>
+<p>${app} wants to use your account <strong>@${isolate(options.username)}</strong>. It asks to:</p>
 <ul>${options.scopes.map((s) => `<li><strong>${h(s)}</strong>: ${h(scopeText(s))}</li>`).join("")}</ul>
 <div class="actions">
 <form method="post" action="/oauth/authorize">

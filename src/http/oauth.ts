@@ -10,6 +10,7 @@ import {
   type ClientCredentials,
 } from "../services/oauth/grants.ts";
 import { input } from "./input.ts";
+import { cookie, FORM_COOKIE, formSession, fromOwnPages } from "./oauth-forms.ts";
 import { codePage, consentPage, errorPage, formPostPage, loginPage, PAGE_HEADERS } from "./oauth-pages.ts";
 import { str, type Params } from "./params.ts";
 
@@ -22,8 +23,10 @@ function oauthParams(p: Params): AuthorizeParams {
   return out as AuthorizeParams;
 }
 
-function html(body: string, status = 200, extra: Record<string, string> = {}) {
-  return new Response(body, { status, headers: { ...PAGE_HEADERS, ...extra } });
+function html(body: string, status = 200, extra: Record<string, string> = {}, cookies: (string | undefined)[] = []) {
+  const headers = new Headers({ ...PAGE_HEADERS, ...extra });
+  for (const c of cookies) if (c) headers.append("set-cookie", c);
+  return new Response(body, { status, headers });
 }
 
 function oauthJson(e: OAuthError, state?: string) {
@@ -38,17 +41,6 @@ function oauthJson(e: OAuthError, state?: string) {
       "www-authenticate": `Bearer realm="Doorkeeper", error="${e.error}", error_description="${e.description}"`,
     },
   });
-}
-
-function cookie(request: Request, name: string): string | undefined {
-  const header = request.headers.get("cookie");
-  if (!header) return undefined;
-  for (const part of header.split(";")) {
-    const [k, ...v] = part.trim().split("=");
-    // Our cookie values are base64url: nothing to decode, and a malformed one is just wrong.
-    if (k === name) return v.join("=");
-  }
-  return undefined;
 }
 
 /** Client credentials from `Authorization: Basic base64(id:secret)`, split at the first colon. */
@@ -84,19 +76,9 @@ function redirectResult(request: AuthorizationRequest, result: Record<string, st
 
 export function oauthRoutes(ctx: AppContext) {
   const { services, config } = ctx;
-  const secureCookie = config.publicUrl.startsWith("https:") ? "; Secure" : "";
-
-  /**
-   * Browsers send Origin on cross-site form posts; refusing foreign ones stops login and
-   * consent CSRF. Clients without an Origin (curl, tests) still carry the signed tokens.
-   */
-  const sameOrigin = (request: Request) => {
-    const origin = request.headers.get("origin");
-    if (origin === null) return true;
-    if (origin === config.publicUrl) return true;
-    const host = request.headers.get("host");
-    return host !== null && (origin === `http://${host}` || origin === `https://${host}`);
-  };
+  const secure = config.publicUrl.startsWith("https:");
+  const secureCookie = secure ? "; Secure" : "";
+  const foreignPost = () => html(errorPage("The request did not come from this server's pages."), 403);
 
   const validate = (params: AuthorizeParams): AuthorizationRequest | Response => {
     try {
@@ -107,28 +89,36 @@ export function oauthRoutes(ctx: AppContext) {
     }
   };
 
-  const consent = async (request: AuthorizationRequest, params: AuthorizeParams, accountId: number, extraHeaders: Record<string, string> = {}) => {
+  // Every form a page shows is bound to the browser's form cookie (set here if it had none).
+  const consent = async (httpRequest: Request, request: AuthorizationRequest, params: AuthorizeParams, accountId: number, sessionCookie?: string) => {
     const account = services.accounts.findById(accountId);
     if (!account) return html(errorPage("Your session has ended. Please sign in again."), 401);
-    const ticket = await services.tickets.sign("consent", { sub: String(accountId), oauth: params }, 10 * 60);
+    const form = formSession(httpRequest, secure);
+    const ticket = await services.tickets.sign("consent", { sub: String(accountId), oauth: params }, 10 * 60, form.value);
     return html(
       consentPage({ appName: request.app.name, website: request.app.website, username: account.username, scopes: request.scopes, ticket }),
       200,
-      extraHeaders,
+      {},
+      [sessionCookie, form.setCookie],
     );
   };
 
-  const login = async (request: AuthorizationRequest, params: AuthorizeParams, status = 200, error?: string, loginName?: string) => {
-    const csrf = await services.tickets.sign("login", {}, 60 * 60);
-    return html(loginPage({ appName: request.app.name, csrf, oauth: { ...params }, error, login: loginName }), status);
+  const login = async (httpRequest: Request, request: AuthorizationRequest, params: AuthorizeParams, status = 200, error?: string, loginName?: string) => {
+    const form = formSession(httpRequest, secure);
+    const csrf = await services.tickets.sign("login", {}, 60 * 60, form.value);
+    return html(loginPage({ appName: request.app.name, csrf, oauth: { ...params }, error, login: loginName }), status, {}, [form.setCookie]);
   };
 
   const decide = async (c: { request: Request; body?: unknown }, deny: boolean) => {
     const p = input(c);
-    if (!sameOrigin(c.request)) return html(errorPage("The request did not come from this server's pages."), 403);
+    if (!fromOwnPages(c.request, config.publicUrl)) return foreignPost();
     const ticket = await services.tickets.verify<{ sub: string; oauth: AuthorizeParams; jti?: string; exp?: number }>("consent", str(p.ticket));
+    if (!ticket) return html(errorPage("This authorization page has expired. Please start again from the application."), 422);
+    if (!services.tickets.isBoundTo(ticket, cookie(c.request, FORM_COOKIE))) {
+      return html(errorPage("This authorization page was opened in another browser. Please start again from the application."), 403);
+    }
     // One approval gives one answer: a consent page cannot be replayed for more codes.
-    if (!ticket || !services.tickets.claim(ticket.jti, ticket.exp)) {
+    if (!services.tickets.claim(ticket.jti, ticket.exp)) {
       return html(errorPage("This authorization page has expired. Please start again from the application."), 422);
     }
     const request = validate(ticket.oauth);
@@ -156,24 +146,26 @@ export function oauthRoutes(ctx: AppContext) {
       const request = validate(params);
       if (request instanceof Response) return request;
       const accountId = services.webSessions.accountFor(cookie(c.request, SESSION_COOKIE));
-      if (accountId !== null && str(p.force_login) !== "true") return consent(request, params, accountId);
-      return login(request, params);
+      if (accountId !== null && str(p.force_login) !== "true") return consent(c.request, request, params, accountId);
+      return login(c.request, request, params);
     })
     .post("/oauth/authorize/sign_in", async (c) => {
       const p = input(c);
       const params = oauthParams(p);
       const request = validate(params);
       if (request instanceof Response) return request;
-      if (!sameOrigin(c.request) || !(await services.tickets.verify("login", str(p.authenticity_token)))) {
-        return login(request, params, 422, "Your sign-in form expired. Please try again.");
+      if (!fromOwnPages(c.request, config.publicUrl)) return foreignPost();
+      const token = await services.tickets.verify("login", str(p.authenticity_token));
+      if (!token) return login(c.request, request, params, 422, "Your sign-in form expired. Please try again.");
+      // A token copied from another browser's form, or sent without the cookie it belongs to.
+      if (!services.tickets.isBoundTo(token, cookie(c.request, FORM_COOKIE))) {
+        return login(c.request, request, params, 403, "Your sign-in form was opened in another browser. Please try again.");
       }
       const loginName = str(p.username) ?? "";
       const accountId = await services.accounts.verifyLogin(loginName, str(p.password) ?? "");
-      if (accountId === null) return login(request, params, 401, "Invalid username, e-mail address or password.", loginName);
+      if (accountId === null) return login(c.request, request, params, 401, "Invalid username, e-mail address or password.", loginName);
       const session = services.webSessions.create(accountId);
-      return consent(request, params, accountId, {
-        "set-cookie": `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secureCookie}`,
-      });
+      return consent(c.request, request, params, accountId, `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secureCookie}`);
     })
     .post("/oauth/authorize", (c) => decide(c, false))
     .delete("/oauth/authorize", (c) => decide(c, true))

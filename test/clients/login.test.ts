@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createOAuthAPIClient, createRestAPIClient } from "masto";
 import generator, { detector } from "megalodon";
 import { createUser, PASSWORD } from "../support/fixtures.ts";
+import { BrowserSession } from "../support/browser.ts";
 import { parseForms } from "../support/html.ts";
-import { Client } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
@@ -98,12 +98,12 @@ describe("megalodon", () => {
   test("authorization-code login: megalodon's authorize URL, our pages, megalodon's token exchange", async () => {
     const client = generator("mastodon", server.base);
     const app = await client.registerApp("megalodon web", { scopes: ["read", "write"], redirect_uris: "https://megalodon.example/callback" });
-    const http = new Client(server.base);
-    const page = await http.get(app.url!.replace(server.base, ""));
+    const browser = new BrowserSession(server.base);
+    const page = await browser.get(app.url!.replace(server.base, ""));
     const [login] = parseForms(page.text);
-    const consent = await http.post(login!.action, { form: { ...login!.fields, username: "alice", password: PASSWORD } });
+    const consent = await browser.submit(login!, { username: "alice", password: PASSWORD });
     const [approve] = parseForms(consent.text);
-    const redirect = await http.post(approve!.action, { form: approve!.fields });
+    const redirect = await browser.submit(approve!);
     const code = new URL(redirect.headers.get("location")!).searchParams.get("code")!;
     const token = await client.fetchAccessToken(app.client_id, app.client_secret, code, "https://megalodon.example/callback");
     expect(token.access_token).toBeTruthy();

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { createOAuthAPIClient, createRestAPIClient, createStreamingAPIClient, type mastodon } from "masto";
 import generator, { type Entity } from "megalodon";
 import sharp from "sharp";
+import { BrowserSession } from "../support/browser.ts";
 import { parseForms } from "../support/html.ts";
-import { Client } from "../support/http.ts";
 import { buildExecutable, startExecutable, type RunningExecutable } from "./executable.ts";
 
 const PASSWORD = "a long and secret passphrase";
@@ -180,13 +180,13 @@ describe("megalodon against the executable", () => {
     const redirectUri = "https://app.example/callback";
     const app = await anonymous.registerApp("megalodon e2e", { scopes: ["read", "write", "follow"], redirect_uris: redirectUri });
     // The pages, as a browser would post them.
-    const http = new Client(exe.url);
-    const page = await http.get(app.url!.replace(exe.url, ""));
+    const browser = new BrowserSession(exe.url);
+    const page = await browser.get(app.url!.replace(exe.url, ""));
     expect(page.status).toBe(200);
     const [login] = parseForms(page.text);
-    const consent = await http.post(login!.action, { form: { ...login!.fields, username: "finn@e2e.test", password: PASSWORD } });
+    const consent = await browser.submit(login!, { username: "finn@e2e.test", password: PASSWORD });
     const [approve] = parseForms(consent.text);
-    const redirect = await http.post(approve!.action, { form: approve!.fields });
+    const redirect = await browser.submit(approve!);
     const code = new URL(redirect.headers.get("location")!).searchParams.get("code")!;
     const token = await anonymous.fetchAccessToken(app.client_id, app.client_secret, code, redirectUri);
 

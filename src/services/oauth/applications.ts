@@ -23,6 +23,20 @@ export interface RegisteredApplication {
 }
 
 /**
+ * Control characters (Unicode Cc) and the invisible bidirectional controls (marks, embeddings,
+ * overrides, isolates): in an app's name they could make "Authorize X" read as something else.
+ */
+const CONTROL_CHARACTERS = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+
+/**
+ * What a redirect URI may contain: printable ASCII, as Ruby's URI parser (Doorkeeper's) demands.
+ * Control characters would be dropped by URL parsing when matching but not by a Location header.
+ */
+export function isPrintableAscii(value: string): boolean {
+  return /^[\x21-\x7E]*$/.test(value);
+}
+
+/**
  * Doorkeeper's RedirectUriValidator with Mastodon's settings: custom schemes are fine
  * (mobile apps), http is allowed, fragments and script schemes are not.
  */
@@ -30,6 +44,10 @@ function redirectUriErrors(value: string): string[] {
   const errors: string[] = [];
   for (const uri of value.split(/\s+/).filter(Boolean)) {
     if (uri === OOB_REDIRECT_URI || uri === `${OOB_REDIRECT_URI}:auto`) continue;
+    if (!isPrintableAscii(uri)) {
+      errors.push("Redirect URI must be a valid URI.");
+      continue;
+    }
     let parsed: URL;
     try {
       parsed = new URL(uri);
@@ -67,10 +85,11 @@ export class ApplicationService {
     if (redirectUris === "") errors.push("Redirect URI can't be blank");
     else errors.push(...redirectUriErrors(redirectUris));
     if (/[\n\r\t]/.test(scopesRaw) || unknownScopes(scopes).length > 0) errors.push("Scopes doesn't match configured on the server.");
+    if (CONTROL_CHARACTERS.test(name)) errors.push("Application name is invalid");
     if (name.length > 60) errors.push("Application name is too long (maximum is 60 characters)");
     if (redirectUris.length > 2000) errors.push("Redirect URI is too long (maximum is 2000 characters)");
     if (website !== null) {
-      if (!isHttpUrl(website)) errors.push("Application website is not a valid URL");
+      if (!isHttpUrl(website) || CONTROL_CHARACTERS.test(website)) errors.push("Application website is not a valid URL");
       if (website.length > 2000) errors.push("Application website is too long (maximum is 2000 characters)");
     }
     if (errors.length > 0) throw validationFailed(...errors);
@@ -122,11 +141,13 @@ export function isHttpUrl(value: string): boolean {
 }
 
 /**
- * Doorkeeper's URIChecker: exact match, except that a loopback redirect may use any port
- * (RFC 8252 section 7.3) and a registered query may come in any order.
+ * Where to send the browser for a requested redirect URI: the registered URI it matches, as
+ * stored (never the requested spelling), or undefined when none matches. Doorkeeper's
+ * URIChecker: exact match, except that a loopback redirect may use any port (RFC 8252
+ * section 7.3, and then the requested port is used) and a registered query may come in any order.
  */
-export function redirectUriMatches(requested: string, registered: string[]): boolean {
-  return registered.some((r) => {
+export function redirectTarget(requested: string, registered: string[]): string | undefined {
+  const match = registered.find((r) => {
     if (r === requested) return true;
     let a: URL, b: URL;
     try {
@@ -143,4 +164,10 @@ export function redirectUriMatches(requested: string, registered: string[]): boo
     const qb = [...b.searchParams].map((p) => p.join("=")).sort().join("&");
     return qa === qb;
   });
+  if (match === undefined || match === requested) return match;
+  const asked = new URL(requested);
+  const stored = new URL(match);
+  if (asked.port === stored.port) return match;
+  stored.port = asked.port;
+  return stored.href;
 }

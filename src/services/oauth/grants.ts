@@ -6,7 +6,7 @@ import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret, safeEqual, sha256Base64Url } from "../../auth/secrets.ts";
 import { DEFAULT_SCOPES, isSubset, parseScopes, unknownScopes } from "../../auth/scopes.ts";
 import type { AccountService } from "../accounts/accounts.ts";
-import { OOB_REDIRECT_URI, redirectUriMatches, redirectUrisOf, type ApplicationService } from "./applications.ts";
+import { isPrintableAscii, OOB_REDIRECT_URI, redirectTarget, redirectUrisOf, type ApplicationService } from "./applications.ts";
 import type { IssuedToken, TokenService } from "./tokens.ts";
 
 export const CODE_LIFETIME_MS = 10 * 60 * 1000;
@@ -48,7 +48,10 @@ export const ACCESS_DENIED_DESCRIPTION = DESCRIPTIONS.access_denied;
 /** A validated /oauth/authorize request, ready to be shown for consent. */
 export interface AuthorizationRequest {
   app: ApplicationRow;
+  /** Where the browser goes back to: the registered URI as stored. */
   redirectUri: string;
+  /** The redirect_uri as the app sent it; the token request must repeat it (RFC 6749 section 4.1.3). */
+  requestedRedirectUri: string;
   scopes: string[];
   state: string | undefined;
   responseMode: "query" | "fragment" | "form_post";
@@ -107,7 +110,12 @@ export class GrantService {
     if (!p.client_id) throw missingParameter("client_id");
     const app = this.applications.findByClientId(p.client_id);
     if (!app) throw oauthError("invalid_client");
-    if (!p.redirect_uri || !redirectUriMatches(p.redirect_uri, redirectUrisOf(app))) throw oauthError("invalid_redirect_uri");
+    // Control characters (CR/LF, tab) are refused, not dropped as URL parsing would: Doorkeeper's
+    // URI parser refuses them too, and the redirect must never carry them into a header.
+    if (!p.redirect_uri || !isPrintableAscii(p.redirect_uri)) throw oauthError("invalid_redirect_uri");
+    const redirectUri = redirectTarget(p.redirect_uri, redirectUrisOf(app));
+    // A stored URI from before registration refused non-ASCII cannot go into a Location header.
+    if (redirectUri === undefined || !isPrintableAscii(redirectUri)) throw oauthError("invalid_redirect_uri");
     if (!p.response_type) throw missingParameter("response_type");
     if (p.response_type !== "code") throw oauthError("unsupported_response_type");
     const responseMode = p.response_mode || "query";
@@ -126,7 +134,8 @@ export class GrantService {
     }
     return {
       app,
-      redirectUri: p.redirect_uri,
+      redirectUri,
+      requestedRedirectUri: p.redirect_uri,
       scopes,
       state: p.state || undefined,
       responseMode,
@@ -156,7 +165,7 @@ export class GrantService {
         codeHash: digest(code),
         applicationId: request.app.id,
         accountId,
-        redirectUri: request.redirectUri,
+        redirectUri: request.requestedRedirectUri,
         scopes: request.scopes.join(" "),
         codeChallenge: request.codeChallenge ?? null,
         codeChallengeMethod: request.codeChallengeMethod ?? null,

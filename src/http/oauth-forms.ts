@@ -1,0 +1,61 @@
+import { randomSecret } from "../auth/secrets.ts";
+
+/**
+ * What ties a form post of the authorization pages to the browser the form was shown in.
+ * The form cookie is a random value the page's tickets are bound to (TicketSigner.isBoundTo);
+ * the Origin check refuses posts that did not come from our own pages at all.
+ */
+
+export const FORM_COOKIE = "_rookery_form";
+const FORM_COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
+
+export function cookie(request: Request, name: string): string | undefined {
+  const header = request.headers.get("cookie");
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const [k, ...v] = part.trim().split("=");
+    // Our cookie values are base64url: nothing to decode, and a malformed one is just wrong.
+    if (k === name) return v.join("=");
+  }
+  return undefined;
+}
+
+export interface FormSession {
+  /** The value the page's tickets are bound to. */
+  value: string;
+  /** Set-Cookie for a browser that did not have the cookie yet. */
+  setCookie?: string;
+}
+
+/**
+ * The browser's form cookie, or a new one. Kept while it exists so that several open tabs
+ * stay valid; a browser-session cookie, scoped to the pages that post forms.
+ */
+export function formSession(request: Request, secure: boolean): FormSession {
+  const existing = cookie(request, FORM_COOKIE);
+  if (existing !== undefined && FORM_COOKIE_VALUE.test(existing)) return { value: existing };
+  const value = randomSecret();
+  return { value, setCookie: `${FORM_COOKIE}=${value}; Path=/oauth; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}` };
+}
+
+/**
+ * Whether a form post came from this server's pages: browsers send Origin with every form
+ * post, and our Referrer-Policy (same-origin) keeps Referer for those that do not. A post
+ * with neither, with `Origin: null`, or from another site is refused.
+ */
+export function fromOwnPages(request: Request, publicUrl: string): boolean {
+  let source = request.headers.get("origin");
+  if (source === null) {
+    const referer = request.headers.get("referer");
+    if (referer === null) return false;
+    try {
+      source = new URL(referer).origin;
+    } catch {
+      return false;
+    }
+  }
+  if (source === publicUrl) return true;
+  // Served under another name than PUBLIC_URL (a LAN address): the browser still names the host it posted to.
+  const host = request.headers.get("host");
+  return host !== null && (source === `http://${host}` || source === `https://${host}`);
+}
