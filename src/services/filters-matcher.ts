@@ -85,8 +85,13 @@ export interface MatcherKeyword {
  */
 export const BUILD_SLICE = 32_768;
 
-/** Output entries visited per code point of text, at most: only self-inflicted keyword sets (many keywords that are suffixes of one another, each in many filters) come near it. */
-const VISITS_PER_CODE_POINT = 32;
+/**
+ * Output entries a match may visit per code point of text. Each visit is a real match, so
+ * only a self-inflicted keyword set comes near it (hundreds of keywords that are suffixes of
+ * one another, "a", "aa", "aaa"..., read against "aaaa..."): matching then stops there and
+ * reports what it found so far, instead of holding the event loop.
+ */
+export const VISITS_PER_CODE_POINT = 32;
 
 /**
  * Builds the automaton for keyword groups (one group per filter, keywords in their order), as
@@ -267,6 +272,9 @@ class Trie {
 let offsets = new Int32Array(1024);
 
 export class KeywordMatcher {
+  /** Output entries the last `match` visited (its work beyond one step per symbol). */
+  visits = 0;
+
   constructor(
     private t: Trie,
     private groups: number,
@@ -290,6 +298,7 @@ export class KeywordMatcher {
     let unmatched = 0;
     for (let g = 0; g < groups; g++) if (active[g] && (t.longest[g] as number) > 0) unmatched++;
     const result = new Array<string | undefined>(groups).fill(undefined);
+    this.visits = 0;
     if (unmatched === 0 || text.length === 0) return result;
     if (offsets.length < text.length + 1) offsets = new Int32Array(text.length + 1);
 
@@ -311,7 +320,7 @@ export class KeywordMatcher {
       }
     };
     const report = () => {
-      for (let o = t.out[state] !== -1 ? state : (t.dict[state] as number); o !== -1; o = t.dict[o] as number) {
+      for (let o = t.out[state] !== -1 ? state : (t.dict[state] as number); o !== -1 && budget > 0; o = t.dict[o] as number) {
         for (let e = t.out[o] as number; e !== -1; e = t.entryNext[e] as number) {
           budget--;
           const g = t.entryGroup[e] as number;
@@ -358,6 +367,7 @@ export class KeywordMatcher {
       step(END);
       report();
     }
+    this.visits = 1024 + VISITS_PER_CODE_POINT * text.length - budget;
     for (let g = 0; g < groups; g++) {
       const start = bestStart[g] as number;
       if (start !== -1) result[g] = text.slice(offsets[start], offsets[(bestEnd[g] as number) + 1]);
