@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { MAX_FILTERS_PER_ACCOUNT, MAX_KEYWORDS_PER_ACCOUNT, MAX_KEYWORDS_PER_FILTER } from "../src/services/filters.ts";
+import { MAX_FILTERS_PER_ACCOUNT, MAX_KEYWORD_CHARACTERS_PER_ACCOUNT, MAX_KEYWORDS_PER_ACCOUNT, MAX_KEYWORDS_PER_FILTER } from "../src/services/filters.ts";
 import { createUser, postStatus, type TestUser } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 import { SseClient } from "./support/streams.ts";
@@ -14,6 +14,9 @@ afterAll(() => server.close());
 const TOO_MANY_KEYWORDS = `Validation failed: Keywords is too long (maximum is ${MAX_KEYWORDS_PER_FILTER})`;
 const TOO_MANY_FILTERS = "Validation failed: You have reached the maximum number of filters";
 const TOO_MANY_ACCOUNT_KEYWORDS = `Validation failed: You have reached the maximum number of filter keywords (${MAX_KEYWORDS_PER_ACCOUNT})`;
+const TOO_LONG_ACCOUNT_KEYWORDS = `Validation failed: You have reached the maximum length of all filter keywords together (${MAX_KEYWORD_CHARACTERS_PER_ACCOUNT} characters)`;
+/** Characters as the cap counts them: code points. */
+const length = (s: string) => [...s].length;
 
 /** Filters and keywords stored for an account. */
 function stored(user: TestUser) {
@@ -21,6 +24,7 @@ function stored(user: TestUser) {
   return {
     filters: q("SELECT count(*) AS n FROM custom_filters WHERE account_id = ?"),
     keywords: q("SELECT count(*) AS n FROM custom_filter_keywords k JOIN custom_filters f ON f.id = k.filter_id WHERE f.account_id = ?"),
+    characters: q("SELECT coalesce(sum(length(keyword)), 0) AS n FROM custom_filter_keywords k JOIN custom_filters f ON f.id = k.filter_id WHERE f.account_id = ?"),
   };
 }
 
@@ -38,14 +42,14 @@ describe("caps on filters and keywords", () => {
     const res = await mallory.client.post("/api/v2/filters", { json: { title: "flood", context: ["home"], keywords_attributes: keywords(20_000) } });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: TOO_MANY_KEYWORDS });
-    expect(stored(mallory)).toEqual({ filters: 0, keywords: 0 });
+    expect(stored(mallory)).toMatchObject({ filters: 0, keywords: 0 });
     // The same as an indexed hash in a form (keywords_attributes[0][keyword]=...).
     const form: [string, string][] = [["title", "flood"], ["context[]", "home"]];
     for (let i = 0; i <= MAX_KEYWORDS_PER_FILTER; i++) form.push([`keywords_attributes[${i}][keyword]`, `w${i}`]);
     const viaForm = await mallory.client.post("/api/v2/filters", { form });
     expect(viaForm.status).toBe(422);
     expect(viaForm.body).toEqual({ error: TOO_MANY_KEYWORDS });
-    expect(stored(mallory)).toEqual({ filters: 0, keywords: 0 });
+    expect(stored(mallory)).toMatchObject({ filters: 0, keywords: 0 });
   });
 
   test("keywords past the cap are 422 however they are added; removing one makes room", async () => {
@@ -59,7 +63,7 @@ describe("caps on filters and keywords", () => {
     const nested = await mallory.client.put(`/api/v2/filters/${filter.id}`, { json: { title: "renamed", keywords_attributes: [{ keyword: "one more" }] } });
     expect(nested.status).toBe(422);
     expect(nested.body).toEqual({ error: TOO_MANY_KEYWORDS });
-    expect(stored(mallory)).toEqual({ filters: 1, keywords: MAX_KEYWORDS_PER_FILTER });
+    expect(stored(mallory)).toMatchObject({ filters: 1, keywords: MAX_KEYWORDS_PER_FILTER });
     // The refused update changed nothing else either (one transaction).
     expect((await mallory.client.get(`/api/v2/filters/${filter.id}`)).body.title).toBe("full");
 
@@ -73,7 +77,7 @@ describe("caps on filters and keywords", () => {
     expect((await mallory.client.delete(`/api/v2/filters/keywords/${filter.keywords[1].id}`)).status).toBe(200);
     const added = await mallory.client.post(`/api/v2/filters/${filter.id}/keywords`, { json: { keyword: "one more" } });
     expect(added.status).toBe(200);
-    expect(stored(mallory)).toEqual({ filters: 1, keywords: MAX_KEYWORDS_PER_FILTER });
+    expect(stored(mallory)).toMatchObject({ filters: 1, keywords: MAX_KEYWORDS_PER_FILTER });
   });
 
   test("an account's keywords are capped across its filters, v1 included", async () => {
@@ -94,7 +98,36 @@ describe("caps on filters and keywords", () => {
     const sub = await mallory.client.post(`/api/v2/filters/${empty.id}/keywords`, { json: { keyword: "x" } });
     expect(sub.status).toBe(422);
     expect(sub.body).toEqual({ error: TOO_MANY_ACCOUNT_KEYWORDS });
-    expect(stored(mallory)).toEqual({ filters: before.filters + 1, keywords: MAX_KEYWORDS_PER_ACCOUNT });
+    expect(stored(mallory)).toMatchObject({ filters: before.filters + 1, keywords: MAX_KEYWORDS_PER_ACCOUNT });
+  });
+
+  test("an account's keywords are capped in characters, also when one grows", async () => {
+    const mallory = await createUser(server, "mallory5");
+    const full = Math.floor(MAX_KEYWORD_CHARACTERS_PER_ACCOUNT / 512);
+    const filter = await makeFilter(mallory, { title: "long", keywords_attributes: keywords(full, (i) => `${i}`.padEnd(512, "é")) });
+    const before = stored(mallory);
+    expect(before.characters).toBe(full * 512);
+    const room = MAX_KEYWORD_CHARACTERS_PER_ACCOUNT - before.characters;
+    const added = await mallory.client.post(`/api/v2/filters/${filter.id}/keywords`, { json: { keyword: "y".repeat(room + 1) } });
+    expect(added.status).toBe(422);
+    expect(added.body).toEqual({ error: TOO_LONG_ACCOUNT_KEYWORDS });
+    // The rest, as a v1 filter (a filter of its own, with that one keyword).
+    const small = await mallory.client.post("/api/v1/filters", { json: { phrase: "y".repeat(room), context: ["home"] } });
+    expect(small.status).toBe(200);
+    const smallFilter = (await mallory.client.get("/api/v2/filters")).body.find((f: { title: string }) => f.title === small.body.phrase);
+    for (const [method, path, body] of [
+      ["PUT", `/api/v2/filters/keywords/${small.body.id}`, { keyword: "z".repeat(room + 1) }],
+      ["PUT", `/api/v1/filters/${small.body.id}`, { phrase: "z".repeat(room + 1) }],
+      ["PUT", `/api/v2/filters/${smallFilter.id}`, { keywords_attributes: [{ id: small.body.id, keyword: "z".repeat(room + 1) }] }],
+      ["POST", "/api/v1/filters", { phrase: "z", context: ["home"] }],
+    ] as const) {
+      const res = await mallory.client.request(method, path, { json: body });
+      expect(res.status).toBe(422);
+      expect(res.body).toEqual({ error: TOO_LONG_ACCOUNT_KEYWORDS });
+    }
+    expect(stored(mallory)).toEqual({ filters: 2, keywords: full + 1, characters: MAX_KEYWORD_CHARACTERS_PER_ACCOUNT });
+    expect((await mallory.client.get(`/api/v1/filters/${small.body.id}`)).body).toEqual(small.body);
+    expect((await mallory.client.get(`/api/v2/filters/keywords/${small.body.id}`)).body.keyword).toBe("y".repeat(room));
   });
 
   test("filters past the cap are 422, through v2 and v1", async () => {
@@ -106,7 +139,7 @@ describe("caps on filters and keywords", () => {
     const v1 = await mallory.client.post("/api/v1/filters", { json: { phrase: "one too many", context: ["home"] } });
     expect(v1.status).toBe(422);
     expect(v1.body).toEqual({ error: TOO_MANY_FILTERS });
-    expect(stored(mallory)).toEqual({ filters: MAX_FILTERS_PER_ACCOUNT, keywords: 0 });
+    expect(stored(mallory)).toMatchObject({ filters: MAX_FILTERS_PER_ACCOUNT, keywords: 0 });
     // Deleting one makes room again.
     const list = (await mallory.client.get("/api/v2/filters")).body;
     expect(list).toHaveLength(MAX_FILTERS_PER_ACCOUNT);
@@ -127,13 +160,20 @@ describe("an account at the caps", () => {
   beforeAll(async () => {
     reader = await createUser(server, "reader");
     writer = await createUser(server, "writer");
-    const perFilter = MAX_KEYWORDS_PER_FILTER;
-    for (let made = 0; made < MAX_KEYWORDS_PER_ACCOUNT; made += perFilter) {
-      const words = made === 0 ? [...short, ...Array.from({ length: perFilter - short.length }, (_, i) => long(i))] : Array.from({ length: perFilter }, (_, i) => long(made + i));
-      await makeFilter(reader, { title: `list ${made}`, context: ["home", "public", "notifications", "thread", "account"], keywords_attributes: words.map((keyword) => ({ keyword, whole_word: true })) });
+    // Two full filters: the short keywords and small ones, then as many of the longest kind as
+    // the characters allow, filled up with small ones.
+    const first = [...short, ...Array.from({ length: MAX_KEYWORDS_PER_FILTER - short.length }, (_, i) => `k${i}`)];
+    const second = (longOnes: number) => [...Array.from({ length: longOnes }, (_, i) => long(i)), ...Array.from({ length: MAX_KEYWORDS_PER_FILTER - longOnes }, (_, i) => `m${i}`)];
+    const total = (words: string[]) => words.reduce((n, w) => n + length(w), 0);
+    let longOnes = 0;
+    while (total(first) + total(second(longOnes + 1)) <= MAX_KEYWORD_CHARACTERS_PER_ACCOUNT) longOnes++;
+    expect(longOnes).toBeGreaterThan(150);
+    for (const [title, words] of [["list 0", first], ["list 1000", second(longOnes)]] as const) {
+      await makeFilter(reader, { title, context: ["home", "public", "notifications", "thread", "account"], keywords_attributes: words.map((keyword) => ({ keyword, whole_word: true })) });
     }
     while (stored(reader).filters < MAX_FILTERS_PER_ACCOUNT) await makeFilter(reader, { title: `empty ${stored(reader).filters}` });
-    expect(stored(reader)).toEqual({ filters: MAX_FILTERS_PER_ACCOUNT, keywords: MAX_KEYWORDS_PER_ACCOUNT });
+    expect(stored(reader)).toMatchObject({ filters: MAX_FILTERS_PER_ACCOUNT, keywords: MAX_KEYWORDS_PER_ACCOUNT });
+    expect(stored(reader).characters).toBeGreaterThan(MAX_KEYWORD_CHARACTERS_PER_ACCOUNT - 512);
     await reader.client.post(`/api/v1/accounts/${writer.id}/follow`);
   });
 
@@ -178,7 +218,7 @@ describe("an account at the caps", () => {
 
   test("a status that runs deep into a long keyword without completing it matches nothing", async () => {
     // A keyword of the second filter, cut short; the short keywords of the first are in it.
-    const status = await postStatus(writer, { status: long(MAX_KEYWORDS_PER_FILTER + 3).slice(0, 490) });
+    const status = await postStatus(writer, { status: long(3).slice(0, 490) });
     const res = await reader.client.get(`/api/v1/statuses/${status.id}`);
     expect(res.status).toBe(200);
     expect(res.body.filtered.map((f: { filter: { title: string }; keyword_matches: string[] }) => [f.filter.title, f.keyword_matches])).toEqual([["list 0", ["(a+)+$"]]]);

@@ -1,4 +1,4 @@
-import { and, count, eq, inArray } from "drizzle-orm";
+import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
 import { customFilterKeywords, customFilters, customFilterStatuses, type CustomFilterRow } from "../db/schema.ts";
@@ -56,16 +56,20 @@ const MAX_EXPIRES_IN = 100 * 365 * 24 * 60 * 60;
  * person has is matched against every status they read, on the one event loop here, and one
  * account's 80,000 keywords once stalled the whole server for seconds. Filters are made by hand
  * (100 is two pages of Mastodon's filter settings, and twice our 50 lists); a filter may hold an
- * imported word list (1,000 entries); and an account's keywords all together are capped too, so
- * that its matcher is at most 2,000 x 512 code points (about 1M automaton states, built in
- * bounded slices: see filters-matcher.ts and the benchmark in docs/benchmarks.md).
+ * imported word list (1,000 entries), and an account 2,000 keywords of 100,000 characters in all
+ * (50 a keyword on average; real ones are a word or two). The characters bound the matcher:
+ * about one automaton state (22 bytes) each, and a build from nothing of ~20 ms at the caps
+ * (scripts/bench/filters.ts, docs/benchmarks.md), so even a read that finds it evicted from
+ * memory stalls others no longer than an ordinary timeline page.
  */
 export const MAX_FILTERS_PER_ACCOUNT = 100;
 export const MAX_KEYWORDS_PER_FILTER = 1_000;
 export const MAX_KEYWORDS_PER_ACCOUNT = 2_000;
+export const MAX_KEYWORD_CHARACTERS_PER_ACCOUNT = 100_000;
 const TOO_MANY_FILTERS = "You have reached the maximum number of filters";
 const TOO_MANY_KEYWORDS = `Keywords is too long (maximum is ${MAX_KEYWORDS_PER_FILTER})`;
 const TOO_MANY_ACCOUNT_KEYWORDS = `You have reached the maximum number of filter keywords (${MAX_KEYWORDS_PER_ACCOUNT})`;
+const TOO_LONG_ACCOUNT_KEYWORDS = `You have reached the maximum length of all filter keywords together (${MAX_KEYWORD_CHARACTERS_PER_ACCOUNT} characters)`;
 
 /**
  * Keyword and status filters (v2, with the v1 per-keyword view on top). Statuses rendered
@@ -169,7 +173,7 @@ export class FilterService {
     this.db.transaction((tx) => {
       tx.insert(customFilters).values(row).run();
       this.applyKeywords(tx as unknown as Db, row.id, input.keywords ?? []);
-      this.checkKeywordCaps(tx as unknown as Db, accountId, row.id, 0);
+      this.checkKeywordCaps(tx as unknown as Db, accountId, row.id);
     });
     this.changed(accountId);
     return this.get(accountId, row.id);
@@ -188,7 +192,7 @@ export class FilterService {
     this.db.transaction((tx) => {
       if (Object.keys(changes).length) tx.update(customFilters).set(changes).where(eq(customFilters.id, filter.id)).run();
       this.applyKeywords(tx as unknown as Db, filter.id, input.keywords ?? []);
-      this.checkKeywordCaps(tx as unknown as Db, accountId, filter.id, 0);
+      this.checkKeywordCaps(tx as unknown as Db, accountId, filter.id);
     });
     this.changed(accountId);
     return this.get(accountId, filter.id);
@@ -217,17 +221,18 @@ export class FilterService {
    * The caps on keywords, counted as stored (inside the writing transaction, so a refusal rolls
    * everything back) with `adding` more to come.
    */
-  private checkKeywordCaps(db: Db, accountId: number, filterId: number, adding: number) {
+  private checkKeywordCaps(db: Db, accountId: number, filterId: number, adding: { keywords: number; characters: number } = { keywords: 0, characters: 0 }) {
     const inFilter = db.select({ n: count() }).from(customFilterKeywords).where(eq(customFilterKeywords.filterId, filterId)).get()?.n ?? 0;
-    if (inFilter + adding > MAX_KEYWORDS_PER_FILTER) throw validationFailed(TOO_MANY_KEYWORDS);
-    const inAccount =
-      db
-        .select({ n: count() })
-        .from(customFilterKeywords)
-        .innerJoin(customFilters, eq(customFilters.id, customFilterKeywords.filterId))
-        .where(eq(customFilters.accountId, accountId))
-        .get()?.n ?? 0;
-    if (inAccount + adding > MAX_KEYWORDS_PER_ACCOUNT) throw validationFailed(TOO_MANY_ACCOUNT_KEYWORDS);
+    if (inFilter + adding.keywords > MAX_KEYWORDS_PER_FILTER) throw validationFailed(TOO_MANY_KEYWORDS);
+    // SQLite's length() counts code points: the automaton's unit.
+    const inAccount = db
+      .select({ n: count(), characters: sql<number | null>`sum(length(${customFilterKeywords.keyword}))` })
+      .from(customFilterKeywords)
+      .innerJoin(customFilters, eq(customFilters.id, customFilterKeywords.filterId))
+      .where(eq(customFilters.accountId, accountId))
+      .get();
+    if ((inAccount?.n ?? 0) + adding.keywords > MAX_KEYWORDS_PER_ACCOUNT) throw validationFailed(TOO_MANY_ACCOUNT_KEYWORDS);
+    if ((inAccount?.characters ?? 0) + adding.characters > MAX_KEYWORD_CHARACTERS_PER_ACCOUNT) throw validationFailed(TOO_LONG_ACCOUNT_KEYWORDS);
   }
 
   remove(accountId: number, id: number | null) {
@@ -260,7 +265,7 @@ export class FilterService {
     const { filter } = this.get(accountId, filterId);
     if ((keyword ?? "").trim() === "") throw validationFailed("Keyword can't be blank");
     if ((keyword as string).length > MAX_KEYWORD) throw validationFailed(`Keyword is too long (maximum is ${MAX_KEYWORD} characters)`);
-    this.checkKeywordCaps(this.db, accountId, filter.id, 1);
+    this.checkKeywordCaps(this.db, accountId, filter.id, { keywords: 1, characters: [...(keyword as string)].length });
     const row: KeywordRow = { id: this.ids.next(), filterId: filter.id, keyword: keyword as string, wholeWord: wholeWord ?? true };
     this.db.insert(customFilterKeywords).values(row).run();
     this.changed(accountId);
@@ -274,7 +279,12 @@ export class FilterService {
     const set: Partial<KeywordRow> = {};
     if (keyword !== undefined) set.keyword = keyword;
     if (wholeWord !== undefined) set.wholeWord = wholeWord;
-    if (Object.keys(set).length) this.db.update(customFilterKeywords).set(set).where(eq(customFilterKeywords.id, row.id)).run();
+    if (Object.keys(set).length) {
+      this.db.transaction((tx) => {
+        tx.update(customFilterKeywords).set(set).where(eq(customFilterKeywords.id, row.id)).run();
+        if (set.keyword !== undefined) this.checkKeywordCaps(tx as unknown as Db, accountId, row.filterId);
+      });
+    }
     this.changed(accountId);
     return { ...row, ...set };
   }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { BUILD_SLICE, buildMatcher, finishBuild, foldCodePoint, VISITS_PER_CODE_POINT, type MatcherKeyword } from "../../src/services/filters-matcher.ts";
-import { MAX_KEYWORDS_PER_ACCOUNT, MAX_KEYWORDS_PER_FILTER } from "../../src/services/filters.ts";
+import { MAX_KEYWORD_CHARACTERS_PER_ACCOUNT, MAX_KEYWORDS_PER_ACCOUNT, MAX_KEYWORDS_PER_FILTER } from "../../src/services/filters.ts";
 
 /**
  * The single RegExp per filter that the automaton replaced (Mastodon's keyword regex, in
@@ -78,18 +78,19 @@ describe("keyword automaton", () => {
 
   test("the build at the caps is bounded work done in slices", () => {
     const rnd = random(7);
-    // The worst case: every keyword as long as allowed and sharing nothing with the others.
+    // The worst case: as many characters as allowed, in as many keywords, sharing nothing.
     const perGroup = MAX_KEYWORDS_PER_FILTER;
+    const size = MAX_KEYWORD_CHARACTERS_PER_ACCOUNT / MAX_KEYWORDS_PER_ACCOUNT;
     const groups = Array.from({ length: MAX_KEYWORDS_PER_ACCOUNT / perGroup }, () =>
-      Array.from({ length: perGroup }, () => ({ keyword: Array.from({ length: 512 }, () => String.fromCharCode(97 + rnd(26))).join(""), wholeWord: true })),
+      Array.from({ length: perGroup }, () => ({ keyword: Array.from({ length: size }, () => String.fromCharCode(97 + rnd(26))).join(""), wholeWord: true })),
     );
     const build = buildMatcher(groups);
     let pauses = 0;
     let step = build.next();
     for (; !step.done; step = build.next()) pauses++;
     const matcher = step.value;
-    // One state per symbol at most: 512 letters and the two word markers a keyword.
-    const bound = 1 + MAX_KEYWORDS_PER_ACCOUNT * (512 + 2);
+    // One state per symbol at most: the characters, and two word markers a keyword.
+    const bound = 1 + MAX_KEYWORD_CHARACTERS_PER_ACCOUNT + 2 * MAX_KEYWORDS_PER_ACCOUNT;
     expect(matcher.states).toBeLessThanOrEqual(bound);
     expect(matcher.states).toBeGreaterThan(bound / 2);
     // It pauses every BUILD_SLICE units: keyword symbols twice, then each state's links.
