@@ -55,12 +55,12 @@ const MAX_EXPIRES_IN = 100 * 365 * 24 * 60 * 60;
  * Caps. Mastodon has none (only 256 characters a title and 512 a keyword), but every keyword a
  * person has is matched against every status they read, on the one event loop here, and one
  * account's 80,000 keywords once stalled the whole server for seconds. Filters are made by hand
- * (100 is two pages of Mastodon's filter settings, and twice our 50 lists); a filter may hold an
+ * (100, twice our 50 lists, and one per muted word for v1 clients); a filter may hold an
  * imported word list (1,000 entries), and an account 2,000 keywords of 100,000 characters in all
  * (50 a keyword on average; real ones are a word or two). The characters bound the matcher:
- * about one automaton state (22 bytes) each, and a build from nothing of ~20 ms at the caps
+ * about one automaton state (22 bytes) each, and a build from nothing of ~25 ms at the caps
  * (scripts/bench/filters.ts, docs/benchmarks.md), so even a read that finds it evicted from
- * memory stalls others no longer than an ordinary timeline page.
+ * memory stalls others about as long as one timeline page.
  */
 export const MAX_FILTERS_PER_ACCOUNT = 100;
 export const MAX_KEYWORDS_PER_FILTER = 1_000;
