@@ -1,10 +1,11 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
 import { customFilterKeywords, customFilters, customFilterStatuses, type CustomFilterRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { ApiError, notFound, validationFailed } from "../errors.ts";
 import type { EventBus } from "./events.ts";
+import { FilterMatcherCache } from "./filters-cache.ts";
 import type { StatusReader } from "./statuses/reader.ts";
 
 export const FILTER_CONTEXTS = ["home", "notifications", "public", "thread", "account"] as const;
@@ -49,24 +50,26 @@ export interface FilterMatch {
 const MAX_TITLE = 256;
 const MAX_KEYWORD = 512;
 const MAX_EXPIRES_IN = 100 * 365 * 24 * 60 * 60;
-const WORD = /[\p{L}\p{N}_]/u;
 
-function escapeRegExp(text: string) {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-}
-
-/** Mastodon's keyword regex: case-insensitive, with word boundaries at word-character ends when whole_word. */
-export function keywordPattern(keyword: string, wholeWord: boolean): string {
-  const start = wholeWord && WORD.test(keyword[0] ?? "") ? "(?<![\\p{L}\\p{N}_])" : "";
-  const end = wholeWord && WORD.test(keyword[keyword.length - 1] ?? "") ? "(?![\\p{L}\\p{N}_])" : "";
-  return `${start}${escapeRegExp(keyword)}${end}`;
-}
-
-interface Compiled {
-  filter: CustomFilterRow;
-  regex: RegExp | null;
-  statusIds: Set<number>;
-}
+/*
+ * Caps. Mastodon has none (only 256 characters a title and 512 a keyword), but every keyword a
+ * person has is matched against every status they read, on the one event loop here, and one
+ * account's 80,000 keywords once stalled the whole server for seconds. Filters are made by hand
+ * (100, twice our 50 lists, and one per muted word for v1 clients); a filter may hold an
+ * imported word list (1,000 entries), and an account 2,000 keywords of 100,000 characters in all
+ * (50 a keyword on average; real ones are a word or two). The characters bound the matcher:
+ * about one automaton state (22 bytes) each, and a build from nothing of ~25 ms at the caps
+ * (scripts/bench/filters.ts, docs/benchmarks.md), so even a read that finds it evicted from
+ * memory stalls others about as long as one timeline page.
+ */
+export const MAX_FILTERS_PER_ACCOUNT = 100;
+export const MAX_KEYWORDS_PER_FILTER = 1_000;
+export const MAX_KEYWORDS_PER_ACCOUNT = 2_000;
+export const MAX_KEYWORD_CHARACTERS_PER_ACCOUNT = 100_000;
+const TOO_MANY_FILTERS = "You have reached the maximum number of filters";
+const TOO_MANY_KEYWORDS = `Keywords is too long (maximum is ${MAX_KEYWORDS_PER_FILTER})`;
+const TOO_MANY_ACCOUNT_KEYWORDS = `You have reached the maximum number of filter keywords (${MAX_KEYWORDS_PER_ACCOUNT})`;
+const TOO_LONG_ACCOUNT_KEYWORDS = `You have reached the maximum length of all filter keywords together (${MAX_KEYWORD_CHARACTERS_PER_ACCOUNT} characters)`;
 
 /**
  * Keyword and status filters (v2, with the v1 per-keyword view on top). Statuses rendered
@@ -74,8 +77,8 @@ interface Compiled {
  * context, as Mastodon does; clients hide or warn. Any change announces `filters.changed`.
  */
 export class FilterService {
-  /** account -> compiled active filters; dropped on any change of that account's filters. */
-  private compiled = new Map<number, Compiled[]>();
+  /** account -> its filters compiled for matching; compiled again on any change of them. */
+  private compiled = new FilterMatcherCache((accountId) => this.list(accountId));
 
   constructor(
     private db: Db,
@@ -89,7 +92,7 @@ export class FilterService {
   private owners: Set<number> | null = null;
 
   private changed(accountId: number) {
-    this.compiled.delete(accountId);
+    this.compiled.rebuild(accountId);
     if (this.owners) {
       const any = this.db.select({ id: customFilters.id }).from(customFilters).where(eq(customFilters.accountId, accountId)).limit(1).get();
       if (any) this.owners.add(accountId);
@@ -135,6 +138,9 @@ export class FilterService {
     if (input.action !== undefined && !(FILTER_ACTIONS as readonly string[]).includes(input.action)) errors.push("Action is not included in the list");
     // Beyond a century is no expiry a person means, and past what a date can hold.
     if (input.expiresIn != null && Math.abs(input.expiresIn) > MAX_EXPIRES_IN) errors.push("Expires at is invalid");
+    // Refused before any row is written: a request may carry tens of thousands of them.
+    const added = (input.keywords ?? []).filter((k) => k.id == null && !k.destroy && (k.keyword ?? "").trim() !== "").length;
+    if (added > MAX_KEYWORDS_PER_FILTER) errors.push(TOO_MANY_KEYWORDS);
     for (const k of input.keywords ?? []) {
       if (k.destroy) continue;
       if (k.keyword !== undefined && k.keyword.length > MAX_KEYWORD) errors.push(`Keywords keyword is too long (maximum is ${MAX_KEYWORD} characters)`);
@@ -153,6 +159,8 @@ export class FilterService {
   create(accountId: number, input: FilterInput): FilterWithRules {
     const errors = this.validate(input, true);
     if (errors.length) throw validationFailed(...errors);
+    const filters = this.db.select({ n: count() }).from(customFilters).where(eq(customFilters.accountId, accountId)).get()?.n ?? 0;
+    if (filters >= MAX_FILTERS_PER_ACCOUNT) throw validationFailed(TOO_MANY_FILTERS);
     const row: CustomFilterRow = {
       id: this.ids.next(),
       accountId,
@@ -165,6 +173,7 @@ export class FilterService {
     this.db.transaction((tx) => {
       tx.insert(customFilters).values(row).run();
       this.applyKeywords(tx as unknown as Db, row.id, input.keywords ?? []);
+      this.checkKeywordCaps(tx as unknown as Db, accountId, row.id);
     });
     this.changed(accountId);
     return this.get(accountId, row.id);
@@ -183,6 +192,7 @@ export class FilterService {
     this.db.transaction((tx) => {
       if (Object.keys(changes).length) tx.update(customFilters).set(changes).where(eq(customFilters.id, filter.id)).run();
       this.applyKeywords(tx as unknown as Db, filter.id, input.keywords ?? []);
+      this.checkKeywordCaps(tx as unknown as Db, accountId, filter.id);
     });
     this.changed(accountId);
     return this.get(accountId, filter.id);
@@ -205,6 +215,24 @@ export class FilterService {
         tx.insert(customFilterKeywords).values({ id: this.ids.next(), filterId, keyword: k.keyword as string, wholeWord: k.wholeWord ?? true }).run();
       }
     }
+  }
+
+  /**
+   * The caps on keywords, counted as stored (inside the writing transaction, so a refusal rolls
+   * everything back) with `adding` more to come.
+   */
+  private checkKeywordCaps(db: Db, accountId: number, filterId: number, adding: { keywords: number; characters: number } = { keywords: 0, characters: 0 }) {
+    const inFilter = db.select({ n: count() }).from(customFilterKeywords).where(eq(customFilterKeywords.filterId, filterId)).get()?.n ?? 0;
+    if (inFilter + adding.keywords > MAX_KEYWORDS_PER_FILTER) throw validationFailed(TOO_MANY_KEYWORDS);
+    // SQLite's length() counts code points: the automaton's unit.
+    const inAccount = db
+      .select({ n: count(), characters: sql<number | null>`sum(length(${customFilterKeywords.keyword}))` })
+      .from(customFilterKeywords)
+      .innerJoin(customFilters, eq(customFilters.id, customFilterKeywords.filterId))
+      .where(eq(customFilters.accountId, accountId))
+      .get();
+    if ((inAccount?.n ?? 0) + adding.keywords > MAX_KEYWORDS_PER_ACCOUNT) throw validationFailed(TOO_MANY_ACCOUNT_KEYWORDS);
+    if ((inAccount?.characters ?? 0) + adding.characters > MAX_KEYWORD_CHARACTERS_PER_ACCOUNT) throw validationFailed(TOO_LONG_ACCOUNT_KEYWORDS);
   }
 
   remove(accountId: number, id: number | null) {
@@ -237,6 +265,7 @@ export class FilterService {
     const { filter } = this.get(accountId, filterId);
     if ((keyword ?? "").trim() === "") throw validationFailed("Keyword can't be blank");
     if ((keyword as string).length > MAX_KEYWORD) throw validationFailed(`Keyword is too long (maximum is ${MAX_KEYWORD} characters)`);
+    this.checkKeywordCaps(this.db, accountId, filter.id, { keywords: 1, characters: [...(keyword as string)].length });
     const row: KeywordRow = { id: this.ids.next(), filterId: filter.id, keyword: keyword as string, wholeWord: wholeWord ?? true };
     this.db.insert(customFilterKeywords).values(row).run();
     this.changed(accountId);
@@ -250,7 +279,12 @@ export class FilterService {
     const set: Partial<KeywordRow> = {};
     if (keyword !== undefined) set.keyword = keyword;
     if (wholeWord !== undefined) set.wholeWord = wholeWord;
-    if (Object.keys(set).length) this.db.update(customFilterKeywords).set(set).where(eq(customFilterKeywords.id, row.id)).run();
+    if (Object.keys(set).length) {
+      this.db.transaction((tx) => {
+        tx.update(customFilterKeywords).set(set).where(eq(customFilterKeywords.id, row.id)).run();
+        if (set.keyword !== undefined) this.checkKeywordCaps(tx as unknown as Db, accountId, row.filterId);
+      });
+    }
     this.changed(accountId);
     return { ...row, ...set };
   }
@@ -305,27 +339,13 @@ export class FilterService {
 
   // ---- matching ----
 
-  private active(accountId: number): Compiled[] {
-    let compiled = this.compiled.get(accountId);
-    if (!compiled) {
-      compiled = this.list(accountId).map(({ filter, keywords, statuses }) => ({
-        filter,
-        regex: keywords.length ? new RegExp(keywords.map((k) => keywordPattern(k.keyword, k.wholeWord)).join("|"), "iu") : null,
-        statusIds: new Set(statuses.map((s) => s.statusId)),
-      }));
-      if (this.compiled.size > 10_000) this.compiled.clear();
-      this.compiled.set(accountId, compiled);
-    }
-    const now = this.clock.now();
-    return compiled.filter((c) => c.filter.expiresAt === null || c.filter.expiresAt > now);
-  }
-
   /** Does the viewer have any filters at all (most have none: skip the work)? */
   hasFilters(accountId: number): boolean {
     // Most accounts have none: answered from memory, so streaming to thousands stays cheap.
     this.owners ??= new Set(this.db.selectDistinct({ id: customFilters.accountId }).from(customFilters).all().map((r) => r.id));
     if (!this.owners.has(accountId)) return false;
-    return this.active(accountId).length > 0;
+    const now = this.clock.now();
+    return this.compiled.filters(accountId).some((f) => f.expiresAt === null || f.expiresAt > now);
   }
 
   /**
@@ -334,13 +354,18 @@ export class FilterService {
    * what it boosts.
    */
   matches(accountId: number, searchable: string, statusIds: number[]): FilterMatch[] {
+    const { filters, statusIds: filtered, matcher } = this.compiled.ready(accountId);
+    const now = this.clock.now();
+    const active = filters.map((f) => f.expiresAt === null || f.expiresAt > now);
+    const keywords = matcher ? matcher.match(searchable, active) : [];
     const out: FilterMatch[] = [];
-    for (const c of this.active(accountId)) {
-      const keyword = c.regex ? c.regex.exec(searchable)?.[0] : undefined;
-      const statusMatches = statusIds.filter((id) => c.statusIds.has(id)).map(String);
-      if (keyword === undefined && statusMatches.length === 0) continue;
-      out.push({ filter: c.filter, keywordMatches: keyword !== undefined ? [keyword] : null, statusMatches: statusMatches.length ? statusMatches : null });
-    }
+    filters.forEach((filter, i) => {
+      if (!active[i]) return;
+      const keyword = keywords[i];
+      const statusMatches = statusIds.filter((id) => filtered[i]?.has(id)).map(String);
+      if (keyword === undefined && statusMatches.length === 0) return;
+      out.push({ filter, keywordMatches: keyword !== undefined ? [keyword] : null, statusMatches: statusMatches.length ? statusMatches : null });
+    });
     return out;
   }
 }

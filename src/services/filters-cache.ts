@@ -1,0 +1,103 @@
+import type { CustomFilterRow } from "../db/schema.ts";
+import type { FilterWithRules } from "./filters.ts";
+import { buildMatcher, finishBuild, type KeywordMatcher } from "./filters-matcher.ts";
+
+/** One account's filters, ready to match statuses against. */
+export interface CompiledFilters {
+  filters: CustomFilterRow[];
+  statusIds: Set<number>[];
+  /** One automaton over the keywords of all the filters (group i = filters[i]); null without keywords. */
+  matcher: KeywordMatcher | null;
+}
+
+interface Entry extends CompiledFilters {
+  accountId: number;
+  /** The automaton's build while its slices are still running between requests. */
+  build: Generator<void, KeywordMatcher, void> | null;
+}
+
+/** How many accounts, and automaton states in all (~22 bytes each), are kept in memory. */
+const MAX_ACCOUNTS = 10_000;
+const MAX_STATES = 4_000_000;
+
+/**
+ * Compiled filters per account. When an account's filters change, its automaton is rebuilt
+ * in slices (filters-matcher.ts BUILD_SLICE) run one per event-loop turn, so requests of
+ * everybody else go on between them; the first read that needs it before the last slice ran
+ * finishes it at once (bounded by the caps on keywords). An account not seen since start-up
+ * (or evicted) is compiled at its first read, bounded the same way.
+ */
+export class FilterMatcherCache {
+  private entries = new Map<number, Entry>();
+  private states = 0;
+
+  constructor(private load: (accountId: number) => FilterWithRules[]) {}
+
+  /** The account's filters; their automaton may still be building (see `ready`). */
+  filters(accountId: number): CustomFilterRow[] {
+    return this.entry(accountId).filters;
+  }
+
+  /** The account's filters with their automaton built. */
+  ready(accountId: number): CompiledFilters {
+    const entry = this.entry(accountId);
+    if (entry.build) this.finish(entry, finishBuild(entry.build));
+    return entry;
+  }
+
+  /** The account's filters changed: compile them again, in slices between other work. */
+  rebuild(accountId: number) {
+    this.drop(accountId);
+    const entry = this.entry(accountId);
+    const slice = () => {
+      if (this.entries.get(accountId) !== entry || !entry.build) return;
+      const step = entry.build.next();
+      if (step.done) this.finish(entry, step.value);
+      else setImmediate(slice);
+    };
+    if (entry.build) setImmediate(slice);
+  }
+
+  private entry(accountId: number): Entry {
+    let entry = this.entries.get(accountId);
+    if (entry) {
+      // Most recently used last: eviction takes the oldest first.
+      this.entries.delete(accountId);
+      this.entries.set(accountId, entry);
+      return entry;
+    }
+    const rules = this.load(accountId);
+    const hasKeywords = rules.some((r) => r.keywords.length > 0);
+    entry = {
+      accountId,
+      filters: rules.map((r) => r.filter),
+      statusIds: rules.map((r) => new Set(r.statuses.map((s) => s.statusId))),
+      matcher: null,
+      build: hasKeywords ? buildMatcher(rules.map((r) => r.keywords)) : null,
+    };
+    this.entries.set(accountId, entry);
+    this.evict(accountId);
+    return entry;
+  }
+
+  private finish(entry: Entry, matcher: KeywordMatcher) {
+    entry.build = null;
+    entry.matcher = matcher;
+    this.states += matcher.states;
+    this.evict(entry.accountId);
+  }
+
+  private evict(keep: number) {
+    for (const [id] of this.entries) {
+      if (this.entries.size <= MAX_ACCOUNTS && this.states <= MAX_STATES) return;
+      if (id !== keep) this.drop(id);
+    }
+  }
+
+  private drop(accountId: number) {
+    const entry = this.entries.get(accountId);
+    if (!entry) return;
+    this.entries.delete(accountId);
+    if (entry.matcher) this.states -= entry.matcher.states;
+  }
+}
