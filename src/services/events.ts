@@ -1,10 +1,22 @@
 import type { NotificationRow, StatusRow } from "../db/schema.ts";
-import { log } from "../log.ts";
+import type { Database } from "bun:sqlite";
+import { afterCommitOf, type AfterCommit } from "../db/after-commit.ts";
 
 /**
- * Everything that happened, announced once by the service that did it, after its
- * transaction committed. Notifications, streaming and the publishers of later features
- * listen here; no route emits.
+ * Everything that happened, announced once by the service that did it; no route emits.
+ * Listeners come in two kinds, and the difference is when they run:
+ *
+ * - `within`: consequences that are part of the same write (notification rows, home feeds,
+ *   lists, conversations, stale render caches, a request approved when an account opens
+ *   up). They run at once, inside the emitting transaction, so they commit or roll back
+ *   with it; one that throws fails the write.
+ * - `afterCommit`: transports that tell the outside world (streams now; federation delivery
+ *   and push later). They run only once the transaction that emitted the event committed,
+ *   so what they announce is readable by anyone, and never for a write (or a GroupCommit
+ *   item's savepoint) that rolled back. See AfterCommit for how the queue follows the
+ *   transactions.
+ *
+ * Services emit inside their transaction, so that `within` listeners share it.
  */
 export type DomainEvent =
   | { type: "follow.created"; accountId: number; targetAccountId: number }
@@ -21,30 +33,49 @@ export type DomainEvent =
   /** Lists whose timelines a new status went into (streams of those lists are told). */
   | { type: "list.delivered"; status: StatusRow; listIds: number[] }
   | { type: "conversation.updated"; accountId: number; conversationId: number }
-  | { type: "filters.changed"; accountId: number };
+  | { type: "filters.changed"; accountId: number }
+  /** A mute ended (unmuted; expired mutes lapse without an event). */
+  | { type: "mute.removed"; accountId: number; targetAccountId: number }
+  /** A profile changed (anything `update_credentials` sets). */
+  | { type: "account.updated"; accountId: number }
+  /** A locked account opened up. */
+  | { type: "account.unlocked"; accountId: number }
+  /** A status got a poll (a new status, or an edit that replaced the poll). */
+  | { type: "poll.created"; pollId: number; statusId: number; expiresAt: number };
 
 type Listener<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { type: T }>) => void;
 
-export class EventBus {
-  private listeners = new Map<string, Set<(event: DomainEvent) => void>>();
+type AnyListener = (event: DomainEvent) => void;
 
-  on<T extends DomainEvent["type"]>(type: T, listener: Listener<T>): () => void {
-    let set = this.listeners.get(type);
-    if (!set) this.listeners.set(type, (set = new Set()));
-    set.add(listener as (event: DomainEvent) => void);
-    return () => set.delete(listener as (event: DomainEvent) => void);
+export class EventBus {
+  private inside = new Map<string, AnyListener[]>();
+  private after = new Map<string, AnyListener[]>();
+  private commits: AfterCommit;
+
+  constructor(sqlite: Database) {
+    this.commits = afterCommitOf(sqlite);
+  }
+
+  /** A consequence that is part of the write: runs inside the emitting transaction. */
+  within<T extends DomainEvent["type"]>(type: T, listener: Listener<T>) {
+    add(this.inside, type, listener as AnyListener);
+  }
+
+  /** A transport: runs once the emitting transaction committed, never for one rolled back. */
+  afterCommit<T extends DomainEvent["type"]>(type: T, listener: Listener<T>) {
+    add(this.after, type, listener as AnyListener);
   }
 
   emit(event: DomainEvent) {
-    const set = this.listeners.get(event.type);
-    if (!set) return;
-    for (const listener of set) {
-      try {
-        listener(event);
-      } catch (e) {
-        // One failing listener (a broken stream) must not undo or block the others.
-        log("error", "event listener failed", { event: event.type, error: String(e) });
-      }
-    }
+    for (const listener of this.inside.get(event.type) ?? []) listener(event);
+    const transports = this.after.get(event.type);
+    // One task per transport: one that fails must not keep the others from the news.
+    for (const listener of transports ?? []) this.commits.defer(() => listener(event));
   }
+}
+
+function add(map: Map<string, AnyListener[]>, type: string, listener: AnyListener) {
+  const list = map.get(type);
+  if (list) list.push(listener);
+  else map.set(type, [listener]);
 }

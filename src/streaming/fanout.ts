@@ -36,7 +36,7 @@ export class StreamFanout {
   ) {
     const { events } = ctx.services;
     for (const type of ["status.created", "status.updated", "status.deleted", "list.delivered", "notification.created", "conversation.updated", "filters.changed"] as const) {
-      events.on(type, (e) => this.enqueue(e));
+      events.afterCommit(type, (e) => this.enqueue(e));
     }
   }
 
