@@ -52,7 +52,7 @@ export class EventBus {
   private after = new Map<string, AnyListener[]>();
   private commits: AfterCommit;
 
-  constructor(sqlite: Database) {
+  constructor(private sqlite: Database) {
     this.commits = afterCommitOf(sqlite);
   }
 
@@ -67,10 +67,25 @@ export class EventBus {
   }
 
   emit(event: DomainEvent) {
+    // Transports hear an event before its consequences (the notification of a follow after
+    // the follow), so inside a transaction they are queued before `within` listeners run;
+    // outside one they are told at once, so only after the consequences are written.
+    if (this.sqlite.inTransaction) {
+      this.tellTransports(event);
+      this.runWithin(event);
+    } else {
+      this.runWithin(event);
+      this.tellTransports(event);
+    }
+  }
+
+  private runWithin(event: DomainEvent) {
     for (const listener of this.inside.get(event.type) ?? []) listener(event);
-    const transports = this.after.get(event.type);
+  }
+
+  private tellTransports(event: DomainEvent) {
     // One task per transport: one that fails must not keep the others from the news.
-    for (const listener of transports ?? []) this.commits.defer(() => listener(event));
+    for (const listener of this.after.get(event.type) ?? []) this.commits.defer(() => listener(event));
   }
 }
 
