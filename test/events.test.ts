@@ -61,4 +61,17 @@ describe("events of real writes", () => {
     const rel = await cat!.client.get("/api/v1/accounts/relationships", { query: { "id[]": dan!.id } });
     expect(rel.body[0].following).toBe(false);
   });
+
+  test("poll.opened: a poll that an edit sets again ends at its new deadline (its end is on the wheel)", async () => {
+    const [eve, fay] = await Promise.all([createUser(server, "ev_eve"), createUser(server, "ev_fay")]);
+    const status = await postStatus(eve!, { status: "pick", poll: { options: ["a", "b"], expires_in: 3600 } });
+    const edited = await eve!.client.put(`/api/v1/statuses/${status.id}`, { json: { status: "pick again", poll: { options: ["c", "d"], expires_in: 300 } } });
+    expect(edited.status).toBe(200);
+    expect((await fay!.client.post(`/api/v1/polls/${edited.body.poll.id}/votes`, { json: { choices: ["1"] } })).status).toBe(200);
+    const pollNotes = async () => ((await fay!.client.get("/api/v1/notifications", { query: { "types[]": "poll" } })).body as { status: { id: string } }[]).map((n) => n.status.id);
+    server.clock.advance(299 * 1000);
+    expect(await pollNotes()).toEqual([]);
+    server.clock.advance(2 * 1000);
+    expect(await pollNotes()).toEqual([status.id]);
+  });
 });

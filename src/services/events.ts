@@ -40,8 +40,8 @@ export type DomainEvent =
   | { type: "account.updated"; accountId: number }
   /** A locked account opened up. */
   | { type: "account.unlocked"; accountId: number }
-  /** A status got a poll (a new status, or an edit that replaced the poll). */
-  | { type: "poll.created"; pollId: number; statusId: number; expiresAt: number };
+  /** A poll is open until `expiresAt`: a new status's, or one an edit set again (its deadline counts from the edit). */
+  | { type: "poll.opened"; pollId: number; statusId: number; expiresAt: number };
 
 type Listener<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { type: T }>) => void;
 

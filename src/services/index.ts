@@ -69,12 +69,12 @@ export function createServices(deps: ServiceDeps) {
   const notifications = new NotificationService(db, ids, clock, moderation, events);
 
   const policy = new StatusPolicy(follows, moderation);
-  const reader = new StatusReader(db, clock, policy);
+  const statusMedia = new StatusMedia(db, clock);
+  const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds));
   const homeFeed = new HomeFeedService(db, clock);
   const renderCache = new RenderCache();
   const counters = new Counters(db.$client, renderCache);
   const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, homeFeed, notifications, events, counters);
-  const statusMedia = new StatusMedia(db, clock);
   const removal = new RemovalService(db, notifications, events, counters, renderCache, statusMedia);
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, homeFeed, notifications, removal, events, counters);
   const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel);
@@ -95,7 +95,6 @@ export function createServices(deps: ServiceDeps) {
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache);
   editing.media = { uploads: media, statuses: statusMedia };
   posting.media = statusMedia;
-  reader.media = (statusIds) => statusMedia.forStatuses(statusIds);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
   // rate-limit counters of windows already over.
   wheel.handle("maintenance", () => {
@@ -142,7 +141,7 @@ export function createServices(deps: ServiceDeps) {
   });
   events.within("status.deleted", (e) => conversations.removed(e.status));
   // The wheel is in memory and re-reads the poll when it fires: told once the poll exists.
-  events.afterCommit("poll.created", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
+  events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
 
   return {
     writes,
