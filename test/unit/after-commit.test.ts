@@ -125,6 +125,26 @@ describe("EventBus and transactions", () => {
     expect(after).toEqual([{ id: 30, visibleElsewhere: true }]);
   });
 
+  test("a batch whose COMMIT fails: no item of it is announced", async () => {
+    // A deferred foreign key is checked at COMMIT, after every item's savepoint was released.
+    handle.sqlite.run("CREATE TABLE IF NOT EXISTS probe_child (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES probe(id) DEFERRABLE INITIALLY DEFERRED)");
+    const batch = Promise.allSettled([
+      writes.run(() => write(50)),
+      writes.run(() => {
+        handle.sqlite.run("INSERT INTO probe_child (id, parent) VALUES (1, 999999)");
+        write(51);
+      }),
+    ]);
+    const outcomes = (await batch).map((r) => r.status);
+    expect(outcomes).toEqual(["rejected", "rejected"]);
+    expect(within).toEqual([50, 51]);
+    expect(after).toEqual([]);
+    expect(committedIds()).not.toContain(50);
+    // The queue is clean: the next write is announced alone.
+    await writes.run(() => write(52));
+    expect(after).toEqual([{ id: 52, visibleElsewhere: true }]);
+  });
+
   test("a failing transport does not keep the next from hearing; a failing `within` listener fails the write", async () => {
     const local = new EventBus(handle.sqlite);
     const heard: number[] = [];
