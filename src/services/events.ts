@@ -16,7 +16,14 @@ import { afterCommitOf, type AfterCommit } from "../db/after-commit.ts";
  *   item's savepoint) that rolled back. See AfterCommit for how the queue follows the
  *   transactions.
  *
- * Services emit inside their transaction, so that `within` listeners share it.
+ * Why two kinds: a consequence run after commit could be lost to a crash between the two (a
+ * follow without its notification), and a transport told inside the transaction could show
+ * clients a status whose write then rolled back, or one not yet readable when they fetch it.
+ *
+ * Services emit inside the transaction of the write (their own `db.transaction`, or the
+ * group commit's when a route runs them through `writes.run`), so that `within` listeners
+ * share it. An event emitted outside any transaction follows statements that have already
+ * committed: its transports are told at once.
  */
 export type DomainEvent =
   | { type: "follow.created"; accountId: number; targetAccountId: number }
