@@ -10,6 +10,7 @@ import { MediaStorage } from "./media/storage.ts";
 import { startServer } from "./server.ts";
 import { AccountService } from "./services/accounts/accounts.ts";
 import { ProfileImageService } from "./services/accounts/profile-images.ts";
+import { EventBus } from "./services/events.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -84,7 +85,7 @@ async function accounts(args: string[]) {
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
-  const service = new AccountService(handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage));
+  const service = new AccountService(handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage), new EventBus(handle.sqlite));
   try {
     const [sub, ...rest] = args;
     if (sub === "create") {

@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { afterCommitOf } from "./after-commit.ts";
 import { embeddedMigrations } from "./migrations.macro.ts" with { type: "macro" };
 import * as schema from "./schema.ts";
 
@@ -35,6 +36,7 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHand
   cacheStatements(sqlite);
   if (options.onQuery) countStatements(sqlite, options.onQuery);
   const db = drizzle({ client: sqlite, schema }) as Db;
+  trackTransactions(db);
   if (options.migrate !== false) migrate(db);
   return {
     db,
@@ -104,6 +106,18 @@ function countStatements(sqlite: Database, onQuery: (sql: string) => void) {
   const query = sqlite.query.bind(sqlite);
   sqlite.prepare = ((text: string) => wrap(prepare(text), text)) as Database["prepare"];
   sqlite.query = ((text: string) => wrap(query(text), text)) as Database["query"];
+}
+
+/**
+ * Every `db.transaction` tells the connection's after-commit queue where it began, whether it
+ * rolled back and, when it was the outermost one, that it committed (see AfterCommit).
+ * Nested `tx.transaction` calls are not tracked: services nest by calling `db.transaction`
+ * again, which bun:sqlite turns into a savepoint.
+ */
+function trackTransactions(db: Db) {
+  const commits = afterCommitOf(db.$client);
+  const transaction = db.transaction.bind(db);
+  db.transaction = ((work, config) => commits.around(() => transaction(work, config))) as Db["transaction"];
 }
 
 /** Applies pending migrations; returns how many were applied. */

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { afterCommitOf } from "./after-commit.ts";
 
 interface Pending {
   work: () => unknown;
@@ -15,6 +16,9 @@ interface Pending {
  *
  * Work runs synchronously inside the batch, so nothing else touches the database between
  * its statements. Nested transactions in the work become savepoints.
+ *
+ * What the work queued to happen after commit (events for streams) runs once the batch has
+ * committed, before the promises settle; a write that rolled back takes its share with it.
  */
 export class GroupCommit {
   private queue: Pending[] = [];
@@ -41,9 +45,12 @@ export class GroupCommit {
     const sqlite = this.sqlite;
     // Already inside a transaction (a caller wrapped us): just run in place.
     const outer = !sqlite.inTransaction;
+    const commits = afterCommitOf(sqlite);
+    const start = commits.mark();
     if (outer) sqlite.run("BEGIN IMMEDIATE");
     const done: { item: Pending; value: unknown }[] = [];
     for (const item of batch) {
+      const mark = commits.mark();
       sqlite.run("SAVEPOINT group_item");
       try {
         const value = item.work();
@@ -52,6 +59,7 @@ export class GroupCommit {
       } catch (error) {
         sqlite.run("ROLLBACK TO group_item");
         sqlite.run("RELEASE group_item");
+        commits.discard(mark);
         item.reject(error);
       }
     }
@@ -60,9 +68,11 @@ export class GroupCommit {
         sqlite.run("COMMIT");
       } catch (error) {
         if (sqlite.inTransaction) sqlite.run("ROLLBACK");
+        commits.discard(start);
         for (const d of done) d.item.reject(error);
         return;
       }
+      commits.committed();
     }
     for (const d of done) d.item.resolve(d.value);
   }

@@ -1,10 +1,29 @@
 import type { NotificationRow, StatusRow } from "../db/schema.ts";
-import { log } from "../log.ts";
+import type { Database } from "bun:sqlite";
+import { afterCommitOf, type AfterCommit } from "../db/after-commit.ts";
 
 /**
- * Everything that happened, announced once by the service that did it, after its
- * transaction committed. Notifications, streaming and the publishers of later features
- * listen here; no route emits.
+ * Everything that happened, announced once by the service that did it; no route emits.
+ * Listeners come in two kinds, and the difference is when they run:
+ *
+ * - `within`: consequences that are part of the same write (notification rows, home feeds,
+ *   lists, conversations, stale render caches, a request approved when an account opens
+ *   up). They run at once, inside the emitting transaction, so they commit or roll back
+ *   with it; one that throws fails the write.
+ * - `afterCommit`: transports that tell the outside world (streams now; federation delivery
+ *   and push later). They run only once the transaction that emitted the event committed,
+ *   so what they announce is readable by anyone, and never for a write (or a GroupCommit
+ *   item's savepoint) that rolled back. See AfterCommit for how the queue follows the
+ *   transactions.
+ *
+ * Why two kinds: a consequence run after commit could be lost to a crash between the two (a
+ * follow without its notification), and a transport told inside the transaction could show
+ * clients a status whose write then rolled back, or one not yet readable when they fetch it.
+ *
+ * Services emit inside the transaction of the write (their own `db.transaction`, or the
+ * group commit's when a route runs them through `writes.run`), so that `within` listeners
+ * share it. An event emitted outside any transaction follows statements that have already
+ * committed: its transports are told at once.
  */
 export type DomainEvent =
   | { type: "follow.created"; accountId: number; targetAccountId: number }
@@ -21,30 +40,64 @@ export type DomainEvent =
   /** Lists whose timelines a new status went into (streams of those lists are told). */
   | { type: "list.delivered"; status: StatusRow; listIds: number[] }
   | { type: "conversation.updated"; accountId: number; conversationId: number }
-  | { type: "filters.changed"; accountId: number };
+  | { type: "filters.changed"; accountId: number }
+  /** A mute ended (unmuted; expired mutes lapse without an event). */
+  | { type: "mute.removed"; accountId: number; targetAccountId: number }
+  /** A profile changed (anything `update_credentials` sets). */
+  | { type: "account.updated"; accountId: number }
+  /** A locked account opened up. */
+  | { type: "account.unlocked"; accountId: number }
+  /** A poll is open until `expiresAt`: a new status's, or one an edit set again (its deadline counts from the edit). */
+  | { type: "poll.opened"; pollId: number; statusId: number; expiresAt: number };
 
 type Listener<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { type: T }>) => void;
 
-export class EventBus {
-  private listeners = new Map<string, Set<(event: DomainEvent) => void>>();
+type AnyListener = (event: DomainEvent) => void;
 
-  on<T extends DomainEvent["type"]>(type: T, listener: Listener<T>): () => void {
-    let set = this.listeners.get(type);
-    if (!set) this.listeners.set(type, (set = new Set()));
-    set.add(listener as (event: DomainEvent) => void);
-    return () => set.delete(listener as (event: DomainEvent) => void);
+export class EventBus {
+  private inside = new Map<string, AnyListener[]>();
+  private after = new Map<string, AnyListener[]>();
+  private commits: AfterCommit;
+
+  constructor(private sqlite: Database) {
+    this.commits = afterCommitOf(sqlite);
+  }
+
+  /** A consequence that is part of the write: runs inside the emitting transaction. */
+  within<T extends DomainEvent["type"]>(type: T, listener: Listener<T>) {
+    add(this.inside, type, listener as AnyListener);
+  }
+
+  /** A transport: runs once the emitting transaction committed, never for one rolled back. */
+  afterCommit<T extends DomainEvent["type"]>(type: T, listener: Listener<T>) {
+    add(this.after, type, listener as AnyListener);
   }
 
   emit(event: DomainEvent) {
-    const set = this.listeners.get(event.type);
-    if (!set) return;
-    for (const listener of set) {
-      try {
-        listener(event);
-      } catch (e) {
-        // One failing listener (a broken stream) must not undo or block the others.
-        log("error", "event listener failed", { event: event.type, error: String(e) });
-      }
+    // Transports hear an event before its consequences (the notification of a follow after
+    // the follow), so inside a transaction they are queued before `within` listeners run;
+    // outside one they are told at once, so only after the consequences are written.
+    if (this.sqlite.inTransaction) {
+      this.tellTransports(event);
+      this.runWithin(event);
+    } else {
+      this.runWithin(event);
+      this.tellTransports(event);
     }
   }
+
+  private runWithin(event: DomainEvent) {
+    for (const listener of this.inside.get(event.type) ?? []) listener(event);
+  }
+
+  private tellTransports(event: DomainEvent) {
+    // One task per transport: one that fails must not keep the others from the news.
+    for (const listener of this.after.get(event.type) ?? []) this.commits.defer(() => listener(event));
+  }
+}
+
+function add(map: Map<string, AnyListener[]>, type: string, listener: AnyListener) {
+  const list = map.get(type);
+  if (list) list.push(listener);
+  else map.set(type, [listener]);
 }

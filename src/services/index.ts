@@ -55,28 +55,29 @@ export interface ServiceDeps {
 
 export function createServices(deps: ServiceDeps) {
   const { db, clock, ids, config, storage } = deps;
-  const events = new EventBus();
+  const events = new EventBus(db.$client);
   const writes = new GroupCommit(db.$client);
   const wheel = new TimerWheel(clock);
 
   const tokens = new TokenService(db, ids, clock);
   const applications = new ApplicationService(db, ids, clock);
-  const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage));
+  const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage), events);
   const grants = new GrantService(db, ids, clock, applications, tokens, accounts);
   const webSessions = new WebSessionService(db, ids, clock);
   const tickets = new TicketSigner(deps.keys.secret, clock);
   const follows = new FollowService(db, ids, clock, events);
-  const moderation = new ModerationService(db, ids, clock, follows);
+  const moderation = new ModerationService(db, ids, clock, follows, events);
   const markers = new MarkerService(db, clock);
   const notifications = new NotificationService(db, ids, clock, moderation, events);
 
   const policy = new StatusPolicy(follows, moderation);
-  const reader = new StatusReader(db, clock, policy);
+  const statusMedia = new StatusMedia(db, clock);
+  const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds));
   const homeFeed = new HomeFeedService(db, clock);
   const renderCache = new RenderCache();
   const counters = new Counters(db.$client, renderCache);
   const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, homeFeed, notifications, events, counters);
-  const removal = new RemovalService(db, notifications, events, counters, renderCache);
+  const removal = new RemovalService(db, notifications, events, counters, renderCache, statusMedia);
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, homeFeed, notifications, removal, events, counters);
   const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel);
   const lists = new ListService(db, ids, clock, events);
@@ -94,13 +95,10 @@ export function createServices(deps: ServiceDeps) {
   const tagFollows = new TagFollowService(db, ids, clock, search);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache);
-  const statusMedia = new StatusMedia(db, clock);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing);
   editing.media = { uploads: media, statuses: statusMedia };
   posting.media = statusMedia;
-  reader.media = (statusIds) => statusMedia.forStatuses(statusIds);
-  removal.beforeRemove = (statusId) => statusMedia.detachFrom(statusId);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
   // rate-limit counters of windows already over, Idempotency-Keys past their hour.
   wheel.handle("maintenance", () => {
@@ -110,34 +108,45 @@ export function createServices(deps: ServiceDeps) {
     wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);
   });
 
-  // Consequences of relationship changes: notifications and home feeds follow them.
-  events.on("follow.created", (e) => {
+  // Every side effect of a write, by the event it reacts to. `within` listeners are part of
+  // the write (same transaction); `afterCommit` ones act on the world outside the database
+  // and hear only of committed writes. Streams subscribe in src/streaming/fanout.ts.
+  // Relationship changes: notifications, home feeds and lists follow them, and rendered
+  // accounts (their counts) are stale.
+  events.within("follow.created", (e) => {
     notifications.notify(e.targetAccountId, e.accountId, "follow");
     homeFeed.backfill(e.accountId, e.targetAccountId);
+    renderCache.touchAccount(e.accountId);
+    renderCache.touchAccount(e.targetAccountId);
   });
-  events.on("follow_request.created", (e) => notifications.notify(e.targetAccountId, e.accountId, "follow_request"));
-  events.on("follow_request.authorized", (e) => {
+  events.within("follow_request.created", (e) => notifications.notify(e.targetAccountId, e.accountId, "follow_request"));
+  events.within("follow_request.authorized", (e) => {
     notifications.withdraw(e.targetAccountId, e.accountId, "follow_request");
     homeFeed.backfill(e.accountId, e.targetAccountId);
+    renderCache.touchAccount(e.accountId);
+    renderCache.touchAccount(e.targetAccountId);
   });
-  events.on("follow.removed", (e) => {
+  events.within("follow.removed", (e) => {
     notifications.withdraw(e.targetAccountId, e.accountId, "follow");
     homeFeed.removeAuthor(e.accountId, e.targetAccountId);
     lists.forgetFollow(e.accountId, e.targetAccountId);
+    renderCache.touchAccount(e.accountId);
+    renderCache.touchAccount(e.targetAccountId);
   });
+  // An unmuted account's statuses come back into the home feed.
+  events.within("mute.removed", (e) => homeFeed.backfill(e.accountId, e.targetAccountId));
+  events.within("account.updated", (e) => renderCache.touchAccount(e.accountId));
+  // A locked account that opens up approves the follow requests waiting on it.
+  events.within("account.unlocked", (e) => follows.authorizeAll(e.accountId));
   // New statuses also go into lists and direct-message threads; deleted ones leave them.
-  events.on("status.created", (e) => {
+  events.within("status.created", (e) => {
     const original = e.status.reblogOfId !== null ? (reader.findRow(e.status.reblogOfId) ?? null) : null;
     lists.deliver(e.status, original);
     conversations.added(e.status);
   });
-  events.on("status.deleted", (e) => conversations.removed(e.status));
-  moderation.onUnmute = (accountId, targetId) => homeFeed.backfill(accountId, targetId);
-  accounts.onUnlocked = (accountId) => follows.authorizeAll(accountId);
-  accounts.onProfileChanged = (accountId) => renderCache.touchAccount(accountId);
-  follows.onCountsChanged = (accountIds) => accountIds.forEach((id) => renderCache.touchAccount(id));
-  posting.onPoll = (pollId, expiresAt) => polls.scheduleEnd(pollId, expiresAt);
-  editing.onPoll = (pollId, expiresAt) => polls.scheduleEnd(pollId, expiresAt);
+  events.within("status.deleted", (e) => conversations.removed(e.status));
+  // The wheel is in memory and re-reads the poll when it fires: told once the poll exists.
+  events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
 
   return {
     writes,

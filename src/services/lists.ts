@@ -6,6 +6,7 @@ import type { IdGenerator } from "../ids.ts";
 import { ApiError, notFound, validationFailed } from "../errors.ts";
 import type { EventBus } from "./events.ts";
 import { finishPage, pageQuery, type Page } from "./pagination.ts";
+import { visibleToSql } from "./statuses/visibility.ts";
 
 export const REPLIES_POLICIES = ["followed", "list", "none"] as const;
 const MAX_LISTS = 50;
@@ -204,16 +205,16 @@ export class ListService {
     return this.db.select({ id: listFeed.listId }).from(listFeed).where(eq(listFeed.statusId, statusId)).all().map((r) => r.id);
   }
 
-  /** A new member brings their recent statuses the owner may see. */
+  /** A new member brings their recent statuses the owner may see, less direct messages (as home feeds). */
   private backfill(list: ListRow, memberId: number) {
     this.db.$client
       .query(
         `INSERT OR IGNORE INTO list_feed (list_id, status_id, author_id)
          SELECT $list, s.id, s.account_id FROM statuses s
-         WHERE s.account_id = $member AND s.visibility IN ('public', 'unlisted', 'private')
+         WHERE s.account_id = $member AND ${visibleToSql("s", "$owner")} AND s.visibility <> 'direct'
          ORDER BY s.id DESC LIMIT ${BACKFILL}`,
       )
-      .run({ list: list.id, member: memberId });
+      .run({ list: list.id, member: memberId, owner: list.accountId });
   }
 
   page(accountId: number, id: number | null, page: Page): number[] {

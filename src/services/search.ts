@@ -5,6 +5,7 @@ import { accounts, type AccountRow, type StatusRow } from "../db/schema.ts";
 import { rowReader } from "../db/rows.ts";
 import { normalizeTag } from "../text/format.ts";
 import type { StatusReader } from "./statuses/reader.ts";
+import { visibleToSql } from "./statuses/visibility.ts";
 
 export type SearchType = "accounts" | "hashtags" | "statuses";
 
@@ -75,7 +76,7 @@ export class SearchService {
       usage: sqlite.query<{ tagId: number; day: number; uses: number; accounts: number }, [string, number]>(`
         SELECT st.tag_id AS tagId, (s.created_at / ${DAY}) * ${DAY} AS day, count(*) AS uses, count(DISTINCT s.account_id) AS accounts
         FROM status_tags st JOIN statuses s ON s.id = st.status_id
-        WHERE st.tag_id IN (SELECT value FROM json_each(?1)) AND s.created_at >= ?2 AND s.visibility IN ('public', 'unlisted')
+        WHERE st.tag_id IN (SELECT value FROM json_each(?1)) AND s.created_at >= ?2 AND ${visibleToSql("s", null)}
         GROUP BY st.tag_id, day`),
     };
   }

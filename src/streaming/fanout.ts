@@ -36,7 +36,7 @@ export class StreamFanout {
   ) {
     const { events } = ctx.services;
     for (const type of ["status.created", "status.updated", "status.deleted", "list.delivered", "notification.created", "conversation.updated", "filters.changed"] as const) {
-      events.on(type, (e) => this.enqueue(e));
+      events.afterCommit(type, (e) => this.enqueue(e));
     }
   }
 
@@ -57,7 +57,7 @@ export class StreamFanout {
     this.queue = [];
     const gone = this.vanished(batch);
     for (const event of batch) {
-      // A status deleted (or a write rolled back) since it was announced is not announced now.
+      // A status deleted since it was announced is not announced now (rolled-back writes never are).
       if ((event.type === "status.created" || event.type === "status.updated" || event.type === "list.delivered") && gone.statuses.has(event.status.id)) continue;
       if (event.type === "notification.created" && gone.notifications.has(event.notification.id)) continue;
       try {

@@ -7,6 +7,7 @@ import { hashPassword, verifyPassword } from "../../auth/secrets.ts";
 import { rowReader } from "../../db/rows.ts";
 import { countableLength, formatText, graphemeLength, type MentionTarget } from "../../text/format.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
+import type { EventBus } from "../events.ts";
 import type { ProfileImageService } from "./profile-images.ts";
 import { ValidationErrors } from "./validation.ts";
 
@@ -57,10 +58,6 @@ const ACCOUNT = rowReader(accounts);
 let dummyHash: Promise<string> | null = null;
 
 export class AccountService {
-  /** Told when a locked account opens up, so its pending follow requests are approved. */
-  onUnlocked: (accountId: number) => void = () => {};
-  /** Told whenever a profile changed (rendered copies of it are stale). */
-  onProfileChanged: (accountId: number) => void = () => {};
   private q;
 
   constructor(
@@ -69,6 +66,7 @@ export class AccountService {
     private clock: Clock,
     private publicUrl: string,
     private images: ProfileImageService,
+    private events: EventBus,
   ) {
     this.q = {
       byId: db.$client.query<unknown[], [number]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id = ?`),
@@ -294,9 +292,9 @@ export class AccountService {
     this.db.transaction((tx) => {
       if (Object.keys(changes).length > 0) tx.update(accounts).set(changes).where(eq(accounts.id, accountId)).run();
       if (Object.keys(userChanges).length > 0) tx.update(users).set(userChanges).where(eq(users.accountId, accountId)).run();
+      this.events.emit({ type: "account.updated", accountId });
+      if (account.locked && changes.locked === false) this.events.emit({ type: "account.unlocked", accountId });
     });
-    this.onProfileChanged(accountId);
-    if (account.locked && changes.locked === false) this.onUnlocked(accountId);
     if (changes.avatarFile && account.avatarFile) this.images.remove(account.avatarFile);
     if (changes.headerFile && account.headerFile) this.images.remove(account.headerFile);
     return { ...account, ...changes };

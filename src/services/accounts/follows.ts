@@ -51,8 +51,6 @@ const noFilters: RelationshipFilters = {
 
 export class FollowService {
   filters: RelationshipFilters = noFilters;
-  /** Told of every account whose follow counts moved (rendered copies of it are stale). */
-  onCountsChanged: (accountIds: number[]) => void = () => {};
   private followedQuery;
 
   constructor(
@@ -128,11 +126,10 @@ export class FollowService {
       } else {
         tx.insert(follows).values(row).run();
         adjustFollowCounts(tx, actorId, targetId, 1);
-        this.onCountsChanged([actorId, targetId]);
         created = "follow";
       }
+      if (created) this.events.emit({ type: created === "follow" ? "follow.created" : "follow_request.created", accountId: actorId, targetAccountId: targetId });
     });
-    if (created) this.events.emit({ type: created === "follow" ? "follow.created" : "follow_request.created", accountId: actorId, targetAccountId: targetId });
     return this.relationship(actorId, targetId);
   }
 
@@ -148,17 +145,15 @@ export class FollowService {
 
   /** Removes a follow in either direction and keeps the counters right (blocks use it too). */
   removeFollow(accountId: number, targetId: number) {
-    const removed = this.db.transaction((tx) => {
+    this.db.transaction((tx) => {
       const deleted = tx
         .delete(follows)
         .where(and(eq(follows.accountId, accountId), eq(follows.targetAccountId, targetId)))
         .run();
-      if (changes(deleted) === 0) return false;
+      if (changes(deleted) === 0) return;
       adjustFollowCounts(tx, accountId, targetId, -1);
-      this.onCountsChanged([accountId, targetId]);
-      return true;
+      this.events.emit({ type: "follow.removed", accountId, targetAccountId: targetId });
     });
-    if (removed) this.events.emit({ type: "follow.removed", accountId, targetAccountId: targetId });
   }
 
   removeFollowRequests(accountId: number, targetId: number) {
@@ -190,12 +185,11 @@ export class FollowService {
           .values({ ...request, id: this.ids.next(), createdAt: this.clock.now() })
           .run();
         adjustFollowCounts(tx, requesterId, targetId, 1);
-        this.onCountsChanged([requesterId, targetId]);
       }
       accepted = true;
+      this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
     });
     if (!accepted) throw notFound();
-    this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
     return this.relationship(targetId, requesterId);
   }
 

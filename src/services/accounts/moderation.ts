@@ -5,6 +5,7 @@ import { accounts, blocks, homeFeed, mutes, notifications, type AccountRow } fro
 import type { IdGenerator } from "../../ids.ts";
 import { notFound } from "../../errors.ts";
 import { finishPage, pageQuery, type Page } from "../pagination.ts";
+import type { EventBus } from "../events.ts";
 import type { FollowService, Relationship, RelationshipFilters } from "./follows.ts";
 
 export interface ListedMute {
@@ -18,8 +19,6 @@ export interface ListedMute {
  * mute hides an account from the muter's timelines (and, by default, notifications).
  */
 export class ModerationService implements RelationshipFilters {
-  /** Set by the feed service, which rebuilds a home feed after an unmute. */
-  onUnmute: (accountId: number, targetId: number) => void = () => {};
   private q;
   /**
    * Everyone who blocks or was ever blocked since start-up: a superset (added before the
@@ -33,6 +32,7 @@ export class ModerationService implements RelationshipFilters {
     private ids: IdGenerator,
     private clock: Clock,
     private follows: FollowService,
+    private events: EventBus,
   ) {
     follows.filters = this;
     this.q = {
@@ -117,8 +117,10 @@ export class ModerationService implements RelationshipFilters {
 
   unmute(actorId: number, targetId: number): Relationship {
     this.requireAccount(targetId);
-    const removed = this.db.delete(mutes).where(and(eq(mutes.accountId, actorId), eq(mutes.targetAccountId, targetId))).run();
-    if (changes(removed) > 0) this.onUnmute(actorId, targetId);
+    this.db.transaction(() => {
+      const removed = this.db.delete(mutes).where(and(eq(mutes.accountId, actorId), eq(mutes.targetAccountId, targetId))).run();
+      if (changes(removed) > 0) this.events.emit({ type: "mute.removed", accountId: actorId, targetAccountId: targetId });
+    });
     return this.follows.relationship(actorId, targetId);
   }
 

@@ -6,6 +6,7 @@ import { ApiError, unprocessable } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import type { MediaAttacher } from "../statuses/posting.ts";
 import { parseFocus, type Meta } from "./media.ts";
+import { visibleToSql } from "../statuses/visibility.ts";
 
 /**
  * Attachments as parts of statuses: checked and attached when a status is posted or edited,
@@ -95,7 +96,7 @@ export class StatusMedia implements MediaAttacher {
     const row = this.db.$client
       .query<{ file: string | null }, [string]>(
         `SELECT m.file FROM media_attachments m JOIN statuses s ON s.id = m.status_id
-         WHERE m.shortcode = ? AND m.processing = 'complete' AND s.visibility IN ('public', 'unlisted')`,
+         WHERE m.shortcode = ? AND m.processing = 'complete' AND ${visibleToSql("s", null)}`,
       )
       .get(shortcode);
     return row?.file ?? null;

@@ -37,7 +37,6 @@ const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
  */
 export class EditingService {
   media: { uploads: MediaService; statuses: StatusMedia } | null = null;
-  onPoll: (pollId: number, expiresAt: number) => void = () => {};
 
   constructor(
     private db: Db,
@@ -123,7 +122,7 @@ export class EditingService {
     });
 
     this.cache.invalidateStatus(row.id);
-    if (newPoll) this.onPoll((newPoll as { id: number }).id, (newPoll as { expiresAt: number }).expiresAt);
+    if (newPoll) this.events.emit({ type: "poll.opened", pollId: (newPoll as { id: number }).id, statusId: row.id, expiresAt: (newPoll as { expiresAt: number }).expiresAt });
     for (const m of mentioned) if (!previouslyMentioned.has(m.id)) this.notifications.notify(m.id, accountId, "mention", row.id);
     for (const booster of this.boosters(row.id, accountId)) this.notifications.notify(booster, accountId, "update", row.id);
     const homeRecipients = this.db.select({ id: homeFeed.accountId }).from(homeFeed).where(eq(homeFeed.statusId, row.id)).all().map((r) => r.id);

@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { homeFeed, type StatusRow } from "../../db/schema.ts";
 import type { Page } from "../pagination.ts";
-import { mentionedIds } from "./visibility.ts";
+import { mentionedIds, visibleTo } from "./visibility.ts";
 
 /** Callers pass their transaction; the feed writes run on the same connection inside it. */
 type Tx = unknown;
@@ -87,7 +87,11 @@ export class HomeFeedService {
     return rows.map((r) => r.id).filter((id) => !seen.has(id));
   }
 
-  /** After a follow (or unmute): the followed account's recent statuses join the follower's feed. */
+  /**
+   * After a follow (or unmute): the followed account's recent statuses the follower may see
+   * join the follower's feed; direct messages do not (they enter a feed only when posted,
+   * as Mastodon's merge_into_home does).
+   */
   backfill(accountId: number, targetId: number) {
     const now = this.clock.now();
     this.db.run(sql`
@@ -97,8 +101,8 @@ export class HomeFeedService {
       JOIN follows f ON f.account_id = ${accountId} AND f.target_account_id = s.account_id
       LEFT JOIN statuses o ON o.id = s.reblog_of_id
       WHERE s.account_id = ${targetId}
-        AND s.visibility IN ('public', 'unlisted', 'private')
-        AND (s.reblog_of_id IS NULL OR (f.show_reblogs = 1 AND o.account_id <> ${accountId} AND o.visibility IN ('public', 'unlisted', 'private')))
+        AND ${visibleTo("s", accountId)} AND s.visibility <> 'direct'
+        AND (s.reblog_of_id IS NULL OR (f.show_reblogs = 1 AND o.account_id <> ${accountId} AND ${visibleTo("o", accountId)}))
         AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id IN (s.account_id, ${accountId})
              OR EXISTS (SELECT 1 FROM follows f2 WHERE f2.account_id = ${accountId} AND f2.target_account_id = s.in_reply_to_account_id))
         AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = ${accountId} AND m.target_account_id = COALESCE(o.account_id, s.account_id)

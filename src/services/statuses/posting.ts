@@ -85,8 +85,6 @@ export function pollErrors(poll: PollInput): string[] {
  */
 export class PostingService {
   media: MediaAttacher | null = null;
-  /** Called with each new poll so its end can be scheduled. */
-  onPoll: (pollId: number, expiresAt: number) => void = () => {};
 
   private q;
 
@@ -237,7 +235,7 @@ export class PostingService {
       recipients = this.feed.deliver(tx, row, null);
     });
 
-    if (pollId !== null) this.onPoll(pollId, now + (prepared.poll as { expiresIn: number }).expiresIn * 1000);
+    if (pollId !== null) this.events.emit({ type: "poll.opened", pollId, statusId: id, expiresAt: now + (prepared.poll as { expiresIn: number }).expiresIn * 1000 });
     for (const m of mentioned) this.notifications.notify(m.id, prepared.accountId, "mention", id);
     if (row.visibility !== "direct") {
       for (const follower of this.followersToNotify(prepared.accountId)) {

@@ -60,7 +60,6 @@ const ACCOUNT = rowReader(accounts);
 export class StatusReader {
   /** Application names never change after registration. */
   private appCache = new Map<number, { name: string; website: string | null }>();
-  media: MediaLoader = () => new Map();
 
   private q;
   private sqlite;
@@ -70,6 +69,7 @@ export class StatusReader {
     db: Db,
     private clock: Clock,
     private policy: StatusPolicy,
+    private media: MediaLoader,
   ) {
     const sqlite = db.$client;
     this.sqlite = sqlite;

@@ -13,15 +13,14 @@ import type { RenderCache } from "./render-cache.ts";
  * that held it, so streams can tell exactly those readers.
  */
 export class RemovalService {
-  /** Called for each status just before it is deleted (its media start their grace period). */
-  beforeRemove: (statusId: number) => void = () => {};
-
   constructor(
     private db: Db,
     private notifications: NotificationService,
     private events: EventBus,
     private counters: Counters,
     private cache: RenderCache,
+    /** Detaches a status's media before it goes (they start their grace period). */
+    private media: { detachFrom(statusId: number): void },
   ) {}
 
   remove(row: StatusRow) {
@@ -46,19 +45,19 @@ export class RemovalService {
         if (target.inReplyToId !== null) this.counters.reply(target.inReplyToId, target.visibility, -1);
         // Mentions, tags, favourites, bookmarks, pins, feed entries, notifications and the
         // poll go by foreign key; media are detached (ON DELETE SET NULL).
-        this.beforeRemove(target.id);
+        this.media.detachFrom(target.id);
         tx.delete(statuses).where(eq(statuses.id, target.id)).run();
         removed.push({ row: target, homeRecipients: recipients, listIds });
       }
-    });
-    for (const { row: gone, homeRecipients, listIds } of removed) {
-      this.cache.invalidateStatus(gone.id);
-      if (gone.reblogOfId !== null) {
-        const original = gone.reblogOfId;
-        const originalAuthor = this.db.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, original)).get();
-        if (originalAuthor) this.notifications.withdraw(originalAuthor.accountId, gone.accountId, "reblog", original);
+      for (const { row: gone, homeRecipients, listIds } of removed) {
+        if (gone.reblogOfId !== null) {
+          const original = gone.reblogOfId;
+          const originalAuthor = tx.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, original)).get();
+          if (originalAuthor) this.notifications.withdraw(originalAuthor.accountId, gone.accountId, "reblog", original);
+        }
+        this.events.emit({ type: "status.deleted", status: gone, homeRecipients, listIds });
       }
-      this.events.emit({ type: "status.deleted", status: gone, homeRecipients, listIds });
-    }
+    });
+    for (const { row: gone } of removed) this.cache.invalidateStatus(gone.id);
   }
 }

@@ -5,6 +5,7 @@ import type { ModerationService } from "../accounts/moderation.ts";
 import type { ListedAccount } from "../accounts/follows.ts";
 import { finishPage, pageQuery, type Page } from "../pagination.ts";
 import type { StatusReader } from "./reader.ts";
+import { visibleTo } from "./visibility.ts";
 
 /** Mastodon's context limits: tighter for anonymous readers. */
 const ANONYMOUS = { ancestors: 40, descendants: 60, depth: 20 };
@@ -64,7 +65,7 @@ export class ThreadService {
       .select({ account: accounts, cursor: statuses.id })
       .from(statuses)
       .innerJoin(accounts, eq(accounts.id, statuses.accountId))
-      .where(and(eq(statuses.reblogOfId, statusId), sql`${statuses.visibility} IN ('public', 'unlisted')`, q.where, this.notHidden(viewerId)))
+      .where(and(eq(statuses.reblogOfId, statusId), visibleTo("statuses", null), q.where, this.notHidden(viewerId)))
       .orderBy(q.orderBy)
       .limit(page.limit)
       .all();

@@ -7,6 +7,7 @@ import type { Page } from "../pagination.ts";
 import type { ListService } from "../lists.ts";
 import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";
+import { visibleTo } from "./visibility.ts";
 
 /** A page of statuses with the cursor each one was found by (for Link headers). */
 export interface TimelinePage {
@@ -18,7 +19,9 @@ export interface TimelinePage {
   full: boolean;
 }
 
-// The exact predicate of the statuses_public partial index, so SQLite can use it.
+// The exact predicate of the statuses_public partial index, so SQLite can use it. Public
+// timelines show public statuses only: a condition of these timelines, narrower than the
+// visibility rule (visibleTo), and blocks are left out with the viewer's hidden accounts.
 const PUBLIC_TIMELINE = sql.raw("visibility = 'public' AND reblog_of_id IS NULL AND (in_reply_to_id IS NULL OR in_reply_to_account_id = account_id)");
 
 function cursorConditions(column: SQL | import("drizzle-orm/sqlite-core").SQLiteColumn, page: Page): SQL[] {
@@ -151,17 +154,8 @@ export class TimelineService {
   account(viewerId: number | null, accountId: number, page: Page, options: AccountTimelineOptions): TimelinePage {
     if (viewerId !== null && viewerId !== accountId && this.moderation.isBlocking(accountId, viewerId)) return pageOf([], page.limit);
     const where: SQL[] = [eq(statuses.accountId, accountId)];
-    if (viewerId !== accountId) {
-      const follows =
-        viewerId !== null &&
-        !!this.db.get(sql`SELECT 1 FROM follows WHERE account_id = ${viewerId} AND target_account_id = ${accountId}`);
-      const mentioning = viewerId === null ? sql`0` : sql`${statuses.id} IN (SELECT status_id FROM mentions WHERE account_id = ${viewerId})`;
-      where.push(
-        follows
-          ? sql`(${statuses.visibility} IN ('public', 'unlisted', 'private') OR ${mentioning})`
-          : sql`(${statuses.visibility} IN ('public', 'unlisted') OR ${mentioning})`,
-      );
-    }
+    // Filtered in the query, so that pages are full; the rows are checked again below.
+    if (viewerId !== accountId) where.push(visibleTo("statuses", viewerId));
     if (options.excludeReplies) where.push(sql`(${statuses.inReplyToId} IS NULL OR ${statuses.inReplyToAccountId} = ${statuses.accountId})`);
     if (options.excludeReblogs) where.push(sql`${statuses.reblogOfId} IS NULL`);
     if (options.onlyMedia) where.push(sql`${statuses.hasMedia} = 1`);

@@ -1,3 +1,4 @@
+import { sql, type SQL } from "drizzle-orm";
 import type { StatusRow } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
@@ -16,6 +17,40 @@ export function mentionsOf(row: Pick<StatusRow, "mentions">): MentionRef[] {
 
 export function mentionedIds(row: Pick<StatusRow, "mentions">): number[] {
   return mentionsOf(row).map((m) => m.id);
+}
+
+/**
+ * StatusPolicy's rule as an SQL condition, for queries that must filter before they page:
+ * the status row is `status` (a table name or alias), the viewer an SQL expression (a bound
+ * parameter such as `$owner` or `?2`), or null for someone not signed in. The same rule as
+ * `StatusPolicy.visible`, which test/unit/visibility.test.ts checks case by case; what a
+ * particular place adds (public timelines show only public statuses, feeds take no direct
+ * messages) stays a separate condition there.
+ *
+ * Each term is an index lookup per row (blocks_pair, follows_pair, the mentions key), so it
+ * adds no query and keeps a query's plan on its own index.
+ */
+export function visibleToSql(status: string, viewer: string | null): string {
+  if (viewer === null) return `${status}.visibility IN ('public', 'unlisted')`;
+  const s = status;
+  return `(${s}.account_id = ${viewer} OR (
+    NOT EXISTS (SELECT 1 FROM blocks vb WHERE vb.account_id = ${s}.account_id AND vb.target_account_id = ${viewer})
+    AND (${s}.visibility IN ('public', 'unlisted')
+      OR (${s}.visibility = 'private' AND EXISTS (SELECT 1 FROM follows vf WHERE vf.account_id = ${viewer} AND vf.target_account_id = ${s}.account_id))
+      OR EXISTS (SELECT 1 FROM mentions vm WHERE vm.status_id = ${s}.id AND vm.account_id = ${viewer}))))`;
+}
+
+const VIEWER = "\u0000viewer\u0000";
+
+/** `visibleToSql` for drizzle queries, with the viewer's id bound as a parameter. */
+export function visibleTo(status: string, viewerId: number | null): SQL {
+  if (viewerId === null) return sql.raw(visibleToSql(status, null));
+  return sql.join(
+    visibleToSql(status, VIEWER)
+      .split(VIEWER)
+      .map((part) => sql.raw(part)),
+    sql`${viewerId}`,
+  );
 }
 
 /**

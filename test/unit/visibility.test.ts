@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { statuses } from "../../src/db/schema.ts";
+import { StatusPolicy, VISIBILITIES, visibleTo, visibleToSql, type Visibility } from "../../src/services/statuses/visibility.ts";
+import { eq, and } from "drizzle-orm";
+import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+type Relationship = "author" | "follower" | "mentioned" | "follower, mentioned" | "stranger" | "anonymous" | "blocked by the author" | "blocking the author";
+
+/** Who sees a status of each visibility, as Mastodon's StatusPolicy#show? decides. */
+const EXPECTED: Record<Relationship, Record<Visibility, boolean>> = {
+  author: { public: true, unlisted: true, private: true, direct: true },
+  follower: { public: true, unlisted: true, private: true, direct: false },
+  mentioned: { public: true, unlisted: true, private: true, direct: true },
+  "follower, mentioned": { public: true, unlisted: true, private: true, direct: true },
+  stranger: { public: true, unlisted: true, private: false, direct: false },
+  anonymous: { public: true, unlisted: true, private: false, direct: false },
+  // Mentioned, then blocked: the author's block hides even what mentions the viewer.
+  "blocked by the author": { public: false, unlisted: false, private: false, direct: false },
+  // A follower who then blocked the author (the block ended the follow): hiding the author
+  // from the blocker's timelines is the timelines' business, not the policy's.
+  "blocking the author": { public: true, unlisted: true, private: false, direct: false },
+};
+
+/**
+ * The visibility rule exists as StatusPolicy (JS, for rows in hand) and as visibleToSql (for
+ * queries that filter before they page). Both run here against a real database, for every
+ * visibility and relationship, and must agree with each other and with Mastodon.
+ */
+describe("StatusPolicy and visibleToSql", () => {
+  let server: TestServer;
+  const viewers = new Map<Relationship, number | null>();
+  const posted = new Map<Visibility, number>();
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    const names = ["vis_author", "vis_follower", "vis_mentioned", "vis_both", "vis_stranger", "vis_blocked", "vis_blocking"];
+    const [author, follower, mentioned, both, stranger, blocked, blocking] = (await Promise.all(names.map((n) => createUser(server, n)))) as TestUser[];
+    for (const fan of [follower!, both!, blocking!]) expect((await fan.client.post(`/api/v1/accounts/${author!.id}/follow`)).status).toBe(200);
+    for (const visibility of VISIBILITIES) {
+      const status = await postStatus(author!, { status: `@vis_mentioned @vis_both @vis_blocked ${visibility}`, visibility });
+      posted.set(visibility, Number(status.id));
+    }
+    expect((await author!.client.post(`/api/v1/accounts/${blocked!.id}/block`)).status).toBe(200);
+    expect((await blocking!.client.post(`/api/v1/accounts/${author!.id}/block`)).status).toBe(200);
+    const ids: [Relationship, TestUser | null][] = [
+      ["author", author!],
+      ["follower", follower!],
+      ["mentioned", mentioned!],
+      ["follower, mentioned", both!],
+      ["stranger", stranger!],
+      ["anonymous", null],
+      ["blocked by the author", blocked!],
+      ["blocking the author", blocking!],
+    ];
+    for (const [relationship, user] of ids) viewers.set(relationship, user ? user.account.id : null);
+  });
+  afterAll(() => server.close());
+
+  test("agree on every visibility x relationship, and with Mastodon", () => {
+    const { follows, moderation, reader } = server.ctx.services;
+    const { db } = server.ctx;
+    const policy = new StatusPolicy(follows, moderation);
+    const sqlite = db.$client;
+    const results: Record<string, Record<string, { js: boolean; sql: boolean; drizzle: boolean }>> = {};
+    const expected: Record<string, Record<string, { js: boolean; sql: boolean; drizzle: boolean }>> = {};
+    for (const [relationship, viewer] of viewers) {
+      results[relationship] = {};
+      expected[relationship] = {};
+      for (const [visibility, id] of posted) {
+        const row = reader.findRow(id)!;
+        const js = policy.canSee(row, viewer);
+        const text = sqlite
+          .query<{ ok: number }, { id: number; viewer: number }>(`SELECT ${visibleToSql("s", viewer === null ? null : "$viewer")} AS ok FROM statuses s WHERE s.id = $id`)
+          .get(viewer === null ? ({ id } as never) : { id, viewer });
+        const drizzle = db.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.id, id), visibleTo("statuses", viewer))).get();
+        results[relationship]![visibility] = { js, sql: text?.ok === 1, drizzle: drizzle !== undefined };
+        const want = EXPECTED[relationship][visibility];
+        expected[relationship]![visibility] = { js: want, sql: want, drizzle: want };
+      }
+    }
+    expect(results).toEqual(expected);
+  });
+
+  test("as a query condition it keeps the query on its own index: lookups per row, no scan, no sort", () => {
+    const plan = (query: string) =>
+      server.ctx.db.$client
+        .query<{ detail: string }, []>(`EXPLAIN QUERY PLAN ${query}`)
+        .all()
+        .map((r) => r.detail);
+    // An account's timeline, as another signed-in account reads it.
+    const account = plan(`SELECT id FROM statuses s WHERE s.account_id = 1 AND ${visibleToSql("s", "2")} ORDER BY s.id DESC LIMIT 20`);
+    expect(account[0]).toStartWith("SEARCH s USING INDEX statuses_account");
+    expect(account.filter((d) => d.startsWith("SCAN") || d.includes("TEMP B-TREE"))).toEqual([]);
+    expect(account.filter((d) => d.startsWith("SEARCH v")).every((d) => d.includes("COVERING INDEX"))).toBe(true);
+  });
+});
