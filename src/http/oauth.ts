@@ -18,7 +18,7 @@ const OAUTH_FIELDS = ["client_id", "redirect_uri", "response_type", "response_mo
 
 function oauthParams(p: Params): AuthorizeParams {
   const out: Record<string, string | undefined> = {};
-  for (const k of OAUTH_FIELDS) out[k] = str(p[k]);
+  for (const k of OAUTH_FIELDS) out[k] = str(p[k], k);
   return out as AuthorizeParams;
 }
 
@@ -126,14 +126,14 @@ export function oauthRoutes(ctx: AppContext) {
   const decide = async (c: { request: Request; body?: unknown }, deny: boolean) => {
     const p = input(c);
     if (!sameOrigin(c.request)) return html(errorPage("The request did not come from this server's pages."), 403);
-    const ticket = await services.tickets.verify<{ sub: string; oauth: AuthorizeParams; jti?: string; exp?: number }>("consent", str(p.ticket));
+    const ticket = await services.tickets.verify<{ sub: string; oauth: AuthorizeParams; jti?: string; exp?: number }>("consent", str(p.ticket, "ticket"));
     // One approval gives one answer: a consent page cannot be replayed for more codes.
     if (!ticket || !services.tickets.claim(ticket.jti, ticket.exp)) {
       return html(errorPage("This authorization page has expired. Please start again from the application."), 422);
     }
     const request = validate(ticket.oauth);
     if (request instanceof Response) return request;
-    if (deny || str(p._method)?.toLowerCase() === "delete" || str(p.decision) === "deny") {
+    if (deny || str(p._method, "_method")?.toLowerCase() === "delete" || str(p.decision, "decision") === "deny") {
       if (request.redirectUri === OOB_REDIRECT_URI) {
         return new Response(JSON.stringify({ error: "access_denied", error_description: ACCESS_DENIED_DESCRIPTION }), {
           status: 400,
@@ -156,7 +156,7 @@ export function oauthRoutes(ctx: AppContext) {
       const request = validate(params);
       if (request instanceof Response) return request;
       const accountId = services.webSessions.accountFor(cookie(c.request, SESSION_COOKIE));
-      if (accountId !== null && str(p.force_login) !== "true") return consent(request, params, accountId);
+      if (accountId !== null && str(p.force_login, "force_login") !== "true") return consent(request, params, accountId);
       return login(request, params);
     })
     .post("/oauth/authorize/sign_in", async (c) => {
@@ -164,11 +164,11 @@ export function oauthRoutes(ctx: AppContext) {
       const params = oauthParams(p);
       const request = validate(params);
       if (request instanceof Response) return request;
-      if (!sameOrigin(c.request) || !(await services.tickets.verify("login", str(p.authenticity_token)))) {
+      if (!sameOrigin(c.request) || !(await services.tickets.verify("login", str(p.authenticity_token, "authenticity_token")))) {
         return login(request, params, 422, "Your sign-in form expired. Please try again.");
       }
-      const loginName = str(p.username) ?? "";
-      const accountId = await services.accounts.verifyLogin(loginName, str(p.password) ?? "");
+      const loginName = str(p.username, "username") ?? "";
+      const accountId = await services.accounts.verifyLogin(loginName, str(p.password, "password") ?? "");
       if (accountId === null) return login(request, params, 401, "Invalid username, e-mail address or password.", loginName);
       const session = services.webSessions.create(accountId);
       return consent(request, params, accountId, {
@@ -178,7 +178,7 @@ export function oauthRoutes(ctx: AppContext) {
     .post("/oauth/authorize", (c) => decide(c, false))
     .delete("/oauth/authorize", (c) => decide(c, true))
     .get("/oauth/authorize/native", (c) => {
-      const code = str(input(c).code);
+      const code = str(input(c).code, "code");
       if (!code) return html(errorPage("No authorization code was given."), 400);
       return html(codePage(code));
     })
@@ -187,15 +187,15 @@ export function oauthRoutes(ctx: AppContext) {
       try {
         const token = await services.grants.token(
           {
-            grant_type: str(p.grant_type),
-            code: str(p.code),
-            redirect_uri: str(p.redirect_uri),
-            code_verifier: str(p.code_verifier),
-            username: str(p.username),
-            password: str(p.password),
-            scope: str(p.scope),
-            client_id: str(p.client_id),
-            client_secret: str(p.client_secret),
+            grant_type: str(p.grant_type, "grant_type"),
+            code: str(p.code, "code"),
+            redirect_uri: str(p.redirect_uri, "redirect_uri"),
+            code_verifier: str(p.code_verifier, "code_verifier"),
+            username: str(p.username, "username"),
+            password: str(p.password, "password"),
+            scope: str(p.scope, "scope"),
+            client_id: str(p.client_id, "client_id"),
+            client_secret: str(p.client_secret, "client_secret"),
           },
           basicCredentials(c.request),
         );
@@ -203,14 +203,14 @@ export function oauthRoutes(ctx: AppContext) {
           headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", pragma: "no-cache" },
         });
       } catch (e) {
-        if (e instanceof OAuthError) return oauthJson(e, str(p.state));
+        if (e instanceof OAuthError) return oauthJson(e, str(p.state, "state"));
         throw e;
       }
     })
     .post("/oauth/revoke", (c) => {
       const p = input(c);
       try {
-        services.grants.revoke(str(p.token), { clientId: str(p.client_id), clientSecret: str(p.client_secret) }, basicCredentials(c.request));
+        services.grants.revoke(str(p.token, "token"), { clientId: str(p.client_id, "client_id"), clientSecret: str(p.client_secret, "client_secret") }, basicCredentials(c.request));
         return {};
       } catch (e) {
         if (e instanceof OAuthError) return oauthJson(e);

@@ -20,7 +20,7 @@ export function pollRoutes(ctx: AppContext) {
     })
     .post("/api/v1/polls/:id/votes", (c) => {
       const auth = requireUser(ctx, c.request, "write:statuses");
-      const choices = strArray(input(c).choices);
+      const choices = strArray(input(c).choices, "choices");
       return services.writes.run(() => render(services.polls.vote(auth.accountId, parseId(c.params.id), choices).id, auth.accountId));
     });
 }

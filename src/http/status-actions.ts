@@ -24,7 +24,7 @@ export function statusActionRoutes(ctx: AppContext) {
   return new Elysia()
     .post("/api/v1/statuses/:id/favourite", route("write:favourites", (a, s) => actions.favourite(a, s)))
     .post("/api/v1/statuses/:id/unfavourite", route("write:favourites", (a, s) => actions.unfavourite(a, s)))
-    .post("/api/v1/statuses/:id/reblog", route("write:statuses", (a, s, p) => actions.reblog(a, s, str(p.visibility))))
+    .post("/api/v1/statuses/:id/reblog", route("write:statuses", (a, s, p) => actions.reblog(a, s, str(p.visibility, "visibility"))))
     .post("/api/v1/statuses/:id/unreblog", route("write:statuses", (a, s) => actions.unreblog(a, s)))
     .post("/api/v1/statuses/:id/bookmark", route("write:bookmarks", (a, s) => actions.bookmark(a, s)))
     .post("/api/v1/statuses/:id/unbookmark", route("write:bookmarks", (a, s) => actions.unbookmark(a, s)))
