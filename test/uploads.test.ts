@@ -37,6 +37,23 @@ function png(width = 30, height = 20) {
   return sharp({ create: { width, height, channels: 3, background: "#3366aa" } }).png().toBuffer();
 }
 
+/** Noise, so that the compressed data is long and a cut lands inside the pixels. */
+function noisy(format: "png" | "jpeg", width = 300, height = 200) {
+  const image = sharp({ create: { width, height, channels: 3, background: "#000", noise: { type: "gaussian", mean: 128, sigma: 40 } } });
+  return (format === "png" ? image.png() : image.jpeg()).toBuffer();
+}
+
+function mediaForm(fields: Record<string, Uint8Array | string>): FormData {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) typeof v === "string" ? form.append(k, v) : form.append(k, new Blob([v as Uint8Array<ArrayBuffer>]), `${k}.bin`);
+  return form;
+}
+
+/** Files under media/<kind>/ (media_attachments, media_uploads...). */
+function filesOf(kind: string): string[] {
+  return storedFiles().filter((f) => f.includes(`/${kind}/`));
+}
+
 /** A body sent without Content-Length (Transfer-Encoding: chunked), in the chunks given. */
 function chunked(chunks: () => Iterable<Uint8Array>): ReadableStream<Uint8Array> {
   return new ReadableStream({
@@ -177,4 +194,100 @@ describe("uploaded files are served to any origin", () => {
     expect(short.status).toBe(302);
     expect(short.headers.get("access-control-allow-origin")).toBe("*");
   });
+});
+
+const INVALID = { error: "Validation failed: File content type is invalid, File is invalid" };
+const PROCESSING_FAILED = { error: "Error processing thumbnail for uploaded media" };
+
+describe("damaged images are refused, not stored as black", () => {
+  async function damaged() {
+    const fullPng = await noisy("png");
+    const fullJpeg = await noisy("jpeg");
+    return {
+      // The signature, IHDR and the start of IDAT: the header says 300x200, the pixels are gone.
+      "PNG header only": fullPng.subarray(0, 120),
+      "PNG cut in half": fullPng.subarray(0, fullPng.length >> 1),
+      "JPEG cut in half": fullJpeg.subarray(0, fullJpeg.length >> 1),
+    };
+  }
+
+  test("v1 and v2 uploads and PUT with a new file: 422, nothing kept", async () => {
+    const kept = await alice.client.post("/api/v1/media", { multipart: mediaForm({ file: await png() }) });
+    expect(kept.status).toBe(200);
+    for (const [name, bytes] of Object.entries(await damaged())) {
+      const rows = mediaRows();
+      const files = storedFiles().length;
+      for (const version of [1, 2]) {
+        const res = await alice.client.post(`/api/v${version}/media`, { multipart: mediaForm({ file: bytes }) });
+        expect({ name, version, status: res.status, body: res.body }).toEqual({ name, version, status: 422, body: INVALID });
+      }
+      const put = await alice.client.put(`/api/v1/media/${kept.body.id}`, { multipart: mediaForm({ file: bytes }) });
+      expect({ name, status: put.status, body: put.body }).toEqual({ name, status: 422, body: INVALID });
+      expect(mediaRows()).toBe(rows);
+      expect(storedFiles().length).toBe(files);
+      expect((await alice.client.get(`/api/v1/media/${kept.body.id}`)).body.url).toBe(kept.body.url);
+    }
+  });
+
+  test("v2 with a good thumbnail and a damaged file: 202, then the processing error Mastodon gives", async () => {
+    const { "JPEG cut in half": bytes } = await damaged();
+    const res = await alice.client.post("/api/v2/media", { multipart: mediaForm({ file: bytes, thumbnail: await png() }) });
+    expect(res.status).toBe(202);
+    await server.ctx.services.media.queue.idle();
+    const after = await alice.client.get(`/api/v1/media/${res.body.id}`);
+    expect(after.status).toBe(422);
+    expect(after.body).toEqual(PROCESSING_FAILED);
+    const described = await alice.client.put(`/api/v1/media/${res.body.id}`, { json: { description: "still broken" } });
+    expect(described.status).toBe(422);
+    expect(described.body).toEqual(PROCESSING_FAILED);
+    expect(filesOf("media_uploads")).toEqual([]);
+  });
+
+  test("avatar and header: 422, the profile unchanged", async () => {
+    const before = (await alice.client.get("/api/v1/accounts/verify_credentials")).body;
+    for (const [name, bytes] of Object.entries(await damaged())) {
+      for (const [field, label] of [["avatar", "Avatar"], ["header", "Header"]] as const) {
+        const files = storedFiles().length;
+        const res = await alice.client.patch("/api/v1/accounts/update_credentials", { multipart: mediaForm({ [field]: bytes, display_name: "not saved" }) });
+        expect({ name, field, status: res.status }).toEqual({ name, field, status: 422 });
+        expect(res.body.error).toStartWith("Validation failed: ");
+        expect(res.body.error).toContain(`${label} is invalid`);
+        expect(storedFiles().length).toBe(files);
+      }
+    }
+    const after = (await alice.client.get("/api/v1/accounts/verify_credentials")).body;
+    expect([after.display_name, after.avatar, after.header]).toEqual([before.display_name, before.avatar, before.header]);
+  });
+});
+
+describe("PUT /api/v1/media/:id with a new file while the first is still processing", () => {
+  async function raceAt(stage: "claimed" | "rendered") {
+    const queue = server.ctx.services.media.queue;
+    const hold = queue.hold(stage);
+    const first = await alice.client.post("/api/v2/media", { multipart: mediaForm({ file: await noisy("jpeg", 900, 600), description: "first" }) });
+    expect(first.status).toBe(202);
+    await hold.reached;
+    const second = await sharp({ create: { width: 120, height: 60, channels: 3, background: "#00ff00" } }).webp().toBuffer();
+    const put = await alice.client.put(`/api/v1/media/${first.body.id}`, { multipart: mediaForm({ file: second, focus: "0.5,0.5" }) });
+    expect(put.status).toBe(200);
+    expect(put.body.meta.original.size).toBe("120x60");
+    hold.release();
+    await queue.idle();
+    const after = await alice.client.get(`/api/v1/media/${first.body.id}`);
+    expect(after.status).toBe(200);
+    expect(after.body.url).toBe(put.body.url);
+    expect(after.body.meta.original).toEqual(put.body.meta.original);
+    expect(after.body.meta.focus).toEqual({ x: 0.5, y: 0.5 });
+    expect(after.body.description).toBe("first");
+    const served = await fetch(after.body.url);
+    expect(served.status).toBe(200);
+    expect(served.headers.get("content-type")).toBe("image/webp");
+    // The stale job left nothing behind: every processed file on disk belongs to a row.
+    const referenced = (server.ctx.db.$client.query("SELECT file FROM media_attachments WHERE file IS NOT NULL").all() as { file: string }[]).map((r) => r.file);
+    expect(filesOf("media_attachments").filter((f) => !referenced.some((r) => f.endsWith(r)))).toEqual([]);
+    expect(filesOf("media_uploads")).toEqual([]);
+  }
+
+  test("the job has claimed the upload but not read it: the new file stands, not 'failed'", () => raceAt("claimed"));
+  test("the job has rendered the old file: its result is dropped, the new file stands", () => raceAt("rendered"));
 });
