@@ -198,6 +198,14 @@ describe("a write parameter of the wrong shape is 422, and nothing changes", () 
     }
   });
 
+  test("a hash inside a Rails-style JSON key ({\"media_ids[]\": [{}]}) is refused too", async () => {
+    const before = fingerprint();
+    const res = await alice.client.post("/api/v1/statuses", { json: { status: "hello", "media_ids[]": [{ a: "x" }] } });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ error: "Validation failed: Media ids is invalid" });
+    expect(fingerprint()).toBe(before);
+  });
+
   test("a file where text goes is refused too", async () => {
     const before = fingerprint();
     const form = new FormData();

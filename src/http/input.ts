@@ -60,13 +60,14 @@ export async function parseBody(request: Request, contentType: string): Promise<
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   if (type.startsWith("application/json") || type.endsWith("+json")) {
     if (text.trim() === "") return {};
+    let body: unknown;
     try {
-      const body = JSON.parse(text);
-      if (body === null || typeof body !== "object" || Array.isArray(body)) throw malformed();
-      return paramsFromJson(body);
+      body = JSON.parse(text);
     } catch {
       throw malformed();
     }
+    if (body === null || typeof body !== "object" || Array.isArray(body)) throw malformed();
+    return paramsFromJson(body);
   }
   if (type.startsWith("application/x-www-form-urlencoded")) return paramsFromEntries(new URLSearchParams(text));
   return {};

@@ -106,6 +106,8 @@ export function paramsFromJson(body: unknown): Params {
       const values = Array.isArray(v) ? v : [v];
       for (const item of values) {
         if (typeof item === "string" || typeof item === "number" || typeof item === "boolean") assignParam(out, k, String(item));
+        // A hash or list inside a Rails-style key has no place to go: refused, not dropped.
+        else if (item !== null) throw new InvalidParam(k);
       }
     } else {
       out[k] = v as ParamValue;

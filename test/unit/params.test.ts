@@ -83,5 +83,6 @@ describe("Rails-style parameters", () => {
     expect(str(null, "x")).toBeUndefined();
     expect(str(3, "x")).toBe("3");
     expect(humanize("fields_attributes[0][name]")).toBe("Fields attributes name");
+    expect(refusal(() => paramsFromJson({ "media_ids[]": ["1", { a: "x" }] }))).toMatchObject({ status: 422, error: "Validation failed: Media ids is invalid" });
   });
 });
