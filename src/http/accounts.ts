@@ -15,10 +15,10 @@ import { renderAccountList } from "./render.ts";
 /** `fields_attributes` as an indexed hash (Mastodon's form) or, leniently, as an array. */
 function fieldsParam(v: ParamValue | undefined): CredentialsUpdate["fields"] {
   if (v === undefined || v === null) return undefined;
-  const list = Array.isArray(v) ? v : typeof v === "object" && !(v instanceof File) ? Object.values(v) : [];
+  const list = Array.isArray(v) ? v : Object.values(obj(v, "fields_attributes")!);
   return list.map((f) => {
-    const o = obj(f) ?? {};
-    return { name: str(o.name), value: str(o.value) };
+    const o = obj(f, "fields_attributes") ?? {};
+    return { name: str(o.name, "fields_attributes[name]"), value: str(o.value, "fields_attributes[value]") };
   });
 }
 
@@ -41,12 +41,12 @@ export function accountRoutes(ctx: AppContext) {
       const p = input(c);
       const account = await services.accounts.create(
         {
-          username: str(p.username),
-          email: str(p.email),
-          password: str(p.password),
+          username: str(p.username, "username"),
+          email: str(p.email, "email"),
+          password: str(p.password, "password"),
           // Mastodon accepts exactly true, "true" or "1" here.
           agreement: p.agreement === true || p.agreement === "true" || p.agreement === "1",
-          locale: str(p.locale),
+          locale: str(p.locale, "locale"),
         },
         { api: true },
       );
@@ -62,33 +62,33 @@ export function accountRoutes(ctx: AppContext) {
     .patch("/api/v1/accounts/update_credentials", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");
       const p = input(c);
-      const source = obj(p.source) ?? {};
+      const source = obj(p.source, "source") ?? {};
       await services.accounts.updateCredentials(auth.accountId, {
-        displayName: str(p.display_name),
-        note: str(p.note),
-        locked: bool(p.locked),
-        bot: bool(p.bot),
-        discoverable: bool(p.discoverable),
-        hideCollections: bool(p.hide_collections),
-        indexable: bool(p.indexable),
+        displayName: str(p.display_name, "display_name"),
+        note: str(p.note, "note"),
+        locked: bool(p.locked, "locked"),
+        bot: bool(p.bot, "bot"),
+        discoverable: bool(p.discoverable, "discoverable"),
+        hideCollections: bool(p.hide_collections, "hide_collections"),
+        indexable: bool(p.indexable, "indexable"),
         fields: fieldsParam(p.fields_attributes),
-        avatar: file(p.avatar),
-        header: file(p.header),
-        privacy: str(source.privacy),
-        sensitive: bool(source.sensitive),
-        language: str(source.language),
+        avatar: file(p.avatar, "avatar"),
+        header: file(p.header, "header"),
+        privacy: str(source.privacy, "source[privacy]"),
+        sensitive: bool(source.sensitive, "source[sensitive]"),
+        language: str(source.language, "source[language]"),
       });
       return credentialAccount(auth.accountId);
     })
     .get("/api/v1/accounts/relationships", (c) => {
       const auth = requireUser(ctx, c.request, "read:follows");
-      const ids = [...new Set((strArray(input(c).id) ?? []).map(parseId).filter((id): id is number => id !== null))];
+      const ids = [...new Set((strArray(input(c).id, "id") ?? []).map(parseId).filter((id): id is number => id !== null))];
       const existing = new Set(services.accounts.findByIds(ids).map((a) => a.id));
       return services.follows.relationships(auth.accountId, ids.filter((id) => existing.has(id))).map(serializeRelationship);
     })
     .get("/api/v1/accounts/lookup", (c) => {
       optionalUser(ctx, c.request, "read:accounts");
-      const acct = (str(input(c).acct) ?? "").trim().replace(/^@/, "");
+      const acct = (str(input(c).acct, "acct") ?? "").trim().replace(/^@/, "");
       const [username, domain] = acct.split("@");
       if (!username || (domain && domain.toLowerCase() !== ctx.config.domain.toLowerCase())) throw notFound();
       const account = services.accounts.findByUsername(username);
@@ -97,7 +97,7 @@ export function accountRoutes(ctx: AppContext) {
     })
     .get("/api/v1/accounts", (c) => {
       optionalUser(ctx, c.request, "read:accounts");
-      const raw = strArray(input(c).id) ?? [];
+      const raw = strArray(input(c).id, "id") ?? [];
       if (raw.length > 40) throw new ApiError(422, "Mastodon::ValidationError");
       const ids = raw.map(parseId).filter((id): id is number => id !== null);
       const byId = new Map(services.accounts.findByIds(ids).map((a) => [a.id, a]));
@@ -105,7 +105,7 @@ export function accountRoutes(ctx: AppContext) {
     })
     .get("/api/v1/accounts/familiar_followers", (c) => {
       const auth = requireUser(ctx, c.request, "read:follows");
-      const ids = [...new Set((strArray(input(c).id) ?? []).slice(0, 40).map(parseId).filter((id): id is number => id !== null))];
+      const ids = [...new Set((strArray(input(c).id, "id") ?? []).slice(0, 40).map(parseId).filter((id): id is number => id !== null))];
       const targets = services.accounts.findByIds(ids);
       const familiar = services.follows.familiarFollowers(auth.accountId, targets);
       return targets.map((t) => ({ id: String(t.id), accounts: (familiar.get(t.id) ?? []).map((a) => serializeAccount(urls, a)) }));
@@ -119,10 +119,10 @@ export function accountRoutes(ctx: AppContext) {
     .post("/api/v1/accounts/:id/follow", (c) => {
       const auth = requireUser(ctx, c.request, "write:follows");
       const p: Params = input(c);
-      const languages = p.languages === undefined ? undefined : (strArray(p.languages) ?? null);
+      const languages = p.languages === undefined ? undefined : (strArray(p.languages, "languages") ?? null);
       const rel = services.follows.follow(auth.accountId, accountIdParam(c.params), {
-        reblogs: bool(p.reblogs),
-        notify: bool(p.notify),
+        reblogs: bool(p.reblogs, "reblogs"),
+        notify: bool(p.notify, "notify"),
         languages: languages && languages.length === 0 ? null : languages,
       });
       return serializeRelationship(rel);

@@ -11,6 +11,7 @@ import { filterRoutes } from "./filters.ts";
 import { followRequestRoutes } from "./follow-requests.ts";
 import { listRoutes } from "./lists.ts";
 import { parseBody } from "./input.ts";
+import { InvalidParam } from "./params.ts";
 import { instanceRoutes } from "./instance.ts";
 import { oauthRoutes } from "./oauth.ts";
 import { mediaRoutes } from "./media.ts";
@@ -38,6 +39,10 @@ export function createApp(ctx: AppContext) {
       // Elysia wraps what the parse hook throws; our own refusals keep their words.
       const cause = code === "PARSE" ? (error as Error).cause : undefined;
       if (cause instanceof ApiError) return errorResponse(cause.status, cause.body, cause.headers);
+      if (error instanceof InvalidParam && (request.method === "GET" || request.method === "HEAD")) {
+        const refusal = error.forRead();
+        return errorResponse(refusal.status, refusal.body);
+      }
       if (error instanceof ApiError) return errorResponse(error.status, error.body, error.headers);
       if (code === "NOT_FOUND") return errorResponse(404, { error: "Record not found" });
       if (code === "PARSE") return errorResponse(400, { error: "Error occurred while parsing request parameters" });

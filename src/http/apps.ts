@@ -12,12 +12,12 @@ export function appRoutes(ctx: AppContext) {
     .post("/api/v1/apps", (c) => {
       const p = input(c);
       const { app, clientSecret } = services.applications.register({
-        name: str(p.client_name),
-        redirectUris: Array.isArray(p.redirect_uris) ? strArray(p.redirect_uris) : str(p.redirect_uris),
+        name: str(p.client_name, "client_name"),
+        redirectUris: Array.isArray(p.redirect_uris) ? strArray(p.redirect_uris, "redirect_uris") : str(p.redirect_uris, "redirect_uris"),
         // Mastodon ignores an array here (it only permits a string); a list of scopes is too
         // useful to refuse, so it is read as the space-separated string it stands for.
-        scopes: Array.isArray(p.scopes) ? strArray(p.scopes)?.join(" ") : str(p.scopes),
-        website: str(p.website),
+        scopes: Array.isArray(p.scopes) ? strArray(p.scopes, "scopes")?.join(" ") : str(p.scopes, "scopes"),
+        website: str(p.website, "website"),
       });
       return serializeCredentialApplication(app, clientSecret, keys.vapidPublicKey);
     })

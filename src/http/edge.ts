@@ -5,24 +5,15 @@ import { clientIp, formatIp, parseIp, type Ip } from "../net/ip.ts";
 import type { Verdict } from "../services/rate-limits.ts";
 import type { App } from "./app.ts";
 import { peekAccountId } from "./auth.ts";
-import { MAX_FORM_BYTES } from "./input.ts";
+import { bodyLimit, MAX_UPLOAD_BYTES, pathOf } from "./body-limits.ts";
 import { newMeta, setMeta } from "./request-meta.ts";
 import { handleStreaming, isStreamingPath } from "./streaming.ts";
 import type { Streaming } from "../streaming/index.ts";
 import type { WsData } from "../streaming/websocket.ts";
 
-/** Media uploads: a 16 MB image and a thumbnail, with room for the multipart framing. */
-export const MAX_UPLOAD_BYTES = 40 * 1024 * 1024;
+export { MAX_UPLOAD_BYTES };
 /** Bun's own limit sits above every cap here, so that our JSON 413 (with CORS) answers first. */
 export const SERVER_BODY_LIMIT = 2 * MAX_UPLOAD_BYTES;
-
-/** Only these take large (multipart) bodies; every other route is capped like a form. */
-function acceptsUploads(method: string, path: string): boolean {
-  if (method === "POST") return path === "/api/v1/media" || path === "/api/v2/media";
-  if (method === "PUT") return path.startsWith("/api/v1/media/");
-  if (method === "PATCH") return path === "/api/v1/accounts/update_credentials";
-  return false;
-}
 
 const EXPOSED = "Link, X-RateLimit-Reset, X-RateLimit-Limit, X-RateLimit-Remaining, X-Request-Id";
 
@@ -32,13 +23,6 @@ function corsMethods(path: string): string | null {
   if (path === "/oauth/token" || path === "/oauth/revoke") return "POST";
   if (path.startsWith("/.well-known/") || path.startsWith("/nodeinfo/")) return "GET";
   return null;
-}
-
-function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start < 0) return "/";
-  const q = url.indexOf("?", start);
-  return q < 0 ? url.slice(start) : url.slice(start, q);
 }
 
 function jsonError(status: number, error: string): Response {
@@ -149,6 +133,6 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming) {
 function tooLarge(request: Request, path: string): Response | null {
   const length = Number(request.headers.get("content-length") ?? 0);
   if (length === 0) return null;
-  if (length > (acceptsUploads(request.method, path) ? MAX_UPLOAD_BYTES : MAX_FORM_BYTES)) return jsonError(413, "Request body is too large");
+  if (length > bodyLimit(request.method, path)) return jsonError(413, "Request body is too large");
   return null;
 }

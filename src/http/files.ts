@@ -15,6 +15,11 @@ const TYPES: Record<string, string> = {
 };
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
+/**
+ * Uploaded files are public: web clients load them with crossorigin="anonymous" (to read
+ * pixels, or because their CSP asks it), which needs this header on the file and its redirect.
+ */
+const ANY_ORIGIN = "*";
 
 /**
  * Stored media under /system/ and the default pictures. Paths are checked against the
@@ -26,7 +31,7 @@ export function fileRoutes(ctx: AppContext) {
     const file = Bun.file(path);
     if (!(await file.exists())) throw notFound();
     return new Response(file, {
-      headers: { "content-type": type, "cache-control": IMMUTABLE, "x-content-type-options": "nosniff", "content-security-policy": "default-src 'none'; sandbox" },
+      headers: { "content-type": type, "cache-control": IMMUTABLE, "access-control-allow-origin": ANY_ORIGIN, "x-content-type-options": "nosniff", "content-security-policy": "default-src 'none'; sandbox" },
     });
   };
   return new Elysia()
@@ -40,7 +45,7 @@ export function fileRoutes(ctx: AppContext) {
     .get("/media/:shortcode", ({ params }) => {
       const file = /^[A-Za-z0-9_-]{1,64}$/.test(params.shortcode) ? ctx.services.statusMedia.publicFileByShortcode(params.shortcode) : null;
       if (!file) throw notFound();
-      return new Response(null, { status: 302, headers: { location: ctx.urls.media(file) } });
+      return new Response(null, { status: 302, headers: { location: ctx.urls.media(file), "access-control-allow-origin": ANY_ORIGIN } });
     })
     .get("/avatars/original/missing.png", () => serve(avatarMissing, "image/png"))
     .get("/headers/original/missing.png", () => serve(headerMissing, "image/png"));

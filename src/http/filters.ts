@@ -20,37 +20,37 @@ const DEPRECATION = "@1668384000";
 function expiresIn(v: ParamValue | undefined): number | null | undefined {
   if (v === undefined) return undefined;
   if (typeof v === "number") return Number.isFinite(v) ? Math.trunc(v) : 0;
-  const s = str(v);
+  const s = str(v, "expires_in");
   if (s === undefined || s.trim() === "") return null;
-  return int(/^\s*[-+]?\d+/.exec(s)?.[0]) ?? 0;
+  return int(/^\s*[-+]?\d+/.exec(s)?.[0], "expires_in") ?? 0;
 }
 
 /** `keywords_attributes` as an array (`[][keyword]`, JSON) or an indexed hash (`[0][keyword]`). */
 function keywordsParam(v: ParamValue | undefined): KeywordInput[] | undefined {
   if (v === undefined || v === null) return undefined;
-  const entries = Array.isArray(v) ? v : obj(v) ? Object.values(obj(v)!) : [];
+  const entries = Array.isArray(v) ? v : Object.values(obj(v, "keywords_attributes")!);
   return entries.flatMap((entry) => {
-    const o = obj(entry);
+    const o = obj(entry, "keywords_attributes");
     if (!o) return [];
     const k: KeywordInput = {};
-    const id = str(o.id);
+    const id = str(o.id, "keywords_attributes[id]");
     if (id !== undefined && id !== "") k.id = parseId(id) ?? -1;
-    const keyword = str(o.keyword);
+    const keyword = str(o.keyword, "keywords_attributes[keyword]");
     if (keyword !== undefined) k.keyword = keyword;
-    const wholeWord = bool(o.whole_word);
+    const wholeWord = bool(o.whole_word, "keywords_attributes[whole_word]");
     if (wholeWord !== undefined) k.wholeWord = wholeWord;
-    if (bool(o._destroy)) k.destroy = true;
+    if (bool(o._destroy, "keywords_attributes[_destroy]")) k.destroy = true;
     return [k];
   });
 }
 
 function filterInput(p: Params): FilterInput {
   const out: FilterInput = {};
-  const title = str(p.title);
+  const title = str(p.title, "title");
   if (title !== undefined) out.title = title;
-  const context = strArray(p.context);
+  const context = strArray(p.context, "context");
   if (context !== undefined) out.context = context;
-  const action = str(p.filter_action);
+  const action = str(p.filter_action, "filter_action");
   if (action !== undefined) out.action = action;
   const expires = expiresIn(p.expires_in);
   if (expires !== undefined) out.expiresIn = expires;
@@ -61,13 +61,13 @@ function filterInput(p: Params): FilterInput {
 
 function v1Input(p: Params): V1FilterInput {
   const out: V1FilterInput = {};
-  const phrase = str(p.phrase);
+  const phrase = str(p.phrase, "phrase");
   if (phrase !== undefined) out.phrase = phrase;
-  const context = strArray(p.context);
+  const context = strArray(p.context, "context");
   if (context !== undefined) out.context = context;
-  const irreversible = bool(p.irreversible);
+  const irreversible = bool(p.irreversible, "irreversible");
   if (irreversible !== undefined) out.irreversible = irreversible;
-  const wholeWord = bool(p.whole_word);
+  const wholeWord = bool(p.whole_word, "whole_word");
   if (wholeWord !== undefined) out.wholeWord = wholeWord;
   const expires = expiresIn(p.expires_in);
   if (expires !== undefined) out.expiresIn = expires;
@@ -94,7 +94,7 @@ export function filterRoutes(ctx: AppContext) {
     .put("/api/v2/filters/keywords/:id", (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
       const p = input(c);
-      return serializeKeyword(filters.updateKeyword(auth.accountId, pathId(c.params.id), str(p.keyword), bool(p.whole_word)));
+      return serializeKeyword(filters.updateKeyword(auth.accountId, pathId(c.params.id), str(p.keyword, "keyword"), bool(p.whole_word, "whole_word")));
     })
     .delete("/api/v2/filters/keywords/:id", (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
@@ -130,7 +130,7 @@ export function filterRoutes(ctx: AppContext) {
     .post("/api/v2/filters/:id/keywords", (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
       const p = input(c);
-      return serializeKeyword(filters.addKeyword(auth.accountId, pathId(c.params.id), str(p.keyword), bool(p.whole_word)));
+      return serializeKeyword(filters.addKeyword(auth.accountId, pathId(c.params.id), str(p.keyword, "keyword"), bool(p.whole_word, "whole_word")));
     })
     .get("/api/v2/filters/:id/statuses", (c) => {
       const auth = requireUser(ctx, c.request, READ);
@@ -138,7 +138,7 @@ export function filterRoutes(ctx: AppContext) {
     })
     .post("/api/v2/filters/:id/statuses", (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      return serializeFilterStatus(filters.addStatus(auth.accountId, pathId(c.params.id), parseId(str(input(c).status_id))));
+      return serializeFilterStatus(filters.addStatus(auth.accountId, pathId(c.params.id), parseId(str(input(c).status_id, "status_id"))));
     })
     .group("/api/v1/filters", (v1) =>
       v1

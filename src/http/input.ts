@@ -1,52 +1,83 @@
 import { ApiError } from "../errors.ts";
+import { bodyLimit, pathOf } from "./body-limits.ts";
 import { paramsFromEntries, paramsFromJson, paramsFromQuery, type Params } from "./params.ts";
 import { getMeta } from "./request-meta.ts";
 
-export const MAX_FORM_BYTES = 1024 * 1024;
-
 const malformed = () => new ApiError(400, "Error occurred while parsing request parameters");
 
-/** The body as text, refusing it (413) once it passes `limit` bytes, however it was sent. */
-async function readLimited(request: Request, limit: number): Promise<string> {
-  if (!request.body) return "";
+/**
+ * The body's bytes, refusing it (413) once it passes `limit`, however it was sent: a body
+ * without a Content-Length is counted as it arrives, so no more than the limit is ever held.
+ * A declared length (checked against the limit at the edge) is filled in place, one copy.
+ */
+async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  const declared = Number(request.headers.get("content-length") ?? "");
+  let filled: Uint8Array | null = Number.isSafeInteger(declared) && declared > 0 && declared <= limit ? new Uint8Array(declared) : null;
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
+    if (size + value.byteLength > limit) {
       await reader.cancel();
       throw new ApiError(413, "Request body is too large");
     }
-    chunks.push(value);
+    if (filled && size + value.byteLength <= filled.length) {
+      filled.set(value, size);
+    } else {
+      if (filled) chunks.push(filled.subarray(0, size));
+      filled = null;
+      chunks.push(value);
+    }
+    size += value.byteLength;
   }
-  return Buffer.concat(chunks).toString("utf8");
+  if (filled) return size === filled.length ? filled : filled.subarray(0, size);
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+}
+
+/**
+ * A file input left empty: browsers send a part with no filename and no bytes. Rack drops
+ * such parts, so a file parameter sent that way is absent, not an (invalid) empty file.
+ */
+function isEmptyFilePart(value: string | File): boolean {
+  return typeof value !== "string" && value.size === 0 && !value.name;
+}
+
+function formEntries(form: FormData): Iterable<[string, string | File]> {
+  const out: [string, string | File][] = [];
+  for (const [k, v] of form.entries() as Iterable<[string, string | File]>) if (!isEmptyFilePart(v)) out.push([k, v]);
+  return out;
 }
 
 /** Elysia's parse hook: every body becomes one nested parameter bag, whatever its encoding. */
 export async function parseBody(request: Request, contentType: string): Promise<Params> {
   const type = contentType.toLowerCase();
+  const bytes = await readLimited(request, bodyLimit(request.method, pathOf(request.url)));
   if (type.startsWith("multipart/form-data")) {
     let form: FormData;
     try {
-      form = await request.formData();
+      // Built from the counted bytes, not from the request: nothing past the limit was read.
+      // Elysia hands over the media type alone; the boundary is in the header.
+      const header = request.headers.get("content-type") ?? contentType;
+      form = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { "content-type": header } }).formData();
     } catch {
       throw new ApiError(400, "Malformed multipart body");
     }
-    return paramsFromEntries(form.entries() as Iterable<[string, string | File]>);
+    return paramsFromEntries(formEntries(form));
   }
-  const text = await readLimited(request, MAX_FORM_BYTES);
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   if (type.startsWith("application/json") || type.endsWith("+json")) {
     if (text.trim() === "") return {};
+    let body: unknown;
     try {
-      const body = JSON.parse(text);
-      if (body === null || typeof body !== "object" || Array.isArray(body)) throw malformed();
-      return paramsFromJson(body);
+      body = JSON.parse(text);
     } catch {
       throw malformed();
     }
+    if (body === null || typeof body !== "object" || Array.isArray(body)) throw malformed();
+    return paramsFromJson(body);
   }
   if (type.startsWith("application/x-www-form-urlencoded")) return paramsFromEntries(new URLSearchParams(text));
   return {};

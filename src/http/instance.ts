@@ -128,7 +128,7 @@ export function instanceRoutes(ctx: AppContext) {
       );
     })
     .get("/.well-known/webfinger", (c) => {
-      const resource = (str(input(c).resource) ?? "").trim();
+      const resource = (str(input(c).resource, "resource") ?? "").trim();
       if (resource === "") return new Response(null, { status: 400 });
       let username: string | null = null;
       if (/^https?:\/\//i.test(resource)) {

@@ -16,18 +16,18 @@ const WRITE = ["write:lists"] as const;
 
 function listInput(p: Params): ListInput {
   const out: ListInput = {};
-  const title = str(p.title);
+  const title = str(p.title, "title");
   if (title !== undefined) out.title = title;
-  const policy = str(p.replies_policy);
+  const policy = str(p.replies_policy, "replies_policy");
   if (policy !== undefined) out.repliesPolicy = policy;
-  const exclusive = bool(p.exclusive);
+  const exclusive = bool(p.exclusive, "exclusive");
   if (exclusive !== undefined) out.exclusive = exclusive;
   return out;
 }
 
 /** Ids from `account_ids[]`; one that cannot be an id can match no account. */
 function accountIds(p: Params): number[] {
-  return (strArray(p.account_ids) ?? []).map((s) => parseId(s) ?? -1);
+  return (strArray(p.account_ids, "account_ids") ?? []).map((s) => parseId(s) ?? -1);
 }
 
 /** Lists, their members and their timelines; the caller's own only. */
@@ -59,7 +59,7 @@ export function listRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, READ);
       const p = input(c);
       // limit=0 means every member, with no Link header (Mastodon's unlimited? case).
-      const unlimited = str(p.limit) !== undefined && pageParams(p, 40, 80).limit === 0;
+      const unlimited = str(p.limit, "limit") !== undefined && pageParams(p, 40, 80).limit === 0;
       const page = unlimited ? { limit: 1_000_000 } : pageParams(p, 40, 80);
       const rows = services.lists.members(auth.accountId, pathId(c.params.id), page);
       if (!unlimited && rows.length > 0) {

@@ -8,7 +8,7 @@ import { input } from "./input.ts";
 import { file, str, type Params } from "./params.ts";
 
 function mediaInput(p: Params): MediaInput {
-  return { file: file(p.file), thumbnail: file(p.thumbnail), description: str(p.description), focus: str(p.focus) };
+  return { file: file(p.file, "file"), thumbnail: file(p.thumbnail, "thumbnail"), description: str(p.description, "description"), focus: str(p.focus, "focus") };
 }
 
 /** Uploads (v1 processed at once, v2 in the background), and the attachment before it is posted. */

@@ -25,7 +25,7 @@ export function moderationRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "write:mutes");
       const p = input(c);
       return serializeRelationship(
-        services.moderation.mute(auth.accountId, target(c.params.id), { notifications: bool(p.notifications), durationSeconds: int(p.duration) }),
+        services.moderation.mute(auth.accountId, target(c.params.id), { notifications: bool(p.notifications, "notifications"), durationSeconds: int(p.duration, "duration") }),
       );
     })
     .post("/api/v1/accounts/:id/unmute", (c) => {

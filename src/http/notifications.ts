@@ -37,9 +37,9 @@ export function notificationRoutes(ctx: AppContext) {
       const page = pageParams(p, 40, 80);
       const rows = services.notifications.list(auth.accountId, {
         page,
-        types: strArray(p.types),
-        excludeTypes: strArray(p.exclude_types),
-        fromAccountId: parseId(str(p.account_id)) ?? undefined,
+        types: strArray(p.types, "types"),
+        excludeTypes: strArray(p.exclude_types, "exclude_types"),
+        fromAccountId: parseId(str(p.account_id, "account_id")) ?? undefined,
       });
       if (rows.length > 0) {
         const link = linkHeader(ctx.config.publicUrl, c.request, {
@@ -59,9 +59,9 @@ export function notificationRoutes(ctx: AppContext) {
       const marker = services.markers.get(auth.accountId, ["notifications"])[0];
       const rows = services.notifications.list(auth.accountId, {
         page: { limit, ...(marker ? { minId: parseId(marker.lastReadId) ?? 0 } : {}) },
-        types: strArray(p.types),
-        excludeTypes: strArray(p.exclude_types),
-        fromAccountId: parseId(str(p.account_id)) ?? undefined,
+        types: strArray(p.types, "types"),
+        excludeTypes: strArray(p.exclude_types, "exclude_types"),
+        fromAccountId: parseId(str(p.account_id, "account_id")) ?? undefined,
       });
       return { count: rows.length };
     })

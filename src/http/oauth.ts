@@ -19,7 +19,7 @@ const OAUTH_FIELDS = ["client_id", "redirect_uri", "response_type", "response_mo
 
 function oauthParams(p: Params): AuthorizeParams {
   const out: Record<string, string | undefined> = {};
-  for (const k of OAUTH_FIELDS) out[k] = str(p[k]);
+  for (const k of OAUTH_FIELDS) out[k] = str(p[k], k);
   return out as AuthorizeParams;
 }
 
@@ -112,7 +112,7 @@ export function oauthRoutes(ctx: AppContext) {
   const decide = async (c: { request: Request; body?: unknown }, deny: boolean) => {
     const p = input(c);
     if (!fromOwnPages(c.request, config.publicUrl)) return foreignPost();
-    const ticket = await services.tickets.verify<{ sub: string; oauth: AuthorizeParams; jti?: string; exp?: number }>("consent", str(p.ticket));
+    const ticket = await services.tickets.verify<{ sub: string; oauth: AuthorizeParams; jti?: string; exp?: number }>("consent", str(p.ticket, "ticket"));
     if (!ticket) return html(errorPage("This authorization page has expired. Please start again from the application."), 422);
     if (!services.tickets.isBoundTo(ticket, cookie(c.request, FORM_COOKIE))) {
       return html(errorPage("This authorization page was opened in another browser. Please start again from the application."), 403);
@@ -123,7 +123,7 @@ export function oauthRoutes(ctx: AppContext) {
     }
     const request = validate(ticket.oauth);
     if (request instanceof Response) return request;
-    if (deny || str(p._method)?.toLowerCase() === "delete" || str(p.decision) === "deny") {
+    if (deny || str(p._method, "_method")?.toLowerCase() === "delete" || str(p.decision, "decision") === "deny") {
       if (request.redirectUri === OOB_REDIRECT_URI) {
         return new Response(JSON.stringify({ error: "access_denied", error_description: ACCESS_DENIED_DESCRIPTION }), {
           status: 400,
@@ -146,7 +146,7 @@ export function oauthRoutes(ctx: AppContext) {
       const request = validate(params);
       if (request instanceof Response) return request;
       const accountId = services.webSessions.accountFor(cookie(c.request, SESSION_COOKIE));
-      if (accountId !== null && str(p.force_login) !== "true") return consent(c.request, request, params, accountId);
+      if (accountId !== null && str(p.force_login, "force_login") !== "true") return consent(c.request, request, params, accountId);
       return login(c.request, request, params);
     })
     .post("/oauth/authorize/sign_in", async (c) => {
@@ -155,14 +155,14 @@ export function oauthRoutes(ctx: AppContext) {
       const request = validate(params);
       if (request instanceof Response) return request;
       if (!fromOwnPages(c.request, config.publicUrl)) return foreignPost();
-      const token = await services.tickets.verify("login", str(p.authenticity_token));
+      const token = await services.tickets.verify("login", str(p.authenticity_token, "authenticity_token"));
       if (!token) return login(c.request, request, params, 422, "Your sign-in form expired. Please try again.");
       // A token copied from another browser's form, or sent without the cookie it belongs to.
       if (!services.tickets.isBoundTo(token, cookie(c.request, FORM_COOKIE))) {
         return login(c.request, request, params, 403, "Your sign-in form was opened in another browser. Please try again.");
       }
-      const loginName = str(p.username) ?? "";
-      const accountId = await services.accounts.verifyLogin(loginName, str(p.password) ?? "");
+      const loginName = str(p.username, "username") ?? "";
+      const accountId = await services.accounts.verifyLogin(loginName, str(p.password, "password") ?? "");
       if (accountId === null) return login(c.request, request, params, 401, "Invalid username, e-mail address or password.", loginName);
       const session = services.webSessions.create(accountId);
       return consent(c.request, request, params, accountId, `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secureCookie}`);
@@ -170,7 +170,7 @@ export function oauthRoutes(ctx: AppContext) {
     .post("/oauth/authorize", (c) => decide(c, false))
     .delete("/oauth/authorize", (c) => decide(c, true))
     .get("/oauth/authorize/native", (c) => {
-      const code = str(input(c).code);
+      const code = str(input(c).code, "code");
       if (!code) return html(errorPage("No authorization code was given."), 400);
       return html(codePage(code));
     })
@@ -179,15 +179,15 @@ export function oauthRoutes(ctx: AppContext) {
       try {
         const token = await services.grants.token(
           {
-            grant_type: str(p.grant_type),
-            code: str(p.code),
-            redirect_uri: str(p.redirect_uri),
-            code_verifier: str(p.code_verifier),
-            username: str(p.username),
-            password: str(p.password),
-            scope: str(p.scope),
-            client_id: str(p.client_id),
-            client_secret: str(p.client_secret),
+            grant_type: str(p.grant_type, "grant_type"),
+            code: str(p.code, "code"),
+            redirect_uri: str(p.redirect_uri, "redirect_uri"),
+            code_verifier: str(p.code_verifier, "code_verifier"),
+            username: str(p.username, "username"),
+            password: str(p.password, "password"),
+            scope: str(p.scope, "scope"),
+            client_id: str(p.client_id, "client_id"),
+            client_secret: str(p.client_secret, "client_secret"),
           },
           basicCredentials(c.request),
         );
@@ -195,14 +195,14 @@ export function oauthRoutes(ctx: AppContext) {
           headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", pragma: "no-cache" },
         });
       } catch (e) {
-        if (e instanceof OAuthError) return oauthJson(e, str(p.state));
+        if (e instanceof OAuthError) return oauthJson(e, str(p.state, "state"));
         throw e;
       }
     })
     .post("/oauth/revoke", (c) => {
       const p = input(c);
       try {
-        services.grants.revoke(str(p.token), { clientId: str(p.client_id), clientSecret: str(p.client_secret) }, basicCredentials(c.request));
+        services.grants.revoke(str(p.token, "token"), { clientId: str(p.client_id, "client_id"), clientSecret: str(p.client_secret, "client_secret") }, basicCredentials(c.request));
         return {};
       } catch (e) {
         if (e instanceof OAuthError) return oauthJson(e);

@@ -4,12 +4,12 @@ import { int, str, type Params } from "./params.ts";
 
 /** Mastodon's limit_param: the default when absent, else |limit| capped at `max`. */
 export function pageParams(p: Params, defaultLimit: number, max = defaultLimit * 2): Page {
-  const raw = str(p.limit);
-  const limit = raw === undefined ? defaultLimit : Math.min(Math.abs(int(raw) ?? 0), max);
+  const raw = str(p.limit, "limit");
+  const limit = raw === undefined ? defaultLimit : Math.min(Math.abs(int(raw, "limit") ?? 0), max);
   const page: Page = { limit };
-  const maxId = parseId(str(p.max_id));
-  const sinceId = parseId(str(p.since_id));
-  const minId = parseId(str(p.min_id));
+  const maxId = parseId(str(p.max_id, "max_id"));
+  const sinceId = parseId(str(p.since_id, "since_id"));
+  const minId = parseId(str(p.min_id, "min_id"));
   if (maxId !== null) page.maxId = maxId;
   if (sinceId !== null) page.sinceId = sinceId;
   if (minId !== null) page.minId = minId;

@@ -1,4 +1,4 @@
-import { notFound } from "../errors.ts";
+import { ApiError, notFound } from "../errors.ts";
 import { parseId } from "../ids.ts";
 
 /**
@@ -106,6 +106,8 @@ export function paramsFromJson(body: unknown): Params {
       const values = Array.isArray(v) ? v : [v];
       for (const item of values) {
         if (typeof item === "string" || typeof item === "number" || typeof item === "boolean") assignParam(out, k, String(item));
+        // A hash or list inside a Rails-style key has no place to go: refused, not dropped.
+        else if (item !== null) throw new InvalidParam(k);
       }
     } else {
       out[k] = v as ParamValue;
@@ -114,20 +116,50 @@ export function paramsFromJson(body: unknown): Params {
   return out;
 }
 
-// ---- Coercion: Mastodon is lenient about types (form values are strings), so are we. ----
+// ---- Reading: lenient about scalars (form values are strings), strict about shapes. ----
 
-export function str(v: ParamValue | undefined): string | undefined {
-  if (v === undefined || v === null) return undefined;
+/**
+ * A parameter of the wrong shape: an array, hash or file where one value is expected (or a
+ * file where text is). Refused, never dropped: a dropped `scheduled_at[]` would publish at once.
+ * Rendered as Rails' validation failure (422); a GET answers 400 (see app.ts).
+ */
+export class InvalidParam extends ApiError {
+  constructor(public param: string) {
+    super(422, `Validation failed: ${humanize(param)} is invalid`);
+  }
+
+  /** Reads validate no record: a bad request, in the same words. */
+  forRead(): ApiError {
+    return new ApiError(400, `${humanize(this.param)} is invalid`);
+  }
+}
+
+/** Rails' humanize of an attribute name: `poll[expires_in]` is "Poll expires in". */
+export function humanize(param: string): string {
+  const words = param
+    .split(/[\[\]_]+/)
+    .filter((w) => w !== "" && !/^\d+$/.test(w))
+    .join(" ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+function scalar(v: ParamValue, name: string): string {
   if (typeof v === "string") return v;
   if (typeof v === "number" || typeof v === "boolean") return String(v);
-  return undefined;
+  throw new InvalidParam(name);
+}
+
+export function str(v: ParamValue | undefined, name: string): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === "string") return v;
+  return scalar(v, name);
 }
 
 // Rails' FALSE_VALUES; any other non-empty string is true.
 const FALSE = new Set(["0", "false", "f", "off"]);
 
 /** Rails' ActiveModel::Type::Boolean: anything not falsy is true. */
-export function bool(v: ParamValue | undefined): boolean | undefined {
+export function bool(v: ParamValue | undefined, name: string): boolean | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v === "boolean") return v;
   if (typeof v === "number") return v !== 0;
@@ -136,33 +168,41 @@ export function bool(v: ParamValue | undefined): boolean | undefined {
     if (s === "") return undefined;
     return !FALSE.has(s);
   }
-  return undefined;
+  throw new InvalidParam(name);
 }
 
-export function int(v: ParamValue | undefined): number | undefined {
+/** A number as Rails casts it; text that is no number reads as absent (callers decide). */
+export function int(v: ParamValue | undefined, name: string): number | undefined {
+  if (v === undefined || v === null) return undefined;
   if (typeof v === "number") return Number.isFinite(v) ? Math.trunc(v) : undefined;
-  if (typeof v !== "string") return undefined;
+  if (typeof v !== "string") throw new InvalidParam(name);
   const s = v.trim();
   if (!/^[-+]?\d+(\.\d+)?$/.test(s)) return undefined;
   return Math.trunc(Number(s));
 }
 
-/** An array of strings, from `a[]` arrays, `a[0]` hashes, or a lone value. */
-export function strArray(v: ParamValue | undefined): string[] | undefined {
+/** An array of strings, from `a[]` arrays, `a[0]` hashes, or a lone value; nothing nested. */
+export function strArray(v: ParamValue | undefined, name: string): string[] | undefined {
   if (v === undefined || v === null) return undefined;
-  if (Array.isArray(v)) return v.map(str).filter((s): s is string => s !== undefined);
-  if (typeof v === "object" && !(v instanceof File)) return Object.values(v).map(str).filter((s): s is string => s !== undefined);
-  const s = str(v);
-  return s === undefined ? undefined : [s];
+  if (typeof v === "string") return [v];
+  const items = Array.isArray(v) ? v : typeof v === "object" && !(v instanceof File) ? Object.values(v) : [v];
+  const out: string[] = [];
+  for (const item of items) if (item !== null) out.push(scalar(item, name));
+  return out;
 }
 
-export function obj(v: ParamValue | undefined): Record<string, ParamValue> | undefined {
-  if (v && typeof v === "object" && !Array.isArray(v) && !(v instanceof File)) return v;
-  return undefined;
+/** A hash (`a[b]=x`, a JSON object); anything else where one is expected is refused. */
+export function obj(v: ParamValue | undefined, name: string): Record<string, ParamValue> | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === "object" && !Array.isArray(v) && !(v instanceof File)) return v;
+  throw new InvalidParam(name);
 }
 
-export function file(v: ParamValue | undefined): File | undefined {
-  return v instanceof File ? v : undefined;
+/** An uploaded file; a blank value is no file (as a form with an empty file input sends). */
+export function file(v: ParamValue | undefined, name: string): File | undefined {
+  if (v === undefined || v === null || v === "") return undefined;
+  if (v instanceof File) return v;
+  throw new InvalidParam(name);
 }
 
 /** A record id from the path; anything that cannot be one is simply not found. */

@@ -20,7 +20,7 @@ export function pollRoutes(ctx: AppContext) {
     })
     .post("/api/v1/polls/:id/votes", async (c) => {
       const auth = requireUser(ctx, c.request, "write:statuses");
-      const choices = strArray(input(c).choices);
+      const choices = strArray(input(c).choices, "choices");
       const status = await services.statusCommands.vote(auth.accountId, parseId(c.params.id), choices);
       return render(status.id, auth.accountId);
     });

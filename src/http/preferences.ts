@@ -32,7 +32,7 @@ export function preferenceRoutes(ctx: AppContext) {
     })
     .get("/api/v1/markers", (c) => {
       const auth = requireUser(ctx, c.request, "read:statuses");
-      return serializeMarkers(services.markers.get(auth.accountId, strArray(input(c).timeline) ?? []));
+      return serializeMarkers(services.markers.get(auth.accountId, strArray(input(c).timeline, "timeline") ?? []));
     })
     .post("/api/v1/markers", (c) => {
       const auth = requireUser(ctx, c.request, "write:statuses");
@@ -40,7 +40,7 @@ export function preferenceRoutes(ctx: AppContext) {
       const positions: Partial<Record<MarkerTimeline, string>> = {};
       for (const timeline of ["home", "notifications"] as const) {
         // Positions are status or notification ids; anything else is ignored.
-        const id = str(obj(p[timeline])?.last_read_id);
+        const id = str(obj(p[timeline], timeline)?.last_read_id, `${timeline}[last_read_id]`);
         if (id !== undefined && parseId(id) !== null) positions[timeline] = id;
       }
       return serializeMarkers(services.markers.set(auth.accountId, positions));

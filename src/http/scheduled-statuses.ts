@@ -33,7 +33,7 @@ export function scheduledStatusRoutes(ctx: AppContext) {
     })
     .put("/api/v1/scheduled_statuses/:id", (c) => {
       const auth = requireUser(ctx, c.request, "write:statuses");
-      const row = services.scheduled.reschedule(auth.accountId, parseId(c.params.id), str(input(c).scheduled_at));
+      const row = services.scheduled.reschedule(auth.accountId, parseId(c.params.id), str(input(c).scheduled_at, "scheduled_at"));
       return renderScheduled(ctx, [row])[0];
     })
     .delete("/api/v1/scheduled_statuses/:id", (c) => {

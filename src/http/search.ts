@@ -14,8 +14,8 @@ const TYPES = new Set<string>(["accounts", "hashtags", "statuses"]);
 
 /** Rails' limit_param: the absolute value, at most twice the default. */
 function limitParam(p: Params, defaultLimit: number): number {
-  const raw = str(p.limit);
-  return raw === undefined ? defaultLimit : Math.min(Math.abs(int(raw) ?? 0), defaultLimit * 2);
+  const raw = str(p.limit, "limit");
+  return raw === undefined ? defaultLimit : Math.min(Math.abs(int(raw, "limit") ?? 0), defaultLimit * 2);
 }
 
 /** Tag names need a letter (or an underscore) somewhere, as Mastodon's HASHTAG_NAME_RE. */
@@ -39,22 +39,22 @@ export function searchRoutes(ctx: AppContext) {
     .get("/api/v2/search", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:search"));
       const p = input(c);
-      const q = str(p.q);
+      const q = str(p.q, "q");
       if (q === undefined || q.trim() === "") throw new ApiError(400, "param is missing or the value is empty: q");
-      const offset = str(p.offset);
-      const resolve = bool(p.resolve) === true;
+      const offset = str(p.offset, "offset");
+      const resolve = bool(p.resolve, "resolve") === true;
       if (viewer === null && offset !== undefined && offset !== "") {
         throw new ApiError(401, "Search queries pagination is not supported without authentication");
       }
       if (viewer === null && resolve) throw new ApiError(401, "Search queries that resolve remote resources are not supported without authentication");
-      const type = str(p.type);
+      const type = str(p.type, "type");
       if (type !== undefined && type !== "" && !TYPES.has(type)) return { accounts: [], statuses: [], hashtags: [] };
       const found = services.search.search(viewer, q, {
         type: type ? (type as SearchType) : undefined,
         limit: limitParam(p, 20),
-        offset: Math.max(0, int(offset) ?? 0),
+        offset: Math.max(0, int(offset, "offset") ?? 0),
         resolve,
-        following: bool(p.following) === true,
+        following: bool(p.following, "following") === true,
       });
       const accounts = JSON.stringify(found.accounts.map((a) => serializeAccount(urls, a)));
       const followed = viewer === null ? new Set<number>() : services.tagFollows.followed(viewer, found.hashtags.map((t) => t.id));
@@ -64,10 +64,10 @@ export function searchRoutes(ctx: AppContext) {
     .get("/api/v1/accounts/search", (c) => {
       const auth = requireUser(ctx, c.request, "read:accounts");
       const p = input(c);
-      const found = services.search.accounts(auth.accountId, str(p.q) ?? "", {
+      const found = services.search.accounts(auth.accountId, str(p.q, "q") ?? "", {
         limit: limitParam(p, 40),
-        offset: Math.max(0, int(p.offset) ?? 0),
-        following: bool(p.following) === true,
+        offset: Math.max(0, int(p.offset, "offset") ?? 0),
+        following: bool(p.following, "following") === true,
       });
       return found.map((a) => serializeAccount(urls, a));
     })

@@ -12,7 +12,7 @@ export function statusActionRoutes(ctx: AppContext) {
   const route = (scope: string, action: StatusActionName) => async (c: { request: Request; params: { id?: string }; body?: unknown }) => {
     const auth = requireUser(ctx, c.request, scope);
     const params = input(c);
-    const row = await ctx.services.statusCommands.act(action, auth.accountId, parseId(c.params.id), { visibility: str(params.visibility) });
+    const row = await ctx.services.statusCommands.act(action, auth.accountId, parseId(c.params.id), { visibility: action === "reblog" ? str(params.visibility, "visibility") : undefined });
     return renderStatus(ctx, row, auth.accountId);
   };
   return new Elysia()

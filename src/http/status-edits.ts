@@ -12,11 +12,11 @@ import { statusInput } from "./statuses.ts";
 
 /** `media_attributes[]`: an array of hashes, or Rails' indexed hash of them. */
 function mediaAttributes(v: ParamValue | undefined): EditInput["mediaAttributes"] {
-  if (v === undefined || v === null || typeof v !== "object" || v instanceof File) return undefined;
-  return (Array.isArray(v) ? v : Object.values(v)).flatMap((item) => {
-    const o = obj(item);
-    const id = o ? str(o.id) : undefined;
-    return o && id ? [{ id, description: str(o.description), focus: str(o.focus) }] : [];
+  if (v === undefined || v === null) return undefined;
+  return (Array.isArray(v) ? v : Object.values(obj(v, "media_attributes")!)).flatMap((item) => {
+    const o = obj(item, "media_attributes");
+    const id = o ? str(o.id, "media_attributes[id]") : undefined;
+    return o && id ? [{ id, description: str(o.description, "media_attributes[description]"), focus: str(o.focus, "media_attributes[focus]") }] : [];
   });
 }
 
@@ -25,9 +25,9 @@ function editInput(p: Params): EditInput {
   return {
     text: fields.text,
     spoilerText: fields.spoilerText,
-    sensitive: bool(p.sensitive),
-    language: str(p.language),
-    mediaIds: strArray(p.media_ids),
+    sensitive: bool(p.sensitive, "sensitive"),
+    language: str(p.language, "language"),
+    mediaIds: strArray(p.media_ids, "media_ids"),
     mediaAttributes: mediaAttributes(p.media_attributes),
     poll: fields.poll,
   };

@@ -14,25 +14,25 @@ import { renderScheduled } from "./scheduled-statuses.ts";
 
 /** POST /api/v1/statuses parameters, read leniently (form strings, JSON values, Rails keys). */
 export function statusInput(p: Params): StatusInput {
-  const poll = obj(p.poll);
+  const poll = obj(p.poll, "poll");
   const expiresIn = poll?.expires_in;
   return {
-    text: str(p.status),
-    mediaIds: strArray(p.media_ids),
+    text: str(p.status, "status"),
+    mediaIds: strArray(p.media_ids, "media_ids"),
     poll: poll
       ? {
-          options: (strArray(poll.options) ?? []).map((o) => o.trim()).filter((o) => o !== ""),
+          options: (strArray(poll.options, "poll[options]") ?? []).map((o) => o.trim()).filter((o) => o !== ""),
           // Rails' to_i: absent is no deadline, anything unreadable is zero seconds.
-          expiresIn: expiresIn === undefined || expiresIn === null || expiresIn === "" ? undefined : (int(expiresIn) ?? 0),
-          multiple: bool(poll.multiple),
-          hideTotals: bool(poll.hide_totals),
+          expiresIn: expiresIn === undefined || expiresIn === null || expiresIn === "" ? undefined : (int(expiresIn, "poll[expires_in]") ?? 0),
+          multiple: bool(poll.multiple, "poll[multiple]"),
+          hideTotals: bool(poll.hide_totals, "poll[hide_totals]"),
         }
       : undefined,
-    inReplyToId: str(p.in_reply_to_id),
-    sensitive: bool(p.sensitive),
-    spoilerText: str(p.spoiler_text),
-    visibility: str(p.visibility),
-    language: str(p.language),
+    inReplyToId: str(p.in_reply_to_id, "in_reply_to_id"),
+    sensitive: bool(p.sensitive, "sensitive"),
+    spoilerText: str(p.spoiler_text, "spoiler_text"),
+    visibility: str(p.visibility, "visibility"),
+    language: str(p.language, "language"),
   };
 }
 
@@ -48,7 +48,7 @@ export function statusRoutes(ctx: AppContext) {
         accountId: auth.accountId,
         applicationId: auth.applicationId,
         fields: statusInput(p),
-        scheduledAt: str(p.scheduled_at),
+        scheduledAt: str(p.scheduled_at, "scheduled_at"),
         sent: p,
         idempotencyKey: c.request.headers.get("idempotency-key"),
       });
@@ -57,7 +57,7 @@ export function statusRoutes(ctx: AppContext) {
     })
     .get("/api/v1/statuses", (c) => {
       const auth = optionalUser(ctx, c.request, "read:statuses");
-      const ids = (strArray(input(c).id) ?? []).slice(0, 20).map(parseId).filter((id): id is number => id !== null);
+      const ids = (strArray(input(c).id, "id") ?? []).slice(0, 20).map(parseId).filter((id): id is number => id !== null);
       const viewer = viewerId(auth);
       const byId = new Map(services.reader.visible(services.reader.rowsByIds(ids), viewer).map((r) => [r.id, r]));
       return jsonText(statusesJson(ctx, ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), viewer));

@@ -20,20 +20,20 @@ export function timelineRoutes(ctx: AppContext) {
     .get("/api/v1/timelines/public", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const p = input(c);
-      const local = bool(p.local) === true;
-      const page = services.timelines.public(viewer, pageParams(p, 20, 40), { onlyMedia: bool(p.only_media), remote: bool(p.remote) === true && !local });
+      const local = bool(p.local, "local") === true;
+      const page = services.timelines.public(viewer, pageParams(p, 20, 40), { onlyMedia: bool(p.only_media, "only_media"), remote: bool(p.remote, "remote") === true && !local });
       return renderTimeline(ctx, c.request, page, viewer, true, ["limit", "local", "remote", "only_media"]);
     })
     .get("/api/v1/timelines/tag/:hashtag", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const p = input(c);
-      const local = bool(p.local) === true;
+      const local = bool(p.local, "local") === true;
       const page = services.timelines.tag(viewer, decodeURIComponent(c.params.hashtag), pageParams(p, 20, 40), {
-        any: strArray(p.any),
-        all: strArray(p.all),
-        none: strArray(p.none),
-        onlyMedia: bool(p.only_media),
-        remote: bool(p.remote) === true && !local,
+        any: strArray(p.any, "any"),
+        all: strArray(p.all, "all"),
+        none: strArray(p.none, "none"),
+        onlyMedia: bool(p.only_media, "only_media"),
+        remote: bool(p.remote, "remote") === true && !local,
       });
       return renderTimeline(ctx, c.request, page, viewer, true, ["limit", "local", "only_media"]);
     })
@@ -43,11 +43,11 @@ export function timelineRoutes(ctx: AppContext) {
       if (accountId === null || !services.accounts.findById(accountId)) throw notFound();
       const p = input(c);
       const page = services.timelines.account(viewer, accountId, pageParams(p, 20, 40), {
-        pinned: bool(p.pinned),
-        excludeReplies: bool(p.exclude_replies),
-        excludeReblogs: bool(p.exclude_reblogs),
-        onlyMedia: bool(p.only_media),
-        tagged: str(p.tagged),
+        pinned: bool(p.pinned, "pinned"),
+        excludeReplies: bool(p.exclude_replies, "exclude_replies"),
+        excludeReblogs: bool(p.exclude_reblogs, "exclude_reblogs"),
+        onlyMedia: bool(p.only_media, "only_media"),
+        tagged: str(p.tagged, "tagged"),
       });
       return renderTimeline(ctx, c.request, page, viewer, false, ["limit", "pinned", "exclude_replies", "exclude_reblogs", "only_media", "tagged"]);
     })

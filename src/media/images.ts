@@ -95,8 +95,9 @@ export interface Rendition {
 }
 
 function pipeline(input: Uint8Array, animated: boolean) {
-  // failOn "none": a slightly damaged image still decodes (as browsers would show it).
-  return sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: "none", animated }).rotate();
+  // failOn "error": a truncated or undecodable image is refused (libvips would otherwise fill
+  // the missing rows with black and store that); mere warnings, which browsers shrug off, pass.
+  return sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: "error", animated }).rotate();
 }
 
 /** Encodes in the upload's own format (AVIF becomes JPEG, as Mastodon converts it); no metadata kept but the colour profile. */

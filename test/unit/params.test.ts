@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { bool, int, paramsFromEntries, paramsFromJson, paramsFromQuery, strArray } from "../../src/http/params.ts";
+import { bool, file, humanize, int, InvalidParam, obj, paramsFromEntries, paramsFromJson, paramsFromQuery, str, strArray } from "../../src/http/params.ts";
 
 describe("Rails-style parameters", () => {
   test("nest arrays, hashes and arrays of hashes", () => {
@@ -45,16 +45,44 @@ describe("Rails-style parameters", () => {
   });
 
   test("coercion follows Rails", () => {
-    expect(bool("true")).toBe(true);
-    expect(bool("1")).toBe(true);
-    expect(bool("on")).toBe(true);
-    expect(bool("false")).toBe(false);
-    expect(bool("0")).toBe(false);
-    expect(bool("")).toBeUndefined();
-    expect(bool(true)).toBe(true);
-    expect(int("300")).toBe(300);
-    expect(int("abc")).toBeUndefined();
-    expect(strArray({ "0": "a", "1": "b" })).toEqual(["a", "b"]);
-    expect(strArray("x")).toEqual(["x"]);
+    expect(bool("true", "x")).toBe(true);
+    expect(bool("1", "x")).toBe(true);
+    expect(bool("on", "x")).toBe(true);
+    expect(bool("false", "x")).toBe(false);
+    expect(bool("0", "x")).toBe(false);
+    expect(bool("", "x")).toBeUndefined();
+    expect(bool(true, "x")).toBe(true);
+    expect(int("300", "x")).toBe(300);
+    expect(int("abc", "x")).toBeUndefined();
+    expect(strArray({ "0": "a", "1": "b" }, "x")).toEqual(["a", "b"]);
+    expect(strArray("x", "x")).toEqual(["x"]);
+  });
+
+  test("a value of the wrong shape is refused with the parameter's name, never dropped", () => {
+    const refusal = (read: () => unknown) => {
+      try {
+        read();
+      } catch (e) {
+        return e instanceof InvalidParam ? { status: e.status, error: e.message, read: e.forRead().body } : e;
+      }
+      return "accepted";
+    };
+    expect(refusal(() => str(["x"], "scheduled_at"))).toEqual({ status: 422, error: "Validation failed: Scheduled at is invalid", read: { error: "Scheduled at is invalid" } });
+    expect(refusal(() => str({ a: "x" }, "scheduled_at"))).toMatchObject({ error: "Validation failed: Scheduled at is invalid" });
+    expect(refusal(() => str(new File(["x"], "x.txt"), "status"))).toMatchObject({ error: "Validation failed: Status is invalid" });
+    expect(refusal(() => bool(["1"], "sensitive"))).toMatchObject({ error: "Validation failed: Sensitive is invalid" });
+    expect(refusal(() => int({}, "poll[expires_in]"))).toMatchObject({ error: "Validation failed: Poll expires in is invalid" });
+    expect(refusal(() => int(true, "limit"))).toMatchObject({ error: "Validation failed: Limit is invalid" });
+    expect(refusal(() => strArray([{ a: "x" }], "media_ids"))).toMatchObject({ error: "Validation failed: Media ids is invalid" });
+    expect(refusal(() => strArray({ "0": ["x"] }, "media_ids"))).toMatchObject({ error: "Validation failed: Media ids is invalid" });
+    expect(refusal(() => obj("x", "poll"))).toMatchObject({ error: "Validation failed: Poll is invalid" });
+    expect(refusal(() => obj(["x"], "source"))).toMatchObject({ error: "Validation failed: Source is invalid" });
+    expect(refusal(() => file("x", "avatar"))).toMatchObject({ error: "Validation failed: Avatar is invalid" });
+    expect(refusal(() => file({ a: "x" }, "avatar"))).toMatchObject({ error: "Validation failed: Avatar is invalid" });
+    expect(file("", "avatar")).toBeUndefined();
+    expect(str(null, "x")).toBeUndefined();
+    expect(str(3, "x")).toBe("3");
+    expect(humanize("fields_attributes[0][name]")).toBe("Fields attributes name");
+    expect(refusal(() => paramsFromJson({ "media_ids[]": ["1", { a: "x" }] }))).toMatchObject({ status: 422, error: "Validation failed: Media ids is invalid" });
   });
 });

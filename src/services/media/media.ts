@@ -166,28 +166,41 @@ export class MediaService {
     }
   }
 
-  /** The background step of a v2 upload: the original, from the kept upload. */
+  /**
+   * The background step of a v2 upload: the original, from the kept upload. A PUT with a new
+   * file may land while this runs; the upload path then changes, and this job's result (or
+   * failure) is stale: it is written only if the row still holds the upload it started from.
+   */
   private async processQueued(id: number) {
     const row = this.db.select().from(mediaAttachments).where(eq(mediaAttachments.id, id)).get();
     if (!row || (row.processing !== "queued" && row.processing !== "in_progress")) return;
     this.db.update(mediaAttachments).set({ processing: "in_progress" }).where(eq(mediaAttachments.id, id)).run();
+    await this.queue.pass("claimed");
     const uploadPath = row.uploadFile ? this.storage.resolve(row.uploadFile) : null;
+    const stillCurrent = and(eq(mediaAttachments.id, id), row.uploadFile === null ? isNull(mediaAttachments.uploadFile) : eq(mediaAttachments.uploadFile, row.uploadFile));
     try {
       if (!uploadPath) throw new Error("the upload is missing");
       const bytes = new Uint8Array(await readFile(uploadPath));
       const info = await inspect(bytes);
       const original = await renderOriginal(bytes, info);
       const file = await this.store("media_attachments", original.data, original.ext);
-      const meta = JSON.parse(row.meta) as Meta;
+      await this.queue.pass("rendered");
+      // Read and written with no await between: nothing can change the row in the middle.
+      const current = this.db.select().from(mediaAttachments).where(stillCurrent).get();
+      if (!current) {
+        this.storage.remove(file);
+        return;
+      }
+      const meta = JSON.parse(current.meta) as Meta;
       meta.original = geometry(original.width, original.height);
       this.db
         .update(mediaAttachments)
         .set({ processing: "complete", file, uploadFile: null, meta: JSON.stringify(meta) })
-        .where(eq(mediaAttachments.id, id))
+        .where(stillCurrent)
         .run();
     } catch (e) {
       log("warn", "media processing failed", { media_id: id, error: String(e).split("\n")[0] });
-      this.db.update(mediaAttachments).set({ processing: "failed", uploadFile: null }).where(eq(mediaAttachments.id, id)).run();
+      this.db.update(mediaAttachments).set({ processing: "failed", uploadFile: null }).where(stillCurrent).run();
     } finally {
       this.storage.remove(row.uploadFile);
     }
@@ -216,26 +229,26 @@ export class MediaService {
     return { row, ready: row.processing === "complete" };
   }
 
-  /** PUT /api/v1/media/:id: description, focus, thumbnail, or a new file. */
+  /**
+   * PUT /api/v1/media/:id: description, focus, thumbnail, or a new file. The renders take
+   * time, during which the background job may finish: what they replace is read afterwards,
+   * from the row as it is then, so no file is overwritten unseen or left behind.
+   */
   async update(accountId: number, id: number | null, input: MediaInput): Promise<{ row: MediaRow; ready: boolean }> {
     const row = this.own(accountId, id);
     if (row.processing === "failed" && !input.file) throw unprocessable(PROCESSING_FAILED);
     const { focus } = this.validate(input, { fileRequired: false });
-    const changes: Partial<MediaRow> = {};
-    const meta = JSON.parse(row.meta) as Meta;
     const written: string[] = [];
-    const replaced: (string | null)[] = [];
+    let newOriginal: { path: string; geometry: Meta["original"] } | undefined;
+    let newPreview: { path: string; geometry: Meta["small"]; blurhash: string; custom: boolean } | undefined;
     try {
       const image = input.file ? await this.readImage(input.file, "File") : undefined;
       const thumb = input.thumbnail ? await this.readImage(input.thumbnail, "Thumbnail") : undefined;
       if (image) {
         const original = await renderOriginal(image.bytes, image.info).catch(imageError);
-        changes.file = await this.store("media_attachments", original.data, original.ext);
-        written.push(changes.file);
-        meta.original = geometry(original.width, original.height);
-        changes.processing = "complete";
-        changes.uploadFile = null;
-        replaced.push(row.file, row.uploadFile);
+        const path = await this.store("media_attachments", original.data, original.ext);
+        written.push(path);
+        newOriginal = { path, geometry: geometry(original.width, original.height) };
       }
       // A custom thumbnail, once given, stays the preview even when the file changes.
       const source = thumb ?? (image && !row.thumbnail ? image : undefined);
@@ -243,20 +256,39 @@ export class MediaService {
         const { preview, blurhash } = await this.previewOf(source);
         const path = await this.store("media_previews", preview.data, preview.ext);
         written.push(path);
-        meta.small = geometry(preview.width, preview.height);
-        changes.blurhash = blurhash;
-        replaced.push(row.preview);
-        if (thumb) {
-          replaced.push(row.thumbnail);
-          changes.thumbnail = path;
-          changes.preview = null;
-        } else {
-          changes.preview = path;
-        }
+        newPreview = { path, geometry: geometry(preview.width, preview.height), blurhash, custom: thumb !== undefined };
       }
     } catch (e) {
       for (const path of written) this.storage.remove(path);
       throw e;
+    }
+    // From here to the write, no await: the row read is the row replaced.
+    const current = this.db.select().from(mediaAttachments).where(eq(mediaAttachments.id, row.id)).get();
+    if (!current) {
+      for (const path of written) this.storage.remove(path);
+      throw notFound();
+    }
+    const changes: Partial<MediaRow> = {};
+    const meta = JSON.parse(current.meta) as Meta;
+    const replaced: (string | null)[] = [];
+    if (newOriginal) {
+      changes.file = newOriginal.path;
+      meta.original = newOriginal.geometry;
+      changes.processing = "complete";
+      changes.uploadFile = null;
+      replaced.push(current.file, current.uploadFile);
+    }
+    if (newPreview) {
+      meta.small = newPreview.geometry;
+      changes.blurhash = newPreview.blurhash;
+      replaced.push(current.preview);
+      if (newPreview.custom) {
+        replaced.push(current.thumbnail);
+        changes.thumbnail = newPreview.path;
+        changes.preview = null;
+      } else {
+        changes.preview = newPreview.path;
+      }
     }
     if (input.description !== undefined) changes.description = input.description;
     if (focus) meta.focus = focus;
@@ -264,7 +296,7 @@ export class MediaService {
     changes.meta = JSON.stringify({ focus: meta.focus, original: meta.original, small: meta.small });
     this.db.update(mediaAttachments).set(changes).where(eq(mediaAttachments.id, row.id)).run();
     for (const path of replaced) this.storage.remove(path);
-    const updated = { ...row, ...changes };
+    const updated = { ...current, ...changes };
     return { row: updated, ready: updated.processing === "complete" };
   }
 

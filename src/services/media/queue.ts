@@ -1,5 +1,8 @@
 import { log } from "../../log.ts";
 
+/** Where a processing job can be held: once it has claimed its row, and before it writes its result. */
+export type JobStage = "claimed" | "rendered";
+
 /**
  * The background processing queue, with a fixed number of workers (by default one per core
  * but one, so that a core stays free to answer requests; sharp works off the main thread,
@@ -12,6 +15,7 @@ export class MediaQueue {
   private running = 0;
   private idleWaiters: (() => void)[] = [];
   private stopped = false;
+  private gates = new Map<JobStage, { reach: () => void; waiting: (() => void)[] }>();
   constructor(
     private work: (id: number) => Promise<void>,
     readonly concurrency: number,
@@ -37,6 +41,35 @@ export class MediaQueue {
           if (this.running === 0 && this.waiting.length === 0) for (const done of this.idleWaiters.splice(0)) done();
         });
     }
+  }
+
+  /**
+   * Holds jobs at a stage until released: lets a test put a request exactly between a job's
+   * steps (no sleeps). `reached` resolves once a job waits there. Costs nothing unheld.
+   */
+  hold(stage: JobStage): { reached: Promise<void>; release: () => void } {
+    let reach!: () => void;
+    const reached = new Promise<void>((resolve) => (reach = resolve));
+    const waiting: (() => void)[] = [];
+    const gate = { reach, waiting };
+    this.gates.set(stage, gate);
+    return {
+      reached,
+      release: () => {
+        if (this.gates.get(stage) === gate) this.gates.delete(stage);
+        for (const go of waiting.splice(0)) go();
+      },
+    };
+  }
+
+  /** Called by a job as it passes `stage`; waits while that stage is held. */
+  pass(stage: JobStage): Promise<void> | void {
+    const gate = this.gates.get(stage);
+    if (!gate) return;
+    return new Promise<void>((resolve) => {
+      gate.waiting.push(resolve);
+      gate.reach();
+    });
   }
 
   get pending(): number {
