@@ -5,7 +5,7 @@ import type { StatusRow } from "../db/schema.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { str, type Params } from "./params.ts";
-import { renderStatus } from "./render.ts";
+import { renderStatus } from "../presenters/status-json.ts";
 
 type Action = (actorId: number, statusId: number | null, params: Params) => StatusRow;
 

@@ -7,8 +7,8 @@ import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { bool, int, obj, str, strArray, type ParamValue, type Params } from "./params.ts";
-import { renderAccountList, renderStatus } from "./render.ts";
-import { cachedPublicJson, jsonText, statusesJson, statusJson } from "./status-json.ts";
+import { cachedPublicJson, renderStatus, statusesJson, statusJson } from "../presenters/status-json.ts";
+import { jsonText, renderAccountList } from "./render.ts";
 import { renderScheduled } from "./scheduled-statuses.ts";
 
 /** POST /api/v1/statuses parameters, read leniently (form strings, JSON values, Rails keys). */

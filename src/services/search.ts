@@ -5,6 +5,7 @@ import { accounts, type AccountRow, type StatusRow } from "../db/schema.ts";
 import { rowReader } from "../db/rows.ts";
 import { normalizeTag } from "../text/format.ts";
 import type { StatusReader } from "./statuses/reader.ts";
+import type { TagHit } from "../models/views.ts";
 
 export type SearchType = "accounts" | "hashtags" | "statuses";
 
@@ -14,13 +15,6 @@ export interface SearchOptions {
   offset: number;
   resolve: boolean;
   following: boolean;
-}
-
-export interface TagHit {
-  id: number | null;
-  name: string;
-  /** Per day, newest first: the day's start (ms), statuses and distinct accounts using the tag. */
-  history: { day: number; uses: number; accounts: number }[];
 }
 
 export interface SearchResults {

@@ -1,10 +1,10 @@
 import type { AppContext } from "../context.ts";
 import type { StatusRow } from "../db/schema.ts";
-import { renderConversations } from "../http/conversations.ts";
-import { notificationsJson } from "../http/notifications.ts";
+import { renderConversations } from "../presenters/conversation.ts";
+import { notificationsJson } from "../presenters/notification.ts";
 import { log } from "../log.ts";
 import type { DomainEvent } from "../services/events.ts";
-import { mentionedIds } from "../services/statuses/visibility.ts";
+import { mentionedIds } from "../models/mentions.ts";
 import { FrameCache, type StreamHub, type Subscription } from "./hub.ts";
 import { StatusPayloads } from "./payloads.ts";
 

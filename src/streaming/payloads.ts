@@ -1,8 +1,7 @@
 import type { AppContext } from "../context.ts";
 import type { StatusRow } from "../db/schema.ts";
-import { renderStatuses } from "../http/render.ts";
-import { serializeStatus } from "../serializers/status.ts";
-import { mentionedIds } from "../services/statuses/visibility.ts";
+import { statusJson, strangerStatusJson } from "../presenters/status-json.ts";
+import { mentionedIds } from "../models/mentions.ts";
 
 /**
  * The JSON of one status for everyone a publication reaches, rendered as few times as
@@ -13,7 +12,7 @@ import { mentionedIds } from "../services/statuses/visibility.ts";
  * Boosts differ per reader (the original may be favourited) and are rendered per reader.
  */
 export class StatusPayloads {
-  private anonymousJson: string | undefined;
+  private anonymousJson: string | null | undefined;
   private sharedJson: string | undefined;
   private own = new Map<number, string | null>();
   private muters: Set<number> | undefined;
@@ -24,9 +23,9 @@ export class StatusPayloads {
     readonly row: StatusRow,
   ) {}
 
-  /** As an anonymous reader (or an app-only token) sees it. */
-  anonymous(): string {
-    this.anonymousJson ??= JSON.stringify(renderStatuses(this.ctx, [this.row], null)[0]);
+  /** As an anonymous reader (or an app-only token) sees it; null if it cannot be rendered. */
+  anonymous(): string | null {
+    if (this.anonymousJson === undefined) this.anonymousJson = statusJson(this.ctx, this.row, null);
     return this.anonymousJson;
   }
 
@@ -36,8 +35,7 @@ export class StatusPayloads {
     let json = this.own.get(viewerId);
     if (json === undefined) {
       const visible = this.ctx.services.reader.visible([this.row], viewerId);
-      const rendered = visible.length ? renderStatuses(this.ctx, visible, viewerId)[0] : undefined;
-      json = rendered ? JSON.stringify(rendered) : null;
+      json = visible.length ? statusJson(this.ctx, visible[0]!, viewerId) : null;
       this.own.set(viewerId, json);
     }
     return json;
@@ -61,13 +59,7 @@ export class StatusPayloads {
 
   /** A signed-in reader with no relation to the new status yet. */
   private shared(): string {
-    if (this.sharedJson === undefined) {
-      const view = this.ctx.services.reader.view(this.row, null);
-      view.viewer = { favourited: false, reblogged: false, muted: false, bookmarked: false, pinned: false };
-      if (view.poll) view.poll = { ...view.poll, ownVotes: [] };
-      // viewerId 0 is nobody: poll totals stay hidden as for any reader but the author.
-      this.sharedJson = JSON.stringify(serializeStatus(this.ctx.urls, view, { viewerId: 0, media: this.ctx.serializeMedia }));
-    }
+    this.sharedJson ??= strangerStatusJson(this.ctx, this.row);
     return this.sharedJson;
   }
 }

@@ -5,7 +5,8 @@ import { accounts, blocks, homeFeed, mutes, notifications, type AccountRow } fro
 import type { IdGenerator } from "../../ids.ts";
 import { notFound } from "../../errors.ts";
 import { finishPage, pageQuery, type Page } from "../pagination.ts";
-import type { FollowService, Relationship, RelationshipFilters } from "./follows.ts";
+import type { FollowService, RelationshipFilters } from "./follows.ts";
+import type { Relationship } from "../../models/views.ts";
 
 export interface ListedMute {
   account: AccountRow;

@@ -1,22 +1,10 @@
 import type { StatusRow } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
+import { mentionedIds } from "../../models/mentions.ts";
 
 export const VISIBILITIES = ["public", "unlisted", "private", "direct"] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
-
-export interface MentionRef {
-  id: number;
-  username: string;
-}
-
-export function mentionsOf(row: Pick<StatusRow, "mentions">): MentionRef[] {
-  return JSON.parse(row.mentions) as MentionRef[];
-}
-
-export function mentionedIds(row: Pick<StatusRow, "mentions">): number[] {
-  return mentionsOf(row).map((m) => m.id);
-}
 
 /**
  * Mastodon's StatusPolicy#show?: public and unlisted for anyone the author has not blocked,
