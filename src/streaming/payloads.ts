@@ -9,7 +9,8 @@ import { mentionedIds } from "../models/mentions.ts";
  * (not favourited, boosted, bookmarked or pinned by them yet), so that reader's copy is
  * rendered once and shared. Only the few whose copy really differs get their own render:
  * its author (poll totals, `voted`), readers who muted its thread, readers with filters.
- * Boosts differ per reader (the original may be favourited) and are rendered per reader.
+ * Boosts differ per reader (the original may be favourited) and are rendered per reader,
+ * and so do edits: readers may have favourited, boosted or bookmarked the status by then.
  */
 export class StatusPayloads {
   private anonymousJson: string | null | undefined;
@@ -21,6 +22,8 @@ export class StatusPayloads {
   constructor(
     private ctx: AppContext,
     readonly row: StatusRow,
+    /** False for an edit: the shared copy of a just-posted status does not apply. */
+    private readonly fresh = true,
   ) {}
 
   /** As an anonymous reader (or an app-only token) sees it; null if it cannot be rendered. */
@@ -31,7 +34,7 @@ export class StatusPayloads {
 
   /** As `viewerId` sees it; null if they may not see it at all. */
   forViewer(viewerId: number): string | null {
-    if (this.row.reblogOfId === null && !this.differsFor(viewerId)) return this.shared();
+    if (this.fresh && this.row.reblogOfId === null && !this.differsFor(viewerId)) return this.shared();
     let json = this.own.get(viewerId);
     if (json === undefined) {
       const visible = this.ctx.services.reader.visible([this.row], viewerId);
