@@ -3,8 +3,8 @@ import type { Config } from "./config.ts";
 import type { Db } from "./db/connection.ts";
 import type { IdGenerator } from "./ids.ts";
 import type { MediaStorage } from "./media/storage.ts";
-import type { Urls } from "./serializers/account.ts";
-import type { MediaView } from "./services/statuses/reader.ts";
+import type { MediaView } from "./models/views.ts";
+import type { Urls } from "./presenters/account.ts";
 import type { InstanceKeys } from "./services/instance.ts";
 import type { Services } from "./services/index.ts";
 

@@ -8,7 +8,7 @@ import { createEdge, SERVER_BODY_LIMIT } from "./http/edge.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
 import { MediaStorage } from "./media/storage.ts";
-import { serializeAttachment } from "./serializers/media.ts";
+import { serializeAttachment } from "./presenters/media.ts";
 import { createServices } from "./services/index.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
 import { Streaming } from "./streaming/index.ts";

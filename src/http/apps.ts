@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
-import { serializeApplication, serializeCredentialApplication } from "../serializers/application.ts";
+import { serializeApplication, serializeCredentialApplication } from "../presenters/application.ts";
 import { requireToken } from "./auth.ts";
 import { input } from "./input.ts";
 import { str, strArray } from "./params.ts";

@@ -1,26 +1,10 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import type { AccountConversationRow } from "../db/schema.ts";
-import { serializeConversation } from "../serializers/conversation.ts";
+import { renderConversations } from "../presenters/conversation.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { linkHeader, pageParams } from "./pagination.ts";
 import { pathId } from "./params.ts";
-import { renderStatuses } from "./render.ts";
-
-/** Conversations of one owner, with participants and last statuses loaded in one batch. */
-export function renderConversations(ctx: AppContext, rows: AccountConversationRow[], ownerId: number) {
-  const { services } = ctx;
-  const others = rows.map((r) => JSON.parse(r.participantIds) as number[]);
-  const accounts = new Map(services.accounts.findByIds([...new Set([ownerId, ...others.flat()])]).map((a) => [a.id, a]));
-  const statusRows = services.reader.rowsByIds([...new Set(rows.map((r) => r.lastStatusId))]);
-  const statuses = new Map(renderStatuses(ctx, statusRows, ownerId).map((s) => [Number(s.id), s]));
-  return rows.map((row, i) => {
-    const ids = others[i]!.length ? others[i]! : [ownerId];
-    const participants = ids.map((id) => accounts.get(id)).filter((a) => a !== undefined);
-    return serializeConversation(ctx.urls, row, participants, statuses.get(row.lastStatusId));
-  });
-}
 
 /** Direct-message threads: list, mark read or unread, leave. */
 export function conversationRoutes(ctx: AppContext) {

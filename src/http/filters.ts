@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { parseId } from "../ids.ts";
-import { serializeFilter, serializeFilterStatus, serializeKeyword, serializeV1Filter } from "../serializers/filter.ts";
+import { serializeFilter, serializeFilterStatus, serializeKeyword, serializeV1Filter } from "../presenters/filter.ts";
 import type { FilterInput, KeywordInput } from "../services/filters.ts";
 import type { V1FilterInput } from "../services/filters-v1.ts";
 import { requireUser } from "./auth.ts";

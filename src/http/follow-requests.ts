@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import { serializeRelationship } from "../serializers/relationship.ts";
+import { serializeRelationship } from "../presenters/relationship.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { LIMITS, SUPPORTED_MIME_TYPES } from "../limits.ts";
-import { accountUri, accountUrl } from "../serializers/account.ts";
+import { accountUri, accountUrl } from "../presenters/account.ts";
 import { instanceStats } from "../services/instance.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "../version.ts";
 import { input } from "./input.ts";

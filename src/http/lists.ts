@@ -2,14 +2,14 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { parseId } from "../ids.ts";
-import { serializeAccount } from "../serializers/account.ts";
-import { serializeList } from "../serializers/list.ts";
+import { serializeAccount } from "../presenters/account.ts";
+import { serializeList } from "../presenters/list.ts";
 import type { ListInput } from "../services/lists.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { linkHeader, pageParams } from "./pagination.ts";
 import { bool, pathId, str, strArray, type Params } from "./params.ts";
-import { renderTimeline } from "./status-json.ts";
+import { renderTimeline } from "./render.ts";
 
 const READ = ["read:lists"] as const;
 const WRITE = ["write:lists"] as const;

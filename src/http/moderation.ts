@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import { serializeAccount } from "../serializers/account.ts";
-import { serializeRelationship } from "../serializers/relationship.ts";
+import { serializeAccount } from "../presenters/account.ts";
+import { serializeRelationship } from "../presenters/relationship.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";

@@ -1,32 +1,13 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import type { NotificationRow } from "../db/schema.ts";
 import { notFound } from "../errors.ts";
 import { parseId } from "../ids.ts";
-import { serializeNotification } from "../serializers/notification.ts";
+import { notificationsJson } from "../presenters/notification.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { linkHeader, pageParams } from "./pagination.ts";
 import { str, strArray } from "./params.ts";
-import { jsonText, statusJsonById } from "./status-json.ts";
-
-/**
- * Notifications for one viewer as JSON text: senders loaded in one batch, statuses composed
- * from the render cache. A notification about a status the viewer can no longer see is left out.
- */
-export function notificationsJson(ctx: AppContext, rows: NotificationRow[], viewerId: number): string[] {
-  const { services } = ctx;
-  const accounts = new Map(services.accounts.findByIds([...new Set(rows.map((n) => n.fromAccountId))]).map((a) => [a.id, a]));
-  const statusRows = services.reader.rowsByIds([...new Set(rows.map((n) => n.statusId).filter((id): id is number => id !== null))]);
-  const statuses = statusJsonById(ctx, services.reader.visible(statusRows, viewerId), viewerId);
-  return rows.flatMap((n) => {
-    const from = accounts.get(n.fromAccountId);
-    const status = n.statusId !== null ? statuses.get(n.statusId) : null;
-    if (!from || status === undefined) return [];
-    const own = JSON.stringify(serializeNotification(ctx.urls, n, from));
-    return [status === null ? own : `${own.slice(0, -1)},"status":${status}}`];
-  });
-}
+import { jsonText } from "./render.ts";
 
 export function notificationRoutes(ctx: AppContext) {
   const { services } = ctx;

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { parseId } from "../ids.ts";
-import { serializePoll } from "../serializers/poll.ts";
+import { serializePoll } from "../presenters/poll.ts";
 import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { strArray } from "./params.ts";

@@ -1,41 +1,11 @@
 import type { AppContext } from "../context.ts";
-import type { AccountRow, StatusRow } from "../db/schema.ts";
-import { serializeAccount } from "../serializers/account.ts";
-import { serializeFilterResult } from "../serializers/filter.ts";
-import { serializeStatus } from "../serializers/status.ts";
-import type { StatusView } from "../services/statuses/reader.ts";
-import type { ListedAccount } from "../services/accounts/follows.ts";
+import type { ListedAccount } from "../models/views.ts";
+import { serializeAccount } from "../presenters/account.ts";
+import { statusesJson } from "../presenters/status-json.ts";
+import type { TimelinePage } from "../services/statuses/timelines.ts";
 import { linkHeader } from "./pagination.ts";
 
 type SetHeaders = { headers: Record<string, string | number> };
-
-/** What filters look at: spoiler, text, poll options and media descriptions (Mastodon's searchable_text). */
-export function searchableText(view: StatusView): string {
-  const poll = view.poll ? (JSON.parse(view.poll.row.options) as string[]) : [];
-  const media = view.media.map((m) => m.description ?? "");
-  return [view.row.spoilerText, view.row.text, ...poll, ...media].filter((s) => s !== "").join("\n\n");
-}
-
-/** The viewer's matching filters for a status, as FilterResult entities. */
-export function filteredFor(ctx: AppContext, viewerId: number | null): ((view: StatusView) => unknown[]) | undefined {
-  if (viewerId === null || !ctx.services.filters.hasFilters(viewerId)) return undefined;
-  return (view) => {
-    const subject = view.reblog ?? view;
-    const ids = view.reblog ? [view.row.id, view.reblog.row.id] : [view.row.id];
-    return ctx.services.filters.matches(viewerId, searchableText(subject), ids).map(serializeFilterResult);
-  };
-}
-
-/** Statuses for one viewer, in one batch of queries. */
-export function renderStatuses(ctx: AppContext, rows: StatusRow[], viewerId: number | null, options: { source?: boolean } = {}) {
-  const media = ctx.serializeMedia;
-  const filtered = filteredFor(ctx, viewerId);
-  return ctx.services.reader.views(rows, viewerId).map((view) => serializeStatus(ctx.urls, view, { viewerId, source: options.source, media, filtered }));
-}
-
-export function renderStatus(ctx: AppContext, row: StatusRow, viewerId: number | null, options: { source?: boolean } = {}) {
-  return renderStatuses(ctx, [row], viewerId, options)[0] as Record<string, unknown>;
-}
 
 /** A page of accounts listed by some record's id (follows, favourites, boosts...). */
 export function renderAccountList<R extends ListedAccount>(
@@ -58,6 +28,27 @@ export function renderAccountList<R extends ListedAccount>(
   return rows.map(serialize);
 }
 
-export function renderAccount(ctx: AppContext, account: AccountRow) {
-  return serializeAccount(ctx.urls, account);
+export function jsonText(json: string, headers: Record<string, string> = {}) {
+  return new Response(json, { headers: { "content-type": "application/json; charset=utf-8", ...headers } });
+}
+
+/**
+ * A page of statuses with its Link header. `always`: Mastodon's timelines link both ways
+ * whenever the page has entries; account, bookmark and favourite lists only offer `next`
+ * after a full page.
+ */
+export function renderTimeline(
+  ctx: AppContext,
+  request: Request,
+  page: TimelinePage,
+  viewerId: number | null,
+  always: boolean,
+  keep: readonly string[] = ["limit"],
+): Response {
+  const headers: Record<string, string> = {};
+  if (page.first !== null) {
+    const link = linkHeader(ctx.config.publicUrl, request, { next: always || page.full ? page.last : null, prev: page.first, keep });
+    if (link) headers.link = link;
+  }
+  return jsonText(statusesJson(ctx, page.rows, viewerId), headers);
 }

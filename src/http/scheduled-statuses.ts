@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import type { ScheduledStatusRow } from "../db/schema.ts";
 import { parseId } from "../ids.ts";
-import { serializeScheduledStatus } from "../serializers/scheduled-status.ts";
+import { serializeScheduledStatus } from "../presenters/scheduled-status.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { linkHeader, pageParams } from "./pagination.ts";

@@ -1,14 +1,15 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { ApiError, notFound } from "../errors.ts";
-import { serializeAccount } from "../serializers/account.ts";
-import { serializeTag } from "../serializers/tag.ts";
+import { serializeAccount } from "../presenters/account.ts";
+import { serializeTag } from "../presenters/tag.ts";
 import type { SearchType } from "../services/search.ts";
 import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { bool, int, str, type Params } from "./params.ts";
 import { linkHeader, pageParams } from "./pagination.ts";
-import { jsonText, statusesJson } from "./status-json.ts";
+import { statusesJson } from "../presenters/status-json.ts";
+import { jsonText } from "./render.ts";
 
 const TYPES = new Set<string>(["accounts", "hashtags", "statuses"]);
 

@@ -5,7 +5,7 @@ import type { StatusActionName } from "../services/statuses/commands.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { str } from "./params.ts";
-import { renderStatus } from "./render.ts";
+import { renderStatus } from "../presenters/status-json.ts";
 
 /** POST /api/v1/statuses/:id/<action>, each with the scope the spec's table gives it. */
 export function statusActionRoutes(ctx: AppContext) {

@@ -2,12 +2,12 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { parseId } from "../ids.ts";
-import { serializeStatusEdit } from "../serializers/status-edit.ts";
+import { serializeStatusEdit } from "../presenters/status-edit.ts";
 import type { EditInput } from "../services/statuses/editing.ts";
 import { optionalUser, requireToken, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { bool, obj, str, strArray, type ParamValue, type Params } from "./params.ts";
-import { renderStatus } from "./render.ts";
+import { renderStatus } from "../presenters/status-json.ts";
 import { statusInput } from "./statuses.ts";
 
 /** `media_attributes[]`: an array of hashes, or Rails' indexed hash of them. */

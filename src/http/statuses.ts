@@ -2,14 +2,14 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { parseId } from "../ids.ts";
-import { serializeStatus } from "../serializers/status.ts";
+import { serializeStatus } from "../presenters/status.ts";
 import type { StatusInput } from "../services/statuses/posting.ts";
 import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { bool, int, obj, str, strArray, type Params } from "./params.ts";
-import { filteredFor, renderAccountList, renderStatus } from "./render.ts";
-import { cachedPublicJson, jsonText, statusesJson, statusJson } from "./status-json.ts";
+import { cachedPublicJson, filteredFor, renderStatus, statusesJson, statusJson } from "../presenters/status-json.ts";
+import { jsonText, renderAccountList } from "./render.ts";
 import { renderScheduled } from "./scheduled-statuses.ts";
 
 /** POST /api/v1/statuses parameters, read leniently (form strings, JSON values, Rails keys). */

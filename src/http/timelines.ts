@@ -6,7 +6,7 @@ import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { bool, str, strArray } from "./params.ts";
-import { renderTimeline } from "./status-json.ts";
+import { renderTimeline } from "./render.ts";
 
 /** Timelines, account statuses, bookmarks and favourites: 20 per page by default, 40 at most. */
 export function timelineRoutes(ctx: AppContext) {

@@ -6,7 +6,7 @@ import { notFound } from "../errors.ts";
 import type { NotificationService } from "./notifications.ts";
 import type { EventBus } from "./events.ts";
 import { finishPage, pageQuery, type Page } from "./pagination.ts";
-import { mentionedIds } from "./statuses/visibility.ts";
+import { mentionedIds } from "../models/mentions.ts";
 
 /**
  * Direct-message threads, one row per participant and set of participants (Mastodon's

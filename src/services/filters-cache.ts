@@ -1,5 +1,5 @@
 import type { CustomFilterRow } from "../db/schema.ts";
-import type { FilterWithRules } from "./filters.ts";
+import type { FilterWithRules } from "../models/views.ts";
 import { buildMatcher, finishBuild, type KeywordMatcher } from "./filters-matcher.ts";
 
 /** One account's filters, ready to match statuses against. */

@@ -1,6 +1,7 @@
 import { ApiError } from "../errors.ts";
 import type { CustomFilterRow } from "../db/schema.ts";
-import type { FilterService, KeywordRow } from "./filters.ts";
+import type { FilterService } from "./filters.ts";
+import type { KeywordRow } from "../models/views.ts";
 
 export interface V1FilterInput {
   phrase?: string;

@@ -7,22 +7,10 @@ import { ApiError, notFound, validationFailed } from "../errors.ts";
 import type { EventBus } from "./events.ts";
 import { FilterMatcherCache } from "./filters-cache.ts";
 import type { StatusReader } from "./statuses/reader.ts";
+import type { FilterMatch, FilterWithRules, KeywordRow } from "../models/views.ts";
 
 export const FILTER_CONTEXTS = ["home", "notifications", "public", "thread", "account"] as const;
 export const FILTER_ACTIONS = ["warn", "hide", "blur"] as const;
-
-export interface KeywordRow {
-  id: number;
-  filterId: number;
-  keyword: string;
-  wholeWord: boolean;
-}
-
-export interface FilterWithRules {
-  filter: CustomFilterRow;
-  keywords: KeywordRow[];
-  statuses: { id: number; filterId: number; statusId: number }[];
-}
 
 export interface KeywordInput {
   id?: number | null;
@@ -38,13 +26,6 @@ export interface FilterInput {
   /** Seconds from now; null clears the expiry. */
   expiresIn?: number | null;
   keywords?: KeywordInput[];
-}
-
-/** A match as the FilterResult entity reports it. */
-export interface FilterMatch {
-  filter: CustomFilterRow;
-  keywordMatches: string[] | null;
-  statusMatches: string[] | null;
 }
 
 const MAX_TITLE = 256;

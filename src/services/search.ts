@@ -6,6 +6,7 @@ import { rowReader } from "../db/rows.ts";
 import { normalizeTag } from "../text/format.ts";
 import type { StatusReader } from "./statuses/reader.ts";
 import { visibleToSql } from "./statuses/visibility.ts";
+import type { TagHit } from "../models/views.ts";
 
 export type SearchType = "accounts" | "hashtags" | "statuses";
 
@@ -15,13 +16,6 @@ export interface SearchOptions {
   offset: number;
   resolve: boolean;
   following: boolean;
-}
-
-export interface TagHit {
-  id: number | null;
-  name: string;
-  /** Per day, newest first: the day's start (ms), statuses and distinct accounts using the tag. */
-  history: { day: number; uses: number; accounts: number }[];
 }
 
 export interface SearchResults {

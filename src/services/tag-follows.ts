@@ -6,7 +6,8 @@ import type { IdGenerator } from "../ids.ts";
 import { notFound } from "../errors.ts";
 import { normalizeTag } from "../text/format.ts";
 import { finishPage, pageQuery, type Page } from "./pagination.ts";
-import type { SearchService, TagHit } from "./search.ts";
+import type { SearchService } from "./search.ts";
+import type { TagHit } from "../models/views.ts";
 
 /**
  * Followed hashtags (Mastodon 4.0): following one brings its public statuses into the

@@ -1,10 +1,10 @@
 import type { AppContext } from "../context.ts";
 import type { StatusRow } from "../db/schema.ts";
-import { renderConversations } from "../http/conversations.ts";
-import { notificationsJson } from "../http/notifications.ts";
+import { renderConversations } from "../presenters/conversation.ts";
+import { notificationsJson } from "../presenters/notification.ts";
 import { log } from "../log.ts";
 import type { DomainEvent } from "../services/events.ts";
-import { mentionedIds } from "../services/statuses/visibility.ts";
+import { mentionedIds } from "../models/mentions.ts";
 import { FrameCache, type StreamHub, type Subscription } from "./hub.ts";
 import { StatusPayloads } from "./payloads.ts";
 
@@ -129,7 +129,7 @@ export class StreamFanout {
   /** A new status (`update`), or an edited one (`status.update`) to the same readers. */
   private statusCreated(row: StatusRow, homeRecipients: number[], event: "update" | "status.update" = "update") {
     let payloads: StatusPayloads | undefined;
-    const get = () => (payloads ??= new StatusPayloads(this.ctx, row));
+    const get = () => (payloads ??= new StatusPayloads(this.ctx, row, event === "update"));
     // One frame cache for every reader of this status: most share one payload.
     const frames = new FrameCache(event);
     for (const recipient of homeRecipients) {
@@ -152,7 +152,7 @@ export class StreamFanout {
   private listDelivered(row: StatusRow, listIds: number[], event: "update" | "status.update" = "update") {
     const streamed = listIds.filter((id) => this.hub.has(`list:${id}`));
     if (streamed.length === 0) return;
-    const payloads = new StatusPayloads(this.ctx, row);
+    const payloads = new StatusPayloads(this.ctx, row, event === "update");
     const frames = new FrameCache(event);
     for (const [listId, owner] of this.ctx.services.lists.owners(streamed)) {
       const json = this.payloadFor(payloads, owner);

@@ -1,8 +1,7 @@
 import type { AppContext } from "../context.ts";
 import type { StatusRow } from "../db/schema.ts";
-import { renderStatuses } from "../http/render.ts";
-import { serializeStatus } from "../serializers/status.ts";
-import { mentionedIds } from "../services/statuses/visibility.ts";
+import { statusJson, strangerStatusJson } from "../presenters/status-json.ts";
+import { mentionedIds } from "../models/mentions.ts";
 
 /**
  * The JSON of one status for everyone a publication reaches, rendered as few times as
@@ -10,10 +9,11 @@ import { mentionedIds } from "../services/statuses/visibility.ts";
  * (not favourited, boosted, bookmarked or pinned by them yet), so that reader's copy is
  * rendered once and shared. Only the few whose copy really differs get their own render:
  * its author (poll totals, `voted`), readers who muted its thread, readers with filters.
- * Boosts differ per reader (the original may be favourited) and are rendered per reader.
+ * Boosts differ per reader (the original may be favourited) and are rendered per reader,
+ * and so do edits: readers may have favourited, boosted or bookmarked the status by then.
  */
 export class StatusPayloads {
-  private anonymousJson: string | undefined;
+  private anonymousJson: string | null | undefined;
   private sharedJson: string | undefined;
   private own = new Map<number, string | null>();
   private muters: Set<number> | undefined;
@@ -22,22 +22,23 @@ export class StatusPayloads {
   constructor(
     private ctx: AppContext,
     readonly row: StatusRow,
+    /** False for an edit: the shared copy of a just-posted status does not apply. */
+    private readonly fresh = true,
   ) {}
 
-  /** As an anonymous reader (or an app-only token) sees it. */
-  anonymous(): string {
-    this.anonymousJson ??= JSON.stringify(renderStatuses(this.ctx, [this.row], null)[0]);
+  /** As an anonymous reader (or an app-only token) sees it; null if it cannot be rendered. */
+  anonymous(): string | null {
+    if (this.anonymousJson === undefined) this.anonymousJson = statusJson(this.ctx, this.row, null);
     return this.anonymousJson;
   }
 
   /** As `viewerId` sees it; null if they may not see it at all. */
   forViewer(viewerId: number): string | null {
-    if (this.row.reblogOfId === null && !this.differsFor(viewerId)) return this.shared();
+    if (this.fresh && this.row.reblogOfId === null && !this.differsFor(viewerId)) return this.shared();
     let json = this.own.get(viewerId);
     if (json === undefined) {
       const visible = this.ctx.services.reader.visible([this.row], viewerId);
-      const rendered = visible.length ? renderStatuses(this.ctx, visible, viewerId)[0] : undefined;
-      json = rendered ? JSON.stringify(rendered) : null;
+      json = visible.length ? statusJson(this.ctx, visible[0]!, viewerId) : null;
       this.own.set(viewerId, json);
     }
     return json;
@@ -61,13 +62,7 @@ export class StatusPayloads {
 
   /** A signed-in reader with no relation to the new status yet. */
   private shared(): string {
-    if (this.sharedJson === undefined) {
-      const view = this.ctx.services.reader.view(this.row, null);
-      view.viewer = { favourited: false, reblogged: false, muted: false, bookmarked: false, pinned: false };
-      if (view.poll) view.poll = { ...view.poll, ownVotes: [] };
-      // viewerId 0 is nobody: poll totals stay hidden as for any reader but the author.
-      this.sharedJson = JSON.stringify(serializeStatus(this.ctx.urls, view, { viewerId: 0, media: this.ctx.serializeMedia }));
-    }
+    this.sharedJson ??= strangerStatusJson(this.ctx, this.row);
     return this.sharedJson;
   }
 }

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
-import { renderStatuses } from "../../src/http/render.ts";
-import { statusesJson } from "../../src/http/status-json.ts";
-import { notificationsJson } from "../../src/http/notifications.ts";
-import { serializeNotification } from "../../src/serializers/notification.ts";
+import { notificationsJson, serializeNotification } from "../../src/presenters/notification.ts";
+import { renderStatuses, statusesJson } from "../../src/presenters/status-json.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";

@@ -10,6 +10,7 @@ import { normalizeLanguage } from "../../text/languages.ts";
 import type { EventBus } from "../events.ts";
 import type { ProfileImageService } from "./profile-images.ts";
 import { ValidationErrors } from "./validation.ts";
+import type { ProfileField } from "../../models/views.ts";
 
 export const USERNAME_RE = /^[A-Za-z0-9_]+$/;
 const RESERVED_USERNAMES = new Set(["admin", "support", "help", "root", "webmaster", "administrator", "mod", "moderator"]);
@@ -26,13 +27,6 @@ export interface NewAccount {
   password?: string;
   agreement?: boolean;
   locale?: string;
-}
-
-export interface ProfileField {
-  name: string;
-  value: string;
-  valueHtml: string;
-  verifiedAt: number | null;
 }
 
 export interface CredentialsUpdate {

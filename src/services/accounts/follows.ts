@@ -8,32 +8,12 @@ import { inJsonList, jsonList } from "../../db/prepared.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
 import { finishPage, pageQuery, type Page } from "../pagination.ts";
 import type { EventBus } from "../events.ts";
+import type { ListedAccount, Relationship } from "../../models/views.ts";
 
 export interface FollowOptions {
   reblogs?: boolean;
   notify?: boolean;
   languages?: string[] | null;
-}
-
-export interface Relationship {
-  id: number;
-  following: boolean;
-  showingReblogs: boolean;
-  notifying: boolean;
-  languages: string[] | null;
-  followedBy: boolean;
-  blocking: boolean;
-  blockedBy: boolean;
-  muting: boolean;
-  mutingNotifications: boolean;
-  requested: boolean;
-  requestedBy: boolean;
-}
-
-/** An account with the id of the follow (or request) that listed it: the page cursor. */
-export interface ListedAccount {
-  account: AccountRow;
-  cursor: number;
 }
 
 /** Block and mute state comes from the moderation service once it exists; follows ask it. */

@@ -6,7 +6,8 @@ import type { IdGenerator } from "../../ids.ts";
 import { notFound } from "../../errors.ts";
 import { finishPage, pageQuery, type Page } from "../pagination.ts";
 import type { EventBus } from "../events.ts";
-import type { FollowService, Relationship, RelationshipFilters } from "./follows.ts";
+import type { FollowService, RelationshipFilters } from "./follows.ts";
+import type { Relationship } from "../../models/views.ts";
 
 export interface ListedMute {
   account: AccountRow;

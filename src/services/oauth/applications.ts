@@ -127,10 +127,6 @@ export class ApplicationService {
   }
 }
 
-export function redirectUrisOf(app: ApplicationRow): string[] {
-  return app.redirectUris.split("\n").filter(Boolean);
-}
-
 export function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);

@@ -6,7 +6,8 @@ import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret, safeEqual, sha256Base64Url } from "../../auth/secrets.ts";
 import { DEFAULT_SCOPES, isSubset, parseScopes, unknownScopes } from "../../auth/scopes.ts";
 import type { AccountService } from "../accounts/accounts.ts";
-import { isPrintableAscii, OOB_REDIRECT_URI, redirectTarget, redirectUrisOf, type ApplicationService } from "./applications.ts";
+import { isPrintableAscii, OOB_REDIRECT_URI, redirectTarget, type ApplicationService } from "./applications.ts";
+import { redirectUrisOf } from "../../models/applications.ts";
 import type { IssuedToken, TokenService } from "./tokens.ts";
 
 export const CODE_LIFETIME_MS = 10 * 60 * 1000;

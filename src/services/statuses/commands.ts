@@ -4,7 +4,8 @@ import type { AccountService } from "../accounts/accounts.ts";
 import type { StatusActionService } from "./actions.ts";
 import type { EditInput, EditingService } from "./editing.ts";
 import type { PollService } from "./polls.ts";
-import type { StatusReader, StatusView } from "./reader.ts";
+import type { StatusReader } from "./reader.ts";
+import type { StatusView } from "../../models/views.ts";
 import type { RemovalService } from "./removal.ts";
 
 /** POST /api/v1/statuses/:id/<action>. */

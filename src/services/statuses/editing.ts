@@ -14,7 +14,7 @@ import type { NotificationService } from "../notifications.ts";
 import { pollErrors, type PollInput, type PostingService } from "./posting.ts";
 import type { RenderCache } from "./render-cache.ts";
 import type { StatusReader } from "./reader.ts";
-import { mentionedIds } from "./visibility.ts";
+import { mentionedIds } from "../../models/mentions.ts";
 
 /** PUT /api/v1/statuses/:id: like Mastodon's, a whole new version (what is left out is gone). */
 export interface EditInput {

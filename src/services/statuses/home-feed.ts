@@ -3,7 +3,8 @@ import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { homeFeed, type StatusRow } from "../../db/schema.ts";
 import type { Page } from "../pagination.ts";
-import { mentionedIds, visibleTo } from "./visibility.ts";
+import { visibleTo } from "./visibility.ts";
+import { mentionedIds } from "../../models/mentions.ts";
 
 /** Callers pass their transaction; the feed writes run on the same connection inside it. */
 type Tx = unknown;

@@ -2,49 +2,12 @@ import type { Database } from "bun:sqlite";
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accounts, applications, pollVotes, polls, statuses, type AccountRow, type MediaRow, type PollRow, type StatusRow } from "../../db/schema.ts";
+import { accounts, applications, pollVotes, polls, statuses, type StatusRow } from "../../db/schema.ts";
 import { notFound } from "../../errors.ts";
 import { inJsonList, jsonList } from "../../db/prepared.ts";
 import { rowReader } from "../../db/rows.ts";
 import type { StatusPolicy } from "./visibility.ts";
-
-export interface PollView {
-  row: PollRow;
-  /** The viewer's chosen options; null for anonymous viewers. */
-  ownVotes: number[] | null;
-  expired: boolean;
-}
-
-export interface FlagSets {
-  favourited: Set<number>;
-  bookmarked: Set<number>;
-  reblogged: Set<number>;
-  pinned: Set<number>;
-  muted: Set<number>;
-}
-
-export interface ViewerFlags {
-  favourited: boolean;
-  reblogged: boolean;
-  muted: boolean;
-  bookmarked: boolean;
-  pinned: boolean;
-}
-
-/** Everything needed to render one status for one viewer. */
-export interface StatusView {
-  row: StatusRow;
-  account: AccountRow;
-  application: { name: string; website: string | null } | null;
-  poll: PollView | null;
-  media: MediaView[];
-  reblog: StatusView | null;
-  /** Null when nobody is signed in. */
-  viewer: ViewerFlags | null;
-}
-
-/** An attachment as stored (filled in by the media service). */
-export type MediaView = MediaRow;
+import type { FlagSets, MediaView, PollView, StatusView } from "../../models/views.ts";
 
 export type MediaLoader = (statusIds: number[]) => Map<number, MediaView[]>;
 

@@ -1,19 +1,5 @@
 const LIMIT = 5_000;
-
-/**
- * A status rendered as every viewer sees it, in three pieces of JSON text that the
- * per-viewer parts slot between (REST::StatusSerializer's key order):
- * `head` is `{"id":..."edited_at":null`; the viewer's flags follow; then `content` (the
- * JSON string); then the viewer's `filtered`; then `"reblog":` and the boosted status;
- * then `tail`, `,"application":...}`.
- */
-export interface StatusParts {
-  head: string;
-  content: string;
-  tail: string;
-  visibility: string;
-  reblogOfId: number | null;
-}
+import type { StatusParts } from "../../models/views.ts";
 
 interface Entry {
   parts: StatusParts;

@@ -2,22 +2,10 @@ import { sql, type SQL } from "drizzle-orm";
 import type { StatusRow } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
+import { mentionedIds } from "../../models/mentions.ts";
 
 export const VISIBILITIES = ["public", "unlisted", "private", "direct"] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
-
-export interface MentionRef {
-  id: number;
-  username: string;
-}
-
-export function mentionsOf(row: Pick<StatusRow, "mentions">): MentionRef[] {
-  return JSON.parse(row.mentions) as MentionRef[];
-}
-
-export function mentionedIds(row: Pick<StatusRow, "mentions">): number[] {
-  return mentionsOf(row).map((m) => m.id);
-}
 
 /**
  * StatusPolicy's rule as an SQL condition, for queries that must filter before they page:

@@ -1,5 +1,5 @@
 import type { AccountRow, UserRow } from "../db/schema.ts";
-import type { ProfileField } from "../services/accounts/accounts.ts";
+import type { ProfileField } from "../models/views.ts";
 
 export interface Urls {
   publicUrl: string;

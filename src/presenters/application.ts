@@ -1,6 +1,6 @@
 import type { ApplicationRow } from "../db/schema.ts";
 import { parseScopes } from "../auth/scopes.ts";
-import { redirectUrisOf } from "../services/oauth/applications.ts";
+import { redirectUrisOf } from "../models/applications.ts";
 
 /** REST::ApplicationSerializer (4.3), without client credentials. */
 export function serializeApplication(app: ApplicationRow, vapidKey: string) {

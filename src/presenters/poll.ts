@@ -1,4 +1,4 @@
-import type { PollView } from "../services/statuses/reader.ts";
+import type { PollView } from "../models/views.ts";
 
 /** REST::PollSerializer (4.3). `voted` and `own_votes` only for a signed-in viewer. */
 export function serializePoll(view: PollView, viewerId: number | null) {

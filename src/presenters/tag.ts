@@ -1,4 +1,4 @@
-import type { TagHit } from "../services/search.ts";
+import type { TagHit } from "../models/views.ts";
 import type { Urls } from "./account.ts";
 
 /** REST::TagSerializer: history values are strings, `day` a UNIX timestamp; `following` for signed-in viewers. */

@@ -1,29 +1,35 @@
 import type { AppContext } from "../context.ts";
 import type { StatusRow } from "../db/schema.ts";
-import { serializeStatus } from "../serializers/status.ts";
-import type { StatusParts } from "../services/statuses/render-cache.ts";
-import type { TimelinePage } from "../services/statuses/timelines.ts";
-import { linkHeader } from "./pagination.ts";
-import { renderStatuses } from "./render.ts";
+import type { StatusParts, StatusView } from "../models/views.ts";
+import { serializeFilterResult } from "./filter.ts";
+import { composeStatusJson, serializeStatus, statusPartsJson } from "./status.ts";
 
-const HEAD_KEYS = ["id", "created_at", "in_reply_to_id", "in_reply_to_account_id", "sensitive", "spoiler_text", "visibility", "language", "uri", "url", "replies_count", "reblogs_count", "favourites_count", "edited_at"] as const;
-const TAIL_KEYS = ["application", "account", "media_attachments", "mentions", "tags", "emojis", "card", "poll"] as const;
-
-function pick(source: Record<string, unknown>, keys: readonly string[]) {
-  const out: Record<string, unknown> = {};
-  for (const k of keys) out[k] = source[k];
-  return out;
+/** What filters look at: spoiler, text, poll options and media descriptions (Mastodon's searchable_text). */
+export function searchableText(view: StatusView): string {
+  const poll = view.poll ? (JSON.parse(view.poll.row.options) as string[]) : [];
+  const media = view.media.map((m) => m.description ?? "");
+  return [view.row.spoilerText, view.row.text, ...poll, ...media].filter((s) => s !== "").join("\n\n");
 }
 
-/** Splits an anonymous rendering into the pieces every viewer shares. */
-function partsOf(rendered: Record<string, unknown>, row: StatusRow): StatusParts {
-  return {
-    head: JSON.stringify(pick(rendered, HEAD_KEYS)).slice(0, -1),
-    content: JSON.stringify(rendered.content),
-    tail: `,${JSON.stringify(pick(rendered, TAIL_KEYS)).slice(1)}`,
-    visibility: row.visibility,
-    reblogOfId: row.reblogOfId,
+/** The viewer's matching filters for a status, as FilterResult entities. */
+export function filteredFor(ctx: AppContext, viewerId: number | null): ((view: StatusView) => unknown[]) | undefined {
+  if (viewerId === null || !ctx.services.filters.hasFilters(viewerId)) return undefined;
+  return (view) => {
+    const subject = view.reblog ?? view;
+    const ids = view.reblog ? [view.row.id, view.reblog.row.id] : [view.row.id];
+    return ctx.services.filters.matches(viewerId, searchableText(subject), ids).map(serializeFilterResult);
   };
+}
+
+/** Statuses for one viewer, in one batch of queries. */
+export function renderStatuses(ctx: AppContext, rows: StatusRow[], viewerId: number | null, options: { source?: boolean } = {}) {
+  const media = ctx.serializeMedia;
+  const filtered = filteredFor(ctx, viewerId);
+  return ctx.services.reader.views(rows, viewerId).map((view) => serializeStatus(ctx.urls, view, { viewerId, source: options.source, media, filtered }));
+}
+
+export function renderStatus(ctx: AppContext, row: StatusRow, viewerId: number | null, options: { source?: boolean } = {}) {
+  return renderStatuses(ctx, [row], viewerId, options)[0] as Record<string, unknown>;
 }
 
 /**
@@ -76,8 +82,7 @@ export function statusJsonById(ctx: AppContext, rows: StatusRow[], viewerId: num
   if (uncached.length > 0) {
     const media = ctx.serializeMedia;
     for (const view of reader.views(uncached, null)) {
-      const rendered = serializeStatus(ctx.urls, view, { viewerId: null, media });
-      const own = partsOf(rendered, view.row);
+      const own = statusPartsJson(ctx.urls, view, { viewerId: null, media });
       parts.set(view.row.id, own);
       renderCache.set(view.row.id, view.row.accountId, own);
     }
@@ -102,13 +107,15 @@ export function statusJsonById(ctx: AppContext, rows: StatusRow[], viewerId: num
       reblog = inner;
       subject = original;
     }
-    if (!flags) return `${own.head},"content":${own.content},"reblog":${reblog}${own.tail}`;
+    if (!flags) return composeStatusJson(own, reblog, null);
     // A boost shows its original's flags, as Mastodon does; only an original can be pinned.
-    const viewerPart =
-      `,"favourited":${flags.favourited.has(subject.id)},"reblogged":${flags.reblogged.has(subject.id)}` +
-      `,"muted":${flags.muted.has(subject.conversationId)},"bookmarked":${flags.bookmarked.has(subject.id)}` +
-      `,"pinned":${row.reblogOfId === null && flags.pinned.has(row.id)}`;
-    return `${own.head}${viewerPart},"content":${own.content},"filtered":[],"reblog":${reblog}${own.tail}`;
+    return composeStatusJson(own, reblog, {
+      favourited: flags.favourited.has(subject.id),
+      reblogged: flags.reblogged.has(subject.id),
+      muted: flags.muted.has(subject.conversationId),
+      bookmarked: flags.bookmarked.has(subject.id),
+      pinned: row.reblogOfId === null && flags.pinned.has(row.id),
+    });
   };
 
   for (const row of rows) {
@@ -128,30 +135,18 @@ export function statusJson(ctx: AppContext, row: StatusRow, viewerId: number | n
 export function cachedPublicJson(ctx: AppContext, statusId: number): string | null {
   const parts = ctx.services.renderCache.get(statusId);
   if (!parts || parts.reblogOfId !== null || (parts.visibility !== "public" && parts.visibility !== "unlisted")) return null;
-  return `${parts.head},"content":${parts.content},"reblog":null${parts.tail}`;
-}
-
-export function jsonText(json: string, headers: Record<string, string> = {}) {
-  return new Response(json, { headers: { "content-type": "application/json; charset=utf-8", ...headers } });
+  return composeStatusJson(parts, "null", null);
 }
 
 /**
- * A page of statuses with its Link header. `always`: Mastodon's timelines link both ways
- * whenever the page has entries; account, bookmark and favourite lists only offer `next`
- * after a full page.
+ * A status as a signed-in reader with no relation to it sees it: not favourited, boosted,
+ * bookmarked, pinned or muted by them, no filters, no vote. Right after it is posted that
+ * is nearly everyone it reaches, so streams render this once and share it.
  */
-export function renderTimeline(
-  ctx: AppContext,
-  request: Request,
-  page: TimelinePage,
-  viewerId: number | null,
-  always: boolean,
-  keep: readonly string[] = ["limit"],
-): Response {
-  const headers: Record<string, string> = {};
-  if (page.first !== null) {
-    const link = linkHeader(ctx.config.publicUrl, request, { next: always || page.full ? page.last : null, prev: page.first, keep });
-    if (link) headers.link = link;
-  }
-  return jsonText(statusesJson(ctx, page.rows, viewerId), headers);
+export function strangerStatusJson(ctx: AppContext, row: StatusRow): string {
+  const view = ctx.services.reader.view(row, null);
+  view.viewer = { favourited: false, reblogged: false, muted: false, bookmarked: false, pinned: false };
+  if (view.poll) view.poll = { ...view.poll, ownVotes: [] };
+  // viewerId 0 is nobody: poll totals stay hidden as for any reader but the author.
+  return JSON.stringify(serializeStatus(ctx.urls, view, { viewerId: 0, media: ctx.serializeMedia }));
 }

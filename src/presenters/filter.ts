@@ -1,5 +1,5 @@
 import type { CustomFilterRow } from "../db/schema.ts";
-import type { FilterMatch, FilterWithRules, KeywordRow } from "../services/filters.ts";
+import type { FilterMatch, FilterWithRules, KeywordRow } from "../models/views.ts";
 
 function filterFields(f: CustomFilterRow) {
   return {

@@ -1,4 +1,4 @@
-import type { Relationship } from "../services/accounts/follows.ts";
+import type { Relationship } from "../models/views.ts";
 
 /** REST::RelationshipSerializer (4.3) key order. */
 export function serializeRelationship(r: Relationship) {

@@ -1,0 +1,112 @@
+import type { AccountRow, CustomFilterRow, MediaRow, PollRow, StatusRow } from "../db/schema.ts";
+
+// What services load and presenters render: the shapes between the two layers, so that
+// neither imports the other's modules for them.
+
+export interface PollView {
+  row: PollRow;
+  /** The viewer's chosen options; null for anonymous viewers. */
+  ownVotes: number[] | null;
+  expired: boolean;
+}
+
+export interface FlagSets {
+  favourited: Set<number>;
+  bookmarked: Set<number>;
+  reblogged: Set<number>;
+  pinned: Set<number>;
+  muted: Set<number>;
+}
+
+export interface ViewerFlags {
+  favourited: boolean;
+  reblogged: boolean;
+  muted: boolean;
+  bookmarked: boolean;
+  pinned: boolean;
+}
+
+/** Everything needed to render one status for one viewer. */
+export interface StatusView {
+  row: StatusRow;
+  account: AccountRow;
+  application: { name: string; website: string | null } | null;
+  poll: PollView | null;
+  media: MediaView[];
+  reblog: StatusView | null;
+  /** Null when nobody is signed in. */
+  viewer: ViewerFlags | null;
+}
+
+/** An attachment as stored (filled in by the media service). */
+export type MediaView = MediaRow;
+
+/**
+ * A status rendered as every viewer sees it, in three pieces of JSON text that the
+ * per-viewer parts slot between (REST::StatusSerializer's key order):
+ * `head` is `{"id":..."edited_at":null`; the viewer's flags follow; then `content` (the
+ * JSON string); then the viewer's `filtered`; then `"reblog":` and the boosted status;
+ * then `tail`, `,"application":...}`.
+ */
+export interface StatusParts {
+  head: string;
+  content: string;
+  tail: string;
+  visibility: string;
+  reblogOfId: number | null;
+}
+
+export interface ProfileField {
+  name: string;
+  value: string;
+  valueHtml: string;
+  verifiedAt: number | null;
+}
+
+export interface Relationship {
+  id: number;
+  following: boolean;
+  showingReblogs: boolean;
+  notifying: boolean;
+  languages: string[] | null;
+  followedBy: boolean;
+  blocking: boolean;
+  blockedBy: boolean;
+  muting: boolean;
+  mutingNotifications: boolean;
+  requested: boolean;
+  requestedBy: boolean;
+}
+
+/** An account with the id of the follow (or request) that listed it: the page cursor. */
+export interface ListedAccount {
+  account: AccountRow;
+  cursor: number;
+}
+
+export interface TagHit {
+  id: number | null;
+  name: string;
+  /** Per day, newest first: the day's start (ms), statuses and distinct accounts using the tag. */
+  history: { day: number; uses: number; accounts: number }[];
+}
+
+export interface KeywordRow {
+  id: number;
+  filterId: number;
+  keyword: string;
+  wholeWord: boolean;
+}
+
+export interface FilterWithRules {
+  filter: CustomFilterRow;
+  keywords: KeywordRow[];
+  statuses: { id: number; filterId: number; statusId: number }[];
+}
+
+/** A match as the FilterResult entity reports it. */
+export interface FilterMatch {
+  filter: CustomFilterRow;
+  keywordMatches: string[] | null;
+  statusMatches: string[] | null;
+}
