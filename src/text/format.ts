@@ -27,9 +27,11 @@ function hashtagOf(run: string): string | null {
   if (/[\p{L}\p{M}]/u.test(tag)) return tag;
   return tag.length >= 3 && /[_\u00B7\u30FB\u200c]/u.test(tag.slice(1, -1)) ? tag : null;
 }
-// app/models/account.rb MENTION_RE
+// app/models/account.rb MENTION_RE, plus an optional port after the domain: a server whose
+// PUBLIC_URL has one is `alice@localhost:3000`, and clients (Elk, on every edit) write
+// mentions of its own accounts that way.
 const MENTION_RE = new RegExp(
-  `(?<![=/${WORD}])@(([a-z0-9_]+(?:[.\\-]+[a-z0-9_]+)*)(?:@([${WORD}]+(?:[.\\-]+[${WORD}]+)*))?)`,
+  `(?<![=/${WORD}])@(([a-z0-9_]+(?:[.\\-]+[a-z0-9_]+)*)(?:@([${WORD}]+(?:[.\\-]+[${WORD}]+)*(?::\\d{1,5}(?!\\d))?))?)`,
   "giu",
 );
 

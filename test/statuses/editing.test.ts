@@ -67,6 +67,18 @@ describe("PUT /api/v1/statuses/:id", () => {
     expect(mention.map((n: { status: { id: string } }) => n.status.id)).toContain(s.id);
   });
 
+  test("mentions written with this server's own domain and port are local (Elk writes them so on every edit)", async () => {
+    const host = new URL(server.base).host;
+    expect(host).toMatch(/:\d+$/);
+    const s = await postStatus(alice, { status: `hi @carol@${host}` });
+    expect(s.mentions).toEqual([{ id: carol.id, username: "carol", url: `${server.base}/@carol`, acct: "carol" }]);
+    expect(s.content).toContain(`<a href="${server.base}/@carol" class="u-url mention">@<span>carol</span></a>`);
+    const edited = await alice.client.put(`/api/v1/statuses/${s.id}`, { json: { status: `hi @carol@${host} and @bob@${host}` } });
+    expect(edited.status).toBe(200);
+    expect(edited.body.mentions.map((m: { id: string }) => m.id).sort()).toEqual([carol.id, bob.id].sort());
+    expect(edited.body.content).toContain(`<a href="${server.base}/@bob" class="u-url mention">@<span>bob</span></a>`);
+  });
+
   test("an edit that changes nothing records nothing", async () => {
     const s = await postStatus(alice, { status: "steady" });
     const same = await alice.client.put(`/api/v1/statuses/${s.id}`, { json: { status: "steady" } });

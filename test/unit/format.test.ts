@@ -40,6 +40,20 @@ describe("text to HTML", () => {
     expect(f.html).toContain("me@alice.example");
   });
 
+  test("a mention may carry the server's port after its domain", () => {
+    const withPort = {
+      ...options,
+      resolveMention: (username: string, domain: string | null) =>
+        username === "alice" && (domain === null || domain === "localhost:3000") ? { id: 1, username: "alice", url: "http://localhost:3000/@alice" } : null,
+    };
+    const f = formatText("hi @alice@localhost:3000: and @alice@localhost:30001 and @alice@localhost", withPort);
+    expect(f.mentions.map((m) => m.id)).toEqual([1]);
+    expect(f.html).toBe(
+      '<p>hi <span class="h-card" translate="no"><a href="http://localhost:3000/@alice" class="u-url mention">@<span>alice</span></a></span>: and @alice@localhost:30001 and @alice@localhost</p>',
+    );
+    expect(countableLength("@alice@localhost:3000")).toBe(6);
+  });
+
   test("length counts URLs as 23 and remote mentions by username", () => {
     expect(countableLength("a".repeat(10))).toBe(10);
     expect(countableLength(`x https://example.com/${"a".repeat(100)}`)).toBe(2 + 23);
