@@ -30,6 +30,8 @@ export class TimerWheel {
   private interval: ReturnType<typeof setInterval> | null = null;
   private stopJump: () => void;
   private ticking = false;
+  /** Handlers that returned a promise and have not settled yet. */
+  private running = new Set<Promise<void>>();
 
   constructor(private clock: Clock) {
     this.cursor = Math.floor(clock.now() / SLOT_MS) - 1;
@@ -55,6 +57,18 @@ export class TimerWheel {
 
   get size() {
     return this.timers.size;
+  }
+
+  /**
+   * Fires whatever is due by the clock now and resolves once every handler started so far
+   * (and any they started in turn) has finished: tests await it after moving the clock.
+   */
+  async idle(): Promise<void> {
+    this.tick();
+    while (this.running.size > 0) {
+      await Promise.allSettled([...this.running]);
+      this.tick();
+    }
   }
 
   schedule(kind: string, id: string | number, dueAt: number) {
@@ -128,7 +142,10 @@ export class TimerWheel {
     if (!handler) return;
     try {
       const result = handler(timer.key.slice(colon + 1));
-      if (result instanceof Promise) result.catch((e) => log("error", "timer failed", { timer: timer.key, error: String(e) }));
+      if (result instanceof Promise) {
+        const settled = result.catch((e) => log("error", "timer failed", { timer: timer.key, error: String(e) })).finally(() => this.running.delete(settled));
+        this.running.add(settled);
+      }
     } catch (e) {
       log("error", "timer failed", { timer: timer.key, error: String(e) });
     }

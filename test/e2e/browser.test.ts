@@ -95,7 +95,7 @@ describe.skipIf(!available)("OAuth pages in Chromium", () => {
     expect(me.username).toBe("hana");
     expect(existsSync(join(ARTIFACTS, "oauth-consent.png"))).toBe(true);
     await page.close();
-  }, 30_000);
+  }, 60_000);
 
   test("deny sends the browser back with access_denied", async () => {
     const app = await registerApp();
@@ -109,5 +109,5 @@ describe.skipIf(!available)("OAuth pages in Chromium", () => {
     expect(callbacks[0]!.searchParams.get("error")).toBe("access_denied");
     expect(callbacks[0]!.searchParams.get("code")).toBeNull();
     await page.close();
-  }, 30_000);
+  }, 60_000);
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { drain } from "../support/wait.ts";
 
 let server: TestServer;
 let anon: Client;
@@ -108,7 +109,7 @@ describe("poll end", () => {
     const p = await poll({ poll: { options: ["a", "b"], expires_in: 600 } });
     await bob.client.post(`/api/v1/polls/${p.id}/votes`, { json: { choices: [1] } });
     server.clock.advance(601 * 1000);
-    await Bun.sleep(20);
+    await drain(server);
     const late = await carol.client.post(`/api/v1/polls/${p.id}/votes`, { json: { choices: [0] } });
     expect(late.status).toBe(422);
     expect(late.body).toEqual({ error: "Validation failed: The poll has already ended" });
@@ -127,7 +128,7 @@ describe("poll end", () => {
     await bob.client.post(`/api/v1/polls/${p.id}/votes`, { json: { choices: [0] } });
     const restarted = await server.restart(() => server.clock.advance(901 * 1000));
     try {
-      await Bun.sleep(20);
+      await drain(restarted);
       const notes = await new Client(restarted.base, bob.token).get("/api/v1/notifications", { query: { "types[]": "poll" } });
       expect(notes.body.some((n: any) => n.status.poll.id === p.id)).toBe(true);
     } finally {
