@@ -74,8 +74,10 @@ export class TimerWheel {
   schedule(kind: string, id: string | number, dueAt: number) {
     const key = `${kind}:${id}`;
     this.cancelKey(key);
-    const second = Math.floor(dueAt / SLOT_MS);
-    // Due already (or in the current second): the next tick fires it.
+    // The tick of second T runs once the clock has reached T: a timer goes in the first second
+    // at or after its time, so it never fires early. Already due: the next slot, which tick()
+    // looks into for what is due (see there), so it fires at once, not at the next second.
+    const second = Math.ceil(dueAt / SLOT_MS);
     const ahead = Math.max(0, second - this.cursor - 1);
     const slot = (this.cursor + 1 + ahead) % SLOTS;
     const timer: Timer = { key, dueAt, rounds: Math.floor(ahead / SLOTS), slot };
@@ -115,6 +117,11 @@ export class TimerWheel {
           if (timer.rounds > 0) timer.rounds--;
           else this.fire(timer);
         }
+      }
+      // The coming second's slot holds, in its last turn, timers due within that second; those
+      // whose time the clock has passed already fire now rather than at the second's end.
+      for (const timer of [...this.slots[(this.cursor + 1) % SLOTS]!.values()]) {
+        if (timer.rounds === 0 && timer.dueAt <= now) this.fire(timer);
       }
     } finally {
       this.ticking = false;
