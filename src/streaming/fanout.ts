@@ -72,7 +72,9 @@ export class StreamFanout {
 
   /**
    * Resolves once everything announced so far has been handed to the connections (tests
-   * await it before checking that a stream received nothing).
+   * await it, then send a marker down each connection, before checking that a stream
+   * received nothing). Any later step added between an event and `conn.send` must keep
+   * this promise pending until it is done, or such checks would pass too early.
    */
   async idle(): Promise<void> {
     while (this.scheduled || this.queue.length > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
