@@ -5,6 +5,7 @@ import sharp from "sharp";
 import { createUser, postStatus, type TestUser } from "./support/fixtures.ts";
 import { Client } from "./support/http.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
+import { drain } from "./support/wait.ts";
 
 let server: TestServer;
 let alice: TestUser;
@@ -334,7 +335,7 @@ describe("cleanup", () => {
     await postStatus(alice, { status: "keeps its media", media_ids: [kept.body.id] });
     const looseFile = loose.body.url;
     server.clock.advance(25 * 60 * 60 * 1000);
-    await Bun.sleep(20);
+    await drain(server);
     expect((await alice.client.get(`/api/v1/media/${loose.body.id}`)).status).toBe(404);
     expect((await fetch(looseFile)).status).toBe(404);
     expect((await fetch(kept.body.url)).status).toBe(200);

@@ -4,6 +4,7 @@ import { ManualClock } from "../src/clock.ts";
 import { createUser, type TestUser } from "./support/fixtures.ts";
 import { Client } from "./support/http.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
+import { drain } from "./support/wait.ts";
 
 const START = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MINUTE = 60_000;
@@ -88,7 +89,7 @@ describe("publication", () => {
     server.clock.set(when - 1000);
     expect((await alice.client.get(`/api/v1/scheduled_statuses/${scheduled.id}`)).status).toBe(200);
     server.clock.set(when + 500);
-    await Bun.sleep(10);
+    await drain(server);
     expect((await alice.client.get(`/api/v1/scheduled_statuses/${scheduled.id}`)).status).toBe(404);
     const mine = await alice.client.get(`/api/v1/accounts/${alice.id}/statuses`);
     const published = mine.body.filter((s: { content: string }) => s.content.includes("scheduled hello"));
@@ -103,7 +104,7 @@ describe("publication", () => {
 
   test("scheduled media and polls are published with the status", async () => {
     server.clock.advance(25 * MINUTE);
-    await Bun.sleep(10);
+    await drain(server);
     const mine = (await alice.client.get(`/api/v1/accounts/${alice.id}/statuses`, { query: { limit: "40" } })).body;
     expect(mine.find((s: { content: string }) => s.content.includes("picture later")).media_attachments).toHaveLength(1);
     expect(mine.find((s: { content: string }) => s.content.includes("vote later")).poll.options).toHaveLength(2);
@@ -116,16 +117,16 @@ describe("publication", () => {
     await schedule(alice, { status: "due while down", scheduled_at: at(second) });
     refresh(await server.restart());
     server.clock.set(first + 1000);
-    await Bun.sleep(10);
+    await drain(server);
     const after = (await alice.client.get(`/api/v1/accounts/${alice.id}/statuses`)).body.map((s: { content: string }) => s.content);
     expect(after.filter((c: string) => c.includes("survives a restart"))).toHaveLength(1);
     expect(after.filter((c: string) => c.includes("due while down"))).toHaveLength(0);
     refresh(await server.restart(() => server.clock.set(second + 60 * MINUTE)));
-    await Bun.sleep(50);
+    await drain(server);
     const later = (await alice.client.get(`/api/v1/accounts/${alice.id}/statuses`)).body.map((s: { content: string }) => s.content);
     expect(later.filter((c: string) => c.includes("due while down"))).toHaveLength(1);
     refresh(await server.restart());
-    await Bun.sleep(50);
+    await drain(server);
     const again = (await alice.client.get(`/api/v1/accounts/${alice.id}/statuses`)).body.map((s: { content: string }) => s.content);
     expect(again.filter((c: string) => c.includes("due while down"))).toHaveLength(1);
   });
@@ -159,7 +160,7 @@ describe("the scheduled_statuses endpoints", () => {
     expect(cancelled.body).toEqual({});
     expect((await bob.client.get(`/api/v1/scheduled_statuses/${made[1]}`)).status).toBe(404);
     server.clock.advance(15 * MINUTE);
-    await Bun.sleep(10);
+    await drain(server);
     const published = (await bob.client.get(`/api/v1/accounts/${bob.id}/statuses`)).body.map((s: { content: string }) => s.content);
     expect(published).toContain("<p>bob 2</p>");
     expect(published).not.toContain("<p>bob 1</p>");

@@ -134,9 +134,10 @@ export class InvalidParam extends ApiError {
   }
 }
 
-/** Rails' humanize of an attribute name: `poll[expires_in]` is "Poll expires in". */
+/** Rails' humanize of an attribute name: `poll[expires_in]` is "Poll expires in", `in_reply_to_id` "In reply to". */
 export function humanize(param: string): string {
   const words = param
+    .replace(/_id$/, "")
     .split(/[\[\]_]+/)
     .filter((w) => w !== "" && !/^\d+$/.test(w))
     .join(" ");

@@ -30,6 +30,8 @@ export class TimerWheel {
   private interval: ReturnType<typeof setInterval> | null = null;
   private stopJump: () => void;
   private ticking = false;
+  /** Handlers that returned a promise and have not settled yet. */
+  private running = new Set<Promise<void>>();
 
   constructor(private clock: Clock) {
     this.cursor = Math.floor(clock.now() / SLOT_MS) - 1;
@@ -57,11 +59,25 @@ export class TimerWheel {
     return this.timers.size;
   }
 
+  /**
+   * Fires whatever is due by the clock now and resolves once every handler started so far
+   * (and any they started in turn) has finished: tests await it after moving the clock.
+   */
+  async idle(): Promise<void> {
+    this.tick();
+    while (this.running.size > 0) {
+      await Promise.allSettled([...this.running]);
+      this.tick();
+    }
+  }
+
   schedule(kind: string, id: string | number, dueAt: number) {
     const key = `${kind}:${id}`;
     this.cancelKey(key);
-    const second = Math.floor(dueAt / SLOT_MS);
-    // Due already (or in the current second): the next tick fires it.
+    // The tick of second T runs once the clock has reached T: a timer goes in the first second
+    // at or after its time, so it never fires early. Already due: the next slot, which tick()
+    // looks into for what is due (see there), so it fires at once, not at the next second.
+    const second = Math.ceil(dueAt / SLOT_MS);
     const ahead = Math.max(0, second - this.cursor - 1);
     const slot = (this.cursor + 1 + ahead) % SLOTS;
     const timer: Timer = { key, dueAt, rounds: Math.floor(ahead / SLOTS), slot };
@@ -102,6 +118,11 @@ export class TimerWheel {
           else this.fire(timer);
         }
       }
+      // The coming second's slot holds, in its last turn, timers due within that second; those
+      // whose time the clock has passed already fire now rather than at the second's end.
+      for (const timer of [...this.slots[(this.cursor + 1) % SLOTS]!.values()]) {
+        if (timer.rounds === 0 && timer.dueAt <= now) this.fire(timer);
+      }
     } finally {
       this.ticking = false;
     }
@@ -128,7 +149,10 @@ export class TimerWheel {
     if (!handler) return;
     try {
       const result = handler(timer.key.slice(colon + 1));
-      if (result instanceof Promise) result.catch((e) => log("error", "timer failed", { timer: timer.key, error: String(e) }));
+      if (result instanceof Promise) {
+        const settled = result.catch((e) => log("error", "timer failed", { timer: timer.key, error: String(e) })).finally(() => this.running.delete(settled));
+        this.running.add(settled);
+      }
     } catch (e) {
       log("error", "timer failed", { timer: timer.key, error: String(e) });
     }

@@ -29,6 +29,7 @@ function publicTopics(row: StatusRow): string[] {
 export class StreamFanout {
   private queue: DomainEvent[] = [];
   private scheduled = false;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private ctx: AppContext,
@@ -66,6 +67,17 @@ export class StreamFanout {
         log("error", "stream delivery failed", { event: event.type, error: String(e).split("\n")[0] });
       }
     }
+    for (const done of this.idleWaiters.splice(0)) done();
+  }
+
+  /**
+   * Resolves once everything announced so far has been handed to the connections (tests
+   * await it, then send a marker down each connection, before checking that a stream
+   * received nothing). Any later step added between an event and `conn.send` must keep
+   * this promise pending until it is done, or such checks would pass too early.
+   */
+  async idle(): Promise<void> {
+    while (this.scheduled || this.queue.length > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Of the statuses and notifications a batch announces, those no longer in the database: one query each. */

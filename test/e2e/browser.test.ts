@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createOAuthAPIClient, createRestAPIClient } from "masto";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { buildExecutable, startExecutable, type RunningExecutable } from "./executable.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -47,9 +47,26 @@ async function registerApp() {
   return app as typeof app & { clientId: string; clientSecret: string };
 }
 
+/**
+ * Submits the page's sign-in form and waits for the server's answer to it, whose status it
+ * returns; an unexpected answer then fails with what the page shows instead of a wait for
+ * an element that never comes.
+ */
+async function submitSignIn(page: Page): Promise<{ status: number; describe(): Promise<string> }> {
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/oauth/authorize/sign_in"),
+    page.click("button[type=submit]"),
+  ]);
+  await page.waitForLoadState("domcontentloaded");
+  return { status: response.status(), describe: async () => `${response.status()} from ${response.url()}: ${(await response.text()).slice(0, 500)}` };
+}
+
 /** A page whose navigations to the app's callback are answered here (the network is closed). */
 async function pageWithCallback() {
   const page = await browser.newPage();
+  // Playwright's own waits (30 s by default) get most of the test's time: on a busy machine
+  // Chromium and the executable are slow, not broken.
+  page.setDefaultTimeout(100_000);
   const callbacks: URL[] = [];
   await page.route(`${CALLBACK}**`, (route) => {
     callbacks.push(new URL(route.request().url()));
@@ -69,12 +86,14 @@ describe.skipIf(!available)("OAuth pages in Chromium", () => {
 
     await page.fill("#username", "hana@e2e.test");
     await page.fill("#password", "not the password");
-    await page.click("button[type=submit]");
-    await expect(page.locator(".error").textContent()).resolves.toContain("Invalid");
+    const refused = await submitSignIn(page);
+    expect({ status: refused.status, answer: await refused.describe() }).toMatchObject({ status: 401 });
+    await expect(page.locator(".error").textContent()).resolves.toBe("Invalid username, e-mail address or password.");
 
     await page.fill("#username", "hana");
     await page.fill("#password", PASSWORD);
-    await page.click("button[type=submit]");
+    const signedIn = await submitSignIn(page);
+    expect({ status: signedIn.status, answer: await signedIn.describe() }).toMatchObject({ status: 200 });
     await expect(page.locator("h1").textContent()).resolves.toBe("Authorize Browser Test App?");
     await expect(page.locator("li").allTextContents()).resolves.toEqual([expect.stringMatching(/^read: /), expect.stringMatching(/^write: /)]);
     await page.screenshot({ path: join(ARTIFACTS, "oauth-consent.png"), fullPage: true });
@@ -95,7 +114,7 @@ describe.skipIf(!available)("OAuth pages in Chromium", () => {
     expect(me.username).toBe("hana");
     expect(existsSync(join(ARTIFACTS, "oauth-consent.png"))).toBe(true);
     await page.close();
-  }, 30_000);
+  }, 120_000);
 
   test("deny sends the browser back with access_denied", async () => {
     const app = await registerApp();
@@ -109,5 +128,5 @@ describe.skipIf(!available)("OAuth pages in Chromium", () => {
     expect(callbacks[0]!.searchParams.get("error")).toBe("access_denied");
     expect(callbacks[0]!.searchParams.get("code")).toBeNull();
     await page.close();
-  }, 30_000);
+  }, 120_000);
 });

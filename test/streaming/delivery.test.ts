@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
-import { settle, SseClient, WsClient, type StreamEvent } from "../support/streams.ts";
+import { delivered, SseClient, WsClient, type StreamEvent } from "../support/streams.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { waitFor } from "../support/wait.ts";
 
 let server: TestServer;
 let ann: TestUser; // the author
@@ -59,7 +60,7 @@ describe("who receives what", () => {
 
     await streams.userAnn.waitFor((e) => e.event === "update" && JSON.parse(e.data!).id === reply.id);
     await streams.tagAnon.waitFor((e) => e.event === "update" && JSON.parse(e.data!).id === reply.id);
-    await settle();
+    await delivered(server, ...Object.values(streams));
 
     const expected: Record<keyof typeof streams, string[]> = {
       userAnn: [pub.id, unl.id, priv.id, dm.id, reply.id],
@@ -103,7 +104,7 @@ describe("who receives what", () => {
     // Deleting: `delete` wherever the status was, nothing where it never was.
     for (const s of [pub, unl, priv, dm]) await ann.client.delete(`/api/v1/statuses/${s.id}`);
     await streams.userAnn.waitFor((e) => e.event === "delete" && e.data === dm.id);
-    await settle();
+    await delivered(server, ...Object.values(streams));
     const deletes: Partial<Record<keyof typeof streams, string[]>> = {
       userAnn: [pub.id, unl.id, priv.id, dm.id],
       userFay: [pub.id, unl.id, priv.id],
@@ -169,7 +170,7 @@ describe("who receives what", () => {
     expect(samUser.raw).toContain("event: filters_changed\ndata: undefined\n\n");
     await sam.client.post(`/api/v2/filters/${filter.id}/keywords`, { json: { keyword: "y" } });
     await sam.client.delete(`/api/v2/filters/${filter.id}`);
-    await settle();
+    await delivered(server, samUser, maxUser);
     expect(samUser.events.filter((e) => e.event === "filters_changed")).toHaveLength(3);
     expect(maxUser.events).toEqual([]);
     samUser.close();
@@ -183,7 +184,7 @@ describe("who receives what", () => {
     await postStatus(ann, { status: "@max in the muted thread", in_reply_to_id: first.id });
     const other = await postStatus(ann, { status: "@max somewhere else" });
     const note = await maxUser.waitFor((e) => e.event === "notification");
-    await settle();
+    await delivered(server, maxUser);
     expect(JSON.parse(note.data!).status.id).toBe(other.id);
     expect(maxUser.events.filter((e) => e.event === "notification")).toHaveLength(1);
     maxUser.close();
@@ -195,7 +196,7 @@ describe("who receives what", () => {
     const full = await SseClient.open(url("/user"), { token: max.token });
     await postStatus(ann, { status: "@max ping" });
     await full.waitFor((e) => e.event === "notification");
-    await settle();
+    await delivered(server, sse, full);
     expect(sse.events.filter((e) => e.event === "notification")).toEqual([]);
     sse.close();
     full.close();
@@ -219,7 +220,7 @@ describe("robustness of delivery", () => {
     const row = posting.publish(posting.prepare(ann.account.id, null, { text: "gone in an instant" }));
     removal.remove(row);
     await sse.waitFor((e) => e.event === "delete" && e.data === String(row.id));
-    await settle();
+    await delivered(server, sse);
     expect(sse.events.filter((e) => e.event === "update")).toEqual([]);
     sse.close();
   });
@@ -229,6 +230,8 @@ describe("robustness of delivery", () => {
     const b = await SseClient.open(url("/public"), { token: sam.token });
     const c = await SseClient.open(url("/public"));
     const hub = server.streaming.hub;
+    // Earlier tests' readers are closed; once their connections are gone these three are all.
+    await waitFor(() => [...hub.listeners("public")].length === 3, undefined, "only this test's readers on the public stream");
     let calls = 0;
     hub.publish("public", "update", (sub) => {
       calls++;
@@ -236,8 +239,8 @@ describe("robustness of delivery", () => {
       return JSON.stringify({ id: "1", note: "for anonymous readers" });
     });
     for (const anon of [a, c]) await anon.waitFor((e) => e.event === "update");
-    await settle();
-    expect(calls).toBeGreaterThanOrEqual(3);
+    await delivered(server, a, b, c);
+    expect(calls).toBe(3);
     expect(b.events).toEqual([]);
     for (const s of [a, b, c]) s.close();
   });
@@ -260,7 +263,7 @@ describe("robustness of delivery", () => {
     await direct.waitFor((e) => e.event === "conversation");
     await quiet.client.post(`/api/v1/statuses/${started.id}/mute`);
     await postStatus(ann, { status: "@quiet still talking", visibility: "direct", in_reply_to_id: started.id });
-    await settle();
+    await delivered(server, direct);
     expect(direct.events.filter((e) => e.event === "conversation")).toHaveLength(1);
     const list = (await quiet.client.get("/api/v1/conversations")).body;
     expect(list.map((c: any) => c.last_status.id)).toEqual([started.id]);

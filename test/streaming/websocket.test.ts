@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Socket } from "bun";
 import { appToken, createUser, postStatus, type TestUser } from "../support/fixtures.ts";
-import { settle, SseClient, WsClient } from "../support/streams.ts";
+import { delivered, SseClient, WsClient } from "../support/streams.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { waitFor } from "../support/wait.ts";
 
 let server: TestServer;
 let alice: TestUser;
@@ -47,9 +48,7 @@ async function deafSocket(query: string) {
     `GET /api/v1/streaming${query} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
   );
-  const deadline = Date.now() + 2000;
-  while (!state.upgraded && Date.now() < deadline) await Bun.sleep(5);
-  expect(state.upgraded).toBe(true);
+  await waitFor(() => state.upgraded, undefined, "the upgrade");
   return { sock, state };
 }
 
@@ -105,21 +104,21 @@ describe("WebSocket multiplexing", () => {
     ws.send({ type: "subscribe", stream: "list", list: list.id });
     ws.send({ type: "subscribe", stream: "public" });
     ws.send({ type: "subscribe", stream: "public" }); // a duplicate is ignored
-    await settle();
+    await ws.fence();
     const status = await postStatus(alice, { status: "#rooktest in every stream" });
     await ws.waitFor((f) => f.stream?.[0] === "list");
-    await settle();
+    await delivered(server, ws);
     const streams = ws.frames.filter((f) => f.event === "update").map((f) => JSON.stringify(f.stream));
     expect(streams.sort()).toEqual([JSON.stringify(["hashtag", "RookTest"]), JSON.stringify(["list", list.id]), JSON.stringify(["public"]), JSON.stringify(["user"])].sort());
     expect(ws.frames.every((f) => f.event !== "update" || JSON.parse(f.payload).id === status.id)).toBe(true);
 
     ws.send({ type: "unsubscribe", stream: "hashtag", tag: "rooktest" });
     ws.send({ type: "unsubscribe", stream: "public" });
-    await settle();
+    await ws.fence();
     ws.frames = [];
     await postStatus(alice, { status: "#rooktest after unsubscribing" });
     await ws.waitFor((f) => f.stream?.[0] === "list");
-    await settle();
+    await delivered(server, ws);
     expect(ws.frames.map((f) => f.stream[0]).sort()).toEqual(["list", "user"]);
     ws.close();
   });
@@ -146,7 +145,7 @@ describe("WebSocket multiplexing", () => {
     expect(ws.closeCode).toBeNull();
     // Still works afterwards.
     ws.send({ type: "subscribe", stream: "user" });
-    await settle();
+    await ws.fence();
     await postStatus(alice, { status: "still listening" });
     await ws.waitFor((f) => f.event === "update");
     ws.close();
@@ -170,11 +169,11 @@ describe("WebSocket multiplexing", () => {
     const list = (await bob.client.post("/api/v1/lists", { json: { title: "short-lived" } })).body;
     const ws = await WsClient.open(wsUrl(), bob.token);
     ws.send({ type: "subscribe", stream: "list", list: list.id });
-    await settle();
+    await ws.fence();
     const topics = server.streaming.hub.topicCount;
     await bob.client.delete(`/api/v1/lists/${list.id}`);
     ws.send({ type: "unsubscribe", stream: "list", list: list.id });
-    await settle();
+    await ws.fence();
     expect(ws.frames).toEqual([]);
     expect(server.streaming.hub.topicCount).toBe(topics - 1);
     ws.close();
@@ -201,48 +200,51 @@ describe("keep-alive and slow clients", () => {
     const deaf = await deafSocket("?stream=public");
     const live = await WsClient.open(wsUrl("?stream=public"));
     const before = server.streaming.hub.connectionCount;
+    const bytes = deaf.state.bytes;
     server.clock.advance(30_000);
-    await settle();
+    // The ping reaches the deaf socket, which the server keeps until the next ping finds no pong.
+    await waitFor(() => deaf.state.bytes > bytes, undefined, "the ping");
+    await delivered(server, live);
     expect(deaf.state.closed).toBe(false);
+    expect(server.streaming.hub.connectionCount).toBe(before);
     server.clock.advance(30_000);
-    const deadline = Date.now() + 2000;
-    while (!deaf.state.closed && Date.now() < deadline) await Bun.sleep(5);
-    expect(deaf.state.closed).toBe(true);
+    await waitFor(() => deaf.state.closed, undefined, "the deaf socket to be closed");
     expect(live.closeCode).toBeNull();
     expect(server.streaming.hub.connectionCount).toBe(before - 1);
     live.close();
   });
 
-  test("a client that stops reading is cut off and does not stall the others", { timeout: 20_000 }, async () => {
+  test("a client that stops reading is cut off and does not stall the others", { timeout: 60_000 }, async () => {
     const deafWs = await deafSocket("?stream=public:local");
     deafWs.sock.pause();
     // A raw SSE request that never reads its response.
     const port = Number(new URL(server.base).port);
     let sseClosed = false;
     const deafSse = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {}, close: () => void (sseClosed = true) } });
+    const beforeSse = server.streaming.hub.connectionCount;
     deafSse.write(`GET /api/v1/streaming/public/local HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
-    await settle();
+    await waitFor(() => server.streaming.hub.connectionCount === beforeSse + 1, undefined, "the raw SSE request to connect");
     deafSse.pause();
     const reader = await SseClient.open(`${server.base}/api/v1/streaming/public/local`);
     const socket = await WsClient.open(wsUrl("?stream=public:local"));
     const open = server.streaming.hub.connectionCount;
 
-    // 16 MB in 4 KB events, at a pace a reading client keeps up with: far more than socket buffers hold.
+    // 16 MB in 4 KB events: far more than socket buffers hold. Published no faster than the
+    // reading clients take them (at most 32 events, 128 KB, ahead of both), however busy the machine.
     const COUNT = 4000;
     const payload = JSON.stringify({ filler: "x".repeat(4096) });
     for (let i = 0; i < COUNT; i++) {
       server.streaming.hub.publish("public:local", "update", payload);
-      if (i % 10 === 0) await Bun.sleep(1);
+      if (i % 16 === 15) await waitFor(() => reader.events.length >= i - 16 && socket.frames.length >= i - 16, undefined, `the readers to reach event ${i - 16}`);
     }
-    const deadline = Date.now() + 10_000;
-    while ((reader.events.length < COUNT || socket.frames.length < COUNT) && Date.now() < deadline) await Bun.sleep(10);
+    await waitFor(() => reader.events.length >= COUNT && socket.frames.length >= COUNT, undefined, "the readers to receive every event");
     expect(reader.events.length).toBe(COUNT);
     expect(socket.frames.length).toBe(COUNT);
     expect(server.streaming.hub.connectionCount).toBe(open - 2);
     // Once they read again, they find their connections closed.
     deafWs.sock.resume();
     deafSse.resume();
-    while ((!sseClosed || !deafWs.state.closed) && Date.now() < deadline) await Bun.sleep(10);
+    await waitFor(() => sseClosed && deafWs.state.closed, undefined, "the deaf connections to close");
     expect(deafWs.state.closed).toBe(true);
     expect(sseClosed).toBe(true);
     reader.close();
@@ -252,7 +254,7 @@ describe("keep-alive and slow clients", () => {
   test("10,000 connects and disconnects leave nothing behind", async () => {
     const hub = server.streaming.hub;
     // Earlier tests' clients are closed; let their connections finish going.
-    for (const end = Date.now() + 2000; hub.connectionCount > 0 && Date.now() < end; ) await Bun.sleep(10);
+    await waitFor(() => hub.connectionCount === 0, undefined, "earlier connections to go");
     const baseConnections = hub.connectionCount;
     const baseTopics = hub.topicCount;
     for (let round = 0; round < 40; round++) {
@@ -261,8 +263,7 @@ describe("keep-alive and slow clients", () => {
       );
       for (const c of batch) c.close();
     }
-    const deadline = Date.now() + 5000;
-    while (hub.connectionCount > baseConnections && Date.now() < deadline) await Bun.sleep(10);
+    await waitFor(() => hub.connectionCount === baseConnections, undefined, "every connection to go");
     expect(hub.connectionCount).toBe(baseConnections);
     expect(hub.topicCount).toBe(baseTopics);
   });

@@ -1,4 +1,10 @@
 /** Real streaming clients for tests: an SSE reader over fetch and a WebSocket collector. */
+import { SseConnection } from "../../src/streaming/sse.ts";
+import type { TestServer } from "./server.ts";
+import { drain, waitUntil as until } from "./wait.ts";
+
+/** How long a stream may take to show an event before a test gives up (a busy machine is slow). */
+const TIMEOUT_MS = 10_000;
 
 export interface StreamEvent {
   event: string;
@@ -6,16 +12,6 @@ export interface StreamEvent {
   data: string | undefined;
   /** WebSocket frames only: the `stream` array. */
   stream?: unknown[];
-}
-
-async function until<T>(check: () => T | undefined, timeoutMs: number, what: () => string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = check();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
-    await Bun.sleep(5);
-  }
 }
 
 /** A server-sent events connection read in the background. */
@@ -88,16 +84,21 @@ export class SseClient {
     }
   }
 
-  waitForComment(text: string, timeoutMs = 3000) {
+  waitForComment(text: string, timeoutMs = TIMEOUT_MS) {
     return until(() => (this.comments.includes(text) ? true : undefined), timeoutMs, () => `comment :${text}`);
   }
 
   /** The first event (from `from` on) matching; resolves with it. */
-  waitFor(match: (e: StreamEvent) => boolean, timeoutMs = 3000): Promise<StreamEvent> {
+  waitFor(match: (e: StreamEvent) => boolean, timeoutMs = TIMEOUT_MS): Promise<StreamEvent> {
     return until(() => this.events.find(match), timeoutMs, () => `an SSE event; have ${JSON.stringify(this.events.map((e) => e.event))}`);
   }
 
-  waitForEnd(timeoutMs = 3000) {
+  /** Heartbeat comments received so far. */
+  get heartbeats() {
+    return this.comments.filter((c) => c === "thump").length;
+  }
+
+  waitForEnd(timeoutMs = TIMEOUT_MS) {
     return until(() => (this.ended ? true : undefined), timeoutMs, () => "the SSE response to end");
   }
 
@@ -112,10 +113,17 @@ export class WsClient {
   rawFrames: string[] = [];
   closeCode: number | null = null;
   closeReason = "";
+  /** Fences sent and answered (their answers are kept out of `frames`). */
+  private fencesSent = 0;
+  private fencesAnswered = 0;
 
   private constructor(readonly socket: WebSocket) {
     socket.addEventListener("message", (m) => {
       const text = String(m.data);
+      if (this.fencesAnswered < this.fencesSent && text === FENCE_ANSWER) {
+        this.fencesAnswered++;
+        return;
+      }
       this.rawFrames.push(text);
       this.frames.push(JSON.parse(text));
     });
@@ -146,18 +154,48 @@ export class WsClient {
     return this.frames.filter((f) => "event" in f).map((f) => ({ event: f.event, data: f.payload, stream: f.stream }));
   }
 
-  waitFor(match: (f: Record<string, any>) => boolean, timeoutMs = 3000): Promise<Record<string, any>> {
+  waitFor(match: (f: Record<string, any>) => boolean, timeoutMs = TIMEOUT_MS): Promise<Record<string, any>> {
     return until(() => this.frames.find(match), timeoutMs, () => `a WebSocket frame; have ${JSON.stringify(this.rawFrames.map((f) => f.slice(0, 80)))}`);
   }
 
-  waitForClose(timeoutMs = 3000) {
+  waitForClose(timeoutMs = TIMEOUT_MS) {
     return until(() => this.closeCode ?? undefined, timeoutMs, () => "the WebSocket to close");
   }
 
   close() {
     this.socket.close();
   }
+
+  /**
+   * A round trip on this socket: a message the server answers with an error frame. The server
+   * handles a socket's messages in order and the answer is sent after every frame sent before
+   * it, so once it is here the server has acted on everything sent earlier (subscriptions) and
+   * this socket has received everything the server sent before.
+   */
+  async fence(timeoutMs = TIMEOUT_MS) {
+    const target = ++this.fencesSent;
+    this.send({ type: FENCE_TYPE });
+    await until(() => (this.fencesAnswered >= target ? true : undefined), timeoutMs, () => "the answer to a fence");
+  }
 }
 
-/** Lets in-flight deliveries land before a test checks that something did not arrive. */
-export const settle = () => Bun.sleep(60);
+const FENCE_TYPE = "test:fence";
+const FENCE_ANSWER = JSON.stringify({ error: "Unknown message type", status: 400 });
+
+/**
+ * Proves that each client has received everything the server will ever send it for what has
+ * happened so far, so that a test may then check what did NOT arrive. The server's queues
+ * drain (drain()); then a marker is sent down each client's own connection, after anything
+ * sent before it: a heartbeat comment on every SSE response, a fence on each WebSocket.
+ * Awaiting the marker on each client also proves the connection is still open.
+ */
+export async function delivered(server: TestServer, ...clients: (SseClient | WsClient)[]): Promise<void> {
+  await drain(server);
+  const sse = clients.filter((c): c is SseClient => c instanceof SseClient).map((c) => ({ c, seen: c.heartbeats }));
+  // The keep-alive beat (the timer wheel runs it every 15 s), to every SSE response at once.
+  for (const conn of server.streaming.hub.connections()) if (conn instanceof SseConnection) conn.heartbeat();
+  await Promise.all([
+    ...sse.map(({ c, seen }) => until(() => (c.heartbeats > seen ? true : undefined), TIMEOUT_MS, () => "a heartbeat after the events")),
+    ...clients.filter((c): c is WsClient => c instanceof WsClient).map((c) => c.fence()),
+  ]);
+}
