@@ -6,6 +6,7 @@ import type { Verdict } from "../services/rate-limits.ts";
 import type { App } from "./app.ts";
 import { peekAccountId } from "./auth.ts";
 import { bodyLimit, MAX_UPLOAD_BYTES, pathOf } from "./body-limits.ts";
+import { routePath } from "../net/paths.ts";
 import { newMeta, setMeta } from "./request-meta.ts";
 import { handleStreaming, isStreamingPath } from "./streaming.ts";
 import type { Streaming } from "../streaming/index.ts";
@@ -57,7 +58,8 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming) {
     const peer = peerIp(server.requestIP(request)?.address);
     const ip = forwarded ? clientIp(peer && formatIp(peer), forwarded, config.trustedProxies) : peer;
     setMeta(request, newMeta(requestId, ip));
-    const path = pathOf(request.url);
+    const rawPath = pathOf(request.url);
+    const path = routePath(rawPath);
     const origin = request.headers.get("origin");
     const cors = origin !== null ? corsMethods(path) : null;
 
@@ -65,6 +67,8 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming) {
     const finish = (response: Response): Response => {
       const headers = response.headers;
       headers.set("x-request-id", requestId);
+      // No response of ours is to be read as another type than it says (a JSON error as HTML...).
+      headers.set("x-content-type-options", "nosniff");
       if (limits) {
         headers.set("x-ratelimit-limit", limits.limit);
         headers.set("x-ratelimit-remaining", limits.remaining);
@@ -113,8 +117,8 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming) {
         return finish(new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers: { "content-type": "application/json" } }));
       }
     }
-    if (isStreamingPath(path)) {
-      const response = handleStreaming(ctx, streaming, request, server as Server<unknown>, path, requestId);
+    if (isStreamingPath(rawPath)) {
+      const response = handleStreaming(ctx, streaming, request, server as Server<unknown>, rawPath, requestId);
       if (response) return finish(response);
       if (config.logRequests) log("info", "request", { method: request.method, path: redactPath(request.url), status: 101, request_id: requestId });
       return undefined;

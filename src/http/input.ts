@@ -1,5 +1,6 @@
 import { ApiError } from "../errors.ts";
 import { bodyLimit, pathOf } from "./body-limits.ts";
+import { routePath } from "../net/paths.ts";
 import { paramsFromEntries, paramsFromJson, paramsFromQuery, type Params } from "./params.ts";
 import { getMeta } from "./request-meta.ts";
 
@@ -54,7 +55,7 @@ function formEntries(form: FormData): Iterable<[string, string | File]> {
 /** Elysia's parse hook: every body becomes one nested parameter bag, whatever its encoding. */
 export async function parseBody(request: Request, contentType: string): Promise<Params> {
   const type = contentType.toLowerCase();
-  const bytes = await readLimited(request, bodyLimit(request.method, pathOf(request.url)));
+  const bytes = await readLimited(request, bodyLimit(request.method, routePath(pathOf(request.url))));
   if (type.startsWith("multipart/form-data")) {
     let form: FormData;
     try {

@@ -13,6 +13,8 @@ import { input } from "./input.ts";
 import { cookie, FORM_COOKIE, formSession, fromOwnPages } from "./oauth-forms.ts";
 import { codePage, consentPage, errorPage, formPostPage, loginPage, PAGE_HEADERS } from "./oauth-pages.ts";
 import { str, type Params } from "./params.ts";
+import { getMeta } from "./request-meta.ts";
+import type { Verdict } from "../services/rate-limits.ts";
 
 const SESSION_COOKIE = "_rookery_session";
 const OAUTH_FIELDS = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "code_challenge", "code_challenge_method"] as const;
@@ -28,6 +30,8 @@ function html(body: string, status = 200, extra: Record<string, string> = {}, co
   for (const c of cookies) if (c) headers.append("set-cookie", c);
   return new Response(body, { status, headers });
 }
+
+const limitHeaders = (v: Verdict) => ({ "x-ratelimit-limit": v.limit, "x-ratelimit-remaining": v.remaining, "x-ratelimit-reset": v.reset });
 
 function oauthJson(e: OAuthError, state?: string) {
   const body: Record<string, string> = { error: e.error, error_description: e.description };
@@ -103,10 +107,31 @@ export function oauthRoutes(ctx: AppContext) {
     );
   };
 
-  const login = async (httpRequest: Request, request: AuthorizationRequest, params: AuthorizeParams, status = 200, error?: string, loginName?: string) => {
+  const login = async (
+    httpRequest: Request,
+    request: AuthorizationRequest,
+    params: AuthorizeParams,
+    status = 200,
+    error?: string,
+    loginName?: string,
+    headers: Record<string, string> = {},
+  ) => {
     const form = formSession(httpRequest, secure);
     const csrf = await services.tickets.sign("login", {}, 60 * 60, form.value);
-    return html(loginPage({ appName: request.app.name, csrf, oauth: { ...params }, error, login: loginName }), status, {}, [form.setCookie]);
+    return html(loginPage({ appName: request.app.name, csrf, oauth: { ...params }, error, login: loginName }), status, headers, [form.setCookie]);
+  };
+
+  /** Counts a password about to be checked; the verdict when it is one too many (null otherwise). */
+  const tooManySignIns = (httpRequest: Request, loginName: string): Verdict | null => {
+    if (!config.rateLimits) return null;
+    const verdict = services.signInLimits.check({
+      method: "POST",
+      path: "",
+      ip: getMeta(httpRequest).ip,
+      accountId: null,
+      login: services.accounts.signInKey(loginName),
+    });
+    return verdict?.limited ? verdict : null;
   };
 
   const decide = async (c: { request: Request; body?: unknown }, deny: boolean) => {
@@ -162,7 +187,10 @@ export function oauthRoutes(ctx: AppContext) {
         return login(c.request, request, params, 403, "Your sign-in form was opened in another browser. Please try again.");
       }
       const loginName = str(p.username, "username") ?? "";
-      const accountId = await services.accounts.verifyLogin(loginName, str(p.password, "password") ?? "");
+      const password = str(p.password, "password") ?? "";
+      const throttled = tooManySignIns(c.request, loginName);
+      if (throttled) return login(c.request, request, params, 429, "Too many sign-in attempts. Please try again later.", loginName, limitHeaders(throttled));
+      const accountId = await services.accounts.verifyLogin(loginName, password);
       if (accountId === null) return login(c.request, request, params, 401, "Invalid username, e-mail address or password.", loginName);
       const session = services.webSessions.create(accountId);
       return consent(c.request, request, params, accountId, `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secureCookie}`);
@@ -176,6 +204,13 @@ export function oauthRoutes(ctx: AppContext) {
     })
     .post("/oauth/token", async (c) => {
       const p = input(c);
+      if (str(p.grant_type, "grant_type") === "password") {
+        const throttled = tooManySignIns(c.request, str(p.username, "username") ?? "");
+        if (throttled) {
+          // Mastodon's throttled responder: exactly this type, this body.
+          return new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers: { "content-type": "application/json", ...limitHeaders(throttled) } });
+        }
+      }
       try {
         const token = await services.grants.token(
           {

@@ -22,7 +22,7 @@ import { FilterService } from "./filters.ts";
 import { V1FilterService } from "./filters-v1.ts";
 import { ListService } from "./lists.ts";
 import { NotificationService } from "./notifications.ts";
-import { RateLimiter } from "./rate-limits.ts";
+import { RateLimiter, SIGN_IN_BUCKETS } from "./rate-limits.ts";
 import { ApplicationService } from "./oauth/applications.ts";
 import { GrantService } from "./oauth/grants.ts";
 import { TokenService } from "./oauth/tokens.ts";
@@ -88,6 +88,7 @@ export function createServices(deps: ServiceDeps) {
 
   const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
   const rateLimits = new RateLimiter(clock);
+  const signInLimits = new RateLimiter(clock, SIGN_IN_BUCKETS);
   const filters = new FilterService(db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(db, ids, notifications, events);
@@ -104,6 +105,7 @@ export function createServices(deps: ServiceDeps) {
   wheel.handle("maintenance", () => {
     media.cleanup();
     rateLimits.sweep();
+    signInLimits.sweep();
     idempotency.sweep();
     wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);
   });
@@ -179,6 +181,7 @@ export function createServices(deps: ServiceDeps) {
     statusMedia,
     scheduled,
     rateLimits,
+    signInLimits,
     filters,
     filtersV1,
     lists,

@@ -8,9 +8,11 @@ export interface RequestFacts {
   ip: Ip | null;
   /** The signed-in account, or null (anonymous, or an app's own token). */
   accountId: number | null;
+  /** A sign-in attempt: the account it names (its id, or the name as typed when it names nobody). */
+  login?: number | string | null;
 }
 
-interface Bucket {
+export interface Bucket {
   name: string;
   limit: number;
   periodMs: number;
@@ -51,6 +53,18 @@ export const BUCKETS: readonly Bucket[] = [
   },
 ];
 
+/**
+ * Password guessing, as Mastodon's rack-attack throttles `POST /auth/sign_in`
+ * (`throttle_login_attempts/ip` and `/email`): per address, and per account whatever the
+ * address. Counted on the sign-in form and on the password grant, only when a password is
+ * about to be checked; sessions and tokens already held (consent, refresh, code exchange)
+ * are never counted, so a flood against an account cannot sign its owner out.
+ */
+export const SIGN_IN_BUCKETS: readonly Bucket[] = [
+  { name: "sign-in attempts by address", limit: 25, periodMs: 5 * MINUTE, key: byIp },
+  { name: "sign-in attempts by account", limit: 25, periodMs: 60 * MINUTE, key: (r) => r.login ?? null },
+];
+
 interface Counter {
   window: number;
   count: number;
@@ -82,11 +96,17 @@ function iso6(ms: number): string {
  * finished windows are swept.
  */
 export class RateLimiter {
-  private counters: Map<number | string, Counter>[] = BUCKETS.map(() => new Map());
+  private counters: Map<number | string, Counter>[];
   /** Per bucket: the window whose reset time was last formatted, and that text. */
-  private resets = BUCKETS.map(() => ({ window: -1, text: "" }));
+  private resets: { window: number; text: string }[];
 
-  constructor(private clock: Clock) {}
+  constructor(
+    private clock: Clock,
+    private buckets: readonly Bucket[] = BUCKETS,
+  ) {
+    this.counters = buckets.map(() => new Map());
+    this.resets = buckets.map(() => ({ window: -1, text: "" }));
+  }
 
   /** Counts the request; null when no bucket applies to it. */
   check(facts: RequestFacts): Verdict | null {
@@ -96,8 +116,8 @@ export class RateLimiter {
     let best = -1;
     let bestRemaining = Infinity;
     let bestWindow = 0;
-    for (let i = 0; i < BUCKETS.length; i++) {
-      const bucket = BUCKETS[i] as Bucket;
+    for (let i = 0; i < this.buckets.length; i++) {
+      const bucket = this.buckets[i] as Bucket;
       if (reading && bucket.writesOnly) continue;
       const key = bucket.key(facts);
       if (key === null) continue;
@@ -129,7 +149,7 @@ export class RateLimiter {
       }
     }
     if (best < 0) return null;
-    const bucket = BUCKETS[best] as Bucket;
+    const bucket = this.buckets[best] as Bucket;
     const reset = this.resets[best] as { window: number; text: string };
     if (reset.window !== bestWindow) {
       reset.window = bestWindow;
@@ -144,12 +164,12 @@ export class RateLimiter {
 
   /** Drops counters of windows already over, in every bucket. */
   sweep(now = this.clock.now()) {
-    for (let i = 0; i < BUCKETS.length; i++) this.sweepBucket(i, now);
+    for (let i = 0; i < this.buckets.length; i++) this.sweepBucket(i, now);
   }
 
   private sweepBucket(i: number, now: number) {
     const map = this.counters[i] as Map<number | string, Counter>;
-    const current = Math.floor(now / (BUCKETS[i] as Bucket).periodMs);
+    const current = Math.floor(now / (this.buckets[i] as Bucket).periodMs);
     for (const [key, counter] of map) if (counter.window < current) map.delete(key);
     // Still full of live counters (a flood of new clients): the oldest go first.
     let excess = map.size - MAX_COUNTERS / 2;

@@ -191,6 +191,20 @@ export class AccountService {
   }
 
   /** The account whose username or e-mail and password match, else null. */
+  /**
+   * What a sign-in attempt is counted against: the account the name leads to (by username or
+   * e-mail alike, so switching between them gains nothing), or the name itself when it
+   * leads to nobody.
+   */
+  signInKey(login: string): number | string {
+    const name = login.trim().toLowerCase().slice(0, 320);
+    if (name === "") return "";
+    const row = name.includes("@")
+      ? this.db.select({ id: users.accountId }).from(users).where(sql`lower(${users.email}) = ${name}`).get()
+      : this.db.select({ id: accounts.id }).from(accounts).innerJoin(users, eq(users.accountId, accounts.id)).where(sql`lower(${accounts.username}) = ${name}`).get();
+    return row?.id ?? name;
+  }
+
   async verifyLogin(login: string, password: string): Promise<number | null> {
     const name = login.trim();
     let row: { id: number; hash: string } | undefined;
