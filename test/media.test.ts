@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
 import sharp from "sharp";
 import { createUser, postStatus, type TestUser } from "./support/fixtures.ts";
 import { Client } from "./support/http.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
+import { mediaFiles } from "./support/files.ts";
 import { drain } from "./support/wait.ts";
 
 let server: TestServer;
@@ -39,19 +38,7 @@ function mediaRows(): number {
   return (server.ctx.db.$client.query("SELECT count(*) AS n FROM media_attachments").get() as { n: number }).n;
 }
 
-function storedFiles(): string[] {
-  const root = join(server.dataDir, "media");
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    if (!existsSync(dir)) return;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.isDirectory()) walk(join(dir, entry.name));
-      else out.push(join(dir, entry.name));
-    }
-  };
-  walk(root);
-  return out;
-}
+const storedFiles = () => mediaFiles(server);
 
 async function fetchImage(url: string) {
   const res = await fetch(url);

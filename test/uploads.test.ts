@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
 import sharp from "sharp";
 import { MAX_UPLOAD_BYTES } from "../src/http/body-limits.ts";
 import { createUser, postStatus, type TestUser } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
+import { mediaFiles } from "./support/files.ts";
 
 /** How upload bodies are read, and how the files they leave are served. */
 let server: TestServer;
@@ -20,18 +19,7 @@ function mediaRows(): number {
   return (server.ctx.db.$client.query("SELECT count(*) AS n FROM media_attachments").get() as { n: number }).n;
 }
 
-function storedFiles(): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    if (!existsSync(dir)) return;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.isDirectory()) walk(join(dir, entry.name));
-      else out.push(join(dir, entry.name));
-    }
-  };
-  walk(join(server.dataDir, "media"));
-  return out;
-}
+const storedFiles = () => mediaFiles(server);
 
 function png(width = 30, height = 20) {
   return sharp({ create: { width, height, channels: 3, background: "#3366aa" } }).png().toBuffer();
