@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:net";
 import sharp from "sharp";
 import { ManualClock } from "../src/clock.ts";
 import { routePath } from "../src/net/paths.ts";
@@ -115,6 +116,35 @@ describe("every limit, whatever the spelling of its path", () => {
       expectRefused(await signUp(path, 10 + i), "5");
       expect(server.ctx.services.accounts.findByUsername(`signup${10 + i}`)).toBeUndefined();
     }
+  });
+});
+
+/** A request written on the socket as given: no client normalises its target or its Host. */
+function onSocket(request: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(server.base).port), "127.0.0.1", () => socket.write(request));
+    let out = "";
+    socket.on("data", (d) => (out += d));
+    socket.on("error", reject);
+    socket.on("end", () => resolve({ status: Number(out.split(" ")[1]), text: out }));
+  });
+}
+
+describe("what the router reads is what the limits read", () => {
+  test("a short Host does not shift the path the router serves; no Host is 400", async () => {
+    server.clock.set(START + 150 * MINUTE);
+    // With Elysia's default, Host "a" made the router serve /api/v1/instance out of
+    // /xx/api/v1/instance, a path no limit applies to.
+    const shifted = await onSocket("GET /xx/api/v1/instance HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n");
+    expect(shifted.status).toBe(404);
+    expect(shifted.text).not.toContain('"uri"');
+    const noHost = await onSocket("GET /api/v1/instance HTTP/1.0\r\n\r\n");
+    expect(noHost.status).toBe(400);
+    expect(noHost.text.toLowerCase()).toContain("x-content-type-options: nosniff");
+    // Dot segments on the wire are resolved before anything reads the path: counted as the plain path.
+    for (let i = 0; i < 300; i++) expect((await raw("GET", "/api/v1/instance")).status).toBe(200);
+    expect((await onSocket("GET /x/../api/v1/instance HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")).status).toBe(429);
+    expect((await onSocket("GET //api/v1/instance HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")).status).toBe(429);
   });
 });
 

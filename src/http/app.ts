@@ -33,7 +33,10 @@ function errorResponse(status: number, body: Record<string, unknown>, headers: R
 
 /** The router: every resource module, one body parser, one error renderer. */
 export function createApp(ctx: AppContext) {
-  return new Elysia()
+  // The path starts at the first slash after the host (not at index 11, Elysia's default):
+  // with a Host shorter than four characters the router would otherwise route a later part
+  // of the path than the one the edge classifies and rate-limits.
+  return new Elysia({ handler: { standardHostname: false } })
     .onParse(({ request, contentType }) => parseBody(request, contentType ?? ""))
     .onError(({ error, code, request }) => {
       // Elysia wraps what the parse hook throws; our own refusals keep their words.

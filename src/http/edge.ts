@@ -58,6 +58,12 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming) {
     const peer = peerIp(server.requestIP(request)?.address);
     const ip = forwarded ? clientIp(peer && formatIp(peer), forwarded, config.trustedProxies) : peer;
     setMeta(request, newMeta(requestId, ip));
+    // Without a usable Host, Bun's URL has no origin: there is no path to classify it by.
+    if (!request.url.startsWith("http")) {
+      const bad = jsonError(400, "Bad Request");
+      bad.headers.set("x-content-type-options", "nosniff");
+      return bad;
+    }
     const rawPath = pathOf(request.url);
     const path = routePath(rawPath);
     const origin = request.headers.get("origin");
