@@ -41,6 +41,27 @@ describe("home timeline", () => {
     expect((await anon.get("/api/v1/timelines/home")).status).toBe(401);
   });
 
+  test("a boost of what a feed already shows (the status, or another boost of it) is not shown twice, the booster's own feed included", async () => {
+    const me = await createUser(server, "d_me");
+    const a = await createUser(server, "d_a");
+    const b = await createUser(server, "d_b");
+    const far = await createUser(server, "d_far");
+    for (const who of [a, b]) await me.client.post(`/api/v1/accounts/${who.id}/follow`);
+    const original = await post(far, { status: "worth boosting" });
+    const first = (await a.client.post(`/api/v1/statuses/${original.id}/reblog`)).body;
+    const second = (await b.client.post(`/api/v1/statuses/${original.id}/reblog`)).body;
+    expect(ids((await me.client.get("/api/v1/timelines/home")).body)).toEqual([first.id]);
+    // My own boost of something my feed shows already (my own status, a followed account's boost).
+    const mine = await post(me, { status: "my own" });
+    const selfBoost = (await me.client.post(`/api/v1/statuses/${mine.id}/reblog`)).body;
+    const reboost = (await me.client.post(`/api/v1/statuses/${original.id}/reblog`)).body;
+    expect(ids((await me.client.get("/api/v1/timelines/home")).body)).toEqual([mine.id, first.id]);
+    // b's own feed had none of it: b's boost is there, and a's boost is not added later.
+    expect(ids((await b.client.get("/api/v1/timelines/home")).body)).toEqual([second.id]);
+    // The boosts themselves exist and are visible on the boosters' profiles.
+    expect(ids((await anon.get(`/api/v1/accounts/${me.id}/statuses`)).body)).toEqual([reboost.id, selfBoost.id, mine.id]);
+  });
+
   test("replies to people you do not follow stay out; boosts can be turned off; unfollow empties", async () => {
     const me = await createUser(server, "r_me");
     const friend = await createUser(server, "r_friend");

@@ -175,7 +175,8 @@ describe("masto.js against the executable", () => {
     expect((await gus.client.v1.statuses.$select(reply.id).context.fetch()).ancestors.map((s) => s.id)).toEqual([withMedia.id]);
 
     const home = await gus.client.v1.timelines.home.list();
-    expect(home.map((s) => s.id)).toEqual(expect.arrayContaining([poll.id, withMedia.id, reply.id, boost.id]));
+    // gus's own boost is not there: his feed shows the original already (Mastodon's FeedManager).
+    expect(home.map((s) => s.id)).toEqual([reply.id, poll.id, withMedia.id]);
     const tagged = await createRestAPIClient({ url: exe.url }).v1.timelines.tag.$select("e2e").list();
     expect(tagged.map((s) => s.id)).toEqual([withMedia.id]);
     const publicTimeline = await createRestAPIClient({ url: exe.url }).v1.timelines.public.list({ local: true });

@@ -6,6 +6,14 @@ import type { Page } from "../pagination.ts";
 import { visibleTo } from "./visibility.ts";
 import { mentionedIds } from "../../models/mentions.ts";
 
+/**
+ * A home feed (of the account in `account`, an SQL expression) already shows the boosted
+ * `$original`: the status itself or another boost of it. Mastodon's FeedManager does not
+ * insert a boost then (it looks 40 entries back; this looks at the whole feed).
+ */
+const shownIn = (account: string) =>
+  `EXISTS (SELECT 1 FROM home_feed h WHERE h.account_id = ${account} AND (h.status_id = $original OR h.status_id IN (SELECT id FROM statuses WHERE reblog_of_id = $original)))`;
+
 /** Callers pass their transaction; the feed writes run on the same connection inside it. */
 type Tx = unknown;
 
@@ -18,7 +26,8 @@ const BACKFILL = 400;
  * - the author always, and followers for public, unlisted and private statuses;
  * - direct statuses only to mentioned followers;
  * - a reply to someone else only to followers who follow that someone (or are them);
- * - boosts only to followers who show boosts and do not have the original already;
+ * - boosts only to followers who show boosts and whose feed shows neither the original nor
+ *   another boost of it (the booster's own feed too);
  * - never to anyone who blocks or mutes the author (or the boosted author).
  */
 export class HomeFeedService {
@@ -34,11 +43,11 @@ export class HomeFeedService {
     const direct = !original && status.visibility === "direct";
     const replyTo = !original && status.inReplyToAccountId !== null && status.inReplyToAccountId !== author ? status.inReplyToAccountId : null;
     // One statement per shape (boost / direct / reply to another), compiled once by bun:sqlite.
+    const sqlite = this.db.$client;
     const conditions = ["f.target_account_id = $author"];
     const params: Record<string, number | string> = { author, origin, now: this.clock.now() };
     if (original) {
-      conditions.push("f.show_reblogs = 1", "f.account_id <> $origin");
-      conditions.push("NOT EXISTS (SELECT 1 FROM home_feed h WHERE h.account_id = f.account_id AND h.status_id = $original)");
+      conditions.push("f.show_reblogs = 1", "f.account_id <> $origin", `NOT ${shownIn("f.account_id")}`);
       params.original = original.id;
     }
     if (direct) {
@@ -55,12 +64,13 @@ export class HomeFeedService {
       "NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = f.account_id AND m.target_account_id IN ($author, $origin) AND (m.expires_at IS NULL OR m.expires_at > $now))",
       "NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = f.account_id AND b.target_account_id IN ($author, $origin))",
     );
-    const sqlite = this.db.$client;
     const followers = sqlite
       .query<{ id: number }, Record<string, number | string>>(`SELECT f.account_id AS id FROM follows f WHERE ${conditions.join(" AND ")}`)
       .all(params)
       .map((r) => r.id);
-    const recipients = [author, ...followers, ...this.tagFollowers(status, original, replyTo, followers)];
+    // The booster's own feed follows the same rule as everyone's: no second copy of what it shows.
+    const toAuthor = !original || !sqlite.query<{ shown: number }, Record<string, number>>(`SELECT ${shownIn("$author")} AS shown`).get({ author, original: original.id })!.shown;
+    const recipients = [...(toAuthor ? [author] : []), ...followers, ...this.tagFollowers(status, original, replyTo, followers)];
     sqlite
       .query(
         "INSERT OR IGNORE INTO home_feed (account_id, status_id, author_id, origin_author_id) SELECT value, $status, $author, $origin FROM json_each($recipients)",
