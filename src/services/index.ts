@@ -76,7 +76,7 @@ export function createServices(deps: ServiceDeps) {
   const homeFeed = new HomeFeedService(db, clock);
   const renderCache = new RenderCache();
   const counters = new Counters(db.$client, renderCache);
-  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, homeFeed, notifications, events, counters);
+  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, homeFeed, notifications, events, counters, statusMedia);
   const removal = new RemovalService(db, notifications, events, counters, renderCache, statusMedia);
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, homeFeed, notifications, removal, events, counters);
   const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel);
@@ -95,11 +95,9 @@ export function createServices(deps: ServiceDeps) {
   const search = new SearchService(db, clock, reader, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
 
-  const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache);
+  const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing);
-  editing.media = { uploads: media, statuses: statusMedia };
-  posting.media = statusMedia;
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
   // rate-limit counters of windows already over, Idempotency-Keys past their hour.
   wheel.handle("maintenance", () => {

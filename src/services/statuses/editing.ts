@@ -36,8 +36,6 @@ const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
  * newly mentioned ones get their mention, and streams get `status.update`.
  */
 export class EditingService {
-  media: { uploads: MediaService; statuses: StatusMedia } | null = null;
-
   constructor(
     private db: Db,
     private ids: IdGenerator,
@@ -47,6 +45,7 @@ export class EditingService {
     private notifications: NotificationService,
     private events: EventBus,
     private cache: RenderCache,
+    private media: { uploads: MediaService; statuses: StatusMedia },
   ) {}
 
   edit(accountId: number, statusId: number | null, input: EditInput): StatusRow {
@@ -56,8 +55,8 @@ export class EditingService {
     // Mastodon's order: media, then the poll, then the text.
     const mediaIds = input.mediaIds ?? [];
     if (mediaIds.length > LIMITS.mediaAttachments || (mediaIds.length > 0 && input.poll)) throw unprocessable(`Cannot attach more than ${LIMITS.mediaAttachments} files`);
-    const nextMedia = mediaIds.length > 0 && this.media ? this.media.statuses.forEdit(accountId, row.id, mediaIds) : [];
-    if (input.mediaAttributes?.length) this.media?.uploads.checkAttributes(input.mediaAttributes);
+    const nextMedia = mediaIds.length > 0 ? this.media.statuses.forEdit(accountId, row.id, mediaIds) : [];
+    if (input.mediaAttributes?.length) this.media.uploads.checkAttributes(input.mediaAttributes);
     if (input.poll) {
       const errors = pollErrors(input.poll);
       if (errors.length > 0) throw validationFailed(...errors);
@@ -109,7 +108,7 @@ export class EditingService {
       const db = tx as unknown as Db;
       const edited = tx.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, row.id)).limit(1).get();
       if (!edited) this.record(db, row.id, { ...before, createdAt: row.createdAt });
-      if (this.media) this.media.statuses.reattach(db, row.id, nextMedia, input.mediaAttributes ?? []);
+      this.media.statuses.reattach(db, row.id, nextMedia, input.mediaAttributes ?? []);
       newPoll = this.replacePoll(db, row, poll, input.poll, now);
       tx.update(statuses)
         .set({ text, contentHtml: html, spoilerText, sensitive, language, mentions: updated.mentions, tags: updated.tags, hasMedia: updated.hasMedia, hasPoll: updated.hasPoll, editedAt: now })

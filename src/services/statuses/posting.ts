@@ -84,8 +84,6 @@ export function pollErrors(poll: PollInput): string[] {
  * notifications and the `status.created` event.
  */
 export class PostingService {
-  media: MediaAttacher | null = null;
-
   private q;
 
   constructor(
@@ -100,6 +98,7 @@ export class PostingService {
     private notifications: NotificationService,
     private events: EventBus,
     private counters: Counters,
+    private media: MediaAttacher,
   ) {
     const sqlite = db.$client;
     const columns = Object.fromEntries(Object.keys(getTableColumns(statuses)).map((k) => [k, sql.placeholder(k)]));
@@ -129,7 +128,6 @@ export class PostingService {
     let mediaIds: number[] = [];
     if (input.mediaIds && input.mediaIds.length > 0) {
       if (input.mediaIds.length > LIMITS.mediaAttachments || input.poll) throw unprocessable(`Cannot attach more than ${LIMITS.mediaAttachments} files`);
-      if (!this.media) throw unprocessable(`Media ${input.mediaIds.join(", ")} not found or already attached to another post`);
       mediaIds = this.media.resolve(accountId, input.mediaIds);
     }
 
@@ -229,7 +227,7 @@ export class PostingService {
           })
           .run();
       }
-      if (prepared.mediaIds.length > 0) this.media?.attach(tx as unknown as Db, id, prepared.mediaIds);
+      if (prepared.mediaIds.length > 0) this.media.attach(tx as unknown as Db, id, prepared.mediaIds);
       this.counters.authorPosted(prepared.accountId, row.visibility, now);
       if (parent) this.counters.reply(parent.id, row.visibility, 1);
       recipients = this.feed.deliver(tx, row, null);
