@@ -135,6 +135,11 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     });
 
   wireOutgoing(app, () => federation.createContext(publicUrl, undefined), kv);
+  // acct: lookups go through WebFinger, which Fedify always asks over https.
+  services.remoteAccounts.resolver = async (username, domain) => {
+    const object = await federation.createContext(publicUrl, undefined).lookupObject(`acct:${username}@${domain}`);
+    return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;
+  };
 
   let controller: AbortController | null = null;
   let listening: Promise<void> | null = null;

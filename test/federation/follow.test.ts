@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually, startFederatedPair } from "../support/federation.ts";
-import type { TestServer } from "../support/server.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
 
 let a: TestServer;
 let b: TestServer;
@@ -100,5 +100,19 @@ describe("inbox security", () => {
     expect(res.status).toBe(401);
     expect(count(a, "SELECT count(*) AS n FROM accounts")).toBe(before);
     expect(count(a, "SELECT count(*) AS n FROM follows WHERE target_account_id = ?", alice.account.id)).toBe(0);
+  });
+});
+
+describe("ALLOW_PRIVATE_ADDRESSES=false (the default)", () => {
+  test("the server refuses to fetch actors on loopback addresses (SSRF), and stores nothing", async () => {
+    const guarded = await startTestServer({ HOST: "127.0.0.4" });
+    try {
+      expect(guarded.ctx.config.allowPrivateAddresses).toBe(false);
+      const resolved = await guarded.federation!.resolveActor(`${a.base}/users/alice`).catch(() => null);
+      expect(resolved).toBeNull();
+      expect(count(guarded, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
+    } finally {
+      await guarded.close();
+    }
   });
 });

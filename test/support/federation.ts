@@ -5,8 +5,9 @@ export const AP = "application/activity+json";
 /**
  * Two servers that federate on one machine: each on its own loopback address (127.0.0.2,
  * 127.0.0.3) with its own data directory, PUBLIC_URL its real address, and outgoing requests
- * allowed to private addresses. Plain http for now: actor IRIs and inboxes work over http;
- * acct: lookups through WebFinger (always https in Fedify) need the TLS set-up of part 2.
+ * allowed to private addresses, in this test process (their internals at hand). Plain http:
+ * actor IRIs and inboxes work over http; acct: lookups through WebFinger (always https in
+ * Fedify) need federation-tls.ts, whose servers run behind TLS proxies in processes of their own.
  */
 export async function startFederatedPair(env: Record<string, string> = {}): Promise<[TestServer, TestServer]> {
   const common = { ALLOW_PRIVATE_ADDRESSES: "true", ...env };

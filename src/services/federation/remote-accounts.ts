@@ -1,5 +1,5 @@
 import { isActor, Application, Service, type Actor } from "@fedify/fedify/vocab";
-import { eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { accounts, type AccountRow } from "../../db/schema.ts";
@@ -19,6 +19,21 @@ export class RemoteAccounts {
     private ids: IdGenerator,
     private clock: Clock,
   ) {}
+
+  /** Fetches and stores the actor of `user@domain` (WebFinger, then its document); set by src/federation. */
+  resolver: ((username: string, domain: string) => Promise<AccountRow | null>) | null = null;
+
+  /** A remote account by its handle: the stored one, else resolved (when federation is on). */
+  async lookup(username: string, domain: string): Promise<AccountRow | null> {
+    const stored = this.db
+      .select()
+      .from(accounts)
+      .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, sql`lower(${accounts.domain}) = ${domain.toLowerCase()}`))
+      .get();
+    if (stored) return stored;
+    if (!this.resolver || !/^[A-Za-z0-9_.-]+$/.test(username) || !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(domain)) return null;
+    return this.resolver(username, domain).catch(() => null);
+  }
 
   byUri(uri: string): AccountRow | undefined {
     return this.db.select().from(accounts).where(eq(accounts.uri, uri)).get();
