@@ -1,6 +1,6 @@
 import { createFederation, type Federation } from "@fedify/fedify";
 import { Accept, Follow, isActor, Note, Reject, Undo, type Recipient } from "@fedify/fedify/vocab";
-import { followKey, wireOutgoing } from "./outgoing.ts";
+import { followKey, recipientOf, wireOutgoing } from "./outgoing.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
@@ -83,10 +83,11 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   federation
     .setFollowersDispatcher("/users/{identifier}/followers", (ctx, identifier, cursor) => {
       const account = local(identifier);
-      if (!account || cursor === null) return null;
+      if (!account) return null;
+      // The whole collection is what delivery to "followers" asks for: only remote inboxes.
+      if (cursor === null) return { items: actors.remoteFollowers(account.id).map(recipientOf) };
       const page = actors.followers(account.id, cursorOf(cursor), PAGE_SIZE);
-      // Every follower is local for now: its actor and inbox are ours.
-      const items: Recipient[] = page.items.map((f) => ({ id: ctx.getActorUri(f.username), inboxId: ctx.getInboxUri(f.username), endpoints: { sharedInbox: ctx.getInboxUri() } }));
+      const items: Recipient[] = page.items.map((f) => (f.domain === null ? { id: ctx.getActorUri(f.username), inboxId: null } : recipientOf(f)));
       return { items, nextCursor: page.next };
     })
     .setCounter((_ctx, identifier) => local(identifier)?.followersCount ?? null)

@@ -1,14 +1,15 @@
 import type { Context } from "@fedify/fedify";
-import { Accept, Follow, Undo, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Delete, Follow, Note, Tombstone, Undo, type Recipient } from "@fedify/fedify/vocab";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
 import type { SqliteKvStore } from "./kv.ts";
+import { createOf, noteOf } from "./vocab.ts";
 
 /** Where the IRI of a remote actor's Follow waits for the local account's answer. */
 export const followKey = (followerId: number, targetId: number) => ["rookery", "follow", String(followerId), String(targetId)] as const;
 
-const recipientOf = (account: AccountRow): Recipient => ({
+export const recipientOf = (account: AccountRow): Recipient => ({
   id: new URL(account.uri!),
   inboxId: new URL(account.inboxUrl!),
   endpoints: account.sharedInboxUrl ? { sharedInbox: new URL(account.sharedInboxUrl) } : null,
@@ -46,6 +47,36 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
     const actor = c.getActorUri(p.account.username);
     const undo = new Undo({ id: new URL(`${actor.href}#follows/${p.target.id}/undo`), actor, object: followOf(c, p.account, p.target) });
     send("Undo", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), undo));
+  });
+
+  // Statuses go to the author's remote followers, one delivery per shared inbox; a status's
+  // activities share an ordering key, so a Delete never overtakes its Create.
+  // Not yet: direct messages and mentioned remote accounts, boosts (Announce), edits (Update).
+  const FOLLOWER_VISIBILITIES = new Set(["public", "unlisted", "private"]);
+  services.events.afterCommit("status.created", (e) => {
+    const status = e.status;
+    if (status.reblogOfId !== null || !FOLLOWER_VISIBILITIES.has(status.visibility)) return;
+    if (!services.federationActors.hasRemoteFollowers(status.accountId)) return;
+    const author = services.accounts.findById(status.accountId);
+    if (!author || author.domain !== null) return;
+    const c = ctx();
+    const parent = status.inReplyToId === null ? undefined : services.federationActors.statusAuthor(status.inReplyToId);
+    const replyTarget = parent && status.inReplyToId !== null ? c.getObjectUri(Note, { identifier: parent, id: String(status.inReplyToId) }) : null;
+    const note = noteOf(c, app.urls, author, status, replyTarget);
+    send("Create", () => c.sendActivity({ identifier: author.username }, "followers", createOf(c, note, author, status), { preferSharedInbox: true, orderingKey: note.id!.href }));
+  });
+
+  services.events.afterCommit("status.deleted", (e) => {
+    const status = e.status;
+    if (status.reblogOfId !== null || !FOLLOWER_VISIBILITIES.has(status.visibility)) return;
+    if (!services.federationActors.hasRemoteFollowers(status.accountId)) return;
+    const author = services.accounts.findById(status.accountId);
+    if (!author || author.domain !== null) return;
+    const c = ctx();
+    const id = c.getObjectUri(Note, { identifier: author.username, id: String(status.id) });
+    const actor = c.getActorUri(author.username);
+    const del = new Delete({ id: new URL(`${id.href}#delete`), actor, tos: [new URL("https://www.w3.org/ns/activitystreams#Public")], object: new Tombstone({ id }) });
+    send("Delete", () => c.sendActivity({ identifier: author.username }, "followers", del, { preferSharedInbox: true, orderingKey: id.href }));
   });
 
   services.events.afterCommit("follow_request.authorized", (e) => {

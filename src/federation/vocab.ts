@@ -41,13 +41,14 @@ export async function actorOf(ctx: Context<void>, urls: Urls, account: AccountRo
 }
 
 /**
- * A public or unlisted status as a Note, addressed as Mastodon addresses it: public has
- * as:Public in `to` and the followers in `cc`; unlisted the other way round.
+ * A status as a Note, addressed as Mastodon addresses it: public has as:Public in `to` and
+ * the followers in `cc`; unlisted the other way round; private the followers alone.
  * Not yet: mentions as tags, attachments, polls (Question), hashtags, edits' `updated`.
  */
 export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, status: StatusRow, inReplyTo: URL | null) {
   const followers = ctx.getFollowersUri(author.username);
   const isPublic = status.visibility === "public";
+  const isPrivate = status.visibility === "private";
   return new Note({
     id: ctx.getObjectUri(Note, { identifier: author.username, id: String(status.id) }),
     attribution: ctx.getActorUri(author.username),
@@ -59,7 +60,7 @@ export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, statu
     url: new URL(statusUrl(urls, author.username, status.id)),
     replyTarget: inReplyTo,
     tos: [isPublic ? PUBLIC_COLLECTION : followers],
-    ccs: [isPublic ? followers : PUBLIC_COLLECTION],
+    ccs: isPrivate ? [] : [isPublic ? followers : PUBLIC_COLLECTION],
   });
 }
 

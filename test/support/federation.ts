@@ -26,13 +26,13 @@ export async function getAp(url: string, accept = AP): Promise<{ status: number;
 }
 
 /** Polls until the check passes, or fails at the deadline with what was last seen. */
-export async function eventually<T>(check: () => T | Promise<T>, what: string, deadlineMs = 10_000): Promise<T> {
+export async function eventually<T>(check: () => T | Promise<T>, what: string, deadlineMs = 10_000): Promise<NonNullable<T>> {
   const until = Date.now() + deadlineMs;
   let last: unknown;
   for (;;) {
     try {
       const value = await check();
-      if (value) return value;
+      if (value) return value as NonNullable<T>;
       last = value;
     } catch (e) {
       last = e;

@@ -159,6 +159,27 @@ export class FederationActors {
     return { items: items.map((r) => r.account), next: rows.length > limit ? String(items[items.length - 1]!.id) : null };
   }
 
+  /** The remote followers' inboxes (for delivery; local followers read the database). */
+  remoteFollowers(accountId: number): AccountRow[] {
+    return this.db
+      .select({ account: accounts })
+      .from(follows)
+      .innerJoin(accounts, eq(accounts.id, follows.accountId))
+      .where(and(eq(follows.targetAccountId, accountId), sql`${accounts.domain} IS NOT NULL`))
+      .all()
+      .map((r) => r.account);
+  }
+
+  hasRemoteFollowers(accountId: number): boolean {
+    return !!this.db
+      .select({ one: sql`1` })
+      .from(follows)
+      .innerJoin(accounts, eq(accounts.id, follows.accountId))
+      .where(and(eq(follows.targetAccountId, accountId), sql`${accounts.domain} IS NOT NULL`))
+      .limit(1)
+      .get();
+  }
+
   /** Pinned statuses that anyone may see, newest pin first. */
   pinned(accountId: number): StatusRow[] {
     return this.db
