@@ -19,6 +19,10 @@ export interface Config {
   logRequests: boolean;
   /** Background media processing jobs at a time. */
   mediaWorkers: number;
+  /** ActivityPub: actor documents, inboxes and delivery. Off gives an island server. */
+  federation: boolean;
+  /** Outgoing requests may reach loopback, private and link-local addresses (tests, loopback set-ups only: SSRF). */
+  allowPrivateAddresses: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -98,5 +102,7 @@ export function loadConfig(env: Env = process.env): Config {
     contactEmail: env.CONTACT_EMAIL?.trim() || "",
     logRequests: bool(env, "LOG_REQUESTS", true),
     mediaWorkers: positiveInt(env, "MEDIA_WORKERS", Math.max(1, availableParallelism() - 1)),
+    federation: choice(env, "FEDERATION", ["on", "off"] as const, "on") === "on",
+    allowPrivateAddresses: bool(env, "ALLOW_PRIVATE_ADDRESSES", false),
   };
 }

@@ -13,6 +13,7 @@ import { createServices } from "./services/index.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
 import { Streaming } from "./streaming/index.ts";
 import { WS_OPTIONS, type WsData } from "./streaming/websocket.ts";
+import { createRookeryFederation, type RookeryFederation } from "./federation/index.ts";
 
 export interface RunningServer {
   url: string;
@@ -21,6 +22,8 @@ export interface RunningServer {
   ctx: AppContext;
   app: App;
   database: DbHandle;
+  /** ActivityPub, unless FEDERATION=off. */
+  federation: RookeryFederation | null;
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>;
 }
@@ -54,7 +57,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     },
   });
   if (options.derivePublicUrl && config.port === 0) {
-    const url = new URL(`http://localhost:${server.port}`);
+    // Loopback servers other than 127.0.0.1 (federation tests) are called by their address.
+    const url = new URL(`http://${config.host === "127.0.0.1" ? "localhost" : config.host}:${server.port}`);
     config = { ...config, port: server.port as number, publicUrl: url.origin, domain: url.host };
   }
 
@@ -88,7 +92,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
   streaming = new Streaming(ctx);
-  handler = createEdge(ctx, app, streaming);
+  const federation = config.federation ? createRookeryFederation(ctx) : null;
+  federation?.start();
+  handler = createEdge(ctx, app, streaming, federation?.federation ?? null);
 
   let stopping: Promise<void> | null = null;
   return {
@@ -98,6 +104,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     ctx,
     app,
     database,
+    federation,
     stop() {
       stopping ??= (async () => {
         streaming?.closeAll();
@@ -105,6 +112,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         const graceful = server.stop();
         if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
         services.wheel.stop();
+        await federation?.stop();
         await services.media.queue.stop();
         services.writes.flush();
         database.close();

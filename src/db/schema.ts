@@ -4,7 +4,10 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 // Times are integer milliseconds since the epoch; ids come from src/ids.ts.
 const bool = (name: string) => integer(name, { mode: "boolean" });
 
-/** The public profile. Every account on this server is local. */
+/**
+ * The public profile, of local accounts (domain null) and of remote actors seen through
+ * federation (domain set, keyed by their actor IRI in uri). A username is unique per domain.
+ */
 export const accounts = sqliteTable(
   "accounts",
   {
@@ -28,8 +31,20 @@ export const accounts = sqliteTable(
     followingCount: integer("following_count").notNull().default(0),
     statusesCount: integer("statuses_count").notNull().default(0),
     lastStatusAt: integer("last_status_at"),
+    /** Remote accounts only: the actor's IRI, its host (with port) as in acct, and its endpoints. */
+    uri: text("uri"),
+    domain: text("domain"),
+    url: text("url"),
+    inboxUrl: text("inbox_url"),
+    sharedInboxUrl: text("shared_inbox_url"),
+    followersUrl: text("followers_url"),
+    /** When the actor document was last fetched (epoch ms). */
+    fetchedAt: integer("fetched_at"),
   },
-  (t) => [uniqueIndex("accounts_username_lower").on(sql`lower(${t.username})`)],
+  (t) => [
+    uniqueIndex("accounts_username_domain_lower").on(sql`lower(${t.username})`, sql`lower(coalesce(${t.domain}, ''))`),
+    uniqueIndex("accounts_uri").on(t.uri),
+  ],
 );
 
 /** Sign-in credentials and private settings of a local account. */
@@ -645,3 +660,55 @@ export const customFilterStatuses = sqliteTable(
 export type ListRow = typeof lists.$inferSelect;
 export type AccountConversationRow = typeof accountConversations.$inferSelect;
 export type CustomFilterRow = typeof customFilters.$inferSelect;
+
+/**
+ * A local account's ActivityPub key pairs (RSA for draft-cavage signatures, Ed25519 for
+ * object proofs), made once on first need. Private keys are JWK and never leave the server.
+ */
+export const accountKeys = sqliteTable(
+  "account_keys",
+  {
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** "RSASSA-PKCS1-v1_5" or "Ed25519". */
+    algorithm: text("algorithm").notNull(),
+    publicKey: text("public_key").notNull(),
+    privateKey: text("private_key").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.algorithm] })],
+);
+
+/** Fedify's key-value cache (remote documents, idempotence of inbox activities). Values are JSON. */
+export const fedifyKv = sqliteTable(
+  "fedify_kv",
+  {
+    /** JSON array of the key's parts. */
+    key: text("key").primaryKey(),
+    value: text("value").notNull(),
+    /** Epoch ms; null never expires. */
+    expiresAt: integer("expires_at"),
+  },
+  (t) => [index("fedify_kv_expires").on(t.expiresAt)],
+);
+
+/** Fedify's message queue (outgoing deliveries, incoming activities): survives restarts. */
+export const fedifyMessages = sqliteTable(
+  "fedify_messages",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** JSON of the message. */
+    message: text("message").notNull(),
+    /** Epoch ms before which the message is not handed out. */
+    runAt: integer("run_at").notNull(),
+    /** Messages of one ordering key are handled one at a time, in order. */
+    orderingKey: text("ordering_key"),
+    /** Epoch ms until which a worker holds the message; past it, a crashed worker's message is handed out again. */
+    lockedUntil: integer("locked_until"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("fedify_messages_run_at").on(t.runAt, t.id)],
+);
+
+export type AccountKeyRow = typeof accountKeys.$inferSelect;

@@ -86,12 +86,13 @@ export function accountRoutes(ctx: AppContext) {
       const existing = new Set(services.accounts.findByIds(ids).map((a) => a.id));
       return services.follows.relationships(auth.accountId, ids.filter((id) => existing.has(id))).map(serializeRelationship);
     })
-    .get("/api/v1/accounts/lookup", (c) => {
+    .get("/api/v1/accounts/lookup", async (c) => {
       optionalUser(ctx, c.request, "read:accounts");
       const acct = (str(input(c).acct, "acct") ?? "").trim().replace(/^@/, "");
       const [username, domain] = acct.split("@");
-      if (!username || (domain && domain.toLowerCase() !== ctx.config.domain.toLowerCase())) throw notFound();
-      const account = services.accounts.findByUsername(username);
+      if (!username) throw notFound();
+      const remote = domain !== undefined && domain.toLowerCase() !== ctx.config.domain.toLowerCase();
+      const account = remote ? await services.remoteAccounts.lookup(username, domain) : services.accounts.findByUsername(username);
       if (!account) throw notFound();
       return serializeAccount(urls, account);
     })

@@ -11,6 +11,16 @@ import { newMeta, setMeta } from "./request-meta.ts";
 import { handleStreaming, isStreamingPath } from "./streaming.ts";
 import type { Streaming } from "../streaming/index.ts";
 import type { WsData } from "../streaming/websocket.ts";
+import type { Federation } from "@fedify/fedify";
+
+/**
+ * The paths Fedify serves (actors, their collections and statuses, the inboxes); every other
+ * request, the hot API paths above all, goes straight to Elysia. WebFinger, host-meta and
+ * nodeinfo stay in src/http/instance.ts, whose links name the same actor URIs.
+ */
+function isFederationPath(path: string): boolean {
+  return path.startsWith("/users/") || path === "/inbox";
+}
 
 export { MAX_UPLOAD_BYTES };
 /** Bun's own limit sits above every cap here, so that our JSON 413 (with CORS) answers first. */
@@ -34,7 +44,7 @@ function jsonError(status: number, error: string): Response {
  * Everything that happens to every request before and after routing. Kept outside Elysia's
  * hooks so the log line sees the final status of every response, errors included.
  */
-export function createEdge(ctx: AppContext, app: App, streaming: Streaming) {
+export function createEdge(ctx: AppContext, app: App, streaming: Streaming, federation: Federation<void> | null = null) {
   const { config } = ctx;
   let counter = 0;
   const instanceTag = Math.random().toString(36).slice(2, 8);
@@ -129,7 +139,12 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming) {
       if (config.logRequests) log("info", "request", { method: request.method, path: redactPath(request.url), status: 101, request_id: requestId });
       return undefined;
     }
-    return app.handle(request).then(finish, (e) => {
+    // Fedify first; what it does not serve (other paths below /users/, HTML) falls through to Elysia.
+    const handled =
+      federation !== null && isFederationPath(path)
+        ? federation.fetch(request, { contextData: undefined, onNotFound: (r) => app.handle(r), onNotAcceptable: (r) => app.handle(r) })
+        : app.handle(request);
+    return handled.then(finish, (e) => {
       log("error", "request failed outside the router", { error: String(e).split("\n")[0] });
       return finish(jsonError(500, "There was a problem processing your request"));
     });

@@ -35,7 +35,8 @@ export function serializeAccount(urls: Urls, a: AccountRow) {
   return {
     id: String(a.id),
     username: a.username,
-    acct: a.username,
+    // Remote accounts are user@domain and live at their home server's URLs.
+    acct: a.domain === null ? a.username : `${a.username}@${a.domain}`,
     display_name: a.displayName,
     locked: a.locked,
     bot: a.bot,
@@ -44,8 +45,8 @@ export function serializeAccount(urls: Urls, a: AccountRow) {
     group: false,
     created_at: midnight(a.createdAt),
     note: a.noteHtml,
-    url: accountUrl(urls, a.username),
-    uri: accountUri(urls, a.username),
+    url: a.domain === null ? accountUrl(urls, a.username) : (a.url ?? a.uri ?? ""),
+    uri: a.domain === null ? accountUri(urls, a.username) : (a.uri ?? ""),
     avatar,
     avatar_static: avatar,
     header,

@@ -15,6 +15,9 @@ import { MarkerService } from "./accounts/markers.ts";
 import { ModerationService } from "./accounts/moderation.ts";
 import { ProfileImageService } from "./accounts/profile-images.ts";
 import { EventBus } from "./events.ts";
+import { FederationActors } from "./federation/actors.ts";
+import { FederationInbox } from "./federation/inbox.ts";
+import { RemoteAccounts } from "./federation/remote-accounts.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { ConversationService } from "./conversations.ts";
@@ -96,6 +99,9 @@ export function createServices(deps: ServiceDeps) {
   const tagFollows = new TagFollowService(db, ids, clock, search);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
+  const federationActors = new FederationActors(db, clock);
+  const remoteAccounts = new RemoteAccounts(db, ids, clock);
+  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
@@ -151,6 +157,9 @@ export function createServices(deps: ServiceDeps) {
   return {
     writes,
     events,
+    federationActors,
+    remoteAccounts,
+    federationInbox,
     wheel,
     tokens,
     applications,

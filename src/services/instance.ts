@@ -38,6 +38,7 @@ export function instanceStats(db: Db): InstanceStats {
   const row = db
     .select({ users: sql<number>`count(*)`, statuses: sql<number>`coalesce(sum(${accounts.statusesCount}), 0)` })
     .from(accounts)
+    .where(sql`${accounts.domain} IS NULL`)
     .get();
   return { userCount: row?.users ?? 0, statusCount: row?.statuses ?? 0 };
 }

@@ -53,7 +53,7 @@ export class SearchService {
     this.q = {
       accounts: sqlite.query<unknown[], [string, string, string, number, number, number, number]>(`
         SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
-        WHERE (lower(username) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?2 ESCAPE '\\')
+        WHERE domain IS NULL AND (lower(username) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?2 ESCAPE '\\')
           AND (?4 = 0 OR (
                 id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?4)
             AND id NOT IN (SELECT account_id FROM blocks WHERE target_account_id = ?4)))
@@ -62,7 +62,7 @@ export class SearchService {
                  id IN (SELECT target_account_id FROM follows WHERE account_id = ?4) DESC,
                  followers_count DESC, id
         LIMIT ?6 OFFSET ?7`),
-      byUsername: sqlite.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ?`),
+      byUsername: sqlite.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ? AND domain IS NULL`),
       tags: sqlite.query<{ id: number; name: string }, [string, number, number]>(
         `SELECT id, name FROM tags WHERE name LIKE ?1 ESCAPE '\\' ORDER BY length(name), name LIMIT ?2 OFFSET ?3`,
       ),

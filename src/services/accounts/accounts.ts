@@ -67,7 +67,8 @@ export class AccountService {
       byUsername: db
         .select()
         .from(accounts)
-        .where(sql`lower(${accounts.username}) = ${sql.placeholder("name")}`)
+        // Local accounts only: a remote account of the same name is somebody else.
+        .where(sql`lower(${accounts.username}) = ${sql.placeholder("name")} AND ${accounts.domain} IS NULL`)
         .prepare(),
       user: db.select().from(users).where(eq(users.accountId, sql.placeholder("id"))).prepare(),
     };
@@ -78,9 +79,11 @@ export class AccountService {
     return values ? ACCOUNT.map(values) : undefined;
   }
 
+  /** In the order of `ids` (SQLite's order for IN depends on the plan, which indexes change). */
   findByIds(ids: number[]): AccountRow[] {
     if (ids.length === 0) return [];
-    return this.db.select().from(accounts).where(inArray(accounts.id, ids)).all();
+    const byId = new Map(this.db.select().from(accounts).where(inArray(accounts.id, ids)).all().map((a) => [a.id, a]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
   findByUsername(username: string): AccountRow | undefined {
@@ -159,6 +162,14 @@ export class AccountService {
       followingCount: 0,
       statusesCount: 0,
       lastStatusAt: null,
+      // A local account: no domain, no remote endpoints.
+      uri: null,
+      domain: null,
+      url: null,
+      inboxUrl: null,
+      sharedInboxUrl: null,
+      followersUrl: null,
+      fetchedAt: null,
     };
     try {
       this.db.transaction((tx) => {

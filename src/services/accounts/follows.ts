@@ -100,7 +100,8 @@ export class FollowService {
         languages: values.languages ?? null,
         createdAt: this.clock.now(),
       };
-      if (target.locked) {
+      // A remote account answers a follow with Accept: requested until then.
+      if (target.locked || target.domain !== null) {
         tx.insert(followRequests).values(row).run();
         created = "request";
       } else {

@@ -1,0 +1,164 @@
+import { createFederation, type Federation } from "@fedify/fedify";
+import { Accept, Follow, isActor, Note, Reject, Undo, type Recipient } from "@fedify/fedify/vocab";
+import { followKey, recipientOf, wireOutgoing } from "./outgoing.ts";
+import type { AppContext } from "../context.ts";
+import type { AccountRow } from "../db/schema.ts";
+import { log } from "../log.ts";
+import { actorOf, createOf, noteOf } from "./vocab.ts";
+import { SqliteKvStore } from "./kv.ts";
+import { SqliteMessageQueue } from "./queue.ts";
+
+const PAGE_SIZE = 20;
+
+/** A paged collection's first page starts from the top; Fedify wants a string cursor for it. */
+const FIRST = "";
+const cursorOf = (cursor: string) => (cursor === FIRST ? null : cursor);
+
+export interface RookeryFederation {
+  federation: Federation<void>;
+  kv: SqliteKvStore;
+  queue: SqliteMessageQueue;
+  /** Fetches a remote actor by its IRI and stores it (the start of `resolve=true`); null when it is none. */
+  resolveActor(uri: string): Promise<AccountRow | null>;
+  /** Starts handling queued messages (deliveries, incoming activities) until stopped. */
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * ActivityPub on Fedify: the actors of local accounts at the URIs the client API already
+ * emits (/users/:name), their collections and published statuses, and the inboxes. Hollo's
+ * src/federation/ is the model of the wiring (github.com/hollo-social/hollo).
+ */
+export function createRookeryFederation(app: AppContext): RookeryFederation {
+  const { config, services, urls } = app;
+  const actors = services.federationActors;
+  const sqlite = app.db.$client;
+  const kv = new SqliteKvStore(sqlite, app.clock);
+  const queue = new SqliteMessageQueue(sqlite, app.clock);
+  const publicUrl = new URL(config.publicUrl);
+  const federation = createFederation<void>({
+    kv,
+    queue,
+    manuallyStartQueue: true,
+    // Identity from PUBLIC_URL alone, never from Host or X-Forwarded-* of a request.
+    origin: { handleHost: publicUrl.host, webOrigin: publicUrl.origin },
+    allowPrivateAddress: config.allowPrivateAddresses,
+  });
+
+  /** The account behind an identifier, exactly as its URIs spell it (one actor per account). */
+  const local = (identifier: string) => {
+    const account = actors.localAccount(identifier);
+    return account && account.username === identifier ? account : undefined;
+  };
+
+  federation
+    .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
+      const account = local(identifier);
+      return account ? actorOf(ctx, urls, account) : null;
+    })
+    .setKeyPairsDispatcher(async (_ctx, identifier) => {
+      const account = local(identifier);
+      return account ? actors.keyPairs(account.id) : [];
+    });
+
+  federation
+    .setOutboxDispatcher("/users/{identifier}/outbox", (ctx, identifier, cursor) => {
+      const account = local(identifier);
+      if (!account || cursor === null) return null;
+      const page = actors.outbox(account.id, cursorOf(cursor), PAGE_SIZE);
+      const items = page.items.map((status) => {
+        const parent = status.inReplyToId === null ? undefined : actors.statusAuthor(status.inReplyToId);
+        const replyTarget = parent && status.inReplyToId !== null ? ctx.getObjectUri(Note, { identifier: parent, id: String(status.inReplyToId) }) : null;
+        return createOf(ctx, noteOf(ctx, urls, account, status, replyTarget), account, status);
+      });
+      return { items, nextCursor: page.next };
+    })
+    .setCounter((_ctx, identifier) => {
+      const account = local(identifier);
+      return account ? actors.outboxCount(account.id) : null;
+    })
+    .setFirstCursor(() => FIRST);
+
+  federation
+    .setFollowersDispatcher("/users/{identifier}/followers", (ctx, identifier, cursor) => {
+      const account = local(identifier);
+      if (!account) return null;
+      // The whole collection is what delivery to "followers" asks for: only remote inboxes.
+      if (cursor === null) return { items: actors.remoteFollowers(account.id).map(recipientOf) };
+      const page = actors.followers(account.id, cursorOf(cursor), PAGE_SIZE);
+      const items: Recipient[] = page.items.map((f) => (f.domain === null ? { id: ctx.getActorUri(f.username), inboxId: null } : recipientOf(f)));
+      return { items, nextCursor: page.next };
+    })
+    .setCounter((_ctx, identifier) => local(identifier)?.followersCount ?? null)
+    .setFirstCursor(() => FIRST);
+
+  // Mastodon shows the count of followed accounts, not who they are.
+  federation
+    .setFollowingDispatcher("/users/{identifier}/following", (_ctx, identifier) => (local(identifier) ? { items: [] } : null))
+    .setCounter((_ctx, identifier) => local(identifier)?.followingCount ?? null);
+
+  federation.setFeaturedDispatcher("/users/{identifier}/featured", (ctx, identifier) => {
+    const account = local(identifier);
+    if (!account) return null;
+    return { items: actors.pinned(account.id).map((status) => noteOf(ctx, urls, account, status, null)) };
+  });
+
+  // Only public and unlisted statuses exist for a fetch without authorization.
+  federation.setObjectDispatcher(Note, "/users/{identifier}/statuses/{id}", (ctx, { identifier, id }) => {
+    const account = local(identifier);
+    if (!account || !/^\d+$/.test(id)) return null;
+    const status = actors.publishedStatus(account.id, Number(id));
+    if (!status) return null;
+    const parent = status.inReplyToId === null ? undefined : actors.statusAuthor(status.inReplyToId);
+    const replyTarget = parent && status.inReplyToId !== null ? ctx.getObjectUri(Note, { identifier: parent, id: String(status.inReplyToId) }) : null;
+    return noteOf(ctx, urls, account, status, replyTarget);
+  });
+
+  // Fedify verifies the signature before any listener runs: a bad or missing one is 401.
+  federation
+    .setInboxListeners("/users/{identifier}/inbox", "/inbox")
+    .on(Follow, async (ctx, follow) => {
+      const pending = await services.federationInbox.follow(ctx, follow);
+      if (pending && follow.id) await kv.set(followKey(pending.followerId, pending.targetId), follow.id.href);
+    })
+    .on(Accept, async (ctx, accept) => {
+      await services.federationInbox.accept(ctx, accept);
+    })
+    .on(Reject, async (ctx, reject) => {
+      await services.federationInbox.reject(ctx, reject);
+    })
+    .on(Undo, async (ctx, undo) => {
+      await services.federationInbox.undo(ctx, undo);
+    })
+    .onError((_ctx, error) => {
+      log("warn", "inbox activity failed", { error: String(error).split("\n")[0] });
+    });
+
+  wireOutgoing(app, () => federation.createContext(publicUrl, undefined), kv);
+  // acct: lookups go through WebFinger, which Fedify always asks over https.
+  services.remoteAccounts.resolver = async (username, domain) => {
+    const object = await federation.createContext(publicUrl, undefined).lookupObject(`acct:${username}@${domain}`);
+    return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;
+  };
+
+  let controller: AbortController | null = null;
+  let listening: Promise<void> | null = null;
+  return {
+    federation,
+    kv,
+    queue,
+    async resolveActor(uri) {
+      const object = await federation.createContext(publicUrl, undefined).lookupObject(uri);
+      return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;
+    },
+    start() {
+      controller = new AbortController();
+      listening = federation.startQueue(undefined, { signal: controller.signal });
+    },
+    async stop() {
+      controller?.abort();
+      await listening?.catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type { Context } from "@fedify/fedify";
+import { Accept, Delete, Follow, Note, Tombstone, Undo, type Recipient } from "@fedify/fedify/vocab";
+import type { AppContext } from "../context.ts";
+import type { AccountRow } from "../db/schema.ts";
+import { log } from "../log.ts";
+import type { SqliteKvStore } from "./kv.ts";
+import { createOf, noteOf } from "./vocab.ts";
+
+/** Where the IRI of a remote actor's Follow waits for the local account's answer. */
+export const followKey = (followerId: number, targetId: number) => ["rookery", "follow", String(followerId), String(targetId)] as const;
+
+export const recipientOf = (account: AccountRow): Recipient => ({
+  id: new URL(account.uri!),
+  inboxId: new URL(account.inboxUrl!),
+  endpoints: account.sharedInboxUrl ? { sharedInbox: new URL(account.sharedInboxUrl) } : null,
+});
+
+/**
+ * Relationship changes told to remote servers, once committed: a local account's follow
+ * request to a remote one sends Follow, its unfollow Undo, and a local account approving a
+ * remote follower's request sends Accept. Deliveries go through Fedify's queue (retries,
+ * restarts).
+ */
+export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: SqliteKvStore) {
+  const { services } = app;
+  const pair = (accountId: number, targetId: number) => {
+    const [account, target] = [services.accounts.findById(accountId), services.accounts.findById(targetId)];
+    return account && target ? { account, target } : null;
+  };
+  const send = (what: string, work: () => Promise<void>) => {
+    work().catch((e) => log("warn", `federation: sending ${what} failed`, { error: String(e).split("\n")[0] }));
+  };
+  const followOf = (c: Context<void>, local: AccountRow, remote: AccountRow) =>
+    new Follow({ id: new URL(`${c.getActorUri(local.username).href}#follows/${remote.id}`), actor: c.getActorUri(local.username), object: new URL(remote.uri!) });
+
+  services.events.afterCommit("follow_request.created", (e) => {
+    const p = pair(e.accountId, e.targetAccountId);
+    if (!p || p.account.domain !== null || p.target.domain === null) return;
+    const c = ctx();
+    send("Follow", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), followOf(c, p.account, p.target)));
+  });
+
+  services.events.afterCommit("follow.removed", (e) => {
+    const p = pair(e.accountId, e.targetAccountId);
+    if (!p || p.account.domain !== null || p.target.domain === null) return;
+    const c = ctx();
+    const actor = c.getActorUri(p.account.username);
+    const undo = new Undo({ id: new URL(`${actor.href}#follows/${p.target.id}/undo`), actor, object: followOf(c, p.account, p.target) });
+    send("Undo", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), undo));
+  });
+
+  // Statuses go to the author's remote followers, one delivery per shared inbox; a status's
+  // activities share an ordering key, so a Delete never overtakes its Create.
+  // Not yet: direct messages and mentioned remote accounts, boosts (Announce), edits (Update).
+  const FOLLOWER_VISIBILITIES = new Set(["public", "unlisted", "private"]);
+  services.events.afterCommit("status.created", (e) => {
+    const status = e.status;
+    if (status.reblogOfId !== null || !FOLLOWER_VISIBILITIES.has(status.visibility)) return;
+    if (!services.federationActors.hasRemoteFollowers(status.accountId)) return;
+    const author = services.accounts.findById(status.accountId);
+    if (!author || author.domain !== null) return;
+    const c = ctx();
+    const parent = status.inReplyToId === null ? undefined : services.federationActors.statusAuthor(status.inReplyToId);
+    const replyTarget = parent && status.inReplyToId !== null ? c.getObjectUri(Note, { identifier: parent, id: String(status.inReplyToId) }) : null;
+    const note = noteOf(c, app.urls, author, status, replyTarget);
+    send("Create", () => c.sendActivity({ identifier: author.username }, "followers", createOf(c, note, author, status), { preferSharedInbox: true, orderingKey: note.id!.href }));
+  });
+
+  services.events.afterCommit("status.deleted", (e) => {
+    const status = e.status;
+    if (status.reblogOfId !== null || !FOLLOWER_VISIBILITIES.has(status.visibility)) return;
+    if (!services.federationActors.hasRemoteFollowers(status.accountId)) return;
+    const author = services.accounts.findById(status.accountId);
+    if (!author || author.domain !== null) return;
+    const c = ctx();
+    const id = c.getObjectUri(Note, { identifier: author.username, id: String(status.id) });
+    const actor = c.getActorUri(author.username);
+    const del = new Delete({ id: new URL(`${id.href}#delete`), actor, tos: [new URL("https://www.w3.org/ns/activitystreams#Public")], object: new Tombstone({ id }) });
+    send("Delete", () => c.sendActivity({ identifier: author.username }, "followers", del, { preferSharedInbox: true, orderingKey: id.href }));
+  });
+
+  services.events.afterCommit("follow_request.authorized", (e) => {
+    const p = pair(e.accountId, e.targetAccountId);
+    if (!p || p.account.domain === null || p.target.domain !== null) return;
+    send("Accept", async () => {
+      const followId = await kv.get<string>(followKey(p.account.id, p.target.id));
+      const c = ctx();
+      const actor = c.getActorUri(p.target.username);
+      const follow = new Follow({ id: followId ? new URL(followId) : null, actor: new URL(p.account.uri!), object: actor });
+      await c.sendActivity({ identifier: p.target.username }, recipientOf(p.account), new Accept({ id: new URL(`${actor.href}#accepts/follows/${p.account.id}`), actor, object: follow }));
+      await kv.delete(followKey(p.account.id, p.target.id));
+    });
+  });
+}

@@ -1,0 +1,108 @@
+import type { Database, Statement } from "bun:sqlite";
+import type { MessageQueue, MessageQueueDepth, MessageQueueEnqueueOptions, MessageQueueListenOptions } from "@fedify/fedify";
+import type { Clock } from "../clock.ts";
+import { log } from "../log.ts";
+
+interface Row {
+  id: number;
+  message: string;
+}
+
+/** How often an idle worker looks for delayed messages that came due. */
+const IDLE_POLL_MS = 1000;
+
+/**
+ * Fedify's message queue in Rookery's own database (table fedify_messages, migration 0010):
+ * a delivery queued before a crash is still there after restart. A message is deleted once
+ * its handler has returned; Fedify itself re-enqueues failed deliveries with backoff, so the
+ * queue does no retrying of its own (nativeRetrial false). One process owns the database, so
+ * locks left by a killed process are cleared when listening starts (at-least-once delivery:
+ * a message whose handler was cut short by kill -9 runs again).
+ */
+export class SqliteMessageQueue implements MessageQueue {
+  readonly nativeRetrial = false;
+  private readonly insert: Statement<unknown, [string, number, string | null, number]>;
+  private readonly claim: Statement<Row, [number, number]>;
+  private readonly remove: Statement<unknown, [number]>;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly sqlite: Database,
+    private readonly clock: Clock,
+  ) {
+    this.insert = sqlite.query("INSERT INTO fedify_messages (message, run_at, ordering_key, created_at) VALUES (?, ?, ?, ?)");
+    // The oldest due message whose ordering key has no earlier message still waiting or running.
+    this.claim = sqlite.query(`
+      UPDATE fedify_messages SET locked_until = ?1
+      WHERE id = (
+        SELECT m.id FROM fedify_messages m
+        WHERE m.run_at <= ?2 AND m.locked_until IS NULL
+          AND (m.ordering_key IS NULL OR NOT EXISTS (
+            SELECT 1 FROM fedify_messages e WHERE e.ordering_key = m.ordering_key AND e.id < m.id))
+        ORDER BY m.run_at, m.id LIMIT 1)
+      RETURNING id, message`);
+    this.remove = sqlite.query("DELETE FROM fedify_messages WHERE id = ?");
+  }
+
+  async enqueue(message: unknown, options?: MessageQueueEnqueueOptions): Promise<void> {
+    const now = this.clock.now();
+    const delay = options?.delay ? Math.max(0, options.delay.total("millisecond")) : 0;
+    this.insert.run(JSON.stringify(message), now + delay, options?.orderingKey ?? null, now);
+    this.wake?.();
+  }
+
+  async enqueueMany(messages: readonly unknown[], options?: MessageQueueEnqueueOptions): Promise<void> {
+    this.sqlite.transaction(() => {
+      for (const message of messages) {
+        const now = this.clock.now();
+        const delay = options?.delay ? Math.max(0, options.delay.total("millisecond")) : 0;
+        this.insert.run(JSON.stringify(message), now + delay, options?.orderingKey ?? null, now);
+      }
+    })();
+    this.wake?.();
+  }
+
+  async getDepth(): Promise<MessageQueueDepth> {
+    const row = this.sqlite
+      .query<{ queued: number; ready: number }, [number]>("SELECT count(*) AS queued, coalesce(sum(run_at <= ?), 0) AS ready FROM fedify_messages")
+      .get(this.clock.now());
+    const queued = row?.queued ?? 0;
+    const ready = row?.ready ?? 0;
+    return { queued, ready, delayed: queued - ready };
+  }
+
+  async listen(handler: (message: unknown) => Promise<void> | void, options?: MessageQueueListenOptions): Promise<void> {
+    const signal = options?.signal;
+    this.sqlite.run("UPDATE fedify_messages SET locked_until = NULL WHERE locked_until IS NOT NULL");
+    while (!signal?.aborted) {
+      const row = this.claim.get(this.clock.now(), this.clock.now());
+      if (!row) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, IDLE_POLL_MS);
+          const abort = () => done();
+          signal?.addEventListener("abort", abort, { once: true });
+          this.wake = done;
+          function done() {
+            clearTimeout(timer);
+            signal?.removeEventListener("abort", abort);
+            resolve();
+          }
+        });
+        this.wake = null;
+        continue;
+      }
+      try {
+        await handler(JSON.parse(row.message));
+      } catch (e) {
+        // Fedify handles its own failures; an error here is a bug, not a reason to loop on the message.
+        log("error", "federation queue handler failed", { error: String(e).split("\n")[0] });
+      }
+      this.remove.run(row.id);
+    }
+  }
+
+  /** Messages waiting (for tests and the drain at shutdown). */
+  pending(): number {
+    return this.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM fedify_messages").get()?.n ?? 0;
+  }
+}

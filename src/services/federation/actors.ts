@@ -1,0 +1,194 @@
+import { exportJwk, generateCryptoKeyPair, importJwk } from "@fedify/fedify";
+import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { accountKeys, accounts, follows, statusPins, statuses, type AccountRow, type StatusRow } from "../../db/schema.ts";
+
+export type KeyAlgorithm = "RSASSA-PKCS1-v1_5" | "Ed25519";
+const ALGORITHMS: readonly KeyAlgorithm[] = ["RSASSA-PKCS1-v1_5", "Ed25519"];
+
+export interface AccountKeyPair {
+  algorithm: KeyAlgorithm;
+  privateKey: CryptoKey;
+  publicKey: CryptoKey;
+}
+
+/** Visibilities that appear in the outbox and as fetchable objects without authorization. */
+export const PUBLISHED_VISIBILITIES = ["public", "unlisted"] as const;
+
+export interface Page<T> {
+  items: T[];
+  /** The cursor of the next page; null on the last one. */
+  next: string | null;
+}
+
+/**
+ * What the actor documents and collections read: local accounts, their key pairs, published
+ * statuses, followers. The key pairs are made on first need and stored; private keys stay in
+ * the database and are handed only to Fedify's signer.
+ */
+export class FederationActors {
+  /** One generation per account at a time, so two concurrent first fetches make one pair. */
+  private generating = new Map<number, Promise<AccountKeyPair[]>>();
+
+  constructor(
+    private db: Db,
+    private clock: Clock,
+  ) {}
+
+  localAccount(username: string): AccountRow | undefined {
+    return this.db
+      .select()
+      .from(accounts)
+      .where(sql`lower(${accounts.username}) = ${username.toLowerCase()} AND ${accounts.domain} IS NULL`)
+      .get();
+  }
+
+  async keyPairs(accountId: number): Promise<AccountKeyPair[]> {
+    const stored = this.db.select().from(accountKeys).where(eq(accountKeys.accountId, accountId)).all();
+    if (stored.length === ALGORITHMS.length) return Promise.all(ALGORITHMS.map((a) => this.imported(stored.find((k) => k.algorithm === a)!)));
+    let pending = this.generating.get(accountId);
+    if (!pending) {
+      pending = this.generate(accountId, new Set(stored.map((k) => k.algorithm))).finally(() => this.generating.delete(accountId));
+      this.generating.set(accountId, pending);
+    }
+    return pending;
+  }
+
+  private async generate(accountId: number, existing: Set<string>): Promise<AccountKeyPair[]> {
+    for (const algorithm of ALGORITHMS) {
+      if (existing.has(algorithm)) continue;
+      // RSA 2048 as Mastodon makes them (Fedify's default, 4096, costs more on every signature).
+      const pair =
+        algorithm === "Ed25519"
+          ? await generateCryptoKeyPair("Ed25519")
+          : ((await crypto.subtle.generateKey({ name: algorithm, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair);
+      this.db
+        .insert(accountKeys)
+        .values({
+          accountId,
+          algorithm,
+          publicKey: JSON.stringify(await exportJwk(pair.publicKey)),
+          privateKey: JSON.stringify(await exportJwk(pair.privateKey)),
+          createdAt: this.clock.now(),
+        })
+        .onConflictDoNothing()
+        .run();
+    }
+    const stored = this.db.select().from(accountKeys).where(eq(accountKeys.accountId, accountId)).all();
+    return Promise.all(ALGORITHMS.map((a) => this.imported(stored.find((k) => k.algorithm === a)!)));
+  }
+
+  private async imported(row: { algorithm: string; publicKey: string; privateKey: string }): Promise<AccountKeyPair> {
+    return {
+      algorithm: row.algorithm as KeyAlgorithm,
+      publicKey: await importJwk(JSON.parse(row.publicKey), "public"),
+      privateKey: await importJwk(JSON.parse(row.privateKey), "private"),
+    };
+  }
+
+  /** A status of this account that anyone may fetch (public or unlisted, not a boost). */
+  publishedStatus(accountId: number, statusId: number): StatusRow | undefined {
+    return this.db
+      .select()
+      .from(statuses)
+      .where(
+        and(
+          eq(statuses.id, statusId),
+          eq(statuses.accountId, accountId),
+          inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES]),
+          sql`${statuses.reblogOfId} IS NULL`,
+        ),
+      )
+      .get();
+  }
+
+  /** The author's username of a status (for inReplyTo); undefined when it is not published. */
+  statusAuthor(statusId: number): string | undefined {
+    return this.db
+      .select({ username: accounts.username })
+      .from(statuses)
+      .innerJoin(accounts, eq(accounts.id, statuses.accountId))
+      .where(and(eq(statuses.id, statusId), inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES])))
+      .get()?.username;
+  }
+
+  /** Newest first; the cursor is the id below which the next page starts. */
+  outbox(accountId: number, cursor: string | null, limit: number): Page<StatusRow> {
+    const below = cursor === null ? null : Number(cursor);
+    const rows = this.db
+      .select()
+      .from(statuses)
+      .where(
+        and(
+          eq(statuses.accountId, accountId),
+          inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES]),
+          sql`${statuses.reblogOfId} IS NULL`,
+          below === null || !Number.isSafeInteger(below) ? undefined : lt(statuses.id, below),
+        ),
+      )
+      .orderBy(desc(statuses.id))
+      .limit(limit + 1)
+      .all();
+    const items = rows.slice(0, limit);
+    return { items, next: rows.length > limit ? String(items[items.length - 1]!.id) : null };
+  }
+
+  outboxCount(accountId: number): number {
+    return (
+      this.db
+        .select({ n: sql<number>`count(*)` })
+        .from(statuses)
+        .where(and(eq(statuses.accountId, accountId), inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES]), sql`${statuses.reblogOfId} IS NULL`))
+        .get()?.n ?? 0
+    );
+  }
+
+  /** Followers, newest first, as the accounts' usernames; the cursor is a follow row id. */
+  followers(accountId: number, cursor: string | null, limit: number): Page<AccountRow> {
+    const below = cursor === null ? null : Number(cursor);
+    const rows = this.db
+      .select({ id: follows.id, account: accounts })
+      .from(follows)
+      .innerJoin(accounts, eq(accounts.id, follows.accountId))
+      .where(and(eq(follows.targetAccountId, accountId), below === null || !Number.isSafeInteger(below) ? undefined : lt(follows.id, below)))
+      .orderBy(desc(follows.id))
+      .limit(limit + 1)
+      .all();
+    const items = rows.slice(0, limit);
+    return { items: items.map((r) => r.account), next: rows.length > limit ? String(items[items.length - 1]!.id) : null };
+  }
+
+  /** The remote followers' inboxes (for delivery; local followers read the database). */
+  remoteFollowers(accountId: number): AccountRow[] {
+    return this.db
+      .select({ account: accounts })
+      .from(follows)
+      .innerJoin(accounts, eq(accounts.id, follows.accountId))
+      .where(and(eq(follows.targetAccountId, accountId), sql`${accounts.domain} IS NOT NULL`))
+      .all()
+      .map((r) => r.account);
+  }
+
+  hasRemoteFollowers(accountId: number): boolean {
+    return !!this.db
+      .select({ one: sql`1` })
+      .from(follows)
+      .innerJoin(accounts, eq(accounts.id, follows.accountId))
+      .where(and(eq(follows.targetAccountId, accountId), sql`${accounts.domain} IS NOT NULL`))
+      .limit(1)
+      .get();
+  }
+
+  /** Pinned statuses that anyone may see, newest pin first. */
+  pinned(accountId: number): StatusRow[] {
+    return this.db
+      .select({ status: statuses })
+      .from(statusPins)
+      .innerJoin(statuses, eq(statuses.id, statusPins.statusId))
+      .where(and(eq(statusPins.accountId, accountId), inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES])))
+      .orderBy(desc(statusPins.id))
+      .all()
+      .map((r) => r.status);
+  }
+}

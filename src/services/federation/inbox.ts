@@ -1,0 +1,104 @@
+import type { InboxContext } from "@fedify/fedify";
+import { Accept, Follow, Reject, Undo } from "@fedify/fedify/vocab";
+import type { FollowService } from "../accounts/follows.ts";
+import type { FederationActors } from "./actors.ts";
+import type { RemoteAccounts } from "./remote-accounts.ts";
+
+/**
+ * What incoming activities do. Fedify has verified the HTTP signature before any of this runs,
+ * and that the signing key belongs to the activity's actor.
+ */
+export class FederationInbox {
+  constructor(
+    private actors: FederationActors,
+    private remote: RemoteAccounts,
+    private follows: FollowService,
+  ) {}
+
+  /**
+   * A remote actor follows a local account: a follow (and Accept at once) or, when locked, a
+   * follow request; then the pair is returned, for the Follow's IRI to be kept until the answer.
+   */
+  async follow(ctx: InboxContext<void>, follow: Follow): Promise<{ followerId: number; targetId: number } | void> {
+    if (follow.id === null || follow.actorId === null || follow.objectId === null) return;
+    const parsed = ctx.parseUri(follow.objectId);
+    if (parsed?.type !== "actor") return;
+    const target = this.actors.localAccount(parsed.identifier);
+    if (!target || target.username !== parsed.identifier) return;
+    const actor = await follow.getActor(ctx);
+    if (!actor || actor.id?.href !== follow.actorId.href) return;
+    const follower = this.remote.upsert(actor);
+    if (!follower) return;
+    let relationship;
+    try {
+      relationship = this.follows.follow(follower.id, target.id, {});
+    } catch {
+      // Blocked either way: nothing is stored and nothing is answered (as Mastodon does).
+      return;
+    }
+    if (!relationship.following) return relationship.requested ? { followerId: follower.id, targetId: target.id } : undefined;
+    await ctx.sendActivity(
+      { identifier: target.username },
+      actor,
+      new Accept({
+        id: new URL(`${ctx.getActorUri(target.username).href}#accepts/follows/${follower.id}`),
+        actor: ctx.getActorUri(target.username),
+        object: follow,
+      }),
+    );
+  }
+
+  /** Undo of a Follow by the actor who sent it: the follow or the request goes. */
+  async undo(ctx: InboxContext<void>, undo: Undo): Promise<void> {
+    if (undo.actorId === null) return;
+    const object = await undo.getObject(ctx);
+    if (!(object instanceof Follow) || object.objectId === null) return;
+    // Only the follower can take its follow back.
+    if (object.actorId?.href !== undo.actorId.href) return;
+    const follower = this.remote.byUri(undo.actorId.href);
+    const parsed = ctx.parseUri(object.objectId);
+    if (!follower || parsed?.type !== "actor") return;
+    const target = this.actors.localAccount(parsed.identifier);
+    if (!target) return;
+    this.follows.removeFollow(follower.id, target.id);
+    this.follows.removeFollowRequests(follower.id, target.id);
+  }
+
+  /** A remote account accepts a local account's Follow: the request becomes a follow. */
+  async accept(ctx: InboxContext<void>, accept: Accept): Promise<void> {
+    const pair = await this.answered(ctx, accept);
+    if (!pair) return;
+    try {
+      this.follows.authorizeRequest(pair.remoteId, pair.localId);
+    } catch {
+      // No request waiting (answered twice, or withdrawn meanwhile): nothing to do.
+    }
+  }
+
+  /** A remote account refuses (or removes) a local follower. */
+  async reject(ctx: InboxContext<void>, reject: Reject): Promise<void> {
+    const pair = await this.answered(ctx, reject);
+    if (!pair) return;
+    this.follows.removeFollowRequests(pair.localId, pair.remoteId);
+    this.follows.removeFollow(pair.localId, pair.remoteId);
+  }
+
+  /**
+   * The local follower and remote followee an Accept or Reject answers. The embedded Follow is
+   * matched by its actor and object (some servers do not echo the Follow's id), and only the
+   * followee may answer.
+   */
+  private async answered(ctx: InboxContext<void>, answer: Accept | Reject): Promise<{ localId: number; remoteId: number } | null> {
+    if (answer.actorId === null) return null;
+    // The embedded Follow is our own (another origin than the answer's), so Fedify would
+    // refetch it by its IRI; its claims are safe to take as written: all they can do is settle
+    // a request this server really sent to the very actor that answers.
+    const follow = await answer.getObject({ ...ctx, crossOrigin: "trust" });
+    if (!(follow instanceof Follow) || follow.actorId === null || follow.objectId?.href !== answer.actorId.href) return null;
+    const parsed = ctx.parseUri(follow.actorId);
+    if (parsed?.type !== "actor") return null;
+    const local = this.actors.localAccount(parsed.identifier);
+    const remote = this.remote.byUri(answer.actorId.href);
+    return local && remote ? { localId: local.id, remoteId: remote.id } : null;
+  }
+}

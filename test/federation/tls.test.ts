@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eventually } from "../support/federation.ts";
+import { makeCertificate, startTlsPeer, type TlsPeer } from "../support/federation-tls.ts";
+
+let cert: ReturnType<typeof makeCertificate>;
+let a: TlsPeer;
+let b: TlsPeer;
+let alice: { client: import("../support/http.ts").Client; id: string };
+
+beforeAll(async () => {
+  cert = makeCertificate();
+  [a, b] = await Promise.all([startTlsPeer("127.0.0.2", cert), startTlsPeer("127.0.0.3", cert)]);
+});
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  cert?.cleanup();
+});
+
+describe("two servers behind TLS proxies, PUBLIC_URL https with an IP host", () => {
+  test("WebFinger over https: acct:alice@127.0.0.2:port names the actor at the https PUBLIC_URL", async () => {
+    alice = await a.user("alice");
+    const ca = await Bun.file(cert.cert).text();
+    const res = await fetch(`${a.base}/.well-known/webfinger?resource=acct:alice@${a.domain}`, { tls: { ca } } as RequestInit);
+    expect(res.status).toBe(200);
+    const jrd = await res.json();
+    expect(jrd.subject).toBe(`acct:alice@${a.domain}`);
+    expect(jrd.links.find((l: any) => l.rel === "self").href).toBe(`${a.base}/users/alice`);
+    const actor = await (await fetch(`${a.base}/users/alice`, { headers: { accept: "application/activity+json" }, tls: { ca } } as RequestInit)).json();
+    expect(actor.id).toBe(`${a.base}/users/alice`);
+    expect(actor.inbox).toBe(`${a.base}/users/alice/inbox`);
+  });
+
+  test("bob looks alice up by handle (resolved through WebFinger), follows her, and both sides agree", async () => {
+    const bob = await b.user("bob");
+    const found = await bob.client.get("/api/v1/accounts/lookup", { query: { acct: `alice@${a.domain}` } });
+    expect(found.status).toBe(200);
+    expect(found.body).toMatchObject({ username: "alice", acct: `alice@${a.domain}`, uri: `${a.base}/users/alice`, url: `${a.base}/@alice` });
+
+    expect((await bob.client.post(`/api/v1/accounts/${found.body.id}/follow`)).body.requested).toBe(true);
+    await eventually(async () => (await bob.client.get("/api/v1/accounts/relationships", { query: { "id[]": found.body.id } })).body[0]?.following === true, "bob follows alice", 20_000);
+    const followers = await alice.client.get(`/api/v1/accounts/${alice.id}/followers`);
+    expect(followers.body.map((f: any) => f.acct)).toEqual([`bob@${b.domain}`]);
+
+    // Without a domain, or with this server's own, a lookup is local: no remote alice on B.
+    expect((await bob.client.get("/api/v1/accounts/lookup", { query: { acct: "alice" } })).status).toBe(404);
+    expect((await bob.client.get("/api/v1/accounts/lookup", { query: { acct: `nobody@${a.domain}` } })).status).toBe(404);
+  });
+});

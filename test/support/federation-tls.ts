@@ -1,0 +1,124 @@
+import { spawn, spawnSync, type Subprocess } from "bun";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "./http.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+export const TLS_PASSWORD = "correct horse battery staple";
+
+/**
+ * A self-signed certificate for the loopback addresses the federation tests use, made with
+ * openssl. It is its own CA: servers trust it through NODE_EXTRA_CA_CERTS.
+ */
+export function makeCertificate(): { dir: string; cert: string; key: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "rookery-tls-"));
+  const cert = join(dir, "cert.pem");
+  const key = join(dir, "key.pem");
+  const out = spawnSync(
+    ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=rookery-test", "-addext", "subjectAltName=IP:127.0.0.2,IP:127.0.0.3"],
+    { stdout: "pipe", stderr: "pipe" },
+  );
+  if (out.exitCode !== 0) throw new Error(`openssl failed: ${out.stderr.toString()}`);
+  return { dir, cert, key, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface TlsPeer {
+  /** PUBLIC_URL: https, the TLS proxy's address. */
+  base: string;
+  /** The server itself, plain http (what the test's clients call). */
+  direct: string;
+  /** The acct domain (host:port). */
+  domain: string;
+  dataDir: string;
+  /** Makes an account with the CLI and signs it in with the password grant. */
+  user(username: string, options?: { locked?: boolean }): Promise<{ client: Client; id: string }>;
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A Rookery server behind a TLS-terminating proxy, as in production: the server process
+ * (from source, `bun src/main.ts serve`) listens on plain http, its PUBLIC_URL is the https
+ * proxy in front of it, and it trusts the test's certificate through NODE_EXTRA_CA_CERTS,
+ * which Bun reads at process start; hence a process of its own, not an in-process server.
+ */
+export async function startTlsPeer(host: string, tls: { cert: string; key: string }, env: Record<string, string> = {}): Promise<TlsPeer> {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const direct = `http://${host}:${port}`;
+  const proxy = Bun.serve({
+    hostname: host,
+    port: 0,
+    tls: { cert: Bun.file(tls.cert), key: Bun.file(tls.key) },
+    async fetch(request) {
+      const url = new URL(request.url);
+      const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+      return fetch(`${direct}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body, redirect: "manual" });
+    },
+  });
+  const base = `https://${host}:${proxy.port}`;
+  const cwd = mkdtempSync(join(tmpdir(), "rookery-peer-"));
+  const dataDir = join(cwd, "data");
+  const fullEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? cwd,
+    TMPDIR: tmpdir(),
+    DATA_DIR: dataDir,
+    HOST: host,
+    PORT: String(port),
+    PUBLIC_URL: base,
+    NODE_EXTRA_CA_CERTS: tls.cert,
+    ALLOW_PRIVATE_ADDRESSES: "true",
+    RATE_LIMITS: "off",
+    LOG_REQUESTS: "false",
+    ...env,
+  };
+  const main = join(ROOT, "src/main.ts");
+  let output = "";
+  const proc: Subprocess = spawn([process.execPath, main, "serve"], { cwd, env: fullEnv, stdout: "pipe", stderr: "pipe" });
+  for (const stream of [proc.stdout, proc.stderr] as ReadableStream<Uint8Array>[]) {
+    void (async () => {
+      const decoder = new TextDecoder();
+      const reader = stream.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        output += decoder.decode(value);
+      }
+    })();
+  }
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`the server exited (${proc.exitCode}): ${output}`);
+    if (await fetch(`${direct}/api/v1/streaming/health`).then((r) => r.ok, () => false)) break;
+    if (Date.now() > deadline) throw new Error(`no answer from the server: ${output}`);
+    await Bun.sleep(20);
+  }
+  const anonymous = new Client(direct);
+  return {
+    base,
+    direct,
+    domain: new URL(base).host,
+    dataDir,
+    async user(username, options = {}) {
+      const created = spawnSync([process.execPath, main, "accounts", "create", username, "--email", `${username}@tls.test`, "--password", TLS_PASSWORD], { cwd, env: fullEnv });
+      if (created.exitCode !== 0) throw new Error(`accounts create failed: ${created.stderr.toString()}`);
+      const app = await anonymous.post("/api/v1/apps", { json: { client_name: "tls test", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow" } });
+      const token = await anonymous.post("/oauth/token", {
+        json: { grant_type: "password", username, password: TLS_PASSWORD, client_id: app.body.client_id, client_secret: app.body.client_secret, scope: "read write follow" },
+      });
+      if (token.status !== 200) throw new Error(`sign-in failed: ${token.text}`);
+      const client = new Client(direct, token.body.access_token);
+      if (options.locked) await client.patch("/api/v1/accounts/update_credentials", { json: { locked: true } });
+      const me = await client.get("/api/v1/accounts/verify_credentials");
+      return { client, id: me.body.id as string };
+    },
+    log: () => output,
+    async stop() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+      proxy.stop(true);
+      rmSync(cwd, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { createFederation, generateCryptoKeyPair, MemoryKvStore } from "@fedify/fedify";
+import { Accept, Create, Delete, Endpoints, Follow, Person, Undo, type Activity } from "@fedify/fedify/vocab";
+
+/**
+ * A remote server that is not Rookery: a bare Fedify federation in the test process with one
+ * actor, `carol`, that verifies signatures as any Fedify server does and records what its
+ * inboxes receive. Stands in for "another server" where the test needs to see deliveries.
+ */
+export async function startReceiver(host = "127.0.0.5") {
+  const received: Activity[] = [];
+  const pair = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+  let handler: ((request: Request) => Promise<Response>) | null = null;
+  const server = Bun.serve({ hostname: host, port: 0, fetch: (request) => handler!(request) });
+  const base = `http://${host}:${server.port}`;
+  const federation = createFederation<void>({ kv: new MemoryKvStore(), origin: base, allowPrivateAddress: true });
+  federation
+    .setActorDispatcher("/actors/{identifier}", async (ctx, identifier) =>
+      identifier === "carol"
+        ? new Person({
+            id: ctx.getActorUri(identifier),
+            preferredUsername: identifier,
+            inbox: ctx.getInboxUri(identifier),
+            endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+            publicKey: (await ctx.getActorKeyPairs(identifier))[0]!.cryptographicKey,
+          })
+        : null,
+    )
+    .setKeyPairsDispatcher((_ctx, identifier) => (identifier === "carol" ? [pair] : []));
+  const record = async (_ctx: unknown, activity: Activity) => {
+    received.push(activity);
+  };
+  federation.setInboxListeners("/actors/{identifier}/inbox", "/inbox").on(Accept, record).on(Create, record).on(Delete, record).on(Undo, record);
+  handler = (request) => federation.fetch(request, { contextData: undefined });
+  const ctx = () => federation.createContext(new URL(base), undefined);
+  return {
+    base,
+    actor: `${base}/actors/carol`,
+    received,
+    /** carol follows a remote actor (signed by carol's key). */
+    async follow(actorUri: string, inbox: string) {
+      const c = ctx();
+      await c.sendActivity({ identifier: "carol" }, { id: new URL(actorUri), inboxId: new URL(inbox) }, new Follow({ id: new URL(`${base}/follows/${Date.now()}`), actor: c.getActorUri("carol"), object: new URL(actorUri) }));
+    },
+    stop: () => server.stop(true),
+  };
+}

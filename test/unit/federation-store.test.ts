@@ -1,0 +1,117 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Temporal } from "@js-temporal/polyfill";
+import { ManualClock } from "../../src/clock.ts";
+import { openDatabase, type DbHandle } from "../../src/db/connection.ts";
+import { SqliteKvStore } from "../../src/federation/kv.ts";
+import { SqliteMessageQueue } from "../../src/federation/queue.ts";
+
+const dirs: string[] = [];
+const open = (dir?: string): { db: DbHandle; dir: string } => {
+  const d = dir ?? mkdtempSync(join(tmpdir(), "rookery-fed-"));
+  if (!dir) dirs.push(d);
+  return { db: openDatabase(d), dir: d };
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** Runs the queue until `count` messages were handled, then stops it. */
+async function drain(queue: SqliteMessageQueue, count: number): Promise<unknown[]> {
+  const seen: unknown[] = [];
+  const controller = new AbortController();
+  await queue.listen(
+    (message) => {
+      seen.push(message);
+      if (seen.length === count) controller.abort();
+    },
+    { signal: controller.signal },
+  );
+  return seen;
+}
+
+describe("SqliteKvStore", () => {
+  test("get, set, delete, prefix listing, expiry and compare-and-swap", async () => {
+    const clock = new ManualClock(1_000_000);
+    const { db } = open();
+    const kv = new SqliteKvStore(db.sqlite, clock);
+    await kv.set(["a", "b"], { x: 1 });
+    await kv.set(["a", "c"], 2, { ttl: Temporal.Duration.from({ seconds: 10 }) });
+    await kv.set(["ab"], 3);
+    expect(await kv.get(["a", "b"])).toEqual({ x: 1 });
+    expect(await kv.get(["missing"])).toBeUndefined();
+    const listed = [];
+    for await (const entry of kv.list(["a"])) listed.push(entry);
+    expect(listed).toEqual([
+      { key: ["a", "b"], value: { x: 1 } },
+      { key: ["a", "c"], value: 2 },
+    ]);
+    clock.advance(10_000);
+    expect(await kv.get(["a", "c"])).toBeUndefined();
+    expect(await kv.cas(["a", "b"], { x: 2 }, "no")).toBe(false);
+    expect(await kv.cas(["a", "b"], { x: 1 }, "yes")).toBe(true);
+    expect(await kv.get(["a", "b"])).toBe("yes");
+    expect(await kv.cas(["new"], undefined, 1)).toBe(true);
+    await kv.delete(["a", "b"]);
+    expect(await kv.get(["a", "b"])).toBeUndefined();
+    db.close();
+  });
+});
+
+describe("SqliteMessageQueue", () => {
+  test("messages survive a restart and are handed out in order; delayed ones wait for their time", async () => {
+    const clock = new ManualClock(1_000_000);
+    const first = open();
+    const queue = new SqliteMessageQueue(first.db.sqlite, clock);
+    await queue.enqueue({ n: 1 }, { orderingKey: "k" });
+    await queue.enqueue({ n: 2 }, { orderingKey: "k" });
+    await queue.enqueue({ later: true }, { delay: Temporal.Duration.from({ minutes: 5 }) });
+    expect(await queue.getDepth()).toEqual({ queued: 3, ready: 2, delayed: 1 });
+    first.db.close();
+
+    const second = open(first.dir);
+    const reopened = new SqliteMessageQueue(second.db.sqlite, clock);
+    expect(await drain(reopened, 2)).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(reopened.pending()).toBe(1);
+    clock.advance(5 * 60 * 1000);
+    expect(await drain(reopened, 1)).toEqual([{ later: true }]);
+    expect(reopened.pending()).toBe(0);
+    second.db.close();
+  });
+
+  test("a message whose handler was cut short by a crash is handed out again after restart", async () => {
+    const clock = new ManualClock(1_000_000);
+    const first = open();
+    const queue = new SqliteMessageQueue(first.db.sqlite, clock);
+    await queue.enqueue({ n: 1 });
+    // What a worker killed mid-delivery leaves behind: the row, locked.
+    first.db.sqlite.run("UPDATE fedify_messages SET locked_until = 9999999999999");
+    first.db.close();
+    const second = open(first.dir);
+    expect(await drain(new SqliteMessageQueue(second.db.sqlite, clock), 1)).toEqual([{ n: 1 }]);
+    second.db.close();
+  });
+
+  test("a handler that throws does not keep its message forever (Fedify retries by enqueueing anew)", async () => {
+    const clock = new ManualClock(1_000_000);
+    const { db } = open();
+    const queue = new SqliteMessageQueue(db.sqlite, clock);
+    await queue.enqueue({ n: 1 });
+    await queue.enqueue({ n: 2 });
+    const seen: unknown[] = [];
+    const controller = new AbortController();
+    await queue.listen(
+      (m) => {
+        seen.push(m);
+        if (seen.length === 2) controller.abort();
+        if ((m as { n: number }).n === 1) throw new Error("bug");
+      },
+      { signal: controller.signal },
+    );
+    expect(seen).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(queue.pending()).toBe(0);
+    db.close();
+  });
+});
