@@ -1,5 +1,5 @@
 import { createFederation, type Federation } from "@fedify/fedify";
-import { Accept, Follow, isActor, Note, Reject, Undo, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Create, Follow, isActor, Note, Reject, Undo, type Recipient } from "@fedify/fedify/vocab";
 import { followKey, recipientOf, wireOutgoing } from "./outgoing.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
@@ -121,6 +121,9 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     .on(Follow, async (ctx, follow) => {
       const pending = await services.federationInbox.follow(ctx, follow);
       if (pending && follow.id) await kv.set(followKey(pending.followerId, pending.targetId), follow.id.href);
+    })
+    .on(Create, async (ctx, create) => {
+      await services.federationInbox.create(ctx, create);
     })
     .on(Accept, async (ctx, accept) => {
       await services.federationInbox.accept(ctx, accept);

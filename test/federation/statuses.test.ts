@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
+import { eventually, startFederatedPair } from "../support/federation.ts";
+import type { TestServer } from "../support/server.ts";
+
+let a: TestServer;
+let b: TestServer;
+let alice: TestUser;
+let bob: TestUser;
+let eve: TestUser;
+
+beforeAll(async () => {
+  [a, b] = await startFederatedPair();
+  alice = await createUser(a, "alice");
+  bob = await createUser(b, "bob");
+  eve = await createUser(b, "eve");
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+});
+
+describe("statuses travel to a follower on another server", () => {
+  test("public, unlisted and private posts land in the follower's home; the federated timeline shows the public one, the local one none", async () => {
+    const remoteAlice = (await b.federation!.resolveActor(`${a.base}/users/alice`))!;
+    await bob.client.post(`/api/v1/accounts/${remoteAlice.id}/follow`);
+    await eventually(async () => (await bob.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(remoteAlice.id) } })).body[0]?.following === true, "bob follows alice");
+
+    const pub = await postStatus(alice, { status: "Hello from A! https://example.com/page #fedi", visibility: "public" });
+    await postStatus(alice, { status: "unlisted news", visibility: "unlisted" });
+    await postStatus(alice, { status: "for followers", visibility: "private" });
+    await postStatus(alice, { status: "@alice a note to self", visibility: "direct" });
+
+    const home = await eventually(async () => {
+      const res = await bob.client.get("/api/v1/timelines/home");
+      return res.body.length >= 3 ? res.body : null;
+    }, "three statuses in bob's home");
+    expect(home.map((s: any) => [s.content, s.visibility])).toEqual([
+      ["<p>for followers</p>", "private"],
+      ["<p>unlisted news</p>", "unlisted"],
+      [expect.stringContaining("Hello from A!"), "public"],
+    ]);
+    const received = home[2];
+    expect(received.uri).toBe(pub.uri);
+    expect(received.url).toBe(pub.url);
+    expect(received.account.acct).toBe(`alice@${new URL(a.base).host}`);
+    expect(received.content).toContain('href="https://example.com/page"');
+    expect(received.tags.map((t: any) => t.name)).toEqual(["fedi"]);
+    expect(received.created_at).toBe(pub.created_at);
+
+    const federated = await bob.client.get("/api/v1/timelines/public");
+    expect(federated.body.map((s: any) => s.uri)).toEqual([pub.uri]);
+    expect((await bob.client.get("/api/v1/timelines/public", { query: { remote: "true" } })).body.map((s: any) => s.uri)).toEqual([pub.uri]);
+    expect((await bob.client.get("/api/v1/timelines/public", { query: { local: "true" } })).body).toEqual([]);
+    // eve follows nobody: the private status is not hers to see, on any timeline or by id.
+    expect((await eve.client.get(`/api/v1/statuses/${home[0].id}`)).status).toBe(404);
+    expect((await eve.client.get("/api/v1/timelines/home")).body).toEqual([]);
+  });
+
+  test("a Create whose note is attributed to someone else is dropped, even from an account followed here", async () => {
+    const mallory = await createUser(a, "mallory");
+    const remoteMallory = (await b.federation!.resolveActor(`${a.base}/users/mallory`))!;
+    await bob.client.post(`/api/v1/accounts/${remoteMallory.id}/follow`);
+    await eventually(async () => (await bob.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(remoteMallory.id) } })).body[0]?.following === true, "bob follows mallory");
+    const before = (b.database.sqlite.query("SELECT count(*) AS n FROM statuses").get() as { n: number }).n;
+
+    // mallory, signing with her own key, delivers a note claiming to be alice's.
+    const { Create, Note } = await import("@fedify/fedify/vocab");
+    const ctx = a.federation!.federation.createContext(new URL(a.base), undefined);
+    const forgedUri = `${a.base}/users/alice/statuses/424242`;
+    const forged = new Note({ id: new URL(forgedUri), attribution: new URL(`${a.base}/users/alice`), content: "forged", tos: [new URL("https://www.w3.org/ns/activitystreams#Public")] });
+    await ctx.sendActivity(
+      { identifier: "mallory" },
+      { id: new URL(`${b.base}/users/bob`), inboxId: new URL(`${b.base}/users/bob/inbox`) },
+      new Create({ id: new URL(`${a.base}/users/mallory#forged`), actor: ctx.getActorUri("mallory"), object: forged, tos: forged.toIds }),
+    );
+    // A's queue is empty once the delivery was answered; B's once it handled what came in.
+    await eventually(() => a.federation!.queue.pending() === 0 && b.federation!.queue.pending() === 0, "delivery done");
+    // mallory's real posts still arrive (the check that the forged one did not is then meaningful).
+    const real = await postStatus(mallory, { status: "mallory's own", visibility: "public" });
+    await eventually(() => b.database.sqlite.query("SELECT 1 FROM statuses WHERE uri = ?").get(real.uri), "mallory's own post arrived");
+    expect(b.database.sqlite.query("SELECT 1 FROM statuses WHERE uri = ?").get(forgedUri)).toBeNull();
+    expect((b.database.sqlite.query("SELECT count(*) AS n FROM statuses").get() as { n: number }).n).toBe(before + 1);
+  });
+});
+
