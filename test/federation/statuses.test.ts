@@ -84,3 +84,36 @@ describe("statuses travel to a follower on another server", () => {
   });
 });
 
+
+describe("deletions travel too, and only the author's count", () => {
+  test("mallory's Delete of alice's status changes nothing; alice's own Delete removes it on B", async () => {
+    const post = await postStatus(alice, { status: "soon gone", visibility: "public" });
+    const stored = await eventually(() => b.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(post.uri), "alice's post arrived");
+
+    const { Delete, Tombstone } = await import("@fedify/fedify/vocab");
+    const ctx = a.federation!.federation.createContext(new URL(a.base), undefined);
+    await ctx.sendActivity(
+      { identifier: "mallory" },
+      { id: new URL(`${b.base}/users/bob`), inboxId: new URL(`${b.base}/users/bob/inbox`) },
+      new Delete({ id: new URL(`${a.base}/users/mallory#delete-forged`), actor: ctx.getActorUri("mallory"), object: new Tombstone({ id: new URL(post.uri) }) }),
+    );
+    // A later post of mallory's arriving proves the forged Delete was handled before it.
+    const marker = await postStatus(await tokenFor(a, "mallory"), { status: "after the forgery", visibility: "public" });
+    await eventually(() => b.database.sqlite.query("SELECT 1 FROM statuses WHERE uri = ?").get(marker.uri), "mallory's marker arrived");
+    expect((await bob.client.get(`/api/v1/statuses/${stored.id}`)).status).toBe(200);
+
+    expect((await alice.client.delete(`/api/v1/statuses/${post.id}`)).status).toBe(200);
+    await eventually(async () => (await bob.client.get(`/api/v1/statuses/${stored.id}`)).status === 404, "alice's post gone on B");
+    expect((await bob.client.get("/api/v1/timelines/home")).body.map((s: any) => s.uri)).not.toContain(post.uri);
+  });
+});
+
+async function tokenFor(server: TestServer, username: string): Promise<TestUser> {
+  const { services } = server.ctx;
+  const account = services.accounts.findByUsername(username)!;
+  const { parseScopes } = await import("../../src/auth/scopes.ts");
+  const { Client } = await import("../support/http.ts");
+  const { app } = services.applications.register({ name: "t", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" });
+  const { accessToken } = services.tokens.issue(app.id, account.id, parseScopes("read write"));
+  return { account, id: String(account.id), token: accessToken, client: new Client(server.base, accessToken), app };
+}

@@ -1,7 +1,9 @@
 import type { InboxContext } from "@fedify/fedify";
-import { Accept, Create, Follow, Note, PUBLIC_COLLECTION, Reject, Undo } from "@fedify/fedify/vocab";
+import { Accept, Create, Delete, Follow, Note, PUBLIC_COLLECTION, Reject, Undo } from "@fedify/fedify/vocab";
 import { htmlToText } from "../../text/html-to-text.ts";
 import type { PostingService } from "../statuses/posting.ts";
+import type { RemovalService } from "../statuses/removal.ts";
+import type { StatusReader } from "../statuses/reader.ts";
 import type { Visibility } from "../statuses/visibility.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
@@ -18,7 +20,18 @@ export class FederationInbox {
     private remote: RemoteAccounts,
     private follows: FollowService,
     private posting: PostingService,
+    private removal: RemovalService,
+    private reader: StatusReader,
   ) {}
+
+  /** A remote status deleted by its author goes here too; a Delete from anyone else changes nothing. */
+  async delete(_ctx: InboxContext<void>, del: Delete): Promise<void> {
+    if (del.actorId === null || del.objectId === null) return;
+    const found = this.remote.statusByUri(del.objectId.href);
+    if (!found || found.authorUri !== del.actorId.href) return;
+    const row = this.reader.findRow(found.id);
+    if (row) this.removal.remove(row);
+  }
 
   /**
    * A remote Note, stored when someone here follows its author, addressed as Mastodon reads
