@@ -159,6 +159,13 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;
     },
     start() {
+      // Expired cache entries nobody reads again are swept hourly, like the other housekeeping.
+      const HOUR = 60 * 60 * 1000;
+      app.services.wheel.handle("federation-sweep", () => {
+        kv.sweep();
+        app.services.wheel.schedule("federation-sweep", "hourly", app.clock.now() + HOUR);
+      });
+      app.services.wheel.schedule("federation-sweep", "hourly", app.clock.now() + HOUR);
       controller = new AbortController();
       listening = federation.startQueue(undefined, { signal: controller.signal });
     },

@@ -1,5 +1,5 @@
 import type { Context } from "@fedify/fedify";
-import { Accept, Delete, Follow, Note, Tombstone, Undo, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Delete, Follow, Reject, Note, Tombstone, Undo, type Recipient } from "@fedify/fedify/vocab";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
@@ -79,16 +79,20 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
     send("Delete", () => c.sendActivity({ identifier: author.username }, "followers", del, { preferSharedInbox: true, orderingKey: id.href }));
   });
 
-  services.events.afterCommit("follow_request.authorized", (e) => {
+  // A local account answers a remote account's follow request: Accept or Reject, quoting the Follow.
+  const answer = (kind: "Accept" | "Reject") => (e: { accountId: number; targetAccountId: number }) => {
     const p = pair(e.accountId, e.targetAccountId);
     if (!p || p.account.domain === null || p.target.domain !== null) return;
-    send("Accept", async () => {
+    send(kind, async () => {
       const followId = await kv.get<string>(followKey(p.account.id, p.target.id));
       const c = ctx();
       const actor = c.getActorUri(p.target.username);
       const follow = new Follow({ id: followId ? new URL(followId) : null, actor: new URL(p.account.uri!), object: actor });
-      await c.sendActivity({ identifier: p.target.username }, recipientOf(p.account), new Accept({ id: new URL(`${actor.href}#accepts/follows/${p.account.id}`), actor, object: follow }));
+      const values = { id: new URL(`${actor.href}#${kind === "Accept" ? "accepts" : "rejects"}/follows/${p.account.id}`), actor, object: follow };
+      await c.sendActivity({ identifier: p.target.username }, recipientOf(p.account), kind === "Accept" ? new Accept(values) : new Reject(values));
       await kv.delete(followKey(p.account.id, p.target.id));
     });
-  });
+  };
+  services.events.afterCommit("follow_request.authorized", answer("Accept"));
+  services.events.afterCommit("follow_request.rejected", answer("Reject"));
 }
