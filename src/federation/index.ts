@@ -1,5 +1,5 @@
 import { createFederation, type Federation } from "@fedify/fedify";
-import { Accept, Create, Delete, Follow, isActor, Note, Reject, Undo, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Create, Delete, Follow, isActor, Note, Reject, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
 import { followKey, recipientOf, wireOutgoing } from "./outgoing.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
@@ -124,6 +124,9 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     })
     .on(Create, async (ctx, create) => {
       await services.federationInbox.create(ctx, create);
+    })
+    .on(Update, async (ctx, update) => {
+      await services.federationInbox.update(ctx, update);
     })
     .on(Delete, async (ctx, del) => {
       await services.federationInbox.delete(ctx, del);

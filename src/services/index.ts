@@ -100,7 +100,7 @@ export function createServices(deps: ServiceDeps) {
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache);
   const federationActors = new FederationActors(db, clock);
   const remoteAccounts = new RemoteAccounts(db, ids, clock);
-  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, posting, removal, reader);
+  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, posting, removal, reader, editing);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing);
   editing.media = { uploads: media, statuses: statusMedia };

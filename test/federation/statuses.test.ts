@@ -110,6 +110,32 @@ describe("deletions travel too, and only the author's count", () => {
   });
 });
 
+describe("edits travel as Update, and only the author's count", () => {
+  test("alice's edit reaches B with its history; mallory's Updates of alice's status and profile change nothing", async () => {
+    const post = await postStatus(alice, { status: "first version", visibility: "public" });
+    const stored = await eventually(() => b.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(post.uri), "post arrived");
+
+    const { Update, Note, Person } = await import("@fedify/fedify/vocab");
+    const ctx = a.federation!.federation.createContext(new URL(a.base), undefined);
+    const bobInbox = { id: new URL(`${b.base}/users/bob`), inboxId: new URL(`${b.base}/users/bob/inbox`) };
+    const aliceUri = new URL(`${a.base}/users/alice`);
+    await ctx.sendActivity({ identifier: "mallory" }, bobInbox, new Update({ id: new URL(`${a.base}/users/mallory#u1`), actor: ctx.getActorUri("mallory"), object: new Note({ id: new URL(post.uri), attribution: aliceUri, content: "<p>pwned</p>" }) }));
+    await ctx.sendActivity({ identifier: "mallory" }, bobInbox, new Update({ id: new URL(`${a.base}/users/mallory#u2`), actor: ctx.getActorUri("mallory"), object: new Person({ id: aliceUri, preferredUsername: "alice", name: "pwned", inbox: new URL(`${a.base}/users/alice/inbox`) }) }));
+
+    expect((await alice.client.put(`/api/v1/statuses/${post.id}`, { json: { status: "second version" } })).status).toBe(200);
+    const edited = await eventually(async () => {
+      const res = await bob.client.get(`/api/v1/statuses/${stored.id}`);
+      return res.body.content === "<p>second version</p>" ? res.body : null;
+    }, "the edit arrived");
+    expect(edited.edited_at).not.toBeNull();
+    const history = await bob.client.get(`/api/v1/statuses/${stored.id}/history`);
+    expect(history.body.map((v: any) => v.content)).toEqual(["<p>first version</p>", "<p>second version</p>"]);
+    // mallory's Updates were delivered before alice's edit (one queue, in order) and did nothing.
+    expect(edited.account.display_name).toBe("");
+    expect(JSON.stringify(history.body)).not.toContain("pwned");
+  });
+});
+
 async function tokenFor(server: TestServer, username: string): Promise<TestUser> {
   const { services } = server.ctx;
   const account = services.accounts.findByUsername(username)!;

@@ -1,5 +1,6 @@
 import type { InboxContext } from "@fedify/fedify";
-import { Accept, Create, Delete, Follow, Note, PUBLIC_COLLECTION, Reject, Undo } from "@fedify/fedify/vocab";
+import { Accept, Create, Delete, Follow, isActor, Note, PUBLIC_COLLECTION, Reject, Undo, Update } from "@fedify/fedify/vocab";
+import type { EditingService } from "../statuses/editing.ts";
 import { htmlToText } from "../../text/html-to-text.ts";
 import type { PostingService } from "../statuses/posting.ts";
 import type { RemovalService } from "../statuses/removal.ts";
@@ -22,7 +23,34 @@ export class FederationInbox {
     private posting: PostingService,
     private removal: RemovalService,
     private reader: StatusReader,
+    private editing: EditingService,
   ) {}
+
+  /**
+   * Update of an actor (its own profile only) or of a Note (by its author only): anything
+   * else, an Update of someone else's actor or status, changes nothing.
+   */
+  async update(ctx: InboxContext<void>, update: Update): Promise<void> {
+    if (update.actorId === null) return;
+    // An object of another origin than the actor's is no update of the actor's own.
+    const object = await update.getObject({ ...ctx, crossOrigin: "ignore" });
+    if (object === null || object.id === null) return;
+    if (isActor(object)) {
+      if (object.id.href === update.actorId.href && this.remote.byUri(object.id.href)) this.remote.upsert(object);
+      return;
+    }
+    if (!(object instanceof Note) || object.attributionId?.href !== update.actorId.href) return;
+    const found = this.remote.statusByUri(object.id.href);
+    if (!found || found.authorUri !== update.actorId.href) return;
+    const row = this.reader.findRow(found.id);
+    if (!row) return;
+    this.editing.applyRemoteEdit(row, {
+      text: htmlToText(object.content?.toString() ?? ""),
+      spoilerText: htmlToText(object.summary?.toString() ?? ""),
+      sensitive: object.sensitive ?? false,
+      editedAt: object.updated?.epochMilliseconds ?? Date.now(),
+    });
+  }
 
   /** A remote status deleted by its author goes here too; a Delete from anyone else changes nothing. */
   async delete(_ctx: InboxContext<void>, del: Delete): Promise<void> {

@@ -257,8 +257,8 @@ export class PostingService {
   publishRemote(input: { accountId: number; uri: string; url: string | null; text: string; spoilerText: string; sensitive: boolean; visibility: Visibility; language: string | null; createdAt: number }): StatusRow | null {
     if (this.db.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, input.uri)).get()) return null;
     const id = this.ids.next();
-    const formatted = formatText(input.text, { tagBaseUrl: `${this.config.publicUrl}/tags/` });
-    const tagNames = [...new Set(formatted.tags.map(normalizeTag).filter((t) => t !== ""))];
+    const formatted = this.formatPlain(input.text);
+    const tagNames = formatted.tagNames;
     // Dated as its server says, but never in the future (it would pin itself to the top of timelines).
     const createdAt = Math.min(input.createdAt, this.clock.now());
     const row: StatusRow = {
@@ -296,6 +296,12 @@ export class PostingService {
     });
     this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     return row;
+  }
+
+  /** A remote status's text as HTML, with its tags; mentions stay text for now. */
+  formatPlain(text: string) {
+    const formatted = formatText(text, { tagBaseUrl: `${this.config.publicUrl}/tags/` });
+    return { html: formatted.html, tagNames: [...new Set(formatted.tags.map(normalizeTag).filter((t) => t !== ""))] };
   }
 
   /** The author's text as HTML, the local accounts it mentions (less those the author blocks) and its tags. */
