@@ -214,8 +214,12 @@ export const statuses = sqliteTable(
     createdAt: integer("created_at").notNull(),
     /** When the author last edited it; null if never. */
     editedAt: integer("edited_at"),
+    /** Statuses of remote accounts: their object IRI and web page; null for local ones. */
+    uri: text("uri"),
+    url: text("url"),
   },
   (t) => [
+    uniqueIndex("statuses_uri").on(t.uri),
     index("statuses_account").on(t.accountId, t.id),
     index("statuses_reblog_of").on(t.reblogOfId, t.accountId),
     index("statuses_in_reply_to").on(t.inReplyToId),

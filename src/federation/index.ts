@@ -1,5 +1,5 @@
 import { createFederation, type Federation } from "@fedify/fedify";
-import { Accept, Follow, isActor, Note, Reject, Undo, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Create, Delete, Follow, isActor, Note, Reject, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
 import { followKey, recipientOf, wireOutgoing } from "./outgoing.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
@@ -122,6 +122,15 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       const pending = await services.federationInbox.follow(ctx, follow);
       if (pending && follow.id) await kv.set(followKey(pending.followerId, pending.targetId), follow.id.href);
     })
+    .on(Create, async (ctx, create) => {
+      await services.federationInbox.create(ctx, create);
+    })
+    .on(Update, async (ctx, update) => {
+      await services.federationInbox.update(ctx, update);
+    })
+    .on(Delete, async (ctx, del) => {
+      await services.federationInbox.delete(ctx, del);
+    })
     .on(Accept, async (ctx, accept) => {
       await services.federationInbox.accept(ctx, accept);
     })
@@ -153,6 +162,13 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;
     },
     start() {
+      // Expired cache entries nobody reads again are swept hourly, like the other housekeeping.
+      const HOUR = 60 * 60 * 1000;
+      app.services.wheel.handle("federation-sweep", () => {
+        kv.sweep();
+        app.services.wheel.schedule("federation-sweep", "hourly", app.clock.now() + HOUR);
+      });
+      app.services.wheel.schedule("federation-sweep", "hourly", app.clock.now() + HOUR);
       controller = new AbortController();
       listening = federation.startQueue(undefined, { signal: controller.signal });
     },

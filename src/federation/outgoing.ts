@@ -1,5 +1,5 @@
 import type { Context } from "@fedify/fedify";
-import { Accept, Delete, Follow, Note, Tombstone, Undo, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Delete, Follow, Reject, Update, Note, Tombstone, Undo, type Recipient } from "@fedify/fedify/vocab";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
@@ -51,7 +51,7 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
 
   // Statuses go to the author's remote followers, one delivery per shared inbox; a status's
   // activities share an ordering key, so a Delete never overtakes its Create.
-  // Not yet: direct messages and mentioned remote accounts, boosts (Announce), edits (Update).
+  // Not yet: direct messages and mentioned remote accounts, boosts (Announce).
   const FOLLOWER_VISIBILITIES = new Set(["public", "unlisted", "private"]);
   services.events.afterCommit("status.created", (e) => {
     const status = e.status;
@@ -64,6 +64,20 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
     const replyTarget = parent && status.inReplyToId !== null ? c.getObjectUri(Note, { identifier: parent, id: String(status.inReplyToId) }) : null;
     const note = noteOf(c, app.urls, author, status, replyTarget);
     send("Create", () => c.sendActivity({ identifier: author.username }, "followers", createOf(c, note, author, status), { preferSharedInbox: true, orderingKey: note.id!.href }));
+  });
+
+  services.events.afterCommit("status.updated", (e) => {
+    const status = e.status;
+    if (status.reblogOfId !== null || status.uri !== null || !FOLLOWER_VISIBILITIES.has(status.visibility)) return;
+    if (!services.federationActors.hasRemoteFollowers(status.accountId)) return;
+    const author = services.accounts.findById(status.accountId);
+    if (!author || author.domain !== null) return;
+    const c = ctx();
+    const parent = status.inReplyToId === null ? undefined : services.federationActors.statusAuthor(status.inReplyToId);
+    const replyTarget = parent && status.inReplyToId !== null ? c.getObjectUri(Note, { identifier: parent, id: String(status.inReplyToId) }) : null;
+    const note = noteOf(c, app.urls, author, status, replyTarget);
+    const update = new Update({ id: new URL(`${note.id!.href}#updates/${status.editedAt ?? 0}`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
+    send("Update", () => c.sendActivity({ identifier: author.username }, "followers", update, { preferSharedInbox: true, orderingKey: note.id!.href }));
   });
 
   services.events.afterCommit("status.deleted", (e) => {
@@ -79,16 +93,20 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
     send("Delete", () => c.sendActivity({ identifier: author.username }, "followers", del, { preferSharedInbox: true, orderingKey: id.href }));
   });
 
-  services.events.afterCommit("follow_request.authorized", (e) => {
+  // A local account answers a remote account's follow request: Accept or Reject, quoting the Follow.
+  const answer = (kind: "Accept" | "Reject") => (e: { accountId: number; targetAccountId: number }) => {
     const p = pair(e.accountId, e.targetAccountId);
     if (!p || p.account.domain === null || p.target.domain !== null) return;
-    send("Accept", async () => {
+    send(kind, async () => {
       const followId = await kv.get<string>(followKey(p.account.id, p.target.id));
       const c = ctx();
       const actor = c.getActorUri(p.target.username);
       const follow = new Follow({ id: followId ? new URL(followId) : null, actor: new URL(p.account.uri!), object: actor });
-      await c.sendActivity({ identifier: p.target.username }, recipientOf(p.account), new Accept({ id: new URL(`${actor.href}#accepts/follows/${p.account.id}`), actor, object: follow }));
+      const values = { id: new URL(`${actor.href}#${kind === "Accept" ? "accepts" : "rejects"}/follows/${p.account.id}`), actor, object: follow };
+      await c.sendActivity({ identifier: p.target.username }, recipientOf(p.account), kind === "Accept" ? new Accept(values) : new Reject(values));
       await kv.delete(followKey(p.account.id, p.target.id));
     });
-  });
+  };
+  services.events.afterCommit("follow_request.authorized", answer("Accept"));
+  services.events.afterCommit("follow_request.rejected", answer("Reject"));
 }

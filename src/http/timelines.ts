@@ -21,7 +21,7 @@ export function timelineRoutes(ctx: AppContext) {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const p = input(c);
       const local = bool(p.local, "local") === true;
-      const page = services.timelines.public(viewer, pageParams(p, 20, 40), { onlyMedia: bool(p.only_media, "only_media"), remote: bool(p.remote, "remote") === true && !local });
+      const page = services.timelines.public(viewer, pageParams(p, 20, 40), { onlyMedia: bool(p.only_media, "only_media"), local, remote: bool(p.remote, "remote") === true && !local });
       return renderTimeline(ctx, c.request, page, viewer, true, ["limit", "local", "remote", "only_media"]);
     })
     .get("/api/v1/timelines/tag/:hashtag", (c) => {

@@ -30,7 +30,9 @@ export function statusUrl(urls: Urls, username: string, id: number) {
 export function statusParts(urls: Urls, view: StatusView, options: StatusOptions) {
   const { row, account } = view;
   const boost = row.reblogOfId !== null;
-  const uri = boost ? `${statusUri(urls, account.username, row.id)}/activity` : statusUri(urls, account.username, row.id);
+  // A remote status keeps the IRI and page its home server gave it.
+  const local = row.uri === null;
+  const uri = !local ? row.uri! : boost ? `${statusUri(urls, account.username, row.id)}/activity` : statusUri(urls, account.username, row.id);
   const head = {
     id: String(row.id),
     created_at: new Date(row.createdAt).toISOString(),
@@ -41,7 +43,7 @@ export function statusParts(urls: Urls, view: StatusView, options: StatusOptions
     visibility: row.visibility,
     language: row.language,
     uri,
-    url: boost ? uri : statusUrl(urls, account.username, row.id),
+    url: !local ? (row.url ?? row.uri) : boost ? uri : statusUrl(urls, account.username, row.id),
     replies_count: row.repliesCount,
     reblogs_count: row.reblogsCount,
     favourites_count: row.favouritesCount,

@@ -29,6 +29,8 @@ export type DomainEvent =
   | { type: "follow.created"; accountId: number; targetAccountId: number }
   | { type: "follow_request.created"; accountId: number; targetAccountId: number }
   | { type: "follow_request.authorized"; accountId: number; targetAccountId: number }
+  /** The target refused the request (a remote requester is told with Reject). */
+  | { type: "follow_request.rejected"; accountId: number; targetAccountId: number }
   | { type: "follow.removed"; accountId: number; targetAccountId: number }
   /** A status or boost was published; `homeRecipients` are the home feeds it went into. */
   | { type: "status.created"; status: StatusRow; homeRecipients: number[] }

@@ -7,6 +7,7 @@ let a: TestServer;
 let b: TestServer;
 let alice: TestUser;
 let bob: TestUser;
+let carol: TestUser;
 
 beforeAll(async () => {
   [a, b] = await startFederatedPair();
@@ -54,7 +55,7 @@ describe("a remote account follows a local one", () => {
   });
 
   test("a locked account gets a follow request; authorizing it sends Accept", async () => {
-    const carol = await createUser(a, "carol", { locked: true });
+    carol = await createUser(a, "carol", { locked: true });
     const dave = await createUser(b, "dave");
     const remoteCarol = await b.federation!.resolveActor(`${a.base}/users/carol`);
     expect(remoteCarol!.locked).toBe(true);
@@ -69,6 +70,22 @@ describe("a remote account follows a local one", () => {
     const authorized = await carol.client.post(`/api/v1/follow_requests/${requests[0].id}/authorize`);
     expect(authorized.status).toBe(200);
     await eventually(async () => (await dave.client.get(`/api/v1/accounts/relationships`, { query: { "id[]": String(remoteCarol!.id) } })).body[0]?.following === true, "dave follows carol");
+  });
+
+  test("rejecting a remote follow request sends Reject: the requester is left neither following nor requested", async () => {
+    const erin = await createUser(b, "erin");
+    const remoteCarol = (await b.federation!.resolveActor(`${a.base}/users/carol`))!;
+    expect((await erin.client.post(`/api/v1/accounts/${remoteCarol.id}/follow`)).body.requested).toBe(true);
+    const request = await eventually(async () => {
+      const res = await carol.client.get("/api/v1/follow_requests");
+      return (res.body as { id: string; acct: string }[]).find((r) => r.acct.startsWith("erin@")) ?? null;
+    }, "carol has erin's request");
+    const rejected = await carol.client.post(`/api/v1/follow_requests/${request.id}/reject`);
+    expect(rejected.status).toBe(200);
+    await eventually(async () => {
+      const rel = (await erin.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(remoteCarol.id) } })).body[0];
+      return rel && rel.requested === false && rel.following === false;
+    }, "erin's request withdrawn on B");
   });
 });
 

@@ -186,6 +186,7 @@ export class FollowService {
       .where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, targetId)))
       .run();
     if (changes(removed) === 0) throw notFound();
+    this.events.emit({ type: "follow_request.rejected", accountId: requesterId, targetAccountId: targetId });
     return this.relationship(targetId, requesterId);
   }
 

@@ -170,6 +170,16 @@ export class FederationActors {
       .map((r) => r.account);
   }
 
+  hasLocalFollowers(accountId: number): boolean {
+    return !!this.db
+      .select({ one: sql`1` })
+      .from(follows)
+      .innerJoin(accounts, eq(accounts.id, follows.accountId))
+      .where(and(eq(follows.targetAccountId, accountId), sql`${accounts.domain} IS NULL`))
+      .limit(1)
+      .get();
+  }
+
   hasRemoteFollowers(accountId: number): boolean {
     return !!this.db
       .select({ one: sql`1` })

@@ -1,5 +1,12 @@
 import type { InboxContext } from "@fedify/fedify";
-import { Accept, Follow, Reject, Undo } from "@fedify/fedify/vocab";
+import { Accept, Create, Delete, Follow, isActor, Note, PUBLIC_COLLECTION, Reject, Undo, Update } from "@fedify/fedify/vocab";
+import type { EditingService } from "../statuses/editing.ts";
+import { htmlToText } from "../../text/html-to-text.ts";
+import type { PostingService } from "../statuses/posting.ts";
+import type { RemovalService } from "../statuses/removal.ts";
+import type { StatusReader } from "../statuses/reader.ts";
+import type { Visibility } from "../statuses/visibility.ts";
+import type { AccountRow } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { FederationActors } from "./actors.ts";
 import type { RemoteAccounts } from "./remote-accounts.ts";
@@ -13,7 +20,87 @@ export class FederationInbox {
     private actors: FederationActors,
     private remote: RemoteAccounts,
     private follows: FollowService,
+    private posting: PostingService,
+    private removal: RemovalService,
+    private reader: StatusReader,
+    private editing: EditingService,
   ) {}
+
+  /**
+   * Update of an actor (its own profile only) or of a Note (by its author only): anything
+   * else, an Update of someone else's actor or status, changes nothing.
+   */
+  async update(ctx: InboxContext<void>, update: Update): Promise<void> {
+    if (update.actorId === null) return;
+    // An object of another origin than the actor's is no update of the actor's own.
+    const object = await update.getObject({ ...ctx, crossOrigin: "ignore" });
+    if (object === null || object.id === null) return;
+    if (isActor(object)) {
+      if (object.id.href === update.actorId.href && this.remote.byUri(object.id.href)) this.remote.upsert(object);
+      return;
+    }
+    if (!(object instanceof Note) || object.attributionId?.href !== update.actorId.href) return;
+    const found = this.remote.statusByUri(object.id.href);
+    if (!found || found.authorUri !== update.actorId.href) return;
+    const row = this.reader.findRow(found.id);
+    if (!row) return;
+    this.editing.applyRemoteEdit(row, {
+      text: htmlToText(object.content?.toString() ?? ""),
+      spoilerText: htmlToText(object.summary?.toString() ?? ""),
+      sensitive: object.sensitive ?? false,
+      editedAt: object.updated?.epochMilliseconds ?? Date.now(),
+    });
+  }
+
+  /** A remote status deleted by its author goes here too; a Delete from anyone else changes nothing. */
+  async delete(_ctx: InboxContext<void>, del: Delete): Promise<void> {
+    if (del.actorId === null || del.objectId === null) return;
+    const found = this.remote.statusByUri(del.objectId.href);
+    if (!found || found.authorUri !== del.actorId.href) return;
+    const row = this.reader.findRow(found.id);
+    if (row) this.removal.remove(row);
+  }
+
+  /**
+   * A remote Note, stored when someone here follows its author, addressed as Mastodon reads
+   * addressing: as:Public in `to` is public, in `cc` unlisted, the followers collection private.
+   * Not yet: direct messages and mentions (stored only for their addressees), replies, Update, Delete.
+   */
+  async create(ctx: InboxContext<void>, create: Create): Promise<void> {
+    if (create.actorId === null) return;
+    const note = await create.getObject(ctx);
+    if (!(note instanceof Note) || note.id === null) return;
+    // The actor must be the author, and the note on the author's server.
+    if (note.attributionId?.href !== create.actorId.href || note.id.origin !== create.actorId.origin) return;
+    let author: AccountRow | null = this.remote.byUri(create.actorId.href) ?? null;
+    if (!author) {
+      const actor = await create.getActor(ctx);
+      author = actor ? this.remote.upsert(actor) : null;
+    }
+    if (!author || !this.actors.hasLocalFollowers(author.id)) return;
+    const addressed = (ids: URL[]) => ids.map((u) => u.href);
+    const to = addressed(note.toIds);
+    const cc = addressed(note.ccIds);
+    const PUBLIC = PUBLIC_COLLECTION.href;
+    const followers = author.followersUrl;
+    let visibility: Visibility;
+    if (to.includes(PUBLIC)) visibility = "public";
+    else if (cc.includes(PUBLIC)) visibility = "unlisted";
+    else if (followers !== null && (to.includes(followers) || cc.includes(followers))) visibility = "private";
+    else return;
+    const url = note.url instanceof URL ? note.url.href : (note.url?.href?.href ?? null);
+    this.posting.publishRemote({
+      accountId: author.id,
+      uri: note.id.href,
+      url,
+      text: htmlToText(note.content?.toString() ?? ""),
+      spoilerText: htmlToText(note.summary?.toString() ?? ""),
+      sensitive: note.sensitive ?? false,
+      visibility,
+      language: null,
+      createdAt: note.published?.epochMilliseconds ?? Date.now(),
+    });
+  }
 
   /**
    * A remote actor follows a local account: a follow (and Accept at once) or, when locked, a

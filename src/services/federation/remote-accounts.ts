@@ -2,7 +2,7 @@ import { isActor, Application, Service, type Actor } from "@fedify/fedify/vocab"
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accounts, type AccountRow } from "../../db/schema.ts";
+import { accounts, statuses, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 
 const USERNAME_MAX = 255;
@@ -33,6 +33,16 @@ export class RemoteAccounts {
     if (stored) return stored;
     if (!this.resolver || !/^[A-Za-z0-9_.-]+$/.test(username) || !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(domain)) return null;
     return this.resolver(username, domain).catch(() => null);
+  }
+
+  /** A stored remote status by its IRI, with its author's actor IRI (to check who may change it). */
+  statusByUri(uri: string): { id: number; authorUri: string | null } | undefined {
+    return this.db
+      .select({ id: statuses.id, authorUri: accounts.uri })
+      .from(statuses)
+      .innerJoin(accounts, eq(accounts.id, statuses.accountId))
+      .where(eq(statuses.uri, uri))
+      .get();
   }
 
   byUri(uri: string): AccountRow | undefined {

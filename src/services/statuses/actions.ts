@@ -112,6 +112,8 @@ export class StatusActionService {
       favouritesCount: 0,
       createdAt: now,
       editedAt: null,
+      uri: null,
+      url: null,
     };
     let recipients: number[] = [];
     const created = this.db.transaction((tx) => {

@@ -130,6 +130,37 @@ export class EditingService {
     return updated;
   }
 
+  /**
+   * An edit of a remote status, as its server sent it (Update): the same history, feeds and
+   * events as a local edit. Its text is plain and rendered by our formatter, as on arrival.
+   * Not yet: mentions, media and polls of remote statuses.
+   */
+  applyRemoteEdit(row: StatusRow, input: { text: string; spoilerText: string; sensitive: boolean; editedAt: number }): StatusRow {
+    const sensitive = input.sensitive || input.spoilerText !== "";
+    if (input.text === row.text && input.spoilerText === row.spoilerText && sensitive === row.sensitive) return row;
+    const now = Math.min(input.editedAt, this.clock.now());
+    const formatted = this.posting.formatPlain(input.text);
+    const updated: StatusRow = { ...row, text: input.text, contentHtml: formatted.html, spoilerText: input.spoilerText, sensitive, tags: JSON.stringify(formatted.tagNames), editedAt: now };
+    const before = this.snapshotOf(row);
+    this.db.transaction((tx) => {
+      const db = tx as unknown as Db;
+      const edited = tx.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, row.id)).limit(1).get();
+      if (!edited) this.record(db, row.id, { ...before, createdAt: row.createdAt });
+      tx.update(statuses)
+        .set({ text: updated.text, contentHtml: updated.contentHtml, spoilerText: updated.spoilerText, sensitive, tags: updated.tags, editedAt: now })
+        .where(eq(statuses.id, row.id))
+        .run();
+      tx.delete(statusTags).where(eq(statusTags.statusId, row.id)).run();
+      this.posting.writeMentionsAndTags(row.id, [], formatted.tagNames, now);
+      this.record(db, row.id, { ...this.snapshotOf(updated), createdAt: now });
+    });
+    this.cache.invalidateStatus(row.id);
+    const homeRecipients = this.db.select({ id: homeFeed.accountId }).from(homeFeed).where(eq(homeFeed.statusId, row.id)).all().map((r) => r.id);
+    const listIds = this.db.select({ id: listFeed.listId }).from(listFeed).where(eq(listFeed.statusId, row.id)).all().map((r) => r.id);
+    this.events.emit({ type: "status.updated", status: updated, homeRecipients, listIds });
+    return updated;
+  }
+
   /** Every version, oldest first; one that was never edited has just its own. */
   history(row: StatusRow): (Omit<StatusEditRow, "id" | "statusId"> & { media: MediaRow[] })[] {
     const edits = this.db.select().from(statusEdits).where(eq(statusEdits.statusId, row.id)).orderBy(asc(statusEdits.id)).all();

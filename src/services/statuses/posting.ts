@@ -1,4 +1,4 @@
-import { getTableColumns, sql } from "drizzle-orm";
+import { eq, getTableColumns, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/connection.ts";
@@ -204,6 +204,8 @@ export class PostingService {
       favouritesCount: 0,
       createdAt: now,
       editedAt: null,
+      uri: null,
+      url: null,
     };
 
     let pollId: number | null = null;
@@ -242,6 +244,62 @@ export class PostingService {
     }
     this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     return row;
+  }
+
+  /**
+   * A status received from a remote server, into the same tables, counters, feeds and events
+   * as a local one. Its text is plain (see htmlToText) and rendered by our formatter; null
+   * when that IRI is already stored.
+   * Not yet: mentions of local accounts, replies, media, polls, custom emojis.
+   */
+  publishRemote(input: { accountId: number; uri: string; url: string | null; text: string; spoilerText: string; sensitive: boolean; visibility: Visibility; language: string | null; createdAt: number }): StatusRow | null {
+    if (this.db.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, input.uri)).get()) return null;
+    const id = this.ids.next();
+    const formatted = this.formatPlain(input.text);
+    const tagNames = formatted.tagNames;
+    // Dated as its server says, but never in the future (it would pin itself to the top of timelines).
+    const createdAt = Math.min(input.createdAt, this.clock.now());
+    const row: StatusRow = {
+      id,
+      accountId: input.accountId,
+      applicationId: null,
+      text: input.text,
+      contentHtml: formatted.html,
+      spoilerText: input.spoilerText,
+      sensitive: input.sensitive || input.spoilerText !== "",
+      visibility: input.visibility,
+      language: input.language,
+      inReplyToId: null,
+      inReplyToAccountId: null,
+      reblogOfId: null,
+      conversationId: id,
+      mentions: "[]",
+      tags: JSON.stringify(tagNames),
+      hasMedia: false,
+      hasPoll: false,
+      repliesCount: 0,
+      reblogsCount: 0,
+      favouritesCount: 0,
+      createdAt,
+      editedAt: null,
+      uri: input.uri,
+      url: input.url,
+    };
+    let recipients: number[] = [];
+    this.db.transaction((tx) => {
+      this.q.insertStatus.run(row);
+      this.writeMentionsAndTags(id, [], tagNames, createdAt);
+      this.counters.authorPosted(input.accountId, row.visibility, createdAt);
+      recipients = this.feed.deliver(tx, row, null);
+    });
+    this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
+    return row;
+  }
+
+  /** A remote status's text as HTML, with its tags; mentions stay text for now. */
+  formatPlain(text: string) {
+    const formatted = formatText(text, { tagBaseUrl: `${this.config.publicUrl}/tags/` });
+    return { html: formatted.html, tagNames: [...new Set(formatted.tags.map(normalizeTag).filter((t) => t !== ""))] };
   }
 
   /** The author's text as HTML, the local accounts it mentions (less those the author blocks) and its tags. */

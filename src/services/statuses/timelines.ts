@@ -39,6 +39,7 @@ function pageOf(rows: StatusRow[], limit: number, cursors?: number[]): TimelineP
 
 export interface PublicOptions {
   onlyMedia?: boolean;
+  local?: boolean;
   remote?: boolean;
 }
 
@@ -93,13 +94,13 @@ export class TimelineService {
   }
 
   public(viewerId: number | null, page: Page, options: PublicOptions): TimelinePage {
-    // Every status here is local: asking for remote ones gets none.
-    if (options.remote) return pageOf([], page.limit);
     const hidden = this.hidden(viewerId);
     const rows = this.run(
       {
         where: [
           PUBLIC_TIMELINE,
+          // Remote statuses carry their IRI; local ones have none.
+          ...(options.local ? [sql`uri IS NULL`] : options.remote ? [sql`uri IS NOT NULL`] : []),
           ...(options.onlyMedia ? [sql`has_media = 1`] : []),
           ...(hidden.length ? [sql`account_id NOT IN (${sql.join(hidden.map((id) => sql`${id}`), sql`, `)})`] : []),
         ],
