@@ -1,7 +1,7 @@
 import type { Context } from "@fedify/fedify";
 import { Accept, Delete, Follow, Reject, Update, Note, Tombstone, Undo, type Recipient } from "@fedify/fedify/vocab";
 import type { AppContext } from "../context.ts";
-import type { AccountRow } from "../db/schema.ts";
+import type { AccountRow, StatusRow } from "../db/schema.ts";
 import { log } from "../log.ts";
 import type { SqliteKvStore } from "./kv.ts";
 import { createOf, noteOf } from "./vocab.ts";
@@ -53,29 +53,30 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
   // activities share an ordering key, so a Delete never overtakes its Create.
   // Not yet: direct messages and mentioned remote accounts, boosts (Announce).
   const FOLLOWER_VISIBILITIES = new Set(["public", "unlisted", "private"]);
-  services.events.afterCommit("status.created", (e) => {
-    const status = e.status;
-    if (status.reblogOfId !== null || !FOLLOWER_VISIBILITIES.has(status.visibility)) return;
-    if (!services.federationActors.hasRemoteFollowers(status.accountId)) return;
+  /** A local original its author's remote followers should get, as a Note; null otherwise. */
+  const followersNote = (status: StatusRow) => {
+    if (status.reblogOfId !== null || status.uri !== null || !FOLLOWER_VISIBILITIES.has(status.visibility)) return null;
+    if (!services.federationActors.hasRemoteFollowers(status.accountId)) return null;
     const author = services.accounts.findById(status.accountId);
-    if (!author || author.domain !== null) return;
+    if (!author || author.domain !== null) return null;
     const c = ctx();
     const parent = status.inReplyToId === null ? undefined : services.federationActors.statusAuthor(status.inReplyToId);
     const replyTarget = parent && status.inReplyToId !== null ? c.getObjectUri(Note, { identifier: parent, id: String(status.inReplyToId) }) : null;
-    const note = noteOf(c, app.urls, author, status, replyTarget);
-    send("Create", () => c.sendActivity({ identifier: author.username }, "followers", createOf(c, note, author, status), { preferSharedInbox: true, orderingKey: note.id!.href }));
+    return { c, author, note: noteOf(c, app.urls, author, status, replyTarget) };
+  };
+
+  services.events.afterCommit("status.created", (e) => {
+    const out = followersNote(e.status);
+    if (!out) return;
+    const { c, author, note } = out;
+    send("Create", () => c.sendActivity({ identifier: author.username }, "followers", createOf(c, note, author, e.status), { preferSharedInbox: true, orderingKey: note.id!.href }));
   });
 
   services.events.afterCommit("status.updated", (e) => {
     const status = e.status;
-    if (status.reblogOfId !== null || status.uri !== null || !FOLLOWER_VISIBILITIES.has(status.visibility)) return;
-    if (!services.federationActors.hasRemoteFollowers(status.accountId)) return;
-    const author = services.accounts.findById(status.accountId);
-    if (!author || author.domain !== null) return;
-    const c = ctx();
-    const parent = status.inReplyToId === null ? undefined : services.federationActors.statusAuthor(status.inReplyToId);
-    const replyTarget = parent && status.inReplyToId !== null ? c.getObjectUri(Note, { identifier: parent, id: String(status.inReplyToId) }) : null;
-    const note = noteOf(c, app.urls, author, status, replyTarget);
+    const out = followersNote(status);
+    if (!out) return;
+    const { c, author, note } = out;
     const update = new Update({ id: new URL(`${note.id!.href}#updates/${status.editedAt ?? 0}`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
     send("Update", () => c.sendActivity({ identifier: author.username }, "followers", update, { preferSharedInbox: true, orderingKey: note.id!.href }));
   });
