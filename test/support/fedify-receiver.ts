@@ -36,6 +36,9 @@ export async function startReceiver(host = "127.0.0.5") {
     base,
     actor: `${base}/actors/carol`,
     received,
+    /** carol's own key: a test signs requests with it by hand (Fedify names the first key #main-key). */
+    keyId: new URL(`${base}/actors/carol#main-key`),
+    privateKey: pair.privateKey,
     /** carol follows a remote actor (signed by carol's key). */
     async follow(actorUri: string, inbox: string) {
       const c = ctx();

@@ -70,6 +70,7 @@ export class ModerationService implements RelationshipFilters {
   block(actorId: number, targetId: number): Relationship {
     this.requireAccount(targetId);
     if (actorId !== targetId) {
+      const severedFollower = this.follows.isFollowing(targetId, actorId);
       this.follows.removeFollow(actorId, targetId);
       this.follows.removeFollow(targetId, actorId);
       this.follows.removeFollowRequests(actorId, targetId);
@@ -84,6 +85,7 @@ export class ModerationService implements RelationshipFilters {
         tx.delete(notifications)
           .where(and(eq(notifications.accountId, actorId), eq(notifications.fromAccountId, targetId)))
           .run();
+        this.events.emit({ type: "block.created", accountId: actorId, targetAccountId: targetId, severedFollower });
       });
     }
     return this.follows.relationship(actorId, targetId);
