@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { signRequest } from "@fedify/fedify";
+import { Accept, Block, Reject } from "@fedify/fedify/vocab";
 import { startReceiver } from "../support/fedify-receiver.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually, getAp, startFederatedPair } from "../support/federation.ts";
@@ -68,6 +69,32 @@ describe("a local account blocks a remote one", () => {
     expect((await alice.client.get("/api/v1/timelines/home")).body).toEqual([]);
     expect((await alice.client.get("/api/v1/notifications")).body).toEqual([]);
     expect((await a.ctx.services.accounts.findById(alice.account.id))!.followersCount).toBe(0);
+  });
+});
+
+describe("what a blocked server is told", () => {
+  test("a remote follower, or a remote requester of a locked account, gets Reject and Block", async () => {
+    const dora = await createUser(a, "dora", { locked: true });
+    await receiver.follow(`${a.base}/users/alice`, `${a.base}/users/alice/inbox`);
+    await receiver.follow(`${a.base}/users/dora`, `${a.base}/users/dora/inbox`);
+    await eventually(() => receiver.received.some((x) => x instanceof Accept && x.actorId?.href === `${a.base}/users/alice`), "alice accepted carol");
+    await eventually(async () => (await dora.client.get("/api/v1/follow_requests")).body.length === 1, "dora has carol's request");
+    const remoteCarol = a.ctx.services.remoteAccounts.byUri(receiver.actor)!;
+
+    for (const [user, name] of [[alice, "alice"], [dora, "dora"]] as const) {
+      const res = await user.client.post(`/api/v1/accounts/${remoteCarol.id}/block`);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ blocking: true, followed_by: false, requested_by: false });
+      const told = await eventually(() => {
+        const mine = receiver.received.filter((x) => x.actorId?.href === `${a.base}/users/${name}` && (x instanceof Reject || x instanceof Block));
+        return mine.length === 2 ? mine : null;
+      }, `${name}'s Reject and Block`);
+      const block = told.find((x) => x instanceof Block)!;
+      expect(block.objectId?.href).toBe(receiver.actor);
+      expect(told.some((x) => x instanceof Reject)).toBe(true);
+    }
+    expect(count(a, "SELECT count(*) AS n FROM follows WHERE account_id = ?", remoteCarol.id)).toBe(0);
+    expect(count(a, "SELECT count(*) AS n FROM follow_requests WHERE account_id = ?", remoteCarol.id)).toBe(0);
   });
 });
 

@@ -70,7 +70,9 @@ export class ModerationService implements RelationshipFilters {
   block(actorId: number, targetId: number): Relationship {
     this.requireAccount(targetId);
     if (actorId !== targetId) {
-      const severedFollower = this.follows.isFollowing(targetId, actorId);
+      // A follower or a pending request from the target is cut: a remote one is told (Reject).
+      const before = this.follows.relationship(actorId, targetId);
+      const severedFollower = before.followedBy || before.requestedBy;
       this.follows.removeFollow(actorId, targetId);
       this.follows.removeFollow(targetId, actorId);
       this.follows.removeFollowRequests(actorId, targetId);
