@@ -133,4 +133,25 @@ describe("security: refused, and nothing changes", () => {
     expect(count(a, "SELECT count(*) AS n FROM follow_requests")).toBe(0);
     expect((await carol.client.get("/api/v1/notifications")).body).toEqual([]);
   });
+
+  test("a signed Delete of someone else's status and Update of someone else's actor are taken in (202) and change nothing", async () => {
+    const status = await postStatus(alice, { status: "still here", visibility: "public" });
+    const profile = (await alice.client.get(`/api/v1/accounts/${alice.id}`)).body;
+    const post = async (activity: Record<string, unknown>) => {
+      const body = JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", actor: receiver.actor, ...activity });
+      return fetch(await signRequest(new Request(`${a.base}/inbox`, { method: "POST", headers: { "content-type": AP }, body }), receiver.privateKey, receiver.keyId));
+    };
+    const deleted = await post({ id: `${receiver.base}/deletes/1`, type: "Delete", object: { id: status.uri, type: "Tombstone" } });
+    expect(deleted.status).toBe(202);
+    const updated = await post({
+      id: `${receiver.base}/updates/1`,
+      type: "Update",
+      object: { id: `${a.base}/users/alice`, type: "Person", preferredUsername: "alice", name: "pwned", inbox: `${a.base}/users/alice/inbox` },
+    });
+    expect(updated.status).toBe(202);
+    // Both were handled once A's queue is empty.
+    await eventually(() => a.federation!.queue.pending() === 0, "A handled what came in");
+    expect((await alice.client.get(`/api/v1/statuses/${status.id}`)).body).toMatchObject({ content: "<p>still here</p>" });
+    expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body).toEqual(profile);
+  });
 });
