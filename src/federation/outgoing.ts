@@ -1,12 +1,12 @@
 import type { Context } from "@fedify/fedify";
-import { Accept, Delete, Follow, Reject, Update, Note, Tombstone, Undo, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Block, Delete, Follow, Reject, Update, Note, Tombstone, Undo, type Recipient } from "@fedify/fedify/vocab";
 import type { AppContext } from "../context.ts";
 import type { AccountRow, StatusRow } from "../db/schema.ts";
 import { log } from "../log.ts";
 import type { SqliteKvStore } from "./kv.ts";
 import { createOf, noteOf } from "./vocab.ts";
 
-/** Where the IRI of a remote actor's Follow waits for the local account's answer. */
+/** The IRI of a Follow between a follower and its target: a remote actor's, waiting for the local account's answer, or a local account's, for its Undo to quote. */
 export const followKey = (followerId: number, targetId: number) => ["rookery", "follow", String(followerId), String(targetId)] as const;
 
 export const recipientOf = (account: AccountRow): Recipient => ({
@@ -30,14 +30,20 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
   const send = (what: string, work: () => Promise<void>) => {
     work().catch((e) => log("warn", `federation: sending ${what} failed`, { error: String(e).split("\n")[0] }));
   };
-  const followOf = (c: Context<void>, local: AccountRow, remote: AccountRow) =>
-    new Follow({ id: new URL(`${c.getActorUri(local.username).href}#follows/${remote.id}`), actor: c.getActorUri(local.username), object: new URL(remote.uri!) });
+  // Each Follow has an id of its own (receivers drop an id they have seen, so a second follow
+  // after an unfollow or a block would go unheard); it is kept for the Undo to quote.
+  const followOf = (c: Context<void>, local: AccountRow, remote: AccountRow, id: string) =>
+    new Follow({ id: new URL(id), actor: c.getActorUri(local.username), object: new URL(remote.uri!) });
 
   services.events.afterCommit("follow_request.created", (e) => {
     const p = pair(e.accountId, e.targetAccountId);
     if (!p || p.account.domain !== null || p.target.domain === null) return;
     const c = ctx();
-    send("Follow", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), followOf(c, p.account, p.target)));
+    const id = `${c.getActorUri(p.account.username).href}#follows/${p.target.id}/${crypto.randomUUID()}`;
+    send("Follow", async () => {
+      await kv.set(followKey(p.account.id, p.target.id), id);
+      await c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), followOf(c, p.account, p.target, id));
+    });
   });
 
   services.events.afterCommit("follow.removed", (e) => {
@@ -45,8 +51,12 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
     if (!p || p.account.domain !== null || p.target.domain === null) return;
     const c = ctx();
     const actor = c.getActorUri(p.account.username);
-    const undo = new Undo({ id: new URL(`${actor.href}#follows/${p.target.id}/undo`), actor, object: followOf(c, p.account, p.target) });
-    send("Undo", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), undo));
+    send("Undo", async () => {
+      const id = (await kv.get<string>(followKey(p.account.id, p.target.id))) ?? `${actor.href}#follows/${p.target.id}`;
+      const undo = new Undo({ id: new URL(`${id}/undo`), actor, object: followOf(c, p.account, p.target, id) });
+      await c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), undo);
+      await kv.delete(followKey(p.account.id, p.target.id));
+    });
   });
 
   // Statuses go to the author's remote followers, one delivery per shared inbox; a status's
@@ -94,7 +104,9 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
     send("Delete", () => c.sendActivity({ identifier: author.username }, "followers", del, { preferSharedInbox: true, orderingKey: id.href }));
   });
 
-  // A local account answers a remote account's follow request: Accept or Reject, quoting the Follow.
+  // A local account answers a remote account's follow request: Accept or Reject, quoting the
+  // Follow. Each answer has an id of its own: receivers drop an activity whose id they have seen,
+  // and a second follow (after an unfollow, or a block) needs its answer heard.
   const answer = (kind: "Accept" | "Reject") => (e: { accountId: number; targetAccountId: number }) => {
     const p = pair(e.accountId, e.targetAccountId);
     if (!p || p.account.domain === null || p.target.domain !== null) return;
@@ -103,11 +115,23 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
       const c = ctx();
       const actor = c.getActorUri(p.target.username);
       const follow = new Follow({ id: followId ? new URL(followId) : null, actor: new URL(p.account.uri!), object: actor });
-      const values = { id: new URL(`${actor.href}#${kind === "Accept" ? "accepts" : "rejects"}/follows/${p.account.id}`), actor, object: follow };
+      const values = { id: new URL(`${actor.href}#${kind === "Accept" ? "accepts" : "rejects"}/follows/${p.account.id}/${crypto.randomUUID()}`), actor, object: follow };
       await c.sendActivity({ identifier: p.target.username }, recipientOf(p.account), kind === "Accept" ? new Accept(values) : new Reject(values));
       await kv.delete(followKey(p.account.id, p.target.id));
     });
   };
   services.events.afterCommit("follow_request.authorized", answer("Accept"));
   services.events.afterCommit("follow_request.rejected", answer("Reject"));
+
+  // A local account blocks a remote one, as Mastodon does: a follower it had is rejected (the
+  // follow it had of the remote is undone by follow.removed), then Block is sent.
+  services.events.afterCommit("block.created", (e) => {
+    const p = pair(e.accountId, e.targetAccountId);
+    if (!p || p.account.domain !== null || p.target.domain === null) return;
+    if (e.severedFollower) answer("Reject")({ accountId: p.target.id, targetAccountId: p.account.id });
+    const c = ctx();
+    const actor = c.getActorUri(p.account.username);
+    const block = new Block({ id: new URL(`${actor.href}#blocks/${p.target.id}/${crypto.randomUUID()}`), actor, object: new URL(p.target.uri!) });
+    send("Block", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), block, { orderingKey: `${actor.href}#relationship/${p.target.id}` }));
+  });
 }

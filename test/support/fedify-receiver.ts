@@ -1,5 +1,5 @@
 import { createFederation, generateCryptoKeyPair, MemoryKvStore } from "@fedify/fedify";
-import { Accept, Create, Delete, Endpoints, Follow, Person, Undo, type Activity } from "@fedify/fedify/vocab";
+import { Accept, Block, Create, Delete, Endpoints, Follow, Person, Reject, Undo, type Activity } from "@fedify/fedify/vocab";
 
 /**
  * A remote server that is not Rookery: a bare Fedify federation in the test process with one
@@ -29,13 +29,16 @@ export async function startReceiver(host = "127.0.0.5") {
   const record = async (_ctx: unknown, activity: Activity) => {
     received.push(activity);
   };
-  federation.setInboxListeners("/actors/{identifier}/inbox", "/inbox").on(Accept, record).on(Create, record).on(Delete, record).on(Undo, record);
+  federation.setInboxListeners("/actors/{identifier}/inbox", "/inbox").on(Accept, record).on(Reject, record).on(Block, record).on(Create, record).on(Delete, record).on(Undo, record);
   handler = (request) => federation.fetch(request, { contextData: undefined });
   const ctx = () => federation.createContext(new URL(base), undefined);
   return {
     base,
     actor: `${base}/actors/carol`,
     received,
+    /** carol's own key: a test signs requests with it by hand (Fedify names the first key #main-key). */
+    keyId: new URL(`${base}/actors/carol#main-key`),
+    privateKey: pair.privateKey,
     /** carol follows a remote actor (signed by carol's key). */
     async follow(actorUri: string, inbox: string) {
       const c = ctx();

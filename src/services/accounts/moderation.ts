@@ -70,6 +70,9 @@ export class ModerationService implements RelationshipFilters {
   block(actorId: number, targetId: number): Relationship {
     this.requireAccount(targetId);
     if (actorId !== targetId) {
+      // A follower or a pending request from the target is cut: a remote one is told (Reject).
+      const before = this.follows.relationship(actorId, targetId);
+      const severedFollower = before.followedBy || before.requestedBy;
       this.follows.removeFollow(actorId, targetId);
       this.follows.removeFollow(targetId, actorId);
       this.follows.removeFollowRequests(actorId, targetId);
@@ -84,6 +87,7 @@ export class ModerationService implements RelationshipFilters {
         tx.delete(notifications)
           .where(and(eq(notifications.accountId, actorId), eq(notifications.fromAccountId, targetId)))
           .run();
+        this.events.emit({ type: "block.created", accountId: actorId, targetAccountId: targetId, severedFollower });
       });
     }
     return this.follows.relationship(actorId, targetId);

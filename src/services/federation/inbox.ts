@@ -120,7 +120,17 @@ export class FederationInbox {
     try {
       relationship = this.follows.follow(follower.id, target.id, {});
     } catch {
-      // Blocked either way: nothing is stored and nothing is answered (as Mastodon does).
+      // Blocked either way: nothing is stored, and the follower is told with Reject (as Mastodon
+      // does). Answers get ids of their own: a receiver drops an id it has seen before.
+      await ctx.sendActivity(
+        { identifier: target.username },
+        actor,
+        new Reject({
+          id: new URL(`${ctx.getActorUri(target.username).href}#rejects/follows/${follower.id}/${crypto.randomUUID()}`),
+          actor: ctx.getActorUri(target.username),
+          object: follow,
+        }),
+      );
       return;
     }
     if (!relationship.following) return relationship.requested ? { followerId: follower.id, targetId: target.id } : undefined;
@@ -128,7 +138,7 @@ export class FederationInbox {
       { identifier: target.username },
       actor,
       new Accept({
-        id: new URL(`${ctx.getActorUri(target.username).href}#accepts/follows/${follower.id}`),
+        id: new URL(`${ctx.getActorUri(target.username).href}#accepts/follows/${follower.id}/${crypto.randomUUID()}`),
         actor: ctx.getActorUri(target.username),
         object: follow,
       }),
