@@ -1,7 +1,7 @@
 import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
-import { conversationMutes, notifications, statuses, type NotificationRow } from "../db/schema.ts";
+import { accounts, conversationMutes, notifications, statuses, type NotificationRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { notFound } from "../errors.ts";
 import type { ModerationService } from "./accounts/moderation.ts";
@@ -44,6 +44,8 @@ export class NotificationService {
 
   notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null): NotificationRow | null {
     if (recipientId === fromAccountId && type !== "poll") return null;
+    // Remote accounts are told by their own server, from the activities delivered to it.
+    if (!this.isLocal(recipientId)) return null;
     if (recipientId !== fromAccountId && this.moderation.silences(recipientId, fromAccountId)) return null;
     if (statusId !== null && this.threadMuted(recipientId, statusId)) return null;
     const duplicate = this.db.select({ id: notifications.id }).from(notifications).where(sameActivity(recipientId, fromAccountId, type, statusId)).get();
@@ -59,6 +61,11 @@ export class NotificationService {
     this.db.insert(notifications).values(row).run();
     this.events.emit({ type: "notification.created", notification: row });
     return row;
+  }
+
+  private isLocal(accountId: number): boolean {
+    const row = this.db.select({ domain: accounts.domain }).from(accounts).where(eq(accounts.id, accountId)).get();
+    return row !== undefined && row.domain === null;
   }
 
   /** Which of these notifications still exist (not withdrawn, not rolled back). */

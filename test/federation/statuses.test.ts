@@ -57,6 +57,16 @@ describe("statuses travel to a follower on another server", () => {
     // eve follows nobody: the private status is not hers to see, on any timeline or by id.
     expect((await eve.client.get(`/api/v1/statuses/${privateOne.id}`)).status).toBe(404);
     expect((await eve.client.get("/api/v1/timelines/home")).body).toEqual([]);
+
+    // Home feeds and notifications are for local accounts only: A keeps none for its remote
+    // follower bob (backfilled on follow, or at each post), B none for alice (the author).
+    const remoteAccounts = (server: TestServer) => server.database.sqlite.query("SELECT id FROM accounts WHERE domain IS NOT NULL").all().map((r: any) => r.id);
+    for (const server of [a, b]) {
+      const ids = JSON.stringify(remoteAccounts(server));
+      expect(ids).not.toBe("[]");
+      expect(server.database.sqlite.query("SELECT count(*) AS n FROM home_feed WHERE account_id IN (SELECT value FROM json_each(?))").get(ids)).toEqual({ n: 0 });
+      expect(server.database.sqlite.query("SELECT count(*) AS n FROM notifications WHERE account_id IN (SELECT value FROM json_each(?))").get(ids)).toEqual({ n: 0 });
+    }
   });
 
   test("a Create whose note is attributed to someone else is dropped, even from an account followed here", async () => {

@@ -44,7 +44,8 @@ export class HomeFeedService {
     const replyTo = !original && status.inReplyToAccountId !== null && status.inReplyToAccountId !== author ? status.inReplyToAccountId : null;
     // One statement per shape (boost / direct / reply to another), compiled once by bun:sqlite.
     const sqlite = this.db.$client;
-    const conditions = ["f.target_account_id = $author"];
+    // Only local accounts have a home feed: remote followers are reached by delivery.
+    const conditions = ["f.target_account_id = $author", "EXISTS (SELECT 1 FROM accounts a WHERE a.id = f.account_id AND a.domain IS NULL)"];
     const params: Record<string, number | string> = { author, origin, now: this.clock.now() };
     if (original) {
       conditions.push("f.show_reblogs = 1", "f.account_id <> $origin", `NOT ${shownIn("f.account_id")}`);
@@ -69,7 +70,7 @@ export class HomeFeedService {
       .all(params)
       .map((r) => r.id);
     // The booster's own feed follows the same rule as everyone's: no second copy of what it shows.
-    const toAuthor = !original || !sqlite.query<{ shown: number }, Record<string, number>>(`SELECT ${shownIn("$author")} AS shown`).get({ author, original: original.id })!.shown;
+    const toAuthor = status.uri === null && (!original || !sqlite.query<{ shown: number }, Record<string, number>>(`SELECT ${shownIn("$author")} AS shown`).get({ author, original: original.id })!.shown);
     const recipients = [...(toAuthor ? [author] : []), ...followers, ...this.tagFollowers(status, original, replyTo, followers)];
     sqlite
       .query(
@@ -112,6 +113,7 @@ export class HomeFeedService {
       JOIN follows f ON f.account_id = ${accountId} AND f.target_account_id = s.account_id
       LEFT JOIN statuses o ON o.id = s.reblog_of_id
       WHERE s.account_id = ${targetId}
+        AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = ${accountId} AND a.domain IS NULL)
         AND ${visibleTo("s", accountId)} AND s.visibility <> 'direct'
         AND (s.reblog_of_id IS NULL OR (f.show_reblogs = 1 AND o.account_id <> ${accountId} AND ${visibleTo("o", accountId)}))
         AND (s.in_reply_to_account_id IS NULL OR s.in_reply_to_account_id IN (s.account_id, ${accountId})
