@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createUser } from "./support/fixtures.ts";
 import { Client } from "./support/http.ts";
+import { serveProcess } from "./support/serve-process.ts";
 import { startTestServer } from "./support/server.ts";
 
 test("a restart keeps accounts, apps and tokens", async () => {
@@ -61,31 +62,6 @@ test("an Idempotency-Key survives a restart: the retry answers the first status 
     await second.close();
   }
 });
-
-/** `rookery serve` as its own process on `dataDir`, answering once it is up. */
-async function serveProcess(dataDir: string) {
-  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = probe.port as number;
-  probe.stop(true);
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], {
-    cwd: join(import.meta.dir, ".."),
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", LOG_REQUESTS: "false", RATE_LIMITS: "off" },
-    stdout: "ignore",
-    stderr: "ignore",
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 15_000;
-  let up = false;
-  while (!up && Date.now() < deadline) {
-    up = await fetch(`${base}/api/v1/streaming/health`).then((r) => r.ok, () => false);
-    if (!up) await Bun.sleep(50);
-  }
-  if (!up) {
-    proc.kill("SIGKILL");
-    throw new Error("rookery serve did not come up");
-  }
-  return { proc, base };
-}
 
 test("kill -9 right after a post: the retry with the same Idempotency-Key answers the first status", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "rookery-kill-"));

@@ -1,5 +1,5 @@
 import { createFederation, type Federation } from "@fedify/fedify";
-import { Accept, Create, Delete, Follow, isActor, Note, Reject, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Block, Create, Delete, Follow, isActor, Note, Reject, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
 import { followKey, recipientOf, wireOutgoing } from "./outgoing.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
@@ -136,6 +136,9 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     })
     .on(Reject, async (ctx, reject) => {
       await services.federationInbox.reject(ctx, reject);
+    })
+    .on(Block, async (ctx, block) => {
+      await services.federationInbox.block(ctx, block);
     })
     .on(Undo, async (ctx, undo) => {
       await services.federationInbox.undo(ctx, undo);

@@ -9,6 +9,9 @@ import { createOf, noteOf } from "./vocab.ts";
 /** The IRI of a Follow between a follower and its target: a remote actor's, waiting for the local account's answer, or a local account's, for its Undo to quote. */
 export const followKey = (followerId: number, targetId: number) => ["rookery", "follow", String(followerId), String(targetId)] as const;
 
+/** The IRI of a local account's Block of a remote one, for its Undo to quote. */
+const blockKey = (accountId: number, targetId: number) => ["rookery", "block", String(accountId), String(targetId)] as const;
+
 export const recipientOf = (account: AccountRow): Recipient => ({
   id: new URL(account.uri!),
   inboxId: new URL(account.inboxUrl!),
@@ -131,7 +134,26 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
     if (e.severedFollower) answer("Reject")({ accountId: p.target.id, targetAccountId: p.account.id });
     const c = ctx();
     const actor = c.getActorUri(p.account.username);
-    const block = new Block({ id: new URL(`${actor.href}#blocks/${p.target.id}/${crypto.randomUUID()}`), actor, object: new URL(p.target.uri!) });
-    send("Block", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), block, { orderingKey: `${actor.href}#relationship/${p.target.id}` }));
+    const id = `${actor.href}#blocks/${p.target.id}/${crypto.randomUUID()}`;
+    const block = new Block({ id: new URL(id), actor, object: new URL(p.target.uri!) });
+    send("Block", async () => {
+      await kv.set(blockKey(p.account.id, p.target.id), id);
+      await c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), block, { orderingKey: `${actor.href}#relationship/${p.target.id}` });
+    });
+  });
+
+  // An unblock is Undo of the Block it quotes (Mastodon's UnblockService).
+  services.events.afterCommit("block.removed", (e) => {
+    const p = pair(e.accountId, e.targetAccountId);
+    if (!p || p.account.domain !== null || p.target.domain === null) return;
+    const c = ctx();
+    const actor = c.getActorUri(p.account.username);
+    send("Undo Block", async () => {
+      const id = (await kv.get<string>(blockKey(p.account.id, p.target.id))) ?? `${actor.href}#blocks/${p.target.id}`;
+      const block = new Block({ id: new URL(id), actor, object: new URL(p.target.uri!) });
+      const undo = new Undo({ id: new URL(`${id}/undo`), actor, object: block });
+      await c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), undo, { orderingKey: `${actor.href}#relationship/${p.target.id}` });
+      await kv.delete(blockKey(p.account.id, p.target.id));
+    });
   });
 }

@@ -34,6 +34,8 @@ export type DomainEvent =
   | { type: "follow.removed"; accountId: number; targetAccountId: number }
   /** `accountId` blocked `targetAccountId`; `severedFollower` when the target had followed them or asked to (a remote one is told with Reject). */
   | { type: "block.created"; accountId: number; targetAccountId: number; severedFollower: boolean }
+  /** `accountId` no longer blocks `targetAccountId` (a remote one is told with Undo). */
+  | { type: "block.removed"; accountId: number; targetAccountId: number }
   /** A status or boost was published; `homeRecipients` are the home feeds it went into. */
   | { type: "status.created"; status: StatusRow; homeRecipients: number[] }
   /** A status or boost is gone; `homeRecipients` and `listIds` are the feeds that held it. */

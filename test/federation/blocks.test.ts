@@ -54,7 +54,15 @@ describe("a local account blocks a remote one", () => {
     }, "B knows no follow between bob and alice");
     expect((await bob.client.get(`/api/v1/accounts/${bob.id}`)).body).toMatchObject({ followers_count: 1, following_count: 0 });
 
-    // bob asks again: A refuses with Reject, stores no follower and no notification.
+    // B keeps the Block it was told of: bob sees blocked_by and may not follow alice (403).
+    await eventually(async () => (await relationship(bob, remoteAlice.id))?.blocked_by === true, "B knows alice blocks bob");
+    const refused = await bob.client.post(`/api/v1/accounts/${remoteAlice.id}/follow`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ error: "This action is not allowed" });
+
+    // A server that did not keep the Block (B forgets it here) asks again: A refuses with
+    // Reject, stores no follower and no notification.
+    b.database.sqlite.run("DELETE FROM blocks WHERE account_id = ?", [remoteAlice.id]);
     const again = await bob.client.post(`/api/v1/accounts/${remoteAlice.id}/follow`);
     expect(again.body).toMatchObject({ requested: true, following: false });
     await eventually(async () => (await relationship(bob, remoteAlice.id))?.requested === false, "bob's request rejected");
@@ -153,5 +161,62 @@ describe("security: refused, and nothing changes", () => {
     await eventually(() => a.federation!.queue.pending() === 0, "A handled what came in");
     expect((await alice.client.get(`/api/v1/statuses/${status.id}`)).body).toMatchObject({ content: "<p>still here</p>" });
     expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body).toEqual(profile);
+  });
+});
+
+describe("a remote account blocks a local one, then unblocks", () => {
+  test("Block ends the follows on both servers and is kept (blocked_by, follow refused); Undo Block lifts it", async () => {
+    const erin = await createUser(a, "erin");
+    const frank = await createUser(b, "frank");
+    const remoteErin = (await b.federation!.resolveActor(`${a.base}/users/erin`))!;
+    const remoteFrank = (await a.federation!.resolveActor(`${b.base}/users/frank`))!;
+    await erin.client.post(`/api/v1/accounts/${remoteFrank.id}/follow`);
+    await frank.client.post(`/api/v1/accounts/${remoteErin.id}/follow`);
+    await eventually(async () => (await relationship(erin, remoteFrank.id))?.following === true, "erin follows frank");
+    await eventually(async () => (await relationship(frank, remoteErin.id))?.following === true, "frank follows erin");
+
+    expect((await frank.client.post(`/api/v1/accounts/${remoteErin.id}/block`)).body).toMatchObject({ blocking: true });
+    const rel = await eventually(async () => {
+      const r = await relationship(erin, remoteFrank.id);
+      return r?.blocked_by === true ? r : null;
+    }, "A knows frank blocks erin");
+    expect(rel).toMatchObject({ following: false, followed_by: false, blocking: false, blocked_by: true });
+    expect(count(a, "SELECT count(*) AS n FROM follows WHERE account_id IN (?, ?) AND target_account_id IN (?, ?)", erin.account.id, remoteFrank.id, erin.account.id, remoteFrank.id)).toBe(0);
+    expect((await erin.client.get(`/api/v1/accounts/${erin.id}`)).body).toMatchObject({ followers_count: 0, following_count: 0 });
+
+    // erin may not follow whoever blocks her: Mastodon's 403, and nothing is stored or sent.
+    const refused = await erin.client.post(`/api/v1/accounts/${remoteFrank.id}/follow`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ error: "This action is not allowed" });
+    expect(count(a, "SELECT count(*) AS n FROM follow_requests WHERE account_id = ?", erin.account.id)).toBe(0);
+
+    expect((await frank.client.post(`/api/v1/accounts/${remoteErin.id}/unblock`)).body).toMatchObject({ blocking: false });
+    await eventually(async () => (await relationship(erin, remoteFrank.id))?.blocked_by === false, "A knows the block is lifted");
+    expect(count(a, "SELECT count(*) AS n FROM blocks WHERE account_id = ?", remoteFrank.id)).toBe(0);
+    // Following works again, both sides agree.
+    await erin.client.post(`/api/v1/accounts/${remoteFrank.id}/follow`);
+    await eventually(async () => (await relationship(erin, remoteFrank.id))?.following === true, "erin follows frank again");
+    expect((await frank.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(remoteErin.id) } })).body[0]).toMatchObject({ followed_by: true });
+  });
+
+  test("an Undo of a Block sent by another actor than the blocker changes nothing", async () => {
+    const gina = await createUser(a, "gina");
+    const remoteCarol = a.ctx.services.remoteAccounts.byUri(receiver.actor)!;
+    // The receiver's actor blocks gina, then "someone else" (bob on B, whose key the receiver lacks) cannot undo it:
+    // the receiver signs as itself an Undo whose Block names bob as the actor.
+    const send = async (activity: Record<string, unknown>) => {
+      const body = JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", actor: receiver.actor, ...activity });
+      return fetch(await signRequest(new Request(`${a.base}/inbox`, { method: "POST", headers: { "content-type": AP }, body }), receiver.privateKey, receiver.keyId));
+    };
+    const blockId = `${receiver.base}/blocks/gina`;
+    expect((await send({ id: blockId, type: "Block", object: `${a.base}/users/gina` })).status).toBe(202);
+    await eventually(async () => (await relationship(gina, remoteCarol.id))?.blocked_by === true, "gina is blocked");
+    const bobOnA = a.ctx.services.remoteAccounts.byUri(`${b.base}/users/bob`)!;
+    a.ctx.services.moderation.block(bobOnA.id, gina.account.id);
+    const undo = await send({ id: `${blockId}/undo`, type: "Undo", object: { id: `${b.base}/users/bob#blocks/x`, type: "Block", actor: `${b.base}/users/bob`, object: `${a.base}/users/gina` } });
+    expect(undo.status).toBe(202);
+    await eventually(() => a.federation!.queue.pending() === 0, "A handled the Undo");
+    expect(count(a, "SELECT count(*) AS n FROM blocks WHERE account_id = ? AND target_account_id = ?", bobOnA.id, gina.account.id)).toBe(1);
+    expect(count(a, "SELECT count(*) AS n FROM blocks WHERE account_id = ? AND target_account_id = ?", remoteCarol.id, gina.account.id)).toBe(1);
   });
 });

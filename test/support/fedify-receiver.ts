@@ -10,7 +10,21 @@ export async function startReceiver(host = "127.0.0.5") {
   const received: Activity[] = [];
   const pair = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
   let handler: ((request: Request) => Promise<Response>) | null = null;
-  const server = Bun.serve({ hostname: host, port: 0, fetch: (request) => handler!(request) });
+  // Every POST to an inbox as it arrived (before Fedify's own dedup by activity id), and a
+  // switch that makes the inboxes answer 503, as a server that is down.
+  const posts: { id: string; type: string; answered: number }[] = [];
+  const state = { down: false };
+  const server = Bun.serve({
+    hostname: host,
+    port: 0,
+    fetch: async (request) => {
+      if (request.method !== "POST") return handler!(request);
+      const body = await request.clone().json().catch(() => ({}));
+      const answered = state.down ? 503 : (await handler!(request)).status;
+      posts.push({ id: String(body.id), type: String(body.type), answered });
+      return new Response(null, { status: answered });
+    },
+  });
   const base = `http://${host}:${server.port}`;
   const federation = createFederation<void>({ kv: new MemoryKvStore(), origin: base, allowPrivateAddress: true });
   federation
@@ -36,6 +50,11 @@ export async function startReceiver(host = "127.0.0.5") {
     base,
     actor: `${base}/actors/carol`,
     received,
+    posts,
+    /** While true, the inboxes answer 503 Service Unavailable. */
+    set down(value: boolean) {
+      state.down = value;
+    },
     /** carol's own key: a test signs requests with it by hand (Fedify names the first key #main-key). */
     keyId: new URL(`${base}/actors/carol#main-key`),
     privateKey: pair.privateKey,

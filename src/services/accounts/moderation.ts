@@ -95,7 +95,10 @@ export class ModerationService implements RelationshipFilters {
 
   unblock(actorId: number, targetId: number): Relationship {
     this.requireAccount(targetId);
-    this.db.delete(blocks).where(and(eq(blocks.accountId, actorId), eq(blocks.targetAccountId, targetId))).run();
+    this.db.transaction(() => {
+      const removed = this.db.delete(blocks).where(and(eq(blocks.accountId, actorId), eq(blocks.targetAccountId, targetId))).run();
+      if (changes(removed) > 0) this.events.emit({ type: "block.removed", accountId: actorId, targetAccountId: targetId });
+    });
     return this.follows.relationship(actorId, targetId);
   }
 

@@ -1,5 +1,5 @@
 import type { InboxContext } from "@fedify/fedify";
-import { Accept, Create, Delete, Follow, isActor, Note, PUBLIC_COLLECTION, Reject, Undo, Update } from "@fedify/fedify/vocab";
+import { Accept, Block, Create, Delete, Follow, isActor, Note, PUBLIC_COLLECTION, Reject, Undo, Update } from "@fedify/fedify/vocab";
 import type { EditingService } from "../statuses/editing.ts";
 import { htmlToText } from "../../text/html-to-text.ts";
 import type { PostingService } from "../statuses/posting.ts";
@@ -8,6 +8,7 @@ import type { StatusReader } from "../statuses/reader.ts";
 import type { Visibility } from "../statuses/visibility.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
+import type { ModerationService } from "../accounts/moderation.ts";
 import type { FederationActors } from "./actors.ts";
 import type { RemoteAccounts } from "./remote-accounts.ts";
 
@@ -24,6 +25,7 @@ export class FederationInbox {
     private removal: RemovalService,
     private reader: StatusReader,
     private editing: EditingService,
+    private moderation: ModerationService,
   ) {}
 
   /**
@@ -145,13 +147,36 @@ export class FederationInbox {
     );
   }
 
-  /** Undo of a Follow by the actor who sent it: the follow or the request goes. */
+  /**
+   * A remote account blocks a local one, as Mastodon's ActivityPub::Activity::Block: follows
+   * both ways end and the block is kept (the local account sees `blocked_by`, cannot follow it).
+   */
+  async block(ctx: InboxContext<void>, block: Block): Promise<void> {
+    const pair = this.blockPair(ctx, block);
+    if (pair) this.moderation.block(pair.remoteId, pair.localId);
+  }
+
+  private blockPair(ctx: InboxContext<void>, block: Block): { remoteId: number; localId: number } | null {
+    if (block.actorId === null || block.objectId === null) return null;
+    const parsed = ctx.parseUri(block.objectId);
+    if (parsed?.type !== "actor") return null;
+    const target = this.actors.localAccount(parsed.identifier);
+    const blocker = this.remote.byUri(block.actorId.href);
+    return target && blocker ? { remoteId: blocker.id, localId: target.id } : null;
+  }
+
+  /** Undo of a Follow (the follow or the request goes) or of a Block, by the actor who sent it. */
   async undo(ctx: InboxContext<void>, undo: Undo): Promise<void> {
     if (undo.actorId === null) return;
     const object = await undo.getObject(ctx);
-    if (!(object instanceof Follow) || object.objectId === null) return;
-    // Only the follower can take its follow back.
-    if (object.actorId?.href !== undo.actorId.href) return;
+    // Only the actor of the undone activity can take it back.
+    if (!(object instanceof Follow || object instanceof Block) || object.actorId?.href !== undo.actorId.href) return;
+    if (object instanceof Block) {
+      const pair = this.blockPair(ctx, object);
+      if (pair) this.moderation.unblock(pair.remoteId, pair.localId);
+      return;
+    }
+    if (object.objectId === null) return;
     const follower = this.remote.byUri(undo.actorId.href);
     const parsed = ctx.parseUri(object.objectId);
     if (!follower || parsed?.type !== "actor") return;

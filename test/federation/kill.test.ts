@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Accept } from "@fedify/fedify/vocab";
+import { eventually } from "../support/federation.ts";
+import { startReceiver } from "../support/fedify-receiver.ts";
+import { cli, freePort, serveProcess, signIn } from "../support/serve-process.ts";
+
+// `rookery serve` as a process of its own, killed with SIGKILL while deliveries wait, and a
+// receiver that can be down: what was queued is sent after the restart, and what was sent is
+// not sent again.
+const HOST = "127.0.0.8";
+let dataDir: string;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let running: Awaited<ReturnType<typeof serveProcess>> | null = null;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "rookery-fedkill-"));
+  const port = String(freePort(HOST));
+  env = { HOST, PORT: port, PUBLIC_URL: `http://${HOST}:${port}`, ALLOW_PRIVATE_ADDRESSES: "true" };
+  cli(dataDir, ["accounts", "create", "kim", "--email", "kim@example.test", "--password", "kims password"]);
+  receiver = await startReceiver("127.0.0.9");
+});
+afterAll(async () => {
+  running?.proc.kill("SIGKILL");
+  await running?.proc.exited;
+  receiver?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The server's queue as its database file says (the server is another process). */
+const queued = () => {
+  const db = new Database(join(dataDir, "rookery.sqlite3"), { readonly: true });
+  try {
+    return (db.query("SELECT count(*) AS n FROM fedify_messages").get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+};
+const restart = async () => {
+  running!.proc.kill("SIGKILL");
+  await running!.proc.exited;
+  running = await serveProcess(dataDir, env);
+};
+const creates = (uri: string) => receiver.posts.filter((p) => p.type === "Create" && p.id === `${uri}/activity` && p.answered < 300);
+
+test("kill -9 with a delivery waiting for a receiver that is down: sent once the server is back, exactly once", async () => {
+  running = await serveProcess(dataDir, env);
+  const kim = await signIn(running.base, "kim", "kims password");
+  await receiver.follow(`${running.base}/users/kim`, `${running.base}/users/kim/inbox`);
+  await eventually(() => receiver.received.some((x) => x instanceof Accept), "follow accepted");
+
+  receiver.down = true;
+  const post = (await kim.post("/api/v1/statuses", { json: { status: "waiting out an outage", visibility: "public" } })).body;
+  await eventually(() => receiver.posts.some((p) => p.type === "Create" && p.answered === 503), "a first attempt met the outage");
+  expect(queued()).toBeGreaterThan(0);
+
+  await restart();
+  receiver.down = false;
+  await eventually(() => creates(post.uri).length > 0, "delivered after the restart", 20_000);
+  await eventually(() => queued() === 0, "queue empty");
+  expect(creates(post.uri)).toHaveLength(1);
+}, 60_000);
+
+test("kill -9 after a delivery went out: nothing is sent again after the restart", async () => {
+  const kim = await signIn(running!.base, "kim", "kims password");
+  const first = (await kim.post("/api/v1/statuses", { json: { status: "sent before the crash", visibility: "public" } })).body;
+  await eventually(() => creates(first.uri).length === 1, "delivered");
+  await eventually(() => queued() === 0, "queue empty");
+
+  await restart();
+  // A later post's delivery proves the restarted queue has run; the first one is still not resent.
+  const kimAgain = await signIn(running!.base, "kim", "kims password");
+  const marker = (await kimAgain.post("/api/v1/statuses", { json: { status: "after the restart", visibility: "public" } })).body;
+  await eventually(() => creates(marker.uri).length === 1, "the marker delivered");
+  await eventually(() => queued() === 0, "queue empty");
+  expect(creates(first.uri)).toHaveLength(1);
+}, 60_000);
