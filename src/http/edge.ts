@@ -45,6 +45,7 @@ function jsonError(status: number, error: string): Response {
  * hooks so the log line sees the final status of every response, errors included.
  */
 export function createEdge(ctx: AppContext, app: App, streaming: Streaming, federation: Federation<void> | null = null) {
+  const publicOrigin = new URL(ctx.config.publicUrl).origin;
   const { config } = ctx;
   let counter = 0;
   const instanceTag = Math.random().toString(36).slice(2, 8);
@@ -140,15 +141,25 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
       return undefined;
     }
     // Fedify first; what it does not serve (other paths below /users/, HTML) falls through to Elysia.
+    // Fedify sees the request at PUBLIC_URL, as its sender signed it: behind a TLS proxy the
+    // server is asked over plain http at another address, and an RFC 9421 signature covers
+    // the scheme and authority of the public URL.
     const handled =
       federation !== null && isFederationPath(path)
-        ? federation.fetch(request, { contextData: undefined, onNotFound: (r) => app.handle(r), onNotAcceptable: (r) => app.handle(r) })
+        ? federation.fetch(atPublicUrl(request, publicOrigin), { contextData: undefined, onNotFound: (r) => app.handle(r), onNotAcceptable: (r) => app.handle(r) })
         : app.handle(request);
     return handled.then(finish, (e) => {
       log("error", "request failed outside the router", { error: String(e).split("\n")[0] });
       return finish(jsonError(500, "There was a problem processing your request"));
     });
   };
+}
+
+/** The request as addressed to the public origin (same method, headers and body). */
+function atPublicUrl(request: Request, publicOrigin: string): Request {
+  const url = new URL(request.url);
+  if (url.origin === publicOrigin) return request;
+  return new Request(publicOrigin + url.pathname + url.search, request);
 }
 
 /**

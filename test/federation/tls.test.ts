@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eventually } from "../support/federation.ts";
+import { signRequest } from "@fedify/fedify";
+import { AP, eventually } from "../support/federation.ts";
+import { startReceiver } from "../support/fedify-receiver.ts";
 import { makeCertificate, startTlsPeer, type TlsPeer } from "../support/federation-tls.ts";
 
 let cert: ReturnType<typeof makeCertificate>;
@@ -44,5 +46,32 @@ describe("two servers behind TLS proxies, PUBLIC_URL https with an IP host", () 
     // Without a domain, or with this server's own, a lookup is local: no remote alice on B.
     expect((await bob.client.get("/api/v1/accounts/lookup", { query: { acct: "alice" } })).status).toBe(404);
     expect((await bob.client.get("/api/v1/accounts/lookup", { query: { acct: `nobody@${a.domain}` } })).status).toBe(404);
+  });
+
+  test("an activity signed with RFC 9421 for the https PUBLIC_URL verifies behind the proxy (the signed target is the public one)", async () => {
+    const receiver = await startReceiver("127.0.0.10");
+    try {
+      const ca = await Bun.file(cert.cert).text();
+      for (const spec of ["rfc9421", "draft-cavage-http-signatures-12"] as const) {
+        const body = JSON.stringify({
+          "@context": "https://www.w3.org/ns/activitystreams",
+          id: `${receiver.base}/follows/${spec}`,
+          type: "Follow",
+          actor: receiver.actor,
+          object: `${a.base}/users/alice`,
+        });
+        const request = new Request(`${a.base}/users/alice/inbox`, { method: "POST", headers: { "content-type": AP, accept: AP }, body });
+        const signed = await signRequest(request, receiver.privateKey, receiver.keyId, { spec });
+        const res = await fetch(signed, { tls: { ca } } as RequestInit);
+        expect([spec, res.status]).toEqual([spec, 202]);
+      }
+      const followers = await eventually(async () => {
+        const list = (await alice.client.get(`/api/v1/accounts/${alice.id}/followers`)).body;
+        return list.length === 2 ? list : null;
+      }, "carol follows alice");
+      expect(followers.map((f: any) => f.acct).sort()).toEqual([`bob@${b.domain}`, `carol@${new URL(receiver.base).host}`]);
+    } finally {
+      receiver.stop();
+    }
   });
 });
