@@ -8,16 +8,21 @@ import { mentionedIds } from "../models/mentions.ts";
 import { FrameCache, type StreamHub, type Subscription } from "./hub.ts";
 import { StatusPayloads } from "./payloads.ts";
 
-/** Public topics a status goes to: the public timelines (when not a reply to someone else) and its hashtags. */
+/**
+ * Public topics a status goes to: the public timelines (when not a reply to someone else) and
+ * its hashtags; the `:local` ones for this server's statuses, `public:remote` for the others
+ * (a remote status has its object IRI in `uri`).
+ */
 function publicTopics(row: StatusRow): string[] {
   if (row.visibility !== "public" || row.reblogOfId !== null) return [];
   const topics: string[] = [];
+  const where = row.uri === null ? "local" : "remote";
   const replyToOther = row.inReplyToId !== null && row.inReplyToAccountId !== row.accountId;
   if (!replyToOther) {
-    topics.push("public", "public:local");
-    if (row.hasMedia) topics.push("public:media", "public:local:media");
+    topics.push("public", `public:${where}`);
+    if (row.hasMedia) topics.push("public:media", `public:${where}:media`);
   }
-  for (const tag of JSON.parse(row.tags) as string[]) topics.push(`hashtag:${tag}`, `hashtag:${tag}:local`);
+  for (const tag of JSON.parse(row.tags) as string[]) topics.push(`hashtag:${tag}`, ...(where === "local" ? [`hashtag:${tag}:local`] : []));
   return topics;
 }
 
@@ -181,12 +186,8 @@ export class StreamFanout {
     if (row.reblogOfId === null) {
       for (const m of mentionedIds(row)) topics.add(`user:${m}`);
       if (row.visibility === "direct") for (const p of [row.accountId, ...mentionedIds(row)]) topics.add(`direct:${p}`);
-      if (row.visibility === "public") {
-        // Replies to others never went to the public streams, but saying so costs nothing.
-        topics.add("public").add("public:local");
-        if (row.hasMedia) topics.add("public:media").add("public:local:media");
-        for (const tag of JSON.parse(row.tags) as string[]) topics.add(`hashtag:${tag}`).add(`hashtag:${tag}:local`);
-      }
+      // Replies to others never went to the public streams, but saying so costs nothing.
+      for (const topic of publicTopics({ ...row, inReplyToId: null })) topics.add(topic);
     }
     const frames = new FrameCache("delete");
     for (const topic of topics) this.hub.publish(topic, "delete", id, frames);
