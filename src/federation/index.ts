@@ -20,6 +20,11 @@ export interface RookeryFederation {
   queue: SqliteMessageQueue;
   /** Fetches a remote actor by its IRI and stores it (the start of `resolve=true`); null when it is none. */
   resolveActor(uri: string): Promise<AccountRow | null>;
+  /**
+   * Resolves once what has been set in motion is done: sends being prepared have queued their
+   * deliveries and the queue has handled every message that is due (for tests and benchmarks).
+   */
+  idle(): Promise<void>;
   /** Starts handling queued messages (deliveries, incoming activities) until stopped. */
   start(): void;
   stop(): Promise<void>;
@@ -35,7 +40,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   const actors = services.federationActors;
   const sqlite = app.db.$client;
   const kv = new SqliteKvStore(sqlite, app.clock);
-  const queue = new SqliteMessageQueue(sqlite, app.clock);
+  const queue = new SqliteMessageQueue(sqlite, app.clock, config.allowPrivateAddresses);
   const publicUrl = new URL(config.publicUrl);
   const federation = createFederation<void>({
     kv,
@@ -147,7 +152,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       log("warn", "inbox activity failed", { error: String(error).split("\n")[0] });
     });
 
-  wireOutgoing(app, () => federation.createContext(publicUrl, undefined), kv);
+  const outgoing = wireOutgoing(app, () => federation.createContext(publicUrl, undefined), kv);
   // acct: lookups go through WebFinger, which Fedify always asks over https.
   services.remoteAccounts.resolver = async (username, domain) => {
     const object = await federation.createContext(publicUrl, undefined).lookupObject(`acct:${username}@${domain}`);
@@ -160,6 +165,10 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     federation,
     kv,
     queue,
+    async idle() {
+      await outgoing.idle();
+      await queue.idle();
+    },
     async resolveActor(uri) {
       const object = await federation.createContext(publicUrl, undefined).lookupObject(uri);
       return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;

@@ -24,14 +24,18 @@ export const recipientOf = (account: AccountRow): Recipient => ({
  * remote follower's request sends Accept. Deliveries go through Fedify's queue (retries,
  * restarts).
  */
-export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: SqliteKvStore) {
+export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: SqliteKvStore): { idle(): Promise<void> } {
   const { services } = app;
   const pair = (accountId: number, targetId: number) => {
     const [account, target] = [services.accounts.findById(accountId), services.accounts.findById(targetId)];
     return account && target ? { account, target } : null;
   };
+  // Sends being prepared (keys, rendering) until their deliveries are queued: what idle() awaits.
+  const preparing = new Set<Promise<void>>();
   const send = (what: string, work: () => Promise<void>) => {
-    work().catch((e) => log("warn", `federation: sending ${what} failed`, { error: String(e).split("\n")[0] }));
+    const p = work().catch((e) => log("warn", `federation: sending ${what} failed`, { error: String(e).split("\n")[0] }));
+    preparing.add(p);
+    void p.finally(() => preparing.delete(p));
   };
   // Each Follow has an id of its own (receivers drop an id they have seen, so a second follow
   // after an unfollow or a block would go unheard); it is kept for the Undo to quote.
@@ -156,4 +160,11 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
       await kv.delete(blockKey(p.account.id, p.target.id));
     });
   });
+
+  return {
+    /** Resolves once every send set in motion so far has put its deliveries in the queue. */
+    async idle() {
+      while (preparing.size > 0) await Promise.all([...preparing]);
+    },
+  };
 }

@@ -1,5 +1,6 @@
 import type { Database, Statement } from "bun:sqlite";
 import type { MessageQueue, MessageQueueDepth, MessageQueueEnqueueOptions, MessageQueueListenOptions } from "@fedify/fedify";
+import { validatePublicUrl } from "@fedify/vocab-runtime";
 import type { Clock } from "../clock.ts";
 import { log } from "../log.ts";
 
@@ -25,10 +26,14 @@ export class SqliteMessageQueue implements MessageQueue {
   private readonly claim: Statement<Row, [number, number]>;
   private readonly remove: Statement<unknown, [number]>;
   private wake: (() => void) | null = null;
+  /** Callers of idle(), told when the worker next finds nothing due. */
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly sqlite: Database,
     private readonly clock: Clock,
+    /** ALLOW_PRIVATE_ADDRESSES: deliveries to loopback, private and link-local inboxes go out. */
+    private readonly allowPrivateAddresses = false,
   ) {
     this.insert = sqlite.query("INSERT INTO fedify_messages (message, run_at, ordering_key, created_at) VALUES (?, ?, ?, ?)");
     // The oldest due message whose ordering key has no earlier message still waiting or running.
@@ -77,6 +82,7 @@ export class SqliteMessageQueue implements MessageQueue {
     while (!signal?.aborted) {
       const row = this.claim.get(this.clock.now(), this.clock.now());
       if (!row) {
+        for (const resolve of this.idleWaiters.splice(0)) resolve();
         await new Promise<void>((resolve) => {
           const timer = setTimeout(done, IDLE_POLL_MS);
           const abort = () => done();
@@ -91,14 +97,47 @@ export class SqliteMessageQueue implements MessageQueue {
         this.wake = null;
         continue;
       }
+      const message = JSON.parse(row.message);
+      if (await this.refused(message)) {
+        this.remove.run(row.id);
+        continue;
+      }
       try {
-        await handler(JSON.parse(row.message));
+        await handler(message);
       } catch (e) {
         // Fedify handles its own failures; an error here is a bug, not a reason to loop on the message.
         log("error", "federation queue handler failed", { error: String(e).split("\n")[0] });
       }
       this.remove.run(row.id);
     }
+  }
+
+  /**
+   * A delivery to an inbox at a loopback, private or link-local address (or a name that
+   * resolves to one), refused against SSRF. Fedify checks the addresses it fetches documents
+   * from, not the inbox URLs it posts to, and those come from remote actor documents; every
+   * delivery passes here, just before it is made.
+   */
+  private async refused(message: { type?: unknown; inbox?: unknown }): Promise<boolean> {
+    if (this.allowPrivateAddresses || message?.type !== "outbox" || typeof message.inbox !== "string") return false;
+    try {
+      await validatePublicUrl(message.inbox);
+      return false;
+    } catch (e) {
+      log("warn", "federation: delivery to a non-public inbox refused", { inbox: message.inbox, error: String(e).split("\n")[0] });
+      return true;
+    }
+  }
+
+  /**
+   * Resolves when the listening worker has handled every message that is due, those queued
+   * by the handlers included (delayed retries are not waited for). Never, if nobody listens.
+   */
+  idle(): Promise<void> {
+    return new Promise((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.wake?.();
+    });
   }
 
   /** Messages waiting (for tests and the drain at shutdown). */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createUser, type TestUser } from "../support/fixtures.ts";
+import { startReceiver } from "../support/fedify-receiver.ts";
+import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually, startFederatedPair } from "../support/federation.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -129,6 +130,27 @@ describe("ALLOW_PRIVATE_ADDRESSES=false (the default)", () => {
       expect(resolved).toBeNull();
       expect(count(guarded, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
     } finally {
+      await guarded.close();
+    }
+  });
+
+  test("a remote follower whose actor names an inbox on a loopback address gets no delivery (SSRF by inbox URL)", async () => {
+    const guarded = await startTestServer({ HOST: "127.0.0.4" });
+    const receiver = await startReceiver("127.0.0.11");
+    try {
+      const kim = await createUser(guarded, "kim");
+      // As if its actor document had been fetched from a public address: only its inbox is private.
+      const { Endpoints, Person } = await import("@fedify/fedify/vocab");
+      const follower = guarded.ctx.services.remoteAccounts.upsert(
+        new Person({ id: new URL("https://public.example/users/mal"), preferredUsername: "mal", inbox: new URL(`${receiver.base}/actors/carol/inbox`), endpoints: new Endpoints({ sharedInbox: new URL(`${receiver.base}/inbox`) }) }),
+      )!;
+      guarded.ctx.services.follows.follow(follower.id, kim.account.id, {});
+      await postStatus(kim, { status: "not for loopback", visibility: "public" });
+      await guarded.federation!.idle();
+      expect(guarded.federation!.queue.pending()).toBe(0);
+      expect(receiver.posts).toEqual([]);
+    } finally {
+      receiver.stop();
       await guarded.close();
     }
   });
