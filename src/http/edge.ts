@@ -4,7 +4,9 @@ import { log, redactPath } from "../log.ts";
 import { clientIp, formatIp, parseIp, type Ip } from "../net/ip.ts";
 import type { Verdict } from "../services/rate-limits.ts";
 import type { App } from "./app.ts";
+import { ApiError } from "../errors.ts";
 import { peekAccountId } from "./auth.ts";
+import { readLimited } from "./input.ts";
 import { bodyLimit, MAX_UPLOAD_BYTES, pathOf } from "./body-limits.ts";
 import { routePath } from "../net/paths.ts";
 import { newMeta, setMeta } from "./request-meta.ts";
@@ -146,20 +148,27 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     // the scheme and authority of the public URL.
     const handled =
       federation !== null && isFederationPath(path)
-        ? federation.fetch(atPublicUrl(request, publicOrigin), { contextData: undefined, onNotFound: (r) => app.handle(r), onNotAcceptable: (r) => app.handle(r) })
+        ? forFedify(request, publicOrigin, bodyLimit(request.method, path)).then((r) =>
+            federation.fetch(r, { contextData: undefined, onNotFound: (r) => app.handle(r), onNotAcceptable: (r) => app.handle(r) }),
+          )
         : app.handle(request);
     return handled.then(finish, (e) => {
+      if (e instanceof ApiError) return finish(jsonError(e.status, e.message));
       log("error", "request failed outside the router", { error: String(e).split("\n")[0] });
       return finish(jsonError(500, "There was a problem processing your request"));
     });
   };
 }
 
-/** The request as addressed to the public origin (same method, headers and body). */
-function atPublicUrl(request: Request, publicOrigin: string): Request {
+/**
+ * The request as Fedify should see it: addressed to the public origin, with its body read
+ * under the cap (Fedify reads whole bodies, and one sent without a length would otherwise
+ * be held however large: past the cap it is 413, through the catch below).
+ */
+async function forFedify(request: Request, publicOrigin: string, limit: number): Promise<Request> {
   const url = new URL(request.url);
-  if (url.origin === publicOrigin) return request;
-  return new Request(publicOrigin + url.pathname + url.search, request);
+  const body = request.body ? ((await readLimited(request, limit)) as Uint8Array<ArrayBuffer>) : null;
+  return new Request(publicOrigin + url.pathname + url.search, { method: request.method, headers: request.headers, body });
 }
 
 /**

@@ -11,7 +11,7 @@ const malformed = () => new ApiError(400, "Error occurred while parsing request 
  * without a Content-Length is counted as it arrives, so no more than the limit is ever held.
  * A declared length (checked against the limit at the edge) is filled in place, one copy.
  */
-async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+export async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0);
   const declared = Number(request.headers.get("content-length") ?? "");
   let filled: Uint8Array | null = Number.isSafeInteger(declared) && declared > 0 && declared <= limit ? new Uint8Array(declared) : null;
