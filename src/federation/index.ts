@@ -4,7 +4,7 @@ import { followKey, recipientOf, wireOutgoing } from "./outgoing.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
-import { actorOf, createOf, noteOf } from "./vocab.ts";
+import { actorOf, createOf, noteOf, type NoteLookups } from "./vocab.ts";
 import { SqliteKvStore } from "./kv.ts";
 import { SqliteMessageQueue } from "./queue.ts";
 
@@ -42,6 +42,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   const kv = new SqliteKvStore(sqlite, app.clock);
   const queue = new SqliteMessageQueue(sqlite, app.clock, config.allowPrivateAddresses);
   const publicUrl = new URL(config.publicUrl);
+  const lookups: NoteLookups = { account: (id) => services.accounts.findById(id), status: (id) => services.reader.findRow(id) };
   const federation = createFederation<void>({
     kv,
     queue,
@@ -72,11 +73,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       const account = local(identifier);
       if (!account || cursor === null) return null;
       const page = actors.outbox(account.id, cursorOf(cursor), PAGE_SIZE);
-      const items = page.items.map((status) => {
-        const parent = status.inReplyToId === null ? undefined : actors.statusAuthor(status.inReplyToId);
-        const replyTarget = parent && status.inReplyToId !== null ? ctx.getObjectUri(Note, { identifier: parent, id: String(status.inReplyToId) }) : null;
-        return createOf(ctx, noteOf(ctx, urls, account, status, replyTarget), account, status);
-      });
+      const items = page.items.map((status) => createOf(ctx, noteOf(ctx, urls, account, status, lookups), account, status));
       return { items, nextCursor: page.next };
     })
     .setCounter((_ctx, identifier) => {
@@ -106,7 +103,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   federation.setFeaturedDispatcher("/users/{identifier}/featured", (ctx, identifier) => {
     const account = local(identifier);
     if (!account) return null;
-    return { items: actors.pinned(account.id).map((status) => noteOf(ctx, urls, account, status, null)) };
+    return { items: actors.pinned(account.id).map((status) => noteOf(ctx, urls, account, status, lookups)) };
   });
 
   // Only public and unlisted statuses exist for a fetch without authorization.
@@ -114,10 +111,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     const account = local(identifier);
     if (!account || !/^\d+$/.test(id)) return null;
     const status = actors.publishedStatus(account.id, Number(id));
-    if (!status) return null;
-    const parent = status.inReplyToId === null ? undefined : actors.statusAuthor(status.inReplyToId);
-    const replyTarget = parent && status.inReplyToId !== null ? ctx.getObjectUri(Note, { identifier: parent, id: String(status.inReplyToId) }) : null;
-    return noteOf(ctx, urls, account, status, replyTarget);
+    return status ? noteOf(ctx, urls, account, status, lookups) : null;
   });
 
   // Fedify verifies the signature before any listener runs: a bad or missing one is 401.
@@ -152,10 +146,10 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       log("warn", "inbox activity failed", { error: String(error).split("\n")[0] });
     });
 
-  const outgoing = wireOutgoing(app, () => federation.createContext(publicUrl, undefined), kv);
+  const outgoing = wireOutgoing(app, () => federation.createContext(publicUrl, undefined), kv, lookups);
   // acct: lookups go through WebFinger, which Fedify always asks over https.
-  services.remoteAccounts.resolver = async (username, domain) => {
-    const object = await federation.createContext(publicUrl, undefined).lookupObject(`acct:${username}@${domain}`);
+  services.remoteAccounts.resolver = async (username, domain, signal) => {
+    const object = await federation.createContext(publicUrl, undefined).lookupObject(`acct:${username}@${domain}`, { signal });
     return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;
   };
 

@@ -1,10 +1,10 @@
 import type { Context } from "@fedify/fedify";
-import { Accept, Block, Delete, Follow, Reject, Update, Note, Tombstone, Undo, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Block, Delete, Follow, Reject, Update, Tombstone, Undo, type Recipient } from "@fedify/fedify/vocab";
 import type { AppContext } from "../context.ts";
 import type { AccountRow, StatusRow } from "../db/schema.ts";
 import { log } from "../log.ts";
 import type { SqliteKvStore } from "./kv.ts";
-import { createOf, noteOf } from "./vocab.ts";
+import { createOf, mentionedAccounts, noteOf, type NoteLookups } from "./vocab.ts";
 
 /** The IRI of a Follow between a follower and its target: a remote actor's, waiting for the local account's answer, or a local account's, for its Undo to quote. */
 export const followKey = (followerId: number, targetId: number) => ["rookery", "follow", String(followerId), String(targetId)] as const;
@@ -24,7 +24,7 @@ export const recipientOf = (account: AccountRow): Recipient => ({
  * remote follower's request sends Accept. Deliveries go through Fedify's queue (retries,
  * restarts).
  */
-export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: SqliteKvStore): { idle(): Promise<void> } {
+export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: SqliteKvStore, lookups: NoteLookups): { idle(): Promise<void> } {
   const { services } = app;
   const pair = (accountId: number, targetId: number) => {
     const [account, target] = [services.accounts.findById(accountId), services.accounts.findById(targetId)];
@@ -66,49 +66,50 @@ export function wireOutgoing(app: AppContext, ctx: () => Context<void>, kv: Sqli
     });
   });
 
-  // Statuses go to the author's remote followers, one delivery per shared inbox; a status's
-  // activities share an ordering key, so a Delete never overtakes its Create.
-  // Not yet: direct messages and mentioned remote accounts, boosts (Announce).
-  const FOLLOWER_VISIBILITIES = new Set(["public", "unlisted", "private"]);
-  /** A local original its author's remote followers should get, as a Note; null otherwise. */
-  const followersNote = (status: StatusRow) => {
-    if (status.reblogOfId !== null || status.uri !== null || !FOLLOWER_VISIBILITIES.has(status.visibility)) return null;
-    if (!services.federationActors.hasRemoteFollowers(status.accountId)) return null;
+  // Statuses go to the author's remote followers (one delivery per shared inbox) and to the
+  // remote accounts they mention; direct ones to the mentioned alone, each at its own inbox,
+  // never a shared one. A status's activities share an ordering key, so a Delete never
+  // overtakes its Create. Not yet: boosts (Announce).
+  const DISTRIBUTABLE = new Set(["public", "unlisted"]);
+  /** A local original as a Note, with who should get it; null when nobody elsewhere should. */
+  const outgoingNote = (status: StatusRow) => {
+    if (status.reblogOfId !== null || status.uri !== null) return null;
     const author = services.accounts.findById(status.accountId);
     if (!author || author.domain !== null) return null;
     const c = ctx();
-    const parent = status.inReplyToId === null ? undefined : services.federationActors.statusAuthor(status.inReplyToId);
-    const replyTarget = parent && status.inReplyToId !== null ? c.getObjectUri(Note, { identifier: parent, id: String(status.inReplyToId) }) : null;
-    return { c, author, note: noteOf(c, app.urls, author, status, replyTarget) };
+    const mentioned = mentionedAccounts(lookups, status).filter((a) => a.domain !== null);
+    const direct = status.visibility === "direct";
+    const followers = direct ? [] : services.federationActors.remoteFollowers(status.accountId);
+    // A public or unlisted reply also goes to the author it answers (Mastodon's StatusReachFinder).
+    const answered = status.inReplyToAccountId !== null && DISTRIBUTABLE.has(status.visibility) ? services.accounts.findById(status.inReplyToAccountId) : undefined;
+    const recipients = [...followers, ...mentioned, ...(answered && answered.domain !== null ? [answered] : [])].map(recipientOf);
+    if (recipients.length === 0) return null;
+    const note = noteOf(c, app.urls, author, status, lookups);
+    const options = { preferSharedInbox: !direct, orderingKey: note.id!.href };
+    return { c, author, note, recipients, options };
   };
 
   services.events.afterCommit("status.created", (e) => {
-    const out = followersNote(e.status);
+    const out = outgoingNote(e.status);
     if (!out) return;
-    const { c, author, note } = out;
-    send("Create", () => c.sendActivity({ identifier: author.username }, "followers", createOf(c, note, author, e.status), { preferSharedInbox: true, orderingKey: note.id!.href }));
+    const { c, author, note, recipients, options } = out;
+    send("Create", () => c.sendActivity({ identifier: author.username }, recipients, createOf(c, note, author, e.status), options));
   });
 
   services.events.afterCommit("status.updated", (e) => {
-    const status = e.status;
-    const out = followersNote(status);
+    const out = outgoingNote(e.status);
     if (!out) return;
-    const { c, author, note } = out;
-    const update = new Update({ id: new URL(`${note.id!.href}#updates/${status.editedAt ?? 0}`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
-    send("Update", () => c.sendActivity({ identifier: author.username }, "followers", update, { preferSharedInbox: true, orderingKey: note.id!.href }));
+    const { c, author, note, recipients, options } = out;
+    const update = new Update({ id: new URL(`${note.id!.href}#updates/${e.status.editedAt ?? 0}`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
+    send("Update", () => c.sendActivity({ identifier: author.username }, recipients, update, options));
   });
 
   services.events.afterCommit("status.deleted", (e) => {
-    const status = e.status;
-    if (status.reblogOfId !== null || !FOLLOWER_VISIBILITIES.has(status.visibility)) return;
-    if (!services.federationActors.hasRemoteFollowers(status.accountId)) return;
-    const author = services.accounts.findById(status.accountId);
-    if (!author || author.domain !== null) return;
-    const c = ctx();
-    const id = c.getObjectUri(Note, { identifier: author.username, id: String(status.id) });
-    const actor = c.getActorUri(author.username);
-    const del = new Delete({ id: new URL(`${id.href}#delete`), actor, tos: [new URL("https://www.w3.org/ns/activitystreams#Public")], object: new Tombstone({ id }) });
-    send("Delete", () => c.sendActivity({ identifier: author.username }, "followers", del, { preferSharedInbox: true, orderingKey: id.href }));
+    const out = outgoingNote(e.status);
+    if (!out) return;
+    const { c, author, note, recipients, options } = out;
+    const del = new Delete({ id: new URL(`${note.id!.href}#delete`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: new Tombstone({ id: note.id! }) });
+    send("Delete", () => c.sendActivity({ identifier: author.username }, recipients, del, options));
   });
 
   // A local account answers a remote account's follow request: Accept or Reject, quoting the

@@ -1,9 +1,10 @@
 import type { Context } from "@fedify/fedify";
-import { Create, Endpoints, Image, Note, Person, PropertyValue, PUBLIC_COLLECTION, Service } from "@fedify/fedify/vocab";
+import { Create, Endpoints, Hashtag, Image, Mention, Note, Person, PropertyValue, PUBLIC_COLLECTION, Service } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { AccountRow, StatusRow } from "../db/schema.ts";
 import { accountUrl, serializeAccount, type Urls } from "../presenters/account.ts";
 import { statusUrl } from "../presenters/status.ts";
+import { mentionsOf } from "../models/mentions.ts";
 
 const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
 
@@ -40,17 +41,54 @@ export async function actorOf(ctx: Context<void>, urls: Urls, account: AccountRo
   return account.bot ? new Service(values) : new Person(values);
 }
 
+/** What a Note needs besides its status: the rows it points at. */
+export interface NoteLookups {
+  account(id: number): AccountRow | undefined;
+  status(id: number): StatusRow | undefined;
+}
+
+/** The actor IRI of an account, local or remote. */
+export function actorUriOf(ctx: Context<void>, account: AccountRow): URL {
+  return account.domain === null ? ctx.getActorUri(account.username) : new URL(account.uri!);
+}
+
+/** The IRI of a status, local or remote. */
+export function noteUriOf(ctx: Context<void>, author: AccountRow, status: StatusRow): URL {
+  return status.uri !== null ? new URL(status.uri) : ctx.getObjectUri(Note, { identifier: author.username, id: String(status.id) });
+}
+
+/** The accounts a status mentions, as stored (an account gone since is left out). */
+export function mentionedAccounts(lookups: NoteLookups, status: StatusRow): AccountRow[] {
+  return mentionsOf(status).flatMap((m) => lookups.account(m.id) ?? []);
+}
+
 /**
- * A status as a Note, addressed as Mastodon addresses it: public has as:Public in `to` and
- * the followers in `cc`; unlisted the other way round; private the followers alone.
- * Not yet: mentions as tags, attachments, polls (Question), hashtags, edits' `updated`.
+ * A local status as a Note, addressed as Mastodon's ActivityPub::TagManager addresses it:
+ * public has as:Public in `to`, the followers and the mentioned in `cc`; unlisted the
+ * followers in `to`, as:Public and the mentioned in `cc`; private the followers in `to` and
+ * the mentioned in `cc`; direct the mentioned alone. Mentions and hashtags are its tags.
+ * Not yet: attachments, polls (Question), custom emojis.
  */
-export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, status: StatusRow, inReplyTo: URL | null) {
+export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, status: StatusRow, lookups: NoteLookups) {
   const followers = ctx.getFollowersUri(author.username);
-  const isPublic = status.visibility === "public";
-  const isPrivate = status.visibility === "private";
+  const mentioned = mentionedAccounts(lookups, status);
+  const mentionUris = mentioned.map((a) => actorUriOf(ctx, a));
+  const parent = status.inReplyToId === null ? undefined : lookups.status(status.inReplyToId);
+  const parentAuthor = parent && lookups.account(parent.accountId);
+  const domain = new URL(urls.publicUrl).host;
+  const tags = [
+    ...mentioned.map((a, i) => new Mention({ href: mentionUris[i]!, name: `@${a.username}@${a.domain ?? domain}` })),
+    ...(JSON.parse(status.tags) as string[]).map((name) => new Hashtag({ href: new URL(`${urls.publicUrl}/tags/${encodeURIComponent(name)}`), name: `#${name}` })),
+  ];
+  const addressing: Record<string, [URL[], URL[]]> = {
+    public: [[PUBLIC_COLLECTION], [followers, ...mentionUris]],
+    unlisted: [[followers], [PUBLIC_COLLECTION, ...mentionUris]],
+    private: [[followers], mentionUris],
+    direct: [mentionUris, []],
+  };
+  const [tos, ccs] = addressing[status.visibility] ?? [[], []];
   return new Note({
-    id: ctx.getObjectUri(Note, { identifier: author.username, id: String(status.id) }),
+    id: noteUriOf(ctx, author, status),
     attribution: ctx.getActorUri(author.username),
     content: status.contentHtml,
     summary: status.spoilerText === "" ? null : status.spoilerText,
@@ -58,9 +96,10 @@ export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, statu
     published: instant(status.createdAt),
     updated: status.editedAt === null ? null : instant(status.editedAt),
     url: new URL(statusUrl(urls, author.username, status.id)),
-    replyTarget: inReplyTo,
-    tos: [isPublic ? PUBLIC_COLLECTION : followers],
-    ccs: isPrivate ? [] : [isPublic ? followers : PUBLIC_COLLECTION],
+    replyTarget: parent && parentAuthor ? noteUriOf(ctx, parentAuthor, parent) : null,
+    tos,
+    ccs,
+    tags,
   });
 }
 

@@ -53,7 +53,7 @@ export function statusParts(urls: Urls, view: StatusView, options: StatusOptions
     application: view.application,
     account: serializeAccount(urls, account),
     media_attachments: options.media ? view.media.map((m) => options.media!(urls, m)) : [],
-    mentions: mentionsOf(row).map((m) => ({ id: String(m.id), username: m.username, url: accountUrl(urls, m.username), acct: m.username })),
+    mentions: mentionsOf(row).map((m) => ({ id: String(m.id), username: m.username, url: m.url ?? accountUrl(urls, m.username), acct: m.acct ?? m.username })),
     tags: (JSON.parse(row.tags) as string[]).map((name) => ({ name, url: `${urls.publicUrl}/tags/${encodeURIComponent(name)}` })),
     emojis: [],
     card: null,

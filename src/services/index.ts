@@ -18,6 +18,7 @@ import { EventBus } from "./events.ts";
 import { FederationActors } from "./federation/actors.ts";
 import { FederationInbox } from "./federation/inbox.ts";
 import { RemoteAccounts } from "./federation/remote-accounts.ts";
+import { RemoteMentions } from "./federation/remote-mentions.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { ConversationService } from "./conversations.ts";
@@ -102,8 +103,9 @@ export function createServices(deps: ServiceDeps) {
   const federationActors = new FederationActors(db, clock);
   const remoteAccounts = new RemoteAccounts(db, ids, clock);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, posting, removal, reader, editing, moderation);
-  const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency);
-  const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing);
+  const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
+  const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
+  const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
   // rate-limit counters of windows already over, Idempotency-Keys past their hour.
   wheel.handle("maintenance", () => {

@@ -38,7 +38,10 @@ const MENTION_RE = new RegExp(
 export interface MentionTarget {
   id: number;
   username: string;
+  /** The profile page the mention links to. */
   url: string;
+  /** Remote accounts only: `user@domain`. */
+  acct?: string;
 }
 
 export interface FormatOptions {
@@ -87,6 +90,17 @@ function mentionEntities(text: string): Entity[] {
     out.push({ kind: "mention", start, end, username: m[2] as string, domain: m[3] ?? null });
   }
   return out;
+}
+
+/** The `@user@domain` mentions of a text, each once (domains lower-cased), for resolving remote accounts before formatting. */
+export function mentionHandles(text: string): { username: string; domain: string }[] {
+  const seen = new Map<string, { username: string; domain: string }>();
+  for (const e of mentionEntities(text)) {
+    if (e.kind !== "mention" || e.domain === null) continue;
+    const handle = { username: e.username, domain: e.domain.toLowerCase() };
+    seen.set(`${handle.username.toLowerCase()}@${handle.domain}`, handle);
+  }
+  return [...seen.values()];
 }
 
 function tagEntities(text: string): Entity[] {

@@ -48,6 +48,16 @@ describe("two servers behind TLS proxies, PUBLIC_URL https with an IP host", () 
     expect((await bob.client.get("/api/v1/accounts/lookup", { query: { acct: `nobody@${a.domain}` } })).status).toBe(404);
   });
 
+  test("a mention of a handle A has never seen is resolved through WebFinger while posting, linked, and delivered", async () => {
+    const carl = await b.user("carl");
+    const post = await alice.client.post("/api/v1/statuses", { json: { status: `@carl@${b.domain} have you met Rookery?`, visibility: "direct" } });
+    expect(post.status).toBe(200);
+    expect(post.body.mentions).toEqual([{ id: expect.any(String), username: "carl", acct: `carl@${b.domain}`, url: `${b.base}/@carl` }]);
+    expect(post.body.content).toContain(`href="${b.base}/@carl" class="u-url mention"`);
+    const mention = await eventually(async () => (await carl.client.get("/api/v1/notifications")).body.find((n: any) => n.type === "mention"), "carl notified", 20_000);
+    expect(mention).toMatchObject({ account: { acct: `alice@${a.domain}` }, status: { uri: post.body.uri, visibility: "direct" } });
+  });
+
   test("an activity signed with RFC 9421 for the https PUBLIC_URL verifies behind the proxy (the signed target is the public one)", async () => {
     const receiver = await startReceiver("127.0.0.10");
     try {

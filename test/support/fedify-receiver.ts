@@ -12,7 +12,7 @@ export async function startReceiver(host = "127.0.0.5") {
   let handler: ((request: Request) => Promise<Response>) | null = null;
   // Every POST to an inbox as it arrived (before Fedify's own dedup by activity id), and a
   // switch that makes the inboxes answer 503, as a server that is down.
-  const posts: { id: string; type: string; answered: number }[] = [];
+  const posts: { id: string; type: string; answered: number; inbox: string }[] = [];
   const state = { down: false };
   const server = Bun.serve({
     hostname: host,
@@ -21,7 +21,7 @@ export async function startReceiver(host = "127.0.0.5") {
       if (request.method !== "POST") return handler!(request);
       const body = await request.clone().json().catch(() => ({}));
       const answered = state.down ? 503 : (await handler!(request)).status;
-      posts.push({ id: String(body.id), type: String(body.type), answered });
+      posts.push({ id: String(body.id), type: String(body.type), answered, inbox: new URL(request.url).pathname });
       return new Response(null, { status: answered });
     },
   });

@@ -70,6 +70,11 @@ export class AccountService {
         // Local accounts only: a remote account of the same name is somebody else.
         .where(sql`lower(${accounts.username}) = ${sql.placeholder("name")} AND ${accounts.domain} IS NULL`)
         .prepare(),
+      remoteByHandle: db
+        .select()
+        .from(accounts)
+        .where(sql`lower(${accounts.username}) = ${sql.placeholder("name")} AND lower(${accounts.domain}) = ${sql.placeholder("domain")}`)
+        .prepare(),
       user: db.select().from(users).where(eq(users.accountId, sql.placeholder("id"))).prepare(),
     };
   }
@@ -103,10 +108,22 @@ export class AccountService {
       .all();
   }
 
-  /** For the text formatter: `@name` (or `@name@this.domain`) to a local account. */
+  /** A stored remote account by its handle (`user@domain`, the domain with its port if any). */
+  findRemote(username: string, domain: string): AccountRow | undefined {
+    return this.q.remoteByHandle.get({ name: username.toLowerCase(), domain: domain.toLowerCase() });
+  }
+
+  /**
+   * For the text formatter: `@name` (or `@name@this.domain`) to a local account, and
+   * `@name@other.domain` to a remote account already stored (the composer resolves unknown
+   * ones through WebFinger before formatting, which cannot wait for the network).
+   */
   mentionResolver(domain: string): (username: string, host: string | null) => MentionTarget | null {
     return (username, host) => {
-      if (host !== null && host.toLowerCase() !== domain.toLowerCase()) return null;
+      if (host !== null && host.toLowerCase() !== domain.toLowerCase()) {
+        const remote = this.findRemote(username, host);
+        return remote ? { id: remote.id, username: remote.username, acct: `${remote.username}@${remote.domain}`, url: remote.url ?? remote.uri ?? "" } : null;
+      }
       const account = this.findByUsername(username);
       return account ? { id: account.id, username: account.username, url: `${this.publicUrl}/@${account.username}` } : null;
     };

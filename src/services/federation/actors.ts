@@ -103,16 +103,6 @@ export class FederationActors {
       .get();
   }
 
-  /** The author's username of a status (for inReplyTo); undefined when it is not published. */
-  statusAuthor(statusId: number): string | undefined {
-    return this.db
-      .select({ username: accounts.username })
-      .from(statuses)
-      .innerJoin(accounts, eq(accounts.id, statuses.accountId))
-      .where(and(eq(statuses.id, statusId), inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES])))
-      .get()?.username;
-  }
-
   /** Newest first; the cursor is the id below which the next page starts. */
   outbox(accountId: number, cursor: string | null, limit: number): Page<StatusRow> {
     const below = cursor === null ? null : Number(cursor);
@@ -176,16 +166,6 @@ export class FederationActors {
       .from(follows)
       .innerJoin(accounts, eq(accounts.id, follows.accountId))
       .where(and(eq(follows.targetAccountId, accountId), sql`${accounts.domain} IS NULL`))
-      .limit(1)
-      .get();
-  }
-
-  hasRemoteFollowers(accountId: number): boolean {
-    return !!this.db
-      .select({ one: sql`1` })
-      .from(follows)
-      .innerJoin(accounts, eq(accounts.id, follows.accountId))
-      .where(and(eq(follows.targetAccountId, accountId), sql`${accounts.domain} IS NOT NULL`))
       .limit(1)
       .get();
   }

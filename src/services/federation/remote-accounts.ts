@@ -21,10 +21,10 @@ export class RemoteAccounts {
   ) {}
 
   /** Fetches and stores the actor of `user@domain` (WebFinger, then its document); set by src/federation. */
-  resolver: ((username: string, domain: string) => Promise<AccountRow | null>) | null = null;
+  resolver: ((username: string, domain: string, signal?: AbortSignal) => Promise<AccountRow | null>) | null = null;
 
   /** A remote account by its handle: the stored one, else resolved (when federation is on). */
-  async lookup(username: string, domain: string): Promise<AccountRow | null> {
+  async lookup(username: string, domain: string, signal?: AbortSignal): Promise<AccountRow | null> {
     const stored = this.db
       .select()
       .from(accounts)
@@ -32,7 +32,7 @@ export class RemoteAccounts {
       .get();
     if (stored) return stored;
     if (!this.resolver || !/^[A-Za-z0-9_.-]+$/.test(username) || !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(domain)) return null;
-    return this.resolver(username, domain).catch(() => null);
+    return this.resolver(username, domain, signal).catch(() => null);
   }
 
   /** A stored remote status by its IRI, with its author's actor IRI (to check who may change it). */

@@ -3,6 +3,7 @@ import type { StatusRow } from "../../db/schema.ts";
 import type { AccountService } from "../accounts/accounts.ts";
 import type { StatusActionService } from "./actions.ts";
 import type { EditInput, EditingService } from "./editing.ts";
+import type { RemoteMentions } from "../federation/remote-mentions.ts";
 import type { PollService } from "./polls.ts";
 import type { StatusReader } from "./reader.ts";
 import type { StatusView } from "../../models/views.ts";
@@ -35,6 +36,7 @@ export class StatusCommands {
     private removal: RemovalService,
     private polls: PollService,
     private editing: EditingService,
+    private remoteMentions: RemoteMentions,
   ) {}
 
   /** Favourite, boost, bookmark, mute, pin or an undo; the status with its counters as they are now. */
@@ -95,7 +97,8 @@ export class StatusCommands {
   }
 
   /** Edits the caller's own status; the new version. */
-  edit(accountId: number, statusId: number | null, input: EditInput): Promise<StatusRow> {
+  async edit(accountId: number, statusId: number | null, input: EditInput): Promise<StatusRow> {
+    await this.remoteMentions.resolve(input.text);
     return this.writes.run(() => this.editing.edit(accountId, statusId, input));
   }
 }

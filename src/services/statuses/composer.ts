@@ -6,6 +6,7 @@ import { IdempotencyStore, type Made } from "./idempotency.ts";
 import type { PostingService, StatusInput } from "./posting.ts";
 import type { StatusReader } from "./reader.ts";
 import type { ScheduledStatusService } from "./scheduled.ts";
+import type { RemoteMentions } from "../federation/remote-mentions.ts";
 
 /** POST /api/v1/statuses as the route read it. */
 export interface PostRequest {
@@ -34,6 +35,7 @@ export class StatusComposer {
     private scheduled: ScheduledStatusService,
     private reader: StatusReader,
     private keys: IdempotencyStore,
+    private remoteMentions: RemoteMentions,
   ) {}
 
   /**
@@ -43,6 +45,8 @@ export class StatusComposer {
    * answers a repeat without scheduled_at with 404, and the other way round.
    */
   async post(request: PostRequest): Promise<Posted> {
+    // Remote accounts it mentions are looked up first: formatting, in the write, cannot wait.
+    await this.remoteMentions.resolve(request.fields.text);
     const made = await this.make(request);
     if (made.kind !== (request.scheduledAt ? "scheduled" : "status")) throw notFound();
     if (made.kind === "scheduled") return { kind: "scheduled", scheduled: this.scheduled.find(request.accountId, made.id) };

@@ -14,7 +14,7 @@ import type { NotificationService } from "../notifications.ts";
 import { pollErrors, type PollInput, type PostingService } from "./posting.ts";
 import type { RenderCache } from "./render-cache.ts";
 import type { StatusReader } from "./reader.ts";
-import { mentionedIds } from "../../models/mentions.ts";
+import { mentionedIds, mentionRef, mentionsOf } from "../../models/mentions.ts";
 
 /** PUT /api/v1/statuses/:id: like Mastodon's, a whole new version (what is left out is gone). */
 export interface EditInput {
@@ -96,7 +96,7 @@ export class EditingService {
       spoilerText,
       sensitive,
       language,
-      mentions: JSON.stringify(mentioned.map((m) => ({ id: m.id, username: m.username }))),
+      mentions: JSON.stringify(mentioned.map(mentionRef)),
       tags: JSON.stringify(tagNames),
       hasMedia: nextMedia.length > 0,
       hasPoll: input.poll !== undefined,
@@ -133,13 +133,13 @@ export class EditingService {
   /**
    * An edit of a remote status, as its server sent it (Update): the same history, feeds and
    * events as a local edit. Its text is plain and rendered by our formatter, as on arrival.
-   * Not yet: mentions, media and polls of remote statuses.
+   * Its mentions stay those it arrived with. Not yet: media and polls of remote statuses.
    */
   applyRemoteEdit(row: StatusRow, input: { text: string; spoilerText: string; sensitive: boolean; editedAt: number }): StatusRow {
     const sensitive = input.sensitive || input.spoilerText !== "";
     if (input.text === row.text && input.spoilerText === row.spoilerText && sensitive === row.sensitive) return row;
     const now = Math.min(input.editedAt, this.clock.now());
-    const formatted = this.posting.formatPlain(input.text);
+    const formatted = this.posting.formatPlain(input.text, mentionsOf(row));
     const updated: StatusRow = { ...row, text: input.text, contentHtml: formatted.html, spoilerText: input.spoilerText, sensitive, tags: JSON.stringify(formatted.tagNames), editedAt: now };
     const before = this.snapshotOf(row);
     this.db.transaction((tx) => {

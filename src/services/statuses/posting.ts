@@ -16,6 +16,7 @@ import type { Counters } from "./counters.ts";
 import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";
 import { VISIBILITIES, type Visibility } from "./visibility.ts";
+import { mentionRef, type MentionRef } from "../../models/mentions.ts";
 
 export interface PollInput {
   options: string[];
@@ -34,6 +35,23 @@ export interface StatusInput {
   spoilerText?: string;
   visibility?: string;
   language?: string;
+}
+
+/** A status as a remote server published it, read from its activity by the inbox. */
+export interface RemoteStatusInput {
+  accountId: number;
+  uri: string;
+  url: string | null;
+  text: string;
+  spoilerText: string;
+  sensitive: boolean;
+  visibility: Visibility;
+  language: string | null;
+  createdAt: number;
+  /** A stored status it replies to. */
+  inReplyToId: number | null;
+  /** Local accounts and stored remote ones its tags mention, in order. */
+  mentions: MentionRef[];
 }
 
 /** A status that passed every check and can be published now or at its scheduled time. */
@@ -195,7 +213,7 @@ export class PostingService {
       inReplyToAccountId: parent?.accountId ?? null,
       reblogOfId: null,
       conversationId: parent?.conversationId ?? id,
-      mentions: JSON.stringify(mentioned.map((m) => ({ id: m.id, username: m.username }))),
+      mentions: JSON.stringify(mentioned.map(mentionRef)),
       tags: JSON.stringify(tagNames),
       hasMedia: prepared.mediaIds.length > 0,
       hasPoll: prepared.poll !== null,
@@ -236,29 +254,37 @@ export class PostingService {
     });
 
     if (pollId !== null) this.events.emit({ type: "poll.opened", pollId, statusId: id, expiresAt: now + (prepared.poll as { expiresIn: number }).expiresIn * 1000 });
-    for (const m of mentioned) this.notifications.notify(m.id, prepared.accountId, "mention", id);
-    if (row.visibility !== "direct") {
-      for (const follower of this.followersToNotify(prepared.accountId)) {
-        if (!mentioned.some((m) => m.id === follower)) this.notifications.notify(follower, prepared.accountId, "status", id);
-      }
-    }
+    this.notifyAbout(row, mentioned);
     this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     return row;
   }
 
+  /** Mentioned accounts get `mention`, followers who asked to hear of every post `status` (never for a direct one). */
+  private notifyAbout(row: StatusRow, mentioned: { id: number }[]) {
+    for (const m of mentioned) this.notifications.notify(m.id, row.accountId, "mention", row.id);
+    if (row.visibility === "direct") return;
+    for (const follower of this.followersToNotify(row.accountId)) {
+      if (!mentioned.some((m) => m.id === follower)) this.notifications.notify(follower, row.accountId, "status", row.id);
+    }
+  }
+
   /**
-   * A status received from a remote server, into the same tables, counters, feeds and events
-   * as a local one. Its text is plain (see htmlToText) and rendered by our formatter; null
-   * when that IRI is already stored.
-   * Not yet: mentions of local accounts, replies, media, polls, custom emojis.
+   * A status received from a remote server, into the same tables, counters, feeds,
+   * notifications and events as a local one; null when that IRI is already stored. Its
+   * mentions (local accounts, and remote ones already stored) come from the activity's tags,
+   * checked by the inbox; the reply, when its parent is stored here, joins that thread.
+   * Its text is plain (see htmlToText) and rendered by our formatter, mentions linked to
+   * the accounts its tags name.
+   * Not yet: media, polls, custom emojis.
    */
-  publishRemote(input: { accountId: number; uri: string; url: string | null; text: string; spoilerText: string; sensitive: boolean; visibility: Visibility; language: string | null; createdAt: number }): StatusRow | null {
+  publishRemote(input: RemoteStatusInput): StatusRow | null {
     if (this.db.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, input.uri)).get()) return null;
     const id = this.ids.next();
-    const formatted = this.formatPlain(input.text);
+    const formatted = this.formatPlain(input.text, input.mentions);
     const tagNames = formatted.tagNames;
     // Dated as its server says, but never in the future (it would pin itself to the top of timelines).
     const createdAt = Math.min(input.createdAt, this.clock.now());
+    const parent = input.inReplyToId !== null ? (this.reader.findRow(input.inReplyToId) ?? null) : null;
     const row: StatusRow = {
       id,
       accountId: input.accountId,
@@ -269,11 +295,11 @@ export class PostingService {
       sensitive: input.sensitive || input.spoilerText !== "",
       visibility: input.visibility,
       language: input.language,
-      inReplyToId: null,
-      inReplyToAccountId: null,
+      inReplyToId: parent?.id ?? null,
+      inReplyToAccountId: parent?.accountId ?? null,
       reblogOfId: null,
-      conversationId: id,
-      mentions: "[]",
+      conversationId: parent?.conversationId ?? id,
+      mentions: JSON.stringify(input.mentions),
       tags: JSON.stringify(tagNames),
       hasMedia: false,
       hasPoll: false,
@@ -285,20 +311,29 @@ export class PostingService {
       uri: input.uri,
       url: input.url,
     };
-    let recipients: number[] = [];
     this.db.transaction((tx) => {
       this.q.insertStatus.run(row);
-      this.writeMentionsAndTags(id, [], tagNames, createdAt);
+      this.writeMentionsAndTags(id, input.mentions, tagNames, createdAt);
       this.counters.authorPosted(input.accountId, row.visibility, createdAt);
-      recipients = this.feed.deliver(tx, row, null);
+      if (parent) this.counters.reply(parent.id, row.visibility, 1);
+      const recipients = this.feed.deliver(tx, row, null);
+      this.notifyAbout(row, input.mentions);
+      this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     });
-    this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     return row;
   }
 
-  /** A remote status's text as HTML, with its tags; mentions stay text for now. */
-  formatPlain(text: string) {
-    const formatted = formatText(text, { tagBaseUrl: `${this.config.publicUrl}/tags/` });
+  /** A remote status's text as HTML, with its tags; its mentions link to the accounts given. */
+  formatPlain(text: string, mentions: MentionRef[] = []) {
+    const ownDomain = this.config.domain.toLowerCase();
+    const formatted = formatText(text, {
+      tagBaseUrl: `${this.config.publicUrl}/tags/`,
+      resolveMention: (username, domain) => {
+        const name = username.toLowerCase();
+        const m = mentions.find((m) => m.username.toLowerCase() === name && (domain === null || domain.toLowerCase() === (m.acct?.split("@")[1] ?? ownDomain).toLowerCase()));
+        return m ? { id: m.id, username: m.username, url: m.url ?? `${this.config.publicUrl}/@${m.username}` } : null;
+      },
+    });
     return { html: formatted.html, tagNames: [...new Set(formatted.tags.map(normalizeTag).filter((t) => t !== ""))] };
   }
 
