@@ -153,6 +153,16 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;
   };
 
+  // Search with resolve=true: an actor is stored as an account, a Note as a status (Fedify
+  // drops a document whose id is on another origin than the URL it was fetched from).
+  services.search.urlResolver = async (url, signal) => {
+    const c = federation.createContext(publicUrl, undefined);
+    const object = await c.lookupObject(url, { signal });
+    if (object && isActor(object)) return { account: services.remoteAccounts.upsert(object) };
+    if (object instanceof Note) return { status: await services.remoteNotes.store(c, object, { fetched: true }) };
+    return null;
+  };
+
   let controller: AbortController | null = null;
   let listening: Promise<void> | null = null;
   return {

@@ -37,7 +37,7 @@ function tagName(raw: unknown): string {
 export function searchRoutes(ctx: AppContext) {
   const { services, urls } = ctx;
   return new Elysia()
-    .get("/api/v2/search", (c) => {
+    .get("/api/v2/search", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:search"));
       const p = input(c);
       const q = str(p.q, "q");
@@ -50,7 +50,7 @@ export function searchRoutes(ctx: AppContext) {
       if (viewer === null && resolve) throw new ApiError(401, "Search queries that resolve remote resources are not supported without authentication");
       const type = str(p.type, "type");
       if (type !== undefined && type !== "" && !TYPES.has(type)) return { accounts: [], statuses: [], hashtags: [] };
-      const found = services.search.search(viewer, q, {
+      const found = await services.search.search(viewer, q, {
         type: type ? (type as SearchType) : undefined,
         limit: limitParam(p, 20),
         offset: Math.max(0, int(offset, "offset") ?? 0),
@@ -62,13 +62,14 @@ export function searchRoutes(ctx: AppContext) {
       const hashtags = JSON.stringify(found.hashtags.map((t) => serializeTag(urls, t, viewer, t.id !== null && followed.has(t.id))));
       return jsonText(`{"accounts":${accounts},"statuses":${statusesJson(ctx, found.statuses, viewer)},"hashtags":${hashtags}}`);
     })
-    .get("/api/v1/accounts/search", (c) => {
+    .get("/api/v1/accounts/search", async (c) => {
       const auth = requireUser(ctx, c.request, "read:accounts");
       const p = input(c);
-      const found = services.search.accounts(auth.accountId, str(p.q, "q") ?? "", {
+      const found = await services.search.findAccounts(auth.accountId, str(p.q, "q") ?? "", {
         limit: limitParam(p, 40),
         offset: Math.max(0, int(p.offset, "offset") ?? 0),
         following: bool(p.following, "following") === true,
+        resolve: bool(p.resolve, "resolve") === true,
       });
       return found.map((a) => serializeAccount(urls, a));
     })

@@ -19,6 +19,7 @@ import { FederationActors } from "./federation/actors.ts";
 import { FederationInbox } from "./federation/inbox.ts";
 import { RemoteAccounts } from "./federation/remote-accounts.ts";
 import { RemoteMentions } from "./federation/remote-mentions.ts";
+import { RemoteNotes } from "./federation/remote-notes.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { ConversationService } from "./conversations.ts";
@@ -96,13 +97,14 @@ export function createServices(deps: ServiceDeps) {
   const filters = new FilterService(db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(db, ids, notifications, events);
-  const search = new SearchService(db, clock, reader, config.publicUrl, config.domain);
+  const remoteAccounts = new RemoteAccounts(db, ids, clock);
+  const search = new SearchService(db, clock, reader, remoteAccounts, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const federationActors = new FederationActors(db, clock);
-  const remoteAccounts = new RemoteAccounts(db, ids, clock);
-  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, posting, removal, reader, editing, moderation);
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation);
+  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, editing, moderation, remoteNotes);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions);
@@ -161,6 +163,7 @@ export function createServices(deps: ServiceDeps) {
     events,
     federationActors,
     remoteAccounts,
+    remoteNotes,
     federationInbox,
     wheel,
     tokens,

@@ -5,6 +5,7 @@ import { accounts, type AccountRow, type StatusRow } from "../db/schema.ts";
 import { rowReader } from "../db/rows.ts";
 import { normalizeTag } from "../text/format.ts";
 import type { StatusReader } from "./statuses/reader.ts";
+import type { RemoteAccounts } from "./federation/remote-accounts.ts";
 import { visibleToSql } from "./statuses/visibility.ts";
 import type { TagHit } from "../models/views.ts";
 
@@ -17,6 +18,12 @@ export interface SearchOptions {
   resolve: boolean;
   following: boolean;
 }
+
+/** Fetches what a URL of another server names and stores it (set by src/federation); null when it is nothing to show. */
+export type UrlResolver = (url: string, signal: AbortSignal) => Promise<{ account?: AccountRow | null; status?: StatusRow | null } | null>;
+
+/** How long a search waits for another server to answer (WebFinger, the object's document). */
+const RESOLVE_TIMEOUT_MS = 10_000;
 
 export interface SearchResults {
   accounts: AccountRow[];
@@ -41,11 +48,14 @@ function likePrefix(s: string): string {
  */
 export class SearchService {
   private q;
+  /** Resolves URLs of other servers (resolve=true); null while federation is off. */
+  urlResolver: UrlResolver | null = null;
 
   constructor(
     db: Db,
     private clock: Clock,
     private reader: StatusReader,
+    private remote: RemoteAccounts,
     private publicUrl: string,
     private domain: string,
   ) {
@@ -53,19 +63,26 @@ export class SearchService {
     this.q = {
       accounts: sqlite.query<unknown[], [string, string, string, number, number, number, number]>(`
         SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
-        WHERE domain IS NULL AND (lower(username) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?2 ESCAPE '\\')
+        WHERE (lower(username) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?2 ESCAPE '\\')
           AND (?4 = 0 OR (
                 id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?4)
             AND id NOT IN (SELECT account_id FROM blocks WHERE target_account_id = ?4)))
           AND (?5 = 0 OR id IN (SELECT target_account_id FROM follows WHERE account_id = ?4))
         ORDER BY lower(username) = ?3 DESC,
                  id IN (SELECT target_account_id FROM follows WHERE account_id = ?4) DESC,
+                 domain IS NULL DESC,
                  followers_count DESC, id
         LIMIT ?6 OFFSET ?7`),
       byUsername: sqlite.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ? AND domain IS NULL`),
+      byHandle: sqlite.query<unknown[], [string, string, number]>(`
+        SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ?1 AND lower(domain) = ?2
+          AND (?3 = 0 OR (
+                id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?3)
+            AND id NOT IN (SELECT account_id FROM blocks WHERE target_account_id = ?3)))`),
       tags: sqlite.query<{ id: number; name: string }, [string, number, number]>(
         `SELECT id, name FROM tags WHERE name LIKE ?1 ESCAPE '\\' ORDER BY length(name), name LIMIT ?2 OFFSET ?3`,
       ),
+      follows: sqlite.query<{ one: number }, [number, number]>("SELECT 1 AS one FROM follows WHERE account_id = ? AND target_account_id = ?"),
       tagByName: sqlite.query<{ id: number; name: string }, [string]>("SELECT id, name FROM tags WHERE name = ?"),
       usage: sqlite.query<{ tagId: number; day: number; uses: number; accounts: number }, [string, number]>(`
         SELECT st.tag_id AS tagId, (s.created_at / ${DAY}) * ${DAY} AS day, count(*) AS uses, count(DISTINCT s.account_id) AS accounts
@@ -75,7 +92,7 @@ export class SearchService {
     };
   }
 
-  search(viewerId: number | null, rawQuery: string, options: SearchOptions): SearchResults {
+  async search(viewerId: number | null, rawQuery: string, options: SearchOptions): Promise<SearchResults> {
     const results: SearchResults = { accounts: [], statuses: [], hashtags: [] };
     const query = rawQuery.trim();
     // Pagination by offset exists only for one type at a time.
@@ -83,22 +100,52 @@ export class SearchService {
     if (query === "" || options.limit <= 0) return results;
 
     if (/^https?:\/\//i.test(query)) {
-      if (options.resolve && offset === 0) this.resolveUrl(query, viewerId, options.type, results);
+      if (options.resolve && offset === 0) {
+        if (query.toLowerCase().startsWith(`${this.publicUrl.toLowerCase()}/`)) this.resolveUrl(query, viewerId, options.type, results);
+        else await this.resolveRemoteUrl(query, viewerId, options.type, results);
+      }
       return results;
     }
     const wants = (type: SearchType) => options.type === undefined || options.type === type;
     if (wants("accounts") && !(query.startsWith("#") || (query.includes("@") && query.includes(" ")))) {
-      results.accounts = this.accounts(viewerId, query, { ...options, offset });
+      results.accounts = await this.findAccounts(viewerId, query, { ...options, offset });
     }
     if (wants("hashtags") && !query.includes("@")) results.hashtags = this.hashtags(query, options.limit, offset);
     return results;
   }
 
-  /** Accounts matching a query (also GET /api/v1/accounts/search). */
-  accounts(viewerId: number | null, rawQuery: string, options: { limit: number; offset: number; following: boolean }): AccountRow[] {
+  /**
+   * Accounts matching a query (also GET /api/v1/accounts/search): a handle of another server
+   * is that account, fetched through WebFinger first with `resolve` (Mastodon's
+   * ResolveAccountService), else only when it is stored here.
+   */
+  async findAccounts(viewerId: number | null, rawQuery: string, options: { limit: number; offset: number; following: boolean; resolve: boolean }): Promise<AccountRow[]> {
+    const handle = this.remoteHandle(rawQuery);
+    if (handle && options.resolve && viewerId !== null && options.offset === 0) {
+      await this.remote.lookup(handle.username, handle.domain, AbortSignal.timeout(RESOLVE_TIMEOUT_MS));
+    }
+    return this.accounts(viewerId, rawQuery, options);
+  }
+
+  /** `user@domain` (an @ before it or not) of another server; null for anything else. */
+  private remoteHandle(rawQuery: string): { username: string; domain: string } | null {
+    const m = /^@?([A-Za-z0-9_.-]+)@([A-Za-z0-9.-]+(?::\d{1,5})?)$/.exec(rawQuery.trim());
+    if (!m || m[2]!.toLowerCase() === this.domain.toLowerCase()) return null;
+    return { username: m[1]!, domain: m[2]!.toLowerCase() };
+  }
+
+  /** Accounts stored here matching a query: local and remote ones by name prefix, or one remote handle exactly. */
+  private accounts(viewerId: number | null, rawQuery: string, options: { limit: number; offset: number; following: boolean }): AccountRow[] {
     const query = rawQuery.trim().replace(/^@/, "");
     const [username = "", domain] = query.split("@");
-    if (domain !== undefined && domain.toLowerCase() !== this.domain.toLowerCase()) return [];
+    if (domain !== undefined && domain.toLowerCase() !== this.domain.toLowerCase()) {
+      const handle = this.remoteHandle(query);
+      if (!handle || options.offset > 0 || options.limit <= 0) return [];
+      const row = this.q.byHandle.values(handle.username.toLowerCase(), handle.domain, viewerId ?? 0)[0];
+      if (!row) return [];
+      const account = ACCOUNT.map(row);
+      return options.following && viewerId !== null && !this.q.follows.get(viewerId, account.id) ? [] : [account];
+    }
     const name = username.toLowerCase();
     if (name === "" || options.limit <= 0) return [];
     const following = options.following && viewerId !== null;
@@ -150,9 +197,17 @@ export class SearchService {
     }));
   }
 
+  /** A URL of another server: the account or status it names, fetched and stored (Mastodon's ResolveURLService). */
+  private async resolveRemoteUrl(query: string, viewerId: number | null, type: SearchType | undefined, results: SearchResults) {
+    if (!this.urlResolver || viewerId === null) return;
+    const found = await this.urlResolver(query, AbortSignal.timeout(RESOLVE_TIMEOUT_MS)).catch(() => null);
+    if (found?.account && (!type || type === "accounts")) results.accounts = [found.account];
+    const status = found?.status;
+    if (status && (!type || type === "statuses") && status.reblogOfId === null && this.reader.visible([status], viewerId).length === 1) results.statuses = [status];
+  }
+
   /** A URL of this server naming an account or a status the viewer may see. */
   private resolveUrl(query: string, viewerId: number | null, type: SearchType | undefined, results: SearchResults) {
-    if (!query.toLowerCase().startsWith(`${this.publicUrl.toLowerCase()}/`)) return;
     const path = query.slice(this.publicUrl.length).replace(/[?#].*$/, "").replace(/\/$/, "");
     const status = /^\/(?:@([A-Za-z0-9_]+)|users\/([A-Za-z0-9_]+)\/statuses)\/(\d{1,19})$/.exec(path);
     if (status) {

@@ -58,6 +58,17 @@ describe("two servers behind TLS proxies, PUBLIC_URL https with an IP host", () 
     expect(mention).toMatchObject({ account: { acct: `alice@${a.domain}` }, status: { uri: post.body.uri, visibility: "direct" } });
   });
 
+  test("search: a handle never seen is found with resolve=true only (WebFinger), by v2 search and the accounts search alike", async () => {
+    await a.user("dave");
+    await a.user("dora");
+    const erin = await b.user("erin");
+    expect((await erin.client.get("/api/v2/search", { query: { q: `@dave@${a.domain}` } })).body.accounts).toEqual([]);
+    const found = await erin.client.get("/api/v2/search", { query: { q: `@dave@${a.domain}`, resolve: "true" } });
+    expect(found.body.accounts.map((x: any) => [x.acct, x.uri])).toEqual([[`dave@${a.domain}`, `${a.base}/users/dave`]]);
+    const v1 = await erin.client.get("/api/v1/accounts/search", { query: { q: `dora@${a.domain}`, resolve: "true" } });
+    expect(v1.body.map((x: any) => x.acct)).toEqual([`dora@${a.domain}`]);
+  });
+
   test("an activity signed with RFC 9421 for the https PUBLIC_URL verifies behind the proxy (the signed target is the public one)", async () => {
     const receiver = await startReceiver("127.0.0.10");
     try {

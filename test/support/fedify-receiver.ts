@@ -1,5 +1,5 @@
 import { createFederation, generateCryptoKeyPair, MemoryKvStore } from "@fedify/fedify";
-import { Accept, Block, Create, Delete, Endpoints, Follow, Person, Reject, Undo, type Activity } from "@fedify/fedify/vocab";
+import { Accept, Block, Create, Delete, Endpoints, Follow, Note, Person, Reject, Undo, type Activity } from "@fedify/fedify/vocab";
 
 /**
  * A remote server that is not Rookery: a bare Fedify federation in the test process with one
@@ -40,6 +40,9 @@ export async function startReceiver(host = "127.0.0.5") {
         : null,
     )
     .setKeyPairsDispatcher((_ctx, identifier) => (identifier === "carol" ? [pair] : []));
+  // Notes it serves at /notes/{id}, as the test sets them (for fetches: search with resolve).
+  const notes = new Map<string, (id: URL) => Note>();
+  federation.setObjectDispatcher(Note, "/notes/{id}", (ctx, { id }) => notes.get(id)?.(ctx.getObjectUri(Note, { id })) ?? null);
   const record = async (_ctx: unknown, activity: Activity) => {
     received.push(activity);
   };
@@ -51,6 +54,11 @@ export async function startReceiver(host = "127.0.0.5") {
     actor: `${base}/actors/carol`,
     received,
     posts,
+    /** Serves a Note at /notes/{id}; `make` gets its IRI. Answers with that IRI. */
+    serveNote(id: string, make: (iri: URL) => Note): string {
+      notes.set(id, make);
+      return `${base}/notes/${id}`;
+    },
     /** While true, the inboxes answer 503 Service Unavailable. */
     set down(value: boolean) {
       state.down = value;

@@ -1,20 +1,14 @@
 import type { InboxContext } from "@fedify/fedify";
-import { Accept, Block, Create, Delete, Follow, isActor, Mention, Note, PUBLIC_COLLECTION, Reject, Undo, Update } from "@fedify/fedify/vocab";
-import type { MentionRef } from "../../models/mentions.ts";
+import { Accept, Block, Create, Delete, Follow, isActor, Note, Reject, Undo, Update } from "@fedify/fedify/vocab";
+import type { RemoteNotes } from "./remote-notes.ts";
 import type { EditingService } from "../statuses/editing.ts";
 import { htmlToText } from "../../text/html-to-text.ts";
-import type { PostingService } from "../statuses/posting.ts";
 import type { RemovalService } from "../statuses/removal.ts";
 import type { StatusReader } from "../statuses/reader.ts";
-import type { Visibility } from "../statuses/visibility.ts";
-import type { AccountRow } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { FederationActors } from "./actors.ts";
 import type { RemoteAccounts } from "./remote-accounts.ts";
-
-/** Mentions read from one Note at most (Mastodon's own limit on a status's mentions is far above what a Note of 500 characters names). */
-const MAX_MENTIONS = 100;
 
 /**
  * What incoming activities do. Fedify has verified the HTTP signature before any of this runs,
@@ -25,11 +19,11 @@ export class FederationInbox {
     private actors: FederationActors,
     private remote: RemoteAccounts,
     private follows: FollowService,
-    private posting: PostingService,
     private removal: RemovalService,
     private reader: StatusReader,
     private editing: EditingService,
     private moderation: ModerationService,
+    private notes: RemoteNotes,
   ) {}
 
   /**
@@ -67,95 +61,14 @@ export class FederationInbox {
     if (row) this.removal.remove(row);
   }
 
-  /**
-   * A remote Note, stored when it concerns someone here (Mastodon's
-   * related_to_local_activity?): its author is followed from here, it mentions or addresses
-   * a local account, or it replies to a local status. Addressing is read as Mastodon reads
-   * it: as:Public in `to` is public, in `cc` unlisted, the author's followers collection
-   * private, and anything else (addressed to some accounts only) direct. Mentions of local
-   * accounts that block the author are dropped, and with them what only they concerned.
-   */
+  /** A remote Note, stored when it concerns someone here (see RemoteNotes). */
   async create(ctx: InboxContext<void>, create: Create): Promise<void> {
     if (create.actorId === null) return;
     const note = await create.getObject(ctx);
     if (!(note instanceof Note) || note.id === null) return;
-    // The actor must be the author, and the note on the author's server.
-    if (note.attributionId?.href !== create.actorId.href || note.id.origin !== create.actorId.origin) return;
-    if (this.remote.statusByUri(note.id.href)) return;
-    let author: AccountRow | null = this.remote.byUri(create.actorId.href) ?? null;
-    if (!author) {
-      const actor = await create.getActor(ctx);
-      author = actor ? this.remote.upsert(actor) : null;
-    }
-    if (!author) return;
-    const to = note.toIds.map((u) => u.href);
-    const cc = note.ccIds.map((u) => u.href);
-    const mentions = await this.mentionsOf(ctx, note, author, [...to, ...cc]);
-    const parent = note.replyTargetId ? this.statusAt(ctx, note.replyTargetId) : null;
-    const concerns = this.actors.hasLocalFollowers(author.id) || mentions.some((m) => m.acct === undefined) || (parent !== null && parent.local);
-    if (!concerns) return;
-    const PUBLIC = PUBLIC_COLLECTION.href;
-    const followers = author.followersUrl;
-    let visibility: Visibility;
-    if (to.includes(PUBLIC)) visibility = "public";
-    else if (cc.includes(PUBLIC)) visibility = "unlisted";
-    else if (followers !== null && (to.includes(followers) || cc.includes(followers))) visibility = "private";
-    else if (mentions.some((m) => m.acct === undefined)) visibility = "direct";
-    else return;
-    const url = note.url instanceof URL ? note.url.href : (note.url?.href?.href ?? null);
-    this.posting.publishRemote({
-      accountId: author.id,
-      uri: note.id.href,
-      url,
-      text: htmlToText(note.content?.toString() ?? ""),
-      spoilerText: htmlToText(note.summary?.toString() ?? ""),
-      sensitive: note.sensitive ?? false,
-      visibility,
-      language: null,
-      createdAt: note.published?.epochMilliseconds ?? Date.now(),
-      inReplyToId: parent?.id ?? null,
-      mentions,
-    });
-  }
-
-  /**
-   * The accounts a Note mentions: its Mention tags, and (as Mastodon's silent mentions) the
-   * local actors it is addressed to. Local accounts that block the author are left out;
-   * remote accounts only when already stored (nothing is fetched for them).
-   */
-  private async mentionsOf(ctx: InboxContext<void>, note: Note, author: AccountRow, addressed: string[]): Promise<MentionRef[]> {
-    const hrefs: string[] = [];
-    for await (const tag of note.getTags({ ...ctx, suppressError: true })) {
-      if (tag instanceof Mention && tag.href !== null && hrefs.length < MAX_MENTIONS) hrefs.push(tag.href.href);
-    }
-    for (const href of addressed) if (hrefs.length < MAX_MENTIONS && new URL(href).origin === ctx.origin) hrefs.push(href);
-    const found = new Map<number, MentionRef>();
-    for (const href of hrefs) {
-      const parsed = ctx.parseUri(new URL(href));
-      if (parsed?.type === "actor") {
-        const local = this.actors.localAccount(parsed.identifier);
-        if (local && local.username === parsed.identifier) found.set(local.id, { id: local.id, username: local.username });
-        continue;
-      }
-      const remote = new URL(href).origin === ctx.origin ? undefined : this.remote.byUri(href);
-      if (remote && remote.id !== author.id) found.set(remote.id, { id: remote.id, username: remote.username, acct: `${remote.username}@${remote.domain}`, url: remote.url ?? href });
-    }
-    const locals = [...found.values()].filter((m) => m.acct === undefined).map((m) => m.id);
-    const blocking = this.moderation.blocked(author.id, locals).blockedBy;
-    return [...found.values()].filter((m) => !blocking.has(m.id));
-  }
-
-  /** A stored status by its IRI: a local one (served at our URIs) or a remote one kept here. */
-  private statusAt(ctx: InboxContext<void>, iri: URL): { id: number; local: boolean } | null {
-    const parsed = ctx.parseUri(iri);
-    if (parsed?.type === "object" && parsed.class === Note) {
-      const id = Number(parsed.values.id);
-      const row = Number.isSafeInteger(id) ? this.reader.findRow(id) : undefined;
-      const author = row && this.actors.localAccount(parsed.values.identifier ?? "");
-      return row && author && author.id === row.accountId && row.uri === null ? { id: row.id, local: true } : null;
-    }
-    const remote = this.remote.statusByUri(iri.href);
-    return remote ? { id: remote.id, local: false } : null;
+    // The actor must be the author.
+    if (note.attributionId?.href !== create.actorId.href) return;
+    await this.notes.store(ctx, note, { fetched: false });
   }
 
   /**

@@ -1,0 +1,122 @@
+import type { Context } from "@fedify/fedify";
+import { Mention, Note, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
+import type { AccountRow, StatusRow } from "../../db/schema.ts";
+import type { MentionRef } from "../../models/mentions.ts";
+import { htmlToText } from "../../text/html-to-text.ts";
+import type { ModerationService } from "../accounts/moderation.ts";
+import type { PostingService } from "../statuses/posting.ts";
+import type { StatusReader } from "../statuses/reader.ts";
+import type { Visibility } from "../statuses/visibility.ts";
+import type { FederationActors } from "./actors.ts";
+import type { RemoteAccounts } from "./remote-accounts.ts";
+
+/** Mentions read from one Note at most (far above what a Note of 500 characters names). */
+const MAX_MENTIONS = 100;
+
+/**
+ * Remote Notes into the statuses table: those delivered to an inbox, and those fetched by
+ * their URL (search with resolve=true). The Note's IRI must be on its author's server: a
+ * server speaks only for its own objects.
+ */
+export class RemoteNotes {
+  constructor(
+    private actors: FederationActors,
+    private remote: RemoteAccounts,
+    private posting: PostingService,
+    private reader: StatusReader,
+    private moderation: ModerationService,
+  ) {}
+
+  /**
+   * Stores a Note; the stored status (an existing one when that IRI is known already), or null.
+   * A delivered Note is kept only when it concerns someone here (Mastodon's
+   * related_to_local_activity?): its author is followed from here, it mentions or addresses a
+   * local account, or it replies to a local status; a fetched one always. Addressing is read
+   * as Mastodon reads it: as:Public in `to` is public, in `cc` unlisted, the author's
+   * followers collection private, and anything else (addressed to some accounts only)
+   * direct. Mentions of local accounts that block the author are dropped, and with them what
+   * only they concerned.
+   */
+  async store(ctx: Context<void>, note: Note, options: { fetched: boolean }): Promise<StatusRow | null> {
+    const authorUri = note.attributionId;
+    if (note.id === null || authorUri === null || note.id.origin !== authorUri.origin) return null;
+    const known = this.remote.statusByUri(note.id.href);
+    if (known) return this.reader.findRow(known.id) ?? null;
+    let author: AccountRow | null = this.remote.byUri(authorUri.href) ?? null;
+    if (!author) {
+      const actor = await note.getAttribution({ ...ctx, suppressError: true });
+      author = actor ? this.remote.upsert(actor) : null;
+    }
+    if (!author || author.uri !== authorUri.href) return null;
+    const to = note.toIds.map((u) => u.href);
+    const cc = note.ccIds.map((u) => u.href);
+    const mentions = await this.mentionsOf(ctx, note, author, [...to, ...cc]);
+    const parent = note.replyTargetId ? this.statusAt(ctx, note.replyTargetId) : null;
+    const mentionsLocal = mentions.some((m) => m.acct === undefined);
+    if (!options.fetched && !this.actors.hasLocalFollowers(author.id) && !mentionsLocal && !parent?.local) return null;
+    const PUBLIC = PUBLIC_COLLECTION.href;
+    const followers = author.followersUrl;
+    let visibility: Visibility;
+    if (to.includes(PUBLIC)) visibility = "public";
+    else if (cc.includes(PUBLIC)) visibility = "unlisted";
+    else if (followers !== null && (to.includes(followers) || cc.includes(followers))) visibility = "private";
+    else if (mentionsLocal) visibility = "direct";
+    else return null;
+    const url = note.url instanceof URL ? note.url.href : (note.url?.href?.href ?? null);
+    const published = this.posting.publishRemote({
+      accountId: author.id,
+      uri: note.id.href,
+      url,
+      text: htmlToText(note.content?.toString() ?? ""),
+      spoilerText: htmlToText(note.summary?.toString() ?? ""),
+      sensitive: note.sensitive ?? false,
+      visibility,
+      language: null,
+      createdAt: note.published?.epochMilliseconds ?? Date.now(),
+      inReplyToId: parent?.id ?? null,
+      mentions,
+    });
+    // null: the same Note arrived meanwhile (another delivery of it); that one stands.
+    return published ?? this.reader.findRow(this.remote.statusByUri(note.id.href)?.id ?? 0) ?? null;
+  }
+
+  /**
+   * The accounts a Note mentions: its Mention tags, and (as Mastodon's silent mentions) the
+   * local actors it is addressed to. Local accounts that block the author are left out;
+   * remote accounts only when already stored (nothing is fetched for them).
+   */
+  private async mentionsOf(ctx: Context<void>, note: Note, author: AccountRow, addressed: string[]): Promise<MentionRef[]> {
+    const hrefs: string[] = [];
+    for await (const tag of note.getTags({ ...ctx, suppressError: true })) {
+      if (tag instanceof Mention && tag.href !== null && hrefs.length < MAX_MENTIONS) hrefs.push(tag.href.href);
+    }
+    for (const href of addressed) if (hrefs.length < MAX_MENTIONS && new URL(href).origin === ctx.origin) hrefs.push(href);
+    const found = new Map<number, MentionRef>();
+    for (const href of hrefs) {
+      const parsed = ctx.parseUri(new URL(href));
+      if (parsed?.type === "actor") {
+        const local = this.actors.localAccount(parsed.identifier);
+        if (local && local.username === parsed.identifier) found.set(local.id, { id: local.id, username: local.username });
+        continue;
+      }
+      const remote = new URL(href).origin === ctx.origin ? undefined : this.remote.byUri(href);
+      if (remote && remote.id !== author.id) found.set(remote.id, { id: remote.id, username: remote.username, acct: `${remote.username}@${remote.domain}`, url: remote.url ?? href });
+    }
+    const locals = [...found.values()].filter((m) => m.acct === undefined).map((m) => m.id);
+    const blocking = this.moderation.blocked(author.id, locals).blockedBy;
+    return [...found.values()].filter((m) => !blocking.has(m.id));
+  }
+
+  /** A stored status by its IRI: a local one (served at our URIs) or a remote one kept here. */
+  private statusAt(ctx: Context<void>, iri: URL): { id: number; local: boolean } | null {
+    const parsed = ctx.parseUri(iri);
+    if (parsed?.type === "object" && parsed.class === Note) {
+      const id = Number(parsed.values.id);
+      const row = Number.isSafeInteger(id) ? this.reader.findRow(id) : undefined;
+      const author = row && this.actors.localAccount(parsed.values.identifier ?? "");
+      return row && author && author.id === row.accountId && row.uri === null ? { id: row.id, local: true } : null;
+    }
+    const remote = this.remote.statusByUri(iri.href);
+    return remote ? { id: remote.id, local: false } : null;
+  }
+}
