@@ -103,8 +103,8 @@ export function createServices(deps: ServiceDeps) {
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const federationActors = new FederationActors(db, clock);
-  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation);
-  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, editing, moderation, remoteNotes);
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing);
+  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions);

@@ -171,6 +171,36 @@ describe("delivery of mentions", () => {
   });
 });
 
+describe("what arrives is sanitized", () => {
+  test("a remote note's HTML keeps its links, mentions and hashtags and loses scripts, handlers and javascript: links; hashtags come from its tags", async () => {
+    const { Hashtag } = await import("@fedify/fedify/vocab");
+    const id = new URL(`${receiver.base}/notes/hostile`);
+    const content =
+      `<p>hi <script>alert(1)</script><a href="javascript:alert(1)">click</a> <img src=x onerror="alert(2)">` +
+      `<span class="h-card"><a href="${a.base}/@alice" class="u-url mention" onclick="steal()">@<span>alice</span></a></span> ` +
+      `<a href="${receiver.base}/tags/Cats" class="mention hashtag" rel="tag">#<span>Cats</span></a> <b style="color:red">bold</b></p>`;
+    const note = new Note({
+      id,
+      attribution: new URL(receiver.actor),
+      content,
+      to: new URL(`${a.base}/users/alice`),
+      tags: [new Mention({ href: new URL(`${a.base}/users/alice`), name: `@${aliceHandle}` }), new Hashtag({ href: new URL(`${receiver.base}/tags/Cats`), name: "#Cats" })],
+    });
+    await receiver.send({ id: `${a.base}/users/alice`, inbox: `${a.base}/users/alice/inbox` }, new Create({ id: new URL(`${id.href}/activity`), actor: new URL(receiver.actor), object: note, to: new URL(`${a.base}/users/alice`) }));
+    const stored = await eventually(() => statusByUri(a, id.href), "carol's note on A");
+    const shown = (await alice.client.get(`/api/v1/statuses/${stored.id}`)).body;
+    expect(shown.visibility).toBe("direct");
+    expect(shown.content).toBe(
+      // An image is shown as a link reading "[🖼  x]" (Mastodon's); its src here is no URL, so text.
+      `<p>hi click [🖼  x]` +
+        `<span class="h-card"><a href="${a.base}/@alice" class="u-url mention" rel="nofollow noopener" target="_blank">@<span>alice</span></a></span> ` +
+        `<a href="${receiver.base}/tags/Cats" class="mention hashtag" rel="nofollow noopener" target="_blank">#<span>Cats</span></a> <b>bold</b></p>`,
+    );
+    expect(shown.tags.map((t: any) => t.name)).toEqual(["cats"]);
+    expect(shown.mentions.map((m: any) => m.acct)).toEqual(["alice"]);
+  });
+});
+
 describe("blocks", () => {
   test("a mention from an account alice blocks is dropped: no status, no notification, and later mentions of others still arrive", async () => {
     const carl = await createUser(a, "carl");

@@ -66,6 +66,10 @@ export async function startReceiver(host = "127.0.0.5") {
     /** carol's own key: a test signs requests with it by hand (Fedify names the first key #main-key). */
     keyId: new URL(`${base}/actors/carol#main-key`),
     privateKey: pair.privateKey,
+    /** carol sends an activity to a remote actor's inbox (signed by carol's key). */
+    async send(recipient: { id: string; inbox: string }, activity: Activity) {
+      await ctx().sendActivity({ identifier: "carol" }, { id: new URL(recipient.id), inboxId: new URL(recipient.inbox) }, activity);
+    },
     /** carol follows a remote actor (signed by carol's key). */
     async follow(actorUri: string, inbox: string) {
       const c = ctx();

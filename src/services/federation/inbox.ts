@@ -1,8 +1,6 @@
 import type { InboxContext } from "@fedify/fedify";
 import { Accept, Block, Create, Delete, Follow, isActor, Note, Reject, Undo, Update } from "@fedify/fedify/vocab";
 import type { RemoteNotes } from "./remote-notes.ts";
-import type { EditingService } from "../statuses/editing.ts";
-import { htmlToText } from "../../text/html-to-text.ts";
 import type { RemovalService } from "../statuses/removal.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { FollowService } from "../accounts/follows.ts";
@@ -21,7 +19,6 @@ export class FederationInbox {
     private follows: FollowService,
     private removal: RemovalService,
     private reader: StatusReader,
-    private editing: EditingService,
     private moderation: ModerationService,
     private notes: RemoteNotes,
   ) {}
@@ -43,13 +40,7 @@ export class FederationInbox {
     const found = this.remote.statusByUri(object.id.href);
     if (!found || found.authorUri !== update.actorId.href) return;
     const row = this.reader.findRow(found.id);
-    if (!row) return;
-    this.editing.applyRemoteEdit(row, {
-      text: htmlToText(object.content?.toString() ?? ""),
-      spoilerText: htmlToText(object.summary?.toString() ?? ""),
-      sensitive: object.sensitive ?? false,
-      editedAt: object.updated?.epochMilliseconds ?? Date.now(),
-    });
+    if (row) await this.notes.applyEdit(ctx, object, row);
   }
 
   /** A remote status deleted by its author goes here too; a Delete from anyone else changes nothing. */

@@ -1,8 +1,11 @@
 import type { Context } from "@fedify/fedify";
-import { Mention, Note, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
+import { Hashtag, Mention, Note, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { MentionRef } from "../../models/mentions.ts";
+import { normalizeTag } from "../../text/format.ts";
 import { htmlToText } from "../../text/html-to-text.ts";
+import { sanitizeRemoteHtml } from "../../text/sanitize.ts";
+import type { EditingService } from "../statuses/editing.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { PostingService } from "../statuses/posting.ts";
 import type { StatusReader } from "../statuses/reader.ts";
@@ -10,8 +13,18 @@ import type { Visibility } from "../statuses/visibility.ts";
 import type { FederationActors } from "./actors.ts";
 import type { RemoteAccounts } from "./remote-accounts.ts";
 
-/** Mentions read from one Note at most (far above what a Note of 500 characters names). */
+/** Mentions and hashtags read from one Note at most (far above what a Note of 500 characters names). */
 const MAX_MENTIONS = 100;
+const MAX_HASHTAGS = 100;
+
+/** What a Note says, as stored: its HTML sanitized, its text (for filters), its hashtags. */
+export interface NoteContent {
+  html: string;
+  text: string;
+  spoilerText: string;
+  sensitive: boolean;
+  tags: string[];
+}
 
 /**
  * Remote Notes into the statuses table: those delivered to an inbox, and those fetched by
@@ -25,6 +38,7 @@ export class RemoteNotes {
     private posting: PostingService,
     private reader: StatusReader,
     private moderation: ModerationService,
+    private editing: EditingService,
   ) {}
 
   /**
@@ -50,7 +64,8 @@ export class RemoteNotes {
     if (!author || author.uri !== authorUri.href) return null;
     const to = note.toIds.map((u) => u.href);
     const cc = note.ccIds.map((u) => u.href);
-    const mentions = await this.mentionsOf(ctx, note, author, [...to, ...cc]);
+    const tags = await this.tagsOf(ctx, note);
+    const mentions = this.mentionsOf(ctx, tags.mentions, author, [...to, ...cc]);
     const parent = note.replyTargetId ? this.statusAt(ctx, note.replyTargetId) : null;
     const mentionsLocal = mentions.some((m) => m.acct === undefined);
     if (!options.fetched && !this.actors.hasLocalFollowers(author.id) && !mentionsLocal && !parent?.local) return null;
@@ -67,9 +82,7 @@ export class RemoteNotes {
       accountId: author.id,
       uri: note.id.href,
       url,
-      text: htmlToText(note.content?.toString() ?? ""),
-      spoilerText: htmlToText(note.summary?.toString() ?? ""),
-      sensitive: note.sensitive ?? false,
+      ...this.contentOf(note, tags.hashtags),
       visibility,
       language: null,
       createdAt: note.published?.epochMilliseconds ?? Date.now(),
@@ -85,11 +98,8 @@ export class RemoteNotes {
    * local actors it is addressed to. Local accounts that block the author are left out;
    * remote accounts only when already stored (nothing is fetched for them).
    */
-  private async mentionsOf(ctx: Context<void>, note: Note, author: AccountRow, addressed: string[]): Promise<MentionRef[]> {
-    const hrefs: string[] = [];
-    for await (const tag of note.getTags({ ...ctx, suppressError: true })) {
-      if (tag instanceof Mention && tag.href !== null && hrefs.length < MAX_MENTIONS) hrefs.push(tag.href.href);
-    }
+  private mentionsOf(ctx: Context<void>, mentioned: string[], author: AccountRow, addressed: string[]): MentionRef[] {
+    const hrefs = [...mentioned];
     for (const href of addressed) if (hrefs.length < MAX_MENTIONS && new URL(href).origin === ctx.origin) hrefs.push(href);
     const found = new Map<number, MentionRef>();
     for (const href of hrefs) {
@@ -105,6 +115,36 @@ export class RemoteNotes {
     const locals = [...found.values()].filter((m) => m.acct === undefined).map((m) => m.id);
     const blocking = this.moderation.blocked(author.id, locals).blockedBy;
     return [...found.values()].filter((m) => !blocking.has(m.id));
+  }
+
+  /**
+   * The author's Update of a Note stored here: its new content, with history (its mentions
+   * stay those it arrived with). The caller has checked that the Update's actor is the author.
+   */
+  async applyEdit(ctx: Context<void>, note: Note, row: StatusRow): Promise<void> {
+    const tags = await this.tagsOf(ctx, note);
+    this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), editedAt: note.updated?.epochMilliseconds ?? Date.now() });
+  }
+
+  /** The Note's HTML as Mastodon keeps remote HTML (sanitized), its text, and its hashtags. */
+  private contentOf(note: Note, hashtags: string[]): NoteContent {
+    const html = sanitizeRemoteHtml(note.content?.toString() ?? "");
+    const spoilerText = htmlToText(note.summary?.toString() ?? "");
+    return { html, text: htmlToText(html), spoilerText, sensitive: (note.sensitive ?? false) || spoilerText !== "", tags: hashtags };
+  }
+
+  /** The hrefs of the Note's Mention tags and the names of its Hashtag tags (normalized, once each). */
+  private async tagsOf(ctx: Context<void>, note: Note): Promise<{ mentions: string[]; hashtags: string[] }> {
+    const mentions: string[] = [];
+    const hashtags = new Set<string>();
+    for await (const tag of note.getTags({ ...ctx, suppressError: true })) {
+      if (tag instanceof Mention && tag.href !== null && mentions.length < MAX_MENTIONS) mentions.push(tag.href.href);
+      if (tag instanceof Hashtag && hashtags.size < MAX_HASHTAGS) {
+        const name = normalizeTag((tag.name?.toString() ?? "").replace(/^#/, ""));
+        if (name !== "") hashtags.add(name);
+      }
+    }
+    return { mentions, hashtags: [...hashtags] };
   }
 
   /** A stored status by its IRI: a local one (served at our URIs) or a remote one kept here. */

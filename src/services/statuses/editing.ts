@@ -14,7 +14,7 @@ import type { NotificationService } from "../notifications.ts";
 import { pollErrors, type PollInput, type PostingService } from "./posting.ts";
 import type { RenderCache } from "./render-cache.ts";
 import type { StatusReader } from "./reader.ts";
-import { mentionedIds, mentionRef, mentionsOf } from "../../models/mentions.ts";
+import { mentionedIds, mentionRef } from "../../models/mentions.ts";
 
 /** PUT /api/v1/statuses/:id: like Mastodon's, a whole new version (what is left out is gone). */
 export interface EditInput {
@@ -132,15 +132,14 @@ export class EditingService {
 
   /**
    * An edit of a remote status, as its server sent it (Update): the same history, feeds and
-   * events as a local edit. Its text is plain and rendered by our formatter, as on arrival.
+   * events as a local edit. Its HTML is the remote server's, sanitized by the caller.
    * Its mentions stay those it arrived with. Not yet: media and polls of remote statuses.
    */
-  applyRemoteEdit(row: StatusRow, input: { text: string; spoilerText: string; sensitive: boolean; editedAt: number }): StatusRow {
+  applyRemoteEdit(row: StatusRow, input: { html: string; text: string; spoilerText: string; sensitive: boolean; tags: string[]; editedAt: number }): StatusRow {
     const sensitive = input.sensitive || input.spoilerText !== "";
-    if (input.text === row.text && input.spoilerText === row.spoilerText && sensitive === row.sensitive) return row;
+    if (input.html === row.contentHtml && input.spoilerText === row.spoilerText && sensitive === row.sensitive) return row;
     const now = Math.min(input.editedAt, this.clock.now());
-    const formatted = this.posting.formatPlain(input.text, mentionsOf(row));
-    const updated: StatusRow = { ...row, text: input.text, contentHtml: formatted.html, spoilerText: input.spoilerText, sensitive, tags: JSON.stringify(formatted.tagNames), editedAt: now };
+    const updated: StatusRow = { ...row, text: input.text, contentHtml: input.html, spoilerText: input.spoilerText, sensitive, tags: JSON.stringify(input.tags), editedAt: now };
     const before = this.snapshotOf(row);
     this.db.transaction((tx) => {
       const db = tx as unknown as Db;
@@ -151,7 +150,7 @@ export class EditingService {
         .where(eq(statuses.id, row.id))
         .run();
       tx.delete(statusTags).where(eq(statusTags.statusId, row.id)).run();
-      this.posting.writeMentionsAndTags(row.id, [], formatted.tagNames, now);
+      this.posting.writeMentionsAndTags(row.id, [], input.tags, now);
       this.record(db, row.id, { ...this.snapshotOf(updated), createdAt: now });
     });
     this.cache.invalidateStatus(row.id);

@@ -42,9 +42,13 @@ export interface RemoteStatusInput {
   accountId: number;
   uri: string;
   url: string | null;
+  /** Its HTML, sanitized (src/text/sanitize.ts), and that HTML as text (for filters). */
+  html: string;
   text: string;
   spoilerText: string;
   sensitive: boolean;
+  /** Its hashtags, normalized. */
+  tags: string[];
   visibility: Visibility;
   language: string | null;
   createdAt: number;
@@ -273,15 +277,13 @@ export class PostingService {
    * notifications and events as a local one; null when that IRI is already stored. Its
    * mentions (local accounts, and remote ones already stored) come from the activity's tags,
    * checked by the inbox; the reply, when its parent is stored here, joins that thread.
-   * Its text is plain (see htmlToText) and rendered by our formatter, mentions linked to
-   * the accounts its tags name.
+   * Its HTML is the remote server's, sanitized as Mastodon sanitizes it.
    * Not yet: media, polls, custom emojis.
    */
   publishRemote(input: RemoteStatusInput): StatusRow | null {
     if (this.db.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, input.uri)).get()) return null;
     const id = this.ids.next();
-    const formatted = this.formatPlain(input.text, input.mentions);
-    const tagNames = formatted.tagNames;
+    const tagNames = input.tags;
     // Dated as its server says, but never in the future (it would pin itself to the top of timelines).
     const createdAt = Math.min(input.createdAt, this.clock.now());
     const parent = input.inReplyToId !== null ? (this.reader.findRow(input.inReplyToId) ?? null) : null;
@@ -290,7 +292,7 @@ export class PostingService {
       accountId: input.accountId,
       applicationId: null,
       text: input.text,
-      contentHtml: formatted.html,
+      contentHtml: input.html,
       spoilerText: input.spoilerText,
       sensitive: input.sensitive || input.spoilerText !== "",
       visibility: input.visibility,
@@ -321,20 +323,6 @@ export class PostingService {
       this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     });
     return row;
-  }
-
-  /** A remote status's text as HTML, with its tags; its mentions link to the accounts given. */
-  formatPlain(text: string, mentions: MentionRef[] = []) {
-    const ownDomain = this.config.domain.toLowerCase();
-    const formatted = formatText(text, {
-      tagBaseUrl: `${this.config.publicUrl}/tags/`,
-      resolveMention: (username, domain) => {
-        const name = username.toLowerCase();
-        const m = mentions.find((m) => m.username.toLowerCase() === name && (domain === null || domain.toLowerCase() === (m.acct?.split("@")[1] ?? ownDomain).toLowerCase()));
-        return m ? { id: m.id, username: m.username, url: m.url ?? `${this.config.publicUrl}/@${m.username}` } : null;
-      },
-    });
-    return { html: formatted.html, tagNames: [...new Set(formatted.tags.map(normalizeTag).filter((t) => t !== ""))] };
   }
 
   /** The author's text as HTML, the local accounts it mentions (less those the author blocks) and its tags. */
