@@ -46,6 +46,15 @@ export class IdGenerator {
   }
 }
 
+/**
+ * An id for something made at `ms` in the past (a remote status, dated by its server), as
+ * Mastodon's Snowflake.id_at: its time in the high bits and random low bits, so a status
+ * fetched long after it was written sorts where it belongs. The caller checks that it is free.
+ */
+export function idAt(ms: number): number {
+  return Math.max(0, Math.floor(ms) - ID_EPOCH) * SEQUENCE_SPAN + Math.floor(Math.random() * SEQUENCE_SPAN);
+}
+
 /** The smallest id that could have been made at `ms`: for turning a time into a page bound. */
 export function idFloorForTime(ms: number): number {
   return Math.max(0, Math.floor(ms) - ID_EPOCH) * SEQUENCE_SPAN;

@@ -201,6 +201,27 @@ describe("what arrives is sanitized", () => {
   });
 });
 
+describe("dates", () => {
+  test("a note written an hour ago takes an id of that time (it sorts where it was written); one dated in the future is dated now", async () => {
+    const { Temporal } = await import("@js-temporal/polyfill");
+    const { timeOfId } = await import("../../src/ids.ts");
+    const sentAt = a.clock.now();
+    const hourAgo = sentAt - 3_600_000;
+    const sent: [string, number][] = [["old", hourAgo], ["future", a.clock.now() + 86_400_000]];
+    for (const [name, at] of sent) {
+      const id = new URL(`${receiver.base}/notes/${name}`);
+      const note = new Note({ id, attribution: new URL(receiver.actor), content: `<p>${name}</p>`, to: new URL(`${a.base}/users/alice`), published: Temporal.Instant.fromEpochMilliseconds(at), tags: [new Mention({ href: new URL(`${a.base}/users/alice`) })] });
+      await receiver.send({ id: `${a.base}/users/alice`, inbox: `${a.base}/users/alice/inbox` }, new Create({ id: new URL(`${id.href}/activity`), actor: new URL(receiver.actor), object: note, to: new URL(`${a.base}/users/alice`) }));
+    }
+    const old = await eventually(() => statusByUri(a, `${receiver.base}/notes/old`), "the old note on A");
+    const future = await eventually(() => statusByUri(a, `${receiver.base}/notes/future`), "the future note on A");
+    expect(Math.abs(timeOfId(old.id) - hourAgo)).toBeLessThan(1);
+    expect((await alice.client.get(`/api/v1/statuses/${old.id}`)).body.created_at).toBe(new Date(hourAgo).toISOString());
+    const futureAt = Date.parse((await alice.client.get(`/api/v1/statuses/${future.id}`)).body.created_at);
+    expect(futureAt >= sentAt && futureAt <= a.clock.now()).toBe(true);
+  });
+});
+
 describe("blocks", () => {
   test("a mention from an account alice blocks is dropped: no status, no notification, and later mentions of others still arrive", async () => {
     const carl = await createUser(a, "carl");

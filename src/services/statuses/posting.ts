@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/connection.ts";
 import { polls, statuses, type StatusRow, type UserRow } from "../../db/schema.ts";
-import { parseId, type IdGenerator } from "../../ids.ts";
+import { idAt, parseId, type IdGenerator } from "../../ids.ts";
 import { ApiError, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
@@ -282,10 +282,12 @@ export class PostingService {
    */
   publishRemote(input: RemoteStatusInput): StatusRow | null {
     if (this.db.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, input.uri)).get()) return null;
-    const id = this.ids.next();
     const tagNames = input.tags;
     // Dated as its server says, but never in the future (it would pin itself to the top of timelines).
-    const createdAt = Math.min(input.createdAt, this.clock.now());
+    const now = this.clock.now();
+    const createdAt = Math.min(input.createdAt, now);
+    // Its id tells that date too (Mastodon's Snowflake.id_at), so it sorts where it was written.
+    const id = createdAt < now ? this.freeIdAt(createdAt) : this.ids.next();
     const parent = input.inReplyToId !== null ? (this.reader.findRow(input.inReplyToId) ?? null) : null;
     const row: StatusRow = {
       id,
@@ -323,6 +325,14 @@ export class PostingService {
       this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     });
     return row;
+  }
+
+  /** An id of the time `ms` that no status has (its random low bits rarely meet another's). */
+  private freeIdAt(ms: number): number {
+    for (;;) {
+      const id = idAt(ms);
+      if (!this.db.select({ id: statuses.id }).from(statuses).where(eq(statuses.id, id)).get()) return id;
+    }
   }
 
   /** The author's text as HTML, the local accounts it mentions (less those the author blocks) and its tags. */
