@@ -1,6 +1,8 @@
 import { createFederation, type Federation } from "@fedify/fedify";
 import { Accept, Block, Create, Delete, Follow, isActor, Note, Reject, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
-import { followKey, recipientOf, wireOutgoing } from "./outgoing.ts";
+import { followKey, wireRelationships } from "./relationships.ts";
+import { recipientOf, Sender } from "./sender.ts";
+import { wireStatuses } from "./statuses.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
@@ -146,7 +148,10 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       log("warn", "inbox activity failed", { error: String(error).split("\n")[0] });
     });
 
-  const outgoing = wireOutgoing(app, () => federation.createContext(publicUrl, undefined), kv, lookups);
+  const sender = new Sender();
+  const context = () => federation.createContext(publicUrl, undefined);
+  wireRelationships(app, context, kv, sender);
+  wireStatuses(app, context, lookups, sender);
   // acct: lookups go through WebFinger, which Fedify always asks over https.
   services.remoteAccounts.resolver = async (username, domain, signal) => {
     const object = await federation.createContext(publicUrl, undefined).lookupObject(`acct:${username}@${domain}`, { signal });
@@ -170,7 +175,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     kv,
     queue,
     async idle() {
-      await outgoing.idle();
+      await sender.idle();
       await queue.idle();
     },
     async resolveActor(uri) {

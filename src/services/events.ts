@@ -43,6 +43,10 @@ export type DomainEvent =
   /** A status was edited; the feeds that hold it, as for a deletion. */
   | { type: "status.updated"; status: StatusRow; homeRecipients: number[]; listIds: number[] }
   | { type: "notification.created"; notification: NotificationRow }
+  /** `accountId` favourited `statusId` (the favourite's own id names it to other servers). */
+  | { type: "favourite.created"; favouriteId: number; accountId: number; statusId: number }
+  /** `accountId` took back the favourite `favouriteId` of `statusId`. */
+  | { type: "favourite.removed"; favouriteId: number; accountId: number; statusId: number }
   /** Lists whose timelines a new status went into (streams of those lists are told). */
   | { type: "list.delivered"; status: StatusRow; listIds: number[] }
   | { type: "conversation.updated"; accountId: number; conversationId: number }

@@ -42,29 +42,27 @@ export class StatusActionService {
   favourite(actorId: number, statusId: number | null): StatusRow {
     const { row, subject } = this.target(statusId, actorId);
     if (this.moderation.isBlocking(actorId, subject.accountId)) throw forbidden();
-    const added = this.db.transaction((tx) => {
-      const inserted = tx
-        .insert(favourites)
-        .values({ id: this.ids.next(), accountId: actorId, statusId: subject.id, createdAt: this.clock.now() })
-        .onConflictDoNothing()
-        .run();
-      if (changes(inserted) === 0) return false;
+    this.db.transaction((tx) => {
+      const id = this.ids.next();
+      const inserted = tx.insert(favourites).values({ id, accountId: actorId, statusId: subject.id, createdAt: this.clock.now() }).onConflictDoNothing().run();
+      if (changes(inserted) === 0) return;
       this.counters.favourites(subject.id, 1);
-      return true;
+      this.notifications.notify(subject.accountId, actorId, "favourite", subject.id);
+      this.events.emit({ type: "favourite.created", favouriteId: id, accountId: actorId, statusId: subject.id });
     });
-    if (added) this.notifications.notify(subject.accountId, actorId, "favourite", subject.id);
     return row;
   }
 
   unfavourite(actorId: number, statusId: number | null): StatusRow {
     const { row, subject } = this.target(statusId, actorId);
-    const removed = this.db.transaction((tx) => {
-      const deleted = tx.delete(favourites).where(and(eq(favourites.accountId, actorId), eq(favourites.statusId, subject.id))).run();
-      if (changes(deleted) === 0) return false;
+    this.db.transaction((tx) => {
+      const favourite = tx.select({ id: favourites.id }).from(favourites).where(and(eq(favourites.accountId, actorId), eq(favourites.statusId, subject.id))).get();
+      if (!favourite) return;
+      tx.delete(favourites).where(eq(favourites.id, favourite.id)).run();
       this.counters.favourites(subject.id, -1);
-      return true;
+      this.notifications.withdraw(subject.accountId, actorId, "favourite", subject.id);
+      this.events.emit({ type: "favourite.removed", favouriteId: favourite.id, accountId: actorId, statusId: subject.id });
     });
-    if (removed) this.notifications.withdraw(subject.accountId, actorId, "favourite", subject.id);
     return row;
   }
 

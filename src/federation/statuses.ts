@@ -1,0 +1,61 @@
+import type { Context } from "@fedify/fedify";
+import { Delete, Tombstone, Update } from "@fedify/fedify/vocab";
+import type { AppContext } from "../context.ts";
+import type { StatusRow } from "../db/schema.ts";
+import { recipientOf, type Sender } from "./sender.ts";
+import { createOf, mentionedAccounts, noteOf, type NoteLookups } from "./vocab.ts";
+
+/**
+ * Local statuses told to remote servers, once committed: a new one as Create, an edit as
+ * Update, a deletion as Delete. Deliveries go through Fedify's queue (retries, restarts).
+ */
+export function wireStatuses(app: AppContext, ctx: () => Context<void>, lookups: NoteLookups, sender: Sender): void {
+  const { services } = app;
+  const send = sender.send;
+  // Statuses go to the author's remote followers (one delivery per shared inbox) and to the
+  // remote accounts they mention; direct ones to the mentioned alone, each at its own inbox,
+  // never a shared one. A status's activities share an ordering key, so a Delete never
+  // overtakes its Create. Not yet: boosts (Announce).
+  const DISTRIBUTABLE = new Set(["public", "unlisted"]);
+  /** A local original as a Note, with who should get it; null when nobody elsewhere should. */
+  const outgoingNote = (status: StatusRow) => {
+    if (status.reblogOfId !== null || status.uri !== null) return null;
+    const author = services.accounts.findById(status.accountId);
+    if (!author || author.domain !== null) return null;
+    const c = ctx();
+    const mentioned = mentionedAccounts(lookups, status).filter((a) => a.domain !== null);
+    const direct = status.visibility === "direct";
+    const followers = direct ? [] : services.federationActors.remoteFollowers(status.accountId);
+    // A public or unlisted reply also goes to the author it answers (Mastodon's StatusReachFinder).
+    const answered = status.inReplyToAccountId !== null && DISTRIBUTABLE.has(status.visibility) ? services.accounts.findById(status.inReplyToAccountId) : undefined;
+    const recipients = [...followers, ...mentioned, ...(answered && answered.domain !== null ? [answered] : [])].map(recipientOf);
+    if (recipients.length === 0) return null;
+    const note = noteOf(c, app.urls, author, status, lookups);
+    const options = { preferSharedInbox: !direct, orderingKey: note.id!.href };
+    return { c, author, note, recipients, options };
+  };
+
+  services.events.afterCommit("status.created", (e) => {
+    const out = outgoingNote(e.status);
+    if (!out) return;
+    const { c, author, note, recipients, options } = out;
+    send("Create", () => c.sendActivity({ identifier: author.username }, recipients, createOf(c, note, author, e.status), options));
+  });
+
+  services.events.afterCommit("status.updated", (e) => {
+    const out = outgoingNote(e.status);
+    if (!out) return;
+    const { c, author, note, recipients, options } = out;
+    const update = new Update({ id: new URL(`${note.id!.href}#updates/${e.status.editedAt ?? 0}`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
+    send("Update", () => c.sendActivity({ identifier: author.username }, recipients, update, options));
+  });
+
+  services.events.afterCommit("status.deleted", (e) => {
+    const out = outgoingNote(e.status);
+    if (!out) return;
+    const { c, author, note, recipients, options } = out;
+    const del = new Delete({ id: new URL(`${note.id!.href}#delete`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: new Tombstone({ id: note.id! }) });
+    send("Delete", () => c.sendActivity({ identifier: author.username }, recipients, del, options));
+  });
+
+}
