@@ -21,8 +21,9 @@ export interface RookeryFederation {
   /** Fetches a remote actor by its IRI and stores it (the start of `resolve=true`); null when it is none. */
   resolveActor(uri: string): Promise<AccountRow | null>;
   /**
-   * Resolves once what has been set in motion is done: sends being prepared have queued their
-   * deliveries and the queue has handled every message that is due (for tests and benchmarks).
+   * Resolves once what has been set in motion is done: refreshes of remote accounts have
+   * finished, sends being prepared have queued their deliveries and the queue has handled every
+   * message that is due (for tests and benchmarks).
    */
   idle(): Promise<void>;
   /** Starts handling queued messages (deliveries, incoming activities) until stopped. */
@@ -154,10 +155,19 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
 
   const outgoing = wireOutgoing(app, () => federation.createContext(publicUrl, undefined), kv);
   // acct: lookups go through WebFinger, which Fedify always asks over https.
-  services.remoteAccounts.resolver = async (username, domain) => {
-    const object = await federation.createContext(publicUrl, undefined).lookupObject(`acct:${username}@${domain}`);
-    return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;
+  const remote = services.remoteAccounts;
+  const lookupActor = async (identifier: string) => {
+    const object = await federation.createContext(publicUrl, undefined).lookupObject(identifier);
+    return object && isActor(object) ? object : null;
   };
+  remote.resolver = async (username, domain) => {
+    const actor = await lookupActor(`acct:${username}@${domain}`);
+    return actor ? remote.upsert(actor) : null;
+  };
+  // Refreshes of stale accounts, and images an actor document only links to, go through
+  // Fedify's loader: its cache and its refusal of private addresses.
+  remote.fetchActor = lookupActor;
+  remote.documentLoader = federation.createContext(publicUrl, undefined).documentLoader;
 
   let controller: AbortController | null = null;
   let listening: Promise<void> | null = null;
@@ -166,12 +176,13 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     kv,
     queue,
     async idle() {
+      await remote.idle();
       await outgoing.idle();
       await queue.idle();
     },
     async resolveActor(uri) {
-      const object = await federation.createContext(publicUrl, undefined).lookupObject(uri);
-      return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;
+      const actor = await lookupActor(uri);
+      return actor ? remote.upsert(actor) : null;
     },
     start() {
       // Expired cache entries nobody reads again are swept hourly, like the other housekeeping.
@@ -185,6 +196,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       listening = federation.startQueue(undefined, { signal: controller.signal });
     },
     async stop() {
+      remote.stop();
       controller?.abort();
       await listening?.catch(() => {});
     },

@@ -100,7 +100,7 @@ export function createServices(deps: ServiceDeps) {
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const federationActors = new FederationActors(db, clock);
-  const remoteAccounts = new RemoteAccounts(db, ids, clock);
+  const remoteAccounts = new RemoteAccounts(db, ids, clock, events);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, posting, removal, reader, editing, moderation);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing);

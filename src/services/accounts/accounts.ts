@@ -157,6 +157,8 @@ export class AccountService {
       hideCollections: false,
       avatarFile: null,
       headerFile: null,
+      avatarRemoteUrl: null,
+      headerRemoteUrl: null,
       createdAt: now,
       followersCount: 0,
       followingCount: 0,
