@@ -14,10 +14,13 @@ export const accounts = sqliteTable(
     id: integer("id").primaryKey(),
     username: text("username").notNull(),
     displayName: text("display_name").notNull().default(""),
-    /** The note as the user wrote it, and as HTML rendered once when it was saved. */
+    /**
+     * The note as the user wrote it, and as HTML rendered once when it was saved. A remote
+     * account has no note of ours: note_html is its actor's summary, cleaned (sanitizeRemoteHtml).
+     */
     note: text("note").notNull().default(""),
     noteHtml: text("note_html").notNull().default(""),
-    /** JSON: [{name, value, valueHtml, verifiedAt}] */
+    /** JSON: [{name, value, valueHtml, verifiedAt}]; a remote account's value is its cleaned HTML, as valueHtml. */
     fields: text("fields").notNull().default("[]"),
     locked: bool("locked").notNull().default(false),
     bot: bool("bot").notNull().default(false),
@@ -26,6 +29,9 @@ export const accounts = sqliteTable(
     hideCollections: bool("hide_collections").notNull().default(false),
     avatarFile: text("avatar_file"),
     headerFile: text("header_file"),
+    /** Remote accounts only: their avatar and header, shown at their own server's URLs (not downloaded). */
+    avatarRemoteUrl: text("avatar_remote_url"),
+    headerRemoteUrl: text("header_remote_url"),
     createdAt: integer("created_at").notNull(),
     followersCount: integer("followers_count").notNull().default(0),
     followingCount: integer("following_count").notNull().default(0),

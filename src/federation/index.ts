@@ -23,8 +23,9 @@ export interface RookeryFederation {
   /** Fetches a remote actor by its IRI and stores it (the start of `resolve=true`); null when it is none. */
   resolveActor(uri: string): Promise<AccountRow | null>;
   /**
-   * Resolves once what has been set in motion is done: sends being prepared have queued their
-   * deliveries and the queue has handled every message that is due (for tests and benchmarks).
+   * Resolves once what has been set in motion is done: refreshes of remote accounts have
+   * finished, sends being prepared have queued their deliveries and the queue has handled every
+   * message that is due (for tests and benchmarks).
    */
   idle(): Promise<void>;
   /** Starts handling queued messages (deliveries, incoming activities) until stopped. */
@@ -153,17 +154,26 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   wireRelationships(app, context, kv, sender);
   wireStatuses(app, context, lookups, sender);
   // acct: lookups go through WebFinger, which Fedify always asks over https.
-  services.remoteAccounts.resolver = async (username, domain, signal) => {
-    const object = await federation.createContext(publicUrl, undefined).lookupObject(`acct:${username}@${domain}`, { signal });
-    return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;
+  const remote = services.remoteAccounts;
+  const lookupActor = async (identifier: string, signal?: AbortSignal) => {
+    const object = await federation.createContext(publicUrl, undefined).lookupObject(identifier, { signal });
+    return object && isActor(object) ? object : null;
   };
+  remote.resolver = async (username, domain, signal) => {
+    const actor = await lookupActor(`acct:${username}@${domain}`, signal);
+    return actor ? remote.upsert(actor) : null;
+  };
+  // Refreshes of stale accounts, and images an actor document only links to, go through
+  // Fedify's loader: its cache and its refusal of private addresses.
+  remote.fetchActor = lookupActor;
+  remote.documentLoader = federation.createContext(publicUrl, undefined).documentLoader;
 
   // Search with resolve=true: an actor is stored as an account, a Note as a status (Fedify
   // drops a document whose id is on another origin than the URL it was fetched from).
   services.search.urlResolver = async (url, signal) => {
     const c = federation.createContext(publicUrl, undefined);
     const object = await c.lookupObject(url, { signal });
-    if (object && isActor(object)) return { account: services.remoteAccounts.upsert(object) };
+    if (object && isActor(object)) return { account: await remote.upsert(object) };
     if (object instanceof Note) return { status: await services.remoteNotes.store(c, object, { fetched: true }) };
     return null;
   };
@@ -175,12 +185,13 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     kv,
     queue,
     async idle() {
+      await remote.idle();
       await sender.idle();
       await queue.idle();
     },
     async resolveActor(uri) {
-      const object = await federation.createContext(publicUrl, undefined).lookupObject(uri);
-      return object && isActor(object) ? services.remoteAccounts.upsert(object) : null;
+      const actor = await lookupActor(uri);
+      return actor ? remote.upsert(actor) : null;
     },
     start() {
       // Expired cache entries nobody reads again are swept hourly, like the other housekeeping.
@@ -194,6 +205,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       listening = federation.startQueue(undefined, { signal: controller.signal });
     },
     async stop() {
+      remote.stop();
       controller?.abort();
       await listening?.catch(() => {});
     },

@@ -117,6 +117,8 @@ export function accountRoutes(ctx: AppContext) {
       optionalUser(ctx, c.request, "read:accounts");
       const account = services.accounts.findById(accountIdParam(c.params));
       if (!account) throw notFound();
+      // A remote account shown a day after its last fetch is fetched again, without waiting.
+      services.remoteAccounts.refreshIfStale(account);
       return serializeAccount(urls, account);
     })
     .post("/api/v1/accounts/:id/follow", (c) => {

@@ -27,10 +27,12 @@ export function accountUri(urls: Urls, username: string) {
 /**
  * REST::AccountSerializer of Mastodon 4.3, in its key order. created_at is truncated to
  * midnight and last_status_at is a date, as Mastodon publishes them (privacy by design).
+ * A remote account's avatar and header are shown at their own server's URLs (not
+ * downloaded: the static versions are the same images); without one, the missing images.
  */
 export function serializeAccount(urls: Urls, a: AccountRow) {
-  const avatar = a.avatarFile ? urls.media(a.avatarFile) : `${urls.publicUrl}/avatars/original/missing.png`;
-  const header = a.headerFile ? urls.media(a.headerFile) : `${urls.publicUrl}/headers/original/missing.png`;
+  const avatar = a.avatarFile ? urls.media(a.avatarFile) : (a.avatarRemoteUrl ?? `${urls.publicUrl}/avatars/original/missing.png`);
+  const header = a.headerFile ? urls.media(a.headerFile) : (a.headerRemoteUrl ?? `${urls.publicUrl}/headers/original/missing.png`);
   const fields = JSON.parse(a.fields) as ProfileField[];
   return {
     id: String(a.id),

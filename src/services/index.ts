@@ -97,7 +97,7 @@ export function createServices(deps: ServiceDeps) {
   const filters = new FilterService(db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(db, ids, notifications, events);
-  const remoteAccounts = new RemoteAccounts(db, ids, clock);
+  const remoteAccounts = new RemoteAccounts(db, ids, clock, events);
   const search = new SearchService(db, clock, reader, remoteAccounts, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
 

@@ -1,5 +1,8 @@
-import { createFederation, generateCryptoKeyPair, MemoryKvStore } from "@fedify/fedify";
-import { Accept, Block, Create, Delete, Endpoints, Follow, Note, Person, Reject, Undo, type Activity } from "@fedify/fedify/vocab";
+import { createFederation, generateCryptoKeyPair, MemoryKvStore, type Context } from "@fedify/fedify";
+import { Accept, Block, Create, Delete, Endpoints, Follow, Note, Person, PUBLIC_COLLECTION, Reject, Undo, Update, type Activity } from "@fedify/fedify/vocab";
+
+/** What carol's actor document says about her beyond her identity and endpoints (a test changes it). */
+export type Profile = Omit<NonNullable<ConstructorParameters<typeof Person>[0]>, "id" | "preferredUsername" | "inbox" | "endpoints" | "publicKey">;
 
 /**
  * A remote server that is not Rookery: a bare Fedify federation in the test process with one
@@ -14,10 +17,19 @@ export async function startReceiver(host = "127.0.0.5") {
   // switch that makes the inboxes answer 503, as a server that is down.
   const posts: { id: string; type: string; answered: number; inbox: string }[] = [];
   const state = { down: false };
+  // carol's actor document: how often it was asked for, and switches that hold those requests
+  // until released or answer them with an error status.
+  const actorDocument = { gets: 0, status: null as number | null, gate: null as Promise<void> | null };
+  let profile: Profile = {};
   const server = Bun.serve({
     hostname: host,
     port: 0,
     fetch: async (request) => {
+      if (request.method !== "POST" && new URL(request.url).pathname === "/actors/carol") {
+        actorDocument.gets++;
+        await actorDocument.gate;
+        if (actorDocument.status !== null) return new Response(null, { status: actorDocument.status });
+      }
       if (request.method !== "POST") return handler!(request);
       const body = await request.clone().json().catch(() => ({}));
       const answered = state.down ? 503 : (await handler!(request)).status;
@@ -27,18 +39,17 @@ export async function startReceiver(host = "127.0.0.5") {
   });
   const base = `http://${host}:${server.port}`;
   const federation = createFederation<void>({ kv: new MemoryKvStore(), origin: base, allowPrivateAddress: true });
+  const carol = async (ctx: Context<void>) =>
+    new Person({
+      ...profile,
+      id: ctx.getActorUri("carol"),
+      preferredUsername: "carol",
+      inbox: ctx.getInboxUri("carol"),
+      endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+      publicKey: (await ctx.getActorKeyPairs("carol"))[0]!.cryptographicKey,
+    });
   federation
-    .setActorDispatcher("/actors/{identifier}", async (ctx, identifier) =>
-      identifier === "carol"
-        ? new Person({
-            id: ctx.getActorUri(identifier),
-            preferredUsername: identifier,
-            inbox: ctx.getInboxUri(identifier),
-            endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
-            publicKey: (await ctx.getActorKeyPairs(identifier))[0]!.cryptographicKey,
-          })
-        : null,
-    )
+    .setActorDispatcher("/actors/{identifier}", async (ctx, identifier) => (identifier === "carol" ? carol(ctx) : null))
     .setKeyPairsDispatcher((_ctx, identifier) => (identifier === "carol" ? [pair] : []));
   // Notes it serves at /notes/{id}, as the test sets them (for fetches: search with resolve).
   const notes = new Map<string, (id: URL) => Note>();
@@ -63,6 +74,27 @@ export async function startReceiver(host = "127.0.0.5") {
     set down(value: boolean) {
       state.down = value;
     },
+    /** carol's profile as her actor document shows it from now on. */
+    set profile(value: Profile) {
+      profile = value;
+    },
+    /** Requests for carol's actor document so far. */
+    get actorGets() {
+      return actorDocument.gets;
+    },
+    /** Set: carol's actor document answers with that status (a server in trouble); null: normally. */
+    set actorStatus(status: number | null) {
+      actorDocument.status = status;
+    },
+    /** Requests for carol's actor document wait from now until the returned function is called. */
+    holdActor(): () => void {
+      let release!: () => void;
+      actorDocument.gate = new Promise<void>((resolve) => (release = resolve));
+      return () => {
+        actorDocument.gate = null;
+        release();
+      };
+    },
     /** carol's own key: a test signs requests with it by hand (Fedify names the first key #main-key). */
     keyId: new URL(`${base}/actors/carol#main-key`),
     privateKey: pair.privateKey,
@@ -74,6 +106,12 @@ export async function startReceiver(host = "127.0.0.5") {
     async follow(actorUri: string, inbox: string) {
       const c = ctx();
       await c.sendActivity({ identifier: "carol" }, { id: new URL(actorUri), inboxId: new URL(inbox) }, new Follow({ id: new URL(`${base}/follows/${Date.now()}`), actor: c.getActorUri("carol"), object: new URL(actorUri) }));
+    },
+    /** carol tells a remote inbox that her profile changed: Update of her actor, as it is now. */
+    async updateProfile(actorUri: string, inbox: string) {
+      const c = ctx();
+      const update = new Update({ id: new URL(`${base}/updates/${crypto.randomUUID()}`), actor: c.getActorUri("carol"), tos: [PUBLIC_COLLECTION], object: await carol(c) });
+      await c.sendActivity({ identifier: "carol" }, { id: new URL(actorUri), inboxId: new URL(inbox) }, update);
     },
     stop: () => server.stop(true),
   };

@@ -174,6 +174,8 @@ export class AccountService {
       hideCollections: false,
       avatarFile: null,
       headerFile: null,
+      avatarRemoteUrl: null,
+      headerRemoteUrl: null,
       createdAt: now,
       followersCount: 0,
       followingCount: 0,

@@ -33,7 +33,7 @@ export class FederationInbox {
     const object = await update.getObject({ ...ctx, crossOrigin: "ignore" });
     if (object === null || object.id === null) return;
     if (isActor(object)) {
-      if (object.id.href === update.actorId.href && this.remote.byUri(object.id.href)) this.remote.upsert(object);
+      if (object.id.href === update.actorId.href && this.remote.byUri(object.id.href)) await this.remote.upsert(object);
       return;
     }
     if (!(object instanceof Note) || object.attributionId?.href !== update.actorId.href) return;
@@ -74,7 +74,7 @@ export class FederationInbox {
     if (!target || target.username !== parsed.identifier) return;
     const actor = await follow.getActor(ctx);
     if (!actor || actor.id?.href !== follow.actorId.href) return;
-    const follower = this.remote.upsert(actor);
+    const follower = await this.remote.upsert(actor);
     if (!follower) return;
     let relationship;
     try {

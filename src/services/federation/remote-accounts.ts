@@ -1,38 +1,104 @@
 import { isActor, Application, Service, type Actor } from "@fedify/fedify/vocab";
+import type { DocumentLoader } from "@fedify/vocab-runtime";
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { accounts, statuses, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
+import { log } from "../../log.ts";
+import type { EventBus } from "../events.ts";
+import { readProfile } from "./remote-profile.ts";
 
 const USERNAME_MAX = 255;
+/** Mastodon's Account::STALE_THRESHOLD: a remote account fetched longer ago is fetched again when looked at. */
+const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
+/** After a refetch that failed, the next waits this long: a server that is down is not asked on every view. */
+const RETRY_AFTER_MS = 60 * 60 * 1000;
+
+/** Without a loader from src/federation nothing is fetched: only what the actor document embeds is read. */
+const nothingFetched: DocumentLoader = async (url) => {
+  throw new Error(`not fetched: ${url}`);
+};
 
 /**
  * Remote actors stored in the accounts table (domain set), keyed by their actor IRI and
- * upserted on every sight.
- * Not yet: the note (remote HTML needs sanitizing before clients render it), avatar and
- * header, fields, refresh when stale, the acct domain from WebFinger rather than the IRI's host.
+ * upserted on every sight, with their profile as Mastodon shows it (remote-profile.ts), and
+ * fetched again in the background when looked at a day after the last fetch.
+ * Not yet: the acct domain from WebFinger rather than the IRI's host, custom emojis, `group`,
+ * verification of their links (rel=me), `movedTo`.
  */
 export class RemoteAccounts {
   constructor(
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
+    private events: EventBus,
   ) {}
 
   /** Fetches and stores the actor of `user@domain` (WebFinger, then its document); set by src/federation. */
   resolver: ((username: string, domain: string, signal?: AbortSignal) => Promise<AccountRow | null>) | null = null;
+  /** Fetches an actor document by its IRI (null when it is no actor); set by src/federation. */
+  fetchActor: ((uri: string) => Promise<Actor | null>) | null = null;
+  /** Fetches what an actor document only refers to (an avatar given as a link); set by src/federation. */
+  documentLoader: DocumentLoader | null = null;
 
-  /** A remote account by its handle: the stored one, else resolved (when federation is on). */
+  private refreshing = new Map<number, Promise<void>>();
+  private failedAt = new Map<number, number>();
+  private stopped = false;
+
+  /** A remote account by its handle: the stored one (refreshed when stale), else resolved (when federation is on). */
   async lookup(username: string, domain: string, signal?: AbortSignal): Promise<AccountRow | null> {
     const stored = this.db
       .select()
       .from(accounts)
       .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, sql`lower(${accounts.domain}) = ${domain.toLowerCase()}`))
       .get();
-    if (stored) return stored;
+    if (stored) {
+      this.refreshIfStale(stored);
+      return stored;
+    }
     if (!this.resolver || !/^[A-Za-z0-9_.-]+$/.test(username) || !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(domain)) return null;
     return this.resolver(username, domain, signal).catch(() => null);
+  }
+
+  /**
+   * Fetches a remote account's actor document again, in the background, when the last fetch is
+   * more than a day old: the caller shows what is stored and never waits. One refetch per
+   * account at a time; after a failed one, none for an hour. Local accounts are left alone.
+   */
+  refreshIfStale(account: AccountRow): void {
+    if (account.domain === null || account.uri === null || this.fetchActor === null || this.stopped) return;
+    const now = this.clock.now();
+    if (account.fetchedAt !== null && now - account.fetchedAt < STALE_AFTER_MS) return;
+    if (this.refreshing.has(account.id)) return;
+    const failed = this.failedAt.get(account.id);
+    if (failed !== undefined && now - failed < RETRY_AFTER_MS) return;
+    const { id, uri } = account;
+    const fetchActor = this.fetchActor;
+    // Started on the next tick, so that it is on record before anything of it runs.
+    const run = Promise.resolve()
+      .then(() => fetchActor(uri))
+      .then(async (actor) => {
+        const row = actor && actor.id?.href === uri && !this.stopped ? await this.upsert(actor) : null;
+        if (row) this.failedAt.delete(id);
+        else if (!this.stopped) this.failedAt.set(id, this.clock.now());
+      })
+      .catch((error: unknown) => {
+        this.failedAt.set(id, this.clock.now());
+        log("warn", "remote account refresh failed", { account: uri, error: String(error).split("\n")[0] });
+      })
+      .finally(() => this.refreshing.delete(id));
+    this.refreshing.set(id, run);
+  }
+
+  /** Resolves once the refreshes under way are done (tests, and shutdown). */
+  async idle(): Promise<void> {
+    while (this.refreshing.size > 0) await Promise.allSettled([...this.refreshing.values()]);
+  }
+
+  /** No refresh starts any more, and nothing more is stored (the database is closing). */
+  stop(): void {
+    this.stopped = true;
   }
 
   /** A stored remote status by its IRI, with its author's actor IRI (to check who may change it). */
@@ -49,40 +115,62 @@ export class RemoteAccounts {
     return this.db.select().from(accounts).where(eq(accounts.uri, uri)).get();
   }
 
-  /** Stores what the actor document says; null for something that is not a usable actor. */
-  upsert(actor: Actor): AccountRow | null {
+  /**
+   * Stores what the actor document says, as Mastodon's ActivityPub::ProcessAccountService
+   * does; null for something that is not a usable actor. Rendered statuses of the account are
+   * told (account.updated), so that they show the new profile.
+   */
+  async upsert(actor: Actor): Promise<AccountRow | null> {
     if (!isActor(actor) || actor.id === null || actor.inboxId === null) return null;
     const uri = actor.id.href;
     const domain = actor.id.host.toLowerCase();
     const username = (actor.preferredUsername?.toString() ?? "").trim().slice(0, USERNAME_MAX);
     if (username === "" || /[\s@]/.test(username)) return null;
+    const profile = await readProfile(actor, this.documentLoader ?? nothingFetched);
+    // Federation stopped while the images were read: the database is closing.
+    if (this.stopped) return null;
     const now = this.clock.now();
-    const url = actor.url instanceof URL ? actor.url.href : (actor.url?.href?.href ?? null);
     const values = {
       username,
       domain,
       displayName: (actor.name?.toString() ?? "").slice(0, 1000),
+      noteHtml: profile.noteHtml,
+      fields: JSON.stringify(profile.fields),
+      avatarRemoteUrl: profile.avatarRemoteUrl,
+      headerRemoteUrl: profile.headerRemoteUrl,
       locked: actor.manuallyApprovesFollowers ?? false,
       bot: actor instanceof Service || actor instanceof Application,
+      // Absent means no, as Mastodon reads them.
+      discoverable: actor.discoverable ?? false,
+      indexable: actor.indexable ?? false,
+      ...(actor.published ? { createdAt: actor.published.epochMilliseconds } : {}),
       uri,
-      url,
+      url: profileUrl(actor),
       inboxUrl: actor.inboxId.href,
       sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
       followersUrl: actor.followersId?.href ?? null,
       fetchedAt: now,
     };
-    const existing = this.byUri(uri);
-    if (existing) {
-      this.db.update(accounts).set(values).where(eq(accounts.id, existing.id)).run();
-    } else {
-      const createdAt = actor.published ? actor.published.epochMilliseconds : now;
-      this.db
-        .insert(accounts)
-        .values({ id: this.ids.next(), createdAt, ...values })
-        // Another actor took this name on that domain (a renamed account): the newer IRI wins.
-        .onConflictDoUpdate({ target: [accounts.uri], set: values })
-        .run();
-    }
+    this.db.transaction((tx) => {
+      const existing = tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.uri, uri)).get();
+      if (existing) {
+        tx.update(accounts).set(values).where(eq(accounts.id, existing.id)).run();
+        this.events.emit({ type: "account.updated", accountId: existing.id });
+      } else {
+        tx.insert(accounts)
+          .values({ id: this.ids.next(), createdAt: now, ...values })
+          // Another actor took this name on that domain (a renamed account): the newer IRI wins.
+          .onConflictDoUpdate({ target: [accounts.uri], set: values })
+          .run();
+      }
+    });
     return this.byUri(uri) ?? null;
   }
+}
+
+/** The actor's profile page, when on the actor's own host (Mastodon drops one elsewhere: a profile must not send people off to another site). */
+function profileUrl(actor: Actor): string | null {
+  const url = actor.url instanceof URL ? actor.url : (actor.url?.href ?? null);
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.hostname.toLowerCase() !== actor.id!.hostname.toLowerCase()) return null;
+  return url.href;
 }

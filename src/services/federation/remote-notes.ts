@@ -59,7 +59,7 @@ export class RemoteNotes {
     let author: AccountRow | null = this.remote.byUri(authorUri.href) ?? null;
     if (!author) {
       const actor = await note.getAttribution({ ...ctx, suppressError: true });
-      author = actor ? this.remote.upsert(actor) : null;
+      author = actor ? await this.remote.upsert(actor) : null;
     }
     if (!author || author.uri !== authorUri.href) return null;
     const to = note.toIds.map((u) => u.href);
