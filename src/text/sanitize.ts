@@ -9,7 +9,7 @@ import sanitizeHtml from "sanitize-html";
  *   formatting (b strong i em u s del sub sup code abbr), pre and blockquote, headings h1-h5,
  *   lists, ruby annotations; `lang` on any of them;
  * - links whose href is absolute with one of Mastodon's link protocols, given
- *   `rel="nofollow noopener" target="_blank"` whatever they said; a link without such an href
+ *   `rel="nofollow noopener" target="_blank"` (keeping only `tag` of what they said); a link without such an href
  *   (none, relative, `javascript:`, `data:`...) becomes its bare text;
  * - classes that carry meaning in federated HTML (microformats `h-*`, `p-*`, `u-*`, `dt-*`,
  *   `e-*`; `mention`, `hashtag`; `ellipsis`, `invisible`; `quote-inline`) on a, span and p;
@@ -140,7 +140,9 @@ function cleanAttributes(tagName: string, attribs: sanitizeHtml.Attributes): san
   const out: sanitizeHtml.Attributes = { ...attribs };
   if (out.translate !== undefined && out.translate !== "no") delete out.translate;
   if (tagName === "a") {
-    out.rel = "nofollow noopener";
+    // Mastodon's LINK_REL_TRANSFORMER: of what the sender said only `tag` stays (hashtag links).
+    const tag = (attribs.rel ?? "").split(/\s+/).includes("tag") ? ["tag"] : [];
+    out.rel = [...tag, "nofollow", "noopener"].join(" ");
     out.target = "_blank";
   }
   if (tagName === "blockquote" && out.cite !== undefined && linkProtocol(out.cite) === undefined) delete out.cite;

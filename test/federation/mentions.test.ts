@@ -194,7 +194,7 @@ describe("what arrives is sanitized", () => {
       // An image is shown as a link reading "[🖼  x]" (Mastodon's); its src here is no URL, so text.
       `<p>hi click [🖼  x]` +
         `<span class="h-card"><a href="${a.base}/@alice" class="u-url mention" rel="nofollow noopener" target="_blank">@<span>alice</span></a></span> ` +
-        `<a href="${receiver.base}/tags/Cats" class="mention hashtag" rel="nofollow noopener" target="_blank">#<span>Cats</span></a> <b>bold</b></p>`,
+        `<a href="${receiver.base}/tags/Cats" class="mention hashtag" rel="tag nofollow noopener" target="_blank">#<span>Cats</span></a> <b>bold</b></p>`,
     );
     expect(shown.tags.map((t: any) => t.name)).toEqual(["cats"]);
     expect(shown.mentions.map((m: any) => m.acct)).toEqual(["alice"]);

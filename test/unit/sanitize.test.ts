@@ -10,7 +10,7 @@ describe("sanitizeRemoteHtml (Mastodon's MASTODON_STRICT)", () => {
     );
     // rel is Mastodon's, whatever the sender said (rel="tag" included, as Mastodon does).
     expect(clean('<a href="https://x/tags/t" class="mention hashtag" rel="tag">#<span>t</span></a>')).toBe(
-      `<a href="https://x/tags/t" class="mention hashtag" rel="nofollow noopener" target="_blank">#<span>t</span></a>`,
+      `<a href="https://x/tags/t" class="mention hashtag" rel="tag nofollow noopener" target="_blank">#<span>t</span></a>`,
     );
     const shortened =
       '<a href="https://example.com/a/long/path"><span class="invisible">https://</span><span class="ellipsis">example.com/a/lon</span><span class="invisible">g/path</span></a>';
