@@ -3,6 +3,7 @@ import { Accept, Block, Create, Delete, Follow, isActor, Note, Reject, Undo, Upd
 import { followKey, wireRelationships } from "./relationships.ts";
 import { recipientOf, Sender } from "./sender.ts";
 import { wireStatuses } from "./statuses.ts";
+import { wireProfiles } from "./profiles.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
@@ -153,6 +154,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   const context = () => federation.createContext(publicUrl, undefined);
   wireRelationships(app, context, kv, sender);
   wireStatuses(app, context, lookups, sender);
+  wireProfiles(app, context, sender);
   // acct: lookups go through WebFinger, which Fedify always asks over https.
   const remote = services.remoteAccounts;
   const lookupActor = async (identifier: string, signal?: AbortSignal) => {

@@ -285,3 +285,21 @@ describe("remote accounts are fetched again when looked at a day after the last 
     }
   });
 });
+
+describe("a local profile change goes out", () => {
+  test("a remote follower's server hears of a new display name and note at once (Update of the actor), not at its next refresh", async () => {
+    const dana = await createUser(a, "dana");
+    const remoteDana = (await b.federation!.resolveActor(`${a.base}/users/dana`))!;
+    await bob.client.post(`/api/v1/accounts/${remoteDana.id}/follow`);
+    await eventually(async () => (await bob.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(remoteDana.id) } })).body[0]?.following === true, "bob follows dana");
+    // B's clock does not move in this test: no refresh of dana is due there, so only an Update
+    // from A can bring the change.
+    const changed = await dana.client.patch("/api/v1/accounts/update_credentials", { json: { display_name: "Dana Q.", note: "Now with a bio" } });
+    expect(changed.status).toBe(200);
+    const shown = await eventually(async () => {
+      const body = await shownOnB(remoteDana.id);
+      return body.display_name === "Dana Q." ? body : null;
+    }, "B shows dana's new name");
+    expect(shown.note).toBe("<p>Now with a bio</p>");
+  });
+});
