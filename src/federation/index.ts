@@ -1,9 +1,10 @@
 import { createFederation, type Federation } from "@fedify/fedify";
-import { Accept, Block, Create, Delete, Follow, isActor, Note, Reject, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Announce, Block, Create, Delete, Follow, isActor, Like, Note, Reject, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
 import { followKey, wireRelationships } from "./relationships.ts";
 import { recipientOf, Sender } from "./sender.ts";
 import { wireStatuses } from "./statuses.ts";
 import { wireProfiles } from "./profiles.ts";
+import { wireInteractions } from "./interactions.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
@@ -143,6 +144,12 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     .on(Block, async (ctx, block) => {
       await services.federationInbox.block(ctx, block);
     })
+    .on(Like, async (ctx, like) => {
+      await services.remoteInteractions.like(ctx, like);
+    })
+    .on(Announce, async (ctx, announce) => {
+      await services.remoteInteractions.announce(ctx, announce);
+    })
     .on(Undo, async (ctx, undo) => {
       await services.federationInbox.undo(ctx, undo);
     })
@@ -155,6 +162,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   wireRelationships(app, context, kv, sender);
   wireStatuses(app, context, lookups, sender);
   wireProfiles(app, context, sender);
+  wireInteractions(app, context, lookups, sender);
   // acct: lookups go through WebFinger, which Fedify always asks over https.
   const remote = services.remoteAccounts;
   const lookupActor = async (identifier: string, signal?: AbortSignal) => {

@@ -6,7 +6,7 @@ import { accountUrl, serializeAccount, type Urls } from "../presenters/account.t
 import { statusUrl } from "../presenters/status.ts";
 import { mentionsOf } from "../models/mentions.ts";
 
-const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
+export const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
 
 /**
  * The actor document of a local account (Mastodon's ActivityPub::ActorSerializer is the model:

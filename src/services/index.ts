@@ -20,6 +20,7 @@ import { FederationInbox } from "./federation/inbox.ts";
 import { RemoteAccounts } from "./federation/remote-accounts.ts";
 import { RemoteMentions } from "./federation/remote-mentions.ts";
 import { RemoteNotes } from "./federation/remote-notes.ts";
+import { RemoteInteractions } from "./federation/interactions.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { ConversationService } from "./conversations.ts";
@@ -104,7 +105,8 @@ export function createServices(deps: ServiceDeps) {
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const federationActors = new FederationActors(db, clock);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing);
-  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes);
+  const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes);
+  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, remoteInteractions);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions);
@@ -164,6 +166,7 @@ export function createServices(deps: ServiceDeps) {
     federationActors,
     remoteAccounts,
     remoteNotes,
+    remoteInteractions,
     federationInbox,
     wheel,
     tokens,

@@ -1,6 +1,7 @@
 import type { InboxContext } from "@fedify/fedify";
-import { Accept, Block, Create, Delete, Follow, isActor, Note, Reject, Undo, Update } from "@fedify/fedify/vocab";
+import { Accept, Activity, Announce, Block, Create, Delete, Follow, isActor, Like, Note, Reject, Undo, Update } from "@fedify/fedify/vocab";
 import type { RemoteNotes } from "./remote-notes.ts";
+import type { RemoteInteractions } from "./interactions.ts";
 import type { RemovalService } from "../statuses/removal.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { FollowService } from "../accounts/follows.ts";
@@ -21,6 +22,7 @@ export class FederationInbox {
     private reader: StatusReader,
     private moderation: ModerationService,
     private notes: RemoteNotes,
+    private interactions: RemoteInteractions,
   ) {}
 
   /**
@@ -123,12 +125,15 @@ export class FederationInbox {
     return target && blocker ? { remoteId: blocker.id, localId: target.id } : null;
   }
 
-  /** Undo of a Follow (the follow or the request goes) or of a Block, by the actor who sent it. */
+  /** Undo of a Follow (the follow or the request goes), a Block, a Like or an Announce, by the actor who sent it. */
   async undo(ctx: InboxContext<void>, undo: Undo): Promise<void> {
     if (undo.actorId === null) return;
     const object = await undo.getObject(ctx);
     // Only the actor of the undone activity can take it back.
-    if (!(object instanceof Follow || object instanceof Block) || object.actorId?.href !== undo.actorId.href) return;
+    if (!(object instanceof Activity) || object.actorId?.href !== undo.actorId.href) return;
+    if (object instanceof Like) return this.interactions.unlike(ctx, object);
+    if (object instanceof Announce) return this.interactions.unannounce(ctx, object);
+    if (!(object instanceof Follow || object instanceof Block)) return;
     if (object instanceof Block) {
       const pair = this.blockPair(ctx, object);
       if (pair) this.moderation.unblock(pair.remoteId, pair.localId);

@@ -148,7 +148,7 @@ export class RemoteNotes {
   }
 
   /** A stored status by its IRI: a local one (served at our URIs) or a remote one kept here. */
-  private statusAt(ctx: Context<void>, iri: URL): { id: number; local: boolean } | null {
+  statusAt(ctx: Context<void>, iri: URL): { id: number; local: boolean } | null {
     const parsed = ctx.parseUri(iri);
     if (parsed?.type === "object" && parsed.class === Note) {
       const id = Number(parsed.values.id);

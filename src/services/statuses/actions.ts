@@ -66,8 +66,11 @@ export class StatusActionService {
     return row;
   }
 
-  /** Boosts the status (or what a boost boosts); boosting again returns the existing boost. */
-  reblog(actorId: number, statusId: number | null, visibilityParam: string | undefined): StatusRow {
+  /**
+   * Boosts the status (or what a boost boosts); boosting again returns the existing boost.
+   * A remote account's boost (an Announce) carries its IRI and date in `remote`.
+   */
+  reblog(actorId: number, statusId: number | null, visibilityParam: string | undefined, remote?: { uri: string; createdAt: number }): StatusRow {
     const { subject: original } = this.target(statusId, actorId);
     if (original.visibility === "direct") throw forbidden();
     if (original.visibility === "private" && original.accountId !== actorId) throw forbidden();
@@ -86,7 +89,7 @@ export class StatusActionService {
     // A boost of a private status (only its author may make one) stays private.
     if (original.visibility === "private") visibility = "private";
 
-    const now = this.clock.now();
+    const now = remote ? Math.min(remote.createdAt, this.clock.now()) : this.clock.now();
     const row: StatusRow = {
       id: this.ids.next(),
       accountId: actorId,
@@ -110,7 +113,7 @@ export class StatusActionService {
       favouritesCount: 0,
       createdAt: now,
       editedAt: null,
-      uri: null,
+      uri: remote?.uri ?? null,
       url: null,
     };
     let recipients: number[] = [];
@@ -128,7 +131,7 @@ export class StatusActionService {
       recipients = this.feed.deliver(tx, row, original);
       return true;
     });
-    if (!created) return this.reblog(actorId, original.id, visibilityParam);
+    if (!created) return this.reblog(actorId, original.id, visibilityParam, remote);
     this.notifications.notify(original.accountId, actorId, "reblog", original.id);
     this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     return row;

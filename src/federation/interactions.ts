@@ -1,0 +1,89 @@
+import type { Context } from "@fedify/fedify";
+import { Announce, Like, PUBLIC_COLLECTION, Undo } from "@fedify/fedify/vocab";
+import type { AppContext } from "../context.ts";
+import type { AccountRow, StatusRow } from "../db/schema.ts";
+import { recipientOf, type Sender } from "./sender.ts";
+import { actorUriOf, instant, noteUriOf, type NoteLookups } from "./vocab.ts";
+
+/**
+ * Favourites and boosts by local accounts, told to other servers once committed: a
+ * favourite of a remote status is a Like sent to its author (Mastodon sends it nowhere else),
+ * a boost an Announce sent to the booster's remote followers and the boosted status's remote
+ * author, and taking either back an Undo quoting it.
+ */
+export function wireInteractions(app: AppContext, ctx: () => Context<void>, lookups: NoteLookups, sender: Sender): void {
+  const { services } = app;
+
+  /** The local account and the remote status (with its author) a favourite concerns. */
+  const liked = (accountId: number, statusId: number) => {
+    const account = lookups.account(accountId);
+    const status = lookups.status(statusId);
+    const author = status && lookups.account(status.accountId);
+    if (!account || account.domain !== null || !status || status.uri === null || !author || author.domain === null) return null;
+    return { account, status, author };
+  };
+  const likeOf = (c: Context<void>, account: AccountRow, status: StatusRow, favouriteId: number) => {
+    const actor = c.getActorUri(account.username);
+    return new Like({ id: new URL(`${actor.href}#likes/${favouriteId}`), actor, object: new URL(status.uri!) });
+  };
+
+  services.events.afterCommit("favourite.created", (e) => {
+    const p = liked(e.accountId, e.statusId);
+    if (!p) return;
+    const c = ctx();
+    const like = likeOf(c, p.account, p.status, e.favouriteId);
+    sender.send("Like", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.author), like, { orderingKey: like.id!.href }));
+  });
+
+  services.events.afterCommit("favourite.removed", (e) => {
+    const p = liked(e.accountId, e.statusId);
+    if (!p) return;
+    const c = ctx();
+    const like = likeOf(c, p.account, p.status, e.favouriteId);
+    const undo = new Undo({ id: new URL(`${like.id!.href}/undo`), actor: like.actorId, object: like });
+    sender.send("Undo Like", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.author), undo, { orderingKey: like.id!.href }));
+  });
+
+  /**
+   * A local boost as an Announce (Mastodon's: its id is the boost's URI plus /activity;
+   * public boosts have as:Public in `to`, unlisted ones in `cc`, with the booster's
+   * followers and the boosted author), and who should get it; null when nobody elsewhere should.
+   */
+  const announcement = (boost: StatusRow) => {
+    if (boost.reblogOfId === null || boost.uri !== null) return null;
+    const booster = lookups.account(boost.accountId);
+    const original = lookups.status(boost.reblogOfId);
+    const author = original && lookups.account(original.accountId);
+    if (!booster || booster.domain !== null || !original || !author) return null;
+    const recipients = [...services.federationActors.remoteFollowers(booster.id), ...(author.domain !== null ? [author] : [])];
+    if (recipients.length === 0) return null;
+    const c = ctx();
+    const followers = c.getFollowersUri(booster.username);
+    const authorUri = actorUriOf(c, author);
+    const [tos, ccs] = boost.visibility === "public" ? [[PUBLIC_COLLECTION], [followers, authorUri]] : boost.visibility === "unlisted" ? [[followers], [PUBLIC_COLLECTION, authorUri]] : [[followers], [authorUri]];
+    const announce = new Announce({
+      id: new URL(`${noteUriOf(c, booster, boost).href}/activity`),
+      actor: c.getActorUri(booster.username),
+      object: noteUriOf(c, author, original),
+      published: instant(boost.createdAt),
+      tos,
+      ccs,
+    });
+    return { c, booster, announce, recipients: recipients.map(recipientOf) };
+  };
+
+  services.events.afterCommit("status.created", (e) => {
+    const out = announcement(e.status);
+    if (!out) return;
+    const { c, booster, announce, recipients } = out;
+    sender.send("Announce", () => c.sendActivity({ identifier: booster.username }, recipients, announce, { preferSharedInbox: true, orderingKey: announce.id!.href }));
+  });
+
+  services.events.afterCommit("status.deleted", (e) => {
+    const out = announcement(e.status);
+    if (!out) return;
+    const { c, booster, announce, recipients } = out;
+    const undo = new Undo({ id: new URL(`${announce.id!.href}/undo`), actor: announce.actorId, tos: announce.toIds, ccs: announce.ccIds, object: announce });
+    sender.send("Undo Announce", () => c.sendActivity({ identifier: booster.username }, recipients, undo, { preferSharedInbox: true, orderingKey: announce.id!.href }));
+  });
+}

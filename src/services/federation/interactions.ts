@@ -1,0 +1,106 @@
+import type { Context } from "@fedify/fedify";
+import { Announce, Like, Note, PUBLIC_COLLECTION, type Activity } from "@fedify/fedify/vocab";
+import type { AccountRow, StatusRow } from "../../db/schema.ts";
+import type { StatusActionService } from "../statuses/actions.ts";
+import type { StatusReader } from "../statuses/reader.ts";
+import type { RemovalService } from "../statuses/removal.ts";
+import type { FederationActors } from "./actors.ts";
+import type { RemoteAccounts } from "./remote-accounts.ts";
+import type { RemoteNotes } from "./remote-notes.ts";
+
+/**
+ * Favourites and boosts by remote accounts (Like, Announce, and their Undo), through the
+ * same status actions as a local account's: counters, notifications, home feeds. A Like is
+ * counted only on a local status (a remote status's count is its own server's); a boost of a
+ * remote status is kept when someone here follows the booster, the status fetched from its
+ * own server if it is not stored yet.
+ */
+export class RemoteInteractions {
+  constructor(
+    private actors: FederationActors,
+    private remote: RemoteAccounts,
+    private actions: StatusActionService,
+    private removal: RemovalService,
+    private reader: StatusReader,
+    private notes: RemoteNotes,
+  ) {}
+
+  async like(ctx: Context<void>, like: Like): Promise<void> {
+    const pair = await this.localTarget(ctx, like);
+    if (!pair) return;
+    try {
+      this.actions.favourite(pair.account.id, pair.status.id);
+    } catch {
+      // Not a status it may see, or it blocks the author: nothing to count.
+    }
+  }
+
+  /** An Undo of a Like, by the Like's own actor (checked by the caller). */
+  async unlike(ctx: Context<void>, like: Like): Promise<void> {
+    const pair = await this.localTarget(ctx, like);
+    if (!pair) return;
+    try {
+      this.actions.unfavourite(pair.account.id, pair.status.id);
+    } catch {
+      // The status is no longer visible to it: its favourite went with that.
+    }
+  }
+
+  async announce(ctx: Context<void>, announce: Announce): Promise<void> {
+    if (announce.id === null || announce.actorId === null || announce.objectId === null) return;
+    // A server speaks for its own activities only.
+    if (announce.id.origin !== announce.actorId.origin) return;
+    if (this.remote.statusByUri(announce.id.href)) return;
+    const account = await this.actorOf(ctx, announce);
+    if (!account) return;
+    let original = this.statusAt(ctx, announce.objectId);
+    if (!original) {
+      if (!this.actors.hasLocalFollowers(account.id)) return;
+      const object = await announce.getObject({ ...ctx, suppressError: true });
+      if (!(object instanceof Note)) return;
+      original = await this.notes.store(ctx, object, { fetched: true });
+      if (!original) return;
+    }
+    const to = announce.toIds.map((u) => u.href);
+    const cc = announce.ccIds.map((u) => u.href);
+    const visibility = to.includes(PUBLIC_COLLECTION.href) ? "public" : cc.includes(PUBLIC_COLLECTION.href) ? "unlisted" : "private";
+    try {
+      this.actions.reblog(account.id, original.id, visibility, { uri: announce.id.href, createdAt: announce.published?.epochMilliseconds ?? Date.now() });
+    } catch {
+      // Not boostable by it (private, direct, or it blocks the author): nothing is stored.
+    }
+  }
+
+  /** An Undo of an Announce, by the Announce's own actor (checked by the caller). */
+  async unannounce(_ctx: Context<void>, announce: Announce): Promise<void> {
+    if (announce.actorId === null) return;
+    const account = this.remote.byUri(announce.actorId.href);
+    if (!account) return;
+    const byUri = announce.id ? this.remote.statusByUri(announce.id.href) : undefined;
+    const boost = byUri ? this.reader.findRow(byUri.id) : undefined;
+    if (boost && boost.accountId === account.id && boost.reblogOfId !== null) this.removal.remove(boost);
+  }
+
+  /** The remote actor and the local status a Like names. */
+  private async localTarget(ctx: Context<void>, activity: Like): Promise<{ account: AccountRow; status: StatusRow } | null> {
+    if (activity.actorId === null || activity.objectId === null) return null;
+    const status = this.statusAt(ctx, activity.objectId);
+    if (!status || status.uri !== null) return null;
+    const account = await this.actorOf(ctx, activity);
+    return account ? { account, status } : null;
+  }
+
+  /** The activity's actor as stored, fetched and stored when it is new. */
+  private async actorOf(ctx: Context<void>, activity: Activity): Promise<AccountRow | null> {
+    const stored = this.remote.byUri(activity.actorId!.href);
+    if (stored) return stored;
+    const actor = await activity.getActor({ ...ctx, suppressError: true });
+    return actor && actor.id?.href === activity.actorId!.href ? this.remote.upsert(actor) : null;
+  }
+
+  /** A status stored here by its IRI: a local one (at our URIs) or a remote one. */
+  private statusAt(ctx: Context<void>, iri: URL): StatusRow | null {
+    const found = this.notes.statusAt(ctx, iri);
+    return found ? (this.reader.findRow(found.id) ?? null) : null;
+  }
+}
