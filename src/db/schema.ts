@@ -482,7 +482,7 @@ export const mediaAttachments = sqliteTable(
     scheduledStatusId: integer("scheduled_status_id").references(() => scheduledStatuses.id, { onDelete: "set null" }),
     /** Order among the status's attachments. */
     position: integer("position").notNull().default(0),
-    /** image | unknown */
+    /** image | gifv | video | audio | unknown */
     type: text("type").notNull(),
     /** queued | in_progress | complete | failed */
     processing: text("processing").notNull(),
@@ -500,6 +500,8 @@ export const mediaAttachments = sqliteTable(
     detachedAt: integer("detached_at"),
     /** Random key of the attachment's short page URL (`text_url`), as Mastodon gives local media. */
     shortcode: text("shortcode"),
+    /** Media of remote statuses: shown at its own server's URL, not downloaded. */
+    remoteUrl: text("remote_url"),
   },
   (t) => [
     index("media_attachments_status").on(t.statusId, t.position),

@@ -47,7 +47,11 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   const kv = new SqliteKvStore(sqlite, app.clock);
   const queue = new SqliteMessageQueue(sqlite, app.clock, config.allowPrivateAddresses);
   const publicUrl = new URL(config.publicUrl);
-  const lookups: NoteLookups = { account: (id) => services.accounts.findById(id), status: (id) => services.reader.findRow(id) };
+  const lookups: NoteLookups = {
+    account: (id) => services.accounts.findById(id),
+    status: (id) => services.reader.findRow(id),
+    media: (statusId) => services.statusMedia.forStatuses([statusId]).get(statusId) ?? [],
+  };
   const federation = createFederation<void>({
     kv,
     queue,

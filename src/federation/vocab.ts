@@ -1,7 +1,7 @@
 import type { Context } from "@fedify/fedify";
-import { Create, Endpoints, Hashtag, Image, Mention, Note, Person, PropertyValue, PUBLIC_COLLECTION, Service } from "@fedify/fedify/vocab";
+import { Create, Document, Endpoints, Hashtag, Image, Mention, Note, Person, PropertyValue, PUBLIC_COLLECTION, Service } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
-import type { AccountRow, StatusRow } from "../db/schema.ts";
+import type { AccountRow, MediaRow, StatusRow } from "../db/schema.ts";
 import { accountUrl, serializeAccount, type Urls } from "../presenters/account.ts";
 import { statusUrl } from "../presenters/status.ts";
 import { mentionsOf } from "../models/mentions.ts";
@@ -45,6 +45,27 @@ export async function actorOf(ctx: Context<void>, urls: Urls, account: AccountRo
 export interface NoteLookups {
   account(id: number): AccountRow | undefined;
   status(id: number): StatusRow | undefined;
+  /** A status's attachments, in order. */
+  media(statusId: number): MediaRow[];
+}
+
+const MEDIA_TYPES: Record<string, string> = { jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", webp: "image/webp", gif: "image/gif", avif: "image/avif", mp4: "video/mp4", webm: "video/webm", mp3: "audio/mpeg", ogg: "audio/ogg" };
+
+/**
+ * A local attachment as Mastodon sends it: a Document with its media type, URL, alt text and
+ * size. Not sent: blurhash and focal point, Mastodon's extension terms, which Fedify's
+ * vocabulary has no place for (receivers compute a blurhash of their own when they fetch it).
+ */
+function documentOf(urls: Urls, m: MediaRow): Document | null {
+  if (m.file === null) return null;
+  const original = (JSON.parse(m.meta) as { original?: { width?: number; height?: number } }).original;
+  return new Document({
+    mediaType: MEDIA_TYPES[m.file.split(".").pop()?.toLowerCase() ?? ""] ?? null,
+    url: new URL(urls.media(m.file)),
+    name: m.description,
+    width: original?.width ?? null,
+    height: original?.height ?? null,
+  });
 }
 
 /** The actor IRI of an account, local or remote. */
@@ -100,6 +121,7 @@ export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, statu
     tos,
     ccs,
     tags,
+    attachments: status.hasMedia ? lookups.media(status.id).flatMap((m) => documentOf(urls, m) ?? []) : [],
   });
 }
 

@@ -6,6 +6,7 @@ import type { Urls } from "./account.ts";
  * processed; `meta` of an attachment that was not understood holds only its focus.
  */
 export function serializeAttachment(urls: Urls, m: MediaRow) {
+  if (m.remoteUrl !== null) return remoteAttachment(m);
   const meta = JSON.parse(m.meta) as Record<string, unknown>;
   const unknown = m.type === "unknown";
   const preview = m.thumbnail ?? m.preview;
@@ -20,5 +21,25 @@ export function serializeAttachment(urls: Urls, m: MediaRow) {
     meta: unknown ? (meta.focus ? { focus: meta.focus } : {}) : Object.fromEntries(Object.entries(meta).filter(([, v]) => v !== undefined && v !== null)),
     description: m.description,
     blurhash: unknown ? null : m.blurhash,
+  };
+}
+
+/**
+ * An attachment of a remote status, not downloaded: shown at its own server's URL (`url` and
+ * `remote_url` alike, so that clients load it from there), its preview the image itself.
+ */
+function remoteAttachment(m: MediaRow) {
+  const still = m.type === "image";
+  return {
+    id: String(m.id),
+    type: m.type,
+    url: m.remoteUrl,
+    preview_url: still ? m.remoteUrl : null,
+    remote_url: m.remoteUrl,
+    preview_remote_url: null,
+    text_url: null,
+    meta: JSON.parse(m.meta) as Record<string, unknown>,
+    description: m.description,
+    blurhash: m.blurhash,
   };
 }

@@ -61,7 +61,9 @@ export class FederationInbox {
     if (!(note instanceof Note) || note.id === null) return;
     // The actor must be the author.
     if (note.attributionId?.href !== create.actorId.href) return;
-    await this.notes.store(ctx, note, { fetched: false });
+    // The Note as it arrived, for what Fedify's vocabulary leaves out (attachments' blurhash).
+    const raw = ((await create.toJsonLd()) as { object?: unknown } | null)?.object;
+    await this.notes.store(ctx, note, { fetched: false, raw });
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Context } from "@fedify/fedify";
-import { Hashtag, Mention, Note, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
+import { Audio, Document, Hashtag, Image, Mention, Note, PUBLIC_COLLECTION, Video } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { MentionRef } from "../../models/mentions.ts";
 import { normalizeTag } from "../../text/format.ts";
@@ -7,7 +7,7 @@ import { htmlToText } from "../../text/html-to-text.ts";
 import { sanitizeRemoteHtml } from "../../text/sanitize.ts";
 import type { EditingService } from "../statuses/editing.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
-import type { PostingService } from "../statuses/posting.ts";
+import type { PostingService, RemoteMedia } from "../statuses/posting.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { Visibility } from "../statuses/visibility.ts";
 import type { FederationActors } from "./actors.ts";
@@ -16,6 +16,11 @@ import type { RemoteAccounts } from "./remote-accounts.ts";
 /** Mentions and hashtags read from one Note at most (far above what a Note of 500 characters names). */
 const MAX_MENTIONS = 100;
 const MAX_HASHTAGS = 100;
+/** Attachments kept of one Note (Mastodon's ACTIVITYPUB_STATUSES_ATTACHMENT_MAX). */
+const MAX_ATTACHMENTS = 16;
+const MAX_DESCRIPTION = 1500;
+/** BlurHash's alphabet (base 83); a hash is short. */
+const BLURHASH = /^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{6,100}$/;
 
 /** What a Note says, as stored: its HTML sanitized, its text (for filters), its hashtags. */
 export interface NoteContent {
@@ -51,7 +56,7 @@ export class RemoteNotes {
    * direct. Mentions of local accounts that block the author are dropped, and with them what
    * only they concerned.
    */
-  async store(ctx: Context<void>, note: Note, options: { fetched: boolean }): Promise<StatusRow | null> {
+  async store(ctx: Context<void>, note: Note, options: { fetched: boolean; raw?: unknown }): Promise<StatusRow | null> {
     const authorUri = note.attributionId;
     if (note.id === null || authorUri === null || note.id.origin !== authorUri.origin) return null;
     const known = this.remote.statusByUri(note.id.href);
@@ -88,6 +93,7 @@ export class RemoteNotes {
       createdAt: note.published?.epochMilliseconds ?? Date.now(),
       inReplyToId: parent?.id ?? null,
       mentions,
+      media: await this.attachmentsOf(ctx, note, options.raw),
     });
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
     return published ?? this.reader.findRow(this.remote.statusByUri(note.id.href)?.id ?? 0) ?? null;
@@ -131,6 +137,38 @@ export class RemoteNotes {
     const html = sanitizeRemoteHtml(note.content?.toString() ?? "");
     const spoilerText = htmlToText(note.summary?.toString() ?? "");
     return { html, text: htmlToText(html), spoilerText, sensitive: (note.sensitive ?? false) || spoilerText !== "", tags: hashtags };
+  }
+
+  /**
+   * The Note's attachments, to be shown at their own server's URLs: type (from the object's
+   * type or its media type), alt text, size; blurhash and focal point are Mastodon's
+   * extension terms, which Fedify's vocabulary does not model, so they are read from the Note
+   * as it arrived: `raw`, the document it came embedded in, or else the one Fedify keeps of a
+   * Note it parsed on its own (a fetched one).
+   */
+  private async attachmentsOf(ctx: Context<void>, note: Note, given?: unknown): Promise<RemoteMedia[]> {
+    const raw = ((given as { id?: unknown } | undefined)?.id === note.id?.href ? given : await note.toJsonLd()) as { attachment?: unknown } | null;
+    const extras = (Array.isArray(raw?.attachment) ? raw.attachment : raw?.attachment ? [raw.attachment] : []) as Record<string, unknown>[];
+    const media: RemoteMedia[] = [];
+    let index = 0;
+    for await (const attachment of note.getAttachments({ ...ctx, suppressError: true })) {
+      const extra = extras[index++] ?? {};
+      if (media.length >= MAX_ATTACHMENTS || !(attachment instanceof Document)) continue;
+      const link = attachment.url instanceof URL ? attachment.url : (attachment.url?.href ?? null);
+      if (link === null || (link.protocol !== "https:" && link.protocol !== "http:")) continue;
+      const mediaType = attachment.mediaType ?? "";
+      const type =
+        attachment instanceof Video || mediaType.startsWith("video/") ? "video" : attachment instanceof Audio || mediaType.startsWith("audio/") ? "audio" : attachment instanceof Image || mediaType.startsWith("image/") ? "image" : "unknown";
+      const meta: RemoteMedia["meta"] = {};
+      const { width, height } = attachment;
+      if (width && height && width > 0 && height > 0) meta.original = { width, height, size: `${width}x${height}`, aspect: width / height };
+      const focal = extra.focalPoint;
+      if (Array.isArray(focal) && focal.length === 2 && focal.every((v) => typeof v === "number" && v >= -1 && v <= 1)) meta.focus = { x: focal[0] as number, y: focal[1] as number };
+      const blurhash = typeof extra.blurhash === "string" && BLURHASH.test(extra.blurhash) ? extra.blurhash : null;
+      const description = attachment.name?.toString().trim().slice(0, MAX_DESCRIPTION) || null;
+      media.push({ type, url: link.href, description, blurhash, meta });
+    }
+    return media;
   }
 
   /** The hrefs of the Note's Mention tags and the names of its Hashtag tags (normalized, once each). */

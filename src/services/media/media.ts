@@ -156,6 +156,7 @@ export class MediaService {
         createdAt: this.clock.now(),
         detachedAt: null,
         shortcode: Buffer.from(crypto.getRandomValues(new Uint8Array(14))).toString("base64url"),
+        remoteUrl: null,
       };
       this.db.insert(mediaAttachments).values(row).run();
       if (options.background) this.queue.enqueue(row.id);

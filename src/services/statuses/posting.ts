@@ -2,7 +2,7 @@ import { eq, getTableColumns, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/connection.ts";
-import { polls, statuses, type StatusRow, type UserRow } from "../../db/schema.ts";
+import { mediaAttachments, polls, statuses, type StatusRow, type UserRow } from "../../db/schema.ts";
 import { idAt, parseId, type IdGenerator } from "../../ids.ts";
 import { ApiError, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -56,6 +56,17 @@ export interface RemoteStatusInput {
   inReplyToId: number | null;
   /** Local accounts and stored remote ones its tags mention, in order. */
   mentions: MentionRef[];
+  /** Its attachments, shown at their own server's URLs. */
+  media: RemoteMedia[];
+}
+
+/** An attachment of a remote status as its Note describes it. */
+export interface RemoteMedia {
+  type: "image" | "video" | "audio" | "unknown";
+  url: string;
+  description: string | null;
+  blurhash: string | null;
+  meta: { original?: { width: number; height: number; size: string; aspect: number }; focus?: { x: number; y: number } };
 }
 
 /** A status that passed every check and can be published now or at its scheduled time. */
@@ -305,7 +316,7 @@ export class PostingService {
       conversationId: parent?.conversationId ?? id,
       mentions: JSON.stringify(input.mentions),
       tags: JSON.stringify(tagNames),
-      hasMedia: false,
+      hasMedia: input.media.length > 0,
       hasPoll: false,
       repliesCount: 0,
       reblogsCount: 0,
@@ -318,6 +329,11 @@ export class PostingService {
     this.db.transaction((tx) => {
       this.q.insertStatus.run(row);
       this.writeMentionsAndTags(id, input.mentions, tagNames, createdAt);
+      input.media.forEach((m, position) =>
+        tx.insert(mediaAttachments)
+          .values({ id: this.ids.next(), accountId: input.accountId, statusId: id, position, type: m.type, processing: "complete", meta: JSON.stringify(m.meta), description: m.description, blurhash: m.blurhash, createdAt, remoteUrl: m.url })
+          .run(),
+      );
       this.counters.authorPosted(input.accountId, row.visibility, createdAt);
       if (parent) this.counters.reply(parent.id, row.visibility, 1);
       const recipients = this.feed.deliver(tx, row, null);

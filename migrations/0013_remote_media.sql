@@ -1,0 +1,1 @@
+ALTER TABLE `media_attachments` ADD `remote_url` text;
