@@ -22,6 +22,8 @@ export const accounts = sqliteTable(
     noteHtml: text("note_html").notNull().default(""),
     /** JSON: [{name, value, valueHtml, verifiedAt}]; a remote account's value is its cleaned HTML, as valueHtml. */
     fields: text("fields").notNull().default("[]"),
+    /** Remote accounts: JSON [{shortcode, url, static_url, visible_in_picker}], the custom emojis of their name, note and fields. */
+    emojis: text("emojis").notNull().default("[]"),
     locked: bool("locked").notNull().default(false),
     bot: bool("bot").notNull().default(false),
     discoverable: bool("discoverable").notNull().default(true),
@@ -212,6 +214,8 @@ export const statuses = sqliteTable(
     mentions: text("mentions").notNull().default("[]"),
     /** JSON [normalised tag name]. */
     tags: text("tags").notNull().default("[]"),
+    /** Remote statuses: JSON [{shortcode, url, static_url, visible_in_picker}], the custom emojis of their server they use. */
+    emojis: text("emojis").notNull().default("[]"),
     hasMedia: bool("has_media").notNull().default(false),
     hasPoll: bool("has_poll").notNull().default(false),
     repliesCount: integer("replies_count").notNull().default(0),

@@ -1,5 +1,6 @@
 import type { AccountRow, UserRow } from "../db/schema.ts";
 import type { ProfileField } from "../models/views.ts";
+import { emojisOf } from "../models/emojis.ts";
 
 export interface Urls {
   publicUrl: string;
@@ -59,7 +60,7 @@ export function serializeAccount(urls: Urls, a: AccountRow) {
     last_status_at: a.lastStatusAt === null ? null : dateOnly(a.lastStatusAt),
     hide_collections: a.hideCollections,
     noindex: false,
-    emojis: [] as unknown[],
+    emojis: emojisOf(a) as unknown[],
     roles: [] as unknown[],
     fields: fields.map((f) => ({
       name: f.name,

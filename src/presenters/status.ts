@@ -1,5 +1,6 @@
 import type { StatusParts, StatusView, ViewerFlags } from "../models/views.ts";
 import { mentionsOf } from "../models/mentions.ts";
+import { emojisOf } from "../models/emojis.ts";
 import { accountUri, accountUrl, serializeAccount, type Urls } from "./account.ts";
 import { serializePoll } from "./poll.ts";
 
@@ -55,7 +56,7 @@ export function statusParts(urls: Urls, view: StatusView, options: StatusOptions
     media_attachments: options.media ? view.media.map((m) => options.media!(urls, m)) : [],
     mentions: mentionsOf(row).map((m) => ({ id: String(m.id), username: m.username, url: m.url ?? accountUrl(urls, m.username), acct: m.acct ?? m.username })),
     tags: (JSON.parse(row.tags) as string[]).map((name) => ({ name, url: `${urls.publicUrl}/tags/${encodeURIComponent(name)}` })),
-    emojis: [],
+    emojis: emojisOf(row),
     card: null,
     poll: view.poll ? serializePoll(view.poll, options.viewerId) : null,
   };

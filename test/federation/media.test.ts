@@ -97,3 +97,31 @@ describe("media travels with statuses", () => {
     expect(shown.media_attachments[1].preview_url).toBeNull();
   });
 });
+
+describe("custom emojis of other servers", () => {
+  test("a note's and an actor's Emoji tags show as their emojis, at their own server's URLs; malformed ones are left out", async () => {
+    const { Emoji, Image, Note, Create, Mention } = await import("@fedify/fedify/vocab");
+    const emoji = (name: string, url: string) => new Emoji({ id: new URL(`${receiver.base}/emojis/${encodeURIComponent(name)}`), name, icon: new Image({ url: new URL(url), mediaType: "image/png" }) });
+    receiver.profile = { name: "Carol :blobcat:", tags: [emoji(":blobcat:", "https://files.example/blobcat.png"), emoji(":bad code:", "https://files.example/x.png")] };
+    // A has stored carol already (the test above): her server tells it of the new profile.
+    await receiver.updateProfile(`${a.base}/users/alice`, `${a.base}/users/alice/inbox`);
+    const id = new URL(`${receiver.base}/notes/emoji`);
+    const note = new Note({
+      id,
+      attribution: new URL(receiver.actor),
+      content: "<p>hello :wave: :js:</p>",
+      to: new URL(`${a.base}/users/alice`),
+      tags: [new Mention({ href: new URL(`${a.base}/users/alice`) }), emoji(":wave:", "https://files.example/wave.png"), emoji(":js:", "javascript:alert(1)")],
+    });
+    await receiver.send({ id: `${a.base}/users/alice`, inbox: `${a.base}/users/alice/inbox` }, new Create({ id: new URL(`${id.href}/activity`), actor: new URL(receiver.actor), object: note, to: new URL(`${a.base}/users/alice`) }));
+    const stored = await eventually(() => statusByUri(a, id.href), "carol's note on A");
+    const shown = (await alice.client.get(`/api/v1/statuses/${stored.id}`)).body;
+    expect(shown.emojis).toEqual([{ shortcode: "wave", url: "https://files.example/wave.png", static_url: "https://files.example/wave.png", visible_in_picker: false }]);
+    // The Update and the Create may be handled in either order on A: wait for the new name.
+    const account = await eventually(async () => {
+      const body = (await alice.client.get(`/api/v1/accounts/${shown.account.id}`)).body;
+      return body.display_name === "Carol :blobcat:" ? body : null;
+    }, "carol's new name on A");
+    expect(account.emojis).toEqual([{ shortcode: "blobcat", url: "https://files.example/blobcat.png", static_url: "https://files.example/blobcat.png", visible_in_picker: false }]);
+  });
+});

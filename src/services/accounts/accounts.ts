@@ -167,6 +167,7 @@ export class AccountService {
       note: "",
       noteHtml: "",
       fields: "[]",
+      emojis: "[]",
       locked: false,
       bot: false,
       discoverable: true,

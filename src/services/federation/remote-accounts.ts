@@ -2,6 +2,7 @@ import { isActor, Application, Service, type Actor } from "@fedify/fedify/vocab"
 import type { DocumentLoader } from "@fedify/vocab-runtime";
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
+import { customEmojisOf } from "./emojis.ts";
 import type { Db } from "../../db/connection.ts";
 import { accounts, statuses, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
@@ -126,7 +127,9 @@ export class RemoteAccounts {
     const domain = actor.id.host.toLowerCase();
     const username = (actor.preferredUsername?.toString() ?? "").trim().slice(0, USERNAME_MAX);
     if (username === "" || /[\s@]/.test(username)) return null;
-    const profile = await readProfile(actor, this.documentLoader ?? nothingFetched);
+    const loader = this.documentLoader ?? nothingFetched;
+    const profile = await readProfile(actor, loader);
+    const emojis = await customEmojisOf(actor, { documentLoader: loader });
     // Federation stopped while the images were read: the database is closing.
     if (this.stopped) return null;
     const now = this.clock.now();
@@ -136,6 +139,7 @@ export class RemoteAccounts {
       displayName: (actor.name?.toString() ?? "").slice(0, 1000),
       noteHtml: profile.noteHtml,
       fields: JSON.stringify(profile.fields),
+      emojis: JSON.stringify(emojis),
       avatarRemoteUrl: profile.avatarRemoteUrl,
       headerRemoteUrl: profile.headerRemoteUrl,
       locked: actor.manuallyApprovesFollowers ?? false,

@@ -6,6 +6,7 @@ import { normalizeTag } from "../../text/format.ts";
 import { htmlToText } from "../../text/html-to-text.ts";
 import { sanitizeRemoteHtml } from "../../text/sanitize.ts";
 import type { EditingService } from "../statuses/editing.ts";
+import { customEmojisOf } from "./emojis.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { PostingService, RemoteMedia } from "../statuses/posting.ts";
 import type { StatusReader } from "../statuses/reader.ts";
@@ -94,6 +95,7 @@ export class RemoteNotes {
       inReplyToId: parent?.id ?? null,
       mentions,
       media: await this.attachmentsOf(ctx, note, options.raw),
+      emojis: await customEmojisOf(note, ctx),
     });
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
     return published ?? this.reader.findRow(this.remote.statusByUri(note.id.href)?.id ?? 0) ?? null;
@@ -129,7 +131,7 @@ export class RemoteNotes {
    */
   async applyEdit(ctx: Context<void>, note: Note, row: StatusRow): Promise<void> {
     const tags = await this.tagsOf(ctx, note);
-    this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), editedAt: note.updated?.epochMilliseconds ?? Date.now() });
+    this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await customEmojisOf(note, ctx), editedAt: note.updated?.epochMilliseconds ?? Date.now() });
   }
 
   /** The Note's HTML as Mastodon keeps remote HTML (sanitized), its text, and its hashtags. */

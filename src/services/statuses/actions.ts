@@ -106,6 +106,7 @@ export class StatusActionService {
       conversationId: original.conversationId,
       mentions: "[]",
       tags: "[]",
+      emojis: "[]",
       hasMedia: false,
       hasPoll: false,
       repliesCount: 0,

@@ -15,6 +15,7 @@ import { pollErrors, type PollInput, type PostingService } from "./posting.ts";
 import type { RenderCache } from "./render-cache.ts";
 import type { StatusReader } from "./reader.ts";
 import { mentionedIds, mentionRef } from "../../models/mentions.ts";
+import type { CustomEmoji } from "../../models/emojis.ts";
 
 /** PUT /api/v1/statuses/:id: like Mastodon's, a whole new version (what is left out is gone). */
 export interface EditInput {
@@ -135,18 +136,19 @@ export class EditingService {
    * events as a local edit. Its HTML is the remote server's, sanitized by the caller.
    * Its mentions stay those it arrived with. Not yet: media and polls of remote statuses.
    */
-  applyRemoteEdit(row: StatusRow, input: { html: string; text: string; spoilerText: string; sensitive: boolean; tags: string[]; editedAt: number }): StatusRow {
+  applyRemoteEdit(row: StatusRow, input: { html: string; text: string; spoilerText: string; sensitive: boolean; tags: string[]; emojis: CustomEmoji[]; editedAt: number }): StatusRow {
     const sensitive = input.sensitive || input.spoilerText !== "";
-    if (input.html === row.contentHtml && input.spoilerText === row.spoilerText && sensitive === row.sensitive) return row;
+    const emojis = JSON.stringify(input.emojis);
+    if (input.html === row.contentHtml && input.spoilerText === row.spoilerText && sensitive === row.sensitive && emojis === row.emojis) return row;
     const now = Math.min(input.editedAt, this.clock.now());
-    const updated: StatusRow = { ...row, text: input.text, contentHtml: input.html, spoilerText: input.spoilerText, sensitive, tags: JSON.stringify(input.tags), editedAt: now };
+    const updated: StatusRow = { ...row, text: input.text, contentHtml: input.html, spoilerText: input.spoilerText, sensitive, tags: JSON.stringify(input.tags), emojis, editedAt: now };
     const before = this.snapshotOf(row);
     this.db.transaction((tx) => {
       const db = tx as unknown as Db;
       const edited = tx.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, row.id)).limit(1).get();
       if (!edited) this.record(db, row.id, { ...before, createdAt: row.createdAt });
       tx.update(statuses)
-        .set({ text: updated.text, contentHtml: updated.contentHtml, spoilerText: updated.spoilerText, sensitive, tags: updated.tags, editedAt: now })
+        .set({ text: updated.text, contentHtml: updated.contentHtml, spoilerText: updated.spoilerText, sensitive, tags: updated.tags, emojis, editedAt: now })
         .where(eq(statuses.id, row.id))
         .run();
       tx.delete(statusTags).where(eq(statusTags.statusId, row.id)).run();

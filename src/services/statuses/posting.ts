@@ -17,6 +17,7 @@ import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";
 import { VISIBILITIES, type Visibility } from "./visibility.ts";
 import { mentionRef, type MentionRef } from "../../models/mentions.ts";
+import type { CustomEmoji } from "../../models/emojis.ts";
 
 export interface PollInput {
   options: string[];
@@ -58,6 +59,8 @@ export interface RemoteStatusInput {
   mentions: MentionRef[];
   /** Its attachments, shown at their own server's URLs. */
   media: RemoteMedia[];
+  /** The custom emojis of its server it uses. */
+  emojis: CustomEmoji[];
 }
 
 /** An attachment of a remote status as its Note describes it. */
@@ -230,6 +233,7 @@ export class PostingService {
       conversationId: parent?.conversationId ?? id,
       mentions: JSON.stringify(mentioned.map(mentionRef)),
       tags: JSON.stringify(tagNames),
+      emojis: "[]",
       hasMedia: prepared.mediaIds.length > 0,
       hasPoll: prepared.poll !== null,
       repliesCount: 0,
@@ -316,6 +320,7 @@ export class PostingService {
       conversationId: parent?.conversationId ?? id,
       mentions: JSON.stringify(input.mentions),
       tags: JSON.stringify(tagNames),
+      emojis: JSON.stringify(input.emojis),
       hasMedia: input.media.length > 0,
       hasPoll: false,
       repliesCount: 0,
