@@ -21,6 +21,7 @@ import { RemoteAccounts } from "./federation/remote-accounts.ts";
 import { RemoteMentions } from "./federation/remote-mentions.ts";
 import { RemoteNotes } from "./federation/remote-notes.ts";
 import { RemoteInteractions } from "./federation/interactions.ts";
+import { GoneAccounts } from "./federation/gone-accounts.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { ConversationService } from "./conversations.ts";
@@ -106,7 +107,8 @@ export function createServices(deps: ServiceDeps) {
   const federationActors = new FederationActors(db, clock);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes);
-  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, remoteInteractions);
+  const goneAccounts = new GoneAccounts(db, follows, removal);
+  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, remoteInteractions, goneAccounts);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions);
@@ -167,6 +169,7 @@ export function createServices(deps: ServiceDeps) {
     remoteAccounts,
     remoteNotes,
     remoteInteractions,
+    goneAccounts,
     federationInbox,
     wheel,
     tokens,

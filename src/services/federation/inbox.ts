@@ -2,6 +2,7 @@ import type { InboxContext } from "@fedify/fedify";
 import { Accept, Activity, Announce, Block, Create, Delete, Follow, isActor, Like, Note, Reject, Undo, Update } from "@fedify/fedify/vocab";
 import type { RemoteNotes } from "./remote-notes.ts";
 import type { RemoteInteractions } from "./interactions.ts";
+import type { GoneAccounts } from "./gone-accounts.ts";
 import type { RemovalService } from "../statuses/removal.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { FollowService } from "../accounts/follows.ts";
@@ -23,6 +24,7 @@ export class FederationInbox {
     private moderation: ModerationService,
     private notes: RemoteNotes,
     private interactions: RemoteInteractions,
+    private gone: GoneAccounts,
   ) {}
 
   /**
@@ -45,9 +47,17 @@ export class FederationInbox {
     if (row) await this.notes.applyEdit(ctx, object, row);
   }
 
-  /** A remote status deleted by its author goes here too; a Delete from anyone else changes nothing. */
+  /**
+   * A remote status deleted by its author goes here too, and an actor deleting itself takes its
+   * account here with it; a Delete from anyone else changes nothing.
+   */
   async delete(_ctx: InboxContext<void>, del: Delete): Promise<void> {
     if (del.actorId === null || del.objectId === null) return;
+    if (del.objectId.href === del.actorId.href) {
+      const gone = this.remote.byUri(del.actorId.href);
+      if (gone) this.gone.remove(gone.id);
+      return;
+    }
     const found = this.remote.statusByUri(del.objectId.href);
     if (!found || found.authorUri !== del.actorId.href) return;
     const row = this.reader.findRow(found.id);
