@@ -207,6 +207,8 @@ export const statuses = sqliteTable(
     language: text("language"),
     inReplyToId: integer("in_reply_to_id"),
     inReplyToAccountId: integer("in_reply_to_account_id"),
+    /** Remote statuses: the IRI of what they reply to, kept while that is not stored here (a thread to fetch). */
+    inReplyToUri: text("in_reply_to_uri"),
     reblogOfId: integer("reblog_of_id"),
     /** The thread root's id (its own for a root): what a conversation mute applies to. */
     conversationId: integer("conversation_id").notNull(),
@@ -233,6 +235,7 @@ export const statuses = sqliteTable(
     index("statuses_account").on(t.accountId, t.id),
     index("statuses_reblog_of").on(t.reblogOfId, t.accountId),
     index("statuses_in_reply_to").on(t.inReplyToId),
+    index("statuses_in_reply_to_uri").on(t.inReplyToUri).where(sql`in_reply_to_uri IS NOT NULL`),
     index("statuses_conversation").on(t.conversationId),
     // The public timeline: public originals that are not replies to others.
     index("statuses_public")

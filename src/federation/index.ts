@@ -203,6 +203,12 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     if (object instanceof Note) return { status: await services.remoteNotes.store(c, object, { fetched: true }) };
     return null;
   };
+  // A thread's missing ancestors, fetched when it is asked for.
+  services.remoteThreads.fetcher = async (uri, signal) => {
+    const c = federation.createContext(publicUrl, undefined);
+    const object = await c.lookupObject(uri, { signal });
+    return object instanceof Note ? services.remoteNotes.store(c, object, { fetched: true }) : null;
+  };
 
   let controller: AbortController | null = null;
   let listening: Promise<void> | null = null;

@@ -78,10 +78,10 @@ export function statusRoutes(ctx: AppContext) {
       const view = await services.statusCommands.delete(auth.accountId, statusId(c.params));
       return serializeStatus(ctx.urls, view, { viewerId: auth.accountId, source: true, media: ctx.serializeMedia, filtered: filteredFor(ctx, auth.accountId) });
     })
-    .get("/api/v1/statuses/:id/context", (c) => {
+    .get("/api/v1/statuses/:id/context", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const row = services.reader.visibleRow(statusId(c.params), viewer);
-      const { ancestors, descendants } = services.threads.context(row, viewer);
+      const { ancestors, descendants } = await services.remoteThreads.context(row, viewer);
       return jsonText(`{"ancestors":${statusesJson(ctx, ancestors, viewer)},"descendants":${statusesJson(ctx, descendants, viewer)}}`);
     })
     .get("/api/v1/statuses/:id/reblogged_by", (c) => {

@@ -22,6 +22,7 @@ import { RemoteMentions } from "./federation/remote-mentions.ts";
 import { RemoteNotes } from "./federation/remote-notes.ts";
 import { RemoteInteractions } from "./federation/interactions.ts";
 import { GoneAccounts } from "./federation/gone-accounts.ts";
+import { RemoteThreads } from "./federation/remote-threads.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { ConversationService } from "./conversations.ts";
@@ -108,6 +109,7 @@ export function createServices(deps: ServiceDeps) {
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes);
   const goneAccounts = new GoneAccounts(db, follows, removal);
+  const remoteThreads = new RemoteThreads(threads, reader);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, remoteInteractions, goneAccounts);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
@@ -170,6 +172,7 @@ export function createServices(deps: ServiceDeps) {
     remoteNotes,
     remoteInteractions,
     goneAccounts,
+    remoteThreads,
     federationInbox,
     wheel,
     tokens,

@@ -93,6 +93,7 @@ export class RemoteNotes {
       language: null,
       createdAt: note.published?.epochMilliseconds ?? Date.now(),
       inReplyToId: parent?.id ?? null,
+      inReplyToUri: parent ? null : (note.replyTargetId?.href ?? null),
       mentions,
       media: await this.attachmentsOf(ctx, note, options.raw),
       emojis: await customEmojisOf(note, ctx),

@@ -102,6 +102,7 @@ export class StatusActionService {
       language: null,
       inReplyToId: null,
       inReplyToAccountId: null,
+      inReplyToUri: null,
       reblogOfId: original.id,
       conversationId: original.conversationId,
       mentions: "[]",

@@ -41,6 +41,12 @@ export class Counters {
     this.cache.invalidateStatus(parentId);
   }
 
+  /** A reply that arrived before its parent now answers it: counted, and shown with its parent. */
+  replyLinked(parentId: number, childId: number, visibility: string) {
+    this.reply(parentId, visibility, 1);
+    this.cache.invalidateStatus(childId);
+  }
+
   reblogs(statusId: number, delta: 1 | -1) {
     this.q.reblogs.run({ id: statusId, delta });
     this.cache.invalidateStatus(statusId);

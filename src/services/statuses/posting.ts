@@ -55,6 +55,8 @@ export interface RemoteStatusInput {
   createdAt: number;
   /** A stored status it replies to. */
   inReplyToId: number | null;
+  /** The IRI of what it replies to, when that is not stored here. */
+  inReplyToUri: string | null;
   /** Local accounts and stored remote ones its tags mention, in order. */
   mentions: MentionRef[];
   /** Its attachments, shown at their own server's URLs. */
@@ -143,6 +145,15 @@ export class PostingService {
       insertMentions: sqlite.query("INSERT INTO mentions (status_id, account_id) SELECT $status, value FROM json_each($ids)"),
       insertTag: sqlite.query("INSERT OR IGNORE INTO tags (id, name, created_at) VALUES ($id, $name, $now)"),
       tagStatus: sqlite.query("INSERT OR IGNORE INTO status_tags (status_id, tag_id) SELECT $status, id FROM tags WHERE name = $name"),
+      threadTopWaitsFor: sqlite.query<{ one: number }, [number, string]>(`
+        WITH RECURSIVE up(id, depth) AS (
+          SELECT ?1, 0
+          UNION ALL
+          SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_id IS NOT NULL AND up.depth < 256
+        )
+        SELECT 1 AS one FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_uri = ?2 LIMIT 1`),
+      orphansOf: sqlite.query<{ id: number; visibility: string }, [string]>("SELECT id, visibility FROM statuses WHERE in_reply_to_uri = ? AND in_reply_to_id IS NULL"),
+      adopt: sqlite.query("UPDATE statuses SET in_reply_to_id = ?1, in_reply_to_account_id = ?2, in_reply_to_uri = NULL WHERE id = ?3"),
       notifyFollowers: sqlite.query<{ id: number }, [number]>("SELECT account_id AS id FROM follows WHERE target_account_id = ? AND notify = 1"),
     };
   }
@@ -229,6 +240,7 @@ export class PostingService {
       language: prepared.language,
       inReplyToId: parent?.id ?? null,
       inReplyToAccountId: parent?.accountId ?? null,
+      inReplyToUri: null,
       reblogOfId: null,
       conversationId: parent?.conversationId ?? id,
       mentions: JSON.stringify(mentioned.map(mentionRef)),
@@ -303,7 +315,9 @@ export class PostingService {
     const createdAt = Math.min(input.createdAt, now);
     // Its id tells that date too (Mastodon's Snowflake.id_at), so it sorts where it was written.
     const id = createdAt < now ? this.freeIdAt(createdAt) : this.ids.next();
-    const parent = input.inReplyToId !== null ? (this.reader.findRow(input.inReplyToId) ?? null) : null;
+    let parent = input.inReplyToId !== null ? (this.reader.findRow(input.inReplyToId) ?? null) : null;
+    // A thread that loops (its top waits for this very status as its parent) is cut here.
+    if (parent && this.q.threadTopWaitsFor.get(parent.id, input.uri)) parent = null;
     const row: StatusRow = {
       id,
       accountId: input.accountId,
@@ -316,6 +330,8 @@ export class PostingService {
       language: input.language,
       inReplyToId: parent?.id ?? null,
       inReplyToAccountId: parent?.accountId ?? null,
+      // A parent not stored here yet: kept to fetch the thread, and to link it when it comes.
+      inReplyToUri: parent ? null : input.inReplyToUri,
       reblogOfId: null,
       conversationId: parent?.conversationId ?? id,
       mentions: JSON.stringify(input.mentions),
@@ -341,6 +357,11 @@ export class PostingService {
       );
       this.counters.authorPosted(input.accountId, row.visibility, createdAt);
       if (parent) this.counters.reply(parent.id, row.visibility, 1);
+      // Replies that arrived before it (a thread fetched upwards) now answer it.
+      for (const child of this.q.orphansOf.all(input.uri)) {
+        this.q.adopt.run(id, input.accountId, child.id);
+        this.counters.replyLinked(id, child.id, child.visibility);
+      }
       const recipients = this.feed.deliver(tx, row, null);
       this.notifyAbout(row, input.mentions);
       this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });

@@ -15,6 +15,9 @@ const SIGNED_IN = { ancestors: 4096, descendants: 4096, depth: 4096 };
  * Threads around a status: its ancestors (root first), its descendants (depth-first, with
  * the authors' self-replies promoted as Mastodon does), and who boosted or favourited it.
  */
+/** How far up a thread is followed (a cycle in remote data ends here too). */
+const MAX_THREAD_DEPTH = 256;
+
 export class ThreadService {
   constructor(
     private db: Db,
@@ -44,6 +47,19 @@ export class ThreadService {
       ancestors: this.filter(this.inOrder(ancestorIds), viewerId),
       descendants: promoteSelfReplies(this.filter(this.inOrder(descendantIds), viewerId)),
     };
+  }
+
+  /** The highest ancestor of a status stored here (itself when it replies to nothing stored). */
+  topAncestor(row: StatusRow): StatusRow {
+    const [top] = this.db.all<{ id: number }>(sql`
+      WITH RECURSIVE up(id, depth) AS (
+        SELECT ${row.id}, 0
+        UNION ALL
+        SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id
+        WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ${MAX_THREAD_DEPTH}
+      )
+      SELECT id FROM up ORDER BY depth DESC LIMIT 1`);
+    return (top && this.reader.findRow(top.id)) || row;
   }
 
   private inOrder(ids: { id: number }[]): StatusRow[] {
