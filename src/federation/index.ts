@@ -10,6 +10,7 @@ import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
 import { actorOf, createOf, noteOf, type NoteLookups } from "./vocab.ts";
 import { SqliteKvStore } from "./kv.ts";
+import { isStatusObject } from "../services/federation/remote-notes.ts";
 import { SqliteMessageQueue } from "./queue.ts";
 
 const PAGE_SIZE = 20;
@@ -51,6 +52,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     account: (id) => services.accounts.findById(id),
     status: (id) => services.reader.findRow(id),
     media: (statusId) => services.statusMedia.forStatuses([statusId]).get(statusId) ?? [],
+    poll: (statusId) => services.polls.ofStatus(statusId),
   };
   const federation = createFederation<void>({
     kv,
@@ -200,14 +202,14 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     const c = federation.createContext(publicUrl, undefined);
     const object = await c.lookupObject(url, { signal });
     if (object && isActor(object)) return { account: await remote.upsert(object) };
-    if (object instanceof Note) return { status: await services.remoteNotes.store(c, object, { fetched: true }) };
+    if (isStatusObject(object)) return { status: await services.remoteNotes.store(c, object, { fetched: true }) };
     return null;
   };
   // A thread's missing ancestors, fetched when it is asked for.
   services.remoteThreads.fetcher = async (uri, signal) => {
     const c = federation.createContext(publicUrl, undefined);
     const object = await c.lookupObject(uri, { signal });
-    return object instanceof Note ? services.remoteNotes.store(c, object, { fetched: true }) : null;
+    return isStatusObject(object) ? services.remoteNotes.store(c, object, { fetched: true }) : null;
   };
 
   let controller: AbortController | null = null;

@@ -1,5 +1,5 @@
 import type { Context } from "@fedify/fedify";
-import { Delete, Tombstone, Update } from "@fedify/fedify/vocab";
+import { Create, Delete, Note, Tombstone, Update } from "@fedify/fedify/vocab";
 import type { AppContext } from "../context.ts";
 import type { StatusRow } from "../db/schema.ts";
 import { recipientOf, type Sender } from "./sender.ts";
@@ -48,6 +48,37 @@ export function wireStatuses(app: AppContext, ctx: () => Context<void>, lookups:
     const { c, author, note, recipients, options } = out;
     const update = new Update({ id: new URL(`${note.id!.href}#updates/${e.status.editedAt ?? 0}`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
     send("Update", () => c.sendActivity({ identifier: author.username }, recipients, update, options));
+  });
+
+  // A local poll that ended goes out again with its final counts (Mastodon sends Update).
+  services.events.afterCommit("poll.ended", (e) => {
+    const status = lookups.status(e.statusId);
+    const out = status && outgoingNote(status);
+    if (!out) return;
+    const { c, author, note, recipients, options } = out;
+    const update = new Update({ id: new URL(`${note.id!.href}#updates/poll-ended`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
+    send("Update of a poll", () => c.sendActivity({ identifier: author.username }, recipients, update, options));
+  });
+
+  // A local account's vote in a remote poll: a Note per choice, named by the option's title and
+  // replying to the poll, sent to its author alone (Mastodon's VoteService).
+  services.events.afterCommit("poll.voted", (e) => {
+    const status = lookups.status(e.statusId);
+    const voter = lookups.account(e.accountId);
+    const author = status && lookups.account(status.accountId);
+    const poll = status && lookups.poll(status.id);
+    if (!status || status.uri === null || !voter || voter.domain !== null || !author || author.domain === null || !poll) return;
+    const c = ctx();
+    const actor = c.getActorUri(voter.username);
+    const titles = JSON.parse(poll.options) as string[];
+    send("vote", async () => {
+      for (const choice of e.choices) {
+        const id = new URL(`${actor.href}#votes/${poll.id}/${choice}`);
+        const vote = new Note({ id, attribution: actor, name: titles[choice] ?? "", replyTarget: new URL(status.uri!), to: new URL(author.uri!) });
+        const create = new Create({ id: new URL(`${id.href}/activity`), actor, to: new URL(author.uri!), object: vote });
+        await c.sendActivity({ identifier: voter.username }, recipientOf(author), create, { orderingKey: `${status.uri}#votes` });
+      }
+    });
   });
 
   services.events.afterCommit("status.deleted", (e) => {

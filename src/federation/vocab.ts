@@ -1,7 +1,7 @@
 import type { Context } from "@fedify/fedify";
-import { Create, Document, Endpoints, Hashtag, Image, Mention, Note, Person, PropertyValue, PUBLIC_COLLECTION, Service } from "@fedify/fedify/vocab";
+import { Collection, Create, Document, Endpoints, Hashtag, Image, Mention, Note, Person, PropertyValue, PUBLIC_COLLECTION, Question, Service } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
-import type { AccountRow, MediaRow, StatusRow } from "../db/schema.ts";
+import type { AccountRow, MediaRow, PollRow, StatusRow } from "../db/schema.ts";
 import { accountUrl, serializeAccount, type Urls } from "../presenters/account.ts";
 import { statusUrl } from "../presenters/status.ts";
 import { mentionsOf } from "../models/mentions.ts";
@@ -47,6 +47,8 @@ export interface NoteLookups {
   status(id: number): StatusRow | undefined;
   /** A status's attachments, in order. */
   media(statusId: number): MediaRow[];
+  /** A status's poll. */
+  poll(statusId: number): PollRow | undefined;
 }
 
 const MEDIA_TYPES: Record<string, string> = { jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", webp: "image/webp", gif: "image/gif", avif: "image/avif", mp4: "video/mp4", webm: "video/webm", mp3: "audio/mpeg", ogg: "audio/ogg" };
@@ -108,7 +110,7 @@ export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, statu
     direct: [mentionUris, []],
   };
   const [tos, ccs] = addressing[status.visibility] ?? [[], []];
-  return new Note({
+  const values = {
     id: noteUriOf(ctx, author, status),
     attribution: ctx.getActorUri(author.username),
     content: status.contentHtml,
@@ -122,11 +124,30 @@ export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, statu
     ccs,
     tags,
     attachments: status.hasMedia ? lookups.media(status.id).flatMap((m) => documentOf(urls, m) ?? []) : [],
-  });
+  };
+  const poll = status.hasPoll ? lookups.poll(status.id) : undefined;
+  return poll ? new Question({ ...values, ...questionOf(poll) }) : new Note(values);
+}
+
+/**
+ * A poll as Mastodon's Question: its options (oneOf, or anyOf when several may be chosen) as
+ * Notes named by their titles with their counts as replies, its end, its voters, and `closed`
+ * once ended.
+ */
+function questionOf(poll: PollRow) {
+  const titles = JSON.parse(poll.options) as string[];
+  const tallies = JSON.parse(poll.tallies) as number[];
+  const options = titles.map((name, i) => new Note({ name, replies: new Collection({ totalItems: tallies[i] ?? 0 }) }));
+  return {
+    ...(poll.multiple ? { inclusiveOptions: options } : { exclusiveOptions: options }),
+    endTime: instant(poll.expiresAt),
+    voters: poll.votersCount,
+    closed: poll.endedAt === null ? null : instant(poll.endedAt),
+  };
 }
 
 /** The Create activity that published a status (the outbox items). */
-export function createOf(ctx: Context<void>, note: Note, author: AccountRow, status: StatusRow) {
+export function createOf(ctx: Context<void>, note: Note | Question, author: AccountRow, status: StatusRow) {
   return new Create({
     id: new URL(`${note.id!.href}/activity`),
     actor: ctx.getActorUri(author.username),

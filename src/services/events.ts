@@ -58,7 +58,11 @@ export type DomainEvent =
   /** A locked account opened up. */
   | { type: "account.unlocked"; accountId: number }
   /** A poll is open until `expiresAt`: a new status's, or one an edit set again (its deadline counts from the edit). */
-  | { type: "poll.opened"; pollId: number; statusId: number; expiresAt: number };
+  | { type: "poll.opened"; pollId: number; statusId: number; expiresAt: number }
+  /** `accountId` voted `choices` (option indexes) in a poll. */
+  | { type: "poll.voted"; pollId: number; statusId: number; accountId: number; choices: number[] }
+  /** A poll's time came: its final counts stand. */
+  | { type: "poll.ended"; pollId: number; statusId: number };
 
 type Listener<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { type: T }>) => void;
 

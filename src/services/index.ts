@@ -87,7 +87,7 @@ export function createServices(deps: ServiceDeps) {
   const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, homeFeed, notifications, events, counters, statusMedia);
   const removal = new RemovalService(db, notifications, events, counters, renderCache, statusMedia);
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, homeFeed, notifications, removal, events, counters);
-  const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel);
+  const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel, events);
   const lists = new ListService(db, ids, clock, events);
   const timelines = new TimelineService(db, reader, homeFeed, moderation, lists);
   const threads = new ThreadService(db, reader, moderation);
@@ -106,7 +106,7 @@ export function createServices(deps: ServiceDeps) {
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const federationActors = new FederationActors(db, clock);
-  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing);
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes);
   const goneAccounts = new GoneAccounts(db, follows, removal);
   const remoteThreads = new RemoteThreads(threads, reader);

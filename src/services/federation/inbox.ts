@@ -1,6 +1,6 @@
 import type { InboxContext } from "@fedify/fedify";
-import { Accept, Activity, Announce, Block, Create, Delete, Follow, isActor, Like, Note, Reject, Undo, Update } from "@fedify/fedify/vocab";
-import type { RemoteNotes } from "./remote-notes.ts";
+import { Accept, Activity, Announce, Block, Create, Delete, Follow, isActor, Like, Reject, Undo, Update } from "@fedify/fedify/vocab";
+import { isStatusObject, type RemoteNotes } from "./remote-notes.ts";
 import type { RemoteInteractions } from "./interactions.ts";
 import type { GoneAccounts } from "./gone-accounts.ts";
 import type { RemovalService } from "../statuses/removal.ts";
@@ -40,7 +40,7 @@ export class FederationInbox {
       if (object.id.href === update.actorId.href && this.remote.byUri(object.id.href)) await this.remote.upsert(object);
       return;
     }
-    if (!(object instanceof Note) || object.attributionId?.href !== update.actorId.href) return;
+    if (!isStatusObject(object) || object.attributionId?.href !== update.actorId.href) return;
     const found = this.remote.statusByUri(object.id.href);
     if (!found || found.authorUri !== update.actorId.href) return;
     const row = this.reader.findRow(found.id);
@@ -68,7 +68,7 @@ export class FederationInbox {
   async create(ctx: InboxContext<void>, create: Create): Promise<void> {
     if (create.actorId === null) return;
     const note = await create.getObject(ctx);
-    if (!(note instanceof Note) || note.id === null) return;
+    if (!isStatusObject(note) || note.id === null) return;
     // The actor must be the author.
     if (note.attributionId?.href !== create.actorId.href) return;
     // The Note as it arrived, for what Fedify's vocabulary leaves out (attachments' blurhash).

@@ -1,12 +1,12 @@
 import type { Context } from "@fedify/fedify";
-import { Announce, Like, Note, PUBLIC_COLLECTION, type Activity } from "@fedify/fedify/vocab";
+import { Announce, Like, PUBLIC_COLLECTION, type Activity } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { StatusActionService } from "../statuses/actions.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { RemovalService } from "../statuses/removal.ts";
 import type { FederationActors } from "./actors.ts";
 import type { RemoteAccounts } from "./remote-accounts.ts";
-import type { RemoteNotes } from "./remote-notes.ts";
+import { isStatusObject, type RemoteNotes } from "./remote-notes.ts";
 
 /**
  * Favourites and boosts by remote accounts (Like, Announce, and their Undo), through the
@@ -57,7 +57,7 @@ export class RemoteInteractions {
     if (!original) {
       if (!this.actors.hasLocalFollowers(account.id)) return;
       const object = await announce.getObject({ ...ctx, suppressError: true });
-      if (!(object instanceof Note)) return;
+      if (!isStatusObject(object)) return;
       original = await this.notes.store(ctx, object, { fetched: true });
       if (!original) return;
     }

@@ -1,5 +1,5 @@
 import type { Context } from "@fedify/fedify";
-import { Audio, Document, Hashtag, Image, Mention, Note, PUBLIC_COLLECTION, Video } from "@fedify/fedify/vocab";
+import { Audio, Collection, Document, Hashtag, Image, Mention, Note, PUBLIC_COLLECTION, Question, Video } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { MentionRef } from "../../models/mentions.ts";
 import { normalizeTag } from "../../text/format.ts";
@@ -8,11 +8,21 @@ import { sanitizeRemoteHtml } from "../../text/sanitize.ts";
 import type { EditingService } from "../statuses/editing.ts";
 import { customEmojisOf } from "./emojis.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
-import type { PostingService, RemoteMedia } from "../statuses/posting.ts";
+import type { PostingService, RemoteMedia, RemotePoll } from "../statuses/posting.ts";
+import type { PollService } from "../statuses/polls.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { Visibility } from "../statuses/visibility.ts";
 import type { FederationActors } from "./actors.ts";
 import type { RemoteAccounts } from "./remote-accounts.ts";
+
+/** Mastodon's poll limits for remote polls: at most this many options, each this long. */
+const MAX_POLL_OPTIONS = 20;
+const MAX_POLL_OPTION_LENGTH = 200;
+
+async function first<T>(items: AsyncIterable<T>): Promise<T | null> {
+  for await (const item of items) return item;
+  return null;
+}
 
 /** Mentions and hashtags read from one Note at most (far above what a Note of 500 characters names). */
 const MAX_MENTIONS = 100;
@@ -22,6 +32,13 @@ const MAX_ATTACHMENTS = 16;
 const MAX_DESCRIPTION = 1500;
 /** BlurHash's alphabet (base 83); a hash is short. */
 const BLURHASH = /^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{6,100}$/;
+
+/** The objects stored as statuses: Notes, and Questions (polls). */
+export type StatusObject = Note | Question;
+
+export function isStatusObject(object: unknown): object is StatusObject {
+  return object instanceof Note || object instanceof Question;
+}
 
 /** What a Note says, as stored: its HTML sanitized, its text (for filters), its hashtags. */
 export interface NoteContent {
@@ -45,6 +62,7 @@ export class RemoteNotes {
     private reader: StatusReader,
     private moderation: ModerationService,
     private editing: EditingService,
+    private polls: PollService,
   ) {}
 
   /**
@@ -57,7 +75,7 @@ export class RemoteNotes {
    * direct. Mentions of local accounts that block the author are dropped, and with them what
    * only they concerned.
    */
-  async store(ctx: Context<void>, note: Note, options: { fetched: boolean; raw?: unknown }): Promise<StatusRow | null> {
+  async store(ctx: Context<void>, note: StatusObject, options: { fetched: boolean; raw?: unknown }): Promise<StatusRow | null> {
     const authorUri = note.attributionId;
     if (note.id === null || authorUri === null || note.id.origin !== authorUri.origin) return null;
     const known = this.remote.statusByUri(note.id.href);
@@ -73,6 +91,8 @@ export class RemoteNotes {
     const tags = await this.tagsOf(ctx, note);
     const mentions = this.mentionsOf(ctx, tags.mentions, author, [...to, ...cc]);
     const parent = note.replyTargetId ? this.statusAt(ctx, note.replyTargetId) : null;
+    // A Note named by a poll option, answering a poll here, is a vote (Mastodon's votes).
+    if (note instanceof Note && note.name !== null && parent?.local) return this.vote(author, parent.id, note.name.toString());
     const mentionsLocal = mentions.some((m) => m.acct === undefined);
     if (!options.fetched && !this.actors.hasLocalFollowers(author.id) && !mentionsLocal && !parent?.local) return null;
     const PUBLIC = PUBLIC_COLLECTION.href;
@@ -97,6 +117,7 @@ export class RemoteNotes {
       mentions,
       media: await this.attachmentsOf(ctx, note, options.raw),
       emojis: await customEmojisOf(note, ctx),
+      poll: note instanceof Question ? await this.pollOf(ctx, note) : null,
     });
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
     return published ?? this.reader.findRow(this.remote.statusByUri(note.id.href)?.id ?? 0) ?? null;
@@ -130,13 +151,18 @@ export class RemoteNotes {
    * The author's Update of a Note stored here: its new content, with history (its mentions
    * stay those it arrived with). The caller has checked that the Update's actor is the author.
    */
-  async applyEdit(ctx: Context<void>, note: Note, row: StatusRow): Promise<void> {
+  async applyEdit(ctx: Context<void>, note: StatusObject, row: StatusRow): Promise<void> {
+    // A poll's counts change without an edit (Mastodon's Update of a Question).
+    if (note instanceof Question && row.hasPoll) {
+      const poll = await this.pollOf(ctx, note);
+      if (poll) this.polls.applyRemoteCounts(row.id, poll);
+    }
     const tags = await this.tagsOf(ctx, note);
     this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await customEmojisOf(note, ctx), editedAt: note.updated?.epochMilliseconds ?? Date.now() });
   }
 
   /** The Note's HTML as Mastodon keeps remote HTML (sanitized), its text, and its hashtags. */
-  private contentOf(note: Note, hashtags: string[]): NoteContent {
+  private contentOf(note: StatusObject, hashtags: string[]): NoteContent {
     const html = sanitizeRemoteHtml(note.content?.toString() ?? "");
     const spoilerText = htmlToText(note.summary?.toString() ?? "");
     return { html, text: htmlToText(html), spoilerText, sensitive: (note.sensitive ?? false) || spoilerText !== "", tags: hashtags };
@@ -149,7 +175,7 @@ export class RemoteNotes {
    * as it arrived: `raw`, the document it came embedded in, or else the one Fedify keeps of a
    * Note it parsed on its own (a fetched one).
    */
-  private async attachmentsOf(ctx: Context<void>, note: Note, given?: unknown): Promise<RemoteMedia[]> {
+  private async attachmentsOf(ctx: Context<void>, note: StatusObject, given?: unknown): Promise<RemoteMedia[]> {
     const raw = ((given as { id?: unknown } | undefined)?.id === note.id?.href ? given : await note.toJsonLd()) as { attachment?: unknown } | null;
     const extras = (Array.isArray(raw?.attachment) ? raw.attachment : raw?.attachment ? [raw.attachment] : []) as Record<string, unknown>[];
     const media: RemoteMedia[] = [];
@@ -174,8 +200,46 @@ export class RemoteNotes {
     return media;
   }
 
+  /**
+   * A Question's poll: its options (oneOf, or anyOf for several choices) with their counts
+   * (`replies.totalItems`), its end, its voters, whether it is closed; null when it has fewer
+   * than two options or more than Mastodon allows.
+   */
+  private async pollOf(ctx: Context<void>, question: Question): Promise<RemotePoll | null> {
+    const loader = { ...ctx, suppressError: true };
+    const multiple = question.inclusiveOptionIds.length > 0 || (await first(question.getInclusiveOptions(loader))) !== null;
+    const options: string[] = [];
+    const tallies: number[] = [];
+    for await (const option of multiple ? question.getInclusiveOptions(loader) : question.getExclusiveOptions(loader)) {
+      if (options.length >= MAX_POLL_OPTIONS) return null;
+      const title = option.name?.toString().trim() ?? "";
+      if (title === "") continue;
+      const replies = await option.getReplies(loader);
+      options.push(title.slice(0, MAX_POLL_OPTION_LENGTH));
+      tallies.push(replies instanceof Collection ? Math.max(0, replies.totalItems ?? 0) : 0);
+    }
+    if (options.length < 2) return null;
+    const closed = question.closed;
+    const closedAt = closed instanceof Object && "epochMilliseconds" in closed ? closed.epochMilliseconds : closed === true ? Date.now() : null;
+    const expiresAt = question.endTime?.epochMilliseconds ?? closedAt ?? Date.now() + 7 * 86_400_000;
+    return { options, tallies, multiple, expiresAt, votersCount: question.voters ?? null, closedAt };
+  }
+
+  /** A remote account's vote in a local poll, by the option's title; never stored as a status. */
+  private vote(author: AccountRow, statusId: number, title: string): null {
+    const poll = this.polls.ofStatus(statusId);
+    const choice = poll ? (JSON.parse(poll.options) as string[]).indexOf(title) : -1;
+    if (!poll || choice < 0) return null;
+    try {
+      this.polls.vote(author.id, poll.id, [String(choice)]);
+    } catch {
+      // Ended, already voted, or not a poll it may see: Mastodon drops such a vote too.
+    }
+    return null;
+  }
+
   /** The hrefs of the Note's Mention tags and the names of its Hashtag tags (normalized, once each). */
-  private async tagsOf(ctx: Context<void>, note: Note): Promise<{ mentions: string[]; hashtags: string[] }> {
+  private async tagsOf(ctx: Context<void>, note: StatusObject): Promise<{ mentions: string[]; hashtags: string[] }> {
     const mentions: string[] = [];
     const hashtags = new Set<string>();
     for await (const tag of note.getTags({ ...ctx, suppressError: true })) {

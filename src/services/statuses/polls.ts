@@ -7,6 +7,7 @@ import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { NotificationService } from "../notifications.ts";
 import type { TimerWheel } from "../timer-wheel.ts";
+import type { EventBus } from "../events.ts";
 import type { StatusReader } from "./reader.ts";
 
 /**
@@ -23,6 +24,7 @@ export class PollService {
     private moderation: ModerationService,
     private notifications: NotificationService,
     private wheel: TimerWheel,
+    private events: EventBus,
   ) {
     wheel.handle("poll", (id) => this.end(Number(id)));
   }
@@ -36,6 +38,23 @@ export class PollService {
 
   scheduleEnd(pollId: number, expiresAt: number) {
     this.wheel.schedule("poll", pollId, expiresAt);
+  }
+
+  /** A status's poll. */
+  ofStatus(statusId: number): PollRow | undefined {
+    return this.db.select().from(polls).where(eq(polls.statusId, statusId)).get();
+  }
+
+  /** A remote poll's counts as its server says them now (an Update of its Question). */
+  applyRemoteCounts(statusId: number, counts: { tallies: number[]; votersCount: number | null; closedAt: number | null; multiple: boolean }) {
+    const poll = this.ofStatus(statusId);
+    if (!poll || (JSON.parse(poll.options) as string[]).length !== counts.tallies.length) return;
+    const votes = counts.tallies.reduce((a, b) => a + b, 0);
+    this.db
+      .update(polls)
+      .set({ tallies: JSON.stringify(counts.tallies), votesCount: votes, votersCount: counts.votersCount ?? (counts.multiple ? poll.votersCount : votes), ...(counts.closedAt !== null && poll.endedAt === null ? { endedAt: counts.closedAt } : {}) })
+      .where(eq(polls.id, poll.id))
+      .run();
   }
 
   /** The poll and its status, if the viewer may see the status. */
@@ -82,6 +101,7 @@ export class PollService {
         })
         .where(eq(polls.id, poll.id))
         .run();
+      this.events.emit({ type: "poll.voted", pollId: poll.id, statusId: poll.statusId, accountId: actorId, choices: picked });
     });
     return status;
   }
@@ -105,5 +125,6 @@ export class PollService {
     for (const recipient of [poll.accountId, ...voters.map((v) => v.id)]) {
       this.notifications.notify(recipient, poll.accountId, "poll", poll.statusId);
     }
+    this.events.emit({ type: "poll.ended", pollId, statusId: poll.statusId });
   }
 }

@@ -63,6 +63,19 @@ export interface RemoteStatusInput {
   media: RemoteMedia[];
   /** The custom emojis of its server it uses. */
   emojis: CustomEmoji[];
+  /** Its poll (a Question). */
+  poll: RemotePoll | null;
+}
+
+/** A remote poll as its Question describes it. */
+export interface RemotePoll {
+  options: string[];
+  tallies: number[];
+  multiple: boolean;
+  expiresAt: number;
+  votersCount: number | null;
+  /** When it closed, if it has. */
+  closedAt: number | null;
 }
 
 /** An attachment of a remote status as its Note describes it. */
@@ -338,7 +351,7 @@ export class PostingService {
       tags: JSON.stringify(tagNames),
       emojis: JSON.stringify(input.emojis),
       hasMedia: input.media.length > 0,
-      hasPoll: false,
+      hasPoll: input.poll !== null,
       repliesCount: 0,
       reblogsCount: 0,
       favouritesCount: 0,
@@ -361,6 +374,28 @@ export class PostingService {
       for (const child of this.q.orphansOf.all(input.uri)) {
         this.q.adopt.run(id, input.accountId, child.id);
         this.counters.replyLinked(id, child.id, child.visibility);
+      }
+      const poll = input.poll;
+      if (poll) {
+        const pollId = this.ids.next();
+        const votes = poll.tallies.reduce((a, b) => a + b, 0);
+        tx.insert(polls)
+          .values({
+            id: pollId,
+            statusId: id,
+            accountId: input.accountId,
+            options: JSON.stringify(poll.options),
+            tallies: JSON.stringify(poll.tallies),
+            multiple: poll.multiple,
+            votesCount: votes,
+            votersCount: poll.votersCount ?? (poll.multiple ? 0 : votes),
+            expiresAt: poll.expiresAt,
+            endedAt: poll.closedAt,
+            createdAt,
+          })
+          .run();
+        // Its end is kept as a local poll's: voters here are told when it comes.
+        if (poll.closedAt === null) this.events.emit({ type: "poll.opened", pollId, statusId: id, expiresAt: poll.expiresAt });
       }
       const recipients = this.feed.deliver(tx, row, null);
       this.notifyAbout(row, input.mentions);
