@@ -1,5 +1,5 @@
 import { createFederation, type Federation } from "@fedify/fedify";
-import { Accept, Announce, Block, Create, Delete, Follow, isActor, Like, Note, Reject, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Add, Announce, Block, Create, Delete, Follow, isActor, Like, Note, Reject, Remove, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
 import { followKey, wireRelationships } from "./relationships.ts";
 import { recipientOf, Sender } from "./sender.ts";
 import { wireStatuses } from "./statuses.ts";
@@ -155,6 +155,12 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     })
     .on(Announce, async (ctx, announce) => {
       await services.remoteInteractions.announce(ctx, announce);
+    })
+    .on(Add, async (ctx, add) => {
+      await services.remoteInteractions.feature(ctx, add);
+    })
+    .on(Remove, async (ctx, remove) => {
+      await services.remoteInteractions.feature(ctx, remove);
     })
     .on(Undo, async (ctx, undo) => {
       await services.federationInbox.undo(ctx, undo);

@@ -1,5 +1,5 @@
 import type { Context } from "@fedify/fedify";
-import { Announce, Like, PUBLIC_COLLECTION, Undo } from "@fedify/fedify/vocab";
+import { Add, Announce, Like, PUBLIC_COLLECTION, Remove, Undo } from "@fedify/fedify/vocab";
 import type { AppContext } from "../context.ts";
 import type { AccountRow, StatusRow } from "../db/schema.ts";
 import { recipientOf, type Sender } from "./sender.ts";
@@ -86,4 +86,21 @@ export function wireInteractions(app: AppContext, ctx: () => Context<void>, look
     const undo = new Undo({ id: new URL(`${announce.id!.href}/undo`), actor: announce.actorId, tos: announce.toIds, ccs: announce.ccIds, object: announce });
     sender.send("Undo Announce", () => c.sendActivity({ identifier: booster.username }, recipients, undo, { preferSharedInbox: true, orderingKey: announce.id!.href }));
   });
+
+  // A local pin or unpin: Add to or Remove from the featured collection, told to the remote
+  // followers (Mastodon's AddSerializer / RemoveSerializer), so their servers show it pinned.
+  const featuring = (kind: "Add" | "Remove") => (e: { accountId: number; statusId: number }) => {
+    const account = lookups.account(e.accountId);
+    const status = lookups.status(e.statusId);
+    if (!account || account.domain !== null || !status || status.uri !== null) return;
+    const followers = services.federationActors.remoteFollowers(account.id);
+    if (followers.length === 0) return;
+    const c = ctx();
+    const actor = c.getActorUri(account.username);
+    const values = { id: new URL(`${actor.href}#${kind === "Add" ? "pins" : "unpins"}/${status.id}/${crypto.randomUUID()}`), actor, object: noteUriOf(c, account, status), target: c.getFeaturedUri(account.username), to: PUBLIC_COLLECTION };
+    const activity = kind === "Add" ? new Add(values) : new Remove(values);
+    sender.send(kind, () => c.sendActivity({ identifier: account.username }, followers.map(recipientOf), activity, { preferSharedInbox: true, orderingKey: `${actor.href}#featured` }));
+  };
+  services.events.afterCommit("status.pinned", featuring("Add"));
+  services.events.afterCommit("status.unpinned", featuring("Remove"));
 }

@@ -61,6 +61,9 @@ export type DomainEvent =
   | { type: "poll.opened"; pollId: number; statusId: number; expiresAt: number }
   /** `accountId` voted `choices` (option indexes) in a poll. */
   | { type: "poll.voted"; pollId: number; statusId: number; accountId: number; choices: number[] }
+  /** `accountId` pinned (featured) its status `statusId`, or took the pin back. */
+  | { type: "status.pinned"; accountId: number; statusId: number }
+  | { type: "status.unpinned"; accountId: number; statusId: number }
   /** A poll's time came: its final counts stand. */
   | { type: "poll.ended"; pollId: number; statusId: number };
 

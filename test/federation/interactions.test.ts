@@ -127,3 +127,26 @@ describe("boosts travel as Announce", () => {
     expect((await alice.client.get(`/api/v1/statuses/${secret.id}`)).body.reblogs_count).toBe(0);
   });
 });
+
+describe("pins travel as Add and Remove", () => {
+  test("alice pins a post and B shows it pinned on her profile; unpinning takes it off; carol cannot pin alice's post there", async () => {
+    const { post, onB } = await aliceTells("Pin me");
+    const pinnedOnB = async () => (await bob.client.get(`/api/v1/accounts/${remoteAliceOnB.id}/statuses`, { query: { pinned: "true" } })).body.map((s: any) => s.uri);
+    expect((await alice.client.post(`/api/v1/statuses/${post.id}/pin`)).status).toBe(200);
+    await eventually(async () => (await pinnedOnB()).includes(post.uri), "pinned on B");
+    expect((await bob.client.get(`/api/v1/statuses/${onB}`)).body.uri).toBe(post.uri);
+
+    expect((await alice.client.post(`/api/v1/statuses/${post.id}/unpin`)).status).toBe(200);
+    await eventually(async () => (await pinnedOnB()).length === 0, "unpinned on B");
+
+    // carol claims alice's featured collection for alice's post: not hers to change.
+    const { Add } = await import("@fedify/fedify/vocab");
+    await receiver.send({ id: `${b.base}/users/bob`, inbox: `${b.base}/users/bob/inbox` }, new Add({ id: new URL(`${receiver.base}/adds/1`), actor: new URL(receiver.actor), object: new URL(post.uri), target: new URL(`${a.base}/users/alice/featured`) }));
+    await b.federation!.idle();
+    // A later pin by alice arriving proves carol's Add was handled first.
+    const { post: later } = await aliceTells("Pin me instead");
+    await alice.client.post(`/api/v1/statuses/${later.id}/pin`);
+    await eventually(async () => (await pinnedOnB()).includes(later.uri), "the later pin on B");
+    expect(await pinnedOnB()).toEqual([later.uri]);
+  });
+});

@@ -1,5 +1,5 @@
 import type { Context } from "@fedify/fedify";
-import { Announce, Like, PUBLIC_COLLECTION, type Activity } from "@fedify/fedify/vocab";
+import { Add, Announce, Like, PUBLIC_COLLECTION, Remove, type Activity } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { StatusActionService } from "../statuses/actions.ts";
 import type { StatusReader } from "../statuses/reader.ts";
@@ -79,6 +79,31 @@ export class RemoteInteractions {
     const byUri = announce.id ? this.remote.statusByUri(announce.id.href) : undefined;
     const boost = byUri ? this.reader.findRow(byUri.id) : undefined;
     if (boost && boost.accountId === account.id && boost.reblogOfId !== null) this.removal.remove(boost);
+  }
+
+  /**
+   * A remote account pins (Add) or unpins (Remove) one of its statuses. The target must be its
+   * own featured collection, as its actor document names it, and the status its own; one not
+   * stored yet is fetched from its server.
+   */
+  async feature(ctx: Context<void>, activity: Add | Remove): Promise<void> {
+    if (activity.actorId === null || activity.objectId === null || activity.targetId === null) return;
+    const account = this.remote.byUri(activity.actorId.href);
+    if (!account || !this.remote.fetchActor) return;
+    const actor = await this.remote.fetchActor(activity.actorId.href).catch(() => null);
+    if (!actor || actor.featuredId?.href !== activity.targetId.href) return;
+    let status = this.statusAt(ctx, activity.objectId);
+    if (!status && activity instanceof Add) {
+      const object = await activity.getObject({ ...ctx, suppressError: true });
+      status = isStatusObject(object) ? await this.notes.store(ctx, object, { fetched: true }) : null;
+    }
+    if (!status || status.accountId !== account.id) return;
+    try {
+      if (activity instanceof Add) this.actions.pin(account.id, status.id, { remote: true });
+      else this.actions.unpin(account.id, status.id);
+    } catch {
+      // Pinned already, or not pinnable (a boost, a private status): nothing changes.
+    }
   }
 
   /** The remote actor and the local status a Like names. */

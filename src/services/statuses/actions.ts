@@ -204,13 +204,14 @@ export class StatusActionService {
   }
 
   /** Pins one's own public status (Mastodon's StatusPinValidator, in its order, and its limit of 5). */
-  pin(actorId: number, statusId: number | null): StatusRow {
+  /** Pins the caller's own status; a remote account's pins (Add to its featured collection) know no maximum here. */
+  pin(actorId: number, statusId: number | null, options: { remote?: boolean } = {}): StatusRow {
     const row = this.reader.visibleRow(statusId, actorId);
     const errors: string[] = [];
     if (row.reblogOfId !== null) errors.push("A boost cannot be pinned");
     if (row.accountId !== actorId) errors.push("Someone else's toot cannot be pinned");
     if (row.visibility !== "public" && row.visibility !== "unlisted") errors.push("Non-public toot cannot be pinned");
-    const pinned = this.db.select({ n: count() }).from(statusPins).where(eq(statusPins.accountId, actorId)).get()?.n ?? 0;
+    const pinned = options.remote ? 0 : (this.db.select({ n: count() }).from(statusPins).where(eq(statusPins.accountId, actorId)).get()?.n ?? 0);
     if (pinned >= LIMITS.maxPinnedStatuses) errors.push("Maximum number of pinned toots already reached");
     if (errors.length > 0) throw validationFailed(...errors);
     const inserted = this.db
@@ -219,12 +220,14 @@ export class StatusActionService {
       .onConflictDoNothing()
       .run();
     if (changes(inserted) === 0) throw new ApiError(422, "Duplicate record");
+    this.events.emit({ type: "status.pinned", accountId: actorId, statusId: row.id });
     return row;
   }
 
   unpin(actorId: number, statusId: number | null): StatusRow {
     const row = this.reader.visibleRow(statusId, actorId);
-    this.db.delete(statusPins).where(and(eq(statusPins.accountId, actorId), eq(statusPins.statusId, row.id))).run();
+    const deleted = this.db.delete(statusPins).where(and(eq(statusPins.accountId, actorId), eq(statusPins.statusId, row.id))).run();
+    if (changes(deleted) > 0) this.events.emit({ type: "status.unpinned", accountId: actorId, statusId: row.id });
     return row;
   }
 
