@@ -82,7 +82,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     storage,
     keys,
     services,
-    urls: { publicUrl: config.publicUrl, media: (path) => storage.url(path) },
+    urls: { publicUrl: config.publicUrl, media: (path) => storage.url(path), account: (id) => services.accounts.findById(id) },
     serializeMedia: serializeAttachment,
   };
   const app = createApp(ctx);

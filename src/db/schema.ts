@@ -48,6 +48,8 @@ export const accounts = sqliteTable(
     followersUrl: text("followers_url"),
     /** When the actor document was last fetched (epoch ms). */
     fetchedAt: integer("fetched_at"),
+    /** The account it moved to (a remote account's Move): shown as `moved`. */
+    movedToAccountId: integer("moved_to_account_id"),
   },
   (t) => [
     uniqueIndex("accounts_username_domain_lower").on(sql`lower(${t.username})`, sql`lower(coalesce(${t.domain}, ''))`),

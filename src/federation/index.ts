@@ -1,5 +1,5 @@
 import { createFederation, type Federation } from "@fedify/fedify";
-import { Accept, Add, Announce, Block, Create, Delete, Follow, isActor, Like, Note, Reject, Remove, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Add, Announce, Block, Move, Create, Delete, Follow, isActor, Like, Note, Reject, Remove, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
 import { followKey, wireRelationships } from "./relationships.ts";
 import { recipientOf, Sender } from "./sender.ts";
 import { wireStatuses } from "./statuses.ts";
@@ -161,6 +161,9 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     })
     .on(Remove, async (ctx, remove) => {
       await services.remoteInteractions.feature(ctx, remove);
+    })
+    .on(Move, async (ctx, move) => {
+      await services.accountMoves.move(ctx, move);
     })
     .on(Undo, async (ctx, undo) => {
       await services.federationInbox.undo(ctx, undo);

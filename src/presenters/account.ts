@@ -6,6 +6,8 @@ export interface Urls {
   publicUrl: string;
   /** URL of a stored media file. */
   media(path: string): string;
+  /** An account by id: the one an account moved to, shown as its `moved`. */
+  account?(id: number): AccountRow | undefined;
 }
 
 function midnight(ms: number): string {
@@ -31,7 +33,7 @@ export function accountUri(urls: Urls, username: string) {
  * A remote account's avatar and header are shown at their own server's URLs (not
  * downloaded: the static versions are the same images); without one, the missing images.
  */
-export function serializeAccount(urls: Urls, a: AccountRow) {
+export function serializeAccount(urls: Urls, a: AccountRow, nested = false) {
   const avatar = a.avatarFile ? urls.media(a.avatarFile) : (a.avatarRemoteUrl ?? `${urls.publicUrl}/avatars/original/missing.png`);
   const header = a.headerFile ? urls.media(a.headerFile) : (a.headerRemoteUrl ?? `${urls.publicUrl}/headers/original/missing.png`);
   const fields = JSON.parse(a.fields) as ProfileField[];
@@ -60,6 +62,8 @@ export function serializeAccount(urls: Urls, a: AccountRow) {
     last_status_at: a.lastStatusAt === null ? null : dateOnly(a.lastStatusAt),
     hide_collections: a.hideCollections,
     noindex: false,
+    // Mastodon's moved_and_not_nested: the account it moved to, whose own `moved` is left out.
+    ...(movedTo(urls, a, nested) ?? {}),
     emojis: emojisOf(a) as unknown[],
     roles: [] as unknown[],
     fields: fields.map((f) => ({
@@ -71,6 +75,12 @@ export function serializeAccount(urls: Urls, a: AccountRow) {
 }
 
 export type AccountEntity = ReturnType<typeof serializeAccount>;
+
+function movedTo(urls: Urls, a: AccountRow, nested: boolean): { moved?: Record<string, unknown> } | null {
+  if (nested || a.movedToAccountId === null || !urls.account) return null;
+  const target = urls.account(a.movedToAccountId);
+  return target ? { moved: serializeAccount(urls, target, true) } : null;
+}
 
 /** The signed-in user's own account: the Account plus `source` and `role`. */
 export function serializeCredentialAccount(urls: Urls, a: AccountRow, user: UserRow, followRequestsCount: number) {

@@ -23,6 +23,7 @@ import { RemoteNotes } from "./federation/remote-notes.ts";
 import { RemoteInteractions } from "./federation/interactions.ts";
 import { GoneAccounts } from "./federation/gone-accounts.ts";
 import { RemoteThreads } from "./federation/remote-threads.ts";
+import { AccountMoves } from "./federation/moves.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { ConversationService } from "./conversations.ts";
@@ -110,6 +111,7 @@ export function createServices(deps: ServiceDeps) {
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes);
   const goneAccounts = new GoneAccounts(db, follows, removal);
   const remoteThreads = new RemoteThreads(threads, reader);
+  const accountMoves = new AccountMoves(db, remoteAccounts, follows, events);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, remoteInteractions, goneAccounts);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
@@ -173,6 +175,7 @@ export function createServices(deps: ServiceDeps) {
     remoteInteractions,
     goneAccounts,
     remoteThreads,
+    accountMoves,
     federationInbox,
     wheel,
     tokens,

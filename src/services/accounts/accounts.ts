@@ -190,6 +190,7 @@ export class AccountService {
       sharedInboxUrl: null,
       followersUrl: null,
       fetchedAt: null,
+      movedToAccountId: null,
     };
     try {
       this.db.transaction((tx) => {

@@ -1,0 +1,1 @@
+ALTER TABLE `accounts` ADD `moved_to_account_id` integer;

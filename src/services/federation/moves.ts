@@ -1,0 +1,51 @@
+import type { Context } from "@fedify/fedify";
+import type { Move } from "@fedify/fedify/vocab";
+import { and, eq, isNull } from "drizzle-orm";
+import type { Db } from "../../db/connection.ts";
+import { accounts, follows } from "../../db/schema.ts";
+import type { FollowService } from "../accounts/follows.ts";
+import type { EventBus } from "../events.ts";
+import type { RemoteAccounts } from "./remote-accounts.ts";
+
+/**
+ * A remote account that moved (Move), as Mastodon's ActivityPub::Activity::Move: believed only
+ * when the new account names the old one among its aliases (alsoKnownAs); then the old account
+ * shows `moved`, and its followers here follow the new one instead (a follow request, sent).
+ */
+export class AccountMoves {
+  constructor(
+    private db: Db,
+    private remote: RemoteAccounts,
+    private follows: FollowService,
+    private events: EventBus,
+  ) {}
+
+  async move(_ctx: Context<void>, move: Move): Promise<void> {
+    if (move.actorId === null || move.objectId?.href !== move.actorId.href || move.targetId === null) return;
+    const origin = this.remote.byUri(move.actorId.href);
+    if (!origin || !this.remote.fetchActor || move.targetId.href === origin.uri) return;
+    const target = await this.remote.fetchActor(move.targetId.href).catch(() => null);
+    if (!target || !target.aliasIds.some((alias) => alias.href === origin.uri)) return;
+    const moved = await this.remote.upsert(target);
+    if (!moved || moved.id === origin.id) return;
+    const followers = this.db.transaction((tx) => {
+      tx.update(accounts).set({ movedToAccountId: moved.id }).where(eq(accounts.id, origin.id)).run();
+      this.events.emit({ type: "account.updated", accountId: origin.id });
+      // Its followers here (local accounts: remote ones are told by their own servers).
+      return tx
+        .select({ id: follows.accountId })
+        .from(follows)
+        .innerJoin(accounts, eq(accounts.id, follows.accountId))
+        .where(and(eq(follows.targetAccountId, origin.id), isNull(accounts.domain)))
+        .all();
+    });
+    for (const follower of followers) {
+      try {
+        this.follows.follow(follower.id, moved.id, {});
+        this.follows.unfollow(follower.id, origin.id);
+      } catch {
+        // The follower blocks the new account (or is blocked by it): it keeps following the old one, as in Mastodon.
+      }
+    }
+  }
+}
