@@ -4,6 +4,7 @@ import { SystemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { largestId, migrate, openDatabase } from "./db/connection.ts";
 import { ApiError } from "./errors.ts";
+import { federationStatus } from "./federation/status.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
 import { MediaStorage } from "./media/storage.ts";
@@ -20,6 +21,7 @@ Usage:
   rookery accounts create <username> --email <address> (--password <password> | --password-stdin)
                                           Create a local account; prints its id
   rookery accounts list                   List local accounts
+  rookery federation status               Deliveries waiting, and domains failing lately
   rookery migrate                         Apply database migrations and exit
   rookery backup <file>                   Write a consistent copy of the database, also while serving
   rookery --version                       Print the version
@@ -132,6 +134,17 @@ async function main(argv: string[]) {
         return await serve();
       case "accounts":
         return await accounts(args);
+      case "federation": {
+        if (args[0] !== "status") fail(`unknown federation command "${args[0] ?? ""}"; use federation status`);
+        const config = loadConfig();
+        const handle = openDatabase(config.dataDir);
+        try {
+          process.stdout.write(await federationStatus(handle.sqlite, new SystemClock()));
+        } finally {
+          handle.close();
+        }
+        return;
+      }
       case "migrate": {
         const config = loadConfig();
         const handle = openDatabase(config.dataDir, { migrate: false });

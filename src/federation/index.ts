@@ -4,6 +4,7 @@ import { followKey, wireRelationships } from "./relationships.ts";
 import { recipientOf, Sender } from "./sender.ts";
 import { wireStatuses } from "./statuses.ts";
 import { wireProfiles } from "./profiles.ts";
+import { DELIVERY_RETRY_POLICY, PERMANENT_FAILURES, recordFailure, wirePermanentFailures } from "./delivery.ts";
 import { wireInteractions } from "./interactions.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
@@ -61,7 +62,14 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     // Identity from PUBLIC_URL alone, never from Host or X-Forwarded-* of a request.
     origin: { handleHost: publicUrl.host, webOrigin: publicUrl.origin },
     allowPrivateAddress: config.allowPrivateAddresses,
+    outboxRetryPolicy: DELIVERY_RETRY_POLICY,
+    // Each delivery backs off on its own (DELIVERY_RETRY_POLICY); Fedify's per-host circuit
+    // breaker would hold and release them on timings of its own, off the server's clock.
+    circuitBreaker: false,
+    permanentFailureStatusCodes: PERMANENT_FAILURES,
+    onOutboxError: (error) => recordFailure(kv, app.clock, error).catch(() => {}),
   });
+  wirePermanentFailures(app, federation);
 
   /** The account behind an identifier, exactly as its URIs spell it (one actor per account). */
   const local = (identifier: string) => {

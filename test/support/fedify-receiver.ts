@@ -16,7 +16,7 @@ export async function startReceiver(host = "127.0.0.5") {
   // Every POST to an inbox as it arrived (before Fedify's own dedup by activity id), and a
   // switch that makes the inboxes answer 503, as a server that is down.
   const posts: { id: string; type: string; answered: number; inbox: string }[] = [];
-  const state = { down: false };
+  const state = { down: false, inboxStatus: null as number | null };
   // carol's actor document: how often it was asked for, and switches that hold those requests
   // until released or answer them with an error status.
   const actorDocument = { gets: 0, status: null as number | null, gate: null as Promise<void> | null };
@@ -32,7 +32,7 @@ export async function startReceiver(host = "127.0.0.5") {
       }
       if (request.method !== "POST") return handler!(request);
       const body = await request.clone().json().catch(() => ({}));
-      const answered = state.down ? 503 : (await handler!(request)).status;
+      const answered = state.down ? 503 : (state.inboxStatus ?? (await handler!(request)).status);
       posts.push({ id: String(body.id), type: String(body.type), answered, inbox: new URL(request.url).pathname });
       return new Response(null, { status: answered });
     },
@@ -69,6 +69,10 @@ export async function startReceiver(host = "127.0.0.5") {
     serveNote(id: string, make: (iri: URL) => Note): string {
       notes.set(id, make);
       return `${base}/notes/${id}`;
+    },
+    /** Set: the inboxes answer with that status (410: gone for good); null: as Fedify does. */
+    set inboxStatus(status: number | null) {
+      state.inboxStatus = status;
     },
     /** While true, the inboxes answer 503 Service Unavailable. */
     set down(value: boolean) {

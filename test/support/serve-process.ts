@@ -4,9 +4,11 @@ import { Client } from "./http.ts";
 const ROOT = join(import.meta.dir, "..", "..");
 
 /** `rookery <args>` as a process of its own on `dataDir` (the CLI), expected to succeed. */
-export function cli(dataDir: string, args: string[]) {
+/** Runs the admin CLI on a data directory; what it printed. */
+export function cli(dataDir: string, args: string[]): string {
   const made = Bun.spawnSync([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false" } });
   if (made.exitCode !== 0) throw new Error(`rookery ${args.join(" ")} failed: ${made.stderr.toString()}`);
+  return made.stdout.toString();
 }
 
 /** A free port on `host`, from the kernel. */

@@ -160,6 +160,17 @@ export class FederationActors {
       .map((r) => r.account);
   }
 
+  /** The local accounts a (remote) account follows. */
+  localFollowed(accountId: number): number[] {
+    return this.db
+      .select({ id: follows.targetAccountId })
+      .from(follows)
+      .innerJoin(accounts, eq(accounts.id, follows.targetAccountId))
+      .where(and(eq(follows.accountId, accountId), sql`${accounts.domain} IS NULL`))
+      .all()
+      .map((r) => r.id);
+  }
+
   hasLocalFollowers(accountId: number): boolean {
     return !!this.db
       .select({ one: sql`1` })
