@@ -24,6 +24,20 @@ function isFederationPath(path: string): boolean {
   return path.startsWith("/users/") || path === "/inbox";
 }
 
+const ACTIVITY_TYPES = /application\/(activity\+json|ld\+json)/i;
+const PROFILE_PAGE = /^\/@([A-Za-z0-9_]+)(?:\/(\d{1,19}))?$/;
+
+/**
+ * Content negotiation on the pages Rookery names as `url` (Mastodon's): a federating server
+ * asking `/@alice` or `/@alice/123` for ActivityPub gets the actor or the Note, as it would
+ * at `/users/alice` and `/users/alice/statuses/123`. Others get the web page.
+ */
+function activityPathOf(path: string, request: Request): string | null {
+  const page = PROFILE_PAGE.exec(path);
+  if (!page || request.method !== "GET" || !ACTIVITY_TYPES.test(request.headers.get("accept") ?? "")) return null;
+  return page[2] ? `/users/${page[1]}/statuses/${page[2]}` : `/users/${page[1]}`;
+}
+
 export { MAX_UPLOAD_BYTES };
 /** Bun's own limit sits above every cap here, so that our JSON 413 (with CORS) answers first. */
 export const SERVER_BODY_LIMIT = 2 * MAX_UPLOAD_BYTES;
@@ -146,9 +160,10 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     // Fedify sees the request at PUBLIC_URL, as its sender signed it: behind a TLS proxy the
     // server is asked over plain http at another address, and an RFC 9421 signature covers
     // the scheme and authority of the public URL.
+    const negotiated = federation !== null ? activityPathOf(path, request) : null;
     const handled =
-      federation !== null && isFederationPath(path)
-        ? forFedify(request, publicOrigin, bodyLimit(request.method, path)).then((r) =>
+      federation !== null && (negotiated !== null || isFederationPath(path))
+        ? forFedify(request, publicOrigin, bodyLimit(request.method, path), negotiated).then((r) =>
             federation.fetch(r, { contextData: undefined, onNotFound: (r) => app.handle(r), onNotAcceptable: (r) => app.handle(r) }),
           )
         : app.handle(request);
@@ -165,10 +180,10 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
  * under the cap (Fedify reads whole bodies, and one sent without a length would otherwise
  * be held however large: past the cap it is 413, through the catch below).
  */
-async function forFedify(request: Request, publicOrigin: string, limit: number): Promise<Request> {
+async function forFedify(request: Request, publicOrigin: string, limit: number, pathname: string | null = null): Promise<Request> {
   const url = new URL(request.url);
   const body = request.body ? ((await readLimited(request, limit)) as Uint8Array<ArrayBuffer>) : null;
-  return new Request(publicOrigin + url.pathname + url.search, { method: request.method, headers: request.headers, body });
+  return new Request(publicOrigin + (pathname ?? url.pathname) + url.search, { method: request.method, headers: request.headers, body });
 }
 
 /**

@@ -139,3 +139,25 @@ describe("FEDERATION=off", () => {
     }
   });
 });
+
+describe("content negotiation on the pages Rookery names as url", () => {
+  test("/@name and /@name/:id asked for ActivityPub are the actor and the Note; unknown ones 404; other requests are not federation's", async () => {
+    const server = await startTestServer({ HOST: "127.0.0.2", ALLOW_PRIVATE_ADDRESSES: "true" });
+    try {
+      const zoe = await createUser(server, "zoe");
+      const post = await postStatus(zoe, { status: "negotiated", visibility: "public" });
+      const actor = await getAp(`${server.base}/@zoe`);
+      expect(actor.status).toBe(200);
+      expect(actor.body).toMatchObject({ id: `${server.base}/users/zoe`, type: "Person" });
+      const ld = await getAp(`${server.base}/@zoe/${post.id}`, 'application/ld+json; profile="https://www.w3.org/ns/activitystreams"');
+      expect(ld.status).toBe(200);
+      expect(ld.body).toMatchObject({ id: post.uri, type: "Note" });
+      expect((await getAp(`${server.base}/@nobody`)).status).toBe(404);
+      // A browser's request is not the actor document.
+      const html = await fetch(`${server.base}/@zoe`, { headers: { accept: "text/html" } });
+      expect(html.headers.get("content-type") ?? "").not.toContain("activity+json");
+    } finally {
+      await server.close();
+    }
+  });
+});
