@@ -161,3 +161,43 @@ describe("content negotiation on the pages Rookery names as url", () => {
     }
   });
 });
+
+describe("what other servers parse", () => {
+  test("the actor, a Note and a Question read back through Fedify's vocabulary with what Mastodon's documentation expects of them", async () => {
+    const { Person, Note, Question, CryptographicKey } = await import("@fedify/fedify/vocab");
+    const server = await startTestServer({ HOST: "127.0.0.2", ALLOW_PRIVATE_ADDRESSES: "true" });
+    try {
+      const yan = await createUser(server, "yan");
+      await yan.client.patch("/api/v1/accounts/update_credentials", { json: { display_name: "Yan", note: "hello #world", discoverable: true, indexable: false, fields_attributes: { "0": { name: "site", value: "https://example.com" } } } });
+      const actor = await Person.fromJsonLd((await getAp(`${server.base}/users/yan`)).body);
+      expect(actor.id?.href).toBe(`${server.base}/users/yan`);
+      expect(actor.preferredUsername?.toString()).toBe("yan");
+      expect(actor.name?.toString()).toBe("Yan");
+      expect(actor.discoverable).toBe(true);
+      expect(actor.indexable).toBe(false);
+      expect(actor.manuallyApprovesFollowers).toBe(false);
+      expect(actor.featuredId?.href).toBe(`${server.base}/users/yan/featured`);
+      expect(actor.endpoints?.sharedInbox?.href).toBe(`${server.base}/inbox`);
+      expect(actor.url?.toString()).toBe(`${server.base}/@yan`);
+      const key = await actor.getPublicKey();
+      expect(key).toBeInstanceOf(CryptographicKey);
+      expect(key?.ownerId?.href).toBe(actor.id?.href);
+      expect(actor.attachmentIds.length + (await Array.fromAsync(actor.getAttachments())).length).toBeGreaterThan(0);
+
+      const post = await postStatus(yan, { status: "Parsed #fine", visibility: "public" });
+      const note = await Note.fromJsonLd((await getAp(post.uri)).body);
+      expect(note.attributionId?.href).toBe(actor.id?.href);
+      expect(note.toIds.map(String)).toEqual(["https://www.w3.org/ns/activitystreams#Public"]);
+      expect(note.ccIds.map(String)).toEqual([`${server.base}/users/yan/followers`]);
+      expect(note.url?.toString()).toBe(post.url);
+
+      const poll = await postStatus(yan, { status: "Parsed?", visibility: "public", poll: { options: ["yes", "no"], expires_in: 600 } });
+      const question = await Question.fromJsonLd((await getAp(poll.uri)).body);
+      const options = await Array.fromAsync(question.getExclusiveOptions());
+      expect(options.map((o) => o.name?.toString())).toEqual(["yes", "no"]);
+      expect(question.endTime?.epochMilliseconds).toBe(Date.parse(poll.poll.expires_at));
+    } finally {
+      await server.close();
+    }
+  });
+});
