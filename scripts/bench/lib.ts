@@ -86,19 +86,21 @@ function toMs(value: string): number {
   return m[2] === "us" ? n / 1000 : m[2] === "s" ? n * 1000 : n;
 }
 
-/** Runs wrk against one URL; POST bodies and headers go through a small Lua script. */
-export function wrk(
-  url: string,
-  options: { seconds?: number; connections?: number; method?: string; body?: string; headers?: Record<string, string>; lua?: string } = {},
-): WrkResult {
+type WrkOptions = { seconds?: number; connections?: number; method?: string; body?: string; headers?: Record<string, string>; lua?: string };
+
+function wrkScript(options: WrkOptions): string {
   const script = join(tmpdir(), `wrk-${process.pid}-${Math.random().toString(36).slice(2)}.lua`);
   const lines = [`wrk.method = ${JSON.stringify(options.method ?? "GET")}`];
   if (options.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(options.body)}`);
   for (const [k, v] of Object.entries(options.headers ?? {})) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
   if (options.lua) lines.push(options.lua);
   writeFileSync(script, lines.join("\n"));
-  const out = spawnSync(["wrk", "-t1", `-c${options.connections ?? 64}`, `-d${options.seconds ?? 8}s`, "--latency", "-s", script, url]).stdout.toString();
-  rmSync(script, { force: true });
+  return script;
+}
+
+const wrkArgs = (url: string, script: string, options: WrkOptions) => ["wrk", "-t1", `-c${options.connections ?? 64}`, `-d${options.seconds ?? 8}s`, "--latency", "-s", script, url];
+
+function parseWrk(out: string): WrkResult {
   const pct = (p: string) => toMs(new RegExp(`\\s${p}%\\s+(\\S+)`).exec(out)?.[1] ?? "");
   return {
     requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
@@ -106,6 +108,24 @@ export function wrk(
     p99ms: pct("99"),
     non2xx: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0),
   };
+}
+
+/** Runs wrk against one URL; POST bodies and headers go through a small Lua script. */
+export function wrk(url: string, options: WrkOptions = {}): WrkResult {
+  const script = wrkScript(options);
+  const out = spawnSync(wrkArgs(url, script, options)).stdout.toString();
+  rmSync(script, { force: true });
+  return parseWrk(out);
+}
+
+/** wrk without blocking this process's event loop (for a benchmark that watches something meanwhile). */
+export async function wrkAsync(url: string, options: WrkOptions = {}): Promise<WrkResult> {
+  const script = wrkScript(options);
+  const proc = spawn(wrkArgs(url, script, options), { stdout: "pipe", stderr: "ignore" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  rmSync(script, { force: true });
+  return parseWrk(out);
 }
 
 export function fmt(n: number, digits = 0) {
