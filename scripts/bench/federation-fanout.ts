@@ -1,95 +1,78 @@
 /**
  * Fan-out: a post by an account with 1,000 remote followers spread over 100 servers (simulated
  * on loopback by fed-sim.ts, a process of its own), timed from the POST to the last inbox
- * receiving its copy, while wrk reads a status from the same server. Two cases: followers on
- * servers with shared inboxes (one delivery per server, as with Mastodon peers: 100 POSTs) and
- * followers with personal inboxes only (1,000 POSTs). Reads are measured in one-second slices
- * before and during the deliveries; the figure is the slices during the deliveries against the
- * slices before them.
+ * receiving its copy. Two cases: followers on servers with shared inboxes (one delivery per
+ * server, as with Mastodon peers: 100 POSTs) and followers with personal inboxes only (1,000
+ * POSTs). Each case runs twice: alone (the time, and the server's CPU per delivery), then while
+ * wrk reads a status from the same server, whose throughput during the deliveries is compared
+ * with its throughput just before them, in the same wrk run (responses counted per 100 ms).
  *
  *   bun scripts/bench/federation-fanout.ts
  */
-import { spawn } from "bun";
-import { join } from "node:path";
-import { BUN, fmt, requireWrk, ROOT, seedUser, startRookery, wrkAsync, type WrkResult } from "./lib.ts";
+import { startSim, until } from "./fed-common.ts";
+import { cpuSeconds, fmt, requireWrk, seedUser, startRookery, wrkTimeline } from "./lib.ts";
 
 requireWrk();
 const PORT = 3912;
-const SIM_PORT = 3913;
 const SERVERS = 100;
 const ACTORS = 10;
-const sim = `http://127.0.0.1:${SIM_PORT}`;
+/** Reads measured before the post, the baseline of the reads during the deliveries. */
+const BEFORE_MS = 3000;
 
-async function until<T>(what: string, check: () => Promise<T | null | false>, seconds = 180): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await check().catch(() => null);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${seconds} s`);
-    await Bun.sleep(50);
-  }
-}
-
-const simProc = spawn([BUN, join(ROOT, "scripts/bench/fed-sim.ts")], {
-  env: { ...process.env, SIM_SERVERS: String(SERVERS), SIM_ACTORS: String(ACTORS), SIM_CONTROL_PORT: String(SIM_PORT) },
-  stdout: "ignore",
-  stderr: "inherit",
-});
+const sim = await startSim({ servers: SERVERS, actors: ACTORS, port: 3913 });
 const rookery = await startRookery(PORT, { PUBLIC_URL: `http://127.0.0.1:${PORT}`, ALLOW_PRIVATE_ADDRESSES: "true" });
 try {
-  await until("simulated servers", () => fetch(`${sim}/stats`).then((r) => r.ok));
-  const stats = () => fetch(`${sim}/stats`).then((r) => r.json() as Promise<{ accepts: number; deliveries: number; inboxes: number; first: number; last: number }>);
   const auth = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
   const alice = await seedUser(rookery, "alice");
   const bob = await seedUser(rookery, "bob");
   const reader = await seedUser(rookery, "reader");
 
+  // Set-up over federation: 1,000 actors with shared inboxes follow alice, 1,000 with personal
+  // inboxes only follow bob (signed Follows, each accepted).
   const setupStarted = Date.now();
-  await fetch(`${sim}/follow?target=${encodeURIComponent(`${rookery.url}/users/alice`)}&kind=s`, { method: "POST" });
-  await fetch(`${sim}/follow?target=${encodeURIComponent(`${rookery.url}/users/bob`)}&kind=p`, { method: "POST" });
+  const setupCpu = cpuSeconds(rookery.proc.pid);
+  await sim.follow(`${rookery.url}/users/alice`, "s");
+  await sim.follow(`${rookery.url}/users/bob`, "p");
   const followers = (id: string) => fetch(`${rookery.url}/api/v1/accounts/${id}`).then((r) => r.json() as Promise<{ followers_count: number }>).then((a) => a.followers_count);
-  await until("2,000 follows stored and accepted", async () => (await followers(alice.id)) === SERVERS * ACTORS && (await followers(bob.id)) === SERVERS * ACTORS && (await stats()).accepts === 2 * SERVERS * ACTORS);
-  console.log(`set-up: ${fmt(2 * SERVERS * ACTORS)} signed Follows from ${SERVERS} servers verified, stored and accepted in ${fmt((Date.now() - setupStarted) / 1000, 1)} s`);
+  await until("2,000 follows stored and accepted", async () => (await followers(alice.id)) === SERVERS * ACTORS && (await followers(bob.id)) === SERVERS * ACTORS && (await sim.stats()).accepts === 2 * SERVERS * ACTORS, 600);
+  console.log(`set-up: ${fmt(2 * SERVERS * ACTORS)} signed Follows from ${SERVERS} servers verified, stored and accepted in ${fmt((Date.now() - setupStarted) / 1000, 1)} s (server CPU ${fmt(((cpuSeconds(rookery.proc.pid) - setupCpu) * 1000) / (2 * SERVERS * ACTORS), 1)} ms per Follow)`);
 
   const read = (await (await fetch(`${rookery.url}/api/v1/statuses`, { method: "POST", headers: auth(reader.token), body: JSON.stringify({ status: "A status to read" }) })).json()) as { id: string };
   const readUrl = `${rookery.url}/api/v1/statuses/${read.id}`;
-  const slice = async () => {
-    const start = Date.now();
-    const r: WrkResult = await wrkAsync(readUrl, { seconds: 1, connections: 32, headers: auth(reader.token) });
-    return { start, end: Date.now(), rps: r.requestsPerSecond };
-  };
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-  console.log(`reads: signed-in GET /api/v1/statuses/:id, wrk 1 thread, 32 connections, 1 s slices\n`);
 
-  for (const [who, token, expected, label] of [
-    [alice, alice.token, SERVERS, "shared inboxes (100 POSTs)"],
-    [bob, bob.token, SERVERS * ACTORS, "personal inboxes (1,000 POSTs)"],
-  ] as const) {
-    void who;
-    await fetch(`${sim}/reset`, { method: "POST" });
-    const before: number[] = [];
-    for (let i = 0; i < 4; i++) before.push((await slice()).rps);
-    const slices: { start: number; end: number; rps: number }[] = [];
-    let delivering = true;
-    const reading = (async () => {
-      while (delivering || slices.length < 2) slices.push(await slice());
-    })();
-    await Bun.sleep(200);
+  /** Posts as the account and waits for the simulator to have seen every delivery. */
+  const post = async (token: string, expected: number) => {
+    await sim.reset();
+    const cpuBefore = cpuSeconds(rookery.proc.pid);
     const t0 = Date.now();
     const posted = await fetch(`${rookery.url}/api/v1/statuses`, { method: "POST", headers: auth(token), body: JSON.stringify({ status: "Hello, 1,000 followers" }) });
     if (posted.status !== 200) throw new Error(`post failed: ${posted.status}`);
     const done = await until(`${expected} deliveries`, async () => {
-      const s = await stats();
+      const s = await sim.stats();
       return s.deliveries >= expected ? s : null;
     }, 120);
-    delivering = false;
-    await reading;
-    const during = slices.filter((s) => s.start < done.last && s.end > t0).map((s) => s.rps);
-    const base = mean(before);
-    console.log(`${label.padEnd(32)} 1,000 followers reached in ${fmt((done.last - t0) / 1000, 2)} s (first inbox after ${fmt(done.first - t0)} ms, ${done.inboxes} inboxes)`);
-    console.log(`${"".padEnd(32)} reads ${fmt(base)} req/s before, ${fmt(mean(during))} req/s during (${fmt((mean(during) / base) * 100, 1)}%, ${during.length} slices)`);
+    return { t0, done, ms: done.last - t0, cpuMs: (cpuSeconds(rookery.proc.pid) - cpuBefore) * 1000 };
+  };
+
+  console.log(`reads: signed-in GET /api/v1/statuses/:id, wrk 1 thread, 32 connections\n`);
+  for (const [token, expected, label] of [
+    [alice.token, SERVERS, "shared inboxes (100 POSTs)"],
+    [bob.token, SERVERS * ACTORS, "personal inboxes (1,000 POSTs)"],
+  ] as const) {
+    const quiet = await post(token, expected);
+    console.log(`${label.padEnd(32)} alone:     1,000 followers reached in ${fmt(quiet.ms / 1000, 2)} s (first inbox after ${fmt(quiet.done.first - quiet.t0)} ms, ${quiet.done.inboxes} inboxes); server CPU ${fmt(quiet.cpuMs / expected, 2)} ms per POST`);
+
+    const reads = wrkTimeline(readUrl, { connections: 32, headers: auth(reader.token) });
+    const readsStarted = Date.now();
+    // The window the reads before the post are measured in (its first half-second left out: wrk connecting).
+    await Bun.sleep(BEFORE_MS);
+    const loaded = await post(token, expected);
+    const timeline = await reads.stop();
+    const before = timeline.rate(readsStarted + 500, loaded.t0);
+    const during = timeline.rate(loaded.t0, loaded.done.last);
+    console.log(`${"".padEnd(32)} under reads: reached in ${fmt(loaded.ms / 1000, 2)} s; reads ${fmt(before.perSecond)} req/s before, ${fmt(during.perSecond)} req/s during = ${fmt((during.perSecond / before.perSecond) * 100, 1)}% (${during.buckets} x 100 ms)`);
   }
 } finally {
-  simProc.kill();
   await rookery.stop();
+  await sim.stop();
 }
