@@ -9,4 +9,10 @@ new Elysia()
     const form = await request.formData();
     return { bytes: (form.get("file") as File).size };
   })
+  // The inbox baseline: receive and parse an activity, answer 202 as an inbox does, do nothing with it.
+  .post("/inbox", async ({ request, set }) => {
+    await request.json();
+    set.status = 202;
+    return "";
+  })
   .listen({ port, hostname: "127.0.0.1" });

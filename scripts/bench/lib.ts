@@ -33,19 +33,26 @@ async function waitFor(url: string, proc: Subprocess) {
   throw new Error(`no answer from ${url}`);
 }
 
-export async function startBaseline(port: number): Promise<Child> {
-  const proc = spawn([BUN, join(ROOT, "scripts/bench/bare-server.ts")], { env: { ...process.env, PORT: String(port) }, stdout: "ignore", stderr: "inherit" });
+/**
+ * The command line for a child, pinned with taskset to the given CPUs when `cpus` is set
+ * (e.g. "1"): a benchmark that states a figure "on one core" runs the server on a core of its
+ * own, the load generators on the other.
+ */
+export const pinned = (cpus: string | undefined, argv: string[]) => (cpus === undefined ? argv : ["taskset", "-c", cpus, ...argv]);
+
+export async function startBaseline(port: number, cpus?: string): Promise<Child> {
+  const proc = spawn(pinned(cpus, [BUN, join(ROOT, "scripts/bench/bare-server.ts")]), { env: { ...process.env, PORT: String(port) }, stdout: "ignore", stderr: "inherit" });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/`, proc);
   return { proc, url, stop: async () => void (proc.kill(), await proc.exited) };
 }
 
-export async function startRookery(port: number, env: Record<string, string> = {}): Promise<Child & { dataDir: string; cli(args: string[]): string }> {
+export async function startRookery(port: number, env: Record<string, string> = {}, cpus?: string): Promise<Child & { dataDir: string; cli(args: string[]): string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "rookery-bench-"));
   // MALLOC_ARENA_MAX=2 as `npm start` runs it: glibc's per-thread arenas otherwise hold on
   // to the memory of image decoding.
   const fullEnv = { ...process.env, MALLOC_ARENA_MAX: "2", DATA_DIR: dataDir, PORT: String(port), RATE_LIMITS: "off", LOG_REQUESTS: "false", ...env };
-  const proc = spawn([BUN, join(ROOT, "src/main.ts"), "serve"], { env: fullEnv, stdout: "ignore", stderr: "inherit", cwd: ROOT });
+  const proc = spawn(pinned(cpus, [BUN, join(ROOT, "src/main.ts"), "serve"]), { env: fullEnv, stdout: "ignore", stderr: "inherit", cwd: ROOT });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/api/v1/streaming/health`, proc);
   return {
@@ -72,6 +79,13 @@ export function rss(pid: number): { now: number; peak: number } {
   return { now: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
 }
 
+/** CPU time a process has used so far, user and system, all its threads, in seconds. */
+export function cpuSeconds(pid: number): number {
+  // Fields 14 and 15 of /proc/<pid>/stat (after the parenthesised name), in clock ticks of 1/100 s.
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 export interface WrkResult {
   requestsPerSecond: number;
   p50ms: number;
@@ -86,25 +100,104 @@ function toMs(value: string): number {
   return m[2] === "us" ? n / 1000 : m[2] === "s" ? n * 1000 : n;
 }
 
-/** Runs wrk against one URL; POST bodies and headers go through a small Lua script. */
-export function wrk(
-  url: string,
-  options: { seconds?: number; connections?: number; method?: string; body?: string; headers?: Record<string, string>; lua?: string } = {},
-): WrkResult {
+type WrkOptions = { seconds?: number; connections?: number; method?: string; body?: string; headers?: Record<string, string>; lua?: string };
+
+function wrkScript(options: WrkOptions): string {
   const script = join(tmpdir(), `wrk-${process.pid}-${Math.random().toString(36).slice(2)}.lua`);
   const lines = [`wrk.method = ${JSON.stringify(options.method ?? "GET")}`];
   if (options.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(options.body)}`);
   for (const [k, v] of Object.entries(options.headers ?? {})) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
   if (options.lua) lines.push(options.lua);
   writeFileSync(script, lines.join("\n"));
-  const out = spawnSync(["wrk", "-t1", `-c${options.connections ?? 64}`, `-d${options.seconds ?? 8}s`, "--latency", "-s", script, url]).stdout.toString();
-  rmSync(script, { force: true });
+  return script;
+}
+
+const wrkArgs = (url: string, script: string, options: WrkOptions) => ["wrk", "-t1", `-c${options.connections ?? 64}`, `-d${options.seconds ?? 8}s`, "--latency", "-s", script, url];
+
+function parseWrk(out: string): WrkResult {
   const pct = (p: string) => toMs(new RegExp(`\\s${p}%\\s+(\\S+)`).exec(out)?.[1] ?? "");
   return {
     requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
     p50ms: pct("50"),
     p99ms: pct("99"),
     non2xx: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0),
+  };
+}
+
+/** Runs wrk against one URL; POST bodies and headers go through a small Lua script. */
+export function wrk(url: string, options: WrkOptions = {}): WrkResult {
+  const script = wrkScript(options);
+  const out = spawnSync(wrkArgs(url, script, options)).stdout.toString();
+  rmSync(script, { force: true });
+  return parseWrk(out);
+}
+
+/** wrk without blocking this process's event loop (for a benchmark that watches something meanwhile). */
+export async function wrkAsync(url: string, options: WrkOptions = {}): Promise<WrkResult> {
+  const script = wrkScript(options);
+  const proc = spawn(wrkArgs(url, script, options), { stdout: "pipe", stderr: "ignore" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  rmSync(script, { force: true });
+  return parseWrk(out);
+}
+
+/**
+ * Lua for wrk that counts responses per 100 ms of wall-clock time (clock_gettime through
+ * LuaJIT's FFI) and prints them at the end, one `bucket <start ms / 100> <count>` line each:
+ * what a benchmark needs to compare throughput before and during something else it starts.
+ */
+const TIMELINE_LUA = `
+local ffi = require("ffi")
+ffi.cdef[[ typedef struct { long tv_sec; long tv_nsec; } bench_timespec; int clock_gettime(int, bench_timespec*); ]]
+local ts = ffi.new("bench_timespec")
+buckets = {}
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function response(status, headers, body)
+  ffi.C.clock_gettime(0, ts)
+  local b = tonumber(ts.tv_sec) * 10 + math.floor(tonumber(ts.tv_nsec) / 1e8)
+  buckets[b] = (buckets[b] or 0) + 1
+end
+function done(summary, latency, requests)
+  for _, t in ipairs(threads) do
+    for k, n in pairs(t:get("buckets")) do io.write(string.format("bucket %d %d\\n", k, n)) end
+  end
+end`;
+
+export interface Timeline {
+  /** Responses per second over [from, to) in epoch ms, from the whole 100 ms buckets inside it. */
+  rate(from: number, to: number): { perSecond: number; buckets: number };
+}
+
+/**
+ * wrk running in the background until stopped (SIGINT: wrk then prints its summary and the
+ * Lua done() as usual), recording when each response came. For "throughput during X against
+ * before X" in one continuous run, without restarting wrk between slices.
+ */
+export function wrkTimeline(url: string, options: Omit<WrkOptions, "seconds" | "lua"> = {}): { stop(): Promise<Timeline & { result: WrkResult }> } {
+  const opts = { ...options, seconds: 600, lua: TIMELINE_LUA };
+  const script = wrkScript(opts);
+  const proc = spawn(wrkArgs(url, script, opts), { stdout: "pipe", stderr: "ignore" });
+  const output = new Response(proc.stdout).text();
+  return {
+    async stop() {
+      proc.kill("SIGINT");
+      const out = await output;
+      await proc.exited;
+      rmSync(script, { force: true });
+      const buckets = new Map<number, number>();
+      for (const m of out.matchAll(/^bucket (\d+) (\d+)$/gm)) buckets.set(Number(m[1]), Number(m[2]));
+      return {
+        result: parseWrk(out),
+        rate(from, to) {
+          let count = 0;
+          let n = 0;
+          for (let b = Math.ceil(from / 100); (b + 1) * 100 <= to; b++, n++) count += buckets.get(b) ?? 0;
+          return { perSecond: n === 0 ? NaN : (count / n) * 10, buckets: n };
+        },
+      };
+    },
   };
 }
 

@@ -26,6 +26,8 @@ export class SqliteMessageQueue implements MessageQueue {
   private readonly claim: Statement<Row, [number, number]>;
   private readonly remove: Statement<unknown, [number]>;
   private wake: (() => void) | null = null;
+  /** Rows enqueued in this turn of the event loop, written together at its end. */
+  private inserts: { row: [string, number, string | null, number]; resolve: () => void; reject: (e: unknown) => void }[] = [];
   /** Callers of idle(), told when the worker next finds nothing due. */
   private idleWaiters: (() => void)[] = [];
 
@@ -49,22 +51,39 @@ export class SqliteMessageQueue implements MessageQueue {
     this.remove = sqlite.query("DELETE FROM fedify_messages WHERE id = ?");
   }
 
+  /**
+   * Queues the message. Messages enqueued in the same turn of the event loop are written in one
+   * transaction, and each promise settles once it has committed: Fedify enqueues a delivery per
+   * inbox, one call each, all at once (1,000 followers with personal inboxes: 1,000 calls), and a
+   * commit apiece held the event loop ~80 µs per message, 80 ms at a time for such a post.
+   */
   async enqueue(message: unknown, options?: MessageQueueEnqueueOptions): Promise<void> {
     const now = this.clock.now();
     const delay = options?.delay ? Math.max(0, options.delay.total("millisecond")) : 0;
-    this.insert.run(JSON.stringify(message), now + delay, options?.orderingKey ?? null, now);
+    const row: [string, number, string | null, number] = [JSON.stringify(message), now + delay, options?.orderingKey ?? null, now];
+    return new Promise<void>((resolve, reject) => {
+      this.inserts.push({ row, resolve, reject });
+      if (this.inserts.length === 1) queueMicrotask(() => this.writeInserts());
+    });
+  }
+
+  private writeInserts() {
+    const batch = this.inserts;
+    this.inserts = [];
+    try {
+      this.sqlite.transaction(() => {
+        for (const { row } of batch) this.insert.run(...row);
+      })();
+    } catch (e) {
+      for (const { reject } of batch) reject(e);
+      return;
+    }
+    for (const { resolve } of batch) resolve();
     this.wake?.();
   }
 
   async enqueueMany(messages: readonly unknown[], options?: MessageQueueEnqueueOptions): Promise<void> {
-    this.sqlite.transaction(() => {
-      for (const message of messages) {
-        const now = this.clock.now();
-        const delay = options?.delay ? Math.max(0, options.delay.total("millisecond")) : 0;
-        this.insert.run(JSON.stringify(message), now + delay, options?.orderingKey ?? null, now);
-      }
-    })();
-    this.wake?.();
+    await Promise.all(messages.map((message) => this.enqueue(message, options)));
   }
 
   async getDepth(): Promise<MessageQueueDepth> {

@@ -81,6 +81,19 @@ describe("SqliteMessageQueue", () => {
     second.db.close();
   });
 
+  test("messages enqueued in one turn are written together, in the order they were enqueued, before their promises settle", async () => {
+    const clock = new ManualClock(1_000_000);
+    const { db } = open();
+    const queue = new SqliteMessageQueue(db.sqlite, clock);
+    // As Fedify queues a post's deliveries: every call at once, then waits for all of them.
+    const calls = Array.from({ length: 100 }, (_, n) => queue.enqueue({ n }, { orderingKey: `k${n % 7}` }));
+    expect(queue.pending()).toBe(0);
+    await Promise.all(calls);
+    expect(queue.pending()).toBe(100);
+    expect(await drain(queue, 100)).toEqual(Array.from({ length: 100 }, (_, n) => ({ n })));
+    db.close();
+  });
+
   test("a message whose handler was cut short by a crash is handed out again after restart", async () => {
     const clock = new ManualClock(1_000_000);
     const first = open();
