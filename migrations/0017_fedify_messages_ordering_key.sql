@@ -1,0 +1,1 @@
+CREATE INDEX `fedify_messages_ordering_key` ON `fedify_messages` (`ordering_key`,`id`);
