@@ -23,6 +23,8 @@ export interface Config {
   federation: boolean;
   /** Outgoing requests may reach loopback, private and link-local addresses (tests, loopback set-ups only: SSRF). */
   allowPrivateAddresses: boolean;
+  /** Copies of remote statuses' images kept here, and the bound of their total size in bytes; off by default. */
+  remoteMediaCache: { maxTotalBytes: number } | null;
 }
 
 export class ConfigError extends Error {}
@@ -53,6 +55,13 @@ function positiveInt(env: Env, name: string, fallback: number): number {
   if (raw === undefined || raw.trim() === "") return fallback;
   if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 256) throw new ConfigError(`${name} must be a whole number from 1 to 256 (got "${raw}")`);
   return Number(raw);
+}
+
+function megabytes(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback * 1024 * 1024;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 1_000_000) throw new ConfigError(`${name} must be a whole number of megabytes from 1 to 1000000 (got "${raw}")`);
+  return Number(raw) * 1024 * 1024;
 }
 
 /** Reads and validates the environment; throws ConfigError naming the variable at fault. */
@@ -104,5 +113,6 @@ export function loadConfig(env: Env = process.env): Config {
     mediaWorkers: positiveInt(env, "MEDIA_WORKERS", Math.max(1, availableParallelism() - 1)),
     federation: choice(env, "FEDERATION", ["on", "off"] as const, "on") === "on",
     allowPrivateAddresses: bool(env, "ALLOW_PRIVATE_ADDRESSES", false),
+    remoteMediaCache: bool(env, "CACHE_REMOTE_MEDIA", false) ? { maxTotalBytes: megabytes(env, "REMOTE_MEDIA_CACHE_MB", 1024) } : null,
   };
 }

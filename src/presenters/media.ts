@@ -6,7 +6,7 @@ import type { Urls } from "./account.ts";
  * processed; `meta` of an attachment that was not understood holds only its focus.
  */
 export function serializeAttachment(urls: Urls, m: MediaRow) {
-  if (m.remoteUrl !== null) return remoteAttachment(m);
+  if (m.remoteUrl !== null) return m.file ? cachedAttachment(urls, m) : remoteAttachment(m);
   const meta = JSON.parse(m.meta) as Record<string, unknown>;
   const unknown = m.type === "unknown";
   const preview = m.thumbnail ?? m.preview;
@@ -21,6 +21,25 @@ export function serializeAttachment(urls: Urls, m: MediaRow) {
     meta: unknown ? (meta.focus ? { focus: meta.focus } : {}) : Object.fromEntries(Object.entries(meta).filter(([, v]) => v !== undefined && v !== null)),
     description: m.description,
     blurhash: unknown ? null : m.blurhash,
+  };
+}
+
+/**
+ * An attachment of a remote status with a copy here (CACHE_REMOTE_MEDIA): shown from here,
+ * `remote_url` naming its origin, as Mastodon shows the media it cached.
+ */
+function cachedAttachment(urls: Urls, m: MediaRow) {
+  return {
+    id: String(m.id),
+    type: m.type,
+    url: urls.media(m.file!),
+    preview_url: m.preview ? urls.media(m.preview) : null,
+    remote_url: m.remoteUrl,
+    preview_remote_url: null,
+    text_url: null,
+    meta: JSON.parse(m.meta) as Record<string, unknown>,
+    description: m.description,
+    blurhash: m.blurhash,
   };
 }
 

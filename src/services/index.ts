@@ -26,6 +26,9 @@ import { RemoteThreads } from "./federation/remote-threads.ts";
 import { AccountMoves } from "./federation/moves.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
+import { RemoteMediaCache } from "./media/remote-media-cache.ts";
+import { fetchPublicBytes } from "../media/public-fetch.ts";
+import { ROOKERY_VERSION } from "../version.ts";
 import { ConversationService } from "./conversations.ts";
 import { FilterService } from "./filters.ts";
 import { V1FilterService } from "./filters-v1.ts";
@@ -165,6 +168,20 @@ export function createServices(deps: ServiceDeps) {
   events.within("status.deleted", (e) => conversations.removed(e.status));
   // The wheel is in memory and re-reads the poll when it fires: told once the poll exists.
   events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
+  // Remote statuses' images are copied here when the operator asked for it, once stored.
+  const remoteMediaCache = config.remoteMediaCache
+    ? new RemoteMediaCache(db, storage, renderCache, {
+        maxTotalBytes: config.remoteMediaCache.maxTotalBytes,
+        download: (url, maxBytes) => fetchPublicBytes(url, { maxBytes, allowPrivateAddresses: config.allowPrivateAddresses, userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)` }),
+      })
+    : null;
+  if (remoteMediaCache) {
+    for (const type of ["status.created", "status.updated"] as const) {
+      events.afterCommit(type, (e) => {
+        if (e.status.uri !== null && e.status.hasMedia) void remoteMediaCache.cacheStatus(e.status.id);
+      });
+    }
+  }
 
   return {
     writes,

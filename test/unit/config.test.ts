@@ -13,6 +13,16 @@ describe("configuration", () => {
     expect(c.whitelistMode).toBe(false);
     expect(c.rateLimits).toBe(true);
     expect(c.trustedProxies).toEqual([]);
+    expect(c.remoteMediaCache).toBeNull();
+  });
+
+  test.each(["0", "lots", "1.5"])("a bad REMOTE_MEDIA_CACHE_MB (%s) names the variable", (value) => {
+    expect(() => loadConfig({ CACHE_REMOTE_MEDIA: "true", REMOTE_MEDIA_CACHE_MB: value })).toThrow("REMOTE_MEDIA_CACHE_MB");
+  });
+
+  test("CACHE_REMOTE_MEDIA with its bound, 1 GB unless REMOTE_MEDIA_CACHE_MB says", () => {
+    expect(loadConfig({ CACHE_REMOTE_MEDIA: "true" }).remoteMediaCache).toEqual({ maxTotalBytes: 1024 * 1024 * 1024 });
+    expect(loadConfig({ CACHE_REMOTE_MEDIA: "true", REMOTE_MEDIA_CACHE_MB: "50" }).remoteMediaCache).toEqual({ maxTotalBytes: 50 * 1024 * 1024 });
   });
 
   test("PUBLIC_URL follows PORT unless given", () => {
@@ -34,6 +44,7 @@ describe("configuration", () => {
     ["TRUSTED_PROXIES", "10.0.0.0/40"],
     ["MEDIA_WORKERS", "0"],
     ["MEDIA_WORKERS", "lots"],
+    ["CACHE_REMOTE_MEDIA", "maybe"],
   ])("a bad %s names the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

@@ -1,0 +1,136 @@
+import { statSync } from "node:fs";
+import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
+import type { Db } from "../../db/connection.ts";
+import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
+import { LIMITS } from "../../limits.ts";
+import { log } from "../../log.ts";
+import { blurhashOf, geometry, inspect, renderOriginal, renderPreview } from "../../media/images.ts";
+import type { MediaStorage } from "../../media/storage.ts";
+import type { RenderCache } from "../statuses/render-cache.ts";
+import type { Meta } from "./media.ts";
+
+export interface RemoteMediaCacheOptions {
+  /** Bound of all cached files together; past it the oldest statuses' copies go first. */
+  maxTotalBytes: number;
+  /** What one download may be; larger media stay at their own server. */
+  maxFileBytes?: number;
+  /** Downloads a remote file under a cap (src/media/public-fetch.ts in the server). */
+  download(url: string, maxBytes: number): Promise<Uint8Array>;
+}
+
+/**
+ * Local copies of remote images (CACHE_REMOTE_MEDIA), made with the pipeline of local uploads:
+ * checked from the bytes alone, re-encoded without EXIF, a preview and a blurhash. Shown from
+ * here once made, with `remote_url` still naming their origin (as Mastodon shows cached media);
+ * what fails, is too large or is not an image stays at its own server's URL. One download at a
+ * time, so memory stays bounded however many arrive at once.
+ */
+export class RemoteMediaCache {
+  /** Bytes of the cached files, counted from the disk once, then kept up to date. */
+  private total: number | null = null;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private db: Db,
+    private storage: MediaStorage,
+    private cache: RenderCache,
+    private options: RemoteMediaCacheOptions,
+  ) {}
+
+  /** Queues the images of a remote status for caching; resolves when they are done. */
+  cacheStatus(statusId: number): Promise<void> {
+    this.chain = this.chain.then(() => this.run(statusId));
+    return this.chain;
+  }
+
+  private async run(statusId: number) {
+    const rows = this.db
+      .select()
+      .from(mediaAttachments)
+      .where(and(eq(mediaAttachments.statusId, statusId), isNotNull(mediaAttachments.remoteUrl), isNull(mediaAttachments.file), eq(mediaAttachments.type, "image")))
+      .orderBy(asc(mediaAttachments.position))
+      .all();
+    this.cachedBytes();
+    let changed = false;
+    for (const row of rows) {
+      try {
+        changed = (await this.cacheOne(row)) || changed;
+      } catch (e) {
+        log("info", "remote media not cached; shown at its own server", { media_id: row.id, url: row.remoteUrl, error: String(e).split("\n")[0] });
+      }
+    }
+    if (changed) {
+      this.cache.invalidateStatus(statusId);
+      this.evict();
+    }
+  }
+
+  private async cacheOne(row: MediaRow): Promise<boolean> {
+    const bytes = await this.options.download(row.remoteUrl!, this.options.maxFileBytes ?? LIMITS.imageSizeLimit);
+    const info = await inspect(bytes);
+    const original = await renderOriginal(bytes, info);
+    const preview = await renderPreview(bytes, info);
+    const blurhash = row.blurhash ?? (await blurhashOf(preview.data));
+    const file = this.storage.newPath("remote_media", original.ext);
+    const small = this.storage.newPath("remote_previews", preview.ext);
+    await this.storage.write(file, original.data);
+    await this.storage.write(small, preview.data);
+    // Read and written with no await between: a status deleted meanwhile keeps no copy.
+    const current = this.db.select().from(mediaAttachments).where(and(eq(mediaAttachments.id, row.id), isNull(mediaAttachments.file))).get();
+    if (!current || current.statusId === null) {
+      this.storage.remove(file);
+      this.storage.remove(small);
+      return false;
+    }
+    const meta: Meta = { ...(JSON.parse(current.meta) as Meta), original: geometry(original.width, original.height), small: geometry(preview.width, preview.height) };
+    this.db.update(mediaAttachments).set({ file, preview: small, meta: JSON.stringify(meta), blurhash, processing: "complete" }).where(eq(mediaAttachments.id, row.id)).run();
+    this.total! += original.data.byteLength + preview.data.byteLength;
+    return true;
+  }
+
+  /** Past the bound, the copies of the oldest statuses are let go: they show at their origin again. */
+  private evict() {
+    let total = this.cachedBytes();
+    if (total <= this.options.maxTotalBytes) return;
+    const cached = this.db
+      .select()
+      .from(mediaAttachments)
+      .where(and(isNotNull(mediaAttachments.remoteUrl), isNotNull(mediaAttachments.file)))
+      .orderBy(asc(mediaAttachments.statusId), asc(mediaAttachments.position))
+      .all();
+    for (const row of cached) {
+      if (total <= this.options.maxTotalBytes) break;
+      total -= this.sizeOf(row);
+      this.db.update(mediaAttachments).set({ file: null, preview: null }).where(eq(mediaAttachments.id, row.id)).run();
+      this.storage.remove(row.file);
+      this.storage.remove(row.preview);
+      if (row.statusId !== null) this.cache.invalidateStatus(row.statusId);
+    }
+    this.total = total;
+  }
+
+  /** The running total; the first time, read from the files of the copies made before this start. */
+  private cachedBytes(): number {
+    if (this.total !== null) return this.total;
+    const rows = this.db
+      .select()
+      .from(mediaAttachments)
+      .where(and(isNotNull(mediaAttachments.remoteUrl), isNotNull(mediaAttachments.file)))
+      .all();
+    this.total = rows.reduce((sum, row) => sum + this.sizeOf(row), 0);
+    return this.total;
+  }
+
+  private sizeOf(row: MediaRow): number {
+    let size = 0;
+    for (const path of [row.file, row.preview]) {
+      const full = path ? this.storage.resolve(path) : null;
+      try {
+        if (full) size += statSync(full).size;
+      } catch {
+        // already gone
+      }
+    }
+    return size;
+  }
+}
