@@ -14,7 +14,7 @@ let a: TestServer;
 let alice: TestUser;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let files: ReturnType<typeof Bun.serve>;
-const served = new Map<string, Uint8Array>();
+const served = new Map<string, Uint8Array<ArrayBuffer>>();
 
 /** Random pixels do not compress: about 390 KB as PNG, and the same again for its preview. */
 const noise = (seed: number) => {
@@ -40,7 +40,7 @@ beforeAll(async () => {
       // Bytes without end and without Content-Length: only the cap stops the reading.
       if (path === "/endless.png") return new Response(new ReadableStream({ pull: (c) => c.enqueue(new Uint8Array(64 * 1024)) }), { headers: { "content-type": "image/png" } });
       const bytes = served.get(path);
-      return bytes ? new Response(bytes, { headers: { "content-type": "image/png" } }) : new Response("not found", { status: 404 });
+      return bytes ? new Response(new Uint8Array(bytes), { headers: { "content-type": "image/png" } }) : new Response("not found", { status: 404 });
     },
   });
 });
@@ -74,7 +74,7 @@ describe("remote images copied here (CACHE_REMOTE_MEDIA)", () => {
       .toBuffer();
     expect((await sharp(withGps).metadata()).exif).toBeDefined();
     served.set("/photo.jpg", withGps);
-    served.set("/fake.png", new TextEncoder().encode("<html>not an image</html>"));
+    served.set("/fake.png", Buffer.from("<html>not an image</html>"));
     const id = await noteWith("pictures", [
       new Document({ mediaType: "image/png", url: new URL(fileUrl("/endless.png")), name: "endless" }),
       new Document({ mediaType: "image/png", url: new URL(fileUrl("/fake.png")), name: "fake" }),
