@@ -57,7 +57,12 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   };
   const federation = createFederation<void>({
     kv,
-    queue,
+    // Deliveries (and their fan-out) wait in the queue; incoming activities are handled while
+    // their request waits, as Mastodon's sender expects nothing sooner than the 202: queued,
+    // Fedify parsed each one twice (JSON-LD expansion, the inbound bound) and held it in a second
+    // table. A sender's next activity of the same object comes only after this 202 (Fedify and
+    // Mastodon order them per object), so a Delete never overtakes its Create here.
+    queue: { outbox: queue, fanout: queue },
     manuallyStartQueue: true,
     // Identity from PUBLIC_URL alone, never from Host or X-Forwarded-* of a request.
     origin: { handleHost: publicUrl.host, webOrigin: publicUrl.origin },
