@@ -144,8 +144,8 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     // instance actor; at a personal inbox Fedify signs as the recipient.
     .setSharedKeyDispatcher(() => ({ identifier: instance.identifier }))
     .on(Follow, async (ctx, follow) => {
-      const pending = await services.federationInbox.follow(ctx, follow);
-      if (pending && follow.id) await kv.set(followKey(pending.followerId, pending.targetId), follow.id.href);
+      const kept = await services.federationInbox.follow(ctx, follow);
+      if (kept && follow.id) await kv.set(followKey(kept.followerId, kept.targetId), follow.id.href);
     })
     .on(Create, async (ctx, create) => {
       await services.federationInbox.create(ctx, create);

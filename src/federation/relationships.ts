@@ -67,7 +67,8 @@ export function wireRelationships(app: AppContext, ctx: () => Context<void>, kv:
       const follow = new Follow({ id: followId ? new URL(followId) : null, actor: new URL(p.account.uri!), object: actor });
       const values = { id: new URL(`${actor.href}#${kind === "Accept" ? "accepts" : "rejects"}/follows/${p.account.id}/${crypto.randomUUID()}`), actor, object: follow };
       await c.sendActivity({ identifier: p.target.username }, recipientOf(p.account), kind === "Accept" ? new Accept(values) : new Reject(values));
-      await kv.delete(followKey(p.account.id, p.target.id));
+      // An accepted Follow's IRI stays: a Reject when blocking the follower quotes it.
+      if (kind === "Reject") await kv.delete(followKey(p.account.id, p.target.id));
     });
   };
   services.events.afterCommit("follow_request.authorized", answer("Accept"));

@@ -123,10 +123,12 @@ export async function startReceiver(host = "127.0.0.5") {
     async send(recipient: { id: string; inbox: string }, activity: Activity) {
       await ctx().sendActivity({ identifier: "carol" }, { id: new URL(recipient.id), inboxId: new URL(recipient.inbox) }, activity);
     },
-    /** carol follows a remote actor (signed by carol's key). */
-    async follow(actorUri: string, inbox: string) {
+    /** carol follows a remote actor (signed by carol's key); answers the Follow's IRI. */
+    async follow(actorUri: string, inbox: string): Promise<string> {
       const c = ctx();
-      await c.sendActivity({ identifier: "carol" }, { id: new URL(actorUri), inboxId: new URL(inbox) }, new Follow({ id: new URL(`${base}/follows/${Date.now()}`), actor: c.getActorUri("carol"), object: new URL(actorUri) }));
+      const id = new URL(`${base}/follows/${crypto.randomUUID()}`);
+      await c.sendActivity({ identifier: "carol" }, { id: new URL(actorUri), inboxId: new URL(inbox) }, new Follow({ id, actor: c.getActorUri("carol"), object: new URL(actorUri) }));
+      return id.href;
     },
     /** carol tells a remote inbox that her profile changed: Update of her actor, as it is now. */
     async updateProfile(actorUri: string, inbox: string) {
