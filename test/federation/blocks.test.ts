@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { signRequest } from "@fedify/fedify";
-import { Accept, Block, Reject } from "@fedify/fedify/vocab";
+import { Accept, Block, Follow, Reject } from "@fedify/fedify/vocab";
 import { startReceiver } from "../support/fedify-receiver.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually, getAp, startFederatedPair } from "../support/federation.ts";
@@ -202,6 +202,23 @@ describe("a remote account blocks a local one, then unblocks", () => {
     await erin.client.post(`/api/v1/accounts/${remoteFrank.id}/follow`);
     await eventually(async () => (await relationship(erin, remoteFrank.id))?.following === true, "erin follows frank again");
     expect((await frank.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(remoteErin.id) } })).body[0]).toMatchObject({ followed_by: true });
+  });
+
+  test("the local account's follow of the blocker ends without Undo (its server refuses it: GoToSocial answers 403)", async () => {
+    const hana = await createUser(a, "hana");
+    const remoteCarol = (await a.federation!.resolveActor(receiver.actor))!;
+    await hana.client.post(`/api/v1/accounts/${remoteCarol.id}/follow`);
+    const follow = await eventually(() => receiver.posts.find((p) => p.type === "Follow" && p.id.startsWith(`${a.base}/users/hana#`)), "hana's Follow at the receiver");
+    const hanaActor = { id: `${a.base}/users/hana`, inbox: `${a.base}/users/hana/inbox` };
+    await receiver.send(hanaActor, new Accept({ id: new URL(`${receiver.base}/accepts/hana`), actor: new URL(receiver.actor), object: new Follow({ id: new URL(follow.id), actor: new URL(hanaActor.id), object: new URL(receiver.actor) }) }));
+    await eventually(async () => (await relationship(hana, remoteCarol.id))?.following === true, "hana follows carol");
+
+    const before = receiver.posts.length;
+    await receiver.send(hanaActor, new Block({ id: new URL(`${receiver.base}/blocks/hana`), actor: new URL(receiver.actor), object: new URL(hanaActor.id) }));
+    await eventually(async () => (await relationship(hana, remoteCarol.id))?.blocked_by === true, "hana is blocked");
+    expect(await relationship(hana, remoteCarol.id)).toMatchObject({ following: false, requested: false });
+    await a.federation!.idle();
+    expect(receiver.posts.slice(before).map((p) => p.type)).toEqual([]);
   });
 
   test("an Undo of a Block sent by another actor than the blocker changes nothing", async () => {
