@@ -14,8 +14,9 @@
  * Environment: GTS_BIN (required), GTS_WEB_DIR (GoToSocial's web/ folder: templates and
  * assets; default `web/` beside the binary), INTEROP_ROOKERY_ADDR / INTEROP_GTS_ADDR (default
  * 127.0.0.41 / 127.0.0.42, port 443 on each; loopback only), INTEROP_TIMEOUT_MS (per awaited
- * condition, default 30000), INTEROP_KEEP=1 keeps the temporary folder (logs, databases) even
- * on success.
+ * condition, default 30000), INTEROP_CACHE_REMOTE_MEDIA=false runs Rookery without copying
+ * remote images (on by default here, off by default in Rookery), INTEROP_KEEP=1 keeps the
+ * temporary folder (logs, databases) even on success.
  */
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,6 +37,7 @@ const GTS_BIN = process.env.GTS_BIN ?? "";
 const ROOKERY_ADDR = process.env.INTEROP_ROOKERY_ADDR ?? "127.0.0.41";
 const GTS_ADDR = process.env.INTEROP_GTS_ADDR ?? "127.0.0.42";
 const TIMEOUT = Number(process.env.INTEROP_TIMEOUT_MS ?? 30_000);
+const CACHE_REMOTE_MEDIA = process.env.INTEROP_CACHE_REMOTE_MEDIA !== "false";
 
 async function main(): Promise<number> {
   try {
@@ -59,7 +61,7 @@ async function main(): Promise<number> {
   try {
     console.error(`interop: Rookery at https://${ROOKERY_ADDR}, GoToSocial at https://${GTS_ADDR}, files in ${runDir}`);
     const started = await Promise.allSettled([
-      startTlsPeer(ROOKERY_ADDR, cert, { LOG_REQUESTS: "true" }, { proxyPort: 443 }),
+      startTlsPeer(ROOKERY_ADDR, cert, { LOG_REQUESTS: "true", CACHE_REMOTE_MEDIA: String(CACHE_REMOTE_MEDIA) }, { proxyPort: 443 }),
       startGoToSocial({ bin: GTS_BIN, webDir, host: GTS_ADDR, port: 443, cert: cert.cert, key: cert.key, dir: join(runDir, "gotosocial"), users: ["bob"], timeoutMs: TIMEOUT }),
     ]);
     if (started[0].status === "fulfilled") rookery = started[0].value;
@@ -73,6 +75,7 @@ async function main(): Promise<number> {
       bob: gts!.clients.get("bob")!,
       aliceAcct: `alice@${rookery!.domain}`,
       bobAcct: `bob@${gts!.domain}`,
+      cacheRemoteMedia: CACHE_REMOTE_MEDIA,
       timeout: TIMEOUT,
       bobHere: null,
       aliceThere: null,

@@ -62,7 +62,24 @@ export async function media(s: Session) {
     const id = await upload(s, s.bob, "#2040c0", description);
     const p = await post(s.bob, { status: "An image from GoToSocial", media_ids: [id] });
     const here = await inHome(s, s.alice, p.uri, "bob's image post in alice's home timeline");
-    // Rookery shows remote media at the peer's URL; loaded here trusting the test certificate.
-    return `Rookery: ${await seen(s.bob, here.media_attachments?.[0], description)}`;
+    if (!s.cacheRemoteMedia) {
+      // Rookery shows remote media at the peer's URL (loaded here trusting the test certificate).
+      return `Rookery: ${await seen(s.bob, here.media_attachments?.[0], description)}`;
+    }
+    // CACHE_REMOTE_MEDIA: Rookery copies the image and shows its copy, remote_url naming the origin.
+    const rookeryHost = s.aliceAcct.split("@")[1]!;
+    const attachment = await waitFor(
+      "Rookery's copy of the image (CACHE_REMOTE_MEDIA)",
+      async (last) => {
+        const r = await s.alice.get(`/api/v1/statuses/${here.id}`);
+        const a = r.body?.media_attachments?.[0];
+        last.last = `attachments ${r.body?.media_attachments?.length}, url ${a?.url}, remote_url ${a?.remote_url}`;
+        return a && new URL(a.url).host === rookeryHost ? a : null;
+      },
+      s.timeout,
+    );
+    const origin = attachment.remote_url ? new URL(attachment.remote_url).host : null;
+    if (origin !== s.bobAcct.split("@")[1]) throw new Error(`remote_url ${attachment.remote_url}`);
+    return `Rookery (CACHE_REMOTE_MEDIA): its copy ${await seen(s.bob, attachment, description)}, remote_url at ${origin}`;
   });
 }

@@ -12,6 +12,8 @@ export interface Session {
   bob: ApiClient;
   aliceAcct: string;
   bobAcct: string;
+  /** Rookery runs with CACHE_REMOTE_MEDIA=true: it shows its own copies of remote images. */
+  cacheRemoteMedia: boolean;
   /** How long each awaited condition may take. */
   timeout: number;
   /** bob's account id on Rookery, once looked up. */
