@@ -80,6 +80,6 @@ export async function media(s: Session) {
     );
     const origin = attachment.remote_url ? new URL(attachment.remote_url).host : null;
     if (origin !== s.bobAcct.split("@")[1]) throw new Error(`remote_url ${attachment.remote_url}`);
-    return `Rookery (CACHE_REMOTE_MEDIA): its copy ${await seen(s.bob, attachment, description)}, remote_url at ${origin}`;
+    return `Rookery (CACHE_REMOTE_MEDIA) shows its copy: ${await seen(s.bob, attachment, description)}, remote_url at ${origin}`;
   });
 }
