@@ -1,4 +1,4 @@
-import { createFederation, type Federation } from "@fedify/fedify";
+import { createFederation, type Context, type DocumentLoader, type Federation } from "@fedify/fedify";
 import { Accept, Add, Announce, Block, Move, Create, Delete, Follow, isActor, Like, Note, Reject, Remove, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
 import { followKey, wireRelationships } from "./relationships.ts";
 import { recipientOf, Sender } from "./sender.ts";
@@ -13,6 +13,7 @@ import { actorOf, createOf, noteOf, type NoteLookups } from "./vocab.ts";
 import { SqliteKvStore } from "./kv.ts";
 import { isStatusObject } from "../services/federation/remote-notes.ts";
 import { SqliteMessageQueue } from "./queue.ts";
+import { InstanceActor } from "./instance-actor.ts";
 
 const PAGE_SIZE = 20;
 
@@ -75,6 +76,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     onOutboxError: (error) => recordFailure(kv, app.clock, error).catch(() => {}),
   });
   wirePermanentFailures(app, federation);
+  const instance = new InstanceActor(app.db, publicUrl.hostname);
 
   /** The account behind an identifier, exactly as its URIs spell it (one actor per account). */
   const local = (identifier: string) => {
@@ -84,10 +86,12 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
 
   federation
     .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
+      if (identifier === instance.identifier) return instance.actor(ctx);
       const account = local(identifier);
       return account ? actorOf(ctx, urls, account) : null;
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
+      if (identifier === instance.identifier) return instance.keyPairs();
       const account = local(identifier);
       return account ? actors.keyPairs(account.id) : [];
     });
@@ -141,9 +145,12 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   // Fedify verifies the signature before any listener runs: a bad or missing one is 401.
   federation
     .setInboxListeners("/users/{identifier}/inbox", "/inbox")
+    // What the shared inbox fetches (the actor of an activity, its object) is signed by the
+    // instance actor; at a personal inbox Fedify signs as the recipient.
+    .setSharedKeyDispatcher(() => ({ identifier: instance.identifier }))
     .on(Follow, async (ctx, follow) => {
-      const pending = await services.federationInbox.follow(ctx, follow);
-      if (pending && follow.id) await kv.set(followKey(pending.followerId, pending.targetId), follow.id.href);
+      const kept = await services.federationInbox.follow(ctx, follow);
+      if (kept && follow.id) await kv.set(followKey(kept.followerId, kept.targetId), follow.id.href);
     })
     .on(Create, async (ctx, create) => {
       await services.federationInbox.create(ctx, create);
@@ -203,10 +210,19 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   wireStatuses(app, context, lookups, sender);
   wireProfiles(app, context, sender);
   wireInteractions(app, context, lookups, sender);
+  // Every fetch from other servers is signed by the instance actor: GoToSocial, and Mastodon
+  // with AUTHORIZED_FETCH, answer 401 to an unsigned GET of an actor or a status.
+  const signedLoader = (c: Context<void>) => c.getDocumentLoader({ identifier: instance.identifier });
+  /** A context whose documentLoader signs, for the services that fetch through it. */
+  const signedContext = async (): Promise<Context<void>> => {
+    const c = context();
+    return Object.assign(c, { documentLoader: await signedLoader(c) });
+  };
   // acct: lookups go through WebFinger, which Fedify always asks over https.
   const remote = services.remoteAccounts;
   const lookupActor = async (identifier: string, signal?: AbortSignal) => {
-    const object = await federation.createContext(publicUrl, undefined).lookupObject(identifier, { signal });
+    const c = context();
+    const object = await c.lookupObject(identifier, { signal, documentLoader: await signedLoader(c) });
     return object && isActor(object) ? object : null;
   };
   remote.resolver = async (username, domain, signal) => {
@@ -214,14 +230,15 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     return actor ? remote.upsert(actor) : null;
   };
   // Refreshes of stale accounts, and images an actor document only links to, go through
-  // Fedify's loader: its cache and its refusal of private addresses.
+  // Fedify's loader (signed): its refusal of private addresses.
   remote.fetchActor = lookupActor;
-  remote.documentLoader = federation.createContext(publicUrl, undefined).documentLoader;
+  const linked: DocumentLoader = async (url, options) => (await signedLoader(context()))(url, options);
+  remote.documentLoader = linked;
 
   // Search with resolve=true: an actor is stored as an account, a Note as a status (Fedify
   // drops a document whose id is on another origin than the URL it was fetched from).
   services.search.urlResolver = async (url, signal) => {
-    const c = federation.createContext(publicUrl, undefined);
+    const c = await signedContext();
     const object = await c.lookupObject(url, { signal });
     if (object && isActor(object)) return { account: await remote.upsert(object) };
     if (isStatusObject(object)) return { status: await services.remoteNotes.store(c, object, { fetched: true }) };
@@ -229,7 +246,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   };
   // A thread's missing ancestors, fetched when it is asked for.
   services.remoteThreads.fetcher = async (uri, signal) => {
-    const c = federation.createContext(publicUrl, undefined);
+    const c = await signedContext();
     const object = await c.lookupObject(uri, { signal });
     return isStatusObject(object) ? services.remoteNotes.store(c, object, { fetched: true }) : null;
   };

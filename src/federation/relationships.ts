@@ -47,7 +47,16 @@ export function wireRelationships(app: AppContext, ctx: () => Context<void>, kv:
     const c = ctx();
     const actor = c.getActorUri(p.account.username);
     send("Undo", async () => {
-      const id = (await kv.get<string>(followKey(p.account.id, p.target.id))) ?? `${actor.href}#follows/${p.target.id}`;
+      const kept = await kv.get<string>(followKey(p.account.id, p.target.id));
+      // A follow ended by the followed account's Block goes without Undo: its server ended it
+      // already and refuses whatever the blocked account sends (GoToSocial answers 403, and the
+      // delivery would be retried for two days). The block is written in the same synchronous
+      // call as the follow's removal, so it is there by now.
+      if (services.follows.relationship(p.account.id, p.target.id).blockedBy) {
+        await kv.delete(followKey(p.account.id, p.target.id));
+        return;
+      }
+      const id = kept ?? `${actor.href}#follows/${p.target.id}`;
       const undo = new Undo({ id: new URL(`${id}/undo`), actor, object: followOf(c, p.account, p.target, id) });
       await c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), undo);
       await kv.delete(followKey(p.account.id, p.target.id));
@@ -67,7 +76,8 @@ export function wireRelationships(app: AppContext, ctx: () => Context<void>, kv:
       const follow = new Follow({ id: followId ? new URL(followId) : null, actor: new URL(p.account.uri!), object: actor });
       const values = { id: new URL(`${actor.href}#${kind === "Accept" ? "accepts" : "rejects"}/follows/${p.account.id}/${crypto.randomUUID()}`), actor, object: follow };
       await c.sendActivity({ identifier: p.target.username }, recipientOf(p.account), kind === "Accept" ? new Accept(values) : new Reject(values));
-      await kv.delete(followKey(p.account.id, p.target.id));
+      // An accepted Follow's IRI stays: a Reject when blocking the follower quotes it.
+      if (kind === "Reject") await kv.delete(followKey(p.account.id, p.target.id));
     });
   };
   services.events.afterCommit("follow_request.authorized", answer("Accept"));

@@ -32,6 +32,14 @@ export function instanceRoutes(ctx: AppContext) {
     max_expiration: LIMITS.pollMaxExpiration,
   };
 
+  // The instance actor (src/federation/instance-actor.ts), which signs fetches: servers that
+  // verify such a signature look its key's owner up by WebFinger (GoToSocial does).
+  const instanceActor = config.federation ? new URL(config.publicUrl).hostname : null;
+  const instanceWebfinger = (name: string) => ({
+    subject: `acct:${name}@${config.domain}`,
+    aliases: [`${config.publicUrl}/users/${name}`],
+    links: [{ rel: "self", type: "application/activity+json", href: `${config.publicUrl}/users/${name}` }],
+  });
   const webfinger = (username: string) => ({
     subject: `acct:${username}@${config.domain}`,
     aliases: [accountUrl(ctx.urls, username), accountUri(ctx.urls, username)],
@@ -138,6 +146,10 @@ export function instanceRoutes(ctx: AppContext) {
       } else {
         const acct = /^(?:acct:)?@?([^@\s]+)@([^@\s]+)$/i.exec(resource);
         if (acct && (acct[2] as string).toLowerCase() === config.domain.toLowerCase()) username = acct[1] as string;
+      }
+      const jrd = { "content-type": "application/jrd+json; charset=utf-8", "cache-control": DISCOVERY_CACHE };
+      if (instanceActor !== null && (username === instanceActor || resource === `${config.publicUrl}/users/${instanceActor}`)) {
+        return new Response(JSON.stringify(instanceWebfinger(instanceActor)), { headers: jrd });
       }
       const account = username ? services.accounts.findByUsername(username) : undefined;
       if (!account) return new Response(null, { status: 404 });

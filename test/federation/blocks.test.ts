@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { signRequest } from "@fedify/fedify";
-import { Accept, Block, Reject } from "@fedify/fedify/vocab";
+import { Accept, Block, Follow, Reject } from "@fedify/fedify/vocab";
 import { startReceiver } from "../support/fedify-receiver.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually, getAp, startFederatedPair } from "../support/federation.ts";
@@ -81,10 +81,12 @@ describe("a local account blocks a remote one", () => {
 });
 
 describe("what a blocked server is told", () => {
-  test("a remote follower, or a remote requester of a locked account, gets Reject and Block", async () => {
+  test("a remote follower, or a remote requester of a locked account, gets Reject (quoting its Follow) and Block", async () => {
     const dora = await createUser(a, "dora", { locked: true });
-    await receiver.follow(`${a.base}/users/alice`, `${a.base}/users/alice/inbox`);
-    await receiver.follow(`${a.base}/users/dora`, `${a.base}/users/dora/inbox`);
+    const follows = {
+      alice: await receiver.follow(`${a.base}/users/alice`, `${a.base}/users/alice/inbox`),
+      dora: await receiver.follow(`${a.base}/users/dora`, `${a.base}/users/dora/inbox`),
+    };
     await eventually(() => receiver.received.some((x) => x instanceof Accept && x.actorId?.href === `${a.base}/users/alice`), "alice accepted carol");
     await eventually(async () => (await dora.client.get("/api/v1/follow_requests")).body.length === 1, "dora has carol's request");
     const remoteCarol = a.ctx.services.remoteAccounts.byUri(receiver.actor)!;
@@ -99,7 +101,10 @@ describe("what a blocked server is told", () => {
       }, `${name}'s Reject and Block`);
       const block = told.find((x) => x instanceof Block)!;
       expect(block.objectId?.href).toBe(receiver.actor);
-      expect(told.some((x) => x instanceof Reject)).toBe(true);
+      // The Reject quotes the Follow by its IRI, also when it had been accepted long before:
+      // GoToSocial finds the follow to end by it (a Follow without id is malformed there).
+      const reject = told.find((x) => x instanceof Reject)!;
+      expect(reject.objectId?.href).toBe(follows[name]);
     }
     expect(count(a, "SELECT count(*) AS n FROM follows WHERE account_id = ?", remoteCarol.id)).toBe(0);
     expect(count(a, "SELECT count(*) AS n FROM follow_requests WHERE account_id = ?", remoteCarol.id)).toBe(0);
@@ -197,6 +202,23 @@ describe("a remote account blocks a local one, then unblocks", () => {
     await erin.client.post(`/api/v1/accounts/${remoteFrank.id}/follow`);
     await eventually(async () => (await relationship(erin, remoteFrank.id))?.following === true, "erin follows frank again");
     expect((await frank.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(remoteErin.id) } })).body[0]).toMatchObject({ followed_by: true });
+  });
+
+  test("the local account's follow of the blocker ends without Undo (its server refuses it: GoToSocial answers 403)", async () => {
+    const hana = await createUser(a, "hana");
+    const remoteCarol = (await a.federation!.resolveActor(receiver.actor))!;
+    await hana.client.post(`/api/v1/accounts/${remoteCarol.id}/follow`);
+    const follow = await eventually(() => receiver.posts.find((p) => p.type === "Follow" && p.id.startsWith(`${a.base}/users/hana#`)), "hana's Follow at the receiver");
+    const hanaActor = { id: `${a.base}/users/hana`, inbox: `${a.base}/users/hana/inbox` };
+    await receiver.send(hanaActor, new Accept({ id: new URL(`${receiver.base}/accepts/hana`), actor: new URL(receiver.actor), object: new Follow({ id: new URL(follow.id), actor: new URL(hanaActor.id), object: new URL(receiver.actor) }) }));
+    await eventually(async () => (await relationship(hana, remoteCarol.id))?.following === true, "hana follows carol");
+
+    const before = receiver.posts.length;
+    await receiver.send(hanaActor, new Block({ id: new URL(`${receiver.base}/blocks/hana`), actor: new URL(receiver.actor), object: new URL(hanaActor.id) }));
+    await eventually(async () => (await relationship(hana, remoteCarol.id))?.blocked_by === true, "hana is blocked");
+    expect(await relationship(hana, remoteCarol.id)).toMatchObject({ following: false, requested: false });
+    await a.federation!.idle();
+    expect(receiver.posts.slice(before).map((p) => p.type)).toEqual([]);
   });
 
   test("an Undo of a Block sent by another actor than the blocker changes nothing", async () => {

@@ -11,12 +11,12 @@ export const TLS_PASSWORD = "correct horse battery staple";
  * A self-signed certificate for the loopback addresses the federation tests use, made with
  * openssl. It is its own CA: servers trust it through NODE_EXTRA_CA_CERTS.
  */
-export function makeCertificate(): { dir: string; cert: string; key: string; cleanup(): void } {
+export function makeCertificate(addresses: string[] = ["127.0.0.2", "127.0.0.3"]): { dir: string; cert: string; key: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), "rookery-tls-"));
   const cert = join(dir, "cert.pem");
   const key = join(dir, "key.pem");
   const out = spawnSync(
-    ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=rookery-test", "-addext", "subjectAltName=IP:127.0.0.2,IP:127.0.0.3"],
+    ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=rookery-test", "-addext", `subjectAltName=${addresses.map((a) => `IP:${a}`).join(",")}`],
     { stdout: "pipe", stderr: "pipe" },
   );
   if (out.exitCode !== 0) throw new Error(`openssl failed: ${out.stderr.toString()}`);
@@ -43,12 +43,17 @@ export interface TlsPeer {
  * proxy in front of it, and it trusts the test's certificate through NODE_EXTRA_CA_CERTS,
  * which Bun reads at process start; hence a process of its own, not an in-process server.
  */
-export async function startTlsPeer(host: string, tls: { cert: string; key: string }, env: Record<string, string> = {}): Promise<TlsPeer> {
+export async function startTlsPeer(
+  host: string,
+  tls: { cert: string; key: string },
+  env: Record<string, string> = {},
+  options: { proxyPort?: number } = {},
+): Promise<TlsPeer> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const direct = `http://${host}:${port}`;
   const proxy = Bun.serve({
     hostname: host,
-    port: 0,
+    port: options.proxyPort ?? 0,
     tls: { cert: Bun.file(tls.cert), key: Bun.file(tls.key) },
     async fetch(request) {
       const url = new URL(request.url);
@@ -56,7 +61,7 @@ export async function startTlsPeer(host: string, tls: { cert: string; key: strin
       return fetch(`${direct}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body, redirect: "manual" });
     },
   });
-  const base = `https://${host}:${proxy.port}`;
+  const base = new URL(`https://${host}:${proxy.port}`).origin;
   const cwd = mkdtempSync(join(tmpdir(), "rookery-peer-"));
   const dataDir = join(cwd, "data");
   const fullEnv: Record<string, string> = {

@@ -1,4 +1,4 @@
-import { createFederation, generateCryptoKeyPair, MemoryKvStore, type Context } from "@fedify/fedify";
+import { createFederation, generateCryptoKeyPair, MemoryKvStore, type Context, type RequestContext } from "@fedify/fedify";
 import { Accept, Announce, Block, Create, Delete, Endpoints, Follow, Like, Note, Person, PUBLIC_COLLECTION, Reject, Undo, Update, type Activity } from "@fedify/fedify/vocab";
 
 /** What carol's actor document says about her beyond her identity and endpoints (a test changes it). */
@@ -16,7 +16,17 @@ export async function startReceiver(host = "127.0.0.5") {
   // Every POST to an inbox as it arrived (before Fedify's own dedup by activity id), and a
   // switch that makes the inboxes answer 503, as a server that is down.
   const posts: { id: string; type: string; answered: number; inbox: string }[] = [];
-  const state = { down: false, inboxStatus: null as number | null };
+  const state = { down: false, inboxStatus: null as number | null, authorizedFetch: false };
+  // The keys that signed GETs of carol and her notes, while authorized fetch is on.
+  const signers: string[] = [];
+  // Authorized fetch, as GoToSocial always does and Mastodon with AUTHORIZED_FETCH: carol's
+  // actor document and her notes answer 401 to a GET without a valid signature.
+  const authorized = async (ctx: RequestContext<void>) => {
+    if (!state.authorizedFetch) return true;
+    const key = await ctx.getSignedKey();
+    if (key?.id) signers.push(key.id.href);
+    return key !== null;
+  };
   // carol's actor document: how often it was asked for, and switches that hold those requests
   // until released or answer them with an error status.
   const actorDocument = { gets: 0, status: null as number | null, gate: null as Promise<void> | null };
@@ -50,10 +60,11 @@ export async function startReceiver(host = "127.0.0.5") {
     });
   federation
     .setActorDispatcher("/actors/{identifier}", async (ctx, identifier) => (identifier === "carol" ? carol(ctx) : null))
-    .setKeyPairsDispatcher((_ctx, identifier) => (identifier === "carol" ? [pair] : []));
+    .setKeyPairsDispatcher((_ctx, identifier) => (identifier === "carol" ? [pair] : []))
+    .authorize(authorized);
   // Notes it serves at /notes/{id}, as the test sets them (for fetches: search with resolve).
   const notes = new Map<string, (id: URL) => Note>();
-  federation.setObjectDispatcher(Note, "/notes/{id}", (ctx, { id }) => notes.get(id)?.(ctx.getObjectUri(Note, { id })) ?? null);
+  federation.setObjectDispatcher(Note, "/notes/{id}", (ctx, { id }) => notes.get(id)?.(ctx.getObjectUri(Note, { id })) ?? null).authorize(authorized);
   const record = async (_ctx: unknown, activity: Activity) => {
     received.push(activity);
   };
@@ -74,6 +85,12 @@ export async function startReceiver(host = "127.0.0.5") {
     set inboxStatus(status: number | null) {
       state.inboxStatus = status;
     },
+    /** While true, carol's actor document and notes answer 401 to unsigned GETs. */
+    set authorizedFetch(value: boolean) {
+      state.authorizedFetch = value;
+    },
+    /** The key ids that signed GETs of carol or her notes (while authorized fetch is on). */
+    signers,
     /** While true, the inboxes answer 503 Service Unavailable. */
     set down(value: boolean) {
       state.down = value;
@@ -106,10 +123,12 @@ export async function startReceiver(host = "127.0.0.5") {
     async send(recipient: { id: string; inbox: string }, activity: Activity) {
       await ctx().sendActivity({ identifier: "carol" }, { id: new URL(recipient.id), inboxId: new URL(recipient.inbox) }, activity);
     },
-    /** carol follows a remote actor (signed by carol's key). */
-    async follow(actorUri: string, inbox: string) {
+    /** carol follows a remote actor (signed by carol's key); answers the Follow's IRI. */
+    async follow(actorUri: string, inbox: string): Promise<string> {
       const c = ctx();
-      await c.sendActivity({ identifier: "carol" }, { id: new URL(actorUri), inboxId: new URL(inbox) }, new Follow({ id: new URL(`${base}/follows/${Date.now()}`), actor: c.getActorUri("carol"), object: new URL(actorUri) }));
+      const id = new URL(`${base}/follows/${crypto.randomUUID()}`);
+      await c.sendActivity({ identifier: "carol" }, { id: new URL(actorUri), inboxId: new URL(inbox) }, new Follow({ id, actor: c.getActorUri("carol"), object: new URL(actorUri) }));
+      return id.href;
     },
     /** carol tells a remote inbox that her profile changed: Update of her actor, as it is now. */
     async updateProfile(actorUri: string, inbox: string) {

@@ -78,7 +78,9 @@ export class FederationInbox {
 
   /**
    * A remote actor follows a local account: a follow (and Accept at once) or, when locked, a
-   * follow request; then the pair is returned, for the Follow's IRI to be kept until the answer.
+   * follow request; then the pair is returned, for the Follow's IRI to be kept: the answer to a
+   * request quotes it, and so does the Reject sent when the account later blocks its follower
+   * (GoToSocial finds the follow to end by that IRI).
    */
   async follow(ctx: InboxContext<void>, follow: Follow): Promise<{ followerId: number; targetId: number } | void> {
     if (follow.id === null || follow.actorId === null || follow.objectId === null) return;
@@ -107,7 +109,8 @@ export class FederationInbox {
       );
       return;
     }
-    if (!relationship.following) return relationship.requested ? { followerId: follower.id, targetId: target.id } : undefined;
+    const pair = { followerId: follower.id, targetId: target.id };
+    if (!relationship.following) return relationship.requested ? pair : undefined;
     await ctx.sendActivity(
       { identifier: target.username },
       actor,
@@ -117,6 +120,7 @@ export class FederationInbox {
         object: follow,
       }),
     );
+    return pair;
   }
 
   /**

@@ -1,0 +1,85 @@
+/** An image with a description, posted on each side, shows (and loads) on the other. */
+import sharp from "sharp";
+import { G2R, R2G } from "../report.ts";
+import { waitFor, type ApiClient } from "../support.ts";
+import { expectStatus, inHome, post, type Session } from "./session.ts";
+
+/** A small PNG made here (sharp is a dependency of Rookery anyway). */
+async function image(color: string): Promise<Blob> {
+  const png = await sharp({ create: { width: 96, height: 64, channels: 3, background: color } }).png().toBuffer();
+  return new Blob([new Uint8Array(png)], { type: "image/png" });
+}
+
+async function upload(s: Session, client: ApiClient, color: string, description: string): Promise<string> {
+  const form = new FormData();
+  form.append("file", await image(color), "interop.png");
+  form.append("description", description);
+  const media = expectStatus(await client.post("/api/v2/media", { multipart: form }), [200, 202], "upload");
+  await waitFor(
+    "the upload to be processed",
+    async (seen) => {
+      const m = await client.get(`/api/v1/media/${media.id}`);
+      seen.last = `media: HTTP ${m.status} url ${m.body?.url}`;
+      return m.status === 200 && m.body.url ? m.body : null;
+    },
+    s.timeout,
+  );
+  return media.id as string;
+}
+
+/** What the other side shows of the attachment; `loader` trusts the test certificate. */
+async function seen(loader: ApiClient, attachment: any, description: string) {
+  if (!attachment) throw new Error("no attachment on the copy");
+  if (attachment.type !== "image") throw new Error(`attachment type ${attachment.type}`);
+  if (attachment.description !== description) throw new Error(`description "${attachment.description}"`);
+  const loaded = await loader.bytes(attachment.url);
+  if (loaded.status !== 200 || !loaded.type.startsWith("image/")) throw new Error(`its url ${attachment.url} answered ${loaded.status} ${loaded.type}`);
+  const size = attachment.meta?.original?.width ? `${attachment.meta.original.width}x${attachment.meta.original.height}` : "no size in meta";
+  return `image at ${new URL(attachment.url).host} (${loaded.type}, ${loaded.size} bytes), ${size}, description kept, blurhash ${attachment.blurhash ? "yes" : "no"}`;
+}
+
+export async function media(s: Session) {
+  await s.report.check("media (image with description)", R2G, async () => {
+    const description = "A red rectangle from Rookery";
+    const id = await upload(s, s.alice, "#c03020", description);
+    const p = await post(s.alice, { status: "An image from Rookery", media_ids: [id] });
+    const there = await inHome(s, s.bob, p.uri, "alice's image post in bob's home timeline");
+    // GoToSocial fetches remote media in the background: wait for its own copy.
+    const attachment = await waitFor(
+      "GoToSocial's copy of the image",
+      async (last) => {
+        const r = await s.bob.get(`/api/v1/statuses/${there.id}`);
+        const a = r.body?.media_attachments?.[0];
+        last.last = `attachments ${r.body?.media_attachments?.length}, type ${a?.type}, url ${a?.url}`;
+        return a && a.type !== "unknown" ? a : null;
+      },
+      s.timeout,
+    );
+    return `GoToSocial: ${await seen(s.bob, attachment, description)}`;
+  });
+  await s.report.check("media (image with description)", G2R, async () => {
+    const description = "A blue rectangle from GoToSocial";
+    const id = await upload(s, s.bob, "#2040c0", description);
+    const p = await post(s.bob, { status: "An image from GoToSocial", media_ids: [id] });
+    const here = await inHome(s, s.alice, p.uri, "bob's image post in alice's home timeline");
+    if (!s.cacheRemoteMedia) {
+      // Rookery shows remote media at the peer's URL (loaded here trusting the test certificate).
+      return `Rookery: ${await seen(s.bob, here.media_attachments?.[0], description)}`;
+    }
+    // CACHE_REMOTE_MEDIA: Rookery copies the image and shows its copy, remote_url naming the origin.
+    const rookeryHost = s.aliceAcct.split("@")[1]!;
+    const attachment = await waitFor(
+      "Rookery's copy of the image (CACHE_REMOTE_MEDIA)",
+      async (last) => {
+        const r = await s.alice.get(`/api/v1/statuses/${here.id}`);
+        const a = r.body?.media_attachments?.[0];
+        last.last = `attachments ${r.body?.media_attachments?.length}, url ${a?.url}, remote_url ${a?.remote_url}`;
+        return a && new URL(a.url).host === rookeryHost ? a : null;
+      },
+      s.timeout,
+    );
+    const origin = attachment.remote_url ? new URL(attachment.remote_url).host : null;
+    if (origin !== s.bobAcct.split("@")[1]) throw new Error(`remote_url ${attachment.remote_url}`);
+    return `Rookery (CACHE_REMOTE_MEDIA) shows its copy: ${await seen(s.bob, attachment, description)}, remote_url at ${origin}`;
+  });
+}
