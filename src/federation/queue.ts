@@ -28,6 +28,13 @@ export class SqliteMessageQueue implements MessageQueue {
   private wake: (() => void) | null = null;
   /** Rows enqueued in this turn of the event loop, written together at its end. */
   private inserts: { row: [string, number, string | null, number]; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  /**
+   * The message being handled, and what its handler enqueued for the same activity (a failed
+   * delivery's retry, a fan-out's deliveries): written in the transaction that removes the
+   * message, so that a kill -9 leaves either the message or what replaced it, never both (both
+   * would send the activity twice to the same inbox after the restart).
+   */
+  private handling: { activityId: string; held: [string, number, string | null, number][] } | null = null;
   /** Callers of idle(), told when the worker next finds nothing due. */
   private idleWaiters: (() => void)[] = [];
 
@@ -61,6 +68,12 @@ export class SqliteMessageQueue implements MessageQueue {
     const now = this.clock.now();
     const delay = options?.delay ? Math.max(0, options.delay.total("millisecond")) : 0;
     const row: [string, number, string | null, number] = [JSON.stringify(message), now + delay, options?.orderingKey ?? null, now];
+    const activityId = (message as { activityId?: unknown } | null)?.activityId;
+    if (this.handling && activityId === this.handling.activityId) {
+      // Durable once the handled message is removed; until then that message stands for it.
+      this.handling.held.push(row);
+      return;
+    }
     return new Promise<void>((resolve, reject) => {
       this.inserts.push({ row, resolve, reject });
       if (this.inserts.length === 1) queueMicrotask(() => this.writeInserts());
@@ -121,13 +134,19 @@ export class SqliteMessageQueue implements MessageQueue {
         this.remove.run(row.id);
         continue;
       }
+      this.handling = typeof message?.activityId === "string" ? { activityId: message.activityId, held: [] } : null;
       try {
         await handler(message);
       } catch (e) {
         // Fedify handles its own failures; an error here is a bug, not a reason to loop on the message.
         log("error", "federation queue handler failed", { error: String(e).split("\n")[0] });
       }
-      this.remove.run(row.id);
+      const held = this.handling?.held ?? [];
+      this.handling = null;
+      this.sqlite.transaction(() => {
+        this.remove.run(row.id);
+        for (const next of held) this.insert.run(...next);
+      })();
     }
   }
 

@@ -127,4 +127,36 @@ describe("SqliteMessageQueue", () => {
     expect(queue.pending()).toBe(0);
     db.close();
   });
+
+  test("what a handler enqueues for its own activity (a retry, a fan-out's deliveries) replaces its message in one transaction", async () => {
+    const clock = new ManualClock(1_000_000);
+    const { db } = open();
+    // Private addresses allowed: the inbox check would look b.example up in the DNS.
+    const queue = new SqliteMessageQueue(db.sqlite, clock, true);
+    const rows = () => db.sqlite.query<{ message: string }, []>("SELECT message FROM fedify_messages ORDER BY id").all().map((r) => JSON.parse(r.message));
+    await queue.enqueue({ type: "outbox", activityId: "https://a.example/1", inbox: "https://b.example/inbox", attempt: 0 });
+    const controller = new AbortController();
+    let seenWhileHandling: unknown[] = [];
+    await queue.listen(
+      async (m) => {
+        // One message handled, then the queue stops.
+        controller.abort();
+        // The retry, as Fedify enqueues it when the delivery failed, and another activity's message.
+        await queue.enqueue({ ...(m as object), attempt: 1 }, { delay: Temporal.Duration.from({ seconds: 30 }) });
+        await queue.enqueue({ type: "outbox", activityId: "https://a.example/2", inbox: "https://b.example/inbox", attempt: 0 });
+        // A kill -9 here leaves the message itself, which runs again: never it and its retry both.
+        seenWhileHandling = rows();
+      },
+      { signal: controller.signal },
+    );
+    expect(seenWhileHandling.map((m: any) => [m.activityId, m.attempt])).toEqual([
+      ["https://a.example/1", 0],
+      ["https://a.example/2", 0],
+    ]);
+    expect(rows().map((m: any) => [m.activityId, m.attempt])).toEqual([
+      ["https://a.example/2", 0],
+      ["https://a.example/1", 1],
+    ]);
+    db.close();
+  });
 });
