@@ -6,7 +6,7 @@ import type { Urls } from "./account.ts";
  * processed; `meta` of an attachment that was not understood holds only its focus.
  */
 export function serializeAttachment(urls: Urls, m: MediaRow) {
-  if (m.remoteUrl !== null) return m.file ? cachedAttachment(urls, m) : remoteAttachment(m);
+  if (m.remoteUrl !== null) return remoteAttachment(urls, m);
   const meta = JSON.parse(m.meta) as Record<string, unknown>;
   const unknown = m.type === "unknown";
   const preview = m.thumbnail ?? m.preview;
@@ -25,35 +25,18 @@ export function serializeAttachment(urls: Urls, m: MediaRow) {
 }
 
 /**
- * An attachment of a remote status with a copy here (CACHE_REMOTE_MEDIA): shown from here,
- * `remote_url` naming its origin, as Mastodon shows the media it cached.
+ * An attachment of a remote status: shown at its own server's URL (`url` and `remote_url`
+ * alike, so that clients load it from there), its preview the image itself; or, once copied here
+ * (CACHE_REMOTE_MEDIA), from here with `remote_url` naming its origin, as Mastodon shows the
+ * media it cached.
  */
-function cachedAttachment(urls: Urls, m: MediaRow) {
-  return {
-    id: String(m.id),
-    type: m.type,
-    url: urls.media(m.file!),
-    preview_url: m.preview ? urls.media(m.preview) : null,
-    remote_url: m.remoteUrl,
-    preview_remote_url: null,
-    text_url: null,
-    meta: JSON.parse(m.meta) as Record<string, unknown>,
-    description: m.description,
-    blurhash: m.blurhash,
-  };
-}
-
-/**
- * An attachment of a remote status, not downloaded: shown at its own server's URL (`url` and
- * `remote_url` alike, so that clients load it from there), its preview the image itself.
- */
-function remoteAttachment(m: MediaRow) {
+function remoteAttachment(urls: Urls, m: MediaRow) {
   const still = m.type === "image";
   return {
     id: String(m.id),
     type: m.type,
-    url: m.remoteUrl,
-    preview_url: still ? m.remoteUrl : null,
+    url: m.file ? urls.media(m.file) : m.remoteUrl,
+    preview_url: m.preview ? urls.media(m.preview) : still ? m.remoteUrl : null,
     remote_url: m.remoteUrl,
     preview_remote_url: null,
     text_url: null,
