@@ -1,0 +1,148 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { bool } from "./columns.ts";
+
+// Accounts and the relationships between them: follows, requests, blocks, mutes.
+
+/**
+ * The public profile, of local accounts (domain null) and of remote actors seen through
+ * federation (domain set, keyed by their actor IRI in uri). A username is unique per domain.
+ */
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: integer("id").primaryKey(),
+    username: text("username").notNull(),
+    displayName: text("display_name").notNull().default(""),
+    /**
+     * The note as the user wrote it, and as HTML rendered once when it was saved. A remote
+     * account has no note of ours: note_html is its actor's summary, cleaned (sanitizeRemoteHtml).
+     */
+    note: text("note").notNull().default(""),
+    noteHtml: text("note_html").notNull().default(""),
+    /** JSON: [{name, value, valueHtml, verifiedAt}]; a remote account's value is its cleaned HTML, as valueHtml. */
+    fields: text("fields").notNull().default("[]"),
+    /** Remote accounts: JSON [{shortcode, url, static_url, visible_in_picker}], the custom emojis of their name, note and fields. */
+    emojis: text("emojis").notNull().default("[]"),
+    locked: bool("locked").notNull().default(false),
+    bot: bool("bot").notNull().default(false),
+    discoverable: bool("discoverable").notNull().default(true),
+    indexable: bool("indexable").notNull().default(true),
+    hideCollections: bool("hide_collections").notNull().default(false),
+    avatarFile: text("avatar_file"),
+    headerFile: text("header_file"),
+    /** Remote accounts only: their avatar and header, shown at their own server's URLs (not downloaded). */
+    avatarRemoteUrl: text("avatar_remote_url"),
+    headerRemoteUrl: text("header_remote_url"),
+    createdAt: integer("created_at").notNull(),
+    followersCount: integer("followers_count").notNull().default(0),
+    followingCount: integer("following_count").notNull().default(0),
+    statusesCount: integer("statuses_count").notNull().default(0),
+    lastStatusAt: integer("last_status_at"),
+    /** Remote accounts only: the actor's IRI, its host (with port) as in acct, and its endpoints. */
+    uri: text("uri"),
+    domain: text("domain"),
+    url: text("url"),
+    inboxUrl: text("inbox_url"),
+    sharedInboxUrl: text("shared_inbox_url"),
+    followersUrl: text("followers_url"),
+    /** When the actor document was last fetched (epoch ms). */
+    fetchedAt: integer("fetched_at"),
+  },
+  (t) => [
+    uniqueIndex("accounts_username_domain_lower").on(sql`lower(${t.username})`, sql`lower(coalesce(${t.domain}, ''))`),
+    uniqueIndex("accounts_uri").on(t.uri),
+  ],
+);
+
+/** Sign-in credentials and private settings of a local account. */
+export const users = sqliteTable(
+  "users",
+  {
+    accountId: integer("account_id")
+      .primaryKey()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    locale: text("locale"),
+    defaultPrivacy: text("default_privacy").notNull().default("public"),
+    defaultSensitive: bool("default_sensitive").notNull().default(false),
+    defaultLanguage: text("default_language"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)],
+);
+
+const followColumns = {
+  id: integer("id").primaryKey(),
+  accountId: integer("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  targetAccountId: integer("target_account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  showReblogs: bool("show_reblogs").notNull().default(true),
+  notify: bool("notify").notNull().default(false),
+  /** JSON array of ISO 639-1 codes, or null for all languages. */
+  languages: text("languages"),
+  createdAt: integer("created_at").notNull(),
+};
+
+export const follows = sqliteTable("follows", followColumns, (t) => [
+  uniqueIndex("follows_pair").on(t.accountId, t.targetAccountId),
+  index("follows_target").on(t.targetAccountId, t.id),
+]);
+
+export const followRequests = sqliteTable("follow_requests", followColumns, (t) => [
+  uniqueIndex("follow_requests_pair").on(t.accountId, t.targetAccountId),
+  index("follow_requests_target").on(t.targetAccountId, t.id),
+]);
+
+export const markers = sqliteTable(
+  "markers",
+  {
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    timeline: text("timeline").notNull(),
+    lastReadId: text("last_read_id").notNull(),
+    version: integer("version").notNull().default(0),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.timeline] })],
+);
+
+export type AccountRow = typeof accounts.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
+
+export const blocks = sqliteTable(
+  "blocks",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    targetAccountId: integer("target_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("blocks_pair").on(t.accountId, t.targetAccountId), index("blocks_target").on(t.targetAccountId)],
+);
+
+export const mutes = sqliteTable(
+  "mutes",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    targetAccountId: integer("target_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    hideNotifications: bool("hide_notifications").notNull().default(true),
+    expiresAt: integer("expires_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("mutes_pair").on(t.accountId, t.targetAccountId)],
+);

@@ -1,0 +1,73 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { accounts } from "./accounts.ts";
+
+// OAuth applications, tokens and codes, browser sessions, and the server's own secrets.
+
+export const applications = sqliteTable("applications", {
+  id: integer("id").primaryKey(),
+  name: text("name").notNull(),
+  website: text("website"),
+  /** Newline-separated, as the app registered them. */
+  redirectUris: text("redirect_uris").notNull(),
+  /** Space-separated. */
+  scopes: text("scopes").notNull(),
+  clientId: text("client_id").notNull().unique(),
+  clientSecretHash: text("client_secret_hash").notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const accessTokens = sqliteTable(
+  "oauth_access_tokens",
+  {
+    id: integer("id").primaryKey(),
+    tokenHash: text("token_hash").notNull().unique(),
+    applicationId: integer("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    /** Null for client_credentials tokens, which act for the app alone. */
+    accountId: integer("account_id").references(() => accounts.id, { onDelete: "cascade" }),
+    scopes: text("scopes").notNull(),
+    createdAt: integer("created_at").notNull(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [index("oauth_access_tokens_account").on(t.accountId), index("oauth_access_tokens_app").on(t.applicationId)],
+);
+
+export const authorizationCodes = sqliteTable("oauth_authorization_codes", {
+  id: integer("id").primaryKey(),
+  codeHash: text("code_hash").notNull().unique(),
+  applicationId: integer("application_id")
+    .notNull()
+    .references(() => applications.id, { onDelete: "cascade" }),
+  accountId: integer("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  redirectUri: text("redirect_uri").notNull(),
+  scopes: text("scopes").notNull(),
+  codeChallenge: text("code_challenge"),
+  codeChallengeMethod: text("code_challenge_method"),
+  createdAt: integer("created_at").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+  usedAt: integer("used_at"),
+  /** The token the code was exchanged for: revoked if the code is ever presented again. */
+  tokenId: integer("token_id"),
+});
+
+/** Browser sessions of the sign-in and consent pages (never used by the API). */
+export const webSessions = sqliteTable("web_sessions", {
+  id: integer("id").primaryKey(),
+  tokenHash: text("token_hash").notNull().unique(),
+  accountId: integer("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  createdAt: integer("created_at").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+});
+export type ApplicationRow = typeof applications.$inferSelect;
+export type AccessTokenRow = typeof accessTokens.$inferSelect;
+
+/** Server-wide values made once and kept: the signing secret, the VAPID key pair. */
+export const instanceSettings = sqliteTable("instance_settings", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});

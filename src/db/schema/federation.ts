@@ -1,0 +1,56 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { accounts } from "./accounts.ts";
+
+// ActivityPub: the local accounts' key pairs, and Fedify's cache and queue.
+
+/**
+ * A local account's ActivityPub key pairs (RSA for draft-cavage signatures, Ed25519 for
+ * object proofs), made once on first need. Private keys are JWK and never leave the server.
+ */
+export const accountKeys = sqliteTable(
+  "account_keys",
+  {
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** "RSASSA-PKCS1-v1_5" or "Ed25519". */
+    algorithm: text("algorithm").notNull(),
+    publicKey: text("public_key").notNull(),
+    privateKey: text("private_key").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.algorithm] })],
+);
+
+/** Fedify's key-value cache (remote documents, idempotence of inbox activities). Values are JSON. */
+export const fedifyKv = sqliteTable(
+  "fedify_kv",
+  {
+    /** JSON array of the key's parts. */
+    key: text("key").primaryKey(),
+    value: text("value").notNull(),
+    /** Epoch ms; null never expires. */
+    expiresAt: integer("expires_at"),
+  },
+  (t) => [index("fedify_kv_expires").on(t.expiresAt)],
+);
+
+/** Fedify's message queue (outgoing deliveries, incoming activities): survives restarts. */
+export const fedifyMessages = sqliteTable(
+  "fedify_messages",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** JSON of the message. */
+    message: text("message").notNull(),
+    /** Epoch ms before which the message is not handed out. */
+    runAt: integer("run_at").notNull(),
+    /** Messages of one ordering key are handled one at a time, in order. */
+    orderingKey: text("ordering_key"),
+    /** Epoch ms until which a worker holds the message; past it, a crashed worker's message is handed out again. */
+    lockedUntil: integer("locked_until"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("fedify_messages_run_at").on(t.runAt, t.id)],
+);
+
+export type AccountKeyRow = typeof accountKeys.$inferSelect;

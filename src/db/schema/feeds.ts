@@ -1,0 +1,167 @@
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { accounts } from "./accounts.ts";
+import { bool } from "./columns.ts";
+import { statuses } from "./statuses.ts";
+
+// What is written for a reader: home and list feeds, notifications, conversations, filters.
+
+/** A user's home timeline, filled on write: reading it is one range scan. */
+export const homeFeed = sqliteTable(
+  "home_feed",
+  {
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    statusId: integer("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    /** Who posted the entry (the booster, for a boost): unfollow removes by it. */
+    authorId: integer("author_id").notNull(),
+    /** Author of the original (the same as author_id unless a boost): mutes and blocks remove by either. */
+    originAuthorId: integer("origin_author_id").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.statusId] }),
+    index("home_feed_author").on(t.accountId, t.authorId),
+    index("home_feed_origin").on(t.accountId, t.originAuthorId),
+  ],
+);
+
+export const notifications = sqliteTable(
+  "notifications",
+  {
+    id: integer("id").primaryKey(),
+    /** The recipient. */
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    fromAccountId: integer("from_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** mention | status | reblog | follow | follow_request | favourite | poll | update */
+    type: text("type").notNull(),
+    statusId: integer("status_id").references(() => statuses.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("notifications_account").on(t.accountId, t.id), index("notifications_activity").on(t.accountId, t.fromAccountId, t.type)],
+);
+
+export type NotificationRow = typeof notifications.$inferSelect;
+
+export const lists = sqliteTable(
+  "lists",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    title: text("title").notNull(),
+    /** followed | list | none */
+    repliesPolicy: text("replies_policy").notNull().default("list"),
+    /** Members' posts go to this list instead of the home timeline. */
+    exclusive: bool("exclusive").notNull().default(false),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("lists_account").on(t.accountId, t.id)],
+);
+
+export const listAccounts = sqliteTable(
+  "list_accounts",
+  {
+    listId: integer("list_id")
+      .notNull()
+      .references(() => lists.id, { onDelete: "cascade" }),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.listId, t.accountId] }), index("list_accounts_account").on(t.accountId)],
+);
+
+/** A list's timeline, filled on write like the home timeline. */
+export const listFeed = sqliteTable(
+  "list_feed",
+  {
+    listId: integer("list_id")
+      .notNull()
+      .references(() => lists.id, { onDelete: "cascade" }),
+    statusId: integer("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+    authorId: integer("author_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.listId, t.statusId] }), index("list_feed_author").on(t.listId, t.authorId)],
+);
+
+/** A direct-message thread as one participant sees it. */
+export const accountConversations = sqliteTable(
+  "account_conversations",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** The thread (statuses.conversation_id). */
+    conversationId: integer("conversation_id").notNull(),
+    /** JSON: the other participants' ids, sorted. */
+    participantIds: text("participant_ids").notNull(),
+    /** JSON: the thread's direct statuses this participant can see. */
+    statusIds: text("status_ids").notNull().default("[]"),
+    lastStatusId: integer("last_status_id").notNull(),
+    unread: bool("unread").notNull().default(false),
+  },
+  (t) => [
+    uniqueIndex("account_conversations_thread").on(t.accountId, t.conversationId, t.participantIds),
+    index("account_conversations_recent").on(t.accountId, t.lastStatusId),
+  ],
+);
+
+export const customFilters = sqliteTable(
+  "custom_filters",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    title: text("title").notNull(),
+    /** JSON: home | notifications | public | thread | account */
+    context: text("context").notNull(),
+    /** warn | hide | blur */
+    action: text("action").notNull().default("warn"),
+    expiresAt: integer("expires_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("custom_filters_account").on(t.accountId)],
+);
+
+export const customFilterKeywords = sqliteTable(
+  "custom_filter_keywords",
+  {
+    id: integer("id").primaryKey(),
+    filterId: integer("filter_id")
+      .notNull()
+      .references(() => customFilters.id, { onDelete: "cascade" }),
+    keyword: text("keyword").notNull(),
+    wholeWord: bool("whole_word").notNull().default(true),
+  },
+  (t) => [index("custom_filter_keywords_filter").on(t.filterId)],
+);
+
+export const customFilterStatuses = sqliteTable(
+  "custom_filter_statuses",
+  {
+    id: integer("id").primaryKey(),
+    filterId: integer("filter_id")
+      .notNull()
+      .references(() => customFilters.id, { onDelete: "cascade" }),
+    statusId: integer("status_id")
+      .notNull()
+      .references(() => statuses.id, { onDelete: "cascade" }),
+  },
+  (t) => [uniqueIndex("custom_filter_statuses_pair").on(t.filterId, t.statusId)],
+);
+
+export type ListRow = typeof lists.$inferSelect;
+export type AccountConversationRow = typeof accountConversations.$inferSelect;
+export type CustomFilterRow = typeof customFilters.$inferSelect;
