@@ -10,6 +10,7 @@ export interface Config {
   /** Host part of publicUrl (with port when not default): used in acct URIs and webfinger. */
   domain: string;
   registrations: "open" | "closed";
+  /** Public reads need a signed-in user, and only allow-listed domains federate (Mastodon's LIMITED_FEDERATION_MODE). */
   whitelistMode: boolean;
   rateLimits: boolean;
   trustedProxies: Cidr[];
@@ -23,6 +24,11 @@ export interface Config {
   federation: boolean;
   /** Outgoing requests may reach loopback, private and link-local addresses (tests, loopback set-ups only: SSRF). */
   allowPrivateAddresses: boolean;
+  /**
+   * Mastodon's secure mode: collections and statuses are served only to signed requests, actor
+   * documents unsigned only in their bare technical form, and our own fetches are signed.
+   */
+  authorizedFetch: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -104,5 +110,6 @@ export function loadConfig(env: Env = process.env): Config {
     mediaWorkers: positiveInt(env, "MEDIA_WORKERS", Math.max(1, availableParallelism() - 1)),
     federation: choice(env, "FEDERATION", ["on", "off"] as const, "on") === "on",
     allowPrivateAddresses: bool(env, "ALLOW_PRIVATE_ADDRESSES", false),
+    authorizedFetch: bool(env, "AUTHORIZED_FETCH", false),
   };
 }

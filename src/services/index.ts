@@ -22,6 +22,7 @@ import { RemoteMentions } from "./federation/remote-mentions.ts";
 import { RemoteNotes } from "./federation/remote-notes.ts";
 import { RemoteInteractions } from "./federation/interactions.ts";
 import { GoneAccounts } from "./federation/gone-accounts.ts";
+import { FederationDomains } from "./federation/domains.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { ConversationService } from "./conversations.ts";
@@ -99,7 +100,9 @@ export function createServices(deps: ServiceDeps) {
   const filters = new FilterService(db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(db, ids, notifications, events);
-  const remoteAccounts = new RemoteAccounts(db, ids, clock, events);
+  const goneAccounts = new GoneAccounts(db, follows, removal);
+  const federationDomains = new FederationDomains(db, ids, clock, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
+  const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains);
   const search = new SearchService(db, clock, reader, remoteAccounts, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
 
@@ -107,7 +110,6 @@ export function createServices(deps: ServiceDeps) {
   const federationActors = new FederationActors(db, clock);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes);
-  const goneAccounts = new GoneAccounts(db, follows, removal);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, remoteInteractions, goneAccounts);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
@@ -170,6 +172,7 @@ export function createServices(deps: ServiceDeps) {
     remoteNotes,
     remoteInteractions,
     goneAccounts,
+    federationDomains,
     federationInbox,
     wheel,
     tokens,

@@ -2,7 +2,7 @@ import { exportJwk, generateCryptoKeyPair, importJwk } from "@fedify/fedify";
 import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accountKeys, accounts, follows, statusPins, statuses, type AccountRow, type StatusRow } from "../../db/schema.ts";
+import { accountKeys, accounts, follows, instanceSettings, statusPins, statuses, type AccountRow, type StatusRow } from "../../db/schema.ts";
 
 export type KeyAlgorithm = "RSASSA-PKCS1-v1_5" | "Ed25519";
 const ALGORITHMS: readonly KeyAlgorithm[] = ["RSASSA-PKCS1-v1_5", "Ed25519"];
@@ -30,6 +30,7 @@ export interface Page<T> {
 export class FederationActors {
   /** One generation per account at a time, so two concurrent first fetches make one pair. */
   private generating = new Map<number, Promise<AccountKeyPair[]>>();
+  private instancePair: Promise<AccountKeyPair> | null = null;
 
   constructor(
     private db: Db,
@@ -79,6 +80,31 @@ export class FederationActors {
     return Promise.all(ALGORITHMS.map((a) => this.imported(stored.find((k) => k.algorithm === a)!)));
   }
 
+  /**
+   * The instance actor's RSA key pair (it signs this server's fetches under AUTHORIZED_FETCH),
+   * made on first need and kept with the server's other secrets.
+   */
+  instanceKeyPair(): Promise<AccountKeyPair> {
+    this.instancePair ??= (async () => {
+      const get = (key: string) => this.db.select().from(instanceSettings).where(eq(instanceSettings.key, key)).get()?.value;
+      if (!get("instance_actor_private_key")) {
+        const pair = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, [
+          "sign",
+          "verify",
+        ])) as CryptoKeyPair;
+        const publicKey = JSON.stringify(await exportJwk(pair.publicKey));
+        const privateKey = JSON.stringify(await exportJwk(pair.privateKey));
+        this.db.transaction((tx) => {
+          if (tx.select().from(instanceSettings).where(eq(instanceSettings.key, "instance_actor_private_key")).get()) return;
+          tx.insert(instanceSettings).values({ key: "instance_actor_public_key", value: publicKey }).onConflictDoUpdate({ target: instanceSettings.key, set: { value: publicKey } }).run();
+          tx.insert(instanceSettings).values({ key: "instance_actor_private_key", value: privateKey }).run();
+        });
+      }
+      return this.imported({ algorithm: "RSASSA-PKCS1-v1_5", publicKey: get("instance_actor_public_key")!, privateKey: get("instance_actor_private_key")! });
+    })();
+    return this.instancePair;
+  }
+
   private async imported(row: { algorithm: string; publicKey: string; privateKey: string }): Promise<AccountKeyPair> {
     return {
       algorithm: row.algorithm as KeyAlgorithm,
@@ -100,6 +126,15 @@ export class FederationActors {
           sql`${statuses.reblogOfId} IS NULL`,
         ),
       )
+      .get();
+  }
+
+  /** A status of this account, whatever its visibility (not a boost): for a signed fetch by someone who may see it. */
+  ownStatus(accountId: number, statusId: number): StatusRow | undefined {
+    return this.db
+      .select()
+      .from(statuses)
+      .where(and(eq(statuses.id, statusId), eq(statuses.accountId, accountId), sql`${statuses.reblogOfId} IS NULL`))
       .get();
   }
 
