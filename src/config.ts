@@ -10,6 +10,7 @@ export interface Config {
   /** Host part of publicUrl (with port when not default): used in acct URIs and webfinger. */
   domain: string;
   registrations: "open" | "closed";
+  /** Public reads need a signed-in user, and only allow-listed domains federate (Mastodon's LIMITED_FEDERATION_MODE). */
   whitelistMode: boolean;
   rateLimits: boolean;
   trustedProxies: Cidr[];
@@ -25,6 +26,11 @@ export interface Config {
   allowPrivateAddresses: boolean;
   /** Copies of remote statuses' images kept here, and the bound of their total size in bytes; off by default. */
   remoteMediaCache: { maxTotalBytes: number } | null;
+  /**
+   * Mastodon's secure mode: collections and statuses are served only to signed requests, actor
+   * documents unsigned only in their bare technical form, and our own fetches are signed.
+   */
+  authorizedFetch: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -114,5 +120,6 @@ export function loadConfig(env: Env = process.env): Config {
     federation: choice(env, "FEDERATION", ["on", "off"] as const, "on") === "on",
     allowPrivateAddresses: bool(env, "ALLOW_PRIVATE_ADDRESSES", false),
     remoteMediaCache: bool(env, "CACHE_REMOTE_MEDIA", false) ? { maxTotalBytes: megabytes(env, "REMOTE_MEDIA_CACHE_MB", 1024) } : null,
+    authorizedFetch: bool(env, "AUTHORIZED_FETCH", false),
   };
 }

@@ -12,6 +12,8 @@ import { startServer } from "./server.ts";
 import { AccountService } from "./services/accounts/accounts.ts";
 import { ProfileImageService } from "./services/accounts/profile-images.ts";
 import { EventBus } from "./services/events.ts";
+import { createServices } from "./services/index.ts";
+import { loadInstanceKeys } from "./services/instance.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -22,6 +24,12 @@ Usage:
                                           Create a local account; prints its id
   rookery accounts list                   List local accounts
   rookery federation status               Deliveries waiting, and domains failing lately
+  rookery domains block <domain>          Suspend a domain and its subdomains: nothing is taken from,
+                                          sent to or fetched from them; their accounts here are removed
+  rookery domains unblock <domain>        Lift a suspension
+  rookery domains allow <domain>          Federate with a domain under WHITELIST_MODE (allow list)
+  rookery domains disallow <domain>       Take a domain off the allow list
+  rookery domains list                    List blocked and allowed domains
   rookery migrate                         Apply database migrations and exit
   rookery backup <file>                   Write a consistent copy of the database, also while serving
   rookery --version                       Print the version
@@ -32,6 +40,7 @@ Settings come from the environment:
   REGISTRATIONS (open|closed, closed)  WHITELIST_MODE (true|false, false)
   RATE_LIMITS (on|off, on)  TRUSTED_PROXIES (none)  INSTANCE_TITLE (Rookery)
   CONTACT_EMAIL (none)  LOG_REQUESTS (true)  MEDIA_WORKERS (cores - 1)
+  FEDERATION (on|off, on)  ALLOW_PRIVATE_ADDRESSES (false)  AUTHORIZED_FETCH (false)
   TMPDIR (/tmp; must allow executables: libvips is loaded from there)
 `;
 
@@ -118,6 +127,66 @@ async function accounts(args: string[]) {
   }
 }
 
+/**
+ * Domain blocks and the allow list, written straight to the database (a running server reads
+ * them on every check, and notices the accounts a block removed: see server.ts).
+ */
+async function domains(args: string[]) {
+  const config = loadConfig();
+  const handle = openDatabase(config.dataDir);
+  const clock = new SystemClock();
+  const ids = new IdGenerator(clock);
+  ids.seed(largestId(handle.sqlite));
+  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db) });
+  const rules = services.federationDomains;
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  try {
+    const [sub, domain] = args;
+    const needsDomain = (name: string) => {
+      if (!domain) fail(`domains ${name} needs a domain: domains ${name} <domain>`);
+      return domain;
+    };
+    switch (sub) {
+      case "block": {
+        const r = rules.block(needsDomain("block"));
+        out(`${r.created ? "Blocked" : "Already blocked:"} ${r.domain} and its subdomains${r.removedAccounts ? `; ${r.removedAccounts} account(s) from there removed` : ""}`);
+        break;
+      }
+      case "unblock": {
+        const r = rules.unblock(needsDomain("unblock"));
+        out(r.removed ? `Unblocked ${r.domain}` : `${r.domain} was not blocked`);
+        break;
+      }
+      case "allow": {
+        const r = rules.allow(needsDomain("allow"));
+        out(`${r.created ? "Allowed" : "Already allowed:"} ${r.domain}${config.whitelistMode ? "" : " (the allow list applies under WHITELIST_MODE=true)"}`);
+        break;
+      }
+      case "disallow": {
+        const r = rules.disallow(needsDomain("disallow"));
+        out(r.removed ? `Disallowed ${r.domain}` : `${r.domain} was not allowed`);
+        break;
+      }
+      case "list": {
+        const { blocked, allowed } = rules.list();
+        if (blocked.length === 0 && allowed.length === 0) out("No blocked or allowed domains.");
+        for (const r of blocked) out(`blocked\t${r.domain}`);
+        for (const r of allowed) out(`allowed\t${r.domain}`);
+        break;
+      }
+      default:
+        fail(`unknown domains command "${sub ?? ""}"; use domains block, unblock, allow, disallow or list`);
+    }
+  } catch (e) {
+    if (e instanceof ApiError) fail(e.message.replace(/^Validation failed: /, ""));
+    throw e;
+  } finally {
+    services.writes.flush();
+    handle.close();
+  }
+}
+
 async function main(argv: string[]) {
   const [command = "serve", ...args] = argv;
   if (argv.includes("--help") || argv.includes("-h") || command === "help") {
@@ -145,6 +214,8 @@ async function main(argv: string[]) {
         }
         return;
       }
+      case "domains":
+        return await domains(args);
       case "migrate": {
         const config = loadConfig();
         const handle = openDatabase(config.dataDir, { migrate: false });

@@ -95,6 +95,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const federation = config.federation ? createRookeryFederation(ctx) : null;
   federation?.start();
   handler = createEdge(ctx, app, streaming, federation?.federation ?? null);
+  const external = watchOtherWriters(database, () => services.renderCache.clear());
 
   let stopping: Promise<void> | null = null;
   return {
@@ -111,6 +112,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         // In-flight requests get a moment to finish; a peer that stopped reading does not hold the stop up.
         const graceful = server.stop();
         if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
+        clearInterval(external);
         services.wheel.stop();
         await federation?.stop();
         await services.media.queue.stop();
@@ -121,4 +123,24 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       return stopping;
     },
   };
+}
+
+/**
+ * The admin CLI writes to the same database while the server runs (`rookery domains block`
+ * removes accounts with their statuses and follows). SQLite's data_version moves only when
+ * another connection commits; when it has, rendered statuses (which carry counters) are
+ * dropped. Checked once a second, off the request path.
+ */
+function watchOtherWriters(database: DbHandle, changed: () => void): ReturnType<typeof setInterval> {
+  const version = database.sqlite.query<{ data_version: number }, []>("PRAGMA data_version");
+  let last = version.get()?.data_version;
+  const timer = setInterval(() => {
+    const now = version.get()?.data_version;
+    if (now !== last) {
+      last = now;
+      changed();
+    }
+  }, 1000);
+  timer.unref?.();
+  return timer;
 }

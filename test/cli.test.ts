@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { Client } from "./support/http.ts";
 import { startTestServer } from "./support/server.ts";
+import { createUser, postStatus } from "./support/fixtures.ts";
+import { eventually } from "./support/federation.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "rookery-cli-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -91,5 +93,63 @@ describe("the admin CLI", () => {
     expect((copy.query("SELECT username FROM accounts").all() as { username: string }[]).map((r) => r.username)).toContain("zoe");
     copy.close();
     expect(cli(["backup", target]).stderr).toContain("already exists");
+  });
+});
+
+describe("rookery domains", () => {
+  test("block, unblock, allow, disallow and list; a bad domain or command stops with a message and changes nothing", () => {
+    expect(cli(["domains", "list"])).toEqual({ code: 0, stdout: "No blocked or allowed domains.\n", stderr: "" });
+    expect(cli(["domains", "block", "Spam.Example"])).toEqual({ code: 0, stdout: "Blocked spam.example and its subdomains\n", stderr: "" });
+    expect(cli(["domains", "block", "spam.example"]).stdout).toBe("Already blocked: spam.example and its subdomains\n");
+    expect(cli(["domains", "allow", "friendly.example"]).stdout).toBe("Allowed friendly.example (the allow list applies under WHITELIST_MODE=true)\n");
+    expect(cli(["domains", "allow", "friendly.example"], { WHITELIST_MODE: "true" }).stdout).toBe("Already allowed: friendly.example\n");
+    const listed = "blocked\tspam.example\nallowed\tfriendly.example\n";
+    expect(cli(["domains", "list"]).stdout).toBe(listed);
+
+    for (const [args, message] of [
+      [["domains", "block"], "domains block needs a domain: domains block <domain>"],
+      [["domains", "allow", "  "], "Domain can't be blank"],
+      [["domains", "block", "https://x.example/"], "Domain is invalid"],
+      [["domains", "block", "x.example:8443"], "Domain is invalid"],
+      [["domains", "unblock", "exa mple.com"], "Domain is invalid"],
+      [["domains", "ban", "x.example"], 'unknown domains command "ban"'],
+    ] as const) {
+      const res = cli([...args]);
+      expect(res.code).toBe(1);
+      expect(res.stdout).toBe("");
+      expect(res.stderr).toContain(message);
+    }
+    expect(cli(["domains", "list"]).stdout).toBe(listed);
+
+    expect(cli(["domains", "unblock", "spam.example"]).stdout).toBe("Unblocked spam.example\n");
+    expect(cli(["domains", "unblock", "spam.example"]).stdout).toBe("spam.example was not blocked\n");
+    expect(cli(["domains", "disallow", "friendly.example"]).stdout).toBe("Disallowed friendly.example\n");
+    expect(cli(["domains", "disallow", "friendly.example"]).stdout).toBe("friendly.example was not allowed\n");
+    expect(cli(["domains", "list"]).stdout).toBe("No blocked or allowed domains.\n");
+  });
+
+  test("a block made while the server runs removes that domain's accounts, and the server shows it at once", async () => {
+    const server = await startTestServer({}, { dataDir });
+    try {
+      const kit = await createUser(server, "kit");
+      const { Person } = await import("@fedify/fedify/vocab");
+      const mal = (await server.ctx.services.remoteAccounts.upsert(
+        new Person({ id: new URL("https://social.spam.example/users/mal"), preferredUsername: "mal", inbox: new URL("https://social.spam.example/users/mal/inbox") }),
+      ))!;
+      server.ctx.services.follows.follow(mal.id, kit.account.id, {});
+      const status = await postStatus(kit, { status: "counted", visibility: "public" });
+      // Rendered once: the server now holds kit's status with its counters.
+      expect((await kit.client.get(`/api/v1/statuses/${status.id}`)).body.account.followers_count).toBe(1);
+
+      const res = cli(["domains", "block", "spam.example"]);
+      expect(res.stdout).toBe("Blocked spam.example and its subdomains; 1 account(s) from there removed\n");
+      expect((await kit.client.get(`/api/v1/accounts/${mal.id}`)).status).toBe(404);
+      expect((await kit.client.get(`/api/v1/accounts/${kit.id}`)).body.followers_count).toBe(0);
+      await eventually(async () => (await kit.client.get(`/api/v1/statuses/${status.id}`)).body.account.followers_count === 0, "the rendered status shows the follower gone");
+      expect(server.ctx.services.federationDomains.refuses("https://spam.example/inbox")).toBe(true);
+    } finally {
+      await server.stop();
+      cli(["domains", "unblock", "spam.example"]);
+    }
   });
 });

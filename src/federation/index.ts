@@ -1,4 +1,4 @@
-import { createFederation, type Context, type DocumentLoader, type Federation } from "@fedify/fedify";
+import { createFederation, type Context, type DocumentLoader, type Federation, type RequestContext } from "@fedify/fedify";
 import { Accept, Add, Announce, Block, Move, Create, Delete, Follow, isActor, Like, Note, Reject, Remove, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
 import { followKey, wireRelationships } from "./relationships.ts";
 import { recipientOf, Sender } from "./sender.ts";
@@ -14,6 +14,7 @@ import { SqliteKvStore } from "./kv.ts";
 import { isStatusObject } from "../services/federation/remote-notes.ts";
 import { SqliteMessageQueue } from "./queue.ts";
 import { InstanceActor } from "./instance-actor.ts";
+import { bareActorOf, loadersOf, lookup, signerOf } from "./access.ts";
 
 const PAGE_SIZE = 20;
 
@@ -48,7 +49,8 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   const actors = services.federationActors;
   const sqlite = app.db.$client;
   const kv = new SqliteKvStore(sqlite, app.clock);
-  const queue = new SqliteMessageQueue(sqlite, app.clock, config.allowPrivateAddresses);
+  const domains = services.federationDomains;
+  const queue = new SqliteMessageQueue(sqlite, app.clock, config.allowPrivateAddresses, (url) => domains.refuses(url));
   const publicUrl = new URL(config.publicUrl);
   const lookups: NoteLookups = {
     account: (id) => services.accounts.findById(id),
@@ -56,7 +58,8 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     media: (statusId) => services.statusMedia.forStatuses([statusId]).get(statusId) ?? [],
     poll: (statusId) => services.polls.ofStatus(statusId),
   };
-  const federation = createFederation<void>({
+  const instance = new InstanceActor(app.db, publicUrl.hostname);
+  const federation: Federation<void> = createFederation<void>({
     kv,
     // Deliveries (and their fan-out) wait in the queue; incoming activities are handled while
     // their request waits, as Mastodon's sender expects nothing sooner than the 202: queued,
@@ -67,16 +70,22 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     manuallyStartQueue: true,
     // Identity from PUBLIC_URL alone, never from Host or X-Forwarded-* of a request.
     origin: { handleHost: publicUrl.host, webOrigin: publicUrl.origin },
-    allowPrivateAddress: config.allowPrivateAddresses,
     outboxRetryPolicy: DELIVERY_RETRY_POLICY,
     // Each delivery backs off on its own (DELIVERY_RETRY_POLICY); Fedify's per-host circuit
     // breaker would hold and release them on timings of its own, off the server's clock.
     circuitBreaker: false,
     permanentFailureStatusCodes: PERMANENT_FAILURES,
     onOutboxError: (error) => recordFailure(kv, app.clock, error).catch(() => {}),
+    // Every fetch goes through these: refused domains are never asked, ALLOW_PRIVATE_ADDRESSES
+    // is theirs to apply, and under AUTHORIZED_FETCH even Fedify's own unsigned fetches are signed.
+    ...loadersOf(config, kv, (url) => domains.refuses(url), async (): Promise<{ keyId: URL; privateKey: CryptoKey }> => {
+      const pairs = await federation.createContext(publicUrl, undefined).getActorKeyPairs(instance.identifier);
+      return { keyId: pairs[0]!.keyId, privateKey: pairs[0]!.privateKey };
+    }),
   });
   wirePermanentFailures(app, federation);
-  const instance = new InstanceActor(app.db, publicUrl.hostname);
+  /** Under AUTHORIZED_FETCH, collections and statuses are for signed requests only (401 otherwise, as Mastodon's secure mode). */
+  const authorized = async (ctx: RequestContext<void>) => !config.authorizedFetch || (await signerOf(ctx)) !== null;
 
   /** The account behind an identifier, exactly as its URIs spell it (one actor per account). */
   const local = (identifier: string) => {
@@ -88,7 +97,11 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
       if (identifier === instance.identifier) return instance.actor(ctx);
       const account = local(identifier);
-      return account ? actorOf(ctx, urls, account) : null;
+      if (!account) return null;
+      // Secure mode: an unsigned fetch gets what checking a signature needs, not the profile.
+      const fetched = ctx.request.method === "GET" || ctx.request.method === "HEAD";
+      if (config.authorizedFetch && fetched && (await signerOf(ctx)) === null) return bareActorOf(ctx, account);
+      return actorOf(ctx, urls, account);
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
       if (identifier === instance.identifier) return instance.keyPairs();
@@ -108,7 +121,8 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       const account = local(identifier);
       return account ? actors.outboxCount(account.id) : null;
     })
-    .setFirstCursor(() => FIRST);
+    .setFirstCursor(() => FIRST)
+    .authorize(authorized);
 
   federation
     .setFollowersDispatcher("/users/{identifier}/followers", (ctx, identifier, cursor) => {
@@ -121,26 +135,41 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       return { items, nextCursor: page.next };
     })
     .setCounter((_ctx, identifier) => local(identifier)?.followersCount ?? null)
-    .setFirstCursor(() => FIRST);
+    .setFirstCursor(() => FIRST)
+    .authorize(authorized);
 
   // Mastodon shows the count of followed accounts, not who they are.
   federation
     .setFollowingDispatcher("/users/{identifier}/following", (_ctx, identifier) => (local(identifier) ? { items: [] } : null))
-    .setCounter((_ctx, identifier) => local(identifier)?.followingCount ?? null);
+    .setCounter((_ctx, identifier) => local(identifier)?.followingCount ?? null)
+    .authorize(authorized);
 
-  federation.setFeaturedDispatcher("/users/{identifier}/featured", (ctx, identifier) => {
-    const account = local(identifier);
-    if (!account) return null;
-    return { items: actors.pinned(account.id).map((status) => noteOf(ctx, urls, account, status, lookups)) };
-  });
+  federation
+    .setFeaturedDispatcher("/users/{identifier}/featured", (ctx, identifier) => {
+      const account = local(identifier);
+      if (!account) return null;
+      return { items: actors.pinned(account.id).map((status) => noteOf(ctx, urls, account, status, lookups)) };
+    })
+    .authorize(authorized);
 
-  // Only public and unlisted statuses exist for a fetch without authorization.
-  federation.setObjectDispatcher(Note, "/users/{identifier}/statuses/{id}", (ctx, { identifier, id }) => {
-    const account = local(identifier);
-    if (!account || !/^\d+$/.test(id)) return null;
-    const status = actors.publishedStatus(account.id, Number(id));
-    return status ? noteOf(ctx, urls, account, status, lookups) : null;
-  });
+  // Public and unlisted statuses for anyone (signed, under AUTHORIZED_FETCH); a private or
+  // direct one for a signed request by an account allowed to see it (a follower, a mentioned
+  // account), as Mastodon's StatusPolicy decides with the signer as the viewer. A signer the
+  // author blocks sees nothing.
+  federation
+    .setObjectDispatcher(Note, "/users/{identifier}/statuses/{id}", async (ctx, { identifier, id }) => {
+      const account = local(identifier);
+      if (!account || !/^\d+$/.test(id)) return null;
+      const status = actors.ownStatus(account.id, Number(id));
+      if (!status) return null;
+      const published = status.visibility === "public" || status.visibility === "unlisted";
+      if (published && !ctx.request.headers.has("signature") && !ctx.request.headers.has("signature-input")) return noteOf(ctx, urls, account, status, lookups);
+      const signer = await signerOf(ctx);
+      const viewer = signer?.id ? services.remoteAccounts.byUri(signer.id.href) : undefined;
+      if (!viewer) return published ? noteOf(ctx, urls, account, status, lookups) : null;
+      return services.reader.visible([status], viewer.id).length === 1 ? noteOf(ctx, urls, account, status, lookups) : null;
+    })
+    .authorize((ctx) => authorized(ctx));
 
   // Fedify verifies the signature before any listener runs: a bad or missing one is 401.
   federation
@@ -221,8 +250,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   // acct: lookups go through WebFinger, which Fedify always asks over https.
   const remote = services.remoteAccounts;
   const lookupActor = async (identifier: string, signal?: AbortSignal) => {
-    const c = context();
-    const object = await c.lookupObject(identifier, { signal, documentLoader: await signedLoader(c) });
+    const object = await lookup(await signedContext(), config, identifier, signal);
     return object && isActor(object) ? object : null;
   };
   remote.resolver = async (username, domain, signal) => {
@@ -239,7 +267,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   // drops a document whose id is on another origin than the URL it was fetched from).
   services.search.urlResolver = async (url, signal) => {
     const c = await signedContext();
-    const object = await c.lookupObject(url, { signal });
+    const object = await lookup(c, config, url, signal);
     if (object && isActor(object)) return { account: await remote.upsert(object) };
     if (isStatusObject(object)) return { status: await services.remoteNotes.store(c, object, { fetched: true }) };
     return null;
@@ -247,7 +275,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   // A thread's missing ancestors, fetched when it is asked for.
   services.remoteThreads.fetcher = async (uri, signal) => {
     const c = await signedContext();
-    const object = await c.lookupObject(uri, { signal });
+    const object = await lookup(c, config, uri, signal);
     return isStatusObject(object) ? services.remoteNotes.store(c, object, { fetched: true }) : null;
   };
 

@@ -43,6 +43,8 @@ export class SqliteMessageQueue implements MessageQueue {
     private readonly clock: Clock,
     /** ALLOW_PRIVATE_ADDRESSES: deliveries to loopback, private and link-local inboxes go out. */
     private readonly allowPrivateAddresses = false,
+    /** Domains this server does not federate with (FederationDomains.refuses). */
+    private readonly refusesDomain: (url: string) => boolean = () => false,
   ) {
     this.insert = sqlite.query("INSERT INTO fedify_messages (message, run_at, ordering_key, created_at) VALUES (?, ?, ?, ?)");
     // The oldest due message whose ordering key has no earlier message still waiting or running.
@@ -151,13 +153,27 @@ export class SqliteMessageQueue implements MessageQueue {
   }
 
   /**
-   * A delivery to an inbox at a loopback, private or link-local address (or a name that
-   * resolves to one), refused against SSRF. Fedify checks the addresses it fetches documents
-   * from, not the inbox URLs it posts to, and those come from remote actor documents; every
-   * delivery passes here, just before it is made.
+   * What is dropped here rather than handled, in the one place every delivery and every
+   * queued incoming activity passes just before it is handled:
+   * - a delivery to a domain this server does not federate with (blocked, or off the allow
+   *   list), and an incoming activity whose actor is on one (queued before the block was made);
+   * - a delivery to an inbox at a loopback, private or link-local address (or a name that
+   *   resolves to one), refused against SSRF. Fedify checks the addresses it fetches documents
+   *   from, not the inbox URLs it posts to, and those come from remote actor documents.
    */
-  private async refused(message: { type?: unknown; inbox?: unknown }): Promise<boolean> {
-    if (this.allowPrivateAddresses || message?.type !== "outbox" || typeof message.inbox !== "string") return false;
+  private async refused(message: { type?: unknown; inbox?: unknown; activity?: unknown }): Promise<boolean> {
+    if (message?.type === "inbox") {
+      const actor = actorOf(message.activity);
+      if (actor === null || !this.refusesDomain(actor)) return false;
+      log("info", "federation: an activity from a refused domain dropped", { actor });
+      return true;
+    }
+    if (message?.type !== "outbox" || typeof message.inbox !== "string") return false;
+    if (this.refusesDomain(message.inbox)) {
+      log("info", "federation: delivery to a refused domain dropped", { inbox: message.inbox });
+      return true;
+    }
+    if (this.allowPrivateAddresses) return false;
     try {
       await validatePublicUrl(message.inbox);
       return false;
@@ -182,4 +198,17 @@ export class SqliteMessageQueue implements MessageQueue {
   pending(): number {
     return this.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM fedify_messages").get()?.n ?? 0;
   }
+}
+
+/** The actor IRI of an activity as JSON (a string, an object with an id, or the first of a list). */
+function actorOf(activity: unknown): string | null {
+  if (typeof activity !== "object" || activity === null) return null;
+  let actor = (activity as { actor?: unknown }).actor;
+  if (Array.isArray(actor)) actor = actor[0];
+  if (typeof actor === "string") return actor;
+  if (typeof actor === "object" && actor !== null) {
+    const id = (actor as { id?: unknown; "@id"?: unknown }).id ?? (actor as { "@id"?: unknown })["@id"];
+    return typeof id === "string" ? id : null;
+  }
+  return null;
 }

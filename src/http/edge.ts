@@ -8,8 +8,9 @@ import { ApiError } from "../errors.ts";
 import { peekAccountId } from "./auth.ts";
 import { readLimited } from "./input.ts";
 import { bodyLimit, MAX_UPLOAD_BYTES, pathOf } from "./body-limits.ts";
-import { routePath } from "../net/paths.ts";
+import { INBOX_PATH, routePath } from "../net/paths.ts";
 import { newMeta, setMeta } from "./request-meta.ts";
+import { refusedSigner, unauthorizedFetch } from "./federation-gate.ts";
 import { handleStreaming, isStreamingPath } from "./streaming.ts";
 import type { Streaming } from "../streaming/index.ts";
 import type { WsData } from "../streaming/websocket.ts";
@@ -142,8 +143,10 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     }
     const refused = tooLarge(request, path);
     if (refused) return finish(refused);
-    if (config.rateLimits && path.startsWith("/api/")) {
-      limits = ctx.services.rateLimits.check({ method: request.method, path, ip, accountId: peekAccountId(ctx, request) });
+    const inboxPost = request.method === "POST" && INBOX_PATH.test(path);
+    if (config.rateLimits && (path.startsWith("/api/") || inboxPost)) {
+      // Servers posting to an inbox carry no token: they are counted by their address.
+      limits = ctx.services.rateLimits.check({ method: request.method, path, ip, accountId: inboxPost ? null : peekAccountId(ctx, request) });
       // Refused before routing: the request has no effect at all.
       if (limits?.limited) {
         // Mastodon's throttled responder: exactly this type, this body.
@@ -156,15 +159,20 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
       if (config.logRequests) log("info", "request", { method: request.method, path: redactPath(request.url), status: 101, request_id: requestId });
       return undefined;
     }
+    const negotiated = federation !== null ? activityPathOf(path, request) : null;
+    const forFederation = federation !== null && (negotiated !== null || isFederationPath(path));
+    if (forFederation) {
+      const refused = refusedSigner(request, (host) => ctx.services.federationDomains.refuses(host));
+      if (refused) return finish(refused);
+    }
     // Fedify first; what it does not serve (other paths below /users/, HTML) falls through to Elysia.
     // Fedify sees the request at PUBLIC_URL, as its sender signed it: behind a TLS proxy the
     // server is asked over plain http at another address, and an RFC 9421 signature covers
     // the scheme and authority of the public URL.
-    const negotiated = federation !== null ? activityPathOf(path, request) : null;
     const handled =
-      federation !== null && (negotiated !== null || isFederationPath(path))
+      forFederation && federation !== null
         ? forFedify(request, publicOrigin, bodyLimit(request.method, path), negotiated).then((r) =>
-            federation.fetch(r, { contextData: undefined, onNotFound: (r) => app.handle(r), onNotAcceptable: (r) => app.handle(r) }),
+            federation.fetch(r, { contextData: undefined, onNotFound: (r) => app.handle(r), onNotAcceptable: (r) => app.handle(r), onUnauthorized: unauthorizedFetch }),
           )
         : app.handle(request);
     return handled.then(finish, (e) => {

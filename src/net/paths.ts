@@ -23,3 +23,6 @@ export function routePath(path: string): string {
   }
   return `/${segments.join("/")}`;
 }
+
+/** The inboxes' paths (shared, and per account), as routePath() spells them. */
+export const INBOX_PATH = /^\/(?:inbox|users\/[^/]+\/inbox)$/;

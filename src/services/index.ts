@@ -24,6 +24,7 @@ import { RemoteInteractions } from "./federation/interactions.ts";
 import { GoneAccounts } from "./federation/gone-accounts.ts";
 import { RemoteThreads } from "./federation/remote-threads.ts";
 import { AccountMoves } from "./federation/moves.ts";
+import { FederationDomains } from "./federation/domains.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { RemoteMediaCache } from "./media/remote-media-cache.ts";
@@ -104,7 +105,9 @@ export function createServices(deps: ServiceDeps) {
   const filters = new FilterService(db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(db, ids, notifications, events);
-  const remoteAccounts = new RemoteAccounts(db, ids, clock, events);
+  const goneAccounts = new GoneAccounts(db, follows, removal);
+  const federationDomains = new FederationDomains(db, ids, clock, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
+  const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains);
   const search = new SearchService(db, clock, reader, remoteAccounts, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
 
@@ -112,7 +115,6 @@ export function createServices(deps: ServiceDeps) {
   const federationActors = new FederationActors(db, clock);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes);
-  const goneAccounts = new GoneAccounts(db, follows, removal);
   const remoteThreads = new RemoteThreads(threads, reader);
   const accountMoves = new AccountMoves(db, remoteAccounts, follows, events);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, remoteInteractions, goneAccounts);
@@ -172,7 +174,8 @@ export function createServices(deps: ServiceDeps) {
   const remoteMediaCache = config.remoteMediaCache
     ? new RemoteMediaCache(db, storage, renderCache, {
         maxTotalBytes: config.remoteMediaCache.maxTotalBytes,
-        download: (url, maxBytes) => fetchPublicBytes(url, { maxBytes, allowPrivateAddresses: config.allowPrivateAddresses, userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)` }),
+        download: (url, maxBytes) =>
+          federationDomains.refuses(url) ? Promise.reject(new Error("a domain this server does not federate with")) : fetchPublicBytes(url, { maxBytes, allowPrivateAddresses: config.allowPrivateAddresses, userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)` }),
       })
     : null;
   if (remoteMediaCache) {
@@ -193,6 +196,7 @@ export function createServices(deps: ServiceDeps) {
     goneAccounts,
     remoteThreads,
     accountMoves,
+    federationDomains,
     federationInbox,
     wheel,
     tokens,

@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.ts";
 import { rateLimitKey, type Ip } from "../net/ip.ts";
+import { INBOX_PATH } from "../net/paths.ts";
 
 /** What the limiter needs to know of a request. */
 export interface RequestFacts {
@@ -51,6 +52,10 @@ export const BUCKETS: readonly Bucket[] = [
     writesOnly: true,
     key: (r) => ((r.method === "DELETE" && DELETE_STATUS.test(r.path)) || (r.method === "POST" && UNREBLOG.test(r.path)) ? byAccount(r) : null),
   },
+  // Deliveries to the inboxes, per sending address. Mastodon has no such limit; this one is
+  // generous (a busy server delivering here through one address stays far below it) and
+  // only stops a flood, before any signature is checked or key fetched.
+  { name: "inbox", limit: 2000, periodMs: 5 * MINUTE, writesOnly: true, key: (r) => (r.method === "POST" && INBOX_PATH.test(r.path) ? byIp(r) : null) },
 ];
 
 /**
@@ -155,7 +160,7 @@ export class RateLimiter {
       reset.window = bestWindow;
       reset.text = iso6((bestWindow + 1) * bucket.periodMs);
     }
-    return { limited, limit: COUNTS[bucket.limit] as string, remaining: COUNTS[bestRemaining] ?? String(bestRemaining), reset: reset.text };
+    return { limited, limit: COUNTS[bucket.limit] ?? String(bucket.limit), remaining: COUNTS[bestRemaining] ?? String(bestRemaining), reset: reset.text };
   }
 
   get size() {

@@ -160,3 +160,27 @@ describe("SqliteMessageQueue", () => {
     db.close();
   });
 });
+
+describe("SqliteMessageQueue drops what concerns a refused domain", () => {
+  test("deliveries to it and queued activities from it are removed unhandled; the rest are handled in order", async () => {
+    const clock = new ManualClock(1_000_000);
+    const { db } = open();
+    const refused = (url: string) => new URL(url).hostname.endsWith("blocked.example");
+    const queue = new SqliteMessageQueue(db.sqlite, clock, true, refused);
+    await queue.enqueue({ type: "outbox", inbox: "https://social.blocked.example/inbox", n: 1 });
+    await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: "https://blocked.example/users/mal" }, n: 2 });
+    await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: { id: "https://blocked.example/users/mal" } }, n: 3 });
+    await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: ["https://blocked.example/users/mal"] }, n: 4 });
+    await queue.enqueue({ type: "outbox", inbox: "https://friendly.example/inbox", n: 5 });
+    await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: "https://friendly.example/users/amy" }, n: 6 });
+    // What names no actor is Fedify's to refuse, not the queue's.
+    await queue.enqueue({ type: "inbox", activity: { type: "Create" }, n: 7 });
+    expect(await drain(queue, 3)).toEqual([
+      { type: "outbox", inbox: "https://friendly.example/inbox", n: 5 },
+      { type: "inbox", activity: { type: "Create", actor: "https://friendly.example/users/amy" }, n: 6 },
+      { type: "inbox", activity: { type: "Create" }, n: 7 },
+    ]);
+    expect(queue.pending()).toBe(0);
+    db.close();
+  });
+});

@@ -148,3 +148,22 @@ export const mutes = sqliteTable(
   },
   (t) => [uniqueIndex("mutes_pair").on(t.accountId, t.targetAccountId)],
 );
+
+/**
+ * Domains an account hides from itself (Mastodon's AccountDomainBlock, POST
+ * /api/v1/domain_blocks): their statuses leave its timelines and notifications, its followers
+ * there are removed. A rule covers that domain exactly (an account's domain, port aside).
+ */
+export const accountDomainBlocks = sqliteTable(
+  "account_domain_blocks",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** Normalized: lower case, IDNA (punycode). */
+    domain: text("domain").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("account_domain_blocks_pair").on(t.accountId, t.domain), index("account_domain_blocks_domain").on(t.domain)],
+);

@@ -56,3 +56,27 @@ export const fedifyMessages = sqliteTable(
 );
 
 export type AccountKeyRow = typeof accountKeys.$inferSelect;
+
+/**
+ * Domains the admin suspended (`rookery domains block`, Mastodon's DomainBlock with severity
+ * suspend): nothing is taken from them, delivered to them or fetched from them. A rule covers
+ * the domain and its subdomains.
+ */
+export const domainBlocks = sqliteTable("domain_blocks", {
+  id: integer("id").primaryKey(),
+  /** Normalized: lower case, IDNA (punycode), no port. */
+  domain: text("domain").notNull().unique(),
+  createdAt: integer("created_at").notNull(),
+});
+
+/**
+ * Domains federated with under WHITELIST_MODE (`rookery domains allow`, Mastodon's DomainAllow
+ * of LIMITED_FEDERATION_MODE): with it on, any other domain is treated as blocked. A rule
+ * covers that domain exactly.
+ */
+export const domainAllows = sqliteTable("domain_allows", {
+  id: integer("id").primaryKey(),
+  /** Normalized as in domain_blocks. */
+  domain: text("domain").notNull().unique(),
+  createdAt: integer("created_at").notNull(),
+});

@@ -103,6 +103,15 @@ export class FederationActors {
       .get();
   }
 
+  /** A status of this account, whatever its visibility (not a boost): for a signed fetch by someone who may see it. */
+  ownStatus(accountId: number, statusId: number): StatusRow | undefined {
+    return this.db
+      .select()
+      .from(statuses)
+      .where(and(eq(statuses.id, statusId), eq(statuses.accountId, accountId), sql`${statuses.reblogOfId} IS NULL`))
+      .get();
+  }
+
   /** Newest first; the cursor is the id below which the next page starts. */
   outbox(accountId: number, cursor: string | null, limit: number): Page<StatusRow> {
     const below = cursor === null ? null : Number(cursor);

@@ -34,6 +34,8 @@ export class RemoteAccounts {
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
+    /** Domains this server does not federate with (blocked, or off the allow list): none of their accounts is looked up, fetched or stored. */
+    private domains: { refuses(urlOrHost: string | URL): boolean },
   ) {}
 
   /** Fetches and stores the actor of `user@domain` (WebFinger, then its document); set by src/federation. */
@@ -49,6 +51,7 @@ export class RemoteAccounts {
 
   /** A remote account by its handle: the stored one (refreshed when stale), else resolved (when federation is on). */
   async lookup(username: string, domain: string, signal?: AbortSignal): Promise<AccountRow | null> {
+    if (this.domains.refuses(domain)) return null;
     const stored = this.db
       .select()
       .from(accounts)
@@ -68,7 +71,7 @@ export class RemoteAccounts {
    * account at a time; after a failed one, none for an hour. Local accounts are left alone.
    */
   refreshIfStale(account: AccountRow): void {
-    if (account.domain === null || account.uri === null || this.fetchActor === null || this.stopped) return;
+    if (account.domain === null || account.uri === null || this.fetchActor === null || this.stopped || this.domains.refuses(account.domain)) return;
     const now = this.clock.now();
     if (account.fetchedAt !== null && now - account.fetchedAt < STALE_AFTER_MS) return;
     if (this.refreshing.has(account.id)) return;
@@ -122,7 +125,7 @@ export class RemoteAccounts {
    * told (account.updated), so that they show the new profile.
    */
   async upsert(actor: Actor): Promise<AccountRow | null> {
-    if (!isActor(actor) || actor.id === null || actor.inboxId === null) return null;
+    if (!isActor(actor) || actor.id === null || actor.inboxId === null || this.domains.refuses(actor.id)) return null;
     const uri = actor.id.href;
     const domain = actor.id.host.toLowerCase();
     const username = (actor.preferredUsername?.toString() ?? "").trim().slice(0, USERNAME_MAX);

@@ -37,6 +37,11 @@ export class RenderCache {
     this.entries.delete(statusId);
   }
 
+  /** Everything goes (another process changed the database: see server.ts). */
+  clear() {
+    this.entries.clear();
+  }
+
   touchAccount(accountId: number) {
     this.accountEpochs.set(accountId, (this.accountEpochs.get(accountId) ?? 0) + 1);
   }

@@ -1,0 +1,85 @@
+import { getAuthenticatedDocumentLoader, kvCache, type Context, type KvStore, type RequestContext } from "@fedify/fedify";
+import { Endpoints, lookupObject, Person, Service, type Actor, type Object as ApObject } from "@fedify/fedify/vocab";
+import { FetchError, getDocumentLoader, type AuthenticatedDocumentLoaderFactory, type DocumentLoader, type DocumentLoaderFactory } from "@fedify/vocab-runtime";
+import type { Config } from "../config.ts";
+import type { AccountRow } from "../db/schema.ts";
+
+/**
+ * Who may fetch what from here, and how this server fetches from others: the instance actor,
+ * Mastodon's secure mode (AUTHORIZED_FETCH) and the domains it does not federate with.
+ */
+
+/**
+ * An account's actor as an unsigned fetch sees it in secure mode: "barebones technical
+ * information" (Mastodon's restrict_fields_to: id, type, preferredUsername, inbox, endpoints
+ * and the keys), enough to check the account's signatures, nothing of its profile.
+ */
+export async function bareActorOf(ctx: Context<void>, account: AccountRow): Promise<Person | Service> {
+  const name = account.username;
+  const keys = await ctx.getActorKeyPairs(name);
+  const values = {
+    id: ctx.getActorUri(name),
+    preferredUsername: name,
+    inbox: ctx.getInboxUri(name),
+    endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+    publicKey: keys[0]?.cryptographicKey ?? null,
+    assertionMethods: keys.map((k) => k.multikey),
+  };
+  return account.bot ? new Service(values) : new Person(values);
+}
+
+/** The actor whose key signed this GET, verified; null for an unsigned or badly signed one. */
+export async function signerOf(ctx: RequestContext<void>): Promise<Actor | null> {
+  return ctx.getSignedKeyOwner().catch(() => null);
+}
+
+export interface Loaders {
+  documentLoaderFactory: DocumentLoaderFactory;
+  contextLoaderFactory: DocumentLoaderFactory;
+  /** Fetches signed by a given actor (Fedify checks a personal inbox's signatures with the recipient's). */
+  authenticatedDocumentLoaderFactory: AuthenticatedDocumentLoaderFactory;
+}
+
+/**
+ * The loaders behind every fetch Fedify makes for us (actors, keys while checking a
+ * signature, objects named by activities, lookups): a document on a domain this server does
+ * not federate with is never asked for, and, under AUTHORIZED_FETCH, requests are signed by
+ * the instance actor so that servers in secure mode answer them. Documents are cached in the
+ * key-value store as Fedify's own loaders cache them (a refused domain is checked before the
+ * cache). JSON-LD contexts are neither signed nor refused: most are preloaded, the rest are
+ * public vocabulary.
+ */
+export function loadersOf(config: Config, kv: KvStore, refuses: (url: string) => boolean, instanceKey: () => Promise<{ keyId: URL; privateKey: CryptoKey }>): Loaders {
+  const allowPrivateAddress = config.allowPrivateAddresses;
+  const plain = getDocumentLoader({ allowPrivateAddress });
+  let signing: DocumentLoader | null = null;
+  const signed: DocumentLoader = async (url, options) => {
+    signing ??= getAuthenticatedDocumentLoader(await instanceKey(), { allowPrivateAddress });
+    return signing(url, options);
+  };
+  const gated =
+    (loader: DocumentLoader): DocumentLoader =>
+    async (url, options) => {
+      if (refuses(url)) throw new FetchError(url, `Not fetched: ${new URL(url).hostname} is a domain this server does not federate with.`);
+      return loader(url, options);
+    };
+  const cached = (loader: DocumentLoader) => kvCache({ loader, kv, prefix: ["_fedify", "remoteDocument"] });
+  const documentLoader = gated(cached(config.authorizedFetch ? signed : plain));
+  // JSON-LD contexts are vocabulary, not peers (most are preloaded): never refused.
+  const contextLoader = cached(plain);
+  return {
+    documentLoaderFactory: () => documentLoader,
+    contextLoaderFactory: () => contextLoader,
+    authenticatedDocumentLoaderFactory: (identity) => gated(getAuthenticatedDocumentLoader(identity, { allowPrivateAddress })),
+  };
+}
+
+/**
+ * Fedify's lookupObject (a URL, or `acct:` through WebFinger) through our loaders. The
+ * federation's own `ctx.lookupObject` would not do: Fedify takes ALLOW_PRIVATE_ADDRESSES for
+ * WebFinger from its `allowPrivateAddress` option, which cannot be set beside custom loaders.
+ */
+export function lookup(ctx: Context<void>, config: Config, identifier: string, signal?: AbortSignal): Promise<ApObject | null> {
+  const options = { documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader, signal, allowPrivateAddress: config.allowPrivateAddresses };
+  return lookupObject(identifier, options as Parameters<typeof lookupObject>[1]);
+}

@@ -1,0 +1,118 @@
+import type { Statement } from "bun:sqlite";
+import { eq, isNotNull } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import { changes, type Db } from "../../db/connection.ts";
+import { accounts, domainAllows, domainBlocks } from "../../db/schema.ts";
+import { validationFailed } from "../../errors.ts";
+import type { IdGenerator } from "../../ids.ts";
+import { domainAndParents, hostOf, normalizeDomain } from "../../net/domains.ts";
+import type { GoneAccounts } from "./gone-accounts.ts";
+
+/** A rule as the CLI lists it. */
+export interface DomainRule {
+  domain: string;
+  createdAt: number;
+}
+
+/** A domain as the admin typed it, normalized, or Mastodon's validation error. */
+export function domainRule(input: string | null | undefined): string {
+  const checked = normalizeDomain(input);
+  if ("error" in checked) throw validationFailed(checked.error === "blank" ? "Domain can't be blank" : "Domain is invalid");
+  return checked.domain;
+}
+
+/**
+ * Which servers this one federates with: the admin's domain blocks (Mastodon's DomainBlock
+ * with severity suspend, matched on the domain and its subdomains) and, under WHITELIST_MODE,
+ * the allow list (Mastodon's LIMITED_FEDERATION_MODE with DomainAllow, matched exactly),
+ * outside which every domain is refused. `refuses()` is asked where federation meets the
+ * outside: the inbox (before a signature is checked), each delivery just before it is made,
+ * and every fetch (src/federation). Rules are read from the database each time, so a block
+ * made by the CLI while the server runs holds at once.
+ */
+export class FederationDomains {
+  private q: { blocked: Statement<{ one: number }, [string]>; allowed: Statement<{ one: number }, [string]> };
+
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private whitelistMode: boolean,
+    /** This server's own host: never refused. */
+    private localHost: string,
+    private gone: GoneAccounts,
+  ) {
+    const sqlite = db.$client;
+    this.q = {
+      blocked: sqlite.query("SELECT 1 AS one FROM domain_blocks WHERE domain IN (SELECT value FROM json_each(?)) LIMIT 1"),
+      allowed: sqlite.query("SELECT 1 AS one FROM domain_allows WHERE domain IN (SELECT value FROM json_each(?)) LIMIT 1"),
+    };
+  }
+
+  /** Is federation with this host (or the host of this URL, or of this account domain) refused? */
+  refuses(urlOrHost: string | URL): boolean {
+    const host = hostOf(urlOrHost);
+    if (host === null) return true;
+    if (host === this.localHost) return false;
+    if (this.whitelistMode) return !this.q.allowed.get(JSON.stringify([host]));
+    return !!this.q.blocked.get(JSON.stringify(domainAndParents(host)));
+  }
+
+  /**
+   * Suspends a domain, as Mastodon's BlockDomainService does with severity suspend: the rule
+   * is kept, and every account stored from the domain or a subdomain goes as an account that
+   * deleted itself goes (GoneAccounts: statuses, follows both ways, notifications). Nothing is
+   * told to the domain: deliveries to it are refused from now on. Blocking again changes nothing.
+   */
+  block(input: string): { domain: string; created: boolean; removedAccounts: number } {
+    const domain = domainRule(input);
+    let created = false;
+    let removedAccounts = 0;
+    this.db.transaction((tx) => {
+      const inserted = tx.insert(domainBlocks).values({ id: this.ids.next(), domain, createdAt: this.clock.now() }).onConflictDoNothing().run();
+      created = changes(inserted) > 0;
+      for (const { id } of this.accountsCoveredBy(domain)) {
+        this.gone.remove(id);
+        removedAccounts++;
+      }
+    });
+    return { domain, created, removedAccounts };
+  }
+
+  /** Lifts a suspension; the accounts it removed come back only when they are met again. */
+  unblock(input: string): { domain: string; removed: boolean } {
+    const domain = domainRule(input);
+    return { domain, removed: changes(this.db.delete(domainBlocks).where(eq(domainBlocks.domain, domain)).run()) > 0 };
+  }
+
+  /** Puts a domain on the allow list (only read under WHITELIST_MODE). */
+  allow(input: string): { domain: string; created: boolean } {
+    const domain = domainRule(input);
+    const inserted = this.db.insert(domainAllows).values({ id: this.ids.next(), domain, createdAt: this.clock.now() }).onConflictDoNothing().run();
+    return { domain, created: changes(inserted) > 0 };
+  }
+
+  disallow(input: string): { domain: string; removed: boolean } {
+    const domain = domainRule(input);
+    return { domain, removed: changes(this.db.delete(domainAllows).where(eq(domainAllows.domain, domain)).run()) > 0 };
+  }
+
+  list(): { blocked: DomainRule[]; allowed: DomainRule[] } {
+    const rules = (table: typeof domainBlocks | typeof domainAllows) =>
+      this.db.select({ domain: table.domain, createdAt: table.createdAt }).from(table).orderBy(table.domain).all();
+    return { blocked: rules(domainBlocks), allowed: rules(domainAllows) };
+  }
+
+  /** Stored remote accounts on the domain or one of its subdomains (few enough to read them all: an admin's rare act). */
+  private accountsCoveredBy(domain: string): { id: number }[] {
+    return this.db
+      .select({ id: accounts.id, domain: accounts.domain })
+      .from(accounts)
+      .where(isNotNull(accounts.domain))
+      .all()
+      .filter((a) => {
+        const host = hostOf(a.domain!);
+        return host !== null && domainAndParents(host).includes(domain);
+      });
+  }
+}
