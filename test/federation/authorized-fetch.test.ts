@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { generateCryptoKeyPair, signRequest } from "@fedify/fedify";
+import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
+import { AP, eventually, getAp } from "../support/federation.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+// A in secure mode (AUTHORIZED_FETCH=true, Mastodon's), B as servers are by default.
+let a: TestServer;
+let b: TestServer;
+let alice: TestUser;
+let bob: TestUser;
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([
+    startTestServer({ HOST: "127.0.0.2", ALLOW_PRIVATE_ADDRESSES: "true", AUTHORIZED_FETCH: "true" }),
+    startTestServer({ HOST: "127.0.0.3", ALLOW_PRIVATE_ADDRESSES: "true" }),
+  ]);
+  alice = await createUser(a, "alice");
+  expect((await alice.client.patch("/api/v1/accounts/update_credentials", { json: { note: "Profile for those who sign" } })).status).toBe(200);
+  bob = await createUser(b, "bob");
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+});
+
+/** A GET signed with a local account of B's key, as B would sign it. */
+async function signedByBob(url: string) {
+  const rsa = (await b.ctx.services.federationActors.keyPairs(bob.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
+  return fetch(await signRequest(new Request(url, { headers: { accept: AP } }), rsa.privateKey, new URL(`${b.base}/users/bob#main-key`)));
+}
+
+describe("AUTHORIZED_FETCH=true (Mastodon's secure mode)", () => {
+  test("a status and the collections answer 401 unsigned or badly signed, with Mastodon's words, and 200 to a signed GET", async () => {
+    const post = await postStatus(alice, { status: "for signed eyes", visibility: "public" });
+    for (const url of [post.uri, `${a.base}/users/alice/outbox`, `${a.base}/users/alice/followers`, `${a.base}/users/alice/following`]) {
+      const unsigned = await getAp(url);
+      expect([url, unsigned.status, unsigned.body]).toEqual([url, 401, { error: "Request not signed" }]);
+      // Signed with a key that is not bob's: the signature does not verify.
+      const forged = await signRequest(new Request(url, { headers: { accept: AP } }), (await generateCryptoKeyPair("RSASSA-PKCS1-v1_5")).privateKey, new URL(`${b.base}/users/bob#main-key`));
+      const bad = await fetch(forged);
+      expect([url, bad.status, await bad.json()]).toEqual([url, 401, { error: "Verification failed" }]);
+      const signed = await signedByBob(url);
+      expect([url, signed.status]).toEqual([url, 200]);
+    }
+    expect((await (await signedByBob(post.uri)).json()).content).toContain("for signed eyes");
+  });
+
+  test("an actor unsigned is only what checking its signatures needs; signed, the whole profile", async () => {
+    const bare = await getAp(`${a.base}/users/alice`);
+    expect(bare.status).toBe(200);
+    expect(bare.body.publicKey.id).toBe(`${a.base}/users/alice#main-key`);
+    expect(bare.body.inbox).toBe(`${a.base}/users/alice/inbox`);
+    expect([bare.body.summary, bare.body.name, bare.body.followers, bare.body.outbox]).toEqual([undefined, undefined, undefined, undefined]);
+    const full = await (await signedByBob(`${a.base}/users/alice`)).json();
+    expect(full.summary).toContain("Profile for those who sign");
+    expect(full.followers).toBe(`${a.base}/users/alice/followers`);
+  });
+
+  test("federation goes on: B follows alice and gets her posts (B's fetches are signed by its instance actor)", async () => {
+    const remoteAlice = (await b.federation!.resolveActor(`${a.base}/users/alice`))!;
+    expect(remoteAlice.noteHtml).toContain("Profile for those who sign");
+    await bob.client.post(`/api/v1/accounts/${remoteAlice.id}/follow`);
+    await eventually(async () => (await bob.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(remoteAlice.id) } })).body[0]?.following === true, "bob follows alice");
+    const post = await postStatus(alice, { status: "to my followers in secure mode", visibility: "public" });
+    await eventually(async () => (await bob.client.get("/api/v1/timelines/home")).body.some((s: { uri: string }) => s.uri === post.uri), "alice's post in bob's home");
+  });
+});
