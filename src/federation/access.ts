@@ -1,4 +1,12 @@
-import { getAuthenticatedDocumentLoader, kvCache, type Context, type KvStore, type RequestContext } from "@fedify/fedify";
+import {
+  getAuthenticatedDocumentLoader,
+  kvCache,
+  type Context,
+  type HttpMessageSignaturesSpec,
+  type HttpMessageSignaturesSpecDeterminer,
+  type KvStore,
+  type RequestContext,
+} from "@fedify/fedify";
 import { Endpoints, lookupObject, Person, Service, type Actor, type Object as ApObject } from "@fedify/fedify/vocab";
 import { FetchError, getDocumentLoader, type AuthenticatedDocumentLoaderFactory, type DocumentLoader, type DocumentLoaderFactory } from "@fedify/vocab-runtime";
 import type { Config } from "../config.ts";
@@ -70,7 +78,21 @@ export function loadersOf(config: Config, kv: KvStore, refuses: (url: string) =>
   return {
     documentLoaderFactory: () => documentLoader,
     contextLoaderFactory: () => contextLoader,
-    authenticatedDocumentLoaderFactory: (identity) => gated(getAuthenticatedDocumentLoader(identity, { allowPrivateAddress })),
+    authenticatedDocumentLoaderFactory: (identity) => gated(getAuthenticatedDocumentLoader(identity, { allowPrivateAddress, specDeterminer: rememberedSpecs(kv) })),
+  };
+}
+
+/**
+ * Which signature spec each server took, in the key-value store where Fedify's deliveries keep
+ * theirs: Fedify's own factory shares that memory between fetches and deliveries, a factory of
+ * ours must hand it over, or every first request to a server that reads only draft-cavage
+ * (GoToSocial) is a 401 and a second knock.
+ */
+function rememberedSpecs(kv: KvStore): HttpMessageSignaturesSpecDeterminer {
+  const key = (origin: string) => ["_fedify", "httpMessageSignaturesSpec", origin] as const;
+  return {
+    determineSpec: async (origin) => (await kv.get<HttpMessageSignaturesSpec>(key(origin))) ?? "rfc9421",
+    rememberSpec: (origin, spec) => kv.set(key(origin), spec),
   };
 }
 

@@ -82,6 +82,8 @@ export function wireRelationships(app: AppContext, ctx: () => Context<void>, kv:
   };
   services.events.afterCommit("follow_request.authorized", answer("Accept"));
   services.events.afterCommit("follow_request.rejected", answer("Reject"));
+  // A local account blocked the remote follower's domain (Mastodon's reject_existing_followers!).
+  services.events.afterCommit("follow.rejected", answer("Reject"));
 
   // A local account blocks a remote one, as Mastodon does: a follower it had is rejected (the
   // follow it had of the remote is undone by follow.removed), then Block is sent.

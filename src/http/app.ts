@@ -16,6 +16,7 @@ import { instanceRoutes } from "./instance.ts";
 import { oauthRoutes } from "./oauth.ts";
 import { mediaRoutes } from "./media.ts";
 import { moderationRoutes } from "./moderation.ts";
+import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { pollRoutes } from "./polls.ts";
 import { preferenceRoutes } from "./preferences.ts";
@@ -65,6 +66,7 @@ export function createApp(ctx: AppContext) {
     .use(accountRoutes(ctx))
     .use(followRequestRoutes(ctx))
     .use(moderationRoutes(ctx))
+    .use(domainBlockRoutes(ctx))
     .use(statusRoutes(ctx))
     .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))

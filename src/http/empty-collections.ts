@@ -36,7 +36,6 @@ export function emptyCollectionRoutes(ctx: AppContext) {
     .get("/api/v1/featured_tags", userList("read:accounts"))
     .get("/api/v1/featured_tags/suggestions", userList("read:accounts"))
     .get("/api/v1/endorsements", userList("read:accounts"))
-    .get("/api/v1/domain_blocks", userList("read:blocks"))
     .get("/api/v1/accounts/:id/featured_tags", existingAccount)
     .get("/api/v1/accounts/:id/identity_proofs", existingAccount);
 }

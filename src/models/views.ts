@@ -76,6 +76,8 @@ export interface Relationship {
   mutingNotifications: boolean;
   requested: boolean;
   requestedBy: boolean;
+  /** The viewer blocks the account's domain. */
+  domainBlocking: boolean;
 }
 
 /** An account with the id of the follow (or request) that listed it: the page cursor. */

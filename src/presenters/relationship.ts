@@ -15,7 +15,7 @@ export function serializeRelationship(r: Relationship) {
     muting_notifications: r.mutingNotifications,
     requested: r.requested,
     requested_by: r.requestedBy,
-    domain_blocking: false,
+    domain_blocking: r.domainBlocking,
     endorsed: false,
     note: "",
   };

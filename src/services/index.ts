@@ -13,6 +13,7 @@ import { AccountService } from "./accounts/accounts.ts";
 import { FollowService } from "./accounts/follows.ts";
 import { MarkerService } from "./accounts/markers.ts";
 import { ModerationService } from "./accounts/moderation.ts";
+import { AccountDomainBlocks } from "./accounts/domain-blocks.ts";
 import { ProfileImageService } from "./accounts/profile-images.ts";
 import { EventBus } from "./events.ts";
 import { FederationActors } from "./federation/actors.ts";
@@ -79,7 +80,8 @@ export function createServices(deps: ServiceDeps) {
   const webSessions = new WebSessionService(db, ids, clock);
   const tickets = new TicketSigner(deps.keys.secret, clock);
   const follows = new FollowService(db, ids, clock, events);
-  const moderation = new ModerationService(db, ids, clock, follows, events);
+  const domainBlocks = new AccountDomainBlocks(db, ids, clock, follows, events);
+  const moderation = new ModerationService(db, ids, clock, follows, events, domainBlocks);
   const markers = new MarkerService(db, clock);
   const notifications = new NotificationService(db, ids, clock, moderation, events);
 
@@ -207,6 +209,7 @@ export function createServices(deps: ServiceDeps) {
     tickets,
     follows,
     moderation,
+    domainBlocks,
     markers,
     notifications,
     reader,

@@ -22,6 +22,8 @@ export interface RelationshipFilters {
   muted(viewerId: number, targetIds: number[]): Map<number, { notifications: boolean }>;
   /** Everyone the viewer blocks, mutes or is blocked by. */
   hiddenAccounts?(viewerId: number): Set<number>;
+  /** Of `targetIds`, the accounts on a domain the viewer blocks. */
+  domainBlocking?(viewerId: number, targetIds: number[]): Set<number>;
 }
 
 const noFilters: RelationshipFilters = {
@@ -287,6 +289,7 @@ export class FollowService {
       .all();
     const blocks = this.filters.blocked(viewerId, ids);
     const mutes = this.filters.muted(viewerId, ids);
+    const domainBlocking = this.filters.domainBlocking?.(viewerId, ids) ?? new Set<number>();
     const followedBy = new Set(incoming.map((r) => r.id));
     const requestedById = new Set(requestedBy.map((r) => r.id));
     return targetIds.map((id) => {
@@ -307,6 +310,7 @@ export class FollowService {
         mutingNotifications: mute?.notifications ?? false,
         requested: !!request,
         requestedBy: requestedById.has(id),
+        domainBlocking: domainBlocking.has(id),
       };
     });
   }

@@ -8,6 +8,8 @@ import { finishPage, pageQuery, type Page } from "../pagination.ts";
 import type { EventBus } from "../events.ts";
 import type { FollowService, RelationshipFilters } from "./follows.ts";
 import type { Relationship } from "../../models/views.ts";
+import { hostSql } from "../../net/domains.ts";
+import type { AccountDomainBlocks } from "./domain-blocks.ts";
 
 export interface ListedMute {
   account: AccountRow;
@@ -34,6 +36,8 @@ export class ModerationService implements RelationshipFilters {
     private clock: Clock,
     private follows: FollowService,
     private events: EventBus,
+    /** The account's own domain blocks (AccountDomainBlocks): asked wherever blocks and mutes are. */
+    private domains: AccountDomainBlocks,
   ) {
     follows.filters = this;
     this.q = {
@@ -46,10 +50,11 @@ export class ModerationService implements RelationshipFilters {
         `SELECT target_account_id AS id, hide_notifications AS hide FROM mutes
          WHERE account_id = ? AND target_account_id IN (SELECT value FROM json_each(?)) AND (expires_at IS NULL OR expires_at > ?)`,
       ),
-      shunning: db.$client.query<{ id: number }, [string, number, string, number]>(
-        `SELECT account_id AS id FROM blocks WHERE target_account_id IN (SELECT value FROM json_each(?))
-         UNION SELECT target_account_id FROM blocks WHERE account_id = ?
-         UNION SELECT account_id FROM mutes WHERE target_account_id IN (SELECT value FROM json_each(?)) AND (expires_at IS NULL OR expires_at > ?)`,
+      shunning: db.$client.query<{ id: number }, [string, number, number]>(
+        `SELECT account_id AS id FROM blocks WHERE target_account_id IN (SELECT value FROM json_each(?1))
+         UNION SELECT target_account_id FROM blocks WHERE account_id = ?2
+         UNION SELECT account_id FROM mutes WHERE target_account_id IN (SELECT value FROM json_each(?1)) AND (expires_at IS NULL OR expires_at > ?3)
+         UNION SELECT account_id FROM account_domain_blocks WHERE domain = (SELECT ${hostSql("a.domain")} FROM accounts a WHERE a.id = ?2)`,
       ),
       hidden: db.$client.query<{ id: number }, [number, number, number, number]>(
         `SELECT target_account_id AS id FROM blocks WHERE account_id = ?
@@ -181,6 +186,21 @@ export class ModerationService implements RelationshipFilters {
     return this.inBlocks;
   }
 
+  /** Of `targetIds`, the accounts on a domain the viewer blocks (`domain_blocking`). */
+  domainBlocking(viewerId: number, targetIds: number[]): Set<number> {
+    return this.domains.blockedAmong(viewerId, targetIds);
+  }
+
+  /** The domains the viewer blocks: their statuses stay out of its public timelines. */
+  blockedDomains(viewerId: number): string[] {
+    return this.domains.domainsOf(viewerId);
+  }
+
+  /** Of `authorIds`, those who block the domain of the (remote) viewer: their statuses are not its to see. */
+  hidingFrom(viewerId: number, authorIds: number[]): Set<number> {
+    return this.domains.hidingFrom(viewerId, authorIds);
+  }
+
   muted(viewerId: number, targetIds: number[]): Map<number, { notifications: boolean }> {
     if (targetIds.length === 0) return new Map();
     const rows = this.q.mutes.all(viewerId, JSON.stringify(targetIds), this.clock.now());
@@ -194,11 +214,12 @@ export class ModerationService implements RelationshipFilters {
 
   /**
    * Everyone who must not see a status in public streams: whoever blocks or mutes its
-   * author or an account it mentions, and whoever the author blocks. One query per status.
+   * author or an account it mentions, whoever the author blocks, and whoever blocks the
+   * author's domain. One query per status.
    */
   shunning(authorId: number, involvedIds: number[]): Set<number> {
     const ids = JSON.stringify(involvedIds);
-    return new Set(this.q.shunning.all(ids, authorId, ids, this.clock.now()).map((r) => r.id));
+    return new Set(this.q.shunning.all(ids, authorId, this.clock.now()).map((r) => r.id));
   }
 
   /** Does `accountId` block `targetId`? */
@@ -210,9 +231,13 @@ export class ModerationService implements RelationshipFilters {
       .get();
   }
 
-  /** Would a notification from `fromId` be unwelcome to `recipientId`? */
+  /**
+   * Would a notification from `fromId` be unwelcome to `recipientId`? Also when the recipient
+   * blocks the sender's domain and does not follow the sender (Mastodon's NotifyService).
+   */
   silences(recipientId: number, fromId: number): boolean {
     if (this.isBlocking(recipientId, fromId)) return true;
+    if (this.domains.blockedAmong(recipientId, [fromId]).has(fromId) && !this.follows.isFollowing(recipientId, fromId)) return true;
     const mute = this.db
       .select({ hide: mutes.hideNotifications })
       .from(mutes)

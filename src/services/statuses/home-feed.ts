@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { homeFeed, type StatusRow } from "../../db/schema.ts";
 import type { Page } from "../pagination.ts";
-import { visibleTo } from "./visibility.ts";
+import { domainBlockedSql, visibleTo } from "./visibility.ts";
 import { mentionedIds } from "../../models/mentions.ts";
 
 /**
@@ -28,7 +28,7 @@ const BACKFILL = 400;
  * - a reply to someone else only to followers who follow that someone (or are them);
  * - boosts only to followers who show boosts and whose feed shows neither the original nor
  *   another boost of it (the booster's own feed too);
- * - never to anyone who blocks or mutes the author (or the boosted author).
+ * - never to anyone who blocks or mutes the author (or the boosted author), or blocks their domain.
  */
 export class HomeFeedService {
   constructor(
@@ -64,6 +64,9 @@ export class HomeFeedService {
       "NOT EXISTS (SELECT 1 FROM list_accounts la JOIN lists l ON l.id = la.list_id WHERE l.account_id = f.account_id AND l.exclusive = 1 AND la.account_id = $author)",
       "NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = f.account_id AND m.target_account_id IN ($author, $origin) AND (m.expires_at IS NULL OR m.expires_at > $now))",
       "NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = f.account_id AND b.target_account_id IN ($author, $origin))",
+      // Nor to anyone who blocks the author's domain, or the boosted author's (Mastodon's FeedManager).
+      `NOT ${domainBlockedSql("f.account_id", "$author")}`,
+      `NOT ${domainBlockedSql("f.account_id", "$origin")}`,
     );
     const followers = sqlite
       .query<{ id: number }, Record<string, number | string>>(`SELECT f.account_id AS id FROM follows f WHERE ${conditions.join(" AND ")}`)

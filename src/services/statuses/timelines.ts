@@ -7,7 +7,7 @@ import type { Page } from "../pagination.ts";
 import type { ListService } from "../lists.ts";
 import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";
-import { visibleTo } from "./visibility.ts";
+import { domainBlockedSql, visibleTo } from "./visibility.ts";
 
 /** A page of statuses with the cursor each one was found by (for Link headers). */
 export interface TimelinePage {
@@ -64,6 +64,12 @@ export class TimelineService {
     return viewerId === null ? [] : [...this.moderation.hiddenAccounts(viewerId)];
   }
 
+  /** Statuses of domains the viewer blocks stay out (no condition at all for viewers without domain blocks). */
+  private domainFilter(viewerId: number | null, account: string): SQL[] {
+    if (viewerId === null || this.moderation.blockedDomains(viewerId).length === 0) return [];
+    return [sql`NOT ${sql.raw(domainBlockedSql(String(viewerId), account))}`];
+  }
+
   /** Rows in the page's order; `forward` pages were read oldest first and are turned around. */
   private run(query: { where: SQL[]; orderColumn: SQL | import("drizzle-orm/sqlite-core").SQLiteColumn }, page: Page): StatusRow[] {
     const forward = page.minId !== undefined;
@@ -103,6 +109,7 @@ export class TimelineService {
           ...(options.local ? [sql`uri IS NULL`] : options.remote ? [sql`uri IS NOT NULL`] : []),
           ...(options.onlyMedia ? [sql`has_media = 1`] : []),
           ...(hidden.length ? [sql`account_id NOT IN (${sql.join(hidden.map((id) => sql`${id}`), sql`, `)})`] : []),
+          ...this.domainFilter(viewerId, "statuses.account_id"),
         ],
         orderColumn: statuses.id,
       },
@@ -141,6 +148,7 @@ export class TimelineService {
           ...noneIds.map((id) => sql`NOT EXISTS (SELECT 1 FROM status_tags n WHERE n.status_id = ${statuses.id} AND n.tag_id = ${id})`),
           ...(options.onlyMedia ? [sql`${statuses.hasMedia} = 1`] : []),
           ...(hidden.length ? [sql`${statuses.accountId} NOT IN (${sql.join(hidden.map((id) => sql`${id}`), sql`, `)})`] : []),
+          ...this.domainFilter(viewerId, "statuses.account_id"),
         ),
       )
       .groupBy(statusTags.statusId)
