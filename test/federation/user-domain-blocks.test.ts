@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
+import { eventually, startFederatedPair } from "../support/federation.ts";
+import type { TestServer } from "../support/server.ts";
+
+// GET/POST/DELETE /api/v1/domain_blocks: a user hides a whole server from itself
+// (Mastodon's AccountDomainBlock and AfterBlockDomainFromAccountService).
+let a: TestServer;
+let b: TestServer;
+let alice: TestUser;
+let bob: TestUser;
+let hostB: string;
+let remoteBob: { id: number };
+
+const relationship = async (user: TestUser, id: number) => (await user.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(id) } })).body[0];
+const blocked = async (user: TestUser) => (await user.client.get("/api/v1/domain_blocks")).body;
+
+beforeAll(async () => {
+  [a, b] = await startFederatedPair();
+  alice = await createUser(a, "alice");
+  bob = await createUser(b, "bob");
+  hostB = new URL(b.base).hostname;
+  remoteBob = (await a.federation!.resolveActor(`${b.base}/users/bob`))!;
+  const remoteAlice = (await b.federation!.resolveActor(`${a.base}/users/alice`))!;
+  await alice.client.post(`/api/v1/accounts/${remoteBob.id}/follow`);
+  await bob.client.post(`/api/v1/accounts/${remoteAlice.id}/follow`);
+  await eventually(async () => {
+    const r = await relationship(alice, remoteBob.id);
+    return r.following && r.followed_by;
+  }, "alice and bob follow each other");
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+});
+
+describe("a user blocks a domain", () => {
+  test("POST answers {}; follows both ways end, the relationship shows domain_blocking, and the domain's statuses and mentions stay away", async () => {
+    const before = await postStatus(bob, { status: "seen before the block", visibility: "public" });
+    await eventually(async () => (await alice.client.get("/api/v1/timelines/home")).body.some((s: { uri: string }) => s.uri === before.uri), "bob's post in alice's home");
+
+    const res = await alice.client.post("/api/v1/domain_blocks", { json: { domain: hostB } });
+    expect([res.status, res.body]).toEqual([200, {}]);
+    expect(await blocked(alice)).toEqual([hostB]);
+    const r = await relationship(alice, remoteBob.id);
+    expect([r.domain_blocking, r.following, r.followed_by]).toEqual([true, false, false]);
+    // Blocking again changes nothing.
+    expect((await alice.client.post("/api/v1/domain_blocks", { form: { domain: hostB.toUpperCase() } })).body).toEqual({});
+    expect(await blocked(alice)).toEqual([hostB]);
+
+    // bob's later public post mentioning alice: in no timeline of hers, no notification.
+    const after = await postStatus(bob, { status: `@alice@${new URL(a.base).host} after the block`, visibility: "public" });
+    const stored = await eventually(() => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(after.uri), "bob's mention stored on A");
+    for (const path of ["/api/v1/timelines/home", "/api/v1/timelines/public"]) {
+      const uris = (await alice.client.get(path)).body.map((s: { uri: string }) => s.uri);
+      expect([path, uris.includes(after.uri), uris.includes(before.uri)]).toEqual([path, false, false]);
+    }
+    const notified = (await alice.client.get("/api/v1/notifications")).body.some((n: { status?: { id: string } }) => n.status?.id === String(stored.id));
+    expect(notified).toBe(false);
+  });
+
+  test("DELETE answers {} and lifts it; unblocking a domain not blocked, or no domain at all, changes nothing", async () => {
+    expect((await alice.client.delete("/api/v1/domain_blocks", { json: { domain: "never.example" } })).body).toEqual({});
+    expect(await blocked(alice)).toEqual([hostB]);
+    const res = await alice.client.delete("/api/v1/domain_blocks", { json: { domain: hostB } });
+    expect([res.status, res.body]).toEqual([200, {}]);
+    expect(await blocked(alice)).toEqual([]);
+    expect((await relationship(alice, remoteBob.id)).domain_blocking).toBe(false);
+  });
+
+  test("the list comes newest first in pages, with Mastodon's Link header", async () => {
+    for (const domain of ["one.example", "two.example", "three.example"]) await alice.client.post("/api/v1/domain_blocks", { json: { domain } });
+    const first = await alice.client.get("/api/v1/domain_blocks", { query: { limit: "2" } });
+    expect(first.body).toEqual(["three.example", "two.example"]);
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get("link") ?? "")?.[1];
+    expect(next).toBeDefined();
+    const second = await alice.client.get(next!.replace(a.base, ""));
+    expect(second.body).toEqual(["one.example"]);
+    for (const domain of ["one.example", "two.example", "three.example"]) await alice.client.delete("/api/v1/domain_blocks", { json: { domain } });
+  });
+
+  test("errors: no token 401, a token without the scope 403, a blank or invalid domain 422 with Mastodon's words; nothing changes", async () => {
+    const reader = await createUser(a, "reader", { scopes: "read" });
+    const cases: [TestUser | null, Record<string, unknown>, number, string][] = [
+      [null, { domain: "x.example" }, 401, "The access token is invalid"],
+      [reader, { domain: "x.example" }, 403, "This action is outside the authorized scopes"],
+      [alice, {}, 422, "Validation failed: Domain can't be blank"],
+      [alice, { domain: "   " }, 422, "Validation failed: Domain can't be blank"],
+      [alice, { domain: "https://x.example/path" }, 422, "Validation failed: Domain is invalid"],
+      [alice, { domain: "exa mple.com" }, 422, "Validation failed: Domain is invalid"],
+    ];
+    for (const [user, json, status, error] of cases) {
+      const res = user ? await user.client.post("/api/v1/domain_blocks", { json }) : await fetch(`${a.base}/api/v1/domain_blocks`, { method: "POST", body: JSON.stringify(json), headers: { "content-type": "application/json" } }).then(async (r) => ({ status: r.status, body: await r.json() }));
+      expect([JSON.stringify(json), res.status, res.body]).toEqual([JSON.stringify(json), status, { error }]);
+    }
+    expect((await fetch(`${a.base}/api/v1/domain_blocks`)).status).toBe(401);
+    expect(await blocked(alice)).toEqual([]);
+    expect(await blocked(reader)).toEqual([]);
+  });
+});
