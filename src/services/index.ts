@@ -110,6 +110,7 @@ export function createServices(deps: ServiceDeps) {
   const goneAccounts = new GoneAccounts(db, follows, removal);
   const federationDomains = new FederationDomains(db, ids, clock, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
   const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains);
+  remoteAccounts.gone = (accountId) => goneAccounts.remove(accountId);
   const search = new SearchService(db, clock, reader, remoteAccounts, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
 

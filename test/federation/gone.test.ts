@@ -81,4 +81,26 @@ describe("an account deleted on its server is deleted here", () => {
       mallory.stop();
     }
   });
+
+  test("a refresh that finds the actor answering 404 or 410 removes the account; a server error (500) removes nothing", async () => {
+    const DAY = 24 * 60 * 60 * 1000;
+    for (const [host, status, removed] of [["127.0.0.28", 500, false], ["127.0.0.29", 410, true], ["127.0.0.31", 404, true]] as const) {
+      const dora = await startReceiver(host);
+      try {
+        const statusId = await befriend(dora);
+        const account = accountAt(dora.actor)!;
+        dora.actorStatus = status;
+        // A day later the account is stale: a view of it sets off the refresh.
+        a.clock.advance(DAY + 60 * 60 * 1000);
+        const asked = dora.actorGets;
+        expect((await alice.client.get(`/api/v1/accounts/${account.id}`)).status).toBe(200);
+        await a.federation!.idle();
+        expect([status, dora.actorGets > asked]).toEqual([status, true]);
+        expect([status, accountAt(dora.actor) === null]).toEqual([status, removed]);
+        expect([status, (await alice.client.get(`/api/v1/statuses/${statusId}`)).status]).toEqual([status, removed ? 404 : 200]);
+      } finally {
+        dora.stop();
+      }
+    }
+  });
 });

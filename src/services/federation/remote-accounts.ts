@@ -44,6 +44,8 @@ export class RemoteAccounts {
   fetchActor: ((uri: string) => Promise<Actor | null>) | null = null;
   /** Fetches what an actor document only refers to (an avatar given as a link); set by src/federation. */
   documentLoader: DocumentLoader | null = null;
+  /** Removes an account whose actor is gone, as a Delete of it would (GoneAccounts); set by the services. */
+  gone: ((accountId: number) => void) | null = null;
 
   private refreshing = new Map<number, Promise<void>>();
   private failedAt = new Map<number, number>();
@@ -84,8 +86,18 @@ export class RemoteAccounts {
       .then(() => fetchActor(uri))
       .then(async (actor) => {
         const row = actor && actor.id?.href === uri && !this.stopped ? await this.upsert(actor) : null;
-        if (row) this.failedAt.delete(id);
-        else if (!this.stopped) this.failedAt.set(id, this.clock.now());
+        if (row) {
+          this.failedAt.delete(id);
+          return;
+        }
+        if (this.stopped) return;
+        this.failedAt.set(id, this.clock.now());
+        // Its own server says the actor is no more (404 or 410 at its IRI, asked once more to
+        // know which failure this was): the account goes, as if the actor had sent its Delete.
+        if (!actor && this.gone && (await this.answeredGone(uri))) {
+          log("info", "remote account gone (its actor answers 404 or 410); removed", { account: uri });
+          this.gone(id);
+        }
       })
       .catch((error: unknown) => {
         this.failedAt.set(id, this.clock.now());
@@ -93,6 +105,18 @@ export class RemoteAccounts {
       })
       .finally(() => this.refreshing.delete(id));
     this.refreshing.set(id, run);
+  }
+
+  /** Whether the actor's IRI answers 404 or 410 (any other failure, or none, is no proof). */
+  private async answeredGone(uri: string): Promise<boolean> {
+    if (!this.documentLoader) return false;
+    try {
+      await this.documentLoader(uri);
+      return false;
+    } catch (e) {
+      const status = (e as { response?: Response }).response?.status;
+      return status === 404 || status === 410;
+    }
   }
 
   /** Resolves once the refreshes under way are done (tests, and shutdown). */
