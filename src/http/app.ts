@@ -16,6 +16,7 @@ import { instanceRoutes } from "./instance.ts";
 import { oauthRoutes } from "./oauth.ts";
 import { mediaRoutes } from "./media.ts";
 import { moderationRoutes } from "./moderation.ts";
+import { webRoutes } from "./web.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { pollRoutes } from "./polls.ts";
@@ -82,7 +83,9 @@ export function createApp(ctx: AppContext) {
     .use(preferenceRoutes(ctx))
     .use(instanceRoutes(ctx))
     .use(emptyCollectionRoutes(ctx))
-    .use(fileRoutes(ctx));
+    .use(fileRoutes(ctx))
+    // Last: its /:handle routes answer only @name paths, after every fixed path above.
+    .use(webRoutes(ctx));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,83 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { notFound } from "../errors.ts";
+import { serializeAccount } from "../presenters/account.ts";
+import { statusesJson, statusJson } from "../presenters/status-json.ts";
+import { PAGE_CSP, STYLESHEET, STYLESHEET_PATH } from "../web/layout.ts";
+import { profilePage, statusPage, type AccountEntity, type StatusEntity } from "../web/pages.ts";
+import { input } from "./input.ts";
+import { pageParams } from "./pagination.ts";
+import { parseId } from "../ids.ts";
+
+/** `@name` of a local account, as the url of its profile spells it. */
+const HANDLE = /^@([A-Za-z0-9_]+)$/;
+
+/**
+ * The public face: every `url` Rookery emits opens in a browser. `/@name` and `/@name/:id` as
+ * server-rendered pages built from the same entities the API gives an anonymous reader (same
+ * sanitized HTML, same visibility rule: public and unlisted only), no script. An ActivityPub
+ * client asking for these URLs gets the actor or Note from Fedify instead (src/http/edge.ts).
+ */
+export function webRoutes(ctx: AppContext) {
+  const { services, config } = ctx;
+  const site = { title: config.instanceTitle, publicUrl: config.publicUrl };
+
+  const page = (body: string, activity: string | undefined, status = 200) =>
+    new Response(body, {
+      status,
+      headers: {
+        "content-type": "text/html; charset=utf-8",
+        "content-security-policy": PAGE_CSP,
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "same-origin",
+        // The same URL answers ActivityPub clients with JSON: caches keep the two apart.
+        vary: "Accept",
+        "cache-control": "public, max-age=60",
+        ...(activity ? { link: `<${activity}>; rel="alternate"; type="application/activity+json"` } : {}),
+      },
+    });
+
+  /** WHITELIST_MODE: pages, like the API, are for signed-in members; an anonymous reader is told so. */
+  const membersOnly = () =>
+    new Response(
+      `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign in required</title><link rel="stylesheet" href="${STYLESHEET_PATH}"></head><body><main id="main"><h1>Sign in required</h1><p>This server shows its posts to its members only. Sign in with a Mastodon app to read them.</p></main></body></html>`,
+      { status: 401, headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": PAGE_CSP, "cache-control": "private, no-store" } },
+    );
+
+  /** The local account behind `@name`, or 404. */
+  const accountOf = (handle: string) => {
+    const name = HANDLE.exec(handle)?.[1];
+    const account = name ? services.accounts.findByUsername(name) : undefined;
+    if (!account || account.domain !== null || account.username.toLowerCase() !== name!.toLowerCase()) throw notFound();
+    return account;
+  };
+  const parsed = <T>(json: string) => JSON.parse(json) as T;
+
+  return new Elysia()
+    .get(STYLESHEET_PATH, () => new Response(STYLESHEET, { headers: { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=86400" } }))
+    // An actor's or Note's IRI opened in a browser (Fedify passes on what is not ActivityPub): its page, as Mastodon redirects.
+    .get("/users/:name", (c) => Response.redirect(`${config.publicUrl}/@${accountOf(`@${c.params.name}`).username}`, 302))
+    .get("/users/:name/statuses/:id", (c) => Response.redirect(`${config.publicUrl}/@${accountOf(`@${c.params.name}`).username}/${c.params.id}`, 302))
+    .get("/:handle", (c) => {
+      const account = accountOf(c.params.handle);
+      if (config.whitelistMode) return membersOnly();
+      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, account)));
+      const p = pageParams(input(c), 20, 40);
+      const posts = services.timelines.account(null, account.id, p, {});
+      const pinned = p.maxId === undefined && p.minId === undefined && p.sinceId === undefined ? services.timelines.account(null, account.id, { limit: 20 }, { pinned: true }).rows : [];
+      const next = posts.full && posts.last !== null ? `${entity.url}?max_id=${posts.last}` : null;
+      const body = profilePage(site, entity, parsed<StatusEntity[]>(statusesJson(ctx, pinned, null)), parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null)), next);
+      return page(body, entity.uri);
+    })
+    .get("/:handle/:id", async (c) => {
+      const account = accountOf(c.params.handle);
+      if (config.whitelistMode) return membersOnly();
+      const row = services.reader.visibleRow(parseId(c.params.id), null);
+      if (row.accountId !== account.id) throw notFound();
+      const json = statusJson(ctx, row, null);
+      if (json === null) throw notFound();
+      const { ancestors, descendants } = await services.remoteThreads.context(row, null);
+      const status = parsed<StatusEntity>(json);
+      return page(statusPage(site, status, parsed<StatusEntity[]>(statusesJson(ctx, ancestors, null)), parsed<StatusEntity[]>(statusesJson(ctx, descendants, null))), status.uri);
+    });
+}

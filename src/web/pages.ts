@@ -1,0 +1,120 @@
+import { htmlToText } from "../text/html-to-text.ts";
+import { html, raw, type Safe } from "./html.ts";
+import { layout } from "./layout.ts";
+
+/** The parts of the API's Account entity the pages show. */
+export interface AccountEntity {
+  id: string;
+  username: string;
+  acct: string;
+  display_name: string;
+  note: string;
+  url: string;
+  uri?: string;
+  avatar: string;
+  header: string;
+  locked: boolean;
+  bot: boolean;
+  followers_count: number;
+  following_count: number;
+  statuses_count: number;
+  fields: { name: string; value: string; verified_at: string | null }[];
+}
+
+/** The parts of the API's Status entity the pages show (as an anonymous reader gets it). */
+export interface StatusEntity {
+  id: string;
+  uri: string;
+  url: string | null;
+  created_at: string;
+  edited_at: string | null;
+  content: string;
+  spoiler_text: string;
+  sensitive: boolean;
+  language: string | null;
+  replies_count: number;
+  reblogs_count: number;
+  favourites_count: number;
+  account: AccountEntity;
+  reblog: StatusEntity | null;
+  media_attachments: { type: string; url: string | null; preview_url: string | null; description: string | null }[];
+  poll: { options: { title: string; votes_count: number | null }[]; votes_count: number; expired: boolean; expires_at: string | null } | null;
+}
+
+export interface Site {
+  title: string;
+  publicUrl: string;
+}
+
+const name = (a: AccountEntity) => a.display_name || a.username;
+const when = (iso: string) => html`<time datetime="${iso}">${iso.slice(0, 16).replace("T", " ")} UTC</time>`;
+
+/** One status as an article: its author, content (behind its warning), media, poll, counts. */
+export function statusArticle(s: StatusEntity, options: { focus?: boolean } = {}): Safe {
+  if (s.reblog) {
+    return html`<article class="status"><p class="boosted"><a href="${s.account.url}">${name(s.account)}</a> boosted</p>${statusBody(s.reblog, options)}</article>`;
+  }
+  return html`<article class="status${options.focus ? " focus" : ""}"${s.language ? html` lang="${s.language}"` : ""}>${statusBody(s, options)}</article>`;
+}
+
+function statusBody(s: StatusEntity, options: { focus?: boolean }): Safe {
+  const content = html`<div class="content">${raw(s.content)}</div>${media(s)}${poll(s)}`;
+  const link = s.url ?? s.uri;
+  return html`<header><img src="${s.account.avatar}" alt=""><div><a href="${s.account.url}"><strong>${name(s.account)}</strong></a><div class="handle">@${s.account.acct}</div></div></header>
+${s.spoiler_text ? html`<details class="cw"><summary>${s.spoiler_text}</summary>${content}</details>` : content}
+<p class="meta"><a href="${link}">${when(s.created_at)}</a>${s.edited_at ? " · edited" : ""}${options.focus ? html` · ${s.replies_count} replies · ${s.reblogs_count} boosts · ${s.favourites_count} favourites` : ""}</p>`;
+}
+
+function media(s: StatusEntity): Safe | "" {
+  if (s.media_attachments.length === 0) return "";
+  const items = s.media_attachments.map((m) => {
+    if (!m.url) return "";
+    if (m.type === "image") return html`<a href="${m.url}"><img src="${m.preview_url ?? m.url}" alt="${m.description ?? ""}" loading="lazy"></a>`;
+    if (m.type === "video" || m.type === "gifv") return html`<video src="${m.url}" controls preload="none"${m.preview_url ? html` poster="${m.preview_url}"` : ""} aria-label="${m.description ?? "video"}"></video>`;
+    if (m.type === "audio") return html`<audio src="${m.url}" controls preload="none" aria-label="${m.description ?? "audio"}"></audio>`;
+    return html`<a href="${m.url}">${m.description ?? "attachment"}</a>`;
+  });
+  return html`<div class="media">${items}</div>`;
+}
+
+function poll(s: StatusEntity): Safe | "" {
+  if (!s.poll) return "";
+  const total = s.poll.votes_count;
+  const options = s.poll.options.map((o) => {
+    const share = total > 0 && o.votes_count !== null ? Math.round((o.votes_count / total) * 100) : 0;
+    return html`<li>${o.title}: ${o.votes_count ?? "?"} (${share}%)</li>`;
+  });
+  return html`<div class="poll"><ul>${options}</ul><p class="meta">${total} votes${s.poll.expired ? " · closed" : ""}</p></div>`;
+}
+
+/** `/@name/:id`: the status with the thread around it. */
+export function statusPage(site: Site, status: StatusEntity, ancestors: StatusEntity[], descendants: StatusEntity[]): string {
+  const shown = status.reblog ?? status;
+  const text = shown.spoiler_text || htmlToText(shown.content);
+  const picture = shown.media_attachments.find((m) => m.type === "image" && m.url)?.url;
+  const main = html`${ancestors.map((s) => statusArticle(s))}${statusArticle(status, { focus: true })}${
+    descendants.length > 0 ? html`<section aria-label="Replies">${descendants.map((s) => statusArticle(s))}</section>` : ""
+  }`;
+  return layout({ title: `${name(shown.account)}: "${text.slice(0, 60)}${text.length > 60 ? "…" : ""}"`, description: text, canonical: status.url ?? status.uri, activity: status.uri, image: picture ?? shown.account.avatar, largeImage: picture !== undefined, type: "article", siteName: site.title }, main, shown.language ?? "en");
+}
+
+/** `/@name`: the profile, its pinned statuses, then a page of its public and unlisted ones. */
+export function profilePage(site: Site, account: AccountEntity, pinned: StatusEntity[], statuses: StatusEntity[], next: string | null): string {
+  const fields = account.fields.length
+    ? html`<dl class="fields">${account.fields.map((f) => html`<dt>${f.name}</dt><dd>${raw(f.value)}${f.verified_at ? " ✓" : ""}</dd>`)}</dl>`
+    : "";
+  const main = html`<section class="profile" aria-label="Profile">
+<img class="header" src="${account.header}" alt="">
+<img class="avatar" src="${account.avatar}" alt="">
+<h1>${name(account)}</h1>
+<p class="handle">@${account.acct}${account.locked ? " · locked" : ""}${account.bot ? " · automated" : ""}</p>
+<div class="content">${raw(account.note)}</div>
+${fields}
+<ul class="counts"><li>${account.statuses_count} posts</li><li>${account.following_count} following</li><li>${account.followers_count} followers</li></ul>
+</section>
+${pinned.length ? html`<section aria-label="Pinned"><h2>Pinned</h2>${pinned.map((s) => statusArticle(s))}</section>` : ""}
+<section aria-label="Posts"><h2>Posts</h2>${statuses.length ? statuses.map((s) => statusArticle(s)) : html`<p>No posts yet.</p>`}</section>
+${next ? html`<nav class="pages" aria-label="Pages"><a href="${next}" rel="next">Older posts</a></nav>` : ""}`;
+  const description = htmlToText(account.note) || `${name(account)} on ${site.title}`;
+  return layout({ title: `${name(account)} (@${account.acct})`, description, canonical: account.url, activity: account.uri, image: account.avatar, type: "profile", siteName: site.title }, main);
+}
