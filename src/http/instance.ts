@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { LIMITS, SUPPORTED_MIME_TYPES } from "../limits.ts";
 import { accountUri, accountUrl } from "../presenters/account.ts";
-import { instanceStats } from "../services/instance.ts";
+import { INSTANCE_DESCRIPTION, instanceStats } from "../services/instance.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "../version.ts";
 import { input } from "./input.ts";
 import { str } from "./params.ts";
@@ -14,7 +14,7 @@ export function instanceRoutes(ctx: AppContext) {
   const { config, db, services } = ctx;
   const streamingUrl = config.publicUrl.replace(/^http/, "ws");
   const thumbnail = `${config.publicUrl}/avatars/original/missing.png`;
-  const description = "A Rookery server: Mastodon-compatible microblogging in one file.";
+  const description = INSTANCE_DESCRIPTION;
 
   const statuses = { max_characters: LIMITS.statusCharacters, max_media_attachments: LIMITS.mediaAttachments, characters_reserved_per_url: LIMITS.charactersReservedPerUrl };
   const mediaAttachments = {

@@ -4,13 +4,16 @@ import { notFound } from "../errors.ts";
 import { serializeAccount } from "../presenters/account.ts";
 import { statusesJson, statusJson } from "../presenters/status-json.ts";
 import { PAGE_CSP, STYLESHEET, STYLESHEET_PATH } from "../web/layout.ts";
-import { profilePage, statusPage, type AccountEntity, type StatusEntity } from "../web/pages.ts";
+import { aboutPage, profilePage, statusPage, tagPage, type AccountEntity, type StatusEntity } from "../web/pages.ts";
+import { rssFeed } from "../web/rss.ts";
+import { INSTANCE_DESCRIPTION, instanceStats } from "../services/instance.ts";
+import { htmlToText } from "../text/html-to-text.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { parseId } from "../ids.ts";
 
-/** `@name` of a local account, as the url of its profile spells it. */
-const HANDLE = /^@([A-Za-z0-9_]+)$/;
+/** `@name` of a local account, as the url of its profile spells it (and `.rss` for its feed). */
+const HANDLE = /^@([A-Za-z0-9_]+)(\.rss)?$/;
 
 /**
  * The public face: every `url` Rookery emits opens in a browser. `/@name` and `/@name/:id` as
@@ -44,6 +47,9 @@ export function webRoutes(ctx: AppContext) {
       { status: 401, headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": PAGE_CSP, "cache-control": "private, no-store" } },
     );
 
+  const rss = (body: string) =>
+    new Response(body, { headers: { "content-type": "application/rss+xml; charset=utf-8", "cache-control": "public, max-age=60", "x-content-type-options": "nosniff" } });
+
   /** The local account behind `@name`, or 404. */
   const accountOf = (handle: string) => {
     const name = HANDLE.exec(handle)?.[1];
@@ -58,10 +64,35 @@ export function webRoutes(ctx: AppContext) {
     // An actor's or Note's IRI opened in a browser (Fedify passes on what is not ActivityPub): its page, as Mastodon redirects.
     .get("/users/:name", (c) => Response.redirect(`${config.publicUrl}/@${accountOf(`@${c.params.name}`).username}`, 302))
     .get("/users/:name/statuses/:id", (c) => Response.redirect(`${config.publicUrl}/@${accountOf(`@${c.params.name}`).username}/${c.params.id}`, 302))
+    .get("/", () => {
+      if (config.whitelistMode) return membersOnly();
+      const stats = instanceStats(ctx.db);
+      const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, contactEmail: config.contactEmail, registrations: config.registrations, users: stats.userCount, statuses: stats.statusCount });
+      return page(body, undefined);
+    })
+    .get("/tags/:name", (c) => {
+      if (config.whitelistMode) return membersOnly();
+      const raw = decodeURIComponent(c.params.name);
+      const feed = raw.endsWith(".rss");
+      const tag = feed ? raw.slice(0, -4) : raw;
+      const p = pageParams(input(c), 20, 40);
+      const posts = services.timelines.tag(null, tag, p, {});
+      const statuses = parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null));
+      const url = `${config.publicUrl}/tags/${encodeURIComponent(tag)}`;
+      if (feed) return rss(rssFeed({ title: `#${tag}`, link: url, description: `Public posts with #${tag} on ${site.title}`, self: `${url}.rss` }, statuses));
+      return page(tagPage(site, tag, statuses, posts.full && posts.last !== null ? `${url}?max_id=${posts.last}` : null), undefined);
+    })
     .get("/:handle", (c) => {
       const account = accountOf(c.params.handle);
       if (config.whitelistMode) return membersOnly();
       const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, account)));
+      if (c.params.handle.endsWith(".rss")) {
+        // Public posts only, replies and boosts left out, as Mastodon's account feed.
+        const posts = services.timelines.account(null, account.id, { limit: 20 }, { excludeReplies: true, excludeReblogs: true });
+        const statuses = parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null)).filter((s) => s.visibility === "public");
+        const description = htmlToText(entity.note) || `Public posts from @${entity.acct}`;
+        return rss(rssFeed({ title: `${entity.display_name || entity.username} (@${entity.acct})`, link: entity.url, description, self: `${entity.url}.rss`, image: entity.avatar }, statuses));
+      }
       const p = pageParams(input(c), 20, 40);
       const posts = services.timelines.account(null, account.id, p, {});
       const pinned = p.maxId === undefined && p.minId === undefined && p.sinceId === undefined ? services.timelines.account(null, account.id, { limit: 20 }, { pinned: true }).rows : [];
@@ -70,6 +101,7 @@ export function webRoutes(ctx: AppContext) {
       return page(body, entity.uri);
     })
     .get("/:handle/:id", async (c) => {
+      if (c.params.handle.endsWith(".rss")) throw notFound();
       const account = accountOf(c.params.handle);
       if (config.whitelistMode) return membersOnly();
       const row = services.reader.visibleRow(parseId(c.params.id), null);

@@ -34,6 +34,9 @@ export interface InstanceStats {
   statusCount: number;
 }
 
+/** What the server says of itself (the instance entity, the about page). */
+export const INSTANCE_DESCRIPTION = "A Rookery server: Mastodon-compatible microblogging in one file.";
+
 export function instanceStats(db: Db): InstanceStats {
   const row = db
     .select({ users: sql<number>`count(*)`, statuses: sql<number>`coalesce(sum(${accounts.statusesCount}), 0)` })

@@ -8,6 +8,8 @@ export interface PageMeta {
   canonical: string;
   /** The ActivityPub twin of the page (actor or Note), offered as rel=alternate. */
   activity?: string;
+  /** The page's RSS feed, offered as rel=alternate. */
+  feed?: string;
   image?: string | null;
   /** The image is the content's own (a picture in the status), not an avatar: a large card. */
   largeImage?: boolean;
@@ -38,6 +40,7 @@ export function layout(meta: PageMeta, main: Safe, lang = "en"): string {
 <meta name="description" content="${description}">
 <link rel="canonical" href="${meta.canonical}">
 ${meta.activity ? html`<link rel="alternate" type="application/activity+json" href="${meta.activity}">` : ""}
+${meta.feed ? html`<link rel="alternate" type="application/rss+xml" href="${meta.feed}">` : ""}
 <meta property="og:site_name" content="${meta.siteName}">
 <meta property="og:type" content="${meta.type}">
 <meta property="og:title" content="${meta.title}">

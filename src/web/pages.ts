@@ -32,6 +32,7 @@ export interface StatusEntity {
   spoiler_text: string;
   sensitive: boolean;
   language: string | null;
+  visibility: string;
   replies_count: number;
   reblogs_count: number;
   favourites_count: number;
@@ -116,5 +117,25 @@ ${pinned.length ? html`<section aria-label="Pinned"><h2>Pinned</h2>${pinned.map(
 <section aria-label="Posts"><h2>Posts</h2>${statuses.length ? statuses.map((s) => statusArticle(s)) : html`<p>No posts yet.</p>`}</section>
 ${next ? html`<nav class="pages" aria-label="Pages"><a href="${next}" rel="next">Older posts</a></nav>` : ""}`;
   const description = htmlToText(account.note) || `${name(account)} on ${site.title}`;
-  return layout({ title: `${name(account)} (@${account.acct})`, description, canonical: account.url, activity: account.uri, image: account.avatar, type: "profile", siteName: site.title }, main);
+  return layout({ title: `${name(account)} (@${account.acct})`, description, canonical: account.url, activity: account.uri, feed: `${account.url}.rss`, image: account.avatar, type: "profile", siteName: site.title }, main);
+}
+
+/** `/tags/:name`: public statuses with the hashtag, newest first. */
+export function tagPage(site: Site, tag: string, statuses: StatusEntity[], next: string | null): string {
+  const url = `${site.publicUrl}/tags/${encodeURIComponent(tag)}`;
+  const main = html`<h1>#${tag}</h1>
+<section aria-label="Posts">${statuses.length ? statuses.map((s) => statusArticle(s)) : html`<p>No public posts with this hashtag yet.</p>`}</section>
+${next ? html`<nav class="pages" aria-label="Pages"><a href="${next}" rel="next">Older posts</a></nav>` : ""}`;
+  return layout({ title: `#${tag}`, description: `Public posts with #${tag} on ${site.title}`, canonical: url, feed: `${url}.rss`, type: "website", siteName: site.title }, main);
+}
+
+/** `/`: what this server is, who runs it, whether it takes sign-ups. */
+export function aboutPage(site: Site & { description: string; contactEmail: string; registrations: "open" | "closed"; users: number; statuses: number }): string {
+  const main = html`<h1>${site.title}</h1>
+<p>${site.description}</p>
+<ul class="counts"><li>${site.users} users</li><li>${site.statuses} posts</li></ul>
+<h2>Joining</h2>
+<p>${site.registrations === "open" ? "Sign-ups are open: register with any Mastodon app." : "Sign-ups are closed."} Members sign in with a Mastodon app (Elk, Phanpy, Ivory, Tusky…) at <strong>${new URL(site.publicUrl).host}</strong>.</p>
+${site.contactEmail ? html`<h2>Contact</h2><p><a href="mailto:${site.contactEmail}">${site.contactEmail}</a></p>` : ""}`;
+  return layout({ title: site.title, description: site.description, canonical: `${site.publicUrl}/`, type: "website", siteName: site.title }, main);
 }
