@@ -25,10 +25,17 @@ export function webRoutes(ctx: AppContext) {
   const { services, config } = ctx;
   const site = { title: config.instanceTitle, publicUrl: config.publicUrl };
 
-  const page = (body: string, activity: string | undefined, status = 200) =>
-    new Response(body, {
-      status,
+  /**
+   * A page, with a validator: an ETag of its bytes, so that a browser or proxy asking again with
+   * If-None-Match gets 304 and no body while nothing on the page changed.
+   */
+  const page = (request: Request, body: string, activity: string | undefined) => {
+    const etag = `W/"${Bun.hash(body).toString(36)}"`;
+    const matched = request.headers.get("if-none-match")?.split(",").some((t) => t.trim() === etag) ?? false;
+    return new Response(matched ? null : body, {
+      status: matched ? 304 : 200,
       headers: {
+        etag,
         "content-type": "text/html; charset=utf-8",
         "content-security-policy": PAGE_CSP,
         "x-content-type-options": "nosniff",
@@ -39,6 +46,7 @@ export function webRoutes(ctx: AppContext) {
         ...(activity ? { link: `<${activity}>; rel="alternate"; type="application/activity+json"` } : {}),
       },
     });
+  };
 
   /** WHITELIST_MODE: pages, like the API, are for signed-in members; an anonymous reader is told so. */
   const membersOnly = () =>
@@ -64,11 +72,11 @@ export function webRoutes(ctx: AppContext) {
     // An actor's or Note's IRI opened in a browser (Fedify passes on what is not ActivityPub): its page, as Mastodon redirects.
     .get("/users/:name", (c) => Response.redirect(`${config.publicUrl}/@${accountOf(`@${c.params.name}`).username}`, 302))
     .get("/users/:name/statuses/:id", (c) => Response.redirect(`${config.publicUrl}/@${accountOf(`@${c.params.name}`).username}/${c.params.id}`, 302))
-    .get("/", () => {
+    .get("/", (c) => {
       if (config.whitelistMode) return membersOnly();
       const stats = instanceStats(ctx.db);
       const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, contactEmail: config.contactEmail, registrations: config.registrations, users: stats.userCount, statuses: stats.statusCount });
-      return page(body, undefined);
+      return page(c.request, body, undefined);
     })
     .get("/tags/:name", (c) => {
       if (config.whitelistMode) return membersOnly();
@@ -80,7 +88,7 @@ export function webRoutes(ctx: AppContext) {
       const statuses = parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null));
       const url = `${config.publicUrl}/tags/${encodeURIComponent(tag)}`;
       if (feed) return rss(rssFeed({ title: `#${tag}`, link: url, description: `Public posts with #${tag} on ${site.title}`, self: `${url}.rss` }, statuses));
-      return page(tagPage(site, tag, statuses, posts.full && posts.last !== null ? `${url}?max_id=${posts.last}` : null), undefined);
+      return page(c.request, tagPage(site, tag, statuses, posts.full && posts.last !== null ? `${url}?max_id=${posts.last}` : null), undefined);
     })
     .get("/:handle", (c) => {
       const account = accountOf(c.params.handle);
@@ -98,7 +106,7 @@ export function webRoutes(ctx: AppContext) {
       const pinned = p.maxId === undefined && p.minId === undefined && p.sinceId === undefined ? services.timelines.account(null, account.id, { limit: 20 }, { pinned: true }).rows : [];
       const next = posts.full && posts.last !== null ? `${entity.url}?max_id=${posts.last}` : null;
       const body = profilePage(site, entity, parsed<StatusEntity[]>(statusesJson(ctx, pinned, null)), parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null)), next);
-      return page(body, entity.uri);
+      return page(c.request, body, entity.uri);
     })
     .get("/:handle/:id", async (c) => {
       if (c.params.handle.endsWith(".rss")) throw notFound();
@@ -110,6 +118,6 @@ export function webRoutes(ctx: AppContext) {
       if (json === null) throw notFound();
       const { ancestors, descendants } = await services.remoteThreads.context(row, null);
       const status = parsed<StatusEntity>(json);
-      return page(statusPage(site, status, parsed<StatusEntity[]>(statusesJson(ctx, ancestors, null)), parsed<StatusEntity[]>(statusesJson(ctx, descendants, null))), status.uri);
+      return page(c.request, statusPage(site, status, parsed<StatusEntity[]>(statusesJson(ctx, ancestors, null)), parsed<StatusEntity[]>(statusesJson(ctx, descendants, null))), status.uri);
     });
 }

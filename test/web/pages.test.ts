@@ -103,6 +103,22 @@ describe("/@name/:id, a status page", () => {
     expect((await fetch(`${server.base}/users/nobody`, { headers: { accept: "text/html" }, redirect: "manual" })).status).toBe(404);
   });
 
+  test("revalidation: the same page asked with its ETag is 304 without a body; once the status changes (a favourite), 200 with a new ETag", async () => {
+    const post = await postStatus(alice, { status: "cache me", visibility: "public" });
+    const first = await fetch(`${server.base}/@alice/${post.id}`, { headers: { accept: "text/html" } });
+    const etag = first.headers.get("etag")!;
+    expect(etag).toMatch(/^W\/"[0-9a-z]+"$/);
+    expect(first.headers.get("cache-control")).toBe("public, max-age=60");
+    const again = await fetch(`${server.base}/@alice/${post.id}`, { headers: { accept: "text/html", "if-none-match": etag } });
+    expect([again.status, await again.text(), again.headers.get("etag")]).toEqual([304, "", etag]);
+    const bob = await createUser(server, "bobby");
+    expect((await bob.client.post(`/api/v1/statuses/${post.id}/favourite`)).status).toBe(200);
+    const changed = await fetch(`${server.base}/@alice/${post.id}`, { headers: { accept: "text/html", "if-none-match": etag } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get("etag")).not.toBe(etag);
+    expect(await changed.text()).toContain("1 favourites");
+  });
+
   test("ActivityPub clients asking the same URL get the Note (both media types Mastodon accepts)", async () => {
     const post = await postStatus(alice, { status: "negotiated", visibility: "public" });
     for (const accept of ["application/activity+json", 'application/ld+json; profile="https://www.w3.org/ns/activitystreams"']) {
