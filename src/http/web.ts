@@ -3,14 +3,18 @@ import type { AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { serializeAccount } from "../presenters/account.ts";
 import { statusesJson, statusJson } from "../presenters/status-json.ts";
-import { PAGE_CSP, STYLESHEET, STYLESHEET_PATH } from "../web/layout.ts";
-import { aboutPage, profilePage, statusPage, tagPage, type AccountEntity, type StatusEntity } from "../web/pages.ts";
+import { EMBED_CSP, PAGE_CSP, STYLESHEET, STYLESHEET_PATH } from "../web/layout.ts";
+import { escapeHtml } from "../text/format.ts";
+import { aboutPage, embedPage, profilePage, statusPage, tagPage, type AccountEntity, type StatusEntity } from "../web/pages.ts";
 import { rssFeed } from "../web/rss.ts";
 import { INSTANCE_DESCRIPTION, instanceStats } from "../services/instance.ts";
 import { htmlToText } from "../text/html-to-text.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { parseId } from "../ids.ts";
+
+/** The paths of a local status: its page, or its ActivityPub IRI. */
+const STATUS_URL = /^\/(?:@([A-Za-z0-9_]+)|users\/([A-Za-z0-9_]+)\/statuses)\/(\d{1,19})$/;
 
 /** `@name` of a local account, as the url of its profile spells it (and `.rss` for its feed). */
 const HANDLE = /^@([A-Za-z0-9_]+)(\.rss)?$/;
@@ -66,6 +70,16 @@ export function webRoutes(ctx: AppContext) {
     return account;
   };
   const parsed = <T>(json: string) => JSON.parse(json) as T;
+  /** A status of the account behind `@name`, as an anonymous reader may see it; else 404. */
+  const statusOf = (handle: string, id: string) => {
+    if (handle.endsWith(".rss")) throw notFound();
+    const account = accountOf(handle);
+    const row = services.reader.visibleRow(parseId(id), null);
+    if (row.accountId !== account.id) throw notFound();
+    const json = statusJson(ctx, row, null);
+    if (json === null) throw notFound();
+    return { row, json };
+  };
 
   return new Elysia()
     .get(STYLESHEET_PATH, () => new Response(STYLESHEET, { headers: { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=86400" } }))
@@ -108,14 +122,39 @@ export function webRoutes(ctx: AppContext) {
       const body = profilePage(site, entity, parsed<StatusEntity[]>(statusesJson(ctx, pinned, null)), parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null)), next);
       return page(c.request, body, entity.uri);
     })
-    .get("/:handle/:id", async (c) => {
-      if (c.params.handle.endsWith(".rss")) throw notFound();
-      const account = accountOf(c.params.handle);
+    .get("/:handle/:id/embed", (c) => {
       if (config.whitelistMode) return membersOnly();
-      const row = services.reader.visibleRow(parseId(c.params.id), null);
-      if (row.accountId !== account.id) throw notFound();
-      const json = statusJson(ctx, row, null);
-      if (json === null) throw notFound();
+      const { json } = statusOf(c.params.handle, c.params.id);
+      return new Response(embedPage(site, parsed<StatusEntity>(json)), {
+        headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": EMBED_CSP, "x-content-type-options": "nosniff", "cache-control": "public, max-age=60" },
+      });
+    })
+    .get("/api/oembed", (c) => {
+      if (config.whitelistMode) throw notFound();
+      const p = input(c);
+      const url = typeof p.url === "string" ? p.url : "";
+      const match = STATUS_URL.exec(url.startsWith(config.publicUrl) ? url.slice(config.publicUrl.length) : "");
+      if (!match) throw notFound();
+      const status = parsed<StatusEntity>(statusOf(`@${match[1] ?? match[2]}`, match[3]!).json);
+      const width = Math.min(Math.max(Number(typeof p.maxwidth === "string" ? p.maxwidth : 400) || 400, 100), 1200);
+      const embed = `${status.url}/embed`;
+      // Mastodon's OEmbedSerializer, in its key order.
+      return {
+        type: "rich",
+        version: "1.0",
+        author_name: status.account.display_name || status.account.username,
+        author_url: status.account.url,
+        provider_name: config.domain,
+        provider_url: `${config.publicUrl}/`,
+        cache_age: 86400,
+        html: `<iframe src="${escapeHtml(embed)}" class="mastodon-embed" style="max-width: 100%; border: 0" width="${width}" allowfullscreen="allowfullscreen"></iframe>`,
+        width,
+        height: null,
+      };
+    })
+    .get("/:handle/:id", async (c) => {
+      if (config.whitelistMode) return membersOnly();
+      const { row, json } = statusOf(c.params.handle, c.params.id);
       const { ancestors, descendants } = await services.remoteThreads.context(row, null);
       const status = parsed<StatusEntity>(json);
       return page(c.request, statusPage(site, status, parsed<StatusEntity[]>(statusesJson(ctx, ancestors, null)), parsed<StatusEntity[]>(statusesJson(ctx, descendants, null))), status.uri);

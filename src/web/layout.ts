@@ -10,6 +10,8 @@ export interface PageMeta {
   activity?: string;
   /** The page's RSS feed, offered as rel=alternate. */
   feed?: string;
+  /** The oEmbed endpoint for the page (statuses), offered for discovery. */
+  oembed?: string;
   image?: string | null;
   /** The image is the content's own (a picture in the status), not an avatar: a large card. */
   largeImage?: boolean;
@@ -28,6 +30,9 @@ export const STYLESHEET_PATH = "/web/rookery.css";
  */
 export const PAGE_CSP = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; media-src 'self' https:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
+/** The embeddable view may be framed by any site (that is what oEmbed hands out). */
+export const EMBED_CSP = PAGE_CSP.replace("frame-ancestors 'none'", "frame-ancestors *");
+
 /** The shell of every page: landmarks, a skip link, the meta of previews, the stylesheet. */
 export function layout(meta: PageMeta, main: Safe, lang = "en"): string {
   const description = meta.description.length > 300 ? `${meta.description.slice(0, 299)}…` : meta.description;
@@ -41,6 +46,7 @@ export function layout(meta: PageMeta, main: Safe, lang = "en"): string {
 <link rel="canonical" href="${meta.canonical}">
 ${meta.activity ? html`<link rel="alternate" type="application/activity+json" href="${meta.activity}">` : ""}
 ${meta.feed ? html`<link rel="alternate" type="application/rss+xml" href="${meta.feed}">` : ""}
+${meta.oembed ? html`<link rel="alternate" type="application/json+oembed" href="${meta.oembed}">` : ""}
 <meta property="og:site_name" content="${meta.siteName}">
 <meta property="og:type" content="${meta.type}">
 <meta property="og:title" content="${meta.title}">

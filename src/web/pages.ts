@@ -96,7 +96,7 @@ export function statusPage(site: Site, status: StatusEntity, ancestors: StatusEn
   const main = html`${ancestors.map((s) => statusArticle(s))}${statusArticle(status, { focus: true })}${
     descendants.length > 0 ? html`<section aria-label="Replies">${descendants.map((s) => statusArticle(s))}</section>` : ""
   }`;
-  return layout({ title: `${name(shown.account)}: "${text.slice(0, 60)}${text.length > 60 ? "…" : ""}"`, description: text, canonical: status.url ?? status.uri, activity: status.uri, image: picture ?? shown.account.avatar, largeImage: picture !== undefined, type: "article", siteName: site.title }, main, shown.language ?? "en");
+  return layout({ title: `${name(shown.account)}: "${text.slice(0, 60)}${text.length > 60 ? "…" : ""}"`, description: text, canonical: status.url ?? status.uri, activity: status.uri, oembed: `${site.publicUrl}/api/oembed?format=json&url=${encodeURIComponent(status.url ?? status.uri)}`, image: picture ?? shown.account.avatar, largeImage: picture !== undefined, type: "article", siteName: site.title }, main, shown.language ?? "en");
 }
 
 /** `/@name`: the profile, its pinned statuses, then a page of its public and unlisted ones. */
@@ -138,4 +138,14 @@ export function aboutPage(site: Site & { description: string; contactEmail: stri
 <p>${site.registrations === "open" ? "Sign-ups are open: register with any Mastodon app." : "Sign-ups are closed."} Members sign in with a Mastodon app (Elk, Phanpy, Ivory, Tusky…) at <strong>${new URL(site.publicUrl).host}</strong>.</p>
 ${site.contactEmail ? html`<h2>Contact</h2><p><a href="mailto:${site.contactEmail}">${site.contactEmail}</a></p>` : ""}`;
   return layout({ title: site.title, description: site.description, canonical: `${site.publicUrl}/`, type: "website", siteName: site.title }, main);
+}
+
+/** `/@name/:id/embed`: the status alone, for the iframe of oEmbed. */
+export function embedPage(site: Site, status: StatusEntity): string {
+  return html`<!DOCTYPE html>
+<html lang="${(status.reblog ?? status).language ?? "en"}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${name(status.account)} on ${site.title}</title><link rel="stylesheet" href="/web/rookery.css"></head>
+<body class="embed"><main id="main">${statusArticle(status, { focus: true })}</main></body>
+</html>
+`.value;
 }

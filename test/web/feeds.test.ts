@@ -84,3 +84,41 @@ describe("the about page", () => {
     expect(page.body).toContain(`<link rel="canonical" href="${server.base}/">`);
   });
 });
+
+describe("oEmbed", () => {
+  test("/api/oembed?url= a status page or IRI: Mastodon's rich type with an iframe of /embed; the page offers it; the embed may be framed", async () => {
+    const post = await postStatus(dana, { status: "embed me", visibility: "public" });
+    const page = (await get(`/@dana/${post.id}`)).body;
+    const discovery = /<link rel="alternate" type="application\/json\+oembed" href="([^"]+)">/.exec(page)?.[1]?.replace(/&amp;/g, "&");
+    expect(discovery).toBe(`${server.base}/api/oembed?format=json&url=${encodeURIComponent(post.url)}`);
+    for (const url of [post.url, post.uri]) {
+      const res = await fetch(`${server.base}/api/oembed?url=${encodeURIComponent(url)}&maxwidth=300`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({
+        type: "rich",
+        version: "1.0",
+        author_name: "dana",
+        author_url: `${server.base}/@dana`,
+        provider_name: new URL(server.base).host,
+        provider_url: `${server.base}/`,
+        cache_age: 86400,
+        html: `<iframe src="${post.url}/embed" class="mastodon-embed" style="max-width: 100%; border: 0" width="300" allowfullscreen="allowfullscreen"></iframe>`,
+        width: 300,
+        height: null,
+      });
+    }
+    const embed = await fetch(`${post.url}/embed`);
+    expect(embed.status).toBe(200);
+    expect(embed.headers.get("content-security-policy")).toContain("frame-ancestors *");
+    expect(await embed.text()).toContain("<p>embed me</p>");
+  });
+
+  test("a private status, another server's URL, no URL, or an unknown status: 404 with Mastodon's error", async () => {
+    const hidden = await postStatus(dana, { status: "not for embedding", visibility: "private" });
+    for (const query of [`url=${encodeURIComponent(hidden.url)}`, "url=https%3A%2F%2Felsewhere.example%2F%40dana%2F1", "", `url=${encodeURIComponent(`${server.base}/@dana/1`)}`]) {
+      const res = await fetch(`${server.base}/api/oembed?${query}`);
+      expect([query, res.status, await res.json()]).toEqual([query, 404, { error: "Record not found" }]);
+    }
+    expect((await fetch(`${hidden.url}/embed`)).status).toBe(404);
+  });
+});
