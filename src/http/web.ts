@@ -70,6 +70,9 @@ export function webRoutes(ctx: AppContext) {
     return account;
   };
   const parsed = <T>(json: string) => JSON.parse(json) as T;
+  const browser = (request: Request) => (request.headers.get("accept") ?? "").includes("text/html");
+  /** A local account's name, spelled exactly as its IRIs spell it. */
+  const exactly = (name: string) => accountOf(`@${name}`).username === name;
   /** A status of the account behind `@name`, as an anonymous reader may see it; else 404. */
   const statusOf = (handle: string, id: string) => {
     if (handle.endsWith(".rss")) throw notFound();
@@ -83,9 +86,17 @@ export function webRoutes(ctx: AppContext) {
 
   return new Elysia()
     .get(STYLESHEET_PATH, () => new Response(STYLESHEET, { headers: { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=86400" } }))
-    // An actor's or Note's IRI opened in a browser (Fedify passes on what is not ActivityPub): its page, as Mastodon redirects.
-    .get("/users/:name", (c) => Response.redirect(`${config.publicUrl}/@${accountOf(`@${c.params.name}`).username}`, 302))
-    .get("/users/:name/statuses/:id", (c) => Response.redirect(`${config.publicUrl}/@${accountOf(`@${c.params.name}`).username}/${c.params.id}`, 302))
+    // An actor's or Note's IRI opened in a browser: its page, as Mastodon redirects. Only for
+    // browsers and the exact name: Fedify passes on to us what it does not serve, such as an
+    // IRI it answered 404 (an unknown case, a private status), and an ActivityPub client must get that 404.
+    .get("/users/:name", (c) => {
+      if (!browser(c.request) || !exactly(c.params.name)) throw notFound();
+      return Response.redirect(`${config.publicUrl}/@${c.params.name}`, 302);
+    })
+    .get("/users/:name/statuses/:id", (c) => {
+      if (!browser(c.request) || !exactly(c.params.name)) throw notFound();
+      return Response.redirect(`${config.publicUrl}/@${c.params.name}/${c.params.id}`, 302);
+    })
     .get("/", (c) => {
       if (config.whitelistMode) return membersOnly();
       const stats = instanceStats(ctx.db);

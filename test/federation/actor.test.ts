@@ -69,11 +69,12 @@ describe("actor document", () => {
     expect((await getAp(`${a.base}/users/ALICE`)).status).toBe(404);
   });
 
-  test("a browser asking for HTML is handed to the web routes, not the actor document", async () => {
-    const res = await getAp(`${a.base}/users/alice`, "text/html");
-    // Rookery has no HTML profile pages yet: the web routes' 404, not Fedify's 406.
-    expect(res.status).toBe(404);
-    expect(res.headers.get("content-type") ?? "").not.toContain("activity+json");
+  test("a browser asking for HTML is handed to the web routes, not the actor document: sent to the profile page", async () => {
+    const res = await fetch(`${a.base}/users/alice`, { headers: { accept: "text/html" }, redirect: "manual" });
+    expect([res.status, res.headers.get("location")]).toEqual([302, `${a.base}/@alice`]);
+    const page = await getAp(`${a.base}/users/alice`, "text/html");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
   });
 
   test("WebFinger names the actor's IRI and profile page; nodeinfo counts local accounts", async () => {
