@@ -13,6 +13,43 @@ import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { parseId } from "../ids.ts";
 
+/**
+ * Status pages as an anonymous reader gets them, kept while nothing rendered changed (the render
+ * cache's generation, which moves with every status or account invalidation, replies and counts
+ * included) and for at most the minute the pages tell caches to keep them anyway.
+ */
+interface Rendered {
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** A kept status page, with the path's handle and the author it was made for. */
+type KeptPage = Rendered & { handle: string; accountId: number };
+
+class PageCache {
+  private entries = new Map<number, KeptPage & { generation: number; at: number }>();
+  constructor(
+    private renderCache: { generation: number },
+    private clock: { now(): number },
+  ) {}
+
+  get(statusId: number) {
+    const entry = this.entries.get(statusId);
+    if (!entry) return undefined;
+    if (entry.generation !== this.renderCache.generation || this.clock.now() - entry.at > 60_000) {
+      this.entries.delete(statusId);
+      return undefined;
+    }
+    return entry;
+  }
+
+  /** `generation`: as read before the page's parts were, so a change meanwhile makes it stale at once. */
+  set(statusId: number, page: KeptPage, generation: number) {
+    if (this.entries.size >= 1_000) this.entries.delete(this.entries.keys().next().value as number);
+    this.entries.set(statusId, { ...page, generation, at: this.clock.now() });
+  }
+}
+
 /** The paths of a local status: its page, or its ActivityPub IRI. */
 const STATUS_URL = /^\/(?:@([A-Za-z0-9_]+)|users\/([A-Za-z0-9_]+)\/statuses)\/(\d{1,19})$/;
 
@@ -33,23 +70,26 @@ export function webRoutes(ctx: AppContext) {
    * A page, with a validator: an ETag of its bytes, so that a browser or proxy asking again with
    * If-None-Match gets 304 and no body while nothing on the page changed.
    */
-  const page = (request: Request, body: string, activity: string | undefined) => {
-    const etag = `W/"${Bun.hash(body).toString(36)}"`;
+  const page = (request: Request, body: string, activity: string | undefined) => respond(request, rendered(body, activity));
+  /** A page's bytes with its headers, made once (kept with a cached page). */
+  const rendered = (body: string, activity: string | undefined): Rendered => ({
+    body,
+    headers: {
+      etag: `W/"${Bun.hash(body).toString(36)}"`,
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy": PAGE_CSP,
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "same-origin",
+      // The same URL answers ActivityPub clients with JSON: caches keep the two apart.
+      vary: "Accept",
+      "cache-control": "public, max-age=60",
+      ...(activity ? { link: `<${activity}>; rel="alternate"; type="application/activity+json"` } : {}),
+    },
+  });
+  const respond = (request: Request, page: Rendered) => {
+    const etag = page.headers.etag!;
     const matched = request.headers.get("if-none-match")?.split(",").some((t) => t.trim() === etag) ?? false;
-    return new Response(matched ? null : body, {
-      status: matched ? 304 : 200,
-      headers: {
-        etag,
-        "content-type": "text/html; charset=utf-8",
-        "content-security-policy": PAGE_CSP,
-        "x-content-type-options": "nosniff",
-        "referrer-policy": "same-origin",
-        // The same URL answers ActivityPub clients with JSON: caches keep the two apart.
-        vary: "Accept",
-        "cache-control": "public, max-age=60",
-        ...(activity ? { link: `<${activity}>; rel="alternate"; type="application/activity+json"` } : {}),
-      },
-    });
+    return new Response(matched ? null : page.body, { status: matched ? 304 : 200, headers: page.headers });
   };
 
   /** WHITELIST_MODE: pages, like the API, are for signed-in members; an anonymous reader is told so. */
@@ -70,15 +110,20 @@ export function webRoutes(ctx: AppContext) {
     return account;
   };
   const parsed = <T>(json: string) => JSON.parse(json) as T;
+  const statusPages = new PageCache(services.renderCache, ctx.clock);
   const browser = (request: Request) => (request.headers.get("accept") ?? "").includes("text/html");
   /** A local account's name, spelled exactly as its IRIs spell it. */
   const exactly = (name: string) => accountOf(`@${name}`).username === name;
   /** A status of the account behind `@name`, as an anonymous reader may see it; else 404. */
-  const statusOf = (handle: string, id: string) => {
+  const visibleOf = (handle: string, id: string) => {
     if (handle.endsWith(".rss")) throw notFound();
     const account = accountOf(handle);
     const row = services.reader.visibleRow(parseId(id), null);
     if (row.accountId !== account.id) throw notFound();
+    return row;
+  };
+  const statusOf = (handle: string, id: string) => {
+    const row = visibleOf(handle, id);
     const json = statusJson(ctx, row, null);
     if (json === null) throw notFound();
     return { row, json };
@@ -165,9 +210,23 @@ export function webRoutes(ctx: AppContext) {
     })
     .get("/:handle/:id", async (c) => {
       if (config.whitelistMode) return membersOnly();
-      const { row, json } = statusOf(c.params.handle, c.params.id);
+      // A page kept for this very path skips the account's lookup: the status is still checked
+      // as visible, and any change to it or its author moved the generation that kept the page.
+      const handle = c.params.handle.toLowerCase();
+      const id = parseId(c.params.id);
+      const cached = id === null ? undefined : statusPages.get(id);
+      if (cached && cached.handle === handle && services.reader.visibleRow(id, null).accountId === cached.accountId) return respond(c.request, cached);
+      const row = visibleOf(c.params.handle, c.params.id);
+      const generation = services.renderCache.generation;
+      const json = statusJson(ctx, row, null);
+      if (json === null) throw notFound();
       const { ancestors, descendants } = await services.remoteThreads.context(row, null);
       const status = parsed<StatusEntity>(json);
-      return page(c.request, statusPage(site, status, parsed<StatusEntity[]>(statusesJson(ctx, ancestors, null)), parsed<StatusEntity[]>(statusesJson(ctx, descendants, null))), status.uri);
+      const thread = [...parsed<StatusEntity[]>(statusesJson(ctx, ancestors, null)), status, ...parsed<StatusEntity[]>(statusesJson(ctx, descendants, null))];
+      const body = statusPage(site, status, thread.slice(0, ancestors.length), thread.slice(ancestors.length + 1));
+      // Polls change with votes and time, which the render cache does not follow: never kept.
+      const made = rendered(body, status.uri);
+      if (!thread.some((s) => (s.reblog ?? s).poll)) statusPages.set(row.id, { ...made, handle, accountId: row.accountId }, generation);
+      return respond(c.request, made);
     });
 }

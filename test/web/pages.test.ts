@@ -117,6 +117,13 @@ describe("/@name/:id, a status page", () => {
     expect(changed.status).toBe(200);
     expect(changed.headers.get("etag")).not.toBe(etag);
     expect(await changed.text()).toContain("1 favourites");
+    // A new reply, an edit and a deletion show at once: pages are kept only while nothing changed.
+    await postStatus(bob, { status: "a fresh reply", visibility: "public", in_reply_to_id: post.id });
+    expect((await get(`/@alice/${post.id}`)).body).toContain("a fresh reply");
+    expect((await alice.client.put(`/api/v1/statuses/${post.id}`, { json: { status: "cache me, edited" } })).status).toBe(200);
+    expect((await get(`/@alice/${post.id}`)).body).toContain("cache me, edited");
+    expect((await alice.client.delete(`/api/v1/statuses/${post.id}`)).status).toBe(200);
+    expect((await get(`/@alice/${post.id}`)).status).toBe(404);
   });
 
   test("ActivityPub clients asking the same URL get the Note (both media types Mastodon accepts)", async () => {

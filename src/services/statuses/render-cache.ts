@@ -17,6 +17,11 @@ interface Entry {
 export class RenderCache {
   private entries = new Map<number, Entry>();
   private accountEpochs = new Map<number, number>();
+  /**
+   * Moves with every invalidation of any kind: what is built from many rendered statuses and
+   * accounts at once (a public status page with its thread) is fresh while it has not moved.
+   */
+  generation = 0;
 
   get(statusId: number): StatusParts | undefined {
     const entry = this.entries.get(statusId);
@@ -34,15 +39,18 @@ export class RenderCache {
   }
 
   invalidateStatus(statusId: number) {
+    this.generation++;
     this.entries.delete(statusId);
   }
 
   /** Everything goes (another process changed the database: see server.ts). */
   clear() {
+    this.generation++;
     this.entries.clear();
   }
 
   touchAccount(accountId: number) {
+    this.generation++;
     this.accountEpochs.set(accountId, (this.accountEpochs.get(accountId) ?? 0) + 1);
   }
 }
