@@ -115,6 +115,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         clearInterval(external);
         services.wheel.stop();
         await federation?.stop();
+        await services.linkCards.stop();
         await services.media.queue.stop();
         services.writes.flush();
         database.close();

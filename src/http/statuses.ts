@@ -78,6 +78,13 @@ export function statusRoutes(ctx: AppContext) {
       const view = await services.statusCommands.delete(auth.accountId, statusId(c.params));
       return serializeStatus(ctx.urls, view, { viewerId: auth.accountId, source: true, media: ctx.serializeMedia, filtered: filteredFor(ctx, auth.accountId) });
     })
+    // Removed from Mastodon in 3.0 (the card is on the Status now); clients of 2.x still ask: the card, or {}.
+    .get("/api/v1/statuses/:id/card", (c) => {
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+      const row = services.reader.visibleRow(statusId(c.params), viewer);
+      const shown = row.reblogOfId !== null ? services.reader.findRow(row.reblogOfId) : row;
+      return shown?.card ? jsonText(shown.card) : {};
+    })
     .get("/api/v1/statuses/:id/context", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const row = services.reader.visibleRow(statusId(c.params), viewer);
@@ -95,11 +102,5 @@ export function statusRoutes(ctx: AppContext) {
       const row = services.reader.visibleRow(statusId(c.params), viewer);
       const page = pageParams(input(c), 40, 80);
       return renderAccountList(ctx, c.request, c.set, services.threads.favouritedBy(row.id, viewer, page), page.limit, "since_id");
-    })
-    .get("/api/v1/statuses/:id/card", (c) => {
-      // Kept for old clients: Rookery makes no preview cards, so a visible status has none.
-      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
-      services.reader.visibleRow(statusId(c.params), viewer);
-      return {};
     });
 }

@@ -57,7 +57,8 @@ export function statusParts(urls: Urls, view: StatusView, options: StatusOptions
     mentions: mentionsOf(row).map((m) => ({ id: String(m.id), username: m.username, url: m.url ?? accountUrl(urls, m.username), acct: m.acct ?? m.username })),
     tags: (JSON.parse(row.tags) as string[]).map((name) => ({ name, url: `${urls.publicUrl}/tags/${encodeURIComponent(name)}` })),
     emojis: emojisOf(row),
-    card: null,
+    // The card is stored as the PreviewCard entity it is shown as (src/services/statuses/link-cards.ts).
+    card: row.card === null ? null : (JSON.parse(row.card) as Record<string, unknown>),
     poll: view.poll ? serializePoll(view.poll, options.viewerId) : null,
   };
   return { head, content: row.contentHtml, tail };

@@ -29,6 +29,7 @@ import { FederationDomains } from "./federation/domains.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { RemoteMediaCache } from "./media/remote-media-cache.ts";
+import { LinkCards } from "./statuses/link-cards.ts";
 import { fetchPublicBytes } from "../media/public-fetch.ts";
 import { ROOKERY_VERSION } from "../version.ts";
 import { ConversationService } from "./conversations.ts";
@@ -173,6 +174,13 @@ export function createServices(deps: ServiceDeps) {
   events.within("status.deleted", (e) => conversations.removed(e.status));
   // The wheel is in memory and re-reads the poll when it fires: told once the poll exists.
   events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
+  // Link previews of new and edited statuses, fetched once they are stored.
+  const linkCards = new LinkCards(db, ids, clock, renderCache, (url, maxBytes, timeoutMs) =>
+    federationDomains.refuses(url)
+      ? Promise.reject(new Error("a domain this server does not federate with"))
+      : fetchPublicBytes(url, { maxBytes, timeoutMs, accept: "text/html", allowPrivateAddresses: config.allowPrivateAddresses, userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)` }),
+  );
+  for (const type of ["status.created", "status.updated"] as const) events.afterCommit(type, (e) => void linkCards.forStatus(e.status));
   // Remote statuses' images are copied here when the operator asked for it, once stored.
   const remoteMediaCache = config.remoteMediaCache
     ? new RemoteMediaCache(db, storage, renderCache, {
@@ -199,6 +207,7 @@ export function createServices(deps: ServiceDeps) {
     goneAccounts,
     remoteThreads,
     accountMoves,
+    linkCards,
     federationDomains,
     federationInbox,
     wheel,

@@ -126,6 +126,17 @@ describe("/@name/:id, a status page", () => {
     expect((await get(`/@alice/${post.id}`)).status).toBe(404);
   });
 
+  test("a boost's page shows it as a boost of the original", async () => {
+    const booster = await createUser(server, "booster");
+    const post = await postStatus(alice, { status: "worth boosting", visibility: "public" });
+    const boost = (await booster.client.post(`/api/v1/statuses/${post.id}/reblog`)).body;
+    const page = await get(`/@booster/${boost.id}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(`<p class="boosted"><a href="${server.base}/@booster">booster</a> boosted</p>`);
+    expect(page.body).toContain("<p>worth boosting</p>");
+    expect((await get(`/@alice/${boost.id}`)).status).toBe(404);
+  });
+
   test("ActivityPub clients asking the same URL get the Note (both media types Mastodon accepts)", async () => {
     const post = await postStatus(alice, { status: "negotiated", visibility: "public" });
     for (const accept of ["application/activity+json", 'application/ld+json; profile="https://www.w3.org/ns/activitystreams"']) {
@@ -150,7 +161,8 @@ describe("/@name, a profile page", () => {
     expect(page.body).not.toContain("a private one");
     expect(page.body).not.toContain("just you");
     expect(page.body).toContain("<dt>Site &lt;b&gt;");
-    expect(page.body).toContain('href="https://alice.example"');
+    // The field's link carries rel="me", for the other site to verify it.
+    expect(page.body).toMatch(/<a href="https:\/\/alice\.example"[^>]* rel="me nofollow noopener noreferrer"/);
     expect(page.body).not.toContain("<script");
     expect(page.body).not.toContain("bad()</script>");
   });

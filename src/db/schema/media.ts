@@ -93,3 +93,21 @@ export const idempotencyKeys = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_keys_expiry").on(t.expiresAt)],
 );
+
+/**
+ * Link previews (Mastodon's PreviewCard): the OpenGraph of a page linked from statuses, fetched
+ * once per URL in the background and shared by every status that links it. A failed fetch is
+ * kept too (title empty, `failedAt` set), so that it is not tried on every post of that link.
+ */
+export const previewCards = sqliteTable("preview_cards", {
+  id: integer("id").primaryKey(),
+  /** The link as written in statuses (before redirects). */
+  url: text("url").notNull().unique(),
+  /** JSON of the PreviewCard entity as it is shown (url, title, description, image...). */
+  card: text("card"),
+  fetchedAt: integer("fetched_at").notNull(),
+  failedAt: integer("failed_at"),
+});
+
+export type PreviewCardRow = typeof previewCards.$inferSelect;
+

@@ -42,6 +42,8 @@ export const statuses = sqliteTable(
     emojis: text("emojis").notNull().default("[]"),
     hasMedia: bool("has_media").notNull().default(false),
     hasPoll: bool("has_poll").notNull().default(false),
+    /** JSON of the PreviewCard of its first link (preview_cards), once fetched; kept here so one query renders a status. */
+    card: text("card"),
     repliesCount: integer("replies_count").notNull().default(0),
     reblogsCount: integer("reblogs_count").notNull().default(0),
     favouritesCount: integer("favourites_count").notNull().default(0),

@@ -108,6 +108,7 @@ export class StatusActionService {
       mentions: "[]",
       tags: "[]",
       emojis: "[]",
+      card: null,
       hasMedia: false,
       hasPoll: false,
       repliesCount: 0,
