@@ -8,14 +8,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createOAuthAPIClient, createRestAPIClient } from "masto";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { ARTIFACTS, CHROMIUM, chromiumAvailable, launchChromium } from "../support/chromium.ts";
 import { buildExecutable, startExecutable, type RunningExecutable } from "./executable.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
+const available = chromiumAvailable;
 if (!available) console.log(`browser test skipped: ${CHROMIUM} is not installed (Debian: apt-get install chromium)`);
 
-const ARTIFACTS = join(import.meta.dir, "..", "..", "test-artifacts");
 const PASSWORD = "a long and secret passphrase";
 const CALLBACK = "https://app.example/callback";
 
@@ -29,11 +28,7 @@ beforeAll(async () => {
   build = buildExecutable();
   exe = await startExecutable(build.file);
   expect(exe.run(["accounts", "create", "hana", "--email", "hana@e2e.test", "--password", PASSWORD]).code).toBe(0);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // What this machine needs: no sandbox as root, and no background calls to a closed network.
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

@@ -5,17 +5,16 @@
  * the test skips and says why; `.ci/run` installs Chromium first.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { ARTIFACTS, CHROMIUM, chromiumAvailable, launchChromium } from "../support/chromium.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
+const available = chromiumAvailable;
 if (!available) console.log(`page screenshots skipped: ${CHROMIUM} is not installed (Debian: apt-get install chromium)`);
-const ARTIFACTS = join(import.meta.dir, "..", "..", "test-artifacts");
 
 let server: TestServer;
 let browser: Browser;
@@ -36,10 +35,7 @@ beforeAll(async () => {
   const root = await postStatus(ivy, { status: "Moss grows slowly, but it grows.", visibility: "public", media_ids: [media.id] });
   await postStatus(ivy, { status: "Behind a warning", visibility: "public", spoiler_text: "spoilers", in_reply_to_id: root.id });
   statusUrl = root.url;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

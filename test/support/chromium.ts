@@ -1,0 +1,17 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser } from "playwright-core";
+
+/** Debian's Chromium, driven by playwright-core (no browser download); `.ci/run` installs it. */
+export const CHROMIUM = "/usr/bin/chromium";
+export const chromiumAvailable = existsSync(CHROMIUM);
+/** Where browser tests keep their screenshots (ignored by git). */
+export const ARTIFACTS = join(import.meta.dir, "..", "..", "test-artifacts");
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    // What this machine needs: no sandbox as root, and no background calls to a closed network.
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
