@@ -17,6 +17,7 @@ import { oauthRoutes } from "./oauth.ts";
 import { mediaRoutes } from "./media.ts";
 import { moderationRoutes } from "./moderation.ts";
 import { webRoutes } from "./web.ts";
+import { memberSignInRoutes } from "./member-sign-in.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { pollRoutes } from "./polls.ts";
@@ -85,6 +86,7 @@ export function createApp(ctx: AppContext) {
     .use(emptyCollectionRoutes(ctx))
     .use(fileRoutes(ctx))
     // Last: its /:handle routes answer only @name paths, after every fixed path above.
+    .use(memberSignInRoutes(ctx))
     .use(webRoutes(ctx));
 }
 

@@ -1,4 +1,7 @@
 import { randomSecret } from "../auth/secrets.ts";
+import type { AppContext } from "../context.ts";
+import type { Verdict } from "../services/rate-limits.ts";
+import { getMeta } from "./request-meta.ts";
 
 /**
  * What ties a form post of the authorization pages to the browser the form was shown in.
@@ -7,6 +10,8 @@ import { randomSecret } from "../auth/secrets.ts";
  */
 
 export const FORM_COOKIE = "_rookery_form";
+/** The signed-in browser (a web session), set by the sign-in forms. */
+export const SESSION_COOKIE = "_rookery_session";
 const FORM_COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
 
 export function cookie(request: Request, name: string): string | undefined {
@@ -58,4 +63,11 @@ export function fromOwnPages(request: Request, publicUrl: string): boolean {
   // Served under another name than PUBLIC_URL (a LAN address): the browser still names the host it posted to.
   const host = request.headers.get("host");
   return host !== null && (source === `http://${host}` || source === `https://${host}`);
+}
+
+/** Counts a password about to be checked; the verdict when it is one too many (null otherwise). */
+export function signInThrottled(ctx: AppContext, request: Request, loginName: string): Verdict | null {
+  if (!ctx.config.rateLimits) return null;
+  const verdict = ctx.services.signInLimits.check({ method: "POST", path: "", ip: getMeta(request).ip, accountId: null, login: ctx.services.accounts.signInKey(loginName) });
+  return verdict?.limited ? verdict : null;
 }

@@ -86,12 +86,20 @@ function hidden(fields: Record<string, string | undefined>): string {
     .join("\n");
 }
 
-export function loginPage(options: { appName: string; csrf: string; oauth: Record<string, string | undefined>; error?: string; login?: string }): string {
+export function loginPage(options: {
+  appName: string;
+  csrf: string;
+  oauth: Record<string, string | undefined>;
+  error?: string;
+  login?: string;
+  /** The member sign-in of the pages (no app): its own heading and action. */
+  member?: { server: string };
+}): string {
   return layout(
     "Sign in",
-    `<h1>Sign in to authorize ${isolate(options.appName)}</h1>
+    `<h1>${options.member ? `Sign in to ${isolate(options.member.server)}` : `Sign in to authorize ${isolate(options.appName)}`}</h1>
 ${options.error ? `<p class="error" role="alert">${h(options.error)}</p>` : ""}
-<form method="post" action="/oauth/authorize/sign_in">
+<form method="post" action="${options.member ? "/oauth/sign_in" : "/oauth/authorize/sign_in"}">
 ${hidden({ ...options.oauth, authenticity_token: options.csrf })}
 <label for="username">Username or e-mail address</label>
 <input type="text" id="username" name="username" autocomplete="username" required value="${h(options.login ?? "")}">

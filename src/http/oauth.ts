@@ -10,13 +10,12 @@ import {
   type ClientCredentials,
 } from "../services/oauth/grants.ts";
 import { input } from "./input.ts";
-import { cookie, FORM_COOKIE, formSession, fromOwnPages } from "./oauth-forms.ts";
+import { cookie, FORM_COOKIE, formSession, fromOwnPages, signInThrottled } from "./oauth-forms.ts";
 import { codePage, consentPage, errorPage, formPostPage, loginPage, PAGE_HEADERS } from "./oauth-pages.ts";
 import { str, type Params } from "./params.ts";
-import { getMeta } from "./request-meta.ts";
 import type { Verdict } from "../services/rate-limits.ts";
 
-const SESSION_COOKIE = "_rookery_session";
+import { SESSION_COOKIE } from "./oauth-forms.ts";
 const OAUTH_FIELDS = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "code_challenge", "code_challenge_method"] as const;
 
 function oauthParams(p: Params): AuthorizeParams {
@@ -121,18 +120,7 @@ export function oauthRoutes(ctx: AppContext) {
     return html(loginPage({ appName: request.app.name, csrf, oauth: { ...params }, error, login: loginName }), status, headers, [form.setCookie]);
   };
 
-  /** Counts a password about to be checked; the verdict when it is one too many (null otherwise). */
-  const tooManySignIns = (httpRequest: Request, loginName: string): Verdict | null => {
-    if (!config.rateLimits) return null;
-    const verdict = services.signInLimits.check({
-      method: "POST",
-      path: "",
-      ip: getMeta(httpRequest).ip,
-      accountId: null,
-      login: services.accounts.signInKey(loginName),
-    });
-    return verdict?.limited ? verdict : null;
-  };
+  const tooManySignIns = (httpRequest: Request, loginName: string) => signInThrottled(ctx, httpRequest, loginName);
 
   const decide = async (c: { request: Request; body?: unknown }, deny: boolean) => {
     const p = input(c);

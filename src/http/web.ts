@@ -5,6 +5,7 @@ import { serializeAccount } from "../presenters/account.ts";
 import { statusesJson, statusJson } from "../presenters/status-json.ts";
 import { EMBED_CSP, PAGE_CSP, STYLESHEET, STYLESHEET_PATH } from "../web/layout.ts";
 import { escapeHtml } from "../text/format.ts";
+import { cookie, SESSION_COOKIE } from "./oauth-forms.ts";
 import { aboutPage, embedPage, profilePage, statusPage, tagPage, type AccountEntity, type StatusEntity } from "../web/pages.ts";
 import { rssFeed } from "../web/rss.ts";
 import { INSTANCE_DESCRIPTION, instanceStats } from "../services/instance.ts";
@@ -82,7 +83,8 @@ export function webRoutes(ctx: AppContext) {
       "referrer-policy": "same-origin",
       // The same URL answers ActivityPub clients with JSON: caches keep the two apart.
       vary: "Accept",
-      "cache-control": "public, max-age=60",
+      // Members' pages (WHITELIST_MODE) are for this browser only.
+      "cache-control": config.whitelistMode ? "private, max-age=60" : "public, max-age=60",
       ...(activity ? { link: `<${activity}>; rel="alternate"; type="application/activity+json"` } : {}),
     },
   });
@@ -92,12 +94,20 @@ export function webRoutes(ctx: AppContext) {
     return new Response(matched ? null : page.body, { status: matched ? 304 : 200, headers: page.headers });
   };
 
-  /** WHITELIST_MODE: pages, like the API, are for signed-in members; an anonymous reader is told so. */
-  const membersOnly = () =>
-    new Response(
-      `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign in required</title><link rel="stylesheet" href="${STYLESHEET_PATH}"></head><body><main id="main"><h1>Sign in required</h1><p>This server shows its posts to its members only. Sign in with a Mastodon app to read them.</p></main></body></html>`,
+  /**
+   * WHITELIST_MODE: pages, like the API, are for signed-in members. A browser signed in (the web
+   * session of /oauth/sign_in or of an app's authorization) reads them; anyone else gets 401 and
+   * a link to sign in that comes back here. Null when the request may read the page.
+   */
+  const membersOnly = (request: Request): Response | null => {
+    if (!config.whitelistMode || services.webSessions.accountFor(cookie(request, SESSION_COOKIE)) !== null) return null;
+    const url = new URL(request.url);
+    const signIn = `/oauth/sign_in?return_to=${encodeURIComponent(url.pathname + url.search)}`;
+    return new Response(
+      `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign in required</title><link rel="stylesheet" href="${STYLESHEET_PATH}"></head><body><main id="main"><h1>Sign in required</h1><p>This server shows its posts to its members only.</p><p><a href="${escapeHtml(signIn)}">Sign in</a></p></main></body></html>`,
       { status: 401, headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": PAGE_CSP, "cache-control": "private, no-store" } },
     );
+  };
 
   const rss = (body: string) =>
     new Response(body, { headers: { "content-type": "application/rss+xml; charset=utf-8", "cache-control": "public, max-age=60", "x-content-type-options": "nosniff" } });
@@ -143,13 +153,13 @@ export function webRoutes(ctx: AppContext) {
       return Response.redirect(`${config.publicUrl}/@${c.params.name}/${c.params.id}`, 302);
     })
     .get("/", (c) => {
-      if (config.whitelistMode) return membersOnly();
       const stats = instanceStats(ctx.db);
       const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, contactEmail: config.contactEmail, registrations: config.registrations, users: stats.userCount, statuses: stats.statusCount });
       return page(c.request, body, undefined);
     })
     .get("/tags/:name", (c) => {
-      if (config.whitelistMode) return membersOnly();
+      const closed = membersOnly(c.request);
+      if (closed) return closed;
       const raw = decodeURIComponent(c.params.name);
       const feed = raw.endsWith(".rss");
       const tag = feed ? raw.slice(0, -4) : raw;
@@ -162,7 +172,8 @@ export function webRoutes(ctx: AppContext) {
     })
     .get("/:handle", (c) => {
       const account = accountOf(c.params.handle);
-      if (config.whitelistMode) return membersOnly();
+      const closed = membersOnly(c.request);
+      if (closed) return closed;
       const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, account)));
       if (c.params.handle.endsWith(".rss")) {
         // Public posts only, replies and boosts left out, as Mastodon's account feed.
@@ -179,14 +190,15 @@ export function webRoutes(ctx: AppContext) {
       return page(c.request, body, entity.uri);
     })
     .get("/:handle/:id/embed", (c) => {
-      if (config.whitelistMode) return membersOnly();
+      const closed = membersOnly(c.request);
+      if (closed) return closed;
       const { json } = statusOf(c.params.handle, c.params.id);
       return new Response(embedPage(site, parsed<StatusEntity>(json)), {
         headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": EMBED_CSP, "x-content-type-options": "nosniff", "cache-control": "public, max-age=60" },
       });
     })
     .get("/api/oembed", (c) => {
-      if (config.whitelistMode) throw notFound();
+      if (membersOnly(c.request)) throw notFound();
       const p = input(c);
       const url = typeof p.url === "string" ? p.url : "";
       const match = STATUS_URL.exec(url.startsWith(config.publicUrl) ? url.slice(config.publicUrl.length) : "");
@@ -209,7 +221,8 @@ export function webRoutes(ctx: AppContext) {
       };
     })
     .get("/:handle/:id", async (c) => {
-      if (config.whitelistMode) return membersOnly();
+      const closed = membersOnly(c.request);
+      if (closed) return closed;
       // A page kept for this very path skips the account's lookup: the status is still checked
       // as visible, and any change to it or its author moved the generation that kept the page.
       const handle = c.params.handle.toLowerCase();

@@ -24,11 +24,11 @@ export interface PageMeta {
 export const STYLESHEET_PATH = "/web/rookery.css";
 
 /**
- * Content-Security-Policy of every page: no script at all, styles only from this server, images
- * and media from anywhere over https or from here (remote avatars and media are shown where they
- * live), nothing may frame the page but oEmbed's own view.
+ * Content-Security-Policy of every page: no script at all, styles, images and media only from
+ * this server (the pages make no third-party request), nothing may frame the page but oEmbed's
+ * own view.
  */
-export const PAGE_CSP = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; media-src 'self' https:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+export const PAGE_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; media-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /** The embeddable view may be framed by any site (that is what oEmbed hands out). */
 export const EMBED_CSP = PAGE_CSP.replace("frame-ancestors 'none'", "frame-ancestors *");

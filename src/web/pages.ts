@@ -50,28 +50,36 @@ export interface Site {
 const name = (a: AccountEntity) => a.display_name || a.username;
 const when = (iso: string) => html`<time datetime="${iso}">${iso.slice(0, 16).replace("T", " ")} UTC</time>`;
 
+/**
+ * Whether a URL is this server's own. The pages make the browser fetch nothing elsewhere: remote
+ * avatars give way to the default one, remote media (not copied here) are links to where they are.
+ */
+const own = (site: Site, url: string | null): url is string => url !== null && (url === site.publicUrl || url.startsWith(`${site.publicUrl}/`));
+const avatarOf = (site: Site, a: AccountEntity) => (own(site, a.avatar) ? a.avatar : `${site.publicUrl}/avatars/original/missing.png`);
+
 /** One status as an article: its author, content (behind its warning), media, poll, counts. */
-export function statusArticle(s: StatusEntity, options: { focus?: boolean } = {}): Safe {
+export function statusArticle(site: Site, s: StatusEntity, options: { focus?: boolean } = {}): Safe {
   if (s.reblog) {
-    return html`<article class="status"><p class="boosted"><a href="${s.account.url}">${name(s.account)}</a> boosted</p>${statusBody(s.reblog, options)}</article>`;
+    return html`<article class="status"><p class="boosted"><a href="${s.account.url}">${name(s.account)}</a> boosted</p>${statusBody(site, s.reblog, options)}</article>`;
   }
-  return html`<article class="status${options.focus ? " focus" : ""}"${s.language ? html` lang="${s.language}"` : ""}>${statusBody(s, options)}</article>`;
+  return html`<article class="status${options.focus ? " focus" : ""}"${s.language ? html` lang="${s.language}"` : ""}>${statusBody(site, s, options)}</article>`;
 }
 
-function statusBody(s: StatusEntity, options: { focus?: boolean }): Safe {
-  const content = html`<div class="content">${raw(s.content)}</div>${media(s)}${poll(s)}`;
+function statusBody(site: Site, s: StatusEntity, options: { focus?: boolean }): Safe {
+  const content = html`<div class="content">${raw(s.content)}</div>${media(site, s)}${poll(s)}`;
   const link = s.url ?? s.uri;
-  return html`<header><img src="${s.account.avatar}" alt=""><div><a href="${s.account.url}"><strong>${name(s.account)}</strong></a><div class="handle">@${s.account.acct}</div></div></header>
+  return html`<header><img src="${avatarOf(site, s.account)}" alt=""><div><a href="${s.account.url}"><strong>${name(s.account)}</strong></a><div class="handle">@${s.account.acct}</div></div></header>
 ${s.spoiler_text ? html`<details class="cw"><summary>${s.spoiler_text}</summary>${content}</details>` : content}
 <p class="meta"><a href="${link}">${when(s.created_at)}</a>${s.edited_at ? " · edited" : ""}${options.focus ? html` · ${s.replies_count} replies · ${s.reblogs_count} boosts · ${s.favourites_count} favourites` : ""}</p>`;
 }
 
-function media(s: StatusEntity): Safe | "" {
+function media(site: Site, s: StatusEntity): Safe | "" {
   if (s.media_attachments.length === 0) return "";
   const items = s.media_attachments.map((m) => {
     if (!m.url) return "";
-    if (m.type === "image") return html`<a href="${m.url}"><img src="${m.preview_url ?? m.url}" alt="${m.description ?? ""}" loading="lazy"></a>`;
-    if (m.type === "video" || m.type === "gifv") return html`<video src="${m.url}" controls preload="none"${m.preview_url ? html` poster="${m.preview_url}"` : ""} aria-label="${m.description ?? "video"}"></video>`;
+    if (!own(site, m.url)) return html`<a href="${m.url}">${m.description || m.type} (at its own server)</a>`;
+    if (m.type === "image") return html`<a href="${m.url}"><img src="${own(site, m.preview_url) ? m.preview_url : m.url}" alt="${m.description ?? ""}" loading="lazy"></a>`;
+    if (m.type === "video" || m.type === "gifv") return html`<video src="${m.url}" controls preload="none"${own(site, m.preview_url) ? html` poster="${m.preview_url}"` : ""} aria-label="${m.description ?? "video"}"></video>`;
     if (m.type === "audio") return html`<audio src="${m.url}" controls preload="none" aria-label="${m.description ?? "audio"}"></audio>`;
     return html`<a href="${m.url}">${m.description ?? "attachment"}</a>`;
   });
@@ -93,8 +101,8 @@ export function statusPage(site: Site, status: StatusEntity, ancestors: StatusEn
   const shown = status.reblog ?? status;
   const text = shown.spoiler_text || htmlToText(shown.content);
   const picture = shown.media_attachments.find((m) => m.type === "image" && m.url)?.url;
-  const main = html`${ancestors.map((s) => statusArticle(s))}${statusArticle(status, { focus: true })}${
-    descendants.length > 0 ? html`<section aria-label="Replies">${descendants.map((s) => statusArticle(s))}</section>` : ""
+  const main = html`${ancestors.map((s) => statusArticle(site, s))}${statusArticle(site, status, { focus: true })}${
+    descendants.length > 0 ? html`<section aria-label="Replies">${descendants.map((s) => statusArticle(site, s))}</section>` : ""
   }`;
   return layout({ title: `${name(shown.account)}: "${text.slice(0, 60)}${text.length > 60 ? "…" : ""}"`, description: text, canonical: status.url ?? status.uri, activity: status.uri, oembed: `${site.publicUrl}/api/oembed?format=json&url=${encodeURIComponent(status.url ?? status.uri)}`, image: picture ?? shown.account.avatar, largeImage: picture !== undefined, type: "article", siteName: site.title }, main, shown.language ?? "en");
 }
@@ -113,8 +121,8 @@ export function profilePage(site: Site, account: AccountEntity, pinned: StatusEn
 ${fields}
 <ul class="counts"><li>${account.statuses_count} posts</li><li>${account.following_count} following</li><li>${account.followers_count} followers</li></ul>
 </section>
-${pinned.length ? html`<section aria-label="Pinned"><h2>Pinned</h2>${pinned.map((s) => statusArticle(s))}</section>` : ""}
-<section aria-label="Posts"><h2>Posts</h2>${statuses.length ? statuses.map((s) => statusArticle(s)) : html`<p>No posts yet.</p>`}</section>
+${pinned.length ? html`<section aria-label="Pinned"><h2>Pinned</h2>${pinned.map((s) => statusArticle(site, s))}</section>` : ""}
+<section aria-label="Posts"><h2>Posts</h2>${statuses.length ? statuses.map((s) => statusArticle(site, s)) : html`<p>No posts yet.</p>`}</section>
 ${next ? html`<nav class="pages" aria-label="Pages"><a href="${next}" rel="next">Older posts</a></nav>` : ""}`;
   const description = htmlToText(account.note) || `${name(account)} on ${site.title}`;
   return layout({ title: `${name(account)} (@${account.acct})`, description, canonical: account.url, activity: account.uri, feed: `${account.url}.rss`, image: account.avatar, type: "profile", siteName: site.title }, main);
@@ -124,7 +132,7 @@ ${next ? html`<nav class="pages" aria-label="Pages"><a href="${next}" rel="next"
 export function tagPage(site: Site, tag: string, statuses: StatusEntity[], next: string | null): string {
   const url = `${site.publicUrl}/tags/${encodeURIComponent(tag)}`;
   const main = html`<h1>#${tag}</h1>
-<section aria-label="Posts">${statuses.length ? statuses.map((s) => statusArticle(s)) : html`<p>No public posts with this hashtag yet.</p>`}</section>
+<section aria-label="Posts">${statuses.length ? statuses.map((s) => statusArticle(site, s)) : html`<p>No public posts with this hashtag yet.</p>`}</section>
 ${next ? html`<nav class="pages" aria-label="Pages"><a href="${next}" rel="next">Older posts</a></nav>` : ""}`;
   return layout({ title: `#${tag}`, description: `Public posts with #${tag} on ${site.title}`, canonical: url, feed: `${url}.rss`, type: "website", siteName: site.title }, main);
 }
@@ -135,7 +143,7 @@ export function aboutPage(site: Site & { description: string; contactEmail: stri
 <p>${site.description}</p>
 <ul class="counts"><li>${site.users} users</li><li>${site.statuses} posts</li></ul>
 <h2>Joining</h2>
-<p>${site.registrations === "open" ? "Sign-ups are open: register with any Mastodon app." : "Sign-ups are closed."} Members sign in with a Mastodon app (Elk, Phanpy, Ivory, Tusky…) at <strong>${new URL(site.publicUrl).host}</strong>.</p>
+<p>${site.registrations === "open" ? "Sign-ups are open: register with any Mastodon app." : "Sign-ups are closed."} Members sign in with a Mastodon app (Elk, Phanpy, Ivory, Tusky…) at <strong>${new URL(site.publicUrl).host}</strong>, or <a href="/oauth/sign_in">sign in here</a> to read this server's pages.</p>
 ${site.contactEmail ? html`<h2>Contact</h2><p><a href="mailto:${site.contactEmail}">${site.contactEmail}</a></p>` : ""}`;
   return layout({ title: site.title, description: site.description, canonical: `${site.publicUrl}/`, type: "website", siteName: site.title }, main);
 }
@@ -145,7 +153,7 @@ export function embedPage(site: Site, status: StatusEntity): string {
   return html`<!DOCTYPE html>
 <html lang="${(status.reblog ?? status).language ?? "en"}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${name(status.account)} on ${site.title}</title><link rel="stylesheet" href="/web/rookery.css"></head>
-<body class="embed"><main id="main">${statusArticle(status, { focus: true })}</main></body>
+<body class="embed"><main id="main">${statusArticle(site, status, { focus: true })}</main></body>
 </html>
 `.value;
 }

@@ -82,6 +82,7 @@ describe("the about page", () => {
     expect(page.body).toContain("Sign-ups are open");
     expect(page.body).toContain('<a href="mailto:admin@rookery.example">admin@rookery.example</a>');
     expect(page.body).toContain(`<link rel="canonical" href="${server.base}/">`);
+    expect(page.body).toContain(`<a href="/oauth/sign_in">sign in here</a>`);
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
-import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
+import { createUser, PASSWORD, postStatus, type TestUser } from "../support/fixtures.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // The public face: /@name and /@name/:id open in a browser, as server-rendered pages.
@@ -181,7 +181,7 @@ describe("/@name, a profile page", () => {
     expect(second.body).not.toContain("carol post number 23.");
   });
 
-  test("the stylesheet is served, and WHITELIST_MODE keeps the pages for members (401)", async () => {
+  test("the stylesheet is served, and WHITELIST_MODE keeps the pages for members: 401 with a sign-in link, readable once signed in", async () => {
     const css = await get("/web/rookery.css", "text/css");
     expect([css.status, css.headers.get("content-type")]).toEqual([200, "text/css; charset=utf-8"]);
     expect(css.body).toContain("prefers-color-scheme:dark");
@@ -192,8 +192,33 @@ describe("/@name, a profile page", () => {
       for (const path of ["/@member", `/@member/${post.id}`]) {
         const res = await fetch(`${closed.base}${path}`, { headers: { accept: "text/html" } });
         expect([path, res.status]).toEqual([path, 401]);
-        expect(await res.text()).not.toContain("secret words");
+        const body = await res.text();
+        expect(body).not.toContain("secret words");
+        expect(body).toContain(`<a href="/oauth/sign_in?return_to=${encodeURIComponent(path)}">Sign in</a>`);
       }
+      // The sign-in form, then a post of it as the browser sends it: back to the page, signed in.
+      const signIn = async (password: string, returnTo: string, origin = closed.base) => {
+        const form = await fetch(`${closed.base}/oauth/sign_in?return_to=${encodeURIComponent(returnTo)}`);
+        expect(form.status).toBe(200);
+        const formCookie = form.headers.get("set-cookie")!.split(";")[0]!;
+        const html = await form.text();
+        const token = /name="authenticity_token" value="([^"]+)"/.exec(html)![1]!;
+        const fields = new URLSearchParams({ authenticity_token: token, return_to: /name="return_to" value="([^"]+)"/.exec(html)![1]!.replace(/&#x2F;|&#47;/g, "/"), username: "member", password });
+        return fetch(`${closed.base}/oauth/sign_in`, { method: "POST", redirect: "manual", headers: { cookie: formCookie, origin, "content-type": "application/x-www-form-urlencoded" }, body: fields });
+      };
+      const wrong = await signIn("not the password", `/@member/${post.id}`);
+      expect(wrong.status).toBe(401);
+      expect(await wrong.text()).toContain("Invalid username, e-mail address or password.");
+      expect((await signIn(PASSWORD, "/@member", "https://elsewhere.example")).status).toBe(403);
+      const done = await signIn(PASSWORD, `/@member/${post.id}`);
+      expect([done.status, done.headers.get("location")]).toEqual([303, `${closed.base}/@member/${post.id}`]);
+      const session = done.headers.get("set-cookie")!.split(";")[0]!;
+      const read = await fetch(`${closed.base}/@member/${post.id}`, { headers: { accept: "text/html", cookie: session } });
+      expect(read.status).toBe(200);
+      expect(read.headers.get("cache-control")).toBe("private, max-age=60");
+      expect(await read.text()).toContain("secret words");
+      // Only paths of this server are followed after signing in.
+      expect((await signIn(PASSWORD, "//evil.example/x")).headers.get("location")).toBe(`${closed.base}/`);
     } finally {
       await closed.close();
     }
