@@ -13,6 +13,8 @@ export interface Config {
   /** Public reads need a signed-in user, and only allow-listed domains federate (Mastodon's LIMITED_FEDERATION_MODE). */
   whitelistMode: boolean;
   rateLimits: boolean;
+  /** POSTs to the inboxes one address may make per period (counted while rateLimits is on); null: no inbox limit. */
+  inboxRateLimit: { limit: number; periodMs: number } | null;
   trustedProxies: Cidr[];
   instanceTitle: string;
   contactEmail: string;
@@ -70,6 +72,19 @@ function megabytes(env: Env, name: string, fallback: number): number {
   return Number(raw) * 1024 * 1024;
 }
 
+/**
+ * A limit written `<requests>/<seconds>` (2000/300: 2,000 in five minutes), or `off`. The
+ * window is a fixed one, aligned like the other buckets' (see services/rate-limits.ts).
+ */
+function perPeriod(env: Env, name: string, fallback: { limit: number; periodMs: number }): { limit: number; periodMs: number } | null {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === "") return fallback;
+  if (raw === "off") return null;
+  const m = /^(\d{1,9})\/(\d{1,7})$/.exec(raw);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new ConfigError(`${name} must be <requests>/<seconds> (such as 2000/300) or off (got "${env[name]}")`);
+  return { limit: Number(m[1]), periodMs: Number(m[2]) * 1000 };
+}
+
 /** Reads and validates the environment; throws ConfigError naming the variable at fault. */
 export function loadConfig(env: Env = process.env): Config {
   const portRaw = env.PORT ?? "3000";
@@ -112,6 +127,7 @@ export function loadConfig(env: Env = process.env): Config {
     registrations: choice(env, "REGISTRATIONS", ["open", "closed"] as const, "closed"),
     whitelistMode: bool(env, "WHITELIST_MODE", false),
     rateLimits: choice(env, "RATE_LIMITS", ["on", "off"] as const, "on") === "on",
+    inboxRateLimit: perPeriod(env, "INBOX_RATE_LIMIT", { limit: 2000, periodMs: 5 * 60 * 1000 }),
     trustedProxies,
     instanceTitle: env.INSTANCE_TITLE?.trim() || "Rookery",
     contactEmail: env.CONTACT_EMAIL?.trim() || "",

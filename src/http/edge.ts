@@ -2,7 +2,7 @@ import type { Server } from "bun";
 import type { AppContext } from "../context.ts";
 import { log, redactPath } from "../log.ts";
 import { clientIp, formatIp, parseIp, type Ip } from "../net/ip.ts";
-import type { Verdict } from "../services/rate-limits.ts";
+import { INBOX_BUCKET, type Verdict } from "../services/rate-limits.ts";
 import type { App } from "./app.ts";
 import { ApiError } from "../errors.ts";
 import { peekAccountId } from "./auth.ts";
@@ -149,8 +149,12 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
       limits = ctx.services.rateLimits.check({ method: request.method, path, ip, accountId: inboxPost ? null : peekAccountId(ctx, request) });
       // Refused before routing: the request has no effect at all.
       if (limits?.limited) {
-        // Mastodon's throttled responder: exactly this type, this body.
-        return finish(new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers: { "content-type": "application/json" } }));
+        // Mastodon's throttled responder: exactly this type, this body. A server refused at an
+        // inbox is also told when to come back (Retry-After, in seconds), which Fedify's
+        // delivery queue holds its retry to; API clients get Mastodon's headers only.
+        const headers: Record<string, string> = { "content-type": "application/json" };
+        if (limits.bucket === INBOX_BUCKET) headers["retry-after"] = String(limits.retryAfter);
+        return finish(new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers }));
       }
     }
     if (isStreamingPath(rawPath)) {

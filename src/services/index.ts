@@ -37,7 +37,7 @@ import { FilterService } from "./filters.ts";
 import { V1FilterService } from "./filters-v1.ts";
 import { ListService } from "./lists.ts";
 import { NotificationService } from "./notifications.ts";
-import { RateLimiter, SIGN_IN_BUCKETS } from "./rate-limits.ts";
+import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "./rate-limits.ts";
 import { ApplicationService } from "./oauth/applications.ts";
 import { GrantService } from "./oauth/grants.ts";
 import { TokenService } from "./oauth/tokens.ts";
@@ -103,7 +103,7 @@ export function createServices(deps: ServiceDeps) {
   const media = new MediaService(db, ids, clock, storage, renderCache, config.mediaWorkers);
 
   const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
-  const rateLimits = new RateLimiter(clock);
+  const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit));
   const signInLimits = new RateLimiter(clock, SIGN_IN_BUCKETS);
   const filters = new FilterService(db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);

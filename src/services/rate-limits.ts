@@ -52,11 +52,21 @@ export const BUCKETS: readonly Bucket[] = [
     writesOnly: true,
     key: (r) => ((r.method === "DELETE" && DELETE_STATUS.test(r.path)) || (r.method === "POST" && UNREBLOG.test(r.path)) ? byAccount(r) : null),
   },
-  // Deliveries to the inboxes, per sending address. Mastodon has no such limit; this one is
-  // generous (a busy server delivering here through one address stays far below it) and
-  // only stops a flood, before any signature is checked or key fetched.
-  { name: "inbox", limit: 2000, periodMs: 5 * MINUTE, writesOnly: true, key: (r) => (r.method === "POST" && INBOX_PATH.test(r.path) ? byIp(r) : null) },
 ];
+
+/** The bucket of the inboxes' POSTs: its name tells the edge to add Retry-After when it refuses. */
+export const INBOX_BUCKET = "inbox";
+
+/**
+ * The buckets with the inbox's (INBOX_RATE_LIMIT; none when it is off): deliveries to the
+ * inboxes, per sending address. Mastodon has no such limit; the default (2,000 in five
+ * minutes) is generous, a busy server delivering here through one address stays far below
+ * it, and only stops a flood, before any signature is checked or key fetched.
+ */
+export function bucketsWithInbox(inbox: { limit: number; periodMs: number } | null): readonly Bucket[] {
+  if (!inbox) return BUCKETS;
+  return [...BUCKETS, { name: INBOX_BUCKET, ...inbox, writesOnly: true, key: (r) => (r.method === "POST" && INBOX_PATH.test(r.path) ? byIp(r) : null) }];
+}
 
 /**
  * Password guessing, as Mastodon's rack-attack throttles `POST /auth/sign_in`
@@ -81,6 +91,9 @@ export interface Verdict {
   limit: string;
   remaining: string;
   reset: string;
+  /** The name of that bucket, and the seconds until its window ends (Retry-After). */
+  bucket: string;
+  retryAfter: number;
 }
 
 /** Remaining counts as strings, made once. */
@@ -160,7 +173,8 @@ export class RateLimiter {
       reset.window = bestWindow;
       reset.text = iso6((bestWindow + 1) * bucket.periodMs);
     }
-    return { limited, limit: COUNTS[bucket.limit] ?? String(bucket.limit), remaining: COUNTS[bestRemaining] ?? String(bestRemaining), reset: reset.text };
+    const retryAfter = Math.max(1, Math.ceil(((bestWindow + 1) * bucket.periodMs - now) / 1000));
+    return { limited, limit: COUNTS[bucket.limit] ?? String(bucket.limit), remaining: COUNTS[bestRemaining] ?? String(bestRemaining), reset: reset.text, bucket: bucket.name, retryAfter };
   }
 
   get size() {

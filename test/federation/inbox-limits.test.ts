@@ -48,28 +48,52 @@ describe("malformed activities", () => {
 });
 
 describe("the inbox rate limit", () => {
-  test("past 2,000 POSTs in 5 minutes from one address: 429 with Mastodon's body and limit headers, before anything is read; other paths are untouched", async () => {
-    // A server of its own: the POSTs of the test above would count in this one's window.
-    const fresh = await startTestServer({ HOST: "127.0.0.4", ALLOW_PRIVATE_ADDRESSES: "true", RATE_LIMITS: "on" });
-    const stored = () => fresh.database.sqlite.query<{ n: number }, []>("SELECT (SELECT count(*) FROM statuses) + (SELECT count(*) FROM accounts) AS n").get()!.n;
-    await createUser(fresh, "alice");
-    const post = () => fetch(`${fresh.base}/inbox`, { method: "POST", headers: { "content-type": AP }, body: "{}" });
-    // 2,000 unsigned POSTs of nothing (each refused, 4xx, not limited yet), 50 at a time.
-    for (let sent = 0; sent < 2000; sent += 50) {
-      const statuses = await Promise.all(Array.from({ length: 50 }, () => post().then((r) => r.status)));
+  test("past INBOX_RATE_LIMIT POSTs from one address: 429 with Mastodon's body and limit headers and a Retry-After, before anything is read; other paths are untouched", async () => {
+    // A server of its own, with a small limit (the default, 2000/300, is read in test/unit/config.test.ts);
+    // an hour's window, so that the test never straddles two windows.
+    const fresh = await startTestServer({ HOST: "127.0.0.4", ALLOW_PRIVATE_ADDRESSES: "true", RATE_LIMITS: "on", INBOX_RATE_LIMIT: "40/3600" });
+    try {
+      const stored = () => fresh.database.sqlite.query<{ n: number }, []>("SELECT (SELECT count(*) FROM statuses) + (SELECT count(*) FROM accounts) AS n").get()!.n;
+      await createUser(fresh, "alice");
+      const post = (path = "/inbox") => fetch(`${fresh.base}${path}`, { method: "POST", headers: { "content-type": AP }, body: "{}" });
+      // 40 unsigned POSTs of nothing, to the shared inbox and a user's: each refused (4xx), none limited yet.
+      const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) => post(i % 2 ? "/inbox" : "/users/alice/inbox").then((r) => r.status)));
       expect(statuses.filter((s) => s < 400 || s >= 500 || s === 429)).toEqual([]);
+      const before = stored();
+      for (const path of ["/inbox", "/users/alice/inbox"]) {
+        const limited = await post(path);
+        expect([path, limited.status]).toEqual([path, 429]);
+        expect(await limited.json()).toEqual({ error: "Too many requests" });
+        // Mastodon's throttled responder tells the limit and when it resets; Retry-After (seconds) too.
+        expect([limited.headers.get("x-ratelimit-limit"), limited.headers.get("x-ratelimit-remaining")]).toEqual(["40", "0"]);
+        const reset = Date.parse(limited.headers.get("x-ratelimit-reset")!);
+        const retryAfter = Number(limited.headers.get("retry-after"));
+        expect(retryAfter >= 1 && retryAfter <= 3600).toBe(true);
+        expect(Math.abs(Date.now() + retryAfter * 1000 - reset)).toBeLessThan(2000);
+      }
+      // A signed activity of a real server is refused just the same, unread: nothing stored.
+      const follow = JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: `${receiver.base}/f/1`, type: "Follow", actor: receiver.actor, object: `${fresh.base}/users/alice` });
+      const signed = await fetch(await signRequest(new Request(`${fresh.base}/users/alice/inbox`, { method: "POST", headers: { "content-type": AP, accept: AP }, body: follow }), receiver.privateKey, receiver.keyId));
+      expect(signed.status).toBe(429);
+      expect(stored()).toBe(before);
+      // The client API and the actor documents answer as before, without Retry-After.
+      const api = await fetch(`${fresh.base}/api/v1/instance`);
+      expect([api.status, api.headers.get("retry-after")]).toEqual([200, null]);
+      expect((await fetch(`${fresh.base}/users/alice`, { headers: { accept: AP } })).status).toBe(200);
+    } finally {
+      await fresh.close();
     }
-    const before = stored();
-    const limited = await post();
-    expect(limited.status).toBe(429);
-    expect(await limited.json()).toEqual({ error: "Too many requests" });
-    // Mastodon's throttled responder tells the limit and when it resets (no Retry-After).
-    expect([limited.headers.get("x-ratelimit-limit"), limited.headers.get("x-ratelimit-remaining")]).toEqual(["2000", "0"]);
-    expect(Date.parse(limited.headers.get("x-ratelimit-reset")!)).toBeGreaterThan(0);
-    expect(stored()).toBe(before);
-    // The client API and the actor documents answer as before.
-    expect((await fetch(`${fresh.base}/api/v1/instance`)).status).toBe(200);
-    expect((await fetch(`${fresh.base}/users/alice`, { headers: { accept: AP } })).status).toBe(200);
-    await fresh.close();
-  }, 60_000);
+  });
+
+  test("INBOX_RATE_LIMIT=off: no inbox limit, while the API's limits stay", async () => {
+    const open = await startTestServer({ HOST: "127.0.0.5", ALLOW_PRIVATE_ADDRESSES: "true", RATE_LIMITS: "on", INBOX_RATE_LIMIT: "off" });
+    try {
+      const statuses = await Promise.all(Array.from({ length: 60 }, () => fetch(`${open.base}/inbox`, { method: "POST", headers: { "content-type": AP }, body: "{}" }).then((r) => r.status)));
+      expect(statuses.filter((s) => s === 429)).toEqual([]);
+      // The API's own limits still count (Mastodon's headers on an API answer).
+      expect((await fetch(`${open.base}/api/v1/instance`)).headers.get("x-ratelimit-limit")).toBe("300");
+    } finally {
+      await open.close();
+    }
+  });
 });

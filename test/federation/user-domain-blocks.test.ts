@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
+import { appToken, createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { eventually, startFederatedPair } from "../support/federation.ts";
 import type { TestServer } from "../support/server.ts";
 
@@ -39,8 +39,12 @@ describe("a user blocks a domain", () => {
     const before = await postStatus(bob, { status: "seen before the block", visibility: "public" });
     await eventually(async () => (await alice.client.get("/api/v1/timelines/home")).body.some((s: { uri: string }) => s.uri === before.uri), "bob's post in alice's home");
 
+    const fromBob = async () => (await alice.client.get("/api/v1/notifications")).body.filter((n: { account: { id: string } }) => n.account.id === String(remoteBob.id)).map((n: { type: string }) => n.type);
+    expect(await fromBob()).toEqual(["follow"]);
     const res = await alice.client.post("/api/v1/domain_blocks", { json: { domain: hostB } });
     expect([res.status, res.body]).toEqual([200, {}]);
+    // The notifications its accounts caused go with the block (AfterBlockDomainFromAccountService).
+    expect(await fromBob()).toEqual([]);
     expect(await blocked(alice)).toEqual([hostB]);
     const r = await relationship(alice, remoteBob.id);
     expect([r.domain_blocking, r.following, r.followed_by]).toEqual([true, false, false]);
@@ -96,5 +100,35 @@ describe("a user blocks a domain", () => {
     expect((await fetch(`${a.base}/api/v1/domain_blocks`)).status).toBe(401);
     expect(await blocked(alice)).toEqual([]);
     expect(await blocked(reader)).toEqual([]);
+  });
+  test("GET and DELETE errors: no token 401, a token without the scope 403, an app's own token 422; DELETE of nothing is {} (as Mastodon's); nothing changes", async () => {
+    await alice.client.post("/api/v1/domain_blocks", { json: { domain: "kept.example" } });
+    const writer = await createUser(a, "writer", { scopes: "write" });
+    const reader = await createUser(a, "reader2", { scopes: "read" });
+    const app = appToken(a, "read write");
+    const cases: [string, string | null, Record<string, unknown> | undefined, number, unknown][] = [
+      ["GET", null, undefined, 401, { error: "The access token is invalid" }],
+      ["GET", writer.token, undefined, 403, { error: "This action is outside the authorized scopes" }],
+      ["GET", app.token, undefined, 422, { error: "This method requires an authenticated user" }],
+      ["DELETE", null, { domain: "kept.example" }, 401, { error: "The access token is invalid" }],
+      ["DELETE", reader.token, { domain: "kept.example" }, 403, { error: "This action is outside the authorized scopes" }],
+      ["DELETE", app.token, { domain: "kept.example" }, 422, { error: "This method requires an authenticated user" }],
+      ["POST", app.token, { domain: "other.example" }, 422, { error: "This method requires an authenticated user" }],
+      // Mastodon's unblock_domain! finds nothing to destroy: {} and no change.
+      ["DELETE", alice.token, {}, 200, {}],
+      ["DELETE", alice.token, { domain: "" }, 200, {}],
+      ["DELETE", alice.token, { domain: "not a domain" }, 200, {}],
+    ];
+    for (const [method, token, json, status, body] of cases) {
+      const res = await alice.client.request(method, "/api/v1/domain_blocks", { token, json });
+      expect([method, token === alice.token, JSON.stringify(json), res.status, res.body]).toEqual([method, token === alice.token, JSON.stringify(json), status, body]);
+    }
+    expect(await blocked(alice)).toEqual(["kept.example"]);
+    expect(await blocked(reader)).toEqual([]);
+    // The deprecated `follow` scope still covers both (Mastodon's doorkeeper_authorize! :follow).
+    const legacy = await createUser(a, "legacy", { scopes: "follow" });
+    expect((await legacy.client.post("/api/v1/domain_blocks", { form: { domain: "legacy.example" } })).body).toEqual({});
+    expect((await legacy.client.get("/api/v1/domain_blocks")).body).toEqual(["legacy.example"]);
+    await alice.client.delete("/api/v1/domain_blocks", { json: { domain: "kept.example" } });
   });
 });

@@ -14,6 +14,13 @@ describe("configuration", () => {
     expect(c.rateLimits).toBe(true);
     expect(c.trustedProxies).toEqual([]);
     expect(c.remoteMediaCache).toBeNull();
+    expect(c.inboxRateLimit).toEqual({ limit: 2000, periodMs: 5 * 60 * 1000 });
+    expect(c.authorizedFetch).toBe(false);
+  });
+
+  test("INBOX_RATE_LIMIT is <requests>/<seconds>, or off", () => {
+    expect(loadConfig({ INBOX_RATE_LIMIT: "500/60" }).inboxRateLimit).toEqual({ limit: 500, periodMs: 60_000 });
+    expect(loadConfig({ INBOX_RATE_LIMIT: " OFF " }).inboxRateLimit).toBeNull();
   });
 
   test.each(["0", "lots", "1.5"])("a bad REMOTE_MEDIA_CACHE_MB (%s) names the variable", (value) => {
@@ -45,6 +52,11 @@ describe("configuration", () => {
     ["MEDIA_WORKERS", "0"],
     ["MEDIA_WORKERS", "lots"],
     ["CACHE_REMOTE_MEDIA", "maybe"],
+    ["INBOX_RATE_LIMIT", "2000"],
+    ["INBOX_RATE_LIMIT", "0/300"],
+    ["INBOX_RATE_LIMIT", "2000/0"],
+    ["INBOX_RATE_LIMIT", "lots/5m"],
+    ["AUTHORIZED_FETCH", "maybe"],
   ])("a bad %s names the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
