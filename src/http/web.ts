@@ -132,6 +132,15 @@ export function webRoutes(ctx: AppContext) {
     if (row.accountId !== account.id) throw notFound();
     return row;
   };
+  /**
+   * A signed-in browser reads a status page as its member: one the author blocked gets 404, as
+   * Mastodon's StatusPolicy answers it (the page itself stays the anonymous one: public and
+   * unlisted only, the same bytes for everyone).
+   */
+  const seenByMember = (request: Request, statusId: number) => {
+    const member = services.webSessions.accountFor(cookie(request, SESSION_COOKIE));
+    if (member !== null) services.reader.visibleRow(statusId, member);
+  };
   const statusOf = (handle: string, id: string) => {
     const row = visibleOf(handle, id);
     const json = statusJson(ctx, row, null);
@@ -228,8 +237,12 @@ export function webRoutes(ctx: AppContext) {
       const handle = c.params.handle.toLowerCase();
       const id = parseId(c.params.id);
       const cached = id === null ? undefined : statusPages.get(id);
-      if (cached && cached.handle === handle && services.reader.visibleRow(id, null).accountId === cached.accountId) return respond(c.request, cached);
+      if (cached && cached.handle === handle && services.reader.visibleRow(id, null).accountId === cached.accountId) {
+        seenByMember(c.request, id!);
+        return respond(c.request, cached);
+      }
       const row = visibleOf(c.params.handle, c.params.id);
+      seenByMember(c.request, row.id);
       const generation = services.renderCache.generation;
       const json = statusJson(ctx, row, null);
       if (json === null) throw notFound();

@@ -126,6 +126,19 @@ describe("/@name/:id, a status page", () => {
     expect((await get(`/@alice/${post.id}`)).status).toBe(404);
   });
 
+  test("a signed-in browser whom the author blocked gets 404 for the status page; another gets it", async () => {
+    const post = await postStatus(alice, { status: "not for the blocked", visibility: "public" });
+    const [blocked, welcome] = [await createUser(server, "blockedone"), await createUser(server, "welcome")];
+    expect((await alice.client.post(`/api/v1/accounts/${blocked.id}/block`)).status).toBe(200);
+    const session = (user: TestUser) => `_rookery_session=${server.ctx.services.webSessions.create(user.account.id)}`;
+    for (const round of ["fresh", "kept"]) {
+      const asBlocked = await fetch(`${server.base}/@alice/${post.id}`, { headers: { accept: "text/html", cookie: session(blocked) } });
+      expect([round, asBlocked.status]).toEqual([round, 404]);
+      const asWelcome = await fetch(`${server.base}/@alice/${post.id}`, { headers: { accept: "text/html", cookie: session(welcome) } });
+      expect([round, asWelcome.status]).toEqual([round, 200]);
+    }
+  });
+
   test("a boost's page shows it as a boost of the original", async () => {
     const booster = await createUser(server, "booster");
     const post = await postStatus(alice, { status: "worth boosting", visibility: "public" });
