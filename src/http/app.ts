@@ -17,6 +17,7 @@ import { oauthRoutes } from "./oauth.ts";
 import { mediaRoutes } from "./media.ts";
 import { moderationRoutes } from "./moderation.ts";
 import { webRoutes } from "./web.ts";
+import { pushRoutes } from "./push.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
@@ -69,6 +70,7 @@ export function createApp(ctx: AppContext) {
     .use(followRequestRoutes(ctx))
     .use(moderationRoutes(ctx))
     .use(domainBlockRoutes(ctx))
+    .use(pushRoutes(ctx))
     .use(statusRoutes(ctx))
     .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))

@@ -30,6 +30,7 @@ import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { RemoteMediaCache } from "./media/remote-media-cache.ts";
 import { LinkCards } from "./statuses/link-cards.ts";
+import { PushSubscriptions } from "./push/subscriptions.ts";
 import { fetchPublicBytes } from "../media/public-fetch.ts";
 import { ROOKERY_VERSION } from "../version.ts";
 import { ConversationService } from "./conversations.ts";
@@ -174,6 +175,9 @@ export function createServices(deps: ServiceDeps) {
   events.within("status.deleted", (e) => conversations.removed(e.status));
   // The wheel is in memory and re-reads the poll when it fires: told once the poll exists.
   events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
+  // Web Push subscriptions go with their token.
+  const pushSubscriptions = new PushSubscriptions(db, ids, clock, config.allowPrivateAddresses);
+  tokens.onRevoke((auth) => pushSubscriptions.unsubscribe(auth.tokenId));
   // Link previews of new and edited statuses, fetched once they are stored.
   const linkCards = new LinkCards(db, ids, clock, renderCache, (url, maxBytes, timeoutMs) =>
     federationDomains.refuses(url)
@@ -208,6 +212,7 @@ export function createServices(deps: ServiceDeps) {
     remoteThreads,
     accountMoves,
     linkCards,
+    pushSubscriptions,
     federationDomains,
     federationInbox,
     wheel,

@@ -71,3 +71,34 @@ export const instanceSettings = sqliteTable("instance_settings", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
+
+/**
+ * Web Push subscriptions (Mastodon's Web::PushSubscription): one per access token, replaced by a
+ * new POST and gone with the token. `alerts` is JSON of the alert types asked for (as given);
+ * `policy` is all | followed | follower | none.
+ */
+export const pushSubscriptions = sqliteTable(
+  "push_subscriptions",
+  {
+    id: integer("id").primaryKey(),
+    accessTokenId: integer("access_token_id")
+      .notNull()
+      .unique()
+      .references(() => accessTokens.id, { onDelete: "cascade" }),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    endpoint: text("endpoint").notNull(),
+    keyP256dh: text("key_p256dh").notNull(),
+    keyAuth: text("key_auth").notNull(),
+    alerts: text("alerts").notNull().default("{}"),
+    policy: text("policy").notNull().default("all"),
+    /** The client asked for the standard (RFC 8291 aes128gcm) encoding: Mastodon 4.4's `standard`. */
+    standard: integer("standard", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("push_subscriptions_account").on(t.accountId)],
+);
+
+export type PushSubscriptionRow = typeof pushSubscriptions.$inferSelect;
+
