@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { LIMITS, SUPPORTED_MIME_TYPES } from "../limits.ts";
 import { accountUri, accountUrl } from "../presenters/account.ts";
-import { INSTANCE_DESCRIPTION, instanceStats } from "../services/instance.ts";
+import { INSTANCE_DESCRIPTION, instanceStats, knownPeers } from "../services/instance.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "../version.ts";
 import { input } from "./input.ts";
 import { str } from "./params.ts";
@@ -60,7 +60,7 @@ export function instanceRoutes(ctx: AppContext) {
         email: config.contactEmail,
         version: VERSION_STRING,
         urls: { streaming_api: streamingUrl },
-        stats: { user_count: stats.userCount, status_count: stats.statusCount, domain_count: 0 },
+        stats: { user_count: stats.userCount, status_count: stats.statusCount, domain_count: stats.domainCount },
         thumbnail,
         languages: ["en"],
         registrations: config.registrations === "open",
@@ -100,7 +100,7 @@ export function instanceRoutes(ctx: AppContext) {
       };
     })
     .get("/api/v1/instance/rules", () => [])
-    .get("/api/v1/instance/peers", () => [])
+    .get("/api/v1/instance/peers", () => knownPeers(db))
     .get("/api/v1/instance/activity", () => [])
     .get("/api/v1/instance/extended_description", () => ({ updated_at: null, content: "" }))
     .get("/api/v1/instance/translation_languages", () => ({}))

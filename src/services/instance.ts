@@ -32,6 +32,8 @@ export async function loadInstanceKeys(db: Db): Promise<InstanceKeys> {
 export interface InstanceStats {
   userCount: number;
   statusCount: number;
+  /** Other servers this one knows accounts of (Mastodon's domain_count). */
+  domainCount: number;
 }
 
 /** What the server says of itself (the instance entity, the about page). */
@@ -43,5 +45,14 @@ export function instanceStats(db: Db): InstanceStats {
     .from(accounts)
     .where(sql`${accounts.domain} IS NULL`)
     .get();
-  return { userCount: row?.users ?? 0, statusCount: row?.statuses ?? 0 };
+  return { userCount: row?.users ?? 0, statusCount: row?.statuses ?? 0, domainCount: knownPeers(db).length };
+}
+
+/**
+ * The servers this one knows accounts of, by host name (a port dropped), as Mastodon's
+ * /api/v1/instance/peers lists the domains of its remote accounts.
+ */
+export function knownPeers(db: Db): string[] {
+  const rows = db.$client.query<{ domain: string }, []>("SELECT DISTINCT domain FROM accounts WHERE domain IS NOT NULL").all();
+  return [...new Set(rows.map((r) => r.domain.replace(/:\d+$/, "").toLowerCase()))].sort();
 }
