@@ -18,6 +18,7 @@ import { mediaRoutes } from "./media.ts";
 import { moderationRoutes } from "./moderation.ts";
 import { webRoutes } from "./web.ts";
 import { pushRoutes } from "./push.ts";
+import { directoryRoutes } from "./directory.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
@@ -71,6 +72,7 @@ export function createApp(ctx: AppContext) {
     .use(moderationRoutes(ctx))
     .use(domainBlockRoutes(ctx))
     .use(pushRoutes(ctx))
+    .use(directoryRoutes(ctx))
     .use(statusRoutes(ctx))
     .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))

@@ -31,6 +31,7 @@ import { MediaService } from "./media/media.ts";
 import { RemoteMediaCache } from "./media/remote-media-cache.ts";
 import { LinkCards } from "./statuses/link-cards.ts";
 import { PushSubscriptions } from "./push/subscriptions.ts";
+import { Directory } from "./accounts/directory.ts";
 import { fetchPublicBytes } from "../media/public-fetch.ts";
 import { ROOKERY_VERSION } from "../version.ts";
 import { ConversationService } from "./conversations.ts";
@@ -84,6 +85,7 @@ export function createServices(deps: ServiceDeps) {
   const follows = new FollowService(db, ids, clock, events);
   const domainBlocks = new AccountDomainBlocks(db, ids, clock, follows, events);
   const moderation = new ModerationService(db, ids, clock, follows, events, domainBlocks);
+  const directory = new Directory(db, moderation);
   const markers = new MarkerService(db, clock);
   const notifications = new NotificationService(db, ids, clock, moderation, events);
 
@@ -213,6 +215,7 @@ export function createServices(deps: ServiceDeps) {
     accountMoves,
     linkCards,
     pushSubscriptions,
+    directory,
     federationDomains,
     federationInbox,
     wheel,
