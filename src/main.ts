@@ -235,6 +235,8 @@ async function main(argv: string[]) {
         handle.sqlite.run("VACUUM INTO ?", [file]);
         handle.close();
         process.stdout.write(`Backed up ${handle.path} to ${file}\n`);
+        // The sealing key stays out of the database on purpose (see TokenSeal): say so.
+        process.stdout.write(`Not in it: ${config.dataDir}/push-token.key (copy it too, or apps must subscribe to Web Push again)\n`);
         return;
       }
       default:

@@ -89,6 +89,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   services.polls.restore();
   services.media.restore();
   services.scheduled.restore();
+  services.pushDeliveries.restore();
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
   streaming = new Streaming(ctx);
@@ -116,6 +117,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         services.wheel.stop();
         await federation?.stop();
         await services.linkCards.stop();
+        await services.pushDeliveries.stop();
         await services.media.queue.stop();
         services.writes.flush();
         database.close();

@@ -3,7 +3,7 @@ import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { serializePushSubscription } from "../presenters/push-subscription.ts";
 import { ALERT_TYPES, type SubscriptionData } from "../services/push/subscriptions.ts";
-import { requireUser } from "./auth.ts";
+import { bearerToken, requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { bool, obj, str, type Params } from "./params.ts";
 
@@ -33,6 +33,7 @@ export function pushRoutes(ctx: AppContext) {
       const keysParam = obj(subscription.keys, "subscription[keys]") ?? {};
       const row = services.pushSubscriptions.subscribe(
         auth.tokenId,
+        bearerToken(c.request)!,
         auth.accountId,
         { endpoint: str(subscription.endpoint, "subscription[endpoint]"), p256dh: str(keysParam.p256dh, "subscription[keys][p256dh]"), auth: str(keysParam.auth, "subscription[keys][auth]"), standard: bool(subscription.standard, "subscription[standard]") },
         dataOf(p),

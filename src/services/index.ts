@@ -30,7 +30,11 @@ import type { InstanceKeys } from "./instance.ts";
 import { MediaService } from "./media/media.ts";
 import { RemoteMediaCache } from "./media/remote-media-cache.ts";
 import { LinkCards } from "./statuses/link-cards.ts";
+import { PushDeliveries } from "./push/deliveries.ts";
+import { postToPushService } from "../net/push-post.ts";
 import { PushSubscriptions } from "./push/subscriptions.ts";
+import { TokenSeal } from "./push/token-seal.ts";
+import { VapidSigner } from "./push/web-push.ts";
 import { Directory } from "./accounts/directory.ts";
 import { fetchPublicBytes } from "../media/public-fetch.ts";
 import { ROOKERY_VERSION } from "../version.ts";
@@ -177,9 +181,18 @@ export function createServices(deps: ServiceDeps) {
   events.within("status.deleted", (e) => conversations.removed(e.status));
   // The wheel is in memory and re-reads the poll when it fires: told once the poll exists.
   events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
-  // Web Push subscriptions go with their token.
-  const pushSubscriptions = new PushSubscriptions(db, ids, clock, config.allowPrivateAddresses);
+  // Web Push subscriptions go with their token; a new notification becomes a push for each
+  // subscription that wants it, in its own transaction, sent once that committed.
+  const tokenSeal = new TokenSeal(config.dataDir);
+  const pushSubscriptions = new PushSubscriptions(db, ids, clock, config.allowPrivateAddresses, tokenSeal);
   tokens.onRevoke((auth) => pushSubscriptions.unsubscribe(auth.tokenId));
+  const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
+  const pushUrls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
+  const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, pushUrls, tokenSeal, vapid, (endpoint, init) =>
+    postToPushService(endpoint, init, { allowPrivateAddresses: config.allowPrivateAddresses, userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)` }),
+  );
+  events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));
+  events.afterCommit("notification.created", (e) => pushDeliveries.committed(e.notification));
   // Link previews of new and edited statuses, fetched once they are stored.
   const linkCards = new LinkCards(db, ids, clock, renderCache, (url, maxBytes, timeoutMs) =>
     federationDomains.refuses(url)
@@ -215,6 +228,7 @@ export function createServices(deps: ServiceDeps) {
     accountMoves,
     linkCards,
     pushSubscriptions,
+    pushDeliveries,
     directory,
     federationDomains,
     federationInbox,

@@ -8,6 +8,8 @@ export interface InstanceKeys {
   secret: Uint8Array;
   /** Web Push application server key (P-256, uncompressed point, base64url). */
   vapidPublicKey: string;
+  /** Its private half, a JWK (JSON text): signs the VAPID JWTs of pushes. */
+  vapidPrivateJwk: string;
 }
 
 /** Keys made on first start and kept in the database, so restarts keep sessions valid. */
@@ -26,6 +28,7 @@ export async function loadInstanceKeys(db: Db): Promise<InstanceKeys> {
   return {
     secret: Buffer.from(get("secret_key") as string, "base64url"),
     vapidPublicKey: get("vapid_public_key") as string,
+    vapidPrivateJwk: get("vapid_private_key") as string,
   };
 }
 

@@ -11,6 +11,8 @@ export interface TestUser {
   token: string;
   client: Client;
   app: ApplicationRow;
+  /** The app's client secret (for /oauth/revoke and the like). */
+  clientSecret: string;
 }
 
 /** An app registered through the service (the same code POST /api/v1/apps runs). */
@@ -24,9 +26,9 @@ export async function createUser(server: TestServer, username: string, options: 
   const account = await services.accounts.create({ username, email: `${username.toLowerCase()}@example.test`, password: PASSWORD }, { api: false });
   if (options.locked) await services.accounts.updateCredentials(account.id, { locked: true });
   const scopes = options.scopes ?? "read write follow push";
-  const { app } = registerApp(server, scopes);
+  const { app, clientSecret } = registerApp(server, scopes);
   const { accessToken } = services.tokens.issue(app.id, account.id, parseScopes(scopes));
-  return { account, id: String(account.id), token: accessToken, client: new Client(server.base, accessToken), app };
+  return { account, id: String(account.id), token: accessToken, client: new Client(server.base, accessToken), app, clientSecret };
 }
 
 /** A token of an app alone (client_credentials). */

@@ -95,10 +95,38 @@ export const pushSubscriptions = sqliteTable(
     policy: text("policy").notNull().default("all"),
     /** The client asked for the standard (RFC 8291 aes128gcm) encoding: Mastodon 4.4's `standard`. */
     standard: integer("standard", { mode: "boolean" }).notNull().default(false),
+    /**
+     * The subscribing access token, sealed (AES-GCM) under a key kept in a file beside the
+     * database, never in it: Mastodon's payload carries the token (clients tell their accounts
+     * apart by it), and tokens are otherwise stored only as hashes. Null for subscriptions made
+     * before this column: their pushes go without `access_token`.
+     */
+    sealedToken: text("sealed_token"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("push_subscriptions_account").on(t.accountId)],
 );
 
 export type PushSubscriptionRow = typeof pushSubscriptions.$inferSelect;
+
+/**
+ * Pushes waiting to be sent: one per (subscription, notification), written in the transaction
+ * that made the notification so that a crash loses none; the timer wheel sends each at
+ * `due_at`, and a failed attempt moves it later until Mastodon's five retries are spent.
+ */
+export const pushDeliveries = sqliteTable(
+  "push_deliveries",
+  {
+    id: integer("id").primaryKey(),
+    subscriptionId: integer("subscription_id")
+      .notNull()
+      .references(() => pushSubscriptions.id, { onDelete: "cascade" }),
+    notificationId: integer("notification_id").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    dueAt: integer("due_at").notNull(),
+  },
+  (t) => [index("push_deliveries_subscription").on(t.subscriptionId)],
+);
+
+export type PushDeliveryRow = typeof pushDeliveries.$inferSelect;
 

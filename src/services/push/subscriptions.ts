@@ -4,6 +4,7 @@ import type { Db } from "../../db/connection.ts";
 import { pushSubscriptions, type PushSubscriptionRow } from "../../db/schema.ts";
 import { notFound, validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
+import type { TokenSeal } from "./token-seal.ts";
 
 /** Mastodon's Notification::TYPES that a subscription can ask alerts for. */
 export const ALERT_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update", "admin.sign_up", "admin.report"] as const;
@@ -35,9 +36,11 @@ export class PushSubscriptions {
     private ids: IdGenerator,
     private clock: Clock,
     private allowHttp: boolean,
+    private seal: TokenSeal,
   ) {}
 
-  subscribe(tokenId: number, accountId: number, input: SubscriptionInput, data: SubscriptionData): PushSubscriptionRow {
+  /** `token` is the subscribing access token itself, kept sealed for the payloads (see TokenSeal). */
+  subscribe(tokenId: number, token: string, accountId: number, input: SubscriptionInput, data: SubscriptionData): PushSubscriptionRow {
     const errors: string[] = [];
     const endpoint = input.endpoint?.trim() ?? "";
     if (!endpoint) errors.push("Endpoint can't be blank");
@@ -45,7 +48,7 @@ export class PushSubscriptions {
     if (!input.p256dh) errors.push("Key p256dh can't be blank");
     else if (!isPoint(input.p256dh)) errors.push("Key p256dh is invalid");
     if (!input.auth) errors.push("Key auth can't be blank");
-    else if (bytes(input.auth)?.length !== 16) errors.push("Key auth is invalid");
+    else if (base64Bytes(input.auth)?.length !== 16) errors.push("Key auth is invalid");
     const policy = data.policy ?? "all";
     if (!(POLICIES as readonly string[]).includes(policy)) errors.push("Policy is not included in the list");
     if (errors.length > 0) throw validationFailed(...errors);
@@ -59,6 +62,7 @@ export class PushSubscriptions {
       alerts: JSON.stringify(knownAlerts(data.alerts)),
       policy,
       standard: input.standard ?? false,
+      sealedToken: this.seal.seal(token),
       createdAt: this.clock.now(),
     };
     this.db.transaction((tx) => {
@@ -106,7 +110,7 @@ function knownAlerts(alerts: Record<string, boolean> | undefined): Record<string
 }
 
 /** Base64 (url-safe or not, padded or not) to bytes; null when it is not base64. */
-function bytes(value: string): Uint8Array | null {
+export function base64Bytes(value: string): Uint8Array | null {
   const normal = value.trim().replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, "");
   if (!/^[A-Za-z0-9+/]*$/.test(normal)) return null;
   return new Uint8Array(Buffer.from(normal, "base64"));
@@ -114,6 +118,6 @@ function bytes(value: string): Uint8Array | null {
 
 /** An uncompressed P-256 point: 65 bytes starting with 4. */
 function isPoint(value: string): boolean {
-  const b = bytes(value);
+  const b = base64Bytes(value);
   return b !== null && b.length === 65 && b[0] === 4;
 }

@@ -1,0 +1,51 @@
+import type { AccountRow, NotificationRow, StatusRow } from "../db/schema.ts";
+import { htmlToText } from "../text/html-to-text.ts";
+import { serializeAccount, type Urls } from "./account.ts";
+
+/** Mastodon's notification_mailer.<type>.subject (en), the push's title. */
+const TITLES: Record<string, (name: string) => string> = {
+  mention: (name) => `You were mentioned by ${name}`,
+  status: (name) => `${name} just posted`,
+  reblog: (name) => `${name} boosted your post`,
+  follow: (name) => `${name} is now following you`,
+  follow_request: (name) => `Pending follower: ${name}`,
+  favourite: (name) => `${name} favorited your post`,
+  poll: (name) => `A poll by ${name} has ended`,
+  update: (name) => `${name} edited a post`,
+};
+
+/** Rails' truncate(length: 140): longer text is cut so that it ends in "..." within 140 characters. */
+function truncate(text: string, length = 140): string {
+  const chars = [...text];
+  return chars.length <= length ? text : `${chars.slice(0, length - 3).join("")}...`;
+}
+
+export interface PushPayloadInput {
+  /** The subscribing token; null when it could not be unsealed (the field is then left out). */
+  accessToken: string | null;
+  locale: string;
+  notification: NotificationRow;
+  from: AccountRow;
+  /** The notification's status (the original, for a boost), if it has one. */
+  status: StatusRow | null;
+}
+
+/**
+ * Mastodon's Web::NotificationSerializer: what a push carries, for the app's service worker or
+ * notification extension to show without a request (title, body, icon) and to tell which
+ * account and notification it is (access_token, notification_id).
+ */
+export function serializePushNotification(urls: Urls, input: PushPayloadInput): string {
+  const { notification: n, from, status } = input;
+  const name = from.displayName.trim() || from.username;
+  const body = status ? status.spoilerText || status.text || htmlToText(status.contentHtml) : from.note || htmlToText(from.noteHtml);
+  return JSON.stringify({
+    ...(input.accessToken !== null ? { access_token: input.accessToken } : {}),
+    preferred_locale: input.locale,
+    notification_id: n.id,
+    notification_type: n.type,
+    icon: serializeAccount(urls, from).avatar_static,
+    title: (TITLES[n.type] ?? ((who: string) => who))(name),
+    body: truncate(body.trim()),
+  });
+}
