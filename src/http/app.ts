@@ -22,6 +22,8 @@ import { directoryRoutes } from "./directory.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
+import { notificationV2Routes } from "./notifications-v2.ts";
+import { notificationRequestRoutes } from "./notification-requests.ts";
 import { pollRoutes } from "./polls.ts";
 import { preferenceRoutes } from "./preferences.ts";
 import { scheduledStatusRoutes } from "./scheduled-statuses.ts";
@@ -84,7 +86,9 @@ export function createApp(ctx: AppContext) {
     .use(listRoutes(ctx))
     .use(conversationRoutes(ctx))
     .use(filterRoutes(ctx))
+    .use(notificationRequestRoutes(ctx))
     .use(notificationRoutes(ctx))
+    .use(notificationV2Routes(ctx))
     .use(preferenceRoutes(ctx))
     .use(instanceRoutes(ctx))
     .use(emptyCollectionRoutes(ctx))

@@ -94,7 +94,7 @@ export function instanceRoutes(ctx: AppContext) {
         },
         registrations: { enabled: config.registrations === "open", approval_required: false, message: null, url: null },
         // 2 would promise grouped notifications (/api/v2/notifications), which Rookery lacks.
-        api_versions: { mastodon: 1 },
+        api_versions: { mastodon: 2 },
         contact: { email: config.contactEmail, account: null },
         rules: [],
       };

@@ -6,7 +6,7 @@ import { notificationsJson } from "../presenters/notification.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { linkHeader, pageParams } from "./pagination.ts";
-import { str, strArray } from "./params.ts";
+import { bool, str, strArray } from "./params.ts";
 import { jsonText } from "./render.ts";
 
 export function notificationRoutes(ctx: AppContext) {
@@ -21,12 +21,13 @@ export function notificationRoutes(ctx: AppContext) {
         types: strArray(p.types, "types"),
         excludeTypes: strArray(p.exclude_types, "exclude_types"),
         fromAccountId: parseId(str(p.account_id, "account_id")) ?? undefined,
+        includeFiltered: bool(p.include_filtered, "include_filtered") ?? false,
       });
       if (rows.length > 0) {
         const link = linkHeader(ctx.config.publicUrl, c.request, {
           next: rows[rows.length - 1]!.id,
           prev: rows[0]!.id,
-          keep: ["limit", "types", "exclude_types", "account_id"],
+          keep: ["limit", "types", "exclude_types", "account_id", "include_filtered"],
         });
         if (link) return jsonText(`[${notificationsJson(ctx, rows, auth.accountId).join(",")}]`, { link });
       }

@@ -9,7 +9,8 @@ export function serializeNotification(urls: Urls, n: NotificationRow, from: Acco
     id: String(n.id),
     type: n.type,
     created_at: new Date(n.createdAt).toISOString(),
-    group_key: `ungrouped-${n.id}`,
+    group_key: n.groupKey ?? `ungrouped-${n.id}`,
+    ...(n.filtered ? { filtered: true } : {}),
     account: serializeAccount(urls, from),
   };
   return out;

@@ -31,6 +31,7 @@ import { MediaService } from "./media/media.ts";
 import { RemoteMediaCache } from "./media/remote-media-cache.ts";
 import { LinkCards } from "./statuses/link-cards.ts";
 import { PushDeliveries } from "./push/deliveries.ts";
+import { NotificationPolicies } from "./notifications/policy.ts";
 import { postToPushService } from "../net/push-post.ts";
 import { PushSubscriptions } from "./push/subscriptions.ts";
 import { TokenSeal } from "./push/token-seal.ts";
@@ -91,7 +92,8 @@ export function createServices(deps: ServiceDeps) {
   const moderation = new ModerationService(db, ids, clock, follows, events, domainBlocks);
   const directory = new Directory(db, moderation);
   const markers = new MarkerService(db, clock);
-  const notifications = new NotificationService(db, ids, clock, moderation, events);
+  const notificationPolicies = new NotificationPolicies(db, ids, clock);
+  const notifications = new NotificationService(db, ids, clock, moderation, events, notificationPolicies);
 
   const policy = new StatusPolicy(follows, moderation);
   const statusMedia = new StatusMedia(db, clock);
@@ -229,6 +231,7 @@ export function createServices(deps: ServiceDeps) {
     linkCards,
     pushSubscriptions,
     pushDeliveries,
+    notificationPolicies,
     directory,
     federationDomains,
     federationInbox,

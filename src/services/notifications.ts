@@ -1,4 +1,4 @@
-import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
 import { accounts, conversationMutes, notifications, statuses, type NotificationRow } from "../db/schema.ts";
@@ -6,6 +6,8 @@ import type { IdGenerator } from "../ids.ts";
 import { notFound } from "../errors.ts";
 import type { ModerationService } from "./accounts/moderation.ts";
 import type { EventBus } from "./events.ts";
+import { groupKeyFor, NotificationGroups } from "./notifications/groups.ts";
+import type { NotificationPolicies } from "./notifications/policy.ts";
 import { finishPage, pageQuery, type Page } from "./pagination.ts";
 
 export const NOTIFICATION_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update"] as const;
@@ -16,6 +18,8 @@ export interface NotificationQuery {
   types?: string[];
   excludeTypes?: string[];
   fromAccountId?: number;
+  /** Include what the notification policy held back (always, when `fromAccountId` is given: Mastodon's browserable). */
+  includeFiltered?: boolean;
 }
 
 /** Notifications about one activity: a recipient, who did it, what, and to which status. */
@@ -40,7 +44,12 @@ export class NotificationService {
     private clock: Clock,
     private moderation: ModerationService,
     private events: EventBus,
-  ) {}
+    private policies: NotificationPolicies,
+  ) {
+    this.groups = new NotificationGroups(db);
+  }
+
+  readonly groups: NotificationGroups;
 
   notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null): NotificationRow | null {
     if (recipientId === fromAccountId && type !== "poll") return null;
@@ -50,17 +59,79 @@ export class NotificationService {
     if (statusId !== null && this.threadMuted(recipientId, statusId)) return null;
     const duplicate = this.db.select({ id: notifications.id }).from(notifications).where(sameActivity(recipientId, fromAccountId, type, statusId)).get();
     if (duplicate) return null;
+    const decision = this.policies.decide(recipientId, fromAccountId, type, statusId);
+    if (decision === "drop") return null;
+    const createdAt = this.clock.now();
+    const filtered = decision === "filter";
     const row: NotificationRow = {
       id: this.ids.next(),
       accountId: recipientId,
       fromAccountId,
       type,
       statusId,
-      createdAt: this.clock.now(),
+      groupKey: filtered ? null : groupKeyFor(this.db, recipientId, type, statusId, createdAt),
+      filtered,
+      createdAt,
     };
     this.db.insert(notifications).values(row).run();
-    this.events.emit({ type: "notification.created", notification: row });
+    // A held-back notification is neither streamed nor pushed: it waits in its sender's request.
+    if (filtered) this.policies.held(recipientId, fromAccountId, type, statusId);
+    else this.events.emit({ type: "notification.created", notification: row });
     return row;
+  }
+
+  /**
+   * Accepts a request of the policy: the sender passes from now on, and what it held comes into
+   * the list with its group keys, in one transaction. `ignoreMissing` for the batch form, which
+   * skips ids that are not the viewer's requests rather than failing.
+   */
+  acceptRequest(accountId: number, requestId: number, options: { ignoreMissing?: boolean } = {}): void {
+    this.db.transaction(() => {
+      const request = this.requestOrNull(accountId, requestId, options);
+      if (request) this.policies.accept(request, (ids) => this.regroup(ids));
+    });
+  }
+
+  /** Dismisses a request: it and the notifications it held are deleted. */
+  dismissRequest(accountId: number, requestId: number, options: { ignoreMissing?: boolean } = {}): void {
+    this.db.transaction(() => {
+      const request = this.requestOrNull(accountId, requestId, options);
+      if (request) this.policies.dismiss(request);
+    });
+  }
+
+  private requestOrNull(accountId: number, requestId: number, options: { ignoreMissing?: boolean }) {
+    try {
+      return this.policies.request(accountId, requestId);
+    } catch (e) {
+      if (options.ignoreMissing) return null;
+      throw e;
+    }
+  }
+
+  /** A request accepted: its notifications, oldest first, get the group keys they would have had. */
+  regroup(ids: number[]): void {
+    for (const id of ids) {
+      const n = this.db.select().from(notifications).where(eq(notifications.id, id)).get();
+      if (!n) continue;
+      const groupKey = groupKeyFor(this.db, n.accountId, n.type, n.statusId, n.createdAt);
+      if (groupKey) this.db.update(notifications).set({ groupKey }).where(eq(notifications.id, id)).run();
+    }
+  }
+
+  /** The list's filters as SQL (types, sender, hidden accounts, held-back ones), for flat and grouped lists alike. */
+  filters(accountId: number, query: Omit<NotificationQuery, "page">): SQL | undefined | "none" {
+    const known = new Set<string>(NOTIFICATION_TYPES);
+    const types = query.types?.filter((t) => known.has(t));
+    if (types && types.length === 0 && query.types && query.types.length > 0) return "none";
+    const hidden = [...this.moderation.hiddenAccounts(accountId)];
+    return and(
+      types && types.length ? inArray(notifications.type, types) : undefined,
+      query.excludeTypes?.length ? notInArray(notifications.type, query.excludeTypes) : undefined,
+      query.fromAccountId !== undefined ? eq(notifications.fromAccountId, query.fromAccountId) : undefined,
+      query.includeFiltered || query.fromAccountId !== undefined ? undefined : eq(notifications.filtered, false),
+      hidden.length ? notInArray(notifications.fromAccountId, hidden) : undefined,
+    );
   }
 
   private isLocal(accountId: number): boolean {
@@ -100,23 +171,12 @@ export class NotificationService {
 
   list(accountId: number, query: NotificationQuery): NotificationRow[] {
     const q = pageQuery(notifications.id, query.page);
-    const known = new Set<string>(NOTIFICATION_TYPES);
-    const types = query.types?.filter((t) => known.has(t));
-    if (types && types.length === 0 && query.types && query.types.length > 0) return [];
-    const hidden = [...this.moderation.hiddenAccounts(accountId)];
+    const where = this.filters(accountId, query);
+    if (where === "none") return [];
     const rows = this.db
       .select()
       .from(notifications)
-      .where(
-        and(
-          eq(notifications.accountId, accountId),
-          q.where,
-          types && types.length ? inArray(notifications.type, types) : undefined,
-          query.excludeTypes?.length ? notInArray(notifications.type, query.excludeTypes) : undefined,
-          query.fromAccountId !== undefined ? eq(notifications.fromAccountId, query.fromAccountId) : undefined,
-          hidden.length ? notInArray(notifications.fromAccountId, hidden) : undefined,
-        ),
-      )
+      .where(and(eq(notifications.accountId, accountId), q.where, where))
       .orderBy(q.orderBy)
       .limit(query.page.limit)
       .all();

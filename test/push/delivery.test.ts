@@ -138,6 +138,19 @@ describe("Web Push delivery", () => {
     expect(deliveriesLeft()).toBe(0);
   });
 
+  test("a notification the notification policy holds back is not pushed", async () => {
+    const kim = await createUser(server, "kim");
+    const dev = await newDevice();
+    await subscribe(kim, dev, "/kim");
+    await kim.client.patch("/api/v2/notifications/policy", { json: { for_not_following: "filter" } });
+    const from = push.received.length;
+    await postStatus(bob, { status: "@kim from a stranger" });
+    await drain();
+    expect(deliveriesLeft()).toBe(0);
+    expect(push.received.slice(from).filter((p) => p.path === "/kim")).toEqual([]);
+    expect((await kim.client.get("/api/v1/notifications/requests")).body).toHaveLength(1);
+  });
+
   test("a subscription without `standard` gets the aesgcm draft: Encryption and Crypto-Key headers, `WebPush <jwt>`", async () => {
     const gail = await createUser(server, "gail");
     const dev = await newDevice();

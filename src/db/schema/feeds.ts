@@ -41,12 +41,77 @@ export const notifications = sqliteTable(
     /** mention | status | reblog | follow | follow_request | favourite | poll | update */
     type: text("type").notNull(),
     statusId: integer("status_id").references(() => statuses.id, { onDelete: "cascade" }),
+    /**
+     * Mastodon 4.3's grouping key for favourite, reblog and follow: `<type>[-<status id>]-<hour>`,
+     * the hour being when the group began (a group spans at most 12 hours). Null for the types
+     * that are not grouped and for filtered ones: their group is `ungrouped-<id>`.
+     */
+    groupKey: text("group_key"),
+    /** Held back by the recipient's notification policy: listed only under its request. */
+    filtered: bool("filtered").notNull().default(false),
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [index("notifications_account").on(t.accountId, t.id), index("notifications_activity").on(t.accountId, t.fromAccountId, t.type)],
+  (t) => [
+    index("notifications_account").on(t.accountId, t.id),
+    index("notifications_activity").on(t.accountId, t.fromAccountId, t.type),
+    index("notifications_group").on(t.accountId, t.groupKey),
+  ],
 );
 
 export type NotificationRow = typeof notifications.$inferSelect;
+
+/**
+ * Mastodon 4.3's notification policy: for each kind of sender, accept | filter | drop. No row is
+ * the defaults (private mentions from strangers and limited accounts filtered, the rest accepted).
+ */
+export const notificationPolicies = sqliteTable("notification_policies", {
+  accountId: integer("account_id")
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  forNotFollowing: text("for_not_following").notNull().default("accept"),
+  forNotFollowers: text("for_not_followers").notNull().default("accept"),
+  forNewAccounts: text("for_new_accounts").notNull().default("accept"),
+  forPrivateMentions: text("for_private_mentions").notNull().default("filter"),
+  forLimitedAccounts: text("for_limited_accounts").notNull().default("filter"),
+});
+
+export type NotificationPolicyRow = typeof notificationPolicies.$inferSelect;
+
+/** The filtered notifications from one sender, waiting for the recipient to accept or dismiss them. */
+export const notificationRequests = sqliteTable(
+  "notification_requests",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    fromAccountId: integer("from_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    lastStatusId: integer("last_status_id").references(() => statuses.id, { onDelete: "set null" }),
+    notificationsCount: integer("notifications_count").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("notification_requests_pair").on(t.accountId, t.fromAccountId)],
+);
+
+export type NotificationRequestRow = typeof notificationRequests.$inferSelect;
+
+/** Senders whose request was accepted: their notifications pass the policy from then on. */
+export const notificationPermissions = sqliteTable(
+  "notification_permissions",
+  {
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    fromAccountId: integer("from_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.fromAccountId] })],
+);
 
 export const lists = sqliteTable(
   "lists",

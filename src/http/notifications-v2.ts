@@ -1,0 +1,80 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import { parseId } from "../ids.ts";
+import { groupedNotificationsJson, type ExpandAccounts } from "../presenters/notification-group.ts";
+import { serializeAccount } from "../presenters/account.ts";
+import { requireUser } from "./auth.ts";
+import { input } from "./input.ts";
+import { linkHeader, pageParams } from "./pagination.ts";
+import { bool, str, strArray, type Params } from "./params.ts";
+import { jsonText } from "./render.ts";
+
+function expandAccounts(p: Params): ExpandAccounts {
+  const value = str(p.expand_accounts, "expand_accounts");
+  if (value === undefined || value === "full") return "full";
+  if (value === "partial_avatars") return value;
+  throw new ApiError(400, `Invalid value for 'expand_accounts': '${value}', allowed values are 'full' and 'partial_avatars'`);
+}
+
+/**
+ * Mastodon 4.3's grouped notifications (Api::V2::NotificationsController and
+ * Api::V2::Notifications::AccountsController): favourites and boosts of one status, and follows,
+ * within 12 hours come as one group with its count and newest senders.
+ */
+export function notificationV2Routes(ctx: AppContext) {
+  const { services } = ctx;
+  const filtersOf = (accountId: number, p: Params) =>
+    services.notifications.filters(accountId, {
+      types: strArray(p.types, "types"),
+      excludeTypes: strArray(p.exclude_types, "exclude_types"),
+      fromAccountId: parseId(str(p.account_id, "account_id")) ?? undefined,
+      includeFiltered: bool(p.include_filtered, "include_filtered") ?? false,
+    });
+  return new Elysia()
+    .get("/api/v2/notifications", (c) => {
+      const auth = requireUser(ctx, c.request, "read:notifications");
+      const p = input(c);
+      const expand = expandAccounts(p);
+      const page = pageParams(p, 40, 80);
+      const where = filtersOf(auth.accountId, p);
+      const groups = where === "none" ? [] : services.notifications.groups.page(auth.accountId, { page, where, groupedTypes: strArray(p.grouped_types, "grouped_types") });
+      const body = groupedNotificationsJson(ctx, auth.accountId, groups, { expand, paginated: true });
+      if (groups.length === 0) return jsonText(body);
+      const link = linkHeader(ctx.config.publicUrl, c.request, {
+        next: groups[groups.length - 1]!.notification.id,
+        prev: groups[0]!.notification.id,
+        keep: ["limit", "types", "exclude_types", "grouped_types", "include_filtered", "account_id", "expand_accounts"],
+      });
+      return jsonText(body, link ? { link } : undefined);
+    })
+    // How many groups came after the notifications marker (capped: 100 by default, at most 1,000).
+    .get("/api/v2/notifications/unread_count", (c) => {
+      const auth = requireUser(ctx, c.request, "read:notifications");
+      const p = input(c);
+      const limit = pageParams(p, 100, 1000).limit;
+      const marker = services.markers.get(auth.accountId, ["notifications"])[0];
+      const where = filtersOf(auth.accountId, p);
+      if (where === "none") return { count: 0 };
+      const after = marker ? (parseId(marker.lastReadId) ?? undefined) : undefined;
+      return { count: services.notifications.groups.countAfter(auth.accountId, after, limit, where, strArray(p.grouped_types, "grouped_types")) };
+    })
+    .get("/api/v2/notifications/:group_key", (c) => {
+      const auth = requireUser(ctx, c.request, "read:notifications");
+      const where = services.notifications.filters(auth.accountId, { includeFiltered: true });
+      const group = services.notifications.groups.one(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
+      return jsonText(groupedNotificationsJson(ctx, auth.accountId, [group], { expand: "full", paginated: false }));
+    })
+    .get("/api/v2/notifications/:group_key/accounts", (c) => {
+      const auth = requireUser(ctx, c.request, "read:notifications");
+      const where = services.notifications.filters(auth.accountId, { includeFiltered: true });
+      const ids = services.notifications.groups.accountIds(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
+      const byId = new Map(services.accounts.findByIds(ids).map((a) => [a.id, a]));
+      return ids.flatMap((id) => (byId.has(id) ? [serializeAccount(ctx.urls, byId.get(id)!)] : []));
+    })
+    .post("/api/v2/notifications/:group_key/dismiss", (c) => {
+      const auth = requireUser(ctx, c.request, "write:notifications");
+      services.notifications.groups.dismiss(auth.accountId, c.params.group_key);
+      return {};
+    });
+}
