@@ -19,6 +19,7 @@ import { moderationRoutes } from "./moderation.ts";
 import { webRoutes } from "./web.ts";
 import { pushRoutes } from "./push.ts";
 import { directoryRoutes } from "./directory.ts";
+import { endorsementRoutes } from "./endorsements.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
@@ -73,6 +74,7 @@ export function createApp(ctx: AppContext) {
     .use(domainBlockRoutes(ctx))
     .use(pushRoutes(ctx))
     .use(directoryRoutes(ctx))
+    .use(endorsementRoutes(ctx))
     .use(statusRoutes(ctx))
     .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))

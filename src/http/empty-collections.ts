@@ -35,7 +35,6 @@ export function emptyCollectionRoutes(ctx: AppContext) {
     .get("/api/v1/suggestions", userList("read"))
     .get("/api/v1/featured_tags", userList("read:accounts"))
     .get("/api/v1/featured_tags/suggestions", userList("read:accounts"))
-    .get("/api/v1/endorsements", userList("read:accounts"))
     .get("/api/v1/accounts/:id/featured_tags", existingAccount)
     .get("/api/v1/accounts/:id/identity_proofs", existingAccount);
 }

@@ -32,6 +32,7 @@ import { RemoteMediaCache } from "./media/remote-media-cache.ts";
 import { LinkCards } from "./statuses/link-cards.ts";
 import { PushSubscriptions } from "./push/subscriptions.ts";
 import { Directory } from "./accounts/directory.ts";
+import { Endorsements } from "./accounts/endorsements.ts";
 import { fetchPublicBytes } from "../media/public-fetch.ts";
 import { ROOKERY_VERSION } from "../version.ts";
 import { ConversationService } from "./conversations.ts";
@@ -86,6 +87,7 @@ export function createServices(deps: ServiceDeps) {
   const domainBlocks = new AccountDomainBlocks(db, ids, clock, follows, events);
   const moderation = new ModerationService(db, ids, clock, follows, events, domainBlocks);
   const directory = new Directory(db, moderation);
+  const endorsements = new Endorsements(db, ids, clock, follows);
   const markers = new MarkerService(db, clock);
   const notifications = new NotificationService(db, ids, clock, moderation, events);
 
@@ -160,6 +162,7 @@ export function createServices(deps: ServiceDeps) {
     notifications.withdraw(e.targetAccountId, e.accountId, "follow");
     homeFeed.removeAuthor(e.accountId, e.targetAccountId);
     lists.forgetFollow(e.accountId, e.targetAccountId);
+    endorsements.forget(e.accountId, e.targetAccountId);
     renderCache.touchAccount(e.accountId);
     renderCache.touchAccount(e.targetAccountId);
   });
@@ -216,6 +219,7 @@ export function createServices(deps: ServiceDeps) {
     linkCards,
     pushSubscriptions,
     directory,
+    endorsements,
     federationDomains,
     federationInbox,
     wheel,

@@ -167,3 +167,22 @@ export const accountDomainBlocks = sqliteTable(
   },
   (t) => [uniqueIndex("account_domain_blocks_pair").on(t.accountId, t.domain), index("account_domain_blocks_domain").on(t.domain)],
 );
+
+/**
+ * Accounts an account endorses on its profile (Mastodon's AccountPin, POST
+ * /api/v1/accounts/:id/pin): only accounts it follows, and an unfollow ends the endorsement.
+ */
+export const accountPins = sqliteTable(
+  "account_pins",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    targetAccountId: integer("target_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("account_pins_pair").on(t.accountId, t.targetAccountId), index("account_pins_target").on(t.targetAccountId)],
+);

@@ -1,0 +1,11 @@
+CREATE TABLE `account_pins` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`account_id` integer NOT NULL,
+	`target_account_id` integer NOT NULL,
+	`created_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`target_account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `account_pins_pair` ON `account_pins` (`account_id`,`target_account_id`);--> statement-breakpoint
+CREATE INDEX `account_pins_target` ON `account_pins` (`target_account_id`);
