@@ -8,4 +8,15 @@ CREATE TABLE `account_pins` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `account_pins_pair` ON `account_pins` (`account_id`,`target_account_id`);--> statement-breakpoint
-CREATE INDEX `account_pins_target` ON `account_pins` (`target_account_id`);
+CREATE INDEX `account_pins_target` ON `account_pins` (`target_account_id`);--> statement-breakpoint
+CREATE TABLE `featured_tags` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`account_id` integer NOT NULL,
+	`tag_id` integer NOT NULL,
+	`name` text NOT NULL,
+	`created_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`tag_id`) REFERENCES `tags`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `featured_tags_account_tag` ON `featured_tags` (`account_id`,`tag_id`);

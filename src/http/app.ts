@@ -20,6 +20,7 @@ import { webRoutes } from "./web.ts";
 import { pushRoutes } from "./push.ts";
 import { directoryRoutes } from "./directory.ts";
 import { endorsementRoutes } from "./endorsements.ts";
+import { featuredTagRoutes } from "./featured-tags.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
@@ -75,6 +76,7 @@ export function createApp(ctx: AppContext) {
     .use(pushRoutes(ctx))
     .use(directoryRoutes(ctx))
     .use(endorsementRoutes(ctx))
+    .use(featuredTagRoutes(ctx))
     .use(statusRoutes(ctx))
     .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))

@@ -33,8 +33,5 @@ export function emptyCollectionRoutes(ctx: AppContext) {
     .get("/api/v1/trends/links", publicList)
     .get("/api/v2/suggestions", userList("read"))
     .get("/api/v1/suggestions", userList("read"))
-    .get("/api/v1/featured_tags", userList("read:accounts"))
-    .get("/api/v1/featured_tags/suggestions", userList("read:accounts"))
-    .get("/api/v1/accounts/:id/featured_tags", existingAccount)
     .get("/api/v1/accounts/:id/identity_proofs", existingAccount);
 }

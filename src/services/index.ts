@@ -39,6 +39,7 @@ import { ConversationService } from "./conversations.ts";
 import { FilterService } from "./filters.ts";
 import { V1FilterService } from "./filters-v1.ts";
 import { ListService } from "./lists.ts";
+import { FeaturedTagService } from "./featured-tags.ts";
 import { NotificationService } from "./notifications.ts";
 import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "./rate-limits.ts";
 import { ApplicationService } from "./oauth/applications.ts";
@@ -119,6 +120,7 @@ export function createServices(deps: ServiceDeps) {
   remoteAccounts.gone = (accountId) => goneAccounts.remove(accountId);
   const search = new SearchService(db, clock, reader, remoteAccounts, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
+  const featuredTags = new FeaturedTagService(db, ids, clock, search);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const federationActors = new FederationActors(db, clock);
@@ -258,6 +260,7 @@ export function createServices(deps: ServiceDeps) {
     conversations,
     search,
     tagFollows,
+    featuredTags,
   };
 }
 
