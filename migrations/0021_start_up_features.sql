@@ -19,4 +19,14 @@ CREATE TABLE `featured_tags` (
 	FOREIGN KEY (`tag_id`) REFERENCES `tags`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX `featured_tags_account_tag` ON `featured_tags` (`account_id`,`tag_id`);
+CREATE UNIQUE INDEX `featured_tags_account_tag` ON `featured_tags` (`account_id`,`tag_id`);--> statement-breakpoint
+CREATE TABLE `instance_rules` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`text` text NOT NULL,
+	`hint` text DEFAULT '' NOT NULL,
+	`position` integer NOT NULL,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `instance_rules_position` ON `instance_rules` (`position`,`id`);

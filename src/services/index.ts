@@ -40,6 +40,7 @@ import { FilterService } from "./filters.ts";
 import { V1FilterService } from "./filters-v1.ts";
 import { ListService } from "./lists.ts";
 import { FeaturedTagService } from "./featured-tags.ts";
+import { InstanceInfo } from "./instance-info.ts";
 import { NotificationService } from "./notifications.ts";
 import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "./rate-limits.ts";
 import { ApplicationService } from "./oauth/applications.ts";
@@ -121,6 +122,7 @@ export function createServices(deps: ServiceDeps) {
   const search = new SearchService(db, clock, reader, remoteAccounts, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
   const featuredTags = new FeaturedTagService(db, ids, clock, search);
+  const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const federationActors = new FederationActors(db, clock);
@@ -261,6 +263,7 @@ export function createServices(deps: ServiceDeps) {
     search,
     tagFollows,
     featuredTags,
+    instanceInfo,
   };
 }
 

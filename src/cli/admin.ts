@@ -1,0 +1,110 @@
+import { SystemClock } from "../clock.ts";
+import { loadConfig, type Config } from "../config.ts";
+import { largestId, openDatabase } from "../db/connection.ts";
+import { ApiError } from "../errors.ts";
+import { IdGenerator, parseId } from "../ids.ts";
+import { MediaStorage } from "../media/storage.ts";
+import { createServices, type Services } from "../services/index.ts";
+import { loadInstanceKeys } from "../services/instance.ts";
+
+// The operator's commands that go through the services (rules, the extended description...):
+// each opens the database, builds the services as the server does, and closes it again. A
+// running server reads what they write on its next request.
+
+export class CliFailure extends Error {}
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+
+/** Splits arguments into --options (with `--name value` or `--name=value`) and positionals. */
+export function parseArgs(args: string[], flags: string[] = []): { options: Map<string, string>; positional: string[] } {
+  const options = new Map<string, string>();
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (!arg.startsWith("--")) {
+      positional.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    if (eq > 0) options.set(arg.slice(2, eq), arg.slice(eq + 1));
+    else if (flags.includes(arg.slice(2))) options.set(arg.slice(2), "true");
+    else options.set(arg.slice(2), args[++i] ?? "");
+  }
+  return { options, positional };
+}
+
+export async function withServices<T>(run: (services: Services, config: Config) => T | Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const handle = openDatabase(config.dataDir);
+  const clock = new SystemClock();
+  const ids = new IdGenerator(clock);
+  ids.seed(largestId(handle.sqlite));
+  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db) });
+  try {
+    return await run(services, config);
+  } catch (e) {
+    if (e instanceof ApiError) throw new CliFailure(e.message.replace(/^Validation failed: /, ""));
+    throw e;
+  } finally {
+    services.writes.flush();
+    handle.close();
+  }
+}
+
+export async function rulesCommand(args: string[]) {
+  const [sub, ...rest] = args;
+  const { options, positional } = parseArgs(rest);
+  await withServices((services) => {
+    const info = services.instanceInfo;
+    switch (sub) {
+      case "add": {
+        if (positional[0] === undefined) throw new CliFailure('rules add needs the rule: rules add "<text>" [--hint "<hint>"]');
+        out(String(info.addRule(positional[0], options.get("hint") ?? "").id));
+        return;
+      }
+      case "list": {
+        const rules = info.rules();
+        if (rules.length === 0) out("No rules yet.");
+        for (const r of rules) out(`${r.id}\t${r.text}${r.hint ? `\t${r.hint}` : ""}`);
+        return;
+      }
+      case "remove": {
+        const id = parseId(positional[0]);
+        try {
+          info.removeRule(id);
+        } catch (e) {
+          if (e instanceof ApiError) throw new CliFailure(`no rule with id ${positional[0] ?? ""}`);
+          throw e;
+        }
+        out(`Removed rule ${id}`);
+        return;
+      }
+      default:
+        throw new CliFailure(`unknown rules command "${sub ?? ""}"; use rules add, list or remove`);
+    }
+  });
+}
+
+export async function descriptionCommand(args: string[]) {
+  const [sub, ...rest] = args;
+  const { options, positional } = parseArgs(rest);
+  let text: string | undefined;
+  if (sub === "set") {
+    const file = options.get("file");
+    text = file !== undefined ? await Bun.file(file === "-" ? "/dev/stdin" : file).text() : positional[0];
+    if (text === undefined) throw new CliFailure('description set needs the text: description set "<text>" (or --file <file>, - for standard input)');
+  }
+  await withServices((services) => {
+    const info = services.instanceInfo;
+    if (sub === "set") {
+      info.setExtendedDescription(text as string);
+      out("Extended description updated");
+    } else if (sub === "show") {
+      const { text: current, updatedAt } = info.extendedDescriptionSource();
+      out(updatedAt === null ? "No extended description yet." : `${current}\n(updated ${new Date(updatedAt).toISOString()})`);
+    } else {
+      throw new CliFailure(`unknown description command "${sub ?? ""}"; use description set or show`);
+    }
+  });
+}

@@ -1,0 +1,77 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cliIn } from "./support/cli.ts";
+import { Client } from "./support/http.ts";
+import { startTestServer } from "./support/server.ts";
+
+// The operator's commands for what the instance endpoints show; one DATA_DIR for the file.
+const dataDir = mkdtempSync(join(tmpdir(), "rookery-cli-admin-"));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const cli = cliIn(dataDir);
+
+describe("rookery rules", () => {
+  test("add prints the id, list shows them in order, remove takes one off; the API shows the same", async () => {
+    expect(cli(["rules", "list"]).stdout).toBe("No rules yet.\n");
+    const first = cli(["rules", "add", "Be kind", "--hint", "No harassment"]);
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    const id = first.stdout.trim();
+    expect(id).toMatch(/^\d+$/);
+    const second = cli(["rules", "add", "No spam"]).stdout.trim();
+    expect(cli(["rules", "list"]).stdout).toBe(`${id}\tBe kind\tNo harassment\n${second}\tNo spam\n`);
+
+    const server = await startTestServer({}, { dataDir });
+    try {
+      const http = new Client(server.base);
+      expect((await http.get("/api/v1/instance/rules")).body).toEqual([
+        { id, text: "Be kind", hint: "No harassment" },
+        { id: second, text: "No spam", hint: "" },
+      ]);
+      // Written while the server runs: its next answer has it.
+      expect(cli(["rules", "remove", id]).stdout).toBe(`Removed rule ${id}\n`);
+      expect((await http.get("/api/v1/instance/rules")).body).toEqual([{ id: second, text: "No spam", hint: "" }]);
+    } finally {
+      await server.stop();
+    }
+    cli(["rules", "remove", second]);
+  });
+
+  test("a blank rule, an unknown id or command stops with a message and changes nothing", () => {
+    for (const [args, message] of [
+      [["rules", "add", "  "], "Text can't be blank"],
+      [["rules", "add", "x".repeat(301)], "Text is too long (maximum is 300 characters)"],
+      [["rules", "add"], "rules add needs the rule"],
+      [["rules", "remove", "424242"], "no rule with id 424242"],
+      [["rules", "remove"], "no rule with id"],
+      [["rules", "shuffle"], 'unknown rules command "shuffle"'],
+    ] as const) {
+      const res = cli([...args]);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(message);
+    }
+    expect(cli(["rules", "list"]).stdout).toBe("No rules yet.\n");
+  });
+});
+
+describe("rookery description", () => {
+  test("set from an argument or standard input, show, and the API's extended description", async () => {
+    expect(cli(["description", "show"]).stdout).toBe("No extended description yet.\n");
+    expect(cli(["description", "set", "First words"]).stdout).toBe("Extended description updated\n");
+    expect(cli(["description", "set", "--file", "-"], {}, "A server for friends.\n\nBe nice.\n").code).toBe(0);
+    expect(cli(["description", "show"]).stdout).toStartWith("A server for friends.\n\nBe nice.\n(updated ");
+    const server = await startTestServer({}, { dataDir });
+    try {
+      const res = await new Client(server.base).get("/api/v1/instance/extended_description");
+      expect(res.body.content).toBe("<p>A server for friends.</p><p>Be nice.</p>");
+      expect(res.body.updated_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    } finally {
+      await server.stop();
+    }
+    const bad = cli(["description", "set"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("description set needs the text");
+    expect(cli(["description", "erase"]).stderr).toContain('unknown description command "erase"');
+  });
+});
