@@ -29,4 +29,22 @@ CREATE TABLE `instance_rules` (
 	`updated_at` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX `instance_rules_position` ON `instance_rules` (`position`,`id`);
+CREATE INDEX `instance_rules_position` ON `instance_rules` (`position`,`id`);--> statement-breakpoint
+CREATE TABLE `reports` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`account_id` integer NOT NULL,
+	`target_account_id` integer NOT NULL,
+	`status_ids` text DEFAULT '[]' NOT NULL,
+	`rule_ids` text,
+	`comment` text DEFAULT '' NOT NULL,
+	`category` text NOT NULL,
+	`forwarded` integer DEFAULT false NOT NULL,
+	`uri` text NOT NULL,
+	`action_taken_at` integer,
+	`created_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`target_account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `reports_target` ON `reports` (`target_account_id`);--> statement-breakpoint
+CREATE INDEX `reports_unresolved` ON `reports` (`id`) WHERE action_taken_at IS NULL;

@@ -15,7 +15,7 @@ import { EventBus } from "./services/events.ts";
 import { createServices } from "./services/index.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
-import { CliFailure, descriptionCommand, parseArgs, rulesCommand } from "./cli/admin.ts";
+import { CliFailure, descriptionCommand, parseArgs, reportsCommand, rulesCommand } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
 
@@ -38,6 +38,8 @@ Usage:
   rookery description set "<text>" | --file <file>
                                           Set the extended description (/api/v1/instance/extended_description)
   rookery description show                Print it
+  rookery reports list [--all]            Reports users made, unresolved ones unless --all
+  rookery reports resolve <id>            Mark a report handled
   rookery migrate                         Apply database migrations and exit
   rookery backup <file>                   Write a consistent copy of the database, also while serving
   rookery --version                       Print the version
@@ -210,6 +212,8 @@ async function main(argv: string[]) {
         return await rulesCommand(args);
       case "description":
         return await descriptionCommand(args);
+      case "reports":
+        return await reportsCommand(args);
       case "migrate": {
         const config = loadConfig();
         const handle = openDatabase(config.dataDir, { migrate: false });

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { cliIn } from "./support/cli.ts";
 import { Client } from "./support/http.ts";
 import { startTestServer } from "./support/server.ts";
+import { createUser, postStatus } from "./support/fixtures.ts";
 
 // The operator's commands for what the instance endpoints show; one DATA_DIR for the file.
 const dataDir = mkdtempSync(join(tmpdir(), "rookery-cli-admin-"));
@@ -73,5 +74,37 @@ describe("rookery description", () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("description set needs the text");
     expect(cli(["description", "erase"]).stderr).toContain('unknown description command "erase"');
+  });
+});
+
+describe("rookery reports", () => {
+  test("list shows unresolved reports, --all the resolved too; resolve marks one handled, and the API shows it", async () => {
+    expect(cli(["reports", "list"]).stdout).toBe("No unresolved reports.\n");
+    const server = await startTestServer({}, { dataDir });
+    let reportId: string;
+    try {
+      const [ann, ben] = [await createUser(server, "ann"), await createUser(server, "ben")];
+      const status = await postStatus(ben, { status: "rude" });
+      const res = await ann.client.post("/api/v1/reports", { json: { account_id: ben.id, status_ids: [status.id], comment: "Be \"nice\"", category: "legal" } });
+      reportId = res.body.id;
+      const listed = cli(["reports", "list"]).stdout;
+      expect(listed).toMatch(new RegExp(`^${reportId}\t\\S+\topen\tlegal\tann -> ben\tstatuses ${status.id}\t"Be \\\\"nice\\\\""\n$`));
+      expect(cli(["reports", "resolve", reportId]).stdout).toBe(`Resolved report ${reportId}\n`);
+      expect(server.ctx.services.reports.find(Number(reportId))!.report.actionTakenAt).not.toBeNull();
+    } finally {
+      await server.stop();
+    }
+    expect(cli(["reports", "list"]).stdout).toBe("No unresolved reports.\n");
+    expect(cli(["reports", "list", "--all"]).stdout).toContain(`${reportId}\t`);
+    expect(cli(["reports", "list", "--all"]).stdout).toContain("\tresolved 20");
+    for (const [args, message] of [
+      [["reports", "resolve", "424242"], "no report with id 424242"],
+      [["reports", "resolve"], "no report with id"],
+      [["reports", "close"], 'unknown reports command "close"'],
+    ] as const) {
+      const bad = cli([...args]);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain(message);
+    }
   });
 });

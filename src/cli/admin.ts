@@ -108,3 +108,37 @@ export async function descriptionCommand(args: string[]) {
     }
   });
 }
+
+export async function reportsCommand(args: string[]) {
+  const [sub, ...rest] = args;
+  const { options, positional } = parseArgs(rest, ["all"]);
+  await withServices((services) => {
+    const acct = (id: number) => {
+      const a = services.accounts.findById(id);
+      return a ? (a.domain === null ? a.username : `${a.username}@${a.domain}`) : `#${id}`;
+    };
+    switch (sub) {
+      case "list": {
+        const rows = services.reports.list(options.has("all"));
+        if (rows.length === 0) out(options.has("all") ? "No reports." : "No unresolved reports.");
+        // One line each: id, when, state, category, who reported whom, the statuses, the comment.
+        for (const { report, statusIds, ruleIds } of rows) {
+          const state = report.actionTakenAt === null ? "open" : `resolved ${new Date(report.actionTakenAt).toISOString()}`;
+          const extra = [statusIds.length ? `statuses ${statusIds.join(",")}` : "", ruleIds ? `rules ${ruleIds.join(",")}` : "", report.forwarded ? "forwarded" : ""].filter(Boolean);
+          out(
+            [report.id, new Date(report.createdAt).toISOString(), state, report.category, `${acct(report.accountId)} -> ${acct(report.targetAccountId)}`, extra.join(" "), JSON.stringify(report.comment)].join("\t"),
+          );
+        }
+        return;
+      }
+      case "resolve": {
+        const resolved = services.reports.resolve(parseId(positional[0]));
+        if (!resolved) throw new CliFailure(`no report with id ${positional[0] ?? ""}`);
+        out(`Resolved report ${resolved.report.id}`);
+        return;
+      }
+      default:
+        throw new CliFailure(`unknown reports command "${sub ?? ""}"; use reports list or resolve`);
+    }
+  });
+}

@@ -6,6 +6,7 @@ import { wireStatuses } from "./statuses.ts";
 import { wireProfiles } from "./profiles.ts";
 import { DELIVERY_RETRY_POLICY, PERMANENT_FAILURES, recordFailure, wirePermanentFailures } from "./delivery.ts";
 import { wireInteractions } from "./interactions.ts";
+import { wireReports } from "./reports.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
@@ -239,6 +240,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   wireStatuses(app, context, lookups, sender);
   wireProfiles(app, context, sender);
   wireInteractions(app, context, lookups, sender);
+  wireReports(app, context, instance.identifier, sender);
   // Every fetch from other servers is signed by the instance actor: GoToSocial, and Mastodon
   // with AUTHORIZED_FETCH, answer 401 to an unsigned GET of an actor or a status.
   const signedLoader = (c: Context<void>) => c.getDocumentLoader({ identifier: instance.identifier });

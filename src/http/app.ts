@@ -21,6 +21,7 @@ import { pushRoutes } from "./push.ts";
 import { directoryRoutes } from "./directory.ts";
 import { endorsementRoutes } from "./endorsements.ts";
 import { featuredTagRoutes } from "./featured-tags.ts";
+import { reportRoutes } from "./reports.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
@@ -77,6 +78,7 @@ export function createApp(ctx: AppContext) {
     .use(directoryRoutes(ctx))
     .use(endorsementRoutes(ctx))
     .use(featuredTagRoutes(ctx))
+    .use(reportRoutes(ctx))
     .use(statusRoutes(ctx))
     .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))

@@ -41,6 +41,7 @@ import { V1FilterService } from "./filters-v1.ts";
 import { ListService } from "./lists.ts";
 import { FeaturedTagService } from "./featured-tags.ts";
 import { InstanceInfo } from "./instance-info.ts";
+import { ReportService } from "./reports.ts";
 import { NotificationService } from "./notifications.ts";
 import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "./rate-limits.ts";
 import { ApplicationService } from "./oauth/applications.ts";
@@ -123,6 +124,7 @@ export function createServices(deps: ServiceDeps) {
   const tagFollows = new TagFollowService(db, ids, clock, search);
   const featuredTags = new FeaturedTagService(db, ids, clock, search);
   const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
+  const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const federationActors = new FederationActors(db, clock);
@@ -264,6 +266,7 @@ export function createServices(deps: ServiceDeps) {
     tagFollows,
     featuredTags,
     instanceInfo,
+    reports,
   };
 }
 

@@ -1,6 +1,10 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { accounts } from "./accounts.ts";
+import { bool } from "./columns.ts";
 
-// What the operator keeps with the CLI and the API shows: the server's rules.
+// What the operator keeps with the CLI and the API shows: the server's rules; and what users
+// send the operator: reports.
 
 /** The server's rules (Mastodon's Rule), in `position` order; shown by the instance endpoints. */
 export const instanceRules = sqliteTable(
@@ -17,3 +21,35 @@ export const instanceRules = sqliteTable(
 );
 
 export type InstanceRuleRow = typeof instanceRules.$inferSelect;
+
+/**
+ * Reports of accounts to this server's operator (Mastodon's Report), read and resolved with
+ * the CLI. A report of a remote account sent on to its server (forward) is `forwarded`.
+ */
+export const reports = sqliteTable(
+  "reports",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    targetAccountId: integer("target_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** JSON [status id] of the reported account's statuses. */
+    statusIds: text("status_ids").notNull().default("[]"),
+    /** JSON [rule id] (category violation), or null. */
+    ruleIds: text("rule_ids"),
+    comment: text("comment").notNull().default(""),
+    /** other | spam | legal | violation */
+    category: text("category").notNull(),
+    forwarded: bool("forwarded").notNull().default(false),
+    /** The Flag's IRI, as Mastodon mints one for every local report. */
+    uri: text("uri").notNull(),
+    actionTakenAt: integer("action_taken_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("reports_target").on(t.targetAccountId), index("reports_unresolved").on(t.id).where(sql`action_taken_at IS NULL`)],
+);
+
+export type ReportRow = typeof reports.$inferSelect;
