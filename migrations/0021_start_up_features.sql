@@ -20,6 +20,17 @@ CREATE TABLE `featured_tags` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `featured_tags_account_tag` ON `featured_tags` (`account_id`,`tag_id`);--> statement-breakpoint
+CREATE TABLE `custom_emojis` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`shortcode` text NOT NULL,
+	`image_file` text NOT NULL,
+	`static_file` text NOT NULL,
+	`category` text,
+	`visible_in_picker` integer DEFAULT true NOT NULL,
+	`created_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `custom_emojis_shortcode` ON `custom_emojis` (`shortcode`);--> statement-breakpoint
 CREATE TABLE `instance_rules` (
 	`id` integer PRIMARY KEY NOT NULL,
 	`text` text NOT NULL,

@@ -15,7 +15,7 @@ import { EventBus } from "./services/events.ts";
 import { createServices } from "./services/index.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
-import { CliFailure, descriptionCommand, parseArgs, reportsCommand, rulesCommand } from "./cli/admin.ts";
+import { CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
 
@@ -31,6 +31,10 @@ Usage:
   rookery domains allow <domain>          Federate with a domain under WHITELIST_MODE (allow list)
   rookery domains disallow <domain>       Take a domain off the allow list
   rookery domains list                    List blocked and allowed domains
+  rookery emoji add <shortcode> <image-file> [--category <name>]
+                                          Add a custom emoji (PNG, GIF or WebP, under 256 KB)
+  rookery emoji list                      List the custom emojis
+  rookery emoji remove <shortcode>        Remove one
   rookery rules add "<text>" [--hint "<hint>"]
                                           Add a server rule (shown by the instance endpoints); prints its id
   rookery rules list                      List the rules
@@ -208,6 +212,8 @@ async function main(argv: string[]) {
       }
       case "domains":
         return await domains(args);
+      case "emoji":
+        return await emojiCommand(args);
       case "rules":
         return await rulesCommand(args);
       case "description":

@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cliIn } from "./support/cli.ts";
 import { Client } from "./support/http.ts";
 import { startTestServer } from "./support/server.ts";
 import { createUser, postStatus } from "./support/fixtures.ts";
+import sharp from "../src/media/sharp.ts";
 
 // The operator's commands for what the instance endpoints show; one DATA_DIR for the file.
 const dataDir = mkdtempSync(join(tmpdir(), "rookery-cli-admin-"));
@@ -105,6 +106,45 @@ describe("rookery reports", () => {
       const bad = cli([...args]);
       expect(bad.code).toBe(1);
       expect(bad.stderr).toContain(message);
+    }
+  });
+});
+
+describe("rookery emoji", () => {
+  test("add checks and stores the image, list shows it, remove takes it off; the API lists what is there", async () => {
+    const png = join(dataDir, "blob.png");
+    writeFileSync(png, await sharp({ create: { width: 32, height: 32, channels: 4, background: "#ff0000" } }).png().toBuffer());
+    const jpeg = join(dataDir, "photo.jpg");
+    writeFileSync(jpeg, await sharp({ create: { width: 32, height: 32, channels: 3, background: "#ff0000" } }).jpeg().toBuffer());
+    expect(cli(["emoji", "list"]).stdout).toBe("No custom emojis yet.\n");
+    const added = cli(["emoji", "add", "blob", png, "--category", "Blobs"]);
+    expect(added.stderr).toBe("");
+    expect(added.stdout).toMatch(/^Added :blob: http:\/\/\S+\/system\/custom_emojis\/\S+\.png\n$/);
+    expect(cli(["emoji", "list"]).stdout).toMatch(/^:blob:\tBlobs\thttp:\/\/\S+\.png\n$/);
+    for (const [args, message] of [
+      [["emoji", "add", "blob", png], "Shortcode has already been taken"],
+      [["emoji", "add", "x", png], "Shortcode is invalid"],
+      [["emoji", "add", "photo", jpeg], "Image content type is invalid"],
+      [["emoji", "add", "missing", join(dataDir, "nothing.png")], "no such file"],
+      [["emoji", "add", "blob2"], "emoji add needs a shortcode and an image"],
+      [["emoji", "remove", "nope"], "no custom emoji :nope:"],
+      [["emoji", "rename"], 'unknown emoji command "rename"'],
+    ] as const) {
+      const res = cli([...args]);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(message);
+    }
+    const server = await startTestServer({}, { dataDir });
+    try {
+      const http = new Client(server.base);
+      const listed = (await http.get("/api/v1/custom_emojis")).body;
+      expect(listed).toEqual([{ shortcode: "blob", url: expect.any(String), static_url: expect.any(String), visible_in_picker: true, category: "Blobs" }]);
+      expect((await fetch(listed[0].url)).status).toBe(200);
+      expect(cli(["emoji", "remove", ":blob:"]).stdout).toBe("Removed :blob:\n");
+      expect((await http.get("/api/v1/custom_emojis")).body).toEqual([]);
+      expect((await fetch(listed[0].url)).status).toBe(404);
+    } finally {
+      await server.stop();
     }
   });
 });

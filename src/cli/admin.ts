@@ -142,3 +142,41 @@ export async function reportsCommand(args: string[]) {
     }
   });
 }
+
+export async function emojiCommand(args: string[]) {
+  const [sub, ...rest] = args;
+  const { options, positional } = parseArgs(rest);
+  let image: Uint8Array | undefined;
+  if (sub === "add") {
+    const [shortcode, file] = positional;
+    if (!shortcode || !file) throw new CliFailure("emoji add needs a shortcode and an image: emoji add <shortcode> <image-file> [--category <name>]");
+    const source = Bun.file(file);
+    if (!(await source.exists())) throw new CliFailure(`${file}: no such file`);
+    image = new Uint8Array(await source.arrayBuffer());
+  }
+  await withServices(async (services) => {
+    const emojis = services.customEmojis;
+    switch (sub) {
+      case "add": {
+        const row = await emojis.add(positional[0] as string, image as Uint8Array, { category: options.get("category") });
+        out(`Added :${row.shortcode}: ${emojis.entity(row).url}`);
+        return;
+      }
+      case "list": {
+        const rows = emojis.list();
+        if (rows.length === 0) out("No custom emojis yet.");
+        for (const r of rows) out([`:${r.shortcode}:`, r.category ?? "", emojis.entity(r).url].join("\t"));
+        return;
+      }
+      case "remove": {
+        const shortcode = (positional[0] ?? "").replace(/^:|:$/g, "");
+        if (!emojis.find(shortcode)) throw new CliFailure(`no custom emoji :${shortcode}:`);
+        emojis.remove(shortcode);
+        out(`Removed :${shortcode}:`);
+        return;
+      }
+      default:
+        throw new CliFailure(`unknown emoji command "${sub ?? ""}"; use emoji add, list or remove`);
+    }
+  });
+}

@@ -1,5 +1,5 @@
 import { createFederation, type Context, type DocumentLoader, type Federation, type RequestContext } from "@fedify/fedify";
-import { Accept, Add, Announce, Block, Move, Create, Delete, Follow, isActor, Like, Note, Reject, Remove, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Add, Announce, Block, Move, Create, Delete, Emoji, Follow, isActor, Like, Note, Reject, Remove, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
 import { followKey, wireRelationships } from "./relationships.ts";
 import { recipientOf, Sender } from "./sender.ts";
 import { wireStatuses } from "./statuses.ts";
@@ -10,7 +10,7 @@ import { wireReports } from "./reports.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
-import { actorOf, createOf, noteOf, type NoteLookups } from "./vocab.ts";
+import { actorOf, createOf, emojiOf, noteOf, type NoteLookups } from "./vocab.ts";
 import { SqliteKvStore } from "./kv.ts";
 import { isStatusObject } from "../services/federation/remote-notes.ts";
 import { SqliteMessageQueue } from "./queue.ts";
@@ -152,6 +152,12 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       return { items: actors.pinned(account.id).map((status) => noteOf(ctx, urls, account, status, lookups)) };
     })
     .authorize(authorized);
+
+  // This server's custom emojis, which Notes and actors name by these IRIs.
+  federation.setObjectDispatcher(Emoji, "/emojis/{shortcode}", (ctx, { shortcode }) => {
+    const row = services.customEmojis.find(shortcode);
+    return row ? emojiOf(ctx, services.customEmojis.entity(row)) : null;
+  });
 
   // Public and unlisted statuses for anyone (signed, under AUTHORIZED_FETCH); a private or
   // direct one for a signed request by an account allowed to see it (a follower, a mentioned

@@ -4,6 +4,7 @@ import { LIMITS, SUPPORTED_MIME_TYPES } from "../limits.ts";
 import { accountUri, accountUrl } from "../presenters/account.ts";
 import { INSTANCE_DESCRIPTION, instanceStats, knownPeers } from "../services/instance.ts";
 import { serializeRule, serializeWeek } from "../presenters/instance.ts";
+import { serializeCustomEmoji } from "../presenters/custom-emoji.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "../version.ts";
 import { input } from "./input.ts";
 import { str } from "./params.ts";
@@ -103,6 +104,13 @@ export function instanceRoutes(ctx: AppContext) {
       };
     })
     .get("/api/v1/instance/rules", () => rules())
+    // Api::V1::CustomEmojisController: public, the emojis shown in pickers.
+    .get("/api/v1/custom_emojis", () =>
+      services.customEmojis
+        .list()
+        .filter((r) => r.visibleInPicker)
+        .map((r) => serializeCustomEmoji(services.customEmojis.entity(r), r.category)),
+    )
     .get("/api/v1/instance/peers", () => knownPeers(db))
     .get("/api/v1/instance/activity", () => services.instanceInfo.activity().map(serializeWeek))
     .get("/api/v1/instance/extended_description", () => {

@@ -42,6 +42,7 @@ import { ListService } from "./lists.ts";
 import { FeaturedTagService } from "./featured-tags.ts";
 import { InstanceInfo } from "./instance-info.ts";
 import { ReportService } from "./reports.ts";
+import { CustomEmojiService } from "./custom-emojis.ts";
 import { NotificationService } from "./notifications.ts";
 import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "./rate-limits.ts";
 import { ApplicationService } from "./oauth/applications.ts";
@@ -124,6 +125,10 @@ export function createServices(deps: ServiceDeps) {
   const tagFollows = new TagFollowService(db, ids, clock, search);
   const featuredTags = new FeaturedTagService(db, ids, clock, search);
   const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
+  // Local statuses and profiles keep the custom emojis they use when they are written.
+  const customEmojis = new CustomEmojiService(db, ids, clock, storage);
+  posting.localEmojis = (texts) => customEmojis.inTexts(texts);
+  accounts.localEmojis = (texts) => customEmojis.inTexts(texts);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
@@ -267,6 +272,7 @@ export function createServices(deps: ServiceDeps) {
     featuredTags,
     instanceInfo,
     reports,
+    customEmojis,
   };
 }
 

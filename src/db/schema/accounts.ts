@@ -22,7 +22,7 @@ export const accounts = sqliteTable(
     noteHtml: text("note_html").notNull().default(""),
     /** JSON: [{name, value, valueHtml, verifiedAt}]; a remote account's value is its cleaned HTML, as valueHtml. */
     fields: text("fields").notNull().default("[]"),
-    /** Remote accounts: JSON [{shortcode, url, static_url, visible_in_picker}], the custom emojis of their name, note and fields. */
+    /** JSON [{shortcode, url, static_url, visible_in_picker}], the custom emojis of the name, note and fields (a local account's found when its profile is saved). */
     emojis: text("emojis").notNull().default("[]"),
     locked: bool("locked").notNull().default(false),
     bot: bool("bot").notNull().default(false),

@@ -1,10 +1,10 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts.ts";
 import { bool } from "./columns.ts";
 
-// What the operator keeps with the CLI and the API shows: the server's rules; and what users
-// send the operator: reports.
+// What the operator keeps with the CLI and the API shows: the server's rules and custom
+// emojis; and what users send the operator: reports.
 
 /** The server's rules (Mastodon's Rule), in `position` order; shown by the instance endpoints. */
 export const instanceRules = sqliteTable(
@@ -53,3 +53,24 @@ export const reports = sqliteTable(
 );
 
 export type ReportRow = typeof reports.$inferSelect;
+
+/**
+ * This server's custom emojis (Mastodon's CustomEmoji with domain null), added with the CLI:
+ * the image as uploaded and a static PNG of its first frame, both in media storage.
+ */
+export const customEmojis = sqliteTable(
+  "custom_emojis",
+  {
+    id: integer("id").primaryKey(),
+    /** As written between colons; case matters, as in Mastodon. */
+    shortcode: text("shortcode").notNull(),
+    imageFile: text("image_file").notNull(),
+    staticFile: text("static_file").notNull(),
+    category: text("category"),
+    visibleInPicker: bool("visible_in_picker").notNull().default(true),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("custom_emojis_shortcode").on(t.shortcode)],
+);
+
+export type CustomEmojiRow = typeof customEmojis.$inferSelect;

@@ -38,7 +38,7 @@ export const statuses = sqliteTable(
     mentions: text("mentions").notNull().default("[]"),
     /** JSON [normalised tag name]. */
     tags: text("tags").notNull().default("[]"),
-    /** Remote statuses: JSON [{shortcode, url, static_url, visible_in_picker}], the custom emojis of their server they use. */
+    /** JSON [{shortcode, url, static_url, visible_in_picker}], the custom emojis of its server it uses (a local status's found when it is written). */
     emojis: text("emojis").notNull().default("[]"),
     hasMedia: bool("has_media").notNull().default(false),
     hasPoll: bool("has_poll").notNull().default(false),
