@@ -20,6 +20,37 @@ CREATE TABLE `featured_tags` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `featured_tags_account_tag` ON `featured_tags` (`account_id`,`tag_id`);--> statement-breakpoint
+CREATE TABLE `announcement_dismissals` (
+	`account_id` integer NOT NULL,
+	`announcement_id` integer NOT NULL,
+	`created_at` integer NOT NULL,
+	PRIMARY KEY(`account_id`, `announcement_id`),
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`announcement_id`) REFERENCES `announcements`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE TABLE `announcement_reactions` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`account_id` integer NOT NULL,
+	`announcement_id` integer NOT NULL,
+	`name` text NOT NULL,
+	`created_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`announcement_id`) REFERENCES `announcements`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `announcement_reactions_account_name` ON `announcement_reactions` (`announcement_id`,`account_id`,`name`);--> statement-breakpoint
+CREATE TABLE `announcements` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`text` text NOT NULL,
+	`starts_at` integer,
+	`ends_at` integer,
+	`all_day` integer DEFAULT false NOT NULL,
+	`published_at` integer NOT NULL,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE `custom_emojis` (
 	`id` integer PRIMARY KEY NOT NULL,
 	`shortcode` text NOT NULL,

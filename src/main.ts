@@ -15,7 +15,7 @@ import { EventBus } from "./services/events.ts";
 import { createServices } from "./services/index.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
-import { CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand } from "./cli/admin.ts";
+import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
 
@@ -35,6 +35,10 @@ Usage:
                                           Add a custom emoji (PNG, GIF or WebP, under 256 KB)
   rookery emoji list                      List the custom emojis
   rookery emoji remove <shortcode>        Remove one
+  rookery announcements create "<text>" [--starts-at <time> --ends-at <time>] [--all-day]
+                                          Announce something to every user (times in ISO 8601); prints its id
+  rookery announcements list              List announcements
+  rookery announcements delete <id>       Take one down
   rookery rules add "<text>" [--hint "<hint>"]
                                           Add a server rule (shown by the instance endpoints); prints its id
   rookery rules list                      List the rules
@@ -214,6 +218,8 @@ async function main(argv: string[]) {
         return await domains(args);
       case "emoji":
         return await emojiCommand(args);
+      case "announcements":
+        return await announcementsCommand(args);
       case "rules":
         return await rulesCommand(args);
       case "description":

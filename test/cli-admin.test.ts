@@ -148,3 +148,43 @@ describe("rookery emoji", () => {
     }
   });
 });
+
+describe("rookery announcements", () => {
+  test("create prints the id, list shows them, delete takes one down; the API shows the current ones", async () => {
+    expect(cli(["announcements", "list"]).stdout).toBe("No announcements.\n");
+    const plain = cli(["announcements", "create", "Maintenance tonight"]);
+    expect(plain.stderr).toBe("");
+    const id = plain.stdout.trim();
+    expect(id).toMatch(/^\d+$/);
+    const timed = cli(["announcements", "create", "Party", "--starts-at", "2099-12-31T20:00:00Z", "--ends-at=2100-01-01T02:00:00Z", "--all-day"]).stdout.trim();
+    const listed = cli(["announcements", "list"]).stdout.split("\n");
+    expect(listed[0]).toMatch(new RegExp(`^${id}\t\\S+\t\t"Maintenance tonight"$`));
+    expect(listed[1]).toMatch(new RegExp(`^${timed}\t\\S+\t2099-12-31T20:00:00.000Z - 2100-01-01T02:00:00.000Z \\(all day\\)\t"Party"$`));
+
+    const server = await startTestServer({}, { dataDir });
+    try {
+      const reader = await createUser(server, "announcement_reader");
+      const shown = (await reader.client.get("/api/v1/announcements")).body;
+      expect(shown.map((a: { id: string }) => a.id)).toEqual([id, timed]);
+      expect(shown[1]).toMatchObject({ all_day: true, starts_at: "2099-12-31T20:00:00.000Z", ends_at: "2100-01-01T02:00:00.000Z" });
+      expect(cli(["announcements", "delete", id]).stdout).toBe(`Deleted announcement ${id}\n`);
+      expect((await reader.client.get("/api/v1/announcements")).body.map((a: { id: string }) => a.id)).toEqual([timed]);
+    } finally {
+      await server.stop();
+    }
+    for (const [args, message] of [
+      [["announcements", "create", "  "], "Text can't be blank"],
+      [["announcements", "create", "x", "--starts-at", "2099-01-01T00:00:00Z"], "Ends at can't be blank"],
+      [["announcements", "create", "x", "--starts-at", "2099-01-02T00:00:00Z", "--ends-at", "2099-01-01T00:00:00Z"], "Ends at must be after the start"],
+      [["announcements", "create", "x", "--starts-at", "tomorrow", "--ends-at", "2099-01-01T00:00:00Z"], '--starts-at: "tomorrow" is not a date'],
+      [["announcements", "create"], "announcements create needs the text"],
+      [["announcements", "delete", id], `no announcement with id ${id}`],
+      [["announcements", "publish"], 'unknown announcements command "publish"'],
+    ] as const) {
+      const res = cli([...args]);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(message);
+    }
+    expect(cli(["announcements", "list"]).stdout.trim().split("\n")).toHaveLength(1);
+  });
+});

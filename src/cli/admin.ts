@@ -180,3 +180,45 @@ export async function emojiCommand(args: string[]) {
     }
   });
 }
+
+export async function announcementsCommand(args: string[]) {
+  const [sub, ...rest] = args;
+  const { options, positional } = parseArgs(rest, ["all-day"]);
+  const time = (name: string): number | null => {
+    const raw = options.get(name);
+    if (raw === undefined) return null;
+    const ms = Date.parse(raw);
+    if (Number.isNaN(ms)) throw new CliFailure(`--${name}: "${raw}" is not a date and time (ISO 8601, e.g. 2026-12-01T18:00:00Z)`);
+    return ms;
+  };
+  await withServices((services) => {
+    const announcements = services.announcements;
+    const iso = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString());
+    switch (sub) {
+      case "create": {
+        if (positional[0] === undefined) throw new CliFailure('announcements create needs the text: announcements create "<text>" [--starts-at <time> --ends-at <time>] [--all-day]');
+        const row = announcements.create({ text: positional[0], startsAt: time("starts-at"), endsAt: time("ends-at"), allDay: options.has("all-day") });
+        out(String(row.id));
+        return;
+      }
+      case "list": {
+        const rows = announcements.all();
+        if (rows.length === 0) out("No announcements.");
+        for (const r of rows) out([r.id, iso(r.publishedAt), r.startsAt === null ? "" : `${iso(r.startsAt)} - ${iso(r.endsAt)}${r.allDay ? " (all day)" : ""}`, JSON.stringify(r.text)].join("\t"));
+        return;
+      }
+      case "delete": {
+        try {
+          announcements.remove(parseId(positional[0]));
+        } catch (e) {
+          if (e instanceof ApiError) throw new CliFailure(`no announcement with id ${positional[0] ?? ""}`);
+          throw e;
+        }
+        out(`Deleted announcement ${positional[0]}`);
+        return;
+      }
+      default:
+        throw new CliFailure(`unknown announcements command "${sub ?? ""}"; use announcements create, list or delete`);
+    }
+  });
+}

@@ -22,6 +22,7 @@ import { directoryRoutes } from "./directory.ts";
 import { endorsementRoutes } from "./endorsements.ts";
 import { featuredTagRoutes } from "./featured-tags.ts";
 import { reportRoutes } from "./reports.ts";
+import { announcementRoutes } from "./announcements.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
@@ -79,6 +80,7 @@ export function createApp(ctx: AppContext) {
     .use(endorsementRoutes(ctx))
     .use(featuredTagRoutes(ctx))
     .use(reportRoutes(ctx))
+    .use(announcementRoutes(ctx))
     .use(statusRoutes(ctx))
     .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))

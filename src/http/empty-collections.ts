@@ -25,7 +25,6 @@ export function emptyCollectionRoutes(ctx: AppContext) {
     return [];
   };
   return new Elysia()
-    .get("/api/v1/announcements", userList("read"))
     .get("/api/v1/trends", publicList)
     .get("/api/v1/trends/tags", publicList)
     .get("/api/v1/trends/statuses", publicList)

@@ -43,6 +43,7 @@ import { FeaturedTagService } from "./featured-tags.ts";
 import { InstanceInfo } from "./instance-info.ts";
 import { ReportService } from "./reports.ts";
 import { CustomEmojiService } from "./custom-emojis.ts";
+import { AnnouncementService } from "./announcements.ts";
 import { NotificationService } from "./notifications.ts";
 import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "./rate-limits.ts";
 import { ApplicationService } from "./oauth/applications.ts";
@@ -129,6 +130,7 @@ export function createServices(deps: ServiceDeps) {
   const customEmojis = new CustomEmojiService(db, ids, clock, storage);
   posting.localEmojis = (texts) => customEmojis.inTexts(texts);
   accounts.localEmojis = (texts) => customEmojis.inTexts(texts);
+  const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
@@ -273,6 +275,7 @@ export function createServices(deps: ServiceDeps) {
     instanceInfo,
     reports,
     customEmojis,
+    announcements,
   };
 }
 

@@ -1,10 +1,10 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts.ts";
 import { bool } from "./columns.ts";
 
-// What the operator keeps with the CLI and the API shows: the server's rules and custom
-// emojis; and what users send the operator: reports.
+// What the operator keeps with the CLI and the API shows: the server's rules, custom emojis
+// and announcements; and what users send the operator: reports.
 
 /** The server's rules (Mastodon's Rule), in `position` order; shown by the instance endpoints. */
 export const instanceRules = sqliteTable(
@@ -74,3 +74,54 @@ export const customEmojis = sqliteTable(
 );
 
 export type CustomEmojiRow = typeof customEmojis.$inferSelect;
+
+/**
+ * Announcements to every user (Mastodon's Announcement), made with the CLI and published at
+ * once; `startsAt`/`endsAt` are the time of what they announce (dates when `allDay`), and an
+ * announcement past its end is no longer shown.
+ */
+export const announcements = sqliteTable("announcements", {
+  id: integer("id").primaryKey(),
+  /** Plain text; rendered as HTML (links, mentions, hashtags) when shown. */
+  text: text("text").notNull(),
+  startsAt: integer("starts_at"),
+  endsAt: integer("ends_at"),
+  allDay: bool("all_day").notNull().default(false),
+  publishedAt: integer("published_at").notNull(),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+export type AnnouncementRow = typeof announcements.$inferSelect;
+
+/** Announcements a user dismissed (Mastodon's AnnouncementMute): shown with `read: true`. */
+export const announcementDismissals = sqliteTable(
+  "announcement_dismissals",
+  {
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    announcementId: integer("announcement_id")
+      .notNull()
+      .references(() => announcements.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.announcementId] })],
+);
+
+/** Reactions to announcements: a unicode emoji or a shortcode of this server's custom emojis. */
+export const announcementReactions = sqliteTable(
+  "announcement_reactions",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    announcementId: integer("announcement_id")
+      .notNull()
+      .references(() => announcements.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("announcement_reactions_account_name").on(t.announcementId, t.accountId, t.name)],
+);

@@ -102,6 +102,11 @@ export class AccountService {
     return this.q.user.get({ id: accountId });
   }
 
+  /** Every local user's account id (those with a user row). */
+  localIds(): number[] {
+    return this.db.select({ id: users.accountId }).from(users).all().map((r) => r.id);
+  }
+
   list(): { account: AccountRow; email: string }[] {
     return this.db
       .select({ account: accounts, email: users.email })
