@@ -23,6 +23,7 @@ import { endorsementRoutes } from "./endorsements.ts";
 import { featuredTagRoutes } from "./featured-tags.ts";
 import { reportRoutes } from "./reports.ts";
 import { announcementRoutes } from "./announcements.ts";
+import { trendRoutes } from "./trends.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
@@ -81,6 +82,7 @@ export function createApp(ctx: AppContext) {
     .use(featuredTagRoutes(ctx))
     .use(reportRoutes(ctx))
     .use(announcementRoutes(ctx))
+    .use(trendRoutes(ctx))
     .use(statusRoutes(ctx))
     .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))
