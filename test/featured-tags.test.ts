@@ -18,6 +18,7 @@ const today = () => new Date(server.ctx.clock.now()).toISOString().slice(0, 10);
 
 describe("featured tags", () => {
   test("create counts the public and unlisted statuses carrying the tag; index, account list and delete", async () => {
+    await postStatus(alice, { status: "untagged words" });
     await postStatus(alice, { status: "one #Rust", visibility: "public" });
     await postStatus(alice, { status: "two #rust", visibility: "unlisted" });
     await postStatus(alice, { status: "hidden #rust", visibility: "private" });
@@ -32,6 +33,15 @@ describe("featured tags", () => {
       statuses_count: "2",
       last_status_at: today(),
     });
+    // Its url opens the profile with only the posts carrying the tag.
+    const page = await fetch(created.body.url, { headers: { accept: "text/html" } });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain("one ");
+    expect(html).toContain("two ");
+    expect(html).not.toContain("hidden ");
+    expect(html).not.toContain("untagged words");
+    expect((await fetch(`${server.base}/@nobody/tagged/Rust`, { headers: { accept: "text/html" } })).status).toBe(404);
     // The same name again answers the one there is.
     expect((await alice.client.post("/api/v1/featured_tags", { form: { name: "Rust" } })).body).toEqual(created.body);
 
