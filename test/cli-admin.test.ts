@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { cliIn } from "./support/cli.ts";
 import { Client } from "./support/http.ts";
 import { startTestServer } from "./support/server.ts";
+import { SseClient } from "./support/streams.ts";
 import { createUser, postStatus } from "./support/fixtures.ts";
 import sharp from "../src/media/sharp.ts";
 
@@ -167,8 +168,17 @@ describe("rookery announcements", () => {
       const shown = (await reader.client.get("/api/v1/announcements")).body;
       expect(shown.map((a: { id: string }) => a.id)).toEqual([id, timed]);
       expect(shown[1]).toMatchObject({ all_day: true, starts_at: "2099-12-31T20:00:00.000Z", ends_at: "2100-01-01T02:00:00.000Z" });
+      // Made and deleted by the CLI while the server runs: its user streams are told.
+      const stream = await SseClient.open(`${server.base}/api/v1/streaming/user`, { token: reader.token });
+      const third = cli(["announcements", "create", "From the CLI"]).stdout.trim();
+      const told = await stream.waitFor((e) => e.event === "announcement");
+      expect(JSON.parse(told.data!)).toMatchObject({ id: third, content: "<p>From the CLI</p>" });
       expect(cli(["announcements", "delete", id]).stdout).toBe(`Deleted announcement ${id}\n`);
-      expect((await reader.client.get("/api/v1/announcements")).body.map((a: { id: string }) => a.id)).toEqual([timed]);
+      expect((await stream.waitFor((e) => e.event === "announcement.delete")).data).toBe(id);
+      stream.close();
+      // In the order of what they announce: the one without a time by when it was published.
+      expect((await reader.client.get("/api/v1/announcements")).body.map((a: { id: string }) => a.id)).toEqual([third, timed]);
+      cli(["announcements", "delete", third]);
     } finally {
       await server.stop();
     }

@@ -62,6 +62,23 @@ export class AnnouncementService {
     private events: EventBus,
   ) {}
 
+  /** The announcements this process knows of, once watching for other writers (the CLI). */
+  private known: Set<number> | null = null;
+
+  /**
+   * Announcements are made and deleted by the CLI, another process writing the same database:
+   * the server calls this when another connection committed (server.ts), and tells the streams
+   * of those that appeared or went since the last call, as it tells of its own.
+   */
+  syncOtherWriters() {
+    const ids = new Set(this.db.select({ id: announcements.id }).from(announcements).all().map((r) => r.id));
+    const known = this.known;
+    this.known = ids;
+    if (!known) return;
+    for (const id of ids) if (!known.has(id)) this.events.emit({ type: "announcement.published", announcementId: id });
+    for (const id of known) if (!ids.has(id)) this.events.emit({ type: "announcement.deleted", announcementId: id });
+  }
+
   create(input: AnnouncementInput): AnnouncementRow {
     const text = input.text.trim();
     const errors: string[] = [];
@@ -75,6 +92,7 @@ export class AnnouncementService {
     const row: AnnouncementRow = { id: this.ids.next(), text, startsAt, endsAt, allDay: input.allDay ?? false, publishedAt: now, createdAt: now, updatedAt: now };
     this.db.transaction(() => {
       this.db.insert(announcements).values(row).run();
+      this.known?.add(row.id);
       this.events.emit({ type: "announcement.published", announcementId: row.id });
     });
     return row;
@@ -90,6 +108,7 @@ export class AnnouncementService {
     this.db.transaction(() => {
       const gone = this.db.delete(announcements).where(eq(announcements.id, id)).returning({ id: announcements.id }).all();
       if (gone.length === 0) throw notFound();
+      this.known?.delete(id);
       this.events.emit({ type: "announcement.deleted", announcementId: id });
     });
   }
