@@ -15,6 +15,7 @@ import { EventBus } from "./services/events.ts";
 import { createServices } from "./services/index.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
+import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
 
@@ -30,6 +31,23 @@ Usage:
   rookery domains allow <domain>          Federate with a domain under WHITELIST_MODE (allow list)
   rookery domains disallow <domain>       Take a domain off the allow list
   rookery domains list                    List blocked and allowed domains
+  rookery emoji add <shortcode> <image-file> [--category <name>]
+                                          Add a custom emoji (PNG, GIF or WebP, under 256 KB)
+  rookery emoji list                      List the custom emojis
+  rookery emoji remove <shortcode>        Remove one
+  rookery announcements create "<text>" [--starts-at <time> --ends-at <time>] [--all-day]
+                                          Announce something to every user (times in ISO 8601); prints its id
+  rookery announcements list              List announcements
+  rookery announcements delete <id>       Take one down
+  rookery rules add "<text>" [--hint "<hint>"]
+                                          Add a server rule (shown by the instance endpoints); prints its id
+  rookery rules list                      List the rules
+  rookery rules remove <id>               Remove a rule
+  rookery description set "<text>" | --file <file>
+                                          Set the extended description (/api/v1/instance/extended_description)
+  rookery description show                Print it
+  rookery reports list [--all]            Reports users made, unresolved ones unless --all
+  rookery reports resolve <id>            Mark a report handled
   rookery migrate                         Apply database migrations and exit
   rookery backup <file>                   Write a consistent copy of the database, also while serving
   rookery --version                       Print the version
@@ -47,24 +65,6 @@ Settings come from the environment:
 function fail(message: string): never {
   process.stderr.write(`rookery: ${message}\n`);
   process.exit(1);
-}
-
-/** Splits arguments into --options (with `--name value` or `--name=value`) and positionals. */
-function parseArgs(args: string[], flags: string[] = []): { options: Map<string, string>; positional: string[] } {
-  const options = new Map<string, string>();
-  const positional: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (!arg.startsWith("--")) {
-      positional.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    if (eq > 0) options.set(arg.slice(2, eq), arg.slice(eq + 1));
-    else if (flags.includes(arg.slice(2))) options.set(arg.slice(2), "true");
-    else options.set(arg.slice(2), args[++i] ?? "");
-  }
-  return { options, positional };
 }
 
 async function serve() {
@@ -216,6 +216,16 @@ async function main(argv: string[]) {
       }
       case "domains":
         return await domains(args);
+      case "emoji":
+        return await emojiCommand(args);
+      case "announcements":
+        return await announcementsCommand(args);
+      case "rules":
+        return await rulesCommand(args);
+      case "description":
+        return await descriptionCommand(args);
+      case "reports":
+        return await reportsCommand(args);
       case "migrate": {
         const config = loadConfig();
         const handle = openDatabase(config.dataDir, { migrate: false });
@@ -243,7 +253,7 @@ async function main(argv: string[]) {
         fail(`unknown command "${command}"; see rookery --help`);
     }
   } catch (e) {
-    if (e instanceof ConfigError) fail(e.message);
+    if (e instanceof ConfigError || e instanceof CliFailure) fail(e.message);
     throw e;
   }
 }

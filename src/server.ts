@@ -96,7 +96,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const federation = config.federation ? createRookeryFederation(ctx) : null;
   federation?.start();
   handler = createEdge(ctx, app, streaming, federation?.federation ?? null);
-  const external = watchOtherWriters(database, () => services.renderCache.clear());
+  services.announcements.syncOtherWriters();
+  const external = watchOtherWriters(database, () => {
+    services.renderCache.clear();
+    services.announcements.syncOtherWriters();
+  });
 
   let stopping: Promise<void> | null = null;
   return {
@@ -130,9 +134,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
 /**
  * The admin CLI writes to the same database while the server runs (`rookery domains block`
- * removes accounts with their statuses and follows). SQLite's data_version moves only when
- * another connection commits; when it has, rendered statuses (which carry counters) are
- * dropped. Checked once a second, off the request path.
+ * removes accounts with their statuses and follows, `rookery announcements` makes and deletes
+ * announcements). SQLite's data_version moves only when another connection commits; when it
+ * has, rendered statuses (which carry counters) are dropped, and announcements made or deleted
+ * there are told to the streams. Checked once a second, off the request path.
  */
 function watchOtherWriters(database: DbHandle, changed: () => void): ReturnType<typeof setInterval> {
   const version = database.sqlite.query<{ data_version: number }, []>("PRAGMA data_version");

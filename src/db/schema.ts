@@ -5,3 +5,4 @@ export * from "./schema/statuses.ts";
 export * from "./schema/feeds.ts";
 export * from "./schema/media.ts";
 export * from "./schema/federation.ts";
+export * from "./schema/admin.ts";

@@ -1,15 +1,16 @@
 import { createFederation, type Context, type DocumentLoader, type Federation, type RequestContext } from "@fedify/fedify";
-import { Accept, Add, Announce, Block, Move, Create, Delete, Follow, isActor, Like, Note, Reject, Remove, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
+import { Accept, Add, Announce, Block, Move, Create, Delete, Emoji, Follow, isActor, Like, Note, Reject, Remove, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
 import { followKey, wireRelationships } from "./relationships.ts";
 import { recipientOf, Sender } from "./sender.ts";
 import { wireStatuses } from "./statuses.ts";
 import { wireProfiles } from "./profiles.ts";
 import { DELIVERY_RETRY_POLICY, PERMANENT_FAILURES, recordFailure, wirePermanentFailures } from "./delivery.ts";
 import { wireInteractions } from "./interactions.ts";
+import { wireReports } from "./reports.ts";
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
-import { actorOf, createOf, noteOf, type NoteLookups } from "./vocab.ts";
+import { actorOf, createOf, emojiOf, noteOf, type NoteLookups } from "./vocab.ts";
 import { SqliteKvStore } from "./kv.ts";
 import { isStatusObject } from "../services/federation/remote-notes.ts";
 import { SqliteMessageQueue } from "./queue.ts";
@@ -152,6 +153,12 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     })
     .authorize(authorized);
 
+  // This server's custom emojis, which Notes and actors name by these IRIs.
+  federation.setObjectDispatcher(Emoji, "/emojis/{shortcode}", (ctx, { shortcode }) => {
+    const row = services.customEmojis.find(shortcode);
+    return row ? emojiOf(ctx, services.customEmojis.entity(row)) : null;
+  });
+
   // Public and unlisted statuses for anyone (signed, under AUTHORIZED_FETCH); a private or
   // direct one for a signed request by an account allowed to see it (a follower, a mentioned
   // account), as Mastodon's StatusPolicy decides with the signer as the viewer. A signer the
@@ -239,6 +246,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   wireStatuses(app, context, lookups, sender);
   wireProfiles(app, context, sender);
   wireInteractions(app, context, lookups, sender);
+  wireReports(app, context, instance.identifier, sender);
   // Every fetch from other servers is signed by the instance actor: GoToSocial, and Mastodon
   // with AUTHORIZED_FETCH, answer 401 to an unsigned GET of an actor or a status.
   const signedLoader = (c: Context<void>) => c.getDocumentLoader({ identifier: instance.identifier });

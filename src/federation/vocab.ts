@@ -1,12 +1,28 @@
 import type { Context } from "@fedify/fedify";
-import { Collection, Create, Document, Endpoints, Hashtag, Image, Mention, Note, Person, PropertyValue, PUBLIC_COLLECTION, Question, Service } from "@fedify/fedify/vocab";
+import { Collection, Create, Document, Emoji, Endpoints, Hashtag, Image, Mention, Note, Person, PropertyValue, PUBLIC_COLLECTION, Question, Service } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { AccountRow, MediaRow, PollRow, StatusRow } from "../db/schema.ts";
 import { accountUrl, serializeAccount, type Urls } from "../presenters/account.ts";
 import { statusUrl } from "../presenters/status.ts";
 import { mentionsOf } from "../models/mentions.ts";
+import { emojisOf, type CustomEmoji } from "../models/emojis.ts";
 
 export const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
+
+const EMOJI_TYPES: Record<string, string> = { png: "image/png", gif: "image/gif", webp: "image/webp" };
+
+/**
+ * One of this server's custom emojis as Mastodon's Emoji tag: its IRI (/emojis/:shortcode,
+ * dispatched in index.ts), `:shortcode:` as its name, the image as its icon.
+ */
+export function emojiOf(ctx: Context<void>, emoji: CustomEmoji) {
+  const ext = /\.([a-z0-9]+)$/.exec(emoji.url)?.[1] ?? "";
+  return new Emoji({
+    id: ctx.getObjectUri(Emoji, { shortcode: emoji.shortcode }),
+    name: `:${emoji.shortcode}:`,
+    icon: new Image({ url: new URL(emoji.url), mediaType: EMOJI_TYPES[ext] ?? null }),
+  });
+}
 
 /**
  * The actor document of a local account (Mastodon's ActivityPub::ActorSerializer is the model:
@@ -35,6 +51,7 @@ export async function actorOf(ctx: Context<void>, urls: Urls, account: AccountRo
     icon: account.avatarFile ? new Image({ url: new URL(shown.avatar) }) : null,
     image: account.headerFile ? new Image({ url: new URL(shown.header) }) : null,
     attachments: shown.fields.map((f) => new PropertyValue({ name: f.name, value: f.value })),
+    tags: emojisOf(account).map((e) => emojiOf(ctx, e)),
     publicKey: keys[0]?.cryptographicKey ?? null,
     assertionMethods: keys.map((k) => k.multikey),
   };
@@ -89,8 +106,8 @@ export function mentionedAccounts(lookups: NoteLookups, status: StatusRow): Acco
  * A local status as a Note, addressed as Mastodon's ActivityPub::TagManager addresses it:
  * public has as:Public in `to`, the followers and the mentioned in `cc`; unlisted the
  * followers in `to`, as:Public and the mentioned in `cc`; private the followers in `to` and
- * the mentioned in `cc`; direct the mentioned alone. Mentions and hashtags are its tags.
- * Not yet: attachments, polls (Question), custom emojis.
+ * the mentioned in `cc`; direct the mentioned alone. Mentions, hashtags and this server's
+ * custom emojis it uses are its tags.
  */
 export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, status: StatusRow, lookups: NoteLookups) {
   const followers = ctx.getFollowersUri(author.username);
@@ -102,6 +119,7 @@ export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, statu
   const tags = [
     ...mentioned.map((a, i) => new Mention({ href: mentionUris[i]!, name: `@${a.username}@${a.domain ?? domain}` })),
     ...(JSON.parse(status.tags) as string[]).map((name) => new Hashtag({ href: new URL(`${urls.publicUrl}/tags/${encodeURIComponent(name)}`), name: `#${name}` })),
+    ...emojisOf(status).map((e) => emojiOf(ctx, e)),
   ];
   const addressing: Record<string, [URL[], URL[]]> = {
     public: [[PUBLIC_COLLECTION], [followers, ...mentionUris]],

@@ -19,6 +19,11 @@ import { moderationRoutes } from "./moderation.ts";
 import { webRoutes } from "./web.ts";
 import { pushRoutes } from "./push.ts";
 import { directoryRoutes } from "./directory.ts";
+import { endorsementRoutes } from "./endorsements.ts";
+import { featuredTagRoutes } from "./featured-tags.ts";
+import { reportRoutes } from "./reports.ts";
+import { announcementRoutes } from "./announcements.ts";
+import { trendRoutes } from "./trends.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { notificationRoutes } from "./notifications.ts";
@@ -36,6 +41,21 @@ import { getMeta } from "./request-meta.ts";
 
 function errorResponse(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
+}
+
+// Resources mounted as one plugin each, their route types erased: nothing reads them (no typed
+// client), and one chain of every module's types is deeper than TypeScript will instantiate.
+function startUpRoutes(ctx: AppContext) {
+  return new Elysia()
+    .use(endorsementRoutes(ctx))
+    .use(featuredTagRoutes(ctx))
+    .use(reportRoutes(ctx))
+    .use(announcementRoutes(ctx))
+    .use(trendRoutes(ctx)) as unknown as Elysia;
+}
+
+function notificationsApi(ctx: AppContext) {
+  return new Elysia().use(notificationRequestRoutes(ctx)).use(notificationRoutes(ctx)).use(notificationV2Routes(ctx)) as unknown as Elysia;
 }
 
 /** The router: every resource module, one body parser, one error renderer. */
@@ -75,6 +95,7 @@ export function createApp(ctx: AppContext) {
     .use(domainBlockRoutes(ctx))
     .use(pushRoutes(ctx))
     .use(directoryRoutes(ctx))
+    .use(startUpRoutes(ctx))
     .use(statusRoutes(ctx))
     .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))
@@ -86,9 +107,7 @@ export function createApp(ctx: AppContext) {
     .use(listRoutes(ctx))
     .use(conversationRoutes(ctx))
     .use(filterRoutes(ctx))
-    .use(notificationRequestRoutes(ctx))
-    .use(notificationRoutes(ctx))
-    .use(notificationV2Routes(ctx))
+    .use(notificationsApi(ctx))
     .use(preferenceRoutes(ctx))
     .use(instanceRoutes(ctx))
     .use(emptyCollectionRoutes(ctx))

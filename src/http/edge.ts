@@ -17,12 +17,13 @@ import type { WsData } from "../streaming/websocket.ts";
 import type { Federation } from "@fedify/fedify";
 
 /**
- * The paths Fedify serves (actors, their collections and statuses, the inboxes); every other
- * request, the hot API paths above all, goes straight to Elysia. WebFinger, host-meta and
- * nodeinfo stay in src/http/instance.ts, whose links name the same actor URIs.
+ * The paths Fedify serves (actors, their collections and statuses, the inboxes, the custom
+ * emojis' Emoji documents); every other request, the hot API paths above all, goes straight
+ * to Elysia. WebFinger, host-meta and nodeinfo stay in src/http/instance.ts, whose links name
+ * the same actor URIs.
  */
 function isFederationPath(path: string): boolean {
-  return path.startsWith("/users/") || path === "/inbox";
+  return path.startsWith("/users/") || path === "/inbox" || path.startsWith("/emojis/");
 }
 
 const ACTIVITY_TYPES = /application\/(activity\+json|ld\+json)/i;

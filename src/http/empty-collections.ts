@@ -5,9 +5,9 @@ import { parseId } from "../ids.ts";
 import { optionalUser, requireUser } from "./auth.ts";
 
 /**
- * Lists that clients fetch at start-up and that are truly empty on a server without custom
- * emoji, announcements, trends or suggestions. Clients only fall back on 404, so these
- * answer `[]`, checking the token as Mastodon does.
+ * Lists that clients fetch at start-up and that Rookery keeps empty: trending statuses and
+ * links (it ranks neither), follow suggestions, identity proofs (gone from Mastodon). Clients
+ * only fall back on 404, so these answer `[]`, checking the token as Mastodon does.
  */
 export function emptyCollectionRoutes(ctx: AppContext) {
   const publicList = ({ request }: { request: Request }) => {
@@ -25,17 +25,9 @@ export function emptyCollectionRoutes(ctx: AppContext) {
     return [];
   };
   return new Elysia()
-    .get("/api/v1/custom_emojis", () => [])
-    .get("/api/v1/announcements", userList("read"))
-    .get("/api/v1/trends", publicList)
-    .get("/api/v1/trends/tags", publicList)
     .get("/api/v1/trends/statuses", publicList)
     .get("/api/v1/trends/links", publicList)
     .get("/api/v2/suggestions", userList("read"))
     .get("/api/v1/suggestions", userList("read"))
-    .get("/api/v1/featured_tags", userList("read:accounts"))
-    .get("/api/v1/featured_tags/suggestions", userList("read:accounts"))
-    .get("/api/v1/endorsements", userList("read:accounts"))
-    .get("/api/v1/accounts/:id/featured_tags", existingAccount)
     .get("/api/v1/accounts/:id/identity_proofs", existingAccount);
 }

@@ -3,6 +3,8 @@ import type { AppContext } from "../context.ts";
 import { LIMITS, SUPPORTED_MIME_TYPES } from "../limits.ts";
 import { accountUri, accountUrl } from "../presenters/account.ts";
 import { INSTANCE_DESCRIPTION, instanceStats, knownPeers } from "../services/instance.ts";
+import { serializeRule, serializeWeek } from "../presenters/instance.ts";
+import { serializeCustomEmoji } from "../presenters/custom-emoji.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "../version.ts";
 import { input } from "./input.ts";
 import { str } from "./params.ts";
@@ -49,6 +51,8 @@ export function instanceRoutes(ctx: AppContext) {
     ],
   });
 
+  const rules = () => services.instanceInfo.rules().map(serializeRule);
+
   return new Elysia()
     .get("/api/v1/instance", () => {
       const stats = instanceStats(db);
@@ -68,7 +72,7 @@ export function instanceRoutes(ctx: AppContext) {
         invites_enabled: false,
         configuration: { accounts: { max_featured_tags: LIMITS.maxFeaturedTags }, statuses, media_attachments: mediaAttachments, polls },
         contact_account: null,
-        rules: [],
+        rules: rules(),
       };
     })
     .get("/api/v2/instance", () => {
@@ -96,13 +100,23 @@ export function instanceRoutes(ctx: AppContext) {
         // 2 would promise grouped notifications (/api/v2/notifications), which Rookery lacks.
         api_versions: { mastodon: 2 },
         contact: { email: config.contactEmail, account: null },
-        rules: [],
+        rules: rules(),
       };
     })
-    .get("/api/v1/instance/rules", () => [])
+    .get("/api/v1/instance/rules", () => rules())
+    // Api::V1::CustomEmojisController: public, the emojis shown in pickers.
+    .get("/api/v1/custom_emojis", () =>
+      services.customEmojis
+        .list()
+        .filter((r) => r.visibleInPicker)
+        .map((r) => serializeCustomEmoji(services.customEmojis.entity(r), r.category)),
+    )
     .get("/api/v1/instance/peers", () => knownPeers(db))
-    .get("/api/v1/instance/activity", () => [])
-    .get("/api/v1/instance/extended_description", () => ({ updated_at: null, content: "" }))
+    .get("/api/v1/instance/activity", () => services.instanceInfo.activity().map(serializeWeek))
+    .get("/api/v1/instance/extended_description", () => {
+      const { html, updatedAt } = services.instanceInfo.extendedDescription();
+      return { updated_at: updatedAt === null ? null : new Date(updatedAt).toISOString(), content: html };
+    })
     .get("/api/v1/instance/translation_languages", () => ({}))
     .get("/.well-known/nodeinfo", ({ set }) => {
       set.headers["cache-control"] = DISCOVERY_CACHE;

@@ -198,6 +198,19 @@ export function webRoutes(ctx: AppContext) {
       const body = profilePage(site, entity, parsed<StatusEntity[]>(statusesJson(ctx, pinned, null)), parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null)), next);
       return page(c.request, body, entity.uri);
     })
+    // A featured hashtag's `url` (Mastodon's short_account_tag_url): the profile, only the posts with that tag.
+    .get("/:handle/tagged/:tag", (c) => {
+      const account = accountOf(c.params.handle);
+      const closed = membersOnly(c.request);
+      if (closed) return closed;
+      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, account)));
+      const tag = decodeURIComponent(c.params.tag);
+      const p = pageParams(input(c), 20, 40);
+      const posts = services.timelines.account(null, account.id, p, { tagged: tag });
+      const here = `${entity.url}/tagged/${encodeURIComponent(tag)}`;
+      const next = posts.full && posts.last !== null ? `${here}?max_id=${posts.last}` : null;
+      return page(c.request, profilePage(site, entity, [], parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null)), next), entity.uri);
+    })
     .get("/:handle/:id/embed", (c) => {
       const closed = membersOnly(c.request);
       if (closed) return closed;

@@ -78,6 +78,8 @@ export interface Relationship {
   requestedBy: boolean;
   /** The viewer blocks the account's domain. */
   domainBlocking: boolean;
+  /** The viewer endorses the account on its profile. */
+  endorsed: boolean;
 }
 
 /** An account with the id of the follow (or request) that listed it: the page cursor. */

@@ -16,7 +16,7 @@ export function serializeRelationship(r: Relationship) {
     requested: r.requested,
     requested_by: r.requestedBy,
     domain_blocking: r.domainBlocking,
-    endorsed: false,
+    endorsed: r.endorsed,
     note: "",
   };
 }

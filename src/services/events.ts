@@ -32,6 +32,13 @@ export type DomainEvent =
   /** The target refused the request (a remote requester is told with Reject). */
   | { type: "follow_request.rejected"; accountId: number; targetAccountId: number }
   | { type: "follow.removed"; accountId: number; targetAccountId: number }
+  /** An announcement was published, or one was taken down; every user stream is told. */
+  | { type: "announcement.published"; announcementId: number }
+  | { type: "announcement.deleted"; announcementId: number }
+  /** A reaction `name` to an announcement was added or taken back (its count changed). */
+  | { type: "announcement.reaction"; announcementId: number; name: string }
+  /** A user reported an account to this server (forwarded ones are sent on as Flag). */
+  | { type: "report.created"; reportId: number }
   /** `targetAccountId` ended `accountId`'s follow or follow request (a domain block): a remote follower is told with Reject. */
   | { type: "follow.rejected"; accountId: number; targetAccountId: number }
   /** `accountId` blocked `targetAccountId`; `severedFollower` when the target had followed them or asked to (a remote one is told with Reject). */

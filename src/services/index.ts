@@ -37,12 +37,18 @@ import { PushSubscriptions } from "./push/subscriptions.ts";
 import { TokenSeal } from "./push/token-seal.ts";
 import { VapidSigner } from "./push/web-push.ts";
 import { Directory } from "./accounts/directory.ts";
+import { Endorsements } from "./accounts/endorsements.ts";
 import { fetchPublicBytes } from "../media/public-fetch.ts";
 import { ROOKERY_VERSION } from "../version.ts";
 import { ConversationService } from "./conversations.ts";
 import { FilterService } from "./filters.ts";
 import { V1FilterService } from "./filters-v1.ts";
 import { ListService } from "./lists.ts";
+import { FeaturedTagService } from "./featured-tags.ts";
+import { InstanceInfo } from "./instance-info.ts";
+import { ReportService } from "./reports.ts";
+import { CustomEmojiService } from "./custom-emojis.ts";
+import { AnnouncementService } from "./announcements.ts";
 import { NotificationService } from "./notifications.ts";
 import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "./rate-limits.ts";
 import { ApplicationService } from "./oauth/applications.ts";
@@ -91,6 +97,7 @@ export function createServices(deps: ServiceDeps) {
   const domainBlocks = new AccountDomainBlocks(db, ids, clock, follows, events);
   const moderation = new ModerationService(db, ids, clock, follows, events, domainBlocks);
   const directory = new Directory(db, moderation);
+  const endorsements = new Endorsements(db, ids, clock, follows);
   const markers = new MarkerService(db, clock);
   const notificationPolicies = new NotificationPolicies(db, ids, clock);
   const notifications = new NotificationService(db, ids, clock, moderation, events, notificationPolicies);
@@ -123,6 +130,14 @@ export function createServices(deps: ServiceDeps) {
   remoteAccounts.gone = (accountId) => goneAccounts.remove(accountId);
   const search = new SearchService(db, clock, reader, remoteAccounts, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
+  const featuredTags = new FeaturedTagService(db, ids, clock, search);
+  const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
+  // Local statuses and profiles keep the custom emojis they use when they are written.
+  const customEmojis = new CustomEmojiService(db, ids, clock, storage);
+  posting.localEmojis = (texts) => customEmojis.inTexts(texts);
+  accounts.localEmojis = (texts) => customEmojis.inTexts(texts);
+  const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
+  const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const federationActors = new FederationActors(db, clock);
@@ -166,6 +181,7 @@ export function createServices(deps: ServiceDeps) {
     notifications.withdraw(e.targetAccountId, e.accountId, "follow");
     homeFeed.removeAuthor(e.accountId, e.targetAccountId);
     lists.forgetFollow(e.accountId, e.targetAccountId);
+    endorsements.forget(e.accountId, e.targetAccountId);
     renderCache.touchAccount(e.accountId);
     renderCache.touchAccount(e.targetAccountId);
   });
@@ -233,6 +249,7 @@ export function createServices(deps: ServiceDeps) {
     pushDeliveries,
     notificationPolicies,
     directory,
+    endorsements,
     federationDomains,
     federationInbox,
     wheel,
@@ -271,6 +288,11 @@ export function createServices(deps: ServiceDeps) {
     conversations,
     search,
     tagFollows,
+    featuredTags,
+    instanceInfo,
+    reports,
+    customEmojis,
+    announcements,
   };
 }
 

@@ -8,6 +8,7 @@ import type { StatusReader } from "./statuses/reader.ts";
 import type { RemoteAccounts } from "./federation/remote-accounts.ts";
 import { visibleToSql } from "./statuses/visibility.ts";
 import type { TagHit } from "../models/views.ts";
+import { idFloorForTime } from "../ids.ts";
 
 export type SearchType = "accounts" | "hashtags" | "statuses";
 
@@ -84,6 +85,11 @@ export class SearchService {
       ),
       follows: sqlite.query<{ one: number }, [number, number]>("SELECT 1 AS one FROM follows WHERE account_id = ? AND target_account_id = ?"),
       tagByName: sqlite.query<{ id: number; name: string }, [string]>("SELECT id, name FROM tags WHERE name = ?"),
+      // Tags used in the public statuses of the last days, by how many accounts used them.
+      trending: sqlite.query<{ id: number; name: string }, [number, number, number, number]>(`
+        SELECT t.id, t.name FROM status_tags st JOIN statuses s ON s.id = st.status_id JOIN tags t ON t.id = st.tag_id
+        WHERE s.id >= ?1 AND s.created_at >= ?2 AND s.visibility = 'public' AND s.reblog_of_id IS NULL
+        GROUP BY t.id ORDER BY count(DISTINCT s.account_id) DESC, count(*) DESC, t.name LIMIT ?3 OFFSET ?4`),
       usage: sqlite.query<{ tagId: number; day: number; uses: number; accounts: number }, [string, number]>(`
         SELECT st.tag_id AS tagId, (s.created_at / ${DAY}) * ${DAY} AS day, count(*) AS uses, count(DISTINCT s.account_id) AS accounts
         FROM status_tags st JOIN statuses s ON s.id = st.status_id
@@ -168,6 +174,16 @@ export class SearchService {
     const exactIndex = rows.findIndex((r) => r.name === name);
     if (exactIndex > 0) rows.unshift(...rows.splice(exactIndex, 1));
     return this.withHistory(rows);
+  }
+
+  /**
+   * GET /api/v1/trends/tags without Mastodon's review queue and scores: the hashtags of the
+   * public statuses this server holds (its own and those federation brought) of the last
+   * seven days, those used by the most accounts first, then by the most statuses.
+   */
+  trendingTags(limit: number, offset: number): TagHit[] {
+    const since = this.clock.now() - 7 * DAY;
+    return this.withHistory(this.q.trending.all(idFloorForTime(since), since, limit, offset));
   }
 
   /** One tag by name (GET /api/v1/tags/:name); one that was never used has no id. */

@@ -2,6 +2,7 @@ import type { AppContext } from "../context.ts";
 import type { StatusRow } from "../db/schema.ts";
 import { renderConversations } from "../presenters/conversation.ts";
 import { notificationsJson } from "../presenters/notification.ts";
+import { serializeAnnouncement } from "../presenters/announcement.ts";
 import { log } from "../log.ts";
 import type { DomainEvent } from "../services/events.ts";
 import { mentionedIds } from "../models/mentions.ts";
@@ -41,7 +42,18 @@ export class StreamFanout {
     private hub: StreamHub,
   ) {
     const { events } = ctx.services;
-    for (const type of ["status.created", "status.updated", "status.deleted", "list.delivered", "notification.created", "conversation.updated", "filters.changed"] as const) {
+    for (const type of [
+      "status.created",
+      "status.updated",
+      "status.deleted",
+      "list.delivered",
+      "notification.created",
+      "conversation.updated",
+      "filters.changed",
+      "announcement.published",
+      "announcement.deleted",
+      "announcement.reaction",
+    ] as const) {
       events.afterCommit(type, (e) => this.enqueue(e));
     }
   }
@@ -140,6 +152,29 @@ export class StreamFanout {
       }
       case "filters.changed":
         return this.hub.publish(`user:${event.accountId}`, "filters_changed", undefined);
+      case "announcement.published": {
+        // Rendered once, for no viewer (no `read`, no `me`), as Mastodon's worker renders it.
+        const { announcements } = this.ctx.services;
+        const row = announcements.all().find((a) => a.id === event.announcementId);
+        if (!row) return;
+        const [view] = announcements.views([row], null);
+        return this.toEveryUser("announcement", JSON.stringify(serializeAnnouncement(this.ctx.urls, view!)));
+      }
+      case "announcement.reaction": {
+        const count = this.ctx.services.announcements.reactionCount(event.announcementId, event.name);
+        return this.toEveryUser("announcement.reaction", JSON.stringify({ name: event.name, count, announcement_id: String(event.announcementId) }));
+      }
+      case "announcement.deleted":
+        return this.toEveryUser("announcement.delete", String(event.announcementId));
+    }
+  }
+
+  /** Announcements concern every local user: each user stream that is open hears it. */
+  private toEveryUser(event: string, payload: string) {
+    const frames = new FrameCache(event);
+    for (const id of this.ctx.services.accounts.localIds()) {
+      const topic = `user:${id}`;
+      if (this.hub.has(topic)) this.hub.publish(topic, event, payload, frames);
     }
   }
 

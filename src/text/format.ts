@@ -27,6 +27,13 @@ function hashtagOf(run: string): string | null {
   if (/[\p{L}\p{M}]/u.test(tag)) return tag;
   return tag.length >= 3 && /[_\u00B7\u30FB\u200c]/u.test(tag.slice(1, -1)) ? tag : null;
 }
+const HASHTAG_NAME = new RegExp(`^[${WORD}\\u00B7\\u30FB\\u200c]+$`, "u");
+
+/** Whether a whole string is one hashtag name as a status would carry it (Tag::HASHTAG_NAME_RE). */
+export function isHashtagName(name: string): boolean {
+  return HASHTAG_NAME.test(name) && hashtagOf(name) === name;
+}
+
 // app/models/account.rb MENTION_RE, plus an optional port after the domain: a server whose
 // PUBLIC_URL has one is `alice@localhost:3000`, and clients (Elk, on every edit) write
 // mentions of its own accounts that way.

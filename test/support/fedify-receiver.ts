@@ -1,5 +1,5 @@
 import { createFederation, generateCryptoKeyPair, MemoryKvStore, type Context, type RequestContext } from "@fedify/fedify";
-import { Accept, Announce, Block, Create, Delete, Endpoints, Follow, Like, Note, Person, PUBLIC_COLLECTION, Reject, Undo, Update, type Activity } from "@fedify/fedify/vocab";
+import { Accept, Announce, Block, Create, Delete, Endpoints, Flag, Follow, Like, Note, Person, PUBLIC_COLLECTION, Reject, Undo, Update, type Activity } from "@fedify/fedify/vocab";
 
 /** What carol's actor document says about her beyond her identity and endpoints (a test changes it). */
 export type Profile = Omit<NonNullable<ConstructorParameters<typeof Person>[0]>, "id" | "preferredUsername" | "inbox" | "endpoints" | "publicKey">;
@@ -68,7 +68,7 @@ export async function startReceiver(host = "127.0.0.5") {
   const record = async (_ctx: unknown, activity: Activity) => {
     received.push(activity);
   };
-  federation.setInboxListeners("/actors/{identifier}/inbox", "/inbox").on(Accept, record).on(Reject, record).on(Block, record).on(Create, record).on(Delete, record).on(Undo, record).on(Announce, record).on(Like, record);
+  federation.setInboxListeners("/actors/{identifier}/inbox", "/inbox").on(Accept, record).on(Reject, record).on(Block, record).on(Create, record).on(Delete, record).on(Undo, record).on(Announce, record).on(Like, record).on(Flag, record);
   handler = (request) => federation.fetch(request, { contextData: undefined });
   const ctx = () => federation.createContext(new URL(base), undefined);
   return {

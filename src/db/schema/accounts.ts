@@ -22,7 +22,7 @@ export const accounts = sqliteTable(
     noteHtml: text("note_html").notNull().default(""),
     /** JSON: [{name, value, valueHtml, verifiedAt}]; a remote account's value is its cleaned HTML, as valueHtml. */
     fields: text("fields").notNull().default("[]"),
-    /** Remote accounts: JSON [{shortcode, url, static_url, visible_in_picker}], the custom emojis of their name, note and fields. */
+    /** JSON [{shortcode, url, static_url, visible_in_picker}], the custom emojis of the name, note and fields (a local account's found when its profile is saved). */
     emojis: text("emojis").notNull().default("[]"),
     locked: bool("locked").notNull().default(false),
     bot: bool("bot").notNull().default(false),
@@ -166,4 +166,23 @@ export const accountDomainBlocks = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [uniqueIndex("account_domain_blocks_pair").on(t.accountId, t.domain), index("account_domain_blocks_domain").on(t.domain)],
+);
+
+/**
+ * Accounts an account endorses on its profile (Mastodon's AccountPin, POST
+ * /api/v1/accounts/:id/pin): only accounts it follows, and an unfollow ends the endorsement.
+ */
+export const accountPins = sqliteTable(
+  "account_pins",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    targetAccountId: integer("target_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("account_pins_pair").on(t.accountId, t.targetAccountId), index("account_pins_target").on(t.targetAccountId)],
 );

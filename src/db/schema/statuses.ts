@@ -38,7 +38,7 @@ export const statuses = sqliteTable(
     mentions: text("mentions").notNull().default("[]"),
     /** JSON [normalised tag name]. */
     tags: text("tags").notNull().default("[]"),
-    /** Remote statuses: JSON [{shortcode, url, static_url, visible_in_picker}], the custom emojis of their server they use. */
+    /** JSON [{shortcode, url, static_url, visible_in_picker}], the custom emojis of its server it uses (a local status's found when it is written). */
     emojis: text("emojis").notNull().default("[]"),
     hasMedia: bool("has_media").notNull().default(false),
     hasPoll: bool("has_poll").notNull().default(false),
@@ -222,3 +222,25 @@ export const pollVotes = sqliteTable(
 
 export type StatusRow = typeof statuses.$inferSelect;
 export type PollRow = typeof polls.$inferSelect;
+
+/**
+ * Hashtags an account features on its profile (Mastodon's FeaturedTag). `name` is the tag
+ * as the user wrote it (its case kept for display); the counts are read from status_tags.
+ */
+export const featuredTags = sqliteTable(
+  "featured_tags",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    tagId: integer("tag_id")
+      .notNull()
+      .references(() => tags.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("featured_tags_account_tag").on(t.accountId, t.tagId)],
+);
+
+export type FeaturedTagRow = typeof featuredTags.$inferSelect;

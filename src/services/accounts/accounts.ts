@@ -11,6 +11,7 @@ import type { EventBus } from "../events.ts";
 import type { ProfileImageService } from "./profile-images.ts";
 import { ValidationErrors } from "./validation.ts";
 import type { ProfileField } from "../../models/views.ts";
+import type { CustomEmoji } from "../../models/emojis.ts";
 
 export const USERNAME_RE = /^[A-Za-z0-9_]+$/;
 const RESERVED_USERNAMES = new Set(["admin", "support", "help", "root", "webmaster", "administrator", "mod", "moderator"]);
@@ -53,6 +54,8 @@ let dummyHash: Promise<string> | null = null;
 
 export class AccountService {
   private q;
+  /** This server's custom emojis used in some texts (CustomEmojiService.inTexts); none until wired. */
+  localEmojis: (texts: string[]) => CustomEmoji[] = () => [];
 
   constructor(
     private db: Db,
@@ -97,6 +100,11 @@ export class AccountService {
 
   user(accountId: number): UserRow | undefined {
     return this.q.user.get({ id: accountId });
+  }
+
+  /** Every local user's account id (those with a user row). */
+  localIds(): number[] {
+    return this.db.select({ id: users.accountId }).from(users).all().map((r) => r.id);
   }
 
   list(): { account: AccountRow; email: string }[] {
@@ -313,6 +321,12 @@ export class AccountService {
         verifiedAt: previous.find((p) => p.value === value)?.verifiedAt ?? null,
       }));
       changes.fields = JSON.stringify(fields);
+    }
+    // The custom emojis of the name, note and fields, kept as a remote account's are.
+    if (changes.displayName !== undefined || changes.note !== undefined || changes.fields !== undefined) {
+      const fields = JSON.parse(changes.fields ?? account.fields) as ProfileField[];
+      const texts = [changes.displayName ?? account.displayName, changes.note ?? account.note, ...fields.flatMap((f) => [f.name, f.value])];
+      changes.emojis = JSON.stringify(this.localEmojis(texts));
     }
     const written: string[] = [];
     try {

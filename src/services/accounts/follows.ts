@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import { changes, type Db } from "../../db/connection.ts";
-import { accounts, followRequests, follows, type AccountRow } from "../../db/schema.ts";
+import { accountPins, accounts, followRequests, follows, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, validationFailed } from "../../errors.ts";
 import { inJsonList, jsonList } from "../../db/prepared.ts";
@@ -290,6 +290,14 @@ export class FollowService {
     const blocks = this.filters.blocked(viewerId, ids);
     const mutes = this.filters.muted(viewerId, ids);
     const domainBlocking = this.filters.domainBlocking?.(viewerId, ids) ?? new Set<number>();
+    const endorsed = new Set(
+      this.db
+        .select({ id: accountPins.targetAccountId })
+        .from(accountPins)
+        .where(and(eq(accountPins.accountId, viewerId), inArray(accountPins.targetAccountId, ids)))
+        .all()
+        .map((r) => r.id),
+    );
     const followedBy = new Set(incoming.map((r) => r.id));
     const requestedById = new Set(requestedBy.map((r) => r.id));
     return targetIds.map((id) => {
@@ -311,6 +319,7 @@ export class FollowService {
         requested: !!request,
         requestedBy: requestedById.has(id),
         domainBlocking: domainBlocking.has(id),
+        endorsed: endorsed.has(id),
       };
     });
   }

@@ -99,6 +99,7 @@ export class EditingService {
       language,
       mentions: JSON.stringify(mentioned.map(mentionRef)),
       tags: JSON.stringify(tagNames),
+      emojis: JSON.stringify(this.posting.localEmojis([spoilerText, text, ...(input.poll?.options ?? [])])),
       hasMedia: nextMedia.length > 0,
       hasPoll: input.poll !== undefined,
       editedAt: now,
@@ -112,7 +113,7 @@ export class EditingService {
       this.media.statuses.reattach(db, row.id, nextMedia, input.mediaAttributes ?? []);
       newPoll = this.replacePoll(db, row, poll, input.poll, now);
       tx.update(statuses)
-        .set({ text, contentHtml: html, spoilerText, sensitive, language, mentions: updated.mentions, tags: updated.tags, hasMedia: updated.hasMedia, hasPoll: updated.hasPoll, editedAt: now })
+        .set({ text, contentHtml: html, spoilerText, sensitive, language, mentions: updated.mentions, tags: updated.tags, emojis: updated.emojis, hasMedia: updated.hasMedia, hasPoll: updated.hasPoll, editedAt: now })
         .where(eq(statuses.id, row.id))
         .run();
       tx.delete(mentions).where(eq(mentions.statusId, row.id)).run();

@@ -136,6 +136,11 @@ export function pollErrors(poll: PollInput): string[] {
  */
 export class PostingService {
   private q;
+  /**
+   * This server's custom emojis used in some texts (CustomEmojiService.inTexts), kept on a
+   * local status when it is written; none until the services are wired.
+   */
+  localEmojis: (texts: string[]) => CustomEmoji[] = () => [];
 
   constructor(
     private db: Db,
@@ -258,7 +263,7 @@ export class PostingService {
       conversationId: parent?.conversationId ?? id,
       mentions: JSON.stringify(mentioned.map(mentionRef)),
       tags: JSON.stringify(tagNames),
-      emojis: "[]",
+      emojis: JSON.stringify(this.localEmojis([prepared.spoilerText, prepared.text, ...(prepared.poll?.options ?? [])])),
       card: null,
       hasMedia: prepared.mediaIds.length > 0,
       hasPoll: prepared.poll !== null,

@@ -1,0 +1,27 @@
+import type { Context } from "@fedify/fedify";
+import { Flag } from "@fedify/fedify/vocab";
+import type { AppContext } from "../context.ts";
+import { recipientOf, type Sender } from "./sender.ts";
+
+/**
+ * A report of a remote account that its reporter asked to forward goes to that account's
+ * server as Mastodon sends it (ReportService#forward_to_origin!): a Flag from the instance
+ * actor (the reporter stays anonymous), naming the account and the reported statuses, with
+ * the comment as content, delivered to the account's inbox.
+ */
+export function wireReports(app: AppContext, ctx: () => Context<void>, instanceIdentifier: string, sender: Sender): void {
+  const { services } = app;
+  services.events.afterCommit("report.created", (e) => {
+    const view = services.reports.find(e.reportId);
+    if (!view?.report.forwarded || view.target.uri === null || view.target.inboxUrl === null) return;
+    const statusUris = view.statusIds.flatMap((id) => services.reader.findRow(id)?.uri ?? []);
+    const c = ctx();
+    const flag = new Flag({
+      id: new URL(view.report.uri),
+      actor: c.getActorUri(instanceIdentifier),
+      content: view.report.comment,
+      objects: [new URL(view.target.uri), ...statusUris.map((u) => new URL(u))],
+    });
+    sender.send("Flag", () => c.sendActivity({ identifier: instanceIdentifier }, recipientOf(view.target), flag));
+  });
+}

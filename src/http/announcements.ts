@@ -1,0 +1,41 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { parseId } from "../ids.ts";
+import { serializeAnnouncement } from "../presenters/announcement.ts";
+import { requireUser } from "./auth.ts";
+
+/** Mastodon's Api::V1::AnnouncementsController and its reactions. */
+export function announcementRoutes(ctx: AppContext) {
+  const { services, urls } = ctx;
+  // Mastodon's scopes: reading needs `read`; dismissing `write:accounts`, reacting `write:favourites`.
+  return new Elysia()
+    .get("/api/v1/announcements", (c) => {
+      const auth = requireUser(ctx, c.request, ["read"]);
+      const { announcements } = services;
+      return announcements.views(announcements.current(), auth.accountId).map((a) => serializeAnnouncement(urls, a));
+    })
+    .post("/api/v1/announcements/:id/dismiss", (c) => {
+      const auth = requireUser(ctx, c.request, "write:accounts");
+      services.announcements.dismiss(auth.accountId, parseId(c.params.id));
+      return {};
+    })
+    .put("/api/v1/announcements/:id/reactions/:name", (c) => {
+      const auth = requireUser(ctx, c.request, "write:favourites");
+      services.announcements.react(auth.accountId, parseId(c.params.id), reactionName(c.params.name));
+      return {};
+    })
+    .delete("/api/v1/announcements/:id/reactions/:name", (c) => {
+      const auth = requireUser(ctx, c.request, "write:favourites");
+      services.announcements.unreact(auth.accountId, parseId(c.params.id), reactionName(c.params.name));
+      return {};
+    });
+}
+
+/** The path segment as sent: clients percent-encode the emoji. */
+function reactionName(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}

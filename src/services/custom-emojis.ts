@@ -1,0 +1,104 @@
+import { asc, eq } from "drizzle-orm";
+import type { Clock } from "../clock.ts";
+import type { Db } from "../db/connection.ts";
+import { customEmojis, type CustomEmojiRow } from "../db/schema.ts";
+import { notFound, validationFailed } from "../errors.ts";
+import type { IdGenerator } from "../ids.ts";
+import sharp, { MAX_INPUT_PIXELS, SharpUnavailable } from "../media/sharp.ts";
+import type { MediaStorage } from "../media/storage.ts";
+import type { CustomEmoji } from "../models/emojis.ts";
+
+/** CustomEmoji::LOCAL_LIMIT. */
+export const EMOJI_SIZE_LIMIT = 256 * 1024;
+/** CustomEmoji::SHORTCODE_ONLY_RE. */
+const SHORTCODE = /^[a-zA-Z0-9_]{2,}$/;
+/** CustomEmoji::SCAN_RE: `:code:` not inside a word or next to another colon. */
+const SCAN = /(?<=[^\p{L}\p{N}:]|^):([a-zA-Z0-9_]{2,}):(?=[^\p{L}\p{N}:]|$)/gmu;
+const FORMATS: Record<string, string> = { png: "png", gif: "gif", webp: "webp" };
+
+/**
+ * This server's custom emojis: added by the operator (CLI), listed by
+ * /api/v1/custom_emojis, and found in local statuses and profiles when they are written,
+ * where they are kept in the row's `emojis` column in the shape remote ones have (so every
+ * presenter and the ActivityPub Notes and actors read one shape).
+ */
+export class CustomEmojiService {
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private storage: MediaStorage,
+  ) {}
+
+  list(): CustomEmojiRow[] {
+    return this.db.select().from(customEmojis).orderBy(asc(customEmojis.shortcode)).all();
+  }
+
+  /** Checked as Mastodon checks a local emoji: shortcode, PNG/GIF/WebP by content, at most 256 KB. */
+  async add(shortcode: string, image: Uint8Array, options: { category?: string } = {}): Promise<CustomEmojiRow> {
+    const errors: string[] = [];
+    if (!SHORTCODE.test(shortcode)) errors.push("Shortcode is invalid");
+    else if (this.find(shortcode)) errors.push("Shortcode has already been taken");
+    let format: string | undefined;
+    try {
+      format = FORMATS[(await sharp(image, { limitInputPixels: MAX_INPUT_PIXELS }).metadata()).format ?? ""];
+    } catch (e) {
+      if (e instanceof SharpUnavailable) throw e;
+    }
+    if (!format) errors.push("Image content type is invalid");
+    if (image.byteLength >= EMOJI_SIZE_LIMIT) errors.push("Image file size must be less than 256 KB");
+    if (errors.length) throw validationFailed(...errors);
+    // The static image: the first frame as PNG, shrunk to fit 200x200 (Mastodon's static style).
+    let still: Buffer;
+    try {
+      still = await sharp(image, { limitInputPixels: MAX_INPUT_PIXELS, animated: false })
+        .resize(200, 200, { fit: "inside", withoutEnlargement: true })
+        .png()
+        .toBuffer();
+    } catch {
+      throw validationFailed("Image is invalid");
+    }
+    const imageFile = this.storage.newPath("custom_emojis", format as string);
+    const staticFile = this.storage.newPath("custom_emojis", "png");
+    await this.storage.write(imageFile, image);
+    await this.storage.write(staticFile, still);
+    const category = options.category?.trim() || null;
+    const row: CustomEmojiRow = { id: this.ids.next(), shortcode, imageFile, staticFile, category, visibleInPicker: true, createdAt: this.clock.now() };
+    try {
+      this.db.insert(customEmojis).values(row).run();
+    } catch (e) {
+      this.storage.remove(imageFile);
+      this.storage.remove(staticFile);
+      throw e;
+    }
+    return row;
+  }
+
+  remove(shortcode: string) {
+    const gone = this.db.delete(customEmojis).where(eq(customEmojis.shortcode, shortcode)).returning().get();
+    if (!gone) throw notFound();
+    this.storage.remove(gone.imageFile);
+    this.storage.remove(gone.staticFile);
+  }
+
+  find(shortcode: string): CustomEmojiRow | undefined {
+    return this.db.select().from(customEmojis).where(eq(customEmojis.shortcode, shortcode)).get();
+  }
+
+  /** The entity shape (as remote emojis are kept): shortcode, url, static_url, visible_in_picker. */
+  entity(row: CustomEmojiRow): CustomEmoji {
+    return { shortcode: row.shortcode, url: this.storage.url(row.imageFile), static_url: this.storage.url(row.staticFile), visible_in_picker: row.visibleInPicker };
+  }
+
+  /** The local emojis that these texts use, in order of first use (CustomEmoji.from_text). */
+  inTexts(texts: string[]): CustomEmoji[] {
+    const codes = new Set<string>();
+    for (const text of texts) for (const m of text.matchAll(SCAN)) codes.add(m[1] as string);
+    if (codes.size === 0) return [];
+    const byCode = new Map(this.list().map((r) => [r.shortcode, r]));
+    return [...codes].flatMap((c) => {
+      const row = byCode.get(c);
+      return row ? [this.entity(row)] : [];
+    });
+  }
+}

@@ -1,0 +1,119 @@
+import { asc, eq, sql } from "drizzle-orm";
+import type { Clock } from "../clock.ts";
+import type { Db } from "../db/connection.ts";
+import { instanceRules, instanceSettings, type InstanceRuleRow } from "../db/schema.ts";
+import { notFound, validationFailed } from "../errors.ts";
+import type { IdGenerator } from "../ids.ts";
+import { formatText } from "../text/format.ts";
+
+/** Mastodon's Rule::TEXT_SIZE_LIMIT. */
+const RULE_TEXT_LIMIT = 300;
+const WEEK = 7 * 24 * 60 * 60 * 1000;
+const DESCRIPTION_KEY = "extended_description";
+const DESCRIPTION_UPDATED_KEY = "extended_description_updated_at";
+
+export interface WeekActivity {
+  /** Monday 00:00 UTC of the ISO week (epoch ms). */
+  week: number;
+  statuses: number;
+  logins: number;
+  registrations: number;
+}
+
+/**
+ * What the operator says about the server and what the instance endpoints count: the rules,
+ * the extended description (both set with the CLI), and the weekly activity.
+ */
+export class InstanceInfo {
+  private q;
+
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private publicUrl: string,
+  ) {
+    const sqlite = db.$client;
+    this.q = {
+      // Local posts (boosts are not posts), per week.
+      statuses: sqlite.query<{ n: number }, [number, number]>(
+        `SELECT count(*) AS n FROM statuses s JOIN accounts a ON a.id = s.account_id
+         WHERE a.domain IS NULL AND s.reblog_of_id IS NULL AND s.created_at >= ? AND s.created_at < ?`,
+      ),
+      // Rookery keeps no per-request sign-in times: a login is an account that signed in that
+      // week (was issued a token or opened a web session), each account counted once.
+      logins: sqlite.query<{ n: number }, [number, number]>(
+        `SELECT count(DISTINCT account_id) AS n FROM (
+           SELECT account_id, created_at FROM oauth_access_tokens WHERE account_id IS NOT NULL
+           UNION ALL SELECT account_id, created_at FROM web_sessions)
+         WHERE created_at >= ?1 AND created_at < ?2`,
+      ),
+      registrations: sqlite.query<{ n: number }, [number, number]>("SELECT count(*) AS n FROM users WHERE created_at >= ? AND created_at < ?"),
+    };
+  }
+
+  rules(): InstanceRuleRow[] {
+    return this.db.select().from(instanceRules).orderBy(asc(instanceRules.position), asc(instanceRules.id)).all();
+  }
+
+  addRule(text: string, hint = ""): InstanceRuleRow {
+    const trimmed = text.trim();
+    const errors: string[] = [];
+    if (trimmed === "") errors.push("Text can't be blank");
+    else if (trimmed.length > RULE_TEXT_LIMIT) errors.push(`Text is too long (maximum is ${RULE_TEXT_LIMIT} characters)`);
+    if (errors.length) throw validationFailed(...errors);
+    const now = this.clock.now();
+    const last = this.db.select({ p: sql<number | null>`max(${instanceRules.position})` }).from(instanceRules).get()?.p ?? -1;
+    const row: InstanceRuleRow = { id: this.ids.next(), text: trimmed, hint: hint.trim(), position: last + 1, createdAt: now, updatedAt: now };
+    this.db.insert(instanceRules).values(row).run();
+    return row;
+  }
+
+  removeRule(id: number | null) {
+    if (id === null || this.db.delete(instanceRules).where(eq(instanceRules.id, id)).returning({ id: instanceRules.id }).all().length === 0) throw notFound();
+  }
+
+  /** The extended description as its source text, and when it was last set (null: never). */
+  extendedDescriptionSource(): { text: string; updatedAt: number | null } {
+    const text = this.setting(DESCRIPTION_KEY) ?? "";
+    const updated = this.setting(DESCRIPTION_UPDATED_KEY);
+    return { text, updatedAt: updated === undefined ? null : Number(updated) };
+  }
+
+  /** As the API shows it: the text in paragraphs, its links made links. */
+  extendedDescription(): { html: string; updatedAt: number | null } {
+    const { text, updatedAt } = this.extendedDescriptionSource();
+    return { html: formatText(text, { multiline: true, tagBaseUrl: `${this.publicUrl}/tags/` }).html, updatedAt };
+  }
+
+  setExtendedDescription(text: string) {
+    const now = String(this.clock.now());
+    this.db.transaction((tx) => {
+      for (const [key, value] of [[DESCRIPTION_KEY, text.trim()], [DESCRIPTION_UPDATED_KEY, now]] as const) {
+        tx.insert(instanceSettings).values({ key, value }).onConflictDoUpdate({ target: instanceSettings.key, set: { value } }).run();
+      }
+    });
+  }
+
+  /** Mastodon's instance activity: the last 12 ISO weeks (Monday to Monday, UTC), this one first. */
+  activity(): WeekActivity[] {
+    const now = this.clock.now();
+    const day = Math.floor(now / (24 * 60 * 60 * 1000));
+    // 1970-01-01 was a Thursday: (day + 3) % 7 is days since Monday.
+    const monday = (day - ((day + 3) % 7)) * 24 * 60 * 60 * 1000;
+    return Array.from({ length: 12 }, (_, i) => {
+      const start = monday - i * WEEK;
+      const end = start + WEEK;
+      return {
+        week: start,
+        statuses: this.q.statuses.get(start, end)?.n ?? 0,
+        logins: this.q.logins.get(start, end)?.n ?? 0,
+        registrations: this.q.registrations.get(start, end)?.n ?? 0,
+      };
+    });
+  }
+
+  private setting(key: string): string | undefined {
+    return this.db.select().from(instanceSettings).where(eq(instanceSettings.key, key)).get()?.value;
+  }
+}

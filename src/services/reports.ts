@@ -1,0 +1,128 @@
+import { asc, eq, isNull } from "drizzle-orm";
+import type { Clock } from "../clock.ts";
+import type { Db } from "../db/connection.ts";
+import { reports, type AccountRow, type ReportRow } from "../db/schema.ts";
+import { notFound, validationFailed } from "../errors.ts";
+import type { IdGenerator } from "../ids.ts";
+import type { AccountService } from "./accounts/accounts.ts";
+import type { EventBus } from "./events.ts";
+import type { InstanceInfo } from "./instance-info.ts";
+import type { StatusReader } from "./statuses/reader.ts";
+
+export const REPORT_CATEGORIES = ["other", "spam", "legal", "violation"] as const;
+/** Report::COMMENT_SIZE_LIMIT. */
+const COMMENT_LIMIT = 1000;
+
+export interface ReportInput {
+  /** Ids as given; one that cannot be an id is null (and matches nothing). */
+  accountId: number | null;
+  statusIds: (number | null)[];
+  ruleIds: (number | null)[];
+  comment?: string;
+  category?: string;
+  forward?: boolean;
+}
+
+export interface ReportView {
+  report: ReportRow;
+  target: AccountRow;
+  statusIds: number[];
+  ruleIds: number[] | null;
+}
+
+/**
+ * Reports to the operator (Mastodon's ReportService): of an account, and of statuses of it
+ * that the reporter can see. Rules named make the category `violation`. A report of a remote
+ * account asked to be forwarded goes to its server too, as Flag from the instance actor
+ * (src/federation/reports.ts), once committed.
+ */
+export class ReportService {
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private publicUrl: string,
+    private accounts: AccountService,
+    private reader: StatusReader,
+    private rules: InstanceInfo,
+    private events: EventBus,
+  ) {}
+
+  create(reporterId: number, input: ReportInput): ReportView {
+    const target = input.accountId === null ? undefined : this.accounts.findById(input.accountId);
+    if (!target) throw notFound();
+    // AccountStatusesFilter(...).find(ids): each must be the account's and visible to the reporter.
+    const statusIds = [...new Set(input.statusIds)].map((id) => {
+      const row = id === null ? undefined : this.reader.findRow(id);
+      if (!row || row.accountId !== target.id || this.reader.visible([row], reporterId).length === 0) throw notFound();
+      return row.id;
+    });
+    const ruleIds = input.ruleIds.length > 0 ? [...new Set(input.ruleIds)] : null;
+    const category = ruleIds ? "violation" : input.category || "other";
+    const comment = input.comment ?? "";
+    const errors: string[] = [];
+    if ([...comment].length > COMMENT_LIMIT) errors.push(`Comment is too long (maximum is ${COMMENT_LIMIT} characters)`);
+    if (!(REPORT_CATEGORIES as readonly string[]).includes(category)) errors.push("Category is not included in the list");
+    // Report#validate_rule_ids: a violation names rules, every one of them this server's.
+    if (category === "violation") {
+      const known = new Set(this.rules.rules().map((r) => r.id));
+      if (!ruleIds || !ruleIds.every((id) => id !== null && known.has(id))) errors.push("Rule ids does not reference valid rules");
+    }
+    if (errors.length) throw validationFailed(...errors);
+
+    const id = this.ids.next();
+    const report: ReportRow = {
+      id,
+      accountId: reporterId,
+      targetAccountId: target.id,
+      statusIds: JSON.stringify(statusIds),
+      ruleIds: ruleIds ? JSON.stringify(ruleIds) : null,
+      comment,
+      category,
+      // Only a remote account's server can be told (Mastodon's forward_to_origin?).
+      forwarded: input.forward === true && target.domain !== null,
+      uri: `${this.publicUrl}/${crypto.randomUUID()}`,
+      actionTakenAt: null,
+      createdAt: this.clock.now(),
+    };
+    this.db.transaction(() => {
+      this.db.insert(reports).values(report).run();
+      this.events.emit({ type: "report.created", reportId: id });
+    });
+    return { report, target, statusIds, ruleIds: ruleIds as number[] | null };
+  }
+
+  find(id: number): ReportView | undefined {
+    const report = this.db.select().from(reports).where(eq(reports.id, id)).get();
+    return report ? this.view(report) : undefined;
+  }
+
+  /** For the operator: unresolved ones, or all, oldest first. */
+  list(all: boolean): ReportView[] {
+    const rows = this.db
+      .select()
+      .from(reports)
+      .where(all ? undefined : isNull(reports.actionTakenAt))
+      .orderBy(asc(reports.id))
+      .all();
+    return rows.flatMap((r) => this.view(r) ?? []);
+  }
+
+  /** Marks a report handled; false when there is none by that id. */
+  resolve(id: number | null): ReportView | undefined {
+    if (id === null) return undefined;
+    const row = this.db.update(reports).set({ actionTakenAt: this.clock.now() }).where(eq(reports.id, id)).returning().get();
+    return row ? this.view(row) : undefined;
+  }
+
+  private view(report: ReportRow): ReportView | undefined {
+    const target = this.accounts.findById(report.targetAccountId);
+    if (!target) return undefined;
+    return {
+      report,
+      target,
+      statusIds: JSON.parse(report.statusIds) as number[],
+      ruleIds: report.ruleIds === null ? null : (JSON.parse(report.ruleIds) as number[]),
+    };
+  }
+}
