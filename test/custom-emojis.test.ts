@@ -76,6 +76,9 @@ describe("custom emojis", () => {
     expect((await alice.client.get(`/api/v1/statuses/${status.id}`)).body.emojis).toEqual(status.emojis);
     const edited = await alice.client.put(`/api/v1/statuses/${status.id}`, { json: { status: "now :party_parrot:" } });
     expect(edited.body.emojis).toEqual([entity("party_parrot")]);
+    // Each version of the history shows the emojis it used.
+    const history = (await alice.client.get(`/api/v1/statuses/${status.id}/history`)).body as { emojis: { shortcode: string }[] }[];
+    expect(history.map((v) => v.emojis.map((e) => e.shortcode).sort())).toEqual([["blobcat", "wave"], ["party_parrot"]]);
 
     const note = await getAp(`${server.base}/users/alice/statuses/${status.id}`);
     expect(note.status).toBe(200);

@@ -89,7 +89,7 @@ describe("instance documents", () => {
     expect(hostMeta.text).toContain(`template="${server.base}/.well-known/webfinger?resource={uri}"`);
   });
 
-  test("empty collections answer [] and the streaming health check OK", async () => {
+  test("collections with nothing in them yet answer [] (no emojis, trends, rules, announcements, suggestions here), and the streaming health check OK", async () => {
     for (const path of ["/api/v1/custom_emojis", "/api/v1/trends/tags", "/api/v1/trends/statuses", "/api/v1/trends/links", "/api/v1/instance/rules"]) {
       const res = await http.get(path);
       expect(res.status).toBe(200);

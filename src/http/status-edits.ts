@@ -49,7 +49,13 @@ export function statusEditRoutes(ctx: AppContext) {
       if (row.reblogOfId !== null) throw notFound();
       const author = services.accounts.findById(row.accountId);
       if (!author) throw notFound();
-      return services.editing.history(row).map((v) => serializeStatusEdit(urls, author, v));
+      const history = services.editing.history(row);
+      // The status keeps its current version's emojis; a local status's older versions may have
+      // used others of this server's, looked up by the shortcodes they name.
+      const known = JSON.parse(row.emojis) as { shortcode: string }[];
+      const local = row.uri === null ? services.customEmojis.inTexts(history.flatMap((v) => [v.spoilerText, v.contentHtml, v.pollOptions ?? ""])) : [];
+      const emojis = [...known, ...local.filter((e) => !known.some((k) => k.shortcode === e.shortcode))];
+      return history.map((v) => serializeStatusEdit(urls, author, v, emojis));
     })
     .get("/api/v1/statuses/:id/source", (c) => {
       const auth = requireToken(ctx, c.request, "read:statuses");

@@ -25,8 +25,8 @@ const nothingFetched: DocumentLoader = async (url) => {
  * Remote actors stored in the accounts table (domain set), keyed by their actor IRI and
  * upserted on every sight, with their profile as Mastodon shows it (remote-profile.ts), and
  * fetched again in the background when looked at a day after the last fetch.
- * Not yet: the acct domain from WebFinger rather than the IRI's host, custom emojis, `group`,
- * verification of their links (rel=me), `movedTo`.
+ * Not yet: the acct domain from WebFinger rather than the IRI's host, `group`, verification
+ * of their links (rel=me).
  */
 export class RemoteAccounts {
   constructor(
