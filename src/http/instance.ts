@@ -97,7 +97,7 @@ export function instanceRoutes(ctx: AppContext) {
           translation: { enabled: false },
         },
         registrations: { enabled: config.registrations === "open", approval_required: false, message: null, url: null },
-        // 2 would promise grouped notifications (/api/v2/notifications), which Rookery lacks.
+        // 2: grouped notifications (/api/v2/notifications) are there; clients switch on it.
         api_versions: { mastodon: 2 },
         contact: { email: config.contactEmail, account: null },
         rules: rules(),

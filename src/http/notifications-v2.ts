@@ -59,6 +59,11 @@ export function notificationV2Routes(ctx: AppContext) {
       const after = marker ? (parseId(marker.lastReadId) ?? undefined) : undefined;
       return { count: services.notifications.groups.countAfter(auth.accountId, after, limit, where, strArray(p.grouped_types, "grouped_types")) };
     })
+    .post("/api/v2/notifications/clear", (c) => {
+      const auth = requireUser(ctx, c.request, "write:notifications");
+      services.notifications.clear(auth.accountId);
+      return {};
+    })
     .get("/api/v2/notifications/:group_key", (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const where = services.notifications.filters(auth.accountId, { includeFiltered: true });

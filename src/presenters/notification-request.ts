@@ -1,5 +1,5 @@
 import type { AppContext } from "../context.ts";
-import type { NotificationRequestRow } from "../db/schema.ts";
+import type { NotificationRequest } from "../services/notifications/policy.ts";
 import { serializeAccount } from "./account.ts";
 import { statusJsonById } from "./status-json.ts";
 
@@ -8,7 +8,7 @@ import { statusJsonById } from "./status-json.ts";
  * string as in Mastodon, `last_status` the newest held-back mention if the viewer may see it.
  * Requests whose sender is gone are left out.
  */
-export function notificationRequestsJson(ctx: AppContext, rows: NotificationRequestRow[], viewerId: number): string[] {
+export function notificationRequestsJson(ctx: AppContext, rows: NotificationRequest[], viewerId: number): string[] {
   const { services } = ctx;
   const accounts = new Map(services.accounts.findByIds([...new Set(rows.map((r) => r.fromAccountId))]).map((a) => [a.id, a]));
   const statusIds = [...new Set(rows.map((r) => r.lastStatusId).filter((id): id is number => id !== null))];

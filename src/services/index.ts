@@ -208,6 +208,7 @@ export function createServices(deps: ServiceDeps) {
   const pushUrls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
   const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, pushUrls, tokenSeal, vapid, (endpoint, init) =>
     postToPushService(endpoint, init, { allowPrivateAddresses: config.allowPrivateAddresses, userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)` }),
+    pushSubscriptions,
   );
   events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));
   events.afterCommit("notification.created", (e) => pushDeliveries.committed(e.notification));

@@ -7,7 +7,7 @@ import { notFound } from "../errors.ts";
 import type { ModerationService } from "./accounts/moderation.ts";
 import type { EventBus } from "./events.ts";
 import { groupKeyFor, NotificationGroups } from "./notifications/groups.ts";
-import type { NotificationPolicies } from "./notifications/policy.ts";
+import type { NotificationPolicies, StatusFacts } from "./notifications/policy.ts";
 import { finishPage, pageQuery, type Page } from "./pagination.ts";
 
 export const NOTIFICATION_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update"] as const;
@@ -51,7 +51,8 @@ export class NotificationService {
 
   readonly groups: NotificationGroups;
 
-  notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null): NotificationRow | null {
+  /** `status`: the status's visibility and parent author when the caller has its row (spares the policy a read). */
+  notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null, status?: StatusFacts): NotificationRow | null {
     if (recipientId === fromAccountId && type !== "poll") return null;
     // Remote accounts are told by their own server, from the activities delivered to it.
     if (!this.isLocal(recipientId)) return null;
@@ -59,7 +60,7 @@ export class NotificationService {
     if (statusId !== null && this.threadMuted(recipientId, statusId)) return null;
     const duplicate = this.db.select({ id: notifications.id }).from(notifications).where(sameActivity(recipientId, fromAccountId, type, statusId)).get();
     if (duplicate) return null;
-    const decision = this.policies.decide(recipientId, fromAccountId, type, statusId);
+    const decision = this.policies.decide(recipientId, fromAccountId, type, statusId, status);
     if (decision === "drop") return null;
     const createdAt = this.clock.now();
     const filtered = decision === "filter";

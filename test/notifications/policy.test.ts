@@ -63,9 +63,10 @@ describe("the policy", () => {
     expect(requests.body).toHaveLength(1);
     const [request] = requests.body;
     expect(Object.keys(request)).toEqual(["id", "created_at", "updated_at", "notifications_count", "account", "last_status"]);
-    expect([request.notifications_count, request.account.id, request.last_status.id]).toEqual(["2", stranger.id, mention.id]);
+    // Requests count held mentions (as Mastodon's); the favourite waits too, without counting.
+    expect([request.notifications_count, request.account.id, request.last_status.id]).toEqual(["1", stranger.id, mention.id]);
     expect((await alice.client.get(`/api/v1/notifications/requests/${request.id}`)).body).toEqual(request);
-    expect((await alice.client.get("/api/v2/notifications/policy")).body.summary).toEqual({ pending_requests_count: 1, pending_notifications_count: 2 });
+    expect((await alice.client.get("/api/v2/notifications/policy")).body.summary).toEqual({ pending_requests_count: 1, pending_notifications_count: 1 });
 
     // Accepted: they come into the list (the favourite with its group key), and the next one comes straight in.
     expect((await alice.client.post(`/api/v1/notifications/requests/${request.id}/accept`)).body).toEqual({});
@@ -77,6 +78,23 @@ describe("the policy", () => {
     await postStatus(stranger, { status: "@alice again" });
     expect((await flatTypes(alice))[0]).toBe("mention:stranger");
     expect((await alice.client.get("/api/v1/notifications/requests/merged")).body).toEqual({ merged: true });
+  });
+
+  test("a request counts what it still holds: a dismissed notification or a deleted status lowers it, and at none it is gone", async () => {
+    const noisy = await createUser(server, "noisy");
+    const first = await postStatus(noisy, { status: "@alice one" });
+    await postStatus(noisy, { status: "@alice two" });
+    const request = ((await alice.client.get("/api/v1/notifications/requests")).body as any[]).find((r) => r.account.id === noisy.id);
+    expect(request.notifications_count).toBe("2");
+    const held = (await alice.client.get(`/api/v1/notifications?account_id=${noisy.id}`)).body as any[];
+    const second = held.find((n) => n.status.id !== first.id);
+    expect((await alice.client.post(`/api/v1/notifications/${second.id}/dismiss`)).status).toBe(200);
+    expect((await alice.client.get(`/api/v1/notifications/requests/${request.id}`)).body.notifications_count).toBe("1");
+    expect((await noisy.client.delete(`/api/v1/statuses/${first.id}`)).status).toBe(200);
+    const gone = await alice.client.get(`/api/v1/notifications/requests/${request.id}`);
+    expect([gone.status, gone.body]).toEqual([404, { error: "Record not found" }]);
+    expect(((await alice.client.get("/api/v1/notifications/requests")).body as any[]).some((r) => r.account.id === noisy.id)).toBe(false);
+    expect((await alice.client.get("/api/v2/notifications/policy")).body.summary).toEqual({ pending_requests_count: 0, pending_notifications_count: 0 });
   });
 
   test("dismissing a request deletes what it held; the batch forms skip ids that are not the viewer's", async () => {

@@ -279,3 +279,28 @@ describe("Web Push across a restart, and the sealed tokens", () => {
   });
 });
 
+
+describe("Web Push without ALLOW_PRIVATE_ADDRESSES", () => {
+  test("an endpoint on a private address is never sent to: its subscription is deleted at the first push", async () => {
+    const strict = await startTestServer();
+    try {
+      const lee = await createUser(strict, "lee");
+      const sender = await createUser(strict, "sender");
+      const dev = await newDevice();
+      const endpoint = `https://127.0.0.1:${new URL(push.url).port}/lee`;
+      const sub = await lee.client.post("/api/v1/push/subscription", {
+        form: { "subscription[endpoint]": endpoint, "subscription[keys][p256dh]": dev.p256dh, "subscription[keys][auth]": dev.auth, "data[alerts][mention]": "true" },
+      });
+      expect(sub.status).toBe(200);
+      const from = push.received.length;
+      await postStatus(sender, { status: "@lee hello" });
+      await strict.ctx.services.wheel.idle();
+      expect(push.received.slice(from).filter((p) => p.path === "/lee")).toEqual([]);
+      const gone = await lee.client.get("/api/v1/push/subscription");
+      expect([gone.status, gone.body]).toEqual([404, { error: "Record not found" }]);
+      expect((strict.database.sqlite.query("SELECT count(*) AS n FROM push_deliveries").get() as { n: number }).n).toBe(0);
+    } finally {
+      await strict.close();
+    }
+  });
+});

@@ -77,7 +77,11 @@ export const notificationPolicies = sqliteTable("notification_policies", {
 
 export type NotificationPolicyRow = typeof notificationPolicies.$inferSelect;
 
-/** The filtered notifications from one sender, waiting for the recipient to accept or dismiss them. */
+/**
+ * A sender whose private or unsolicited mentions the policy held back, waiting for the recipient
+ * to accept or dismiss them (Mastodon makes requests of mentions only). How many are held is
+ * counted when read, so that dismissals, withdrawals and deleted statuses never leave it stale.
+ */
 export const notificationRequests = sqliteTable(
   "notification_requests",
   {
@@ -89,7 +93,6 @@ export const notificationRequests = sqliteTable(
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
     lastStatusId: integer("last_status_id").references(() => statuses.id, { onDelete: "set null" }),
-    notificationsCount: integer("notifications_count").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -71,10 +71,27 @@ export class NotificationGroups {
     return new Set(types && types.length > 0 ? known : GROUPABLE_TYPES);
   }
 
-  /** One page of groups, newest first, and the notifications that stood for them (for the Link header). */
+  /** One page of groups, newest first, each with its count, newest senders and bounds in the page. */
   page(accountId: number, query: GroupQuery): NotificationGroup[] {
-    const { page } = query;
     const grouped = this.groupedSet(query.groupedTypes);
+    const picked = this.walk(accountId, query, grouped);
+    if (picked.length === 0) return [];
+    const range = { low: picked[picked.length - 1]!.id, high: picked[0]!.id };
+    return picked.map((n) => this.describe(accountId, n, this.keyOf(n, grouped), range, query.where));
+  }
+
+  /** How many groups begin after `afterId`, up to `limit` (the unread count of grouped clients): the walk alone. */
+  countAfter(accountId: number, afterId: number | undefined, limit: number, where: SQL | undefined, groupedTypes?: string[]): number {
+    return this.walk(accountId, { page: { limit, ...(afterId !== undefined ? { minId: afterId } : {}) }, where, groupedTypes }, this.groupedSet(groupedTypes)).length;
+  }
+
+  /**
+   * Mastodon's paginate_groups: notifications walked from the page's bound (newest first, or
+   * oldest first from min_id), the first met of each group standing for it, until `limit`
+   * groups; returned newest first.
+   */
+  private walk(accountId: number, query: GroupQuery, grouped: Set<string>): NotificationRow[] {
+    const { page } = query;
     const forward = page.minId !== undefined;
     const batch = Math.max(40, page.limit * 2);
     const seen = new Set<string>();
@@ -107,10 +124,7 @@ export class NotificationGroups {
       if (picked.length === page.limit || rows.length < batch) break;
       cursor = rows[rows.length - 1]!.id;
     }
-    if (forward) picked.reverse();
-    if (picked.length === 0) return [];
-    const range = { low: picked[picked.length - 1]!.id, high: picked[0]!.id };
-    return picked.map((n) => this.describe(accountId, n, this.keyOf(n, grouped), range, query.where));
+    return forward ? picked.reverse() : picked;
   }
 
   /** GET /api/v2/notifications/:group_key: the group as a whole, or 404. */
@@ -141,11 +155,6 @@ export class NotificationGroups {
   /** POST /api/v2/notifications/:group_key/dismiss: every notification of the group goes. */
   dismiss(accountId: number, key: string): void {
     this.db.delete(notifications).where(and(eq(notifications.accountId, accountId), this.byKey(key))).run();
-  }
-
-  /** How many groups begin after `afterId`, up to `limit` (the unread count of grouped clients). */
-  countAfter(accountId: number, afterId: number | undefined, limit: number, where: SQL | undefined, groupedTypes?: string[]): number {
-    return this.page(accountId, { page: { limit, ...(afterId !== undefined ? { minId: afterId } : {}) }, where, groupedTypes }).length;
   }
 
   /** Mastodon's by_group_key: `ungrouped-<id>` is that notification, anything else a group key. */

@@ -30,6 +30,21 @@ const NEW_FOLLOWER_MS = 3 * 24 * 3600 * 1000;
 /** Mastodon counts pending requests and notifications up to this (NotificationPolicy::MAX_MEANINGFUL_COUNT). */
 const MAX_MEANINGFUL_COUNT = 100;
 
+/** Mentions the policy holds back from a request's sender, counted up to Mastodon's 100 (correlated: one index range each). */
+// Spelled out: drizzle leaves columns unqualified in a one-table select, which inside the subquery
+// would name the notification's own columns.
+const heldMentions = sql<number>`(SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE n.account_id = notification_requests.account_id AND n.from_account_id = notification_requests.from_account_id AND n.type = 'mention' AND n.filtered = 1 LIMIT 100))`;
+
+/** What the policy needs of a mention's status, when the caller has the row at hand. */
+export interface StatusFacts {
+  visibility: string;
+  inReplyToAccountId: number | null;
+}
+
+export type NotificationRequest = NotificationRequestRow & { notificationsCount: number };
+
+const POLICY_CACHE_SIZE = 10_000;
+
 const DEFAULTS: Policy = { for_not_following: "accept", for_not_followers: "accept", for_new_accounts: "accept", for_private_mentions: "filter", for_limited_accounts: "filter" };
 
 function fromRow(row: NotificationPolicyRow | undefined): Policy {
@@ -61,8 +76,17 @@ export class NotificationPolicies {
     private clock: Clock,
   ) {}
 
+  /** Kept in memory once read (every filterable notification asks): only PATCH changes a policy. */
+  private cache = new Map<number, Policy>();
+
   get(accountId: number): Policy {
-    return fromRow(this.db.select().from(notificationPolicies).where(eq(notificationPolicies.accountId, accountId)).get());
+    let policy = this.cache.get(accountId);
+    if (!policy) {
+      policy = fromRow(this.db.select().from(notificationPolicies).where(eq(notificationPolicies.accountId, accountId)).get());
+      if (this.cache.size >= POLICY_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(accountId, policy);
+    }
+    return { ...policy };
   }
 
   /** Sets the fields given; each must be accept, filter or drop (Mastodon's 422 otherwise). */
@@ -82,16 +106,22 @@ export class NotificationPolicies {
       forLimitedAccounts: next.for_limited_accounts,
     };
     this.db.insert(notificationPolicies).values(row).onConflictDoUpdate({ target: notificationPolicies.accountId, set: row }).run();
+    this.cache.delete(accountId);
     return next;
   }
 
   summary(accountId: number): { pending_requests_count: number; pending_notifications_count: number } {
-    const row = this.db
-      .select({ requests: sql<number>`count(*)`, notifications: sql<number>`coalesce(sum(${notificationRequests.notificationsCount}), 0)` })
+    const counts = this.db
+      .select({ held: heldMentions })
       .from(notificationRequests)
       .where(eq(notificationRequests.accountId, accountId))
-      .get();
-    return { pending_requests_count: Math.min(row?.requests ?? 0, MAX_MEANINGFUL_COUNT), pending_notifications_count: Math.min(row?.notifications ?? 0, MAX_MEANINGFUL_COUNT) };
+      .all()
+      .map((r) => r.held)
+      .filter((n) => n > 0);
+    return {
+      pending_requests_count: Math.min(counts.length, MAX_MEANINGFUL_COUNT),
+      pending_notifications_count: Math.min(counts.reduce((a, b) => a + b, 0), MAX_MEANINGFUL_COUNT),
+    };
   }
 
   /**
@@ -99,7 +129,7 @@ export class NotificationPolicies {
    * Only the rules that are not "accept" are looked into, each fact read once when first needed:
    * under the defaults a favourite costs one read (the policy), a public mention two.
    */
-  decide(recipientId: number, fromAccountId: number, type: string, statusId: number | null): PolicyLevel {
+  decide(recipientId: number, fromAccountId: number, type: string, statusId: number | null, status?: StatusFacts): PolicyLevel {
     if (!FILTERABLE.has(type) || recipientId === fromAccountId) return "accept";
     const policy = this.get(recipientId);
     const now = this.clock.now();
@@ -113,7 +143,7 @@ export class NotificationPolicies {
       return since === null || since > now - NEW_FOLLOWER_MS;
     });
     const newAccount = once(() => (this.db.select({ createdAt: accounts.createdAt }).from(accounts).where(eq(accounts.id, fromAccountId)).get()?.createdAt ?? 0) > now - NEW_ACCOUNT_MS);
-    const privateMention = once(() => type === "mention" && statusId !== null && this.unansweredPrivateMention(recipientId, statusId));
+    const privateMention = once(() => type === "mention" && statusId !== null && this.unansweredPrivateMention(recipientId, statusId, status));
     const permitted = once(() => !!this.db.select({ one: sql<number>`1` }).from(notificationPermissions).where(and(eq(notificationPermissions.accountId, recipientId), eq(notificationPermissions.fromAccountId, fromAccountId))).get());
     const matches = (level: PolicyLevel) =>
       (policy.for_not_following === level && !following()) ||
@@ -125,34 +155,42 @@ export class NotificationPolicies {
     return "accept";
   }
 
-  /** A filtered notification counts towards its sender's request (made on the first one). */
+  /**
+   * A held-back mention opens its sender's request (or brings it up to date); other held-back
+   * notifications wait without one, listed with include_filtered, as in Mastodon.
+   */
   held(recipientId: number, fromAccountId: number, type: string, statusId: number | null): void {
+    if (type !== "mention") return;
     const now = this.clock.now();
-    const lastStatusId = type === "mention" ? statusId : null;
     this.db
       .insert(notificationRequests)
-      .values({ id: this.ids.next(), accountId: recipientId, fromAccountId, lastStatusId, notificationsCount: 1, createdAt: now, updatedAt: now })
-      .onConflictDoUpdate({
-        target: [notificationRequests.accountId, notificationRequests.fromAccountId],
-        set: {
-          notificationsCount: sql`${notificationRequests.notificationsCount} + 1`,
-          lastStatusId: sql`coalesce(excluded.last_status_id, ${notificationRequests.lastStatusId})`,
-          updatedAt: now,
-        },
-      })
+      .values({ id: this.ids.next(), accountId: recipientId, fromAccountId, lastStatusId: statusId, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({ target: [notificationRequests.accountId, notificationRequests.fromAccountId], set: { lastStatusId: statusId, updatedAt: now } })
       .run();
   }
 
-  listRequests(accountId: number, page: Page): NotificationRequestRow[] {
+  /** The viewer's requests that still hold something, newest first, with how many mentions each holds. */
+  listRequests(accountId: number, page: Page): NotificationRequest[] {
     const q = pageQuery(notificationRequests.id, page);
-    const rows = this.db.select().from(notificationRequests).where(and(eq(notificationRequests.accountId, accountId), q.where)).orderBy(q.orderBy).limit(page.limit).all();
-    return finishPage(rows, q.reverse);
+    const rows = this.db
+      .select({ request: notificationRequests, held: heldMentions })
+      .from(notificationRequests)
+      .where(and(eq(notificationRequests.accountId, accountId), q.where, sql`${heldMentions} > 0`))
+      .orderBy(q.orderBy)
+      .limit(page.limit)
+      .all();
+    return finishPage(rows, q.reverse).map((r) => ({ ...r.request, notificationsCount: r.held }));
   }
 
-  request(accountId: number, id: number): NotificationRequestRow {
-    const row = this.db.select().from(notificationRequests).where(and(eq(notificationRequests.id, id), eq(notificationRequests.accountId, accountId))).get();
-    if (!row) throw notFound();
-    return row;
+  /** One of the viewer's requests, or 404 (also when it no longer holds anything). */
+  request(accountId: number, id: number): NotificationRequest {
+    const row = this.db
+      .select({ request: notificationRequests, held: heldMentions })
+      .from(notificationRequests)
+      .where(and(eq(notificationRequests.id, id), eq(notificationRequests.accountId, accountId)))
+      .get();
+    if (!row || row.held === 0) throw notFound();
+    return { ...row.request, notificationsCount: row.held };
   }
 
   /**
@@ -188,8 +226,8 @@ export class NotificationPolicies {
     return row?.createdAt ?? null;
   }
 
-  private unansweredPrivateMention(recipientId: number, statusId: number): boolean {
-    const row = this.db.select({ visibility: statuses.visibility, inReplyToAccountId: statuses.inReplyToAccountId }).from(statuses).where(eq(statuses.id, statusId)).get();
+  private unansweredPrivateMention(recipientId: number, statusId: number, known?: StatusFacts): boolean {
+    const row = known ?? this.db.select({ visibility: statuses.visibility, inReplyToAccountId: statuses.inReplyToAccountId }).from(statuses).where(eq(statuses.id, statusId)).get();
     return row !== undefined && row.visibility === "direct" && row.inReplyToAccountId !== recipientId;
   }
 }

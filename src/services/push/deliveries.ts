@@ -7,7 +7,8 @@ import { log } from "../../log.ts";
 import type { Urls } from "../../presenters/account.ts";
 import { serializePushNotification } from "../../presenters/push-notification.ts";
 import type { TimerWheel } from "../timer-wheel.ts";
-import { base64Bytes } from "./subscriptions.ts";
+import { PushRefused } from "../../net/push-post.ts";
+import { base64Bytes, type PushSubscriptions } from "./subscriptions.ts";
 import type { TokenSeal } from "./token-seal.ts";
 import { buildPushRequest, type VapidSigner } from "./web-push.ts";
 
@@ -28,11 +29,10 @@ function retryDelayMs(attempts: number): number {
  * Web::PushSubscription#pushable?) becomes a row of push_deliveries in the notification's own
  * transaction; once committed, the timer wheel sends it. A 2xx ends it; a 4xx other than 408 or
  * 429 means the push service forgot the subscription (404/410 above all): the subscription is
- * deleted, as Mastodon does; anything else is tried again later, five times.
+ * deleted, as Mastodon does; anything else is tried again later, five times. Delivery is at
+ * least once: a crash between the push service's 2xx and the row's removal sends it again.
  */
 export class PushDeliveries {
-  /** Deliveries written inside a transaction that has not committed yet, by notification. */
-  private pending = new Map<number, number[]>();
   private inFlight = new Set<Promise<void>>();
   private stopped = false;
 
@@ -45,32 +45,26 @@ export class PushDeliveries {
     private seal: TokenSeal,
     private vapid: VapidSigner,
     private post: PushPost,
+    private subscriptions: PushSubscriptions,
   ) {
     wheel.handle("push", (id) => this.track(this.send(Number(id))));
   }
 
   /** Inside the notification's transaction: one delivery per subscription that wants it. */
   enqueue(n: NotificationRow): void {
-    const subscriptions = this.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.accountId, n.accountId)).all();
-    const ids: number[] = [];
-    for (const s of subscriptions) {
+    if (!this.subscriptions.hasAny(n.accountId)) return;
+    for (const s of this.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.accountId, n.accountId)).all()) {
       if (!this.pushable(s, n)) continue;
-      const id = this.ids.next();
-      this.db.insert(pushDeliveries).values({ id, subscriptionId: s.id, notificationId: n.id, attempts: 0, dueAt: this.clock.now() }).run();
-      ids.push(id);
+      this.db.insert(pushDeliveries).values({ id: this.ids.next(), subscriptionId: s.id, notificationId: n.id, attempts: 0, dueAt: this.clock.now() }).run();
     }
-    if (ids.length > 0) this.pending.set(n.id, ids);
   }
 
-  /**
-   * Once the notification committed: its deliveries go on the wheel. (A transaction that rolled
-   * back leaves its entry in `pending`; the rows are gone with it, and the entry is a few bytes.)
-   */
+  /** Once the notification committed: its deliveries, read back, go on the wheel (a rolled-back one has none). */
   committed(n: NotificationRow): void {
-    const ids = this.pending.get(n.id);
-    if (!ids) return;
-    this.pending.delete(n.id);
-    for (const id of ids) this.wheel.schedule("push", id, this.clock.now());
+    if (!this.subscriptions.hasAny(n.accountId)) return;
+    for (const { id } of this.db.select({ id: pushDeliveries.id }).from(pushDeliveries).where(eq(pushDeliveries.notificationId, n.id)).all()) {
+      this.wheel.schedule("push", id, this.clock.now());
+    }
   }
 
   /** At start: what was waiting when the server stopped. */
@@ -127,6 +121,7 @@ export class PushDeliveries {
     const payload = this.payload(subscription, notification);
     if (payload === null) return this.done(id);
     let status: number;
+    let refused = false;
     try {
       const p256dh = base64Bytes(subscription.keyP256dh)!;
       const auth = base64Bytes(subscription.keyAuth)!;
@@ -140,12 +135,15 @@ export class PushDeliveries {
       await response.body?.cancel();
     } catch (e) {
       status = 0;
+      refused = e instanceof PushRefused;
       log("warn", "push failed", { delivery: id, error: String(e) });
     }
     if (status >= 200 && status < 300) return this.done(id);
-    if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
+    // A 4xx other than 408/429 means the push service forgot it; an endpoint refused as private
+    // (or not http) would be refused at every try: either way the subscription goes.
+    if (refused || (status >= 400 && status < 500 && status !== 408 && status !== 429)) {
       log("info", "push subscription gone", { subscription: subscription.id, status });
-      this.db.delete(pushSubscriptions).where(eq(pushSubscriptions.id, subscription.id)).run();
+      this.subscriptions.remove(subscription.id);
       return;
     }
     this.retry(id, delivery.attempts + 1, status);

@@ -37,7 +37,19 @@ export class PushSubscriptions {
     private clock: Clock,
     private allowHttp: boolean,
     private seal: TokenSeal,
-  ) {}
+  ) {
+    for (const row of db.selectDistinct({ accountId: pushSubscriptions.accountId }).from(pushSubscriptions).all()) this.subscribed.add(row.accountId);
+  }
+
+  /**
+   * Accounts with at least one subscription, kept in memory: every new notification asks, and
+   * most accounts have none (subscriptions change only through this class).
+   */
+  private subscribed = new Set<number>();
+
+  hasAny(accountId: number): boolean {
+    return this.subscribed.has(accountId);
+  }
 
   /** `token` is the subscribing access token itself, kept sealed for the payloads (see TokenSeal). */
   subscribe(tokenId: number, token: string, accountId: number, input: SubscriptionInput, data: SubscriptionData): PushSubscriptionRow {
@@ -69,6 +81,7 @@ export class PushSubscriptions {
       tx.delete(pushSubscriptions).where(eq(pushSubscriptions.accessTokenId, tokenId)).run();
       tx.insert(pushSubscriptions).values(row).run();
     });
+    this.subscribed.add(accountId);
     return row;
   }
 
@@ -90,7 +103,18 @@ export class PushSubscriptions {
   }
 
   unsubscribe(tokenId: number): void {
-    this.db.delete(pushSubscriptions).where(eq(pushSubscriptions.accessTokenId, tokenId)).run();
+    const gone = this.db.delete(pushSubscriptions).where(eq(pushSubscriptions.accessTokenId, tokenId)).returning({ accountId: pushSubscriptions.accountId }).all();
+    for (const { accountId } of gone) this.recheck(accountId);
+  }
+
+  /** The push service forgot it (4xx), or its endpoint can never be reached: gone. */
+  remove(id: number): void {
+    const gone = this.db.delete(pushSubscriptions).where(eq(pushSubscriptions.id, id)).returning({ accountId: pushSubscriptions.accountId }).all();
+    for (const { accountId } of gone) this.recheck(accountId);
+  }
+
+  private recheck(accountId: number) {
+    if (!this.db.select({ id: pushSubscriptions.id }).from(pushSubscriptions).where(eq(pushSubscriptions.accountId, accountId)).limit(1).get()) this.subscribed.delete(accountId);
   }
 
   private validEndpoint(endpoint: string): boolean {

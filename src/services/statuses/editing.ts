@@ -124,7 +124,7 @@ export class EditingService {
 
     this.cache.invalidateStatus(row.id);
     if (newPoll) this.events.emit({ type: "poll.opened", pollId: (newPoll as { id: number }).id, statusId: row.id, expiresAt: (newPoll as { expiresAt: number }).expiresAt });
-    for (const m of mentioned) if (!previouslyMentioned.has(m.id)) this.notifications.notify(m.id, accountId, "mention", row.id);
+    for (const m of mentioned) if (!previouslyMentioned.has(m.id)) this.notifications.notify(m.id, accountId, "mention", row.id, row);
     for (const booster of this.boosters(row.id, accountId)) this.notifications.notify(booster, accountId, "update", row.id);
     const homeRecipients = this.db.select({ id: homeFeed.accountId }).from(homeFeed).where(eq(homeFeed.statusId, row.id)).all().map((r) => r.id);
     const listIds = this.db.select({ id: listFeed.listId }).from(listFeed).where(eq(listFeed.statusId, row.id)).all().map((r) => r.id);

@@ -311,7 +311,7 @@ export class PostingService {
 
   /** Mentioned accounts get `mention`, followers who asked to hear of every post `status` (never for a direct one). */
   private notifyAbout(row: StatusRow, mentioned: { id: number }[]) {
-    for (const m of mentioned) this.notifications.notify(m.id, row.accountId, "mention", row.id);
+    for (const m of mentioned) this.notifications.notify(m.id, row.accountId, "mention", row.id, row);
     if (row.visibility === "direct") return;
     for (const follower of this.followersToNotify(row.accountId)) {
       if (!mentioned.some((m) => m.id === follower)) this.notifications.notify(follower, row.accountId, "status", row.id);

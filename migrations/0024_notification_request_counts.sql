@@ -1,0 +1,1 @@
+ALTER TABLE `notification_requests` DROP COLUMN `notifications_count`;
