@@ -169,3 +169,17 @@ describe("one group: show, accounts, dismiss, unread_count", () => {
     expect(policy.forNotFollowing).toBe("accept");
   });
 });
+
+describe("POST /api/v2/notifications/clear", () => {
+  test("clears every notification of the caller, and only the caller's; a read-only token is 403", async () => {
+    const carla = await createUser(server, "carla");
+    await fans[0]!.client.post(`/api/v1/accounts/${carla.id}/follow`);
+    const before = count();
+    const readOnly = await createUser(server, "clear_reader", { scopes: "read" });
+    const denied = await readOnly.client.post("/api/v2/notifications/clear");
+    expect([denied.status, denied.body]).toEqual([403, { error: "This action is outside the authorized scopes" }]);
+    expect((await carla.client.post("/api/v2/notifications/clear")).body).toEqual({});
+    expect((await carla.client.get("/api/v2/notifications")).body.notification_groups).toEqual([]);
+    expect(count()).toBe(before - 1);
+  });
+});
