@@ -45,10 +45,14 @@ describe("GET /api/v2/notifications", () => {
     expect(favourite.status_id).toBe(post.id);
     expect(typeof favourite.most_recent_notification_id).toBe("string");
     expect(favourite.page_max_id).toBe(favourite.most_recent_notification_id);
-    // Within the page: the favourites' range begins at their newest (the page's oldest group stands
-    // for them by it); the follows' reaches back to the older follow, which is inside the page.
-    expect(favourite.page_min_id).toBe(favourite.page_max_id);
+    // This page is the last (4 groups of 40): every group reaches back to its oldest notification.
+    expect(BigInt(favourite.page_min_id) < BigInt(favourite.page_max_id)).toBe(true);
     expect(BigInt(follow.page_min_id) < BigInt(follow.page_max_id)).toBe(true);
+    // A full page (limit 4) ends at its oldest group's representative: the favourites' range
+    // begins at their newest, the rest being for the next page.
+    const full = (await alice.client.get("/api/v2/notifications?limit=4")).body.notification_groups as any[];
+    expect(full[3].page_min_id).toBe(full[3].page_max_id);
+    expect(full[1].page_min_id).toBe(follow.page_min_id);
     expect(new Date(favourite.latest_page_notification_at).toISOString()).toBe(favourite.latest_page_notification_at);
     // Every account named once, in full; every status once.
     expect((res.body.accounts as any[]).map((a) => a.id).sort()).toEqual(fans.map((f) => f.id).sort());
@@ -88,6 +92,16 @@ describe("GET /api/v2/notifications", () => {
     // As in Mastodon, a group met again on a later page comes again, counted within that page's reach.
     const again = second.body.notification_groups as any[];
     expect(again.map((g) => [g.type, g.notifications_count, g.sample_account_ids])).toEqual([["follow", 1, [fans[1]!.id]], ["reblog", 2, [fans[1]!.id, fans[0]!.id]]]);
+    // Walking on: a page with fewer groups than asked is the last, and reaches back to the oldest
+    // notification of its groups, as Mastodon's (the favourites met again there: fan2's and fan1's).
+    let page = second;
+    let groupsOfPage: any[] = again;
+    while (groupsOfPage.length === 2) {
+      page = await alice.client.get(/<([^>]+)>; rel="next"/.exec(page.headers.get("link") ?? "")![1]!.replace(server.base, ""));
+      groupsOfPage = page.body.notification_groups as any[];
+    }
+    const favIds = ((await alice.client.get("/api/v1/notifications?types[]=favourite")).body as any[]).map((n) => n.id);
+    expect(groupsOfPage.map((g) => [g.type, g.notifications_count, g.page_min_id, g.page_max_id])).toEqual([["favourite", 2, favIds[2], favIds[1]]]);
     const prev = /<([^>]+)>; rel="prev"/.exec(second.headers.get("link") ?? "")?.[1];
     const back = await alice.client.get(prev!.replace(server.base, ""));
     expect((back.body.notification_groups as any[]).map((g) => g.type)).toEqual(["mention", "follow"]);

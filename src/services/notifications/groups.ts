@@ -76,7 +76,17 @@ export class NotificationGroups {
     const grouped = this.groupedSet(query.groupedTypes);
     const picked = this.walk(accountId, query, grouped);
     if (picked.length === 0) return [];
-    const range = { low: picked[picked.length - 1]!.id, high: picked[0]!.id };
+    const { page } = query;
+    let range = { low: picked[picked.length - 1]!.id, high: picked[0]!.id };
+    // An incomplete page is the last one in its direction: its groups reach to the end of what
+    // was asked (Api::V2::NotificationsController#load_grouped_notifications), so that the
+    // older part of a group is not left for a next page that will not show it.
+    if (picked.length < page.limit) {
+      range =
+        page.minId !== undefined
+          ? { low: range.low, high: page.maxId !== undefined ? page.maxId - 1 : Number.MAX_SAFE_INTEGER }
+          : { low: page.sinceId !== undefined ? page.sinceId + 1 : 0, high: range.high };
+    }
     return picked.map((n) => this.describe(accountId, n, this.keyOf(n, grouped), range, query.where));
   }
 
