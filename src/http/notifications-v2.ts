@@ -41,8 +41,13 @@ export function notificationV2Routes(ctx: AppContext) {
       const groups = where === "none" ? [] : services.notifications.groups.page(auth.accountId, { page, where, groupedTypes: strArray(p.grouped_types, "grouped_types") });
       const body = groupedNotificationsJson(ctx, auth.accountId, groups, { expand, paginated: true });
       if (groups.length === 0) return jsonText(body);
+      // A page going down with fewer groups than asked has reached the oldest notification, and
+      // its groups reach back to their oldest (see NotificationGroups.page): a next page could only
+      // show parts of them again, which clients that group page by page (Phanpy) list twice.
+      // Mastodon links on regardless; without `next`, clients know they are at the end.
+      const last = groups.length < page.limit && page.minId === undefined;
       const link = linkHeader(ctx.config.publicUrl, c.request, {
-        next: groups[groups.length - 1]!.notification.id,
+        next: last ? null : groups[groups.length - 1]!.notification.id,
         prev: groups[0]!.notification.id,
         keep: ["limit", "types", "exclude_types", "grouped_types", "include_filtered", "account_id", "expand_accounts"],
       });

@@ -102,6 +102,11 @@ describe("GET /api/v2/notifications", () => {
     }
     const favIds = ((await alice.client.get("/api/v1/notifications?types[]=favourite")).body as any[]).map((n) => n.id);
     expect(groupsOfPage.map((g) => [g.type, g.notifications_count, g.page_min_id, g.page_max_id])).toEqual([["favourite", 2, favIds[2], favIds[1]]]);
+    // And it links only back: there is nothing older that it does not show already.
+    expect(page.headers.get("link")).toContain('rel="prev"');
+    expect(page.headers.get("link")).not.toContain('rel="next"');
+    const whole = await alice.client.get("/api/v2/notifications");
+    expect([whole.body.notification_groups.length, /rel="next"/.test(whole.headers.get("link") ?? "")]).toEqual([4, false]);
     const prev = /<([^>]+)>; rel="prev"/.exec(second.headers.get("link") ?? "")?.[1];
     const back = await alice.client.get(prev!.replace(server.base, ""));
     expect((back.body.notification_groups as any[]).map((g) => g.type)).toEqual(["mention", "follow"]);
