@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import avatarMissing from "../assets/avatar-missing.png" with { type: "file" };
 import headerMissing from "../assets/header-missing.png" with { type: "file" };
+import favicon from "../assets/favicon.png" with { type: "file" };
 import { notFound } from "../errors.ts";
 
 const TYPES: Record<string, string> = {
@@ -48,5 +49,7 @@ export function fileRoutes(ctx: AppContext) {
       return new Response(null, { status: 302, headers: { location: ctx.urls.media(file), "access-control-allow-origin": ANY_ORIGIN } });
     })
     .get("/avatars/original/missing.png", () => serve(avatarMissing, "image/png"))
-    .get("/headers/original/missing.png", () => serve(headerMissing, "image/png"));
+    .get("/headers/original/missing.png", () => serve(headerMissing, "image/png"))
+    // Browsers ask for it on every page of ours (the OAuth pages too); a PNG, which they all read.
+    .get("/favicon.ico", () => serve(favicon, "image/png"));
 }

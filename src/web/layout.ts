@@ -58,6 +58,7 @@ ${meta.image ? html`<meta property="og:image" content="${meta.image}">` : ""}
 <meta name="twitter:description" content="${description}">
 ${meta.image ? html`<meta name="twitter:image" content="${meta.image}">` : ""}
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
+<link rel="icon" href="/favicon.ico" type="image/png">
 <link rel="icon" href="data:,">
 </head>
 <body>

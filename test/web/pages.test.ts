@@ -237,3 +237,13 @@ describe("/@name, a profile page", () => {
     }
   });
 });
+
+describe("/favicon.ico", () => {
+  test("an icon (a PNG, as the pages' <link rel=icon> says) rather than the 404 browsers met on every page", async () => {
+    const res = await fetch(`${server.base}/favicon.ico`);
+    expect([res.status, res.headers.get("content-type")]).toEqual([200, "image/png"]);
+    const image = await sharp(new Uint8Array(await res.arrayBuffer())).metadata();
+    expect([image.format, image.width, image.height]).toEqual(["png", 32, 32]);
+    expect((await get("/")).body).toContain('<link rel="icon" href="/favicon.ico" type="image/png">');
+  });
+});
