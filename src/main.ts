@@ -12,10 +12,8 @@ import { startServer } from "./server.ts";
 import { AccountService } from "./services/accounts/accounts.ts";
 import { ProfileImageService } from "./services/accounts/profile-images.ts";
 import { EventBus } from "./services/events.ts";
-import { createServices } from "./services/index.ts";
-import { loadInstanceKeys } from "./services/instance.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
-import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand } from "./cli/admin.ts";
+import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
 
@@ -132,19 +130,12 @@ async function accounts(args: string[]) {
  * them on every check, and notices the accounts a block removed: see server.ts).
  */
 async function domains(args: string[]) {
-  const config = loadConfig();
-  const handle = openDatabase(config.dataDir);
-  const clock = new SystemClock();
-  const ids = new IdGenerator(clock);
-  ids.seed(largestId(handle.sqlite));
-  const storage = new MediaStorage(config.dataDir, config.publicUrl);
-  const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db) });
-  const rules = services.federationDomains;
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  try {
+  await withServices((services, config) => {
+    const rules = services.federationDomains;
     const [sub, domain] = args;
     const needsDomain = (name: string) => {
-      if (!domain) fail(`domains ${name} needs a domain: domains ${name} <domain>`);
+      if (!domain) throw new CliFailure(`domains ${name} needs a domain: domains ${name} <domain>`);
       return domain;
     };
     switch (sub) {
@@ -176,15 +167,9 @@ async function domains(args: string[]) {
         break;
       }
       default:
-        fail(`unknown domains command "${sub ?? ""}"; use domains block, unblock, allow, disallow or list`);
+        throw new CliFailure(`unknown domains command "${sub ?? ""}"; use domains block, unblock, allow, disallow or list`);
     }
-  } catch (e) {
-    if (e instanceof ApiError) fail(e.message.replace(/^Validation failed: /, ""));
-    throw e;
-  } finally {
-    services.writes.flush();
-    handle.close();
-  }
+  });
 }
 
 async function main(argv: string[]) {
