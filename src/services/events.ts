@@ -52,6 +52,8 @@ export type DomainEvent =
   /** A status was edited; the feeds that hold it, as for a deletion. */
   | { type: "status.updated"; status: StatusRow; homeRecipients: number[]; listIds: number[] }
   | { type: "notification.created"; notification: NotificationRow }
+  /** Held-back notifications of `accountId` came into the list (a request accepted): clients reload it. */
+  | { type: "notifications.merged"; accountId: number }
   /** `accountId` favourited `statusId` (the favourite's own id names it to other servers). */
   | { type: "favourite.created"; favouriteId: number; accountId: number; statusId: number }
   /** `accountId` took back the favourite `favouriteId` of `statusId`. */

@@ -89,7 +89,9 @@ export class NotificationService {
   acceptRequest(accountId: number, requestId: number, options: { ignoreMissing?: boolean } = {}): void {
     this.db.transaction(() => {
       const request = this.requestOrNull(accountId, requestId, options);
-      if (request) this.policies.accept(request, (ids) => this.regroup(ids));
+      if (!request) return;
+      this.policies.accept(request, (ids) => this.regroup(ids));
+      this.events.emit({ type: "notifications.merged", accountId });
     });
   }
 

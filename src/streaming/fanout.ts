@@ -48,6 +48,7 @@ export class StreamFanout {
       "status.deleted",
       "list.delivered",
       "notification.created",
+      "notifications.merged",
       "conversation.updated",
       "filters.changed",
       "announcement.published",
@@ -152,6 +153,9 @@ export class StreamFanout {
       }
       case "filters.changed":
         return this.hub.publish(`user:${event.accountId}`, "filters_changed", undefined);
+      // Mastodon's UnfilterNotificationsWorker tells the notification streams, payload "1".
+      case "notifications.merged":
+        return this.hub.publish(`notifications:${event.accountId}`, "notifications_merged", "1");
       case "announcement.published": {
         // Rendered once, for no viewer (no `read`, no `me`), as Mastodon's worker renders it.
         const { announcements } = this.ctx.services;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
+import { SseClient } from "../support/streams.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Notification policies and requests (Mastodon 4.3): what the policy filters waits per sender.
@@ -141,5 +142,22 @@ describe("the policy", () => {
     expect((await flatTypes(alice)).filter((t) => t.endsWith(":answerer"))).toEqual(["mention:answerer"]);
     const request = ((await alice.client.get("/api/v1/notifications/requests")).body as any[]).find((r) => r.account.id === answerer.id);
     expect(request.notifications_count).toBe("1");
+  });
+
+  test("accepting a request tells the owner's notification streams notifications_merged (payload 1), as Mastodon's worker, so clients reload", async () => {
+    await alice.client.patch("/api/v2/notifications/policy", { json: { for_not_following: "filter", for_not_followers: "accept", for_private_mentions: "filter" } });
+    const caller = await createUser(server, "caller");
+    await postStatus(caller, { status: "@alice hello?" });
+    const request = ((await alice.client.get("/api/v1/notifications/requests")).body as any[]).find((r) => r.account.id === caller.id);
+    const user = await SseClient.open(`${server.base}/api/v1/streaming/user`, { token: alice.token });
+    const notes = await SseClient.open(`${server.base}/api/v1/streaming/user/notification`, { token: alice.token });
+    const other = await SseClient.open(`${server.base}/api/v1/streaming/user`, { token: friend.token });
+    try {
+      expect((await alice.client.post(`/api/v1/notifications/requests/${request.id}/accept`)).body).toEqual({});
+      for (const stream of [user, notes]) expect((await stream.waitFor((e) => e.event === "notifications_merged")).data).toBe("1");
+      expect(other.events.filter((e) => e.event === "notifications_merged")).toEqual([]);
+    } finally {
+      for (const s of [user, notes, other]) s.close();
+    }
   });
 });
