@@ -22,6 +22,8 @@ export interface Config {
   logRequests: boolean;
   /** Background media processing jobs at a time. */
   mediaWorkers: number;
+  /** ffmpeg processes at a time (video and audio): MEDIA_WORKERS when set, else one. */
+  transcodeWorkers: number;
   /** ActivityPub: actor documents, inboxes and delivery. Off gives an island server. */
   federation: boolean;
   /** Outgoing requests may reach loopback, private and link-local addresses (tests, loopback set-ups only: SSRF). */
@@ -133,6 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
     contactEmail: env.CONTACT_EMAIL?.trim() || "",
     logRequests: bool(env, "LOG_REQUESTS", true),
     mediaWorkers: positiveInt(env, "MEDIA_WORKERS", Math.max(1, availableParallelism() - 1)),
+    transcodeWorkers: positiveInt(env, "MEDIA_WORKERS", 1),
     federation: choice(env, "FEDERATION", ["on", "off"] as const, "on") === "on",
     allowPrivateAddresses: bool(env, "ALLOW_PRIVATE_ADDRESSES", false),
     remoteMediaCache: bool(env, "CACHE_REMOTE_MEDIA", false) ? { maxTotalBytes: megabytes(env, "REMOTE_MEDIA_CACHE_MB", 1024) } : null,

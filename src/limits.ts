@@ -15,8 +15,33 @@ export const LIMITS = {
 } as const;
 
 /**
- * Image types the bundled sharp decodes; Rookery handles no video or audio. HEIC/HEIF is
- * left out: this libvips decodes AV1 (AVIF) but not HEVC, so iPhone photos must arrive
- * converted (which clients do when the type is not listed).
+ * Image types the bundled sharp decodes. HEIC/HEIF is left out: this libvips decodes AV1
+ * (AVIF) but not HEVC, so iPhone photos must arrive converted (which clients do when the type
+ * is not listed).
  */
 export const SUPPORTED_MIME_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/avif"];
+
+/** Video and audio, Mastodon's list, in its order: accepted where ffmpeg is (src/media/ffmpeg.ts). */
+export const AV_MIME_TYPES = [
+  "video/webm",
+  "video/mp4",
+  "video/quicktime",
+  "video/ogg",
+  "audio/wave",
+  "audio/wav",
+  "audio/x-wav",
+  "audio/x-pn-wave",
+  "audio/vnd.wave",
+  "audio/ogg",
+  "audio/vorbis",
+  "audio/mpeg",
+  "audio/mp3",
+  "audio/webm",
+  "audio/flac",
+  "audio/aac",
+  "audio/m4a",
+  "audio/x-m4a",
+  "audio/mp4",
+  "audio/3gpp",
+  "video/x-ms-asf",
+];

@@ -74,7 +74,7 @@ describe("POST /api/v1/media", () => {
     expect(preview.meta.exif).toBeUndefined();
   });
 
-  test("PNG with alpha, GIF (animated too) and WebP keep their formats", async () => {
+  test("PNG with alpha, a still GIF and WebP keep their formats; an animated GIF becomes gifv", async () => {
     const png = await sharp({ create: { width: 300, height: 200, channels: 4, background: { r: 0, g: 0, b: 255, alpha: 0.5 } } }).png().toBuffer();
     const pngRes = await upload(alice, png);
     expect(pngRes.status).toBe(200);
@@ -85,10 +85,12 @@ describe("POST /api/v1/media", () => {
     const frame = (color: string) => sharp({ create: { width: 120, height: 80, channels: 3, background: color } }).png().toBuffer();
     const gif = await sharp([await frame("#ff0000"), await frame("#0000ff")], { join: { animated: true } }).gif().toBuffer();
     const gifRes = await upload(alice, gif);
-    expect(gifRes.body.type).toBe("image");
-    const gifFile = await fetchImage(gifRes.body.url);
-    expect(gifFile.type).toBe("image/gif");
-    expect(gifFile.meta.pages).toBe(2);
+    expect(gifRes.body.type).toBe("gifv");
+    expect(gifRes.body.url).toMatch(/\.mp4$/);
+    const still = await sharp(await frame("#00ff00")).gif().toBuffer();
+    const stillRes = await upload(alice, still);
+    expect(stillRes.body.type).toBe("image");
+    expect((await fetchImage(stillRes.body.url)).type).toBe("image/gif");
 
     const webp = await sharp({ create: { width: 1920, height: 1080, channels: 3, background: "#00aa00" } }).webp().toBuffer();
     const webpRes = await upload(alice, webp);

@@ -1,7 +1,9 @@
 /** Every body but an upload's: forms and JSON. */
 export const MAX_FORM_BYTES = 1024 * 1024;
-/** Media uploads: a 16 MB image and a thumbnail, with room for the multipart framing. */
-export const MAX_UPLOAD_BYTES = 40 * 1024 * 1024;
+/** Media uploads: a 99 MB video and a 16 MB thumbnail, with room for the multipart framing. */
+export const MAX_UPLOAD_BYTES = 120 * 1024 * 1024;
+/** Profile updates: an avatar and a header, 16 MB images each. */
+export const MAX_PROFILE_BYTES = 40 * 1024 * 1024;
 
 /** The path of a request URL, without parsing the whole URL (this runs on every request). */
 export function pathOf(url: string): string {
@@ -11,15 +13,10 @@ export function pathOf(url: string): string {
   return q < 0 ? url.slice(start) : url.slice(start, q);
 }
 
-/** Only these take large (multipart) bodies; every other route is capped like a form. */
-function acceptsUploads(method: string, path: string): boolean {
-  if (method === "POST") return path === "/api/v1/media" || path === "/api/v2/media";
-  if (method === "PUT") return path.startsWith("/api/v1/media/");
-  if (method === "PATCH") return path === "/api/v1/accounts/update_credentials";
-  return false;
-}
-
-/** How many bytes a body to this route may have, declared or counted. */
+/** How many bytes a body to this route may have, declared or counted: only uploads take large (multipart) bodies. */
 export function bodyLimit(method: string, path: string): number {
-  return acceptsUploads(method, path) ? MAX_UPLOAD_BYTES : MAX_FORM_BYTES;
+  if (method === "POST" && (path === "/api/v1/media" || path === "/api/v2/media")) return MAX_UPLOAD_BYTES;
+  if (method === "PUT" && path.startsWith("/api/v1/media/")) return MAX_UPLOAD_BYTES;
+  if (method === "PATCH" && path === "/api/v1/accounts/update_credentials") return MAX_PROFILE_BYTES;
+  return MAX_FORM_BYTES;
 }

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import { LIMITS, SUPPORTED_MIME_TYPES } from "../limits.ts";
+import { AV_MIME_TYPES, LIMITS, SUPPORTED_MIME_TYPES } from "../limits.ts";
+import { VIDEO_FRAME_RATE_LIMIT, VIDEO_MATRIX_LIMIT, VIDEO_SIZE_LIMIT } from "../media/video.ts";
 import { accountUri, accountUrl } from "../presenters/account.ts";
 import { INSTANCE_DESCRIPTION, instanceStats, knownPeers } from "../services/instance.ts";
 import { serializeRule, serializeWeek } from "../presenters/instance.ts";
@@ -19,14 +20,17 @@ export function instanceRoutes(ctx: AppContext) {
   const description = INSTANCE_DESCRIPTION;
 
   const statuses = { max_characters: LIMITS.statusCharacters, max_media_attachments: LIMITS.mediaAttachments, characters_reserved_per_url: LIMITS.charactersReservedPerUrl };
-  const mediaAttachments = {
-    supported_mime_types: SUPPORTED_MIME_TYPES,
+  // Video and audio limits only where ffmpeg was found (zero, and no such types, where not).
+  const withAv = {
+    supported_mime_types: [...SUPPORTED_MIME_TYPES, ...AV_MIME_TYPES],
     image_size_limit: LIMITS.imageSizeLimit,
     image_matrix_limit: LIMITS.imageMatrixLimit,
-    video_size_limit: 0,
-    video_frame_rate_limit: 0,
-    video_matrix_limit: 0,
+    video_size_limit: VIDEO_SIZE_LIMIT,
+    video_frame_rate_limit: VIDEO_FRAME_RATE_LIMIT,
+    video_matrix_limit: VIDEO_MATRIX_LIMIT,
   };
+  const withoutAv = { ...withAv, supported_mime_types: SUPPORTED_MIME_TYPES, video_size_limit: 0, video_frame_rate_limit: 0, video_matrix_limit: 0 };
+  const mediaAttachments = () => (services.media.avSupported ? withAv : withoutAv);
   const polls = {
     max_options: LIMITS.pollOptions,
     max_characters_per_option: LIMITS.pollOptionCharacters,
@@ -70,7 +74,7 @@ export function instanceRoutes(ctx: AppContext) {
         registrations: config.registrations === "open",
         approval_required: false,
         invites_enabled: false,
-        configuration: { accounts: { max_featured_tags: LIMITS.maxFeaturedTags }, statuses, media_attachments: mediaAttachments, polls },
+        configuration: { accounts: { max_featured_tags: LIMITS.maxFeaturedTags }, statuses, media_attachments: mediaAttachments(), polls },
         contact_account: null,
         rules: rules(),
       };
@@ -92,7 +96,7 @@ export function instanceRoutes(ctx: AppContext) {
           vapid: { public_key: ctx.keys.vapidPublicKey },
           accounts: { max_featured_tags: LIMITS.maxFeaturedTags, max_pinned_statuses: LIMITS.maxPinnedStatuses },
           statuses,
-          media_attachments: { ...mediaAttachments, description_limit: LIMITS.descriptionLimit },
+          media_attachments: { ...mediaAttachments(), description_limit: LIMITS.descriptionLimit },
           polls,
           translation: { enabled: false },
         },

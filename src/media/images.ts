@@ -80,10 +80,11 @@ export async function inspect(input: Uint8Array): Promise<ImageInfo> {
   const rotated = (meta.orientation ?? 1) >= 5;
   const width = rotated ? meta.height : meta.width;
   const height = rotated ? meta.width : (meta.pageHeight ?? meta.height);
-  const animated = meta.format === "gif" && (meta.pages ?? 1) > 1;
+  const animated = (meta.format === "gif" || meta.format === "webp") && (meta.pages ?? 1) > 1;
   const frameHeight = animated ? (meta.pageHeight ?? height) : height;
   if (width * frameHeight > MATRIX_LIMIT) throw new ImageError(`${width}x${frameHeight} images are not supported`, true);
-  if (animated && width * frameHeight > GIF_MATRIX_LIMIT) throw new ImageError(`${width}x${frameHeight} GIF files are not supported`, true);
+  // Mastodon's GIF_MATRIX_LIMIT; an animated WebP, which becomes a gifv too, is held to it as well.
+  if (animated && width * frameHeight > GIF_MATRIX_LIMIT) throw new ImageError(`${width}x${frameHeight} ${meta.format === "gif" ? "GIF files" : "images"} are not supported`, true);
   return { format: meta.format === "heif" ? "avif" : meta.format, width, height: frameHeight, animated };
 }
 

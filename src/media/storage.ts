@@ -27,6 +27,14 @@ export class MediaStorage {
     await Bun.write(full, data);
   }
 
+  /** The full path of a fresh relative path, its folder made: for a tool that writes the file itself. */
+  prepare(path: string): string {
+    const full = this.resolve(path);
+    if (!full) throw new Error(`unsafe media path: ${path}`);
+    mkdirSync(dirname(full), { recursive: true });
+    return full;
+  }
+
   remove(path: string | null | undefined) {
     if (!path) return;
     const full = this.resolve(path);

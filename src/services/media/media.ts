@@ -7,14 +7,18 @@ import type { IdGenerator } from "../../ids.ts";
 import { notFound, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import { log } from "../../log.ts";
+import type { MediaTools } from "../../media/ffmpeg.ts";
 import { blurhashOf, expectedOriginal, geometry, ImageError, inspect, renderOriginal, renderPreview, type ImageInfo } from "../../media/images.ts";
+import { sniff } from "../../media/sniff.ts";
 import type { MediaStorage } from "../../media/storage.ts";
+import { VIDEO_SIZE_LIMIT } from "../../media/video.ts";
 import type { RenderCache } from "../statuses/render-cache.ts";
-import { MediaQueue } from "./queue.ts";
+import { imageError, PROCESSING_FAILED } from "./av.ts";
+import { animatedSource, AvUploads } from "./av-uploads.ts";
+import { MediaQueue, Slots } from "./queue.ts";
 
 /** Unattached media are kept this long (from upload, or from the deletion of their status). */
 export const UNATTACHED_TTL_MS = 24 * 60 * 60 * 1000;
-const PROCESSING_FAILED = "Error processing thumbnail for uploaded media";
 
 export interface MediaInput {
   file?: File;
@@ -25,8 +29,19 @@ export interface MediaInput {
 
 export interface Meta {
   focus?: { x: number; y: number };
-  original?: ReturnType<typeof geometry>;
+  original?: ReturnType<typeof geometry> | Record<string, unknown>;
   small?: ReturnType<typeof geometry>;
+  /** Video and audio: length, duration, fps, audio_encode... (the documented top-level fields). */
+  [key: string]: unknown;
+}
+
+export interface MediaOptions {
+  /** Background jobs at a time. */
+  workers: number;
+  /** ffmpeg processes at a time. */
+  transcodes: number;
+  /** ffmpeg and ffprobe, or null where there are none. */
+  tools: () => Promise<MediaTools | null>;
 }
 
 /** `x,y`, each from -1.0 to 1.0; anything else is refused. */
@@ -37,11 +52,6 @@ export function parseFocus(value: string): { x: number; y: number } | null {
   return Math.abs(x) <= 1 && Math.abs(y) <= 1 ? { x, y } : null;
 }
 
-function imageError(e: unknown): never {
-  if (e instanceof ImageError) throw e.bare ? unprocessable(e.message) : validationFailed(e.message);
-  throw e;
-}
-
 /**
  * Uploads, their processing and their lifecycle: made synchronously for v1, in two steps for
  * v2 (the preview and blurhash before answering, the original in the queue), attached to
@@ -49,17 +59,31 @@ function imageError(e: unknown): never {
  */
 export class MediaService {
   readonly queue: MediaQueue;
+  readonly slots: Slots;
+  readonly tools: () => Promise<MediaTools | null>;
+  private av: AvUploads;
 
   constructor(
-    private db: Db,
-    private ids: IdGenerator,
-    private clock: Clock,
-    private storage: MediaStorage,
+    readonly db: Db,
+    readonly ids: IdGenerator,
+    readonly clock: Clock,
+    readonly storage: MediaStorage,
     private cache: RenderCache,
-    workers: number,
+    options: MediaOptions,
   ) {
-    this.queue = new MediaQueue((id) => this.processQueued(id), workers);
+    this.queue = new MediaQueue((id) => this.processQueued(id), options.workers);
+    this.slots = new Slots(options.transcodes);
+    this.tools = options.tools;
+    this.av = new AvUploads(this);
+    // Located (and, in the executable, unpacked) now, so that the first video does not wait.
+    void this.tools().then((tools) => {
+      this.avSupported = tools !== null;
+      if (!tools) log("warn", "no ffmpeg found: video and audio uploads are refused (set FFMPEG_PATH and FFPROBE_PATH)");
+    });
   }
+
+  /** Whether video and audio are taken: true until the search for ffmpeg says otherwise. */
+  avSupported = true;
 
   /** Re-queues what a previous run left unprocessed. */
   restore() {
@@ -72,10 +96,13 @@ export class MediaService {
     }
   }
 
-  private validate(input: MediaInput, options: { fileRequired: boolean }) {
+  private validate(input: MediaInput, options: { fileRequired: boolean; larger?: boolean }) {
     const errors: string[] = [];
     if (options.fileRequired && !input.file) errors.push("File can't be blank");
-    if (input.file && input.file.size >= LIMITS.imageSizeLimit) errors.push("File must be less than 16 MB", "File file size must be less than 16 MB");
+    // Video and audio may be larger (Mastodon's larger_media_format?).
+    const limit = options.larger ? VIDEO_SIZE_LIMIT : LIMITS.imageSizeLimit;
+    const mb = limit / (1024 * 1024);
+    if (input.file && input.file.size >= limit) errors.push(`File must be less than ${mb} MB`, `File file size must be less than ${mb} MB`);
     if (input.thumbnail && input.thumbnail.size >= LIMITS.imageSizeLimit) {
       errors.push("Thumbnail must be less than 16 MB", "Thumbnail file size must be less than 16 MB");
     }
@@ -91,7 +118,7 @@ export class MediaService {
     return { focus };
   }
 
-  private async readImage(file: File, label: "File" | "Thumbnail"): Promise<{ bytes: Uint8Array; info: ImageInfo }> {
+  async readImage(file: File, label: "File" | "Thumbnail"): Promise<{ bytes: Uint8Array; info: ImageInfo }> {
     const bytes = new Uint8Array(await file.arrayBuffer());
     try {
       return { bytes, info: await inspect(bytes) };
@@ -102,14 +129,14 @@ export class MediaService {
   }
 
   /** Writes a rendition under a fresh name and returns its path. */
-  private async store(kind: string, data: Uint8Array, ext: string): Promise<string> {
+  async store(kind: string, data: Uint8Array, ext: string): Promise<string> {
     const path = this.storage.newPath(kind, ext, new Date(this.clock.now()));
     await this.storage.write(path, data);
     return path;
   }
 
   /** The preview (from a custom thumbnail when given) and its blurhash. */
-  private async previewOf(image: { bytes: Uint8Array; info: ImageInfo }, thumbnail?: { bytes: Uint8Array; info: ImageInfo }) {
+  async previewOf(image: { bytes: Uint8Array; info: ImageInfo }, thumbnail?: { bytes: Uint8Array; info: ImageInfo }) {
     const source = thumbnail ?? image;
     const preview = await renderPreview(source.bytes, source.info).catch(imageError);
     return { preview, blurhash: await blurhashOf(preview.data) };
@@ -117,8 +144,13 @@ export class MediaService {
 
   /** POST /api/v1/media (processed before answering) and /api/v2/media (`background`). */
   async upload(accountId: number, input: MediaInput, options: { background: boolean }): Promise<MediaRow> {
-    const { focus } = this.validate(input, { fileRequired: true });
+    const head = input.file ? sniff(new Uint8Array(await input.file.slice(0, 64).arrayBuffer())) : null;
+    const { focus } = this.validate(input, { fileRequired: true, larger: head === "av" });
+    if (head === "av") return this.av.upload(accountId, input, "av", null, focus, options);
     const image = await this.readImage(input.file as File, "File");
+    const animated = animatedSource(image);
+    // Animations become gifv; where there is no ffmpeg, they stay animated images.
+    if (animated && (await this.tools())) return this.av.upload(accountId, input, animated, image.bytes, focus, options);
     const thumb = input.thumbnail ? await this.readImage(input.thumbnail, "Thumbnail") : undefined;
     const written: string[] = [];
     try {
@@ -167,6 +199,7 @@ export class MediaService {
     }
   }
 
+
   /**
    * The background step of a v2 upload: the original, from the kept upload. A PUT with a new
    * file may land while this runs; the upload path then changes, and this job's result (or
@@ -182,9 +215,17 @@ export class MediaService {
     try {
       if (!uploadPath) throw new Error("the upload is missing");
       const bytes = new Uint8Array(await readFile(uploadPath));
-      const info = await inspect(bytes);
-      const original = await renderOriginal(bytes, info);
-      const file = await this.store("media_attachments", original.data, original.ext);
+      let file: string;
+      let update: (meta: Meta) => Meta;
+      if (row.type === "image") {
+        const original = await renderOriginal(bytes, await inspect(bytes));
+        file = await this.store("media_attachments", original.data, original.ext);
+        update = (meta) => ({ ...meta, original: geometry(original.width, original.height) });
+      } else {
+        const rendered = await this.av.renderQueued(row, uploadPath, bytes);
+        file = rendered.file;
+        update = (meta) => ({ focus: meta.focus, ...rendered.meta, small: meta.small });
+      }
       await this.queue.pass("rendered");
       // Read and written with no await between: nothing can change the row in the middle.
       const current = this.db.select().from(mediaAttachments).where(stillCurrent).get();
@@ -192,8 +233,7 @@ export class MediaService {
         this.storage.remove(file);
         return;
       }
-      const meta = JSON.parse(current.meta) as Meta;
-      meta.original = geometry(original.width, original.height);
+      const meta = update(JSON.parse(current.meta) as Meta);
       this.db
         .update(mediaAttachments)
         .set({ processing: "complete", file, uploadFile: null, meta: JSON.stringify(meta) })
@@ -274,6 +314,8 @@ export class MediaService {
     const replaced: (string | null)[] = [];
     if (newOriginal) {
       changes.file = newOriginal.path;
+      // A still image replacing a video or audio file makes the attachment an image.
+      changes.type = "image";
       meta.original = newOriginal.geometry;
       changes.processing = "complete";
       changes.uploadFile = null;
@@ -294,7 +336,8 @@ export class MediaService {
     if (input.description !== undefined) changes.description = input.description;
     if (focus) meta.focus = focus;
     // Mastodon rewrites meta in the order focus, original, small on every update.
-    changes.meta = JSON.stringify({ focus: meta.focus, original: meta.original, small: meta.small });
+    const { focus: f, original: o, small: sm, ...rest } = meta;
+    changes.meta = JSON.stringify({ focus: f, ...(newOriginal ? {} : rest), original: o, small: sm });
     this.db.update(mediaAttachments).set(changes).where(eq(mediaAttachments.id, row.id)).run();
     for (const path of replaced) this.storage.remove(path);
     const updated = { ...current, ...changes };

@@ -89,3 +89,27 @@ export class MediaQueue {
     if (this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 }
+
+/**
+ * A bound on how many ffmpeg processes run at once (the v1 uploads that transcode while the
+ * client waits, and the queue's jobs alike): a video takes seconds of a core, an image does not.
+ */
+export class Slots {
+  private free: number;
+  private waiting: (() => void)[] = [];
+  constructor(readonly size: number) {
+    this.free = size;
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}

@@ -1,0 +1,193 @@
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { setPriority } from "node:os";
+import { join } from "node:path";
+import { log } from "../log.ts";
+
+/**
+ * ffmpeg and ffprobe: where they come from, and how they run.
+ *
+ * Where from, in this order: FFMPEG_PATH / FFPROBE_PATH; the copies built into the
+ * executable (scripts/build.ts embeds the two npm packages' static binaries, gzipped, and they
+ * are unpacked once under DATA_DIR/tools); the same packages in node_modules (`bun run`); the
+ * system's, on PATH. The packages (@ffmpeg-installer/linux-x64, @ffprobe-installer/linux-x64)
+ * carry the binaries inside their tarballs: nothing is downloaded at install or run time.
+ *
+ * How they run: as a separate process, never in ours, with an empty environment, at a lower
+ * priority than the server, under ulimit bounds on CPU seconds, address space and written file
+ * size, and killed after a wall-clock deadline. Inputs are limited to local files and to the
+ * demuxers we accept, so a crafted file (an HLS playlist posing as a video, say) cannot make
+ * it read other files or reach the network.
+ */
+
+export interface MediaTools {
+  ffmpeg: string;
+  ffprobe: string;
+  /** Where they were found, for the start-up line. */
+  source: "settings" | "embedded" | "package" | "system";
+}
+
+export interface RunLimits {
+  /** Wall-clock deadline, ms. */
+  timeoutMs: number;
+  /** CPU seconds (ulimit -t). */
+  cpuSeconds: number;
+  /** Address space, MiB (ulimit -v). */
+  memoryMb: number;
+  /** Largest file the process may write, MiB (ulimit -f). */
+  fileMb: number;
+}
+
+export const DEFAULT_LIMITS: RunLimits = { timeoutMs: 10 * 60_000, cpuSeconds: 15 * 60, memoryMb: 3072, fileMb: 512 };
+const PROBE_LIMITS: RunLimits = { timeoutMs: 30_000, cpuSeconds: 30, memoryMb: 1024, fileMb: 1 };
+
+/** Demuxers an upload may be read with; everything else (hls, concat, image2...) is refused. */
+export const INPUT_FORMATS = "mov,matroska,webm,gif,apng,mp3,ogg,flac,wav,aac,asf";
+
+/** The embedded gzipped binary (inside a compiled executable) named `name-<hash>.gz`. */
+function embedded(name: string): Blob | undefined {
+  const files = (Bun as unknown as { embeddedFiles?: Blob[] }).embeddedFiles ?? [];
+  return files.find((f) => new RegExp(`^${name}-[a-z0-9]+\\.gz$`).test((f as Blob & { name?: string }).name ?? ""));
+}
+
+function executable(path: string | undefined): path is string {
+  if (!path) return false;
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    if (dir && executable(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
+
+/**
+ * Unpacks an embedded binary under `dir/<blob name without .gz>/` once (the name carries its
+ * content hash, so an upgrade unpacks the new one and removes the old); written under a
+ * temporary name and renamed, so a crash never leaves a half-written tool behind.
+ */
+async function unpack(blob: Blob, name: string, dir: string): Promise<string> {
+  const blobName = (blob as Blob & { name: string }).name;
+  const folder = join(dir, blobName.replace(/\.gz$/, ""));
+  const path = join(folder, name);
+  if (executable(path)) return path;
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  for (const old of readdirSync(dir)) {
+    if (old.startsWith(`${name}-`) && join(dir, old) !== folder) rmSync(join(dir, old), { recursive: true, force: true });
+  }
+  const partial = `${path}.partial-${process.pid}`;
+  const writer = Bun.file(partial).writer();
+  const reader = blob.stream().pipeThrough(new DecompressionStream("gzip")).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    writer.write(value);
+  }
+  await writer.end();
+  const { chmodSync } = await import("node:fs");
+  chmodSync(partial, 0o500);
+  renameSync(partial, path);
+  return path;
+}
+
+let found: Promise<MediaTools | null> | null = null;
+
+/** The tools, located (and unpacked) on first use; null when there are none. */
+export function mediaTools(dataDir: string): Promise<MediaTools | null> {
+  found ??= locate(dataDir).catch((e) => {
+    log("warn", "ffmpeg could not be prepared: video and audio uploads are refused", { error: String(e).split("\n")[0] });
+    return null;
+  });
+  return found;
+}
+
+async function locate(dataDir: string): Promise<MediaTools | null> {
+  const env = { ffmpeg: process.env.FFMPEG_PATH, ffprobe: process.env.FFPROBE_PATH };
+  if (env.ffmpeg || env.ffprobe) {
+    if (!executable(env.ffmpeg) || !executable(env.ffprobe)) throw new Error("FFMPEG_PATH and FFPROBE_PATH must both name executables");
+    return { ffmpeg: env.ffmpeg, ffprobe: env.ffprobe, source: "settings" };
+  }
+  const packedFfmpeg = embedded("ffmpeg");
+  const packedFfprobe = embedded("ffprobe");
+  if (packedFfmpeg && packedFfprobe) {
+    const dir = join(dataDir, "tools");
+    return { ffmpeg: await unpack(packedFfmpeg, "ffmpeg", dir), ffprobe: await unpack(packedFfprobe, "ffprobe", dir), source: "embedded" };
+  }
+  const modules = join(import.meta.dir, "..", "..", "node_modules");
+  const pkg = { ffmpeg: join(modules, "@ffmpeg-installer/linux-x64/ffmpeg"), ffprobe: join(modules, "@ffprobe-installer/linux-x64/ffprobe") };
+  if (existsSync(pkg.ffmpeg) && existsSync(pkg.ffprobe)) {
+    // npm runs the packages' `chmod u+x` only where install scripts are allowed.
+    for (const path of [pkg.ffmpeg, pkg.ffprobe]) if (!executable(path)) (await import("node:fs")).chmodSync(path, 0o755);
+    return { ...pkg, source: "package" };
+  }
+  const system = { ffmpeg: onPath("ffmpeg"), ffprobe: onPath("ffprobe") };
+  if (system.ffmpeg && system.ffprobe) return { ffmpeg: system.ffmpeg, ffprobe: system.ffprobe, source: "system" };
+  return null;
+}
+
+export class ToolFailed extends Error {
+  constructor(
+    message: string,
+    readonly reason: "exit" | "timeout" | "limit",
+  ) {
+    super(message);
+  }
+}
+
+export interface RunResult {
+  stdout: Uint8Array;
+  stderr: string;
+}
+
+/**
+ * Runs one of the tools under the limits. Resolves with its output when it exits with 0;
+ * rejects with ToolFailed otherwise (the last lines of its stderr in the message).
+ */
+export async function runTool(binary: string, args: string[], options: { limits?: RunLimits; stdin?: ReadableStream<Uint8Array> | Blob; cwd?: string } = {}): Promise<RunResult> {
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  // The shell sets the bounds and then becomes the tool (exec), so the pid is the tool's.
+  const bounded = `ulimit -t ${limits.cpuSeconds} && ulimit -v ${limits.memoryMb * 1024} && ulimit -f ${limits.fileMb * 2048} && exec "$0" "$@"`;
+  const proc = Bun.spawn(["/bin/sh", "-c", bounded, binary, ...args], {
+    env: {},
+    cwd: options.cwd,
+    stdin: options.stdin ?? "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  try {
+    setPriority(proc.pid, 10);
+  } catch {
+    // Gone already, or not permitted: it runs at our priority.
+  }
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    proc.kill("SIGKILL");
+  }, limits.timeoutMs);
+  try {
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).bytes(), new Response(proc.stderr).text(), proc.exited]);
+    if (code === 0 && !timedOut) return { stdout, stderr };
+    const tail = stderr.trim().split("\n").slice(-3).join(" / ").slice(0, 500);
+    if (timedOut) throw new ToolFailed(`timed out after ${limits.timeoutMs} ms`, "timeout");
+    // SIGXCPU, SIGXFSZ, SIGKILL, or an allocation refused under ulimit -v.
+    const limited = proc.signalCode === "SIGXCPU" || proc.signalCode === "SIGXFSZ" || /Cannot allocate memory|out of memory/i.test(stderr);
+    throw new ToolFailed(`exited with ${proc.signalCode ?? code}${tail ? `: ${tail}` : ""}`, limited ? "limit" : "exit");
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** ffprobe's JSON view of a file, read under the tight probe limits. */
+export async function probeJson(tools: MediaTools, path: string): Promise<unknown> {
+  const { stdout } = await runTool(
+    tools.ffprobe,
+    ["-v", "error", "-protocol_whitelist", "file", "-format_whitelist", INPUT_FORMATS, "-show_format", "-show_streams", "-of", "json", path],
+    { limits: PROBE_LIMITS },
+  );
+  return JSON.parse(new TextDecoder().decode(stdout)) as unknown;
+}

@@ -1,0 +1,187 @@
+import { INPUT_FORMATS, runTool, type MediaTools } from "./ffmpeg.ts";
+import { ImageError } from "./images.ts";
+import type { MediaProbe } from "./probe.ts";
+import sharp from "./sharp.ts";
+
+/** Mastodon's MediaAttachment limits for video. */
+export const VIDEO_SIZE_LIMIT = 99 * 1024 * 1024;
+export const VIDEO_MATRIX_LIMIT = 8_294_400;
+export const VIDEO_FRAME_RATE_LIMIT = 120;
+/** About five minutes at 120 fps: longer videos are cut there (frames:v). */
+export const MAX_VIDEO_FRAMES = 36_000;
+/** Mastodon's Transcoder: H.264 High needs about this many bits per pixel per frame at 30 fps. */
+const BITS_PER_PIXEL = 0.11;
+const AUDIO_BITRATE = 192_000;
+
+/** One thread per job: with one job at a time, a core stays free for requests. */
+const COMMON = ["-nostdin", "-hide_banner", "-loglevel", "error", "-threads", "1", "-filter_threads", "1"];
+const INPUT = ["-protocol_whitelist", "file", "-format_whitelist", INPUT_FORMATS];
+
+/** Mastodon's check_video_dimensions, with its messages (shown bare, as its StreamValidationError). */
+export function checkVideo(probe: MediaProbe) {
+  const v = probe.video;
+  if (!v || v.fps === 0) throw new ImageError("Video has no video stream", true);
+  if (v.width * v.height > VIDEO_MATRIX_LIMIT) throw new ImageError(`${v.width}x${v.height} videos are not supported`, true);
+  if (Math.floor(v.fps) > VIDEO_FRAME_RATE_LIMIT) throw new ImageError(`${Math.floor(v.fps)}fps videos are not supported`, true);
+}
+
+/**
+ * Already what every browser plays, so kept as it is (only its metadata dropped), as
+ * Mastodon's passthrough: an MP4 of H.264 in 4:2:0 with AAC or no sound. Rookery also wants it
+ * upright (old muxers lose a rotation when metadata is dropped) and within the bitrate it would
+ * be transcoded to, so a 99 MB upload of a few seconds is not passed on to every viewer.
+ */
+export function passesThrough(probe: MediaProbe): boolean {
+  const v = probe.video;
+  if (!v || v.rotated) return false;
+  if (!probe.format.split(",").includes("mp4")) return false;
+  if (v.codec !== "h264" || !["yuv420p", "yuvj420p"].includes(v.pixFmt)) return false;
+  if (probe.audio && probe.audio.codec !== "aac") return false;
+  return probe.bitrate <= targetBitrate(probe) + AUDIO_BITRATE;
+}
+
+/** Mastodon's Transcoder bitrate: enough for the picture, and never over what fits in 99 MB. */
+function targetBitrate(probe: MediaProbe): number {
+  const v = probe.video as NonNullable<MediaProbe["video"]>;
+  const desired = Math.floor(v.width * v.height * 30 * BITS_PER_PIXEL);
+  const duration = Math.max(probe.duration, 1);
+  const maximum = Math.floor((VIDEO_SIZE_LIMIT * 8) / duration) - AUDIO_BITRATE;
+  return Math.max(100_000, Math.min(desired, maximum));
+}
+
+/**
+ * The original of a video or gifv: an MP4 of H.264 (yuv420p, even sides, faststart) and AAC
+ * at 192k, or none for gifv, with no metadata (map_metadata -1 drops the GPS position MOV and
+ * MP4 files carry), cut at MAX_VIDEO_FRAMES; or the input itself, copied, when it passes.
+ */
+export async function transcodeVideo(tools: MediaTools, input: string, output: string, probe: MediaProbe, options: { silent: boolean }) {
+  const audio = options.silent || !probe.audio ? ["-an"] : [];
+  if (passesThrough(probe)) {
+    await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, "-map_metadata", "-1", "-map_chapters", "-1", "-c:v", "copy", ...(audio.length ? audio : ["-c:a", "copy"]), "-sn", "-dn", "-movflags", "+faststart", "-f", "mp4", "-y", output]);
+    return;
+  }
+  const bitrate = targetBitrate(probe);
+  const base = probe.video?.baseFps ?? 0;
+  // A variable-rate file with a base rate above the limit (phones' 240 fps slow motion
+  // containers): frames kept as they come, at most VIDEO_FRAME_RATE_LIMIT a second.
+  const vfr = base > VIDEO_FRAME_RATE_LIMIT ? ["-vsync", "vfr", "-r", String(VIDEO_FRAME_RATE_LIMIT)] : [];
+  await runTool(tools.ffmpeg, [
+    ...COMMON,
+    ...INPUT,
+    "-i",
+    input,
+    "-map_metadata",
+    "-1",
+    "-map_chapters",
+    "-1",
+    "-sn",
+    "-dn",
+    "-vf",
+    "crop=floor(iw/2)*2:floor(ih/2)*2",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "veryfast",
+    "-pix_fmt",
+    "yuv420p",
+    "-b:v",
+    String(bitrate),
+    "-maxrate",
+    String(bitrate + AUDIO_BITRATE),
+    "-bufsize",
+    String(bitrate * 5),
+    ...vfr,
+    "-frames:v",
+    String(MAX_VIDEO_FRAMES),
+    ...(audio.length ? audio : ["-c:a", "aac", "-b:a", "192k"]),
+    "-movflags",
+    "+faststart",
+    "-f",
+    "mp4",
+    "-y",
+    output,
+  ]);
+}
+
+/** The original of an audio upload: MP3 as it is (metadata and cover art dropped), anything else to MP3 (LAME VBR q2, as Mastodon). */
+export async function transcodeAudio(tools: MediaTools, input: string, output: string, probe: MediaProbe) {
+  const codec = probe.audio?.codec === "mp3" && probe.format === "mp3" ? ["-c:a", "copy"] : ["-c:a", "libmp3lame", "-q:a", "2"];
+  await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, "-vn", "-sn", "-dn", "-map_metadata", "-1", "-map_chapters", "-1", ...codec, "-id3v2_version", "0", "-write_id3v1", "0", "-f", "mp3", "-y", output]);
+}
+
+/**
+ * The still a video's preview is made from: its first frame (Mastodon's `time: 0`), inside
+ * 640x640, as PNG; with `coverArt`, the picture an audio file carries. Null when there is none.
+ */
+export async function extractFrame(tools: MediaTools, input: string, output: string, options: { coverArt?: boolean } = {}): Promise<Uint8Array | null> {
+  const pick = options.coverArt ? ["-map", "0:v:0", "-an"] : ["-an"];
+  try {
+    await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, ...pick, "-map_metadata", "-1", "-frames:v", "1", "-vf", "scale='min(640,iw)':'min(640,ih)':force_original_aspect_ratio=decrease", "-c:v", "png", "-f", "image2", "-y", output]);
+  } catch (e) {
+    if (options.coverArt) return null;
+    throw e;
+  }
+  const bytes = new Uint8Array(await Bun.file(output).arrayBuffer());
+  return bytes.length > 0 ? bytes : null;
+}
+
+/**
+ * An animated WebP as a silent MP4: ffmpeg reads no animated WebP, so sharp decodes the
+ * frames one at a time and they are piped to ffmpeg as raw RGBA, each repeated for its delay
+ * at a rate that shows every delay exactly (the delays' common divisor, at least 20 ms).
+ */
+export async function animatedWebpToMp4(tools: MediaTools, bytes: Uint8Array, output: string, info: { width: number; height: number; pages: number; delay: number[] }) {
+  const rounded = info.delay.map((d) => Math.max(20, Math.round((d || 100) / 10) * 10));
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const unit = rounded.reduce((a, b) => gcd(a, b));
+  let page = 0;
+  let repeat = 0;
+  let frame: Uint8Array | null = null;
+  const frames = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (repeat === 0) {
+        if (page >= info.pages) return controller.close();
+        frame = new Uint8Array(await sharp(bytes, { page, pages: 1, limitInputPixels: info.width * info.height + 1 }).ensureAlpha().raw().toBuffer());
+        repeat = (rounded[page] ?? unit) / unit;
+        page++;
+      }
+      repeat--;
+      controller.enqueue(frame as Uint8Array);
+    },
+  });
+  await runTool(
+    tools.ffmpeg,
+    [
+      ...COMMON,
+      "-protocol_whitelist",
+      "pipe",
+      "-f",
+      "rawvideo",
+      "-pix_fmt",
+      "rgba",
+      "-s",
+      `${info.width}x${info.height}`,
+      "-r",
+      `1000/${unit}`,
+      "-i",
+      "pipe:0",
+      "-vf",
+      "crop=floor(iw/2)*2:floor(ih/2)*2",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "veryfast",
+      "-pix_fmt",
+      "yuv420p",
+      "-frames:v",
+      String(MAX_VIDEO_FRAMES),
+      "-movflags",
+      "+faststart",
+      "-f",
+      "mp4",
+      "-y",
+      output,
+    ],
+    { stdin: frames },
+  );
+}

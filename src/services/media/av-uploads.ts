@@ -1,0 +1,139 @@
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
+import { unprocessable } from "../../errors.ts";
+import type { IdGenerator } from "../../ids.ts";
+import type { MediaTools } from "../../media/ffmpeg.ts";
+import { geometry, ImageError, inspect, type ImageInfo } from "../../media/images.ts";
+import { avTypeGuess, isAnimatedPng, sniff } from "../../media/sniff.ts";
+import type { MediaStorage } from "../../media/storage.ts";
+import { imageError, PROCESSING_FAILED, prepareAv, renderAv, type AvPrepared, type AvSource } from "./av.ts";
+import type { MediaInput, Meta } from "./media.ts";
+import type { MediaQueue, Slots } from "./queue.ts";
+
+/** Said when a video or audio file arrives and there is no ffmpeg to read it. */
+export const NO_FFMPEG = "Video and audio uploads are not supported on this server (ffmpeg is not available)";
+
+type Image = { bytes: Uint8Array; info: ImageInfo };
+
+/** What the uploads of video, gifv and audio share with those of images (MediaService's parts). */
+export interface MediaParts {
+  db: Db;
+  ids: IdGenerator;
+  clock: Clock;
+  storage: MediaStorage;
+  queue: MediaQueue;
+  slots: Slots;
+  tools: () => Promise<MediaTools | null>;
+  readImage(file: File, label: "File" | "Thumbnail"): Promise<Image>;
+  store(kind: string, data: Uint8Array, ext: string): Promise<string>;
+  previewOf(image: Image): Promise<{ preview: { data: Uint8Array; ext: string; width: number; height: number }; blurhash: string }>;
+}
+
+/** An animation that becomes a gifv, or null for a still image. */
+export function animatedSource(image: { bytes: Uint8Array; info: ImageInfo }): AvSource | null {
+  if (image.info.animated && (image.info.format === "gif" || image.info.format === "webp")) return image.info.format;
+  if (image.info.format === "png" && isAnimatedPng(image.bytes)) return "apng";
+  return null;
+}
+
+/**
+ * Uploads that ffmpeg reads: video, audio, and the animations (GIF, APNG, WebP) that become
+ * gifv. The media queue, its crash recovery and the deletion rules are MediaService's, as for images.
+ */
+export class AvUploads {
+  constructor(private m: MediaParts) {}
+
+  /**
+   * Video, audio, and animations that become gifv: kept as a file for ffmpeg, read and checked
+   * and given a preview before answering; the original then made at once (v1) or on the queue (v2).
+   */
+  async upload(accountId: number, input: MediaInput, source: AvSource, bytes: Uint8Array | null, focus: Meta["focus"], options: { background: boolean }): Promise<MediaRow> {
+    const tools = await this.m.tools();
+    if (!tools) throw unprocessable(NO_FFMPEG);
+    const data = bytes ?? new Uint8Array(await (input.file as File).arrayBuffer());
+    const thumb = input.thumbnail ? await this.m.readImage(input.thumbnail, "Thumbnail") : undefined;
+    const written: string[] = [];
+    try {
+      const uploadFile = await this.m.store("media_uploads", data, "bin");
+      written.push(uploadFile);
+      const uploadPath = this.m.storage.resolve(uploadFile) as string;
+      const scratch = this.m.storage.prepare(this.m.storage.newPath("media_uploads", "png"));
+      let prepared: AvPrepared;
+      try {
+        prepared = await this.m.slots.run(() => prepareAv(tools, source, uploadPath, data, scratch));
+      } catch (e) {
+        // v2 answers before processing: a file that cannot be read becomes a failed upload.
+        if (!(options.background && e instanceof ImageError && e.message === PROCESSING_FAILED)) imageError(e);
+        prepared = { type: avTypeGuess(data), preview: null, blurhash: null, failed: true };
+      }
+      let small: Meta["small"];
+      let blurhash = prepared.blurhash;
+      let previewPath: string | null = null;
+      if (thumb) {
+        const custom = await this.m.previewOf(thumb);
+        previewPath = await this.m.store("media_previews", custom.preview.data, custom.preview.ext);
+        small = geometry(custom.preview.width, custom.preview.height);
+        blurhash = custom.blurhash;
+      } else if (prepared.preview) {
+        previewPath = await this.m.store("media_previews", prepared.preview.data, "png");
+        small = geometry(prepared.preview.width, prepared.preview.height);
+      }
+      if (previewPath) written.push(previewPath);
+      let file: string | null = null;
+      let rendered: Record<string, unknown> = {};
+      if (!options.background && !prepared.failed) {
+        file = this.m.storage.newPath("media_attachments", prepared.type === "audio" ? "mp3" : "mp4");
+        const output = this.m.storage.prepare(file);
+        written.push(file);
+        rendered = (await this.m.slots.run(() => renderAv(tools, source, prepared.type, uploadPath, data, output)).catch(imageError)).meta;
+      }
+      const row: MediaRow = {
+        id: this.m.ids.next(),
+        accountId,
+        statusId: null,
+        scheduledStatusId: null,
+        position: 0,
+        type: prepared.type,
+        processing: prepared.failed ? "failed" : options.background ? "queued" : "complete",
+        uploadFile: options.background && !prepared.failed ? uploadFile : null,
+        file,
+        preview: thumb ? null : previewPath,
+        thumbnail: thumb ? previewPath : null,
+        meta: JSON.stringify({ focus, ...rendered, small }),
+        description: input.description ?? null,
+        blurhash,
+        createdAt: this.m.clock.now(),
+        detachedAt: null,
+        shortcode: Buffer.from(crypto.getRandomValues(new Uint8Array(14))).toString("base64url"),
+        remoteUrl: null,
+      };
+      this.m.db.insert(mediaAttachments).values(row).run();
+      if (row.processing === "queued") this.m.queue.enqueue(row.id);
+      else this.m.storage.remove(uploadFile);
+      return row;
+    } catch (e) {
+      for (const path of written) this.m.storage.remove(path);
+      throw e;
+    }
+  }
+
+  /** What a kept upload becomes, told again from its bytes (the queue keeps only the file). */
+  private async sourceOf(bytes: Uint8Array): Promise<AvSource> {
+    if (sniff(bytes) === "av") return "av";
+    const source = animatedSource({ bytes, info: await inspect(bytes) });
+    if (!source) throw new Error("the upload is no longer an animation");
+    return source;
+  }
+
+  /** The queue's step for video, gifv and audio: the original, and the meta read from it. */
+  async renderQueued(row: MediaRow, uploadPath: string, bytes: Uint8Array): Promise<{ file: string; meta: Record<string, unknown> }> {
+    const tools = await this.m.tools();
+    if (!tools) throw new Error(NO_FFMPEG);
+    const source = await this.sourceOf(bytes);
+    const file = this.m.storage.newPath("media_attachments", row.type === "audio" ? "mp3" : "mp4");
+    const output = this.m.storage.prepare(file);
+    const rendered = await this.m.slots.run(() => renderAv(tools, source, row.type as "video" | "gifv" | "audio", uploadPath, bytes, output));
+    return { file, meta: rendered.meta };
+  }
+}

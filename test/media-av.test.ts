@@ -1,0 +1,314 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import sharp from "sharp";
+import { clips, decodes, probeBytes, removeClips } from "./support/clips.ts";
+import { mediaFiles } from "./support/files.ts";
+import { createUser, type TestUser } from "./support/fixtures.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+// Video, gifv and audio uploads, made from clips ffmpeg generates (test/support/clips.ts),
+// checked by probing and decoding what the server then serves.
+
+let server: TestServer;
+let alice: TestUser;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  alice = await createUser(server, "alice");
+});
+afterAll(() => {
+  server.close();
+  removeClips();
+});
+
+function upload(bytes: Uint8Array, options: { version?: 1 | 2; fields?: Record<string, string | Blob> } = {}) {
+  const form = new FormData();
+  // The name and type say nothing true: the server reads the bytes.
+  form.append("file", new Blob([bytes as Uint8Array<ArrayBuffer>], { type: "application/octet-stream" }), "upload.bin");
+  for (const [k, v] of Object.entries(options.fields ?? {})) form.append(k, v);
+  return alice.client.post(`/api/v${options.version ?? 1}/media`, { multipart: form });
+}
+
+async function served(url: string, type: string): Promise<Uint8Array> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toBe(type);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+async function previewOf(url: string) {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  return sharp(Buffer.from(await res.arrayBuffer())).metadata();
+}
+
+const rows = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM media_attachments").get() as { n: number }).n;
+const BLURHASH = /^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{36}$/;
+
+describe("video", () => {
+  test("a web-safe MP4 is kept as it is, its metadata dropped, with a first-frame preview", async () => {
+    const res = await upload(await clips.mp4(), { fields: { description: "A test card" } });
+    expect(res.status).toBe(200);
+    const m = res.body;
+    expect(m.type).toBe("video");
+    expect(m.url).toMatch(/\.mp4$/);
+    expect(m.description).toBe("A test card");
+    expect(m.blurhash).toMatch(BLURHASH);
+    expect(m.meta.original).toEqual({ width: 320, height: 240, frame_rate: "30/1", duration: expect.any(Number), bitrate: expect.any(Number) });
+    expect(m.meta.original.duration).toBeCloseTo(2, 0);
+    expect(m.meta.small).toEqual({ width: 320, height: 240, size: "320x240", aspect: 320 / 240 });
+    expect(m.meta).toMatchObject({ fps: 30, width: 320, height: 240, size: "320x240", audio_encode: "aac", audio_bitrate: "44100 Hz", audio_channels: "mono" });
+    expect(m.meta.length).toMatch(/^0:00:0[12]\.\d\d$/);
+    const file = await served(m.url, "video/mp4");
+    const probe = await probeBytes(file);
+    expect(probe.streams.map((s) => s.codec_name)).toEqual(["h264", "aac"]);
+    expect(probe.format.tags?.title).toBeUndefined();
+    expect(await decodes(file)).toBe(true);
+    const preview = await previewOf(m.preview_url);
+    expect(preview.format).toBe("png");
+    expect([preview.width, preview.height]).toEqual([320, 240]);
+  });
+
+  test("a MOV from a phone becomes H.264/AAC MP4 without the place it was filmed", async () => {
+    const mov = await clips.mov();
+    expect((await probeBytes(mov)).format.tags?.location).toBe("+48.8584+002.2945/");
+    const res = await upload(mov);
+    expect(res.status).toBe(200);
+    expect(res.body.type).toBe("video");
+    expect(res.body.meta.original).toMatchObject({ width: 240, height: 320, frame_rate: "30/1" });
+    const file = await served(res.body.url, "video/mp4");
+    const probe = await probeBytes(file);
+    expect(probe.format.format_name).toContain("mp4");
+    expect(probe.format.tags?.location).toBeUndefined();
+    expect(probe.format.tags?.make).toBeUndefined();
+    expect(probe.streams.map((s) => [s.codec_name, s.pix_fmt ?? null])).toEqual([
+      ["h264", "yuv420p"],
+      ["aac", null],
+    ]);
+    expect(await decodes(file)).toBe(true);
+  });
+
+  test("WebM (VP9 + Opus) and H.265 MP4 are transcoded to H.264 + AAC", async () => {
+    for (const bytes of [await clips.webm(), await clips.hevc()]) {
+      const res = await upload(bytes);
+      expect(res.status).toBe(200);
+      expect(res.body.type).toBe("video");
+      const probe = await probeBytes(await served(res.body.url, "video/mp4"));
+      expect(probe.streams.map((s) => s.codec_name)).toEqual(["h264", "aac"]);
+      expect(res.body.meta.original).toMatchObject({ width: 320, height: 240 });
+    }
+  });
+
+  test("a video turned by its display matrix is made upright", async () => {
+    const res = await upload(await clips.rotated());
+    expect(res.status).toBe(200);
+    expect(res.body.meta.original).toMatchObject({ width: 240, height: 320 });
+    const probe = await probeBytes(await served(res.body.url, "video/mp4"));
+    const video = probe.streams.find((s) => s.codec_type === "video");
+    expect([video?.width, video?.height]).toEqual([240, 320]);
+    const preview = await previewOf(res.body.preview_url);
+    expect([preview.width, preview.height]).toEqual([240, 320]);
+  });
+
+  test("a video with no sound is a gifv, as Mastodon types it", async () => {
+    const res = await upload(await clips.silent());
+    expect(res.status).toBe(200);
+    expect(res.body.type).toBe("gifv");
+    expect(res.body.meta.audio_encode).toBeUndefined();
+    const probe = await probeBytes(await served(res.body.url, "video/mp4"));
+    expect(probe.streams.map((s) => s.codec_type)).toEqual(["video"]);
+  });
+});
+
+describe("gifv", () => {
+  test("an animated GIF and an animated PNG become silent looping MP4s", async () => {
+    for (const bytes of [await clips.gif(), await clips.apng()]) {
+      const res = await upload(bytes);
+      expect(res.status).toBe(200);
+      expect(res.body.type).toBe("gifv");
+      expect(res.body.meta.original).toMatchObject({ width: 160, height: 120 });
+      expect(res.body.blurhash).toMatch(BLURHASH);
+      const file = await served(res.body.url, "video/mp4");
+      const probe = await probeBytes(file);
+      expect(probe.streams.map((s) => [s.codec_type, s.codec_name, s.pix_fmt])).toEqual([["video", "h264", "yuv420p"]]);
+      expect(await decodes(file)).toBe(true);
+    }
+  });
+
+  test("an animated WebP becomes a gifv, its frames read by sharp", async () => {
+    const frames = await Promise.all(
+      ["#ff0000", "#00ff00", "#0000ff"].map((c) => sharp({ create: { width: 64, height: 48, channels: 3, background: c } }).raw().toBuffer()),
+    );
+    const webp = await sharp(Buffer.concat(frames), { raw: { width: 64, height: 48 * 3, channels: 3, pageHeight: 48 } } as never)
+      .webp({ loop: 0, delay: [100, 200, 100] })
+      .toBuffer();
+    expect((await sharp(webp).metadata()).pages).toBe(3);
+    const res = await upload(new Uint8Array(webp));
+    expect(res.status).toBe(200);
+    expect(res.body.type).toBe("gifv");
+    expect(res.body.meta.original).toMatchObject({ width: 64, height: 48 });
+    expect(res.body.meta.original.duration).toBeCloseTo(0.4, 1);
+    expect(await decodes(await served(res.body.url, "video/mp4"))).toBe(true);
+  });
+
+  test("a still GIF stays an image", async () => {
+    const gif = await sharp({ create: { width: 40, height: 30, channels: 3, background: "#123456" } }).gif().toBuffer();
+    const res = await upload(new Uint8Array(gif));
+    expect(res.status).toBe(200);
+    expect(res.body.type).toBe("image");
+  });
+});
+
+describe("audio", () => {
+  test("an MP3 is kept as MP3, its tags dropped, its cover art the preview", async () => {
+    const res = await upload(await clips.mp3());
+    expect(res.status).toBe(200);
+    const m = res.body;
+    expect(m.type).toBe("audio");
+    expect(m.url).toMatch(/\.mp3$/);
+    expect(m.meta).toMatchObject({ audio_encode: "mp3", audio_bitrate: "44100 Hz", audio_channels: "mono" });
+    expect(m.meta.original).toEqual({ duration: expect.any(Number), bitrate: expect.any(Number) });
+    expect(m.meta.original.duration).toBeCloseTo(2, 0);
+    expect(m.meta.small).toMatchObject({ width: 300, height: 300 });
+    expect(m.blurhash).toMatch(BLURHASH);
+    const file = await served(m.url, "audio/mpeg");
+    const probe = await probeBytes(file);
+    expect(probe.streams.map((s) => s.codec_name)).toEqual(["mp3"]);
+    expect(probe.format.tags?.title).toBeUndefined();
+    expect(await decodes(file)).toBe(true);
+    expect((await previewOf(m.preview_url)).format).toBe("png");
+  });
+
+  test("an Opus voice note becomes MP3, with no preview", async () => {
+    const res = await upload(await clips.opus());
+    expect(res.status).toBe(200);
+    expect(res.body.type).toBe("audio");
+    expect(res.body.preview_url).toBeNull();
+    expect(res.body.blurhash).toBeNull();
+    expect(res.body.meta.audio_encode).toBe("mp3");
+    const file = await served(res.body.url, "audio/mpeg");
+    expect((await probeBytes(file)).streams.map((s) => s.codec_name)).toEqual(["mp3"]);
+    expect(await decodes(file)).toBe(true);
+  });
+});
+
+describe("v2: processed on the queue", () => {
+  test("202 with the preview; 206 while processing; then 200 with the original", async () => {
+    const hold = server.ctx.services.media.queue.hold("rendered");
+    const res = await upload(await clips.webm(), { version: 2 });
+    expect(res.status).toBe(202);
+    expect(res.body.type).toBe("video");
+    expect(res.body.url).toBeNull();
+    expect(res.body.preview_url).not.toBeNull();
+    expect(res.body.meta.small).toMatchObject({ width: 320, height: 240 });
+    expect(res.body.meta.original).toBeUndefined();
+    await hold.reached;
+    const during = await alice.client.get(`/api/v1/media/${res.body.id}`);
+    expect(during.status).toBe(206);
+    expect(during.body.url).toBeNull();
+    hold.release();
+    await server.ctx.services.media.queue.idle();
+    const after = await alice.client.get(`/api/v1/media/${res.body.id}`);
+    expect(after.status).toBe(200);
+    expect(after.body.meta.original).toMatchObject({ width: 320, height: 240, frame_rate: "30/1" });
+    expect(after.body.meta.small).toMatchObject({ width: 320, height: 240 });
+    expect(await decodes(await served(after.body.url, "video/mp4"))).toBe(true);
+    expect(mediaFiles(server).some((f) => f.includes("media_uploads"))).toBe(false);
+  });
+});
+
+describe("refused and failed", () => {
+  test("a truncated video: 422 on v1, nothing kept", async () => {
+    const whole = await clips.mp4IndexLast();
+    const before = { rows: rows(), files: mediaFiles(server).length };
+    const res = await upload(whole.slice(0, Math.floor(whole.length / 2)));
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ error: "Error processing thumbnail for uploaded media" });
+    expect(rows()).toBe(before.rows);
+    expect(mediaFiles(server).length).toBe(before.files);
+  });
+
+  test("a truncated video on v2: 202, then failed processing (422 on GET), never a stuck 206", async () => {
+    const whole = await clips.mp4IndexLast();
+    const res = await upload(whole.slice(0, Math.floor(whole.length / 2)), { version: 2 });
+    expect(res.status).toBe(202);
+    expect(res.body.type).toBe("video");
+    await server.ctx.services.media.queue.idle();
+    const after = await alice.client.get(`/api/v1/media/${res.body.id}`);
+    expect(after.status).toBe(422);
+    expect(after.body).toEqual({ error: "Error processing thumbnail for uploaded media" });
+    expect(mediaFiles(server).some((f) => f.includes("media_uploads"))).toBe(false);
+  });
+
+  test("over 4K and over 120 fps: 422 with Mastodon's words, nothing kept", async () => {
+    const before = { rows: rows(), files: mediaFiles(server).length };
+    for (const [bytes, error] of [
+      [await clips.tooLarge(), "4096x2160 videos are not supported"],
+      [await clips.tooFast(), "150fps videos are not supported"],
+    ] as const) {
+      for (const version of [1, 2] as const) {
+        const res = await upload(bytes, { version });
+        expect(res.status).toBe(422);
+        expect(res.body).toEqual({ error });
+      }
+    }
+    expect(rows()).toBe(before.rows);
+    expect(mediaFiles(server).length).toBe(before.files);
+  });
+
+  test("over 99 MB: 422 with Mastodon's words; 17 MB of video is fine where an image would not be", async () => {
+    const before = rows();
+    const head = await clips.mp4();
+    const big = new Uint8Array(99 * 1024 * 1024 + 1);
+    big.set(head);
+    const res = await upload(big);
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ error: "Validation failed: File must be less than 99 MB, File file size must be less than 99 MB" });
+    expect(rows()).toBe(before);
+    // An MP4 padded past the image limit with a free box, which players skip.
+    const pad = 17 * 1024 * 1024;
+    const padded = new Uint8Array(head.length + pad);
+    padded.set(head);
+    new DataView(padded.buffer).setUint32(head.length, pad);
+    padded.set(new TextEncoder().encode("free"), head.length + 4);
+    const ok = await upload(padded);
+    expect(ok.status).toBe(200);
+    expect(ok.body.type).toBe("video");
+  });
+
+  test("bytes that start like a video and are not one: 422, nothing kept", async () => {
+    const before = { rows: rows(), files: mediaFiles(server).length };
+    const fake = new Uint8Array(4096).fill(0x41);
+    fake.set([0, 0, 0, 0x18, ...new TextEncoder().encode("ftypisom")]);
+    const res = await upload(fake);
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ error: "Error processing thumbnail for uploaded media" });
+    expect(rows()).toBe(before.rows);
+    expect(mediaFiles(server).length).toBe(before.files);
+  });
+});
+
+describe("serving", () => {
+  test("video is served in byte ranges, as players ask for it", async () => {
+    const res = await upload(await clips.mp4());
+    const whole = await served(res.body.url, "video/mp4");
+    const part = await fetch(res.body.url, { headers: { range: "bytes=100-199" } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get("content-range")).toBe(`bytes 100-199/${whole.length}`);
+    expect(new Uint8Array(await part.arrayBuffer())).toEqual(whole.slice(100, 200));
+    const tail = await fetch(res.body.url, { headers: { range: "bytes=-10" } });
+    expect(tail.status).toBe(206);
+    expect(new Uint8Array(await tail.arrayBuffer())).toEqual(whole.slice(-10));
+    const past = await fetch(res.body.url, { headers: { range: `bytes=${whole.length}-` } });
+    expect(past.status).toBe(416);
+    expect(past.headers.get("content-range")).toBe(`bytes */${whole.length}`);
+  });
+
+  test("the instance documents advertise Mastodon's video limits and types", async () => {
+    for (const path of ["/api/v1/instance", "/api/v2/instance"]) {
+      const res = await alice.client.get(path);
+      const media = res.body.configuration.media_attachments;
+      expect(media).toMatchObject({ video_size_limit: 103809024, video_frame_rate_limit: 120, video_matrix_limit: 8294400 });
+      expect(media.supported_mime_types).toEqual(expect.arrayContaining(["video/mp4", "video/quicktime", "video/webm", "audio/mpeg", "audio/ogg", "audio/flac", "audio/wav", "audio/mp4"]));
+    }
+  });
+});
