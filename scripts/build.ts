@@ -2,12 +2,14 @@
  * `bun run build`: one executable, dist/rookery, with everything inside it: the code,
  * migrations (read at build time by a macro), the default avatar and header, sharp's
  * native addon and the libvips library it needs (written to a private temporary folder
- * and loaded on the first image; see src/media/sharp.ts).
+ * and loaded on the first image; see src/media/sharp.ts), and ffmpeg and ffprobe from their npm
+ * packages, gzipped (about 50 MB instead of 147) and unpacked under DATA_DIR/tools on first
+ * start (src/media/ffmpeg.ts).
  *
  *   bun scripts/build.ts [--outfile dist/rookery]
  */
 import { spawnSync } from "bun";
-import { mkdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 const root = join(import.meta.dir, "..");
@@ -16,8 +18,33 @@ const outfile = i > 0 ? (process.argv[i + 1] as string) : join(root, "dist", "ro
 mkdirSync(dirname(outfile), { recursive: true });
 
 const started = performance.now();
+
+/**
+ * The tools, gzipped into dist/embed (kept between builds while the package is unchanged). An
+ * extra entry point that is not code is embedded as a file: Bun.embeddedFiles at run time.
+ */
+const tools: string[] = [];
+for (const [name, path] of [
+  ["ffmpeg", "node_modules/@ffmpeg-installer/linux-x64/ffmpeg"],
+  ["ffprobe", "node_modules/@ffprobe-installer/linux-x64/ffprobe"],
+] as const) {
+  const source = join(root, path);
+  if (!existsSync(source)) {
+    console.warn(`${path} is missing: the executable will use FFMPEG_PATH/FFPROBE_PATH or the system's ${name}`);
+    continue;
+  }
+  const packed = join(root, "dist", "embed", `${name}.gz`);
+  if (!existsSync(packed) || statSync(packed).mtimeMs < statSync(source).mtimeMs) {
+    mkdirSync(dirname(packed), { recursive: true });
+    // Written aside and renamed: an interrupted build leaves no half file to embed next time.
+    await Bun.write(`${packed}.partial`, Bun.gzipSync(new Uint8Array(await Bun.file(source).arrayBuffer()), { level: 9 }));
+    renameSync(`${packed}.partial`, packed);
+  }
+  tools.push(packed);
+}
+
 const result = spawnSync(
-  [process.execPath, "build", "--compile", "--minify", "--bytecode", "--sourcemap", join(root, "src/main.ts"), "--outfile", outfile],
+  [process.execPath, "build", "--compile", "--minify", "--bytecode", "--sourcemap", join(root, "src/main.ts"), ...tools, "--outfile", outfile],
   { cwd: root, stdout: "inherit", stderr: "inherit" },
 );
 if (result.exitCode !== 0) process.exit(result.exitCode ?? 1);

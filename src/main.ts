@@ -55,9 +55,10 @@ Settings come from the environment:
   PORT (3000)  HOST (127.0.0.1)  DATA_DIR (./data)  PUBLIC_URL (http://localhost:$PORT)
   REGISTRATIONS (open|closed, closed)  WHITELIST_MODE (true|false, false)
   RATE_LIMITS (on|off, on)  TRUSTED_PROXIES (none)  INSTANCE_TITLE (Rookery)
-  CONTACT_EMAIL (none)  LOG_REQUESTS (true)  MEDIA_WORKERS (cores - 1)
+  CONTACT_EMAIL (none)  LOG_REQUESTS (true)  MEDIA_WORKERS (cores - 1; ffmpeg: 1)
   FEDERATION (on|off, on)  ALLOW_PRIVATE_ADDRESSES (false)  AUTHORIZED_FETCH (false)
   TMPDIR (/tmp; must allow executables: libvips is loaded from there)
+  FFMPEG_PATH, FFPROBE_PATH (the built-in ffmpeg, unpacked under DATA_DIR/tools; else the system's)
 `;
 
 function fail(message: string): never {

@@ -5,12 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { createReadStream, existsSync } from "node:fs";
+import { createReadStream, existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { createOAuthAPIClient, createRestAPIClient, createStreamingAPIClient, type mastodon } from "masto";
 import generator, { type Entity } from "megalodon";
 import sharp from "sharp";
 import { BrowserSession } from "../support/browser.ts";
+import { clips, probeBytes } from "../support/clips.ts";
 import { parseForms } from "../support/html.ts";
 import { waitFor, waitUntil } from "../support/wait.ts";
 import { buildExecutable, startExecutable, type RunningExecutable } from "./executable.ts";
@@ -120,6 +121,26 @@ describe("the executable", () => {
 });
 
 describe("masto.js against the executable", () => {
+  test("video and a voice note, read by the ffmpeg built into the executable", async () => {
+    const vera = await signUp("vera");
+    const instance = await vera.client.v2.instance.fetch();
+    expect(instance.configuration.mediaAttachments.supportedMimeTypes).toContain("video/mp4");
+    // masto.js polls GET /api/v1/media/:id until the queue has processed the v2 upload.
+    const video = await vera.client.v2.media.create({ file: new Blob([(await clips.webm()) as Uint8Array<ArrayBuffer>], { type: "video/webm" }), description: "a test card" });
+    expect(video.type).toBe("video");
+    expect(video.url).toMatch(/\.mp4$/);
+    const served = await fetch(video.url!);
+    expect(served.headers.get("content-type")).toBe("video/mp4");
+    const probe = await probeBytes(new Uint8Array(await served.arrayBuffer()));
+    expect(probe.streams.map((s) => s.codec_name)).toEqual(["h264", "aac"]);
+    const voice = await vera.client.v1.media.create({ file: new Blob([(await clips.opus()) as Uint8Array<ArrayBuffer>], { type: "audio/ogg" }) });
+    expect(voice.type).toBe("audio");
+    const status = await vera.client.v1.statuses.create({ status: "listen", mediaIds: [video.id, voice.id] });
+    expect(status.mediaAttachments.map((m) => m.type)).toEqual(["video", "audio"]);
+    // The embedded tools were unpacked under DATA_DIR/tools, not taken from the system.
+    expect(readdirSync(join(exe.dataDir, "tools")).sort()).toEqual([expect.stringMatching(/^ffmpeg-/), expect.stringMatching(/^ffprobe-/)]);
+  });
+
   test("sign up, post with media and a poll, favourite, boost, bookmark, pin, context, timelines, streams, delete and redraft", async () => {
     const erin = await signUp("erin");
     const gus = await signUp("gus");
