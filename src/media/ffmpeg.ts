@@ -150,8 +150,11 @@ export interface RunResult {
  */
 export async function runTool(binary: string, args: string[], options: { limits?: RunLimits; stdin?: ReadableStream<Uint8Array> | Blob; cwd?: string } = {}): Promise<RunResult> {
   const limits = options.limits ?? DEFAULT_LIMITS;
-  // The shell sets the bounds and then becomes the tool (exec), so the pid is the tool's.
-  const bounded = `ulimit -t ${limits.cpuSeconds} && ulimit -v ${limits.memoryMb * 1024} && ulimit -f ${limits.fileMb * 2048} && exec "$0" "$@"`;
+  // The shell sets the bounds and then becomes the tool (exec), so the pid is the tool's. A
+  // watchdog beside it kills the tool if the server dies (kill -9 included): the tool would
+  // otherwise run on, orphaned, since it inherits our ignored SIGPIPE and never notices.
+  const watchdog = `(while kill -0 "$parent" 2>/dev/null && kill -0 "$me" 2>/dev/null; do sleep 1; done; kill -0 "$parent" 2>/dev/null || kill -9 "$me" 2>/dev/null) </dev/null >/dev/null 2>&1 &`;
+  const bounded = `parent=$PPID; me=$$; ulimit -t ${limits.cpuSeconds} && ulimit -v ${limits.memoryMb * 1024} && ulimit -f ${limits.fileMb * 2048} || exit 126; ${watchdog} exec "$0" "$@"`;
   const proc = Bun.spawn(["/bin/sh", "-c", bounded, binary, ...args], {
     env: {},
     cwd: options.cwd,
@@ -171,11 +174,13 @@ export async function runTool(binary: string, args: string[], options: { limits?
   }, limits.timeoutMs);
   try {
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).bytes(), new Response(proc.stderr).text(), proc.exited]);
-    if (code === 0 && !timedOut) return { stdout, stderr };
+    // ffmpeg ends "successfully" with what it had when an allocation is refused: not a result.
+    const starved = /Cannot allocate memory|out of memory/i.test(stderr);
+    if (code === 0 && !timedOut && !starved) return { stdout, stderr };
     const tail = stderr.trim().split("\n").slice(-3).join(" / ").slice(0, 500);
     if (timedOut) throw new ToolFailed(`timed out after ${limits.timeoutMs} ms`, "timeout");
     // SIGXCPU, SIGXFSZ, SIGKILL, or an allocation refused under ulimit -v.
-    const limited = proc.signalCode === "SIGXCPU" || proc.signalCode === "SIGXFSZ" || /Cannot allocate memory|out of memory/i.test(stderr);
+    const limited = proc.signalCode === "SIGXCPU" || proc.signalCode === "SIGXFSZ" || starved;
     throw new ToolFailed(`exited with ${proc.signalCode ?? code}${tail ? `: ${tail}` : ""}`, limited ? "limit" : "exit");
   } finally {
     clearTimeout(timer);

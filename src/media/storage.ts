@@ -1,4 +1,4 @@
-import { mkdirSync, unlinkSync } from "node:fs";
+import { mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { randomSecret } from "../auth/secrets.ts";
 
@@ -33,6 +33,13 @@ export class MediaStorage {
     if (!full) throw new Error(`unsafe media path: ${path}`);
     mkdirSync(dirname(full), { recursive: true });
     return full;
+  }
+
+  /** Moves a file the server wrote to another of its paths. */
+  move(from: string, to: string) {
+    const source = this.resolve(from);
+    if (!source) throw new Error(`unsafe media path: ${from}`);
+    renameSync(source, this.prepare(to));
   }
 
   remove(path: string | null | undefined) {

@@ -115,3 +115,8 @@ export async function decodes(bytes: Uint8Array): Promise<boolean> {
     rmSync(path, { force: true });
   }
 }
+
+/** A clip long enough that its transcode can be caught running: `seconds` of small HEVC with sound. */
+export function longClip(seconds: number): Promise<Uint8Array> {
+  return clip(`long-${seconds}.mp4`, (o) => [...picture("320x240", seconds), ...tone(seconds), "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", o]);
+}

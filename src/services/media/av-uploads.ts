@@ -83,10 +83,10 @@ export class AvUploads {
       let file: string | null = null;
       let rendered: Record<string, unknown> = {};
       if (!options.background && !prepared.failed) {
-        file = this.m.storage.newPath("media_attachments", prepared.type === "audio" ? "mp3" : "mp4");
-        const output = this.m.storage.prepare(file);
+        const made = await this.render(tools, source, prepared.type, uploadFile, data).catch(imageError);
+        file = made.file;
         written.push(file);
-        rendered = (await this.m.slots.run(() => renderAv(tools, source, prepared.type, uploadPath, data, output)).catch(imageError)).meta;
+        rendered = made.meta;
       }
       const row: MediaRow = {
         id: this.m.ids.next(),
@@ -127,13 +127,24 @@ export class AvUploads {
   }
 
   /** The queue's step for video, gifv and audio: the original, and the meta read from it. */
-  async renderQueued(row: MediaRow, uploadPath: string, bytes: Uint8Array): Promise<{ file: string; meta: Record<string, unknown> }> {
+  async renderQueued(row: MediaRow, bytes: Uint8Array): Promise<{ file: string; meta: Record<string, unknown> }> {
     const tools = await this.m.tools();
     if (!tools) throw new Error(NO_FFMPEG);
     const source = await this.sourceOf(bytes);
-    const file = this.m.storage.newPath("media_attachments", row.type === "audio" ? "mp3" : "mp4");
-    const output = this.m.storage.prepare(file);
-    const rendered = await this.m.slots.run(() => renderAv(tools, source, row.type as "video" | "gifv" | "audio", uploadPath, bytes, output));
+    return this.render(tools, source, row.type as AvPrepared["type"], row.uploadFile as string, bytes);
+  }
+
+  /**
+   * ffmpeg writes beside the upload, under a name that follows from it, and the result is then
+   * moved into place: a job run again after a crash overwrites what the killed one left.
+   */
+  private async render(tools: MediaTools, source: AvSource, type: AvPrepared["type"], uploadFile: string, bytes: Uint8Array): Promise<{ file: string; meta: Record<string, unknown> }> {
+    const ext = type === "audio" ? "mp3" : "mp4";
+    const scratch = uploadFile.replace(/\.bin$/, `.${ext}`);
+    const output = this.m.storage.prepare(scratch);
+    const rendered = await this.m.slots.run(() => renderAv(tools, source, type, this.m.storage.resolve(uploadFile) as string, bytes, output));
+    const file = this.m.storage.newPath("media_attachments", ext);
+    this.m.storage.move(scratch, file);
     return { file, meta: rendered.meta };
   }
 }

@@ -222,7 +222,7 @@ export class MediaService {
         file = await this.store("media_attachments", original.data, original.ext);
         update = (meta) => ({ ...meta, original: geometry(original.width, original.height) });
       } else {
-        const rendered = await this.av.renderQueued(row, uploadPath, bytes);
+        const rendered = await this.av.renderQueued(row, bytes);
         file = rendered.file;
         update = (meta) => ({ focus: meta.focus, ...rendered.meta, small: meta.small });
       }

@@ -1,0 +1,80 @@
+import { afterAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DATABASE_FILE } from "../src/db/connection.ts";
+import { decodes, longClip, removeClips } from "./support/clips.ts";
+import { cli, serveProcess, signIn } from "./support/serve-process.ts";
+import { waitFor } from "./support/wait.ts";
+
+/** Polls an async condition every 50 ms until it holds, or fails at the deadline. */
+async function eventually(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+afterAll(() => removeClips());
+
+/** Processes whose command line mentions `text` (the ffmpeg working on one upload). */
+function processesWith(text: string): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text)) found.push(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+function files(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
+
+test("kill -9 while a video transcodes: ffmpeg goes with the server, and the restarted server processes the video", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "rookery-video-kill-"));
+  cli(dataDir, ["accounts", "create", "vic", "--email", "vic@example.test", "--password", "vics password"]);
+  const clip = await longClip(60);
+  let running = await serveProcess(dataDir);
+  try {
+    const client = await signIn(running.base, "vic", "vics password");
+    const form = new FormData();
+    form.append("file", new Blob([clip as Uint8Array<ArrayBuffer>]), "long.mp4");
+    const res = await client.post("/api/v2/media", { multipart: form });
+    expect(res.status).toBe(202);
+    const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
+    const row = () => db.query("SELECT processing, upload_file AS upload FROM media_attachments WHERE id = ?").get(res.body.id) as { processing: string; upload: string | null };
+    // The job has claimed the upload and its ffmpeg is running (named by the upload's scratch file).
+    await eventually(() => row().processing === "in_progress" && processesWith(row().upload!.replace(/\.bin$/, ".mp4")).length > 0, 20_000, "ffmpeg at work");
+    const ffmpeg = processesWith(row().upload!.replace(/\.bin$/, ".mp4"));
+    running.proc.kill("SIGKILL");
+    await running.proc.exited;
+    // The watchdog beside ffmpeg notices its server is gone.
+    await waitFor(() => ffmpeg.every((pid) => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, "utf8").split(" ")[2] === "Z"), 10_000, "ffmpeg to end");
+    expect(row().processing).toBe("in_progress");
+
+    running = await serveProcess(dataDir);
+    const again = await signIn(running.base, "vic", "vics password");
+    await eventually(async () => (await again.get(`/api/v1/media/${res.body.id}`)).status !== 206, 60_000, "the video to be processed");
+    const done = await again.get(`/api/v1/media/${res.body.id}`);
+    expect(done.status).toBe(200);
+    expect(done.body.type).toBe("video");
+    expect(done.body.meta.original.duration).toBeCloseTo(60, 0);
+    const served = new Uint8Array(await (await fetch(done.body.url)).arrayBuffer());
+    expect(await decodes(served)).toBe(true);
+    // Nothing of the killed run is left: not the upload, not the half-written output.
+    expect(files(join(dataDir, "media", "media_uploads"))).toEqual([]);
+    expect(files(join(dataDir, "media", "media_attachments"))).toHaveLength(1);
+    db.close();
+  } finally {
+    running.proc.kill("SIGKILL");
+    await running.proc.exited;
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 120_000);
