@@ -287,6 +287,51 @@ describe("refused and failed", () => {
   });
 });
 
+describe("thumbnails and statuses", () => {
+  test("a custom thumbnail stands in for the video's frame; PUT gives an audio file one", async () => {
+    const thumb = await sharp({ create: { width: 800, height: 600, channels: 3, background: "#aa3366" } }).jpeg().toBuffer();
+    const video = await upload(await clips.mp4(), { fields: { thumbnail: new Blob([thumb]) } });
+    expect(video.status).toBe(200);
+    expect(video.body.meta.small.width * video.body.meta.small.height).toBeLessThanOrEqual(230_400);
+    expect(video.body.meta.small.aspect).toBeCloseTo(800 / 600, 2);
+    expect(video.body.meta.original).toMatchObject({ width: 320, height: 240 });
+    expect((await previewOf(video.body.preview_url)).format).toBe("jpeg");
+
+    const voice = await upload(await clips.opus());
+    expect(voice.body.preview_url).toBeNull();
+    const form = new FormData();
+    form.append("thumbnail", new Blob([thumb]));
+    form.append("description", "a hum");
+    const put = await alice.client.put(`/api/v1/media/${voice.body.id}`, { multipart: form });
+    expect(put.status).toBe(200);
+    expect(put.body.type).toBe("audio");
+    expect(put.body.description).toBe("a hum");
+    expect(put.body.preview_url).not.toBeNull();
+    expect(put.body.blurhash).toMatch(BLURHASH);
+    // What the audio is stays described as it was.
+    expect(put.body.meta).toMatchObject({ audio_encode: "mp3", original: voice.body.meta.original });
+    expect(put.body.url).toBe(voice.body.url);
+  });
+
+  test("posted: the status, its public page and its ActivityPub Note carry them", async () => {
+    const ids = [];
+    for (const bytes of [await clips.mp4(), await clips.gif(), await clips.mp3()]) ids.push((await upload(bytes)).body.id);
+    const status = await alice.client.post("/api/v1/statuses", { json: { status: "moving pictures", media_ids: ids, visibility: "public" } });
+    expect(status.status).toBe(200);
+    expect(status.body.media_attachments.map((m: { type: string }) => m.type)).toEqual(["video", "gifv", "audio"]);
+    const page = await (await fetch(`${server.base}/@alice/${status.body.id}`)).text();
+    expect(page).toContain(`<video src="${status.body.media_attachments[0].url}" controls`);
+    expect(page).toContain(`<video src="${status.body.media_attachments[1].url}" autoplay loop muted playsinline`);
+    expect(page).toContain(`<audio src="${status.body.media_attachments[2].url}" controls`);
+    const note = await (await fetch(status.body.uri, { headers: { accept: "application/activity+json" } })).json();
+    expect(note.attachment.map((a: { mediaType: string; url: string }) => [a.mediaType, a.url])).toEqual([
+      ["video/mp4", status.body.media_attachments[0].url],
+      ["video/mp4", status.body.media_attachments[1].url],
+      ["audio/mpeg", status.body.media_attachments[2].url],
+    ]);
+  });
+});
+
 describe("serving", () => {
   test("video is served in byte ranges, as players ask for it", async () => {
     const res = await upload(await clips.mp4());

@@ -79,7 +79,10 @@ function media(site: Site, s: StatusEntity): Safe | "" {
     if (!m.url) return "";
     if (!own(site, m.url)) return html`<a href="${m.url}">${m.description || m.type} (at its own server)</a>`;
     if (m.type === "image") return html`<a href="${m.url}"><img src="${own(site, m.preview_url) ? m.preview_url : m.url}" alt="${m.description ?? ""}" loading="lazy"></a>`;
-    if (m.type === "video" || m.type === "gifv") return html`<video src="${m.url}" controls preload="none"${own(site, m.preview_url) ? html` poster="${m.preview_url}"` : ""} aria-label="${m.description ?? "video"}"></video>`;
+    const poster = own(site, m.preview_url) ? html` poster="${m.preview_url}"` : "";
+    // A gifv plays as the GIF it was: silent, looping, on its own, inline on phones.
+    if (m.type === "gifv") return html`<video src="${m.url}" autoplay loop muted playsinline${poster} aria-label="${m.description ?? "animation"}"></video>`;
+    if (m.type === "video") return html`<video src="${m.url}" controls preload="none"${poster} aria-label="${m.description ?? "video"}"></video>`;
     if (m.type === "audio") return html`<audio src="${m.url}" controls preload="none" aria-label="${m.description ?? "audio"}"></audio>`;
     return html`<a href="${m.url}">${m.description ?? "attachment"}</a>`;
   });
