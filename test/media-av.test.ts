@@ -119,6 +119,28 @@ describe("video", () => {
   });
 });
 
+describe("every container and codec Mastodon takes", () => {
+  test("AV1 (MP4, WebM) and VP8 become H.264 video; FLAC, WAV, M4A, WebM and Vorbis audio become MP3", async () => {
+    const cases = [
+      [clips.av1Mp4, "video", ["h264", "aac"]],
+      [clips.av1Webm, "video", ["h264", "aac"]],
+      [clips.vp8, "video", ["h264", "aac"]],
+      [clips.flac, "audio", ["mp3"]],
+      [clips.wav, "audio", ["mp3"]],
+      [clips.m4a, "audio", ["mp3"]],
+      [clips.webmAudio, "audio", ["mp3"]],
+      [clips.vorbis, "audio", ["mp3"]],
+    ] as const;
+    for (const [make, type, codecs] of cases) {
+      const res = await upload(await make());
+      expect([res.status, res.body.type]).toEqual([200, type]);
+      const file = await served(res.body.url, type === "video" ? "video/mp4" : "audio/mpeg");
+      expect((await probeBytes(file)).streams.map((s) => s.codec_name)).toEqual([...codecs]);
+      expect(await decodes(file)).toBe(true);
+    }
+  });
+});
+
 describe("gifv", () => {
   test("an animated GIF and an animated PNG become silent looping MP4s", async () => {
     for (const bytes of [await clips.gif(), await clips.apng()]) {

@@ -81,6 +81,16 @@ export const clips = {
     clip("song.mp3", (o) => [...tone(2), "-f", "lavfi", "-i", "testsrc2=size=300x300:duration=1", "-map", "0:a", "-map", "1:v", "-frames:v", "1", "-c:a", "libmp3lame", "-b:a", "128k", "-c:v", "png", "-disposition:v", "attached_pic", "-id3v2_version", "3", "-metadata", "title=Song", o]),
   /** A voice note: Opus in Ogg, mono. */
   opus: () => clip("voice.opus", (o) => [...tone(2, 330), "-ac", "1", "-c:a", "libopus", "-b:a", "32k", "-f", "ogg", o]),
+  /** AV1 in MP4 and in WebM, VP8 in WebM (each with Opus where the container allows it). */
+  av1Mp4: () => clip("av1.mp4", (o) => [...picture("128x96", 1, 10), ...tone(1), "-c:v", "libaom-av1", "-cpu-used", "8", "-strict", "experimental", "-b:v", "100k", "-c:a", "aac", "-shortest", o]),
+  av1Webm: () => clip("av1.webm", (o) => [...picture("128x96", 1, 10), ...tone(1), "-c:v", "libaom-av1", "-cpu-used", "8", "-strict", "experimental", "-b:v", "100k", "-c:a", "libopus", "-shortest", o]),
+  vp8: () => clip("vp8.webm", (o) => [...picture("128x96", 1, 10), ...tone(1), "-c:v", "libvpx", "-deadline", "realtime", "-b:v", "100k", "-c:a", "libvorbis", "-shortest", o]),
+  /** Audio in the other containers people send. */
+  flac: () => clip("tone.flac", (o) => [...tone(1), "-c:a", "flac", o]),
+  wav: () => clip("tone.wav", (o) => [...tone(1), "-c:a", "pcm_s16le", o]),
+  m4a: () => clip("memo.m4a", (o) => [...tone(1), "-c:a", "aac", "-f", "ipod", o]),
+  webmAudio: () => clip("audio.webm", (o) => [...tone(1), "-c:a", "libopus", "-vn", "-f", "webm", o]),
+  vorbis: () => clip("tone.ogg", (o) => [...tone(1), "-c:a", "libvorbis", o]),
   /** 4096x2160: over Mastodon's 4K matrix limit. */
   tooLarge: () => clip("dci4k.mp4", (o) => ["-f", "lavfi", "-i", "color=c=blue:size=4096x2160:rate=1:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", o]),
   /** 150 frames a second: over the 120 fps limit. */
