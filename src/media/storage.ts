@@ -20,7 +20,7 @@ export class MediaStorage {
     return `${kind}/${month}/${randomSecret(18)}.${ext}`;
   }
 
-  async write(path: string, data: Uint8Array | Buffer): Promise<void> {
+  async write(path: string, data: Uint8Array | Buffer | Blob): Promise<void> {
     const full = this.resolve(path);
     if (!full) throw new Error(`unsafe media path: ${path}`);
     mkdirSync(dirname(full), { recursive: true });

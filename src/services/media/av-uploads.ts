@@ -51,21 +51,23 @@ export class AvUploads {
   async upload(accountId: number, input: MediaInput, source: AvSource, bytes: Uint8Array | null, focus: Meta["focus"], options: { background: boolean }): Promise<MediaRow> {
     const tools = await this.m.tools();
     if (!tools) throw unprocessable(NO_FFMPEG);
-    const data = bytes ?? new Uint8Array(await (input.file as File).arrayBuffer());
+    // Video goes to disk as it came (up to 99 MB), never copied into memory again.
+    const file0 = input.file as File;
     const thumb = input.thumbnail ? await this.m.readImage(input.thumbnail, "Thumbnail") : undefined;
     const written: string[] = [];
     try {
-      const uploadFile = await this.m.store("media_uploads", data, "bin");
+      const uploadFile = this.m.storage.newPath("media_uploads", "bin");
+      await this.m.storage.write(uploadFile, bytes ?? file0);
       written.push(uploadFile);
       const uploadPath = this.m.storage.resolve(uploadFile) as string;
       const scratch = this.m.storage.prepare(this.m.storage.newPath("media_uploads", "png"));
       let prepared: AvPrepared;
       try {
-        prepared = await this.m.slots.run(() => prepareAv(tools, source, uploadPath, data, scratch));
+        prepared = await this.m.slots.run(() => prepareAv(tools, source, uploadPath, scratch));
       } catch (e) {
         // v2 answers before processing: a file that cannot be read becomes a failed upload.
         if (!(options.background && e instanceof ImageError && e.message === PROCESSING_FAILED)) imageError(e);
-        prepared = { type: avTypeGuess(data), preview: null, blurhash: null, failed: true };
+        prepared = { type: avTypeGuess(new Uint8Array(await file0.slice(0, 64).arrayBuffer())), preview: null, blurhash: null, failed: true };
       }
       let small: Meta["small"];
       let blurhash = prepared.blurhash;
@@ -83,7 +85,7 @@ export class AvUploads {
       let file: string | null = null;
       let rendered: Record<string, unknown> = {};
       if (!options.background && !prepared.failed) {
-        const made = await this.render(tools, source, prepared.type, uploadFile, data).catch(imageError);
+        const made = await this.render(tools, source, prepared.type, uploadFile).catch(imageError);
         file = made.file;
         written.push(file);
         rendered = made.meta;
@@ -119,30 +121,31 @@ export class AvUploads {
   }
 
   /** What a kept upload becomes, told again from its bytes (the queue keeps only the file). */
-  private async sourceOf(bytes: Uint8Array): Promise<AvSource> {
-    if (sniff(bytes) === "av") return "av";
+  private async sourceOf(path: string): Promise<AvSource> {
+    if (sniff(new Uint8Array(await Bun.file(path).slice(0, 64).arrayBuffer())) === "av") return "av";
+    const bytes = new Uint8Array(await Bun.file(path).arrayBuffer());
     const source = animatedSource({ bytes, info: await inspect(bytes) });
     if (!source) throw new Error("the upload is no longer an animation");
     return source;
   }
 
   /** The queue's step for video, gifv and audio: the original, and the meta read from it. */
-  async renderQueued(row: MediaRow, bytes: Uint8Array): Promise<{ file: string; meta: Record<string, unknown> }> {
+  async renderQueued(row: MediaRow): Promise<{ file: string; meta: Record<string, unknown> }> {
     const tools = await this.m.tools();
     if (!tools) throw new Error(NO_FFMPEG);
-    const source = await this.sourceOf(bytes);
-    return this.render(tools, source, row.type as AvPrepared["type"], row.uploadFile as string, bytes);
+    const source = await this.sourceOf(this.m.storage.resolve(row.uploadFile as string) as string);
+    return this.render(tools, source, row.type as AvPrepared["type"], row.uploadFile as string);
   }
 
   /**
    * ffmpeg writes beside the upload, under a name that follows from it, and the result is then
    * moved into place: a job run again after a crash overwrites what the killed one left.
    */
-  private async render(tools: MediaTools, source: AvSource, type: AvPrepared["type"], uploadFile: string, bytes: Uint8Array): Promise<{ file: string; meta: Record<string, unknown> }> {
+  private async render(tools: MediaTools, source: AvSource, type: AvPrepared["type"], uploadFile: string): Promise<{ file: string; meta: Record<string, unknown> }> {
     const ext = type === "audio" ? "mp3" : "mp4";
     const scratch = uploadFile.replace(/\.bin$/, `.${ext}`);
     const output = this.m.storage.prepare(scratch);
-    const rendered = await this.m.slots.run(() => renderAv(tools, source, type, this.m.storage.resolve(uploadFile) as string, bytes, output));
+    const rendered = await this.m.slots.run(() => renderAv(tools, source, type, this.m.storage.resolve(uploadFile) as string, output));
     const file = this.m.storage.newPath("media_attachments", ext);
     this.m.storage.move(scratch, file);
     return { file, meta: rendered.meta };

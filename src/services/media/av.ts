@@ -80,8 +80,9 @@ async function stillPreview(png: Uint8Array | null): Promise<AvPrepared["preview
  * Before answering an upload: what it is, Mastodon's checks (a video stream, 4K at most, 120
  * fps at most), and its preview. A video with no sound is a gifv, as Mastodon types it.
  */
-export async function prepareAv(tools: MediaTools, source: AvSource, path: string, bytes: Uint8Array, scratch: string): Promise<AvPrepared> {
+export async function prepareAv(tools: MediaTools, source: AvSource, path: string, scratch: string): Promise<AvPrepared> {
   if (source === "webp") {
+    const bytes = new Uint8Array(await Bun.file(path).arrayBuffer());
     const preview = await renderPreview(bytes, { format: "png", ...(await firstFrame(bytes)), animated: false });
     return { type: "gifv", preview, blurhash: await blurhashOf(preview.data) };
   }
@@ -121,9 +122,11 @@ async function firstFrame(bytes: Uint8Array): Promise<{ width: number; height: n
  * The original, written to `output`: a video or gifv as MP4, audio as MP3, then probed, so
  * that a file ffmpeg wrote but no player could read fails here rather than in a client.
  */
-export async function renderAv(tools: MediaTools, source: AvSource, type: AvPrepared["type"], path: string, bytes: Uint8Array, output: string): Promise<AvRendered> {
+export async function renderAv(tools: MediaTools, source: AvSource, type: AvPrepared["type"], path: string, output: string): Promise<AvRendered> {
   try {
     if (source === "webp") {
+      // An animation (16 MB at most): sharp reads it from memory.
+      const bytes = new Uint8Array(await Bun.file(path).arrayBuffer());
       const meta = await sharp(bytes, { animated: true }).metadata();
       const width = meta.width ?? 0;
       const height = meta.pageHeight ?? meta.height ?? 0;

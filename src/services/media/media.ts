@@ -214,15 +214,15 @@ export class MediaService {
     const stillCurrent = and(eq(mediaAttachments.id, id), row.uploadFile === null ? isNull(mediaAttachments.uploadFile) : eq(mediaAttachments.uploadFile, row.uploadFile));
     try {
       if (!uploadPath) throw new Error("the upload is missing");
-      const bytes = new Uint8Array(await readFile(uploadPath));
       let file: string;
       let update: (meta: Meta) => Meta;
       if (row.type === "image") {
+        const bytes = new Uint8Array(await readFile(uploadPath));
         const original = await renderOriginal(bytes, await inspect(bytes));
         file = await this.store("media_attachments", original.data, original.ext);
         update = (meta) => ({ ...meta, original: geometry(original.width, original.height) });
       } else {
-        const rendered = await this.av.renderQueued(row, bytes);
+        const rendered = await this.av.renderQueued(row);
         file = rendered.file;
         update = (meta) => ({ focus: meta.focus, ...rendered.meta, small: meta.small });
       }
