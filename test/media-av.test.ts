@@ -4,6 +4,7 @@ import { clips, decodes, probeBytes, removeClips } from "./support/clips.ts";
 import { mediaFiles } from "./support/files.ts";
 import { createUser, type TestUser } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
+import { drain } from "./support/wait.ts";
 
 // Video, gifv and audio uploads, made from clips ffmpeg generates (test/support/clips.ts),
 // checked by probing and decoding what the server then serves.
@@ -351,6 +352,26 @@ describe("thumbnails and statuses", () => {
       ["video/mp4", status.body.media_attachments[1].url],
       ["audio/mpeg", status.body.media_attachments[2].url],
     ]);
+  });
+});
+
+describe("deletion", () => {
+  test("DELETE and the unattached-media cleanup remove a video's files, as an image's", async () => {
+    const thumb = await sharp({ create: { width: 60, height: 40, channels: 3, background: "#336699" } }).png().toBuffer();
+    const before = mediaFiles(server).length;
+    const a = await upload(await clips.mp4());
+    const b = await upload(await clips.mp3(), { fields: { thumbnail: new Blob([thumb]) } });
+    expect(mediaFiles(server).length).toBe(before + 4);
+    expect((await alice.client.delete(`/api/v1/media/${a.body.id}`)).status).toBe(200);
+    expect(mediaFiles(server).length).toBe(before + 2);
+    expect((await fetch(a.body.url)).status).toBe(404);
+    server.clock.advance(25 * 60 * 60 * 1000);
+    await drain(server);
+    // Every unattached upload so far is gone with its files; the audio's file and its custom thumbnail among them.
+    expect((await alice.client.get(`/api/v1/media/${b.body.id}`)).status).toBe(404);
+    expect((await fetch(b.body.url)).status).toBe(404);
+    expect((await fetch(b.body.preview_url)).status).toBe(404);
+    expect(mediaFiles(server).some((f) => f.includes("media_uploads"))).toBe(false);
   });
 });
 

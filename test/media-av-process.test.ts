@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DATABASE_FILE } from "../src/db/connection.ts";
-import { decodes, longClip, removeClips } from "./support/clips.ts";
+import { clips, decodes, longClip, removeClips } from "./support/clips.ts";
 import { cli, serveProcess, signIn } from "./support/serve-process.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -78,3 +78,33 @@ test("kill -9 while a video transcodes: ffmpeg goes with the server, and the res
     rmSync(dataDir, { recursive: true, force: true });
   }
 }, 120_000);
+
+test("with no ffmpeg: video is refused with a clear 422, the instance lists no video, and a GIF stays an animated image", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "rookery-no-ffmpeg-"));
+  cli(dataDir, ["accounts", "create", "nia", "--email", "nia@example.test", "--password", "nias password"]);
+  const running = await serveProcess(dataDir, { FFMPEG_PATH: join(dataDir, "missing-ffmpeg"), FFPROBE_PATH: join(dataDir, "missing-ffprobe") });
+  try {
+    const client = await signIn(running.base, "nia", "nias password");
+    const upload = (bytes: Uint8Array) => {
+      const form = new FormData();
+      form.append("file", new Blob([bytes as Uint8Array<ArrayBuffer>]), "upload.bin");
+      return client.post("/api/v1/media", { multipart: form });
+    };
+    const video = await upload(await clips.mp4());
+    expect(video.status).toBe(422);
+    expect(video.body).toEqual({ error: "Video and audio uploads are not supported on this server (ffmpeg is not available)" });
+    const media = (await client.get("/api/v2/instance")).body.configuration.media_attachments;
+    expect(media.supported_mime_types).toEqual(["image/jpeg", "image/png", "image/gif", "image/webp", "image/avif"]);
+    expect(media.video_size_limit).toBe(0);
+    const gif = await upload(await clips.gif());
+    expect(gif.status).toBe(200);
+    expect(gif.body.type).toBe("image");
+    const served = await fetch(gif.body.url);
+    expect(served.headers.get("content-type")).toBe("image/gif");
+    expect(files(join(dataDir, "media", "media_uploads"))).toEqual([]);
+  } finally {
+    running.proc.kill("SIGKILL");
+    await running.proc.exited;
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 60_000);
