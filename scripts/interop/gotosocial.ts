@@ -26,7 +26,7 @@ import { blocks } from "./checks/blocks.ts";
 import { deliveries } from "./checks/deliveries.ts";
 import { lookupsAndFollows, unfollows } from "./checks/follows.ts";
 import { boostsAndFavourites, polls } from "./checks/interactions.ts";
-import { media } from "./checks/media.ts";
+import { media, video } from "./checks/media.ts";
 import { deletes, edits, posts } from "./checks/posts.ts";
 import type { Session } from "./checks/session.ts";
 import { defaultWebDir, startGoToSocial, type GtsPeer } from "./gotosocial-peer.ts";
@@ -89,6 +89,7 @@ async function main(): Promise<number> {
     await boostsAndFavourites(session);
     await polls(session);
     await media(session);
+    await video(session);
     await edits(session);
     await deletes(session);
     await unfollows(session);

@@ -1,5 +1,9 @@
 /** An image with a description, posted on each side, shows (and loads) on the other. */
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import sharp from "sharp";
+import { mediaTools } from "../../../src/media/ffmpeg.ts";
 import { G2R, R2G } from "../report.ts";
 import { waitFor, type ApiClient } from "../support.ts";
 import { expectStatus, inHome, post, type Session } from "./session.ts";
@@ -10,9 +14,9 @@ async function image(color: string): Promise<Blob> {
   return new Blob([new Uint8Array(png)], { type: "image/png" });
 }
 
-async function upload(s: Session, client: ApiClient, color: string, description: string): Promise<string> {
+async function upload(s: Session, client: ApiClient, color: string, description: string, file?: Blob): Promise<string> {
   const form = new FormData();
-  form.append("file", await image(color), "interop.png");
+  form.append("file", file ?? (await image(color)), file ? "interop.mp4" : "interop.png");
   form.append("description", description);
   const media = expectStatus(await client.post("/api/v2/media", { multipart: form }), [200, 202], "upload");
   await waitFor(
@@ -81,5 +85,51 @@ export async function media(s: Session) {
     const origin = attachment.remote_url ? new URL(attachment.remote_url).host : null;
     if (origin !== s.bobAcct.split("@")[1]) throw new Error(`remote_url ${attachment.remote_url}`);
     return `Rookery (CACHE_REMOTE_MEDIA) shows its copy: ${await seen(s.bob, attachment, description)}, remote_url at ${origin}`;
+  });
+}
+
+/** A two-second H.264 + AAC clip made by the bundled ffmpeg from its test sources. */
+async function clip(): Promise<Blob> {
+  const tools = await mediaTools(tmpdir());
+  if (!tools) throw new Error("no ffmpeg here to make a clip");
+  const out = join(tmpdir(), `interop-${process.pid}.mp4`);
+  const made = Bun.spawnSync([tools.ffmpeg, "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2", "-f", "lavfi", "-i", "sine=duration=2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart", out]);
+  if (made.exitCode !== 0) throw new Error(`ffmpeg: ${made.stderr.toString()}`);
+  const bytes = new Uint8Array(await Bun.file(out).arrayBuffer());
+  rmSync(out, { force: true });
+  return new Blob([bytes], { type: "video/mp4" });
+}
+
+/** A video posted on each side plays on the other (GoToSocial reads video with its own ffmpeg). */
+export async function video(s: Session) {
+  const file = await clip();
+  await s.report.check("media (video)", R2G, async () => {
+    const id = await upload(s, s.alice, "", "A test card from Rookery", file);
+    const p = await post(s.alice, { status: "A video from Rookery", media_ids: [id] });
+    const there = await inHome(s, s.bob, p.uri, "alice's video post in bob's home timeline");
+    const attachment = await waitFor(
+      "GoToSocial's copy of the video",
+      async (last) => {
+        const r = await s.bob.get(`/api/v1/statuses/${there.id}`);
+        const a = r.body?.media_attachments?.[0];
+        last.last = `type ${a?.type}, url ${a?.url}`;
+        return a && a.type !== "unknown" ? a : null;
+      },
+      s.timeout,
+    );
+    if (attachment.type !== "video") throw new Error(`attachment type ${attachment.type}`);
+    const loaded = await s.bob.bytes(attachment.url);
+    if (loaded.status !== 200 || loaded.type !== "video/mp4") throw new Error(`its url answered ${loaded.status} ${loaded.type}`);
+    return `GoToSocial: video at ${new URL(attachment.url).host} (${loaded.size} bytes), ${attachment.meta?.original?.width}x${attachment.meta?.original?.height}, ${attachment.meta?.original?.duration} s`;
+  });
+  await s.report.check("media (video)", G2R, async () => {
+    const id = await upload(s, s.bob, "", "A test card from GoToSocial", file);
+    const p = await post(s.bob, { status: "A video from GoToSocial", media_ids: [id] });
+    const here = await inHome(s, s.alice, p.uri, "bob's video post in alice's home timeline");
+    const a = here.media_attachments?.[0];
+    if (!a || a.type !== "video") throw new Error(`attachment ${a?.type}`);
+    const loaded = await s.bob.bytes(a.url);
+    if (loaded.status !== 200 || !loaded.type.startsWith("video/")) throw new Error(`its url ${a.url} answered ${loaded.status} ${loaded.type}`);
+    return `Rookery shows a video at ${new URL(a.url).host} (${loaded.type}, ${loaded.size} bytes), description "${a.description}"`;
   });
 }
