@@ -37,14 +37,13 @@ export function passesThrough(probe: MediaProbe): boolean {
   if (!probe.format.split(",").includes("mp4")) return false;
   if (v.codec !== "h264" || !["yuv420p", "yuvj420p"].includes(v.pixFmt)) return false;
   if (probe.audio && probe.audio.codec !== "aac") return false;
-  return probe.bitrate <= targetBitrate(probe) + AUDIO_BITRATE;
+  return probe.bitrate <= bitrateFor(v.width, v.height, probe.duration) + AUDIO_BITRATE;
 }
 
 /** Mastodon's Transcoder bitrate: enough for the picture, and never over what fits in 99 MB. */
-function targetBitrate(probe: MediaProbe): number {
-  const v = probe.video as NonNullable<MediaProbe["video"]>;
-  const desired = Math.floor(v.width * v.height * 30 * BITS_PER_PIXEL);
-  const duration = Math.max(probe.duration, 1);
+function bitrateFor(width: number, height: number, seconds: number): number {
+  const desired = Math.floor(width * height * 30 * BITS_PER_PIXEL);
+  const duration = Math.max(seconds, 1);
   const maximum = Math.floor((VIDEO_SIZE_LIMIT * 8) / duration) - AUDIO_BITRATE;
   return Math.max(100_000, Math.min(desired, maximum));
 }
@@ -57,14 +56,14 @@ function targetBitrate(probe: MediaProbe): number {
 export async function transcodeVideo(tools: MediaTools, input: string, output: string, probe: MediaProbe, options: { silent: boolean }) {
   const audio = options.silent || !probe.audio ? ["-an"] : [];
   if (passesThrough(probe)) {
-    await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, "-map_metadata", "-1", "-map_chapters", "-1", "-c:v", "copy", ...(audio.length ? audio : ["-c:a", "copy"]), "-sn", "-dn", "-movflags", "+faststart", "-f", "mp4", "-y", output]);
+    await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, "-map_metadata", "-1", "-map_chapters", "-1", "-c:v", "copy", ...(audio.length ? audio : ["-c:a", "copy"]), "-sn", "-dn", ...mp4(output)]);
     return;
   }
-  const bitrate = targetBitrate(probe);
   const base = probe.video?.baseFps ?? 0;
   // A variable-rate file with a base rate above the limit (phones' 240 fps slow motion
   // containers): frames kept as they come, at most VIDEO_FRAME_RATE_LIMIT a second.
   const vfr = base > VIDEO_FRAME_RATE_LIMIT ? ["-vsync", "vfr", "-r", String(VIDEO_FRAME_RATE_LIMIT)] : [];
+  const v = probe.video as NonNullable<MediaProbe["video"]>;
   await runTool(tools.ffmpeg, [
     ...COMMON,
     ...INPUT,
@@ -76,31 +75,22 @@ export async function transcodeVideo(tools: MediaTools, input: string, output: s
     "-1",
     "-sn",
     "-dn",
-    "-vf",
-    "crop=floor(iw/2)*2:floor(ih/2)*2",
-    "-c:v",
-    "libx264",
-    "-preset",
-    "veryfast",
-    "-pix_fmt",
-    "yuv420p",
-    "-b:v",
-    String(bitrate),
-    "-maxrate",
-    String(bitrate + AUDIO_BITRATE),
-    "-bufsize",
-    String(bitrate * 5),
+    ...h264(bitrateFor(v.width, v.height, probe.duration)),
     ...vfr,
-    "-frames:v",
-    String(MAX_VIDEO_FRAMES),
     ...(audio.length ? audio : ["-c:a", "aac", "-b:a", "192k"]),
-    "-movflags",
-    "+faststart",
-    "-f",
-    "mp4",
-    "-y",
-    output,
+    ...mp4(output),
   ]);
+}
+
+/** Mastodon's VIDEO_FORMAT encoder settings: H.264 veryfast, 4:2:0, even sides, capped length. */
+function h264(bitrate: number): string[] {
+  const rates = ["-b:v", String(bitrate), "-maxrate", String(bitrate + AUDIO_BITRATE), "-bufsize", String(bitrate * 5)];
+  return ["-vf", "crop=floor(iw/2)*2:floor(ih/2)*2", "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", ...rates, "-frames:v", String(MAX_VIDEO_FRAMES)];
+}
+
+/** An MP4 that starts playing before it has all arrived. */
+function mp4(output: string): string[] {
+  return ["-movflags", "+faststart", "-f", "mp4", "-y", output];
 }
 
 /** The original of an audio upload: MP3 as it is (metadata and cover art dropped), anything else to MP3 (LAME VBR q2, as Mastodon). */
@@ -165,22 +155,8 @@ export async function animatedWebpToMp4(tools: MediaTools, bytes: Uint8Array, ou
       `1000/${unit}`,
       "-i",
       "pipe:0",
-      "-vf",
-      "crop=floor(iw/2)*2:floor(ih/2)*2",
-      "-c:v",
-      "libx264",
-      "-preset",
-      "veryfast",
-      "-pix_fmt",
-      "yuv420p",
-      "-frames:v",
-      String(MAX_VIDEO_FRAMES),
-      "-movflags",
-      "+faststart",
-      "-f",
-      "mp4",
-      "-y",
-      output,
+      ...h264(bitrateFor(info.width, info.height, (rounded.reduce((a, b) => a + b, 0) || 1000) / 1000)),
+      ...mp4(output),
     ],
     { stdin: frames },
   );
