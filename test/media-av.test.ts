@@ -262,6 +262,26 @@ describe("refused and failed", () => {
     expect(mediaFiles(server).some((f) => f.includes("media_uploads"))).toBe(false);
   });
 
+  test("a second, larger video track is never what gets served: only the checked streams are read", async () => {
+    const res = await upload(await clips.twoTracks());
+    expect(res.status).toBe(200);
+    expect(res.body.meta.original).toMatchObject({ width: 320, height: 240 });
+    const probe = await probeBytes(await served(res.body.url, "video/mp4"));
+    expect(probe.streams.map((s) => [s.codec_type, s.width ?? null, s.height ?? null])).toEqual([
+      ["video", 320, 240],
+      ["audio", null, null],
+    ]);
+  });
+
+  test("a codec outside the list uploads may use (QuickTime Animation) is refused", async () => {
+    const before = { rows: rows(), files: mediaFiles(server).length };
+    const res = await upload(await clips.qtrle());
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ error: "Error processing thumbnail for uploaded media" });
+    expect(rows()).toBe(before.rows);
+    expect(mediaFiles(server).length).toBe(before.files);
+  });
+
   test("over 4K and over 120 fps: 422 with Mastodon's words, nothing kept", async () => {
     const before = { rows: rows(), files: mediaFiles(server).length };
     for (const [bytes, error] of [

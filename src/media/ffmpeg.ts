@@ -40,6 +40,51 @@ export interface RunLimits {
 export const DEFAULT_LIMITS: RunLimits = { timeoutMs: 10 * 60_000, cpuSeconds: 15 * 60, memoryMb: 3072, fileMb: 512 };
 const PROBE_LIMITS: RunLimits = { timeoutMs: 30_000, cpuSeconds: 30, memoryMb: 1024, fileMb: 1 };
 
+/**
+ * Decoders an upload may reach: the codecs Mastodon's formats carry, and nothing of the
+ * hundreds of others ffmpeg has (an old, rarely used decoder is where a crafted file would aim).
+ */
+export const INPUT_CODECS = [
+  "h264",
+  "hevc",
+  "vp8",
+  "vp9",
+  "libvpx",
+  "libvpx-vp9",
+  "av1",
+  "libdav1d",
+  "libaom-av1",
+  "mpeg4",
+  "theora",
+  "aac",
+  "aac_fixed",
+  "mp3",
+  "mp3float",
+  "opus",
+  "libopus",
+  "vorbis",
+  "libvorbis",
+  "flac",
+  "alac",
+  "wmav1",
+  "wmav2",
+  "wmapro",
+  "pcm_s16le",
+  "pcm_s16be",
+  "pcm_s24le",
+  "pcm_s24be",
+  "pcm_s32le",
+  "pcm_f32le",
+  "pcm_f64le",
+  "pcm_u8",
+  "pcm_alaw",
+  "pcm_mulaw",
+  "gif",
+  "apng",
+  "png",
+  "mjpeg",
+].join(",");
+
 /** Demuxers an upload may be read with; everything else (hls, concat, image2...) is refused. */
 export const INPUT_FORMATS = "mov,matroska,webm,gif,apng,mp3,ogg,flac,wav,aac,asf";
 
@@ -191,7 +236,7 @@ export async function runTool(binary: string, args: string[], options: { limits?
 export async function probeJson(tools: MediaTools, path: string): Promise<unknown> {
   const { stdout } = await runTool(
     tools.ffprobe,
-    ["-v", "error", "-protocol_whitelist", "file", "-format_whitelist", INPUT_FORMATS, "-show_format", "-show_streams", "-of", "json", path],
+    ["-v", "error", "-protocol_whitelist", "file", "-format_whitelist", INPUT_FORMATS, "-codec_whitelist", INPUT_CODECS, "-show_format", "-show_streams", "-of", "json", path],
     { limits: PROBE_LIMITS },
   );
   return JSON.parse(new TextDecoder().decode(stdout)) as unknown;

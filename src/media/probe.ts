@@ -12,6 +12,8 @@ export interface MediaProbe {
   duration: number;
   bitrate: number;
   video: {
+    /** The stream's index in the file: what ffmpeg is told to read (-map), so no other stream slips past the checks. */
+    index: number;
     codec: string;
     pixFmt: string;
     /** As displayed (after rotation). */
@@ -27,17 +29,19 @@ export interface MediaProbe {
     rotated: boolean;
   } | null;
   audio: {
+    index: number;
     codec: string;
     sampleRate: number;
     channels: number;
     channelLayout: string | null;
     bitrate: number | null;
   } | null;
-  /** A still picture stream (an MP3's or M4A's cover art). */
-  coverArt: boolean;
+  /** The index of a still picture stream (an MP3's or M4A's cover art), or null. */
+  coverArt: number | null;
 }
 
 interface RawStream {
+  index?: number;
   codec_type?: string;
   codec_name?: string;
   pix_fmt?: string;
@@ -93,6 +97,7 @@ export async function probeMedia(tools: MediaTools, path: string): Promise<Media
     const rate = reducedRate(videoStream.avg_frame_rate) ?? reducedRate(videoStream.r_frame_rate);
     const turned = rotated(videoStream);
     video = {
+      index: videoStream.index ?? 0,
       codec: videoStream.codec_name ?? "",
       pixFmt: videoStream.pix_fmt ?? "",
       width: turned ? videoStream.height : videoStream.width,
@@ -105,6 +110,7 @@ export async function probeMedia(tools: MediaTools, path: string): Promise<Media
   }
   const audio: MediaProbe["audio"] = audioStream
     ? {
+        index: audioStream.index ?? 0,
         codec: audioStream.codec_name ?? "",
         sampleRate: Number(audioStream.sample_rate ?? 0),
         channels: audioStream.channels ?? 0,
@@ -118,6 +124,6 @@ export async function probeMedia(tools: MediaTools, path: string): Promise<Media
     bitrate: Number(raw.format.bit_rate ?? 0) || 0,
     video,
     audio,
-    coverArt: streams.some((s) => s.codec_type === "video" && s.disposition?.attached_pic === 1),
+    coverArt: streams.find((s) => s.codec_type === "video" && s.disposition?.attached_pic === 1)?.index ?? null,
   };
 }

@@ -1,4 +1,4 @@
-import { INPUT_FORMATS, runTool, type MediaTools } from "./ffmpeg.ts";
+import { INPUT_CODECS, INPUT_FORMATS, runTool, type MediaTools } from "./ffmpeg.ts";
 import { ImageError } from "./images.ts";
 import type { MediaProbe } from "./probe.ts";
 import sharp from "./sharp.ts";
@@ -13,9 +13,19 @@ export const MAX_VIDEO_FRAMES = 36_000;
 const BITS_PER_PIXEL = 0.11;
 const AUDIO_BITRATE = 192_000;
 
-/** One thread per job: with one job at a time, a core stays free for requests. */
+/** One thread per job (decoding here, encoding in OUTPUT): with one job at a time, a core stays free for requests. */
 const COMMON = ["-nostdin", "-hide_banner", "-loglevel", "error", "-threads", "1", "-filter_threads", "1"];
-const INPUT = ["-protocol_whitelist", "file", "-format_whitelist", INPUT_FORMATS];
+const INPUT = ["-protocol_whitelist", "file", "-format_whitelist", INPUT_FORMATS, "-codec_whitelist", INPUT_CODECS];
+/** Options of the output file: before it, after every -i. */
+const OUTPUT = ["-threads", "1"];
+
+/** The streams that were checked, and only those (ffmpeg would otherwise pick the largest video). */
+function streams(probe: MediaProbe, options: { video: boolean; audio: boolean }): string[] {
+  const maps: string[] = [];
+  if (options.video && probe.video) maps.push("-map", `0:${probe.video.index}`);
+  if (options.audio && probe.audio) maps.push("-map", `0:${probe.audio.index}`);
+  return maps;
+}
 
 /** Mastodon's check_video_dimensions, with its messages (shown bare, as its StreamValidationError). */
 export function checkVideo(probe: MediaProbe) {
@@ -55,8 +65,9 @@ function bitrateFor(width: number, height: number, seconds: number): number {
  */
 export async function transcodeVideo(tools: MediaTools, input: string, output: string, probe: MediaProbe, options: { silent: boolean }) {
   const audio = options.silent || !probe.audio ? ["-an"] : [];
+  const maps = streams(probe, { video: true, audio: audio.length === 0 });
   if (passesThrough(probe)) {
-    await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, "-map_metadata", "-1", "-map_chapters", "-1", "-c:v", "copy", ...(audio.length ? audio : ["-c:a", "copy"]), "-sn", "-dn", ...mp4(output)]);
+    await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, ...maps, "-map_metadata", "-1", "-map_chapters", "-1", "-c:v", "copy", ...(audio.length ? audio : ["-c:a", "copy"]), "-sn", "-dn", ...mp4(output)]);
     return;
   }
   const base = probe.video?.baseFps ?? 0;
@@ -69,6 +80,8 @@ export async function transcodeVideo(tools: MediaTools, input: string, output: s
     ...INPUT,
     "-i",
     input,
+    ...maps,
+    ...OUTPUT,
     "-map_metadata",
     "-1",
     "-map_chapters",
@@ -96,17 +109,16 @@ function mp4(output: string): string[] {
 /** The original of an audio upload: MP3 as it is (metadata and cover art dropped), anything else to MP3 (LAME VBR q2, as Mastodon). */
 export async function transcodeAudio(tools: MediaTools, input: string, output: string, probe: MediaProbe) {
   const codec = probe.audio?.codec === "mp3" && probe.format === "mp3" ? ["-c:a", "copy"] : ["-c:a", "libmp3lame", "-q:a", "2"];
-  await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, "-vn", "-sn", "-dn", "-map_metadata", "-1", "-map_chapters", "-1", ...codec, "-id3v2_version", "0", "-write_id3v1", "0", "-f", "mp3", "-y", output]);
+  await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, ...streams(probe, { video: false, audio: true }), ...OUTPUT, "-vn", "-sn", "-dn", "-map_metadata", "-1", "-map_chapters", "-1", ...codec, "-id3v2_version", "0", "-write_id3v1", "0", "-f", "mp3", "-y", output]);
 }
 
 /**
  * The still a video's preview is made from: its first frame (Mastodon's `time: 0`), inside
  * 640x640, as PNG; with `coverArt`, the picture an audio file carries. Null when there is none.
  */
-export async function extractFrame(tools: MediaTools, input: string, output: string, options: { coverArt?: boolean } = {}): Promise<Uint8Array | null> {
-  const pick = options.coverArt ? ["-map", "0:v:0", "-an"] : ["-an"];
+export async function extractFrame(tools: MediaTools, input: string, output: string, stream: number, options: { coverArt?: boolean } = {}): Promise<Uint8Array | null> {
   try {
-    await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, ...pick, "-map_metadata", "-1", "-frames:v", "1", "-vf", "scale='min(640,iw)':'min(640,ih)':force_original_aspect_ratio=decrease", "-c:v", "png", "-f", "image2", "-y", output]);
+    await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, "-map", `0:${stream}`, ...OUTPUT, "-map_metadata", "-1", "-frames:v", "1", "-vf", "scale='min(640,iw)':'min(640,ih)':force_original_aspect_ratio=decrease", "-c:v", "png", "-f", "image2", "-y", output]);
   } catch (e) {
     if (options.coverArt) return null;
     throw e;

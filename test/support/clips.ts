@@ -91,6 +91,11 @@ export const clips = {
   m4a: () => clip("memo.m4a", (o) => [...tone(1), "-c:a", "aac", "-f", "ipod", o]),
   webmAudio: () => clip("audio.webm", (o) => [...tone(1), "-c:a", "libopus", "-vn", "-f", "webm", o]),
   vorbis: () => clip("tone.ogg", (o) => [...tone(1), "-c:a", "libvorbis", o]),
+  /** Matroska with two video tracks: a small one first, then one over the 4K limit. */
+  twoTracks: () =>
+    clip("two-tracks.mkv", (o) => [...picture("320x240", 1), "-f", "lavfi", "-i", "color=c=red:size=4096x2160:rate=30:duration=1", ...tone(1), "-map", "0:v", "-map", "1:v", "-map", "2:a", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "libopus", "-f", "matroska", o]),
+  /** QuickTime Animation (qtrle) in a MOV: a codec no phone writes, whose decoder uploads may not reach. */
+  qtrle: () => clip("animation.mov", (o) => [...picture("160x120", 1), "-c:v", "qtrle", "-f", "mov", o]),
   /** 4096x2160: over Mastodon's 4K matrix limit. */
   tooLarge: () => clip("dci4k.mp4", (o) => ["-f", "lavfi", "-i", "color=c=blue:size=4096x2160:rate=1:duration=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", o]),
   /** 150 frames a second: over the 120 fps limit. */

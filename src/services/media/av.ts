@@ -98,7 +98,8 @@ export async function prepareAv(tools: MediaTools, source: AvSource, path: strin
   }
   let frame: Uint8Array | null;
   try {
-    frame = await extractFrame(tools, path, scratch, { coverArt: type === "audio" });
+    const still = type === "audio" ? probe.coverArt : (probe.video?.index ?? null);
+    frame = still === null ? null : await extractFrame(tools, path, scratch, still, { coverArt: type === "audio" });
   } catch {
     throw new ImageError(PROCESSING_FAILED, true);
   } finally {
