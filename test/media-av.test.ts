@@ -357,21 +357,53 @@ describe("thumbnails and statuses", () => {
   });
 
   test("posted: the status, its public page and its ActivityPub Note carry them", async () => {
-    const ids = [];
-    for (const bytes of [await clips.mp4(), await clips.gif(), await clips.mp3()]) ids.push((await upload(bytes)).body.id);
-    const status = await alice.client.post("/api/v1/statuses", { json: { status: "moving pictures", media_ids: ids, visibility: "public" } });
-    expect(status.status).toBe(200);
-    expect(status.body.media_attachments.map((m: { type: string }) => m.type)).toEqual(["video", "gifv", "audio"]);
-    const page = await (await fetch(`${server.base}/@alice/${status.body.id}`)).text();
-    expect(page).toContain(`<video src="${status.body.media_attachments[0].url}" controls`);
-    expect(page).toContain(`<video src="${status.body.media_attachments[1].url}" autoplay loop muted playsinline`);
-    expect(page).toContain(`<audio src="${status.body.media_attachments[2].url}" controls`);
-    const note = await (await fetch(status.body.uri, { headers: { accept: "application/activity+json" } })).json();
-    expect(note.attachment.map((a: { mediaType: string; url: string }) => [a.mediaType, a.url])).toEqual([
-      ["video/mp4", status.body.media_attachments[0].url],
-      ["video/mp4", status.body.media_attachments[1].url],
-      ["audio/mpeg", status.body.media_attachments[2].url],
-    ]);
+    const cases = [
+      [await clips.mp4(), "video", "video/mp4", "controls"],
+      [await clips.gif(), "gifv", "video/mp4", "autoplay loop muted playsinline"],
+      [await clips.mp3(), "audio", "audio/mpeg", "controls"],
+    ] as const;
+    for (const [bytes, type, mediaType, attributes] of cases) {
+      const id = (await upload(bytes)).body.id;
+      const status = await alice.client.post("/api/v1/statuses", { json: { status: `a ${type}`, media_ids: [id], visibility: "public" } });
+      expect(status.status).toBe(200);
+      const m = status.body.media_attachments[0];
+      expect(m.type).toBe(type);
+      const page = await (await fetch(`${server.base}/@alice/${status.body.id}`)).text();
+      expect(page).toContain(`<${type === "audio" ? "audio" : "video"} src="${m.url}" ${attributes}`);
+      const note = await (await fetch(status.body.uri, { headers: { accept: "application/activity+json" } })).json();
+      // One attachment is compacted to an object, as JSON-LD does.
+      expect([note.attachment].flat().map((a: { mediaType: string; url: string }) => [a.mediaType, a.url])).toEqual([[mediaType, m.url]]);
+    }
+  });
+
+  test("a video or audio file goes alone and only once processed, as Mastodon's PostStatusService", async () => {
+    const statuses = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM statuses").get() as { n: number }).n;
+    const before = statuses();
+    const image = (await upload(new Uint8Array(await sharp({ create: { width: 20, height: 20, channels: 3, background: "#000" } }).png().toBuffer()))).body.id;
+    const video = (await upload(await clips.mp4())).body.id;
+    const mixed = await alice.client.post("/api/v1/statuses", { json: { status: "both", media_ids: [image, video] } });
+    expect(mixed.status).toBe(422);
+    expect(mixed.body).toEqual({ error: "Cannot attach a video to a post that already contains images" });
+    // A gifv may go with images (Mastodon's audio_or_video? leaves it out).
+    const gifv = (await upload(await clips.gif())).body.id;
+    expect((await alice.client.post("/api/v1/statuses", { json: { status: "gif and image", media_ids: [gifv, image] } })).status).toBe(200);
+
+    const hold = server.ctx.services.media.queue.hold("rendered");
+    const pending = await upload(await clips.webm(), { version: 2 });
+    await hold.reached;
+    const early = await alice.client.post("/api/v1/statuses", { json: { status: "too soon", media_ids: [pending.body.id] } });
+    expect(early.status).toBe(422);
+    expect(early.body).toEqual({ error: "Cannot attach files that have not finished processing. Try again in a moment!" });
+    hold.release();
+    await server.ctx.services.media.queue.idle();
+    expect((await alice.client.post("/api/v1/statuses", { json: { status: "now", media_ids: [pending.body.id] } })).status).toBe(200);
+
+    const whole = await clips.mp4IndexLast();
+    const failed = await upload(whole.slice(0, Math.floor(whole.length / 2)), { version: 2 });
+    const refused = await alice.client.post("/api/v1/statuses", { json: { status: "broken", media_ids: [failed.body.id] } });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual({ error: "Cannot attach files that have not finished processing. Try again in a moment!" });
+    expect(statuses()).toBe(before + 2);
   });
 });
 

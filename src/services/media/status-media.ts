@@ -8,6 +8,19 @@ import type { MediaAttacher } from "../statuses/posting.ts";
 import { parseFocus, type Meta } from "./media.ts";
 import { visibleToSql } from "../statuses/visibility.ts";
 
+const NOT_READY = "Cannot attach files that have not finished processing. Try again in a moment!";
+
+/**
+ * Mastodon's PostStatusService#validate_media!: a video or audio file goes alone, and only
+ * once processed (a Note sent without it would never be completed). Images may still be
+ * processing: they are ready within a second, and the status shows them once they are.
+ */
+function checkCombination(rows: { type: string; processing: string }[]) {
+  const av = (r: { type: string }) => r.type === "video" || r.type === "audio";
+  if (rows.length > 1 && rows.some(av)) throw unprocessable("Cannot attach a video to a post that already contains images");
+  if (rows.some((r) => r.processing === "failed" || (r.type !== "image" && r.processing !== "complete"))) throw unprocessable(NOT_READY);
+}
+
 /**
  * Attachments as parts of statuses: checked and attached when a status is posted or edited,
  * read in order for rendering, let go when a status is deleted, and reached by their short
@@ -21,16 +34,15 @@ export class StatusMedia implements MediaAttacher {
 
   resolve(accountId: number, ids: string[]): number[] {
     const numeric = ids.map((id) => (/^\d{1,16}$/.test(id) ? Number(id) : 0));
-    const found = new Set(
-      this.db
-        .select({ id: mediaAttachments.id })
-        .from(mediaAttachments)
-        .where(and(eq(mediaAttachments.accountId, accountId), isNull(mediaAttachments.statusId), inArray(mediaAttachments.id, numeric.slice(0, LIMITS.mediaAttachments))))
-        .all()
-        .map((r) => r.id),
-    );
+    const rows = this.db
+      .select({ id: mediaAttachments.id, type: mediaAttachments.type, processing: mediaAttachments.processing })
+      .from(mediaAttachments)
+      .where(and(eq(mediaAttachments.accountId, accountId), isNull(mediaAttachments.statusId), inArray(mediaAttachments.id, numeric.slice(0, LIMITS.mediaAttachments))))
+      .all();
+    const found = new Set(rows.map((r) => r.id));
     const missing = ids.filter((_, i) => !found.has(numeric[i] as number));
     if (missing.length > 0) throw new ApiError(422, `Media ${missing.join(", ")} not found or already attached to another post`);
+    checkCombination(rows);
     return [...new Set(numeric)];
   }
 
@@ -59,7 +71,8 @@ export class StatusMedia implements MediaAttacher {
         ),
       )
       .all();
-    if (rows.some((r) => r.processing !== "complete")) throw unprocessable("Cannot attach files that have not finished processing. Try again in a moment!");
+    checkCombination(rows);
+    if (rows.some((r) => r.processing !== "complete")) throw unprocessable(NOT_READY);
     const byId = new Map(rows.map((r) => [r.id, r]));
     return [...new Set(wanted)].flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
   }
