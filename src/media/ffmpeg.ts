@@ -39,6 +39,8 @@ export interface RunLimits {
 
 export const DEFAULT_LIMITS: RunLimits = { timeoutMs: 10 * 60_000, cpuSeconds: 15 * 60, memoryMb: 3072, fileMb: 512 };
 const PROBE_LIMITS: RunLimits = { timeoutMs: 30_000, cpuSeconds: 30, memoryMb: 1024, fileMb: 1 };
+/** One frame, for a preview: seconds at most, whatever the file. */
+export const FRAME_LIMITS: RunLimits = { timeoutMs: 60_000, cpuSeconds: 60, memoryMb: 2048, fileMb: 32 };
 
 /**
  * Decoders an upload may reach: the codecs Mastodon's formats carry, and nothing of the

@@ -1,4 +1,4 @@
-import { INPUT_CODECS, INPUT_FORMATS, runTool, type MediaTools } from "./ffmpeg.ts";
+import { FRAME_LIMITS, INPUT_CODECS, INPUT_FORMATS, runTool, type MediaTools } from "./ffmpeg.ts";
 import { ImageError } from "./images.ts";
 import type { MediaProbe } from "./probe.ts";
 import sharp from "./sharp.ts";
@@ -118,7 +118,7 @@ export async function transcodeAudio(tools: MediaTools, input: string, output: s
  */
 export async function extractFrame(tools: MediaTools, input: string, output: string, stream: number, options: { coverArt?: boolean } = {}): Promise<Uint8Array | null> {
   try {
-    await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, "-map", `0:${stream}`, ...OUTPUT, "-map_metadata", "-1", "-frames:v", "1", "-vf", "scale='min(640,iw)':'min(640,ih)':force_original_aspect_ratio=decrease", "-c:v", "png", "-f", "image2", "-y", output]);
+    await runTool(tools.ffmpeg, [...COMMON, ...INPUT, "-i", input, "-map", `0:${stream}`, ...OUTPUT, "-map_metadata", "-1", "-frames:v", "1", "-vf", "scale='min(640,iw)':'min(640,ih)':force_original_aspect_ratio=decrease", "-c:v", "png", "-f", "image2", "-y", output], { limits: FRAME_LIMITS });
   } catch (e) {
     if (options.coverArt) return null;
     throw e;

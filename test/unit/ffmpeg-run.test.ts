@@ -57,28 +57,3 @@ describe("runTool", () => {
     await Bun.file(playlist).delete();
   });
 });
-
-describe("Slots", () => {
-  test("one slot runs one job at a time, in arrival order, and frees the slot when a job fails", async () => {
-    const { Slots } = await import("../../src/services/media/queue.ts");
-    const slots = new Slots(1);
-    const log: string[] = [];
-    let running = 0;
-    let most = 0;
-    const job = (name: string, fail = false) =>
-      slots.run(async () => {
-        running++;
-        most = Math.max(most, running);
-        log.push(`start ${name}`);
-        await Promise.resolve();
-        log.push(`end ${name}`);
-        running--;
-        if (fail) throw new Error(name);
-        return name;
-      });
-    const results = await Promise.allSettled([job("a"), job("b", true), job("c")]);
-    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-    expect(most).toBe(1);
-    expect(log).toEqual(["start a", "end a", "start b", "end b", "start c", "end c"]);
-  });
-});

@@ -24,6 +24,7 @@ export interface MediaParts {
   storage: MediaStorage;
   queue: MediaQueue;
   slots: Slots;
+  previews: Slots;
   tools: () => Promise<MediaTools | null>;
   readImage(file: File, label: "File" | "Thumbnail"): Promise<Image>;
   store(kind: string, data: Uint8Array, ext: string): Promise<string>;
@@ -63,7 +64,7 @@ export class AvUploads {
       const scratch = this.m.storage.prepare(this.m.storage.newPath("media_uploads", "png"));
       let prepared: AvPrepared;
       try {
-        prepared = await this.m.slots.run(() => prepareAv(tools, source, uploadPath, scratch));
+        prepared = await this.m.previews.run(() => prepareAv(tools, source, uploadPath, scratch));
       } catch (e) {
         // v2 answers before processing: a file that cannot be read becomes a failed upload.
         if (!(options.background && e instanceof ImageError && e.message === PROCESSING_FAILED)) imageError(e);
@@ -111,7 +112,7 @@ export class AvUploads {
         remoteUrl: null,
       };
       this.m.db.insert(mediaAttachments).values(row).run();
-      if (row.processing === "queued") this.m.queue.enqueue(row.id);
+      if (row.processing === "queued") this.m.queue.enqueue(row.id, "av");
       else this.m.storage.remove(uploadFile);
       return row;
     } catch (e) {

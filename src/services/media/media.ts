@@ -60,6 +60,8 @@ export function parseFocus(value: string): { x: number; y: number } | null {
 export class MediaService {
   readonly queue: MediaQueue;
   readonly slots: Slots;
+  /** Probes and preview frames, before an upload is answered: never behind a transcode. */
+  readonly previews = new Slots(2);
   readonly tools: () => Promise<MediaTools | null>;
   private av: AvUploads;
 
@@ -71,7 +73,7 @@ export class MediaService {
     private cache: RenderCache,
     options: MediaOptions,
   ) {
-    this.queue = new MediaQueue((id) => this.processQueued(id), options.workers);
+    this.queue = new MediaQueue((id) => this.processQueued(id), { image: options.workers, av: options.transcodes });
     this.slots = new Slots(options.transcodes);
     this.tools = options.tools;
     this.av = new AvUploads(this);
@@ -88,11 +90,11 @@ export class MediaService {
   /** Re-queues what a previous run left unprocessed. */
   restore() {
     for (const row of this.db
-      .select({ id: mediaAttachments.id })
+      .select({ id: mediaAttachments.id, type: mediaAttachments.type })
       .from(mediaAttachments)
       .where(or(eq(mediaAttachments.processing, "queued"), eq(mediaAttachments.processing, "in_progress")))
       .all()) {
-      this.queue.enqueue(row.id);
+      this.queue.enqueue(row.id, row.type === "image" ? "image" : "av");
     }
   }
 

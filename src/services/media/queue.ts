@@ -3,42 +3,57 @@ import { log } from "../../log.ts";
 /** Where a processing job can be held: once it has claimed its row, and before it writes its result. */
 export type JobStage = "claimed" | "rendered";
 
+/** Images (sharp, well under a second each) and video/audio (ffmpeg, seconds to minutes). */
+export type Lane = "image" | "av";
+
 /**
- * The background processing queue, with a fixed number of workers (by default one per core
- * but one, so that a core stays free to answer requests; sharp works off the main thread,
- * so each job is a wait, not a block). Jobs are only ids; their state
- * lives in the media_attachments table, so a restart re-queues what was unfinished.
+ * The background processing queue, with a fixed number of workers per lane (images: by
+ * default one per core but one, so that a core stays free to answer requests; sharp works
+ * off the main thread, so each job is a wait, not a block; video and audio: one at a time by
+ * default). The lanes keep an image from waiting behind a video's minutes of transcoding.
+ * Jobs are only ids; their state lives in the media_attachments table, so a restart
+ * re-queues what was unfinished.
  */
 export class MediaQueue {
-  private waiting: number[] = [];
+  private lanes: Record<Lane, { waiting: number[]; running: number; concurrency: number }>;
   private queued = new Set<number>();
-  private running = 0;
   private idleWaiters: (() => void)[] = [];
   private stopped = false;
   private gates = new Map<JobStage, { reach: () => void; waiting: (() => void)[] }>();
   constructor(
     private work: (id: number) => Promise<void>,
-    readonly concurrency: number,
-  ) {}
-
-  enqueue(id: number) {
-    if (this.stopped || this.queued.has(id)) return;
-    this.queued.add(id);
-    this.waiting.push(id);
-    this.pump();
+    concurrency: Record<Lane, number>,
+  ) {
+    this.lanes = { image: { waiting: [], running: 0, concurrency: concurrency.image }, av: { waiting: [], running: 0, concurrency: concurrency.av } };
   }
 
-  private pump() {
-    while (!this.stopped && this.running < this.concurrency && this.waiting.length > 0) {
-      const id = this.waiting.shift() as number;
-      this.running++;
+  enqueue(id: number, lane: Lane = "image") {
+    if (this.stopped || this.queued.has(id)) return;
+    this.queued.add(id);
+    this.lanes[lane].waiting.push(id);
+    this.pump(lane);
+  }
+
+  private get running(): number {
+    return this.lanes.image.running + this.lanes.av.running;
+  }
+
+  private get waiting(): number {
+    return this.lanes.image.waiting.length + this.lanes.av.waiting.length;
+  }
+
+  private pump(name: Lane) {
+    const lane = this.lanes[name];
+    while (!this.stopped && lane.running < lane.concurrency && lane.waiting.length > 0) {
+      const id = lane.waiting.shift() as number;
+      lane.running++;
       this.work(id)
         .catch((e) => log("error", "media job failed", { media_id: id, error: String(e).split("\n")[0] }))
         .finally(() => {
-          this.running--;
+          lane.running--;
           this.queued.delete(id);
-          this.pump();
-          if (this.running === 0 && this.waiting.length === 0) for (const done of this.idleWaiters.splice(0)) done();
+          this.pump(name);
+          if (this.running === 0 && this.waiting === 0) for (const done of this.idleWaiters.splice(0)) done();
         });
     }
   }
@@ -73,19 +88,20 @@ export class MediaQueue {
   }
 
   get pending(): number {
-    return this.waiting.length + this.running;
+    return this.waiting + this.running;
   }
 
   /** Resolves when nothing is waiting or running (tests, shutdown). */
   idle(): Promise<void> {
-    if (this.running === 0 && this.waiting.length === 0) return Promise.resolve();
+    if (this.running === 0 && this.waiting === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Takes no new jobs; the running ones finish. Unstarted ones stay queued in the database. */
   async stop() {
     this.stopped = true;
-    this.waiting = [];
+    this.lanes.image.waiting = [];
+    this.lanes.av.waiting = [];
     if (this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 }
