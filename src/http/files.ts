@@ -32,6 +32,7 @@ const ANY_ORIGIN = "*";
 export function byteRange(header: string, size: number): { start: number; end: number } | "unsatisfiable" | null {
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!m || (m[1] === "" && m[2] === "")) return null;
+  if (size === 0) return "unsatisfiable";
   if (m[1] === "") {
     const suffix = Number(m[2]);
     if (suffix === 0) return "unsatisfiable";

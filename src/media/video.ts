@@ -127,15 +127,31 @@ export async function extractFrame(tools: MediaTools, input: string, output: str
   return bytes.length > 0 ? bytes : null;
 }
 
+/** Frames times pixels an animated WebP may have: its frames are decoded in the server, by sharp. */
+export const ANIMATION_PIXEL_BUDGET = 150_000_000;
+
+/** Refuses an animation whose decoding would take more than the budget (or more frames than a video may have). */
+export function checkAnimation(info: { width: number; height: number; pages: number }) {
+  if (info.pages > MAX_VIDEO_FRAMES || info.width * info.height * info.pages > ANIMATION_PIXEL_BUDGET) {
+    throw new ImageError(`${info.width}x${info.height} animations of ${info.pages} frames are not supported`, true);
+  }
+}
+
 /**
  * An animated WebP as a silent MP4: ffmpeg reads no animated WebP, so sharp decodes the
  * frames one at a time and they are piped to ffmpeg as raw RGBA, each repeated for its delay
  * at a rate that shows every delay exactly (the delays' common divisor, at least 20 ms).
  */
 export async function animatedWebpToMp4(tools: MediaTools, bytes: Uint8Array, output: string, info: { width: number; height: number; pages: number; delay: number[] }) {
-  const rounded = info.delay.map((d) => Math.max(20, Math.round((d || 100) / 10) * 10));
+  checkAnimation(info);
+  const rounded = Array.from({ length: info.pages }, (_, i) => Math.max(20, Math.round((info.delay[i] || 100) / 10) * 10));
   const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
   const unit = rounded.reduce((a, b) => gcd(a, b));
+  // libvips decodes every frame before the one asked for, so frames are taken in chunks of
+  // up to 64 MB: far fewer passes over the file than one per frame.
+  const frameBytes = info.width * info.height * 4;
+  const chunk = Math.max(1, Math.floor((64 * 1024 * 1024) / frameBytes));
+  let decoded: { first: number; data: Uint8Array } | null = null;
   let page = 0;
   let repeat = 0;
   let frame: Uint8Array | null = null;
@@ -143,8 +159,13 @@ export async function animatedWebpToMp4(tools: MediaTools, bytes: Uint8Array, ou
     async pull(controller) {
       if (repeat === 0) {
         if (page >= info.pages) return controller.close();
-        frame = new Uint8Array(await sharp(bytes, { page, pages: 1, limitInputPixels: info.width * info.height + 1 }).ensureAlpha().raw().toBuffer());
-        repeat = (rounded[page] ?? unit) / unit;
+        if (!decoded || page >= decoded.first + decoded.data.length / frameBytes) {
+          const pages = Math.min(chunk, info.pages - page);
+          decoded = { first: page, data: new Uint8Array(await sharp(bytes, { page, pages, limitInputPixels: false }).ensureAlpha().raw().toBuffer()) };
+        }
+        const at = (page - decoded.first) * frameBytes;
+        frame = decoded.data.subarray(at, at + frameBytes);
+        repeat = (rounded[page] as number) / unit;
         page++;
       }
       repeat--;

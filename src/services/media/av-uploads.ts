@@ -68,7 +68,8 @@ export class AvUploads {
       } catch (e) {
         // v2 answers before processing: a file that cannot be read becomes a failed upload.
         if (!(options.background && e instanceof ImageError && e.message === PROCESSING_FAILED)) imageError(e);
-        prepared = { type: avTypeGuess(new Uint8Array(await file0.slice(0, 64).arrayBuffer())), preview: null, blurhash: null, failed: true };
+        const type = source === "av" ? avTypeGuess(new Uint8Array(await file0.slice(0, 64).arrayBuffer())) : "gifv";
+        prepared = { type, preview: null, blurhash: null, failed: true };
       }
       let small: Meta["small"];
       let blurhash = prepared.blurhash;

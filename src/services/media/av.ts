@@ -4,7 +4,7 @@ import type { MediaTools } from "../../media/ffmpeg.ts";
 import { blurhashOf, geometry, ImageError, inspect, renderPreview } from "../../media/images.ts";
 import { ProbeFailed, probeMedia, type MediaProbe } from "../../media/probe.ts";
 import sharp from "../../media/sharp.ts";
-import { animatedWebpToMp4, checkVideo, extractFrame, transcodeAudio, transcodeVideo } from "../../media/video.ts";
+import { animatedWebpToMp4, checkAnimation, checkVideo, extractFrame, transcodeAudio, transcodeVideo } from "../../media/video.ts";
 
 /** An upload refused: a bare message (422 as it is), or a validation message ("Validation failed: ..."). */
 export function imageError(e: unknown): never {
@@ -34,10 +34,12 @@ export interface AvRendered {
 }
 
 /** "0:01:28.65", the legacy `length` of the MediaAttachment entity. */
-function lengthOf(seconds: number): string {
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds - h * 3600 - m * 60;
+export function lengthOf(seconds: number): string {
+  // Rounded to hundredths first, so that 59.999 s reads 0:01:00.00, not 0:00:60.00.
+  const centis = Math.round(seconds * 100);
+  const h = Math.floor(centis / 360_000);
+  const m = Math.floor((centis % 360_000) / 6000);
+  const s = (centis % 6000) / 100;
   return `${h}:${String(m).padStart(2, "0")}:${s.toFixed(2).padStart(5, "0")}`;
 }
 
@@ -83,7 +85,9 @@ async function stillPreview(png: Uint8Array | null): Promise<AvPrepared["preview
 export async function prepareAv(tools: MediaTools, source: AvSource, path: string, scratch: string): Promise<AvPrepared> {
   if (source === "webp") {
     const bytes = new Uint8Array(await Bun.file(path).arrayBuffer());
-    const preview = await renderPreview(bytes, { format: "png", ...(await firstFrame(bytes)), animated: false });
+    const frame = await firstFrame(bytes);
+    checkAnimation(frame);
+    const preview = await renderPreview(bytes, { format: "png", width: frame.width, height: frame.height, animated: false });
     return { type: "gifv", preview, blurhash: await blurhashOf(preview.data) };
   }
   const probe = await probeOrFail(tools, path);
@@ -114,9 +118,9 @@ export async function prepareAv(tools: MediaTools, source: AvSource, path: strin
   return { type, preview, blurhash: preview ? await blurhashOf(preview.data) : null };
 }
 
-async function firstFrame(bytes: Uint8Array): Promise<{ width: number; height: number }> {
+async function firstFrame(bytes: Uint8Array): Promise<{ width: number; height: number; pages: number }> {
   const meta = await sharp(bytes).metadata();
-  return { width: meta.width ?? 1, height: meta.pageHeight ?? meta.height ?? 1 };
+  return { width: meta.width ?? 1, height: meta.pageHeight ?? meta.height ?? 1, pages: meta.pages ?? 1 };
 }
 
 /**
