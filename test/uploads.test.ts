@@ -279,3 +279,26 @@ describe("PUT /api/v1/media/:id with a new file while the first is still process
   test("the job has claimed the upload but not read it: the new file stands, not 'failed'", () => raceAt("claimed"));
   test("the job has rendered the old file: its result is dropped, the new file stands", () => raceAt("rendered"));
 });
+
+describe("an upload's body is read only for a caller with a valid token", () => {
+  test("no token or a bad one: the route's 401 with Doorkeeper's header, given at the edge before the body is parsed; nothing kept", async () => {
+    const rows = mediaRows();
+    for (const headers of [{}, { authorization: "Bearer not-a-token" }]) {
+      let sent = 0;
+      const megabyte = new Uint8Array(1024 * 1024).fill(1);
+      const res = await fetch(`${server.base}/api/v1/media`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "multipart/form-data; boundary=x", origin: "https://phanpy.social" },
+        body: chunked(function* () {
+          for (; sent < 100; sent++) yield megabyte;
+        }),
+        duplex: "half",
+      } as RequestInit);
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ error: "The access token is invalid" });
+      expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
+      expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    }
+    expect(mediaRows()).toBe(rows);
+  });
+});

@@ -2,8 +2,8 @@
 export const MAX_FORM_BYTES = 1024 * 1024;
 /** Media uploads: a 99 MB video and a 16 MB thumbnail, with room for the multipart framing. */
 export const MAX_UPLOAD_BYTES = 120 * 1024 * 1024;
-/** Profile updates: an avatar and a header, 16 MB images each. */
-export const MAX_PROFILE_BYTES = 40 * 1024 * 1024;
+/** Two 16 MB images: a media update's file and thumbnail, a profile's avatar and header. */
+export const MAX_IMAGES_BYTES = 40 * 1024 * 1024;
 
 /** The path of a request URL, without parsing the whole URL (this runs on every request). */
 export function pathOf(url: string): string {
@@ -16,7 +16,7 @@ export function pathOf(url: string): string {
 /** How many bytes a body to this route may have, declared or counted: only uploads take large (multipart) bodies. */
 export function bodyLimit(method: string, path: string): number {
   if (method === "POST" && (path === "/api/v1/media" || path === "/api/v2/media")) return MAX_UPLOAD_BYTES;
-  if (method === "PUT" && path.startsWith("/api/v1/media/")) return MAX_UPLOAD_BYTES;
-  if (method === "PATCH" && path === "/api/v1/accounts/update_credentials") return MAX_PROFILE_BYTES;
+  if (method === "PUT" && path.startsWith("/api/v1/media/")) return MAX_IMAGES_BYTES;
+  if (method === "PATCH" && path === "/api/v1/accounts/update_credentials") return MAX_IMAGES_BYTES;
   return MAX_FORM_BYTES;
 }

@@ -5,9 +5,9 @@ import { clientIp, formatIp, parseIp, type Ip } from "../net/ip.ts";
 import { INBOX_BUCKET, type Verdict } from "../services/rate-limits.ts";
 import type { App } from "./app.ts";
 import { ApiError } from "../errors.ts";
-import { peekAccountId } from "./auth.ts";
+import { peekAccountId, requireToken } from "./auth.ts";
 import { readLimited } from "./input.ts";
-import { bodyLimit, MAX_UPLOAD_BYTES, pathOf } from "./body-limits.ts";
+import { bodyLimit, MAX_FORM_BYTES, MAX_UPLOAD_BYTES, pathOf } from "./body-limits.ts";
 import { INBOX_PATH, routePath } from "../net/paths.ts";
 import { newMeta, setMeta } from "./request-meta.ts";
 import { refusedSigner, unauthorizedFetch } from "./federation-gate.ts";
@@ -144,6 +144,18 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     }
     const refused = tooLarge(request, path);
     if (refused) return finish(refused);
+    // An upload's body (up to 120 MB) is read only for a caller with a valid token: anyone
+    // else is answered as the route would answer them, before a byte of it is held.
+    if (bodyLimit(request.method, path) > MAX_FORM_BYTES) {
+      try {
+        requireToken(ctx, request);
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        const answer = jsonError(e.status, e.message);
+        for (const [name, value] of Object.entries(e.headers)) answer.headers.set(name, value);
+        return finish(answer);
+      }
+    }
     const inboxPost = request.method === "POST" && INBOX_PATH.test(path);
     if (config.rateLimits && (path.startsWith("/api/") || inboxPost)) {
       // Servers posting to an inbox carry no token: they are counted by their address.
