@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DATABASE_FILE } from "../src/db/connection.ts";
@@ -58,6 +58,11 @@ test("kill -9 while a video transcodes: ffmpeg goes with the server, and the res
     // The watchdog beside ffmpeg notices its server is gone.
     await waitFor(() => ffmpeg.every((pid) => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, "utf8").split(" ")[2] === "Z"), 10_000, "ffmpeg to end");
     expect(row().processing).toBe("in_progress");
+    // What a v1 upload killed in the middle leaves: an upload no row names, and its output.
+    const stray = join(dataDir, "media", "media_uploads", "2026", "01");
+    mkdirSync(stray, { recursive: true });
+    writeFileSync(join(stray, "StrayUploadOfAKilledRequest.bin"), "x");
+    writeFileSync(join(stray, "StrayUploadOfAKilledRequest.mp4"), "x");
 
     running = await serveProcess(dataDir);
     const again = await signIn(running.base, "vic", "vics password");
@@ -68,7 +73,7 @@ test("kill -9 while a video transcodes: ffmpeg goes with the server, and the res
     expect(done.body.meta.original.duration).toBeCloseTo(60, 0);
     const served = new Uint8Array(await (await fetch(done.body.url)).arrayBuffer());
     expect(await decodes(served)).toBe(true);
-    // Nothing of the killed run is left: not the upload, not the half-written output.
+    // Nothing of the killed run is left: not the upload, not the half-written output, not the strays.
     expect(files(join(dataDir, "media", "media_uploads"))).toEqual([]);
     expect(files(join(dataDir, "media", "media_attachments"))).toHaveLength(1);
     db.close();

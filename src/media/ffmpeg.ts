@@ -124,9 +124,11 @@ async function unpack(blob: Blob, name: string, dir: string): Promise<string> {
   const path = join(folder, name);
   if (executable(path)) return path;
   mkdirSync(folder, { recursive: true, mode: 0o700 });
+  // Earlier versions go, and what an interrupted unpack left.
   for (const old of readdirSync(dir)) {
     if (old.startsWith(`${name}-`) && join(dir, old) !== folder) rmSync(join(dir, old), { recursive: true, force: true });
   }
+  for (const partial of readdirSync(folder)) if (partial.includes(".partial-")) rmSync(join(folder, partial), { force: true });
   const partial = `${path}.partial-${process.pid}`;
   const writer = Bun.file(partial).writer();
   const reader = blob.stream().pipeThrough(new DecompressionStream("gzip")).getReader();
@@ -148,6 +150,8 @@ let found: Promise<MediaTools | null> | null = null;
 export function mediaTools(dataDir: string): Promise<MediaTools | null> {
   found ??= locate(dataDir).catch((e) => {
     log("warn", "ffmpeg could not be prepared: video and audio uploads are refused", { error: String(e).split("\n")[0] });
+    // Tried again at the next upload (a disk that was full may not be any more).
+    found = null;
     return null;
   });
   return found;
@@ -200,8 +204,13 @@ export async function runTool(binary: string, args: string[], options: { limits?
   // The shell sets the bounds and then becomes the tool (exec), so the pid is the tool's. A
   // watchdog beside it kills the tool if the server dies (kill -9 included): the tool would
   // otherwise run on, orphaned, since it inherits our ignored SIGPIPE and never notices.
-  const watchdog = `(while kill -0 "$parent" 2>/dev/null && kill -0 "$me" 2>/dev/null; do sleep 1; done; kill -0 "$parent" 2>/dev/null || kill -9 "$me" 2>/dev/null) </dev/null >/dev/null 2>&1 &`;
-  const bounded = `parent=$PPID; me=$$; ulimit -t ${limits.cpuSeconds} && ulimit -v ${limits.memoryMb * 1024} && ulimit -f ${limits.fileMb * 2048} || exit 126; ${watchdog} exec "$0" "$@"`;
+  // The tool is known by its pid and start time, so a pid reused after it ended is never hit.
+  const alive = `[ "$(cut -d' ' -f22 /proc/$me/stat 2>/dev/null)" = "$born" ]`;
+  const watchdog = `(while kill -0 "$parent" 2>/dev/null && ${alive}; do sleep 1; done; kill -0 "$parent" 2>/dev/null || ! ${alive} || kill -9 "$me" 2>/dev/null) </dev/null >/dev/null 2>&1 &`;
+  // Each bound is lowered to the hard limit where that is lower: raising it would fail.
+  const cap = `cap() { h=$(ulimit -H "$1"); if [ "$h" != unlimited ] && [ "$h" -lt "$2" ]; then echo "$h"; else echo "$2"; fi; }`;
+  const bounds = `ulimit -t "$(cap -t ${limits.cpuSeconds})" && ulimit -v "$(cap -v ${limits.memoryMb * 1024})" && ulimit -f "$(cap -f ${limits.fileMb * 2048})" || exit 126`;
+  const bounded = `parent=$PPID; me=$$; born=$(cut -d' ' -f22 /proc/$$/stat); ${cap}; ${bounds}; ${watchdog} exec "$0" "$@"`;
   const proc = Bun.spawn(["/bin/sh", "-c", bounded, binary, ...args], {
     env: {},
     cwd: options.cwd,

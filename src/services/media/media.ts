@@ -1,5 +1,7 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { existsSync, readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { join, relative } from "node:path";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
@@ -87,15 +89,27 @@ export class MediaService {
   /** Whether video and audio are taken: true until the search for ffmpeg says otherwise. */
   avSupported = true;
 
-  /** Re-queues what a previous run left unprocessed. */
+  /**
+   * Re-queues what a previous run left unprocessed, and removes what it left half-done in
+   * media_uploads: uploads of requests it died in (up to 99 MB each), and the output of
+   * transcodes it was killed in (their jobs start again from the upload).
+   */
   restore() {
-    for (const row of this.db
-      .select({ id: mediaAttachments.id, type: mediaAttachments.type })
+    const unfinished = this.db
+      .select({ id: mediaAttachments.id, type: mediaAttachments.type, uploadFile: mediaAttachments.uploadFile })
       .from(mediaAttachments)
       .where(or(eq(mediaAttachments.processing, "queued"), eq(mediaAttachments.processing, "in_progress")))
-      .all()) {
-      this.queue.enqueue(row.id, row.type === "image" ? "image" : "av");
+      .all();
+    const kept = new Set(unfinished.map((row) => row.uploadFile));
+    const uploads = join(this.storage.root, "media_uploads");
+    if (existsSync(uploads)) {
+      for (const entry of readdirSync(uploads, { recursive: true, withFileTypes: true })) {
+        if (!entry.isFile()) continue;
+        const path = relative(this.storage.root, join(entry.parentPath, entry.name));
+        if (!kept.has(path)) this.storage.remove(path);
+      }
     }
+    for (const row of unfinished) this.queue.enqueue(row.id, row.type === "image" ? "image" : "av");
   }
 
   private validate(input: MediaInput, options: { fileRequired: boolean; larger?: boolean }) {
