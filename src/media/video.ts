@@ -72,8 +72,9 @@ export async function transcodeVideo(tools: MediaTools, input: string, output: s
   }
   const base = probe.video?.baseFps ?? 0;
   // A variable-rate file with a base rate above the limit (phones' 240 fps slow motion
-  // containers): frames kept as they come, at most VIDEO_FRAME_RATE_LIMIT a second.
-  const vfr = base > VIDEO_FRAME_RATE_LIMIT ? ["-vsync", "vfr", "-r", String(VIDEO_FRAME_RATE_LIMIT)] : [];
+  // containers, whose average passed the check): frames kept as they come, none made up.
+  // Not with -r, which ffmpeg 6 and later refuse beside it (Mastodon dropped it too).
+  const vfr = base > VIDEO_FRAME_RATE_LIMIT ? ["-vsync", "vfr"] : [];
   const v = probe.video as NonNullable<MediaProbe["video"]>;
   await runTool(tools.ffmpeg, [
     ...COMMON,
