@@ -231,7 +231,7 @@ export async function runTool(binary: string, args: string[], options: { limits?
   try {
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).bytes(), new Response(proc.stderr).text(), proc.exited]);
     // ffmpeg ends "successfully" with what it had when an allocation is refused: not a result.
-    const starved = /Cannot allocate memory|out of memory/i.test(stderr);
+    const starved = /Cannot allocate memory|out of memory|failed to map segment/i.test(stderr);
     if (code === 0 && !timedOut && !starved) return { stdout, stderr };
     const tail = stderr.trim().split("\n").slice(-3).join(" / ").slice(0, 500);
     if (timedOut) throw new ToolFailed(`timed out after ${limits.timeoutMs} ms`, "timeout");
