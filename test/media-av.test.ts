@@ -47,9 +47,10 @@ const BLURHASH = /^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{36}$/;
 
 describe("video", () => {
   test("a web-safe MP4 is kept as it is, its metadata dropped, with a first-frame preview", async () => {
-    const res = await upload(await clips.mp4(), { fields: { description: "A test card" } });
+    const res = await upload(await clips.mp4(), { fields: { description: "A test card", focus: "0.5,-0.5" } });
     expect(res.status).toBe(200);
     const m = res.body;
+    expect(m.meta.focus).toEqual({ x: 0.5, y: -0.5 });
     expect(m.type).toBe("video");
     expect(m.url).toMatch(/\.mp4$/);
     expect(m.description).toBe("A test card");
