@@ -6,16 +6,8 @@ import { join } from "node:path";
 import { DATABASE_FILE } from "../src/db/connection.ts";
 import { clips, decodes, longClip, removeClips } from "./support/clips.ts";
 import { cli, serveProcess, signIn } from "./support/serve-process.ts";
+import { eventually } from "./support/federation.ts";
 import { waitFor } from "./support/wait.ts";
-
-/** Polls an async condition every 50 ms until it holds, or fails at the deadline. */
-async function eventually(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 afterAll(() => removeClips());
 
@@ -51,7 +43,7 @@ test("kill -9 while a video transcodes: ffmpeg goes with the server, and the res
     const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
     const row = () => db.query("SELECT processing, upload_file AS upload FROM media_attachments WHERE id = ?").get(res.body.id) as { processing: string; upload: string | null };
     // The job has claimed the upload and its ffmpeg is running (named by the upload's scratch file).
-    await eventually(() => row().processing === "in_progress" && processesWith(row().upload!.replace(/\.bin$/, ".mp4")).length > 0, 20_000, "ffmpeg at work");
+    await eventually(() => row().processing === "in_progress" && processesWith(row().upload!.replace(/\.bin$/, ".mp4")).length > 0, "ffmpeg at work", 20_000);
     const ffmpeg = processesWith(row().upload!.replace(/\.bin$/, ".mp4"));
     running.proc.kill("SIGKILL");
     await running.proc.exited;
@@ -66,7 +58,7 @@ test("kill -9 while a video transcodes: ffmpeg goes with the server, and the res
 
     running = await serveProcess(dataDir);
     const again = await signIn(running.base, "vic", "vics password");
-    await eventually(async () => (await again.get(`/api/v1/media/${res.body.id}`)).status !== 206, 60_000, "the video to be processed");
+    await eventually(async () => (await again.get(`/api/v1/media/${res.body.id}`)).status !== 206, "the video to be processed", 60_000);
     const done = await again.get(`/api/v1/media/${res.body.id}`);
     expect(done.status).toBe(200);
     expect(done.body.type).toBe("video");

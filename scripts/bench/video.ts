@@ -142,7 +142,7 @@ t = performance.now();
 // prettier-ignore
 const direct = spawn([
   FFMPEG, "-nostdin", "-hide_banner", "-loglevel", "error", "-threads", "1", "-filter_threads", "1", "-i", clip,
-  "-map_metadata", "-1", "-map_chapters", "-1", "-sn", "-dn", "-vf", "crop=floor(iw/2)*2:floor(ih/2)*2",
+  "-map", "0:v:0", "-map", "0:a:0", "-threads", "1", "-map_metadata", "-1", "-map_chapters", "-1", "-sn", "-dn", "-vf", "crop=floor(iw/2)*2:floor(ih/2)*2",
   "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-b:v", String(bitrate), "-maxrate", String(bitrate + 192_000),
   "-bufsize", String(bitrate * 5), "-frames:v", "36000", "-c:a", "aac", "-b:a", "192k", "-movflags", "+faststart", "-f", "mp4", "-y", baselineOut,
 ], { stdout: "ignore", stderr: "inherit" });
