@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { mediaTools, runTool, ToolFailed } from "../../src/media/ffmpeg.ts";
+import { mediaTools, probeJson, runTool, ToolFailed } from "../../src/media/ffmpeg.ts";
 
 // The bounds ffmpeg runs under (src/media/ffmpeg.ts), each made to bite.
 
@@ -52,7 +52,8 @@ describe("runTool", () => {
     // An HLS playlist that points at a local file: the classic way to make ffmpeg read /etc/passwd.
     const playlist = join(tmpdir(), `rookery-hls-${process.pid}.m3u8`);
     await Bun.write(playlist, "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n");
-    const error = await runTool(tools.ffmpeg, ["-nostdin", "-v", "error", "-protocol_whitelist", "file", "-format_whitelist", "mov,matroska,webm,gif,apng,mp3,ogg,flac,wav,aac,asf", "-i", playlist, "-f", "null", "-"]).catch((e: unknown) => e);
+    // Through the probe every upload meets first: refused, not followed.
+    const error = await probeJson(tools, playlist).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ToolFailed);
     await Bun.file(playlist).delete();
   });
