@@ -55,6 +55,7 @@ describe("runTool", () => {
     // Through the probe every upload meets first: refused, not followed.
     const error = await probeJson(tools, playlist).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ToolFailed);
+    expect(String(error)).toContain("not on whitelist");
     await Bun.file(playlist).delete();
   });
 });
