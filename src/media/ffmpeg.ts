@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { setPriority } from "node:os";
 import { join } from "node:path";
 import { log } from "../log.ts";
@@ -7,7 +7,7 @@ import { log } from "../log.ts";
  * ffmpeg and ffprobe: where they come from, and how they run.
  *
  * Where from, in this order: FFMPEG_PATH / FFPROBE_PATH; the copies built into the
- * executable (scripts/build.ts embeds the two npm packages' static binaries, gzipped, and they
+ * executable (scripts/build.ts embeds the two npm packages' static binaries, compressed, and they
  * are unpacked once under DATA_DIR/tools); the same packages in node_modules (`bun run`); the
  * system's, on PATH. The packages (@ffmpeg-installer/linux-x64, @ffprobe-installer/linux-x64)
  * carry the binaries inside their tarballs: nothing is downloaded at install or run time.
@@ -90,10 +90,10 @@ export const INPUT_CODECS = [
 /** Demuxers an upload may be read with; everything else (hls, concat, image2...) is refused. */
 export const INPUT_FORMATS = "mov,matroska,webm,gif,apng,mp3,ogg,flac,wav,aac,asf";
 
-/** The embedded gzipped binary (inside a compiled executable) named `name-<hash>.gz`. */
+/** The embedded compressed binary (inside a compiled executable) named `name-<hash>.zst`. */
 function embedded(name: string): Blob | undefined {
   const files = (Bun as unknown as { embeddedFiles?: Blob[] }).embeddedFiles ?? [];
-  return files.find((f) => new RegExp(`^${name}-[a-z0-9]+\\.gz$`).test((f as Blob & { name?: string }).name ?? ""));
+  return files.find((f) => new RegExp(`^${name}-[a-z0-9]+\\.zst$`).test((f as Blob & { name?: string }).name ?? ""));
 }
 
 function executable(path: string | undefined): path is string {
@@ -114,13 +114,13 @@ function onPath(name: string): string | undefined {
 }
 
 /**
- * Unpacks an embedded binary under `dir/<blob name without .gz>/` once (the name carries its
+ * Unpacks an embedded binary under `dir/<blob name without .zst>/` once (the name carries its
  * content hash, so an upgrade unpacks the new one and removes the old); written under a
  * temporary name and renamed, so a crash never leaves a half-written tool behind.
  */
 async function unpack(blob: Blob, name: string, dir: string): Promise<string> {
   const blobName = (blob as Blob & { name: string }).name;
-  const folder = join(dir, blobName.replace(/\.gz$/, ""));
+  const folder = join(dir, blobName.replace(/\.zst$/, ""));
   const path = join(folder, name);
   if (executable(path)) return path;
   mkdirSync(folder, { recursive: true, mode: 0o700 });
@@ -131,54 +131,66 @@ async function unpack(blob: Blob, name: string, dir: string): Promise<string> {
   for (const partial of readdirSync(folder)) if (partial.includes(".partial-")) rmSync(join(folder, partial), { force: true });
   const partial = `${path}.partial-${process.pid}`;
   const writer = Bun.file(partial).writer();
-  const reader = blob.stream().pipeThrough(new DecompressionStream("gzip")).getReader();
+  const reader = blob.stream().pipeThrough(new DecompressionStream("zstd" as CompressionFormat)).getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     writer.write(value);
   }
   await writer.end();
-  const { chmodSync } = await import("node:fs");
   chmodSync(partial, 0o500);
   renameSync(partial, path);
   return path;
 }
 
-let found: Promise<MediaTools | null> | null = null;
+/** Where the tools are, before anything is unpacked: cheap enough to ask at start-up. */
+type Found = { kind: "ready"; tools: MediaTools } | { kind: "embedded"; ffmpeg: Blob; ffprobe: Blob };
 
-/** The tools, located (and unpacked) on first use; null when there are none. */
-export function mediaTools(dataDir: string): Promise<MediaTools | null> {
-  found ??= locate(dataDir).catch((e) => {
-    log("warn", "ffmpeg could not be prepared: video and audio uploads are refused", { error: String(e).split("\n")[0] });
-    // Tried again at the next upload (a disk that was full may not be any more).
-    found = null;
-    return null;
-  });
-  return found;
-}
-
-async function locate(dataDir: string): Promise<MediaTools | null> {
+export function findTools(): Found | null {
   const env = { ffmpeg: process.env.FFMPEG_PATH, ffprobe: process.env.FFPROBE_PATH };
   if (env.ffmpeg || env.ffprobe) {
-    if (!executable(env.ffmpeg) || !executable(env.ffprobe)) throw new Error("FFMPEG_PATH and FFPROBE_PATH must both name executables");
-    return { ffmpeg: env.ffmpeg, ffprobe: env.ffprobe, source: "settings" };
+    if (!executable(env.ffmpeg) || !executable(env.ffprobe)) {
+      log("warn", "FFMPEG_PATH and FFPROBE_PATH must both name executables: video and audio uploads are refused");
+      return null;
+    }
+    return { kind: "ready", tools: { ffmpeg: env.ffmpeg, ffprobe: env.ffprobe, source: "settings" } };
   }
-  const packedFfmpeg = embedded("ffmpeg");
-  const packedFfprobe = embedded("ffprobe");
-  if (packedFfmpeg && packedFfprobe) {
-    const dir = join(dataDir, "tools");
-    return { ffmpeg: await unpack(packedFfmpeg, "ffmpeg", dir), ffprobe: await unpack(packedFfprobe, "ffprobe", dir), source: "embedded" };
-  }
+  const packed = { ffmpeg: embedded("ffmpeg"), ffprobe: embedded("ffprobe") };
+  if (packed.ffmpeg && packed.ffprobe) return { kind: "embedded", ffmpeg: packed.ffmpeg, ffprobe: packed.ffprobe };
   const modules = join(import.meta.dir, "..", "..", "node_modules");
   const pkg = { ffmpeg: join(modules, "@ffmpeg-installer/linux-x64/ffmpeg"), ffprobe: join(modules, "@ffprobe-installer/linux-x64/ffprobe") };
   if (existsSync(pkg.ffmpeg) && existsSync(pkg.ffprobe)) {
     // npm runs the packages' `chmod u+x` only where install scripts are allowed.
-    for (const path of [pkg.ffmpeg, pkg.ffprobe]) if (!executable(path)) (await import("node:fs")).chmodSync(path, 0o755);
-    return { ...pkg, source: "package" };
+    for (const path of [pkg.ffmpeg, pkg.ffprobe]) if (!executable(path)) chmodSync(path, 0o755);
+    return { kind: "ready", tools: { ...pkg, source: "package" } };
   }
   const system = { ffmpeg: onPath("ffmpeg"), ffprobe: onPath("ffprobe") };
-  if (system.ffmpeg && system.ffprobe) return { ffmpeg: system.ffmpeg, ffprobe: system.ffprobe, source: "system" };
+  if (system.ffmpeg && system.ffprobe) return { kind: "ready", tools: { ffmpeg: system.ffmpeg, ffprobe: system.ffprobe, source: "system" } };
   return null;
+}
+
+let prepared: Promise<MediaTools | null> | null = null;
+
+/**
+ * The tools, ready to run; null when there are none. The embedded ones are unpacked at the
+ * first video or audio upload, not at start-up: a server that never sees one never pays.
+ */
+export function mediaTools(dataDir: string): Promise<MediaTools | null> {
+  prepared ??= prepare(dataDir).catch((e) => {
+    log("warn", "ffmpeg could not be prepared: video and audio uploads are refused", { error: String(e).split("\n")[0] });
+    // Tried again at the next upload (a disk that was full may not be any more).
+    prepared = null;
+    return null;
+  });
+  return prepared;
+}
+
+async function prepare(dataDir: string): Promise<MediaTools | null> {
+  const found = findTools();
+  if (!found) return null;
+  if (found.kind === "ready") return found.tools;
+  const dir = join(dataDir, "tools");
+  return { ffmpeg: await unpack(found.ffmpeg, "ffmpeg", dir), ffprobe: await unpack(found.ffprobe, "ffprobe", dir), source: "embedded" };
 }
 
 export class ToolFailed extends Error {

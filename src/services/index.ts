@@ -27,7 +27,7 @@ import { RemoteThreads } from "./federation/remote-threads.ts";
 import { AccountMoves } from "./federation/moves.ts";
 import { FederationDomains } from "./federation/domains.ts";
 import type { InstanceKeys } from "./instance.ts";
-import { mediaTools } from "../media/ffmpeg.ts";
+import { findTools, mediaTools } from "../media/ffmpeg.ts";
 import { MediaService } from "./media/media.ts";
 import { RemoteMediaCache } from "./media/remote-media-cache.ts";
 import { LinkCards } from "./statuses/link-cards.ts";
@@ -117,7 +117,7 @@ export function createServices(deps: ServiceDeps) {
   const timelines = new TimelineService(db, reader, homeFeed, moderation, lists);
   const threads = new ThreadService(db, reader, moderation);
   const idempotency = new IdempotencyStore(db.$client, clock);
-  const media = new MediaService(db, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir) });
+  const media = new MediaService(db, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
 
   const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
   const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit));

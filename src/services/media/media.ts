@@ -42,8 +42,10 @@ export interface MediaOptions {
   workers: number;
   /** ffmpeg processes at a time. */
   transcodes: number;
-  /** ffmpeg and ffprobe, or null where there are none. */
+  /** ffmpeg and ffprobe, ready to run (unpacked on first use), or null where there are none. */
   tools: () => Promise<MediaTools | null>;
+  /** Whether there are any, known at start-up without unpacking anything. */
+  available: boolean;
 }
 
 /** `x,y`, each from -1.0 to 1.0; anything else is refused. */
@@ -79,15 +81,12 @@ export class MediaService {
     this.slots = new Slots(options.transcodes);
     this.tools = options.tools;
     this.av = new AvUploads(this);
-    // Located (and, in the executable, unpacked) now, so that the first video does not wait.
-    void this.tools().then((tools) => {
-      this.avSupported = tools !== null;
-      if (!tools) log("warn", "no ffmpeg found: video and audio uploads are refused (set FFMPEG_PATH and FFPROBE_PATH)");
-    });
+    this.avSupported = options.available;
+    if (!this.avSupported) log("warn", "no ffmpeg found: video and audio uploads are refused (set FFMPEG_PATH and FFPROBE_PATH)");
   }
 
-  /** Whether video and audio are taken: true until the search for ffmpeg says otherwise. */
-  avSupported = true;
+  /** Whether video and audio are taken: ffmpeg was found (the instance endpoints say so). */
+  readonly avSupported: boolean;
 
   /**
    * Re-queues what a previous run left unprocessed, and removes what it left half-done in
