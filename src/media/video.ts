@@ -41,7 +41,7 @@ export function checkVideo(probe: MediaProbe) {
  * upright (old muxers lose a rotation when metadata is dropped) and within the bitrate it would
  * be transcoded to, so a 99 MB upload of a few seconds is not passed on to every viewer.
  */
-export function passesThrough(probe: MediaProbe): boolean {
+function passesThrough(probe: MediaProbe): boolean {
   const v = probe.video;
   if (!v || v.rotated) return false;
   if (!probe.format.split(",").includes("mp4")) return false;

@@ -1,8 +1,5 @@
-import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
-import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
+import type { MediaRow } from "../../db/schema.ts";
 import { unprocessable } from "../../errors.ts";
-import type { IdGenerator } from "../../ids.ts";
 import type { MediaTools } from "../../media/ffmpeg.ts";
 import { geometry, ImageError, inspect, type ImageInfo } from "../../media/images.ts";
 import { avTypeGuess, isAnimatedPng, sniff } from "../../media/sniff.ts";
@@ -18,9 +15,6 @@ type Image = { bytes: Uint8Array; info: ImageInfo };
 
 /** What the uploads of video, gifv and audio share with those of images (MediaService's parts). */
 export interface MediaParts {
-  db: Db;
-  ids: IdGenerator;
-  clock: Clock;
   storage: MediaStorage;
   queue: MediaQueue;
   slots: Slots;
@@ -29,6 +23,7 @@ export interface MediaParts {
   readImage(file: File, label: "File" | "Thumbnail"): Promise<Image>;
   store(kind: string, data: Uint8Array, ext: string): Promise<string>;
   previewOf(image: Image): Promise<{ preview: { data: Uint8Array; ext: string; width: number; height: number }; blurhash: string }>;
+  insertUpload(fields: Pick<MediaRow, "accountId" | "type" | "processing" | "uploadFile" | "file" | "preview" | "thumbnail" | "meta" | "description" | "blurhash">): MediaRow;
 }
 
 /** An animation that becomes a gifv, or null for a still image. */
@@ -92,12 +87,8 @@ export class AvUploads {
         written.push(file);
         rendered = made.meta;
       }
-      const row: MediaRow = {
-        id: this.m.ids.next(),
+      const row = this.m.insertUpload({
         accountId,
-        statusId: null,
-        scheduledStatusId: null,
-        position: 0,
         type: prepared.type,
         processing: prepared.failed ? "failed" : options.background ? "queued" : "complete",
         uploadFile: options.background && !prepared.failed ? uploadFile : null,
@@ -107,12 +98,7 @@ export class AvUploads {
         meta: JSON.stringify({ focus, ...rendered, small }),
         description: input.description ?? null,
         blurhash,
-        createdAt: this.m.clock.now(),
-        detachedAt: null,
-        shortcode: Buffer.from(crypto.getRandomValues(new Uint8Array(14))).toString("base64url"),
-        remoteUrl: null,
-      };
-      this.m.db.insert(mediaAttachments).values(row).run();
+      });
       if (row.processing === "queued") this.m.queue.enqueue(row.id, "av");
       else this.m.storage.remove(uploadFile);
       return row;

@@ -28,7 +28,6 @@ export interface AvPrepared {
 }
 
 export interface AvRendered {
-  ext: "mp4" | "mp3";
   /** Mastodon's `original` and the documented top-level fields (length, duration, fps, audio_*...). */
   meta: Record<string, unknown>;
 }
@@ -143,7 +142,7 @@ export async function renderAv(tools: MediaTools, source: AvSource, type: AvPrep
     }
     const result = await probeMedia(tools, output);
     if (type === "audio" ? !result.audio : !result.video) throw new Error("the output has no stream to play");
-    return { ext: type === "audio" ? "mp3" : "mp4", meta: avMeta(type, result) };
+    return { meta: avMeta(type, result) };
   } catch (e) {
     rmSync(output, { force: true });
     if (e instanceof ImageError) throw e;

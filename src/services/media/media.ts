@@ -185,12 +185,8 @@ export class MediaService {
         meta.original = geometry(original.width, original.height);
       }
       if (focus) meta.focus = focus;
-      const row: MediaRow = {
-        id: this.ids.next(),
+      const row = this.insertUpload({
         accountId,
-        statusId: null,
-        scheduledStatusId: null,
-        position: 0,
         type: "image",
         processing: options.background ? "queued" : "complete",
         uploadFile,
@@ -200,12 +196,7 @@ export class MediaService {
         meta: JSON.stringify(meta),
         description: input.description ?? null,
         blurhash,
-        createdAt: this.clock.now(),
-        detachedAt: null,
-        shortcode: Buffer.from(crypto.getRandomValues(new Uint8Array(14))).toString("base64url"),
-        remoteUrl: null,
-      };
-      this.db.insert(mediaAttachments).values(row).run();
+      });
       if (options.background) this.queue.enqueue(row.id);
       return row;
     } catch (e) {
@@ -214,6 +205,23 @@ export class MediaService {
     }
   }
 
+
+  /** A new upload's row, with what every upload starts as (unattached, its short link), stored. */
+  insertUpload(fields: Pick<MediaRow, "accountId" | "type" | "processing" | "uploadFile" | "file" | "preview" | "thumbnail" | "meta" | "description" | "blurhash">): MediaRow {
+    const row: MediaRow = {
+      id: this.ids.next(),
+      statusId: null,
+      scheduledStatusId: null,
+      position: 0,
+      createdAt: this.clock.now(),
+      detachedAt: null,
+      shortcode: Buffer.from(crypto.getRandomValues(new Uint8Array(14))).toString("base64url"),
+      remoteUrl: null,
+      ...fields,
+    };
+    this.db.insert(mediaAttachments).values(row).run();
+    return row;
+  }
 
   /**
    * The background step of a v2 upload: the original, from the kept upload. A PUT with a new
