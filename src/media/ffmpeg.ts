@@ -22,7 +22,7 @@ import { log } from "../log.ts";
 export interface MediaTools {
   ffmpeg: string;
   ffprobe: string;
-  /** Where they were found, for the start-up line. */
+  /** Where they were found, said in the log when they are first made ready. */
   source: "settings" | "embedded" | "package" | "system";
 }
 
@@ -188,9 +188,10 @@ export function mediaTools(dataDir: string): Promise<MediaTools | null> {
 async function prepare(dataDir: string): Promise<MediaTools | null> {
   const found = findTools();
   if (!found) return null;
-  if (found.kind === "ready") return found.tools;
   const dir = join(dataDir, "tools");
-  return { ffmpeg: await unpack(found.ffmpeg, "ffmpeg", dir), ffprobe: await unpack(found.ffprobe, "ffprobe", dir), source: "embedded" };
+  const tools = found.kind === "ready" ? found.tools : { ffmpeg: await unpack(found.ffmpeg, "ffmpeg", dir), ffprobe: await unpack(found.ffprobe, "ffprobe", dir), source: "embedded" as const };
+  log("info", "ffmpeg ready for video and audio", { source: tools.source, ffmpeg: tools.ffmpeg });
+  return tools;
 }
 
 export class ToolFailed extends Error {
