@@ -131,7 +131,8 @@ describe("link previews", () => {
       const carol = await createUser(strict, "carol");
       const before = hits.get("/plain") ?? 0;
       await postStatus(carol, { status: `Internal ${link("/plain?internal")}`, visibility: "public" });
-      await eventually(() => strict.database.sqlite.query("SELECT count(*) AS n FROM preview_cards WHERE failed_at IS NOT NULL").get() as { n: number }, "tried");
+      // The refused fetch is recorded as a failed card: only then is "never fetched" a finding.
+      await eventually(() => (strict.database.sqlite.query("SELECT count(*) AS n FROM preview_cards WHERE failed_at IS NOT NULL").get() as { n: number }).n === 1, "tried and refused");
       expect(hits.get("/plain") ?? 0).toBe(before);
     } finally {
       await strict.close();
