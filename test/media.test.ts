@@ -160,6 +160,8 @@ describe("POST /api/v1/media", () => {
 describe("POST /api/v2/media and GET /api/v1/media/:id", () => {
   test("202 with url null and a ready preview; 206 while processing, then 200", async () => {
     const big = await sharp({ create: { width: 4000, height: 3000, channels: 3, background: "#000", noise: { type: "gaussian", mean: 128, sigma: 30 } } }).jpeg().toBuffer();
+    // Held once rendered and before it is stored, so that "while processing" is certain.
+    const hold = server.ctx.services.media.queue.hold("rendered");
     const res = await upload(alice, big, { description: "noise" }, { version: 2 });
     expect(res.status).toBe(202);
     expect(res.body.url).toBeNull();
@@ -167,9 +169,11 @@ describe("POST /api/v2/media and GET /api/v1/media/:id", () => {
     expect(res.body.blurhash).toBeTruthy();
     expect(res.body.meta.original).toEqual({ width: 3325, height: 2493, size: "3325x2493", aspect: 3325 / 2493 });
     expect((await fetch(res.body.preview_url)).status).toBe(200);
+    await hold.reached;
     const during = await alice.client.get(`/api/v1/media/${res.body.id}`);
     expect(during.status).toBe(206);
     expect(during.body.url).toBeNull();
+    hold.release();
     await server.ctx.services.media.queue.idle();
     const after = await alice.client.get(`/api/v1/media/${res.body.id}`);
     expect(after.status).toBe(200);

@@ -80,16 +80,26 @@ describe("masto.js streaming", () => {
 describe("megalodon streaming", () => {
   test("user and local streams deliver updates with the token in the query", async () => {
     const client = generator("mastodon", server.base, bob.token);
-    const sockets: WebSocketInterface[] = [await client.userStreaming(), await client.localStreaming()];
-    try {
-      const received = sockets.map(
-        (socket) =>
-          new Promise<Entity.Status>((resolve, reject) => {
-            socket.on("update", (status: Entity.Status) => resolve(status));
-            socket.on("error", (e: Error) => reject(e));
-          }),
+    // Each socket's listeners are attached as soon as it exists: the first starts connecting
+    // while the second is made (megalodon reads /api/v1/instance first), and its "connect"
+    // could otherwise fire before anyone listens.
+    const sockets: WebSocketInterface[] = [];
+    const received: Promise<Entity.Status>[] = [];
+    const connected: Promise<unknown>[] = [];
+    const listen = (socket: WebSocketInterface) => {
+      sockets.push(socket);
+      connected.push(new Promise((resolve) => socket.on("connect", resolve)));
+      received.push(
+        new Promise<Entity.Status>((resolve, reject) => {
+          socket.on("update", (status: Entity.Status) => resolve(status));
+          socket.on("error", (e: Error) => reject(e));
+        }),
       );
-      await Promise.all(sockets.map((socket) => new Promise((resolve) => socket.on("connect", resolve))));
+    };
+    try {
+      listen(await client.userStreaming());
+      listen(await client.localStreaming());
+      await Promise.all(connected);
       const posted = await postStatus(alice, { status: "megalodon hears this" });
       for (const status of await Promise.all(received)) expect(status.id).toBe(posted.id);
     } finally {

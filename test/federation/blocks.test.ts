@@ -162,8 +162,9 @@ describe("security: refused, and nothing changes", () => {
       object: { id: `${a.base}/users/alice`, type: "Person", preferredUsername: "alice", name: "pwned", inbox: `${a.base}/users/alice/inbox` },
     });
     expect(updated.status).toBe(202);
-    // Both were handled once A's queue is empty.
-    await eventually(() => a.federation!.queue.pending() === 0, "A handled what came in");
+    // Both were handled before their 202 (incoming activities are not queued); idle() also
+    // waits for anything their handlers queued.
+    await a.federation!.idle();
     expect((await alice.client.get(`/api/v1/statuses/${status.id}`)).body).toMatchObject({ content: "<p>still here</p>" });
     expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body).toEqual(profile);
   });
@@ -237,7 +238,7 @@ describe("a remote account blocks a local one, then unblocks", () => {
     a.ctx.services.moderation.block(bobOnA.id, gina.account.id);
     const undo = await send({ id: `${blockId}/undo`, type: "Undo", object: { id: `${b.base}/users/bob#blocks/x`, type: "Block", actor: `${b.base}/users/bob`, object: `${a.base}/users/gina` } });
     expect(undo.status).toBe(202);
-    await eventually(() => a.federation!.queue.pending() === 0, "A handled the Undo");
+    await a.federation!.idle();
     expect(count(a, "SELECT count(*) AS n FROM blocks WHERE account_id = ? AND target_account_id = ?", bobOnA.id, gina.account.id)).toBe(1);
     expect(count(a, "SELECT count(*) AS n FROM blocks WHERE account_id = ? AND target_account_id = ?", remoteCarol.id, gina.account.id)).toBe(1);
   });

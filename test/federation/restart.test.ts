@@ -3,6 +3,7 @@ import { Accept, Create } from "@fedify/fedify/vocab";
 import { createUser, postStatus } from "../support/fixtures.ts";
 import { eventually } from "../support/federation.ts";
 import { startReceiver } from "../support/fedify-receiver.ts";
+import { freePort } from "../support/serve-process.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 let a: TestServer;
@@ -10,7 +11,7 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
 beforeAll(async () => {
   // A fixed port: after the restart the server must be the same origin (its key ids are URLs).
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = freePort("127.0.0.2");
   a = await startTestServer({ HOST: "127.0.0.2", PORT: String(port), PUBLIC_URL: `http://127.0.0.2:${port}`, ALLOW_PRIVATE_ADDRESSES: "true" });
   receiver = await startReceiver("127.0.0.6");
 });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "./http.ts";
+import { freePort } from "./serve-process.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 export const TLS_PASSWORD = "correct horse battery staple";
@@ -49,7 +50,7 @@ export async function startTlsPeer(
   env: Record<string, string> = {},
   options: { proxyPort?: number } = {},
 ): Promise<TlsPeer> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = freePort(host);
   const direct = `http://${host}:${port}`;
   const proxy = Bun.serve({
     hostname: host,
