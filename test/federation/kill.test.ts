@@ -31,28 +31,25 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** The server's queue as its database file says (the server is another process). */
-const queued = () => {
+/**
+ * Messages in the server's queue as its database file says (the server is another process),
+ * those matching `where` only if given.
+ */
+const queuedWhere = (where = "1") => {
   const db = new Database(join(dataDir, "rookery.sqlite3"), { readonly: true });
   try {
-    return (db.query("SELECT count(*) AS n FROM fedify_messages").get() as { n: number }).n;
+    return (db.query(`SELECT count(*) AS n FROM fedify_messages WHERE ${where}`).get() as { n: number }).n;
   } finally {
     db.close();
   }
 };
+const queued = () => queuedWhere();
 /**
  * Messages that are retries (Fedify's `attempt` above 0): a first attempt that failed has ended
  * only once its retry is written. Until then its second knock (Fedify re-sends a refused
  * delivery signed the other way, a 503 included) may still be on its way.
  */
-const retries = () => {
-  const db = new Database(join(dataDir, "rookery.sqlite3"), { readonly: true });
-  try {
-    return (db.query("SELECT count(*) AS n FROM fedify_messages WHERE json_extract(message, '$.attempt') > 0").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-};
+const retries = () => queuedWhere("json_extract(message, '$.attempt') > 0");
 const restart = async (options: { retriesDue?: boolean } = {}) => {
   running!.proc.kill("SIGKILL");
   await running!.proc.exited;
