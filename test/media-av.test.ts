@@ -357,6 +357,60 @@ describe("thumbnails and statuses", () => {
     expect(put.body.url).toBe(voice.body.url);
   });
 
+  test("PUT with a new file takes it as POST /api/v1/media does: a video, a GIF made gifv, audio; a custom thumbnail stays; a bad one changes nothing", async () => {
+    const put = (id: string, file: Uint8Array, fields: Record<string, string | Blob> = {}) => {
+      const form = new FormData();
+      form.append("file", new Blob([file as Uint8Array<ArrayBuffer>], { type: "application/octet-stream" }), "upload.bin");
+      for (const [k, v] of Object.entries(fields)) form.append(k, v);
+      return alice.client.put(`/api/v1/media/${id}`, { multipart: form });
+    };
+    const png = new Uint8Array(await sharp({ create: { width: 64, height: 48, channels: 3, background: "#336699" } }).png().toBuffer());
+    const image = (await upload(png, { fields: { focus: "0.2,0.3" } })).body;
+    expect(image.type).toBe("image");
+
+    // An image becomes a video: its file, type, meta and first-frame preview are the video's; focus stays.
+    const video = await put(image.id, await clips.mp4());
+    expect(video.status).toBe(200);
+    expect(video.body).toMatchObject({ id: image.id, type: "video", meta: { focus: { x: 0.2, y: 0.3 }, fps: 30, original: { width: 320, height: 240, frame_rate: "30/1" }, small: { width: 320, height: 240 } } });
+    expect(video.body.url).toMatch(/\.mp4$/);
+    expect(video.body.preview_url).not.toBe(image.preview_url);
+    expect(video.body.blurhash).toMatch(BLURHASH);
+    expect(await decodes(await served(video.body.url, "video/mp4"))).toBe(true);
+    expect((await fetch(image.url)).status).toBe(404);
+    expect((await previewOf(video.body.preview_url)).width).toBe(320);
+
+    // The video becomes a gifv from a GIF; GET says the same.
+    const gifv = await put(image.id, await clips.gif());
+    expect(gifv.status).toBe(200);
+    expect(gifv.body).toMatchObject({ type: "gifv", meta: { original: { width: 160, height: 120 }, small: { width: 160, height: 120 } } });
+    expect(gifv.body.meta.audio_encode).toBeUndefined();
+    expect((await fetch(video.body.url)).status).toBe(404);
+    expect((await alice.client.get(`/api/v1/media/${image.id}`)).body).toEqual(gifv.body);
+
+    // With a custom thumbnail, an Opus file replacing it becomes MP3 audio and keeps that thumbnail.
+    const thumb = new Blob([await sharp({ create: { width: 80, height: 80, channels: 3, background: "#aa3366" } }).jpeg().toBuffer()]);
+    const thumbnailForm = new FormData();
+    thumbnailForm.append("thumbnail", thumb);
+    const custom = await alice.client.put(`/api/v1/media/${image.id}`, { multipart: thumbnailForm });
+    expect(custom.status).toBe(200);
+    const audio = await put(image.id, await clips.opus());
+    expect(audio.status).toBe(200);
+    expect(audio.body).toMatchObject({ type: "audio", preview_url: custom.body.preview_url, blurhash: custom.body.blurhash, meta: { audio_encode: "mp3", small: custom.body.meta.small } });
+    expect(audio.body.meta.original).toEqual({ duration: expect.any(Number), bitrate: expect.any(Number) });
+    expect(audio.body.meta.fps).toBeUndefined();
+    expect(await decodes(await served(audio.body.url, "audio/mpeg"))).toBe(true);
+
+    // A truncated video and a video over 4K: 422, and the attachment and its files are as they were.
+    const files = mediaFiles(server).sort();
+    const whole = await clips.mp4IndexLast();
+    const truncated = await put(image.id, whole.slice(0, Math.floor(whole.length / 2)));
+    expect([truncated.status, truncated.body]).toEqual([422, { error: "Error processing thumbnail for uploaded media" }]);
+    const large = await put(image.id, await clips.tooLarge());
+    expect([large.status, large.body]).toEqual([422, { error: "4096x2160 videos are not supported" }]);
+    expect((await alice.client.get(`/api/v1/media/${image.id}`)).body).toEqual(audio.body);
+    expect(mediaFiles(server).sort()).toEqual(files);
+  });
+
   test("posted: the status, its public page and its ActivityPub Note carry them", async () => {
     const cases = [
       [await clips.mp4(), "video", "video/mp4", "controls"],

@@ -52,20 +52,7 @@ export class AvUploads {
     const thumb = input.thumbnail ? await this.m.readImage(input.thumbnail, "Thumbnail") : undefined;
     const written: string[] = [];
     try {
-      const uploadFile = this.m.storage.newPath("media_uploads", "bin");
-      await this.m.storage.write(uploadFile, bytes ?? file0);
-      written.push(uploadFile);
-      const uploadPath = this.m.storage.resolve(uploadFile) as string;
-      const scratch = this.m.storage.prepare(this.m.storage.newPath("media_uploads", "png"));
-      let prepared: AvPrepared;
-      try {
-        prepared = await this.m.previews.run(() => prepareAv(tools, source, uploadPath, scratch));
-      } catch (e) {
-        // v2 answers before processing: a file that cannot be read becomes a failed upload.
-        if (!(options.background && e instanceof ImageError && e.message === PROCESSING_FAILED)) imageError(e);
-        const type = source === "av" ? avTypeGuess(new Uint8Array(await file0.slice(0, 64).arrayBuffer())) : "gifv";
-        prepared = { type, preview: null, blurhash: null, failed: true };
-      }
+      const { uploadFile, prepared } = await this.take(tools, source, file0, bytes, written, { keepUnreadable: options.background });
       let small: Meta["small"];
       let blurhash = prepared.blurhash;
       let previewPath: string | null = null;
@@ -106,6 +93,55 @@ export class AvUploads {
       for (const path of written) this.m.storage.remove(path);
       throw e;
     }
+  }
+
+  /**
+   * PUT with a new file that ffmpeg reads: made at once, as a v1 upload makes it. The caller
+   * writes the row; `written` is what it must remove if it does not. The preview (a frame, or
+   * an audio file's cover art, or none) is made only when asked for: a custom thumbnail stays.
+   */
+  async replacement(source: AvSource, file: File, bytes: Uint8Array | null, options: { preview: boolean }) {
+    const tools = await this.m.tools();
+    if (!tools) throw unprocessable(NO_FFMPEG);
+    const written: string[] = [];
+    try {
+      const { uploadFile, prepared } = await this.take(tools, source, file, bytes, written, { keepUnreadable: false });
+      let preview: { path: string; small: Meta["small"]; blurhash: string | null } | null = null;
+      if (options.preview && prepared.preview) {
+        const path = await this.m.store("media_previews", prepared.preview.data, "png");
+        written.push(path);
+        preview = { path, small: geometry(prepared.preview.width, prepared.preview.height), blurhash: prepared.blurhash };
+      }
+      const made = await this.render(tools, source, prepared.type, uploadFile).catch(imageError);
+      written.push(made.file);
+      this.m.storage.remove(uploadFile);
+      return { type: prepared.type, file: made.file, meta: made.meta, preview, written };
+    } catch (e) {
+      for (const path of written) this.m.storage.remove(path);
+      throw e;
+    }
+  }
+
+  /**
+   * The upload kept as a file for ffmpeg (added to `written`), read and checked, its preview
+   * made. A file that cannot be read is refused, or, with `keepUnreadable` (v2 answers before
+   * processing), comes back as failed.
+   */
+  private async take(tools: MediaTools, source: AvSource, file: File, bytes: Uint8Array | null, written: string[], options: { keepUnreadable: boolean }) {
+    const uploadFile = this.m.storage.newPath("media_uploads", "bin");
+    await this.m.storage.write(uploadFile, bytes ?? file);
+    written.push(uploadFile);
+    const uploadPath = this.m.storage.resolve(uploadFile) as string;
+    const scratch = this.m.storage.prepare(this.m.storage.newPath("media_uploads", "png"));
+    let prepared: AvPrepared;
+    try {
+      prepared = await this.m.previews.run(() => prepareAv(tools, source, uploadPath, scratch));
+    } catch (e) {
+      if (!(options.keepUnreadable && e instanceof ImageError && e.message === PROCESSING_FAILED)) imageError(e);
+      const type = source === "av" ? avTypeGuess(new Uint8Array(await file.slice(0, 64).arrayBuffer())) : "gifv";
+      prepared = { type, preview: null, blurhash: null, failed: true };
+    }
+    return { uploadFile, prepared };
   }
 
   /** What a kept upload becomes, told again from its bytes (the queue keeps only the file). */

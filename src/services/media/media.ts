@@ -301,21 +301,34 @@ export class MediaService {
   async update(accountId: number, id: number | null, input: MediaInput): Promise<{ row: MediaRow; ready: boolean }> {
     const row = this.own(accountId, id);
     if (row.processing === "failed" && !input.file) throw unprocessable(PROCESSING_FAILED);
-    const { focus } = this.validate(input, { fileRequired: false });
+    const head = input.file ? sniff(new Uint8Array(await input.file.slice(0, 64).arrayBuffer())) : null;
+    const { focus } = this.validate(input, { fileRequired: false, larger: head === "av" });
     const written: string[] = [];
-    let newOriginal: { path: string; geometry: Meta["original"] } | undefined;
-    let newPreview: { path: string; geometry: Meta["small"]; blurhash: string; custom: boolean } | undefined;
+    // The new file, what it makes the attachment, and its meta besides original and small
+    // (video and audio's top-level fields; none for an image).
+    let newOriginal: { path: string; type: MediaRow["type"]; original: Meta["original"]; fields: Record<string, unknown> } | undefined;
+    // A new preview; `null` path: the new file has none (audio without cover art).
+    let newPreview: { path: string | null; geometry: Meta["small"]; blurhash: string | null; custom: boolean } | undefined;
     try {
-      const image = input.file ? await this.readImage(input.file, "File") : undefined;
       const thumb = input.thumbnail ? await this.readImage(input.thumbnail, "Thumbnail") : undefined;
-      if (image) {
+      // A custom thumbnail, once given, stays the preview even when the file changes.
+      const ownPreview = !thumb && !row.thumbnail;
+      // A new file is taken as POST /api/v1/media takes it: video, audio and animations through ffmpeg.
+      const image = input.file && head !== "av" ? await this.readImage(input.file, "File") : undefined;
+      const animated = image ? animatedSource(image) : null;
+      if (input.file && (head === "av" || (animated && (await this.tools())))) {
+        const made = await this.av.replacement(animated ?? "av", input.file, image?.bytes ?? null, { preview: ownPreview });
+        written.push(...made.written);
+        const { original, ...fields } = made.meta;
+        newOriginal = { path: made.file, type: made.type, original: original as Meta["original"], fields };
+        if (ownPreview) newPreview = { path: made.preview?.path ?? null, geometry: made.preview?.small, blurhash: made.preview?.blurhash ?? null, custom: false };
+      } else if (image) {
         const original = await renderOriginal(image.bytes, image.info).catch(imageError);
         const path = await this.store("media_attachments", original.data, original.ext);
         written.push(path);
-        newOriginal = { path, geometry: geometry(original.width, original.height) };
+        newOriginal = { path, type: "image", original: geometry(original.width, original.height), fields: {} };
       }
-      // A custom thumbnail, once given, stays the preview even when the file changes.
-      const source = thumb ?? (image && !row.thumbnail ? image : undefined);
+      const source = thumb ?? (image && ownPreview && newOriginal?.type === "image" ? image : undefined);
       if (source) {
         const { preview, blurhash } = await this.previewOf(source);
         const path = await this.store("media_previews", preview.data, preview.ext);
@@ -337,9 +350,9 @@ export class MediaService {
     const replaced: (string | null)[] = [];
     if (newOriginal) {
       changes.file = newOriginal.path;
-      // A still image replacing a video or audio file makes the attachment an image.
-      changes.type = "image";
-      meta.original = newOriginal.geometry;
+      // The attachment is what its new file is: a still image replacing a video makes it an image.
+      changes.type = newOriginal.type;
+      meta.original = newOriginal.original;
       changes.processing = "complete";
       changes.uploadFile = null;
       replaced.push(current.file, current.uploadFile);
@@ -360,7 +373,7 @@ export class MediaService {
     if (focus) meta.focus = focus;
     // Mastodon rewrites meta in the order focus, original, small on every update.
     const { focus: f, original: o, small: sm, ...rest } = meta;
-    changes.meta = JSON.stringify({ focus: f, ...(newOriginal ? {} : rest), original: o, small: sm });
+    changes.meta = JSON.stringify({ focus: f, ...(newOriginal ? newOriginal.fields : rest), original: o, small: sm });
     this.db.update(mediaAttachments).set(changes).where(eq(mediaAttachments.id, row.id)).run();
     for (const path of replaced) this.storage.remove(path);
     const updated = { ...current, ...changes };
