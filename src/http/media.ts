@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { parseId } from "../ids.ts";
 import { serializeAttachment } from "../presenters/media.ts";
-import type { MediaInput } from "../services/media/media.ts";
+import type { MediaInput } from "../services/media/media-input.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { file, str, type Params } from "./params.ts";

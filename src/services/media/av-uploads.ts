@@ -5,7 +5,8 @@ import { geometry, ImageError, inspect, type ImageInfo } from "../../media/image
 import { avTypeGuess, isAnimatedPng, sniff } from "../../media/sniff.ts";
 import type { MediaStorage } from "../../media/storage.ts";
 import { imageError, PROCESSING_FAILED, prepareAv, renderAv, type AvPrepared, type AvSource } from "./av.ts";
-import type { MediaInput, Meta } from "./media.ts";
+import type { MediaInput } from "./media-input.ts";
+import type { Meta } from "./media.ts";
 import type { MediaQueue, Slots } from "./queue.ts";
 
 /** Said when a video or audio file arrives and there is no ffmpeg to read it. */

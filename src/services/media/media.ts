@@ -7,27 +7,19 @@ import type { Db } from "../../db/connection.ts";
 import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { notFound, unprocessable, validationFailed } from "../../errors.ts";
-import { LIMITS } from "../../limits.ts";
 import { log } from "../../log.ts";
 import type { MediaTools } from "../../media/ffmpeg.ts";
 import { blurhashOf, expectedOriginal, geometry, ImageError, inspect, renderOriginal, renderPreview, type ImageInfo } from "../../media/images.ts";
 import { sniff } from "../../media/sniff.ts";
 import type { MediaStorage } from "../../media/storage.ts";
-import { VIDEO_SIZE_LIMIT } from "../../media/video.ts";
 import type { RenderCache } from "../statuses/render-cache.ts";
 import { imageError, PROCESSING_FAILED } from "./av.ts";
+import { validateMediaInput, type MediaInput } from "./media-input.ts";
 import { animatedSource, AvUploads } from "./av-uploads.ts";
 import { MediaQueue, Slots } from "./queue.ts";
 
 /** Unattached media are kept this long (from upload, or from the deletion of their status). */
 export const UNATTACHED_TTL_MS = 24 * 60 * 60 * 1000;
-
-export interface MediaInput {
-  file?: File;
-  thumbnail?: File;
-  description?: string;
-  focus?: string;
-}
 
 export interface Meta {
   focus?: { x: number; y: number };
@@ -46,14 +38,6 @@ export interface MediaOptions {
   tools: () => Promise<MediaTools | null>;
   /** Whether there are any, known at start-up without unpacking anything. */
   available: boolean;
-}
-
-/** `x,y`, each from -1.0 to 1.0; anything else is refused. */
-export function parseFocus(value: string): { x: number; y: number } | null {
-  const parts = value.split(",").map((p) => p.trim());
-  if (parts.length !== 2 || parts.some((p) => !/^[-+]?(\d+(\.\d*)?|\.\d+)$/.test(p))) return null;
-  const [x, y] = parts.map(Number) as [number, number];
-  return Math.abs(x) <= 1 && Math.abs(y) <= 1 ? { x, y } : null;
 }
 
 /**
@@ -111,28 +95,6 @@ export class MediaService {
     for (const row of unfinished) this.queue.enqueue(row.id, row.type === "image" ? "image" : "av");
   }
 
-  private validate(input: MediaInput, options: { fileRequired: boolean; larger?: boolean }) {
-    const errors: string[] = [];
-    if (options.fileRequired && !input.file) errors.push("File can't be blank");
-    // Video and audio may be larger (Mastodon's larger_media_format?).
-    const limit = options.larger ? VIDEO_SIZE_LIMIT : LIMITS.imageSizeLimit;
-    const mb = limit / (1024 * 1024);
-    if (input.file && input.file.size >= limit) errors.push(`File must be less than ${mb} MB`, `File file size must be less than ${mb} MB`);
-    if (input.thumbnail && input.thumbnail.size >= LIMITS.imageSizeLimit) {
-      errors.push("Thumbnail must be less than 16 MB", "Thumbnail file size must be less than 16 MB");
-    }
-    if (input.description !== undefined && [...input.description].length > LIMITS.descriptionLimit) {
-      errors.push(`Description is too long (maximum is ${LIMITS.descriptionLimit} characters)`);
-    }
-    let focus: { x: number; y: number } | undefined;
-    if (input.focus !== undefined && input.focus.trim() !== "") {
-      focus = parseFocus(input.focus) ?? undefined;
-      if (!focus) errors.push("Focus must be two numbers from -1.0 to 1.0, as x,y");
-    }
-    if (errors.length > 0) throw validationFailed(...errors);
-    return { focus };
-  }
-
   async readImage(file: File, label: "File" | "Thumbnail"): Promise<{ bytes: Uint8Array; info: ImageInfo }> {
     const bytes = new Uint8Array(await file.arrayBuffer());
     try {
@@ -160,7 +122,7 @@ export class MediaService {
   /** POST /api/v1/media (processed before answering) and /api/v2/media (`background`). */
   async upload(accountId: number, input: MediaInput, options: { background: boolean }): Promise<MediaRow> {
     const head = input.file ? sniff(new Uint8Array(await input.file.slice(0, 64).arrayBuffer())) : null;
-    const { focus } = this.validate(input, { fileRequired: true, larger: head === "av" });
+    const { focus } = validateMediaInput(input, { fileRequired: true, larger: head === "av" });
     if (head === "av") return this.av.upload(accountId, input, "av", null, focus, options);
     const image = await this.readImage(input.file as File, "File");
     const animated = animatedSource(image);
@@ -204,7 +166,6 @@ export class MediaService {
       throw e;
     }
   }
-
 
   /** A new upload's row, with what every upload starts as (unattached, its short link), stored. */
   insertUpload(fields: Pick<MediaRow, "accountId" | "type" | "processing" | "uploadFile" | "file" | "preview" | "thumbnail" | "meta" | "description" | "blurhash">): MediaRow {
@@ -302,7 +263,7 @@ export class MediaService {
     const row = this.own(accountId, id);
     if (row.processing === "failed" && !input.file) throw unprocessable(PROCESSING_FAILED);
     const head = input.file ? sniff(new Uint8Array(await input.file.slice(0, 64).arrayBuffer())) : null;
-    const { focus } = this.validate(input, { fileRequired: false, larger: head === "av" });
+    const { focus } = validateMediaInput(input, { fileRequired: false, larger: head === "av" });
     const written: string[] = [];
     // The new file, what it makes the attachment, and its meta besides original and small
     // (video and audio's top-level fields; none for an image).
@@ -394,7 +355,7 @@ export class MediaService {
 
   /** Checks an edit's `media_attributes` (description, focus) before anything is written. */
   checkAttributes(attributes: { description?: string; focus?: string }[]) {
-    for (const a of attributes) this.validate({ description: a.description, focus: a.focus }, { fileRequired: false });
+    for (const a of attributes) validateMediaInput({ description: a.description, focus: a.focus }, { fileRequired: false });
   }
 
   /** Removes unattached media past their day of grace, with their files. Returns how many went. */

@@ -5,7 +5,8 @@ import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
 import { ApiError, unprocessable } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import type { MediaAttacher } from "../statuses/posting.ts";
-import { parseFocus, type Meta } from "./media.ts";
+import { parseFocus } from "./media-input.ts";
+import type { Meta } from "./media.ts";
 import { visibleToSql } from "../statuses/visibility.ts";
 
 const NOT_READY = "Cannot attach files that have not finished processing. Try again in a moment!";
