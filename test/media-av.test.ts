@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import { clips, decodes, probeBytes, removeClips } from "./support/clips.ts";
-import { mediaFiles } from "./support/files.ts";
+import { mediaFiles, processedAfterHold } from "./support/files.ts";
 import { createUser, type TestUser } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 import { drain } from "./support/wait.ts";
@@ -225,14 +225,7 @@ describe("v2: processed on the queue", () => {
     expect(res.body.preview_url).not.toBeNull();
     expect(res.body.meta.small).toMatchObject({ width: 320, height: 240 });
     expect(res.body.meta.original).toBeUndefined();
-    await hold.reached;
-    const during = await alice.client.get(`/api/v1/media/${res.body.id}`);
-    expect(during.status).toBe(206);
-    expect(during.body.url).toBeNull();
-    hold.release();
-    await server.ctx.services.media.queue.idle();
-    const after = await alice.client.get(`/api/v1/media/${res.body.id}`);
-    expect(after.status).toBe(200);
+    const after = await processedAfterHold(server, alice.client, res.body.id, hold);
     expect(after.body.meta.original).toMatchObject({ width: 320, height: 240, frame_rate: "30/1" });
     expect(after.body.meta.small).toMatchObject({ width: 320, height: 240 });
     expect(await decodes(await served(after.body.url, "video/mp4"))).toBe(true);

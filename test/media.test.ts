@@ -3,7 +3,7 @@ import sharp from "sharp";
 import { createUser, postStatus, type TestUser } from "./support/fixtures.ts";
 import { Client } from "./support/http.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
-import { mediaFiles } from "./support/files.ts";
+import { mediaFiles, processedAfterHold } from "./support/files.ts";
 import { drain } from "./support/wait.ts";
 
 let server: TestServer;
@@ -169,14 +169,7 @@ describe("POST /api/v2/media and GET /api/v1/media/:id", () => {
     expect(res.body.blurhash).toBeTruthy();
     expect(res.body.meta.original).toEqual({ width: 3325, height: 2493, size: "3325x2493", aspect: 3325 / 2493 });
     expect((await fetch(res.body.preview_url)).status).toBe(200);
-    await hold.reached;
-    const during = await alice.client.get(`/api/v1/media/${res.body.id}`);
-    expect(during.status).toBe(206);
-    expect(during.body.url).toBeNull();
-    hold.release();
-    await server.ctx.services.media.queue.idle();
-    const after = await alice.client.get(`/api/v1/media/${res.body.id}`);
-    expect(after.status).toBe(200);
+    const after = await processedAfterHold(server, alice.client, res.body.id, hold);
     expect(after.body.url).toMatch(/\/system\/media_attachments\//);
     expect(after.body.meta.original).toEqual(res.body.meta.original);
     expect((await fetchImage(after.body.url)).meta.width).toBe(3325);

@@ -31,6 +31,23 @@ async function upload(s: Session, client: ApiClient, color: string, description:
   return media.id as string;
 }
 
+/**
+ * The first attachment of a status as GoToSocial shows it once it has its own copy: it fetches
+ * remote media in the background, and shows the type `unknown` until then.
+ */
+function gtsCopy(s: Session, statusId: string, what: string) {
+  return waitFor(
+    `GoToSocial's copy of ${what}`,
+    async (last) => {
+      const r = await s.bob.get(`/api/v1/statuses/${statusId}`);
+      const a = r.body?.media_attachments?.[0];
+      last.last = `attachments ${r.body?.media_attachments?.length}, type ${a?.type}, url ${a?.url}`;
+      return a && a.type !== "unknown" ? a : null;
+    },
+    s.timeout,
+  );
+}
+
 /** What the other side shows of the attachment; `loader` trusts the test certificate. */
 async function seen(loader: ApiClient, attachment: any, description: string) {
   if (!attachment) throw new Error("no attachment on the copy");
@@ -48,17 +65,7 @@ export async function media(s: Session) {
     const id = await upload(s, s.alice, "#c03020", description);
     const p = await post(s.alice, { status: "An image from Rookery", media_ids: [id] });
     const there = await inHome(s, s.bob, p.uri, "alice's image post in bob's home timeline");
-    // GoToSocial fetches remote media in the background: wait for its own copy.
-    const attachment = await waitFor(
-      "GoToSocial's copy of the image",
-      async (last) => {
-        const r = await s.bob.get(`/api/v1/statuses/${there.id}`);
-        const a = r.body?.media_attachments?.[0];
-        last.last = `attachments ${r.body?.media_attachments?.length}, type ${a?.type}, url ${a?.url}`;
-        return a && a.type !== "unknown" ? a : null;
-      },
-      s.timeout,
-    );
+    const attachment = await gtsCopy(s, there.id, "the image");
     return `GoToSocial: ${await seen(s.bob, attachment, description)}`;
   });
   await s.report.check("media (image with description)", G2R, async () => {
@@ -107,16 +114,7 @@ export async function video(s: Session) {
     const id = await upload(s, s.alice, "", "A test card from Rookery", file);
     const p = await post(s.alice, { status: "A video from Rookery", media_ids: [id] });
     const there = await inHome(s, s.bob, p.uri, "alice's video post in bob's home timeline");
-    const attachment = await waitFor(
-      "GoToSocial's copy of the video",
-      async (last) => {
-        const r = await s.bob.get(`/api/v1/statuses/${there.id}`);
-        const a = r.body?.media_attachments?.[0];
-        last.last = `type ${a?.type}, url ${a?.url}`;
-        return a && a.type !== "unknown" ? a : null;
-      },
-      s.timeout,
-    );
+    const attachment = await gtsCopy(s, there.id, "the video");
     if (attachment.type !== "video") throw new Error(`attachment type ${attachment.type}`);
     const loaded = await s.bob.bytes(attachment.url);
     if (loaded.status !== 200 || loaded.type !== "video/mp4") throw new Error(`its url answered ${loaded.status} ${loaded.type}`);
