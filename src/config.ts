@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { parseCidrList, type Cidr } from "./net/ip.ts";
+import type { OutgoingLimits } from "./net/outgoing.ts";
 
 export interface Config {
   port: number;
@@ -35,6 +36,8 @@ export interface Config {
    * documents unsigned only in their bare technical form, and our own fetches are signed.
    */
   authorizedFetch: boolean;
+  /** Deadlines and concurrency of requests to other servers (src/net/outgoing.ts). */
+  outgoing: OutgoingLimits;
 }
 
 export class ConfigError extends Error {}
@@ -140,5 +143,12 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateAddresses: bool(env, "ALLOW_PRIVATE_ADDRESSES", false),
     remoteMediaCache: bool(env, "CACHE_REMOTE_MEDIA", false) ? { maxTotalBytes: megabytes(env, "REMOTE_MEDIA_CACHE_MB", 1024) } : null,
     authorizedFetch: bool(env, "AUTHORIZED_FETCH", false),
+    outgoing: {
+      // Mastodon gives a fetched document about 10 s in all.
+      firstByteMs: positiveInt(env, "FETCH_TIMEOUT_SECONDS", 10) * 1000,
+      totalMs: positiveInt(env, "FETCH_TIMEOUT_SECONDS", 10) * 1000,
+      maxPerHost: positiveInt(env, "FETCH_MAX_PER_HOST", 8),
+      maxTotal: positiveInt(env, "FETCH_MAX_CONCURRENT", 64),
+    },
   };
 }

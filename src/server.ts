@@ -10,6 +10,7 @@ import { log } from "./log.ts";
 import { MediaStorage } from "./media/storage.ts";
 import { serializeAttachment } from "./presenters/media.ts";
 import { createServices } from "./services/index.ts";
+import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
 import { Streaming } from "./streaming/index.ts";
 import { WS_OPTIONS, type WsData } from "./streaming/websocket.ts";
@@ -34,6 +35,8 @@ export interface StartOptions {
   derivePublicUrl?: boolean;
   /** Sees every SQL statement (for counting queries per request). */
   onQuery?: (sql: string) => void;
+  /** How names are resolved for requests to other servers (tests map names to loopback addresses). */
+  resolve?: Resolver;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -73,7 +76,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   ids.seed(largestId(database.sqlite));
   const keys = await loadInstanceKeys(database.db);
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
-  const services = createServices({ config, db: database.db, clock, ids, storage, keys });
+  const services = createServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve });
   const ctx: AppContext = {
     config,
     clock,

@@ -11,6 +11,7 @@ import { Endpoints, lookupObject, Person, Service, type Actor, type Object as Ap
 import { FetchError, getDocumentLoader, preloadedContexts, type AuthenticatedDocumentLoaderFactory, type DocumentLoader, type DocumentLoaderFactory } from "@fedify/vocab-runtime";
 import type { Config } from "../config.ts";
 import type { AccountRow } from "../db/schema.ts";
+import type { OutgoingHttp } from "../net/outgoing.ts";
 
 /**
  * Who may fetch what from here, and how this server fetches from others: the instance actor,
@@ -50,19 +51,24 @@ export interface Loaders {
 
 /**
  * The loaders behind every fetch Fedify makes for us (actors, keys while checking a
- * signature, objects named by activities, lookups): a document on a domain this server does
- * not federate with is never asked for, and, under AUTHORIZED_FETCH, requests are signed by
- * the instance actor so that servers in secure mode answer them. Documents are cached in the
- * key-value store as Fedify's own loaders cache them (a refused domain is checked before the
- * cache). JSON-LD contexts are neither signed nor refused: most are preloaded, the rest are
- * public vocabulary.
+ * signature, objects named by activities, lookups). Each runs Fedify's own loader inside the
+ * outgoing-HTTP module's scope, so that its requests are checked, pinned, capped and
+ * deadlined there; Fedify is told private addresses are allowed, as its own check resolves the
+ * name apart from the connection (the module's check is the one that holds). A document on a
+ * domain this server does not federate with is never asked for, nor read from the cache;
+ * under AUTHORIZED_FETCH, requests are signed by the instance actor so that servers in secure
+ * mode answer them. Documents are cached in the key-value store as Fedify's own loaders cache
+ * them. JSON-LD contexts are not signed: most are preloaded, the rest are public vocabulary.
  */
-export function loadersOf(config: Config, kv: KvStore, refuses: (url: string) => boolean, instanceKey: () => Promise<{ keyId: URL; privateKey: CryptoKey }>): Loaders {
-  const allowPrivateAddress = config.allowPrivateAddresses;
-  const plain = getDocumentLoader({ allowPrivateAddress });
+export function loadersOf(config: Config, kv: KvStore, outgoing: OutgoingHttp, refuses: (url: string) => boolean, instanceKey: () => Promise<{ keyId: URL; privateKey: CryptoKey }>): Loaders {
+  const through =
+    (loader: DocumentLoader): DocumentLoader =>
+    (url, options) =>
+      outgoing.run(() => loader(url, options));
+  const plain = through(getDocumentLoader({ allowPrivateAddress: true }));
   let signing: DocumentLoader | null = null;
   const signed: DocumentLoader = async (url, options) => {
-    signing ??= getAuthenticatedDocumentLoader(await instanceKey(), { allowPrivateAddress });
+    signing ??= through(getAuthenticatedDocumentLoader(await instanceKey(), { allowPrivateAddress: true }));
     return signing(url, options);
   };
   const gated =
@@ -73,8 +79,7 @@ export function loadersOf(config: Config, kv: KvStore, refuses: (url: string) =>
     };
   const cached = (loader: DocumentLoader) => kvCache({ loader, kv, prefix: ["_fedify", "remoteDocument"] });
   const documentLoader = gated(cached(config.authorizedFetch ? signed : plain));
-  // JSON-LD contexts are vocabulary, not peers (most are preloaded): never refused. The
-  // preloaded ones are tagged static, which lets jsonld.js keep them resolved between
+  // The preloaded contexts are tagged static, which lets jsonld.js keep them resolved between
   // documents instead of resolving them again for each of the several expansions every
   // incoming activity goes through (0.15-0.2 ms of CPU per activity, measured).
   const fromCache = cached(plain);
@@ -85,7 +90,7 @@ export function loadersOf(config: Config, kv: KvStore, refuses: (url: string) =>
   return {
     documentLoaderFactory: () => documentLoader,
     contextLoaderFactory: () => contextLoader,
-    authenticatedDocumentLoaderFactory: (identity) => gated(getAuthenticatedDocumentLoader(identity, { allowPrivateAddress, specDeterminer: rememberedSpecs(kv) })),
+    authenticatedDocumentLoaderFactory: (identity) => gated(through(getAuthenticatedDocumentLoader(identity, { allowPrivateAddress: true, specDeterminer: rememberedSpecs(kv) }))),
   };
 }
 
@@ -104,11 +109,13 @@ function rememberedSpecs(kv: KvStore): HttpMessageSignaturesSpecDeterminer {
 }
 
 /**
- * Fedify's lookupObject (a URL, or `acct:` through WebFinger) through our loaders. The
- * federation's own `ctx.lookupObject` would not do: Fedify takes ALLOW_PRIVATE_ADDRESSES for
- * WebFinger from its `allowPrivateAddress` option, which cannot be set beside custom loaders.
+ * Fedify's lookupObject (a URL, or `acct:` through WebFinger) through our loaders, and its
+ * WebFinger requests through the outgoing-HTTP module (a refused domain is never asked, not
+ * even by the WebFinger fallback for a URL). The federation's own `ctx.lookupObject` would not
+ * do: Fedify takes the private-address check for WebFinger from its `allowPrivateAddress`
+ * option, which cannot be set beside custom loaders.
  */
-export function lookup(ctx: Context<void>, config: Config, identifier: string, signal?: AbortSignal): Promise<ApObject | null> {
-  const options = { documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader, signal, allowPrivateAddress: config.allowPrivateAddresses };
-  return lookupObject(identifier, options as Parameters<typeof lookupObject>[1]);
+export function lookup(ctx: Context<void>, outgoing: OutgoingHttp, identifier: string, signal?: AbortSignal): Promise<ApObject | null> {
+  const options = { documentLoader: ctx.documentLoader, contextLoader: ctx.contextLoader, signal, allowPrivateAddress: true };
+  return outgoing.run(() => lookupObject(identifier, options as Parameters<typeof lookupObject>[1]));
 }

@@ -51,7 +51,8 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   const sqlite = app.db.$client;
   const kv = new SqliteKvStore(sqlite, app.clock);
   const domains = services.federationDomains;
-  const queue = new SqliteMessageQueue(sqlite, app.clock, config.allowPrivateAddresses, (url) => domains.refuses(url));
+  const outgoing = services.outgoing;
+  const queue = new SqliteMessageQueue(sqlite, app.clock, outgoing, (url) => domains.refuses(url));
   const publicUrl = new URL(config.publicUrl);
   const lookups: NoteLookups = {
     account: (id) => services.accounts.findById(id),
@@ -77,9 +78,9 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     circuitBreaker: false,
     permanentFailureStatusCodes: PERMANENT_FAILURES,
     onOutboxError: (error) => recordFailure(kv, app.clock, error).catch(() => {}),
-    // Every fetch goes through these: refused domains are never asked, ALLOW_PRIVATE_ADDRESSES
-    // is theirs to apply, and under AUTHORIZED_FETCH even Fedify's own unsigned fetches are signed.
-    ...loadersOf(config, kv, (url) => domains.refuses(url), async (): Promise<{ keyId: URL; privateKey: CryptoKey }> => {
+    // Every fetch goes through these, and they through the outgoing-HTTP module: refused domains
+    // are never asked, and under AUTHORIZED_FETCH even Fedify's own unsigned fetches are signed.
+    ...loadersOf(config, kv, outgoing, (url) => domains.refuses(url), async (): Promise<{ keyId: URL; privateKey: CryptoKey }> => {
       const pairs = await federation.createContext(publicUrl, undefined).getActorKeyPairs(instance.identifier);
       return { keyId: pairs[0]!.keyId, privateKey: pairs[0]!.privateKey };
     }),
@@ -258,7 +259,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   // acct: lookups go through WebFinger, which Fedify always asks over https.
   const remote = services.remoteAccounts;
   const lookupActor = async (identifier: string, signal?: AbortSignal) => {
-    const object = await lookup(await signedContext(), config, identifier, signal);
+    const object = await lookup(await signedContext(), outgoing, identifier, signal);
     return object && isActor(object) ? object : null;
   };
   remote.resolver = async (username, domain, signal) => {
@@ -275,7 +276,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   // drops a document whose id is on another origin than the URL it was fetched from).
   services.search.urlResolver = async (url, signal) => {
     const c = await signedContext();
-    const object = await lookup(c, config, url, signal);
+    const object = await lookup(c, outgoing, url, signal);
     if (object && isActor(object)) return { account: await remote.upsert(object) };
     if (isStatusObject(object)) return { status: await services.remoteNotes.store(c, object, { fetched: true }) };
     return null;
@@ -283,7 +284,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   // A thread's missing ancestors, fetched when it is asked for.
   services.remoteThreads.fetcher = async (uri, signal) => {
     const c = await signedContext();
-    const object = await lookup(c, config, uri, signal);
+    const object = await lookup(c, outgoing, uri, signal);
     return isStatusObject(object) ? services.remoteNotes.store(c, object, { fetched: true }) : null;
   };
 

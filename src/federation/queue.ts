@@ -1,8 +1,8 @@
 import type { Database, Statement } from "bun:sqlite";
 import type { MessageQueue, MessageQueueDepth, MessageQueueEnqueueOptions, MessageQueueListenOptions } from "@fedify/fedify";
-import { validatePublicUrl } from "@fedify/vocab-runtime";
 import type { Clock } from "../clock.ts";
 import { log } from "../log.ts";
+import type { OutgoingHttp } from "../net/outgoing.ts";
 
 interface Row {
   id: number;
@@ -41,8 +41,8 @@ export class SqliteMessageQueue implements MessageQueue {
   constructor(
     private readonly sqlite: Database,
     private readonly clock: Clock,
-    /** ALLOW_PRIVATE_ADDRESSES: deliveries to loopback, private and link-local inboxes go out. */
-    private readonly allowPrivateAddresses = false,
+    /** Where deliveries go out: what a handler sends is sent through it (its checks, deadlines and caps). */
+    private readonly outgoing: OutgoingHttp,
     /** Domains this server does not federate with (FederationDomains.refuses). */
     private readonly refusesDomain: (url: string) => boolean = () => false,
   ) {
@@ -138,7 +138,7 @@ export class SqliteMessageQueue implements MessageQueue {
       }
       this.handling = typeof message?.activityId === "string" ? { activityId: message.activityId, held: [] } : null;
       try {
-        await handler(message);
+        await this.outgoing.run(() => handler(message));
       } catch (e) {
         // Fedify handles its own failures; an error here is a bug, not a reason to loop on the message.
         log("error", "federation queue handler failed", { error: String(e).split("\n")[0] });
@@ -173,14 +173,10 @@ export class SqliteMessageQueue implements MessageQueue {
       log("info", "federation: delivery to a refused domain dropped", { inbox: message.inbox });
       return true;
     }
-    if (this.allowPrivateAddresses) return false;
-    try {
-      await validatePublicUrl(message.inbox);
-      return false;
-    } catch (e) {
-      log("warn", "federation: delivery to a non-public inbox refused", { inbox: message.inbox, error: String(e).split("\n")[0] });
-      return true;
-    }
+    const refusal = await this.outgoing.refusal(message.inbox);
+    if (refusal === null) return false;
+    log("warn", "federation: delivery to a non-public inbox refused", { inbox: message.inbox, error: refusal });
+    return true;
   }
 
   /**

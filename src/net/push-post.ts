@@ -1,32 +1,14 @@
-import { validatePublicUrl } from "@fedify/vocab-runtime";
+import type { OutgoingHttp } from "./outgoing.ts";
 
 const TIMEOUT_MS = 15_000;
 
-/** The endpoint is one this server will never send to (not http(s), or a private address). */
-export class PushRefused extends Error {}
-
 /**
- * POSTs one push message to a subscription's endpoint: http(s) only, the address checked
- * against SSRF unless private addresses are allowed (Fedify's validatePublicUrl, as for every
- * other fetch of ours), no redirects followed (a push service answers, it does not send us
- * elsewhere: a 3xx is a failure), and a time limit.
+ * POSTs one push message to a subscription's endpoint through the outgoing-HTTP module (http(s)
+ * only, the address checked and pinned unless private addresses are allowed: a push endpoint is
+ * a URL a client chose), no redirects followed (a push service answers, it does not send us
+ * elsewhere: a 3xx is a failure), and a time limit. Push services are not peers: the domain
+ * rules of federation do not apply to them.
  */
-export async function postToPushService(
-  endpoint: string,
-  init: { headers: Record<string, string>; body: Uint8Array },
-  options: { allowPrivateAddresses: boolean; userAgent: string },
-): Promise<Response> {
-  const url = new URL(endpoint);
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new PushRefused(`not an http(s) URL: ${url.protocol}`);
-  if (!options.allowPrivateAddresses) {
-    // A failed DNS lookup may pass (tried again later); an address that is private never will.
-    await validatePublicUrl(url.href).catch((e) => Promise.reject(e instanceof Error && e.message === "DNS lookup failed" ? e : new PushRefused(String(e))));
-  }
-  return fetch(url, {
-    method: "POST",
-    redirect: "manual",
-    headers: { ...init.headers, "user-agent": options.userAgent },
-    body: init.body as Uint8Array<ArrayBuffer>,
-    signal: AbortSignal.timeout(TIMEOUT_MS),
-  });
+export function postToPushService(outgoing: OutgoingHttp, endpoint: string, init: { headers: Record<string, string>; body: Uint8Array }): Promise<Response> {
+  return outgoing.fetch(endpoint, { method: "POST", redirect: "manual", headers: init.headers, body: init.body as Uint8Array<ArrayBuffer> }, { totalMs: TIMEOUT_MS, anyDomain: true });
 }

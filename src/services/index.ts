@@ -39,7 +39,7 @@ import { TokenSeal } from "./push/token-seal.ts";
 import { VapidSigner } from "./push/web-push.ts";
 import { Directory } from "./accounts/directory.ts";
 import { Endorsements } from "./accounts/endorsements.ts";
-import { fetchPublicBytes } from "../media/public-fetch.ts";
+import { OutgoingHttp, systemResolver, type Resolver } from "../net/outgoing.ts";
 import { ROOKERY_VERSION } from "../version.ts";
 import { ConversationService } from "./conversations.ts";
 import { FilterService } from "./filters.ts";
@@ -80,7 +80,12 @@ export interface ServiceDeps {
   ids: IdGenerator;
   storage: MediaStorage;
   keys: InstanceKeys;
+  /** How host names are resolved for requests to other servers (tests map names to loopback). */
+  resolve?: Resolver;
 }
+
+/** A remote image is copied within this, or stays at its own server. */
+const REMOTE_MEDIA_TIMEOUT_MS = 30_000;
 
 export function createServices(deps: ServiceDeps) {
   const { db, clock, ids, config, storage } = deps;
@@ -127,6 +132,14 @@ export function createServices(deps: ServiceDeps) {
   const conversations = new ConversationService(db, ids, notifications, events);
   const goneAccounts = new GoneAccounts(db, follows, removal);
   const federationDomains = new FederationDomains(db, ids, clock, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
+  // Every request to another server (federation, link previews, the media cache, push) goes through this one.
+  const outgoing = new OutgoingHttp({
+    allowPrivateAddresses: config.allowPrivateAddresses,
+    refusesHost: (host) => federationDomains.refuses(host),
+    resolve: deps.resolve ?? systemResolver,
+    userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)`,
+    limits: config.outgoing,
+  });
   const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains);
   remoteAccounts.gone = (accountId) => goneAccounts.remove(accountId);
   const search = new SearchService(db, clock, reader, remoteAccounts, config.publicUrl, config.domain);
@@ -207,25 +220,17 @@ export function createServices(deps: ServiceDeps) {
   tokens.onRevoke((auth) => pushSubscriptions.unsubscribe(auth.tokenId));
   const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
   const pushUrls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
-  const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, pushUrls, tokenSeal, vapid, (endpoint, init) =>
-    postToPushService(endpoint, init, { allowPrivateAddresses: config.allowPrivateAddresses, userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)` }),
-    pushSubscriptions,
-  );
+  const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, pushUrls, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions);
   events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));
   events.afterCommit("notification.created", (e) => pushDeliveries.committed(e.notification));
   // Link previews of new and edited statuses, fetched once they are stored.
-  const linkCards = new LinkCards(db, ids, clock, renderCache, (url, maxBytes, timeoutMs) =>
-    federationDomains.refuses(url)
-      ? Promise.reject(new Error("a domain this server does not federate with"))
-      : fetchPublicBytes(url, { maxBytes, timeoutMs, accept: "text/html", allowPrivateAddresses: config.allowPrivateAddresses, userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)` }),
-  );
+  const linkCards = new LinkCards(db, ids, clock, renderCache, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));
   for (const type of ["status.created", "status.updated"] as const) events.afterCommit(type, (e) => void linkCards.forStatus(e.status));
   // Remote statuses' images are copied here when the operator asked for it, once stored.
   const remoteMediaCache = config.remoteMediaCache
     ? new RemoteMediaCache(db, storage, renderCache, {
         maxTotalBytes: config.remoteMediaCache.maxTotalBytes,
-        download: (url, maxBytes) =>
-          federationDomains.refuses(url) ? Promise.reject(new Error("a domain this server does not federate with")) : fetchPublicBytes(url, { maxBytes, allowPrivateAddresses: config.allowPrivateAddresses, userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)` }),
+        download: (url, maxBytes) => outgoing.bytes(url, { maxBytes, totalMs: REMOTE_MEDIA_TIMEOUT_MS, accept: "image/*" }),
       })
     : null;
   if (remoteMediaCache) {
@@ -237,6 +242,7 @@ export function createServices(deps: ServiceDeps) {
   }
 
   return {
+    outgoing,
     writes,
     events,
     federationActors,

@@ -7,6 +7,16 @@ import { ManualClock } from "../../src/clock.ts";
 import { openDatabase, type DbHandle } from "../../src/db/connection.ts";
 import { SqliteKvStore } from "../../src/federation/kv.ts";
 import { SqliteMessageQueue } from "../../src/federation/queue.ts";
+import { OutgoingHttp } from "../../src/net/outgoing.ts";
+
+/** Deliveries' requests, allowed to any address (none is sent here). */
+const outgoing = new OutgoingHttp({
+  allowPrivateAddresses: true,
+  refusesHost: () => false,
+  resolve: async () => ["127.0.0.1"],
+  userAgent: "test",
+  limits: { firstByteMs: 1000, totalMs: 1000, maxPerHost: 1, maxTotal: 1 },
+});
 
 const dirs: string[] = [];
 const open = (dir?: string): { db: DbHandle; dir: string } => {
@@ -64,7 +74,7 @@ describe("SqliteMessageQueue", () => {
   test("messages survive a restart and are handed out in order; delayed ones wait for their time", async () => {
     const clock = new ManualClock(1_000_000);
     const first = open();
-    const queue = new SqliteMessageQueue(first.db.sqlite, clock);
+    const queue = new SqliteMessageQueue(first.db.sqlite, clock, outgoing);
     await queue.enqueue({ n: 1 }, { orderingKey: "k" });
     await queue.enqueue({ n: 2 }, { orderingKey: "k" });
     await queue.enqueue({ later: true }, { delay: Temporal.Duration.from({ minutes: 5 }) });
@@ -72,7 +82,7 @@ describe("SqliteMessageQueue", () => {
     first.db.close();
 
     const second = open(first.dir);
-    const reopened = new SqliteMessageQueue(second.db.sqlite, clock);
+    const reopened = new SqliteMessageQueue(second.db.sqlite, clock, outgoing);
     expect(await drain(reopened, 2)).toEqual([{ n: 1 }, { n: 2 }]);
     expect(reopened.pending()).toBe(1);
     clock.advance(5 * 60 * 1000);
@@ -84,7 +94,7 @@ describe("SqliteMessageQueue", () => {
   test("messages enqueued in one turn are written together, in the order they were enqueued, before their promises settle", async () => {
     const clock = new ManualClock(1_000_000);
     const { db } = open();
-    const queue = new SqliteMessageQueue(db.sqlite, clock);
+    const queue = new SqliteMessageQueue(db.sqlite, clock, outgoing);
     // As Fedify queues a post's deliveries: every call at once, then waits for all of them.
     const calls = Array.from({ length: 100 }, (_, n) => queue.enqueue({ n }, { orderingKey: `k${n % 7}` }));
     expect(queue.pending()).toBe(0);
@@ -97,20 +107,20 @@ describe("SqliteMessageQueue", () => {
   test("a message whose handler was cut short by a crash is handed out again after restart", async () => {
     const clock = new ManualClock(1_000_000);
     const first = open();
-    const queue = new SqliteMessageQueue(first.db.sqlite, clock);
+    const queue = new SqliteMessageQueue(first.db.sqlite, clock, outgoing);
     await queue.enqueue({ n: 1 });
     // What a worker killed mid-delivery leaves behind: the row, locked.
     first.db.sqlite.run("UPDATE fedify_messages SET locked_until = 9999999999999");
     first.db.close();
     const second = open(first.dir);
-    expect(await drain(new SqliteMessageQueue(second.db.sqlite, clock), 1)).toEqual([{ n: 1 }]);
+    expect(await drain(new SqliteMessageQueue(second.db.sqlite, clock, outgoing), 1)).toEqual([{ n: 1 }]);
     second.db.close();
   });
 
   test("a handler that throws does not keep its message forever (Fedify retries by enqueueing anew)", async () => {
     const clock = new ManualClock(1_000_000);
     const { db } = open();
-    const queue = new SqliteMessageQueue(db.sqlite, clock);
+    const queue = new SqliteMessageQueue(db.sqlite, clock, outgoing);
     await queue.enqueue({ n: 1 });
     await queue.enqueue({ n: 2 });
     const seen: unknown[] = [];
@@ -132,7 +142,7 @@ describe("SqliteMessageQueue", () => {
     const clock = new ManualClock(1_000_000);
     const { db } = open();
     // Private addresses allowed: the inbox check would look b.example up in the DNS.
-    const queue = new SqliteMessageQueue(db.sqlite, clock, true);
+    const queue = new SqliteMessageQueue(db.sqlite, clock, outgoing);
     const rows = () => db.sqlite.query<{ message: string }, []>("SELECT message FROM fedify_messages ORDER BY id").all().map((r) => JSON.parse(r.message));
     await queue.enqueue({ type: "outbox", activityId: "https://a.example/1", inbox: "https://b.example/inbox", attempt: 0 });
     const controller = new AbortController();
@@ -166,7 +176,7 @@ describe("SqliteMessageQueue drops what concerns a refused domain", () => {
     const clock = new ManualClock(1_000_000);
     const { db } = open();
     const refused = (url: string) => new URL(url).hostname.endsWith("blocked.example");
-    const queue = new SqliteMessageQueue(db.sqlite, clock, true, refused);
+    const queue = new SqliteMessageQueue(db.sqlite, clock, outgoing, refused);
     await queue.enqueue({ type: "outbox", inbox: "https://social.blocked.example/inbox", n: 1 });
     await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: "https://blocked.example/users/mal" }, n: 2 });
     await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: { id: "https://blocked.example/users/mal" } }, n: 3 });

@@ -7,7 +7,7 @@ import { log } from "../../log.ts";
 import type { Urls } from "../../presenters/account.ts";
 import { serializePushNotification } from "../../presenters/push-notification.ts";
 import type { TimerWheel } from "../timer-wheel.ts";
-import { PushRefused } from "../../net/push-post.ts";
+import { OutgoingRefused } from "../../net/outgoing.ts";
 import { base64Bytes, type PushSubscriptions } from "./subscriptions.ts";
 import type { TokenSeal } from "./token-seal.ts";
 import { buildPushRequest, type VapidSigner } from "./web-push.ts";
@@ -135,7 +135,7 @@ export class PushDeliveries {
       await response.body?.cancel();
     } catch (e) {
       status = 0;
-      refused = e instanceof PushRefused;
+      refused = e instanceof OutgoingRefused;
       log("warn", "push failed", { delivery: id, error: String(e) });
     }
     if (status >= 200 && status < 300) return this.done(id);
