@@ -9,7 +9,7 @@ import { isPublicAddress } from "../../src/net/public-address.ts";
 let hostile: ReturnType<typeof Bun.serve>;
 let port: number;
 /** A server that announces 200 MB and sends ten bytes (Bun.serve would correct the length). */
-let liar: ReturnType<typeof Bun.listen>;
+let liar: { port: number; stop(closeActive?: boolean): void };
 /** Requests the hostile server has seen, by path. */
 const seen: string[] = [];
 /** Bytes the hostile server managed to hand over for /endless. */
@@ -69,7 +69,7 @@ beforeAll(() => {
     },
   });
   port = hostile.port as number;
-  liar = Bun.listen({
+  liar = Bun.listen<undefined>({
     hostname: "127.0.0.1",
     port: 0,
     socket: {
