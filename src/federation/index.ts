@@ -15,6 +15,7 @@ import { SqliteKvStore } from "./kv.ts";
 import { isStatusObject } from "../services/federation/remote-notes.ts";
 import { SqliteMessageQueue } from "./queue.ts";
 import { InstanceActor } from "./instance-actor.ts";
+import { goneActorHandler } from "./gone-actor.ts";
 import { bareActorOf, loadersOf, lookup, signerOf } from "./access.ts";
 
 const PAGE_SIZE = 20;
@@ -225,18 +226,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     .on(Undo, async (ctx, undo) => {
       await services.federationInbox.undo(ctx, undo);
     })
-    // An actor deleting itself signs with a key that is gone by the time its Delete arrives:
-    // Fedify cannot verify it. When fetching that key answers 410 or 404 and the key is the
-    // actor's own, the account is gone indeed, and goes here too (Mastodon does the same).
-    .onUnverifiedActivity((_ctx, activity, reason) => {
-      if (!(activity instanceof Delete) || activity.actorId === null || activity.objectId?.href !== activity.actorId.href) return;
-      if (reason.type !== "keyFetchError" || !("status" in reason.result) || ![404, 410].includes(reason.result.status)) return;
-      const actor = activity.actorId.href;
-      if (reason.keyId.href !== actor && !reason.keyId.href.startsWith(`${actor}#`) && !reason.keyId.href.startsWith(`${actor}/`)) return;
-      const gone = services.remoteAccounts.byUri(activity.actorId.href);
-      if (gone) services.goneAccounts.remove(gone.id);
-      return new Response(null, { status: 202 });
-    })
+    .onUnverifiedActivity(goneActorHandler({ outgoing, accountByUri: (uri) => services.remoteAccounts.byUri(uri), remove: (id) => services.goneAccounts.remove(id) }))
     .onError((_ctx, error) => {
       log("warn", "inbox activity failed", { error: String(error).split("\n")[0] });
     });

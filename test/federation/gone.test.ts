@@ -36,7 +36,7 @@ async function befriend(receiver: Awaited<ReturnType<typeof startReceiver>>) {
 }
 
 /** A Delete of the receiver's actor, signed by hand with `key` (the receiver's own unless given). */
-function deleteOfActor(receiver: Awaited<ReturnType<typeof startReceiver>>, signer = receiver) {
+function deleteOfActor(receiver: Awaited<ReturnType<typeof startReceiver>>, signer: { privateKey: CryptoKey; keyId: URL } = receiver) {
   const body = JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: `${receiver.actor}#delete`, type: "Delete", actor: receiver.actor, object: receiver.actor, to: ["https://www.w3.org/ns/activitystreams#Public"] });
   return signRequest(new Request(`${a.base}/users/alice/inbox`, { method: "POST", headers: { "content-type": AP, accept: AP }, body }), signer.privateKey, signer.keyId);
 }
@@ -68,8 +68,9 @@ describe("an account deleted on its server is deleted here", () => {
       mallory.actorStatus = 410;
       a.database.sqlite.run("DELETE FROM fedify_kv WHERE key LIKE '%127.0.0.22%' OR key LIKE '%127.0.0.23%'");
 
+      // Signed by a key the account never named (mallory's, gone too): accepted, and nothing changes.
       const forged = await fetch(await deleteOfActor(dave, mallory));
-      expect(forged.status).toBe(401);
+      expect(forged.status).toBe(202);
       expect(accountAt(dave.actor)).not.toBeNull();
 
       const own = await fetch(await deleteOfActor(dave));
@@ -78,6 +79,43 @@ describe("an account deleted on its server is deleted here", () => {
       expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.followers_count).toBe(0);
     } finally {
       dave.stop();
+      mallory.stop();
+    }
+  });
+
+  test("the attack: a Delete of a live account with a keyId of the sender's choosing that 404s and random bytes for a signature deletes nothing", async () => {
+    const erin = await startReceiver("127.0.0.24");
+    try {
+      const statusId = await befriend(erin);
+      const asked = erin.actorGets;
+      for (const keyId of [`${erin.actor}/no-such-key`, `${erin.actor}#no-such-key`, `${erin.base}/nowhere`]) {
+        const body = JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: `${erin.actor}#delete-${crypto.randomUUID()}`, type: "Delete", actor: erin.actor, object: erin.actor });
+        const date = new Date().toUTCString();
+        const digest = `SHA-256=${Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body))).toString("base64")}`;
+        const signature = `keyId="${keyId}",algorithm="rsa-sha256",headers="(request-target) host date digest",signature="${Buffer.from(crypto.getRandomValues(new Uint8Array(256))).toString("base64")}"`;
+        const res = await fetch(`${a.base}/users/alice/inbox`, { method: "POST", headers: { "content-type": AP, date, digest, signature }, body });
+        expect([keyId, res.status]).toEqual([keyId, 202]);
+      }
+      expect(accountAt(erin.actor)).not.toBeNull();
+      expect((await alice.client.get(`/api/v1/statuses/${statusId}`)).status).toBe(200);
+      expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.followers_count).toBe(1);
+      // The key named by "#no-such-key" is in the actor's document: fetched; the account was not refetched as gone.
+      expect(erin.actorGets).toBeGreaterThanOrEqual(asked);
+    } finally {
+      erin.stop();
+    }
+  });
+
+  test("a Delete that names the account's own key but is signed with another deletes nothing", async () => {
+    const fay = await startReceiver("127.0.0.25");
+    const mallory = await startReceiver("127.0.0.26");
+    try {
+      await befriend(fay);
+      const forged = await fetch(await deleteOfActor(fay, { privateKey: mallory.privateKey, keyId: fay.keyId }));
+      expect(forged.status).toBe(202);
+      expect(accountAt(fay.actor)).not.toBeNull();
+    } finally {
+      fay.stop();
       mallory.stop();
     }
   });

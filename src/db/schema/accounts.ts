@@ -48,6 +48,11 @@ export const accounts = sqliteTable(
     followersUrl: text("followers_url"),
     /** When the actor document was last fetched (epoch ms). */
     fetchedAt: integer("fetched_at"),
+    /**
+     * Remote accounts only: JSON, the IRIs of the keys its actor document named (publicKey,
+     * assertionMethod). A Delete of an actor whose key is gone is believed only for one of these.
+     */
+    keyIds: text("key_ids").notNull().default("[]"),
     /** The account it moved to (a remote account's Move): shown as `moved`. */
     movedToAccountId: integer("moved_to_account_id"),
   },

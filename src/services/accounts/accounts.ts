@@ -198,6 +198,7 @@ export class AccountService {
       sharedInboxUrl: null,
       followersUrl: null,
       fetchedAt: null,
+      keyIds: "[]",
       movedToAccountId: null,
     };
     try {

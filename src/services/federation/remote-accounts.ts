@@ -180,6 +180,7 @@ export class RemoteAccounts {
       inboxUrl: actor.inboxId.href,
       sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
       followersUrl: actor.followersId?.href ?? null,
+      keyIds: JSON.stringify([...actor.publicKeyIds, ...actor.assertionMethodIds].map((id) => id.href)),
       fetchedAt: now,
     };
     this.db.transaction((tx) => {

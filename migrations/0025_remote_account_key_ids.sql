@@ -1,0 +1,1 @@
+ALTER TABLE `accounts` ADD `key_ids` text DEFAULT '[]' NOT NULL;
