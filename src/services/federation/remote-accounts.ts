@@ -7,6 +7,7 @@ import type { Db } from "../../db/connection.ts";
 import { accounts, statuses, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
+import { httpUrlOrNull } from "../../net/http-url.ts";
 import type { EventBus } from "../events.ts";
 import { readProfile } from "./remote-profile.ts";
 
@@ -150,7 +151,10 @@ export class RemoteAccounts {
    */
   async upsert(actor: Actor): Promise<AccountRow | null> {
     if (!isActor(actor) || actor.id === null || actor.inboxId === null || this.domains.refuses(actor.id)) return null;
-    const uri = actor.id.href;
+    // Its IRI stands in for its profile page, and its inbox is where we post: http(s) only.
+    const uri = httpUrlOrNull(actor.id);
+    const inboxUrl = httpUrlOrNull(actor.inboxId);
+    if (uri === null || inboxUrl === null) return null;
     const domain = actor.id.host.toLowerCase();
     const username = (actor.preferredUsername?.toString() ?? "").trim().slice(0, USERNAME_MAX);
     if (username === "" || /[\s@]/.test(username)) return null;
@@ -177,9 +181,9 @@ export class RemoteAccounts {
       ...(actor.published ? { createdAt: actor.published.epochMilliseconds } : {}),
       uri,
       url: profileUrl(actor),
-      inboxUrl: actor.inboxId.href,
-      sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
-      followersUrl: actor.followersId?.href ?? null,
+      inboxUrl,
+      sharedInboxUrl: httpUrlOrNull(actor.endpoints?.sharedInbox),
+      followersUrl: httpUrlOrNull(actor.followersId),
       fetchedAt: now,
     };
     this.db.transaction((tx) => {
@@ -201,7 +205,7 @@ export class RemoteAccounts {
 
 /** The actor's profile page, when on the actor's own host (Mastodon drops one elsewhere: a profile must not send people off to another site). */
 function profileUrl(actor: Actor): string | null {
-  const url = actor.url instanceof URL ? actor.url : (actor.url?.href ?? null);
-  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.hostname.toLowerCase() !== actor.id!.hostname.toLowerCase()) return null;
-  return url.href;
+  const url = httpUrlOrNull(actor.url instanceof URL ? actor.url : (actor.url?.href ?? null));
+  if (url === null || new URL(url).hostname.toLowerCase() !== actor.id!.hostname.toLowerCase()) return null;
+  return url;
 }
