@@ -11,7 +11,14 @@ import { httpUrlOrNull } from "../../net/http-url.ts";
 import type { EventBus } from "../events.ts";
 import { readProfile } from "./remote-profile.ts";
 
-const USERNAME_MAX = 255;
+/**
+ * A remote username as Mastodon takes one (Account::USERNAME_ONLY_RE, checked on remote
+ * accounts): ASCII letters, digits and underscores, with dots and hyphens only between them.
+ * No homoglyphs, zero-width or direction-changing characters: `acct` must read as what it is.
+ */
+const REMOTE_USERNAME = /^[a-z0-9_]+([.-]+[a-z0-9_]+)*$/i;
+/** Mastodon's Account::USERNAME_LENGTH_HARD_LIMIT. */
+const USERNAME_MAX = 2048;
 /** Mastodon's Account::STALE_THRESHOLD: a remote account fetched longer ago is fetched again when looked at. */
 const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
 /** After a refetch that failed, the next waits this long: a server that is down is not asked on every view. */
@@ -156,8 +163,9 @@ export class RemoteAccounts {
     const inboxUrl = httpUrlOrNull(actor.inboxId);
     if (uri === null || inboxUrl === null) return null;
     const domain = actor.id.host.toLowerCase();
-    const username = (actor.preferredUsername?.toString() ?? "").trim().slice(0, USERNAME_MAX);
-    if (username === "" || /[\s@]/.test(username)) return null;
+    // Refused, not cleaned: Mastodon does not save such an account (a refetch keeps the stored one).
+    const username = (actor.preferredUsername?.toString() ?? "").trim();
+    if (username.length > USERNAME_MAX || !REMOTE_USERNAME.test(username)) return null;
     const loader = this.documentLoader ?? nothingFetched;
     const profile = await readProfile(actor, loader);
     const emojis = await customEmojisOf(actor, { documentLoader: loader });
