@@ -1,4 +1,5 @@
 import { Parser } from "htmlparser2";
+import { httpUrlOrNull, REMOTE_URL_MAX } from "../net/http-url.ts";
 
 /** What a page says of itself for previews: OpenGraph, Twitter card and plain HTML meta. */
 export interface PageSummary {
@@ -58,10 +59,9 @@ export function summarize(bytes: Uint8Array, pageUrl: string): PageSummary {
   parser.end();
   const first = (...keys: string[]) => keys.map((k) => meta.get(k)?.trim()).find((v) => v) ?? "";
   const url = (value: string) => {
-    if (!value) return null;
+    if (!value || value.length > REMOTE_URL_MAX) return null;
     try {
-      const absolute = new URL(value, pageUrl);
-      return absolute.protocol === "https:" || absolute.protocol === "http:" ? absolute.href : null;
+      return httpUrlOrNull(new URL(value, pageUrl));
     } catch {
       return null;
     }

@@ -10,7 +10,8 @@ import sanitizeHtml from "sanitize-html";
  *   lists, ruby annotations; `lang` on any of them;
  * - links whose href is absolute with one of Mastodon's link protocols, given
  *   `rel="nofollow noopener" target="_blank"` (keeping only `tag` of what they said); a link without such an href
- *   (none, relative, `javascript:`, `data:`...) becomes its bare text;
+ *   (none, relative, `javascript:`, `data:`...) becomes its bare text; with `httpLinksOnly`
+ *   (a profile's field values) only http(s) links stay;
  * - classes that carry meaning in federated HTML (microformats `h-*`, `p-*`, `u-*`, `dt-*`,
  *   `e-*`; `mention`, `hashtag`; `ellipsis`, `invisible`; `quote-inline`) on a, span and p;
  * - an image becomes a link to it reading "[🖼  alt]", as Mastodon shows it.
@@ -22,25 +23,28 @@ import sanitizeHtml from "sanitize-html";
  * Not reproduced: Mastodon turns MathML carrying a TeX or plain-text annotation into that
  * text; here MathML goes whole, like other non-text content.
  */
-export function sanitizeRemoteHtml(html: string): string {
+export function sanitizeRemoteHtml(html: string, options: { httpLinksOnly?: boolean } = {}): string {
+  const protocols = options.httpLinksOnly ? HTTP_PROTOCOLS : LINK_PROTOCOLS;
   const state = { textOnlyDepth: 0 };
   const cleaned = sanitizeHtml(html, {
     ...OPTIONS,
+    allowedSchemes: [...protocols],
     // A link with an unacceptable href keeps only its text (Mastodon replaces the node with
     // its text): everything opened inside it is stripped down to text as well.
     onOpenTag(name, attribs) {
       if (state.textOnlyDepth > 0) state.textOnlyDepth++;
-      else if (name === "a" && linkProtocol(attribs.href) === undefined) state.textOnlyDepth = 1;
+      else if (name === "a" && linkProtocol(attribs.href, protocols) === undefined) state.textOnlyDepth = 1;
     },
     onCloseTag() {
       if (state.textOnlyDepth > 0) state.textOnlyDepth--;
     },
     transformTags: {
       ...TRANSFORMS,
+      img: imageLink(protocols),
       "*": (tagName, attribs) => {
         if (state.textOnlyDepth > 0 && ALLOWED_TAGS.has(tagName)) return { tagName: STRIP, attribs: {} };
         if (tagName === GAP || tagName === STRIP) return { tagName, attribs: {} };
-        return { tagName, attribs: cleanAttributes(tagName, attribs) };
+        return { tagName, attribs: cleanAttributes(tagName, attribs, protocols) };
       },
     },
   });
@@ -52,7 +56,13 @@ export function sanitizeRemoteHtml(html: string): string {
 }
 
 /** The protocols Mastodon keeps on links (LINK_PROTOCOLS). */
-const LINK_PROTOCOLS = new Set(["http", "https", "dat", "dweb", "ipfs", "ipns", "ssb", "gopher", "xmpp", "magnet", "gemini"]);
+const LINK_PROTOCOLS: ReadonlySet<string> = new Set(["http", "https", "dat", "dweb", "ipfs", "ipns", "ssb", "gopher", "xmpp", "magnet", "gemini"]);
+/**
+ * Ours, for a remote profile's field values: a field is read as the account's link to
+ * somewhere (a site, a page), and every address taken from another server to show as a link
+ * is http(s) (src/net/http-url.ts).
+ */
+const HTTP_PROTOCOLS: ReadonlySet<string> = new Set(["http", "https"]);
 
 const ELEMENTS = [
   "p", "br", "span", "a", "abbr", "del", "s", "pre", "blockquote", "code", "b", "strong", "u", "sub", "sup",
@@ -100,7 +110,7 @@ const OPTIONS: sanitizeHtml.IOptions & { allowedEmptyAttributes: string[] } = {
     p: MICROFORMAT_AND_SEMANTIC_CLASSES,
   },
   allowedEmptyAttributes: ["reversed"],
-  // Checked again by the library after our own check (cleanAttributes, linkProtocol).
+  // Checked again by the library after our own check (cleanAttributes, linkProtocol); set per call.
   allowedSchemes: [...LINK_PROTOCOLS],
   allowedSchemesByTag: {},
   allowedSchemesAppliedToAttributes: ["href", "cite", "src"],
@@ -115,28 +125,31 @@ const OPTIONS: sanitizeHtml.IOptions & { allowedEmptyAttributes: string[] } = {
 
 const TRANSFORMS: Record<string, sanitizeHtml.Transformer> = {
   ...Object.fromEntries(SPACED.map((tag) => [tag, () => ({ tagName: GAP, attribs: {} })])),
-  // Mastodon shows an image as a link to it: "[🖼  alt]", or the start of its address.
-  img: (_tagName, attribs): sanitizeHtml.Tag => {
+};
+
+/** Mastodon shows an image as a link to it: "[🖼  alt]", or the start of its address. */
+function imageLink(protocols: ReadonlySet<string>): sanitizeHtml.Transformer {
+  return (_tagName, attribs): sanitizeHtml.Tag => {
     const src = attribs.src ?? "";
     const alt = attribs.alt?.trim();
     const label = `[🖼  ${alt ? alt : shortUrl(src)}]`;
-    if (linkProtocol(src) === undefined) return { tagName: STRIP, attribs: {}, text: label };
+    if (linkProtocol(src, protocols) === undefined) return { tagName: STRIP, attribs: {}, text: label };
     return { tagName: "a", attribs: { href: src }, text: label };
-  },
-};
+  };
+}
 
-/** The lowercased protocol of an absolute href Mastodon would keep, or undefined. */
-function linkProtocol(href: string | undefined): string | undefined {
+/** The lowercased protocol of an absolute href with one of `protocols`, or undefined. */
+function linkProtocol(href: string | undefined, protocols: ReadonlySet<string>): string | undefined {
   if (href === undefined) return undefined;
   const match = /^([a-z][a-z0-9+.-]*):/i.exec(href);
   if (!match) return undefined; // none, relative, protocol-relative, or leading junk
   const protocol = match[1]!.toLowerCase();
-  if (!LINK_PROTOCOLS.has(protocol)) return undefined;
+  if (!protocols.has(protocol)) return undefined;
   if ((protocol === "http" || protocol === "https") && !URL.canParse(href)) return undefined;
   return protocol;
 }
 
-function cleanAttributes(tagName: string, attribs: sanitizeHtml.Attributes): sanitizeHtml.Attributes {
+function cleanAttributes(tagName: string, attribs: sanitizeHtml.Attributes, protocols: ReadonlySet<string>): sanitizeHtml.Attributes {
   const out: sanitizeHtml.Attributes = { ...attribs };
   if (out.translate !== undefined && out.translate !== "no") delete out.translate;
   if (tagName === "a") {
@@ -145,7 +158,7 @@ function cleanAttributes(tagName: string, attribs: sanitizeHtml.Attributes): san
     out.rel = [...tag, "nofollow", "noopener"].join(" ");
     out.target = "_blank";
   }
-  if (tagName === "blockquote" && out.cite !== undefined && linkProtocol(out.cite) === undefined) delete out.cite;
+  if (tagName === "blockquote" && out.cite !== undefined && linkProtocol(out.cite, protocols) === undefined) delete out.cite;
   return out;
 }
 

@@ -17,6 +17,7 @@ describe("summarize (a page's OpenGraph for link previews)", () => {
     expect(summarize(page(`<meta property="og:image" content="../img/a.png">`), base).image).toBe("https://a.example/img/a.png");
     expect(summarize(page(`<meta property="og:image" content="javascript:alert(1)">`), base).image).toBeNull();
     expect(summarize(page(`<meta property="og:image" content="data:image/png;base64,AAAA">`), base).image).toBeNull();
+    expect(summarize(page(`<meta property="og:image" content="https://a.example@evil.example/x.png">`), base).image).toBeNull();
     expect(summarize(page(""), base).image).toBeNull();
     const sized = summarize(page(`<meta property="og:image" content="/a.png"><meta property="og:image:width" content="99999999"><meta property="og:image:height" content="-5">`), base);
     expect([sized.imageWidth, sized.imageHeight]).toEqual([100000, 0]);
@@ -28,6 +29,7 @@ describe("firstLink (which link of a status gets the card)", () => {
     const html = `<p><span class="h-card"><a href="https://x.example/@bob" class="u-url mention">@<span>bob</span></a></span> <a href="https://x.example/tags/moss" class="mention hashtag" rel="tag">#<span>moss</span></a> <a href="https://moss.example/a?b=1&amp;c=2" rel="nofollow noopener" target="_blank">moss.example/a</a> <a href="https://second.example/">second</a></p>`;
     expect(firstLink(html)).toBe("https://moss.example/a?b=1&c=2");
     expect(firstLink(`<p><a href="ftp://x.example/">ftp</a> no web link</p>`)).toBeNull();
+    expect(firstLink(`<p><a href="javascript:alert(1)">js</a> <a href="https://x.example@evil.example/">tricky</a> <a href="https://fine.example/">fine</a></p>`)).toBe("https://fine.example/");
     expect(firstLink("<p>no links at all</p>")).toBeNull();
   });
 });

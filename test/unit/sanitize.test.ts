@@ -87,6 +87,16 @@ describe("sanitizeRemoteHtml (Mastodon's MASTODON_STRICT)", () => {
     }
   });
 
+  test("with httpLinksOnly (a profile's field values) only http(s) links stay, the others become their text", () => {
+    expect(clean('<a href="https://carol.example/">site</a>', { httpLinksOnly: true })).toBe(`<a href="https://carol.example/" ${REL}>site</a>`);
+    expect(clean('<a href="HTTP://carol.example/">site</a>', { httpLinksOnly: true })).toBe(`<a href="HTTP://carol.example/" ${REL}>site</a>`);
+    for (const href of ["gemini://g.example/", "xmpp:a@b.example", "magnet:?xt=urn:btih:x", "javascript:alert(1)", "data:text/html,x"]) {
+      expect(clean(`<a href="${href}"><b>T</b></a>`, { httpLinksOnly: true })).toBe("T");
+    }
+    expect(clean('<img src="ipfs://bafy/x" alt="pic">', { httpLinksOnly: true })).toBe("[🖼  pic]");
+    expect(clean('<blockquote cite="gopher://g.example/">q</blockquote>', { httpLinksOnly: true })).toBe("<blockquote>q</blockquote>");
+  });
+
   test("images become links to them, as Mastodon shows them; unsafe sources only text", () => {
     expect(clean('<img src="https://example.com/cat.png" alt="a cat">')).toBe(`<a href="https://example.com/cat.png" ${REL}>[🖼  a cat]</a>`);
     expect(clean('<img src="https://www.example.com/a/very/long/path/to/the/picture.png">')).toBe(

@@ -1,6 +1,7 @@
 import type { DocumentLoader } from "@fedify/fedify";
 import { Emoji, Image } from "@fedify/fedify/vocab";
 import type { CustomEmoji } from "../../models/emojis.ts";
+import { httpUrlOrNull } from "../../net/http-url.ts";
 
 /** Emojis read from one object at most. */
 export const MAX_EMOJIS = 50;
@@ -16,9 +17,10 @@ export async function customEmojiOf(tag: Emoji, loader: { documentLoader?: Docum
   if (!SHORTCODE.test(shortcode)) return null;
   const icon = await tag.getIcon({ ...loader, suppressError: true });
   if (!(icon instanceof Image)) return null;
-  const url = icon.url instanceof URL ? icon.url : (icon.url?.href ?? null);
-  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) return null;
-  return { shortcode, url: url.href, static_url: url.href, visible_in_picker: false };
+  // An image clients load: an emoji anywhere but at an http(s) address is dropped.
+  const url = httpUrlOrNull(icon.url instanceof URL ? icon.url : (icon.url?.href ?? null));
+  if (!url) return null;
+  return { shortcode, url, static_url: url, visible_in_picker: false };
 }
 
 /** The custom emojis among an object's tags, once per shortcode. */

@@ -1,6 +1,7 @@
 import type { Context } from "@fedify/fedify";
 import { Add, Announce, Like, PUBLIC_COLLECTION, Remove, type Activity } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
+import { httpUrlOrNull } from "../../net/http-url.ts";
 import type { StatusActionService } from "../statuses/actions.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { RemovalService } from "../statuses/removal.ts";
@@ -48,8 +49,8 @@ export class RemoteInteractions {
 
   async announce(ctx: Context<void>, announce: Announce): Promise<void> {
     if (announce.id === null || announce.actorId === null || announce.objectId === null) return;
-    // A server speaks for its own activities only.
-    if (announce.id.origin !== announce.actorId.origin) return;
+    // A server speaks for its own activities only; the IRI is shown as the boost's address (http(s) only).
+    if (announce.id.origin !== announce.actorId.origin || httpUrlOrNull(announce.id) === null) return;
     if (this.remote.statusByUri(announce.id.href)) return;
     const account = await this.actorOf(ctx, announce);
     if (!account) return;

@@ -7,10 +7,18 @@ import type { Db } from "../../db/connection.ts";
 import { accounts, statuses, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
+import { httpUrlOrNull } from "../../net/http-url.ts";
 import type { EventBus } from "../events.ts";
 import { readProfile } from "./remote-profile.ts";
 
-const USERNAME_MAX = 255;
+/**
+ * A remote username as Mastodon takes one (Account::USERNAME_ONLY_RE, checked on remote
+ * accounts): ASCII letters, digits and underscores, with dots and hyphens only between them.
+ * No homoglyphs, zero-width or direction-changing characters: `acct` must read as what it is.
+ */
+const REMOTE_USERNAME = /^[a-z0-9_]+([.-]+[a-z0-9_]+)*$/i;
+/** Mastodon's Account::USERNAME_LENGTH_HARD_LIMIT. */
+const USERNAME_MAX = 2048;
 /** Mastodon's Account::STALE_THRESHOLD: a remote account fetched longer ago is fetched again when looked at. */
 const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
 /** After a refetch that failed, the next waits this long: a server that is down is not asked on every view. */
@@ -150,10 +158,14 @@ export class RemoteAccounts {
    */
   async upsert(actor: Actor): Promise<AccountRow | null> {
     if (!isActor(actor) || actor.id === null || actor.inboxId === null || this.domains.refuses(actor.id)) return null;
-    const uri = actor.id.href;
+    // Its IRI stands in for its profile page, and its inbox is where we post: http(s) only.
+    const uri = httpUrlOrNull(actor.id);
+    const inboxUrl = httpUrlOrNull(actor.inboxId);
+    if (uri === null || inboxUrl === null) return null;
     const domain = actor.id.host.toLowerCase();
-    const username = (actor.preferredUsername?.toString() ?? "").trim().slice(0, USERNAME_MAX);
-    if (username === "" || /[\s@]/.test(username)) return null;
+    // Refused, not cleaned: Mastodon does not save such an account (a refetch keeps the stored one).
+    const username = (actor.preferredUsername?.toString() ?? "").trim();
+    if (username.length > USERNAME_MAX || !REMOTE_USERNAME.test(username)) return null;
     const loader = this.documentLoader ?? nothingFetched;
     const profile = await readProfile(actor, loader);
     const emojis = await customEmojisOf(actor, { documentLoader: loader });
@@ -177,9 +189,9 @@ export class RemoteAccounts {
       ...(actor.published ? { createdAt: actor.published.epochMilliseconds } : {}),
       uri,
       url: profileUrl(actor),
-      inboxUrl: actor.inboxId.href,
-      sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
-      followersUrl: actor.followersId?.href ?? null,
+      inboxUrl,
+      sharedInboxUrl: httpUrlOrNull(actor.endpoints?.sharedInbox),
+      followersUrl: httpUrlOrNull(actor.followersId),
       keyIds: JSON.stringify([...actor.publicKeyIds, ...actor.assertionMethodIds].map((id) => id.href)),
       fetchedAt: now,
     };
@@ -202,7 +214,7 @@ export class RemoteAccounts {
 
 /** The actor's profile page, when on the actor's own host (Mastodon drops one elsewhere: a profile must not send people off to another site). */
 function profileUrl(actor: Actor): string | null {
-  const url = actor.url instanceof URL ? actor.url : (actor.url?.href ?? null);
-  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.hostname.toLowerCase() !== actor.id!.hostname.toLowerCase()) return null;
-  return url.href;
+  const url = httpUrlOrNull(actor.url instanceof URL ? actor.url : (actor.url?.href ?? null));
+  if (url === null || new URL(url).hostname.toLowerCase() !== actor.id!.hostname.toLowerCase()) return null;
+  return url;
 }

@@ -2,6 +2,7 @@ import type { Context } from "@fedify/fedify";
 import { Audio, Collection, Document, Hashtag, Image, Mention, Note, PUBLIC_COLLECTION, Question, Video } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { MentionRef } from "../../models/mentions.ts";
+import { httpUrlOrNull } from "../../net/http-url.ts";
 import { normalizeTag } from "../../text/format.ts";
 import { htmlToText } from "../../text/html-to-text.ts";
 import { sanitizeRemoteHtml } from "../../text/sanitize.ts";
@@ -78,7 +79,8 @@ export class RemoteNotes {
    */
   async store(ctx: Context<void>, note: StatusObject, options: { fetched: boolean; raw?: unknown }): Promise<StatusRow | null> {
     const authorUri = note.attributionId;
-    if (note.id === null || authorUri === null || note.id.origin !== authorUri.origin) return null;
+    // The IRI is shown as the status's address when it gives none (its `url`): http(s) only.
+    if (note.id === null || authorUri === null || note.id.origin !== authorUri.origin || httpUrlOrNull(note.id) === null) return null;
     const known = this.remote.statusByUri(note.id.href);
     if (known) return this.reader.findRow(known.id) ?? null;
     let author: AccountRow | null = this.remote.byUri(authorUri.href) ?? null;
@@ -104,7 +106,8 @@ export class RemoteNotes {
     else if (followers !== null && (to.includes(followers) || cc.includes(followers))) visibility = "private";
     else if (mentionsLocal) visibility = "direct";
     else return null;
-    const url = note.url instanceof URL ? note.url.href : (note.url?.href?.href ?? null);
+    // An address clients and our pages link to: one that is not http(s) is dropped (the IRI stands in).
+    const url = httpUrlOrNull(note.url instanceof URL ? note.url : (note.url?.href ?? null));
     const published = this.posting.publishRemote({
       accountId: author.id,
       uri: note.id.href,
@@ -114,7 +117,7 @@ export class RemoteNotes {
       language: null,
       createdAt: note.published?.epochMilliseconds ?? Date.now(),
       inReplyToId: parent?.id ?? null,
-      inReplyToUri: parent ? null : (note.replyTargetId?.href ?? null),
+      inReplyToUri: parent ? null : httpUrlOrNull(note.replyTargetId),
       mentions,
       media: await this.attachmentsOf(ctx, note, options.raw),
       emojis: await customEmojisOf(note, ctx),
@@ -184,8 +187,9 @@ export class RemoteNotes {
     for await (const attachment of note.getAttachments({ ...ctx, suppressError: true })) {
       const extra = extras[index++] ?? {};
       if (media.length >= MAX_ATTACHMENTS || !(attachment instanceof Document)) continue;
-      const link = attachment.url instanceof URL ? attachment.url : (attachment.url?.href ?? null);
-      if (link === null || (link.protocol !== "https:" && link.protocol !== "http:")) continue;
+      // Shown at this address (and maybe copied from it): an attachment elsewhere than http(s) is dropped.
+      const link = httpUrlOrNull(attachment.url instanceof URL ? attachment.url : (attachment.url?.href ?? null));
+      if (link === null) continue;
       const mediaType = attachment.mediaType ?? "";
       const type =
         attachment instanceof Video || mediaType.startsWith("video/") ? "video" : attachment instanceof Audio || mediaType.startsWith("audio/") ? "audio" : attachment instanceof Image || mediaType.startsWith("image/") ? "image" : "unknown";
@@ -196,7 +200,7 @@ export class RemoteNotes {
       if (Array.isArray(focal) && focal.length === 2 && focal.every((v) => typeof v === "number" && v >= -1 && v <= 1)) meta.focus = { x: focal[0] as number, y: focal[1] as number };
       const blurhash = typeof extra.blurhash === "string" && BLURHASH.test(extra.blurhash) ? extra.blurhash : null;
       const description = attachment.name?.toString().trim().slice(0, MAX_DESCRIPTION) || null;
-      media.push({ type, url: link.href, description, blurhash, meta });
+      media.push({ type, url: link, description, blurhash, meta });
     }
     return media;
   }

@@ -1,6 +1,7 @@
 import { Link, PropertyValue, type Actor, type Image } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
 import type { ProfileField } from "../../models/views.ts";
+import { httpUrlOrNull } from "../../net/http-url.ts";
 import { sanitizeRemoteHtml } from "../../text/sanitize.ts";
 
 /** Mastodon's hard limit on a federated note (Account::NOTE_LENGTH_HARD_LIMIT), cut before cleaning. */
@@ -9,7 +10,6 @@ const NOTE_MAX = 20 * 1024;
 const FIELDS_MAX = 16;
 const FIELD_NAME_MAX = 255;
 const FIELD_VALUE_MAX = 2048;
-const IMAGE_URL_MAX = 2048;
 
 /** The parts of a remote actor's profile that need reading (and cleaning) before they are stored. */
 export interface RemoteProfile {
@@ -23,8 +23,8 @@ export interface RemoteProfile {
  * A remote actor's note, fields, avatar and header, as Mastodon's
  * ActivityPub::ProcessAccountService reads them: `summary` is HTML, cleaned as Mastodon
  * cleans it (sanitizeRemoteHtml); `attachment` PropertyValues are fields (the name is text,
- * the value cleaned HTML); `icon` and `image` are the avatar and header, kept as their
- * remote URLs (http or https) and shown as such, never downloaded.
+ * the value cleaned HTML, its links http(s) only); `icon` and `image` are the avatar and
+ * header, kept as their remote URLs (http or https) and shown as such, never downloaded.
  *
  * Images given only by reference are fetched through `loader` (Mastodon fetches them too);
  * attachments only when embedded, as Mastodon takes them.
@@ -34,7 +34,7 @@ export async function readProfile(actor: Actor, loader: DocumentLoader): Promise
   for await (const item of actor.getAttachments({ documentLoader: refuse, contextLoader: loader, suppressError: true })) {
     if (!(item instanceof PropertyValue)) continue;
     const name = (item.name?.toString() ?? "").slice(0, FIELD_NAME_MAX);
-    const valueHtml = sanitizeRemoteHtml((item.value?.toString() ?? "").slice(0, FIELD_VALUE_MAX));
+    const valueHtml = sanitizeRemoteHtml((item.value?.toString() ?? "").slice(0, FIELD_VALUE_MAX), { httpLinksOnly: true });
     if (name.trim() === "" && valueHtml.trim() === "") continue;
     fields.push({ name, value: valueHtml, valueHtml, verifiedAt: null });
     if (fields.length === FIELDS_MAX) break;
@@ -57,7 +57,5 @@ const refuse: DocumentLoader = async (url) => {
 /** The address of an image, when it is one a client can load (http or https). */
 function imageUrl(image: Image | null): string | null {
   const url = image?.url;
-  const href = url instanceof URL ? url : url instanceof Link ? url.href : null;
-  if (!href || (href.protocol !== "https:" && href.protocol !== "http:") || href.href.length > IMAGE_URL_MAX) return null;
-  return href.href;
+  return httpUrlOrNull(url instanceof URL ? url : url instanceof Link ? url.href : null);
 }

@@ -4,6 +4,7 @@ import type { Db } from "../../db/connection.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
+import { httpUrlOrNull } from "../../net/http-url.ts";
 import { summarize } from "../../text/opengraph.ts";
 import type { RenderCache } from "./render-cache.ts";
 
@@ -19,13 +20,9 @@ export function firstLink(html: string): string | null {
     const attrs = match[1]!;
     if (/class="[^"]*\b(mention|hashtag)\b/i.test(attrs) || /rel="[^"]*\btag\b/i.test(attrs)) continue;
     const href = /href="([^"]+)"/i.exec(attrs)?.[1]?.replace(/&amp;/g, "&");
-    if (!href) continue;
-    try {
-      const url = new URL(href);
-      if (url.protocol === "https:" || url.protocol === "http:") return url.href;
-    } catch {
-      // not a URL
-    }
+    // The card's url, and the page fetched for it: http(s) only.
+    const url = href ? httpUrlOrNull(href) : null;
+    if (url) return url;
   }
   return null;
 }

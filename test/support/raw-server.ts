@@ -1,0 +1,72 @@
+import { generateCryptoKeyPair, signRequest } from "@fedify/fedify";
+import { AP } from "./federation.ts";
+
+/** The contexts Mastodon's actor documents and notes are written in (for PropertyValue, Emoji, blurhash...). */
+export const MASTODON_CONTEXT = [
+  "https://www.w3.org/ns/activitystreams",
+  "https://w3id.org/security/v1",
+  {
+    toot: "http://joinmastodon.org/ns#",
+    schema: "http://schema.org#",
+    PropertyValue: "schema:PropertyValue",
+    value: "schema:value",
+    Emoji: "toot:Emoji",
+    discoverable: "toot:discoverable",
+  },
+];
+
+/**
+ * A hostile server: it serves the JSON documents a test writes, exactly as written (what a
+ * Fedify or Rookery server would never say: a `javascript:` url, a username with invisible
+ * characters), and posts activities to inboxes signed by its actors' key. Every actor it
+ * serves has the same key pair, under its own key id.
+ */
+export async function startRawServer(host: string) {
+  const pair = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+  const spki = Buffer.from(await crypto.subtle.exportKey("spki", pair.publicKey)).toString("base64");
+  const publicKeyPem = `-----BEGIN PUBLIC KEY-----\n${spki.match(/.{1,64}/g)!.join("\n")}\n-----END PUBLIC KEY-----\n`;
+  const documents = new Map<string, unknown>();
+  const server = Bun.serve({
+    hostname: host,
+    port: 0,
+    fetch: (request) => {
+      const path = new URL(request.url).pathname;
+      if (request.method === "POST") return new Response(null, { status: 202 });
+      const document = documents.get(path);
+      return document === undefined ? new Response("not found", { status: 404 }) : new Response(JSON.stringify(document), { headers: { "content-type": AP } });
+    },
+  });
+  const base = `http://${host}:${server.port}`;
+  return {
+    base,
+    /** Serves a document at `path`; answers its URL. */
+    serve(path: string, document: Record<string, unknown>): string {
+      documents.set(path, document);
+      return `${base}${path}`;
+    },
+    /**
+     * Serves an actor at /actors/{path}: a Person with an inbox, this server's key, and
+     * whatever `extra` says (over those); answers its IRI.
+     */
+    actor(path: string, preferredUsername: string, extra: Record<string, unknown> = {}): string {
+      const id = `${base}/actors/${path}`;
+      documents.set(`/actors/${path}`, {
+        "@context": MASTODON_CONTEXT,
+        id,
+        type: "Person",
+        preferredUsername,
+        inbox: `${id}/inbox`,
+        publicKey: { id: `${id}#main-key`, owner: id, publicKeyPem },
+        ...extra,
+      });
+      return id;
+    },
+    /** Posts an activity (written in full by the test) to an inbox, signed by `actor`'s key; answers the response. */
+    async post(inbox: string, actor: string, activity: Record<string, unknown>): Promise<Response> {
+      const body = JSON.stringify({ "@context": MASTODON_CONTEXT, actor, ...activity });
+      const request = new Request(inbox, { method: "POST", headers: { "content-type": AP, accept: AP }, body });
+      return fetch(await signRequest(request, pair.privateKey, new URL(`${actor}#main-key`)));
+    },
+    stop: () => server.stop(true),
+  };
+}
