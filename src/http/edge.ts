@@ -7,6 +7,7 @@ import type { App } from "./app.ts";
 import { ApiError } from "../errors.ts";
 import { peekAccountId, requireToken } from "./auth.ts";
 import { readLimited } from "./input.ts";
+import { inboxBodyRefusal } from "./inbox-body.ts";
 import { bodyLimit, MAX_FORM_BYTES, MAX_UPLOAD_BYTES, pathOf } from "./body-limits.ts";
 import { INBOX_PATH, routePath } from "../net/paths.ts";
 import { newMeta, setMeta } from "./request-meta.ts";
@@ -189,7 +190,7 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     const handled =
       forFederation && federation !== null
         ? forFedify(request, publicOrigin, bodyLimit(request.method, path), negotiated).then((r) =>
-            federation.fetch(r, { contextData: undefined, onNotFound: (r) => app.handle(r), onNotAcceptable: (r) => app.handle(r), onUnauthorized: unauthorizedFetch }),
+            r instanceof Response ? r : federation.fetch(r, { contextData: undefined, onNotFound: (r) => app.handle(r), onNotAcceptable: (r) => app.handle(r), onUnauthorized: unauthorizedFetch }),
           )
         : app.handle(request);
     return handled.then(finish, (e) => {
@@ -205,9 +206,13 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
  * under the cap (Fedify reads whole bodies, and one sent without a length would otherwise
  * be held however large: past the cap it is 413, through the catch below).
  */
-async function forFedify(request: Request, publicOrigin: string, limit: number, pathname: string | null = null): Promise<Request> {
+async function forFedify(request: Request, publicOrigin: string, limit: number, pathname: string | null = null): Promise<Request | Response> {
   const url = new URL(request.url);
   const body = request.body ? ((await readLimited(request, limit)) as Uint8Array<ArrayBuffer>) : null;
+  if (request.method === "POST" && INBOX_PATH.test(routePath(url.pathname))) {
+    const refusal = inboxBodyRefusal(request.headers, body);
+    if (refusal) return refusal;
+  }
   return new Request(publicOrigin + (pathname ?? url.pathname) + url.search, { method: request.method, headers: request.headers, body });
 }
 
