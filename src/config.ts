@@ -29,7 +29,7 @@ export interface Config {
   federation: boolean;
   /** Outgoing requests may reach loopback, private and link-local addresses (tests, loopback set-ups only: SSRF). */
   allowPrivateAddresses: boolean;
-  /** Copies of remote statuses' images kept here, and the bound of their total size in bytes; off by default. */
+  /** Copies of remote statuses' images kept here (on by default, as Mastodon and GoToSocial: readers' apps never ask other servers), and the bound of their total size in bytes. */
   remoteMediaCache: { maxTotalBytes: number } | null;
   /**
    * Mastodon's secure mode: collections and statuses are served only to signed requests, actor
@@ -141,7 +141,7 @@ export function loadConfig(env: Env = process.env): Config {
     transcodeWorkers: positiveInt(env, "MEDIA_WORKERS", 1),
     federation: choice(env, "FEDERATION", ["on", "off"] as const, "on") === "on",
     allowPrivateAddresses: bool(env, "ALLOW_PRIVATE_ADDRESSES", false),
-    remoteMediaCache: bool(env, "CACHE_REMOTE_MEDIA", false) ? { maxTotalBytes: megabytes(env, "REMOTE_MEDIA_CACHE_MB", 1024) } : null,
+    remoteMediaCache: bool(env, "CACHE_REMOTE_MEDIA", true) ? { maxTotalBytes: megabytes(env, "REMOTE_MEDIA_CACHE_MB", 1024) } : null,
     authorizedFetch: bool(env, "AUTHORIZED_FETCH", false),
     outgoing: {
       // Mastodon gives a fetched document about 10 s in all.

@@ -13,7 +13,8 @@ describe("configuration", () => {
     expect(c.whitelistMode).toBe(false);
     expect(c.rateLimits).toBe(true);
     expect(c.trustedProxies).toEqual([]);
-    expect(c.remoteMediaCache).toBeNull();
+    expect(c.remoteMediaCache).toEqual({ maxTotalBytes: 1024 * 1024 * 1024 });
+    expect(c.outgoing).toEqual({ firstByteMs: 10_000, totalMs: 10_000, maxPerHost: 8, maxTotal: 64 });
     expect(c.inboxRateLimit).toEqual({ limit: 2000, periodMs: 5 * 60 * 1000 });
     expect(c.authorizedFetch).toBe(false);
   });
@@ -27,7 +28,9 @@ describe("configuration", () => {
     expect(() => loadConfig({ CACHE_REMOTE_MEDIA: "true", REMOTE_MEDIA_CACHE_MB: value })).toThrow("REMOTE_MEDIA_CACHE_MB");
   });
 
-  test("CACHE_REMOTE_MEDIA with its bound, 1 GB unless REMOTE_MEDIA_CACHE_MB says", () => {
+  test("CACHE_REMOTE_MEDIA on by default with its bound, 1 GB unless REMOTE_MEDIA_CACHE_MB says; off when asked", () => {
+    expect(loadConfig({}).remoteMediaCache).toEqual({ maxTotalBytes: 1024 * 1024 * 1024 });
+    expect(loadConfig({ CACHE_REMOTE_MEDIA: "false" }).remoteMediaCache).toBeNull();
     expect(loadConfig({ CACHE_REMOTE_MEDIA: "true" }).remoteMediaCache).toEqual({ maxTotalBytes: 1024 * 1024 * 1024 });
     expect(loadConfig({ CACHE_REMOTE_MEDIA: "true", REMOTE_MEDIA_CACHE_MB: "50" }).remoteMediaCache).toEqual({ maxTotalBytes: 50 * 1024 * 1024 });
   });
