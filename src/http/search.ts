@@ -10,21 +10,19 @@ import { bool, int, limitParam, OFFSET, str } from "./params.ts";
 import { linkHeader, pageParams } from "./pagination.ts";
 import { statusesJson } from "../presenters/status-json.ts";
 import { jsonText } from "./render.ts";
+import { MAX_HASHTAG_LENGTH } from "../text/format.ts";
 
 const TYPES = new Set<string>(["accounts", "hashtags", "statuses"]);
 
 /** Tag names need a letter (or an underscore) somewhere, as Mastodon's HASHTAG_NAME_RE. */
 const TAG_NAME = /^[\p{L}\p{N}_·\u200c]*[\p{L}_·\u200c][\p{L}\p{N}_·\u200c]*$/u;
 
-/** The longest tag a status can carry (its whole text is at most 500 characters). */
-const MAX_TAG_LENGTH = 500;
-
 /**
  * The tag named in the path (the router has decoded it; a malformed escape leaves no
  * string); anything that cannot be a tag name is 404.
  */
 function tagName(raw: unknown): string {
-  if (typeof raw !== "string" || raw.length > MAX_TAG_LENGTH || !TAG_NAME.test(raw)) throw notFound();
+  if (typeof raw !== "string" || raw.length > MAX_HASHTAG_LENGTH || !TAG_NAME.test(raw)) throw notFound();
   return raw;
 }
 
