@@ -72,6 +72,26 @@ test("a path parameter that is no UTF-8 is 404 Record not found on every route, 
   expect(fingerprint()).toBe(before);
 });
 
+test("a path parameter is decoded once, by the router: %25 is a percent sign (no tag has one), %2525 is not decoded again", async () => {
+  const before = fingerprint();
+  for (const bad of ["%25", "%2525", "%25FF"]) {
+    for (const [path, status] of [
+      [`/api/v1/timelines/tag/${bad}`, 200],
+      [`/tags/${bad}`, 200],
+      [`/@alice/tagged/${bad}`, 200],
+      [`/api/v1/tags/${bad}`, 404],
+      [`/api/v1/announcements/1/reactions/${bad}`, 404],
+    ] as const) {
+      const method = path.includes("reactions") ? "PUT" : "GET";
+      const res = await alice.client.request(method, path, { headers: { accept: "text/html" } });
+      expect([path, res.status]).toEqual([path, status]);
+      if (path.startsWith("/api/v1/timelines")) expect(res.body).toEqual([]);
+      if (status === 404) expect(res.body).toEqual({ error: "Record not found" });
+    }
+  }
+  expect(fingerprint()).toBe(before);
+});
+
 test("the same routes still answer a well-formed escape", async () => {
   const group = await alice.client.get(`/api/v2/notifications/${encodeURIComponent(groupKey)}`);
   expect(group.status).toBe(200);
@@ -79,6 +99,16 @@ test("the same routes still answer a well-formed escape", async () => {
   const tag = await alice.client.post(`/api/v1/tags/${encodeURIComponent("ねこ")}/follow`);
   expect(tag.status).toBe(200);
   expect(tag.body).toMatchObject({ name: "ねこ", following: true });
+  const cats = await postStatus(alice, { status: "#ねこ time" });
+  const tagged = await alice.client.get(`/api/v1/timelines/tag/${encodeURIComponent("ねこ")}`);
+  expect(tagged.body.map((s: { id: string }) => s.id)).toEqual([cats.id]);
+  const page = await alice.client.get(`/tags/${encodeURIComponent("ねこ")}`, { headers: { accept: "text/html" } });
+  expect(page.status).toBe(200);
+  expect(page.text).toContain(`/@alice/${cats.id}"`);
+  const profile = await alice.client.get(`/@alice/tagged/${encodeURIComponent("ねこ")}`, { headers: { accept: "text/html" } });
+  expect(profile.status).toBe(200);
+  expect(profile.text).toContain(`/@alice/${cats.id}"`);
+  expect(profile.text).not.toContain("hello");
   const dismissed = await alice.client.post(`/api/v2/notifications/${encodeURIComponent(groupKey)}/dismiss`);
   expect(dismissed.status).toBe(200);
   expect((await alice.client.get("/api/v2/notifications")).body.notification_groups).toEqual([]);

@@ -80,7 +80,8 @@ export function createApp(ctx: AppContext) {
   // with a Host shorter than four characters the router would otherwise route a later part
   // of the path than the one the edge classifies and rate-limits.
   return new Elysia({ handler: { standardHostname: false } })
-    // Before routing and before any body is read: no record is named by such a path (as v1's ids).
+    // Before routing and before any body is read: no record is named by such a path (as v1's
+    // ids). The router decodes every parameter once; a route never decodes one again.
     .onRequest(({ request }) => {
       if (malformedEscape(request.url)) throw notFound();
     })

@@ -170,7 +170,7 @@ export function webRoutes(ctx: AppContext) {
     .get("/tags/:name", (c) => {
       const closed = membersOnly(c.request);
       if (closed) return closed;
-      const raw = decodeURIComponent(c.params.name);
+      const raw = c.params.name;
       const feed = raw.endsWith(".rss");
       const tag = feed ? raw.slice(0, -4) : raw;
       const p = pageParams(input(c), 20, 40);
@@ -205,7 +205,7 @@ export function webRoutes(ctx: AppContext) {
       const closed = membersOnly(c.request);
       if (closed) return closed;
       const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, account)));
-      const tag = decodeURIComponent(c.params.tag);
+      const tag = c.params.tag;
       const p = pageParams(input(c), 20, 40);
       const posts = services.timelines.account(null, account.id, p, { tagged: tag });
       const here = `${entity.url}/tagged/${encodeURIComponent(tag)}`;
