@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { SystemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { largestId, migrate, openDatabase } from "./db/connection.ts";
+import { largestId, migrate, openDatabase, SchemaTooNewError } from "./db/connection.ts";
 import { ApiError } from "./errors.ts";
 import { federationStatus } from "./federation/status.ts";
 import { IdGenerator } from "./ids.ts";
@@ -215,8 +215,12 @@ async function main(argv: string[]) {
       case "migrate": {
         const config = loadConfig();
         const handle = openDatabase(config.dataDir, { migrate: false });
-        const applied = migrate(handle.db);
-        handle.close();
+        let applied: number;
+        try {
+          applied = migrate(handle.db, handle.path);
+        } finally {
+          handle.close();
+        }
         process.stdout.write(`Applied ${applied} migration(s) to ${handle.path}\n`);
         return;
       }
@@ -226,7 +230,9 @@ async function main(argv: string[]) {
         const file = resolve(target);
         if (existsSync(file)) fail(`${file} already exists; choose a new file`);
         const config = loadConfig();
-        const handle = openDatabase(config.dataDir);
+        // A copy of the database as it is: never migrated first (the backup taken before an
+        // upgrade must be the old schema), and possible of one a newer Rookery has migrated.
+        const handle = openDatabase(config.dataDir, { migrate: false });
         // VACUUM INTO reads one consistent snapshot, even while the server writes.
         handle.sqlite.run("VACUUM INTO ?", [file]);
         handle.close();
@@ -239,7 +245,7 @@ async function main(argv: string[]) {
         fail(`unknown command "${command}"; see rookery --help`);
     }
   } catch (e) {
-    if (e instanceof ConfigError || e instanceof CliFailure) fail(e.message);
+    if (e instanceof ConfigError || e instanceof CliFailure || e instanceof SchemaTooNewError) fail(e.message);
     throw e;
   }
 }

@@ -92,6 +92,35 @@ describe("featured tags", () => {
     expect(featuredCount()).toBe(before + 9);
   });
 
+  test("a name over 500 characters or with control characters is 422, and neither a featured tag nor a tag is stored", async () => {
+    const user = await createUser(server, "erin");
+    const tagCount = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM tags").get() as { n: number }).n;
+    const [featured, tags] = [featuredCount(), tagCount()];
+    const cases: [string, string][] = [
+      ["a".repeat(10_000), "Validation failed: Name is too long (maximum is 500 characters)"],
+      ["a".repeat(501), "Validation failed: Name is too long (maximum is 500 characters)"],
+      ["a b".repeat(4000), "Validation failed: Name is invalid, Name is too long (maximum is 500 characters)"],
+      ["ca\u0000ts", "Validation failed: Name is invalid"],
+      ["cats\u0007", "Validation failed: Name is invalid"],
+      ["\u0000", "Validation failed: Name is invalid"],
+      ["ca\u009bts", "Validation failed: Name is invalid"],
+    ];
+    for (const [name, error] of cases) {
+      for (const body of [{ json: { name } }, { form: { name } }]) {
+        const res = await user.client.post("/api/v1/featured_tags", body);
+        expect([name.slice(0, 20), res.status, res.body]).toEqual([name.slice(0, 20), 422, { error }]);
+      }
+    }
+    expect([featuredCount(), tagCount()]).toEqual([featured, tags]);
+    // Characters, not UTF-16 units: 500 letters outside the BMP are a name of 500.
+    const astral = await user.client.post("/api/v1/featured_tags", { json: { name: "𝒜".repeat(500) } });
+    expect(astral.status).toBe(200);
+    const longest = await user.client.post("/api/v1/featured_tags", { json: { name: "b".repeat(500) } });
+    expect(longest.status).toBe(200);
+    expect(longest.body.name).toBe("b".repeat(500));
+    expect(featuredCount()).toBe(featured + 2);
+  });
+
   test("suggestions are the account's most used recent tags, not those already featured, as Tag entities", async () => {
     const user = await createUser(server, "dave");
     await postStatus(user, { status: "#alpha #beta" });

@@ -37,7 +37,12 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHand
   if (options.onQuery) countStatements(sqlite, options.onQuery);
   const db = drizzle({ client: sqlite, schema }) as Db;
   trackTransactions(db);
-  if (options.migrate !== false) migrate(db);
+  try {
+    if (options.migrate !== false) migrate(db, path);
+  } catch (e) {
+    sqlite.close();
+    throw e;
+  }
   return {
     db,
     sqlite,
@@ -120,14 +125,44 @@ function trackTransactions(db: Db) {
   db.transaction = ((work, config) => commits.around(() => transaction(work, config))) as Db["transaction"];
 }
 
-/** Applies pending migrations; returns how many were applied. */
-export function migrate(db: Db): number {
+const MIGRATIONS_TABLE = "__drizzle_migrations";
+
+/**
+ * A database a newer Rookery has migrated. drizzle applies what is newer than the database's
+ * newest migration and says nothing of a database newer than itself: this executable would run
+ * on tables it does not know, and write rows the newer one cannot read.
+ */
+export class SchemaTooNewError extends Error {}
+
+/** Applies pending migrations; returns how many were applied. Refuses a database newer than this executable. */
+export function migrate(db: Db, path = "the database"): number {
   const migrations = embeddedMigrations();
-  const table = "__drizzle_migrations";
+  const table = MIGRATIONS_TABLE;
+  refuseNewerSchema(db.$client, migrations, path);
   const before = countApplied(db.$client, table);
   // Same call drizzle's own bun-sqlite migrator makes, with migrations read at build time.
   (db as any).dialect.migrate(migrations, (db as any).session, { migrationsTable: table });
   return countApplied(db.$client, table) - before;
+}
+
+function refuseNewerSchema(sqlite: Database, migrations: ReturnType<typeof embeddedMigrations>, path: string) {
+  if (countApplied(sqlite, MIGRATIONS_TABLE) === 0) return;
+  // drizzle's own order: a migration is known by its created_at, the time it was generated.
+  const newest = sqlite.query<{ hash: string; created_at: number | string }, []>(`SELECT hash, created_at FROM ${MIGRATIONS_TABLE} ORDER BY created_at DESC LIMIT 1`).get()!;
+  const known = migrations[migrations.length - 1]!;
+  const at = Number(newest.created_at);
+  if (!(at > known.folderMillis)) return;
+  const date = (ms: number) => (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(ms));
+  throw new SchemaTooNewError(
+    [
+      `${path} was migrated by a newer Rookery than this one, which refuses to use it.`,
+      `  The database's newest migration: ${newest.hash.slice(0, 12)}, made ${date(at)} (${countApplied(sqlite, MIGRATIONS_TABLE)} applied).`,
+      `  This executable's newest migration: ${known.tag}, made ${date(known.folderMillis)} (${migrations.length} known).`,
+      "Start the newer executable again, or go back to this one with the backup taken before the upgrade:",
+      "stop the server, remove rookery.sqlite3, rookery.sqlite3-wal and rookery.sqlite3-shm from DATA_DIR,",
+      "copy the backup to DATA_DIR/rookery.sqlite3 and start this executable (README: Backups and restores).",
+    ].join("\n"),
+  );
 }
 
 function countApplied(sqlite: Database, table: string): number {

@@ -21,21 +21,12 @@ export function announcementRoutes(ctx: AppContext) {
     })
     .put("/api/v1/announcements/:id/reactions/:name", (c) => {
       const auth = requireUser(ctx, c.request, "write:favourites");
-      services.announcements.react(auth.accountId, parseId(c.params.id), reactionName(c.params.name));
+      services.announcements.react(auth.accountId, parseId(c.params.id), c.params.name);
       return {};
     })
     .delete("/api/v1/announcements/:id/reactions/:name", (c) => {
       const auth = requireUser(ctx, c.request, "write:favourites");
-      services.announcements.unreact(auth.accountId, parseId(c.params.id), reactionName(c.params.name));
+      services.announcements.unreact(auth.accountId, parseId(c.params.id), c.params.name);
       return {};
     });
-}
-
-/** The path segment as sent: clients percent-encode the emoji. */
-function reactionName(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
 }

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, notFound } from "../errors.ts";
 import { log } from "../log.ts";
 import { accountRoutes } from "./accounts.ts";
 import { appRoutes } from "./apps.ts";
@@ -38,6 +38,7 @@ import { searchRoutes } from "./search.ts";
 import { statusEditRoutes } from "./status-edits.ts";
 import { timelineRoutes } from "./timelines.ts";
 import { getMeta } from "./request-meta.ts";
+import { pathOf } from "./body-limits.ts";
 
 function errorResponse(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
@@ -58,12 +59,32 @@ function notificationsApi(ctx: AppContext) {
   return new Elysia().use(notificationRequestRoutes(ctx)).use(notificationRoutes(ctx)).use(notificationV2Routes(ctx)) as unknown as Elysia;
 }
 
+/**
+ * A path with an escape that is no UTF-8 (`%FF`, a lone `%`). The router hands a route such a
+ * parameter as null instead of refusing it, which every route would have to guard against.
+ */
+function malformedEscape(url: string): boolean {
+  const path = pathOf(url);
+  if (!path.includes("%")) return false;
+  try {
+    decodeURIComponent(path);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** The router: every resource module, one body parser, one error renderer. */
 export function createApp(ctx: AppContext) {
   // The path starts at the first slash after the host (not at index 11, Elysia's default):
   // with a Host shorter than four characters the router would otherwise route a later part
   // of the path than the one the edge classifies and rate-limits.
   return new Elysia({ handler: { standardHostname: false } })
+    // Before routing and before any body is read: no record is named by such a path (as v1's
+    // ids). The router decodes every parameter once; a route never decodes one again.
+    .onRequest(({ request }) => {
+      if (malformedEscape(request.url)) throw notFound();
+    })
     .onParse(({ request, contentType }) => parseBody(request, contentType ?? ""))
     .onError(({ error, code, request }) => {
       // Elysia wraps what the parse hook throws; our own refusals keep their words.

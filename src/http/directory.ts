@@ -3,7 +3,7 @@ import type { AppContext } from "../context.ts";
 import { serializeAccount } from "../presenters/account.ts";
 import { optionalUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
-import { bool, int, str } from "./params.ts";
+import { bool, int, limitParam, OFFSET, str } from "./params.ts";
 
 /** GET /api/v1/directory: the profile directory (offset paging, 40 by default, 80 at most). */
 export function directoryRoutes(ctx: AppContext) {
@@ -11,8 +11,8 @@ export function directoryRoutes(ctx: AppContext) {
   return new Elysia().get("/api/v1/directory", (c) => {
     const viewer = viewerId(optionalUser(ctx, c.request));
     const p = input(c);
-    const limit = Math.min(Math.max(int(p.limit, "limit") ?? 40, 1), 80);
-    const offset = Math.max(int(p.offset, "offset") ?? 0, 0);
+    const limit = limitParam(p.limit, 40);
+    const offset = int(p.offset, "offset", OFFSET) ?? 0;
     const order = str(p.order, "order") === "new" ? "new" : "active";
     const rows = services.directory.list(viewer, { offset, limit, order, local: bool(p.local, "local") === true });
     return rows.map((row) => serializeAccount(ctx.urls, row));

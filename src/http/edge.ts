@@ -10,7 +10,7 @@ import { readLimited } from "./input.ts";
 import { inboxBodyRefusal } from "./inbox-body.ts";
 import { bodyLimit, MAX_FORM_BYTES, MAX_UPLOAD_BYTES, pathOf } from "./body-limits.ts";
 import { INBOX_PATH, routePath } from "../net/paths.ts";
-import { newMeta, setMeta } from "./request-meta.ts";
+import { getMeta, newMeta, setMeta } from "./request-meta.ts";
 import { refusedSigner, unauthorizedFetch } from "./federation-gate.ts";
 import { handleStreaming, isStreamingPath } from "./streaming.ts";
 import type { Streaming } from "../streaming/index.ts";
@@ -187,10 +187,11 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     // Fedify sees the request at PUBLIC_URL, as its sender signed it: behind a TLS proxy the
     // server is asked over plain http at another address, and an RFC 9421 signature covers
     // the scheme and authority of the public URL.
+    const passOn = (r: Request) => app.handle(backFromFedify(r, request));
     const handled =
       forFederation && federation !== null
         ? forFedify(request, publicOrigin, bodyLimit(request.method, path), negotiated).then((r) =>
-            r instanceof Response ? r : federation.fetch(r, { contextData: undefined, onNotFound: (r) => app.handle(r), onNotAcceptable: (r) => app.handle(r), onUnauthorized: unauthorizedFetch }),
+            r instanceof Response ? r : federation.fetch(r, { contextData: undefined, onNotFound: passOn, onNotAcceptable: passOn, onUnauthorized: unauthorizedFetch }),
           )
         : app.handle(request);
     return handled.then(finish, (e) => {
@@ -214,6 +215,24 @@ async function forFedify(request: Request, publicOrigin: string, limit: number, 
     if (refusal) return refusal;
   }
   return new Request(publicOrigin + (pathname ?? url.pathname) + url.search, { method: request.method, headers: request.headers, body });
+}
+
+/**
+ * What Fedify passes on, handed to the router at the address the server was asked at (the
+ * path Fedify saw, which negotiation may have changed). The router reads the path from the
+ * first slash after "http://", all Bun ever hands it: Fedify's copy is at PUBLIC_URL, and
+ * behind a TLS proxy "https://social.example/users/alice" would be routed as
+ * "/social.example/users/alice", a 404 instead of the profile's redirect.
+ */
+function backFromFedify(passed: Request, original: Request): Request {
+  const url = new URL(passed.url);
+  const back = new Request(new URL(original.url).origin + url.pathname + url.search, {
+    method: passed.method,
+    headers: passed.headers,
+    body: passed.bodyUsed ? null : passed.body,
+  });
+  setMeta(back, getMeta(original));
+  return back;
 }
 
 /**

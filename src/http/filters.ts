@@ -6,7 +6,7 @@ import type { FilterInput, KeywordInput } from "../services/filters.ts";
 import type { V1FilterInput } from "../services/filters-v1.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
-import { bool, int, obj, pathId, str, strArray, type ParamValue, type Params } from "./params.ts";
+import { bool, int, obj, pathId, SECONDS, str, strArray, type ParamValue, type Params } from "./params.ts";
 
 const READ = ["read:filters"] as const;
 const WRITE = ["write:filters"] as const;
@@ -19,10 +19,10 @@ const DEPRECATION = "@1668384000";
  */
 function expiresIn(v: ParamValue | undefined): number | null | undefined {
   if (v === undefined) return undefined;
-  if (typeof v === "number") return Number.isFinite(v) ? Math.trunc(v) : 0;
+  if (typeof v === "number") return int(v, "expires_in", SECONDS) ?? 0;
   const s = str(v, "expires_in");
   if (s === undefined || s.trim() === "") return null;
-  return int(/^\s*[-+]?\d+/.exec(s)?.[0], "expires_in") ?? 0;
+  return int(/^\s*[-+]?\d+/.exec(s)?.[0], "expires_in", SECONDS) ?? 0;
 }
 
 /** `keywords_attributes` as an array (`[][keyword]`, JSON) or an indexed hash (`[0][keyword]`). */

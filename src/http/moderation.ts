@@ -5,7 +5,7 @@ import { serializeRelationship } from "../presenters/relationship.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
-import { bool, int, pathId } from "./params.ts";
+import { bool, int, pathId, SECONDS } from "./params.ts";
 import { renderAccountList } from "./render.ts";
 
 /** Account blocks and mutes, and their lists. */
@@ -25,7 +25,7 @@ export function moderationRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "write:mutes");
       const p = input(c);
       return serializeRelationship(
-        services.moderation.mute(auth.accountId, target(c.params.id), { notifications: bool(p.notifications, "notifications"), durationSeconds: int(p.duration, "duration") }),
+        services.moderation.mute(auth.accountId, target(c.params.id), { notifications: bool(p.notifications, "notifications"), durationSeconds: int(p.duration, "duration", SECONDS) }),
       );
     })
     .post("/api/v1/accounts/:id/unmute", (c) => {

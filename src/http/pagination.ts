@@ -1,12 +1,10 @@
 import type { Page } from "../services/pagination.ts";
 import { parseId } from "../ids.ts";
-import { int, str, type Params } from "./params.ts";
+import { limitParam, str, type Params } from "./params.ts";
 
-/** Mastodon's limit_param: the default when absent, else |limit| capped at `max`. */
+/** A page by id: Mastodon's limit_param, and the cursors that are ids (anything else is none). */
 export function pageParams(p: Params, defaultLimit: number, max = defaultLimit * 2): Page {
-  const raw = str(p.limit, "limit");
-  const limit = raw === undefined ? defaultLimit : Math.min(Math.abs(int(raw, "limit") ?? 0), max);
-  const page: Page = { limit };
+  const page: Page = { limit: limitParam(p.limit, defaultLimit, max) };
   const maxId = parseId(str(p.max_id, "max_id"));
   const sinceId = parseId(str(p.since_id, "since_id"));
   const minId = parseId(str(p.min_id, "min_id"));

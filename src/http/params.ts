@@ -172,14 +172,54 @@ export function bool(v: ParamValue | undefined, name: string): boolean | undefin
   throw new InvalidParam(name);
 }
 
-/** A number as Rails casts it; text that is no number reads as absent (callers decide). */
-export function int(v: ParamValue | undefined, name: string): number | undefined {
+/**
+ * The range an integer parameter is clamped into. Rails' to_i has no bounds (Mastodon's
+ * database refuses what is too large); SQLite refuses a LIMIT or an OFFSET past 2^63 (the
+ * 500 `datatype mismatch`) and a date past year 275760 is no date, so every integer is read
+ * with the range its use can hold.
+ */
+export interface IntRange {
+  readonly min: number;
+  readonly max: number;
+}
+
+/** An offset into a list (directory, search, trends): no list here is longer, so past it is the end. */
+export const OFFSET: IntRange = { min: 0, max: 2 ** 31 - 1 };
+
+const MAX_SECONDS = 1000 * 365 * 24 * 60 * 60;
+/**
+ * Seconds from now (expires_in, duration): a thousand years either way, past every deadline a
+ * service accepts (its own validation still refuses what is too far) and still a date.
+ */
+export const SECONDS: IntRange = { min: -MAX_SECONDS, max: MAX_SECONDS };
+
+/**
+ * A number as Rails casts it (truncated), clamped into `range`; text that is no number reads
+ * as absent (callers decide). Every integer parameter is read here.
+ */
+export function int(v: ParamValue | undefined, name: string, range: IntRange): number | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v === "number") return Number.isFinite(v) ? Math.trunc(v) : undefined;
-  if (typeof v !== "string") throw new InvalidParam(name);
-  const s = v.trim();
-  if (!/^[-+]?\d+(\.\d+)?$/.test(s)) return undefined;
-  return Math.trunc(Number(s));
+  let n: number;
+  if (typeof v === "number") {
+    if (Number.isNaN(v)) return undefined;
+    n = v;
+  } else {
+    if (typeof v !== "string") throw new InvalidParam(name);
+    const s = v.trim();
+    if (!/^[-+]?\d+(\.\d+)?$/.test(s)) return undefined;
+    n = Number(s);
+  }
+  // Clamped before truncation: Infinity (a JSON 1e400) lands on a bound, not on NaN.
+  return Math.trunc(Math.min(Math.max(n, range.min), range.max)) || 0;
+}
+
+/**
+ * Mastodon's limit_param: the default when absent, else |limit| (text that is no number is 0,
+ * as to_i reads it) capped at `max`, twice the default unless the endpoint says otherwise.
+ */
+export function limitParam(v: ParamValue | undefined, defaultLimit: number, max = defaultLimit * 2): number {
+  if (v === undefined || v === null) return defaultLimit;
+  return Math.abs(int(typeof v === "number" ? v : str(v, "limit"), "limit", { min: -max, max }) ?? 0);
 }
 
 /** An array of strings, from `a[]` arrays, `a[0]` hashes, or a lone value; nothing nested. */

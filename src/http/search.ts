@@ -6,31 +6,23 @@ import { serializeTag } from "../presenters/tag.ts";
 import type { SearchType } from "../services/search.ts";
 import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
-import { bool, int, str, type Params } from "./params.ts";
+import { bool, int, limitParam, OFFSET, str } from "./params.ts";
 import { linkHeader, pageParams } from "./pagination.ts";
 import { statusesJson } from "../presenters/status-json.ts";
 import { jsonText } from "./render.ts";
+import { MAX_HASHTAG_LENGTH } from "../text/format.ts";
 
 const TYPES = new Set<string>(["accounts", "hashtags", "statuses"]);
 
-/** Rails' limit_param: the absolute value, at most twice the default. */
-function limitParam(p: Params, defaultLimit: number): number {
-  const raw = str(p.limit, "limit");
-  return raw === undefined ? defaultLimit : Math.min(Math.abs(int(raw, "limit") ?? 0), defaultLimit * 2);
-}
-
 /** Tag names need a letter (or an underscore) somewhere, as Mastodon's HASHTAG_NAME_RE. */
 const TAG_NAME = /^[\p{L}\p{N}_·\u200c]*[\p{L}_·\u200c][\p{L}\p{N}_·\u200c]*$/u;
-
-/** The longest tag a status can carry (its whole text is at most 500 characters). */
-const MAX_TAG_LENGTH = 500;
 
 /**
  * The tag named in the path (the router has decoded it; a malformed escape leaves no
  * string); anything that cannot be a tag name is 404.
  */
 function tagName(raw: unknown): string {
-  if (typeof raw !== "string" || raw.length > MAX_TAG_LENGTH || !TAG_NAME.test(raw)) throw notFound();
+  if (typeof raw !== "string" || raw.length > MAX_HASHTAG_LENGTH || !TAG_NAME.test(raw)) throw notFound();
   return raw;
 }
 
@@ -52,8 +44,8 @@ export function searchRoutes(ctx: AppContext) {
       if (type !== undefined && type !== "" && !TYPES.has(type)) return { accounts: [], statuses: [], hashtags: [] };
       const found = await services.search.search(viewer, q, {
         type: type ? (type as SearchType) : undefined,
-        limit: limitParam(p, 20),
-        offset: Math.max(0, int(offset, "offset") ?? 0),
+        limit: limitParam(p.limit, 20),
+        offset: int(offset, "offset", OFFSET) ?? 0,
         resolve,
         following: bool(p.following, "following") === true,
       });
@@ -66,8 +58,8 @@ export function searchRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "read:accounts");
       const p = input(c);
       const found = await services.search.findAccounts(auth.accountId, str(p.q, "q") ?? "", {
-        limit: limitParam(p, 40),
-        offset: Math.max(0, int(p.offset, "offset") ?? 0),
+        limit: limitParam(p.limit, 40),
+        offset: int(p.offset, "offset", OFFSET) ?? 0,
         following: bool(p.following, "following") === true,
         resolve: bool(p.resolve, "resolve") === true,
       });

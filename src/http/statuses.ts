@@ -7,7 +7,7 @@ import type { StatusInput } from "../services/statuses/posting.ts";
 import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
-import { bool, int, obj, str, strArray, type Params } from "./params.ts";
+import { bool, int, obj, SECONDS, str, strArray, type Params } from "./params.ts";
 import { cachedPublicJson, filteredFor, renderStatus, statusesJson, statusJson } from "../presenters/status-json.ts";
 import { jsonText, renderAccountList } from "./render.ts";
 import { renderScheduled } from "./scheduled-statuses.ts";
@@ -23,7 +23,7 @@ export function statusInput(p: Params): StatusInput {
       ? {
           options: (strArray(poll.options, "poll[options]") ?? []).map((o) => o.trim()).filter((o) => o !== ""),
           // Rails' to_i: absent is no deadline, anything unreadable is zero seconds.
-          expiresIn: expiresIn === undefined || expiresIn === null || expiresIn === "" ? undefined : (int(expiresIn, "poll[expires_in]") ?? 0),
+          expiresIn: expiresIn === undefined || expiresIn === null || expiresIn === "" ? undefined : (int(expiresIn, "poll[expires_in]", SECONDS) ?? 0),
           multiple: bool(poll.multiple, "poll[multiple]"),
           hideTotals: bool(poll.hide_totals, "poll[hide_totals]"),
         }

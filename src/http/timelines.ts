@@ -28,7 +28,7 @@ export function timelineRoutes(ctx: AppContext) {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const p = input(c);
       const local = bool(p.local, "local") === true;
-      const page = services.timelines.tag(viewer, decodeURIComponent(c.params.hashtag), pageParams(p, 20, 40), {
+      const page = services.timelines.tag(viewer, c.params.hashtag, pageParams(p, 20, 40), {
         any: strArray(p.any, "any"),
         all: strArray(p.all, "all"),
         none: strArray(p.none, "none"),

@@ -3,7 +3,7 @@ import type { AppContext } from "../context.ts";
 import { serializeTag } from "../presenters/tag.ts";
 import { optionalUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
-import { int } from "./params.ts";
+import { int, limitParam, OFFSET } from "./params.ts";
 
 /** Trends::TagsController's limits. */
 const DEFAULT_LIMIT = 10;
@@ -18,8 +18,8 @@ export function trendRoutes(ctx: AppContext) {
   const tags = (c: { request: Request; set: any; body?: unknown }) => {
     const viewer = viewerId(optionalUser(ctx, c.request));
     const p = input(c);
-    const limit = Math.min(Math.abs(int(p.limit, "limit") ?? DEFAULT_LIMIT), MAX_LIMIT);
-    const offset = Math.max(int(p.offset, "offset") ?? 0, 0);
+    const limit = limitParam(p.limit, DEFAULT_LIMIT, MAX_LIMIT);
+    const offset = int(p.offset, "offset", OFFSET) ?? 0;
     const found = services.search.trendingTags(limit, offset);
     const path = new URL(c.request.url).pathname;
     const link = (at: number) => `${ctx.config.publicUrl}${path}?${new URLSearchParams({ limit: String(limit), offset: String(at) })}`;

@@ -11,6 +11,7 @@ import { rssFeed } from "../web/rss.ts";
 import { INSTANCE_DESCRIPTION, instanceStats } from "../services/instance.ts";
 import { htmlToText } from "../text/html-to-text.ts";
 import { input } from "./input.ts";
+import { int } from "./params.ts";
 import { pageParams } from "./pagination.ts";
 import { parseId } from "../ids.ts";
 
@@ -169,7 +170,7 @@ export function webRoutes(ctx: AppContext) {
     .get("/tags/:name", (c) => {
       const closed = membersOnly(c.request);
       if (closed) return closed;
-      const raw = decodeURIComponent(c.params.name);
+      const raw = c.params.name;
       const feed = raw.endsWith(".rss");
       const tag = feed ? raw.slice(0, -4) : raw;
       const p = pageParams(input(c), 20, 40);
@@ -204,7 +205,7 @@ export function webRoutes(ctx: AppContext) {
       const closed = membersOnly(c.request);
       if (closed) return closed;
       const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, account)));
-      const tag = decodeURIComponent(c.params.tag);
+      const tag = c.params.tag;
       const p = pageParams(input(c), 20, 40);
       const posts = services.timelines.account(null, account.id, p, { tagged: tag });
       const here = `${entity.url}/tagged/${encodeURIComponent(tag)}`;
@@ -226,7 +227,7 @@ export function webRoutes(ctx: AppContext) {
       const match = STATUS_URL.exec(url.startsWith(config.publicUrl) ? url.slice(config.publicUrl.length) : "");
       if (!match) throw notFound();
       const status = parsed<StatusEntity>(statusOf(`@${match[1] ?? match[2]}`, match[3]!).json);
-      const width = Math.min(Math.max(Number(typeof p.maxwidth === "string" ? p.maxwidth : 400) || 400, 100), 1200);
+      const width = int(p.maxwidth, "maxwidth", { min: 100, max: 1200 }) ?? 400;
       const embed = `${status.url}/embed`;
       // Mastodon's OEmbedSerializer, in its key order.
       return {

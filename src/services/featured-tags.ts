@@ -6,7 +6,7 @@ import { notFound, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
 import { LIMITS } from "../limits.ts";
 import type { TagHit } from "../models/views.ts";
-import { isHashtagName, normalizeTag } from "../text/format.ts";
+import { isHashtagName, MAX_HASHTAG_LENGTH, normalizeTag } from "../text/format.ts";
 import type { SearchService } from "./search.ts";
 
 /** A featured tag with what its entity shows: the account's public and unlisted statuses carrying it. */
@@ -73,6 +73,8 @@ export class FeaturedTagService {
     const errors: string[] = [];
     if (name === "") errors.push("Name can't be blank");
     if (!isHashtagName(name)) errors.push("Name is invalid");
+    // Rails' length validation counts characters, not UTF-16 units.
+    if (name.length > MAX_HASHTAG_LENGTH && [...name].length > MAX_HASHTAG_LENGTH) errors.push(`Name is too long (maximum is ${MAX_HASHTAG_LENGTH} characters)`);
     const normalized = normalizeTag(name);
     const mine = this.list(accountId);
     if (errors.length === 0 && mine.some((f) => normalizeTag(f.name) === normalized)) errors.push("Name has already been taken");

@@ -29,6 +29,13 @@ function hashtagOf(run: string): string | null {
 }
 const HASHTAG_NAME = new RegExp(`^[${WORD}\\u00B7\\u30FB\\u200c]+$`, "u");
 
+/**
+ * The longest tag name accepted where one is named on its own (featuring, following): no
+ * local status can carry a longer one (its whole text is at most 500 characters). Mastodon
+ * has no length rule, and its database index fails on names of a few thousand bytes.
+ */
+export const MAX_HASHTAG_LENGTH = 500;
+
 /** Whether a whole string is one hashtag name as a status would carry it (Tag::HASHTAG_NAME_RE). */
 export function isHashtagName(name: string): boolean {
   return HASHTAG_NAME.test(name) && hashtagOf(name) === name;

@@ -74,6 +74,24 @@ describe("/api/v1/push/subscription", () => {
     expect(rows()).toBe(0);
   });
 
+  test("an endpoint with control characters (NUL, tab, newline, DEL, C1) is 422 and the token's subscription stays as it was", async () => {
+    const user = await createUser(server, "controls");
+    const kept = await user.client.post("/api/v1/push/subscription", subscription());
+    expect(kept.status).toBe(200);
+    const stored = () => server.database.sqlite.query("SELECT * FROM push_subscriptions WHERE account_id = ?").all(user.account.id);
+    const before = stored();
+    const bad = ["https://push.example/a\u0000b", "https://push.example/\u0000", "https://push.example/a\tb", "https://push.example/a\nb", "https://push.exa\r\nmple/x", "https://push.example/a\u007fb", "https://push.example/a\u0085b", "\u0000https://push.example/x"];
+    for (const endpoint of bad) {
+      for (const body of [subscription({ "subscription[endpoint]": endpoint }), { json: { subscription: { endpoint, keys: { p256dh, auth } } } }]) {
+        const res = await user.client.post("/api/v1/push/subscription", body);
+        expect([JSON.stringify(endpoint), res.status, res.body]).toEqual([JSON.stringify(endpoint), 422, { error: "Validation failed: Endpoint is invalid" }]);
+      }
+    }
+    expect(stored()).toEqual(before);
+    expect((await user.client.get("/api/v1/push/subscription")).body).toEqual(kept.body);
+    expect((await user.client.delete("/api/v1/push/subscription")).status).toBe(200);
+  });
+
   test("revoking the token ends its subscription", async () => {
     const { app, clientSecret } = registerApp(server, "read write push");
     const token = server.ctx.services.tokens.issue(app.id, alice.account.id, ["read", "write", "push"]).accessToken;

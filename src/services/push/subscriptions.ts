@@ -118,6 +118,9 @@ export class PushSubscriptions {
   }
 
   private validEndpoint(endpoint: string): boolean {
+    // The URL parser drops tabs and newlines and escapes other controls: the endpoint stored
+    // (and posted to at each delivery) would not be the one it accepted.
+    if (CONTROL.test(endpoint)) return false;
     try {
       const url = new URL(endpoint);
       return url.protocol === "https:" || (this.allowHttp && url.protocol === "http:");
@@ -126,6 +129,9 @@ export class PushSubscriptions {
     }
   }
 }
+
+/** C0 and C1 control characters and DEL. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 function knownAlerts(alerts: Record<string, boolean> | undefined): Record<string, boolean> {
   const out: Record<string, boolean> = {};
