@@ -292,15 +292,21 @@ describe("refused and failed", () => {
     expect(mediaFiles(server).length).toBe(before.files);
   });
 
-  test("over 99 MB: 422 with Mastodon's words; 17 MB of video is fine where an image would not be", async () => {
-    const before = rows();
+  test("99 MB: 422 with Mastodon's words; past it 413 as it arrives; 17 MB of video is fine where an image would not be", async () => {
+    const before = { rows: rows(), files: mediaFiles(server).length };
     const head = await clips.mp4();
     const big = new Uint8Array(99 * 1024 * 1024 + 1);
     big.set(head);
-    const res = await upload(big);
+    // Exactly the limit arrives whole, and is refused as Mastodon refuses it ("must be less than").
+    const res = await upload(big.subarray(0, 99 * 1024 * 1024));
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: "Validation failed: File must be less than 99 MB, File file size must be less than 99 MB" });
-    expect(rows()).toBe(before);
+    // One byte more is past it: the body is refused where that byte arrives (test/uploads-streaming.test.ts).
+    const over = await upload(big);
+    expect(over.status).toBe(413);
+    expect(over.body).toEqual({ error: "Request body is too large" });
+    expect(rows()).toBe(before.rows);
+    expect(mediaFiles(server).length).toBe(before.files);
     // An MP4 padded past the image limit with a free box, which players skip.
     const pad = 17 * 1024 * 1024;
     const padded = new Uint8Array(head.length + pad);

@@ -11,6 +11,7 @@ import { filterRoutes } from "./filters.ts";
 import { followRequestRoutes } from "./follow-requests.ts";
 import { listRoutes } from "./lists.ts";
 import { parseBody } from "./input.ts";
+import { UploadFolder } from "./multipart-body.ts";
 import { InvalidParam } from "./params.ts";
 import { instanceRoutes } from "./instance.ts";
 import { oauthRoutes } from "./oauth.ts";
@@ -76,6 +77,7 @@ function malformedEscape(url: string): boolean {
 
 /** The router: every resource module, one body parser, one error renderer. */
 export function createApp(ctx: AppContext) {
+  const uploads = new UploadFolder(ctx.config.dataDir);
   // The path starts at the first slash after the host (not at index 11, Elysia's default):
   // with a Host shorter than four characters the router would otherwise route a later part
   // of the path than the one the edge classifies and rate-limits.
@@ -85,7 +87,7 @@ export function createApp(ctx: AppContext) {
     .onRequest(({ request }) => {
       if (malformedEscape(request.url)) throw notFound();
     })
-    .onParse(({ request, contentType }) => parseBody(request, contentType ?? ""))
+    .onParse(({ request, contentType }) => parseBody(request, contentType ?? "", uploads))
     .onError(({ error, code, request }) => {
       // Elysia wraps what the parse hook throws; our own refusals keep their words.
       const cause = code === "PARSE" ? (error as Error).cause : undefined;

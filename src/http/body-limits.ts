@@ -1,3 +1,7 @@
+import { LIMITS } from "../limits.ts";
+import { sniff } from "../media/sniff.ts";
+import { VIDEO_SIZE_LIMIT } from "../media/video.ts";
+
 /** Every body but an upload's: forms and JSON. */
 export const MAX_FORM_BYTES = 1024 * 1024;
 /** Media uploads: a 99 MB video and a 16 MB thumbnail, with room for the multipart framing. */
@@ -19,4 +23,14 @@ export function bodyLimit(method: string, path: string): number {
   if (method === "PUT" && path.startsWith("/api/v1/media/")) return MAX_IMAGES_BYTES;
   if (method === "PATCH" && path === "/api/v1/accounts/update_credentials") return MAX_IMAGES_BYTES;
   return MAX_FORM_BYTES;
+}
+
+/**
+ * How large one file of a multipart body may grow, told from its first bytes as it arrives
+ * (sniff.ts, as the media pipeline tells them): video and audio 99 MB, anything else the image
+ * limit (16 MB). A file of exactly the limit still arrives whole, to be refused by the route in
+ * Mastodon's words ("must be less than"); one byte more and it is 413 without the rest being read.
+ */
+export function fileLimit(head: Uint8Array): number {
+  return sniff(head) === "av" ? VIDEO_SIZE_LIMIT : LIMITS.imageSizeLimit;
 }

@@ -11,6 +11,7 @@ import { inboxBodyRefusal } from "./inbox-body.ts";
 import { bodyLimit, MAX_FORM_BYTES, MAX_UPLOAD_BYTES, pathOf } from "./body-limits.ts";
 import { INBOX_PATH, routePath } from "../net/paths.ts";
 import { getMeta, newMeta, setMeta } from "./request-meta.ts";
+import { removeUploads } from "./multipart-body.ts";
 import { refusedSigner, unauthorizedFetch } from "./federation-gate.ts";
 import { handleStreaming, isStreamingPath } from "./streaming.ts";
 import type { Streaming } from "../streaming/index.ts";
@@ -87,7 +88,8 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     const forwarded = config.trustedProxies.length > 0 ? request.headers.get("x-forwarded-for") : null;
     const peer = peerIp(server.requestIP(request)?.address);
     const ip = forwarded ? clientIp(peer && formatIp(peer), forwarded, config.trustedProxies) : peer;
-    setMeta(request, newMeta(requestId, ip));
+    const meta = newMeta(requestId, ip);
+    setMeta(request, meta);
     // Without a usable Host, Bun's URL has no origin: there is no path to classify it by.
     if (!request.url.startsWith("http")) {
       const bad = jsonError(400, "Bad Request");
@@ -194,11 +196,14 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
             r instanceof Response ? r : federation.fetch(r, { contextData: undefined, onNotFound: passOn, onNotAcceptable: passOn, onUnauthorized: unauthorizedFetch }),
           )
         : app.handle(request);
-    return handled.then(finish, (e) => {
-      if (e instanceof ApiError) return finish(jsonError(e.status, e.message));
-      log("error", "request failed outside the router", { error: String(e).split("\n")[0] });
-      return finish(jsonError(500, "There was a problem processing your request"));
-    });
+    return handled
+      .then(finish, (e) => {
+        if (e instanceof ApiError) return finish(jsonError(e.status, e.message));
+        log("error", "request failed outside the router", { error: String(e).split("\n")[0] });
+        return finish(jsonError(500, "There was a problem processing your request"));
+      })
+      // The files its multipart body was read into: the route has taken what it keeps.
+      .finally(() => removeUploads(meta.uploads));
   };
 }
 

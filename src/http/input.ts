@@ -1,5 +1,7 @@
 import { ApiError } from "../errors.ts";
-import { bodyLimit, pathOf } from "./body-limits.ts";
+import { bodyLimit, fileLimit, MAX_FORM_BYTES, pathOf } from "./body-limits.ts";
+import { boundaryOf } from "./multipart.ts";
+import { readMultipart, type UploadFolder } from "./multipart-body.ts";
 import { routePath } from "../net/paths.ts";
 import { paramsFromEntries, paramsFromJson, paramsFromQuery, type Params } from "./params.ts";
 import { getMeta } from "./request-meta.ts";
@@ -46,28 +48,20 @@ function isEmptyFilePart(value: string | File): boolean {
   return typeof value !== "string" && value.size === 0 && !value.name;
 }
 
-function formEntries(form: FormData): Iterable<[string, string | File]> {
-  const out: [string, string | File][] = [];
-  for (const [k, v] of form.entries() as Iterable<[string, string | File]>) if (!isEmptyFilePart(v)) out.push([k, v]);
-  return out;
-}
-
 /** Elysia's parse hook: every body becomes one nested parameter bag, whatever its encoding. */
-export async function parseBody(request: Request, contentType: string): Promise<Params> {
+export async function parseBody(request: Request, contentType: string, uploads: UploadFolder): Promise<Params> {
   const type = contentType.toLowerCase();
-  const bytes = await readLimited(request, bodyLimit(request.method, routePath(pathOf(request.url))));
+  const limit = bodyLimit(request.method, routePath(pathOf(request.url)));
   if (type.startsWith("multipart/form-data")) {
-    let form: FormData;
-    try {
-      // Built from the counted bytes, not from the request: nothing past the limit was read.
-      // Elysia hands over the media type alone; the boundary is in the header.
-      const header = request.headers.get("content-type") ?? contentType;
-      form = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { "content-type": header } }).formData();
-    } catch {
-      throw new ApiError(400, "Malformed multipart body");
-    }
-    return paramsFromEntries(formEntries(form));
+    // Elysia hands over the media type alone; the boundary is in the header.
+    const boundary = boundaryOf(request.headers.get("content-type") ?? contentType);
+    if (!boundary || !request.body) throw new ApiError(400, "Malformed multipart body");
+    // Files go to disk as they arrive (removed by the edge once the request is answered).
+    const kept = (getMeta(request).uploads ??= []);
+    const entries = await readMultipart(request.body, boundary, { body: limit, text: MAX_FORM_BYTES, file: fileLimit }, uploads, kept);
+    return paramsFromEntries(entries.filter(([, v]) => !isEmptyFilePart(v)));
   }
+  const bytes = await readLimited(request, limit);
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   if (type.startsWith("application/json") || type.endsWith("+json")) {
     if (text.trim() === "") return {};

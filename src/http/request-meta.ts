@@ -9,13 +9,15 @@ export interface RequestMeta {
   auth?: Authentication | null;
   /** Merged query and body parameters, parsed once. */
   params?: Record<string, unknown>;
+  /** Files a multipart body was read into, removed once the request is answered. */
+  uploads?: string[];
 }
 
 const metas = new WeakMap<Request, RequestMeta>();
 
 /** Every field is the object's own (never inherited), whatever anything did to Object.prototype. */
 export function newMeta(id: string, ip: Ip | null): RequestMeta {
-  return { id, ip, auth: undefined, params: undefined };
+  return { id, ip, auth: undefined, params: undefined, uploads: undefined };
 }
 
 export function setMeta(request: Request, meta: RequestMeta) {
