@@ -5,7 +5,7 @@ import { changes, type Db } from "../../db/connection.ts";
 import { accounts, domainAllows, domainBlocks } from "../../db/schema.ts";
 import { validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
-import { domainAndParents, hostOf, normalizeDomain } from "../../net/domains.ts";
+import { domainAndParents, hostOf, normalizeDomain, normalizeHost } from "../../net/domains.ts";
 import type { GoneAccounts } from "./gone-accounts.ts";
 
 /** A rule as the CLI lists it. */
@@ -32,6 +32,7 @@ export function domainRule(input: string | null | undefined): string {
  */
 export class FederationDomains {
   private q: { blocked: Statement<{ one: number }, [string]>; allowed: Statement<{ one: number }, [string]> };
+  private localHost: string | null;
 
   constructor(
     private db: Db,
@@ -39,9 +40,10 @@ export class FederationDomains {
     private clock: Clock,
     private whitelistMode: boolean,
     /** This server's own host: never refused. */
-    private localHost: string,
+    localHost: string,
     private gone: GoneAccounts,
   ) {
+    this.localHost = normalizeHost(localHost);
     const sqlite = db.$client;
     this.q = {
       blocked: sqlite.query("SELECT 1 AS one FROM domain_blocks WHERE domain IN (SELECT value FROM json_each(?)) LIMIT 1"),
@@ -49,7 +51,10 @@ export class FederationDomains {
     };
   }
 
-  /** Is federation with this host (or the host of this URL, or of this account domain) refused? */
+  /**
+   * Is federation with this host (or the host of this URL, or of this account domain) refused?
+   * The host is normalized as rules are (hostOf): any spelling of a blocked domain is blocked.
+   */
   refuses(urlOrHost: string | URL): boolean {
     const host = hostOf(urlOrHost);
     if (host === null) return true;

@@ -9,6 +9,7 @@ import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
 import type { EventBus } from "../events.ts";
 import { readProfile } from "./remote-profile.ts";
+import { accountDomain } from "../../net/domains.ts";
 
 const USERNAME_MAX = 255;
 /** Mastodon's Account::STALE_THRESHOLD: a remote account fetched longer ago is fetched again when looked at. */
@@ -52,12 +53,14 @@ export class RemoteAccounts {
   private stopped = false;
 
   /** A remote account by its handle: the stored one (refreshed when stale), else resolved (when federation is on). */
-  async lookup(username: string, domain: string, signal?: AbortSignal): Promise<AccountRow | null> {
-    if (this.domains.refuses(domain)) return null;
+  async lookup(username: string, typedDomain: string, signal?: AbortSignal): Promise<AccountRow | null> {
+    // As accounts' domains are stored: `Example.COM.` finds the accounts of example.com.
+    const domain = accountDomain(typedDomain);
+    if (domain === null || this.domains.refuses(domain)) return null;
     const stored = this.db
       .select()
       .from(accounts)
-      .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, sql`lower(${accounts.domain}) = ${domain.toLowerCase()}`))
+      .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, sql`lower(${accounts.domain}) = ${domain}`))
       .get();
     if (stored) {
       this.refreshIfStale(stored);
@@ -151,7 +154,9 @@ export class RemoteAccounts {
   async upsert(actor: Actor): Promise<AccountRow | null> {
     if (!isActor(actor) || actor.id === null || actor.inboxId === null || this.domains.refuses(actor.id)) return null;
     const uri = actor.id.href;
-    const domain = actor.id.host.toLowerCase();
+    // Normalized as rules are (no trailing dot): the domain blocks of users compare with it.
+    const domain = accountDomain(actor.id.host);
+    if (domain === null) return null;
     const username = (actor.preferredUsername?.toString() ?? "").trim().slice(0, USERNAME_MAX);
     if (username === "" || /[\s@]/.test(username)) return null;
     const loader = this.documentLoader ?? nothingFetched;
