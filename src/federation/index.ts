@@ -16,6 +16,7 @@ import { isStatusObject } from "../services/federation/remote-notes.ts";
 import { SqliteMessageQueue } from "./queue.ts";
 import { InstanceActor } from "./instance-actor.ts";
 import { bareActorOf, loadersOf, lookup, signerOf } from "./access.ts";
+import { refusingActors, withoutRefusedKeys } from "./refusals.ts";
 
 const PAGE_SIZE = 20;
 
@@ -61,7 +62,8 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   };
   const instance = new InstanceActor(app.db, publicUrl.hostname);
   const federation: Federation<void> = createFederation<void>({
-    kv,
+    // A refused domain's kept keys are not read: none of its signatures verifies.
+    kv: withoutRefusedKeys(kv, (url) => domains.refuses(url)),
     // Deliveries (and their fan-out) wait in the queue; incoming activities are handled while
     // their request waits, as Mastodon's sender expects nothing sooner than the 202: queued,
     // Fedify parsed each one twice (JSON-LD expansion, the inbound bound) and held it in a second
@@ -178,9 +180,9 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     })
     .authorize((ctx) => authorized(ctx));
 
-  // Fedify verifies the signature before any listener runs: a bad or missing one is 401.
-  federation
-    .setInboxListeners("/users/{identifier}/inbox", "/inbox")
+  // Fedify verifies the signature before any listener runs: a bad or missing one is 401. What
+  // an actor on a refused domain sends is dropped before any listener.
+  refusingActors(federation.setInboxListeners("/users/{identifier}/inbox", "/inbox"), (url) => domains.refuses(url))
     // What the shared inbox fetches (the actor of an activity, its object) is signed by the
     // instance actor; at a personal inbox Fedify signs as the recipient.
     .setSharedKeyDispatcher(() => ({ identifier: instance.identifier }))

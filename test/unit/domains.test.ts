@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { accountDomain, domainAndParents, hostOf, normalizeDomain, normalizeHost } from "../../src/net/domains.ts";
-import { keyHost, signatureKeyId } from "../../src/http/federation-gate.ts";
+import { keyHost, refusedSigner, signatureKeyIds } from "../../src/http/federation-gate.ts";
 
 describe("normalizeDomain (Mastodon's DomainNormalizable and DomainValidator)", () => {
   test("trimmed, lower case, IDNA, one trailing slash and one trailing dot dropped (Addressable's normalized_host)", () => {
@@ -52,12 +52,20 @@ describe("hosts and rules", () => {
     expect(domainAndParents("a.social.example.com")).toEqual(["a.social.example.com", "social.example.com", "example.com", "com"]);
   });
 
-  test("the key id of a signed request, draft-cavage or RFC 9421, and its host", () => {
+  test("every key id a signed request names, draft-cavage or RFC 9421, and its host", async () => {
     const cavage = new Request("http://x/inbox", { headers: { signature: 'keyId="https://blocked.example/users/a#main-key",algorithm="rsa-sha256",headers="(request-target) host date",signature="abc="' } });
-    expect(signatureKeyId(cavage)).toBe("https://blocked.example/users/a#main-key");
+    expect(signatureKeyIds(cavage)).toEqual(["https://blocked.example/users/a#main-key"]);
     const rfc = new Request("http://x/inbox", { headers: { "signature-input": 'sig1=("@method" "@target-uri");keyid="https://b.example/k";alg="rsa-v1_5-sha256";created=1' } });
-    expect(signatureKeyId(rfc)).toBe("https://b.example/k");
-    expect(signatureKeyId(new Request("http://x/inbox"))).toBeNull();
+    expect(signatureKeyIds(rfc)).toEqual(["https://b.example/k"]);
+    expect(signatureKeyIds(new Request("http://x/inbox"))).toEqual([]);
+    // A decoy beside an RFC 9421 signature, and a key id quoted with escapes, are all read.
+    const decoy = new Request("http://x/inbox", {
+      headers: { "signature-input": 'sig1=("@method");keyid="https://blocked.example/k";created=1, sig2=("@method");keyid="https://a.example/\\"x";created=1', signature: 'sig1=:YWJj:, keyid="https://allowed.example/x"' },
+    });
+    expect(signatureKeyIds(decoy)).toEqual(["https://allowed.example/x", "https://blocked.example/k", 'https://a.example/"x']);
+    const refused = refusedSigner(decoy, (host) => host === "blocked.example");
+    expect([refused?.status, await refused?.json()]).toEqual([403, { error: "Public key not found for key https://blocked.example/k" }]);
+    expect(refusedSigner(decoy, () => false)).toBeNull();
     expect(keyHost("acct:mal@Blocked.example")).toBe("Blocked.example");
     expect(keyHost("not a url")).toBeNull();
   });
