@@ -88,7 +88,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     }),
   });
   wirePermanentFailures(app, federation);
-  // Who reads, and what: secure mode (AUTHORIZED_FETCH), blocks (readers.ts).
+  // Who reads, and what: secure mode (AUTHORIZED_FETCH or WHITELIST_MODE), blocks (readers.ts).
   const readers = federationReaders(app);
   const authorized = readers.authorized;
   /**

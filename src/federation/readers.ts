@@ -18,7 +18,8 @@ export interface Reader {
 const ANONYMOUS: Reader = { signer: null, viewer: undefined };
 
 /**
- * The rules every federation read applies. In secure mode (AUTHORIZED_FETCH), only a signed
+ * The rules every federation read applies. In secure mode (AUTHORIZED_FETCH, and
+ * WHITELIST_MODE, which implies it as Mastodon's LIMITED_FEDERATION_MODE does), only a signed
  * request reads collections and statuses, and an unsigned one gets the bare actor; a signed
  * one from a domain not federated with never gets this far (the edge, src/federation/refusals.ts).
  * Whatever the mode, a reader the account blocks, or whose domain it blocks, sees what an
@@ -27,7 +28,7 @@ const ANONYMOUS: Reader = { signer: null, viewer: undefined };
  */
 export function federationReaders(app: AppContext) {
   const { services } = app;
-  const secure = app.config.authorizedFetch;
+  const secure = app.config.authorizedFetch || app.config.whitelistMode;
   // One verification per request, however many callbacks ask (authorize, then the dispatcher).
   const known = new WeakMap<Request, Promise<Reader>>();
 
