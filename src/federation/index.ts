@@ -16,7 +16,9 @@ import { isStatusObject } from "../services/federation/remote-notes.ts";
 import { SqliteMessageQueue } from "./queue.ts";
 import { InstanceActor } from "./instance-actor.ts";
 import { goneActorHandler } from "./gone-actor.ts";
-import { bareActorOf, loadersOf, lookup, signerOf } from "./access.ts";
+import { bareActorOf, loadersOf, lookup } from "./access.ts";
+import { federationReaders } from "./readers.ts";
+import { refusingActors, withoutRefusedKeys } from "./refusals.ts";
 
 const PAGE_SIZE = 20;
 
@@ -63,7 +65,8 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   };
   const instance = new InstanceActor(app.db, publicUrl.hostname);
   const federation: Federation<void> = createFederation<void>({
-    kv,
+    // A refused domain's kept keys are not read: none of its signatures verifies.
+    kv: withoutRefusedKeys(kv, (url) => domains.refuses(url)),
     // Deliveries (and their fan-out) wait in the queue; incoming activities are handled while
     // their request waits, as Mastodon's sender expects nothing sooner than the 202: queued,
     // Fedify parsed each one twice (JSON-LD expansion, the inbound bound) and held it in a second
@@ -87,8 +90,15 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     }),
   });
   wirePermanentFailures(app, federation);
-  /** Under AUTHORIZED_FETCH, collections and statuses are for signed requests only (401 otherwise, as Mastodon's secure mode). */
-  const authorized = async (ctx: RequestContext<void>) => !config.authorizedFetch || (await signerOf(ctx)) !== null;
+  // Who reads, and what: secure mode (AUTHORIZED_FETCH or WHITELIST_MODE), blocks (readers.ts).
+  const readers = federationReaders(app);
+  const authorized = readers.authorized;
+  /**
+   * A reader the account blocks (or whose domain it blocks) finds its collections empty. (The
+   * followers dispatcher is also asked outside any request, to deliver: no reader there.)
+   */
+  const hidden = async (ctx: Context<void>, account: AccountRow) =>
+    "request" in ctx && readers.hides(account.id, await readers.readerOf(ctx as RequestContext<void>));
 
   /** The account behind an identifier, exactly as its URIs spell it (one actor per account). */
   const local = (identifier: string) => {
@@ -101,9 +111,10 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       if (identifier === instance.identifier) return instance.actor(ctx);
       const account = local(identifier);
       if (!account) return null;
-      // Secure mode: an unsigned fetch gets what checking a signature needs, not the profile.
+      // Secure mode: an unsigned fetch gets what checking a signature needs, not the profile;
+      // so does a reader the account blocks. (Fedify also asks for the actor at an inbox POST.)
       const fetched = ctx.request.method === "GET" || ctx.request.method === "HEAD";
-      if (config.authorizedFetch && fetched && (await signerOf(ctx)) === null) return bareActorOf(ctx, account);
+      if (fetched && (await readers.seesBareActor(ctx, account))) return bareActorOf(ctx, account);
       return actorOf(ctx, urls, account);
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
@@ -113,9 +124,10 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     });
 
   federation
-    .setOutboxDispatcher("/users/{identifier}/outbox", (ctx, identifier, cursor) => {
+    .setOutboxDispatcher("/users/{identifier}/outbox", async (ctx, identifier, cursor) => {
       const account = local(identifier);
       if (!account || cursor === null) return null;
+      if (await hidden(ctx, account)) return { items: [] };
       const page = actors.outbox(account.id, cursorOf(cursor), PAGE_SIZE);
       const items = page.items.map((status) => createOf(ctx, noteOf(ctx, urls, account, status, lookups), account, status));
       return { items, nextCursor: page.next };
@@ -128,11 +140,12 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     .authorize(authorized);
 
   federation
-    .setFollowersDispatcher("/users/{identifier}/followers", (ctx, identifier, cursor) => {
+    .setFollowersDispatcher("/users/{identifier}/followers", async (ctx, identifier, cursor) => {
       const account = local(identifier);
       if (!account) return null;
       // The whole collection is what delivery to "followers" asks for: only remote inboxes.
       if (cursor === null) return { items: actors.remoteFollowers(account.id).map(recipientOf) };
+      if (await hidden(ctx, account)) return { items: [] };
       const page = actors.followers(account.id, cursorOf(cursor), PAGE_SIZE);
       const items: Recipient[] = page.items.map((f) => (f.domain === null ? { id: ctx.getActorUri(f.username), inboxId: null } : recipientOf(f)));
       return { items, nextCursor: page.next };
@@ -148,9 +161,10 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     .authorize(authorized);
 
   federation
-    .setFeaturedDispatcher("/users/{identifier}/featured", (ctx, identifier) => {
+    .setFeaturedDispatcher("/users/{identifier}/featured", async (ctx, identifier) => {
       const account = local(identifier);
       if (!account) return null;
+      if (await hidden(ctx, account)) return { items: [] };
       return { items: actors.pinned(account.id).map((status) => noteOf(ctx, urls, account, status, lookups)) };
     })
     .authorize(authorized);
@@ -161,10 +175,10 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     return row ? emojiOf(ctx, services.customEmojis.entity(row)) : null;
   });
 
-  // Public and unlisted statuses for anyone (signed, under AUTHORIZED_FETCH); a private or
-  // direct one for a signed request by an account allowed to see it (a follower, a mentioned
-  // account), as Mastodon's StatusPolicy decides with the signer as the viewer. A signer the
-  // author blocks sees nothing.
+  // Public and unlisted statuses for anyone (signed, in secure mode); a private or direct one
+  // for a signed request by an account allowed to see it (a follower, a mentioned account), as
+  // Mastodon's StatusPolicy decides with the signer as the viewer. A signer the author blocks,
+  // or whose domain the author blocks, sees nothing.
   federation
     .setObjectDispatcher(Note, "/users/{identifier}/statuses/{id}", async (ctx, { identifier, id }) => {
       const account = local(identifier);
@@ -172,17 +186,16 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       const status = actors.ownStatus(account.id, Number(id));
       if (!status) return null;
       const published = status.visibility === "public" || status.visibility === "unlisted";
-      if (published && !ctx.request.headers.has("signature") && !ctx.request.headers.has("signature-input")) return noteOf(ctx, urls, account, status, lookups);
-      const signer = await signerOf(ctx);
-      const viewer = signer?.id ? services.remoteAccounts.byUri(signer.id.href) : undefined;
-      if (!viewer) return published ? noteOf(ctx, urls, account, status, lookups) : null;
-      return services.reader.visible([status], viewer.id).length === 1 ? noteOf(ctx, urls, account, status, lookups) : null;
+      const reader = await readers.readerOf(ctx);
+      if (readers.hides(account.id, reader)) return null;
+      if (!reader.viewer) return published ? noteOf(ctx, urls, account, status, lookups) : null;
+      return services.reader.visible([status], reader.viewer.id).length === 1 ? noteOf(ctx, urls, account, status, lookups) : null;
     })
     .authorize((ctx) => authorized(ctx));
 
-  // Fedify verifies the signature before any listener runs: a bad or missing one is 401.
-  federation
-    .setInboxListeners("/users/{identifier}/inbox", "/inbox")
+  // Fedify verifies the signature before any listener runs: a bad or missing one is 401. What
+  // an actor on a refused domain sends is dropped before any listener.
+  refusingActors(federation.setInboxListeners("/users/{identifier}/inbox", "/inbox"), (url) => domains.refuses(url))
     // What the shared inbox fetches (the actor of an activity, its object) is signed by the
     // instance actor; at a personal inbox Fedify signs as the recipient.
     .setSharedKeyDispatcher(() => ({ identifier: instance.identifier }))

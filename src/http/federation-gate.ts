@@ -3,15 +3,15 @@
  */
 
 /**
- * The key a request is signed with (draft-cavage `Signature: keyId="..."`, or RFC 9421
- * `Signature-Input: sig1=(...);keyid="..."`), as written; null when it carries none.
+ * Every key id a request names, in `Signature` (draft-cavage `keyId="..."`) and in
+ * `Signature-Input` (RFC 9421 `;keyid="..."`), wherever it stands: which of them Fedify will
+ * verify is Fedify's to decide (RFC 9421 when `Signature-Input` is there), so none is
+ * trusted over another. Empty when the request names none.
  */
-export function signatureKeyId(request: Request): string | null {
-  const cavage = request.headers.get("signature");
-  const fromCavage = cavage ? /(?:^|,)\s*keyId="([^"]*)"/i.exec(cavage)?.[1] : undefined;
-  if (fromCavage) return fromCavage;
-  const input = request.headers.get("signature-input");
-  return (input ? /;\s*keyid="([^"]*)"/i.exec(input)?.[1] : undefined) ?? null;
+export function signatureKeyIds(request: Request): string[] {
+  const named = [request.headers.get("signature"), request.headers.get("signature-input")].join("\n");
+  // Quoted as structured-field strings are (RFC 8941: \" and \\ escaped), as Fedify reads them.
+  return [...named.matchAll(/keyid\s*=\s*"((?:[^"\\]|\\.)*)"/gi)].map((m) => m[1]!.replace(/\\(.)/g, "$1"));
 }
 
 /** The host a key id names (a URL, or Mastodon's old `acct:user@host`). */
@@ -25,20 +25,24 @@ export function keyHost(keyId: string): string | null {
 }
 
 /**
- * A request signed by a key on a domain this server does not federate with (blocked, or off
+ * A request that names a key on a domain this server does not federate with (blocked, or off
  * the allow list) is refused before its key is fetched or its body read: 403, as Mastodon's
- * SignatureVerification answers such a key (`domain_not_allowed?`), with its words. Whatever
- * it carried, nothing is stored.
+ * SignatureVerification answers such a key (`domain_not_allowed?`), with its words. Any key
+ * id it names counts, not the first one: a decoy `keyId` of an allowed server beside an
+ * RFC 9421 signature by a refused one is refused too. This only ever refuses early; what is
+ * taken is decided on what Fedify verified, and a refused domain's keys never verify
+ * (src/federation/refusals.ts).
  */
 export function refusedSigner(request: Request, refuses: (host: string) => boolean): Response | null {
-  const keyId = signatureKeyId(request);
-  if (keyId === null) return null;
-  const host = keyHost(keyId);
-  if (host !== null && !refuses(host)) return null;
-  return new Response(JSON.stringify({ error: `Public key not found for key ${keyId}` }), {
-    status: 403,
-    headers: { "content-type": "application/json; charset=utf-8" },
-  });
+  for (const keyId of signatureKeyIds(request)) {
+    const host = keyHost(keyId);
+    if (host !== null && !refuses(host)) continue;
+    return new Response(JSON.stringify({ error: `Public key not found for key ${keyId}` }), {
+      status: 403,
+      headers: { "content-type": "application/json; charset=utf-8" },
+    });
+  }
+  return null;
 }
 
 /**

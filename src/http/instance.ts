@@ -8,6 +8,7 @@ import { serializeRule, serializeWeek } from "../presenters/instance.ts";
 import { serializeCustomEmoji } from "../presenters/custom-emoji.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "../version.ts";
 import { input } from "./input.ts";
+import { optionalUser } from "./auth.ts";
 import { str } from "./params.ts";
 
 const DISCOVERY_CACHE = "max-age=259200, public";
@@ -56,6 +57,16 @@ export function instanceRoutes(ctx: AppContext) {
   });
 
   const rules = () => services.instanceInfo.rules().map(serializeRule);
+  /**
+   * Under WHITELIST_MODE, what servers this one knows and how busy it is are nobody's to read,
+   * as Mastodon's require_enabled_api! has it in LIMITED_FEDERATION_MODE: a user is required
+   * (401, as for every read in that mode), and even then there is nothing (404, no body).
+   */
+  const closedInWhitelistMode = (request: Request): Response | null => {
+    if (!config.whitelistMode) return null;
+    optionalUser(ctx, request);
+    return new Response(null, { status: 404 });
+  };
 
   return new Elysia()
     .get("/api/v1/instance", () => {
@@ -115,8 +126,8 @@ export function instanceRoutes(ctx: AppContext) {
         .filter((r) => r.visibleInPicker)
         .map((r) => serializeCustomEmoji(services.customEmojis.entity(r), r.category)),
     )
-    .get("/api/v1/instance/peers", () => knownPeers(db))
-    .get("/api/v1/instance/activity", () => services.instanceInfo.activity().map(serializeWeek))
+    .get("/api/v1/instance/peers", ({ request }) => closedInWhitelistMode(request) ?? knownPeers(db))
+    .get("/api/v1/instance/activity", ({ request }) => closedInWhitelistMode(request) ?? services.instanceInfo.activity().map(serializeWeek))
     .get("/api/v1/instance/extended_description", () => {
       const { html, updatedAt } = services.instanceInfo.extendedDescription();
       return { updated_at: updatedAt === null ? null : new Date(updatedAt).toISOString(), content: html };
@@ -126,6 +137,8 @@ export function instanceRoutes(ctx: AppContext) {
       set.headers["cache-control"] = DISCOVERY_CACHE;
       return { links: [{ rel: "http://nodeinfo.diaspora.software/ns/schema/2.0", href: `${config.publicUrl}/nodeinfo/2.0` }] };
     })
+    // Public under WHITELIST_MODE too, counts and all: Mastodon's NodeInfo does not look at
+    // LIMITED_FEDERATION_MODE, and servers read it to know what software they talk to.
     .get("/nodeinfo/2.0", ({ set }) => {
       const stats = instanceStats(db);
       set.headers["cache-control"] = "max-age=1800, public";

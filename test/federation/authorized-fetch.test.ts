@@ -66,3 +66,53 @@ describe("AUTHORIZED_FETCH=true (Mastodon's secure mode)", () => {
     await eventually(async () => (await bob.client.get("/api/v1/timelines/home")).body.some((s: { uri: string }) => s.uri === post.uri), "alice's post in bob's home");
   });
 });
+
+describe("AUTHORIZED_FETCH=true: an author's blocks hold for every read, not only single statuses", () => {
+  test("bob, blocked by alice or on a domain she blocks, gets the bare actor, 404 for a status and empty collections; unblocked, all of it again", async () => {
+    const ana = await createUser(a, "ana");
+    const remoteBob = (await a.federation!.resolveActor(`${b.base}/users/bob`))!;
+    expect((await ana.client.post(`/api/v1/accounts/${alice.id}/follow`)).status).toBe(200);
+    const pinned = await postStatus(alice, { status: "pinned for all", visibility: "public" });
+    expect((await alice.client.post(`/api/v1/statuses/${pinned.id}/pin`)).status).toBe(200);
+    const unlisted = await postStatus(alice, { status: "unlisted, in the outbox", visibility: "unlisted" });
+    const read = async () => {
+      const json = async (url: string) => {
+        const res = await signedByBob(url);
+        expect([url, res.status]).toEqual([url, 200]);
+        return res.json();
+      };
+      const [actor, outbox, followers, featured] = await Promise.all([
+        json(`${a.base}/users/alice`),
+        json(`${a.base}/users/alice/outbox?cursor=`),
+        json(`${a.base}/users/alice/followers?cursor=`),
+        json(`${a.base}/users/alice/featured`),
+      ]);
+      const statuses = await Promise.all([pinned, unlisted].map(async (s) => (await signedByBob(s.uri)).status));
+      return {
+        profile: actor.summary !== undefined && actor.outbox !== undefined,
+        outbox: outbox.orderedItems?.length ?? 0,
+        // bob's own follow ends with the block: ana's is the one to look for.
+        followers: (followers.orderedItems ?? []).includes(`${a.base}/users/ana`),
+        featured: featured.orderedItems?.length ?? 0,
+        statuses,
+      };
+    };
+    const open = { profile: true, outbox: expect.any(Number), followers: true, featured: 1, statuses: [200, 200] };
+    const hidden = { profile: false, outbox: 0, followers: false, featured: 0, statuses: [404, 404] };
+    const before = await read();
+    expect(before).toEqual(open);
+    expect(before.outbox).toBeGreaterThanOrEqual(2);
+
+    expect((await alice.client.post(`/api/v1/accounts/${remoteBob.id}/block`)).body.blocking).toBe(true);
+    expect(await read()).toEqual(hidden);
+    // The bare actor still carries the key, for the signatures of what alice sends.
+    expect((await (await signedByBob(`${a.base}/users/alice`)).json()).publicKey.id).toBe(`${a.base}/users/alice#main-key`);
+    expect((await alice.client.post(`/api/v1/accounts/${remoteBob.id}/unblock`)).body.blocking).toBe(false);
+    expect(await read()).toEqual(open);
+
+    expect((await alice.client.post("/api/v1/domain_blocks", { json: { domain: new URL(b.base).hostname } })).body).toEqual({});
+    expect(await read()).toEqual(hidden);
+    expect((await alice.client.delete("/api/v1/domain_blocks", { json: { domain: new URL(b.base).hostname } })).body).toEqual({});
+    expect(await read()).toEqual(open);
+  });
+});

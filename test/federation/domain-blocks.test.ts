@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { signRequest } from "@fedify/fedify";
-import { Accept } from "@fedify/fedify/vocab";
+import { generateCryptoKeyPair, signRequest } from "@fedify/fedify";
+import { Accept, Person } from "@fedify/fedify/vocab";
 import { startReceiver } from "../support/fedify-receiver.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually, startFederatedPair } from "../support/federation.ts";
@@ -110,6 +110,43 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
     expect(domains.refuses("https://social.example.com/inbox")).toBe(false);
   });
 
+  test("every spelling of a blocked host is blocked: upper case, a trailing dot, a port, an IDN in Unicode", async () => {
+    const domains = a.ctx.services.federationDomains;
+    const stored = () => [count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL"), count(a, "SELECT count(*) AS n FROM follows")];
+    const before = stored();
+    // An account stored from an actor whose IRI spells its host its own way: stored as rules read it.
+    const eve = await a.ctx.services.remoteAccounts.upsert(
+      new Person({ id: new URL("https://BLOCKED.example.:8443/users/eve"), preferredUsername: "eve", inbox: new URL("https://BLOCKED.example.:8443/users/eve/inbox") }),
+    );
+    expect(eve?.domain).toBe("blocked.example:8443");
+    expect((await alice.client.get(`/api/v1/accounts/${eve!.id}`)).body.acct).toBe("eve@blocked.example:8443");
+
+    // The rule, typed with a trailing dot and in capitals, is the domain (Addressable's normalized_host).
+    expect(domains.block("Blocked.Example.")).toEqual({ domain: "blocked.example", created: true, removedAccounts: 1 });
+    expect(domains.list().blocked.map((r) => r.domain)).toEqual(["blocked.example"]);
+    expect(count(a, "SELECT count(*) AS n FROM accounts WHERE uri = 'https://blocked.example.:8443/users/eve'")).toBe(0);
+    for (const spelling of ["https://BLOCKED.example./inbox", "https://blocked.example..:8443/x", "https://social.Blocked.Example./x", "BLOCKED.example.", "blocked.example.:8443", "Blocked.Example:443"]) {
+      expect([spelling, domains.refuses(spelling)]).toEqual([spelling, true]);
+    }
+    // A request signed by a key whose id spells the host otherwise is refused before anything is
+    // fetched (without the rule matching, the key would be asked of blocked.example.), and nothing is stored.
+    const key = (await generateCryptoKeyPair("RSASSA-PKCS1-v1_5")).privateKey;
+    const follow = JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: "https://blocked.example/follows/1", type: "Follow", actor: "https://blocked.example/users/mal", object: `${a.base}/users/alice` });
+    for (const keyId of ["https://BLOCKED.example./users/mal#main-key", "https://blocked.example.:8443/users/mal#main-key", "http://Social.BLOCKED.example/users/mal#main-key", "acct:mal@Blocked.Example."]) {
+      const request = new Request(`${a.base}/users/alice/inbox`, { method: "POST", headers: { "content-type": AP }, body: follow });
+      const res = await fetch(await signRequest(request, key, new URL(keyId)));
+      expect([keyId, res.status, await res.json()]).toEqual([keyId, 403, { error: `Public key not found for key ${new URL(keyId).href}` }]);
+    }
+    expect(stored()).toEqual(before);
+    expect(domains.unblock("BLOCKED.EXAMPLE.")).toEqual({ domain: "blocked.example", removed: true });
+
+    // An IDN: the rule typed in Unicode, the host spelled in Unicode or in punycode.
+    expect(domains.block("Bücher.Example")).toMatchObject({ domain: "xn--bcher-kva.example", created: true });
+    for (const spelling of ["https://BÜCHER.example./x", "https://xn--bcher-kva.example:8443/x", "bücher.example.", "sub.BÜCHER.example"]) expect([spelling, domains.refuses(spelling)]).toEqual([spelling, true]);
+    expect(domains.unblock("xn--bcher-kva.example.")).toEqual({ domain: "xn--bcher-kva.example", removed: true });
+    expect(domains.list().blocked).toEqual([]);
+  });
+
   test("a blank or invalid domain is refused with Mastodon's validation error, and no rule is made", () => {
     const domains = a.ctx.services.federationDomains;
     const before = domains.list();
@@ -137,6 +174,13 @@ describe("WHITELIST_MODE=true: only allow-listed domains federate (Mastodon's LI
       expect(await refused.json()).toEqual({ error: `Public key not found for key ${b.base}/users/bob#main-key` });
       expect(await w.federation!.resolveActor(`${b.base}/users/bob`)).toBeNull();
       expect(count(w, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
+
+      // An allowed domain is matched exactly, however it was typed and however a host spells it.
+      expect(domains.allow("Friendly.Example.")).toEqual({ domain: "friendly.example", created: true });
+      for (const spelling of ["https://FRIENDLY.example./inbox", "friendly.example.:8443", "https://Friendly.Example:443/x"]) expect([spelling, domains.refuses(spelling)]).toEqual([spelling, false]);
+      for (const other of ["https://social.friendly.example/inbox", "https://friendly.example.evil/x"]) expect([other, domains.refuses(other)]).toEqual([other, true]);
+      expect(domains.disallow("FRIENDLY.EXAMPLE.")).toEqual({ domain: "friendly.example", removed: true });
+      expect(domains.refuses("https://friendly.example/inbox")).toBe(true);
 
       // B and the receiver's server allowed: both follow wendy.
       domains.allow(new URL(b.base).hostname);

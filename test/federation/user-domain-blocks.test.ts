@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Person } from "@fedify/fedify/vocab";
 import { appToken, createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { eventually, startFederatedPair } from "../support/federation.ts";
 import type { TestServer } from "../support/server.ts";
@@ -70,6 +71,23 @@ describe("a user blocks a domain", () => {
     expect([res.status, res.body]).toEqual([200, {}]);
     expect(await blocked(alice)).toEqual([]);
     expect((await relationship(alice, remoteBob.id)).domain_blocking).toBe(false);
+  });
+
+  test("a domain typed in capitals, with a trailing dot or in Unicode is the domain; it covers accounts however their IRI spelled their host", async () => {
+    const eve = (await a.ctx.services.remoteAccounts.upsert(
+      new Person({ id: new URL("https://SPELLED.example.:8443/users/eve"), preferredUsername: "eve", inbox: new URL("https://spelled.example.:8443/users/eve/inbox") }),
+    ))!;
+    expect(eve.domain).toBe("spelled.example:8443");
+    for (const typed of ["Spelled.Example.", "Bücher.Example."]) expect((await alice.client.post("/api/v1/domain_blocks", { json: { domain: typed } })).body).toEqual({});
+    expect(await blocked(alice)).toEqual(["xn--bcher-kva.example", "spelled.example"]);
+    expect((await relationship(alice, eve.id)).domain_blocking).toBe(true);
+    // A row stored before domains were normalized when stored (its host as the IRI spelled it): covered too.
+    a.database.sqlite.query("UPDATE accounts SET domain = 'Spelled.Example.:8443' WHERE id = ?").run(eve.id);
+    expect((await relationship(alice, eve.id)).domain_blocking).toBe(true);
+    // Any spelling lifts it.
+    for (const typed of ["SPELLED.example.", "xn--bcher-kva.example."]) expect((await alice.client.delete("/api/v1/domain_blocks", { json: { domain: typed } })).body).toEqual({});
+    expect(await blocked(alice)).toEqual([]);
+    expect((await relationship(alice, eve.id)).domain_blocking).toBe(false);
   });
 
   test("the list comes newest first in pages, with Mastodon's Link header", async () => {

@@ -190,6 +190,21 @@ export class FederationActors {
       .get();
   }
 
+  /**
+   * Whether the account hides its statuses and collections from a reader: it blocks the
+   * reader's account, or the reader's domain (Mastodon's permitted_for and for_signed_account:
+   * `blocking?` or `domain_blocking?`). The reader is a remote account we may not have stored
+   * (null) and the host it signs from, normalized as domain rules are.
+   */
+  hidesFrom(accountId: number, reader: { accountId: number | null; host: string | null }): boolean {
+    return !!this.db.$client
+      .query<{ one: number }, [number, number, string]>(
+        `SELECT 1 AS one FROM blocks WHERE account_id = ?1 AND target_account_id = ?2
+         UNION ALL SELECT 1 FROM account_domain_blocks WHERE account_id = ?1 AND domain = ?3 LIMIT 1`,
+      )
+      .get(accountId, reader.accountId ?? 0, reader.host ?? "");
+  }
+
   /** Pinned statuses that anyone may see, newest pin first. */
   pinned(accountId: number): StatusRow[] {
     return this.db

@@ -5,7 +5,7 @@ import { changes, type Db } from "../../db/connection.ts";
 import { accounts, domainAllows, domainBlocks } from "../../db/schema.ts";
 import { validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
-import { domainAndParents, hostOf, normalizeDomain } from "../../net/domains.ts";
+import { domainAndParents, hostOf, normalizeDomain, normalizeHost } from "../../net/domains.ts";
 import type { GoneAccounts } from "./gone-accounts.ts";
 
 /** A rule as the CLI lists it. */
@@ -31,7 +31,13 @@ export function domainRule(input: string | null | undefined): string {
  * made by the CLI while the server runs holds at once.
  */
 export class FederationDomains {
-  private q: { blocked: Statement<{ one: number }, [string]>; allowed: Statement<{ one: number }, [string]> };
+  private q: {
+    blocked: Statement<{ one: number }, [string]>;
+    allowed: Statement<{ one: number }, [string]>;
+    cached: Statement<{ key: string }, [string]>;
+    uncache: Statement<unknown, [string]>;
+  };
+  private localHost: string | null;
 
   constructor(
     private db: Db,
@@ -39,17 +45,27 @@ export class FederationDomains {
     private clock: Clock,
     private whitelistMode: boolean,
     /** This server's own host: never refused. */
-    private localHost: string,
+    localHost: string,
     private gone: GoneAccounts,
   ) {
+    this.localHost = normalizeHost(localHost);
     const sqlite = db.$client;
     this.q = {
       blocked: sqlite.query("SELECT 1 AS one FROM domain_blocks WHERE domain IN (SELECT value FROM json_each(?)) LIMIT 1"),
       allowed: sqlite.query("SELECT 1 AS one FROM domain_allows WHERE domain IN (SELECT value FROM json_each(?)) LIMIT 1"),
+      // Fedify's cached keys and documents in its store (src/federation/kv.ts), keyed by the JSON
+      // of ["_fedify", "publicKey", (…,) url] and ["_fedify", "remoteDocument", url].
+      cached: sqlite.query(
+        `SELECT key FROM fedify_kv WHERE (key LIKE '["_fedify","publicKey",%' OR key LIKE '["_fedify","remoteDocument",%') AND key LIKE '%' || ? || '%'`,
+      ),
+      uncache: sqlite.query("DELETE FROM fedify_kv WHERE key = ?"),
     };
   }
 
-  /** Is federation with this host (or the host of this URL, or of this account domain) refused? */
+  /**
+   * Is federation with this host (or the host of this URL, or of this account domain) refused?
+   * The host is normalized as rules are (hostOf): any spelling of a blocked domain is blocked.
+   */
   refuses(urlOrHost: string | URL): boolean {
     const host = hostOf(urlOrHost);
     if (host === null) return true;
@@ -75,6 +91,7 @@ export class FederationDomains {
         this.gone.remove(id);
         removedAccounts++;
       }
+      this.forgetKeysOf(domain);
     });
     return { domain, created, removedAccounts };
   }
@@ -92,15 +109,31 @@ export class FederationDomains {
     return { domain, created: changes(inserted) > 0 };
   }
 
+  /** Takes a domain off the allow list: under WHITELIST_MODE, it is refused from now on, its keys forgotten. */
   disallow(input: string): { domain: string; removed: boolean } {
     const domain = domainRule(input);
-    return { domain, removed: changes(this.db.delete(domainAllows).where(eq(domainAllows.domain, domain)).run()) > 0 };
+    const removed = changes(this.db.delete(domainAllows).where(eq(domainAllows.domain, domain)).run()) > 0;
+    this.forgetKeysOf(domain);
+    return { domain, removed };
   }
 
   list(): { blocked: DomainRule[]; allowed: DomainRule[] } {
     const rules = (table: typeof domainBlocks | typeof domainAllows) =>
       this.db.select({ domain: table.domain, createdAt: table.createdAt }).from(table).orderBy(table.domain).all();
     return { blocked: rules(domainBlocks), allowed: rules(domainAllows) };
+  }
+
+  /**
+   * Drops the keys (and documents) Fedify keeps of a domain now refused: a kept key would go on
+   * verifying the domain's signatures without being fetched again, and fetching it is what
+   * refuses it. Read before this, or cached by a fetch that was under way, a refused domain's
+   * key is read as absent all the same (src/federation/refusals.ts).
+   */
+  private forgetKeysOf(domain: string): void {
+    for (const { key } of this.q.cached.all(domain)) {
+      const url = (JSON.parse(key) as unknown[]).at(-1);
+      if (typeof url === "string" && this.refuses(url)) this.q.uncache.run(key);
+    }
   }
 
   /** Stored remote accounts on the domain or one of its subdomains (few enough to read them all: an admin's rare act). */

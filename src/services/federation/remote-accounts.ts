@@ -10,6 +10,7 @@ import { log } from "../../log.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
 import type { EventBus } from "../events.ts";
 import { readProfile } from "./remote-profile.ts";
+import { accountDomain } from "../../net/domains.ts";
 
 /**
  * A remote username as Mastodon takes one (Account::USERNAME_ONLY_RE, checked on remote
@@ -60,12 +61,14 @@ export class RemoteAccounts {
   private stopped = false;
 
   /** A remote account by its handle: the stored one (refreshed when stale), else resolved (when federation is on). */
-  async lookup(username: string, domain: string, signal?: AbortSignal): Promise<AccountRow | null> {
-    if (this.domains.refuses(domain)) return null;
+  async lookup(username: string, typedDomain: string, signal?: AbortSignal): Promise<AccountRow | null> {
+    // As accounts' domains are stored: `Example.COM.` finds the accounts of example.com.
+    const domain = accountDomain(typedDomain);
+    if (domain === null || this.domains.refuses(domain)) return null;
     const stored = this.db
       .select()
       .from(accounts)
-      .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, sql`lower(${accounts.domain}) = ${domain.toLowerCase()}`))
+      .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, sql`lower(${accounts.domain}) = ${domain}`))
       .get();
     if (stored) {
       this.refreshIfStale(stored);
@@ -162,7 +165,9 @@ export class RemoteAccounts {
     const uri = httpUrlOrNull(actor.id);
     const inboxUrl = httpUrlOrNull(actor.inboxId);
     if (uri === null || inboxUrl === null) return null;
-    const domain = actor.id.host.toLowerCase();
+    // Normalized as rules are (no trailing dot): the domain blocks of users compare with it.
+    const domain = accountDomain(actor.id.host);
+    if (domain === null) return null;
     // Refused, not cleaned: Mastodon does not save such an account (a refetch keeps the stored one).
     const username = (actor.preferredUsername?.toString() ?? "").trim();
     if (username.length > USERNAME_MAX || !REMOTE_USERNAME.test(username)) return null;
