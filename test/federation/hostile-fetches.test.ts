@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually } from "../support/federation.ts";
+import { endlessBody, tricklingBody } from "../support/hostile-bodies.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // What a hostile server, a hostile name or a hostile DNS answer can make this server fetch,
@@ -32,24 +33,12 @@ beforeAll(() => {
     fetch(request) {
       const path = new URL(request.url).pathname;
       requests.push(path);
-      if (path.startsWith("/endless")) {
-        const chunk = new Uint8Array(64 * 1024).fill(32);
-        return new Response(new ReadableStream({ pull: (c) => void ((endlessBytes += chunk.byteLength), c.enqueue(chunk)) }), { headers: { "content-type": AP } });
-      }
+      if (path.startsWith("/endless")) return new Response(endlessBody((n) => (endlessBytes += n)), { headers: { "content-type": AP } });
       if (path.startsWith("/trickle")) {
         open++;
         mostOpen = Math.max(mostOpen, openAtServer());
-        // The hostile server's own pace: a byte every 500 ms, forever (until the client hangs up).
-        return new Response(
-          new ReadableStream({
-            async pull(c) {
-              await Bun.sleep(500);
-              c.enqueue(new TextEncoder().encode(" "));
-            },
-            cancel: () => void open--,
-          }),
-          { headers: { "content-type": AP } },
-        );
+        // A byte every 500 ms, forever (until the client hangs up).
+        return new Response(tricklingBody(500, () => void open--), { headers: { "content-type": AP } });
       }
       return new Response("<html><head><title>internal admin page</title></head></html>", { headers: { "content-type": "text/html" } });
     },

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseIp } from "../../src/net/ip.ts";
 import { OutgoingHttp, OutgoingRefused, OutgoingTimeout, OutgoingTooLarge, type OutgoingDeps } from "../../src/net/outgoing.ts";
 import { isPublicAddress } from "../../src/net/public-address.ts";
+import { endlessBody, tricklingBody } from "../support/hostile-bodies.ts";
 
 // The one module every request to another server goes through, against a hostile server on
 // loopback: huge, endless, slow and redirecting answers; names are resolved by a resolver the
@@ -35,24 +36,10 @@ beforeAll(() => {
         case "/to-private":
           return new Response(null, { status: 302, headers: { location: `http://127.0.0.1:${port}/ok` } });
         case "/endless":
-          return new Response(
-            new ReadableStream({
-              pull: (c) => {
-                endlessSent += 64 * 1024;
-                c.enqueue(new Uint8Array(64 * 1024));
-              },
-            }),
-          );
+          return new Response(endlessBody((n) => (endlessSent += n)));
         case "/trickle":
           // Headers at once, then a byte every 300 ms, forever.
-          return new Response(
-            new ReadableStream({
-              async pull(c) {
-                await Bun.sleep(300);
-                c.enqueue(new Uint8Array(1));
-              },
-            }),
-          );
+          return new Response(tricklingBody(300));
         case "/silent":
           // Never answers: the first byte does not come.
           return new Promise<Response>(() => {});
