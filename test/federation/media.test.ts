@@ -15,7 +15,8 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 const statusByUri = (server: TestServer, uri: string) => server.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
 
 beforeAll(async () => {
-  [a, b] = await startFederatedPair();
+  // Remote media shown at their own server's URL (the copies made by default are media-cache.test.ts's).
+  [a, b] = await startFederatedPair({ CACHE_REMOTE_MEDIA: "false" });
   alice = await createUser(a, "alice");
   bob = await createUser(b, "bob");
   receiver = await startReceiver("127.0.0.8");
