@@ -91,7 +91,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
   });
   wirePermanentFailures(app, federation);
   // Who reads, and what: secure mode (AUTHORIZED_FETCH or WHITELIST_MODE), blocks (readers.ts).
-  const readers = federationReaders(app);
+  const readers = federationReaders(app, (request) => federation.createContext(request, undefined).getSignedKeyOwner().catch(() => null));
   const authorized = readers.authorized;
   /**
    * A reader the account blocks (or whose domain it blocks) finds its collections empty. (The

@@ -4,6 +4,7 @@ import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { hostOf } from "../net/domains.ts";
 import { signerOf } from "./access.ts";
+import { asSigned } from "./signed-at.ts";
 
 /**
  * Who reads a local account's actor, collections and statuses: the actor whose key signed the
@@ -26,7 +27,7 @@ const ANONYMOUS: Reader = { signer: null, viewer: undefined };
  * unsigned request sees of the actor, and no status: collections are empty to it (Mastodon's
  * permitted_for and for_signed_account), as single statuses are not found.
  */
-export function federationReaders(app: AppContext) {
+export function federationReaders(app: AppContext, signerAt: (request: Request) => Promise<Actor | null>) {
   const { services } = app;
   const secure = app.config.authorizedFetch || app.config.whitelistMode;
   // One verification per request, however many callbacks ask (authorize, then the dispatcher).
@@ -38,7 +39,9 @@ export function federationReaders(app: AppContext) {
     if (!request.headers.has("signature") && !request.headers.has("signature-input")) return Promise.resolve(ANONYMOUS);
     let reader = known.get(request);
     if (!reader) {
-      reader = signerOf(ctx).then((signer) => ({ signer, viewer: signer?.id ? services.remoteAccounts.byUri(signer.id.href) : undefined }));
+      // Checked against the request as its sender signed it (src/federation/signed-at.ts).
+      const asSent = asSigned(request);
+      reader = (asSent === request ? signerOf(ctx) : signerAt(asSent)).then((signer) => ({ signer, viewer: signer?.id ? services.remoteAccounts.byUri(signer.id.href) : undefined }));
       known.set(request, reader);
     }
     return reader;

@@ -13,6 +13,7 @@ import { INBOX_PATH, routePath } from "../net/paths.ts";
 import { getMeta, newMeta, setMeta } from "./request-meta.ts";
 import { removeUploads } from "./multipart-body.ts";
 import { refusedSigner, unauthorizedFetch } from "./federation-gate.ts";
+import { routedFrom } from "../federation/signed-at.ts";
 import { handleStreaming, isStreamingPath } from "./streaming.ts";
 import type { Streaming } from "../streaming/index.ts";
 import type { WsData } from "../streaming/websocket.ts";
@@ -219,7 +220,10 @@ async function forFedify(request: Request, publicOrigin: string, limit: number, 
     const refusal = inboxBodyRefusal(request.headers, body);
     if (refusal) return refusal;
   }
-  return new Request(publicOrigin + (pathname ?? url.pathname) + url.search, { method: request.method, headers: request.headers, body });
+  const routed = new Request(publicOrigin + (pathname ?? url.pathname) + url.search, { method: request.method, headers: request.headers, body });
+  // Negotiated (GET only): its signature covers the path it was sent to, not the one routed.
+  if (pathname !== null) routedFrom(routed, new Request(publicOrigin + url.pathname + url.search, { method: request.method, headers: request.headers }));
+  return routed;
 }
 
 /**

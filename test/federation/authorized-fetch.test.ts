@@ -163,3 +163,27 @@ describe("AUTHORIZED_FETCH=true: GETs with a query string signed as Mastodon sig
     }
   });
 });
+
+describe("AUTHORIZED_FETCH=true: the statuses' and profiles' url, asked for ActivityPub", () => {
+  test("a GET of /@alice/:id or /@alice signed for that address is served the Note or the whole actor; a signature made for another path is not", async () => {
+    const post = await postStatus(alice, { status: "fetched by its url", visibility: "public" });
+    expect(post.url).toBe(`${a.base}/@alice/${post.id}`);
+    const note = await signedByBob(post.url);
+    expect(note.status).toBe(200);
+    const body = await note.json();
+    expect([body.id, body.content]).toEqual([post.uri, expect.stringContaining("fetched by its url")]);
+    const actor = await (await signedByBob(`${a.base}/@alice`)).json();
+    expect([actor.id, actor.summary]).toEqual([`${a.base}/users/alice`, expect.stringContaining("Profile for those who sign")]);
+
+    // Signed for the canonical path, sent to the url: the signature does not cover what was asked.
+    const rsa = (await b.ctx.services.federationActors.keyPairs(bob.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
+    const signedElsewhere = await signRequest(new Request(post.uri, { headers: { accept: AP } }), rsa.privateKey, new URL(`${b.base}/users/bob#main-key`));
+    const moved = await fetch(post.url, { headers: signedElsewhere.headers });
+    expect([moved.status, await moved.json()]).toEqual([401, { error: "Verification failed" }]);
+    const unsigned = await getAp(post.url);
+    expect([unsigned.status, unsigned.body]).toEqual([401, { error: "Request not signed" }]);
+    // And the bare actor for an unsigned ask of /@alice, as for /users/alice.
+    const bare = await getAp(`${a.base}/@alice`);
+    expect([bare.status, bare.body.summary, bare.body.publicKey?.id]).toEqual([200, undefined, `${a.base}/users/alice#main-key`]);
+  });
+});
