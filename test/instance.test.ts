@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createUser, type TestUser } from "./support/fixtures.ts";
+import { appToken, createUser, type TestUser } from "./support/fixtures.ts";
 import { Client } from "./support/http.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -183,7 +183,17 @@ describe("whitelist mode", () => {
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual({ error: "This API requires an authenticated user" });
       expect((await user.client.get(`/api/v1/accounts/${user.id}`)).status).toBe(200);
-      expect((await new Client(locked.base).get("/api/v1/instance")).status).toBe(200);
+      // What the instance tells about itself (counts, rules, emojis) is for its users too, as
+      // Mastodon's instance controllers in limited federation mode: an app token is not a user.
+      const app = appToken(locked, "read");
+      for (const path of ["/api/v1/instance", "/api/v2/instance", "/api/v1/instance/rules", "/api/v1/instance/extended_description", "/api/v1/instance/translation_languages", "/api/v1/custom_emojis"]) {
+        for (const token of [null, app.token]) {
+          const res = await new Client(locked.base).get(path, { token });
+          expect([path, token === null, res.status, res.body]).toEqual([path, token === null, 401, { error: "This API requires an authenticated user" }]);
+        }
+        expect([path, (await user.client.get(path)).status]).toEqual([path, 200]);
+      }
+      expect((await user.client.get("/api/v1/instance")).body.stats.user_count).toBe(1);
     } finally {
       await locked.close();
     }

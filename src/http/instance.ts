@@ -68,8 +68,18 @@ export function instanceRoutes(ctx: AppContext) {
     return new Response(null, { status: 404 });
   };
 
+  /**
+   * Under WHITELIST_MODE nothing about the instance is read without a user, as Mastodon's
+   * instance controllers skip require_authenticated_user! only outside limited federation mode
+   * (the sign-in pages need none of it). Outside it, no token is looked at.
+   */
+  const userInWhitelistMode = (request: Request) => {
+    if (config.whitelistMode) optionalUser(ctx, request);
+  };
+
   return new Elysia()
-    .get("/api/v1/instance", () => {
+    .get("/api/v1/instance", ({ request }) => {
+      userInWhitelistMode(request);
       const stats = instanceStats(db);
       return {
         uri: config.domain,
@@ -90,7 +100,8 @@ export function instanceRoutes(ctx: AppContext) {
         rules: rules(),
       };
     })
-    .get("/api/v2/instance", () => {
+    .get("/api/v2/instance", ({ request }) => {
+      userInWhitelistMode(request);
       const stats = instanceStats(db);
       return {
         domain: config.domain,
@@ -118,21 +129,25 @@ export function instanceRoutes(ctx: AppContext) {
         rules: rules(),
       };
     })
-    .get("/api/v1/instance/rules", () => rules())
+    .get("/api/v1/instance/rules", ({ request }) => {
+      userInWhitelistMode(request);
+      return rules();
+    })
     // Api::V1::CustomEmojisController: public, the emojis shown in pickers.
-    .get("/api/v1/custom_emojis", () =>
-      services.customEmojis
+    .get("/api/v1/custom_emojis", ({ request }) =>
+      (userInWhitelistMode(request), services.customEmojis)
         .list()
         .filter((r) => r.visibleInPicker)
         .map((r) => serializeCustomEmoji(services.customEmojis.entity(r), r.category)),
     )
     .get("/api/v1/instance/peers", ({ request }) => closedInWhitelistMode(request) ?? knownPeers(db))
     .get("/api/v1/instance/activity", ({ request }) => closedInWhitelistMode(request) ?? services.instanceInfo.activity().map(serializeWeek))
-    .get("/api/v1/instance/extended_description", () => {
+    .get("/api/v1/instance/extended_description", ({ request }) => {
+      userInWhitelistMode(request);
       const { html, updatedAt } = services.instanceInfo.extendedDescription();
       return { updated_at: updatedAt === null ? null : new Date(updatedAt).toISOString(), content: html };
     })
-    .get("/api/v1/instance/translation_languages", () => ({}))
+    .get("/api/v1/instance/translation_languages", ({ request }) => (userInWhitelistMode(request), {}))
     .get("/.well-known/nodeinfo", ({ set }) => {
       set.headers["cache-control"] = DISCOVERY_CACHE;
       return { links: [{ rel: "http://nodeinfo.diaspora.software/ns/schema/2.0", href: `${config.publicUrl}/nodeinfo/2.0` }] };
