@@ -1,3 +1,4 @@
+import { accountDomain } from "../net/domains.ts";
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
@@ -140,16 +141,22 @@ export class SearchService {
 
   /** `user@domain` (an @ before it or not) of another server; null for anything else. */
   private remoteHandle(rawQuery: string): { username: string; domain: string } | null {
-    const m = /^@?([A-Za-z0-9_.-]+)@([A-Za-z0-9.-]+(?::\d{1,5})?)$/.exec(rawQuery.trim());
-    if (!m || m[2]!.toLowerCase() === this.domain.toLowerCase()) return null;
-    return { username: m[1]!, domain: m[2]!.toLowerCase() };
+    const m = /^@?([A-Za-z0-9_.-]+)@([^\s@/?#]+)$/.exec(rawQuery.trim());
+    // Spelt as accounts' domains are stored (lower case, punycode, no trailing dot, port kept).
+    const domain = m ? accountDomain(m[2]!) : null;
+    if (!m || domain === null || this.isLocal(domain)) return null;
+    return { username: m[1]!, domain };
+  }
+
+  private isLocal(domain: string): boolean {
+    return domain === (accountDomain(this.domain) ?? this.domain.toLowerCase());
   }
 
   /** Accounts stored here matching a query: local and remote ones by name prefix, or one remote handle exactly. */
   private accounts(viewerId: number | null, rawQuery: string, options: { limit: number; offset: number; following: boolean }): AccountRow[] {
     const query = rawQuery.trim().replace(/^@/, "");
     const [username = "", domain] = query.split("@");
-    if (domain !== undefined && domain.toLowerCase() !== this.domain.toLowerCase()) {
+    if (domain !== undefined && !this.isLocal(accountDomain(domain) ?? domain.toLowerCase())) {
       const handle = this.remoteHandle(query);
       if (!handle || options.offset > 0 || options.limit <= 0) return [];
       const row = this.q.byHandle.values(handle.username.toLowerCase(), handle.domain, viewerId ?? 0)[0];

@@ -87,3 +87,29 @@ describe("search with resolve=true fetches what other servers have", () => {
     expect(await res.json()).toEqual({ error: "Search queries that resolve remote resources are not supported without authentication" });
   });
 });
+
+describe("a handle is looked up however its domain is spelt", () => {
+  test("capitals, a trailing dot, a port and an IDN in Unicode find the account stored under its normal domain; the server's own domain spelt so finds the local one", async () => {
+    const { Person } = await import("@fedify/fedify/vocab");
+    const stored = async (id: string) => (await b.ctx.services.remoteAccounts.upsert(new Person({ id: new URL(id), preferredUsername: new URL(id).pathname.split("/").pop(), inbox: new URL(`${id}/inbox`) })))!;
+    const dora = await stored("https://xn--bcher-kva.example/users/dora");
+    const eli = await stored("https://social.example:8443/users/eli");
+    expect([dora.domain, eli.domain]).toEqual(["xn--bcher-kva.example", "social.example:8443"]);
+    const before = counts(b);
+    for (const [q, id] of [
+      ["dora@bücher.example", dora.id],
+      ["@Dora@BÜCHER.Example.", dora.id],
+      ["dora@xn--bcher-kva.example", dora.id],
+      ["eli@Social.Example.:8443", eli.id],
+      [`bob@${new URL(b.base).host.toUpperCase()}`, bob.account.id],
+    ] as const) {
+      const found = await search(bob, q, { type: "accounts" });
+      expect([q, found.status, found.body.accounts.map((x: { id: string }) => x.id)]).toEqual([q, 200, [String(id)]]);
+      const lookup = await bob.client.get("/api/v1/accounts/search", { query: { q } });
+      expect([q, lookup.body.map((x: { id: string }) => x.id)]).toEqual([q, [String(id)]]);
+    }
+    // Another port is another account; nothing was fetched or stored by looking.
+    expect((await search(bob, "eli@social.example", { type: "accounts" })).body.accounts).toEqual([]);
+    expect(counts(b)).toEqual(before);
+  });
+});
