@@ -202,6 +202,27 @@ describe("what arrives is sanitized", () => {
   });
 });
 
+describe("hashtags from other servers", () => {
+  test("a tag name past 500 characters is dropped, not stored; the note and its other tags are kept", async () => {
+    const { Hashtag } = await import("@fedify/fedify/vocab");
+    const id = new URL(`${receiver.base}/notes/long-tag`);
+    const long = "x".repeat(10_000);
+    const edge = "y".repeat(500);
+    const note = new Note({
+      id,
+      attribution: new URL(receiver.actor),
+      content: "<p>tags</p>",
+      to: new URL(`${a.base}/users/alice`),
+      tags: [new Mention({ href: new URL(`${a.base}/users/alice`) }), new Hashtag({ name: `#${long}` }), new Hashtag({ name: `#${edge}` }), new Hashtag({ name: "#Kept" })],
+    });
+    await receiver.send({ id: `${a.base}/users/alice`, inbox: `${a.base}/users/alice/inbox` }, new Create({ id: new URL(`${id.href}/activity`), actor: new URL(receiver.actor), object: note, to: new URL(`${a.base}/users/alice`) }));
+    const stored = await eventually(() => statusByUri(a, id.href), "the note with a long tag");
+    const shown = (await alice.client.get(`/api/v1/statuses/${stored.id}`)).body;
+    expect(shown.tags.map((t: { name: string }) => t.name).sort()).toEqual(["kept", edge]);
+    expect(a.database.sqlite.query("SELECT count(*) AS n FROM tags WHERE length(name) > 500").get()).toEqual({ n: 0 });
+  });
+});
+
 describe("dates", () => {
   test("a note written an hour ago takes an id of that time (it sorts where it was written); one dated in the future is dated now", async () => {
     const { Temporal } = await import("@js-temporal/polyfill");

@@ -3,7 +3,7 @@ import { Audio, Collection, Document, Hashtag, Image, Mention, Note, PUBLIC_COLL
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { MentionRef } from "../../models/mentions.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
-import { normalizeTag } from "../../text/format.ts";
+import { MAX_HASHTAG_LENGTH, normalizeTag } from "../../text/format.ts";
 import { htmlToText } from "../../text/html-to-text.ts";
 import { sanitizeRemoteHtml } from "../../text/sanitize.ts";
 import type { EditingService } from "../statuses/editing.ts";
@@ -251,7 +251,8 @@ export class RemoteNotes {
       if (tag instanceof Mention && tag.href !== null && mentions.length < MAX_MENTIONS) mentions.push(tag.href.href);
       if (tag instanceof Hashtag && hashtags.size < MAX_HASHTAGS) {
         const name = normalizeTag((tag.name?.toString() ?? "").replace(/^#/, ""));
-        if (name !== "") hashtags.add(name);
+        // A name past Mastodon's Tag length is not a tag it would make: dropped, not cut.
+        if (name !== "" && [...name].length <= MAX_HASHTAG_LENGTH) hashtags.add(name);
       }
     }
     return { mentions, hashtags: [...hashtags] };
