@@ -12,6 +12,7 @@ import { FetchError, getDocumentLoader, preloadedContexts, type AuthenticatedDoc
 import type { Config } from "../config.ts";
 import type { AccountRow } from "../db/schema.ts";
 import type { OutgoingHttp } from "../net/outgoing.ts";
+import { confirmingKeyOwners } from "./key-owners.ts";
 
 /**
  * Who may fetch what from here, and how this server fetches from others: the instance actor,
@@ -78,7 +79,6 @@ export function loadersOf(config: Config, kv: KvStore, outgoing: OutgoingHttp, r
       return loader(url, options);
     };
   const cached = (loader: DocumentLoader) => kvCache({ loader, kv, prefix: ["_fedify", "remoteDocument"] });
-  const documentLoader = gated(cached(config.authorizedFetch ? signed : plain));
   // The preloaded contexts are tagged static, which lets jsonld.js keep them resolved between
   // documents instead of resolving them again for each of the several expansions every
   // incoming activity goes through (0.15-0.2 ms of CPU per activity, measured).
@@ -87,10 +87,14 @@ export function loadersOf(config: Config, kv: KvStore, outgoing: OutgoingHttp, r
     const document = await fromCache(url, options);
     return url in preloadedContexts ? ({ ...document, tag: "static" } as typeof document) : document;
   };
+  // A key's claimed owner is asked whether the key is theirs before the key is believed
+  // (key-owners.ts), on every document fetched, before it is cached.
+  const confirming = (loader: DocumentLoader) => confirmingKeyOwners(loader, { owners: () => documentLoader, contextLoader });
+  const documentLoader: DocumentLoader = gated(cached(confirming(config.authorizedFetch ? signed : plain)));
   return {
     documentLoaderFactory: () => documentLoader,
     contextLoaderFactory: () => contextLoader,
-    authenticatedDocumentLoaderFactory: (identity) => gated(through(getAuthenticatedDocumentLoader(identity, { allowPrivateAddress: true, specDeterminer: rememberedSpecs(kv) }))),
+    authenticatedDocumentLoaderFactory: (identity) => gated(confirming(through(getAuthenticatedDocumentLoader(identity, { allowPrivateAddress: true, specDeterminer: rememberedSpecs(kv) })))),
   };
 }
 

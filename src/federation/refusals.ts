@@ -45,8 +45,9 @@ export function withoutRefusedKeys(kv: KvStore, refuses: (url: string) => boolea
  * The inbox listeners, each behind one check: an activity whose actor is on a refused domain
  * is dropped (202, nothing stored), as Mastodon drops what a suspended account sends. Fedify has
  * verified that the key which signed it (or its Linked Data Signature, or its proof) is the
- * actor's, so this is the verified signer's domain; its keys being refused (above), it is
- * reached only when an allowed server's key claims a refused actor.
+ * actor's, and the actor confirmed the key (key-owners.ts), so this is the verified signer's
+ * domain: its keys being refused (above), this is a second line, for an activity verified by
+ * a key cached as a rule was being made.
  */
 export function refusingActors(inbox: InboxListenerSetters<void>, refuses: (url: URL) => boolean): InboxListenerSetters<void> {
   const setters: InboxListenerSetters<void> = {

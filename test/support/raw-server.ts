@@ -67,6 +67,14 @@ export async function startRawServer(host: string) {
       const request = new Request(inbox, { method: "POST", headers: { "content-type": AP, accept: AP }, body });
       return fetch(await signRequest(request, pair.privateKey, new URL(`${actor}#main-key`)));
     },
+    /** Posts a JSON body to an inbox, signed (draft-cavage) with this server's key under any key id the test names. */
+    async postSignedAs(inbox: string, keyId: string, body: Record<string, unknown>): Promise<Response> {
+      const request = new Request(inbox, { method: "POST", headers: { "content-type": AP, accept: AP }, body: JSON.stringify(body) });
+      return fetch(await signRequest(request, pair.privateKey, new URL(keyId)));
+    },
+    /** This server's key pair (the same for every actor and key document it serves). */
+    privateKey: pair.privateKey,
+    publicKeyPem,
     stop: () => server.stop(true),
   };
 }
