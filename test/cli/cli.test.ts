@@ -6,7 +6,7 @@ import { Database } from "bun:sqlite";
 import { Client } from "../support/http.ts";
 import { startTestServer } from "../support/server.ts";
 import { createUser, postStatus } from "../support/fixtures.ts";
-import { eventually } from "../support/federation.ts";
+import { eventually } from "../support/wait.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "rookery-cli-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

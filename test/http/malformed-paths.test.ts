@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
-import { eventually } from "../support/federation.ts";
+import { eventually } from "../support/wait.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 /**

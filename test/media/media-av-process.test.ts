@@ -6,8 +6,7 @@ import { join } from "node:path";
 import { DATABASE_FILE } from "../../src/db/connection.ts";
 import { clips, decodes, longClip, removeClips } from "../support/clips.ts";
 import { cli, serveProcess, signIn } from "../support/serve-process.ts";
-import { eventually } from "../support/federation.ts";
-import { waitFor } from "../support/wait.ts";
+import { eventually } from "../support/wait.ts";
 
 afterAll(() => removeClips());
 
@@ -48,7 +47,7 @@ test("kill -9 while a video transcodes: ffmpeg goes with the server, and the res
     running.proc.kill("SIGKILL");
     await running.proc.exited;
     // The watchdog beside ffmpeg notices its server is gone.
-    await waitFor(() => ffmpeg.every((pid) => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, "utf8").split(" ")[2] === "Z"), 10_000, "ffmpeg to end");
+    await eventually(() => ffmpeg.every((pid) => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, "utf8").split(" ")[2] === "Z"), "ffmpeg to end");
     expect(row().processing).toBe("in_progress");
     // What a v1 upload killed in the middle leaves: an upload no row names, and its output.
     const stray = join(dataDir, "media", "media_uploads", "2026", "01");

@@ -5,7 +5,7 @@ import sharp from "sharp";
 import { LIMITS } from "../../src/limits.ts";
 import { VIDEO_SIZE_LIMIT } from "../../src/media/video.ts";
 import { clips, removeClips } from "../support/clips.ts";
-import { eventually } from "../support/federation.ts";
+import { eventually } from "../support/wait.ts";
 import { mediaFiles } from "../support/files.ts";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Flag } from "@fedify/fedify/vocab";
 import { startReceiver } from "../support/fedify-receiver.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
-import { eventually } from "../support/federation.ts";
+import { eventually } from "../support/wait.ts";
 import { Client } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
