@@ -68,10 +68,11 @@ function fail(message: string): never {
 
 async function serve() {
   const config = loadConfig();
-  const running = await startServer(config);
+  // PORT=0 without PUBLIC_URL: the kernel picks the port, and the public URL follows it.
+  const running = await startServer(config, { derivePublicUrl: !process.env.PUBLIC_URL?.trim() });
   log("info", "Rookery is listening", {
     version: VERSION_STRING,
-    url: config.publicUrl,
+    url: running.ctx.config.publicUrl,
     listen: running.url,
     data: config.dataDir,
     registrations: config.registrations,

@@ -3,7 +3,7 @@ import { createRestAPIClient, createStreamingAPIClient, type mastodon } from "ma
 import generator, { type Entity, type WebSocketInterface } from "megalodon";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { drain, waitFor } from "../support/wait.ts";
+import { drain, eventually } from "../support/wait.ts";
 
 let server: TestServer;
 let alice: TestUser;
@@ -25,7 +25,7 @@ async function next(subscription: mastodon.streaming.Subscription, match: (e: ma
 
 async function waitForSubscriptions(count: number) {
   const subscriptions = () => [...server.streaming.hub.connections()].reduce((n, c) => n + c.subscriptions.size, 0);
-  await waitFor(() => subscriptions() >= count, undefined, `${count} subscriptions`);
+  await eventually(() => subscriptions() >= count, `${count} subscriptions`);
   expect(subscriptions()).toBe(count);
 }
 

@@ -13,7 +13,7 @@ import sharp from "sharp";
 import { BrowserSession } from "../support/browser.ts";
 import { clips, probeBytes } from "../support/clips.ts";
 import { parseForms } from "../support/html.ts";
-import { waitFor, waitUntil } from "../support/wait.ts";
+import { eventually } from "../support/wait.ts";
 import { buildExecutable, startExecutable, type RunningExecutable } from "./executable.ts";
 
 const PASSWORD = "a long and secret passphrase";
@@ -82,7 +82,7 @@ async function untilHeard(probe: () => Promise<unknown>, heard: () => boolean) {
   while (!heard()) {
     if (Date.now() > deadline) throw new Error("the stream never heard a probe");
     await probe();
-    await waitFor(heard, 300).catch(() => {});
+    await eventually(heard, "the probe to be heard", 300).catch(() => {});
   }
 }
 
@@ -173,7 +173,7 @@ describe("masto.js against the executable", () => {
 
     const withMedia = await erin.client.v1.statuses.create({ status: "Hello #e2e with a picture", mediaIds: [media.id], visibility: "public" });
     expect(withMedia.mediaAttachments.map((m) => m.id)).toEqual([media.id]);
-    const streamed = await waitUntil(() => heard.find((e) => e.event === "update" && e.payload.content.includes("with a picture")), undefined, () => "the update on gus's stream");
+    const streamed = await eventually(() => heard.find((e) => e.event === "update" && e.payload.content.includes("with a picture")), "the update on gus's stream");
     expect(streamed.event === "update" && streamed.payload.id).toBe(withMedia.id);
 
     const poll = await erin.client.v1.statuses.create({ status: "Tea or coffee?", poll: { options: ["tea", "coffee"], expiresIn: 3600 } });
@@ -213,7 +213,7 @@ describe("masto.js against the executable", () => {
     // Gus's boost goes with it (its own delete comes first).
     const deleted = await erin.client.v1.statuses.$select(withMedia.id).remove();
     expect(deleted.text).toBe("Hello #e2e with a picture");
-    const deletion = await waitUntil(() => heard.find((e) => e.event === "delete" && e.payload === withMedia.id), undefined, () => "the delete on gus's stream");
+    const deletion = await eventually(() => heard.find((e) => e.event === "delete" && e.payload === withMedia.id), "the delete on gus's stream");
     expect(deletion.payload).toBe(withMedia.id);
     const redraft = await erin.client.v1.statuses.create({ status: deleted.text!, mediaIds: deleted.mediaAttachments.map((m) => m.id) });
     expect(redraft.content).toContain("with a picture");

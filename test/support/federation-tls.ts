@@ -1,9 +1,9 @@
-import { spawn, spawnSync, type Subprocess } from "bun";
+import { spawnSync } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "./http.ts";
-import { freePort } from "./serve-process.ts";
+import { startServeProcess } from "./serve-process.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 export const TLS_PASSWORD = "correct horse battery staple";
@@ -50,8 +50,9 @@ export async function startTlsPeer(
   env: Record<string, string> = {},
   options: { proxyPort?: number } = {},
 ): Promise<TlsPeer> {
-  const port = freePort(host);
-  const direct = `http://${host}:${port}`;
+  // The server's own address is known once it listens (on a port the kernel picks); the proxy
+  // must exist first, as PUBLIC_URL names it, and is called only once the server is up.
+  let direct = "";
   const proxy = Bun.serve({
     hostname: host,
     port: options.proxyPort ?? 0,
@@ -71,7 +72,7 @@ export async function startTlsPeer(
     TMPDIR: tmpdir(),
     DATA_DIR: dataDir,
     HOST: host,
-    PORT: String(port),
+    PORT: "0",
     PUBLIC_URL: base,
     NODE_EXTRA_CA_CERTS: tls.cert,
     ALLOW_PRIVATE_ADDRESSES: "true",
@@ -80,26 +81,16 @@ export async function startTlsPeer(
     ...env,
   };
   const main = join(ROOT, "src/main.ts");
-  let output = "";
-  const proc: Subprocess = spawn([process.execPath, main, "serve"], { cwd, env: fullEnv, stdout: "pipe", stderr: "pipe" });
-  for (const stream of [proc.stdout, proc.stderr] as ReadableStream<Uint8Array>[]) {
-    void (async () => {
-      const decoder = new TextDecoder();
-      const reader = stream.getReader();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        output += decoder.decode(value);
-      }
-    })();
+  let server: Awaited<ReturnType<typeof startServeProcess>>;
+  try {
+    server = await startServeProcess([process.execPath, main, "serve"], { cwd, env: fullEnv });
+  } catch (e) {
+    proxy.stop(true);
+    rmSync(cwd, { recursive: true, force: true });
+    throw e;
   }
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`the server exited (${proc.exitCode}): ${output}`);
-    if (await fetch(`${direct}/api/v1/streaming/health`).then((r) => r.ok, () => false)) break;
-    if (Date.now() > deadline) throw new Error(`no answer from the server: ${output}`);
-    await Bun.sleep(20);
-  }
+  const proc = server.proc;
+  direct = server.listen;
   const anonymous = new Client(direct);
   return {
     base,
@@ -119,7 +110,7 @@ export async function startTlsPeer(
       const me = await client.get("/api/v1/accounts/verify_credentials");
       return { client, id: me.body.id as string };
     },
-    log: () => output,
+    log: server.output,
     async stop() {
       proc.kill("SIGTERM");
       await proc.exited;

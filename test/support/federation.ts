@@ -1,5 +1,8 @@
 import { startTestServer, type TestServer } from "./server.ts";
 
+// The suite's one poll lives in wait.ts; federation tests import it from here too.
+export { eventually } from "./wait.ts";
+
 export const AP = "application/activity+json";
 
 /**
@@ -23,21 +26,4 @@ export async function getAp(url: string, accept = AP): Promise<{ status: number;
     body = JSON.parse(text);
   } catch {}
   return { status: res.status, body, headers: res.headers };
-}
-
-/** Polls until the check passes, or fails at the deadline with what was last seen. */
-export async function eventually<T>(check: () => T | Promise<T>, what: string, deadlineMs = 10_000): Promise<NonNullable<T>> {
-  const until = Date.now() + deadlineMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as NonNullable<T>;
-      last = value;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > until) throw new Error(`${what}: not reached (last: ${String(last)})`);
-    await Bun.sleep(20);
-  }
 }

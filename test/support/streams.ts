@@ -1,7 +1,7 @@
 /** Real streaming clients for tests: an SSE reader over fetch and a WebSocket collector. */
 import { SseConnection } from "../../src/streaming/sse.ts";
 import type { TestServer } from "./server.ts";
-import { drain, waitUntil as until } from "./wait.ts";
+import { drain, eventually } from "./wait.ts";
 
 /** How long a stream may take to show an event before a test gives up (a busy machine is slow). */
 const TIMEOUT_MS = 10_000;
@@ -85,12 +85,12 @@ export class SseClient {
   }
 
   waitForComment(text: string, timeoutMs = TIMEOUT_MS) {
-    return until(() => (this.comments.includes(text) ? true : undefined), timeoutMs, () => `comment :${text}`);
+    return eventually(() => this.comments.includes(text), `comment :${text}`, timeoutMs);
   }
 
   /** The first event (from `from` on) matching; resolves with it. */
   waitFor(match: (e: StreamEvent) => boolean, timeoutMs = TIMEOUT_MS): Promise<StreamEvent> {
-    return until(() => this.events.find(match), timeoutMs, () => `an SSE event; have ${JSON.stringify(this.events.map((e) => e.event))}`);
+    return eventually(() => this.events.find(match), () => `an SSE event; have ${JSON.stringify(this.events.map((e) => e.event))}`, timeoutMs);
   }
 
   /** Heartbeat comments received so far. */
@@ -99,7 +99,7 @@ export class SseClient {
   }
 
   waitForEnd(timeoutMs = TIMEOUT_MS) {
-    return until(() => (this.ended ? true : undefined), timeoutMs, () => "the SSE response to end");
+    return eventually(() => this.ended, "the SSE response to end", timeoutMs);
   }
 
   close() {
@@ -155,11 +155,11 @@ export class WsClient {
   }
 
   waitFor(match: (f: Record<string, any>) => boolean, timeoutMs = TIMEOUT_MS): Promise<Record<string, any>> {
-    return until(() => this.frames.find(match), timeoutMs, () => `a WebSocket frame; have ${JSON.stringify(this.rawFrames.map((f) => f.slice(0, 80)))}`);
+    return eventually(() => this.frames.find(match), () => `a WebSocket frame; have ${JSON.stringify(this.rawFrames.map((f) => f.slice(0, 80)))}`, timeoutMs);
   }
 
   waitForClose(timeoutMs = TIMEOUT_MS) {
-    return until(() => this.closeCode ?? undefined, timeoutMs, () => "the WebSocket to close");
+    return eventually(() => this.closeCode, "the WebSocket to close", timeoutMs);
   }
 
   close() {
@@ -175,7 +175,7 @@ export class WsClient {
   async fence(timeoutMs = TIMEOUT_MS) {
     const target = ++this.fencesSent;
     this.send({ type: FENCE_TYPE });
-    await until(() => (this.fencesAnswered >= target ? true : undefined), timeoutMs, () => "the answer to a fence");
+    await eventually(() => this.fencesAnswered >= target, "the answer to a fence", timeoutMs);
   }
 }
 
@@ -195,7 +195,7 @@ export async function delivered(server: TestServer, ...clients: (SseClient | WsC
   // The keep-alive beat (the timer wheel runs it every 15 s), to every SSE response at once.
   for (const conn of server.streaming.hub.connections()) if (conn instanceof SseConnection) conn.heartbeat();
   await Promise.all([
-    ...sse.map(({ c, seen }) => until(() => (c.heartbeats > seen ? true : undefined), TIMEOUT_MS, () => "a heartbeat after the events")),
+    ...sse.map(({ c, seen }) => eventually(() => c.heartbeats > seen, "a heartbeat after the events", TIMEOUT_MS)),
     ...clients.filter((c): c is WsClient => c instanceof WsClient).map((c) => c.fence()),
   ]);
 }

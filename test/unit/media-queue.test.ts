@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { MediaQueue, Slots } from "../../src/services/media/queue.ts";
-import { waitFor } from "../support/wait.ts";
+import { eventually } from "../support/wait.ts";
 
 describe("Slots", () => {
   test("one slot runs one job at a time, in arrival order, and frees the slot when a job fails", async () => {
@@ -45,7 +45,7 @@ describe("MediaQueue lanes", () => {
     expect(queue.pending).toBe(3);
     finish.get(3)!();
     finish.get(1)!();
-    await waitFor(() => started.length === 3, 5_000, "the second video job to start");
+    await eventually(() => started.length === 3, "the second video job to start", 5_000);
     expect(started).toEqual([1, 3, 2]);
     const idle = queue.idle();
     finish.get(2)!();

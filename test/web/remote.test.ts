@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Create, Document, Image, Mention, Note } from "@fedify/fedify/vocab";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
-import { eventually } from "../support/federation.ts";
+import { eventually } from "../support/wait.ts";
 import { startReceiver } from "../support/fedify-receiver.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 

@@ -1,0 +1,77 @@
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { DATABASE_FILE } from "../../src/db/connection.ts";
+import { createUser, postStatus } from "../support/fixtures.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+/**
+ * The services' events through real requests: transports (afterCommit listeners) hear of a
+ * write only once another connection can read it, and never of a write that rolled back.
+ */
+describe("events of real writes", () => {
+  let server: TestServer;
+  let other: Database;
+  const heard: { type: string; committed: boolean }[] = [];
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    other = new Database(join(server.dataDir, DATABASE_FILE), { readonly: true });
+    const { events } = server.ctx.services;
+    const exists = (table: string, id: number) => other.query(`SELECT 1 FROM ${table} WHERE id = ?`).get(id) !== null;
+    events.afterCommit("follow.created", (e) =>
+      heard.push({ type: e.type, committed: other.query("SELECT 1 FROM follows WHERE account_id = ? AND target_account_id = ?").get(e.accountId, e.targetAccountId) !== null }),
+    );
+    events.afterCommit("notification.created", (e) => heard.push({ type: e.type, committed: exists("notifications", e.notification.id) }));
+    events.afterCommit("status.created", (e) => heard.push({ type: e.type, committed: exists("statuses", e.status.id) }));
+  });
+  afterAll(async () => {
+    other.close();
+    await server.close();
+  });
+
+  test("a follow and a post over HTTP: each event is heard once its rows are committed", async () => {
+    const [ann, ben] = await Promise.all([createUser(server, "ev_ann"), createUser(server, "ev_ben")]);
+    heard.length = 0;
+    expect((await ann!.client.post(`/api/v1/accounts/${ben!.id}/follow`)).status).toBe(200);
+    await postStatus(ann!, { status: `hello @${ben!.account.username}` });
+    expect(heard).toEqual([
+      { type: "follow.created", committed: true },
+      // The follow notification is written by a `within` listener in the same transaction.
+      { type: "notification.created", committed: true },
+      { type: "notification.created", committed: true },
+      { type: "status.created", committed: true },
+    ]);
+  });
+
+  test("a write that rolls back after its event: its consequences are undone and no transport hears of it", async () => {
+    const [cat, dan] = await Promise.all([createUser(server, "ev_cat"), createUser(server, "ev_dan")]);
+    const { writes, follows } = server.ctx.services;
+    heard.length = 0;
+    const failed = writes.run(() => {
+      follows.follow(cat!.account.id, dan!.account.id, {});
+      throw new Error("refused after the follow");
+    });
+    await expect(failed).rejects.toThrow("refused after the follow");
+    // A write after it proves the group commit is done and transports are being told.
+    await postStatus(cat!, { status: "after the rollback" });
+    expect(heard).toEqual([{ type: "status.created", committed: true }]);
+    const notes = await dan!.client.get("/api/v1/notifications");
+    expect(notes.body).toEqual([]);
+    const rel = await cat!.client.get("/api/v1/accounts/relationships", { query: { "id[]": dan!.id } });
+    expect(rel.body[0].following).toBe(false);
+  });
+
+  test("poll.opened: a poll that an edit sets again ends at its new deadline (its end is on the wheel)", async () => {
+    const [eve, fay] = await Promise.all([createUser(server, "ev_eve"), createUser(server, "ev_fay")]);
+    const status = await postStatus(eve!, { status: "pick", poll: { options: ["a", "b"], expires_in: 3600 } });
+    const edited = await eve!.client.put(`/api/v1/statuses/${status.id}`, { json: { status: "pick again", poll: { options: ["c", "d"], expires_in: 300 } } });
+    expect(edited.status).toBe(200);
+    expect((await fay!.client.post(`/api/v1/polls/${edited.body.poll.id}/votes`, { json: { choices: ["1"] } })).status).toBe(200);
+    const pollNotes = async () => ((await fay!.client.get("/api/v1/notifications", { query: { "types[]": "poll" } })).body as { status: { id: string } }[]).map((n) => n.status.id);
+    server.clock.advance(299 * 1000);
+    expect(await pollNotes()).toEqual([]);
+    server.clock.advance(2 * 1000);
+    expect(await pollNotes()).toEqual([status.id]);
+  });
+});

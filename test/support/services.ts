@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ManualClock } from "../../src/clock.ts";
+import { loadConfig } from "../../src/config.ts";
+import { largestId, openDatabase, type DbHandle } from "../../src/db/connection.ts";
+import { accounts, type AccountRow, type StatusRow } from "../../src/db/schema.ts";
+import { IdGenerator } from "../../src/ids.ts";
+import { MediaStorage } from "../../src/media/storage.ts";
+import { createServices, type Services } from "../../src/services/index.ts";
+import { loadInstanceKeys } from "../../src/services/instance.ts";
+import type { StatusInput } from "../../src/services/statuses/posting.ts";
+
+export interface TestServices {
+  services: Services;
+  database: DbHandle;
+  clock: ManualClock;
+  /** A local account, made as the admin CLI makes it. */
+  local(username: string): Promise<AccountRow>;
+  /** An account of another server, stored as federation stores one (no server is asked). */
+  remote(username: string, domain: string): AccountRow;
+  /** A status posted as POST /api/v1/statuses posts it (the composer, in the group commit). */
+  post(author: AccountRow, fields: StatusInput): Promise<StatusRow>;
+  close(): void;
+}
+
+/**
+ * The services over a fresh database, wired as the server wires them (createServices), with no
+ * HTTP server, no federation and no timers running: for the rules that live in services, tested
+ * where they live. The clock stands still at `start` until the test moves it.
+ */
+export async function startTestServices(env: Record<string, string> = {}, start = Date.UTC(2026, 0, 15, 12)): Promise<TestServices> {
+  const dataDir = mkdtempSync(join(tmpdir(), "rookery-services-"));
+  const config = loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", PUBLIC_URL: "http://rookery.test", LOG_REQUESTS: "false", RATE_LIMITS: "off", ...env });
+  const database = openDatabase(dataDir);
+  const clock = new ManualClock(start);
+  const ids = new IdGenerator(clock);
+  ids.seed(largestId(database.sqlite));
+  const keys = await loadInstanceKeys(database.db);
+  const services = createServices({ config, db: database.db, clock, ids, storage: new MediaStorage(dataDir, config.publicUrl), keys });
+  return {
+    services,
+    database,
+    clock,
+    local: (username) => services.accounts.create({ username, email: `${username}@example.test`, password: "correct horse battery staple" }, { api: false }),
+    remote(username, domain) {
+      const uri = `https://${domain}/users/${username}`;
+      return database.db
+        .insert(accounts)
+        .values({ id: ids.next(), username, domain, uri, url: uri, inboxUrl: `${uri}/inbox`, createdAt: clock.now() - 365 * 86_400_000 })
+        .returning()
+        .get();
+    },
+    async post(author, fields) {
+      const posted = await services.composer.post({ accountId: author.id, applicationId: null, fields, sent: {} });
+      if (posted.kind !== "status") throw new Error("a status was scheduled, not posted");
+      return posted.status;
+    },
+    close() {
+      database.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

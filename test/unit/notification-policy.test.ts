@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { and, eq } from "drizzle-orm";
+import { notificationPolicies, notifications, type AccountRow } from "../../src/db/schema.ts";
+import { ApiError } from "../../src/errors.ts";
+import type { Policy } from "../../src/services/notifications/policy.ts";
+import { startTestServices, type TestServices } from "../support/services.ts";
+
+/**
+ * Mastodon 4.3's notification policy (NotifyService's FilterCondition and DropCondition), asked
+ * of the services as the write paths ask it, over a real database and without a server: the
+ * rule of src/services/notifications/policy.ts where it lives.
+ */
+
+const DAY = 86_400_000;
+const DEFAULTS: Policy = { for_not_following: "accept", for_not_followers: "accept", for_new_accounts: "accept", for_private_mentions: "filter", for_limited_accounts: "filter" };
+
+describe("the notification policy", () => {
+  let t: TestServices;
+  /** The recipient, and senders by their relationship to her. */
+  let rita: AccountRow;
+  let friend: AccountRow; // rita follows her
+  let fan: AccountRow; // follows rita, for a month now
+  let newFan: AccountRow; // follows rita since today
+  let stranger: AccountRow; // neither, an account of a month
+  let newbie: AccountRow; // neither, an account of today
+  let newFriend: AccountRow; // an account of today that rita follows
+
+  const policies = () => t.services.notificationPolicies;
+  const setPolicy = (changes: Partial<Policy>) => policies().update(rita.id, { ...DEFAULTS, ...changes });
+  const decide = (from: AccountRow, type = "favourite", statusId: number | null = null) => policies().decide(rita.id, from.id, type, statusId);
+  /** Rita's notifications from `from`, as stored: type and whether the policy held it back. */
+  const stored = (from: AccountRow) =>
+    t.database.db
+      .select({ type: notifications.type, filtered: notifications.filtered })
+      .from(notifications)
+      .where(and(eq(notifications.accountId, rita.id), eq(notifications.fromAccountId, from.id)))
+      .orderBy(notifications.id)
+      .all();
+
+  beforeAll(async () => {
+    t = await startTestServices();
+    const { follows } = t.services;
+    [rita, friend, fan, stranger] = (await Promise.all(["rita", "friend", "fan", "stranger"].map((n) => t.local(n)))) as [AccountRow, AccountRow, AccountRow, AccountRow];
+    follows.follow(rita.id, friend.id, {});
+    follows.follow(fan.id, rita.id, {});
+    t.clock.advance(31 * DAY);
+    [newFan, newbie, newFriend] = (await Promise.all(["newfan", "newbie", "newfriend"].map((n) => t.local(n)))) as [AccountRow, AccountRow, AccountRow];
+    follows.follow(newFan.id, rita.id, {});
+    follows.follow(rita.id, newFriend.id, {});
+  });
+  afterAll(() => t?.close());
+
+  test("each rule holds back what it names, and only that", () => {
+    const cases: [Partial<Policy>, Record<string, AccountRow>, Record<string, AccountRow>][] = [
+      // for_not_following: senders rita does not follow.
+      [{ for_not_following: "filter" }, { stranger, fan, newbie }, { friend, newFriend }],
+      // for_not_followers: senders who do not follow rita, or have for less than three days.
+      [{ for_not_followers: "filter" }, { stranger, newFan, friend, newbie }, { fan }],
+      // for_new_accounts: accounts of less than 30 days, unless rita follows them.
+      [{ for_new_accounts: "filter" }, { newbie, newFan }, { stranger, fan, friend, newFriend }],
+    ];
+    for (const [policy, held, passed] of cases) {
+      setPolicy(policy);
+      for (const [name, from] of Object.entries(held)) expect([policy, name, decide(from)]).toEqual([policy, name, "filter"]);
+      for (const [name, from] of Object.entries(passed)) expect([policy, name, decide(from)]).toEqual([policy, name, "accept"]);
+    }
+  });
+
+  test("a follower of three days is a follower", () => {
+    setPolicy({ for_not_followers: "filter" });
+    expect(decide(newFan)).toBe("filter");
+    t.clock.advance(3 * DAY + 1);
+    expect(decide(newFan)).toBe("accept");
+  });
+
+  test("drop is filter's rule with the notification thrown away; filtered ones are stored, held back", () => {
+    setPolicy({ for_not_following: "drop", for_new_accounts: "filter" });
+    expect(decide(stranger)).toBe("drop");
+    expect(decide(friend)).toBe("accept");
+    expect(decide(newFriend)).toBe("accept");
+    const { notifications: service } = t.services;
+    expect(service.notify(rita.id, stranger.id, "follow")).toBeNull();
+    expect(stored(stranger)).toEqual([]);
+    setPolicy({ for_not_following: "filter" });
+    expect(service.notify(rita.id, stranger.id, "follow")).toMatchObject({ filtered: true });
+    expect(stored(stranger)).toEqual([{ type: "follow", filtered: true }]);
+    expect(service.notify(rita.id, friend.id, "follow")).toMatchObject({ filtered: false });
+    expect(stored(friend)).toEqual([{ type: "follow", filtered: false }]);
+  });
+
+  test("private mentions (held back by default) are those not answering rita, from senders she does not follow", async () => {
+    setPolicy({});
+    const own = await t.post(rita, { text: "anyone?", visibility: "public" });
+    const privately = await t.post(stranger, { text: "@rita a secret", visibility: "direct" });
+    const answering = await t.post(stranger, { text: "@rita an answer", visibility: "direct", inReplyToId: String(own.id) });
+    const publicly = await t.post(stranger, { text: "@rita hello all", visibility: "public" });
+    const fromFriend = await t.post(friend, { text: "@rita between us", visibility: "direct" });
+    expect(decide(stranger, "mention", privately.id)).toBe("filter");
+    expect(decide(stranger, "mention", answering.id)).toBe("accept");
+    expect(decide(stranger, "mention", publicly.id)).toBe("accept");
+    expect(decide(friend, "mention", fromFriend.id)).toBe("accept");
+    // Only mentions are private mentions: a favourite of the same status passes.
+    expect(decide(stranger, "favourite", privately.id)).toBe("accept");
+  });
+
+  test("what is not filterable (polls, statuses, edits) and one's own actions always pass", () => {
+    setPolicy({ for_not_following: "drop", for_not_followers: "drop", for_new_accounts: "drop", for_private_mentions: "drop" });
+    for (const type of ["poll", "status", "update"]) expect([type, decide(newbie, type)]).toEqual([type, "accept"]);
+    expect(policies().decide(rita.id, rita.id, "favourite", null)).toBe("accept");
+    expect(decide(newbie, "favourite")).toBe("drop");
+  });
+
+  test("a held-back mention opens its sender's request; accepting it lets the sender through from then on", async () => {
+    setPolicy({});
+    const sender = await t.local("whisperer");
+    await t.post(sender, { text: "@rita psst", visibility: "direct" });
+    expect(stored(sender)).toEqual([{ type: "mention", filtered: true }]);
+    const [request] = policies().listRequests(rita.id, { limit: 40 }).filter((r) => r.fromAccountId === sender.id);
+    expect(request).toMatchObject({ fromAccountId: sender.id, notificationsCount: 1 });
+    t.services.notifications.acceptRequest(rita.id, request!.id);
+    expect(stored(sender)).toEqual([{ type: "mention", filtered: false }]);
+    expect(policies().listRequests(rita.id, { limit: 40 }).filter((r) => r.fromAccountId === sender.id)).toEqual([]);
+    setPolicy({ for_not_following: "drop" });
+    expect(decide(sender)).toBe("accept");
+    const again = await t.post(sender, { text: "@rita psst again", visibility: "direct" });
+    expect(decide(sender, "mention", again.id)).toBe("accept");
+    expect(stored(sender)).toEqual([
+      { type: "mention", filtered: false },
+      { type: "mention", filtered: false },
+    ]);
+  });
+
+  test("dismissing a request deletes what it held, and the sender is still held back", async () => {
+    setPolicy({});
+    const sender = await t.local("pest");
+    await t.post(sender, { text: "@rita buy now", visibility: "direct" });
+    const [request] = policies().listRequests(rita.id, { limit: 40 }).filter((r) => r.fromAccountId === sender.id);
+    t.services.notifications.dismissRequest(rita.id, request!.id);
+    expect(stored(sender)).toEqual([]);
+    const next = await t.post(sender, { text: "@rita buy now!", visibility: "direct" });
+    expect(decide(sender, "mention", next.id)).toBe("filter");
+  });
+
+  test("a level that is not accept, filter or drop is Mastodon's 422, and the policy is unchanged", () => {
+    setPolicy({ for_not_following: "filter" });
+    const row = () => t.database.db.select().from(notificationPolicies).where(eq(notificationPolicies.accountId, rita.id)).get();
+    const before = row();
+    let refused: unknown;
+    try {
+      policies().update(rita.id, { for_not_following: "ignore", for_new_accounts: "accept", for_private_mentions: "maybe" });
+    } catch (e) {
+      refused = e;
+    }
+    expect(refused).toBeInstanceOf(ApiError);
+    const { status, message } = refused as ApiError;
+    expect({ status, message }).toEqual({ status: 422, message: "Validation failed: For not following is not included in the list, For private mentions is not included in the list" });
+    expect(row()).toEqual(before!);
+    expect(policies().get(rita.id)).toEqual({ ...DEFAULTS, for_not_following: "filter" });
+  });
+});
