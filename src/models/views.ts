@@ -1,4 +1,4 @@
-import type { AccountRow, CustomFilterRow, MediaRow, PollRow, StatusRow } from "../db/schema.ts";
+import type { AccountRow, CustomFilterRow, MediaRow, NotificationRow, PollRow, StatusRow } from "../db/schema.ts";
 
 // What services load and presenters render: the shapes between the two layers, so that
 // neither imports the other's modules for them.
@@ -113,4 +113,15 @@ export interface FilterMatch {
   filter: CustomFilterRow;
   keywordMatches: string[] | null;
   statusMatches: string[] | null;
+}
+
+/** What a Web Push tells of a notification (the input of Mastodon's Web::NotificationSerializer). */
+export interface PushNotificationView {
+  /** The subscribing token; null when it could not be unsealed (the field is then left out). */
+  accessToken: string | null;
+  locale: string;
+  notification: NotificationRow;
+  from: AccountRow;
+  /** The notification's status (the original, for a boost), if it has one. */
+  status: StatusRow | null;
 }

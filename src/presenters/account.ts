@@ -28,14 +28,25 @@ export function accountUri(urls: Urls, username: string) {
 }
 
 /**
+ * An account's avatar: a remote one at its own server's URL (not downloaded: the static
+ * version is the same image); without one, the missing image.
+ */
+export function avatarOf(urls: Urls, a: AccountRow): string {
+  return a.avatarFile ? urls.media(a.avatarFile) : (a.avatarRemoteUrl ?? `${urls.publicUrl}/avatars/original/missing.png`);
+}
+
+/** An account's header, as its avatar. */
+export function headerOf(urls: Urls, a: AccountRow): string {
+  return a.headerFile ? urls.media(a.headerFile) : (a.headerRemoteUrl ?? `${urls.publicUrl}/headers/original/missing.png`);
+}
+
+/**
  * REST::AccountSerializer of Mastodon 4.3, in its key order. created_at is truncated to
  * midnight and last_status_at is a date, as Mastodon publishes them (privacy by design).
- * A remote account's avatar and header are shown at their own server's URLs (not
- * downloaded: the static versions are the same images); without one, the missing images.
  */
 export function serializeAccount(urls: Urls, a: AccountRow, nested = false) {
-  const avatar = a.avatarFile ? urls.media(a.avatarFile) : (a.avatarRemoteUrl ?? `${urls.publicUrl}/avatars/original/missing.png`);
-  const header = a.headerFile ? urls.media(a.headerFile) : (a.headerRemoteUrl ?? `${urls.publicUrl}/headers/original/missing.png`);
+  const avatar = avatarOf(urls, a);
+  const header = headerOf(urls, a);
   const fields = JSON.parse(a.fields) as ProfileField[];
   return {
     id: String(a.id),

@@ -31,7 +31,7 @@ import { findTools, mediaTools } from "../media/ffmpeg.ts";
 import { MediaService } from "./media/media.ts";
 import { RemoteMediaCache } from "./media/remote-media-cache.ts";
 import { LinkCards } from "./statuses/link-cards.ts";
-import { PushDeliveries } from "./push/deliveries.ts";
+import { PushDeliveries, type PushRenderer } from "./push/deliveries.ts";
 import { NotificationPolicies } from "./notifications/policy.ts";
 import { postToPushService } from "../net/push-post.ts";
 import { PushSubscriptions } from "./push/subscriptions.ts";
@@ -82,6 +82,8 @@ export interface ServiceDeps {
   keys: InstanceKeys;
   /** How host names are resolved for requests to other servers (tests map names to loopback). */
   resolve?: Resolver;
+  /** Renders a Web Push's payload (services decide what a push says; presenters render it). */
+  renderPush: PushRenderer;
 }
 
 /** A remote image is copied within this, or stays at its own server. */
@@ -219,8 +221,7 @@ export function createServices(deps: ServiceDeps) {
   const pushSubscriptions = new PushSubscriptions(db, ids, clock, config.allowPrivateAddresses, tokenSeal);
   tokens.onRevoke((auth) => pushSubscriptions.unsubscribe(auth.tokenId));
   const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
-  const pushUrls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
-  const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, pushUrls, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions);
+  const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, deps.renderPush, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions);
   events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));
   events.afterCommit("notification.created", (e) => pushDeliveries.committed(e.notification));
   // Link previews of new and edited statuses, fetched once they are stored.
