@@ -1,4 +1,16 @@
-import type { AccountRow, CustomFilterRow, MediaRow, NotificationRow, PollRow, StatusRow } from "../db/schema.ts";
+import type {
+  AccountRow,
+  AnnouncementRow,
+  CustomFilterRow,
+  FeaturedTagRow,
+  MediaRow,
+  NotificationRequestRow,
+  NotificationRow,
+  PollRow,
+  ReportRow,
+  StatusRow,
+} from "../db/schema.ts";
+import type { CustomEmoji } from "./emojis.ts";
 
 // What services load and presenters render: the shapes between the two layers, so that
 // neither imports the other's modules for them.
@@ -114,6 +126,63 @@ export interface FilterMatch {
   keywordMatches: string[] | null;
   statusMatches: string[] | null;
 }
+
+/** A featured tag with what its entity shows: the account's public and unlisted statuses carrying it. */
+export interface FeaturedTagView extends FeaturedTagRow {
+  statusesCount: number;
+  lastStatusAt: number | null;
+}
+
+export interface WeekActivity {
+  /** Monday 00:00 UTC of the ISO week (epoch ms). */
+  week: number;
+  statuses: number;
+  logins: number;
+  registrations: number;
+}
+
+export interface ReportView {
+  report: ReportRow;
+  target: AccountRow;
+  statusIds: number[];
+  ruleIds: number[] | null;
+}
+
+export interface ReactionView {
+  name: string;
+  count: number;
+  /** Whether the viewer reacted so; null without a viewer (the streams' rendering). */
+  me: boolean | null;
+  /** A custom emoji's images. */
+  emoji: CustomEmoji | null;
+}
+
+export interface AnnouncementView {
+  row: AnnouncementRow;
+  html: string;
+  /** The accounts the text mentions, as its formatter resolved them (remote ones with `acct`). */
+  mentions: { id: number; username: string; url: string; acct?: string }[];
+  statuses: { id: number; url: string }[];
+  tags: string[];
+  emojis: CustomEmoji[];
+  reactions: ReactionView[];
+  /** Dismissed by the viewer; null without a viewer. */
+  read: boolean | null;
+}
+
+export interface NotificationGroup {
+  key: string;
+  /** The notification that stands for the group in this page (its newest there). */
+  notification: NotificationRow;
+  count: number;
+  mostRecentId: number;
+  /** Newest first, at most 8. */
+  sampleAccountIds: number[];
+  /** Set when the group comes from a page (GET /api/v2/notifications), not alone. */
+  page?: { minId: number; latestAt: number };
+}
+
+export type NotificationRequest = NotificationRequestRow & { notificationsCount: number };
 
 /** What a Web Push tells of a notification (the input of Mastodon's Web::NotificationSerializer). */
 export interface PushNotificationView {

@@ -1,6 +1,6 @@
 import type { AppContext } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
-import type { NotificationGroup } from "../services/notifications/groups.ts";
+import type { NotificationGroup } from "../models/views.ts";
 import { serializeAccount } from "./account.ts";
 import { statusJsonById } from "./status-json.ts";
 

@@ -1,5 +1,5 @@
 import type { AppContext } from "../context.ts";
-import type { NotificationRequest } from "../services/notifications/policy.ts";
+import type { NotificationRequest } from "../models/views.ts";
 import { serializeAccount } from "./account.ts";
 import { statusJsonById } from "./status-json.ts";
 

@@ -1,9 +1,10 @@
 import { asc, eq, isNull } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
-import { reports, type AccountRow, type ReportRow } from "../db/schema.ts";
+import { reports, type ReportRow } from "../db/schema.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
+import type { ReportView } from "../models/views.ts";
 import type { AccountService } from "./accounts/accounts.ts";
 import type { EventBus } from "./events.ts";
 import type { InstanceInfo } from "./instance-info.ts";
@@ -21,13 +22,6 @@ export interface ReportInput {
   comment?: string;
   category?: string;
   forward?: boolean;
-}
-
-export interface ReportView {
-  report: ReportRow;
-  target: AccountRow;
-  statusIds: number[];
-  ruleIds: number[] | null;
 }
 
 /**
