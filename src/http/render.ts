@@ -50,5 +50,5 @@ export function renderTimeline(
     const link = linkHeader(ctx.config.publicUrl, request, { next: always || page.full ? page.last : null, prev: page.first, keep });
     if (link) headers.link = link;
   }
-  return jsonText(statusesJson(ctx, page.rows, viewerId), headers);
+  return jsonText(statusesJson(ctx.services, ctx.urls, page.rows, viewerId), headers);
 }

@@ -41,7 +41,7 @@ export function statusEditRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "write:statuses");
       const p = input(c);
       const row = await services.statusCommands.edit(auth.accountId, parseId(c.params.id), editInput(p));
-      return renderStatus(ctx, row, auth.accountId);
+      return renderStatus(services, urls, row, auth.accountId);
     })
     .get("/api/v1/statuses/:id/history", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));

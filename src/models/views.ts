@@ -184,6 +184,19 @@ export interface NotificationGroup {
 
 export type NotificationRequest = NotificationRequestRow & { notificationsCount: number };
 
+/**
+ * What notifications (or their groups, or requests) and conversations show besides
+ * themselves, loaded for a whole page at once by the service, which also decides what the
+ * viewer may see: the presenter renders what it is given and leaves out what names anything
+ * missing here.
+ */
+export interface Embeds {
+  /** The accounts named (senders, participants), by id; gone ones are absent. */
+  accounts: Map<number, AccountRow>;
+  /** The statuses named that the viewer may see. */
+  statuses: StatusRow[];
+}
+
 /** What a Web Push tells of a notification (the input of Mastodon's Web::NotificationSerializer). */
 export interface PushNotificationView {
   /** The subscribing token; null when it could not be unsealed (the field is then left out). */

@@ -48,6 +48,7 @@ import { ListService } from "./lists.ts";
 import { FeaturedTagService } from "./featured-tags.ts";
 import { InstanceInfo } from "./instance-info.ts";
 import { ReportService } from "./reports.ts";
+import { EmbedLoader } from "./embeds.ts";
 import { CustomEmojiService } from "./custom-emojis.ts";
 import { AnnouncementService } from "./announcements.ts";
 import { NotificationService } from "./notifications.ts";
@@ -154,6 +155,7 @@ export function createServices(deps: ServiceDeps) {
   accounts.localEmojis = (texts) => customEmojis.inTexts(texts);
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
+  const embeds = new EmbedLoader(accounts, reader);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const federationActors = new FederationActors(db, clock);
@@ -300,6 +302,7 @@ export function createServices(deps: ServiceDeps) {
     featuredTags,
     instanceInfo,
     reports,
+    embeds,
     customEmojis,
     announcements,
   };
