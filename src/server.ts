@@ -89,7 +89,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     storage,
     keys,
     services,
-    urls: { ...urls, account: (id) => services.accounts.findById(id) },
+    urls,
   };
   const app = createApp(ctx);
   services.polls.restore();

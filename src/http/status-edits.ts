@@ -55,7 +55,8 @@ export function statusEditRoutes(ctx: AppContext) {
       const known = JSON.parse(row.emojis) as { shortcode: string }[];
       const local = row.uri === null ? services.customEmojis.inTexts(history.flatMap((v) => [v.spoilerText, v.contentHtml, v.pollOptions ?? ""])) : [];
       const emojis = [...known, ...local.filter((e) => !known.some((k) => k.shortcode === e.shortcode))];
-      return history.map((v) => serializeStatusEdit(urls, author, v, emojis));
+      const shown = services.accounts.view(author);
+      return history.map((v) => serializeStatusEdit(urls, shown, v, emojis));
     })
     .get("/api/v1/statuses/:id/source", (c) => {
       const auth = requireToken(ctx, c.request, "read:statuses");

@@ -184,7 +184,7 @@ export function webRoutes(ctx: AppContext) {
       const account = accountOf(c.params.handle);
       const closed = membersOnly(c.request);
       if (closed) return closed;
-      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, account)));
+      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, services.accounts.view(account))));
       if (c.params.handle.endsWith(".rss")) {
         // Public posts only, replies and boosts left out, as Mastodon's account feed.
         const posts = services.timelines.account(null, account.id, { limit: 20 }, { excludeReplies: true, excludeReblogs: true });
@@ -204,7 +204,7 @@ export function webRoutes(ctx: AppContext) {
       const account = accountOf(c.params.handle);
       const closed = membersOnly(c.request);
       if (closed) return closed;
-      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, account)));
+      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, services.accounts.view(account))));
       const tag = c.params.tag;
       const p = pageParams(input(c), 20, 40);
       const posts = services.timelines.account(null, account.id, p, { tagged: tag });

@@ -38,10 +38,22 @@ export interface ViewerFlags {
   pinned: boolean;
 }
 
+declare const loaded: unique symbol;
+
+/**
+ * An account as presenters show it: its row and, for one that moved, the account it moved to
+ * (Mastodon's `moved`), loaded by the service with the rest of its batch. The brand (a type
+ * only) keeps a bare row from being shown without its move.
+ */
+export type AccountView = AccountRow & {
+  movedTo?: AccountRow;
+  readonly [loaded]: true;
+};
+
 /** Everything needed to render one status for one viewer. */
 export interface StatusView {
   row: StatusRow;
-  account: AccountRow;
+  account: AccountView;
   application: { name: string; website: string | null } | null;
   poll: PollView | null;
   media: MediaView[];
@@ -143,7 +155,7 @@ export interface WeekActivity {
 
 export interface ReportView {
   report: ReportRow;
-  target: AccountRow;
+  target: AccountView;
   statusIds: number[];
   ruleIds: number[] | null;
 }
@@ -192,7 +204,7 @@ export type NotificationRequest = NotificationRequestRow & { notificationsCount:
  */
 export interface Embeds {
   /** The accounts named (senders, participants), by id; gone ones are absent. */
-  accounts: Map<number, AccountRow>;
+  accounts: Map<number, AccountView>;
   /** The statuses named that the viewer may see. */
   statuses: StatusRow[];
 }

@@ -1,13 +1,11 @@
 import type { AccountRow, UserRow } from "../db/schema.ts";
-import type { ProfileField } from "../models/views.ts";
+import type { AccountView, ProfileField } from "../models/views.ts";
 import { emojisOf } from "../models/emojis.ts";
 
 export interface Urls {
   publicUrl: string;
   /** URL of a stored media file. */
   media(path: string): string;
-  /** An account by id: the one an account moved to, shown as its `moved`. */
-  account?(id: number): AccountRow | undefined;
 }
 
 function midnight(ms: number): string {
@@ -44,7 +42,11 @@ export function headerOf(urls: Urls, a: AccountRow): string {
  * REST::AccountSerializer of Mastodon 4.3, in its key order. created_at is truncated to
  * midnight and last_status_at is a date, as Mastodon publishes them (privacy by design).
  */
-export function serializeAccount(urls: Urls, a: AccountRow, nested = false) {
+export function serializeAccount(urls: Urls, a: AccountView) {
+  return accountJson(urls, a, a.movedTo);
+}
+
+function accountJson(urls: Urls, a: AccountRow, movedTo: AccountRow | undefined) {
   const avatar = avatarOf(urls, a);
   const header = headerOf(urls, a);
   const fields = JSON.parse(a.fields) as ProfileField[];
@@ -74,7 +76,7 @@ export function serializeAccount(urls: Urls, a: AccountRow, nested = false) {
     hide_collections: a.hideCollections,
     noindex: false,
     // Mastodon's moved_and_not_nested: the account it moved to, whose own `moved` is left out.
-    ...(movedTo(urls, a, nested) ?? {}),
+    ...(movedTo ? { moved: movedJson(urls, movedTo) } : {}),
     emojis: emojisOf(a) as unknown[],
     roles: [] as unknown[],
     fields: fields.map((f) => ({
@@ -85,16 +87,14 @@ export function serializeAccount(urls: Urls, a: AccountRow, nested = false) {
   };
 }
 
-export type AccountEntity = ReturnType<typeof serializeAccount>;
-
-function movedTo(urls: Urls, a: AccountRow, nested: boolean): { moved?: Record<string, unknown> } | null {
-  if (nested || a.movedToAccountId === null || !urls.account) return null;
-  const target = urls.account(a.movedToAccountId);
-  return target ? { moved: serializeAccount(urls, target, true) } : null;
+function movedJson(urls: Urls, target: AccountRow): Record<string, unknown> {
+  return accountJson(urls, target, undefined);
 }
 
+export type AccountEntity = ReturnType<typeof serializeAccount>;
+
 /** The signed-in user's own account: the Account plus `source` and `role`. */
-export function serializeCredentialAccount(urls: Urls, a: AccountRow, user: UserRow, followRequestsCount: number) {
+export function serializeCredentialAccount(urls: Urls, a: AccountView, user: UserRow, followRequestsCount: number) {
   const base = serializeAccount(urls, a);
   const fields = JSON.parse(a.fields) as ProfileField[];
   const { emojis, roles, fields: htmlFields, ...attributes } = base;

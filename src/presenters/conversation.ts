@@ -1,10 +1,10 @@
-import type { AccountConversationRow, AccountRow } from "../db/schema.ts";
-import type { Embeds } from "../models/views.ts";
+import type { AccountConversationRow } from "../db/schema.ts";
+import type { AccountView, Embeds } from "../models/views.ts";
 import { serializeAccount, type Urls } from "./account.ts";
 import { renderStatuses, type StatusSource } from "./status-json.ts";
 
 /** REST::ConversationSerializer: the other participants (or only me, in a note to self). */
-export function serializeConversation(urls: Urls, row: AccountConversationRow, participants: AccountRow[], lastStatus: unknown) {
+export function serializeConversation(urls: Urls, row: AccountConversationRow, participants: AccountView[], lastStatus: unknown) {
   return {
     id: String(row.id),
     unread: row.unread,

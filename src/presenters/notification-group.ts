@@ -1,5 +1,4 @@
-import type { AccountRow } from "../db/schema.ts";
-import type { Embeds, NotificationGroup } from "../models/views.ts";
+import type { AccountView, Embeds, NotificationGroup } from "../models/views.ts";
 import { serializeAccount, type Urls } from "./account.ts";
 import { statusJsonById, type StatusSource } from "./status-json.ts";
 
@@ -9,7 +8,7 @@ const STATUS_TYPES = new Set(["favourite", "reblog", "status", "mention", "poll"
 export type ExpandAccounts = "full" | "partial_avatars";
 
 /** REST::DedupNotificationGroupSerializer::PartialAccountSerializer. */
-function partialAccount(urls: Urls, a: AccountRow) {
+function partialAccount(urls: Urls, a: AccountView) {
   const full = serializeAccount(urls, a);
   return { id: full.id, acct: full.acct, locked: full.locked, bot: full.bot, url: full.url, avatar: full.avatar, avatar_static: full.avatar_static };
 }

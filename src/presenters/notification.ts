@@ -1,10 +1,10 @@
-import type { AccountRow, NotificationRow } from "../db/schema.ts";
-import type { Embeds } from "../models/views.ts";
+import type { NotificationRow } from "../db/schema.ts";
+import type { AccountView, Embeds } from "../models/views.ts";
 import { serializeAccount, type Urls } from "./account.ts";
 import { statusJsonById, type StatusSource } from "./status-json.ts";
 
 /** REST::NotificationSerializer (4.3), without `status`: the caller appends it, rendered for the viewer. */
-export function serializeNotification(urls: Urls, n: NotificationRow, from: AccountRow) {
+export function serializeNotification(urls: Urls, n: NotificationRow, from: AccountView) {
   const out: Record<string, unknown> = {
     id: String(n.id),
     type: n.type,

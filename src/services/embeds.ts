@@ -1,13 +1,13 @@
-import type { AccountConversationRow, AccountRow, NotificationRow } from "../db/schema.ts";
-import type { Embeds, NotificationGroup, NotificationRequest } from "../models/views.ts";
+import type { AccountConversationRow, NotificationRow } from "../db/schema.ts";
+import type { AccountView, Embeds, NotificationGroup, NotificationRequest } from "../models/views.ts";
 import type { AccountService } from "./accounts/accounts.ts";
 import type { StatusReader } from "./statuses/reader.ts";
 
 /**
  * What notifications (flat, grouped, or held back as requests) and conversations show besides
- * themselves, loaded for a whole page (Embeds): the accounts they name, and the statuses they
- * name, of which only those the viewer may see. Deciding that here, before anything is
- * rendered, leaves the presenters to render what they are given.
+ * themselves, loaded for a whole page (Embeds): the accounts they name, with those that moved
+ * and where to, and the statuses they name, of which only those the viewer may see. Deciding
+ * that here, before anything is rendered, leaves the presenters to render what they are given.
  */
 export class EmbedLoader {
   constructor(
@@ -38,7 +38,7 @@ export class EmbedLoader {
     return { accounts: this.accountsById(accountIds), statuses: this.reader.visible(this.reader.rowsByIds(ids), viewerId) };
   }
 
-  private accountsById(ids: number[]): Map<number, AccountRow> {
-    return new Map(this.accounts.findByIds([...new Set(ids)]).map((a) => [a.id, a]));
+  private accountsById(ids: number[]): Map<number, AccountView> {
+    return new Map(this.accounts.viewsByIds([...new Set(ids)]).map((a) => [a.id, a]));
   }
 }

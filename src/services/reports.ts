@@ -83,7 +83,7 @@ export class ReportService {
       this.db.insert(reports).values(report).run();
       this.events.emit({ type: "report.created", reportId: id });
     });
-    return { report, target, statusIds, ruleIds: ruleIds as number[] | null };
+    return { report, target: this.accounts.view(target), statusIds, ruleIds: ruleIds as number[] | null };
   }
 
   find(id: number): ReportView | undefined {
@@ -114,7 +114,7 @@ export class ReportService {
     if (!target) return undefined;
     return {
       report,
-      target,
+      target: this.accounts.view(target),
       statusIds: JSON.parse(report.statusIds) as number[],
       ruleIds: report.ruleIds === null ? null : (JSON.parse(report.ruleIds) as number[]),
     };

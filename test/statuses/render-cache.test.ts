@@ -71,7 +71,7 @@ describe("statuses rendered from the cache", () => {
     expect(rows.map((n) => n.type).sort()).toEqual(["favourite", "follow", "mention", "reblog", "reblog"]);
     const statuses = new Map(renderStatuses(services, urls, services.reader.rowsByIds(rows.flatMap((n) => (n.statusId ? [n.statusId] : []))), viewer).map((r) => [r.id, r]));
     const expected = rows.map((n) => {
-      const from = services.accounts.findByIds([n.fromAccountId])[0]!;
+      const from = services.accounts.viewsByIds([n.fromAccountId])[0]!;
       const out = serializeNotification(urls, n, from);
       return n.statusId === null ? out : { ...out, status: statuses.get(String(n.statusId)) };
     });
