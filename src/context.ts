@@ -3,7 +3,6 @@ import type { Config } from "./config.ts";
 import type { Db } from "./db/connection.ts";
 import type { IdGenerator } from "./ids.ts";
 import type { MediaStorage } from "./media/storage.ts";
-import type { MediaView } from "./models/views.ts";
 import type { Urls } from "./presenters/account.ts";
 import type { InstanceKeys } from "./services/instance.ts";
 import type { Services } from "./services/index.ts";
@@ -18,6 +17,4 @@ export interface AppContext {
   keys: InstanceKeys;
   services: Services;
   urls: Urls;
-  /** Renders an attachment inside a Status (set up by the media module). */
-  serializeMedia?: (urls: Urls, media: MediaView) => unknown;
 }

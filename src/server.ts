@@ -8,7 +8,9 @@ import { createEdge, SERVER_BODY_LIMIT } from "./http/edge.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
 import { MediaStorage } from "./media/storage.ts";
-import { serializeAttachment } from "./presenters/media.ts";
+import type { PushNotificationView } from "./models/views.ts";
+import type { Urls } from "./presenters/account.ts";
+import { serializePushNotification } from "./presenters/push-notification.ts";
 import { createServices } from "./services/index.ts";
 import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
@@ -76,7 +78,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   ids.seed(largestId(database.sqlite));
   const keys = await loadInstanceKeys(database.db);
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
-  const services = createServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve });
+  const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
+  const renderPush = (view: PushNotificationView) => serializePushNotification(urls, view);
+  const services = createServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, renderPush });
   const ctx: AppContext = {
     config,
     clock,
@@ -85,8 +89,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     storage,
     keys,
     services,
-    urls: { publicUrl: config.publicUrl, media: (path) => storage.url(path), account: (id) => services.accounts.findById(id) },
-    serializeMedia: serializeAttachment,
+    urls,
   };
   const app = createApp(ctx);
   services.polls.restore();

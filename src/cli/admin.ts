@@ -4,6 +4,8 @@ import { largestId, openDatabase } from "../db/connection.ts";
 import { ApiError } from "../errors.ts";
 import { IdGenerator, parseId } from "../ids.ts";
 import { MediaStorage } from "../media/storage.ts";
+import type { PushNotificationView } from "../models/views.ts";
+import { serializePushNotification } from "../presenters/push-notification.ts";
 import { createServices, type Services } from "../services/index.ts";
 import { loadInstanceKeys } from "../services/instance.ts";
 
@@ -40,7 +42,9 @@ export async function withServices<T>(run: (services: Services, config: Config) 
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
-  const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db) });
+  const urls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
+  const renderPush = (view: PushNotificationView) => serializePushNotification(urls, view);
+  const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db), renderPush });
   try {
     return await run(services, config);
   } catch (e) {

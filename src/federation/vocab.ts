@@ -2,10 +2,11 @@ import type { Context } from "@fedify/fedify";
 import { Collection, Create, Document, Emoji, Endpoints, Hashtag, Image, Mention, Note, Person, PropertyValue, PUBLIC_COLLECTION, Question, Service } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { AccountRow, MediaRow, PollRow, StatusRow } from "../db/schema.ts";
-import { accountUrl, serializeAccount, type Urls } from "../presenters/account.ts";
+import { accountUrl, avatarOf, headerOf, type Urls } from "../presenters/account.ts";
 import { statusUrl } from "../presenters/status.ts";
 import { mentionsOf } from "../models/mentions.ts";
 import { emojisOf, type CustomEmoji } from "../models/emojis.ts";
+import type { ProfileField } from "../models/views.ts";
 
 export const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
 
@@ -30,7 +31,6 @@ export function emojiOf(ctx: Context<void>, emoji: CustomEmoji) {
  */
 export async function actorOf(ctx: Context<void>, urls: Urls, account: AccountRow) {
   const name = account.username;
-  const shown = serializeAccount(urls, account);
   const keys = await ctx.getActorKeyPairs(name);
   const values = {
     id: ctx.getActorUri(name),
@@ -48,9 +48,9 @@ export async function actorOf(ctx: Context<void>, urls: Urls, account: AccountRo
     followers: ctx.getFollowersUri(name),
     following: ctx.getFollowingUri(name),
     featured: ctx.getFeaturedUri(name),
-    icon: account.avatarFile ? new Image({ url: new URL(shown.avatar) }) : null,
-    image: account.headerFile ? new Image({ url: new URL(shown.header) }) : null,
-    attachments: shown.fields.map((f) => new PropertyValue({ name: f.name, value: f.value })),
+    icon: account.avatarFile ? new Image({ url: new URL(avatarOf(urls, account)) }) : null,
+    image: account.headerFile ? new Image({ url: new URL(headerOf(urls, account)) }) : null,
+    attachments: (JSON.parse(account.fields) as ProfileField[]).map((f) => new PropertyValue({ name: f.name, value: f.valueHtml })),
     tags: emojisOf(account).map((e) => emojiOf(ctx, e)),
     publicKey: keys[0]?.cryptographicKey ?? null,
     assertionMethods: keys.map((k) => k.multikey),

@@ -31,7 +31,7 @@ export function accountRoutes(ctx: AppContext) {
     const account = services.accounts.findById(accountId);
     const user = services.accounts.user(accountId);
     if (!account || !user) throw notFound();
-    return serializeCredentialAccount(urls, account, user, services.follows.pendingRequestCount(accountId, 40));
+    return serializeCredentialAccount(urls, services.accounts.view(account), user, services.follows.pendingRequestCount(accountId, 40));
   };
 
   return new Elysia()
@@ -94,14 +94,14 @@ export function accountRoutes(ctx: AppContext) {
       const remote = domain !== undefined && domain.toLowerCase() !== ctx.config.domain.toLowerCase();
       const account = remote ? await services.remoteAccounts.lookup(username, domain) : services.accounts.findByUsername(username);
       if (!account) throw notFound();
-      return serializeAccount(urls, account);
+      return serializeAccount(urls, services.accounts.view(account));
     })
     .get("/api/v1/accounts", (c) => {
       optionalUser(ctx, c.request, "read:accounts");
       const raw = strArray(input(c).id, "id") ?? [];
       if (raw.length > 40) throw new ApiError(422, "Mastodon::ValidationError");
       const ids = raw.map(parseId).filter((id): id is number => id !== null);
-      const byId = new Map(services.accounts.findByIds(ids).map((a) => [a.id, a]));
+      const byId = new Map(services.accounts.viewsByIds(ids).map((a) => [a.id, a]));
       return ids.flatMap((id) => (byId.has(id) ? [serializeAccount(urls, byId.get(id)!)] : []));
     })
     .get("/api/v1/accounts/familiar_followers", (c) => {
@@ -111,7 +111,9 @@ export function accountRoutes(ctx: AppContext) {
       const byId = new Map(services.accounts.findByIds(ids).map((a) => [a.id, a]));
       const targets = ids.flatMap((id) => byId.get(id) ?? []);
       const familiar = services.follows.familiarFollowers(auth.accountId, targets);
-      return targets.map((t) => ({ id: String(t.id), accounts: (familiar.get(t.id) ?? []).map((a) => serializeAccount(urls, a)) }));
+      // Every target's followers shown at once: those that moved, with where to.
+      const shown = new Map(services.accounts.views([...familiar.values()].flat()).map((a) => [a.id, a]));
+      return targets.map((t) => ({ id: String(t.id), accounts: (familiar.get(t.id) ?? []).map((a) => serializeAccount(urls, shown.get(a.id)!)) }));
     })
     .get("/api/v1/accounts/:id", (c) => {
       optionalUser(ctx, c.request, "read:accounts");
@@ -119,7 +121,7 @@ export function accountRoutes(ctx: AppContext) {
       if (!account) throw notFound();
       // A remote account shown a day after its last fetch is fetched again, without waiting.
       services.remoteAccounts.refreshIfStale(account);
-      return serializeAccount(urls, account);
+      return serializeAccount(urls, services.accounts.view(account));
     })
     .post("/api/v1/accounts/:id/follow", (c) => {
       const auth = requireUser(ctx, c.request, "write:follows");

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
+import type { AccountConversationRow } from "../db/schema.ts";
 import { renderConversations } from "../presenters/conversation.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
@@ -9,6 +10,7 @@ import { pathId } from "./params.ts";
 /** Direct-message threads: list, mark read or unread, leave. */
 export function conversationRoutes(ctx: AppContext) {
   const { services } = ctx;
+  const render = (rows: AccountConversationRow[], ownerId: number) => renderConversations(services, ctx.urls, rows, services.embeds.conversations(rows, ownerId), ownerId);
   return new Elysia()
     .get("/api/v1/conversations", (c) => {
       const auth = requireUser(ctx, c.request, "read:statuses");
@@ -18,17 +20,17 @@ export function conversationRoutes(ctx: AppContext) {
         const link = linkHeader(ctx.config.publicUrl, c.request, { next: rows[rows.length - 1]!.lastStatusId, prev: rows[0]!.lastStatusId });
         if (link) c.set.headers.link = link;
       }
-      return renderConversations(ctx, rows, auth.accountId);
+      return render(rows, auth.accountId);
     })
     .post("/api/v1/conversations/:id/read", (c) => {
       const auth = requireUser(ctx, c.request, "write:conversations");
       const row = services.conversations.markRead(auth.accountId, pathId(c.params.id), false);
-      return renderConversations(ctx, [row], auth.accountId)[0];
+      return render([row], auth.accountId)[0];
     })
     .post("/api/v1/conversations/:id/unread", (c) => {
       const auth = requireUser(ctx, c.request, "write:conversations");
       const row = services.conversations.markRead(auth.accountId, pathId(c.params.id), true);
-      return renderConversations(ctx, [row], auth.accountId)[0];
+      return render([row], auth.accountId)[0];
     })
     .delete("/api/v1/conversations/:id", (c) => {
       const auth = requireUser(ctx, c.request, "write:conversations");

@@ -70,7 +70,7 @@ export function listRoutes(ctx: AppContext) {
         });
         if (link) c.set.headers.link = link;
       }
-      return rows.map((r) => serializeAccount(ctx.urls, r.account));
+      return services.accounts.views(rows.map((r) => r.account)).map((account) => serializeAccount(ctx.urls, account));
     })
     .post("/api/v1/lists/:id/accounts", (c) => {
       const auth = requireUser(ctx, c.request, WRITE);

@@ -42,8 +42,8 @@ export function moderationRoutes(ctx: AppContext) {
       const page = pageParams(input(c), 40, 80);
       const rows = services.moderation.listMutes(auth.accountId, page);
       // MutedAccountSerializer: the account with mute_expires_at after its attributes.
-      return renderAccountList(ctx, c.request, c.set, rows, page.limit, "since_id", (r) => {
-        const { emojis, roles, fields, ...attributes } = serializeAccount(ctx.urls, r.account);
+      return renderAccountList(ctx, c.request, c.set, rows, page.limit, "since_id", (r, account) => {
+        const { emojis, roles, fields, ...attributes } = serializeAccount(ctx.urls, account);
         return { ...attributes, mute_expires_at: r.expiresAt === null ? null : new Date(r.expiresAt).toISOString(), emojis, roles, fields };
       });
     });

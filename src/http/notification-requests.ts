@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { parseId } from "../ids.ts";
+import type { NotificationRequest } from "../models/views.ts";
 import { notificationRequestsJson } from "../presenters/notification-request.ts";
 import { POLICY_FIELDS, type Policy, type PolicyField } from "../services/notifications/policy.ts";
 import { requireUser } from "./auth.ts";
@@ -31,6 +32,8 @@ export function notificationRequestRoutes(ctx: AppContext) {
     ...Object.fromEntries(Object.entries(V1_FIELDS).map(([v1Name, field]) => [v1Name, policy[field] !== "accept"])),
     summary: policies.summary(accountId),
   });
+  const render = (rows: NotificationRequest[], viewerId: number) =>
+    notificationRequestsJson(services, ctx.urls, rows, services.embeds.notificationRequests(rows, viewerId), viewerId);
   const ids = (p: Params) => (strArray(p.id, "id") ?? []).map((id) => parseId(id)).filter((id): id is number => id !== null);
   return new Elysia()
     .get("/api/v2/notifications/policy", (c) => {
@@ -61,7 +64,7 @@ export function notificationRequestRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const p = input(c);
       const rows = policies.listRequests(auth.accountId, pageParams(p, 40, 80));
-      const body = `[${notificationRequestsJson(ctx, rows, auth.accountId).join(",")}]`;
+      const body = `[${render(rows, auth.accountId).join(",")}]`;
       if (rows.length === 0) return jsonText(body);
       const link = linkHeader(ctx.config.publicUrl, c.request, { next: rows[rows.length - 1]!.id, prev: rows[0]!.id, keep: ["limit"] });
       return jsonText(body, link ? { link } : undefined);
@@ -83,7 +86,7 @@ export function notificationRequestRoutes(ctx: AppContext) {
     })
     .get("/api/v1/notifications/requests/:id", (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
-      const [json] = notificationRequestsJson(ctx, [policies.request(auth.accountId, pathId(c.params.id))], auth.accountId);
+      const [json] = render([policies.request(auth.accountId, pathId(c.params.id))], auth.accountId);
       if (!json) throw notFound();
       return jsonText(json);
     })

@@ -39,7 +39,8 @@ export function notificationV2Routes(ctx: AppContext) {
       const page = pageParams(p, 40, 80);
       const where = filtersOf(auth.accountId, p);
       const groups = where === "none" ? [] : services.notifications.groups.page(auth.accountId, { page, where, groupedTypes: strArray(p.grouped_types, "grouped_types") });
-      const body = groupedNotificationsJson(ctx, auth.accountId, groups, { expand, paginated: true });
+      const embeds = services.embeds.notificationGroups(groups, auth.accountId);
+      const body = groupedNotificationsJson(services, ctx.urls, groups, embeds, auth.accountId, { expand, paginated: true });
       if (groups.length === 0) return jsonText(body);
       // A page going down with fewer groups than asked has reached the oldest notification, and
       // its groups reach back to their oldest (see NotificationGroups.page): a next page could only
@@ -73,13 +74,14 @@ export function notificationV2Routes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const where = services.notifications.filters(auth.accountId, { includeFiltered: true });
       const group = services.notifications.groups.one(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
-      return jsonText(groupedNotificationsJson(ctx, auth.accountId, [group], { expand: "full", paginated: false }));
+      const embeds = services.embeds.notificationGroups([group], auth.accountId);
+      return jsonText(groupedNotificationsJson(services, ctx.urls, [group], embeds, auth.accountId, { expand: "full", paginated: false }));
     })
     .get("/api/v2/notifications/:group_key/accounts", (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const where = services.notifications.filters(auth.accountId, { includeFiltered: true });
       const ids = services.notifications.groups.accountIds(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
-      const byId = new Map(services.accounts.findByIds(ids).map((a) => [a.id, a]));
+      const byId = new Map(services.accounts.viewsByIds(ids).map((a) => [a.id, a]));
       return ids.flatMap((id) => (byId.has(id) ? [serializeAccount(ctx.urls, byId.get(id)!)] : []));
     })
     .post("/api/v2/notifications/:group_key/dismiss", (c) => {

@@ -1,5 +1,5 @@
 import type { AppContext } from "../context.ts";
-import type { ListedAccount } from "../models/views.ts";
+import type { AccountView, ListedAccount } from "../models/views.ts";
 import { serializeAccount } from "../presenters/account.ts";
 import { statusesJson } from "../presenters/status-json.ts";
 import type { TimelinePage } from "../services/statuses/timelines.ts";
@@ -7,7 +7,7 @@ import { linkHeader } from "./pagination.ts";
 
 type SetHeaders = { headers: Record<string, string | number> };
 
-/** A page of accounts listed by some record's id (follows, favourites, boosts...). */
+/** A page of accounts listed by some record's id (follows, favourites, boosts...), those that moved with where to. */
 export function renderAccountList<R extends ListedAccount>(
   ctx: AppContext,
   request: Request,
@@ -15,7 +15,7 @@ export function renderAccountList<R extends ListedAccount>(
   rows: R[],
   limit: number,
   prevKey: "min_id" | "since_id" = "min_id",
-  serialize: (row: R) => unknown = (r) => serializeAccount(ctx.urls, r.account),
+  serialize: (row: R, account: AccountView) => unknown = (_, account) => serializeAccount(ctx.urls, account),
 ) {
   if (rows.length > 0) {
     const link = linkHeader(ctx.config.publicUrl, request, {
@@ -25,7 +25,8 @@ export function renderAccountList<R extends ListedAccount>(
     });
     if (link) set.headers.link = link;
   }
-  return rows.map(serialize);
+  const accounts = ctx.services.accounts.views(rows.map((r) => r.account));
+  return rows.map((r, i) => serialize(r, accounts[i]!));
 }
 
 export function jsonText(json: string, headers: Record<string, string> = {}) {
@@ -50,5 +51,5 @@ export function renderTimeline(
     const link = linkHeader(ctx.config.publicUrl, request, { next: always || page.full ? page.last : null, prev: page.first, keep });
     if (link) headers.link = link;
   }
-  return jsonText(statusesJson(ctx, page.rows, viewerId), headers);
+  return jsonText(statusesJson(ctx.services, ctx.urls, page.rows, viewerId), headers);
 }

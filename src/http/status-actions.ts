@@ -13,7 +13,7 @@ export function statusActionRoutes(ctx: AppContext) {
     const auth = requireUser(ctx, c.request, scope);
     const params = input(c);
     const row = await ctx.services.statusCommands.act(action, auth.accountId, parseId(c.params.id), { visibility: action === "reblog" ? str(params.visibility, "visibility") : undefined });
-    return renderStatus(ctx, row, auth.accountId);
+    return renderStatus(ctx.services, ctx.urls, row, auth.accountId);
   };
   return new Elysia()
     .post("/api/v1/statuses/:id/favourite", route("write:favourites", "favourite"))

@@ -41,7 +41,7 @@ export function statusEditRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "write:statuses");
       const p = input(c);
       const row = await services.statusCommands.edit(auth.accountId, parseId(c.params.id), editInput(p));
-      return renderStatus(ctx, row, auth.accountId);
+      return renderStatus(services, urls, row, auth.accountId);
     })
     .get("/api/v1/statuses/:id/history", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
@@ -55,7 +55,8 @@ export function statusEditRoutes(ctx: AppContext) {
       const known = JSON.parse(row.emojis) as { shortcode: string }[];
       const local = row.uri === null ? services.customEmojis.inTexts(history.flatMap((v) => [v.spoilerText, v.contentHtml, v.pollOptions ?? ""])) : [];
       const emojis = [...known, ...local.filter((e) => !known.some((k) => k.shortcode === e.shortcode))];
-      return history.map((v) => serializeStatusEdit(urls, author, v, emojis));
+      const shown = services.accounts.view(author);
+      return history.map((v) => serializeStatusEdit(urls, shown, v, emojis));
     })
     .get("/api/v1/statuses/:id/source", (c) => {
       const auth = requireToken(ctx, c.request, "read:statuses");

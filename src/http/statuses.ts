@@ -53,22 +53,22 @@ export function statusRoutes(ctx: AppContext) {
         idempotencyKey: c.request.headers.get("idempotency-key"),
       });
       if (posted.kind === "scheduled") return renderScheduled(ctx, [posted.scheduled])[0];
-      return renderStatus(ctx, posted.status, auth.accountId);
+      return renderStatus(services, ctx.urls, posted.status, auth.accountId);
     })
     .get("/api/v1/statuses", (c) => {
       const auth = optionalUser(ctx, c.request, "read:statuses");
       const ids = (strArray(input(c).id, "id") ?? []).slice(0, 20).map(parseId).filter((id): id is number => id !== null);
       const viewer = viewerId(auth);
       const byId = new Map(services.reader.visible(services.reader.rowsByIds(ids), viewer).map((r) => [r.id, r]));
-      return jsonText(statusesJson(ctx, ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), viewer));
+      return jsonText(statusesJson(services, ctx.urls, ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), viewer));
     })
     .get("/api/v1/statuses/:id", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const id = statusId(c.params);
       // Anonymous readers all see the same thing: straight from the render cache.
-      const cached = viewer === null && id !== null ? cachedPublicJson(ctx, id) : null;
+      const cached = viewer === null && id !== null ? cachedPublicJson(services, id) : null;
       if (cached) return jsonText(cached);
-      const json = statusJson(ctx, services.reader.visibleRow(id, viewer), viewer);
+      const json = statusJson(services, ctx.urls, services.reader.visibleRow(id, viewer), viewer);
       if (json === null) throw notFound();
       return jsonText(json);
     })
@@ -76,7 +76,7 @@ export function statusRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "write:statuses");
       // The status as it was before it went: its source is what a delete-and-redraft needs.
       const view = await services.statusCommands.delete(auth.accountId, statusId(c.params));
-      return serializeStatus(ctx.urls, view, { viewerId: auth.accountId, source: true, media: ctx.serializeMedia, filtered: filteredFor(ctx, auth.accountId) });
+      return serializeStatus(ctx.urls, view, { viewerId: auth.accountId, source: true, filtered: filteredFor(services, auth.accountId) });
     })
     // Removed from Mastodon in 3.0 (the card is on the Status now); clients of 2.x still ask: the card, or {}.
     .get("/api/v1/statuses/:id/card", (c) => {
@@ -89,7 +89,7 @@ export function statusRoutes(ctx: AppContext) {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const row = services.reader.visibleRow(statusId(c.params), viewer);
       const { ancestors, descendants } = await services.remoteThreads.context(row, viewer);
-      return jsonText(`{"ancestors":${statusesJson(ctx, ancestors, viewer)},"descendants":${statusesJson(ctx, descendants, viewer)}}`);
+      return jsonText(`{"ancestors":${statusesJson(services, ctx.urls, ancestors, viewer)},"descendants":${statusesJson(services, ctx.urls, descendants, viewer)}}`);
     })
     .get("/api/v1/statuses/:id/reblogged_by", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));

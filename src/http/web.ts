@@ -144,7 +144,7 @@ export function webRoutes(ctx: AppContext) {
   };
   const statusOf = (handle: string, id: string) => {
     const row = visibleOf(handle, id);
-    const json = statusJson(ctx, row, null);
+    const json = statusJson(services, ctx.urls, row, null);
     if (json === null) throw notFound();
     return { row, json };
   };
@@ -175,7 +175,7 @@ export function webRoutes(ctx: AppContext) {
       const tag = feed ? raw.slice(0, -4) : raw;
       const p = pageParams(input(c), 20, 40);
       const posts = services.timelines.tag(null, tag, p, {});
-      const statuses = parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null));
+      const statuses = parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null));
       const url = `${config.publicUrl}/tags/${encodeURIComponent(tag)}`;
       if (feed) return rss(rssFeed({ title: `#${tag}`, link: url, description: `Public posts with #${tag} on ${site.title}`, self: `${url}.rss` }, statuses));
       return page(c.request, tagPage(site, tag, statuses, posts.full && posts.last !== null ? `${url}?max_id=${posts.last}` : null), undefined);
@@ -184,11 +184,11 @@ export function webRoutes(ctx: AppContext) {
       const account = accountOf(c.params.handle);
       const closed = membersOnly(c.request);
       if (closed) return closed;
-      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, account)));
+      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, services.accounts.view(account))));
       if (c.params.handle.endsWith(".rss")) {
         // Public posts only, replies and boosts left out, as Mastodon's account feed.
         const posts = services.timelines.account(null, account.id, { limit: 20 }, { excludeReplies: true, excludeReblogs: true });
-        const statuses = parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null)).filter((s) => s.visibility === "public");
+        const statuses = parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null)).filter((s) => s.visibility === "public");
         const description = htmlToText(entity.note) || `Public posts from @${entity.acct}`;
         return rss(rssFeed({ title: `${entity.display_name || entity.username} (@${entity.acct})`, link: entity.url, description, self: `${entity.url}.rss`, image: entity.avatar }, statuses));
       }
@@ -196,7 +196,7 @@ export function webRoutes(ctx: AppContext) {
       const posts = services.timelines.account(null, account.id, p, {});
       const pinned = p.maxId === undefined && p.minId === undefined && p.sinceId === undefined ? services.timelines.account(null, account.id, { limit: 20 }, { pinned: true }).rows : [];
       const next = posts.full && posts.last !== null ? `${entity.url}?max_id=${posts.last}` : null;
-      const body = profilePage(site, entity, parsed<StatusEntity[]>(statusesJson(ctx, pinned, null)), parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null)), next);
+      const body = profilePage(site, entity, parsed<StatusEntity[]>(statusesJson(services, ctx.urls, pinned, null)), parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null)), next);
       return page(c.request, body, entity.uri);
     })
     // A featured hashtag's `url` (Mastodon's short_account_tag_url): the profile, only the posts with that tag.
@@ -204,13 +204,13 @@ export function webRoutes(ctx: AppContext) {
       const account = accountOf(c.params.handle);
       const closed = membersOnly(c.request);
       if (closed) return closed;
-      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, account)));
+      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, services.accounts.view(account))));
       const tag = c.params.tag;
       const p = pageParams(input(c), 20, 40);
       const posts = services.timelines.account(null, account.id, p, { tagged: tag });
       const here = `${entity.url}/tagged/${encodeURIComponent(tag)}`;
       const next = posts.full && posts.last !== null ? `${here}?max_id=${posts.last}` : null;
-      return page(c.request, profilePage(site, entity, [], parsed<StatusEntity[]>(statusesJson(ctx, posts.rows, null)), next), entity.uri);
+      return page(c.request, profilePage(site, entity, [], parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null)), next), entity.uri);
     })
     .get("/:handle/:id/embed", (c) => {
       const closed = membersOnly(c.request);
@@ -258,11 +258,11 @@ export function webRoutes(ctx: AppContext) {
       const row = visibleOf(c.params.handle, c.params.id);
       seenByMember(c.request, row.id);
       const generation = services.renderCache.generation;
-      const json = statusJson(ctx, row, null);
+      const json = statusJson(services, ctx.urls, row, null);
       if (json === null) throw notFound();
       const { ancestors, descendants } = await services.remoteThreads.context(row, null);
       const status = parsed<StatusEntity>(json);
-      const thread = [...parsed<StatusEntity[]>(statusesJson(ctx, ancestors, null)), status, ...parsed<StatusEntity[]>(statusesJson(ctx, descendants, null))];
+      const thread = [...parsed<StatusEntity[]>(statusesJson(services, ctx.urls, ancestors, null)), status, ...parsed<StatusEntity[]>(statusesJson(services, ctx.urls, descendants, null))];
       const body = statusPage(site, status, thread.slice(0, ancestors.length), thread.slice(ancestors.length + 1));
       // Polls change with votes and time, which the render cache does not follow: never kept.
       const made = rendered(body, status.uri);

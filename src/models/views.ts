@@ -1,4 +1,16 @@
-import type { AccountRow, CustomFilterRow, MediaRow, PollRow, StatusRow } from "../db/schema.ts";
+import type {
+  AccountRow,
+  AnnouncementRow,
+  CustomFilterRow,
+  FeaturedTagRow,
+  MediaRow,
+  NotificationRequestRow,
+  NotificationRow,
+  PollRow,
+  ReportRow,
+  StatusRow,
+} from "../db/schema.ts";
+import type { CustomEmoji } from "./emojis.ts";
 
 // What services load and presenters render: the shapes between the two layers, so that
 // neither imports the other's modules for them.
@@ -26,10 +38,22 @@ export interface ViewerFlags {
   pinned: boolean;
 }
 
+declare const loaded: unique symbol;
+
+/**
+ * An account as presenters show it: its row and, for one that moved, the account it moved to
+ * (Mastodon's `moved`), loaded by the service with the rest of its batch. The brand (a type
+ * only) keeps a bare row from being shown without its move.
+ */
+export type AccountView = AccountRow & {
+  movedTo?: AccountRow;
+  readonly [loaded]: true;
+};
+
 /** Everything needed to render one status for one viewer. */
 export interface StatusView {
   row: StatusRow;
-  account: AccountRow;
+  account: AccountView;
   application: { name: string; website: string | null } | null;
   poll: PollView | null;
   media: MediaView[];
@@ -113,4 +137,85 @@ export interface FilterMatch {
   filter: CustomFilterRow;
   keywordMatches: string[] | null;
   statusMatches: string[] | null;
+}
+
+/** A featured tag with what its entity shows: the account's public and unlisted statuses carrying it. */
+export interface FeaturedTagView extends FeaturedTagRow {
+  statusesCount: number;
+  lastStatusAt: number | null;
+}
+
+export interface WeekActivity {
+  /** Monday 00:00 UTC of the ISO week (epoch ms). */
+  week: number;
+  statuses: number;
+  logins: number;
+  registrations: number;
+}
+
+export interface ReportView {
+  report: ReportRow;
+  target: AccountView;
+  statusIds: number[];
+  ruleIds: number[] | null;
+}
+
+export interface ReactionView {
+  name: string;
+  count: number;
+  /** Whether the viewer reacted so; null without a viewer (the streams' rendering). */
+  me: boolean | null;
+  /** A custom emoji's images. */
+  emoji: CustomEmoji | null;
+}
+
+export interface AnnouncementView {
+  row: AnnouncementRow;
+  html: string;
+  /** The accounts the text mentions, as its formatter resolved them (remote ones with `acct`). */
+  mentions: { id: number; username: string; url: string; acct?: string }[];
+  statuses: { id: number; url: string }[];
+  tags: string[];
+  emojis: CustomEmoji[];
+  reactions: ReactionView[];
+  /** Dismissed by the viewer; null without a viewer. */
+  read: boolean | null;
+}
+
+export interface NotificationGroup {
+  key: string;
+  /** The notification that stands for the group in this page (its newest there). */
+  notification: NotificationRow;
+  count: number;
+  mostRecentId: number;
+  /** Newest first, at most 8. */
+  sampleAccountIds: number[];
+  /** Set when the group comes from a page (GET /api/v2/notifications), not alone. */
+  page?: { minId: number; latestAt: number };
+}
+
+export type NotificationRequest = NotificationRequestRow & { notificationsCount: number };
+
+/**
+ * What notifications (or their groups, or requests) and conversations show besides
+ * themselves, loaded for a whole page at once by the service, which also decides what the
+ * viewer may see: the presenter renders what it is given and leaves out what names anything
+ * missing here.
+ */
+export interface Embeds {
+  /** The accounts named (senders, participants), by id; gone ones are absent. */
+  accounts: Map<number, AccountView>;
+  /** The statuses named that the viewer may see. */
+  statuses: StatusRow[];
+}
+
+/** What a Web Push tells of a notification (the input of Mastodon's Web::NotificationSerializer). */
+export interface PushNotificationView {
+  /** The subscribing token; null when it could not be unsealed (the field is then left out). */
+  accessToken: string | null;
+  locale: string;
+  notification: NotificationRow;
+  from: AccountRow;
+  /** The notification's status (the original, for a boost), if it has one. */
+  status: StatusRow | null;
 }

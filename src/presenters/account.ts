@@ -1,13 +1,11 @@
 import type { AccountRow, UserRow } from "../db/schema.ts";
-import type { ProfileField } from "../models/views.ts";
+import type { AccountView, ProfileField } from "../models/views.ts";
 import { emojisOf } from "../models/emojis.ts";
 
 export interface Urls {
   publicUrl: string;
   /** URL of a stored media file. */
   media(path: string): string;
-  /** An account by id: the one an account moved to, shown as its `moved`. */
-  account?(id: number): AccountRow | undefined;
 }
 
 function midnight(ms: number): string {
@@ -28,14 +26,29 @@ export function accountUri(urls: Urls, username: string) {
 }
 
 /**
+ * An account's avatar: a remote one at its own server's URL (not downloaded: the static
+ * version is the same image); without one, the missing image.
+ */
+export function avatarOf(urls: Urls, a: AccountRow): string {
+  return a.avatarFile ? urls.media(a.avatarFile) : (a.avatarRemoteUrl ?? `${urls.publicUrl}/avatars/original/missing.png`);
+}
+
+/** An account's header, as its avatar. */
+export function headerOf(urls: Urls, a: AccountRow): string {
+  return a.headerFile ? urls.media(a.headerFile) : (a.headerRemoteUrl ?? `${urls.publicUrl}/headers/original/missing.png`);
+}
+
+/**
  * REST::AccountSerializer of Mastodon 4.3, in its key order. created_at is truncated to
  * midnight and last_status_at is a date, as Mastodon publishes them (privacy by design).
- * A remote account's avatar and header are shown at their own server's URLs (not
- * downloaded: the static versions are the same images); without one, the missing images.
  */
-export function serializeAccount(urls: Urls, a: AccountRow, nested = false) {
-  const avatar = a.avatarFile ? urls.media(a.avatarFile) : (a.avatarRemoteUrl ?? `${urls.publicUrl}/avatars/original/missing.png`);
-  const header = a.headerFile ? urls.media(a.headerFile) : (a.headerRemoteUrl ?? `${urls.publicUrl}/headers/original/missing.png`);
+export function serializeAccount(urls: Urls, a: AccountView) {
+  return accountJson(urls, a, a.movedTo);
+}
+
+function accountJson(urls: Urls, a: AccountRow, movedTo: AccountRow | undefined) {
+  const avatar = avatarOf(urls, a);
+  const header = headerOf(urls, a);
   const fields = JSON.parse(a.fields) as ProfileField[];
   return {
     id: String(a.id),
@@ -63,7 +76,7 @@ export function serializeAccount(urls: Urls, a: AccountRow, nested = false) {
     hide_collections: a.hideCollections,
     noindex: false,
     // Mastodon's moved_and_not_nested: the account it moved to, whose own `moved` is left out.
-    ...(movedTo(urls, a, nested) ?? {}),
+    ...(movedTo ? { moved: movedJson(urls, movedTo) } : {}),
     emojis: emojisOf(a) as unknown[],
     roles: [] as unknown[],
     fields: fields.map((f) => ({
@@ -74,16 +87,14 @@ export function serializeAccount(urls: Urls, a: AccountRow, nested = false) {
   };
 }
 
-export type AccountEntity = ReturnType<typeof serializeAccount>;
-
-function movedTo(urls: Urls, a: AccountRow, nested: boolean): { moved?: Record<string, unknown> } | null {
-  if (nested || a.movedToAccountId === null || !urls.account) return null;
-  const target = urls.account(a.movedToAccountId);
-  return target ? { moved: serializeAccount(urls, target, true) } : null;
+function movedJson(urls: Urls, target: AccountRow): Record<string, unknown> {
+  return accountJson(urls, target, undefined);
 }
 
+export type AccountEntity = ReturnType<typeof serializeAccount>;
+
 /** The signed-in user's own account: the Account plus `source` and `role`. */
-export function serializeCredentialAccount(urls: Urls, a: AccountRow, user: UserRow, followRequestsCount: number) {
+export function serializeCredentialAccount(urls: Urls, a: AccountView, user: UserRow, followRequestsCount: number) {
   const base = serializeAccount(urls, a);
   const fields = JSON.parse(a.fields) as ProfileField[];
   const { emojis, roles, fields: htmlFields, ...attributes } = base;

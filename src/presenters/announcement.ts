@@ -1,5 +1,5 @@
 import type { Urls } from "./account.ts";
-import type { AnnouncementView } from "../services/announcements.ts";
+import type { AnnouncementView } from "../models/views.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

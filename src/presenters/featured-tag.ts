@@ -1,5 +1,5 @@
 import type { Urls } from "./account.ts";
-import type { FeaturedTagView } from "../services/featured-tags.ts";
+import type { FeaturedTagView } from "../models/views.ts";
 
 /** REST::FeaturedTagSerializer: the count as a string, the last use as a date (no time). */
 export function serializeFeaturedTag(urls: Urls, username: string, f: FeaturedTagView) {

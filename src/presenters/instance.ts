@@ -1,5 +1,5 @@
 import type { InstanceRuleRow } from "../db/schema.ts";
-import type { WeekActivity } from "../services/instance-info.ts";
+import type { WeekActivity } from "../models/views.ts";
 
 /** REST::RuleSerializer (4.3: with its hint). */
 export function serializeRule(rule: InstanceRuleRow) {

@@ -1,8 +1,6 @@
-import type { AppContext } from "../context.ts";
-import type { AccountRow } from "../db/schema.ts";
-import type { NotificationGroup } from "../services/notifications/groups.ts";
-import { serializeAccount } from "./account.ts";
-import { statusJsonById } from "./status-json.ts";
+import type { AccountView, Embeds, NotificationGroup } from "../models/views.ts";
+import { serializeAccount, type Urls } from "./account.ts";
+import { statusJsonById, type StatusSource } from "./status-json.ts";
 
 /** REST::NotificationGroupSerializer's status types: the group names a status by `status_id`. */
 const STATUS_TYPES = new Set(["favourite", "reblog", "status", "mention", "poll", "update"]);
@@ -10,8 +8,8 @@ const STATUS_TYPES = new Set(["favourite", "reblog", "status", "mention", "poll"
 export type ExpandAccounts = "full" | "partial_avatars";
 
 /** REST::DedupNotificationGroupSerializer::PartialAccountSerializer. */
-function partialAccount(ctx: AppContext, a: AccountRow) {
-  const full = serializeAccount(ctx.urls, a);
+function partialAccount(urls: Urls, a: AccountView) {
+  const full = serializeAccount(urls, a);
   return { id: full.id, acct: full.acct, locked: full.locked, bot: full.bot, url: full.url, avatar: full.avatar, avatar_static: full.avatar_static };
 }
 
@@ -32,23 +30,28 @@ function serializeGroup(g: NotificationGroup, paginated: boolean) {
 /**
  * Mastodon 4.3's GroupedNotificationsResults as JSON text: the groups, and every account and
  * status they name once (accounts in full, or with `partial_avatars` only each group's newest
- * in full and the other senders as avatars). A group about a status the viewer can no longer
- * see is left out, as the flat list leaves such notifications out.
+ * in full and the other senders as avatars). A group about a status that is not among `embeds`
+ * (those the viewer may see) is left out, as the flat list leaves such notifications out.
  */
-export function groupedNotificationsJson(ctx: AppContext, viewerId: number, groups: NotificationGroup[], options: { expand: ExpandAccounts; paginated: boolean }): string {
-  const { services } = ctx;
-  const statusIds = [...new Set(groups.map((g) => g.notification.statusId).filter((id): id is number => id !== null))];
-  const statuses = statusJsonById(ctx, services.reader.visible(services.reader.rowsByIds(statusIds), viewerId), viewerId);
+export function groupedNotificationsJson(
+  source: StatusSource,
+  urls: Urls,
+  groups: NotificationGroup[],
+  embeds: Embeds,
+  viewerId: number,
+  options: { expand: ExpandAccounts; paginated: boolean },
+): string {
+  const statuses = statusJsonById(source, urls, embeds.statuses, viewerId);
   const shown = groups.filter((g) => g.notification.statusId === null || statuses.has(g.notification.statusId));
-  const accounts = new Map(services.accounts.findByIds([...new Set(shown.flatMap((g) => g.sampleAccountIds))]).map((a) => [a.id, a]));
+  const { accounts } = embeds;
   // Senders that are gone (deleted accounts) leave the samples.
   for (const g of shown) g.sampleAccountIds = g.sampleAccountIds.filter((id) => accounts.has(id));
   const fullIds = new Set(options.expand === "partial_avatars" ? shown.map((g) => g.sampleAccountIds[0]).filter((id): id is number => id !== undefined) : shown.flatMap((g) => g.sampleAccountIds));
   const partialIds = options.expand === "partial_avatars" ? new Set(shown.flatMap((g) => g.sampleAccountIds.slice(1)).filter((id) => !fullIds.has(id))) : new Set<number>();
-  const full = [...fullIds].map((id) => JSON.stringify(serializeAccount(ctx.urls, accounts.get(id)!)));
+  const full = [...fullIds].map((id) => JSON.stringify(serializeAccount(urls, accounts.get(id)!)));
   const usedStatuses = [...new Set(shown.map((g) => g.notification.statusId).filter((id): id is number => id !== null))].map((id) => statuses.get(id)!);
   const parts = [`"accounts":[${full.join(",")}]`];
-  if (options.expand === "partial_avatars") parts.push(`"partial_accounts":${JSON.stringify([...partialIds].map((id) => partialAccount(ctx, accounts.get(id)!)))}`);
+  if (options.expand === "partial_avatars") parts.push(`"partial_accounts":${JSON.stringify([...partialIds].map((id) => partialAccount(urls, accounts.get(id)!)))}`);
   parts.push(`"statuses":[${usedStatuses.join(",")}]`, `"notification_groups":${JSON.stringify(shown.map((g) => serializeGroup(g, options.paginated)))}`);
   return `{${parts.join(",")}}`;
 }

@@ -1,10 +1,10 @@
-import type { AppContext } from "../context.ts";
-import type { AccountRow, NotificationRow } from "../db/schema.ts";
+import type { NotificationRow } from "../db/schema.ts";
+import type { AccountView, Embeds } from "../models/views.ts";
 import { serializeAccount, type Urls } from "./account.ts";
-import { statusJsonById } from "./status-json.ts";
+import { statusJsonById, type StatusSource } from "./status-json.ts";
 
 /** REST::NotificationSerializer (4.3), without `status`: the caller appends it, rendered for the viewer. */
-export function serializeNotification(urls: Urls, n: NotificationRow, from: AccountRow) {
+export function serializeNotification(urls: Urls, n: NotificationRow, from: AccountView) {
   const out: Record<string, unknown> = {
     id: String(n.id),
     type: n.type,
@@ -17,19 +17,17 @@ export function serializeNotification(urls: Urls, n: NotificationRow, from: Acco
 }
 
 /**
- * Notifications for one viewer as JSON text: senders loaded in one batch, statuses composed
- * from the render cache. A notification about a status the viewer can no longer see is left out.
+ * Notifications for one viewer as JSON text, with what the service loaded for them (`embeds`):
+ * statuses composed from the render cache. A notification whose sender or status is not
+ * among them (gone, or no longer visible to the viewer) is left out.
  */
-export function notificationsJson(ctx: AppContext, rows: NotificationRow[], viewerId: number): string[] {
-  const { services } = ctx;
-  const accounts = new Map(services.accounts.findByIds([...new Set(rows.map((n) => n.fromAccountId))]).map((a) => [a.id, a]));
-  const statusRows = services.reader.rowsByIds([...new Set(rows.map((n) => n.statusId).filter((id): id is number => id !== null))]);
-  const statuses = statusJsonById(ctx, services.reader.visible(statusRows, viewerId), viewerId);
+export function notificationsJson(source: StatusSource, urls: Urls, rows: NotificationRow[], embeds: Embeds, viewerId: number): string[] {
+  const statuses = statusJsonById(source, urls, embeds.statuses, viewerId);
   return rows.flatMap((n) => {
-    const from = accounts.get(n.fromAccountId);
+    const from = embeds.accounts.get(n.fromAccountId);
     const status = n.statusId !== null ? statuses.get(n.statusId) : null;
     if (!from || status === undefined) return [];
-    const own = JSON.stringify(serializeNotification(ctx.urls, n, from));
+    const own = JSON.stringify(serializeNotification(urls, n, from));
     return [status === null ? own : `${own.slice(0, -1)},"status":${status}}`];
   });
 }

@@ -1,6 +1,6 @@
-import type { AccountRow, NotificationRow, StatusRow } from "../db/schema.ts";
+import type { PushNotificationView } from "../models/views.ts";
 import { htmlToText } from "../text/html-to-text.ts";
-import { serializeAccount, type Urls } from "./account.ts";
+import { avatarOf, type Urls } from "./account.ts";
 
 /** Mastodon's notification_mailer.<type>.subject (en), the push's title. */
 const TITLES: Record<string, (name: string) => string> = {
@@ -20,22 +20,12 @@ function truncate(text: string, length = 140): string {
   return chars.length <= length ? text : `${chars.slice(0, length - 3).join("")}...`;
 }
 
-export interface PushPayloadInput {
-  /** The subscribing token; null when it could not be unsealed (the field is then left out). */
-  accessToken: string | null;
-  locale: string;
-  notification: NotificationRow;
-  from: AccountRow;
-  /** The notification's status (the original, for a boost), if it has one. */
-  status: StatusRow | null;
-}
-
 /**
  * Mastodon's Web::NotificationSerializer: what a push carries, for the app's service worker or
  * notification extension to show without a request (title, body, icon) and to tell which
  * account and notification it is (access_token, notification_id).
  */
-export function serializePushNotification(urls: Urls, input: PushPayloadInput): string {
+export function serializePushNotification(urls: Urls, input: PushNotificationView): string {
   const { notification: n, from, status } = input;
   const name = from.displayName.trim() || from.username;
   const body = status ? status.spoilerText || status.text || htmlToText(status.contentHtml) : from.note || htmlToText(from.noteHtml);
@@ -44,7 +34,7 @@ export function serializePushNotification(urls: Urls, input: PushPayloadInput): 
     preferred_locale: input.locale,
     notification_id: n.id,
     notification_type: n.type,
-    icon: serializeAccount(urls, from).avatar_static,
+    icon: avatarOf(urls, from),
     title: (TITLES[n.type] ?? ((who: string) => who))(name),
     body: truncate(body.trim()),
   });

@@ -1,5 +1,5 @@
 import { serializeAccount, type Urls } from "./account.ts";
-import type { ReportView } from "../services/reports.ts";
+import type { ReportView } from "../models/views.ts";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

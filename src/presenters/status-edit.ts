@@ -1,4 +1,5 @@
-import type { AccountRow, MediaRow, StatusEditRow } from "../db/schema.ts";
+import type { MediaRow, StatusEditRow } from "../db/schema.ts";
+import type { AccountView } from "../models/views.ts";
 import { serializeAccount, type Urls } from "./account.ts";
 import { serializeAttachment } from "./media.ts";
 
@@ -13,7 +14,7 @@ interface Emoji {
  */
 export function serializeStatusEdit(
   urls: Urls,
-  account: AccountRow,
+  account: AccountView,
   edit: Pick<StatusEditRow, "contentHtml" | "spoilerText" | "sensitive" | "createdAt" | "pollOptions"> & { media: MediaRow[] },
   statusEmojis: Emoji[] = [],
 ) {

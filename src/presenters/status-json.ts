@@ -1,8 +1,34 @@
-import type { AppContext } from "../context.ts";
 import type { StatusRow } from "../db/schema.ts";
-import type { StatusParts, StatusView } from "../models/views.ts";
+import type { FilterMatch, FlagSets, StatusParts, StatusView } from "../models/views.ts";
+import type { Urls } from "./account.ts";
 import { serializeFilterResult } from "./filter.ts";
 import { composeStatusJson, serializeStatus, statusPartsJson } from "./status.ts";
+
+/**
+ * What rendering statuses reads, and nothing more: the services provide it (the caller passes
+ * them in). The rows handed over must already be the ones the viewer may see; what is read
+ * here is how they look, never whether they are shown.
+ */
+export interface StatusSource {
+  reader: {
+    /** Rows by id (the originals a page of boosts lacks). */
+    rowsByIds(ids: number[]): StatusRow[];
+    /** Everything to render the rows for the viewer (authors, media, polls, flags), in one batch. */
+    views(rows: StatusRow[], viewerId: number | null): StatusView[];
+    /** The viewer's favourites, boosts, bookmarks, pins and muted threads among the rows: one query. */
+    viewerFlags(rows: StatusRow[], viewerId: number): FlagSets;
+  };
+  /** Statuses rendered as every viewer sees them (see StatusParts). */
+  renderCache: {
+    get(statusId: number): StatusParts | undefined;
+    set(statusId: number, accountId: number, parts: StatusParts): void;
+  };
+  /** The viewer's filters: a status's `filtered`. */
+  filters: {
+    hasFilters(accountId: number): boolean;
+    matches(accountId: number, searchable: string, statusIds: number[]): FilterMatch[];
+  };
+}
 
 /** What filters look at: spoiler, text, poll options and media descriptions (Mastodon's searchable_text). */
 export function searchableText(view: StatusView): string {
@@ -12,24 +38,23 @@ export function searchableText(view: StatusView): string {
 }
 
 /** The viewer's matching filters for a status, as FilterResult entities. */
-export function filteredFor(ctx: AppContext, viewerId: number | null): ((view: StatusView) => unknown[]) | undefined {
-  if (viewerId === null || !ctx.services.filters.hasFilters(viewerId)) return undefined;
+export function filteredFor(source: StatusSource, viewerId: number | null): ((view: StatusView) => unknown[]) | undefined {
+  if (viewerId === null || !source.filters.hasFilters(viewerId)) return undefined;
   return (view) => {
     const subject = view.reblog ?? view;
     const ids = view.reblog ? [view.row.id, view.reblog.row.id] : [view.row.id];
-    return ctx.services.filters.matches(viewerId, searchableText(subject), ids).map(serializeFilterResult);
+    return source.filters.matches(viewerId, searchableText(subject), ids).map(serializeFilterResult);
   };
 }
 
 /** Statuses for one viewer, in one batch of queries. */
-export function renderStatuses(ctx: AppContext, rows: StatusRow[], viewerId: number | null, options: { source?: boolean } = {}) {
-  const media = ctx.serializeMedia;
-  const filtered = filteredFor(ctx, viewerId);
-  return ctx.services.reader.views(rows, viewerId).map((view) => serializeStatus(ctx.urls, view, { viewerId, source: options.source, media, filtered }));
+export function renderStatuses(source: StatusSource, urls: Urls, rows: StatusRow[], viewerId: number | null, options: { source?: boolean } = {}) {
+  const filtered = filteredFor(source, viewerId);
+  return source.reader.views(rows, viewerId).map((view) => serializeStatus(urls, view, { viewerId, source: options.source, filtered }));
 }
 
-export function renderStatus(ctx: AppContext, row: StatusRow, viewerId: number | null, options: { source?: boolean } = {}) {
-  return renderStatuses(ctx, [row], viewerId, options)[0] as Record<string, unknown>;
+export function renderStatus(source: StatusSource, urls: Urls, row: StatusRow, viewerId: number | null, options: { source?: boolean } = {}) {
+  return renderStatuses(source, urls, [row], viewerId, options)[0] as Record<string, unknown>;
 }
 
 /**
@@ -39,9 +64,9 @@ export function renderStatus(ctx: AppContext, row: StatusRow, viewerId: number |
  * (their JSON depends on the viewer beyond the flags). `rows` must already be the ones the
  * viewer may see; the order is kept.
  */
-export function statusesJson(ctx: AppContext, rows: StatusRow[], viewerId: number | null): string {
+export function statusesJson(source: StatusSource, urls: Urls, rows: StatusRow[], viewerId: number | null): string {
   if (rows.length === 0) return "[]";
-  const byId = statusJsonById(ctx, rows, viewerId);
+  const byId = statusJsonById(source, urls, rows, viewerId);
   const out: string[] = [];
   for (const row of rows) {
     const json = byId.get(row.id);
@@ -51,12 +76,12 @@ export function statusesJson(ctx: AppContext, rows: StatusRow[], viewerId: numbe
 }
 
 /** The same, by status id (for entities that embed statuses, such as notifications). */
-export function statusJsonById(ctx: AppContext, rows: StatusRow[], viewerId: number | null): Map<number, string> {
+export function statusJsonById(source: StatusSource, urls: Urls, rows: StatusRow[], viewerId: number | null): Map<number, string> {
   const result = new Map<number, string>();
   if (rows.length === 0) return result;
-  const { reader, renderCache, filters } = ctx.services;
+  const { reader, renderCache, filters } = source;
   if (viewerId !== null && filters.hasFilters(viewerId)) {
-    for (const rendered of renderStatuses(ctx, rows, viewerId)) result.set(Number(rendered.id), JSON.stringify(rendered));
+    for (const rendered of renderStatuses(source, urls, rows, viewerId)) result.set(Number(rendered.id), JSON.stringify(rendered));
     return result;
   }
 
@@ -80,9 +105,8 @@ export function statusJsonById(ctx: AppContext, rows: StatusRow[], viewerId: num
     else uncached.push(row);
   }
   if (uncached.length > 0) {
-    const media = ctx.serializeMedia;
     for (const view of reader.views(uncached, null)) {
-      const own = statusPartsJson(ctx.urls, view, { viewerId: null, media });
+      const own = statusPartsJson(urls, view, { viewerId: null });
       parts.set(view.row.id, own);
       renderCache.set(view.row.id, view.row.accountId, own);
     }
@@ -91,7 +115,7 @@ export function statusJsonById(ctx: AppContext, rows: StatusRow[], viewerId: num
   const slowJson = new Map<number, string>();
   const slowRows = rows.filter((r) => slow.has(r.id));
   if (slowRows.length > 0) {
-    for (const rendered of renderStatuses(ctx, slowRows, viewerId)) slowJson.set(Number(rendered.id), JSON.stringify(rendered));
+    for (const rendered of renderStatuses(source, urls, slowRows, viewerId)) slowJson.set(Number(rendered.id), JSON.stringify(rendered));
   }
 
   const flags = viewerId === null ? null : reader.viewerFlags([...byId.values()], viewerId);
@@ -126,14 +150,14 @@ export function statusJsonById(ctx: AppContext, rows: StatusRow[], viewerId: num
 }
 
 /** One status as JSON text for one viewer; null if it cannot be rendered (its author is gone). */
-export function statusJson(ctx: AppContext, row: StatusRow, viewerId: number | null): string | null {
-  const json = statusesJson(ctx, [row], viewerId);
+export function statusJson(source: StatusSource, urls: Urls, row: StatusRow, viewerId: number | null): string | null {
+  const json = statusesJson(source, urls, [row], viewerId);
   return json === "[]" ? null : json.slice(1, -1);
 }
 
 /** The anonymous rendering straight from the cache, when it holds a public or unlisted original. */
-export function cachedPublicJson(ctx: AppContext, statusId: number): string | null {
-  const parts = ctx.services.renderCache.get(statusId);
+export function cachedPublicJson(source: Pick<StatusSource, "renderCache">, statusId: number): string | null {
+  const parts = source.renderCache.get(statusId);
   if (!parts || parts.reblogOfId !== null || (parts.visibility !== "public" && parts.visibility !== "unlisted")) return null;
   return composeStatusJson(parts, "null", null);
 }
@@ -143,10 +167,10 @@ export function cachedPublicJson(ctx: AppContext, statusId: number): string | nu
  * bookmarked, pinned or muted by them, no filters, no vote. Right after it is posted that
  * is nearly everyone it reaches, so streams render this once and share it.
  */
-export function strangerStatusJson(ctx: AppContext, row: StatusRow): string {
-  const view = ctx.services.reader.view(row, null);
+export function strangerStatusJson(source: StatusSource, urls: Urls, row: StatusRow): string {
+  const view = source.reader.views([row], null)[0]!;
   view.viewer = { favourited: false, reblogged: false, muted: false, bookmarked: false, pinned: false };
   if (view.poll) view.poll = { ...view.poll, ownVotes: [] };
   // viewerId 0 is nobody: poll totals stay hidden as for any reader but the author.
-  return JSON.stringify(serializeStatus(ctx.urls, view, { viewerId: 0, media: ctx.serializeMedia }));
+  return JSON.stringify(serializeStatus(urls, view, { viewerId: 0 }));
 }

@@ -2,6 +2,7 @@ import type { StatusParts, StatusView, ViewerFlags } from "../models/views.ts";
 import { mentionsOf } from "../models/mentions.ts";
 import { emojisOf } from "../models/emojis.ts";
 import { accountUri, accountUrl, serializeAccount, type Urls } from "./account.ts";
+import { serializeAttachment } from "./media.ts";
 import { serializePoll } from "./poll.ts";
 
 export interface StatusOptions {
@@ -9,8 +10,6 @@ export interface StatusOptions {
   viewerId: number | null;
   /** DELETE answers with the source text in place of the HTML, for delete-and-redraft. */
   source?: boolean;
-  /** Serializes an attachment; supplied by the media module. */
-  media?: (urls: Urls, media: StatusView["media"][number]) => unknown;
   /** The viewer's filters matching a status (FilterResult entities); none when absent. */
   filtered?: (view: StatusView) => unknown[];
 }
@@ -53,7 +52,7 @@ export function statusParts(urls: Urls, view: StatusView, options: StatusOptions
   const tail = {
     application: view.application,
     account: serializeAccount(urls, account),
-    media_attachments: options.media ? view.media.map((m) => options.media!(urls, m)) : [],
+    media_attachments: view.media.map((m) => serializeAttachment(urls, m)),
     mentions: mentionsOf(row).map((m) => ({ id: String(m.id), username: m.username, url: m.url ?? accountUrl(urls, m.username), acct: m.acct ?? m.username })),
     tags: (JSON.parse(row.tags) as string[]).map((name) => ({ name, url: `${urls.publicUrl}/tags/${encodeURIComponent(name)}` })),
     emojis: emojisOf(row),

@@ -4,8 +4,8 @@ import type { Db } from "../db/connection.ts";
 import { announcementDismissals, announcementReactions, announcements, type AnnouncementRow } from "../db/schema.ts";
 import { notFound, unprocessable, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
-import type { CustomEmoji } from "../models/emojis.ts";
-import { formatText, type MentionTarget } from "../text/format.ts";
+import type { AnnouncementView } from "../models/views.ts";
+import { formatText } from "../text/format.ts";
 import type { AccountService } from "./accounts/accounts.ts";
 import type { CustomEmojiService } from "./custom-emojis.ts";
 import type { EventBus } from "./events.ts";
@@ -21,27 +21,6 @@ export interface AnnouncementInput {
   startsAt?: number | null;
   endsAt?: number | null;
   allDay?: boolean;
-}
-
-export interface ReactionView {
-  name: string;
-  count: number;
-  /** Whether the viewer reacted so; null without a viewer (the streams' rendering). */
-  me: boolean | null;
-  /** A custom emoji's images. */
-  emoji: CustomEmoji | null;
-}
-
-export interface AnnouncementView {
-  row: AnnouncementRow;
-  html: string;
-  mentions: MentionTarget[];
-  statuses: { id: number; url: string }[];
-  tags: string[];
-  emojis: CustomEmoji[];
-  reactions: ReactionView[];
-  /** Dismissed by the viewer; null without a viewer. */
-  read: boolean | null;
 }
 
 /**

@@ -1,19 +1,13 @@
 import { and, eq } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
-import { featuredTags, tags, type FeaturedTagRow } from "../db/schema.ts";
+import { featuredTags, tags } from "../db/schema.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
 import { LIMITS } from "../limits.ts";
-import type { TagHit } from "../models/views.ts";
+import type { FeaturedTagView, TagHit } from "../models/views.ts";
 import { isHashtagName, MAX_HASHTAG_LENGTH, normalizeTag } from "../text/format.ts";
 import type { SearchService } from "./search.ts";
-
-/** A featured tag with what its entity shows: the account's public and unlisted statuses carrying it. */
-export interface FeaturedTagView extends FeaturedTagRow {
-  statusesCount: number;
-  lastStatusAt: number | null;
-}
 
 /** How many of its latest statuses an account's tag suggestions look at (Tag.recently_used). */
 const RECENT_STATUSES = 1000;

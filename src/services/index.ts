@@ -31,7 +31,7 @@ import { findTools, mediaTools } from "../media/ffmpeg.ts";
 import { MediaService } from "./media/media.ts";
 import { RemoteMediaCache } from "./media/remote-media-cache.ts";
 import { LinkCards } from "./statuses/link-cards.ts";
-import { PushDeliveries } from "./push/deliveries.ts";
+import { PushDeliveries, type PushRenderer } from "./push/deliveries.ts";
 import { NotificationPolicies } from "./notifications/policy.ts";
 import { postToPushService } from "../net/push-post.ts";
 import { PushSubscriptions } from "./push/subscriptions.ts";
@@ -48,6 +48,7 @@ import { ListService } from "./lists.ts";
 import { FeaturedTagService } from "./featured-tags.ts";
 import { InstanceInfo } from "./instance-info.ts";
 import { ReportService } from "./reports.ts";
+import { EmbedLoader } from "./embeds.ts";
 import { CustomEmojiService } from "./custom-emojis.ts";
 import { AnnouncementService } from "./announcements.ts";
 import { NotificationService } from "./notifications.ts";
@@ -82,6 +83,8 @@ export interface ServiceDeps {
   keys: InstanceKeys;
   /** How host names are resolved for requests to other servers (tests map names to loopback). */
   resolve?: Resolver;
+  /** Renders a Web Push's payload (services decide what a push says; presenters render it). */
+  renderPush: PushRenderer;
 }
 
 /** A remote image is copied within this, or stays at its own server. */
@@ -152,6 +155,7 @@ export function createServices(deps: ServiceDeps) {
   accounts.localEmojis = (texts) => customEmojis.inTexts(texts);
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
+  const embeds = new EmbedLoader(accounts, reader);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
   const federationActors = new FederationActors(db, clock);
@@ -219,8 +223,7 @@ export function createServices(deps: ServiceDeps) {
   const pushSubscriptions = new PushSubscriptions(db, ids, clock, config.allowPrivateAddresses, tokenSeal);
   tokens.onRevoke((auth) => pushSubscriptions.unsubscribe(auth.tokenId));
   const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
-  const pushUrls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
-  const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, pushUrls, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions);
+  const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, deps.renderPush, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions);
   events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));
   events.afterCommit("notification.created", (e) => pushDeliveries.committed(e.notification));
   // Link previews of new and edited statuses, fetched once they are stored.
@@ -299,6 +302,7 @@ export function createServices(deps: ServiceDeps) {
     featuredTags,
     instanceInfo,
     reports,
+    embeds,
     customEmojis,
     announcements,
   };

@@ -4,6 +4,7 @@ import type { Db } from "../db/connection.ts";
 import { instanceRules, instanceSettings, type InstanceRuleRow } from "../db/schema.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import { idFloorForTime, type IdGenerator } from "../ids.ts";
+import type { WeekActivity } from "../models/views.ts";
 import { formatText } from "../text/format.ts";
 
 /** Mastodon's Rule::TEXT_SIZE_LIMIT. */
@@ -11,14 +12,6 @@ const RULE_TEXT_LIMIT = 300;
 const WEEK = 7 * 24 * 60 * 60 * 1000;
 const DESCRIPTION_KEY = "extended_description";
 const DESCRIPTION_UPDATED_KEY = "extended_description_updated_at";
-
-export interface WeekActivity {
-  /** Monday 00:00 UTC of the ISO week (epoch ms). */
-  week: number;
-  statuses: number;
-  logins: number;
-  registrations: number;
-}
 
 /**
  * What the operator says about the server and what the instance endpoints count: the rules,

@@ -1,9 +1,10 @@
 import { asc, eq, isNull } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
-import { reports, type AccountRow, type ReportRow } from "../db/schema.ts";
+import { reports, type ReportRow } from "../db/schema.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
+import type { ReportView } from "../models/views.ts";
 import type { AccountService } from "./accounts/accounts.ts";
 import type { EventBus } from "./events.ts";
 import type { InstanceInfo } from "./instance-info.ts";
@@ -21,13 +22,6 @@ export interface ReportInput {
   comment?: string;
   category?: string;
   forward?: boolean;
-}
-
-export interface ReportView {
-  report: ReportRow;
-  target: AccountRow;
-  statusIds: number[];
-  ruleIds: number[] | null;
 }
 
 /**
@@ -89,7 +83,7 @@ export class ReportService {
       this.db.insert(reports).values(report).run();
       this.events.emit({ type: "report.created", reportId: id });
     });
-    return { report, target, statusIds, ruleIds: ruleIds as number[] | null };
+    return { report, target: this.accounts.view(target), statusIds, ruleIds: ruleIds as number[] | null };
   }
 
   find(id: number): ReportView | undefined {
@@ -120,7 +114,7 @@ export class ReportService {
     if (!target) return undefined;
     return {
       report,
-      target,
+      target: this.accounts.view(target),
       statusIds: JSON.parse(report.statusIds) as number[],
       ruleIds: report.ruleIds === null ? null : (JSON.parse(report.ruleIds) as number[]),
     };

@@ -140,15 +140,17 @@ export class StreamFanout {
         const n = event.notification;
         const topic = `notifications:${n.accountId}`;
         if (!this.hub.has(topic)) return;
-        const [rendered] = notificationsJson(this.ctx, [n], n.accountId);
+        const { services, urls } = this.ctx;
+        const [rendered] = notificationsJson(services, urls, [n], services.embeds.notifications([n], n.accountId), n.accountId);
         if (rendered) this.hub.publish(topic, "notification", rendered);
         return;
       }
       case "conversation.updated": {
         const topic = `direct:${event.accountId}`;
         if (!this.hub.has(topic)) return;
-        const row = this.ctx.services.conversations.findRow(event.accountId, event.conversationId);
-        if (row) this.hub.publish(topic, "conversation", JSON.stringify(renderConversations(this.ctx, [row], event.accountId)[0]));
+        const { services, urls } = this.ctx;
+        const row = services.conversations.findRow(event.accountId, event.conversationId);
+        if (row) this.hub.publish(topic, "conversation", JSON.stringify(renderConversations(services, urls, [row], services.embeds.conversations([row], event.accountId), event.accountId)[0]));
         return;
       }
       case "filters.changed":

@@ -28,7 +28,7 @@ export class StatusPayloads {
 
   /** As an anonymous reader (or an app-only token) sees it; null if it cannot be rendered. */
   anonymous(): string | null {
-    if (this.anonymousJson === undefined) this.anonymousJson = statusJson(this.ctx, this.row, null);
+    if (this.anonymousJson === undefined) this.anonymousJson = statusJson(this.ctx.services, this.ctx.urls, this.row, null);
     return this.anonymousJson;
   }
 
@@ -38,7 +38,7 @@ export class StatusPayloads {
     let json = this.own.get(viewerId);
     if (json === undefined) {
       const visible = this.ctx.services.reader.visible([this.row], viewerId);
-      json = visible.length ? statusJson(this.ctx, visible[0]!, viewerId) : null;
+      json = visible.length ? statusJson(this.ctx.services, this.ctx.urls, visible[0]!, viewerId) : null;
       this.own.set(viewerId, json);
     }
     return json;
@@ -62,7 +62,7 @@ export class StatusPayloads {
 
   /** A signed-in reader with no relation to the new status yet. */
   private shared(): string {
-    this.sharedJson ??= strangerStatusJson(this.ctx, this.row);
+    this.sharedJson ??= strangerStatusJson(this.ctx.services, this.ctx.urls, this.row);
     return this.sharedJson;
   }
 }

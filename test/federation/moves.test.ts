@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Accept, Follow, Move } from "@fedify/fedify/vocab";
+import { Accept, Create, Follow, Mention, Move, Note, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { eventually } from "../support/federation.ts";
 import { startReceiver } from "../support/fedify-receiver.ts";
+import { Client } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // An account on another server moves to a new one (Move): believed only when the new account
@@ -53,5 +54,35 @@ describe("Move", () => {
     expect(after.posts.some((p) => p.type === "Follow")).toBe(true);
     // Everything A received is handled now: the move elsewhere, whenever it was, changed nothing.
     expect(a.ctx.services.accounts.findById(old.id)!.movedToAccountId).toBe(moved.id);
+  });
+
+  test("the moved account shows `moved` wherever it is shown: as a status's author (cached or not), a notification's sender, in groups, lists and account lists", async () => {
+    const old = a.ctx.services.remoteAccounts.byUri(before.actor)!;
+    const movedTo = { acct: `carol@${new URL(after.base).host}`, uri: after.actor };
+    const id = new URL(`${before.base}/notes/after-the-move`);
+    const aliceUri = new URL(`${a.base}/users/alice`);
+    const note = new Note({ id, attribution: new URL(before.actor), content: "<p>still here, @alice</p>", to: PUBLIC_COLLECTION, cc: aliceUri, tags: [new Mention({ href: aliceUri })] });
+    await before.send(aliceInbox(), new Create({ id: new URL(`${id.href}/activity`), actor: new URL(before.actor), object: note, to: PUBLIC_COLLECTION, cc: aliceUri }));
+    const mention = await eventually(async () => (await alice.client.get("/api/v1/notifications", { query: { "types[]": "mention" } })).body[0], "the mention arrived");
+
+    const shown = (account: { id: string; moved?: { moved?: unknown } }) => {
+      expect(account.id).toBe(String(old.id));
+      expect(account.moved).toMatchObject(movedTo);
+      expect(account.moved!.moved).toBeUndefined();
+    };
+    shown(mention.account);
+    shown(mention.status.account);
+    const statusId = mention.status.id;
+    // Rendered anonymously into the render cache, then read from it; and for alice, with her flags.
+    for (let i = 0; i < 2; i++) shown((await new Client(a.base).get(`/api/v1/statuses/${statusId}`)).body.account);
+    shown((await alice.client.get(`/api/v1/statuses/${statusId}`)).body.account);
+    shown((await alice.client.get("/api/v1/timelines/public")).body.find((s: { id: string }) => s.id === statusId).account);
+    const grouped = (await alice.client.get("/api/v2/notifications", { query: { "types[]": "mention" } })).body;
+    shown(grouped.accounts.find((acc: { id: string }) => acc.id === String(old.id)));
+    shown(grouped.statuses.find((st: { id: string }) => st.id === statusId).account);
+    shown((await alice.client.get("/api/v1/accounts", { query: { "id[]": String(old.id) } })).body[0]);
+    // A list of accounts (here, those alice mutes).
+    expect((await alice.client.post(`/api/v1/accounts/${old.id}/mute`)).status).toBe(200);
+    shown((await alice.client.get("/api/v1/mutes")).body[0]);
   });
 });

@@ -56,25 +56,26 @@ describe("statuses rendered from the cache", () => {
     for (const [viewer, count] of [[null, 7], [alice.account.id, 9], [bob.account.id, 9], [carol.account.id, 7]] as const) {
       const visible = rows(viewer);
       expect(visible.length).toBe(count);
-      const full = JSON.stringify(renderStatuses(server.ctx, visible, viewer));
-      expect(statusesJson(server.ctx, visible, viewer)).toBe(full);
-      expect(statusesJson(server.ctx, visible, viewer)).toBe(full);
+      const { services, urls } = server.ctx;
+      const full = JSON.stringify(renderStatuses(services, urls, visible, viewer));
+      expect(statusesJson(services, urls, visible, viewer)).toBe(full);
+      expect(statusesJson(services, urls, visible, viewer)).toBe(full);
     }
   });
 
   test("notifications embed the same statuses as the full rendering", () => {
-    const { services } = server.ctx;
+    const { services, urls } = server.ctx;
     const viewer = alice.account.id;
     const rows = services.notifications.list(viewer, { page: { limit: 40 } });
     // bob's follow, mention, favourite and boost; carol's boost.
     expect(rows.map((n) => n.type).sort()).toEqual(["favourite", "follow", "mention", "reblog", "reblog"]);
-    const statuses = new Map(renderStatuses(server.ctx, services.reader.rowsByIds(rows.flatMap((n) => (n.statusId ? [n.statusId] : []))), viewer).map((r) => [r.id, r]));
+    const statuses = new Map(renderStatuses(services, urls, services.reader.rowsByIds(rows.flatMap((n) => (n.statusId ? [n.statusId] : []))), viewer).map((r) => [r.id, r]));
     const expected = rows.map((n) => {
-      const from = services.accounts.findByIds([n.fromAccountId])[0]!;
-      const out = serializeNotification(server.ctx.urls, n, from);
+      const from = services.accounts.viewsByIds([n.fromAccountId])[0]!;
+      const out = serializeNotification(urls, n, from);
       return n.statusId === null ? out : { ...out, status: statuses.get(String(n.statusId)) };
     });
-    expect(`[${notificationsJson(server.ctx, rows, viewer).join(",")}]`).toBe(JSON.stringify(expected));
+    expect(`[${notificationsJson(services, urls, rows, services.embeds.notifications(rows, viewer), viewer).join(",")}]`).toBe(JSON.stringify(expected));
   });
 
   test("the viewer's flags are the viewer's own", async () => {

@@ -10,7 +10,8 @@ import { normalizeLanguage } from "../../text/languages.ts";
 import type { EventBus } from "../events.ts";
 import type { ProfileImageService } from "./profile-images.ts";
 import { ValidationErrors } from "./validation.ts";
-import type { ProfileField } from "../../models/views.ts";
+import type { AccountView, ProfileField } from "../../models/views.ts";
+import { oneWithMovedTo, withMovedTo } from "./account-views.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
 
 export const USERNAME_RE = /^[A-Za-z0-9_]+$/;
@@ -92,6 +93,21 @@ export class AccountService {
     if (ids.length === 0) return [];
     const byId = new Map(this.db.select().from(accounts).where(inArray(accounts.id, ids)).all().map((a) => [a.id, a]));
     return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  /** An account as presenters show it: with the account it moved to, if it moved (one query more, then). */
+  view(row: AccountRow): AccountView {
+    return oneWithMovedTo(row, (id) => this.findById(id));
+  }
+
+  /** Accounts as presenters show them: those that moved with the accounts they moved to, in one query for all. */
+  views(rows: AccountRow[]): AccountView[] {
+    return withMovedTo(rows, (ids) => this.findByIds(ids));
+  }
+
+  /** findByIds, as presenters show them (views). */
+  viewsByIds(ids: number[]): AccountView[] {
+    return this.views(this.findByIds(ids));
   }
 
   findByUsername(username: string): AccountRow | undefined {

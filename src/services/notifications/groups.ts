@@ -2,6 +2,7 @@ import { and, asc, desc, eq, gt, gte, lt, lte, sql, type SQL } from "drizzle-orm
 import type { Db } from "../../db/connection.ts";
 import { notifications, type NotificationRow } from "../../db/schema.ts";
 import { notFound } from "../../errors.ts";
+import type { NotificationGroup } from "../../models/views.ts";
 import type { Page } from "../pagination.ts";
 
 /** Mastodon's Notification::Groups: what is grouped, for how long, and how many senders a group shows. */
@@ -32,18 +33,6 @@ export function groupKeyFor(db: Db, recipientId: number, type: string, statusId:
   const previous = Number(latest?.key?.slice(prefix.length + 1) ?? NaN);
   if (Number.isFinite(previous) && hour < previous + MAX_GROUP_SPAN_HOURS && hour >= previous) hour = previous;
   return `${prefix}-${hour}`;
-}
-
-export interface NotificationGroup {
-  key: string;
-  /** The notification that stands for the group in this page (its newest there). */
-  notification: NotificationRow;
-  count: number;
-  mostRecentId: number;
-  /** Newest first, at most 8. */
-  sampleAccountIds: number[];
-  /** Set when the group comes from a page (GET /api/v2/notifications), not alone. */
-  page?: { minId: number; latestAt: number };
 }
 
 export interface GroupQuery {

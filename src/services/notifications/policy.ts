@@ -14,6 +14,7 @@ import {
 } from "../../db/schema.ts";
 import { notFound, validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
+import type { NotificationRequest } from "../../models/views.ts";
 import { finishPage, pageQuery, type Page } from "../pagination.ts";
 
 export type PolicyLevel = "accept" | "filter" | "drop";
@@ -40,8 +41,6 @@ export interface StatusFacts {
   visibility: string;
   inReplyToAccountId: number | null;
 }
-
-export type NotificationRequest = NotificationRequestRow & { notificationsCount: number };
 
 const POLICY_CACHE_SIZE = 10_000;
 

@@ -4,8 +4,7 @@ import type { Db } from "../../db/connection.ts";
 import { accounts, follows, notifications, pushDeliveries, pushSubscriptions, statuses, users, type NotificationRow, type PushSubscriptionRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
-import type { Urls } from "../../presenters/account.ts";
-import { serializePushNotification } from "../../presenters/push-notification.ts";
+import type { PushNotificationView } from "../../models/views.ts";
 import type { TimerWheel } from "../timer-wheel.ts";
 import { OutgoingRefused } from "../../net/outgoing.ts";
 import { base64Bytes, type PushSubscriptions } from "./subscriptions.ts";
@@ -17,6 +16,9 @@ const MAX_RETRIES = 5;
 
 /** Sends one request to a push service (the SSRF check lives in whoever builds this). */
 export type PushPost = (endpoint: string, init: { headers: Record<string, string>; body: Uint8Array }) => Promise<Response>;
+
+/** A push's payload as JSON text: the push presenter's work, handed in by whoever assembles the services. */
+export type PushRenderer = (view: PushNotificationView) => string;
 
 /** Sidekiq's backoff without its jitter, after the nth failed attempt: 15 s, 16 s, 31 s, 96 s, 271 s. */
 function retryDelayMs(attempts: number): number {
@@ -41,7 +43,7 @@ export class PushDeliveries {
     private ids: IdGenerator,
     private clock: Clock,
     private wheel: TimerWheel,
-    private urls: Urls,
+    private render: PushRenderer,
     private seal: TokenSeal,
     private vapid: VapidSigner,
     private post: PushPost,
@@ -149,13 +151,14 @@ export class PushDeliveries {
     this.retry(id, delivery.attempts + 1, status);
   }
 
+  /** What the push tells, decided here (who sent it, which status, in which language), rendered by `render`. */
   private payload(subscription: PushSubscriptionRow, n: NotificationRow): string | null {
     const from = this.db.select().from(accounts).where(eq(accounts.id, n.fromAccountId)).get();
     if (!from) return null;
     let status = n.statusId !== null ? (this.db.select().from(statuses).where(eq(statuses.id, n.statusId)).get() ?? null) : null;
     if (status?.reblogOfId != null) status = this.db.select().from(statuses).where(eq(statuses.id, status.reblogOfId)).get() ?? status;
     const user = this.db.select({ locale: users.locale, language: users.defaultLanguage }).from(users).where(eq(users.accountId, n.accountId)).get();
-    return serializePushNotification(this.urls, {
+    return this.render({
       accessToken: subscription.sealedToken ? this.seal.open(subscription.sealedToken) : null,
       locale: user?.locale || "en",
       notification: n,

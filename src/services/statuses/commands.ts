@@ -83,9 +83,10 @@ export class StatusCommands {
       const row = this.actions.ownStatus(accountId, statusId);
       const view = this.reader.view(row, accountId);
       this.removal.remove(row);
+      const author = this.accounts.findById(row.accountId);
       return {
         ...view,
-        account: this.accounts.findById(row.accountId) ?? view.account,
+        account: author ? this.accounts.view(author) : view.account,
         viewer: view.viewer && { ...view.viewer, pinned: false },
       };
     });

@@ -7,6 +7,7 @@ import { notFound } from "../../errors.ts";
 import { inJsonList, jsonList } from "../../db/prepared.ts";
 import { rowReader } from "../../db/rows.ts";
 import type { StatusPolicy } from "./visibility.ts";
+import { withMovedTo } from "../accounts/account-views.ts";
 import type { FlagSets, MediaView, PollView, StatusView } from "../../models/views.ts";
 
 export type MediaLoader = (statusIds: number[]) => Map<number, MediaView[]>;
@@ -55,6 +56,9 @@ export class StatusReader {
     };
   }
 
+  /** Authors, and the accounts moved ones moved to. */
+  private accountsByIds = (ids: number[]) => this.q.accounts.values(jsonList(ids)).map(ACCOUNT.map);
+
   findRow(id: number): StatusRow | undefined {
     const values = this.q.status.values(id)[0];
     return values ? STATUS.map(values) : undefined;
@@ -99,7 +103,7 @@ export class StatusReader {
     const all = [...byId.values()];
 
     const accountIds = [...new Set(all.map((r) => r.accountId))];
-    const accountRows = this.q.accounts.values(jsonList(accountIds)).map(ACCOUNT.map);
+    const accountRows = withMovedTo(this.accountsByIds(accountIds), this.accountsByIds);
     const accountsById = new Map(accountRows.map((a) => [a.id, a]));
     this.loadApps(all);
     const pollsByStatus = this.loadPolls(all, viewerId);

@@ -1,0 +1,44 @@
+import type { AccountConversationRow, NotificationRow } from "../db/schema.ts";
+import type { AccountView, Embeds, NotificationGroup, NotificationRequest } from "../models/views.ts";
+import type { AccountService } from "./accounts/accounts.ts";
+import type { StatusReader } from "./statuses/reader.ts";
+
+/**
+ * What notifications (flat, grouped, or held back as requests) and conversations show besides
+ * themselves, loaded for a whole page (Embeds): the accounts they name, with those that moved
+ * and where to, and the statuses they name, of which only those the viewer may see. Deciding
+ * that here, before anything is rendered, leaves the presenters to render what they are given.
+ */
+export class EmbedLoader {
+  constructor(
+    private accounts: AccountService,
+    private reader: StatusReader,
+  ) {}
+
+  notifications(rows: NotificationRow[], viewerId: number): Embeds {
+    return this.load(rows.map((n) => n.fromAccountId), rows.map((n) => n.statusId), viewerId);
+  }
+
+  notificationGroups(groups: NotificationGroup[], viewerId: number): Embeds {
+    return this.load(groups.flatMap((g) => g.sampleAccountIds), groups.map((g) => g.notification.statusId), viewerId);
+  }
+
+  notificationRequests(rows: NotificationRequest[], viewerId: number): Embeds {
+    return this.load(rows.map((r) => r.fromAccountId), rows.map((r) => r.lastStatusId), viewerId);
+  }
+
+  /** The owner and the other participants; the last statuses as they are (the owner takes part in each). */
+  conversations(rows: AccountConversationRow[], ownerId: number): Embeds {
+    const participants = rows.flatMap((r) => JSON.parse(r.participantIds) as number[]);
+    return { accounts: this.accountsById([ownerId, ...participants]), statuses: this.reader.rowsByIds([...new Set(rows.map((r) => r.lastStatusId))]) };
+  }
+
+  private load(accountIds: number[], statusIds: (number | null)[], viewerId: number): Embeds {
+    const ids = [...new Set(statusIds.filter((id): id is number => id !== null))];
+    return { accounts: this.accountsById(accountIds), statuses: this.reader.visible(this.reader.rowsByIds(ids), viewerId) };
+  }
+
+  private accountsById(ids: number[]): Map<number, AccountView> {
+    return new Map(this.accounts.viewsByIds([...new Set(ids)]).map((a) => [a.id, a]));
+  }
+}
