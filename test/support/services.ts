@@ -1,3 +1,4 @@
+import { serializePushNotification } from "../../src/presenters/push-notification.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,7 +38,9 @@ export async function startTestServices(env: Record<string, string> = {}, start 
   const ids = new IdGenerator(clock);
   ids.seed(largestId(database.sqlite));
   const keys = await loadInstanceKeys(database.db);
-  const services = createServices({ config, db: database.db, clock, ids, storage: new MediaStorage(dataDir, config.publicUrl), keys });
+  const storage = new MediaStorage(dataDir, config.publicUrl);
+  const urls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
+  const services = createServices({ config, db: database.db, clock, ids, storage, keys, renderPush: (view) => serializePushNotification(urls, view) });
   return {
     services,
     database,
