@@ -96,7 +96,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
   streaming = new Streaming(ctx);
-  const federation = config.federation ? createRookeryFederation(ctx) : null;
+  const federation = config.federation ? createRookeryFederation({ config, clock, db: database.db, urls: ctx.urls, services, outgoing: services.outgoing }) : null;
   federation?.start();
   handler = createEdge(ctx, app, streaming, federation?.federation ?? null);
   services.announcements.syncOtherWriters();

@@ -1,14 +1,17 @@
 import { createFederation, type Context, type DocumentLoader, type Federation, type RequestContext } from "@fedify/fedify";
 import { Accept, Add, Announce, Block, Move, Create, Delete, Emoji, Follow, isActor, Like, Note, Reject, Remove, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
-import { followKey, wireRelationships } from "./relationships.ts";
-import { recipientOf, Sender } from "./sender.ts";
-import { wireStatuses } from "./statuses.ts";
-import { wireProfiles } from "./profiles.ts";
+import { answerFollow, followKey } from "./outbound/relationships.ts";
+import { recipientOf, Sender } from "./outbound/sender.ts";
+import { subscribe, type Outbound } from "./outbound/index.ts";
 import { DELIVERY_RETRY_POLICY, PERMANENT_FAILURES, recordFailure, wirePermanentFailures } from "./delivery.ts";
-import { wireInteractions } from "./interactions.ts";
-import { wireReports } from "./reports.ts";
-import type { AppContext } from "../context.ts";
+import type { Clock } from "../clock.ts";
+import type { Config } from "../config.ts";
+import type { Db } from "../db/connection.ts";
 import type { AccountRow } from "../db/schema.ts";
+import type { EventBus } from "../services/events.ts";
+import type { OutgoingHttp } from "../net/outgoing.ts";
+import type { Urls } from "../presenters/account.ts";
+import type { FederationServices } from "./port.ts";
 import { log } from "../log.ts";
 import { actorOf, createOf, emojiOf, noteOf, type NoteLookups } from "./vocab.ts";
 import { SqliteKvStore } from "./kv.ts";
@@ -38,6 +41,8 @@ export interface RookeryFederation {
    * message that is due (for tests and benchmarks).
    */
   idle(): Promise<void>;
+  /** Registers what is sent to other servers after a write, by the event it follows (outbound/). */
+  subscribe(events: Pick<EventBus, "afterCommit">): void;
   /** Starts handling queued messages (deliveries, incoming activities) until stopped. */
   start(): void;
   stop(): Promise<void>;
@@ -48,14 +53,23 @@ export interface RookeryFederation {
  * emits (/users/:name), their collections and published statuses, and the inboxes. Hollo's
  * src/federation/ is the model of the wiring (github.com/hollo-social/hollo).
  */
-export function createRookeryFederation(app: AppContext): RookeryFederation {
-  const { config, services, urls } = app;
+export interface FederationDeps {
+  config: Config;
+  clock: Clock;
+  db: Db;
+  urls: Urls;
+  services: FederationServices;
+  /** Every request to another server goes through it. */
+  outgoing: OutgoingHttp;
+}
+
+export function createRookeryFederation(deps: FederationDeps): RookeryFederation {
+  const { config, services, urls, clock, outgoing } = deps;
   const actors = services.federationActors;
-  const sqlite = app.db.$client;
-  const kv = new SqliteKvStore(sqlite, app.clock);
+  const sqlite = deps.db.$client;
+  const kv = new SqliteKvStore(sqlite, clock);
   const domains = services.federationDomains;
-  const outgoing = services.outgoing;
-  const queue = new SqliteMessageQueue(sqlite, app.clock, outgoing, (url) => domains.refuses(url));
+  const queue = new SqliteMessageQueue(sqlite, clock, outgoing, (url) => domains.refuses(url));
   const publicUrl = new URL(config.publicUrl);
   const lookups: NoteLookups = {
     account: (id) => services.accounts.findById(id),
@@ -63,7 +77,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     media: (statusId) => services.statusMedia.forStatuses([statusId]).get(statusId) ?? [],
     poll: (statusId) => services.polls.ofStatus(statusId),
   };
-  const instance = new InstanceActor(app.db, publicUrl.hostname);
+  const instance = new InstanceActor(deps.db, publicUrl.hostname);
   const federation: Federation<void> = createFederation<void>({
     // A refused domain's kept keys are not read: none of its signatures verifies.
     kv: withoutRefusedKeys(kv, (url) => domains.refuses(url)),
@@ -81,7 +95,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     // breaker would hold and release them on timings of its own, off the server's clock.
     circuitBreaker: false,
     permanentFailureStatusCodes: PERMANENT_FAILURES,
-    onOutboxError: (error) => recordFailure(kv, app.clock, error).catch(() => {}),
+    onOutboxError: (error) => recordFailure(kv, clock, error).catch(() => {}),
     // Every fetch goes through these, and they through the outgoing-HTTP module: refused domains
     // are never asked, and under AUTHORIZED_FETCH even Fedify's own unsigned fetches are signed.
     ...loadersOf(config, kv, outgoing, (url) => domains.refuses(url), async (): Promise<{ keyId: URL; privateKey: CryptoKey }> => {
@@ -89,9 +103,9 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       return { keyId: pairs[0]!.keyId, privateKey: pairs[0]!.privateKey };
     }),
   });
-  wirePermanentFailures(app, federation);
+  wirePermanentFailures(services, federation);
   // Who reads, and what: secure mode (AUTHORIZED_FETCH or WHITELIST_MODE), blocks (readers.ts).
-  const readers = federationReaders(app, (request) => federation.createContext(request, undefined).getSignedKeyOwner().catch(() => null));
+  const readers = federationReaders(config, services, (request) => federation.createContext(request, undefined).getSignedKeyOwner().catch(() => null));
   const authorized = readers.authorized;
   /**
    * A reader the account blocks (or whose domain it blocks) finds its collections empty. (The
@@ -200,7 +214,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     // instance actor; at a personal inbox Fedify signs as the recipient.
     .setSharedKeyDispatcher(() => ({ identifier: instance.identifier }))
     .on(Follow, async (ctx, follow) => {
-      const kept = await services.federationInbox.follow(ctx, follow);
+      const kept = await services.federationInbox.follow(ctx, follow, (kind, target, followerId, actor) => answerFollow(ctx, kind, target, followerId, actor, follow));
       if (kept && follow.id) await kv.set(followKey(kept.followerId, kept.targetId), follow.id.href);
     })
     .on(Create, async (ctx, create) => {
@@ -246,11 +260,8 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
 
   const sender = new Sender();
   const context = () => federation.createContext(publicUrl, undefined);
-  wireRelationships(app, context, kv, sender);
-  wireStatuses(app, context, lookups, sender);
-  wireProfiles(app, context, sender);
-  wireInteractions(app, context, lookups, sender);
-  wireReports(app, context, instance.identifier, sender);
+  const outbound: Outbound = { services, urls, context, lookups, sender, kv, instanceIdentifier: instance.identifier };
+  subscribe(services.events, outbound);
   // Every fetch from other servers is signed by the instance actor: GoToSocial, and Mastodon
   // with AUTHORIZED_FETCH, answer 401 to an unsigned GET of an actor or a status.
   const signedLoader = (c: Context<void>) => c.getDocumentLoader({ identifier: instance.identifier });
@@ -302,6 +313,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
       await sender.idle();
       await queue.idle();
     },
+    subscribe: (events) => subscribe(events, outbound),
     async resolveActor(uri) {
       const actor = await lookupActor(uri);
       return actor ? remote.upsert(actor) : null;
@@ -309,11 +321,11 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     start() {
       // Expired cache entries nobody reads again are swept hourly, like the other housekeeping.
       const HOUR = 60 * 60 * 1000;
-      app.services.wheel.handle("federation-sweep", () => {
+      services.wheel.handle("federation-sweep", () => {
         kv.sweep();
-        app.services.wheel.schedule("federation-sweep", "hourly", app.clock.now() + HOUR);
+        services.wheel.schedule("federation-sweep", "hourly", clock.now() + HOUR);
       });
-      app.services.wheel.schedule("federation-sweep", "hourly", app.clock.now() + HOUR);
+      services.wheel.schedule("federation-sweep", "hourly", clock.now() + HOUR);
       controller = new AbortController();
       listening = federation.startQueue(undefined, { signal: controller.signal });
     },

@@ -1,5 +1,6 @@
 import type { InboxContext } from "@fedify/fedify";
-import { Accept, Activity, Announce, Block, Create, Delete, Follow, isActor, Like, Reject, Undo, Update } from "@fedify/fedify/vocab";
+import { Accept, Activity, Announce, Block, Create, Delete, Follow, isActor, Like, Reject, Undo, Update, type Actor } from "@fedify/fedify/vocab";
+import type { AccountRow } from "../../db/schema.ts";
 import { isStatusObject, type RemoteNotes } from "./remote-notes.ts";
 import type { RemoteInteractions } from "./interactions.ts";
 import type { GoneAccounts } from "./gone-accounts.ts";
@@ -82,7 +83,11 @@ export class FederationInbox {
    * request quotes it, and so does the Reject sent when the account later blocks its follower
    * (GoToSocial finds the follow to end by that IRI).
    */
-  async follow(ctx: InboxContext<void>, follow: Follow): Promise<{ followerId: number; targetId: number } | void> {
+  async follow(
+    ctx: InboxContext<void>,
+    follow: Follow,
+    answer: (kind: "Accept" | "Reject", target: AccountRow, followerId: number, actor: Actor) => Promise<void>,
+  ): Promise<{ followerId: number; targetId: number } | void> {
     if (follow.id === null || follow.actorId === null || follow.objectId === null) return;
     const parsed = ctx.parseUri(follow.objectId);
     if (parsed?.type !== "actor") return;
@@ -96,30 +101,13 @@ export class FederationInbox {
     try {
       relationship = this.follows.follow(follower.id, target.id, {});
     } catch {
-      // Blocked either way: nothing is stored, and the follower is told with Reject (as Mastodon
-      // does). Answers get ids of their own: a receiver drops an id it has seen before.
-      await ctx.sendActivity(
-        { identifier: target.username },
-        actor,
-        new Reject({
-          id: new URL(`${ctx.getActorUri(target.username).href}#rejects/follows/${follower.id}/${crypto.randomUUID()}`),
-          actor: ctx.getActorUri(target.username),
-          object: follow,
-        }),
-      );
+      // Blocked either way: nothing is stored, and the follower is told with Reject (as Mastodon does).
+      await answer("Reject", target, follower.id, actor);
       return;
     }
     const pair = { followerId: follower.id, targetId: target.id };
     if (!relationship.following) return relationship.requested ? pair : undefined;
-    await ctx.sendActivity(
-      { identifier: target.username },
-      actor,
-      new Accept({
-        id: new URL(`${ctx.getActorUri(target.username).href}#accepts/follows/${follower.id}/${crypto.randomUUID()}`),
-        actor: ctx.getActorUri(target.username),
-        object: follow,
-      }),
-    );
+    await answer("Accept", target, follower.id, actor);
     return pair;
   }
 

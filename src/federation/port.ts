@@ -1,0 +1,46 @@
+import type { AccountService } from "../services/accounts/accounts.ts";
+import type { FollowService } from "../services/accounts/follows.ts";
+import type { CustomEmojiService } from "../services/custom-emojis.ts";
+import type { EventBus } from "../services/events.ts";
+import type { FederationActors } from "../services/federation/actors.ts";
+import type { FederationDomains } from "../services/federation/domains.ts";
+import type { FederationInbox } from "../services/federation/inbox.ts";
+import type { GoneAccounts } from "../services/federation/gone-accounts.ts";
+import type { RemoteInteractions } from "../services/federation/interactions.ts";
+import type { AccountMoves } from "../services/federation/moves.ts";
+import type { RemoteAccounts } from "../services/federation/remote-accounts.ts";
+import type { RemoteNotes } from "../services/federation/remote-notes.ts";
+import type { StatusMedia } from "../services/media/status-media.ts";
+import type { ReportService } from "../services/reports.ts";
+import type { PollService } from "../services/statuses/polls.ts";
+import type { StatusReader } from "../services/statuses/reader.ts";
+import type { TimerWheel } from "../services/timer-wheel.ts";
+import type { SearchService } from "../services/search.ts";
+import type { RemoteThreads } from "../services/federation/remote-threads.ts";
+
+/**
+ * What federation asks of the services, and nothing more: the reads behind actor documents,
+ * collections and outgoing activities, the rules incoming activities are handed to, and the
+ * events outgoing ones follow. createServices' result is one; federation sees no other part.
+ */
+export interface FederationServices {
+  events: Pick<EventBus, "afterCommit">;
+  wheel: Pick<TimerWheel, "handle" | "schedule">;
+  accounts: Pick<AccountService, "findById">;
+  reader: Pick<StatusReader, "findRow" | "visible">;
+  statusMedia: Pick<StatusMedia, "forStatuses">;
+  polls: Pick<PollService, "ofStatus">;
+  customEmojis: Pick<CustomEmojiService, "find" | "entity">;
+  follows: Pick<FollowService, "relationship" | "removeFollow">;
+  reports: Pick<ReportService, "find">;
+  federationActors: FederationActors;
+  federationDomains: Pick<FederationDomains, "refuses">;
+  federationInbox: FederationInbox;
+  remoteAccounts: RemoteAccounts;
+  remoteNotes: RemoteNotes;
+  remoteInteractions: RemoteInteractions;
+  goneAccounts: Pick<GoneAccounts, "remove">;
+  accountMoves: AccountMoves;
+  search: SearchService;
+  remoteThreads: RemoteThreads;
+}
