@@ -1,6 +1,5 @@
 import { createFederation, type Context, type DocumentLoader, type Federation, type RequestContext } from "@fedify/fedify";
-import { Accept, Add, Announce, Block, Move, Create, Delete, Emoji, Follow, isActor, Like, Note, Reject, Remove, Undo, Update, type Recipient } from "@fedify/fedify/vocab";
-import { answerFollow, followKey } from "./outbound/relationships.ts";
+import { Emoji, Note, type Actor, type Recipient } from "@fedify/fedify/vocab";
 import { recipientOf, Sender } from "./outbound/sender.ts";
 import { subscribe, type Outbound } from "./outbound/index.ts";
 import { DELIVERY_RETRY_POLICY, PERMANENT_FAILURES, recordFailure, wirePermanentFailures } from "./delivery.ts";
@@ -15,11 +14,13 @@ import type { FederationServices } from "./port.ts";
 import { log } from "../log.ts";
 import { actorOf, createOf, emojiOf, noteOf, type NoteLookups } from "./vocab.ts";
 import { SqliteKvStore } from "./kv.ts";
-import { isStatusObject } from "../services/federation/remote-notes.ts";
 import { SqliteMessageQueue } from "./queue.ts";
 import { InstanceActor } from "./instance-actor.ts";
-import { goneActorHandler } from "./gone-actor.ts";
-import { bareActorOf, loadersOf, lookup } from "./access.ts";
+import { goneActorHandler } from "./inbound/gone-actor.ts";
+import { listen } from "./inbound/index.ts";
+import { actorInput } from "./inbound/actor.ts";
+import { remoteFetcher } from "./fetcher.ts";
+import { bareActorOf, loadersOf } from "./access.ts";
 import { federationReaders } from "./readers.ts";
 import { refusingActors, withoutRefusedKeys } from "./refusals.ts";
 
@@ -35,6 +36,8 @@ export interface RookeryFederation {
   queue: SqliteMessageQueue;
   /** Fetches a remote actor by its IRI and stores it (the start of `resolve=true`); null when it is none. */
   resolveActor(uri: string): Promise<AccountRow | null>;
+  /** Stores a remote actor document as an account, as if it had been fetched (tests); null when it is not a usable one. */
+  storeActor(actor: Actor): Promise<AccountRow | null>;
   /**
    * Resolves once what has been set in motion is done: refreshes of remote accounts have
    * finished, sends being prepared have queued their deliveries and the queue has handled every
@@ -207,99 +210,49 @@ export function createRookeryFederation(deps: FederationDeps): RookeryFederation
     })
     .authorize((ctx) => authorized(ctx));
 
+  const context = () => federation.createContext(publicUrl, undefined);
+  // Every fetch from other servers is signed by the instance actor: GoToSocial, and Mastodon
+  // with AUTHORIZED_FETCH, answer 401 to an unsigned GET of an actor or a status.
+  const signedLoader = (c: Context<void>) => c.getDocumentLoader({ identifier: instance.identifier });
+  /** A context whose documentLoader signs, for the lookups made for the services. */
+  const signedContext = async (): Promise<Context<void>> => {
+    const c = context();
+    return Object.assign(c, { documentLoader: await signedLoader(c) });
+  };
+  // Images an actor document only links to go through Fedify's loader (signed): its refusal
+  // of private addresses.
+  const linked: DocumentLoader = async (url, options) => (await signedLoader(context()))(url, options);
+  const remote = services.remoteAccounts;
+  const fetcher = remoteFetcher({ signedContext, outgoing, loader: linked });
+  remote.fetcher = fetcher;
+
   // Fedify verifies the signature before any listener runs: a bad or missing one is 401. What
   // an actor on a refused domain sends is dropped before any listener.
-  refusingActors(federation.setInboxListeners("/users/{identifier}/inbox", "/inbox"), (url) => domains.refuses(url))
+  const inbox = refusingActors(federation.setInboxListeners("/users/{identifier}/inbox", "/inbox"), (url) => domains.refuses(url))
     // What the shared inbox fetches (the actor of an activity, its object) is signed by the
     // instance actor; at a personal inbox Fedify signs as the recipient.
-    .setSharedKeyDispatcher(() => ({ identifier: instance.identifier }))
-    .on(Follow, async (ctx, follow) => {
-      const kept = await services.federationInbox.follow(ctx, follow, (kind, target, followerId, actor) => answerFollow(ctx, kind, target, followerId, actor, follow));
-      if (kept && follow.id) await kv.set(followKey(kept.followerId, kept.targetId), follow.id.href);
-    })
-    .on(Create, async (ctx, create) => {
-      await services.federationInbox.create(ctx, create);
-    })
-    .on(Update, async (ctx, update) => {
-      await services.federationInbox.update(ctx, update);
-    })
-    .on(Delete, async (ctx, del) => {
-      await services.federationInbox.delete(ctx, del);
-    })
-    .on(Accept, async (ctx, accept) => {
-      await services.federationInbox.accept(ctx, accept);
-    })
-    .on(Reject, async (ctx, reject) => {
-      await services.federationInbox.reject(ctx, reject);
-    })
-    .on(Block, async (ctx, block) => {
-      await services.federationInbox.block(ctx, block);
-    })
-    .on(Like, async (ctx, like) => {
-      await services.remoteInteractions.like(ctx, like);
-    })
-    .on(Announce, async (ctx, announce) => {
-      await services.remoteInteractions.announce(ctx, announce);
-    })
-    .on(Add, async (ctx, add) => {
-      await services.remoteInteractions.feature(ctx, add);
-    })
-    .on(Remove, async (ctx, remove) => {
-      await services.remoteInteractions.feature(ctx, remove);
-    })
-    .on(Move, async (ctx, move) => {
-      await services.accountMoves.move(ctx, move);
-    })
-    .on(Undo, async (ctx, undo) => {
-      await services.federationInbox.undo(ctx, undo);
-    })
+    .setSharedKeyDispatcher(() => ({ identifier: instance.identifier }));
+  listen(inbox, { services, kv, loader: linked })
     .onUnverifiedActivity(goneActorHandler({ outgoing, accountByUri: (uri) => services.remoteAccounts.byUri(uri), remove: (id) => services.goneAccounts.remove(id) }))
     .onError((_ctx, error) => {
       log("warn", "inbox activity failed", { error: String(error).split("\n")[0] });
     });
 
   const sender = new Sender();
-  const context = () => federation.createContext(publicUrl, undefined);
   const outbound: Outbound = { services, urls, context, lookups, sender, kv, instanceIdentifier: instance.identifier };
   subscribe(services.events, outbound);
-  // Every fetch from other servers is signed by the instance actor: GoToSocial, and Mastodon
-  // with AUTHORIZED_FETCH, answer 401 to an unsigned GET of an actor or a status.
-  const signedLoader = (c: Context<void>) => c.getDocumentLoader({ identifier: instance.identifier });
-  /** A context whose documentLoader signs, for the services that fetch through it. */
-  const signedContext = async (): Promise<Context<void>> => {
-    const c = context();
-    return Object.assign(c, { documentLoader: await signedLoader(c) });
-  };
-  // acct: lookups go through WebFinger, which Fedify always asks over https.
-  const remote = services.remoteAccounts;
-  const lookupActor = async (identifier: string, signal?: AbortSignal) => {
-    const object = await lookup(await signedContext(), outgoing, identifier, signal);
-    return object && isActor(object) ? object : null;
-  };
-  remote.resolver = async (username, domain, signal) => {
-    const actor = await lookupActor(`acct:${username}@${domain}`, signal);
-    return actor ? remote.upsert(actor) : null;
-  };
-  // Refreshes of stale accounts, and images an actor document only links to, go through
-  // Fedify's loader (signed): its refusal of private addresses.
-  remote.fetchActor = lookupActor;
-  const linked: DocumentLoader = async (url, options) => (await signedLoader(context()))(url, options);
-  remote.documentLoader = linked;
 
-  // Search with resolve=true: an actor is stored as an account, a Note as a status (Fedify
-  // drops a document whose id is on another origin than the URL it was fetched from).
+  // Search with resolve=true: an actor is stored as an account, a Note as a status.
   services.search.urlResolver = async (url, signal) => {
-    const c = await signedContext();
-    const object = await lookup(c, outgoing, url, signal);
-    if (object && isActor(object)) return { account: await remote.upsert(object) };
-    if (isStatusObject(object)) return { status: await services.remoteNotes.store(c, object, { fetched: true }) };
+    const found = await fetcher.object(url, signal);
+    if (found && "actor" in found) return { account: await remote.upsert(found.actor) };
+    if (found) return { status: await services.remoteNotes.store(found.note, { fetched: true }) };
     return null;
   };
   // A thread's missing ancestors, fetched when it is asked for.
   services.remoteThreads.fetcher = async (uri, signal) => {
-    const c = await signedContext();
-    const object = await lookup(c, outgoing, uri, signal);
-    return isStatusObject(object) ? services.remoteNotes.store(c, object, { fetched: true }) : null;
+    const found = await fetcher.object(uri, signal);
+    return found && "note" in found ? services.remoteNotes.store(found.note, { fetched: true }) : null;
   };
 
   let controller: AbortController | null = null;
@@ -315,8 +268,12 @@ export function createRookeryFederation(deps: FederationDeps): RookeryFederation
     },
     subscribe: (events) => subscribe(events, outbound),
     async resolveActor(uri) {
-      const actor = await lookupActor(uri);
+      const actor = await fetcher.actor(uri);
       return actor ? remote.upsert(actor) : null;
+    },
+    async storeActor(actor) {
+      const input = actorInput(actor, linked);
+      return input ? remote.upsert(input) : null;
     },
     start() {
       // Expired cache entries nobody reads again are swept hourly, like the other housekeeping.

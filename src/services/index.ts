@@ -159,7 +159,7 @@ export function createServices(deps: ServiceDeps) {
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes);
   const remoteThreads = new RemoteThreads(threads, reader);
   const accountMoves = new AccountMoves(db, remoteAccounts, follows, events);
-  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, remoteInteractions, goneAccounts);
+  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, goneAccounts);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions);

@@ -115,7 +115,7 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
     const stored = () => [count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL"), count(a, "SELECT count(*) AS n FROM follows")];
     const before = stored();
     // An account stored from an actor whose IRI spells its host its own way: stored as rules read it.
-    const eve = await a.ctx.services.remoteAccounts.upsert(
+    const eve = await a.federation!.storeActor(
       new Person({ id: new URL("https://BLOCKED.example.:8443/users/eve"), preferredUsername: "eve", inbox: new URL("https://BLOCKED.example.:8443/users/eve/inbox") }),
     );
     expect(eve?.domain).toBe("blocked.example:8443");

@@ -1,13 +1,38 @@
-import type { Context } from "@fedify/fedify";
-import { Add, Announce, Like, PUBLIC_COLLECTION, Remove, type Activity } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
 import type { StatusActionService } from "../statuses/actions.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { RemovalService } from "../statuses/removal.ts";
 import type { FederationActors } from "./actors.ts";
+import type { ActorSource, IriRef, RemoteNoteInput } from "./inputs.ts";
 import type { RemoteAccounts } from "./remote-accounts.ts";
-import { isStatusObject, type RemoteNotes } from "./remote-notes.ts";
+import type { RemoteNotes } from "./remote-notes.ts";
+
+/** ActivityStreams' public collection, as addressing names it. */
+const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
+
+/** An Announce as the inbox reads it. */
+export interface AnnounceInput {
+  /** The Announce's own IRI: the boost's address. */
+  uri: string;
+  actor: ActorSource;
+  object: IriRef;
+  /** The announced status, fetched from its server, when it is not stored here. */
+  fetchObject(): Promise<RemoteNoteInput | null>;
+  to: string[];
+  cc: string[];
+  publishedAt: number | null;
+}
+
+/** An Add or Remove of a status to or from an actor's featured collection. */
+export interface FeatureInput {
+  actorUri: string;
+  object: IriRef;
+  /** The collection it names. */
+  target: string;
+  /** The status, fetched from its server, when it is not stored here (for an Add). */
+  fetchObject(): Promise<RemoteNoteInput | null>;
+}
 
 /**
  * Favourites and boosts by remote accounts (Like, Announce, and their Undo), through the
@@ -26,8 +51,8 @@ export class RemoteInteractions {
     private notes: RemoteNotes,
   ) {}
 
-  async like(ctx: Context<void>, like: Like): Promise<void> {
-    const pair = await this.localTarget(ctx, like);
+  async like(actor: ActorSource, object: IriRef): Promise<void> {
+    const pair = await this.localTarget(actor, object);
     if (!pair) return;
     try {
       this.actions.favourite(pair.account.id, pair.status.id);
@@ -37,8 +62,8 @@ export class RemoteInteractions {
   }
 
   /** An Undo of a Like, by the Like's own actor (checked by the caller). */
-  async unlike(ctx: Context<void>, like: Like): Promise<void> {
-    const pair = await this.localTarget(ctx, like);
+  async unlike(actor: ActorSource, object: IriRef): Promise<void> {
+    const pair = await this.localTarget(actor, object);
     if (!pair) return;
     try {
       this.actions.unfavourite(pair.account.id, pair.status.id);
@@ -47,37 +72,34 @@ export class RemoteInteractions {
     }
   }
 
-  async announce(ctx: Context<void>, announce: Announce): Promise<void> {
-    if (announce.id === null || announce.actorId === null || announce.objectId === null) return;
+  async announce(announce: AnnounceInput): Promise<void> {
     // A server speaks for its own activities only; the IRI is shown as the boost's address (http(s) only).
-    if (announce.id.origin !== announce.actorId.origin || httpUrlOrNull(announce.id) === null) return;
-    if (this.remote.statusByUri(announce.id.href)) return;
-    const account = await this.actorOf(ctx, announce);
+    if (new URL(announce.uri).origin !== new URL(announce.actor.uri).origin || httpUrlOrNull(announce.uri) === null) return;
+    if (this.remote.statusByUri(announce.uri)) return;
+    const account = await this.actorOf(announce.actor);
     if (!account) return;
-    let original = this.statusAt(ctx, announce.objectId);
+    let original = this.statusAt(announce.object);
     if (!original) {
       if (!this.actors.hasLocalFollowers(account.id)) return;
-      const object = await announce.getObject({ ...ctx, suppressError: true });
-      if (!isStatusObject(object)) return;
-      original = await this.notes.store(ctx, object, { fetched: true });
+      const object = await announce.fetchObject();
+      if (!object) return;
+      original = await this.notes.store(object, { fetched: true });
       if (!original) return;
     }
-    const to = announce.toIds.map((u) => u.href);
-    const cc = announce.ccIds.map((u) => u.href);
-    const visibility = to.includes(PUBLIC_COLLECTION.href) ? "public" : cc.includes(PUBLIC_COLLECTION.href) ? "unlisted" : "private";
+    const { to, cc } = announce;
+    const visibility = to.includes(PUBLIC) ? "public" : cc.includes(PUBLIC) ? "unlisted" : "private";
     try {
-      this.actions.reblog(account.id, original.id, visibility, { uri: announce.id.href, createdAt: announce.published?.epochMilliseconds ?? Date.now() });
+      this.actions.reblog(account.id, original.id, visibility, { uri: announce.uri, createdAt: announce.publishedAt ?? Date.now() });
     } catch {
       // Not boostable by it (private, direct, or it blocks the author): nothing is stored.
     }
   }
 
-  /** An Undo of an Announce, by the Announce's own actor (checked by the caller). */
-  async unannounce(_ctx: Context<void>, announce: Announce): Promise<void> {
-    if (announce.actorId === null) return;
-    const account = this.remote.byUri(announce.actorId.href);
+  /** An Undo of an Announce (its IRI, when it has one), by the Announce's own actor (checked by the caller). */
+  unannounce(actorUri: string, announceUri: string | null): void {
+    const account = this.remote.byUri(actorUri);
     if (!account) return;
-    const byUri = announce.id ? this.remote.statusByUri(announce.id.href) : undefined;
+    const byUri = announceUri !== null ? this.remote.statusByUri(announceUri) : undefined;
     const boost = byUri ? this.reader.findRow(byUri.id) : undefined;
     if (boost && boost.accountId === account.id && boost.reblogOfId !== null) this.removal.remove(boost);
   }
@@ -87,20 +109,20 @@ export class RemoteInteractions {
    * own featured collection, as its actor document names it, and the status its own; one not
    * stored yet is fetched from its server.
    */
-  async feature(ctx: Context<void>, activity: Add | Remove): Promise<void> {
-    if (activity.actorId === null || activity.objectId === null || activity.targetId === null) return;
-    const account = this.remote.byUri(activity.actorId.href);
-    if (!account || !this.remote.fetchActor) return;
-    const actor = await this.remote.fetchActor(activity.actorId.href).catch(() => null);
-    if (!actor || actor.featuredId?.href !== activity.targetId.href) return;
-    let status = this.statusAt(ctx, activity.objectId);
-    if (!status && activity instanceof Add) {
-      const object = await activity.getObject({ ...ctx, suppressError: true });
-      status = isStatusObject(object) ? await this.notes.store(ctx, object, { fetched: true }) : null;
+  async feature(kind: "Add" | "Remove", activity: FeatureInput): Promise<void> {
+    const account = this.remote.byUri(activity.actorUri);
+    const fetcher = this.remote.fetcher;
+    if (!account || !fetcher) return;
+    const actor = await fetcher.actor(activity.actorUri).catch(() => null);
+    if (!actor || actor.featuredUrl !== activity.target) return;
+    let status = this.statusAt(activity.object);
+    if (!status && kind === "Add") {
+      const object = await activity.fetchObject();
+      status = object ? await this.notes.store(object, { fetched: true }) : null;
     }
     if (!status || status.accountId !== account.id) return;
     try {
-      if (activity instanceof Add) this.actions.pin(account.id, status.id, { remote: true });
+      if (kind === "Add") this.actions.pin(account.id, status.id, { remote: true });
       else this.actions.unpin(account.id, status.id);
     } catch {
       // Pinned already, or not pinnable (a boost, a private status): nothing changes.
@@ -108,25 +130,24 @@ export class RemoteInteractions {
   }
 
   /** The remote actor and the local status a Like names. */
-  private async localTarget(ctx: Context<void>, activity: Like): Promise<{ account: AccountRow; status: StatusRow } | null> {
-    if (activity.actorId === null || activity.objectId === null) return null;
-    const status = this.statusAt(ctx, activity.objectId);
+  private async localTarget(actor: ActorSource, object: IriRef): Promise<{ account: AccountRow; status: StatusRow } | null> {
+    const status = this.statusAt(object);
     if (!status || status.uri !== null) return null;
-    const account = await this.actorOf(ctx, activity);
+    const account = await this.actorOf(actor);
     return account ? { account, status } : null;
   }
 
   /** The activity's actor as stored, fetched and stored when it is new. */
-  private async actorOf(ctx: Context<void>, activity: Activity): Promise<AccountRow | null> {
-    const stored = this.remote.byUri(activity.actorId!.href);
+  private async actorOf(actor: ActorSource): Promise<AccountRow | null> {
+    const stored = this.remote.byUri(actor.uri);
     if (stored) return stored;
-    const actor = await activity.getActor({ ...ctx, suppressError: true });
-    return actor && actor.id?.href === activity.actorId!.href ? this.remote.upsert(actor) : null;
+    const fetched = await actor.fetch();
+    return fetched ? this.remote.upsert(fetched) : null;
   }
 
   /** A status stored here by its IRI: a local one (at our URIs) or a remote one. */
-  private statusAt(ctx: Context<void>, iri: URL): StatusRow | null {
-    const found = this.notes.statusAt(ctx, iri);
+  private statusAt(iri: IriRef): StatusRow | null {
+    const found = this.notes.statusAt(iri);
     return found ? (this.reader.findRow(found.id) ?? null) : null;
   }
 }

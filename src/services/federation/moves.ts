@@ -1,5 +1,3 @@
-import type { Context } from "@fedify/fedify";
-import type { Move } from "@fedify/fedify/vocab";
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
 import { accounts, follows } from "../../db/schema.ts";
@@ -20,12 +18,13 @@ export class AccountMoves {
     private events: EventBus,
   ) {}
 
-  async move(_ctx: Context<void>, move: Move): Promise<void> {
-    if (move.actorId === null || move.objectId?.href !== move.actorId.href || move.targetId === null) return;
-    const origin = this.remote.byUri(move.actorId.href);
-    if (!origin || !this.remote.fetchActor || move.targetId.href === origin.uri) return;
-    const target = await this.remote.fetchActor(move.targetId.href).catch(() => null);
-    if (!target || !target.aliasIds.some((alias) => alias.href === origin.uri)) return;
+  /** The actor at `actorUri` says it moved to `targetUri` (the caller checked that it moves itself). */
+  async move(actorUri: string, targetUri: string): Promise<void> {
+    const origin = this.remote.byUri(actorUri);
+    const fetcher = this.remote.fetcher;
+    if (!origin || !fetcher || targetUri === origin.uri) return;
+    const target = await fetcher.actor(targetUri).catch(() => null);
+    if (!target || !target.aliases.some((alias) => alias === origin.uri)) return;
     const moved = await this.remote.upsert(target);
     if (!moved || moved.id === origin.id) return;
     const followers = this.db.transaction((tx) => {
