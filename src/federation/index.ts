@@ -1,34 +1,28 @@
-import { createFederation, type Context, type DocumentLoader, type Federation, type RequestContext } from "@fedify/fedify";
-import { Emoji, Note, type Actor, type Recipient } from "@fedify/fedify/vocab";
-import { recipientOf, Sender } from "./outbound/sender.ts";
-import { subscribe, type Outbound } from "./outbound/index.ts";
-import { DELIVERY_RETRY_POLICY, PERMANENT_FAILURES, recordFailure, wirePermanentFailures } from "./delivery.ts";
-import type { Clock } from "../clock.ts";
-import type { Config } from "../config.ts";
-import type { Db } from "../db/connection.ts";
+import type { Federation } from "@fedify/fedify";
+import type { Actor } from "@fedify/fedify/vocab";
 import type { AccountRow } from "../db/schema.ts";
-import type { EventBus } from "../services/events.ts";
-import type { OutgoingHttp } from "../net/outgoing.ts";
-import type { Urls } from "../presenters/account.ts";
-import type { FederationServices } from "./port.ts";
 import { log } from "../log.ts";
-import { actorOf, createOf, emojiOf, noteOf, type NoteLookups } from "./vocab.ts";
-import { SqliteKvStore } from "./kv.ts";
-import { SqliteMessageQueue } from "./queue.ts";
-import { InstanceActor } from "./instance-actor.ts";
+import type { Urls } from "../presenters/account.ts";
+import type { EventBus } from "../services/events.ts";
+import type { FederationCore } from "./core.ts";
+import { wirePermanentFailures } from "./delivery.ts";
+import { dispatch } from "./dispatchers.ts";
+import { actorInput } from "./inbound/actor.ts";
 import { goneActorHandler } from "./inbound/gone-actor.ts";
 import { listen } from "./inbound/index.ts";
-import { actorInput } from "./inbound/actor.ts";
-import { remoteFetcher } from "./fetcher.ts";
-import { bareActorOf, loadersOf } from "./access.ts";
+import type { SqliteKvStore } from "./kv.ts";
+import { subscribe, type Outbound } from "./outbound/index.ts";
+import { Sender } from "./outbound/sender.ts";
+import type { FederationServices } from "./port.ts";
+import type { SqliteMessageQueue } from "./queue.ts";
 import { federationReaders } from "./readers.ts";
-import { refusingActors, withoutRefusedKeys } from "./refusals.ts";
+import { refusingActors } from "./refusals.ts";
+import type { NoteLookups } from "./vocab.ts";
 
-const PAGE_SIZE = 20;
+export { createFederationCore, type FederationCore } from "./core.ts";
 
-/** A paged collection's first page starts from the top; Fedify wants a string cursor for it. */
-const FIRST = "";
-const cursorOf = (cursor: string) => (cursor === FIRST ? null : cursor);
+/** What the edge hands requests for ActivityPub to. */
+export type FederationHandler = Pick<Federation<void>, "fetch">;
 
 export interface RookeryFederation {
   federation: Federation<void>;
@@ -52,208 +46,41 @@ export interface RookeryFederation {
 }
 
 /**
- * ActivityPub on Fedify: the actors of local accounts at the URIs the client API already
- * emits (/users/:name), their collections and published statuses, and the inboxes. Hollo's
- * src/federation/ is the model of the wiring (github.com/hollo-social/hollo).
+ * ActivityPub on Fedify, wired to the services: what others read here (dispatchers.ts), what
+ * they send (inbound/, one listener per activity), what is sent to them after a write
+ * (outbound/), on the core made before the services (core.ts). Hollo's src/federation/ is the
+ * model of the wiring (github.com/hollo-social/hollo).
  */
-export interface FederationDeps {
-  config: Config;
-  clock: Clock;
-  db: Db;
-  urls: Urls;
-  services: FederationServices;
-  /** Every request to another server goes through it. */
-  outgoing: OutgoingHttp;
-}
-
-export function createRookeryFederation(deps: FederationDeps): RookeryFederation {
-  const { config, services, urls, clock, outgoing } = deps;
-  const actors = services.federationActors;
-  const sqlite = deps.db.$client;
-  const kv = new SqliteKvStore(sqlite, clock);
-  const domains = services.federationDomains;
-  const queue = new SqliteMessageQueue(sqlite, clock, outgoing, (url) => domains.refuses(url));
-  const publicUrl = new URL(config.publicUrl);
+export function createRookeryFederation(core: FederationCore, deps: { urls: Urls; services: FederationServices }): RookeryFederation {
+  const { services, urls } = deps;
+  const { federation, kv, queue, instance, config, clock, outgoing, fetcher, linked } = core;
+  const remote = services.remoteAccounts;
   const lookups: NoteLookups = {
     account: (id) => services.accounts.findById(id),
     status: (id) => services.reader.findRow(id),
     media: (statusId) => services.statusMedia.forStatuses([statusId]).get(statusId) ?? [],
     poll: (statusId) => services.polls.ofStatus(statusId),
   };
-  const instance = new InstanceActor(deps.db, publicUrl.hostname);
-  const federation: Federation<void> = createFederation<void>({
-    // A refused domain's kept keys are not read: none of its signatures verifies.
-    kv: withoutRefusedKeys(kv, (url) => domains.refuses(url)),
-    // Deliveries (and their fan-out) wait in the queue; incoming activities are handled while
-    // their request waits, as Mastodon's sender expects nothing sooner than the 202: queued,
-    // Fedify parsed each one twice (JSON-LD expansion, the inbound bound) and held it in a second
-    // table. A sender's next activity of the same object comes only after this 202 (Fedify and
-    // Mastodon order them per object), so a Delete never overtakes its Create here.
-    queue: { outbox: queue, fanout: queue },
-    manuallyStartQueue: true,
-    // Identity from PUBLIC_URL alone, never from Host or X-Forwarded-* of a request.
-    origin: { handleHost: publicUrl.host, webOrigin: publicUrl.origin },
-    outboxRetryPolicy: DELIVERY_RETRY_POLICY,
-    // Each delivery backs off on its own (DELIVERY_RETRY_POLICY); Fedify's per-host circuit
-    // breaker would hold and release them on timings of its own, off the server's clock.
-    circuitBreaker: false,
-    permanentFailureStatusCodes: PERMANENT_FAILURES,
-    onOutboxError: (error) => recordFailure(kv, clock, error).catch(() => {}),
-    // Every fetch goes through these, and they through the outgoing-HTTP module: refused domains
-    // are never asked, and under AUTHORIZED_FETCH even Fedify's own unsigned fetches are signed.
-    ...loadersOf(config, kv, outgoing, (url) => domains.refuses(url), async (): Promise<{ keyId: URL; privateKey: CryptoKey }> => {
-      const pairs = await federation.createContext(publicUrl, undefined).getActorKeyPairs(instance.identifier);
-      return { keyId: pairs[0]!.keyId, privateKey: pairs[0]!.privateKey };
-    }),
-  });
   wirePermanentFailures(services, federation);
   // Who reads, and what: secure mode (AUTHORIZED_FETCH or WHITELIST_MODE), blocks (readers.ts).
   const readers = federationReaders(config, services, (request) => federation.createContext(request, undefined).getSignedKeyOwner().catch(() => null));
-  const authorized = readers.authorized;
-  /**
-   * A reader the account blocks (or whose domain it blocks) finds its collections empty. (The
-   * followers dispatcher is also asked outside any request, to deliver: no reader there.)
-   */
-  const hidden = async (ctx: Context<void>, account: AccountRow) =>
-    "request" in ctx && readers.hides(account.id, await readers.readerOf(ctx as RequestContext<void>));
-
-  /** The account behind an identifier, exactly as its URIs spell it (one actor per account). */
-  const local = (identifier: string) => {
-    const account = actors.localAccount(identifier);
-    return account && account.username === identifier ? account : undefined;
-  };
-
-  federation
-    .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
-      if (identifier === instance.identifier) return instance.actor(ctx);
-      const account = local(identifier);
-      if (!account) return null;
-      // Secure mode: an unsigned fetch gets what checking a signature needs, not the profile;
-      // so does a reader the account blocks. (Fedify also asks for the actor at an inbox POST.)
-      const fetched = ctx.request.method === "GET" || ctx.request.method === "HEAD";
-      if (fetched && (await readers.seesBareActor(ctx, account))) return bareActorOf(ctx, account);
-      return actorOf(ctx, urls, account);
-    })
-    .setKeyPairsDispatcher(async (_ctx, identifier) => {
-      if (identifier === instance.identifier) return instance.keyPairs();
-      const account = local(identifier);
-      return account ? actors.keyPairs(account.id) : [];
-    });
-
-  federation
-    .setOutboxDispatcher("/users/{identifier}/outbox", async (ctx, identifier, cursor) => {
-      const account = local(identifier);
-      if (!account || cursor === null) return null;
-      if (await hidden(ctx, account)) return { items: [] };
-      const page = actors.outbox(account.id, cursorOf(cursor), PAGE_SIZE);
-      const items = page.items.map((status) => createOf(ctx, noteOf(ctx, urls, account, status, lookups), account, status));
-      return { items, nextCursor: page.next };
-    })
-    .setCounter((_ctx, identifier) => {
-      const account = local(identifier);
-      return account ? actors.outboxCount(account.id) : null;
-    })
-    .setFirstCursor(() => FIRST)
-    .authorize(authorized);
-
-  federation
-    .setFollowersDispatcher("/users/{identifier}/followers", async (ctx, identifier, cursor) => {
-      const account = local(identifier);
-      if (!account) return null;
-      // The whole collection is what delivery to "followers" asks for: only remote inboxes.
-      if (cursor === null) return { items: actors.remoteFollowers(account.id).map(recipientOf) };
-      if (await hidden(ctx, account)) return { items: [] };
-      const page = actors.followers(account.id, cursorOf(cursor), PAGE_SIZE);
-      const items: Recipient[] = page.items.map((f) => (f.domain === null ? { id: ctx.getActorUri(f.username), inboxId: null } : recipientOf(f)));
-      return { items, nextCursor: page.next };
-    })
-    .setCounter((_ctx, identifier) => local(identifier)?.followersCount ?? null)
-    .setFirstCursor(() => FIRST)
-    .authorize(authorized);
-
-  // Mastodon shows the count of followed accounts, not who they are.
-  federation
-    .setFollowingDispatcher("/users/{identifier}/following", (_ctx, identifier) => (local(identifier) ? { items: [] } : null))
-    .setCounter((_ctx, identifier) => local(identifier)?.followingCount ?? null)
-    .authorize(authorized);
-
-  federation
-    .setFeaturedDispatcher("/users/{identifier}/featured", async (ctx, identifier) => {
-      const account = local(identifier);
-      if (!account) return null;
-      if (await hidden(ctx, account)) return { items: [] };
-      return { items: actors.pinned(account.id).map((status) => noteOf(ctx, urls, account, status, lookups)) };
-    })
-    .authorize(authorized);
-
-  // This server's custom emojis, which Notes and actors name by these IRIs.
-  federation.setObjectDispatcher(Emoji, "/emojis/{shortcode}", (ctx, { shortcode }) => {
-    const row = services.customEmojis.find(shortcode);
-    return row ? emojiOf(ctx, services.customEmojis.entity(row)) : null;
-  });
-
-  // Public and unlisted statuses for anyone (signed, in secure mode); a private or direct one
-  // for a signed request by an account allowed to see it (a follower, a mentioned account), as
-  // Mastodon's StatusPolicy decides with the signer as the viewer. A signer the author blocks,
-  // or whose domain the author blocks, sees nothing.
-  federation
-    .setObjectDispatcher(Note, "/users/{identifier}/statuses/{id}", async (ctx, { identifier, id }) => {
-      const account = local(identifier);
-      if (!account || !/^\d+$/.test(id)) return null;
-      const status = actors.ownStatus(account.id, Number(id));
-      if (!status) return null;
-      const published = status.visibility === "public" || status.visibility === "unlisted";
-      const reader = await readers.readerOf(ctx);
-      if (readers.hides(account.id, reader)) return null;
-      if (!reader.viewer) return published ? noteOf(ctx, urls, account, status, lookups) : null;
-      return services.reader.visible([status], reader.viewer.id).length === 1 ? noteOf(ctx, urls, account, status, lookups) : null;
-    })
-    .authorize((ctx) => authorized(ctx));
-
-  const context = () => federation.createContext(publicUrl, undefined);
-  // Every fetch from other servers is signed by the instance actor: GoToSocial, and Mastodon
-  // with AUTHORIZED_FETCH, answer 401 to an unsigned GET of an actor or a status.
-  const signedLoader = (c: Context<void>) => c.getDocumentLoader({ identifier: instance.identifier });
-  /** A context whose documentLoader signs, for the lookups made for the services. */
-  const signedContext = async (): Promise<Context<void>> => {
-    const c = context();
-    return Object.assign(c, { documentLoader: await signedLoader(c) });
-  };
-  // Images an actor document only links to go through Fedify's loader (signed): its refusal
-  // of private addresses.
-  const linked: DocumentLoader = async (url, options) => (await signedLoader(context()))(url, options);
-  const remote = services.remoteAccounts;
-  const fetcher = remoteFetcher({ signedContext, outgoing, loader: linked });
-  remote.fetcher = fetcher;
+  dispatch({ federation, services, urls, lookups, instance, readers });
 
   // Fedify verifies the signature before any listener runs: a bad or missing one is 401. What
   // an actor on a refused domain sends is dropped before any listener.
-  const inbox = refusingActors(federation.setInboxListeners("/users/{identifier}/inbox", "/inbox"), (url) => domains.refuses(url))
+  const inbox = refusingActors(federation.setInboxListeners("/users/{identifier}/inbox", "/inbox"), (url) => core.refuses(url))
     // What the shared inbox fetches (the actor of an activity, its object) is signed by the
     // instance actor; at a personal inbox Fedify signs as the recipient.
     .setSharedKeyDispatcher(() => ({ identifier: instance.identifier }));
   listen(inbox, { services, kv, loader: linked })
-    .onUnverifiedActivity(goneActorHandler({ outgoing, accountByUri: (uri) => services.remoteAccounts.byUri(uri), remove: (id) => services.goneAccounts.remove(id) }))
+    .onUnverifiedActivity(goneActorHandler({ outgoing, accountByUri: (uri) => remote.byUri(uri), remove: (id) => services.goneAccounts.remove(id) }))
     .onError((_ctx, error) => {
       log("warn", "inbox activity failed", { error: String(error).split("\n")[0] });
     });
 
   const sender = new Sender();
-  const outbound: Outbound = { services, urls, context, lookups, sender, kv, instanceIdentifier: instance.identifier };
+  const outbound: Outbound = { services, urls, context: core.context, lookups, sender, kv, instanceIdentifier: instance.identifier };
   subscribe(services.events, outbound);
-
-  // Search with resolve=true: an actor is stored as an account, a Note as a status.
-  services.search.urlResolver = async (url, signal) => {
-    const found = await fetcher.object(url, signal);
-    if (found && "actor" in found) return { account: await remote.upsert(found.actor) };
-    if (found) return { status: await services.remoteNotes.store(found.note, { fetched: true }) };
-    return null;
-  };
-  // A thread's missing ancestors, fetched when it is asked for.
-  services.remoteThreads.fetcher = async (uri, signal) => {
-    const found = await fetcher.object(uri, signal);
-    return found && "note" in found ? services.remoteNotes.store(found.note, { fetched: true }) : null;
-  };
 
   let controller: AbortController | null = null;
   let listening: Promise<void> | null = null;

@@ -15,8 +15,7 @@ import type { ReportService } from "../services/reports.ts";
 import type { PollService } from "../services/statuses/polls.ts";
 import type { StatusReader } from "../services/statuses/reader.ts";
 import type { TimerWheel } from "../services/timer-wheel.ts";
-import type { SearchService } from "../services/search.ts";
-import type { RemoteThreads } from "../services/federation/remote-threads.ts";
+
 
 /**
  * What federation asks of the services, and nothing more: the reads behind actor documents,
@@ -41,6 +40,4 @@ export interface FederationServices {
   remoteInteractions: RemoteInteractions;
   goneAccounts: Pick<GoneAccounts, "remove">;
   accountMoves: AccountMoves;
-  search: SearchService;
-  remoteThreads: RemoteThreads;
 }

@@ -1,3 +1,4 @@
+import type { OutgoingHttp } from "../../net/outgoing.ts";
 import type { RemoteActorInput, RemoteNoteInput } from "./inputs.ts";
 
 /**
@@ -12,4 +13,12 @@ export interface RemoteFetcher {
   object(url: string, signal?: AbortSignal): Promise<{ actor: RemoteActorInput } | { note: RemoteNoteInput } | null>;
   /** Whether an actor's IRI answers 404 or 410 now (any other failure, or none, is no proof it is gone). */
   gone(uri: string): Promise<boolean>;
+}
+
+/** What src/federation makes its fetcher of, handed over by createServices. */
+export interface RemoteInfra {
+  /** Every request to another server goes through it. */
+  outgoing: OutgoingHttp;
+  /** Whether federation with the host of a URL (or a host) is refused (FederationDomains). */
+  refuses(urlOrHost: string | URL): boolean;
 }

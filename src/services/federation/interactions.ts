@@ -4,6 +4,7 @@ import type { StatusActionService } from "../statuses/actions.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { RemovalService } from "../statuses/removal.ts";
 import type { FederationActors } from "./actors.ts";
+import type { RemoteFetcher } from "./fetcher.ts";
 import type { ActorSource, IriRef, RemoteNoteInput } from "./inputs.ts";
 import type { RemoteAccounts } from "./remote-accounts.ts";
 import type { RemoteNotes } from "./remote-notes.ts";
@@ -49,6 +50,8 @@ export class RemoteInteractions {
     private removal: RemovalService,
     private reader: StatusReader,
     private notes: RemoteNotes,
+    /** Fetches actors from their servers (null while federation is off). */
+    private fetcher: RemoteFetcher | null,
   ) {}
 
   async like(actor: ActorSource, object: IriRef): Promise<void> {
@@ -111,9 +114,8 @@ export class RemoteInteractions {
    */
   async feature(kind: "Add" | "Remove", activity: FeatureInput): Promise<void> {
     const account = this.remote.byUri(activity.actorUri);
-    const fetcher = this.remote.fetcher;
-    if (!account || !fetcher) return;
-    const actor = await fetcher.actor(activity.actorUri).catch(() => null);
+    if (!account || !this.fetcher) return;
+    const actor = await this.fetcher.actor(activity.actorUri).catch(() => null);
     if (!actor || actor.featuredUrl !== activity.target) return;
     let status = this.statusAt(activity.object);
     if (!status && kind === "Add") {

@@ -3,6 +3,7 @@ import type { Db } from "../../db/connection.ts";
 import { accounts, follows } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { EventBus } from "../events.ts";
+import type { RemoteFetcher } from "./fetcher.ts";
 import type { RemoteAccounts } from "./remote-accounts.ts";
 
 /**
@@ -16,14 +17,15 @@ export class AccountMoves {
     private remote: RemoteAccounts,
     private follows: FollowService,
     private events: EventBus,
+    /** Fetches the new actor from its server (null while federation is off: no move is believed). */
+    private fetcher: RemoteFetcher | null,
   ) {}
 
   /** The actor at `actorUri` says it moved to `targetUri` (the caller checked that it moves itself). */
   async move(actorUri: string, targetUri: string): Promise<void> {
     const origin = this.remote.byUri(actorUri);
-    const fetcher = this.remote.fetcher;
-    if (!origin || !fetcher || targetUri === origin.uri) return;
-    const target = await fetcher.actor(targetUri).catch(() => null);
+    if (!origin || !this.fetcher || targetUri === origin.uri) return;
+    const target = await this.fetcher.actor(targetUri).catch(() => null);
     if (!target || !target.aliases.some((alias) => alias === origin.uri)) return;
     const moved = await this.remote.upsert(target);
     if (!moved || moved.id === origin.id) return;

@@ -8,6 +8,7 @@ import { httpUrlOrNull } from "../../net/http-url.ts";
 import type { EventBus } from "../events.ts";
 import { accountDomain } from "../../net/domains.ts";
 import type { RemoteFetcher } from "./fetcher.ts";
+import type { GoneAccounts } from "./gone-accounts.ts";
 import type { RemoteActorInput } from "./inputs.ts";
 
 /**
@@ -39,12 +40,11 @@ export class RemoteAccounts {
     private events: EventBus,
     /** Domains this server does not federate with (blocked, or off the allow list): none of their accounts is looked up, fetched or stored. */
     private domains: { refuses(urlOrHost: string | URL): boolean },
+    /** Fetches actors from their servers (null while federation is off: nothing is fetched). */
+    private fetcher: RemoteFetcher | null,
+    /** Removes an account whose actor is gone, as a Delete of it would. */
+    private gone: Pick<GoneAccounts, "remove">,
   ) {}
-
-  /** Fetches actors from their servers; set by src/federation (null while federation is off). */
-  fetcher: RemoteFetcher | null = null;
-  /** Removes an account whose actor is gone, as a Delete of it would (GoneAccounts); set by the services. */
-  gone: ((accountId: number) => void) | null = null;
 
   private refreshing = new Map<number, Promise<void>>();
   private failedAt = new Map<number, number>();
@@ -100,9 +100,9 @@ export class RemoteAccounts {
         this.failedAt.set(id, this.clock.now());
         // Its own server says the actor is no more (404 or 410 at its IRI, asked once more to
         // know which failure this was): the account goes, as if the actor had sent its Delete.
-        if (!actor && this.gone && (await fetcher.gone(uri))) {
+        if (!actor && (await fetcher.gone(uri))) {
           log("info", "remote account gone (its actor answers 404 or 410); removed", { account: uri });
-          this.gone(id);
+          this.gone.remove(id);
         }
       })
       .catch((error: unknown) => {
