@@ -7,6 +7,7 @@ import { loadersOf } from "./access.ts";
 import { DELIVERY_RETRY_POLICY, PERMANENT_FAILURES, recordFailure } from "./delivery.ts";
 import { remoteFetcher } from "./fetcher.ts";
 import { InstanceActor } from "./instance-actor.ts";
+import { AccountKeys } from "./keys.ts";
 import { SqliteKvStore } from "./kv.ts";
 import { SqliteMessageQueue } from "./queue.ts";
 import { withoutRefusedKeys } from "./refusals.ts";
@@ -24,6 +25,8 @@ export interface FederationCore extends RemoteInfra {
   kv: SqliteKvStore;
   queue: SqliteMessageQueue;
   instance: InstanceActor;
+  /** The key pairs of local accounts. */
+  keys: AccountKeys;
   publicUrl: URL;
   /** A context outside any request (to send, to build objects). */
   context(): Context<void>;
@@ -78,5 +81,5 @@ export function createFederationCore(deps: { config: Config; clock: Clock; db: D
   // of private addresses.
   const linked: DocumentLoader = async (url, options) => (await signedLoader(context()))(url, options);
   const fetcher = remoteFetcher({ signedContext, outgoing, loader: linked });
-  return { ...deps, federation, kv, queue, instance, publicUrl, context, linked, fetcher };
+  return { ...deps, federation, kv, queue, instance, keys: new AccountKeys(deps.db, clock), publicUrl, context, linked, fetcher };
 }

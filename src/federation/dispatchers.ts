@@ -4,6 +4,7 @@ import type { AccountRow } from "../db/schema.ts";
 import type { Urls } from "../presenters/account.ts";
 import { bareActorOf } from "./access.ts";
 import type { InstanceActor } from "./instance-actor.ts";
+import type { AccountKeys } from "./keys.ts";
 import { recipientOf } from "./outbound/sender.ts";
 import type { FederationServices } from "./port.ts";
 import type { federationReaders } from "./readers.ts";
@@ -21,6 +22,7 @@ export interface Dispatch {
   urls: Urls;
   lookups: NoteLookups;
   instance: InstanceActor;
+  keys: AccountKeys;
   /** Who reads, and what: secure mode (AUTHORIZED_FETCH or WHITELIST_MODE), blocks (readers.ts). */
   readers: ReturnType<typeof federationReaders>;
 }
@@ -30,7 +32,7 @@ export interface Dispatch {
  * already emits (/users/:name) and the instance actor, their keys, collections (outbox,
  * followers, following, featured), statuses and custom emojis.
  */
-export function dispatch({ federation, services, urls, lookups, instance, readers }: Dispatch): void {
+export function dispatch({ federation, services, urls, lookups, instance, keys, readers }: Dispatch): void {
   const actors = services.federationActors;
   const authorized = readers.authorized;
   /**
@@ -60,7 +62,7 @@ export function dispatch({ federation, services, urls, lookups, instance, reader
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
       if (identifier === instance.identifier) return instance.keyPairs();
       const account = local(identifier);
-      return account ? actors.keyPairs(account.id) : [];
+      return account ? keys.keyPairs(account.id) : [];
     });
 
   federation

@@ -10,6 +10,7 @@ import { dispatch } from "./dispatchers.ts";
 import { actorInput } from "./inbound/actor.ts";
 import { goneActorHandler } from "./inbound/gone-actor.ts";
 import { listen } from "./inbound/index.ts";
+import type { AccountKeyPair } from "./keys.ts";
 import type { SqliteKvStore } from "./kv.ts";
 import { subscribe, type Outbound } from "./outbound/index.ts";
 import { Sender } from "./outbound/sender.ts";
@@ -30,6 +31,8 @@ export interface RookeryFederation {
   queue: SqliteMessageQueue;
   /** Fetches a remote actor by its IRI and stores it (the start of `resolve=true`); null when it is none. */
   resolveActor(uri: string): Promise<AccountRow | null>;
+  /** A local account's key pairs (made on first need). */
+  keyPairs(accountId: number): Promise<AccountKeyPair[]>;
   /** Stores a remote actor document as an account, as if it had been fetched (tests); null when it is not a usable one. */
   storeActor(actor: Actor): Promise<AccountRow | null>;
   /**
@@ -64,7 +67,7 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
   wirePermanentFailures(services, federation);
   // Who reads, and what: secure mode (AUTHORIZED_FETCH or WHITELIST_MODE), blocks (readers.ts).
   const readers = federationReaders(config, services, (request) => federation.createContext(request, undefined).getSignedKeyOwner().catch(() => null));
-  dispatch({ federation, services, urls, lookups, instance, readers });
+  dispatch({ federation, services, urls, lookups, instance, keys: core.keys, readers });
 
   // Fedify verifies the signature before any listener runs: a bad or missing one is 401. What
   // an actor on a refused domain sends is dropped before any listener.
@@ -98,6 +101,7 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
       const actor = await fetcher.actor(uri);
       return actor ? remote.upsert(actor) : null;
     },
+    keyPairs: (accountId) => core.keys.keyPairs(accountId),
     async storeActor(actor) {
       const input = actorInput(actor, linked);
       return input ? remote.upsert(input) : null;
