@@ -15,7 +15,7 @@ import { loadInstanceKeys } from "./services/instance.ts";
 import { Streaming } from "./streaming/index.ts";
 import { WS_OPTIONS, type WsData } from "./streaming/websocket.ts";
 import { createFederationCore, createRookeryFederation, type FederationCore, type RookeryFederation } from "./federation/index.ts";
-import type { RemoteInfra } from "./services/federation/fetcher.ts";
+import type { RemoteInfra } from "./services/remote/fetcher.ts";
 
 export interface RunningServer {
   url: string;

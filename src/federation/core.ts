@@ -2,7 +2,7 @@ import { createFederation, type Context, type DocumentLoader, type Federation } 
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/connection.ts";
-import type { RemoteFetcher, RemoteInfra } from "../services/federation/fetcher.ts";
+import type { RemoteFetcher, RemoteInfra } from "../services/remote/fetcher.ts";
 import { loadersOf } from "./access.ts";
 import { DELIVERY_RETRY_POLICY, PERMANENT_FAILURES, recordFailure } from "./delivery.ts";
 import { remoteFetcher } from "./fetcher.ts";

@@ -2,7 +2,7 @@ import type { Context } from "@fedify/fedify";
 import { isActor } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
 import type { OutgoingHttp } from "../net/outgoing.ts";
-import type { RemoteFetcher } from "../services/federation/fetcher.ts";
+import type { RemoteFetcher } from "../services/remote/fetcher.ts";
 import { lookup } from "./access.ts";
 import { actorInput } from "./inbound/actor.ts";
 import { isStatusObject, noteInput } from "./inbound/note.ts";

@@ -1,7 +1,7 @@
 import type { Context } from "@fedify/fedify";
 import { Application, isActor, Service, type Activity, type Actor } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
-import type { ActorSource, RemoteActorInput } from "../../services/federation/inputs.ts";
+import type { ActorSource, RemoteActorInput } from "../../services/remote/inputs.ts";
 import { customEmojisOf } from "./emojis.ts";
 import { readProfile } from "./profile.ts";
 

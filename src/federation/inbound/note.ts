@@ -2,7 +2,7 @@ import type { Context } from "@fedify/fedify";
 import { Audio, Collection, Document, Hashtag, Image, Mention, Note, Question, Video } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
 import { httpUrlOrNull } from "../../net/http-url.ts";
-import type { IriRef, RemoteNoteInput } from "../../services/federation/inputs.ts";
+import type { IriRef, RemoteNoteInput } from "../../services/remote/inputs.ts";
 import type { RemoteMedia, RemotePoll } from "../../services/statuses/remote-input.ts";
 import { MAX_HASHTAG_LENGTH, normalizeTag } from "../../text/format.ts";
 import { actorInput } from "./actor.ts";

@@ -1,7 +1,7 @@
 import { Link, PropertyValue, type Actor, type Image } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
 import type { ProfileField } from "../../models/views.ts";
-import type { RemoteProfile } from "../../services/federation/inputs.ts";
+import type { RemoteProfile } from "../../services/remote/inputs.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
 import { sanitizeRemoteHtml } from "../../text/sanitize.ts";
 

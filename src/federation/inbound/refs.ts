@@ -1,6 +1,6 @@
 import type { Context } from "@fedify/fedify";
 import { Note } from "@fedify/fedify/vocab";
-import type { IriRef } from "../../services/federation/inputs.ts";
+import type { IriRef } from "../../services/remote/inputs.ts";
 
 /** An IRI as Fedify's router reads it: one of this server's actors or statuses, or another server's. */
 export function refOf(ctx: Context<void>, iri: URL): IriRef {

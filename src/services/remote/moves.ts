@@ -4,7 +4,7 @@ import { accounts, follows } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { EventBus } from "../events.ts";
 import type { RemoteFetcher } from "./fetcher.ts";
-import type { RemoteAccounts } from "./remote-accounts.ts";
+import type { RemoteAccounts } from "./accounts.ts";
 
 /**
  * A remote account that moved (Move), as Mastodon's ActivityPub::Activity::Move: believed only

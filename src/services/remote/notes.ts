@@ -9,9 +9,9 @@ import type { PollService } from "../statuses/polls.ts";
 import type { PostingService } from "../statuses/posting.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { Visibility } from "../statuses/visibility.ts";
-import type { FederationActors } from "./actors.ts";
+import type { FederationActors } from "./local-actors.ts";
 import type { IriRef, RemoteNoteInput } from "./inputs.ts";
-import type { RemoteAccounts } from "./remote-accounts.ts";
+import type { RemoteAccounts } from "./accounts.ts";
 
 /** ActivityStreams' public collection, as addressing names it. */
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";

@@ -3,11 +3,11 @@ import type { FollowService } from "../accounts/follows.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { RemovalService } from "../statuses/removal.ts";
-import type { FederationActors } from "./actors.ts";
+import type { FederationActors } from "./local-actors.ts";
 import type { GoneAccounts } from "./gone-accounts.ts";
 import type { RemoteActorInput, RemoteNoteInput } from "./inputs.ts";
-import type { RemoteAccounts } from "./remote-accounts.ts";
-import type { RemoteNotes } from "./remote-notes.ts";
+import type { RemoteAccounts } from "./accounts.ts";
+import type { RemoteNotes } from "./notes.ts";
 
 /** What a remote Follow came to: the follower stored, and what it is answered (Accept, Reject, or nothing yet). */
 export interface FollowOutcome {

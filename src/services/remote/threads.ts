@@ -2,7 +2,7 @@ import type { StatusRow } from "../../db/schema.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { ThreadService } from "../statuses/threads.ts";
 import type { RemoteFetcher } from "./fetcher.ts";
-import type { RemoteNotes } from "./remote-notes.ts";
+import type { RemoteNotes } from "./notes.ts";
 
 /** Ancestors fetched for one context request at most, and how long that may take. */
 const MAX_FETCHED = 10;

@@ -3,11 +3,11 @@ import { httpUrlOrNull } from "../../net/http-url.ts";
 import type { StatusActionService } from "../statuses/actions.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { RemovalService } from "../statuses/removal.ts";
-import type { FederationActors } from "./actors.ts";
+import type { FederationActors } from "./local-actors.ts";
 import type { RemoteFetcher } from "./fetcher.ts";
 import type { ActorSource, IriRef, RemoteNoteInput } from "./inputs.ts";
-import type { RemoteAccounts } from "./remote-accounts.ts";
-import type { RemoteNotes } from "./remote-notes.ts";
+import type { RemoteAccounts } from "./accounts.ts";
+import type { RemoteNotes } from "./notes.ts";
 
 /** ActivityStreams' public collection, as addressing names it. */
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
