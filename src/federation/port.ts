@@ -3,19 +3,16 @@ import type { FollowService } from "../services/accounts/follows.ts";
 import type { CustomEmojiService } from "../services/custom-emojis.ts";
 import type { EventBus } from "../services/events.ts";
 import type { FederationActors } from "../services/remote/local-actors.ts";
-import type { FederationDomains } from "../services/remote/domains.ts";
 import type { FederationInbox } from "../services/remote/inbox.ts";
 import type { GoneAccounts } from "../services/remote/gone-accounts.ts";
 import type { RemoteInteractions } from "../services/remote/interactions.ts";
 import type { AccountMoves } from "../services/remote/moves.ts";
 import type { RemoteAccounts } from "../services/remote/accounts.ts";
-import type { RemoteNotes } from "../services/remote/notes.ts";
 import type { StatusMedia } from "../services/media/status-media.ts";
 import type { ReportService } from "../services/reports.ts";
 import type { PollService } from "../services/statuses/polls.ts";
 import type { StatusReader } from "../services/statuses/reader.ts";
 import type { TimerWheel } from "../services/timer-wheel.ts";
-
 
 /**
  * What federation asks of the services, and nothing more: the reads behind actor documents,
@@ -32,12 +29,10 @@ export interface FederationServices {
   customEmojis: Pick<CustomEmojiService, "find" | "entity">;
   follows: Pick<FollowService, "relationship" | "removeFollow">;
   reports: Pick<ReportService, "find">;
-  federationActors: FederationActors;
-  federationDomains: Pick<FederationDomains, "refuses">;
+  federationActors: Pick<FederationActors, "localAccount" | "ownStatus" | "outbox" | "outboxCount" | "followers" | "remoteFollowers" | "localFollowed" | "hidesFrom" | "pinned">;
   federationInbox: FederationInbox;
-  remoteAccounts: RemoteAccounts;
-  remoteNotes: RemoteNotes;
-  remoteInteractions: RemoteInteractions;
+  remoteAccounts: Pick<RemoteAccounts, "byUri" | "upsert" | "idle" | "stop">;
+  remoteInteractions: Pick<RemoteInteractions, "like" | "unlike" | "announce" | "unannounce" | "feature">;
   goneAccounts: Pick<GoneAccounts, "remove">;
-  accountMoves: AccountMoves;
+  accountMoves: Pick<AccountMoves, "move">;
 }
