@@ -4,7 +4,7 @@ import { SystemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { largestId, migrate, openDatabase, SchemaTooNewError } from "./db/connection.ts";
 import { ApiError } from "./errors.ts";
-import { federationStatus } from "./federation/status.ts";
+import { federationStatus } from "./federation/cli-report.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
 import { MediaStorage } from "./media/storage.ts";

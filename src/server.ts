@@ -16,7 +16,8 @@ import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
 import { Streaming } from "./streaming/index.ts";
 import { WS_OPTIONS, type WsData } from "./streaming/websocket.ts";
-import { createRookeryFederation, type RookeryFederation } from "./federation/index.ts";
+import { createFederationCore, createRookeryFederation, type FederationCore, type RookeryFederation } from "./federation/index.ts";
+import type { RemoteInfra } from "./services/remote/fetcher.ts";
 
 export interface RunningServer {
   url: string;
@@ -80,7 +81,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
   const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
   const renderPush = (view: PushNotificationView) => serializePushNotification(urls, view);
-  const services = createServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, renderPush });
+  // Federation's Fedify side is made as the services are, of what it needs of them (the
+  // outgoing-HTTP module, the domain rules), and gives them its fetcher; the services are then
+  // registered with it (dispatchers, inbox listeners, outgoing activities).
+  const made: { core?: FederationCore } = {};
+  const remote = (infra: RemoteInfra) => (made.core = createFederationCore({ config, clock, db: database.db, ...infra })).fetcher;
+  const services = createServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, renderPush, remote: config.federation ? remote : undefined });
   const ctx: AppContext = {
     config,
     clock,
@@ -99,7 +105,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
   streaming = new Streaming(ctx);
-  const federation = config.federation ? createRookeryFederation(ctx) : null;
+  const federation = made.core ? createRookeryFederation(made.core, { urls: ctx.urls, services }) : null;
   federation?.start();
   handler = createEdge(ctx, app, streaming, federation?.federation ?? null);
   services.announcements.syncOtherWriters();

@@ -1,9 +1,9 @@
 import { createExponentialBackoffPolicy, SendActivityError, type Federation } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Clock } from "../clock.ts";
-import type { AppContext } from "../context.ts";
 import { log } from "../log.ts";
 import type { SqliteKvStore } from "./kv.ts";
+import type { FederationServices } from "./port.ts";
 
 /**
  * How deliveries hold when a server is down, as Mastodon's DeliveryWorker does: retried with
@@ -45,8 +45,7 @@ export async function recordFailure(kv: SqliteKvStore, clock: Clock, error: Erro
  * accounts behind it stop following local accounts here (Hollo and Mastodon prune them), so
  * nothing more is queued for them.
  */
-export function wirePermanentFailures(app: AppContext, federation: Federation<void>): void {
-  const { services } = app;
+export function wirePermanentFailures(services: Pick<FederationServices, "remoteAccounts" | "federationActors" | "follows">, federation: Federation<void>): void {
   federation.setOutboxPermanentFailureHandler((_ctx, failure) => {
     for (const actorId of failure.actorIds) {
       const account = services.remoteAccounts.byUri(actorId.href);

@@ -1,9 +1,10 @@
 import type { RequestContext } from "@fedify/fedify";
 import type { Actor } from "@fedify/fedify/vocab";
-import type { AppContext } from "../context.ts";
+import type { Config } from "../config.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { hostOf } from "../net/domains.ts";
 import { signerOf } from "./access.ts";
+import type { FederationServices } from "./port.ts";
 import { asSigned } from "./signed-at.ts";
 
 /**
@@ -27,9 +28,12 @@ const ANONYMOUS: Reader = { signer: null, viewer: undefined };
  * unsigned request sees of the actor, and no status: collections are empty to it (Mastodon's
  * permitted_for and for_signed_account), as single statuses are not found.
  */
-export function federationReaders(app: AppContext, signerAt: (request: Request) => Promise<Actor | null>) {
-  const { services } = app;
-  const secure = app.config.authorizedFetch || app.config.whitelistMode;
+export function federationReaders(
+  config: Pick<Config, "authorizedFetch" | "whitelistMode">,
+  services: Pick<FederationServices, "remoteAccounts" | "federationActors">,
+  signerAt: (request: Request) => Promise<Actor | null>,
+) {
+  const secure = config.authorizedFetch || config.whitelistMode;
   // One verification per request, however many callbacks ask (authorize, then the dispatcher).
   const known = new WeakMap<Request, Promise<Reader>>();
 

@@ -17,7 +17,7 @@ import { routedFrom } from "../federation/signed-at.ts";
 import { handleStreaming, isStreamingPath } from "./streaming.ts";
 import type { Streaming } from "../streaming/index.ts";
 import type { WsData } from "../streaming/websocket.ts";
-import type { Federation } from "@fedify/fedify";
+import type { FederationHandler } from "../federation/index.ts";
 
 /**
  * The paths Fedify serves (actors, their collections and statuses, the inboxes, the custom
@@ -65,7 +65,7 @@ function jsonError(status: number, error: string): Response {
  * Everything that happens to every request before and after routing. Kept outside Elysia's
  * hooks so the log line sees the final status of every response, errors included.
  */
-export function createEdge(ctx: AppContext, app: App, streaming: Streaming, federation: Federation<void> | null = null) {
+export function createEdge(ctx: AppContext, app: App, streaming: Streaming, federation: FederationHandler | null = null) {
   const publicOrigin = new URL(ctx.config.publicUrl).origin;
   const { config } = ctx;
   let counter = 0;

@@ -16,16 +16,17 @@ import { ModerationService } from "./accounts/moderation.ts";
 import { AccountDomainBlocks } from "./accounts/domain-blocks.ts";
 import { ProfileImageService } from "./accounts/profile-images.ts";
 import { EventBus } from "./events.ts";
-import { FederationActors } from "./federation/actors.ts";
-import { FederationInbox } from "./federation/inbox.ts";
-import { RemoteAccounts } from "./federation/remote-accounts.ts";
-import { RemoteMentions } from "./federation/remote-mentions.ts";
-import { RemoteNotes } from "./federation/remote-notes.ts";
-import { RemoteInteractions } from "./federation/interactions.ts";
-import { GoneAccounts } from "./federation/gone-accounts.ts";
-import { RemoteThreads } from "./federation/remote-threads.ts";
-import { AccountMoves } from "./federation/moves.ts";
-import { FederationDomains } from "./federation/domains.ts";
+import { FederationActors } from "./remote/local-actors.ts";
+import { FederationInbox } from "./remote/inbox.ts";
+import { RemoteAccounts } from "./remote/accounts.ts";
+import { RemoteMentions } from "./remote/mentions.ts";
+import { RemoteNotes } from "./remote/notes.ts";
+import { RemoteInteractions } from "./remote/interactions.ts";
+import { GoneAccounts } from "./remote/gone-accounts.ts";
+import { RemoteThreads } from "./remote/threads.ts";
+import { AccountMoves } from "./remote/moves.ts";
+import { FederationDomains } from "./remote/domains.ts";
+import type { RemoteFetcher, RemoteInfra } from "./remote/fetcher.ts";
 import type { InstanceKeys } from "./instance.ts";
 import { findTools, mediaTools } from "../media/ffmpeg.ts";
 import { MediaService } from "./media/media.ts";
@@ -85,6 +86,8 @@ export interface ServiceDeps {
   resolve?: Resolver;
   /** Renders a Web Push's payload (services decide what a push says; presenters render it). */
   renderPush: PushRenderer;
+  /** Makes what fetches from other servers (src/federation), of the outgoing-HTTP module and the domain rules; none when federation is off. */
+  remote?: (infra: RemoteInfra) => RemoteFetcher;
 }
 
 /** A remote image is copied within this, or stays at its own server. */
@@ -143,11 +146,9 @@ export function createServices(deps: ServiceDeps) {
     userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)`,
     limits: config.outgoing,
   });
-  const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains);
-  remoteAccounts.gone = (accountId) => goneAccounts.remove(accountId);
-  const search = new SearchService(db, clock, reader, remoteAccounts, config.publicUrl, config.domain);
-  const tagFollows = new TagFollowService(db, ids, clock, search);
-  const featuredTags = new FeaturedTagService(db, ids, clock, search);
+  // What is fetched from other servers, made by src/federation of the two above (none while FEDERATION=off).
+  const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url) }) ?? null;
+  const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains, fetcher, goneAccounts);
   const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
   // Local statuses and profiles keep the custom emojis they use when they are written.
   const customEmojis = new CustomEmojiService(db, ids, clock, storage);
@@ -158,12 +159,15 @@ export function createServices(deps: ServiceDeps) {
   const embeds = new EmbedLoader(accounts, reader);
 
   const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
-  const federationActors = new FederationActors(db, clock);
+  const federationActors = new FederationActors(db);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls);
-  const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes);
-  const remoteThreads = new RemoteThreads(threads, reader);
-  const accountMoves = new AccountMoves(db, remoteAccounts, follows, events);
-  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, remoteInteractions, goneAccounts);
+  const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
+  const tagFollows = new TagFollowService(db, ids, clock, search);
+  const featuredTags = new FeaturedTagService(db, ids, clock, search);
+  const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher);
+  const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, fetcher);
+  const accountMoves = new AccountMoves(db, remoteAccounts, follows, events, fetcher);
+  const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, goneAccounts);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions);

@@ -6,7 +6,9 @@ import { accounts, type AccountRow, type StatusRow } from "../db/schema.ts";
 import { rowReader } from "../db/rows.ts";
 import { normalizeTag } from "../text/format.ts";
 import type { StatusReader } from "./statuses/reader.ts";
-import type { RemoteAccounts } from "./federation/remote-accounts.ts";
+import type { RemoteAccounts } from "./remote/accounts.ts";
+import type { RemoteFetcher } from "./remote/fetcher.ts";
+import type { RemoteNotes } from "./remote/notes.ts";
 import { visibleToSql } from "./statuses/visibility.ts";
 import type { TagHit } from "../models/views.ts";
 import { idFloorForTime } from "../ids.ts";
@@ -20,9 +22,6 @@ export interface SearchOptions {
   resolve: boolean;
   following: boolean;
 }
-
-/** Fetches what a URL of another server names and stores it (set by src/federation); null when it is nothing to show. */
-export type UrlResolver = (url: string, signal: AbortSignal) => Promise<{ account?: AccountRow | null; status?: StatusRow | null } | null>;
 
 /** How long a search waits for another server to answer (WebFinger, the object's document). */
 const RESOLVE_TIMEOUT_MS = 10_000;
@@ -53,14 +52,15 @@ function likePrefix(s: string): string {
  */
 export class SearchService {
   private q;
-  /** Resolves URLs of other servers (resolve=true); null while federation is off. */
-  urlResolver: UrlResolver | null = null;
-
   constructor(
     db: Db,
     private clock: Clock,
     private reader: StatusReader,
     private remote: RemoteAccounts,
+    /** Where a status fetched for resolve=true is stored. */
+    private notes: RemoteNotes,
+    /** Fetches what URLs of other servers name (resolve=true); null while federation is off. */
+    private fetcher: RemoteFetcher | null,
     private publicUrl: string,
     private domain: string,
   ) {
@@ -234,11 +234,18 @@ export class SearchService {
 
   /** A URL of another server: the account or status it names, fetched and stored (Mastodon's ResolveURLService). */
   private async resolveRemoteUrl(query: string, viewerId: number | null, type: SearchType | undefined, results: SearchResults) {
-    if (!this.urlResolver || viewerId === null) return;
-    const found = await this.urlResolver(query, AbortSignal.timeout(RESOLVE_TIMEOUT_MS)).catch(() => null);
+    if (!this.fetcher || viewerId === null) return;
+    const found = await this.fetchAndStore(this.fetcher, query, AbortSignal.timeout(RESOLVE_TIMEOUT_MS)).catch(() => null);
     if (found?.account && (!type || type === "accounts")) results.accounts = [found.account];
     const status = found?.status;
     if (status && (!type || type === "statuses") && status.reblogOfId === null && this.reader.visible([status], viewerId).length === 1) results.statuses = [status];
+  }
+
+  /** What a URL of another server names, stored: an actor as an account, a Note as a status. */
+  private async fetchAndStore(fetcher: RemoteFetcher, url: string, signal: AbortSignal): Promise<{ account?: AccountRow | null; status?: StatusRow | null } | null> {
+    const found = await fetcher.object(url, signal);
+    if (!found) return null;
+    return "actor" in found ? { account: await this.remote.upsert(found.actor) } : { status: await this.notes.store(found.note, { fetched: true }) };
   }
 
   /** A URL of this server naming an account or a status the viewer may see. */

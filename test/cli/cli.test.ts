@@ -133,7 +133,7 @@ describe("rookery domains", () => {
     try {
       const kit = await createUser(server, "kit");
       const { Person } = await import("@fedify/fedify/vocab");
-      const mal = (await server.ctx.services.remoteAccounts.upsert(
+      const mal = (await server.federation!.storeActor(
         new Person({ id: new URL("https://social.spam.example/users/mal"), preferredUsername: "mal", inbox: new URL("https://social.spam.example/users/mal/inbox") }),
       ))!;
       server.ctx.services.follows.follow(mal.id, kit.account.id, {});

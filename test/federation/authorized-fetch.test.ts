@@ -26,7 +26,7 @@ afterAll(async () => {
 
 /** A GET signed with a local account of B's key, as B would sign it. */
 async function signedByBob(url: string) {
-  const rsa = (await b.ctx.services.federationActors.keyPairs(bob.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
+  const rsa = (await b.federation!.keyPairs(bob.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
   return fetch(await signRequest(new Request(url, { headers: { accept: AP } }), rsa.privateKey, new URL(`${b.base}/users/bob#main-key`)));
 }
 
@@ -123,7 +123,7 @@ describe("AUTHORIZED_FETCH=true: an author's blocks hold for every read, not onl
  * because no library in the project signs that way; it is the peer's behaviour under test.
  */
 async function signedAsMastodon(url: string, target = new URL(url).pathname + new URL(url).search, key?: CryptoKey) {
-  const rsa = (await b.ctx.services.federationActors.keyPairs(bob.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
+  const rsa = (await b.federation!.keyPairs(bob.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
   const host = new URL(url).host;
   const date = new Date().toUTCString();
   const signedString = `(request-target): get ${target}\nhost: ${host}\ndate: ${date}\naccept: ${AP}`;
@@ -176,7 +176,7 @@ describe("AUTHORIZED_FETCH=true: the statuses' and profiles' url, asked for Acti
     expect([actor.id, actor.summary]).toEqual([`${a.base}/users/alice`, expect.stringContaining("Profile for those who sign")]);
 
     // Signed for the canonical path, sent to the url: the signature does not cover what was asked.
-    const rsa = (await b.ctx.services.federationActors.keyPairs(bob.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
+    const rsa = (await b.federation!.keyPairs(bob.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
     const signedElsewhere = await signRequest(new Request(post.uri, { headers: { accept: AP } }), rsa.privateKey, new URL(`${b.base}/users/bob#main-key`));
     const moved = await fetch(post.url, { headers: signedElsewhere.headers });
     expect([moved.status, await moved.json()]).toEqual([401, { error: "Verification failed" }]);

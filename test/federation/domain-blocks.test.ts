@@ -26,7 +26,7 @@ const relationship = async (user: TestUser, id: number) => (await user.client.ge
 
 /** A POST to an inbox signed with a local account's own key (as its server would sign it). */
 async function signedBy(server: TestServer, user: TestUser, url: string, init: { method?: string; body?: string } = {}) {
-  const rsa = (await server.ctx.services.federationActors.keyPairs(user.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
+  const rsa = (await server.federation!.keyPairs(user.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
   const headers: Record<string, string> = init.body ? { "content-type": AP, accept: AP } : { accept: AP };
   const request = new Request(url, { method: init.method ?? "GET", headers, body: init.body });
   return fetch(await signRequest(request, rsa.privateKey, new URL(`${server.base}/users/${user.account.username}#main-key`)));
@@ -115,7 +115,7 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
     const stored = () => [count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL"), count(a, "SELECT count(*) AS n FROM follows")];
     const before = stored();
     // An account stored from an actor whose IRI spells its host its own way: stored as rules read it.
-    const eve = await a.ctx.services.remoteAccounts.upsert(
+    const eve = await a.federation!.storeActor(
       new Person({ id: new URL("https://BLOCKED.example.:8443/users/eve"), preferredUsername: "eve", inbox: new URL("https://BLOCKED.example.:8443/users/eve/inbox") }),
     );
     expect(eve?.domain).toBe("blocked.example:8443");

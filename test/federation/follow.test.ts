@@ -159,7 +159,7 @@ describe("ALLOW_PRIVATE_ADDRESSES=false (the default)", () => {
       const kim = await createUser(guarded, "kim");
       // As if its actor document had been fetched from a public address: only its inbox is private.
       const { Endpoints, Person } = await import("@fedify/fedify/vocab");
-      const follower = (await guarded.ctx.services.remoteAccounts.upsert(
+      const follower = (await guarded.federation!.storeActor(
         new Person({ id: new URL("https://public.example/users/mal"), preferredUsername: "mal", inbox: new URL(`${receiver.base}/actors/carol/inbox`), endpoints: new Endpoints({ sharedInbox: new URL(`${receiver.base}/inbox`) }) }),
       ))!;
       guarded.ctx.services.follows.follow(follower.id, kim.account.id, {});

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Accept } from "@fedify/fedify/vocab";
-import { federationStatus } from "../../src/federation/status.ts";
+import { federationStatus } from "../../src/federation/cli-report.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { eventually } from "../support/federation.ts";
 import { startReceiver } from "../support/fedify-receiver.ts";

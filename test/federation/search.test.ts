@@ -91,7 +91,7 @@ describe("search with resolve=true fetches what other servers have", () => {
 describe("a handle is looked up however its domain is spelt", () => {
   test("capitals, a trailing dot, a port and an IDN in Unicode find the account stored under its normal domain; the server's own domain spelt so finds the local one", async () => {
     const { Person } = await import("@fedify/fedify/vocab");
-    const stored = async (id: string) => (await b.ctx.services.remoteAccounts.upsert(new Person({ id: new URL(id), preferredUsername: new URL(id).pathname.split("/").pop(), inbox: new URL(`${id}/inbox`) })))!;
+    const stored = async (id: string) => (await b.federation!.storeActor(new Person({ id: new URL(id), preferredUsername: new URL(id).pathname.split("/").pop(), inbox: new URL(`${id}/inbox`) })))!;
     const dora = await stored("https://xn--bcher-kva.example/users/dora");
     const eli = await stored("https://social.example:8443/users/eli");
     expect([dora.domain, eli.domain]).toEqual(["xn--bcher-kva.example", "social.example:8443"]);

@@ -74,7 +74,7 @@ describe("a user blocks a domain", () => {
   });
 
   test("a domain typed in capitals, with a trailing dot or in Unicode is the domain; it covers accounts however their IRI spelled their host", async () => {
-    const eve = (await a.ctx.services.remoteAccounts.upsert(
+    const eve = (await a.federation!.storeActor(
       new Person({ id: new URL("https://SPELLED.example.:8443/users/eve"), preferredUsername: "eve", inbox: new URL("https://spelled.example.:8443/users/eve/inbox") }),
     ))!;
     expect(eve.domain).toBe("spelled.example:8443");

@@ -33,7 +33,7 @@ afterAll(async () => {
 
 /** A GET signed with bob's key, as B (allowed) signs it. */
 async function signedByBob(url: string, accept = AP) {
-  const rsa = (await b.ctx.services.federationActors.keyPairs(bob.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
+  const rsa = (await b.federation!.keyPairs(bob.account.id)).find((k) => k.algorithm === "RSASSA-PKCS1-v1_5")!;
   return fetch(await signRequest(new Request(url, { headers: { accept } }), rsa.privateKey, new URL(`${b.base}/users/bob#main-key`)));
 }
 

@@ -59,7 +59,7 @@ describe("StatusPolicy and visibleToSql", () => {
     expect((await author!.client.post(`/api/v1/accounts/${blocked!.id}/block`)).status).toBe(200);
     expect((await blocking!.client.post(`/api/v1/accounts/${author!.id}/block`)).status).toBe(200);
     const remote = async (host: string) =>
-      (await server.ctx.services.remoteAccounts.upsert(new Person({ id: new URL(`https://${host}/users/vis_remote`), preferredUsername: "vis_remote", inbox: new URL(`https://${host}/inbox`) })))!;
+      (await server.federation!.storeActor(new Person({ id: new URL(`https://${host}/users/vis_remote`), preferredUsername: "vis_remote", inbox: new URL(`https://${host}/inbox`) })))!;
     const [shunned, elsewhere] = [await remote("shunned.example:8443"), await remote("elsewhere.example")];
     expect((await author!.client.post("/api/v1/domain_blocks", { json: { domain: "shunned.example" } })).status).toBe(200);
     const ids: [Relationship, TestUser | null][] = [

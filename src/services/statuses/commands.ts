@@ -3,7 +3,7 @@ import type { StatusRow } from "../../db/schema.ts";
 import type { AccountService } from "../accounts/accounts.ts";
 import type { StatusActionService } from "./actions.ts";
 import type { EditInput, EditingService } from "./editing.ts";
-import type { RemoteMentions } from "../federation/remote-mentions.ts";
+import type { RemoteMentions } from "../remote/mentions.ts";
 import type { PollService } from "./polls.ts";
 import type { StatusReader } from "./reader.ts";
 import type { StatusView } from "../../models/views.ts";

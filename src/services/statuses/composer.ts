@@ -6,7 +6,7 @@ import { IdempotencyStore, type Made } from "./idempotency.ts";
 import type { PostingService, StatusInput } from "./posting.ts";
 import type { StatusReader } from "./reader.ts";
 import type { ScheduledStatusService } from "./scheduled.ts";
-import type { RemoteMentions } from "../federation/remote-mentions.ts";
+import type { RemoteMentions } from "../remote/mentions.ts";
 
 /** POST /api/v1/statuses as the route read it. */
 export interface PostRequest {

@@ -1,11 +1,10 @@
-import type { Context } from "@fedify/fedify";
-import type { Move } from "@fedify/fedify/vocab";
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
 import { accounts, follows } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { EventBus } from "../events.ts";
-import type { RemoteAccounts } from "./remote-accounts.ts";
+import type { RemoteFetcher } from "./fetcher.ts";
+import type { RemoteAccounts } from "./accounts.ts";
 
 /**
  * A remote account that moved (Move), as Mastodon's ActivityPub::Activity::Move: believed only
@@ -18,14 +17,16 @@ export class AccountMoves {
     private remote: RemoteAccounts,
     private follows: FollowService,
     private events: EventBus,
+    /** Fetches the new actor from its server (null while federation is off: no move is believed). */
+    private fetcher: RemoteFetcher | null,
   ) {}
 
-  async move(_ctx: Context<void>, move: Move): Promise<void> {
-    if (move.actorId === null || move.objectId?.href !== move.actorId.href || move.targetId === null) return;
-    const origin = this.remote.byUri(move.actorId.href);
-    if (!origin || !this.remote.fetchActor || move.targetId.href === origin.uri) return;
-    const target = await this.remote.fetchActor(move.targetId.href).catch(() => null);
-    if (!target || !target.aliasIds.some((alias) => alias.href === origin.uri)) return;
+  /** The actor at `actorUri` says it moved to `targetUri` (the caller checked that it moves itself). */
+  async move(actorUri: string, targetUri: string): Promise<void> {
+    const origin = this.remote.byUri(actorUri);
+    if (!origin || !this.fetcher || targetUri === origin.uri) return;
+    const target = await this.fetcher.actor(targetUri).catch(() => null);
+    if (!target || !target.aliases.some((alias) => alias === origin.uri)) return;
     const moved = await this.remote.upsert(target);
     if (!moved || moved.id === origin.id) return;
     const followers = this.db.transaction((tx) => {

@@ -1,8 +1,8 @@
 import type { RequestContext, UnverifiedActivityReason } from "@fedify/fedify";
 import { Delete, type Activity } from "@fedify/fedify/vocab";
-import type { AccountRow } from "../db/schema.ts";
-import { log } from "../log.ts";
-import type { OutgoingHttp } from "../net/outgoing.ts";
+import type { AccountRow } from "../../db/schema.ts";
+import { log } from "../../log.ts";
+import type { OutgoingHttp } from "../../net/outgoing.ts";
 
 export interface GoneActorDeps {
   outgoing: OutgoingHttp;

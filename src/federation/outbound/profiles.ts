@@ -1,24 +1,24 @@
-import type { Context } from "@fedify/fedify";
 import { Update } from "@fedify/fedify/vocab";
-import type { AppContext } from "../context.ts";
-import { recipientOf, type Sender } from "./sender.ts";
-import { actorOf } from "./vocab.ts";
+import type { EventBus } from "../../services/events.ts";
+import { actorOf } from "../vocab.ts";
+import type { Outbound } from "./index.ts";
+import { recipientOf } from "./sender.ts";
 
 /**
  * A local account's profile change is told to its remote followers as an Update of its actor
  * (Mastodon's ActivityPub::UpdateDistributionWorker), so their servers need not wait for their
  * next refresh to show it.
  */
-export function wireProfiles(app: AppContext, ctx: () => Context<void>, sender: Sender): void {
-  const { services } = app;
-  services.events.afterCommit("account.updated", (e) => {
+export function profiles(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
+  const { services, context: ctx, sender, urls } = out;
+  events.afterCommit("account.updated", (e) => {
     const account = services.accounts.findById(e.accountId);
     if (!account || account.domain !== null) return;
     const followers = services.federationActors.remoteFollowers(account.id);
     if (followers.length === 0) return;
     const c = ctx();
     sender.send("Update of a profile", async () => {
-      const actor = await actorOf(c, app.urls, account);
+      const actor = await actorOf(c, urls, account);
       const update = new Update({ id: new URL(`${actor.id!.href}#updates/${crypto.randomUUID()}`), actor: actor.id, to: new URL("https://www.w3.org/ns/activitystreams#Public"), object: actor });
       await c.sendActivity({ identifier: account.username }, followers.map(recipientOf), update, { preferSharedInbox: true, orderingKey: `${actor.id!.href}#profile` });
     });

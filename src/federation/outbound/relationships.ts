@@ -1,9 +1,9 @@
 import type { Context } from "@fedify/fedify";
-import { Accept, Block, Follow, Reject, Undo } from "@fedify/fedify/vocab";
-import type { AppContext } from "../context.ts";
-import type { AccountRow } from "../db/schema.ts";
-import type { SqliteKvStore } from "./kv.ts";
-import { recipientOf, type Sender } from "./sender.ts";
+import { Accept, Block, Follow, Reject, Undo, type Actor } from "@fedify/fedify/vocab";
+import type { AccountRow } from "../../db/schema.ts";
+import type { EventBus } from "../../services/events.ts";
+import type { Outbound } from "./index.ts";
+import { recipientOf } from "./sender.ts";
 
 /** The IRI of a Follow between a follower and its target: a remote actor's, waiting for the local account's answer, or a local account's, for its Undo to quote. */
 export const followKey = (followerId: number, targetId: number) => ["rookery", "follow", String(followerId), String(targetId)] as const;
@@ -18,8 +18,8 @@ const blockKey = (accountId: number, targetId: number) => ["rookery", "block", S
  * remote follower's request sends Accept. Deliveries go through Fedify's queue (retries,
  * restarts).
  */
-export function wireRelationships(app: AppContext, ctx: () => Context<void>, kv: SqliteKvStore, sender: Sender): void {
-  const { services } = app;
+export function relationships(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
+  const { services, context: ctx, kv, sender } = out;
   const pair = (accountId: number, targetId: number) => {
     const [account, target] = [services.accounts.findById(accountId), services.accounts.findById(targetId)];
     return account && target ? { account, target } : null;
@@ -30,7 +30,7 @@ export function wireRelationships(app: AppContext, ctx: () => Context<void>, kv:
   const followOf = (c: Context<void>, local: AccountRow, remote: AccountRow, id: string) =>
     new Follow({ id: new URL(id), actor: c.getActorUri(local.username), object: new URL(remote.uri!) });
 
-  services.events.afterCommit("follow_request.created", (e) => {
+  events.afterCommit("follow_request.created", (e) => {
     const p = pair(e.accountId, e.targetAccountId);
     if (!p || p.account.domain !== null || p.target.domain === null) return;
     const c = ctx();
@@ -41,7 +41,7 @@ export function wireRelationships(app: AppContext, ctx: () => Context<void>, kv:
     });
   });
 
-  services.events.afterCommit("follow.removed", (e) => {
+  events.afterCommit("follow.removed", (e) => {
     const p = pair(e.accountId, e.targetAccountId);
     if (!p || p.account.domain !== null || p.target.domain === null) return;
     const c = ctx();
@@ -80,14 +80,14 @@ export function wireRelationships(app: AppContext, ctx: () => Context<void>, kv:
       if (kind === "Reject") await kv.delete(followKey(p.account.id, p.target.id));
     });
   };
-  services.events.afterCommit("follow_request.authorized", answer("Accept"));
-  services.events.afterCommit("follow_request.rejected", answer("Reject"));
+  events.afterCommit("follow_request.authorized", answer("Accept"));
+  events.afterCommit("follow_request.rejected", answer("Reject"));
   // A local account blocked the remote follower's domain (Mastodon's reject_existing_followers!).
-  services.events.afterCommit("follow.rejected", answer("Reject"));
+  events.afterCommit("follow.rejected", answer("Reject"));
 
   // A local account blocks a remote one, as Mastodon does: a follower it had is rejected (the
   // follow it had of the remote is undone by follow.removed), then Block is sent.
-  services.events.afterCommit("block.created", (e) => {
+  events.afterCommit("block.created", (e) => {
     const p = pair(e.accountId, e.targetAccountId);
     if (!p || p.account.domain !== null || p.target.domain === null) return;
     if (e.severedFollower) answer("Reject")({ accountId: p.target.id, targetAccountId: p.account.id });
@@ -102,7 +102,7 @@ export function wireRelationships(app: AppContext, ctx: () => Context<void>, kv:
   });
 
   // An unblock is Undo of the Block it quotes (Mastodon's UnblockService).
-  services.events.afterCommit("block.removed", (e) => {
+  events.afterCommit("block.removed", (e) => {
     const p = pair(e.accountId, e.targetAccountId);
     if (!p || p.account.domain !== null || p.target.domain === null) return;
     const c = ctx();
@@ -115,4 +115,15 @@ export function wireRelationships(app: AppContext, ctx: () => Context<void>, kv:
       await kv.delete(blockKey(p.account.id, p.target.id));
     });
   });
+}
+
+/**
+ * The answer to a remote Follow as it arrives: Accept when it is a follow at once, Reject when
+ * it is refused (a block either way), sent from the inbox that received it. Answers get ids of
+ * their own: a receiver drops an id it has seen before.
+ */
+export async function answerFollow(ctx: Context<void>, kind: "Accept" | "Reject", target: AccountRow, followerId: number, follower: Actor, follow: Follow): Promise<void> {
+  const actor = ctx.getActorUri(target.username);
+  const values = { id: new URL(`${actor.href}#${kind === "Accept" ? "accepts" : "rejects"}/follows/${followerId}/${crypto.randomUUID()}`), actor, object: follow };
+  await ctx.sendActivity({ identifier: target.username }, follower, kind === "Accept" ? new Accept(values) : new Reject(values));
 }

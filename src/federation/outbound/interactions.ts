@@ -1,9 +1,10 @@
 import type { Context } from "@fedify/fedify";
 import { Add, Announce, Like, PUBLIC_COLLECTION, Remove, Undo } from "@fedify/fedify/vocab";
-import type { AppContext } from "../context.ts";
-import type { AccountRow, StatusRow } from "../db/schema.ts";
-import { recipientOf, type Sender } from "./sender.ts";
-import { actorUriOf, instant, noteUriOf, type NoteLookups } from "./vocab.ts";
+import type { AccountRow, StatusRow } from "../../db/schema.ts";
+import type { EventBus } from "../../services/events.ts";
+import { actorUriOf, instant, noteUriOf } from "../vocab.ts";
+import type { Outbound } from "./index.ts";
+import { recipientOf } from "./sender.ts";
 
 /**
  * Favourites and boosts by local accounts, told to other servers once committed: a
@@ -11,8 +12,8 @@ import { actorUriOf, instant, noteUriOf, type NoteLookups } from "./vocab.ts";
  * a boost an Announce sent to the booster's remote followers and the boosted status's remote
  * author, and taking either back an Undo quoting it.
  */
-export function wireInteractions(app: AppContext, ctx: () => Context<void>, lookups: NoteLookups, sender: Sender): void {
-  const { services } = app;
+export function interactions(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
+  const { services, lookups, context: ctx, sender } = out;
 
   /** The local account and the remote status (with its author) a favourite concerns. */
   const liked = (accountId: number, statusId: number) => {
@@ -27,7 +28,7 @@ export function wireInteractions(app: AppContext, ctx: () => Context<void>, look
     return new Like({ id: new URL(`${actor.href}#likes/${favouriteId}`), actor, object: new URL(status.uri!) });
   };
 
-  services.events.afterCommit("favourite.created", (e) => {
+  events.afterCommit("favourite.created", (e) => {
     const p = liked(e.accountId, e.statusId);
     if (!p) return;
     const c = ctx();
@@ -35,7 +36,7 @@ export function wireInteractions(app: AppContext, ctx: () => Context<void>, look
     sender.send("Like", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.author), like, { orderingKey: like.id!.href }));
   });
 
-  services.events.afterCommit("favourite.removed", (e) => {
+  events.afterCommit("favourite.removed", (e) => {
     const p = liked(e.accountId, e.statusId);
     if (!p) return;
     const c = ctx();
@@ -72,14 +73,14 @@ export function wireInteractions(app: AppContext, ctx: () => Context<void>, look
     return { c, booster, announce, recipients: recipients.map(recipientOf) };
   };
 
-  services.events.afterCommit("status.created", (e) => {
+  events.afterCommit("status.created", (e) => {
     const out = announcement(e.status);
     if (!out) return;
     const { c, booster, announce, recipients } = out;
     sender.send("Announce", () => c.sendActivity({ identifier: booster.username }, recipients, announce, { preferSharedInbox: true, orderingKey: announce.id!.href }));
   });
 
-  services.events.afterCommit("status.deleted", (e) => {
+  events.afterCommit("status.deleted", (e) => {
     const out = announcement(e.status);
     if (!out) return;
     const { c, booster, announce, recipients } = out;
@@ -101,6 +102,6 @@ export function wireInteractions(app: AppContext, ctx: () => Context<void>, look
     const activity = kind === "Add" ? new Add(values) : new Remove(values);
     sender.send(kind, () => c.sendActivity({ identifier: account.username }, followers.map(recipientOf), activity, { preferSharedInbox: true, orderingKey: `${actor.href}#featured` }));
   };
-  services.events.afterCommit("status.pinned", featuring("Add"));
-  services.events.afterCommit("status.unpinned", featuring("Remove"));
+  events.afterCommit("status.pinned", featuring("Add"));
+  events.afterCommit("status.unpinned", featuring("Remove"));
 }

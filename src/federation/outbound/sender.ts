@@ -1,6 +1,6 @@
 import type { Recipient } from "@fedify/fedify/vocab";
-import type { AccountRow } from "../db/schema.ts";
-import { log } from "../log.ts";
+import type { AccountRow } from "../../db/schema.ts";
+import { log } from "../../log.ts";
 
 /** Where a remote account is delivered to: its inbox, and its server's shared inbox if it has one. */
 export const recipientOf = (account: AccountRow): Recipient => ({

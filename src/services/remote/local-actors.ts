@@ -1,17 +1,6 @@
-import { exportJwk, generateCryptoKeyPair, importJwk } from "@fedify/fedify";
 import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
-import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accountKeys, accounts, follows, statusPins, statuses, type AccountRow, type StatusRow } from "../../db/schema.ts";
-
-export type KeyAlgorithm = "RSASSA-PKCS1-v1_5" | "Ed25519";
-const ALGORITHMS: readonly KeyAlgorithm[] = ["RSASSA-PKCS1-v1_5", "Ed25519"];
-
-export interface AccountKeyPair {
-  algorithm: KeyAlgorithm;
-  privateKey: CryptoKey;
-  publicKey: CryptoKey;
-}
+import { accounts, follows, statusPins, statuses, type AccountRow, type StatusRow } from "../../db/schema.ts";
 
 /** Visibilities that appear in the outbox and as fetchable objects without authorization. */
 export const PUBLISHED_VISIBILITIES = ["public", "unlisted"] as const;
@@ -23,18 +12,11 @@ export interface Page<T> {
 }
 
 /**
- * What the actor documents and collections read: local accounts, their key pairs, published
- * statuses, followers. The key pairs are made on first need and stored; private keys stay in
- * the database and are handed only to Fedify's signer.
+ * What the actor documents and collections read: local accounts, published statuses,
+ * followers, pins (their key pairs are src/federation/keys.ts's).
  */
 export class FederationActors {
-  /** One generation per account at a time, so two concurrent first fetches make one pair. */
-  private generating = new Map<number, Promise<AccountKeyPair[]>>();
-
-  constructor(
-    private db: Db,
-    private clock: Clock,
-  ) {}
+  constructor(private db: Db) {}
 
   localAccount(username: string): AccountRow | undefined {
     return this.db
@@ -42,49 +24,6 @@ export class FederationActors {
       .from(accounts)
       .where(sql`lower(${accounts.username}) = ${username.toLowerCase()} AND ${accounts.domain} IS NULL`)
       .get();
-  }
-
-  async keyPairs(accountId: number): Promise<AccountKeyPair[]> {
-    const stored = this.db.select().from(accountKeys).where(eq(accountKeys.accountId, accountId)).all();
-    if (stored.length === ALGORITHMS.length) return Promise.all(ALGORITHMS.map((a) => this.imported(stored.find((k) => k.algorithm === a)!)));
-    let pending = this.generating.get(accountId);
-    if (!pending) {
-      pending = this.generate(accountId, new Set(stored.map((k) => k.algorithm))).finally(() => this.generating.delete(accountId));
-      this.generating.set(accountId, pending);
-    }
-    return pending;
-  }
-
-  private async generate(accountId: number, existing: Set<string>): Promise<AccountKeyPair[]> {
-    for (const algorithm of ALGORITHMS) {
-      if (existing.has(algorithm)) continue;
-      // RSA 2048 as Mastodon makes them (Fedify's default, 4096, costs more on every signature).
-      const pair =
-        algorithm === "Ed25519"
-          ? await generateCryptoKeyPair("Ed25519")
-          : ((await crypto.subtle.generateKey({ name: algorithm, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair);
-      this.db
-        .insert(accountKeys)
-        .values({
-          accountId,
-          algorithm,
-          publicKey: JSON.stringify(await exportJwk(pair.publicKey)),
-          privateKey: JSON.stringify(await exportJwk(pair.privateKey)),
-          createdAt: this.clock.now(),
-        })
-        .onConflictDoNothing()
-        .run();
-    }
-    const stored = this.db.select().from(accountKeys).where(eq(accountKeys.accountId, accountId)).all();
-    return Promise.all(ALGORITHMS.map((a) => this.imported(stored.find((k) => k.algorithm === a)!)));
-  }
-
-  private async imported(row: { algorithm: string; publicKey: string; privateKey: string }): Promise<AccountKeyPair> {
-    return {
-      algorithm: row.algorithm as KeyAlgorithm,
-      publicKey: await importJwk(JSON.parse(row.publicKey), "public"),
-      privateKey: await importJwk(JSON.parse(row.privateKey), "private"),
-    };
   }
 
   /** A status of this account that anyone may fetch (public or unlisted, not a boost). */

@@ -1,17 +1,17 @@
-import type { Context } from "@fedify/fedify";
 import { Create, Delete, Note, Tombstone, Update } from "@fedify/fedify/vocab";
-import type { AppContext } from "../context.ts";
-import type { StatusRow } from "../db/schema.ts";
-import { recipientOf, type Sender } from "./sender.ts";
-import { createOf, mentionedAccounts, noteOf, type NoteLookups } from "./vocab.ts";
+import type { StatusRow } from "../../db/schema.ts";
+import type { EventBus } from "../../services/events.ts";
+import { createOf, mentionedAccounts, noteOf } from "../vocab.ts";
+import type { Outbound } from "./index.ts";
+import { recipientOf } from "./sender.ts";
 
 /**
  * Local statuses told to remote servers, once committed: a new one as Create, an edit as
  * Update, a deletion as Delete. Deliveries go through Fedify's queue (retries, restarts).
  */
-export function wireStatuses(app: AppContext, ctx: () => Context<void>, lookups: NoteLookups, sender: Sender): void {
-  const { services } = app;
-  const send = sender.send;
+export function statuses(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
+  const { services, lookups, context: ctx, urls } = out;
+  const send = out.sender.send;
   // Statuses go to the author's remote followers (one delivery per shared inbox) and to the
   // remote accounts they mention; direct ones to the mentioned alone, each at its own inbox,
   // never a shared one. A status's activities share an ordering key, so a Delete never
@@ -30,19 +30,19 @@ export function wireStatuses(app: AppContext, ctx: () => Context<void>, lookups:
     const answered = status.inReplyToAccountId !== null && DISTRIBUTABLE.has(status.visibility) ? services.accounts.findById(status.inReplyToAccountId) : undefined;
     const recipients = [...followers, ...mentioned, ...(answered && answered.domain !== null ? [answered] : [])].map(recipientOf);
     if (recipients.length === 0) return null;
-    const note = noteOf(c, app.urls, author, status, lookups);
+    const note = noteOf(c, urls, author, status, lookups);
     const options = { preferSharedInbox: !direct, orderingKey: note.id!.href };
     return { c, author, note, recipients, options };
   };
 
-  services.events.afterCommit("status.created", (e) => {
+  events.afterCommit("status.created", (e) => {
     const out = outgoingNote(e.status);
     if (!out) return;
     const { c, author, note, recipients, options } = out;
     send("Create", () => c.sendActivity({ identifier: author.username }, recipients, createOf(c, note, author, e.status), options));
   });
 
-  services.events.afterCommit("status.updated", (e) => {
+  events.afterCommit("status.updated", (e) => {
     const out = outgoingNote(e.status);
     if (!out) return;
     const { c, author, note, recipients, options } = out;
@@ -51,7 +51,7 @@ export function wireStatuses(app: AppContext, ctx: () => Context<void>, lookups:
   });
 
   // A local poll that ended goes out again with its final counts (Mastodon sends Update).
-  services.events.afterCommit("poll.ended", (e) => {
+  events.afterCommit("poll.ended", (e) => {
     const status = lookups.status(e.statusId);
     const out = status && outgoingNote(status);
     if (!out) return;
@@ -62,7 +62,7 @@ export function wireStatuses(app: AppContext, ctx: () => Context<void>, lookups:
 
   // A local account's vote in a remote poll: a Note per choice, named by the option's title and
   // replying to the poll, sent to its author alone (Mastodon's VoteService).
-  services.events.afterCommit("poll.voted", (e) => {
+  events.afterCommit("poll.voted", (e) => {
     const status = lookups.status(e.statusId);
     const voter = lookups.account(e.accountId);
     const author = status && lookups.account(status.accountId);
@@ -81,12 +81,11 @@ export function wireStatuses(app: AppContext, ctx: () => Context<void>, lookups:
     });
   });
 
-  services.events.afterCommit("status.deleted", (e) => {
+  events.afterCommit("status.deleted", (e) => {
     const out = outgoingNote(e.status);
     if (!out) return;
     const { c, author, note, recipients, options } = out;
     const del = new Delete({ id: new URL(`${note.id!.href}#delete`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: new Tombstone({ id: note.id! }) });
     send("Delete", () => c.sendActivity({ identifier: author.username }, recipients, del, options));
   });
-
 }

@@ -1,9 +1,8 @@
 import type { StatusRow } from "../../db/schema.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { ThreadService } from "../statuses/threads.ts";
-
-/** Fetches a status of another server by its IRI and stores it; set by src/federation. */
-export type NoteFetcher = (uri: string, signal: AbortSignal) => Promise<StatusRow | null>;
+import type { RemoteFetcher } from "./fetcher.ts";
+import type { RemoteNotes } from "./notes.ts";
 
 /** Ancestors fetched for one context request at most, and how long that may take. */
 const MAX_FETCHED = 10;
@@ -16,12 +15,12 @@ const FETCH_BUDGET_MS = 10_000;
  * stored as fetched statuses; a reply stored earlier is linked to its parent when that comes.
  */
 export class RemoteThreads {
-  /** Null while federation is off: nothing is fetched. */
-  fetcher: NoteFetcher | null = null;
-
   constructor(
     private threads: ThreadService,
     private reader: StatusReader,
+    private notes: RemoteNotes,
+    /** Null while federation is off: nothing is fetched. */
+    private fetcher: RemoteFetcher | null,
   ) {}
 
   /** A status's thread (ThreadService.context), its missing remote ancestors fetched first. */
@@ -32,15 +31,22 @@ export class RemoteThreads {
   }
 
   private async fillAncestors(row: StatusRow): Promise<void> {
-    if (!this.fetcher) return;
+    const fetcher = this.fetcher;
+    if (!fetcher) return;
     const signal = AbortSignal.timeout(FETCH_BUDGET_MS);
     let top = this.threads.topAncestor(row);
     for (let fetched = 0; fetched < MAX_FETCHED && top.inReplyToUri !== null && !signal.aborted; fetched++) {
-      const parent = await this.fetcher(top.inReplyToUri, signal).catch(() => null);
+      const parent = await this.fetchStatus(fetcher, top.inReplyToUri, signal).catch(() => null);
       // Not found, or stored but not linked (a status of this server's own that is not visible): stop.
       const linked = parent && this.reader.findRow(top.id)?.inReplyToId === parent.id;
       if (!parent || !linked) return;
       top = this.threads.topAncestor(parent);
     }
+  }
+
+  /** A status of another server by its IRI, fetched and stored (null when it is none). */
+  private async fetchStatus(fetcher: RemoteFetcher, uri: string, signal: AbortSignal): Promise<StatusRow | null> {
+    const found = await fetcher.object(uri, signal);
+    return found && "note" in found ? this.notes.store(found.note, { fetched: true }) : null;
   }
 }

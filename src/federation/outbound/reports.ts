@@ -1,7 +1,7 @@
-import type { Context } from "@fedify/fedify";
 import { Flag } from "@fedify/fedify/vocab";
-import type { AppContext } from "../context.ts";
-import { recipientOf, type Sender } from "./sender.ts";
+import type { EventBus } from "../../services/events.ts";
+import type { Outbound } from "./index.ts";
+import { recipientOf } from "./sender.ts";
 
 /**
  * A report of a remote account that its reporter asked to forward goes to that account's
@@ -9,9 +9,9 @@ import { recipientOf, type Sender } from "./sender.ts";
  * actor (the reporter stays anonymous), naming the account and the reported statuses, with
  * the comment as content, delivered to the account's inbox.
  */
-export function wireReports(app: AppContext, ctx: () => Context<void>, instanceIdentifier: string, sender: Sender): void {
-  const { services } = app;
-  services.events.afterCommit("report.created", (e) => {
+export function reports(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
+  const { services, context: ctx, instanceIdentifier, sender } = out;
+  events.afterCommit("report.created", (e) => {
     const view = services.reports.find(e.reportId);
     if (!view?.report.forwarded || view.target.uri === null || view.target.inboxUrl === null) return;
     const statusUris = view.statusIds.flatMap((id) => services.reader.findRow(id)?.uri ?? []);

@@ -1,5 +1,5 @@
 import { mentionHandles } from "../../text/format.ts";
-import type { RemoteAccounts } from "./remote-accounts.ts";
+import type { RemoteAccounts } from "./accounts.ts";
 
 /** How long a post waits for the servers of the accounts it mentions to answer WebFinger. */
 const RESOLVE_TIMEOUT_MS = 10_000;

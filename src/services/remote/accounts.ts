@@ -1,16 +1,15 @@
-import { isActor, Application, Service, type Actor } from "@fedify/fedify/vocab";
-import type { DocumentLoader } from "@fedify/vocab-runtime";
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import { customEmojisOf } from "./emojis.ts";
 import type { Db } from "../../db/connection.ts";
 import { accounts, statuses, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
 import type { EventBus } from "../events.ts";
-import { readProfile } from "./remote-profile.ts";
 import { accountDomain } from "../../net/domains.ts";
+import type { RemoteFetcher } from "./fetcher.ts";
+import type { GoneAccounts } from "./gone-accounts.ts";
+import type { RemoteActorInput } from "./inputs.ts";
 
 /**
  * A remote username as Mastodon takes one (Account::USERNAME_ONLY_RE, checked on remote
@@ -25,14 +24,10 @@ const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
 /** After a refetch that failed, the next waits this long: a server that is down is not asked on every view. */
 const RETRY_AFTER_MS = 60 * 60 * 1000;
 
-/** Without a loader from src/federation nothing is fetched: only what the actor document embeds is read. */
-const nothingFetched: DocumentLoader = async (url) => {
-  throw new Error(`not fetched: ${url}`);
-};
-
 /**
  * Remote actors stored in the accounts table (domain set), keyed by their actor IRI and
- * upserted on every sight, with their profile as Mastodon shows it (remote-profile.ts), and
+ * upserted on every sight, with their profile as Mastodon shows it (read by
+ * src/federation/inbound/profile.ts), and
  * fetched again in the background when looked at a day after the last fetch.
  * Not yet: the acct domain from WebFinger rather than the IRI's host, `group`, verification
  * of their links (rel=me).
@@ -45,16 +40,11 @@ export class RemoteAccounts {
     private events: EventBus,
     /** Domains this server does not federate with (blocked, or off the allow list): none of their accounts is looked up, fetched or stored. */
     private domains: { refuses(urlOrHost: string | URL): boolean },
+    /** Fetches actors from their servers (null while federation is off: nothing is fetched). */
+    private fetcher: RemoteFetcher | null,
+    /** Removes an account whose actor is gone, as a Delete of it would. */
+    private gone: Pick<GoneAccounts, "remove">,
   ) {}
-
-  /** Fetches and stores the actor of `user@domain` (WebFinger, then its document); set by src/federation. */
-  resolver: ((username: string, domain: string, signal?: AbortSignal) => Promise<AccountRow | null>) | null = null;
-  /** Fetches an actor document by its IRI (null when it is no actor); set by src/federation. */
-  fetchActor: ((uri: string) => Promise<Actor | null>) | null = null;
-  /** Fetches what an actor document only refers to (an avatar given as a link); set by src/federation. */
-  documentLoader: DocumentLoader | null = null;
-  /** Removes an account whose actor is gone, as a Delete of it would (GoneAccounts); set by the services. */
-  gone: ((accountId: number) => void) | null = null;
 
   private refreshing = new Map<number, Promise<void>>();
   private failedAt = new Map<number, number>();
@@ -74,8 +64,13 @@ export class RemoteAccounts {
       this.refreshIfStale(stored);
       return stored;
     }
-    if (!this.resolver || !/^[A-Za-z0-9_.-]+$/.test(username) || !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(domain)) return null;
-    return this.resolver(username, domain, signal).catch(() => null);
+    const fetcher = this.fetcher;
+    if (!fetcher || !/^[A-Za-z0-9_.-]+$/.test(username) || !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(domain)) return null;
+    // acct: lookups go through WebFinger, which Fedify always asks over https.
+    return fetcher
+      .actor(`acct:${username}@${domain}`, signal)
+      .then((actor) => (actor ? this.upsert(actor) : null))
+      .catch(() => null);
   }
 
   /**
@@ -84,19 +79,19 @@ export class RemoteAccounts {
    * account at a time; after a failed one, none for an hour. Local accounts are left alone.
    */
   refreshIfStale(account: AccountRow): void {
-    if (account.domain === null || account.uri === null || this.fetchActor === null || this.stopped || this.domains.refuses(account.domain)) return;
+    if (account.domain === null || account.uri === null || this.fetcher === null || this.stopped || this.domains.refuses(account.domain)) return;
     const now = this.clock.now();
     if (account.fetchedAt !== null && now - account.fetchedAt < STALE_AFTER_MS) return;
     if (this.refreshing.has(account.id)) return;
     const failed = this.failedAt.get(account.id);
     if (failed !== undefined && now - failed < RETRY_AFTER_MS) return;
     const { id, uri } = account;
-    const fetchActor = this.fetchActor;
+    const fetcher = this.fetcher;
     // Started on the next tick, so that it is on record before anything of it runs.
     const run = Promise.resolve()
-      .then(() => fetchActor(uri))
+      .then(() => fetcher.actor(uri))
       .then(async (actor) => {
-        const row = actor && actor.id?.href === uri && !this.stopped ? await this.upsert(actor) : null;
+        const row = actor && actor.uri === uri && !this.stopped ? await this.upsert(actor) : null;
         if (row) {
           this.failedAt.delete(id);
           return;
@@ -105,9 +100,9 @@ export class RemoteAccounts {
         this.failedAt.set(id, this.clock.now());
         // Its own server says the actor is no more (404 or 410 at its IRI, asked once more to
         // know which failure this was): the account goes, as if the actor had sent its Delete.
-        if (!actor && this.gone && (await this.answeredGone(uri))) {
+        if (!actor && (await fetcher.gone(uri))) {
           log("info", "remote account gone (its actor answers 404 or 410); removed", { account: uri });
-          this.gone(id);
+          this.gone.remove(id);
         }
       })
       .catch((error: unknown) => {
@@ -116,18 +111,6 @@ export class RemoteAccounts {
       })
       .finally(() => this.refreshing.delete(id));
     this.refreshing.set(id, run);
-  }
-
-  /** Whether the actor's IRI answers 404 or 410 (any other failure, or none, is no proof). */
-  private async answeredGone(uri: string): Promise<boolean> {
-    if (!this.documentLoader) return false;
-    try {
-      await this.documentLoader(uri);
-      return false;
-    } catch (e) {
-      const status = (e as { response?: Response }).response?.status;
-      return status === 404 || status === 410;
-    }
   }
 
   /** Resolves once the refreshes under way are done (tests, and shutdown). */
@@ -159,45 +142,43 @@ export class RemoteAccounts {
    * does; null for something that is not a usable actor. Rendered statuses of the account are
    * told (account.updated), so that they show the new profile.
    */
-  async upsert(actor: Actor): Promise<AccountRow | null> {
-    if (!isActor(actor) || actor.id === null || actor.inboxId === null || this.domains.refuses(actor.id)) return null;
+  async upsert(actor: RemoteActorInput): Promise<AccountRow | null> {
+    if (actor.inboxUrl === null || this.domains.refuses(actor.uri)) return null;
     // Its IRI stands in for its profile page, and its inbox is where we post: http(s) only.
-    const uri = httpUrlOrNull(actor.id);
-    const inboxUrl = httpUrlOrNull(actor.inboxId);
+    const uri = httpUrlOrNull(actor.uri);
+    const inboxUrl = httpUrlOrNull(actor.inboxUrl);
     if (uri === null || inboxUrl === null) return null;
+    const iri = new URL(actor.uri);
     // Normalized as rules are (no trailing dot): the domain blocks of users compare with it.
-    const domain = accountDomain(actor.id.host);
+    const domain = accountDomain(iri.host);
     if (domain === null) return null;
     // Refused, not cleaned: Mastodon does not save such an account (a refetch keeps the stored one).
-    const username = (actor.preferredUsername?.toString() ?? "").trim();
+    const username = actor.username.trim();
     if (username.length > USERNAME_MAX || !REMOTE_USERNAME.test(username)) return null;
-    const loader = this.documentLoader ?? nothingFetched;
-    const profile = await readProfile(actor, loader);
-    const emojis = await customEmojisOf(actor, { documentLoader: loader });
+    const profile = await actor.profile();
     // Federation stopped while the images were read: the database is closing.
     if (this.stopped) return null;
     const now = this.clock.now();
     const values = {
       username,
       domain,
-      displayName: (actor.name?.toString() ?? "").slice(0, 1000),
+      displayName: actor.displayName.slice(0, 1000),
       noteHtml: profile.noteHtml,
       fields: JSON.stringify(profile.fields),
-      emojis: JSON.stringify(emojis),
+      emojis: JSON.stringify(profile.emojis),
       avatarRemoteUrl: profile.avatarRemoteUrl,
       headerRemoteUrl: profile.headerRemoteUrl,
-      locked: actor.manuallyApprovesFollowers ?? false,
-      bot: actor instanceof Service || actor instanceof Application,
-      // Absent means no, as Mastodon reads them.
-      discoverable: actor.discoverable ?? false,
-      indexable: actor.indexable ?? false,
-      ...(actor.published ? { createdAt: actor.published.epochMilliseconds } : {}),
+      locked: actor.locked,
+      bot: actor.bot,
+      discoverable: actor.discoverable,
+      indexable: actor.indexable,
+      ...(actor.publishedAt !== null ? { createdAt: actor.publishedAt } : {}),
       uri,
-      url: profileUrl(actor),
+      url: profileUrl(actor.url, iri),
       inboxUrl,
-      sharedInboxUrl: httpUrlOrNull(actor.endpoints?.sharedInbox),
-      followersUrl: httpUrlOrNull(actor.followersId),
-      keyIds: JSON.stringify([...actor.publicKeyIds, ...actor.assertionMethodIds].map((id) => id.href)),
+      sharedInboxUrl: httpUrlOrNull(actor.sharedInboxUrl),
+      followersUrl: httpUrlOrNull(actor.followersUrl),
+      keyIds: JSON.stringify(actor.keyIds),
       fetchedAt: now,
     };
     this.db.transaction((tx) => {
@@ -218,8 +199,8 @@ export class RemoteAccounts {
 }
 
 /** The actor's profile page, when on the actor's own host (Mastodon drops one elsewhere: a profile must not send people off to another site). */
-function profileUrl(actor: Actor): string | null {
-  const url = httpUrlOrNull(actor.url instanceof URL ? actor.url : (actor.url?.href ?? null));
-  if (url === null || new URL(url).hostname.toLowerCase() !== actor.id!.hostname.toLowerCase()) return null;
+function profileUrl(given: string | null, iri: URL): string | null {
+  const url = httpUrlOrNull(given);
+  if (url === null || new URL(url).hostname.toLowerCase() !== iri.hostname.toLowerCase()) return null;
   return url;
 }

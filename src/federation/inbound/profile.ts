@@ -1,6 +1,7 @@
 import { Link, PropertyValue, type Actor, type Image } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
 import type { ProfileField } from "../../models/views.ts";
+import type { RemoteProfile } from "../../services/remote/inputs.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
 import { sanitizeRemoteHtml } from "../../text/sanitize.ts";
 
@@ -10,14 +11,6 @@ const NOTE_MAX = 20 * 1024;
 const FIELDS_MAX = 16;
 const FIELD_NAME_MAX = 255;
 const FIELD_VALUE_MAX = 2048;
-
-/** The parts of a remote actor's profile that need reading (and cleaning) before they are stored. */
-export interface RemoteProfile {
-  noteHtml: string;
-  fields: ProfileField[];
-  avatarRemoteUrl: string | null;
-  headerRemoteUrl: string | null;
-}
 
 /**
  * A remote actor's note, fields, avatar and header, as Mastodon's
@@ -29,7 +22,7 @@ export interface RemoteProfile {
  * Images given only by reference are fetched through `loader` (Mastodon fetches them too);
  * attachments only when embedded, as Mastodon takes them.
  */
-export async function readProfile(actor: Actor, loader: DocumentLoader): Promise<RemoteProfile> {
+export async function readProfile(actor: Actor, loader: DocumentLoader): Promise<Omit<RemoteProfile, "emojis">> {
   const fields: ProfileField[] = [];
   for await (const item of actor.getAttachments({ documentLoader: refuse, contextLoader: loader, suppressError: true })) {
     if (!(item instanceof PropertyValue)) continue;

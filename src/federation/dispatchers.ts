@@ -1,0 +1,137 @@
+import type { Context, Federation, RequestContext } from "@fedify/fedify";
+import { Emoji, Note, type Recipient } from "@fedify/fedify/vocab";
+import type { AccountRow } from "../db/schema.ts";
+import type { Urls } from "../presenters/account.ts";
+import { bareActorOf } from "./access.ts";
+import type { InstanceActor } from "./instance-actor.ts";
+import type { AccountKeys } from "./keys.ts";
+import { recipientOf } from "./outbound/sender.ts";
+import type { FederationServices } from "./port.ts";
+import type { federationReaders } from "./readers.ts";
+import { actorOf, createOf, emojiOf, noteOf, type NoteLookups } from "./vocab.ts";
+
+const PAGE_SIZE = 20;
+
+/** A paged collection's first page starts from the top; Fedify wants a string cursor for it. */
+const FIRST = "";
+const cursorOf = (cursor: string) => (cursor === FIRST ? null : cursor);
+
+export interface Dispatch {
+  federation: Federation<void>;
+  services: Pick<FederationServices, "federationActors" | "customEmojis" | "reader">;
+  urls: Urls;
+  lookups: NoteLookups;
+  instance: InstanceActor;
+  keys: AccountKeys;
+  /** Who reads, and what: secure mode (AUTHORIZED_FETCH or WHITELIST_MODE), blocks (readers.ts). */
+  readers: ReturnType<typeof federationReaders>;
+}
+
+/**
+ * What other servers read here: the actors of local accounts at the URIs the client API
+ * already emits (/users/:name) and the instance actor, their keys, collections (outbox,
+ * followers, following, featured), statuses and custom emojis.
+ */
+export function dispatch({ federation, services, urls, lookups, instance, keys, readers }: Dispatch): void {
+  const actors = services.federationActors;
+  const authorized = readers.authorized;
+  /**
+   * A reader the account blocks (or whose domain it blocks) finds its collections empty. (The
+   * followers dispatcher is also asked outside any request, to deliver: no reader there.)
+   */
+  const hidden = async (ctx: Context<void>, account: AccountRow) =>
+    "request" in ctx && readers.hides(account.id, await readers.readerOf(ctx as RequestContext<void>));
+
+  /** The account behind an identifier, exactly as its URIs spell it (one actor per account). */
+  const local = (identifier: string) => {
+    const account = actors.localAccount(identifier);
+    return account && account.username === identifier ? account : undefined;
+  };
+
+  federation
+    .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
+      if (identifier === instance.identifier) return instance.actor(ctx);
+      const account = local(identifier);
+      if (!account) return null;
+      // Secure mode: an unsigned fetch gets what checking a signature needs, not the profile;
+      // so does a reader the account blocks. (Fedify also asks for the actor at an inbox POST.)
+      const fetched = ctx.request.method === "GET" || ctx.request.method === "HEAD";
+      if (fetched && (await readers.seesBareActor(ctx, account))) return bareActorOf(ctx, account);
+      return actorOf(ctx, urls, account);
+    })
+    .setKeyPairsDispatcher(async (_ctx, identifier) => {
+      if (identifier === instance.identifier) return instance.keyPairs();
+      const account = local(identifier);
+      return account ? keys.keyPairs(account.id) : [];
+    });
+
+  federation
+    .setOutboxDispatcher("/users/{identifier}/outbox", async (ctx, identifier, cursor) => {
+      const account = local(identifier);
+      if (!account || cursor === null) return null;
+      if (await hidden(ctx, account)) return { items: [] };
+      const page = actors.outbox(account.id, cursorOf(cursor), PAGE_SIZE);
+      const items = page.items.map((status) => createOf(ctx, noteOf(ctx, urls, account, status, lookups), account, status));
+      return { items, nextCursor: page.next };
+    })
+    .setCounter((_ctx, identifier) => {
+      const account = local(identifier);
+      return account ? actors.outboxCount(account.id) : null;
+    })
+    .setFirstCursor(() => FIRST)
+    .authorize(authorized);
+
+  federation
+    .setFollowersDispatcher("/users/{identifier}/followers", async (ctx, identifier, cursor) => {
+      const account = local(identifier);
+      if (!account) return null;
+      // The whole collection is what delivery to "followers" asks for: only remote inboxes.
+      if (cursor === null) return { items: actors.remoteFollowers(account.id).map(recipientOf) };
+      if (await hidden(ctx, account)) return { items: [] };
+      const page = actors.followers(account.id, cursorOf(cursor), PAGE_SIZE);
+      const items: Recipient[] = page.items.map((f) => (f.domain === null ? { id: ctx.getActorUri(f.username), inboxId: null } : recipientOf(f)));
+      return { items, nextCursor: page.next };
+    })
+    .setCounter((_ctx, identifier) => local(identifier)?.followersCount ?? null)
+    .setFirstCursor(() => FIRST)
+    .authorize(authorized);
+
+  // Mastodon shows the count of followed accounts, not who they are.
+  federation
+    .setFollowingDispatcher("/users/{identifier}/following", (_ctx, identifier) => (local(identifier) ? { items: [] } : null))
+    .setCounter((_ctx, identifier) => local(identifier)?.followingCount ?? null)
+    .authorize(authorized);
+
+  federation
+    .setFeaturedDispatcher("/users/{identifier}/featured", async (ctx, identifier) => {
+      const account = local(identifier);
+      if (!account) return null;
+      if (await hidden(ctx, account)) return { items: [] };
+      return { items: actors.pinned(account.id).map((status) => noteOf(ctx, urls, account, status, lookups)) };
+    })
+    .authorize(authorized);
+
+  // This server's custom emojis, which Notes and actors name by these IRIs.
+  federation.setObjectDispatcher(Emoji, "/emojis/{shortcode}", (ctx, { shortcode }) => {
+    const row = services.customEmojis.find(shortcode);
+    return row ? emojiOf(ctx, services.customEmojis.entity(row)) : null;
+  });
+
+  // Public and unlisted statuses for anyone (signed, in secure mode); a private or direct one
+  // for a signed request by an account allowed to see it (a follower, a mentioned account), as
+  // Mastodon's StatusPolicy decides with the signer as the viewer. A signer the author blocks,
+  // or whose domain the author blocks, sees nothing.
+  federation
+    .setObjectDispatcher(Note, "/users/{identifier}/statuses/{id}", async (ctx, { identifier, id }) => {
+      const account = local(identifier);
+      if (!account || !/^\d+$/.test(id)) return null;
+      const status = actors.ownStatus(account.id, Number(id));
+      if (!status) return null;
+      const published = status.visibility === "public" || status.visibility === "unlisted";
+      const reader = await readers.readerOf(ctx);
+      if (readers.hides(account.id, reader)) return null;
+      if (!reader.viewer) return published ? noteOf(ctx, urls, account, status, lookups) : null;
+      return services.reader.visible([status], reader.viewer.id).length === 1 ? noteOf(ctx, urls, account, status, lookups) : null;
+    })
+    .authorize((ctx) => authorized(ctx));
+}

@@ -1,0 +1,51 @@
+import type { InboxContext, InboxListenerSetters, KvStore } from "@fedify/fedify";
+import { Accept, Add, Announce, Block, Create, Delete, Follow, Like, Move, Reject, Remove, Undo, Update, type Activity } from "@fedify/fedify/vocab";
+import type { DocumentLoader } from "@fedify/vocab-runtime";
+import type { FederationServices } from "../port.ts";
+import { onAccept } from "./accept.ts";
+import { onAnnounce } from "./announce.ts";
+import { onBlock } from "./block.ts";
+import { onCreate } from "./create.ts";
+import { onDelete } from "./delete.ts";
+import { onFeatured } from "./featured.ts";
+import { onFollow } from "./follow.ts";
+import { onLike } from "./like.ts";
+import { onMove } from "./move.ts";
+import { onReject } from "./reject.ts";
+import { onUndo } from "./undo.ts";
+import { onUpdate } from "./update.ts";
+
+/** What the inbox listeners need: the rules they hand activities to, and Fedify's side. */
+export interface Inbound {
+  services: Pick<FederationServices, "federationInbox" | "remoteInteractions" | "accountMoves">;
+  /** Where a remote Follow's IRI is kept, for the answer to it (and a later Reject) to quote. */
+  kv: KvStore;
+  /** Reads what an actor document only links to (its images), signed by the instance actor. */
+  loader: DocumentLoader;
+}
+
+/** A listener for one activity type. */
+export type Listener<T extends Activity> = (ctx: InboxContext<void>, activity: T) => Promise<void>;
+
+/**
+ * One listener per activity type (one file each): each reads its activity with Fedify, checks
+ * what only the activity can tell (who sends it, whose object it names), and hands plain
+ * inputs to the services, where the rules are. Fedify has verified the signature, and that
+ * the key is the actor's, before any of them runs.
+ */
+export function listen(inbox: InboxListenerSetters<void>, deps: Inbound): InboxListenerSetters<void> {
+  return inbox
+    .on(Follow, onFollow(deps))
+    .on(Create, onCreate(deps))
+    .on(Update, onUpdate(deps))
+    .on(Delete, onDelete(deps))
+    .on(Accept, onAccept(deps))
+    .on(Reject, onReject(deps))
+    .on(Block, onBlock(deps))
+    .on(Like, onLike(deps))
+    .on(Announce, onAnnounce(deps))
+    .on(Add, onFeatured(deps, "Add"))
+    .on(Remove, onFeatured(deps, "Remove"))
+    .on(Move, onMove(deps))
+    .on(Undo, onUndo(deps));
+}

@@ -1,0 +1,24 @@
+import type { OutgoingHttp } from "../../net/outgoing.ts";
+import type { RemoteActorInput, RemoteNoteInput } from "./inputs.ts";
+
+/**
+ * What the services ask of other servers, implemented by src/federation (absent while
+ * FEDERATION=off: nothing is fetched). Every fetch is signed by the instance actor and goes
+ * through the outgoing-HTTP module: refused domains and private addresses are never asked.
+ */
+export interface RemoteFetcher {
+  /** An actor by its IRI, or by `acct:user@domain` through WebFinger; null when it is none or cannot be had. */
+  actor(uriOrAcct: string, signal?: AbortSignal): Promise<RemoteActorInput | null>;
+  /** What a URL of another server names, when it is an actor or a status. */
+  object(url: string, signal?: AbortSignal): Promise<{ actor: RemoteActorInput } | { note: RemoteNoteInput } | null>;
+  /** Whether an actor's IRI answers 404 or 410 now (any other failure, or none, is no proof it is gone). */
+  gone(uri: string): Promise<boolean>;
+}
+
+/** What src/federation makes its fetcher of, handed over by createServices. */
+export interface RemoteInfra {
+  /** Every request to another server goes through it. */
+  outgoing: OutgoingHttp;
+  /** Whether federation with the host of a URL (or a host) is refused (FederationDomains). */
+  refuses(urlOrHost: string | URL): boolean;
+}

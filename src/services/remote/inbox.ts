@@ -1,0 +1,153 @@
+import type { AccountRow } from "../../db/schema.ts";
+import type { FollowService } from "../accounts/follows.ts";
+import type { ModerationService } from "../accounts/moderation.ts";
+import type { StatusReader } from "../statuses/reader.ts";
+import type { RemovalService } from "../statuses/removal.ts";
+import type { FederationActors } from "./local-actors.ts";
+import type { GoneAccounts } from "./gone-accounts.ts";
+import type { RemoteActorInput, RemoteNoteInput } from "./inputs.ts";
+import type { RemoteAccounts } from "./accounts.ts";
+import type { RemoteNotes } from "./notes.ts";
+
+/** What a remote Follow came to: the follower stored, and what it is answered (Accept, Reject, or nothing yet). */
+export interface FollowOutcome {
+  followerId: number;
+  answer: "Accept" | "Reject" | null;
+  /** A follow or a request stands: the Follow's IRI is kept, for the answer or a later Reject to quote. */
+  kept: boolean;
+}
+
+/**
+ * What incoming activities do to statuses, accounts and relationships. Fedify has verified the
+ * HTTP signature before any of this runs, and that the signing key belongs to the activity's
+ * actor (`actorUri` below); src/federation/inbound/ reads the activities.
+ */
+export class FederationInbox {
+  constructor(
+    private actors: FederationActors,
+    private remote: RemoteAccounts,
+    private follows: FollowService,
+    private removal: RemovalService,
+    private reader: StatusReader,
+    private moderation: ModerationService,
+    private notes: RemoteNotes,
+    private gone: GoneAccounts,
+  ) {}
+
+  /** Update of an actor: its own profile only, and only of an account stored here. */
+  async updateActor(actorUri: string, actor: RemoteActorInput): Promise<void> {
+    if (actor.uri === actorUri && this.remote.byUri(actor.uri)) await this.remote.upsert(actor);
+  }
+
+  /** Update of a Note by its author: anything else, an Update of someone else's status, changes nothing. */
+  async updateNote(actorUri: string, note: RemoteNoteInput): Promise<void> {
+    if (note.authorUri !== actorUri) return;
+    const found = this.remote.statusByUri(note.uri);
+    if (!found || found.authorUri !== actorUri) return;
+    const row = this.reader.findRow(found.id);
+    if (row) await this.notes.applyEdit(note, row);
+  }
+
+  /**
+   * A remote status deleted by its author goes here too, and an actor deleting itself takes its
+   * account here with it; a Delete from anyone else changes nothing.
+   */
+  delete(actorUri: string, objectUri: string): void {
+    if (objectUri === actorUri) {
+      const gone = this.remote.byUri(actorUri);
+      if (gone) this.gone.remove(gone.id);
+      return;
+    }
+    const found = this.remote.statusByUri(objectUri);
+    if (!found || found.authorUri !== actorUri) return;
+    const row = this.reader.findRow(found.id);
+    if (row) this.removal.remove(row);
+  }
+
+  /** A remote Note, by its author, stored when it concerns someone here (see RemoteNotes). */
+  async create(actorUri: string, note: RemoteNoteInput): Promise<void> {
+    if (note.authorUri !== actorUri) return;
+    await this.notes.store(note, { fetched: false });
+  }
+
+  /** The local account a Follow (or a Block) names, exactly as its IRI spells it. */
+  followTarget(identifier: string): AccountRow | null {
+    const target = this.actors.localAccount(identifier);
+    return target && target.username === identifier ? target : null;
+  }
+
+  /**
+   * A remote actor follows a local account: a follow (answered with Accept at once) or, when
+   * locked, a follow request; refused with Reject when either blocks the other, nothing stored.
+   */
+  async follow(actor: RemoteActorInput, target: AccountRow): Promise<FollowOutcome | null> {
+    const follower = await this.remote.upsert(actor);
+    if (!follower) return null;
+    let relationship;
+    try {
+      relationship = this.follows.follow(follower.id, target.id, {});
+    } catch {
+      // Blocked either way: nothing is stored, and the follower is told with Reject (as Mastodon does).
+      return { followerId: follower.id, answer: "Reject", kept: false };
+    }
+    if (relationship.following) return { followerId: follower.id, answer: "Accept", kept: true };
+    return { followerId: follower.id, answer: null, kept: relationship.requested };
+  }
+
+  /**
+   * A remote account blocks a local one, as Mastodon's ActivityPub::Activity::Block: follows
+   * both ways end and the block is kept (the local account sees `blocked_by`, cannot follow it).
+   */
+  block(actorUri: string, targetIdentifier: string): void {
+    const pair = this.blockPair(actorUri, targetIdentifier);
+    if (pair) this.moderation.block(pair.remoteId, pair.localId);
+  }
+
+  /** Undo of a Block, by the actor who sent it. */
+  unblock(actorUri: string, targetIdentifier: string): void {
+    const pair = this.blockPair(actorUri, targetIdentifier);
+    if (pair) this.moderation.unblock(pair.remoteId, pair.localId);
+  }
+
+  private blockPair(actorUri: string, targetIdentifier: string): { remoteId: number; localId: number } | null {
+    const target = this.actors.localAccount(targetIdentifier);
+    const blocker = this.remote.byUri(actorUri);
+    return target && blocker ? { remoteId: blocker.id, localId: target.id } : null;
+  }
+
+  /** Undo of a Follow, by the actor who sent it: the follow or the request goes. */
+  unfollow(actorUri: string, targetIdentifier: string): void {
+    const follower = this.remote.byUri(actorUri);
+    if (!follower) return;
+    const target = this.actors.localAccount(targetIdentifier);
+    if (!target) return;
+    this.follows.removeFollow(follower.id, target.id);
+    this.follows.removeFollowRequests(follower.id, target.id);
+  }
+
+  /** A remote account accepts a local account's Follow: the request becomes a follow. */
+  accepted(actorUri: string, followerIdentifier: string): void {
+    const pair = this.answered(actorUri, followerIdentifier);
+    if (!pair) return;
+    try {
+      this.follows.authorizeRequest(pair.remoteId, pair.localId);
+    } catch {
+      // No request waiting (answered twice, or withdrawn meanwhile): nothing to do.
+    }
+  }
+
+  /** A remote account refuses (or removes) a local follower. */
+  rejected(actorUri: string, followerIdentifier: string): void {
+    const pair = this.answered(actorUri, followerIdentifier);
+    if (!pair) return;
+    this.follows.removeFollowRequests(pair.localId, pair.remoteId);
+    this.follows.removeFollow(pair.localId, pair.remoteId);
+  }
+
+  /** The local follower and the remote followee (the answer's actor) an Accept or Reject concerns. */
+  private answered(actorUri: string, followerIdentifier: string): { localId: number; remoteId: number } | null {
+    const local = this.actors.localAccount(followerIdentifier);
+    const remote = this.remote.byUri(actorUri);
+    return local && remote ? { localId: local.id, remoteId: remote.id } : null;
+  }
+}

@@ -1,0 +1,90 @@
+import type { CustomEmoji } from "../../models/emojis.ts";
+import type { ProfileField } from "../../models/views.ts";
+import type { RemoteMedia, RemotePoll } from "../statuses/remote-input.ts";
+
+// What other servers' documents say, as src/federation reads them out of ActivityPub: plain
+// values, no Fedify object. What may need a fetch to read (an author not stored yet, a tag or
+// an image given by reference) is a function, called only once the rules here want it, so
+// that a duplicate or an activity that concerns nobody here sets off no request.
+
+/** An IRI as this server reads it: one of its own actors or statuses, or another server's. */
+export interface IriRef {
+  href: string;
+  /** On this server's origin. */
+  ours: boolean;
+  /** The identifier of one of this server's actors it names (/users/:identifier). */
+  actor: string | null;
+  /** One of this server's statuses it names (/users/:identifier/statuses/:id), as written. */
+  status: { identifier: string; id: string } | null;
+}
+
+/** A remote actor's profile: its note and fields cleaned, its images' and emojis' addresses (http(s) only). */
+export interface RemoteProfile {
+  noteHtml: string;
+  fields: ProfileField[];
+  avatarRemoteUrl: string | null;
+  headerRemoteUrl: string | null;
+  emojis: CustomEmoji[];
+}
+
+/** A remote actor document, as it states itself (its IRI is its `id`). */
+export interface RemoteActorInput {
+  uri: string;
+  inboxUrl: string | null;
+  sharedInboxUrl: string | null;
+  followersUrl: string | null;
+  /** Its featured collection (pinned statuses). */
+  featuredUrl: string | null;
+  /** The actors it says it also is (alsoKnownAs): a move to it is believed when they name the old one. */
+  aliases: string[];
+  /** Its preferredUsername, as given. */
+  username: string;
+  displayName: string;
+  /** Its profile page, as given. */
+  url: string | null;
+  locked: boolean;
+  /** A Service or an Application. */
+  bot: boolean;
+  discoverable: boolean;
+  indexable: boolean;
+  publishedAt: number | null;
+  /** Its keys (publicKey, assertionMethod). */
+  keyIds: string[];
+  /** Its note, fields, avatar, header and emojis: what it only links to is fetched. */
+  profile(): Promise<RemoteProfile>;
+}
+
+/** Where an activity's actor is: its IRI, and its document when it is not stored here. */
+export interface ActorSource {
+  uri: string;
+  /** Its document (checked to be the actor at `uri`), null when it cannot be had. */
+  fetch(): Promise<RemoteActorInput | null>;
+}
+
+/** A remote Note or Question, as it states itself. */
+export interface RemoteNoteInput {
+  uri: string;
+  /** Its attributedTo. */
+  authorUri: string;
+  /** The author's document, fetched when it is not stored here (null when it cannot be had). */
+  author(): Promise<RemoteActorInput | null>;
+  to: string[];
+  cc: string[];
+  inReplyTo: IriRef | null;
+  /** Its `url`, as given. */
+  url: string | null;
+  /** A Note's `name` (a vote, when it answers a poll here); null for a Question. */
+  name: string | null;
+  /** Its content and summary as given (HTML, not cleaned). */
+  content: string;
+  summary: string;
+  sensitive: boolean;
+  publishedAt: number | null;
+  updatedAt: number | null;
+  /** What its Mention tags and the addressees on this server name, and its hashtags (normalized, once each). */
+  tags(): Promise<{ mentioned: IriRef[]; hashtags: string[] }>;
+  attachments(): Promise<RemoteMedia[]>;
+  emojis(): Promise<CustomEmoji[]>;
+  /** A Question's poll; null for a Note, or one that is not a usable poll. */
+  poll(): Promise<RemotePoll | null>;
+}

@@ -1,0 +1,167 @@
+import type { AccountRow, StatusRow } from "../../db/schema.ts";
+import type { MentionRef } from "../../models/mentions.ts";
+import { httpUrlOrNull } from "../../net/http-url.ts";
+import { htmlToText } from "../../text/html-to-text.ts";
+import { sanitizeRemoteHtml } from "../../text/sanitize.ts";
+import type { ModerationService } from "../accounts/moderation.ts";
+import type { EditingService } from "../statuses/editing.ts";
+import type { PollService } from "../statuses/polls.ts";
+import type { PostingService } from "../statuses/posting.ts";
+import type { StatusReader } from "../statuses/reader.ts";
+import type { Visibility } from "../statuses/visibility.ts";
+import type { FederationActors } from "./local-actors.ts";
+import type { IriRef, RemoteNoteInput } from "./inputs.ts";
+import type { RemoteAccounts } from "./accounts.ts";
+
+/** ActivityStreams' public collection, as addressing names it. */
+const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
+
+/** What a Note says, as stored: its HTML sanitized, its text (for filters), its hashtags. */
+export interface NoteContent {
+  html: string;
+  text: string;
+  spoilerText: string;
+  sensitive: boolean;
+  tags: string[];
+}
+
+/**
+ * Remote Notes into the statuses table: those delivered to an inbox, and those fetched by
+ * their URL (search with resolve=true). The Note's IRI must be on its author's server: a
+ * server speaks only for its own objects.
+ */
+export class RemoteNotes {
+  constructor(
+    private actors: FederationActors,
+    private remote: RemoteAccounts,
+    private posting: PostingService,
+    private reader: StatusReader,
+    private moderation: ModerationService,
+    private editing: EditingService,
+    private polls: PollService,
+  ) {}
+
+  /**
+   * Stores a Note; the stored status (an existing one when that IRI is known already), or null.
+   * A delivered Note is kept only when it concerns someone here (Mastodon's
+   * related_to_local_activity?): its author is followed from here, it mentions or addresses a
+   * local account, or it replies to a local status; a fetched one always. Addressing is read
+   * as Mastodon reads it: as:Public in `to` is public, in `cc` unlisted, the author's
+   * followers collection private, and anything else (addressed to some accounts only)
+   * direct. Mentions of local accounts that block the author are dropped, and with them what
+   * only they concerned.
+   */
+  async store(note: RemoteNoteInput, options: { fetched: boolean }): Promise<StatusRow | null> {
+    // The IRI is shown as the status's address when it gives none (its `url`): http(s) only.
+    if (new URL(note.uri).origin !== new URL(note.authorUri).origin || httpUrlOrNull(note.uri) === null) return null;
+    const known = this.remote.statusByUri(note.uri);
+    if (known) return this.reader.findRow(known.id) ?? null;
+    let author: AccountRow | null = this.remote.byUri(note.authorUri) ?? null;
+    if (!author) {
+      const actor = await note.author();
+      author = actor ? await this.remote.upsert(actor) : null;
+    }
+    if (!author || author.uri !== note.authorUri) return null;
+    const { to, cc } = note;
+    const tags = await note.tags();
+    const mentions = this.mentionsOf(tags.mentioned, author);
+    const parent = note.inReplyTo ? this.statusAt(note.inReplyTo) : null;
+    // A Note named by a poll option, answering a poll here, is a vote (Mastodon's votes).
+    if (note.name !== null && parent?.local) return this.vote(author, parent.id, note.name);
+    const mentionsLocal = mentions.some((m) => m.acct === undefined);
+    if (!options.fetched && !this.actors.hasLocalFollowers(author.id) && !mentionsLocal && !parent?.local) return null;
+    const followers = author.followersUrl;
+    let visibility: Visibility;
+    if (to.includes(PUBLIC)) visibility = "public";
+    else if (cc.includes(PUBLIC)) visibility = "unlisted";
+    else if (followers !== null && (to.includes(followers) || cc.includes(followers))) visibility = "private";
+    else if (mentionsLocal) visibility = "direct";
+    else return null;
+    // An address clients and our pages link to: one that is not http(s) is dropped (the IRI stands in).
+    const url = httpUrlOrNull(note.url);
+    const published = this.posting.publishRemote({
+      accountId: author.id,
+      uri: note.uri,
+      url,
+      ...this.contentOf(note, tags.hashtags),
+      visibility,
+      language: null,
+      createdAt: note.publishedAt ?? Date.now(),
+      inReplyToId: parent?.id ?? null,
+      inReplyToUri: parent ? null : httpUrlOrNull(note.inReplyTo?.href),
+      mentions,
+      media: await note.attachments(),
+      emojis: await note.emojis(),
+      poll: await note.poll(),
+    });
+    // null: the same Note arrived meanwhile (another delivery of it); that one stands.
+    return published ?? this.reader.findRow(this.remote.statusByUri(note.uri)?.id ?? 0) ?? null;
+  }
+
+  /**
+   * The accounts a Note mentions: its Mention tags, and (as Mastodon's silent mentions) the
+   * local actors it is addressed to. Local accounts that block the author are left out;
+   * remote accounts only when already stored (nothing is fetched for them).
+   */
+  private mentionsOf(mentioned: IriRef[], author: AccountRow): MentionRef[] {
+    const found = new Map<number, MentionRef>();
+    for (const ref of mentioned) {
+      if (ref.actor !== null) {
+        const local = this.actors.localAccount(ref.actor);
+        if (local && local.username === ref.actor) found.set(local.id, { id: local.id, username: local.username });
+        continue;
+      }
+      const remote = ref.ours ? undefined : this.remote.byUri(ref.href);
+      if (remote && remote.id !== author.id) found.set(remote.id, { id: remote.id, username: remote.username, acct: `${remote.username}@${remote.domain}`, url: remote.url ?? ref.href });
+    }
+    const locals = [...found.values()].filter((m) => m.acct === undefined).map((m) => m.id);
+    const blocking = this.moderation.blocked(author.id, locals).blockedBy;
+    return [...found.values()].filter((m) => !blocking.has(m.id));
+  }
+
+  /**
+   * The author's Update of a Note stored here: its new content, with history (its mentions
+   * stay those it arrived with). The caller has checked that the Update's actor is the author.
+   */
+  async applyEdit(note: RemoteNoteInput, row: StatusRow): Promise<void> {
+    // A poll's counts change without an edit (Mastodon's Update of a Question).
+    if (row.hasPoll) {
+      const poll = await note.poll();
+      if (poll) this.polls.applyRemoteCounts(row.id, poll);
+    }
+    const tags = await note.tags();
+    this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await note.emojis(), editedAt: note.updatedAt ?? Date.now() });
+  }
+
+  /** The Note's HTML as Mastodon keeps remote HTML (sanitized), its text, and its hashtags. */
+  private contentOf(note: RemoteNoteInput, hashtags: string[]): NoteContent {
+    const html = sanitizeRemoteHtml(note.content);
+    const spoilerText = htmlToText(note.summary);
+    return { html, text: htmlToText(html), spoilerText, sensitive: note.sensitive || spoilerText !== "", tags: hashtags };
+  }
+
+  /** A remote account's vote in a local poll, by the option's title; never stored as a status. */
+  private vote(author: AccountRow, statusId: number, title: string): null {
+    const poll = this.polls.ofStatus(statusId);
+    const choice = poll ? (JSON.parse(poll.options) as string[]).indexOf(title) : -1;
+    if (!poll || choice < 0) return null;
+    try {
+      this.polls.vote(author.id, poll.id, [String(choice)]);
+    } catch {
+      // Ended, already voted, or not a poll it may see: Mastodon drops such a vote too.
+    }
+    return null;
+  }
+
+  /** A stored status by its IRI: a local one (served at our URIs) or a remote one kept here. */
+  statusAt(iri: IriRef): { id: number; local: boolean } | null {
+    if (iri.status !== null) {
+      const id = Number(iri.status.id);
+      const row = Number.isSafeInteger(id) ? this.reader.findRow(id) : undefined;
+      const author = row && this.actors.localAccount(iri.status.identifier);
+      return row && author && author.id === row.accountId && row.uri === null ? { id: row.id, local: true } : null;
+    }
+    const remote = this.remote.statusByUri(iri.href);
+    return remote ? { id: remote.id, local: false } : null;
+  }
+}
