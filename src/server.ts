@@ -10,6 +10,7 @@ import { log } from "./log.ts";
 import { MediaStorage } from "./media/storage.ts";
 import { serializeAttachment } from "./presenters/media.ts";
 import { createServices } from "./services/index.ts";
+import { registerConsequences } from "./services/consequences.ts";
 import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
 import { Streaming } from "./streaming/index.ts";
@@ -89,14 +90,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     serializeMedia: serializeAttachment,
   };
   const app = createApp(ctx);
+  streaming = new Streaming(ctx);
+  const federation = config.federation ? createRookeryFederation(ctx) : null;
+  // Every listener, before the wheel can fire anything (a scheduled status or a poll come due).
+  registerConsequences(services.events, services, { streams: (events) => streaming!.fanout.subscribe(events), federation: federation?.subscribe });
   services.polls.restore();
   services.media.restore();
   services.scheduled.restore();
   services.pushDeliveries.restore();
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
-  streaming = new Streaming(ctx);
-  const federation = config.federation ? createRookeryFederation(ctx) : null;
   federation?.start();
   handler = createEdge(ctx, app, streaming, federation?.federation ?? null);
   services.announcements.syncOtherWriters();

@@ -5,6 +5,7 @@ import { ApiError } from "../errors.ts";
 import { IdGenerator, parseId } from "../ids.ts";
 import { MediaStorage } from "../media/storage.ts";
 import { createServices, type Services } from "../services/index.ts";
+import { registerConsequences } from "../services/consequences.ts";
 import { loadInstanceKeys } from "../services/instance.ts";
 
 // The operator's commands that go through the services (rules, the extended description...):
@@ -41,6 +42,8 @@ export async function withServices<T>(run: (services: Services, config: Config) 
   ids.seed(largestId(handle.sqlite));
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
   const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db) });
+  // What follows a write, as in the server; the CLI has no streams and sends no activities.
+  registerConsequences(services.events, services, {});
   try {
     return await run(services, config);
   } catch (e) {

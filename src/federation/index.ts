@@ -8,6 +8,7 @@ import { DELIVERY_RETRY_POLICY, PERMANENT_FAILURES, recordFailure, wirePermanent
 import { wireInteractions } from "./interactions.ts";
 import { wireReports } from "./reports.ts";
 import type { AppContext } from "../context.ts";
+import type { EventBus } from "../services/events.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
 import { actorOf, createOf, emojiOf, noteOf, type NoteLookups } from "./vocab.ts";
@@ -38,6 +39,8 @@ export interface RookeryFederation {
    * message that is due (for tests and benchmarks).
    */
   idle(): Promise<void>;
+  /** Registers the after-commit listeners that send activities (called once, by the table of consequences). */
+  subscribe(events: EventBus): void;
   /** Starts handling queued messages (deliveries, incoming activities) until stopped. */
   start(): void;
   stop(): Promise<void>;
@@ -246,11 +249,15 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
 
   const sender = new Sender();
   const context = () => federation.createContext(publicUrl, undefined);
-  wireRelationships(app, context, kv, sender);
-  wireStatuses(app, context, lookups, sender);
-  wireProfiles(app, context, sender);
-  wireInteractions(app, context, lookups, sender);
-  wireReports(app, context, instance.identifier, sender);
+  // Registered by the table of consequences (src/services/consequences.ts); the wire functions
+  // take the bus from the services.
+  const subscribe = () => {
+    wireRelationships(app, context, kv, sender);
+    wireStatuses(app, context, lookups, sender);
+    wireProfiles(app, context, sender);
+    wireInteractions(app, context, lookups, sender);
+    wireReports(app, context, instance.identifier, sender);
+  };
   // Every fetch from other servers is signed by the instance actor: GoToSocial, and Mastodon
   // with AUTHORIZED_FETCH, answer 401 to an unsigned GET of an actor or a status.
   const signedLoader = (c: Context<void>) => c.getDocumentLoader({ identifier: instance.identifier });
@@ -297,6 +304,7 @@ export function createRookeryFederation(app: AppContext): RookeryFederation {
     federation,
     kv,
     queue,
+    subscribe,
     async idle() {
       await remote.idle();
       await sender.idle();

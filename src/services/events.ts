@@ -78,6 +78,12 @@ export type DomainEvent =
   /** A poll's time came: its final counts stand. */
   | { type: "poll.ended"; pollId: number; statusId: number };
 
+/**
+ * How a transport (streams, federation, push, link cards, the remote media cache) registers its
+ * after-commit listeners; only the table of consequences (consequences.ts) calls it.
+ */
+export type Subscribe = (events: EventBus) => void;
+
 type Listener<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { type: T }>) => void;
 
 type AnyListener = (event: DomainEvent) => void;

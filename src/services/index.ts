@@ -173,74 +173,21 @@ export function createServices(deps: ServiceDeps) {
     wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);
   });
 
-  // Every side effect of a write, by the event it reacts to. `within` listeners are part of
-  // the write (same transaction); `afterCommit` ones act on the world outside the database
-  // and hear only of committed writes. Streams subscribe in src/streaming/fanout.ts.
-  // Relationship changes: notifications, home feeds and lists follow them, and rendered
-  // accounts (their counts) are stale.
-  events.within("follow.created", (e) => {
-    notifications.notify(e.targetAccountId, e.accountId, "follow");
-    homeFeed.backfill(e.accountId, e.targetAccountId);
-    renderCache.touchAccount(e.accountId);
-    renderCache.touchAccount(e.targetAccountId);
-  });
-  events.within("follow_request.created", (e) => notifications.notify(e.targetAccountId, e.accountId, "follow_request"));
-  events.within("follow_request.authorized", (e) => {
-    notifications.withdraw(e.targetAccountId, e.accountId, "follow_request");
-    homeFeed.backfill(e.accountId, e.targetAccountId);
-    renderCache.touchAccount(e.accountId);
-    renderCache.touchAccount(e.targetAccountId);
-  });
-  events.within("follow.removed", (e) => {
-    notifications.withdraw(e.targetAccountId, e.accountId, "follow");
-    homeFeed.removeAuthor(e.accountId, e.targetAccountId);
-    lists.forgetFollow(e.accountId, e.targetAccountId);
-    endorsements.forget(e.accountId, e.targetAccountId);
-    renderCache.touchAccount(e.accountId);
-    renderCache.touchAccount(e.targetAccountId);
-  });
-  // An unmuted account's statuses come back into the home feed.
-  events.within("mute.removed", (e) => homeFeed.backfill(e.accountId, e.targetAccountId));
-  events.within("account.updated", (e) => renderCache.touchAccount(e.accountId));
-  // A locked account that opens up approves the follow requests waiting on it.
-  events.within("account.unlocked", (e) => follows.authorizeAll(e.accountId));
-  // New statuses also go into lists and direct-message threads; deleted ones leave them.
-  events.within("status.created", (e) => {
-    const original = e.status.reblogOfId !== null ? (reader.findRow(e.status.reblogOfId) ?? null) : null;
-    lists.deliver(e.status, original);
-    conversations.added(e.status);
-  });
-  events.within("status.deleted", (e) => conversations.removed(e.status));
-  // The wheel is in memory and re-reads the poll when it fires: told once the poll exists.
-  events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
-  // Web Push subscriptions go with their token; a new notification becomes a push for each
-  // subscription that wants it, in its own transaction, sent once that committed.
+  // Web Push subscriptions go with their token.
   const tokenSeal = new TokenSeal(config.dataDir);
   const pushSubscriptions = new PushSubscriptions(db, ids, clock, config.allowPrivateAddresses, tokenSeal);
   tokens.onRevoke((auth) => pushSubscriptions.unsubscribe(auth.tokenId));
   const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
   const pushUrls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
   const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, pushUrls, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions);
-  events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));
-  events.afterCommit("notification.created", (e) => pushDeliveries.committed(e.notification));
-  // Link previews of new and edited statuses, fetched once they are stored.
   const linkCards = new LinkCards(db, ids, clock, renderCache, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));
-  for (const type of ["status.created", "status.updated"] as const) events.afterCommit(type, (e) => void linkCards.forStatus(e.status));
-  // Remote statuses' images are copied here when the operator asked for it, once stored.
+  // Remote statuses' images are copied here when the operator asked for it.
   const remoteMediaCache = config.remoteMediaCache
     ? new RemoteMediaCache(db, storage, renderCache, {
         maxTotalBytes: config.remoteMediaCache.maxTotalBytes,
         download: (url, maxBytes) => outgoing.bytes(url, { maxBytes, totalMs: REMOTE_MEDIA_TIMEOUT_MS, accept: "image/*" }),
       })
     : null;
-  if (remoteMediaCache) {
-    for (const type of ["status.created", "status.updated"] as const) {
-      events.afterCommit(type, (e) => {
-        if (e.status.uri !== null && e.status.hasMedia) void remoteMediaCache.cacheStatus(e.status.id);
-      });
-    }
-  }
-
   return {
     outgoing,
     writes,
@@ -253,6 +200,7 @@ export function createServices(deps: ServiceDeps) {
     remoteThreads,
     accountMoves,
     linkCards,
+    remoteMediaCache,
     pushSubscriptions,
     pushDeliveries,
     notificationPolicies,
