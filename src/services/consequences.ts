@@ -23,7 +23,7 @@ export interface Transports {
 }
 
 export function registerConsequences(events: EventBus, services: Services, transports: Transports): void {
-  const { notifications, homeFeed, renderCache, lists, endorsements, follows, reader, conversations, polls, pushDeliveries } = services;
+  const { notifications, homeFeed, counters, renderCache, lists, endorsements, follows, conversations, polls, pushDeliveries } = services;
 
   // ── Relationships: notifications, home feeds and lists follow them; rendered accounts (their counts) are stale.
   events.within("follow.created", (e) => {
@@ -55,13 +55,26 @@ export function registerConsequences(events: EventBus, services: Services, trans
   // A locked account that opens up approves the follow requests waiting on it.
   events.within("account.unlocked", (e) => follows.authorizeAll(e.accountId));
 
-  // ── Statuses: new ones also go into lists and direct-message threads; deleted ones leave them.
+  // ── Statuses, local and remote, and boosts: counted, into home feeds (which the transports
+  // then tell), notified, into lists and direct-message threads; deleted ones leave the threads.
   events.within("status.created", (e) => {
-    const original = e.status.reblogOfId !== null ? (reader.findRow(e.status.reblogOfId) ?? null) : null;
-    lists.deliver(e.status, original);
+    counters.statusAdded(e.status);
+    e.homeRecipients = homeFeed.deliver(e.status, e.original);
+    notifications.statusCreated(e.status, e.original);
+    lists.deliver(e.status, e.original);
     conversations.added(e.status);
   });
   events.within("status.deleted", (e) => conversations.removed(e.status));
+
+  // ── Favourites: counted and notified, or taken back.
+  events.within("favourite.created", (e) => {
+    counters.favourites(e.statusId, 1);
+    notifications.notify(e.statusAccountId, e.accountId, "favourite", e.statusId);
+  });
+  events.within("favourite.removed", (e) => {
+    counters.favourites(e.statusId, -1);
+    notifications.withdraw(e.statusAccountId, e.accountId, "favourite", e.statusId);
+  });
 
   // ── Polls: the wheel is in memory and re-reads the poll when it fires, so it is told once the poll exists.
   events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));

@@ -45,8 +45,12 @@ export type DomainEvent =
   | { type: "block.created"; accountId: number; targetAccountId: number; severedFollower: boolean }
   /** `accountId` no longer blocks `targetAccountId` (a remote one is told with Undo). */
   | { type: "block.removed"; accountId: number; targetAccountId: number }
-  /** A status or boost was published; `homeRecipients` are the home feeds it went into. */
-  | { type: "status.created"; status: StatusRow; homeRecipients: number[] }
+  /**
+   * A status or boost was published (`original`: what a boost boosts, as it was read). The
+   * emitter leaves `homeRecipients` empty: the home feed's `within` listener sets the feeds it
+   * went into, and the transports, told after it, read them.
+   */
+  | { type: "status.created"; status: StatusRow; original: StatusRow | null; homeRecipients: number[] }
   /** A status or boost is gone; `homeRecipients` and `listIds` are the feeds that held it. */
   | { type: "status.deleted"; status: StatusRow; homeRecipients: number[]; listIds: number[] }
   /** A status was edited; the feeds that hold it, as for a deletion. */
@@ -54,10 +58,10 @@ export type DomainEvent =
   | { type: "notification.created"; notification: NotificationRow }
   /** Held-back notifications of `accountId` came into the list (a request accepted): clients reload it. */
   | { type: "notifications.merged"; accountId: number }
-  /** `accountId` favourited `statusId` (the favourite's own id names it to other servers). */
-  | { type: "favourite.created"; favouriteId: number; accountId: number; statusId: number }
-  /** `accountId` took back the favourite `favouriteId` of `statusId`. */
-  | { type: "favourite.removed"; favouriteId: number; accountId: number; statusId: number }
+  /** `accountId` favourited `statusId`, written by `statusAccountId` (the favourite's own id names it to other servers). */
+  | { type: "favourite.created"; favouriteId: number; accountId: number; statusId: number; statusAccountId: number }
+  /** `accountId` took back the favourite `favouriteId` of `statusId`, written by `statusAccountId`. */
+  | { type: "favourite.removed"; favouriteId: number; accountId: number; statusId: number; statusAccountId: number }
   /** Lists whose timelines a new status went into (streams of those lists are told). */
   | { type: "list.delivered"; status: StatusRow; listIds: number[] }
   | { type: "conversation.updated"; accountId: number; conversationId: number }

@@ -114,9 +114,9 @@ export function createServices(deps: ServiceDeps) {
   const homeFeed = new HomeFeedService(db, clock);
   const renderCache = new RenderCache();
   const counters = new Counters(db.$client, renderCache);
-  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, homeFeed, notifications, events, counters, statusMedia);
+  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia);
   const removal = new RemovalService(db, notifications, events, counters, renderCache, statusMedia);
-  const statusActions = new StatusActionService(db, ids, clock, reader, moderation, homeFeed, notifications, removal, events, counters);
+  const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events);
   const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel, events);
   const lists = new ListService(db, ids, clock, events);
   const timelines = new TimelineService(db, reader, homeFeed, moderation, lists);
@@ -222,6 +222,7 @@ export function createServices(deps: ServiceDeps) {
     notifications,
     reader,
     homeFeed,
+    counters,
     posting,
     editing,
     removal,

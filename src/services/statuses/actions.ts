@@ -7,9 +7,6 @@ import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts
 import { LIMITS } from "../../limits.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { EventBus } from "../events.ts";
-import type { NotificationService } from "../notifications.ts";
-import type { HomeFeedService } from "./home-feed.ts";
-import type { Counters } from "./counters.ts";
 import type { StatusReader } from "./reader.ts";
 import type { RemovalService } from "./removal.ts";
 
@@ -25,11 +22,8 @@ export class StatusActionService {
     private clock: Clock,
     private reader: StatusReader,
     private moderation: ModerationService,
-    private feed: HomeFeedService,
-    private notifications: NotificationService,
     private removal: RemovalService,
     private events: EventBus,
-    private counters: Counters,
   ) {}
 
   /** The visible status and what it stands for (a boost's original). */
@@ -46,9 +40,7 @@ export class StatusActionService {
       const id = this.ids.next();
       const inserted = tx.insert(favourites).values({ id, accountId: actorId, statusId: subject.id, createdAt: this.clock.now() }).onConflictDoNothing().run();
       if (changes(inserted) === 0) return;
-      this.counters.favourites(subject.id, 1);
-      this.notifications.notify(subject.accountId, actorId, "favourite", subject.id);
-      this.events.emit({ type: "favourite.created", favouriteId: id, accountId: actorId, statusId: subject.id });
+      this.events.emit({ type: "favourite.created", favouriteId: id, accountId: actorId, statusId: subject.id, statusAccountId: subject.accountId });
     });
     return row;
   }
@@ -59,9 +51,7 @@ export class StatusActionService {
       const favourite = tx.select({ id: favourites.id }).from(favourites).where(and(eq(favourites.accountId, actorId), eq(favourites.statusId, subject.id))).get();
       if (!favourite) return;
       tx.delete(favourites).where(eq(favourites.id, favourite.id)).run();
-      this.counters.favourites(subject.id, -1);
-      this.notifications.withdraw(subject.accountId, actorId, "favourite", subject.id);
-      this.events.emit({ type: "favourite.removed", favouriteId: favourite.id, accountId: actorId, statusId: subject.id });
+      this.events.emit({ type: "favourite.removed", favouriteId: favourite.id, accountId: actorId, statusId: subject.id, statusAccountId: subject.accountId });
     });
     return row;
   }
@@ -119,7 +109,6 @@ export class StatusActionService {
       uri: remote?.uri ?? null,
       url: null,
     };
-    let recipients: number[] = [];
     const created = this.db.transaction((tx) => {
       // Two boosts racing: the second finds the first inside the transaction.
       const raced = tx
@@ -129,14 +118,10 @@ export class StatusActionService {
         .get();
       if (raced) return false;
       tx.insert(statuses).values(row).run();
-      this.counters.reblogs(original.id, 1);
-      this.counters.authorPosted(actorId, visibility, now);
-      recipients = this.feed.deliver(tx, row, original);
+      this.events.emit({ type: "status.created", status: row, original, homeRecipients: [] });
       return true;
     });
     if (!created) return this.reblog(actorId, original.id, visibilityParam, remote);
-    this.notifications.notify(original.accountId, actorId, "reblog", original.id);
-    this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     return row;
   }
 

@@ -11,9 +11,7 @@ import { countableLength, formatText, graphemeLength, normalizeTag } from "../..
 import type { AccountService } from "../accounts/accounts.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { EventBus } from "../events.ts";
-import type { NotificationService } from "../notifications.ts";
 import type { Counters } from "./counters.ts";
-import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";
 import { VISIBILITIES, type Visibility } from "./visibility.ts";
 import { mentionRef } from "../../models/mentions.ts";
@@ -83,8 +81,9 @@ export function pollErrors(poll: PollInput): string[] {
 
 /**
  * PostStatusService: prepares (validates) and publishes statuses. Publishing is one
- * transaction (row, mentions, tags, poll, media, counters, home feeds), then the
- * notifications and the `status.created` event.
+ * transaction: the row, its mentions, tags, poll and media, then the `status.created` event,
+ * whose consequences (counters, home feeds, notifications, lists...) are written within it
+ * (src/services/consequences.ts).
  */
 export class PostingService {
   private q;
@@ -102,8 +101,6 @@ export class PostingService {
     private accounts: AccountService,
     private moderation: ModerationService,
     private reader: StatusReader,
-    private feed: HomeFeedService,
-    private notifications: NotificationService,
     private events: EventBus,
     private counters: Counters,
     private media: MediaAttacher,
@@ -124,7 +121,6 @@ export class PostingService {
         SELECT 1 AS one FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_uri = ?2 LIMIT 1`),
       orphansOf: sqlite.query<{ id: number; visibility: string }, [string]>("SELECT id, visibility FROM statuses WHERE in_reply_to_uri = ? AND in_reply_to_id IS NULL"),
       adopt: sqlite.query("UPDATE statuses SET in_reply_to_id = ?1, in_reply_to_account_id = ?2, in_reply_to_uri = NULL WHERE id = ?3"),
-      notifyFollowers: sqlite.query<{ id: number }, [number]>("SELECT account_id AS id FROM follows WHERE target_account_id = ? AND notify = 1"),
     };
   }
 
@@ -228,13 +224,11 @@ export class PostingService {
       url: null,
     };
 
-    let pollId: number | null = null;
-    let recipients: number[] = [];
     this.db.transaction((tx) => {
       this.q.insertStatus.run(row);
       this.writeMentionsAndTags(id, mentioned, tagNames, now);
       if (prepared.poll) {
-        pollId = this.ids.next();
+        const pollId = this.ids.next();
         tx.insert(polls)
           .values({
             id: pollId,
@@ -248,26 +242,12 @@ export class PostingService {
             createdAt: now,
           })
           .run();
+        this.events.emit({ type: "poll.opened", pollId, statusId: id, expiresAt: now + prepared.poll.expiresIn * 1000 });
       }
       if (prepared.mediaIds.length > 0) this.media.attach(tx as unknown as Db, id, prepared.mediaIds);
-      this.counters.authorPosted(prepared.accountId, row.visibility, now);
-      if (parent) this.counters.reply(parent.id, row.visibility, 1);
-      recipients = this.feed.deliver(tx, row, null);
+      this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [] });
     });
-
-    if (pollId !== null) this.events.emit({ type: "poll.opened", pollId, statusId: id, expiresAt: now + (prepared.poll as { expiresIn: number }).expiresIn * 1000 });
-    this.notifyAbout(row, mentioned);
-    this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     return row;
-  }
-
-  /** Mentioned accounts get `mention`, followers who asked to hear of every post `status` (never for a direct one). */
-  private notifyAbout(row: StatusRow, mentioned: { id: number }[]) {
-    for (const m of mentioned) this.notifications.notify(m.id, row.accountId, "mention", row.id, row);
-    if (row.visibility === "direct") return;
-    for (const follower of this.followersToNotify(row.accountId)) {
-      if (!mentioned.some((m) => m.id === follower)) this.notifications.notify(follower, row.accountId, "status", row.id);
-    }
   }
 
   /**
@@ -327,8 +307,6 @@ export class PostingService {
           .values({ id: this.ids.next(), accountId: input.accountId, statusId: id, position, type: m.type, processing: "complete", meta: JSON.stringify(m.meta), description: m.description, blurhash: m.blurhash, createdAt, remoteUrl: m.url })
           .run(),
       );
-      this.counters.authorPosted(input.accountId, row.visibility, createdAt);
-      if (parent) this.counters.reply(parent.id, row.visibility, 1);
       // Replies that arrived before it (a thread fetched upwards) now answer it.
       for (const child of this.q.orphansOf.all(input.uri)) {
         this.q.adopt.run(id, input.accountId, child.id);
@@ -356,9 +334,7 @@ export class PostingService {
         // Its end is kept as a local poll's: voters here are told when it comes.
         if (poll.closedAt === null) this.events.emit({ type: "poll.opened", pollId, statusId: id, expiresAt: poll.expiresAt });
       }
-      const recipients = this.feed.deliver(tx, row, null);
-      this.notifyAbout(row, input.mentions);
-      this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
+      this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [] });
     });
     return row;
   }
@@ -391,10 +367,5 @@ export class PostingService {
       this.q.insertTag.run({ id: this.ids.next(), name, now });
       this.q.tagStatus.run({ status: statusId, name });
     }
-  }
-
-  /** Followers who asked to be told of every post (follow with notify=true). */
-  private followersToNotify(accountId: number): number[] {
-    return this.q.notifyFollowers.all(accountId).map((r) => r.id);
   }
 }
