@@ -66,6 +66,7 @@ import { StatusComposer } from "./statuses/composer.ts";
 import { StatusCommands } from "./statuses/commands.ts";
 import { PollService } from "./statuses/polls.ts";
 import { PostingService } from "./statuses/posting.ts";
+import { NewStatuses } from "./statuses/new-status.ts";
 import { StatusReader } from "./statuses/reader.ts";
 import { RemovalService } from "./statuses/removal.ts";
 import { ThreadService } from "./statuses/threads.ts";
@@ -114,9 +115,10 @@ export function createServices(deps: ServiceDeps) {
   const homeFeed = new HomeFeedService(db, clock);
   const renderCache = new RenderCache();
   const counters = new Counters(db.$client, renderCache);
-  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia);
+  const newStatuses = new NewStatuses(db);
+  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses);
   const removal = new RemovalService(db, notifications, events, counters, renderCache, statusMedia);
-  const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events);
+  const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events, newStatuses);
   const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel, events);
   const lists = new ListService(db, ids, clock, events);
   const timelines = new TimelineService(db, reader, homeFeed, moderation, lists);
@@ -153,7 +155,7 @@ export function createServices(deps: ServiceDeps) {
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
 
-  const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
+  const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses);
   const federationActors = new FederationActors(db, clock);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes);

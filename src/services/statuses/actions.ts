@@ -9,6 +9,7 @@ import type { ModerationService } from "../accounts/moderation.ts";
 import type { EventBus } from "../events.ts";
 import type { StatusReader } from "./reader.ts";
 import type { RemovalService } from "./removal.ts";
+import { newStatusRow, type NewStatuses } from "./new-status.ts";
 
 /**
  * What a user does to a status: favourite, boost, bookmark, mute its thread, pin, and
@@ -24,6 +25,7 @@ export class StatusActionService {
     private moderation: ModerationService,
     private removal: RemovalService,
     private events: EventBus,
+    private rows: NewStatuses,
   ) {}
 
   /** The visible status and what it stands for (a boost's original). */
@@ -80,35 +82,7 @@ export class StatusActionService {
     if (original.visibility === "private") visibility = "private";
 
     const now = remote ? Math.min(remote.createdAt, this.clock.now()) : this.clock.now();
-    const row: StatusRow = {
-      id: this.ids.next(),
-      accountId: actorId,
-      applicationId: null,
-      text: "",
-      contentHtml: "",
-      spoilerText: "",
-      sensitive: false,
-      visibility,
-      language: null,
-      inReplyToId: null,
-      inReplyToAccountId: null,
-      inReplyToUri: null,
-      reblogOfId: original.id,
-      conversationId: original.conversationId,
-      mentions: "[]",
-      tags: "[]",
-      emojis: "[]",
-      card: null,
-      hasMedia: false,
-      hasPoll: false,
-      repliesCount: 0,
-      reblogsCount: 0,
-      favouritesCount: 0,
-      createdAt: now,
-      editedAt: null,
-      uri: remote?.uri ?? null,
-      url: null,
-    };
+    const row = newStatusRow({ id: this.ids.next(), accountId: actorId, visibility, reblogOf: original, createdAt: now, uri: remote?.uri ?? null });
     const created = this.db.transaction((tx) => {
       // Two boosts racing: the second finds the first inside the transaction.
       const raced = tx
@@ -117,7 +91,7 @@ export class StatusActionService {
         .where(and(eq(statuses.accountId, actorId), eq(statuses.reblogOfId, original.id)))
         .get();
       if (raced) return false;
-      tx.insert(statuses).values(row).run();
+      this.rows.add(row);
       this.events.emit({ type: "status.created", status: row, original, homeRecipients: [] });
       return true;
     });

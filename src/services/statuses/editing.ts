@@ -13,6 +13,7 @@ import type { StatusMedia } from "../media/status-media.ts";
 import type { NotificationService } from "../notifications.ts";
 import { pollErrors, type PollInput, type PostingService } from "./posting.ts";
 import type { RenderCache } from "./render-cache.ts";
+import type { NewStatuses } from "./new-status.ts";
 import type { StatusReader } from "./reader.ts";
 import { mentionedIds, mentionRef } from "../../models/mentions.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
@@ -47,6 +48,7 @@ export class EditingService {
     private events: EventBus,
     private cache: RenderCache,
     private media: { uploads: MediaService; statuses: StatusMedia },
+    private rows: NewStatuses,
   ) {}
 
   edit(accountId: number, statusId: number | null, input: EditInput): StatusRow {
@@ -211,9 +213,7 @@ export class EditingService {
     const values = { options: JSON.stringify(input.options), multiple: !!input.multiple, hideTotals: !!input.hideTotals, expiresAt, endedAt: null };
     if (!poll) {
       const id = this.ids.next();
-      db.insert(polls)
-        .values({ id, statusId: row.id, accountId: row.accountId, tallies: JSON.stringify(input.options.map(() => 0)), createdAt: now, ...values })
-        .run();
+      this.rows.addPoll({ id, statusId: row.id, accountId: row.accountId, options: input.options, multiple: !!input.multiple, hideTotals: !!input.hideTotals, expiresAt, createdAt: now });
       return { id, expiresAt };
     }
     const reset = JSON.stringify(input.options) !== poll.options || !!input.multiple !== poll.multiple;
