@@ -56,7 +56,8 @@ export function registerConsequences(events: EventBus, services: Services, trans
   events.within("account.unlocked", (e) => follows.authorizeAll(e.accountId));
 
   // ── Statuses, local and remote, and boosts: counted, into home feeds (which the transports
-  // then tell), notified, into lists and direct-message threads; deleted ones leave the threads.
+  // then tell), notified, into lists and direct-message threads. Deleted ones are counted
+  // back, their boost notification withdrawn, and leave the threads; edited ones are notified.
   events.within("status.created", (e) => {
     counters.statusAdded(e.status);
     e.homeRecipients = homeFeed.deliver(e.status, e.original);
@@ -64,7 +65,12 @@ export function registerConsequences(events: EventBus, services: Services, trans
     lists.deliver(e.status, e.original);
     conversations.added(e.status);
   });
-  events.within("status.deleted", (e) => conversations.removed(e.status));
+  events.within("status.deleted", (e) => {
+    counters.statusRemoved(e.status);
+    notifications.statusDeleted(e.status);
+    conversations.removed(e.status);
+  });
+  events.within("status.updated", (e) => notifications.statusEdited(e.status, e.previous));
 
   // ── Favourites: counted and notified, or taken back.
   events.within("favourite.created", (e) => {
@@ -76,8 +82,10 @@ export function registerConsequences(events: EventBus, services: Services, trans
     notifications.withdraw(e.statusAccountId, e.accountId, "favourite", e.statusId);
   });
 
-  // ── Polls: the wheel is in memory and re-reads the poll when it fires, so it is told once the poll exists.
+  // ── Polls: the wheel is in memory and re-reads the poll when it fires, so it is told once the
+  // poll exists. An ended poll is told to its author and voters.
   events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
+  events.within("poll.ended", (e) => notifications.pollEnded(e.accountId, e.statusId, polls.voters(e.pollId)));
 
   // ── Notifications: one push delivery per subscription that wants it, written with the notification.
   events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));

@@ -117,9 +117,9 @@ export function createServices(deps: ServiceDeps) {
   const counters = new Counters(db.$client, renderCache);
   const newStatuses = new NewStatuses(db);
   const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses);
-  const removal = new RemovalService(db, notifications, events, counters, renderCache, statusMedia);
+  const removal = new RemovalService(db, events, renderCache, statusMedia);
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events, newStatuses);
-  const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel, events);
+  const polls = new PollService(db, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(db, ids, clock, events);
   const timelines = new TimelineService(db, reader, homeFeed, moderation, lists);
   const threads = new ThreadService(db, reader, moderation);
@@ -155,7 +155,7 @@ export function createServices(deps: ServiceDeps) {
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
 
-  const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses);
+  const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses);
   const federationActors = new FederationActors(db, clock);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes);

@@ -1,4 +1,4 @@
-import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, ne, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
 import type { Statement } from "bun:sqlite";
@@ -75,6 +75,35 @@ export class NotificationService {
     for (const { id } of this.notifyFollowers.all(row.accountId)) {
       if (!mentioned.includes(id)) this.notify(id, row.accountId, "status", row.id);
     }
+  }
+
+  /**
+   * A local status edited (UpdateStatusService): the accounts it newly mentions get `mention`,
+   * those that boosted it `update`. A remote edit keeps the mentions it arrived with, and its
+   * boosters here are not told (not yet).
+   */
+  statusEdited(status: StatusRow, previous: StatusRow) {
+    if (status.uri !== null) return;
+    const before = new Set(mentionedIds(previous));
+    for (const id of mentionedIds(status)) if (!before.has(id)) this.notify(id, status.accountId, "mention", status.id, status);
+    const boosters = this.db
+      .selectDistinct({ id: statuses.accountId })
+      .from(statuses)
+      .where(and(eq(statuses.reblogOfId, status.id), ne(statuses.accountId, status.accountId)))
+      .all();
+    for (const { id } of boosters) this.notify(id, status.accountId, "update", status.id);
+  }
+
+  /** A boost deleted: its original's author no longer sees it in the notifications (the original may be gone with it). */
+  statusDeleted(status: StatusRow) {
+    if (status.reblogOfId === null) return;
+    const original = this.db.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, status.reblogOfId)).get();
+    if (original) this.withdraw(original.accountId, status.accountId, "reblog", status.reblogOfId);
+  }
+
+  /** A poll ended: its author and every voter are told. */
+  pollEnded(authorId: number, statusId: number, voters: number[]) {
+    for (const recipient of [authorId, ...voters]) this.notify(recipient, authorId, "poll", statusId);
   }
 
   /** `status`: the status's visibility and parent author when the caller has its row (spares the policy a read). */

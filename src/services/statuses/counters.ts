@@ -30,6 +30,13 @@ export class Counters {
     if (row.inReplyToId !== null) this.reply(row.inReplyToId, row.visibility, 1);
   }
 
+  /** A status or boost deleted: the same counters back (a boost's original deleted with it has none left to move). */
+  statusRemoved(row: StatusRow) {
+    this.authorUnposted(row.accountId, row.visibility);
+    if (row.reblogOfId !== null) this.reblogs(row.reblogOfId, -1);
+    if (row.inReplyToId !== null) this.reply(row.inReplyToId, row.visibility, -1);
+  }
+
   authorPosted(accountId: number, visibility: string, now: number) {
     if (visibility === "direct") return;
     this.q.posted.run({ id: accountId, now });
