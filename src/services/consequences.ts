@@ -13,7 +13,36 @@ import type { Services } from "./index.ts";
  *
  * Transports outside the services (streams, federation) are handed in, so that services
  * import neither; each says in its `subscribe` which events it hears. Listeners of one
- * event run in the order they are registered here.
+ * event run in the order they are registered here. At a glance (the transports' part is
+ * theirs to keep; this summary must follow them):
+ *
+ *   event                       within                                      after commit
+ *   follow.created              notification, home feed, render cache       -
+ *   follow_request.created      notification                                federation (Follow)
+ *   follow_request.authorized   notification withdrawn, home feed, cache    federation (Accept)
+ *   follow_request.rejected     -                                           federation (Reject)
+ *   follow.rejected             -                                           federation (Reject)
+ *   follow.removed              notification withdrawn, home feed, lists,   federation (Undo Follow)
+ *                               endorsements, render cache
+ *   block.created / .removed    -                                           federation (Block, Undo Block)
+ *   mute.removed                home feed                                   -
+ *   account.updated             render cache                                federation (Update)
+ *   account.unlocked            waiting requests authorized                 -
+ *   status.created              counters, home feeds, notifications,        link card, remote media copy, streams,
+ *                               lists, conversations                        federation (Create, Announce)
+ *   status.updated              notifications (local edits)                 link card, remote media copy, streams,
+ *                                                                           federation (Update)
+ *   status.deleted              counters, boost notification withdrawn,     streams, federation (Delete, Undo Announce)
+ *                               conversations
+ *   favourite.created / .removed  counter, notification (or withdrawn)      federation (Like, Undo Like)
+ *   status.pinned / .unpinned   -                                           federation (Add, Remove)
+ *   poll.opened                 -                                           its end put on the wheel
+ *   poll.voted                  -                                           federation (the votes)
+ *   poll.ended                  notifications                               federation (Update)
+ *   notification.created        push deliveries                             push, streams
+ *   report.created              -                                           federation (Flag)
+ *   list.delivered, conversation.updated, notifications.merged, filters.changed,
+ *   announcement.published / .deleted / .reaction                           streams
  */
 export interface Transports {
   /** Stream events to open connections (StreamFanout.subscribe in src/streaming/fanout.ts). */
