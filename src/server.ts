@@ -12,6 +12,7 @@ import type { PushNotificationView } from "./models/views.ts";
 import type { Urls } from "./presenters/account.ts";
 import { serializePushNotification } from "./presenters/push-notification.ts";
 import { createServices } from "./services/index.ts";
+import { registerConsequences } from "./services/consequences.ts";
 import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance.ts";
 import { Streaming } from "./streaming/index.ts";
@@ -98,14 +99,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     urls,
   };
   const app = createApp(ctx);
+  streaming = new Streaming(ctx);
+  const federation = made.core ? createRookeryFederation(made.core, { urls: ctx.urls, services }) : null;
+  // Every listener, before the wheel can fire anything (a scheduled status or a poll come due).
+  registerConsequences(services.events, services, { streams: (events) => streaming!.fanout.subscribe(events), federation: federation?.subscribe });
   services.polls.restore();
   services.media.restore();
   services.scheduled.restore();
   services.pushDeliveries.restore();
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
-  streaming = new Streaming(ctx);
-  const federation = made.core ? createRookeryFederation(made.core, { urls: ctx.urls, services }) : null;
   federation?.start();
   handler = createEdge(ctx, app, streaming, federation?.federation ?? null);
   services.announcements.syncOtherWriters();

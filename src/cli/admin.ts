@@ -7,6 +7,7 @@ import { MediaStorage } from "../media/storage.ts";
 import type { PushNotificationView } from "../models/views.ts";
 import { serializePushNotification } from "../presenters/push-notification.ts";
 import { createServices, type Services } from "../services/index.ts";
+import { registerConsequences } from "../services/consequences.ts";
 import { loadInstanceKeys } from "../services/instance.ts";
 
 // The operator's commands that go through the services (rules, the extended description...):
@@ -45,6 +46,8 @@ export async function withServices<T>(run: (services: Services, config: Config) 
   const urls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
   const renderPush = (view: PushNotificationView) => serializePushNotification(urls, view);
   const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db), renderPush });
+  // What follows a write, as in the server; the CLI has no streams and sends no activities.
+  registerConsequences(services.events, services, {});
   try {
     return await run(services, config);
   } catch (e) {

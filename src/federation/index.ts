@@ -82,8 +82,8 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
     });
 
   const sender = new Sender();
+  // What is sent after a write is registered by the table of consequences (src/services/consequences.ts).
   const outbound: Outbound = { services, urls, context: core.context, lookups, sender, kv, instanceIdentifier: instance.identifier };
-  subscribe(services.events, outbound);
 
   let controller: AbortController | null = null;
   let listening: Promise<void> | null = null;

@@ -4,17 +4,18 @@ import { afterCommitOf, type AfterCommit } from "../db/after-commit.ts";
 
 /**
  * Everything that happened, announced once by the service that did it; no route emits.
- * Listeners come in two kinds, and the difference is when they run:
+ * What follows each event is registered in one place, the table of consequences
+ * (consequences.ts). Listeners come in two kinds, and the difference is when they run:
  *
- * - `within`: consequences that are part of the same write (notification rows, home feeds,
- *   lists, conversations, stale render caches, a request approved when an account opens
- *   up). They run at once, inside the emitting transaction, so they commit or roll back
+ * - `within`: consequences that are part of the same write (counters, notification rows,
+ *   home feeds, lists, conversations, stale render caches, a request approved when an account
+ *   opens up). They run at once, inside the emitting transaction, so they commit or roll back
  *   with it; one that throws fails the write.
- * - `afterCommit`: transports that tell the outside world (streams now; federation delivery
- *   and push later). They run only once the transaction that emitted the event committed,
- *   so what they announce is readable by anyone, and never for a write (or a GroupCommit
- *   item's savepoint) that rolled back. See AfterCommit for how the queue follows the
- *   transactions.
+ * - `afterCommit`: transports that tell the outside world (streams, federation, push, link
+ *   cards, the remote media cache). They run only once the transaction that emitted the
+ *   event committed, so what they announce is readable by anyone, and never for a write (or
+ *   a GroupCommit item's savepoint) that rolled back. See AfterCommit for how the queue
+ *   follows the transactions.
  *
  * Why two kinds: a consequence run after commit could be lost to a crash between the two (a
  * follow without its notification), and a transport told inside the transaction could show
@@ -45,19 +46,23 @@ export type DomainEvent =
   | { type: "block.created"; accountId: number; targetAccountId: number; severedFollower: boolean }
   /** `accountId` no longer blocks `targetAccountId` (a remote one is told with Undo). */
   | { type: "block.removed"; accountId: number; targetAccountId: number }
-  /** A status or boost was published; `homeRecipients` are the home feeds it went into. */
-  | { type: "status.created"; status: StatusRow; homeRecipients: number[] }
+  /**
+   * A status or boost was published (`original`: what a boost boosts, as it was read). The
+   * emitter leaves `homeRecipients` empty: the home feed's `within` listener sets the feeds it
+   * went into, and the transports, told after it, read them.
+   */
+  | { type: "status.created"; status: StatusRow; original: StatusRow | null; homeRecipients: number[] }
   /** A status or boost is gone; `homeRecipients` and `listIds` are the feeds that held it. */
   | { type: "status.deleted"; status: StatusRow; homeRecipients: number[]; listIds: number[] }
-  /** A status was edited; the feeds that hold it, as for a deletion. */
-  | { type: "status.updated"; status: StatusRow; homeRecipients: number[]; listIds: number[] }
+  /** A status was edited (`previous`: as it was before); the feeds that hold it, as for a deletion. */
+  | { type: "status.updated"; status: StatusRow; previous: StatusRow; homeRecipients: number[]; listIds: number[] }
   | { type: "notification.created"; notification: NotificationRow }
   /** Held-back notifications of `accountId` came into the list (a request accepted): clients reload it. */
   | { type: "notifications.merged"; accountId: number }
-  /** `accountId` favourited `statusId` (the favourite's own id names it to other servers). */
-  | { type: "favourite.created"; favouriteId: number; accountId: number; statusId: number }
-  /** `accountId` took back the favourite `favouriteId` of `statusId`. */
-  | { type: "favourite.removed"; favouriteId: number; accountId: number; statusId: number }
+  /** `accountId` favourited `statusId`, written by `statusAccountId` (the favourite's own id names it to other servers). */
+  | { type: "favourite.created"; favouriteId: number; accountId: number; statusId: number; statusAccountId: number }
+  /** `accountId` took back the favourite `favouriteId` of `statusId`, written by `statusAccountId`. */
+  | { type: "favourite.removed"; favouriteId: number; accountId: number; statusId: number; statusAccountId: number }
   /** Lists whose timelines a new status went into (streams of those lists are told). */
   | { type: "list.delivered"; status: StatusRow; listIds: number[] }
   | { type: "conversation.updated"; accountId: number; conversationId: number }
@@ -75,8 +80,14 @@ export type DomainEvent =
   /** `accountId` pinned (featured) its status `statusId`, or took the pin back. */
   | { type: "status.pinned"; accountId: number; statusId: number }
   | { type: "status.unpinned"; accountId: number; statusId: number }
-  /** A poll's time came: its final counts stand. */
-  | { type: "poll.ended"; pollId: number; statusId: number };
+  /** A poll's time came: its final counts stand (`accountId`: its author). */
+  | { type: "poll.ended"; pollId: number; statusId: number; accountId: number };
+
+/**
+ * How a transport (streams, federation, push, link cards, the remote media cache) registers its
+ * after-commit listeners; only the table of consequences (consequences.ts) calls it.
+ */
+export type Subscribe = (events: EventBus) => void;
 
 type Listener<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { type: T }>) => void;
 

@@ -68,6 +68,7 @@ import { StatusComposer } from "./statuses/composer.ts";
 import { StatusCommands } from "./statuses/commands.ts";
 import { PollService } from "./statuses/polls.ts";
 import { PostingService } from "./statuses/posting.ts";
+import { NewStatuses } from "./statuses/new-status.ts";
 import { StatusReader } from "./statuses/reader.ts";
 import { RemovalService } from "./statuses/removal.ts";
 import { ThreadService } from "./statuses/threads.ts";
@@ -120,10 +121,11 @@ export function createServices(deps: ServiceDeps) {
   const homeFeed = new HomeFeedService(db, clock);
   const renderCache = new RenderCache();
   const counters = new Counters(db.$client, renderCache);
-  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, homeFeed, notifications, events, counters, statusMedia);
-  const removal = new RemovalService(db, notifications, events, counters, renderCache, statusMedia);
-  const statusActions = new StatusActionService(db, ids, clock, reader, moderation, homeFeed, notifications, removal, events, counters);
-  const polls = new PollService(db, ids, clock, reader, moderation, notifications, wheel, events);
+  const newStatuses = new NewStatuses(db);
+  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses);
+  const removal = new RemovalService(db, events, renderCache, statusMedia);
+  const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events, newStatuses);
+  const polls = new PollService(db, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(db, ids, clock, events);
   const timelines = new TimelineService(db, reader, homeFeed, moderation, lists);
   const threads = new ThreadService(db, reader, moderation);
@@ -158,7 +160,7 @@ export function createServices(deps: ServiceDeps) {
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader);
 
-  const editing = new EditingService(db, ids, clock, reader, posting, notifications, events, renderCache, { uploads: media, statuses: statusMedia });
+  const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses);
   const federationActors = new FederationActors(db);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls);
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
@@ -181,73 +183,20 @@ export function createServices(deps: ServiceDeps) {
     wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);
   });
 
-  // Every side effect of a write, by the event it reacts to. `within` listeners are part of
-  // the write (same transaction); `afterCommit` ones act on the world outside the database
-  // and hear only of committed writes. Streams subscribe in src/streaming/fanout.ts.
-  // Relationship changes: notifications, home feeds and lists follow them, and rendered
-  // accounts (their counts) are stale.
-  events.within("follow.created", (e) => {
-    notifications.notify(e.targetAccountId, e.accountId, "follow");
-    homeFeed.backfill(e.accountId, e.targetAccountId);
-    renderCache.touchAccount(e.accountId);
-    renderCache.touchAccount(e.targetAccountId);
-  });
-  events.within("follow_request.created", (e) => notifications.notify(e.targetAccountId, e.accountId, "follow_request"));
-  events.within("follow_request.authorized", (e) => {
-    notifications.withdraw(e.targetAccountId, e.accountId, "follow_request");
-    homeFeed.backfill(e.accountId, e.targetAccountId);
-    renderCache.touchAccount(e.accountId);
-    renderCache.touchAccount(e.targetAccountId);
-  });
-  events.within("follow.removed", (e) => {
-    notifications.withdraw(e.targetAccountId, e.accountId, "follow");
-    homeFeed.removeAuthor(e.accountId, e.targetAccountId);
-    lists.forgetFollow(e.accountId, e.targetAccountId);
-    endorsements.forget(e.accountId, e.targetAccountId);
-    renderCache.touchAccount(e.accountId);
-    renderCache.touchAccount(e.targetAccountId);
-  });
-  // An unmuted account's statuses come back into the home feed.
-  events.within("mute.removed", (e) => homeFeed.backfill(e.accountId, e.targetAccountId));
-  events.within("account.updated", (e) => renderCache.touchAccount(e.accountId));
-  // A locked account that opens up approves the follow requests waiting on it.
-  events.within("account.unlocked", (e) => follows.authorizeAll(e.accountId));
-  // New statuses also go into lists and direct-message threads; deleted ones leave them.
-  events.within("status.created", (e) => {
-    const original = e.status.reblogOfId !== null ? (reader.findRow(e.status.reblogOfId) ?? null) : null;
-    lists.deliver(e.status, original);
-    conversations.added(e.status);
-  });
-  events.within("status.deleted", (e) => conversations.removed(e.status));
-  // The wheel is in memory and re-reads the poll when it fires: told once the poll exists.
-  events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
-  // Web Push subscriptions go with their token; a new notification becomes a push for each
-  // subscription that wants it, in its own transaction, sent once that committed.
+  // Web Push subscriptions go with their token.
   const tokenSeal = new TokenSeal(config.dataDir);
   const pushSubscriptions = new PushSubscriptions(db, ids, clock, config.allowPrivateAddresses, tokenSeal);
   tokens.onRevoke((auth) => pushSubscriptions.unsubscribe(auth.tokenId));
   const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
   const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, deps.renderPush, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions);
-  events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));
-  events.afterCommit("notification.created", (e) => pushDeliveries.committed(e.notification));
-  // Link previews of new and edited statuses, fetched once they are stored.
   const linkCards = new LinkCards(db, ids, clock, renderCache, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));
-  for (const type of ["status.created", "status.updated"] as const) events.afterCommit(type, (e) => void linkCards.forStatus(e.status));
-  // Remote statuses' images are copied here when the operator asked for it, once stored.
+  // Remote statuses' images are copied here when the operator asked for it.
   const remoteMediaCache = config.remoteMediaCache
     ? new RemoteMediaCache(db, storage, renderCache, {
         maxTotalBytes: config.remoteMediaCache.maxTotalBytes,
         download: (url, maxBytes) => outgoing.bytes(url, { maxBytes, totalMs: REMOTE_MEDIA_TIMEOUT_MS, accept: "image/*" }),
       })
     : null;
-  if (remoteMediaCache) {
-    for (const type of ["status.created", "status.updated"] as const) {
-      events.afterCommit(type, (e) => {
-        if (e.status.uri !== null && e.status.hasMedia) void remoteMediaCache.cacheStatus(e.status.id);
-      });
-    }
-  }
-
   return {
     outgoing,
     writes,
@@ -260,6 +209,7 @@ export function createServices(deps: ServiceDeps) {
     remoteThreads,
     accountMoves,
     linkCards,
+    remoteMediaCache,
     pushSubscriptions,
     pushDeliveries,
     notificationPolicies,
@@ -281,6 +231,7 @@ export function createServices(deps: ServiceDeps) {
     notifications,
     reader,
     homeFeed,
+    counters,
     posting,
     editing,
     removal,

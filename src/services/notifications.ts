@@ -1,7 +1,8 @@
-import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, ne, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
-import { accounts, conversationMutes, notifications, statuses, type NotificationRow } from "../db/schema.ts";
+import type { Statement } from "bun:sqlite";
+import { accounts, conversationMutes, notifications, statuses, type NotificationRow, type StatusRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { notFound } from "../errors.ts";
 import type { ModerationService } from "./accounts/moderation.ts";
@@ -9,6 +10,9 @@ import type { EventBus } from "./events.ts";
 import { groupKeyFor, NotificationGroups } from "./notifications/groups.ts";
 import type { NotificationPolicies, StatusFacts } from "./notifications/policy.ts";
 import { finishPage, pageQuery, type Page } from "./pagination.ts";
+import { mentionedIds } from "../models/mentions.ts";
+
+const NONE: readonly number[] = [];
 
 export const NOTIFICATION_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update"] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
@@ -47,9 +51,60 @@ export class NotificationService {
     private policies: NotificationPolicies,
   ) {
     this.groups = new NotificationGroups(db);
+    this.notifyFollowers = db.$client.query<{ id: number }, [number]>("SELECT account_id AS id FROM follows WHERE target_account_id = ? AND notify = 1");
   }
 
+  /** Followers who asked to be told of every post (follow with notify=true). */
+  private notifyFollowers: Statement<{ id: number }, [number]>;
+
   readonly groups: NotificationGroups;
+
+  /**
+   * A new status or boost: a boost tells the original's author (`reblog`); a status its mentioned
+   * accounts (`mention`) and the followers who asked to hear of every post (`status`, never for
+   * a direct one).
+   */
+  statusCreated(row: StatusRow, original: StatusRow | null) {
+    if (original) {
+      this.notify(original.accountId, row.accountId, "reblog", original.id);
+      return;
+    }
+    const mentioned = row.mentions === "[]" ? NONE : mentionedIds(row);
+    for (const id of mentioned) this.notify(id, row.accountId, "mention", row.id, row);
+    if (row.visibility === "direct") return;
+    for (const { id } of this.notifyFollowers.all(row.accountId)) {
+      if (!mentioned.includes(id)) this.notify(id, row.accountId, "status", row.id);
+    }
+  }
+
+  /**
+   * A local status edited (UpdateStatusService): the accounts it newly mentions get `mention`,
+   * those that boosted it `update`. A remote edit keeps the mentions it arrived with, and its
+   * boosters here are not told (not yet).
+   */
+  statusEdited(status: StatusRow, previous: StatusRow) {
+    if (status.uri !== null) return;
+    const before = new Set(mentionedIds(previous));
+    for (const id of mentionedIds(status)) if (!before.has(id)) this.notify(id, status.accountId, "mention", status.id, status);
+    const boosters = this.db
+      .selectDistinct({ id: statuses.accountId })
+      .from(statuses)
+      .where(and(eq(statuses.reblogOfId, status.id), ne(statuses.accountId, status.accountId)))
+      .all();
+    for (const { id } of boosters) this.notify(id, status.accountId, "update", status.id);
+  }
+
+  /** A boost deleted: its original's author no longer sees it in the notifications (the original may be gone with it). */
+  statusDeleted(status: StatusRow) {
+    if (status.reblogOfId === null) return;
+    const original = this.db.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, status.reblogOfId)).get();
+    if (original) this.withdraw(original.accountId, status.accountId, "reblog", status.reblogOfId);
+  }
+
+  /** A poll ended: its author and every voter are told. */
+  pollEnded(authorId: number, statusId: number, voters: number[]) {
+    for (const recipient of [authorId, ...voters]) this.notify(recipient, authorId, "poll", statusId);
+  }
 
   /** `status`: the status's visibility and parent author when the caller has its row (spares the policy a read). */
   notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null, status?: StatusFacts): NotificationRow | null {

@@ -4,7 +4,7 @@ import { renderConversations } from "../presenters/conversation.ts";
 import { notificationsJson } from "../presenters/notification.ts";
 import { serializeAnnouncement } from "../presenters/announcement.ts";
 import { log } from "../log.ts";
-import type { DomainEvent } from "../services/events.ts";
+import type { DomainEvent, EventBus } from "../services/events.ts";
 import { mentionedIds } from "../models/mentions.ts";
 import { FrameCache, type StreamHub, type Subscription } from "./hub.ts";
 import { StatusPayloads } from "./payloads.ts";
@@ -40,8 +40,10 @@ export class StreamFanout {
   constructor(
     private ctx: AppContext,
     private hub: StreamHub,
-  ) {
-    const { events } = ctx.services;
+  ) {}
+
+  /** What streams hear of, after commit (registered by the table in src/services/consequences.ts). */
+  subscribe(events: EventBus) {
     for (const type of [
       "status.created",
       "status.updated",

@@ -39,8 +39,9 @@ describe("events of real writes", () => {
       { type: "follow.created", committed: true },
       // The follow notification is written by a `within` listener in the same transaction.
       { type: "notification.created", committed: true },
-      { type: "notification.created", committed: true },
+      // So is the mention's: transports hear of the post first, then of its notification.
       { type: "status.created", committed: true },
+      { type: "notification.created", committed: true },
     ]);
   });
 

@@ -6,6 +6,7 @@ import { LIMITS } from "../../limits.ts";
 import { log } from "../../log.ts";
 import { blurhashOf, geometry, inspect, renderOriginal, renderPreview } from "../../media/images.ts";
 import type { MediaStorage } from "../../media/storage.ts";
+import type { EventBus } from "../events.ts";
 import type { RenderCache } from "../statuses/render-cache.ts";
 import type { Meta } from "./media.ts";
 
@@ -36,6 +37,15 @@ export class RemoteMediaCache {
     private cache: RenderCache,
     private options: RemoteMediaCacheOptions,
   ) {}
+
+  /** Remote statuses' images are copied once the status is stored (or edited). */
+  subscribe(events: EventBus): void {
+    for (const type of ["status.created", "status.updated"] as const) {
+      events.afterCommit(type, (e) => {
+        if (e.status.uri !== null && e.status.hasMedia) void this.cacheStatus(e.status.id);
+      });
+    }
+  }
 
   /** Queues the images of a remote status for caching; resolves when they are done. */
   cacheStatus(statusId: number): Promise<void> {

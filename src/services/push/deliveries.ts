@@ -5,6 +5,7 @@ import { accounts, follows, notifications, pushDeliveries, pushSubscriptions, st
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
 import type { PushNotificationView } from "../../models/views.ts";
+import type { EventBus } from "../events.ts";
 import type { TimerWheel } from "../timer-wheel.ts";
 import { OutgoingRefused } from "../../net/outgoing.ts";
 import { base64Bytes, type PushSubscriptions } from "./subscriptions.ts";
@@ -50,6 +51,11 @@ export class PushDeliveries {
     private subscriptions: PushSubscriptions,
   ) {
     wheel.handle("push", (id) => this.track(this.send(Number(id))));
+  }
+
+  /** Once a notification committed, its pushes are sent (the rows were written by `enqueue`, within it). */
+  subscribe(events: EventBus): void {
+    events.afterCommit("notification.created", (e) => this.committed(e.notification));
   }
 
   /** Inside the notification's transaction: one delivery per subscription that wants it. */

@@ -7,11 +7,9 @@ import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts
 import { LIMITS } from "../../limits.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { EventBus } from "../events.ts";
-import type { NotificationService } from "../notifications.ts";
-import type { HomeFeedService } from "./home-feed.ts";
-import type { Counters } from "./counters.ts";
 import type { StatusReader } from "./reader.ts";
 import type { RemovalService } from "./removal.ts";
+import { newStatusRow, type NewStatuses } from "./new-status.ts";
 
 /**
  * What a user does to a status: favourite, boost, bookmark, mute its thread, pin, and
@@ -25,11 +23,9 @@ export class StatusActionService {
     private clock: Clock,
     private reader: StatusReader,
     private moderation: ModerationService,
-    private feed: HomeFeedService,
-    private notifications: NotificationService,
     private removal: RemovalService,
     private events: EventBus,
-    private counters: Counters,
+    private rows: NewStatuses,
   ) {}
 
   /** The visible status and what it stands for (a boost's original). */
@@ -46,9 +42,7 @@ export class StatusActionService {
       const id = this.ids.next();
       const inserted = tx.insert(favourites).values({ id, accountId: actorId, statusId: subject.id, createdAt: this.clock.now() }).onConflictDoNothing().run();
       if (changes(inserted) === 0) return;
-      this.counters.favourites(subject.id, 1);
-      this.notifications.notify(subject.accountId, actorId, "favourite", subject.id);
-      this.events.emit({ type: "favourite.created", favouriteId: id, accountId: actorId, statusId: subject.id });
+      this.events.emit({ type: "favourite.created", favouriteId: id, accountId: actorId, statusId: subject.id, statusAccountId: subject.accountId });
     });
     return row;
   }
@@ -59,9 +53,7 @@ export class StatusActionService {
       const favourite = tx.select({ id: favourites.id }).from(favourites).where(and(eq(favourites.accountId, actorId), eq(favourites.statusId, subject.id))).get();
       if (!favourite) return;
       tx.delete(favourites).where(eq(favourites.id, favourite.id)).run();
-      this.counters.favourites(subject.id, -1);
-      this.notifications.withdraw(subject.accountId, actorId, "favourite", subject.id);
-      this.events.emit({ type: "favourite.removed", favouriteId: favourite.id, accountId: actorId, statusId: subject.id });
+      this.events.emit({ type: "favourite.removed", favouriteId: favourite.id, accountId: actorId, statusId: subject.id, statusAccountId: subject.accountId });
     });
     return row;
   }
@@ -90,36 +82,7 @@ export class StatusActionService {
     if (original.visibility === "private") visibility = "private";
 
     const now = remote ? Math.min(remote.createdAt, this.clock.now()) : this.clock.now();
-    const row: StatusRow = {
-      id: this.ids.next(),
-      accountId: actorId,
-      applicationId: null,
-      text: "",
-      contentHtml: "",
-      spoilerText: "",
-      sensitive: false,
-      visibility,
-      language: null,
-      inReplyToId: null,
-      inReplyToAccountId: null,
-      inReplyToUri: null,
-      reblogOfId: original.id,
-      conversationId: original.conversationId,
-      mentions: "[]",
-      tags: "[]",
-      emojis: "[]",
-      card: null,
-      hasMedia: false,
-      hasPoll: false,
-      repliesCount: 0,
-      reblogsCount: 0,
-      favouritesCount: 0,
-      createdAt: now,
-      editedAt: null,
-      uri: remote?.uri ?? null,
-      url: null,
-    };
-    let recipients: number[] = [];
+    const row = newStatusRow({ id: this.ids.next(), accountId: actorId, visibility, reblogOf: original, createdAt: now, uri: remote?.uri ?? null });
     const created = this.db.transaction((tx) => {
       // Two boosts racing: the second finds the first inside the transaction.
       const raced = tx
@@ -128,15 +91,11 @@ export class StatusActionService {
         .where(and(eq(statuses.accountId, actorId), eq(statuses.reblogOfId, original.id)))
         .get();
       if (raced) return false;
-      tx.insert(statuses).values(row).run();
-      this.counters.reblogs(original.id, 1);
-      this.counters.authorPosted(actorId, visibility, now);
-      recipients = this.feed.deliver(tx, row, original);
+      this.rows.add(row);
+      this.events.emit({ type: "status.created", status: row, original, homeRecipients: [] });
       return true;
     });
     if (!created) return this.reblog(actorId, original.id, visibilityParam, remote);
-    this.notifications.notify(original.accountId, actorId, "reblog", original.id);
-    this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     return row;
   }
 

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { StatusRow } from "../../db/schema.ts";
 import type { RenderCache } from "./render-cache.ts";
 
 /**
@@ -20,6 +21,20 @@ export class Counters {
       reblogs: sqlite.query("UPDATE statuses SET reblogs_count = max(0, reblogs_count + $delta) WHERE id = $id"),
       favourites: sqlite.query("UPDATE statuses SET favourites_count = max(0, favourites_count + $delta) WHERE id = $id"),
     };
+  }
+
+  /** A new status or boost: its author's statuses, its original's boosts, its parent's replies. */
+  statusAdded(row: StatusRow) {
+    if (row.reblogOfId !== null) this.reblogs(row.reblogOfId, 1);
+    this.authorPosted(row.accountId, row.visibility, row.createdAt);
+    if (row.inReplyToId !== null) this.reply(row.inReplyToId, row.visibility, 1);
+  }
+
+  /** A status or boost deleted: the same counters back (a boost's original deleted with it has none left to move). */
+  statusRemoved(row: StatusRow) {
+    this.authorUnposted(row.accountId, row.visibility);
+    if (row.reblogOfId !== null) this.reblogs(row.reblogOfId, -1);
+    if (row.inReplyToId !== null) this.reply(row.inReplyToId, row.visibility, -1);
   }
 
   authorPosted(accountId: number, visibility: string, now: number) {

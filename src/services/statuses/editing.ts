@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, ne } from "drizzle-orm";
+import { asc, eq, inArray } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { homeFeed, listFeed, mediaAttachments, mentions, pollVotes, polls, statusEdits, statusTags, statuses, type MediaRow, type StatusEditRow, type StatusRow } from "../../db/schema.ts";
@@ -10,11 +10,11 @@ import { countableLength } from "../../text/format.ts";
 import type { EventBus } from "../events.ts";
 import type { MediaService } from "../media/media.ts";
 import type { StatusMedia } from "../media/status-media.ts";
-import type { NotificationService } from "../notifications.ts";
 import { pollErrors, type PollInput, type PostingService } from "./posting.ts";
 import type { RenderCache } from "./render-cache.ts";
+import type { NewStatuses } from "./new-status.ts";
 import type { StatusReader } from "./reader.ts";
-import { mentionedIds, mentionRef } from "../../models/mentions.ts";
+import { mentionRef } from "../../models/mentions.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
 
 /** PUT /api/v1/statuses/:id: like Mastodon's, a whole new version (what is left out is gone). */
@@ -33,8 +33,8 @@ const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
 /**
  * UpdateStatusService: edits the author's own status in one transaction, keeping every
  * version (the original is recorded on the first edit). An edit that changes nothing
- * records nothing. Accounts that boosted the status are told (`update` notifications),
- * newly mentioned ones get their mention, and streams get `status.update`.
+ * records nothing. Then `status.updated`: accounts that boosted the status are told
+ * (`update` notifications), newly mentioned ones get their mention, streams `status.update`.
  */
 export class EditingService {
   constructor(
@@ -43,10 +43,10 @@ export class EditingService {
     private clock: Clock,
     private reader: StatusReader,
     private posting: PostingService,
-    private notifications: NotificationService,
     private events: EventBus,
     private cache: RenderCache,
     private media: { uploads: MediaService; statuses: StatusMedia },
+    private rows: NewStatuses,
   ) {}
 
   edit(accountId: number, statusId: number | null, input: EditInput): StatusRow {
@@ -89,7 +89,6 @@ export class EditingService {
 
     const now = this.clock.now();
     const { html, mentioned, tagNames } = this.posting.format(accountId, text);
-    const previouslyMentioned = new Set(mentionedIds(row));
     const updated: StatusRow = {
       ...row,
       text,
@@ -124,11 +123,9 @@ export class EditingService {
 
     this.cache.invalidateStatus(row.id);
     if (newPoll) this.events.emit({ type: "poll.opened", pollId: (newPoll as { id: number }).id, statusId: row.id, expiresAt: (newPoll as { expiresAt: number }).expiresAt });
-    for (const m of mentioned) if (!previouslyMentioned.has(m.id)) this.notifications.notify(m.id, accountId, "mention", row.id, row);
-    for (const booster of this.boosters(row.id, accountId)) this.notifications.notify(booster, accountId, "update", row.id);
     const homeRecipients = this.db.select({ id: homeFeed.accountId }).from(homeFeed).where(eq(homeFeed.statusId, row.id)).all().map((r) => r.id);
     const listIds = this.db.select({ id: listFeed.listId }).from(listFeed).where(eq(listFeed.statusId, row.id)).all().map((r) => r.id);
-    this.events.emit({ type: "status.updated", status: updated, homeRecipients, listIds });
+    this.events.emit({ type: "status.updated", status: updated, previous: row, homeRecipients, listIds });
     return updated;
   }
 
@@ -159,7 +156,7 @@ export class EditingService {
     this.cache.invalidateStatus(row.id);
     const homeRecipients = this.db.select({ id: homeFeed.accountId }).from(homeFeed).where(eq(homeFeed.statusId, row.id)).all().map((r) => r.id);
     const listIds = this.db.select({ id: listFeed.listId }).from(listFeed).where(eq(listFeed.statusId, row.id)).all().map((r) => r.id);
-    this.events.emit({ type: "status.updated", status: updated, homeRecipients, listIds });
+    this.events.emit({ type: "status.updated", status: updated, previous: row, homeRecipients, listIds });
     return updated;
   }
 
@@ -211,9 +208,7 @@ export class EditingService {
     const values = { options: JSON.stringify(input.options), multiple: !!input.multiple, hideTotals: !!input.hideTotals, expiresAt, endedAt: null };
     if (!poll) {
       const id = this.ids.next();
-      db.insert(polls)
-        .values({ id, statusId: row.id, accountId: row.accountId, tallies: JSON.stringify(input.options.map(() => 0)), createdAt: now, ...values })
-        .run();
+      this.rows.addPoll({ id, statusId: row.id, accountId: row.accountId, options: input.options, multiple: !!input.multiple, hideTotals: !!input.hideTotals, expiresAt, createdAt: now });
       return { id, expiresAt };
     }
     const reset = JSON.stringify(input.options) !== poll.options || !!input.multiple !== poll.multiple;
@@ -223,19 +218,5 @@ export class EditingService {
       .where(eq(polls.id, poll.id))
       .run();
     return { id: poll.id, expiresAt };
-  }
-
-  /** Accounts that boosted the status, the author aside. */
-  private boosters(statusId: number, authorId: number): number[] {
-    return [
-      ...new Set(
-        this.db
-          .select({ id: statuses.accountId })
-          .from(statuses)
-          .where(and(eq(statuses.reblogOfId, statusId), ne(statuses.accountId, authorId)))
-          .all()
-          .map((r) => r.id),
-      ),
-    ];
   }
 }

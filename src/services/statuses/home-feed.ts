@@ -14,9 +14,6 @@ import { mentionedIds } from "../../models/mentions.ts";
 const shownIn = (account: string) =>
   `EXISTS (SELECT 1 FROM home_feed h WHERE h.account_id = ${account} AND (h.status_id = $original OR h.status_id IN (SELECT id FROM statuses WHERE reblog_of_id = $original)))`;
 
-/** Callers pass their transaction; the feed writes run on the same connection inside it. */
-type Tx = unknown;
-
 /** How many of an account's recent statuses a new follower's home timeline receives. */
 const BACKFILL = 400;
 
@@ -36,8 +33,8 @@ export class HomeFeedService {
     private clock: Clock,
   ) {}
 
-  /** Adds the status to every home feed that should show it; returns those accounts. */
-  deliver(_tx: Tx, status: StatusRow, original: StatusRow | null): number[] {
+  /** Adds the status to every home feed that should show it (inside its transaction); returns those accounts. */
+  deliver(status: StatusRow, original: StatusRow | null): number[] {
     const author = status.accountId;
     const origin = original?.accountId ?? author;
     const direct = !original && status.visibility === "direct";

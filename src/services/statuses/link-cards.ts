@@ -6,6 +6,7 @@ import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
 import { summarize } from "../../text/opengraph.ts";
+import type { EventBus } from "../events.ts";
 import type { RenderCache } from "./render-cache.ts";
 
 /** Pages larger than this are not read further (the head is what counts). */
@@ -59,6 +60,11 @@ export class LinkCards {
       ),
       setCard: sqlite.query("UPDATE statuses SET card = ? WHERE id = ?"),
     };
+  }
+
+  /** Link previews of new and edited statuses, fetched once they are stored. */
+  subscribe(events: EventBus): void {
+    for (const type of ["status.created", "status.updated"] as const) events.afterCommit(type, (e) => void this.forStatus(e.status));
   }
 
   /** Called once a status is stored or edited; resolves when its card, if any, is set. */

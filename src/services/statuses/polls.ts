@@ -5,15 +5,14 @@ import { pollVotes, polls, type PollRow, type StatusRow } from "../../db/schema.
 import type { IdGenerator } from "../../ids.ts";
 import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
-import type { NotificationService } from "../notifications.ts";
 import type { TimerWheel } from "../timer-wheel.ts";
 import type { EventBus } from "../events.ts";
 import type { StatusReader } from "./reader.ts";
 
 /**
  * Poll votes (Mastodon's VoteValidator, in its order) and the end of polls: when a poll's
- * time comes, the wheel fires and its author and voters are told, exactly once (the
- * ended_at flag is claimed in the same statement that checks it).
+ * time comes, the wheel fires and `poll.ended` is announced (its author and voters are told),
+ * exactly once (the ended_at flag is claimed in the same statement that checks it).
  */
 export class PollService {
   constructor(
@@ -22,7 +21,6 @@ export class PollService {
     private clock: Clock,
     private reader: StatusReader,
     private moderation: ModerationService,
-    private notifications: NotificationService,
     private wheel: TimerWheel,
     private events: EventBus,
   ) {
@@ -121,10 +119,11 @@ export class PollService {
       .where(and(eq(polls.id, pollId), isNull(polls.endedAt), lte(polls.expiresAt, now)))
       .run();
     if (changes(claimed) === 0) return;
-    const voters = this.db.selectDistinct({ id: pollVotes.accountId }).from(pollVotes).where(eq(pollVotes.pollId, pollId)).all();
-    for (const recipient of [poll.accountId, ...voters.map((v) => v.id)]) {
-      this.notifications.notify(recipient, poll.accountId, "poll", poll.statusId);
-    }
-    this.events.emit({ type: "poll.ended", pollId, statusId: poll.statusId });
+    this.events.emit({ type: "poll.ended", pollId, statusId: poll.statusId, accountId: poll.accountId });
+  }
+
+  /** The accounts that voted in a poll. */
+  voters(pollId: number): number[] {
+    return this.db.selectDistinct({ id: pollVotes.accountId }).from(pollVotes).where(eq(pollVotes.pollId, pollId)).all().map((v) => v.id);
   }
 }

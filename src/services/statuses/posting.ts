@@ -1,8 +1,8 @@
-import { eq, getTableColumns, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/connection.ts";
-import { mediaAttachments, polls, statuses, type StatusRow, type UserRow } from "../../db/schema.ts";
+import { mediaAttachments, statuses, type StatusRow, type UserRow } from "../../db/schema.ts";
 import { idAt, parseId, type IdGenerator } from "../../ids.ts";
 import { ApiError, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -11,14 +11,13 @@ import { countableLength, formatText, graphemeLength, normalizeTag } from "../..
 import type { AccountService } from "../accounts/accounts.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { EventBus } from "../events.ts";
-import type { NotificationService } from "../notifications.ts";
 import type { Counters } from "./counters.ts";
-import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";
 import { VISIBILITIES, type Visibility } from "./visibility.ts";
 import { mentionRef } from "../../models/mentions.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
 import type { RemoteStatusInput } from "./remote-input.ts";
+import { newStatusRow, type NewPollFields, type NewStatuses } from "./new-status.ts";
 
 export interface PollInput {
   options: string[];
@@ -83,8 +82,9 @@ export function pollErrors(poll: PollInput): string[] {
 
 /**
  * PostStatusService: prepares (validates) and publishes statuses. Publishing is one
- * transaction (row, mentions, tags, poll, media, counters, home feeds), then the
- * notifications and the `status.created` event.
+ * transaction: the row, its mentions, tags, poll and media, then the `status.created` event,
+ * whose consequences (counters, home feeds, notifications, lists...) are written within it
+ * (src/services/consequences.ts).
  */
 export class PostingService {
   private q;
@@ -102,16 +102,13 @@ export class PostingService {
     private accounts: AccountService,
     private moderation: ModerationService,
     private reader: StatusReader,
-    private feed: HomeFeedService,
-    private notifications: NotificationService,
     private events: EventBus,
     private counters: Counters,
     private media: MediaAttacher,
+    private rows: NewStatuses,
   ) {
     const sqlite = db.$client;
-    const columns = Object.fromEntries(Object.keys(getTableColumns(statuses)).map((k) => [k, sql.placeholder(k)]));
     this.q = {
-      insertStatus: db.insert(statuses).values(columns as never).prepare(),
       insertMentions: sqlite.query("INSERT INTO mentions (status_id, account_id) SELECT $status, value FROM json_each($ids)"),
       insertTag: sqlite.query("INSERT OR IGNORE INTO tags (id, name, created_at) VALUES ($id, $name, $now)"),
       tagStatus: sqlite.query("INSERT OR IGNORE INTO status_tags (status_id, tag_id) SELECT $status, id FROM tags WHERE name = $name"),
@@ -124,7 +121,6 @@ export class PostingService {
         SELECT 1 AS one FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_uri = ?2 LIMIT 1`),
       orphansOf: sqlite.query<{ id: number; visibility: string }, [string]>("SELECT id, visibility FROM statuses WHERE in_reply_to_uri = ? AND in_reply_to_id IS NULL"),
       adopt: sqlite.query("UPDATE statuses SET in_reply_to_id = ?1, in_reply_to_account_id = ?2, in_reply_to_uri = NULL WHERE id = ?3"),
-      notifyFollowers: sqlite.query<{ id: number }, [number]>("SELECT account_id AS id FROM follows WHERE target_account_id = ? AND notify = 1"),
     };
   }
 
@@ -198,7 +194,7 @@ export class PostingService {
     const parent = prepared.inReplyToId !== null ? (this.reader.findRow(prepared.inReplyToId) ?? null) : null;
     const { html, mentioned, tagNames } = this.format(prepared.accountId, prepared.text);
 
-    const row: StatusRow = {
+    const row = newStatusRow({
       id,
       accountId: prepared.accountId,
       applicationId: prepared.applicationId,
@@ -208,66 +204,19 @@ export class PostingService {
       sensitive: prepared.sensitive,
       visibility: prepared.visibility,
       language: prepared.language,
-      inReplyToId: parent?.id ?? null,
-      inReplyToAccountId: parent?.accountId ?? null,
-      inReplyToUri: null,
-      reblogOfId: null,
-      conversationId: parent?.conversationId ?? id,
+      parent,
       mentions: JSON.stringify(mentioned.map(mentionRef)),
       tags: JSON.stringify(tagNames),
       emojis: JSON.stringify(this.localEmojis([prepared.spoilerText, prepared.text, ...(prepared.poll?.options ?? [])])),
-      card: null,
       hasMedia: prepared.mediaIds.length > 0,
       hasPoll: prepared.poll !== null,
-      repliesCount: 0,
-      reblogsCount: 0,
-      favouritesCount: 0,
       createdAt: now,
-      editedAt: null,
-      uri: null,
-      url: null,
-    };
-
-    let pollId: number | null = null;
-    let recipients: number[] = [];
-    this.db.transaction((tx) => {
-      this.q.insertStatus.run(row);
-      this.writeMentionsAndTags(id, mentioned, tagNames, now);
-      if (prepared.poll) {
-        pollId = this.ids.next();
-        tx.insert(polls)
-          .values({
-            id: pollId,
-            statusId: id,
-            accountId: prepared.accountId,
-            options: JSON.stringify(prepared.poll.options),
-            tallies: JSON.stringify(prepared.poll.options.map(() => 0)),
-            multiple: prepared.poll.multiple,
-            hideTotals: prepared.poll.hideTotals,
-            expiresAt: now + prepared.poll.expiresIn * 1000,
-            createdAt: now,
-          })
-          .run();
-      }
-      if (prepared.mediaIds.length > 0) this.media.attach(tx as unknown as Db, id, prepared.mediaIds);
-      this.counters.authorPosted(prepared.accountId, row.visibility, now);
-      if (parent) this.counters.reply(parent.id, row.visibility, 1);
-      recipients = this.feed.deliver(tx, row, null);
     });
-
-    if (pollId !== null) this.events.emit({ type: "poll.opened", pollId, statusId: id, expiresAt: now + (prepared.poll as { expiresIn: number }).expiresIn * 1000 });
-    this.notifyAbout(row, mentioned);
-    this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
+    const poll = prepared.poll && { options: prepared.poll.options, multiple: prepared.poll.multiple, hideTotals: prepared.poll.hideTotals, expiresAt: now + prepared.poll.expiresIn * 1000 };
+    this.store(row, mentioned, tagNames, poll, (tx) => {
+      if (prepared.mediaIds.length > 0) this.media.attach(tx, id, prepared.mediaIds);
+    });
     return row;
-  }
-
-  /** Mentioned accounts get `mention`, followers who asked to hear of every post `status` (never for a direct one). */
-  private notifyAbout(row: StatusRow, mentioned: { id: number }[]) {
-    for (const m of mentioned) this.notifications.notify(m.id, row.accountId, "mention", row.id, row);
-    if (row.visibility === "direct") return;
-    for (const follower of this.followersToNotify(row.accountId)) {
-      if (!mentioned.some((m) => m.id === follower)) this.notifications.notify(follower, row.accountId, "status", row.id);
-    }
   }
 
   /**
@@ -289,78 +238,61 @@ export class PostingService {
     let parent = input.inReplyToId !== null ? (this.reader.findRow(input.inReplyToId) ?? null) : null;
     // A thread that loops (its top waits for this very status as its parent) is cut here.
     if (parent && this.q.threadTopWaitsFor.get(parent.id, input.uri)) parent = null;
-    const row: StatusRow = {
+    const row = newStatusRow({
       id,
       accountId: input.accountId,
-      applicationId: null,
       text: input.text,
       contentHtml: input.html,
       spoilerText: input.spoilerText,
       sensitive: input.sensitive || input.spoilerText !== "",
       visibility: input.visibility,
       language: input.language,
-      inReplyToId: parent?.id ?? null,
-      inReplyToAccountId: parent?.accountId ?? null,
+      parent,
       // A parent not stored here yet: kept to fetch the thread, and to link it when it comes.
       inReplyToUri: parent ? null : input.inReplyToUri,
-      reblogOfId: null,
-      conversationId: parent?.conversationId ?? id,
       mentions: JSON.stringify(input.mentions),
       tags: JSON.stringify(tagNames),
       emojis: JSON.stringify(input.emojis),
-      card: null,
       hasMedia: input.media.length > 0,
       hasPoll: input.poll !== null,
-      repliesCount: 0,
-      reblogsCount: 0,
-      favouritesCount: 0,
       createdAt,
-      editedAt: null,
       uri: input.uri,
       url: input.url,
-    };
-    this.db.transaction((tx) => {
-      this.q.insertStatus.run(row);
-      this.writeMentionsAndTags(id, input.mentions, tagNames, createdAt);
+    });
+    const p = input.poll;
+    // Votes and voters as its server counts them; voters of a single-choice poll are its votes.
+    const poll = p && { options: p.options, tallies: p.tallies, multiple: p.multiple, votersCount: p.votersCount ?? (p.multiple ? 0 : p.tallies.reduce((a, b) => a + b, 0)), expiresAt: p.expiresAt, endedAt: p.closedAt };
+    this.store(row, input.mentions, tagNames, poll, (tx) => {
       input.media.forEach((m, position) =>
         tx.insert(mediaAttachments)
           .values({ id: this.ids.next(), accountId: input.accountId, statusId: id, position, type: m.type, processing: "complete", meta: JSON.stringify(m.meta), description: m.description, blurhash: m.blurhash, createdAt, remoteUrl: m.url })
           .run(),
       );
-      this.counters.authorPosted(input.accountId, row.visibility, createdAt);
-      if (parent) this.counters.reply(parent.id, row.visibility, 1);
       // Replies that arrived before it (a thread fetched upwards) now answer it.
       for (const child of this.q.orphansOf.all(input.uri)) {
         this.q.adopt.run(id, input.accountId, child.id);
         this.counters.replyLinked(id, child.id, child.visibility);
       }
-      const poll = input.poll;
-      if (poll) {
-        const pollId = this.ids.next();
-        const votes = poll.tallies.reduce((a, b) => a + b, 0);
-        tx.insert(polls)
-          .values({
-            id: pollId,
-            statusId: id,
-            accountId: input.accountId,
-            options: JSON.stringify(poll.options),
-            tallies: JSON.stringify(poll.tallies),
-            multiple: poll.multiple,
-            votesCount: votes,
-            votersCount: poll.votersCount ?? (poll.multiple ? 0 : votes),
-            expiresAt: poll.expiresAt,
-            endedAt: poll.closedAt,
-            createdAt,
-          })
-          .run();
-        // Its end is kept as a local poll's: voters here are told when it comes.
-        if (poll.closedAt === null) this.events.emit({ type: "poll.opened", pollId, statusId: id, expiresAt: poll.expiresAt });
-      }
-      const recipients = this.feed.deliver(tx, row, null);
-      this.notifyAbout(row, input.mentions);
-      this.events.emit({ type: "status.created", status: row, homeRecipients: recipients });
     });
     return row;
+  }
+
+  /**
+   * The one way a new status is written, local or remote, in one transaction: its row, mentions,
+   * tags and poll (its end told to the wheel while open), what the path adds (media, replies
+   * waiting for it), then `status.created`, whose consequences are written within it.
+   */
+  private store(row: StatusRow, mentioned: { id: number }[], tagNames: string[], poll: Omit<NewPollFields, "id" | "statusId" | "accountId" | "createdAt"> | null, more: (tx: Db) => void) {
+    this.db.transaction((tx) => {
+      this.rows.add(row);
+      this.writeMentionsAndTags(row.id, mentioned, tagNames, row.createdAt);
+      if (poll) {
+        const added = this.rows.addPoll({ ...poll, id: this.ids.next(), statusId: row.id, accountId: row.accountId, createdAt: row.createdAt });
+        if (added.endedAt === null) this.events.emit({ type: "poll.opened", pollId: added.id, statusId: row.id, expiresAt: added.expiresAt });
+      }
+      more(tx as unknown as Db);
+      this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [] });
+    });
   }
 
   /** An id of the time `ms` that no status has (its random low bits rarely meet another's). */
@@ -391,10 +323,5 @@ export class PostingService {
       this.q.insertTag.run({ id: this.ids.next(), name, now });
       this.q.tagStatus.run({ status: statusId, name });
     }
-  }
-
-  /** Followers who asked to be told of every post (follow with notify=true). */
-  private followersToNotify(accountId: number): number[] {
-    return this.q.notifyFollowers.all(accountId).map((r) => r.id);
   }
 }

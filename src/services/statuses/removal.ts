@@ -2,22 +2,19 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
 import { homeFeed, listFeed, statuses, type StatusRow } from "../../db/schema.ts";
 import type { EventBus } from "../events.ts";
-import type { NotificationService } from "../notifications.ts";
-import type { Counters } from "./counters.ts";
 import type { RenderCache } from "./render-cache.ts";
 
 /**
  * Deletes statuses with everything that hangs on them. Boosts of a deleted status go with
  * it; counters (statuses, replies, boosts) are set right; media stay, unattached, so a
  * delete-and-redraft can reuse them. Each removed status is announced with the home feeds
- * that held it, so streams can tell exactly those readers.
+ * that held it, so streams can tell exactly those readers; counters and notifications
+ * follow the announcement (src/services/consequences.ts).
  */
 export class RemovalService {
   constructor(
     private db: Db,
-    private notifications: NotificationService,
     private events: EventBus,
-    private counters: Counters,
     private cache: RenderCache,
     /** Detaches a status's media before it goes (they start their grace period). */
     private media: { detachFrom(statusId: number): void },
@@ -40,23 +37,14 @@ export class RemovalService {
           .where(eq(listFeed.statusId, target.id))
           .all()
           .map((r) => r.id);
-        this.counters.authorUnposted(target.accountId, target.visibility);
-        if (target.reblogOfId !== null && target.reblogOfId !== row.id) this.counters.reblogs(target.reblogOfId, -1);
-        if (target.inReplyToId !== null) this.counters.reply(target.inReplyToId, target.visibility, -1);
         // Mentions, tags, favourites, bookmarks, pins, feed entries, notifications and the
         // poll go by foreign key; media are detached (ON DELETE SET NULL).
         this.media.detachFrom(target.id);
         tx.delete(statuses).where(eq(statuses.id, target.id)).run();
         removed.push({ row: target, homeRecipients: recipients, listIds });
       }
-      for (const { row: gone, homeRecipients, listIds } of removed) {
-        if (gone.reblogOfId !== null) {
-          const original = gone.reblogOfId;
-          const originalAuthor = tx.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, original)).get();
-          if (originalAuthor) this.notifications.withdraw(originalAuthor.accountId, gone.accountId, "reblog", original);
-        }
-        this.events.emit({ type: "status.deleted", status: gone, homeRecipients, listIds });
-      }
+      // Counters and notifications follow each deletion, as listeners of the event.
+      for (const { row: gone, homeRecipients, listIds } of removed) this.events.emit({ type: "status.deleted", status: gone, homeRecipients, listIds });
     });
     for (const { row: gone } of removed) this.cache.invalidateStatus(gone.id);
   }

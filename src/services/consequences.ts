@@ -1,0 +1,133 @@
+import type { EventBus, Subscribe } from "./events.ts";
+import type { Services } from "./index.ts";
+
+/**
+ * The table of consequences: the one place to read what follows an event, and the only
+ * place listeners are registered. Services announce what they did (events.ts); what that
+ * sets off is written here, event by event, in two columns:
+ *
+ * - within: part of the same write, in its transaction (rows of other tables, caches made
+ *   stale); a listener that throws fails the write;
+ * - after commit: the transports, which tell the world outside the database once the write
+ *   is readable, and never for one rolled back.
+ *
+ * Transports outside the services (streams, federation) are handed in, so that services
+ * import neither; each says in its `subscribe` which events it hears. Listeners of one
+ * event run in the order they are registered here. At a glance (the transports' part is
+ * theirs to keep; this summary must follow them):
+ *
+ *   event                       within                                      after commit
+ *   follow.created              notification, home feed, render cache       -
+ *   follow_request.created      notification                                federation (Follow)
+ *   follow_request.authorized   notification withdrawn, home feed, cache    federation (Accept)
+ *   follow_request.rejected     -                                           federation (Reject)
+ *   follow.rejected             -                                           federation (Reject)
+ *   follow.removed              notification withdrawn, home feed, lists,   federation (Undo Follow)
+ *                               endorsements, render cache
+ *   block.created / .removed    -                                           federation (Block, Undo Block)
+ *   mute.removed                home feed                                   -
+ *   account.updated             render cache                                federation (Update)
+ *   account.unlocked            waiting requests authorized                 -
+ *   status.created              counters, home feeds, notifications,        link card, remote media copy, streams,
+ *                               lists, conversations                        federation (Create, Announce)
+ *   status.updated              notifications (local edits)                 link card, remote media copy, streams,
+ *                                                                           federation (Update)
+ *   status.deleted              counters, boost notification withdrawn,     streams, federation (Delete, Undo Announce)
+ *                               conversations
+ *   favourite.created / .removed  counter, notification (or withdrawn)      federation (Like, Undo Like)
+ *   status.pinned / .unpinned   -                                           federation (Add, Remove)
+ *   poll.opened                 -                                           its end put on the wheel
+ *   poll.voted                  -                                           federation (the votes)
+ *   poll.ended                  notifications                               federation (Update)
+ *   notification.created        push deliveries                             push, streams
+ *   report.created              -                                           federation (Flag)
+ *   list.delivered, conversation.updated, notifications.merged, filters.changed,
+ *   announcement.published / .deleted / .reaction                           streams
+ */
+export interface Transports {
+  /** Stream events to open connections (StreamFanout.subscribe in src/streaming/fanout.ts). */
+  streams?: Subscribe;
+  /** Activities to other servers (the wire* functions of src/federation); none with FEDERATION=off. */
+  federation?: Subscribe;
+}
+
+export function registerConsequences(events: EventBus, services: Services, transports: Transports): void {
+  const { notifications, homeFeed, counters, renderCache, lists, endorsements, follows, conversations, polls, pushDeliveries } = services;
+
+  // ── Relationships: notifications, home feeds and lists follow them; rendered accounts (their counts) are stale.
+  events.within("follow.created", (e) => {
+    notifications.notify(e.targetAccountId, e.accountId, "follow");
+    homeFeed.backfill(e.accountId, e.targetAccountId);
+    renderCache.touchAccount(e.accountId);
+    renderCache.touchAccount(e.targetAccountId);
+  });
+  events.within("follow_request.created", (e) => notifications.notify(e.targetAccountId, e.accountId, "follow_request"));
+  events.within("follow_request.authorized", (e) => {
+    notifications.withdraw(e.targetAccountId, e.accountId, "follow_request");
+    homeFeed.backfill(e.accountId, e.targetAccountId);
+    renderCache.touchAccount(e.accountId);
+    renderCache.touchAccount(e.targetAccountId);
+  });
+  events.within("follow.removed", (e) => {
+    notifications.withdraw(e.targetAccountId, e.accountId, "follow");
+    homeFeed.removeAuthor(e.accountId, e.targetAccountId);
+    lists.forgetFollow(e.accountId, e.targetAccountId);
+    endorsements.forget(e.accountId, e.targetAccountId);
+    renderCache.touchAccount(e.accountId);
+    renderCache.touchAccount(e.targetAccountId);
+  });
+  // An unmuted account's statuses come back into the home feed.
+  events.within("mute.removed", (e) => homeFeed.backfill(e.accountId, e.targetAccountId));
+
+  // ── Accounts
+  events.within("account.updated", (e) => renderCache.touchAccount(e.accountId));
+  // A locked account that opens up approves the follow requests waiting on it.
+  events.within("account.unlocked", (e) => follows.authorizeAll(e.accountId));
+
+  // ── Statuses, local and remote, and boosts: counted, into home feeds (which the transports
+  // then tell), notified, into lists and direct-message threads. Deleted ones are counted
+  // back, their boost notification withdrawn, and leave the threads; edited ones are notified.
+  events.within("status.created", (e) => {
+    counters.statusAdded(e.status);
+    e.homeRecipients = homeFeed.deliver(e.status, e.original);
+    notifications.statusCreated(e.status, e.original);
+    lists.deliver(e.status, e.original);
+    conversations.added(e.status);
+  });
+  events.within("status.deleted", (e) => {
+    counters.statusRemoved(e.status);
+    notifications.statusDeleted(e.status);
+    conversations.removed(e.status);
+  });
+  events.within("status.updated", (e) => notifications.statusEdited(e.status, e.previous));
+
+  // ── Favourites: counted and notified, or taken back.
+  events.within("favourite.created", (e) => {
+    counters.favourites(e.statusId, 1);
+    notifications.notify(e.statusAccountId, e.accountId, "favourite", e.statusId);
+  });
+  events.within("favourite.removed", (e) => {
+    counters.favourites(e.statusId, -1);
+    notifications.withdraw(e.statusAccountId, e.accountId, "favourite", e.statusId);
+  });
+
+  // ── Polls: the wheel is in memory and re-reads the poll when it fires, so it is told once the
+  // poll exists. An ended poll is told to its author and voters.
+  events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
+  events.within("poll.ended", (e) => notifications.pollEnded(e.accountId, e.statusId, polls.voters(e.pollId)));
+
+  // ── Notifications: one push delivery per subscription that wants it, written with the notification.
+  events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));
+
+  // ── Transports, after commit. Each lists the events it hears in its own subscribe.
+  // notification.created: the pushes are sent.
+  pushDeliveries.subscribe(events);
+  // status.created, status.updated: the link preview is fetched.
+  services.linkCards.subscribe(events);
+  // status.created, status.updated of a remote status with media: its images are copied (CACHE_REMOTE_MEDIA).
+  services.remoteMediaCache?.subscribe(events);
+  // Statuses, lists, notifications, conversations, filters, announcements: to open streams.
+  transports.streams?.(events);
+  // Follows, blocks, statuses, favourites, boosts, pins, polls, profiles, reports: to other servers.
+  transports.federation?.(events);
+}
