@@ -1,3 +1,4 @@
+import { CustomEmojiService } from "./services/custom-emojis.ts";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { SystemClock } from "./clock.ts";
@@ -96,7 +97,8 @@ async function accounts(args: string[]) {
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
-  const service = new AccountService(handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage), new EventBus(handle.sqlite));
+  const emojis = new CustomEmojiService(handle.db, ids, clock, storage);
+  const service = new AccountService(handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage), new EventBus(handle.sqlite), (texts) => emojis.inTexts(texts));
   try {
     const [sub, ...rest] = args;
     if (sub === "create") {

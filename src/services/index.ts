@@ -102,7 +102,10 @@ export function createServices(deps: ServiceDeps) {
 
   const tokens = new TokenService(db, ids, clock);
   const applications = new ApplicationService(db, ids, clock);
-  const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage), events);
+  // Local statuses and profiles keep the custom emojis they use when they are written.
+  const customEmojis = new CustomEmojiService(db, ids, clock, storage);
+  const localEmojis = (texts: string[]) => customEmojis.inTexts(texts);
+  const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
   const grants = new GrantService(db, ids, clock, applications, tokens, accounts);
   const webSessions = new WebSessionService(db, ids, clock);
   const tickets = new TicketSigner(deps.keys.secret, clock);
@@ -122,7 +125,7 @@ export function createServices(deps: ServiceDeps) {
   const renderCache = new RenderCache();
   const counters = new Counters(db.$client, renderCache);
   const newStatuses = new NewStatuses(db);
-  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses);
+  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, localEmojis);
   const removal = new RemovalService(db, events, renderCache, statusMedia);
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events, newStatuses);
   const polls = new PollService(db, ids, clock, reader, moderation, wheel, events);
@@ -152,10 +155,6 @@ export function createServices(deps: ServiceDeps) {
   const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url) }) ?? null;
   const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains, fetcher, goneAccounts);
   const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
-  // Local statuses and profiles keep the custom emojis they use when they are written.
-  const customEmojis = new CustomEmojiService(db, ids, clock, storage);
-  posting.localEmojis = (texts) => customEmojis.inTexts(texts);
-  accounts.localEmojis = (texts) => customEmojis.inTexts(texts);
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader);

@@ -55,8 +55,6 @@ let dummyHash: Promise<string> | null = null;
 
 export class AccountService {
   private q;
-  /** This server's custom emojis used in some texts (CustomEmojiService.inTexts); none until wired. */
-  localEmojis: (texts: string[]) => CustomEmoji[] = () => [];
 
   constructor(
     private db: Db,
@@ -65,6 +63,8 @@ export class AccountService {
     private publicUrl: string,
     private images: ProfileImageService,
     private events: EventBus,
+    /** This server's custom emojis used in some texts (CustomEmojiService.inTexts), kept on a profile when it is saved. */
+    private localEmojis: (texts: string[]) => CustomEmoji[],
   ) {
     this.q = {
       byId: db.$client.query<unknown[], [number]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id = ?`),

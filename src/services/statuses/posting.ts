@@ -88,11 +88,6 @@ export function pollErrors(poll: PollInput): string[] {
  */
 export class PostingService {
   private q;
-  /**
-   * This server's custom emojis used in some texts (CustomEmojiService.inTexts), kept on a
-   * local status when it is written; none until the services are wired.
-   */
-  localEmojis: (texts: string[]) => CustomEmoji[] = () => [];
 
   constructor(
     private db: Db,
@@ -106,6 +101,8 @@ export class PostingService {
     private counters: Counters,
     private media: MediaAttacher,
     private rows: NewStatuses,
+    /** This server's custom emojis used in some texts (CustomEmojiService.inTexts), kept on a local status when it is written (and edited). */
+    readonly localEmojis: (texts: string[]) => CustomEmoji[],
   ) {
     const sqlite = db.$client;
     this.q = {
