@@ -2,9 +2,9 @@
  * `bun run build`: one executable, dist/rookery, with everything inside it: the code,
  * migrations (read at build time by a macro), the default avatar and header, sharp's
  * native addon and the libvips library it needs (written to a private temporary folder
- * and loaded on the first image; see src/media/sharp.ts), and ffmpeg and ffprobe from their npm
+ * and loaded on the first image; see src/media-files/sharp.ts), and ffmpeg and ffprobe from their npm
  * packages, compressed with zstd (45 MB instead of 147) and unpacked under DATA_DIR/tools on first
- * start (src/media/ffmpeg.ts).
+ * start (src/media-files/ffmpeg.ts).
  *
  *   bun scripts/build.ts [--outfile dist/rookery]
  */

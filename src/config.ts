@@ -79,7 +79,7 @@ function megabytes(env: Env, name: string, fallback: number): number {
 
 /**
  * A limit written `<requests>/<seconds>` (2000/300: 2,000 in five minutes), or `off`. The
- * window is a fixed one, aligned like the other buckets' (see services/rate-limits.ts).
+ * window is a fixed one, aligned like the other buckets' (see src/infra/rate-limits.ts).
  */
 function perPeriod(env: Env, name: string, fallback: { limit: number; periodMs: number }): { limit: number; periodMs: number } | null {
   const raw = env[name]?.trim().toLowerCase();

@@ -2,9 +2,9 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/connection.ts";
 import type { IdGenerator } from "./ids.ts";
-import type { MediaStorage } from "./media/storage.ts";
+import type { MediaStorage } from "./media-files/storage.ts";
 import type { Urls } from "./presenters/account.ts";
-import type { InstanceKeys } from "./services/instance.ts";
+import type { InstanceKeys } from "./services/instance-keys.ts";
 import type { Services } from "./services/index.ts";
 
 /** Everything a route module needs, built once at start-up. */

@@ -21,7 +21,7 @@ export const LIMITS = {
  */
 export const SUPPORTED_MIME_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/avif"];
 
-/** Video and audio, Mastodon's list, in its order: accepted where ffmpeg is (src/media/ffmpeg.ts). */
+/** Video and audio, Mastodon's list, in its order: accepted where ffmpeg is (src/media-files/ffmpeg.ts). */
 export const AV_MIME_TYPES = [
   "video/webm",
   "video/mp4",

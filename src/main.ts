@@ -8,11 +8,11 @@ import { ApiError } from "./errors.ts";
 import { federationStatus } from "./federation/cli-report.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
-import { MediaStorage } from "./media/storage.ts";
+import { MediaStorage } from "./media-files/storage.ts";
 import { startServer } from "./server.ts";
 import { AccountService } from "./services/accounts/accounts.ts";
 import { ProfileImageService } from "./services/accounts/profile-images.ts";
-import { EventBus } from "./services/events.ts";
+import { EventBus } from "./infra/events.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 

@@ -21,7 +21,7 @@ import { ManualClock } from "../../src/clock.ts";
 import { loadConfig } from "../../src/config.ts";
 import { startServer } from "../../src/server.ts";
 import { parseScopes } from "../../src/auth/scopes.ts";
-import { TimerWheel } from "../../src/services/timer-wheel.ts";
+import { TimerWheel } from "../../src/infra/timer-wheel.ts";
 import { fmt, requireWrk, startBaseline, wrk } from "./lib.ts";
 
 requireWrk();

@@ -7,7 +7,7 @@
  *   bun scripts/bench/media.ts [uploads per run, default 24] [concurrent uploads, default 4]
  */
 import sharp from "sharp";
-import { blurhashOf, inspect, renderOriginal, renderPreview } from "../../src/media/images.ts";
+import { blurhashOf, inspect, renderOriginal, renderPreview } from "../../src/media-files/images.ts";
 import { fmt, rss, seedUser, startBaseline, startRookery } from "./lib.ts";
 
 const total = Number(process.argv[2] ?? 24);

@@ -132,7 +132,7 @@ const input = probe(clip);
 console.log(`  phone clip  ${describe(input)}`);
 console.log(`  passthrough ${describe(probe(clipMp4))}\n`);
 
-// 2. Baseline: ffmpeg alone with transcodeVideo's options (src/media/video.ts), at the
+// 2. Baseline: ffmpeg alone with transcodeVideo's options (src/media-files/video.ts), at the
 // bitrate it computes: 0.11 bits per pixel per frame at 30 fps, capped to fit 99 MB.
 const video = input.streams.find((s) => s.codec_type === "video") as { width: number; height: number };
 const duration = Math.max(Number(input.format.duration), 1);

@@ -3,12 +3,12 @@ import { loadConfig, type Config } from "../config.ts";
 import { largestId, openDatabase } from "../db/connection.ts";
 import { ApiError } from "../errors.ts";
 import { IdGenerator, parseId } from "../ids.ts";
-import { MediaStorage } from "../media/storage.ts";
+import { MediaStorage } from "../media-files/storage.ts";
 import type { PushNotificationView } from "../models/views.ts";
 import { serializePushNotification } from "../presenters/push-notification.ts";
 import { createServices, type Services } from "../services/index.ts";
 import { registerConsequences } from "../services/consequences.ts";
-import { loadInstanceKeys } from "../services/instance.ts";
+import { loadInstanceKeys } from "../services/instance-keys.ts";
 
 // The operator's commands that go through the services (rules, the extended description...):
 // each opens the database, builds the services as the server does, and closes it again. A

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import { afterCommitOf } from "./after-commit.ts";
+import { afterCommitOf } from "../infra/after-commit.ts";
 import { embeddedMigrations } from "./migrations.macro.ts" with { type: "macro" };
 import * as schema from "./schema.ts";
 

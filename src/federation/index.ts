@@ -3,7 +3,7 @@ import type { Actor } from "@fedify/fedify/vocab";
 import type { AccountRow } from "../db/schema.ts";
 import { log } from "../log.ts";
 import type { Urls } from "../presenters/account.ts";
-import type { EventBus } from "../services/events.ts";
+import type { EventBus } from "../infra/events.ts";
 import type { FederationCore } from "./core.ts";
 import { wirePermanentFailures } from "./delivery.ts";
 import { dispatch } from "./dispatchers.ts";

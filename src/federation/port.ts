@@ -1,7 +1,7 @@
 import type { AccountService } from "../services/accounts/accounts.ts";
 import type { FollowService } from "../services/accounts/follows.ts";
 import type { CustomEmojiService } from "../services/custom-emojis.ts";
-import type { EventBus } from "../services/events.ts";
+import type { EventBus } from "../infra/events.ts";
 import type { FederationActors } from "../services/remote/local-actors.ts";
 import type { FederationInbox } from "../services/remote/inbox.ts";
 import type { GoneAccounts } from "../services/remote/gone-accounts.ts";
@@ -12,7 +12,7 @@ import type { StatusMedia } from "../services/media/status-media.ts";
 import type { ReportService } from "../services/reports.ts";
 import type { PollService } from "../services/statuses/polls.ts";
 import type { StatusReader } from "../services/statuses/reader.ts";
-import type { TimerWheel } from "../services/timer-wheel.ts";
+import type { TimerWheel } from "../infra/timer-wheel.ts";
 
 /**
  * What federation asks of the services, and nothing more: the reads behind actor documents,

@@ -1,6 +1,6 @@
 import { LIMITS } from "../limits.ts";
-import { sniff } from "../media/sniff.ts";
-import { VIDEO_SIZE_LIMIT } from "../media/video.ts";
+import { sniff } from "../media-files/sniff.ts";
+import { VIDEO_SIZE_LIMIT } from "../media-files/video.ts";
 
 /** Every body but an upload's: forms and JSON. */
 export const MAX_FORM_BYTES = 1024 * 1024;

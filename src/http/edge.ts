@@ -2,7 +2,7 @@ import type { Server } from "bun";
 import type { AppContext } from "../context.ts";
 import { log, redactPath } from "../log.ts";
 import { clientIp, formatIp, parseIp, type Ip } from "../net/ip.ts";
-import { INBOX_BUCKET, type Verdict } from "../services/rate-limits.ts";
+import { INBOX_BUCKET, type Verdict } from "../infra/rate-limits.ts";
 import type { App } from "./app.ts";
 import { ApiError } from "../errors.ts";
 import { peekAccountId, requireToken } from "./auth.ts";

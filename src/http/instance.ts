@@ -1,9 +1,9 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { AV_MIME_TYPES, LIMITS, SUPPORTED_MIME_TYPES } from "../limits.ts";
-import { VIDEO_FRAME_RATE_LIMIT, VIDEO_MATRIX_LIMIT, VIDEO_SIZE_LIMIT } from "../media/video.ts";
+import { VIDEO_FRAME_RATE_LIMIT, VIDEO_MATRIX_LIMIT, VIDEO_SIZE_LIMIT } from "../media-files/video.ts";
 import { accountUri, accountUrl } from "../presenters/account.ts";
-import { INSTANCE_DESCRIPTION, instanceStats, knownPeers } from "../services/instance.ts";
+import { INSTANCE_DESCRIPTION, instanceStats, knownPeers } from "../services/instance-keys.ts";
 import { serializeRule, serializeWeek } from "../presenters/instance.ts";
 import { serializeCustomEmoji } from "../presenters/custom-emoji.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "../version.ts";

@@ -1,6 +1,6 @@
 import { randomSecret } from "../auth/secrets.ts";
 import type { AppContext } from "../context.ts";
-import type { Verdict } from "../services/rate-limits.ts";
+import type { Verdict } from "../infra/rate-limits.ts";
 import { getMeta } from "./request-meta.ts";
 
 /**

@@ -13,7 +13,7 @@ import { input } from "./input.ts";
 import { cookie, FORM_COOKIE, formSession, fromOwnPages, signInThrottled } from "./oauth-forms.ts";
 import { codePage, consentPage, errorPage, formPostPage, loginPage, PAGE_HEADERS } from "./oauth-pages.ts";
 import { str, type Params } from "./params.ts";
-import type { Verdict } from "../services/rate-limits.ts";
+import type { Verdict } from "../infra/rate-limits.ts";
 
 import { SESSION_COOKIE } from "./oauth-forms.ts";
 const OAUTH_FIELDS = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "code_challenge", "code_challenge_method"] as const;

@@ -1,4 +1,4 @@
-import type { Page } from "../services/pagination.ts";
+import type { Page } from "../infra/pagination.ts";
 import { parseId } from "../ids.ts";
 import { limitParam, str, type Params } from "./params.ts";
 

@@ -8,7 +8,7 @@ import { escapeHtml } from "../text/format.ts";
 import { cookie, SESSION_COOKIE } from "./oauth-forms.ts";
 import { aboutPage, embedPage, profilePage, statusPage, tagPage, type AccountEntity, type StatusEntity } from "../web/pages.ts";
 import { rssFeed } from "../web/rss.ts";
-import { INSTANCE_DESCRIPTION, instanceStats } from "../services/instance.ts";
+import { INSTANCE_DESCRIPTION, instanceStats } from "../services/instance-keys.ts";
 import { htmlToText } from "../text/html-to-text.ts";
 import { input } from "./input.ts";
 import { int } from "./params.ts";

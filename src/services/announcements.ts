@@ -8,7 +8,7 @@ import type { AnnouncementView } from "../models/views.ts";
 import { formatText } from "../text/format.ts";
 import type { AccountService } from "./accounts/accounts.ts";
 import type { CustomEmojiService } from "./custom-emojis.ts";
-import type { EventBus } from "./events.ts";
+import type { EventBus } from "../infra/events.ts";
 import type { StatusReader } from "./statuses/reader.ts";
 
 /** ReactionValidator::LIMIT: different reactions one announcement takes. */

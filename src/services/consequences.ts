@@ -1,4 +1,4 @@
-import type { EventBus, Subscribe } from "./events.ts";
+import type { EventBus, Subscribe } from "../infra/events.ts";
 import type { Services } from "./index.ts";
 
 /**

@@ -3,9 +3,9 @@ import type { Db } from "../db/connection.ts";
 import { accountConversations, type AccountConversationRow, type StatusRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { notFound } from "../errors.ts";
-import type { NotificationService } from "./notifications.ts";
-import type { EventBus } from "./events.ts";
-import { finishPage, pageQuery, type Page } from "./pagination.ts";
+import type { NotificationService } from "./notifications/notifications.ts";
+import type { EventBus } from "../infra/events.ts";
+import { finishPage, pageQuery, type Page } from "../infra/pagination.ts";
 import { mentionedIds } from "../models/mentions.ts";
 
 /**

@@ -4,8 +4,8 @@ import type { Db } from "../db/connection.ts";
 import { customEmojis, type CustomEmojiRow } from "../db/schema.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
-import sharp, { MAX_INPUT_PIXELS, SharpUnavailable } from "../media/sharp.ts";
-import type { MediaStorage } from "../media/storage.ts";
+import sharp, { MAX_INPUT_PIXELS, SharpUnavailable } from "../media-files/sharp.ts";
+import type { MediaStorage } from "../media-files/storage.ts";
 import type { CustomEmoji } from "../models/emojis.ts";
 
 /** CustomEmoji::LOCAL_LIMIT. */

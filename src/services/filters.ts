@@ -4,7 +4,7 @@ import type { Db } from "../db/connection.ts";
 import { customFilterKeywords, customFilters, customFilterStatuses, type CustomFilterRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { ApiError, notFound, validationFailed } from "../errors.ts";
-import type { EventBus } from "./events.ts";
+import type { EventBus } from "../infra/events.ts";
 import { FilterMatcherCache } from "./filters-cache.ts";
 import type { StatusReader } from "./statuses/reader.ts";
 import type { FilterMatch, FilterWithRules, KeywordRow } from "../models/views.ts";

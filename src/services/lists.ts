@@ -4,8 +4,8 @@ import type { Db } from "../db/connection.ts";
 import { accounts, follows, followRequests, listAccounts, listFeed, lists, type AccountRow, type ListRow, type StatusRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { ApiError, notFound, validationFailed } from "../errors.ts";
-import type { EventBus } from "./events.ts";
-import { finishPage, pageQuery, type Page } from "./pagination.ts";
+import type { EventBus } from "../infra/events.ts";
+import { finishPage, pageQuery, type Page } from "../infra/pagination.ts";
 import { visibleToSql } from "./statuses/visibility.ts";
 import { domainBlockedSql } from "./statuses/visibility.ts";
 

@@ -6,7 +6,7 @@ import { notFound, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
 import type { ReportView } from "../models/views.ts";
 import type { AccountService } from "./accounts/accounts.ts";
-import type { EventBus } from "./events.ts";
+import type { EventBus } from "../infra/events.ts";
 import type { InstanceInfo } from "./instance-info.ts";
 import type { StatusReader } from "./statuses/reader.ts";
 

@@ -5,7 +5,7 @@ import { tagFollows, tags } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { notFound } from "../errors.ts";
 import { normalizeTag } from "../text/format.ts";
-import { finishPage, pageQuery, type Page } from "./pagination.ts";
+import { finishPage, pageQuery, type Page } from "../infra/pagination.ts";
 import type { SearchService } from "./search.ts";
 import type { TagHit } from "../models/views.ts";
 

@@ -4,7 +4,7 @@ import { renderConversations } from "../presenters/conversation.ts";
 import { notificationsJson } from "../presenters/notification.ts";
 import { serializeAnnouncement } from "../presenters/announcement.ts";
 import { log } from "../log.ts";
-import type { DomainEvent, EventBus } from "../services/events.ts";
+import type { DomainEvent, EventBus } from "../infra/events.ts";
 import { mentionedIds } from "../models/mentions.ts";
 import { FrameCache, type StreamHub, type Subscription } from "./hub.ts";
 import { StatusPayloads } from "./payloads.ts";

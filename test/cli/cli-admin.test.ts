@@ -7,7 +7,7 @@ import { Client } from "../support/http.ts";
 import { startTestServer } from "../support/server.ts";
 import { SseClient } from "../support/streams.ts";
 import { createUser, postStatus } from "../support/fixtures.ts";
-import sharp from "../../src/media/sharp.ts";
+import sharp from "../../src/media-files/sharp.ts";
 
 // The operator's commands for what the instance endpoints show; one DATA_DIR for the file.
 const dataDir = mkdtempSync(join(tmpdir(), "rookery-cli-admin-"));

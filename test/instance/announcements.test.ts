@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import sharp from "../../src/media/sharp.ts";
+import sharp from "../../src/media-files/sharp.ts";
 import { ManualClock } from "../../src/clock.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";

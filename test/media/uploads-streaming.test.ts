@@ -3,7 +3,7 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { LIMITS } from "../../src/limits.ts";
-import { VIDEO_SIZE_LIMIT } from "../../src/media/video.ts";
+import { VIDEO_SIZE_LIMIT } from "../../src/media-files/video.ts";
 import { clips, removeClips } from "../support/clips.ts";
 import { eventually } from "../support/wait.ts";
 import { mediaFiles } from "../support/files.ts";

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { mediaTools, type MediaTools } from "../../src/media/ffmpeg.ts";
+import { mediaTools, type MediaTools } from "../../src/media-files/ffmpeg.ts";
 
 /**
  * Short clips made by ffmpeg from its own test sources (testsrc2, sine), in the formats

@@ -7,9 +7,9 @@ import { loadConfig } from "../../src/config.ts";
 import { largestId, openDatabase, type DbHandle } from "../../src/db/connection.ts";
 import { accounts, type AccountRow, type StatusRow } from "../../src/db/schema.ts";
 import { IdGenerator } from "../../src/ids.ts";
-import { MediaStorage } from "../../src/media/storage.ts";
+import { MediaStorage } from "../../src/media-files/storage.ts";
 import { createServices, type Services } from "../../src/services/index.ts";
-import { loadInstanceKeys } from "../../src/services/instance.ts";
+import { loadInstanceKeys } from "../../src/services/instance-keys.ts";
 import type { StatusInput } from "../../src/services/statuses/posting.ts";
 
 export interface TestServices {

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, type DbHandle } from "../../src/db/connection.ts";
-import { GroupCommit } from "../../src/db/group-commit.ts";
-import { EventBus } from "../../src/services/events.ts";
+import { GroupCommit } from "../../src/infra/group-commit.ts";
+import { EventBus } from "../../src/infra/events.ts";
 
 /**
  * When listeners of the one event bus run relative to the transactions of the write that

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { mediaTools, probeJson, runTool, ToolFailed } from "../../src/media/ffmpeg.ts";
+import { mediaTools, probeJson, runTool, ToolFailed } from "../../src/media-files/ffmpeg.ts";
 
-// The bounds ffmpeg runs under (src/media/ffmpeg.ts), each made to bite.
+// The bounds ffmpeg runs under (src/media-files/ffmpeg.ts), each made to bite.
 
 const tools = await mediaTools(tmpdir());
 if (!tools) throw new Error("no ffmpeg for the tests");

@@ -3,7 +3,7 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GroupCommit } from "../../src/db/group-commit.ts";
+import { GroupCommit } from "../../src/infra/group-commit.ts";
 import { startTestServer } from "../support/server.ts";
 
 const dirs: string[] = [];

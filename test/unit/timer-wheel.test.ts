@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { ManualClock } from "../../src/clock.ts";
-import { TimerWheel } from "../../src/services/timer-wheel.ts";
+import { TimerWheel } from "../../src/infra/timer-wheel.ts";
 
 const START = Date.UTC(2026, 10, 22, 12, 0, 0);
 const SECOND = 1000;

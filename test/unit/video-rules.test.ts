@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { byteRange } from "../../src/http/files.ts";
-import { reducedRate } from "../../src/media/probe.ts";
-import { avTypeGuess, isAnimatedPng, sniff } from "../../src/media/sniff.ts";
-import { ANIMATION_PIXEL_BUDGET, checkAnimation, MAX_VIDEO_FRAMES } from "../../src/media/video.ts";
+import { reducedRate } from "../../src/media-files/probe.ts";
+import { avTypeGuess, isAnimatedPng, sniff } from "../../src/media-files/sniff.ts";
+import { ANIMATION_PIXEL_BUDGET, checkAnimation, MAX_VIDEO_FRAMES } from "../../src/media-files/video.ts";
 import { lengthOf } from "../../src/services/media/av.ts";
 
 const bytes = (...parts: (string | number[])[]) => new Uint8Array(parts.flatMap((p) => (typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : p)).concat(Array(16).fill(0)));

@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
-import { mediaTools } from "../../../src/media/ffmpeg.ts";
+import { mediaTools } from "../../../src/media-files/ffmpeg.ts";
 import { G2R, R2G } from "../report.ts";
 import { waitFor, type ApiClient } from "../support.ts";
 import { expectStatus, inHome, post, type Session } from "./session.ts";

@@ -1,6 +1,6 @@
 import type { Context, KvStore } from "@fedify/fedify";
 import type { Urls } from "../../presenters/account.ts";
-import type { EventBus } from "../../services/events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { FederationServices } from "../port.ts";
 import type { NoteLookups } from "../vocab.ts";
 import { interactions } from "./interactions.ts";

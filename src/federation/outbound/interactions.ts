@@ -1,7 +1,7 @@
 import type { Context } from "@fedify/fedify";
 import { Add, Announce, Like, PUBLIC_COLLECTION, Remove, Undo } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
-import type { EventBus } from "../../services/events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import { actorUriOf, instant, noteUriOf } from "../vocab.ts";
 import type { Outbound } from "./index.ts";
 import { recipientOf } from "./sender.ts";

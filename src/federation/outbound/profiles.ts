@@ -1,5 +1,5 @@
 import { Update } from "@fedify/fedify/vocab";
-import type { EventBus } from "../../services/events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import { actorOf } from "../vocab.ts";
 import type { Outbound } from "./index.ts";
 import { recipientOf } from "./sender.ts";

@@ -1,7 +1,7 @@
 import type { Context } from "@fedify/fedify";
 import { Accept, Block, Follow, Reject, Undo, type Actor } from "@fedify/fedify/vocab";
 import type { AccountRow } from "../../db/schema.ts";
-import type { EventBus } from "../../services/events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { Outbound } from "./index.ts";
 import { recipientOf } from "./sender.ts";
 

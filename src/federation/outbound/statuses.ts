@@ -1,6 +1,6 @@
 import { Create, Delete, Note, Tombstone, Update } from "@fedify/fedify/vocab";
 import type { StatusRow } from "../../db/schema.ts";
-import type { EventBus } from "../../services/events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import { createOf, mentionedAccounts, noteOf } from "../vocab.ts";
 import type { Outbound } from "./index.ts";
 import { recipientOf } from "./sender.ts";

@@ -7,7 +7,7 @@ import { hashPassword, verifyPassword } from "../../auth/secrets.ts";
 import { rowReader } from "../../db/rows.ts";
 import { countableLength, formatText, graphemeLength, type MentionTarget } from "../../text/format.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
-import type { EventBus } from "../events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { ProfileImageService } from "./profile-images.ts";
 import { ValidationErrors } from "./validation.ts";
 import type { AccountView, ProfileField } from "../../models/views.ts";

@@ -6,8 +6,8 @@ import { accountDomainBlocks, followRequests, homeFeed, notifications } from "..
 import { unprocessable } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { hostSql, normalizeDomain } from "../../net/domains.ts";
-import type { EventBus } from "../events.ts";
-import { finishPage, pageQuery, type Page } from "../pagination.ts";
+import type { EventBus } from "../../infra/events.ts";
+import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
 import type { FollowService } from "./follows.ts";
 
 /** A blocked domain with the id of its block (the page cursor). */

@@ -5,7 +5,7 @@ import { accountPins, accounts, follows } from "../../db/schema.ts";
 import { notFound, validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import type { ListedAccount, Relationship } from "../../models/views.ts";
-import { finishPage, pageQuery, type Page } from "../pagination.ts";
+import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
 import type { FollowService } from "./follows.ts";
 
 /**

@@ -6,8 +6,8 @@ import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, validationFailed } from "../../errors.ts";
 import { inJsonList, jsonList } from "../../db/prepared.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
-import { finishPage, pageQuery, type Page } from "../pagination.ts";
-import type { EventBus } from "../events.ts";
+import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { ListedAccount, Relationship } from "../../models/views.ts";
 
 export interface FollowOptions {

@@ -1,5 +1,5 @@
-import sharp, { MAX_INPUT_PIXELS, SharpUnavailable } from "../../media/sharp.ts";
-import type { MediaStorage } from "../../media/storage.ts";
+import sharp, { MAX_INPUT_PIXELS, SharpUnavailable } from "../../media-files/sharp.ts";
+import type { MediaStorage } from "../../media-files/storage.ts";
 import { validationFailed } from "../../errors.ts";
 
 const LIMIT_BYTES = 8 * 1024 * 1024;

@@ -1,9 +1,9 @@
 import type { MediaRow } from "../../db/schema.ts";
 import { unprocessable } from "../../errors.ts";
-import type { MediaTools } from "../../media/ffmpeg.ts";
-import { geometry, ImageError, inspect, type ImageInfo } from "../../media/images.ts";
-import { avTypeGuess, isAnimatedPng, sniff } from "../../media/sniff.ts";
-import type { MediaStorage } from "../../media/storage.ts";
+import type { MediaTools } from "../../media-files/ffmpeg.ts";
+import { geometry, ImageError, inspect, type ImageInfo } from "../../media-files/images.ts";
+import { avTypeGuess, isAnimatedPng, sniff } from "../../media-files/sniff.ts";
+import type { MediaStorage } from "../../media-files/storage.ts";
 import { imageError, PROCESSING_FAILED, prepareAv, renderAv, type AvPrepared, type AvSource } from "./av.ts";
 import type { MediaInput } from "./media-input.ts";
 import type { Meta } from "./media.ts";

@@ -1,10 +1,10 @@
 import { rmSync } from "node:fs";
 import { unprocessable, validationFailed } from "../../errors.ts";
-import type { MediaTools } from "../../media/ffmpeg.ts";
-import { blurhashOf, geometry, ImageError, inspect, renderPreview } from "../../media/images.ts";
-import { ProbeFailed, probeMedia, type MediaProbe } from "../../media/probe.ts";
-import sharp from "../../media/sharp.ts";
-import { animatedWebpToMp4, checkAnimation, checkVideo, extractFrame, transcodeAudio, transcodeVideo } from "../../media/video.ts";
+import type { MediaTools } from "../../media-files/ffmpeg.ts";
+import { blurhashOf, geometry, ImageError, inspect, renderPreview } from "../../media-files/images.ts";
+import { ProbeFailed, probeMedia, type MediaProbe } from "../../media-files/probe.ts";
+import sharp from "../../media-files/sharp.ts";
+import { animatedWebpToMp4, checkAnimation, checkVideo, extractFrame, transcodeAudio, transcodeVideo } from "../../media-files/video.ts";
 
 /** An upload refused: a bare message (422 as it is), or a validation message ("Validation failed: ..."). */
 export function imageError(e: unknown): never {

@@ -1,6 +1,6 @@
 import { validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
-import { VIDEO_SIZE_LIMIT } from "../../media/video.ts";
+import { VIDEO_SIZE_LIMIT } from "../../media-files/video.ts";
 
 /** The parameters of an upload (POST /api/v1/media, /api/v2/media) and of PUT /api/v1/media/:id. */
 export interface MediaInput {

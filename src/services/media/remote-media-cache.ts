@@ -4,9 +4,9 @@ import type { Db } from "../../db/connection.ts";
 import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
 import { LIMITS } from "../../limits.ts";
 import { log } from "../../log.ts";
-import { blurhashOf, geometry, inspect, renderOriginal, renderPreview } from "../../media/images.ts";
-import type { MediaStorage } from "../../media/storage.ts";
-import type { EventBus } from "../events.ts";
+import { blurhashOf, geometry, inspect, renderOriginal, renderPreview } from "../../media-files/images.ts";
+import type { MediaStorage } from "../../media-files/storage.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { RenderCache } from "../statuses/render-cache.ts";
 import type { Meta } from "./media.ts";
 
@@ -15,7 +15,7 @@ export interface RemoteMediaCacheOptions {
   maxTotalBytes: number;
   /** What one download may be; larger media stay at their own server. */
   maxFileBytes?: number;
-  /** Downloads a remote file under a cap (src/media/public-fetch.ts in the server). */
+  /** Downloads a remote file under a cap (OutgoingHttp.bytes in src/net/outgoing.ts, in the server). */
   download(url: string, maxBytes: number): Promise<Uint8Array>;
 }
 

@@ -3,7 +3,7 @@ import type { Db } from "../../db/connection.ts";
 import { notifications, type NotificationRow } from "../../db/schema.ts";
 import { notFound } from "../../errors.ts";
 import type { NotificationGroup } from "../../models/views.ts";
-import type { Page } from "../pagination.ts";
+import type { Page } from "../../infra/pagination.ts";
 
 /** Mastodon's Notification::Groups: what is grouped, for how long, and how many senders a group shows. */
 export const GROUPABLE_TYPES = ["favourite", "reblog", "follow"] as const;

@@ -15,7 +15,7 @@ import {
 import { notFound, validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import type { NotificationRequest } from "../../models/views.ts";
-import { finishPage, pageQuery, type Page } from "../pagination.ts";
+import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
 
 export type PolicyLevel = "accept" | "filter" | "drop";
 const LEVELS: readonly PolicyLevel[] = ["accept", "filter", "drop"];

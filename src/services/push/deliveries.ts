@@ -5,8 +5,8 @@ import { accounts, follows, notifications, pushDeliveries, pushSubscriptions, st
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
 import type { PushNotificationView } from "../../models/views.ts";
-import type { EventBus } from "../events.ts";
-import type { TimerWheel } from "../timer-wheel.ts";
+import type { EventBus } from "../../infra/events.ts";
+import type { TimerWheel } from "../../infra/timer-wheel.ts";
 import { OutgoingRefused } from "../../net/outgoing.ts";
 import { base64Bytes, type PushSubscriptions } from "./subscriptions.ts";
 import type { TokenSeal } from "./token-seal.ts";

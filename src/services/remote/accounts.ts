@@ -5,7 +5,7 @@ import { accounts, statuses, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
-import type { EventBus } from "../events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import { accountDomain } from "../../net/domains.ts";
 import type { RemoteFetcher } from "./fetcher.ts";
 import type { GoneAccounts } from "./gone-accounts.ts";

@@ -2,7 +2,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
 import { accounts, follows } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
-import type { EventBus } from "../events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { RemoteFetcher } from "./fetcher.ts";
 import type { RemoteAccounts } from "./accounts.ts";
 

@@ -6,7 +6,7 @@ import type { IdGenerator } from "../../ids.ts";
 import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
-import type { EventBus } from "../events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { StatusReader } from "./reader.ts";
 import type { RemovalService } from "./removal.ts";
 import { newStatusRow, type NewStatuses } from "./new-status.ts";

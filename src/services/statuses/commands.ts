@@ -1,4 +1,4 @@
-import type { GroupCommit } from "../../db/group-commit.ts";
+import type { GroupCommit } from "../../infra/group-commit.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import type { AccountService } from "../accounts/accounts.ts";
 import type { StatusActionService } from "./actions.ts";

@@ -1,4 +1,4 @@
-import type { GroupCommit } from "../../db/group-commit.ts";
+import type { GroupCommit } from "../../infra/group-commit.ts";
 import type { ScheduledStatusRow, StatusRow } from "../../db/schema.ts";
 import { notFound } from "../../errors.ts";
 import { parseId } from "../../ids.ts";

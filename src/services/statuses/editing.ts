@@ -7,7 +7,7 @@ import { notFound, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
 import { countableLength } from "../../text/format.ts";
-import type { EventBus } from "../events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { MediaService } from "../media/media.ts";
 import type { StatusMedia } from "../media/status-media.ts";
 import { pollErrors, type PollInput, type PostingService } from "./posting.ts";

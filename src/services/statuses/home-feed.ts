@@ -2,7 +2,7 @@ import { and, eq, or, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { homeFeed, type StatusRow } from "../../db/schema.ts";
-import type { Page } from "../pagination.ts";
+import type { Page } from "../../infra/pagination.ts";
 import { domainBlockedSql, visibleTo } from "./visibility.ts";
 import { mentionedIds } from "../../models/mentions.ts";
 

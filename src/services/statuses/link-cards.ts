@@ -6,7 +6,7 @@ import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
 import { summarize } from "../../text/opengraph.ts";
-import type { EventBus } from "../events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { RenderCache } from "./render-cache.ts";
 
 /** Pages larger than this are not read further (the head is what counts). */
@@ -49,7 +49,7 @@ export class LinkCards {
     private ids: IdGenerator,
     private clock: Clock,
     private renderCache: RenderCache,
-    /** Downloads a page under a cap (src/media/public-fetch.ts in the server). */
+    /** Downloads a page under a cap (OutgoingHttp.bytes in src/net/outgoing.ts, in the server). */
     private download: (url: string, maxBytes: number, timeoutMs: number) => Promise<Uint8Array>,
   ) {
     const sqlite = db.$client;

@@ -5,8 +5,8 @@ import { pollVotes, polls, type PollRow, type StatusRow } from "../../db/schema.
 import type { IdGenerator } from "../../ids.ts";
 import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
-import type { TimerWheel } from "../timer-wheel.ts";
-import type { EventBus } from "../events.ts";
+import type { TimerWheel } from "../../infra/timer-wheel.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { StatusReader } from "./reader.ts";
 
 /**

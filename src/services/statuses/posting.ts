@@ -10,7 +10,7 @@ import { normalizeLanguage } from "../../text/languages.ts";
 import { countableLength, formatText, graphemeLength, normalizeTag } from "../../text/format.ts";
 import type { AccountService } from "../accounts/accounts.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
-import type { EventBus } from "../events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { Counters } from "./counters.ts";
 import type { StatusReader } from "./reader.ts";
 import { VISIBILITIES, type Visibility } from "./visibility.ts";

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
 import { homeFeed, listFeed, statuses, type StatusRow } from "../../db/schema.ts";
-import type { EventBus } from "../events.ts";
+import type { EventBus } from "../../infra/events.ts";
 import type { RenderCache } from "./render-cache.ts";
 
 /**

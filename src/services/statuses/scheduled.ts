@@ -5,8 +5,8 @@ import { mediaAttachments, scheduledStatuses, type MediaRow, type ScheduledStatu
 import type { IdGenerator } from "../../ids.ts";
 import { ApiError, notFound, unprocessable, validationFailed } from "../../errors.ts";
 import { log } from "../../log.ts";
-import { finishPage, pageQuery, type Page } from "../pagination.ts";
-import type { TimerWheel } from "../timer-wheel.ts";
+import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import type { TimerWheel } from "../../infra/timer-wheel.ts";
 import type { PostingService, StatusInput } from "./posting.ts";
 
 export const MINIMUM_OFFSET_MS = 5 * 60 * 1000;

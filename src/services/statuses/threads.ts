@@ -3,7 +3,7 @@ import type { Db } from "../../db/connection.ts";
 import { accounts, favourites, statuses, type StatusRow } from "../../db/schema.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { ListedAccount } from "../../models/views.ts";
-import { finishPage, pageQuery, type Page } from "../pagination.ts";
+import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
 import type { StatusReader } from "./reader.ts";
 import { visibleTo } from "./visibility.ts";
 

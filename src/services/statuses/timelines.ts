@@ -3,7 +3,7 @@ import type { Db } from "../../db/connection.ts";
 import { bookmarks, favourites, statusPins, statuses, statusTags, tags, type StatusRow } from "../../db/schema.ts";
 import { normalizeTag } from "../../text/format.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
-import type { Page } from "../pagination.ts";
+import type { Page } from "../../infra/pagination.ts";
 import type { ListService } from "../lists.ts";
 import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";

@@ -1,6 +1,6 @@
 import type { NotificationRow, StatusRow } from "../db/schema.ts";
 import type { Database } from "bun:sqlite";
-import { afterCommitOf, type AfterCommit } from "../db/after-commit.ts";
+import { afterCommitOf, type AfterCommit } from "./after-commit.ts";
 
 /**
  * Everything that happened, announced once by the service that did it; no route emits.

@@ -1,16 +1,16 @@
 import { and, eq, inArray, ne, notInArray, sql, type SQL } from "drizzle-orm";
-import type { Clock } from "../clock.ts";
-import type { Db } from "../db/connection.ts";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
 import type { Statement } from "bun:sqlite";
-import { accounts, conversationMutes, notifications, statuses, type NotificationRow, type StatusRow } from "../db/schema.ts";
-import type { IdGenerator } from "../ids.ts";
-import { notFound } from "../errors.ts";
-import type { ModerationService } from "./accounts/moderation.ts";
-import type { EventBus } from "./events.ts";
-import { groupKeyFor, NotificationGroups } from "./notifications/groups.ts";
-import type { NotificationPolicies, StatusFacts } from "./notifications/policy.ts";
-import { finishPage, pageQuery, type Page } from "./pagination.ts";
-import { mentionedIds } from "../models/mentions.ts";
+import { accounts, conversationMutes, notifications, statuses, type NotificationRow, type StatusRow } from "../../db/schema.ts";
+import type { IdGenerator } from "../../ids.ts";
+import { notFound } from "../../errors.ts";
+import type { ModerationService } from "../accounts/moderation.ts";
+import type { EventBus } from "../../infra/events.ts";
+import { groupKeyFor, NotificationGroups } from "./groups.ts";
+import type { NotificationPolicies, StatusFacts } from "./policy.ts";
+import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import { mentionedIds } from "../../models/mentions.ts";
 
 const NONE: readonly number[] = [];
 
