@@ -1,3 +1,4 @@
+import { registerConsequences } from "../../src/services/consequences.ts";
 import { serializePushNotification } from "../../src/presenters/push-notification.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,6 +42,8 @@ export async function startTestServices(env: Record<string, string> = {}, start 
   const storage = new MediaStorage(dataDir, config.publicUrl);
   const urls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
   const services = createServices({ config, db: database.db, clock, ids, storage, keys, renderPush: (view) => serializePushNotification(urls, view) });
+  // What follows a write, as in the server (no streams, no federation here).
+  registerConsequences(services.events, services, {});
   return {
     services,
     database,
