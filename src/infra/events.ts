@@ -27,6 +27,8 @@ import { afterCommitOf, type AfterCommit } from "./after-commit.ts";
  * committed: its transports are told at once.
  */
 export type DomainEvent =
+  /** An access token was revoked (by its app, by sign-out, or as a replayed code's): its push subscriptions and streams end. */
+  | { type: "token.revoked"; tokenId: number; accountId: number | null }
   | { type: "follow.created"; accountId: number; targetAccountId: number }
   | { type: "follow_request.created"; accountId: number; targetAccountId: number }
   | { type: "follow_request.authorized"; accountId: number; targetAccountId: number }

@@ -17,6 +17,7 @@ import type { Services } from "./index.ts";
  * theirs to keep; this summary must follow them):
  *
  *   event                       within                                      after commit
+ *   token.revoked               its push subscriptions                      streams (its connections closed)
  *   follow.created              notification, home feed, render cache       -
  *   follow_request.created      notification                                federation (Follow)
  *   follow_request.authorized   notification withdrawn, home feed, cache    federation (Accept)
@@ -52,7 +53,10 @@ export interface Transports {
 }
 
 export function registerConsequences(events: EventBus, services: Services, transports: Transports): void {
-  const { notifications, homeFeed, counters, renderCache, lists, endorsements, follows, conversations, polls, pushDeliveries } = services;
+  const { notifications, homeFeed, counters, renderCache, lists, endorsements, follows, conversations, polls, pushDeliveries, pushSubscriptions } = services;
+
+  // ── Tokens: a revoked token's Web Push subscriptions go with it (its streams close: streams).
+  events.within("token.revoked", (e) => pushSubscriptions.unsubscribe(e.tokenId));
 
   // ── Relationships: notifications, home feeds and lists follow them; rendered accounts (their counts) are stale.
   events.within("follow.created", (e) => {

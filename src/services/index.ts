@@ -100,7 +100,7 @@ export function createServices(deps: ServiceDeps) {
   const writes = new GroupCommit(db.$client);
   const wheel = new TimerWheel(clock);
 
-  const tokens = new TokenService(db, ids, clock);
+  const tokens = new TokenService(db, ids, clock, events);
   const applications = new ApplicationService(db, ids, clock);
   // Local statuses and profiles keep the custom emojis they use when they are written.
   const customEmojis = new CustomEmojiService(db, ids, clock, storage);
@@ -185,7 +185,6 @@ export function createServices(deps: ServiceDeps) {
   // Web Push subscriptions go with their token.
   const tokenSeal = new TokenSeal(config.dataDir);
   const pushSubscriptions = new PushSubscriptions(db, ids, clock, config.allowPrivateAddresses, tokenSeal);
-  tokens.onRevoke((auth) => pushSubscriptions.unsubscribe(auth.tokenId));
   const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
   const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, deps.renderPush, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions);
   const linkCards = new LinkCards(db, ids, clock, renderCache, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));

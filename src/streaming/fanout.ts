@@ -59,6 +59,8 @@ export class StreamFanout {
     ] as const) {
       events.afterCommit(type, (e) => this.enqueue(e));
     }
+    // A revoked token's connections are closed at once, not behind the rendering queue.
+    events.afterCommit("token.revoked", (e) => this.hub.closeToken(e.tokenId));
   }
 
   private enqueue(event: DomainEvent) {

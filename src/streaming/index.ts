@@ -23,7 +23,6 @@ export class Streaming {
     const { services, clock } = ctx;
     this.fanout = new StreamFanout(ctx, this.hub);
     this.websocket = websocketHandlers(this.hub, (conn, name, params, leaving) => this.resolve(conn.auth, name, params, leaving));
-    services.tokens.onRevoke((auth) => this.hub.closeToken(auth.tokenId));
     services.wheel.handle("streaming", (beat) => {
       if (beat === "heartbeat") {
         for (const conn of this.hub.connections()) if (conn instanceof SseConnection) conn.heartbeat();

@@ -5,6 +5,7 @@ import { accessTokens } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret } from "../../auth/secrets.ts";
 import { parseScopes } from "../../auth/scopes.ts";
+import type { EventBus } from "../../infra/events.ts";
 
 /** Who a bearer token speaks for. */
 export interface Authentication {
@@ -26,12 +27,12 @@ const CACHE_LIMIT = 10_000;
 export class TokenService {
   /** token digest -> authentication; a hit saves the one query every API request makes. */
   private cache = new Map<string, Authentication>();
-  private revokeListeners = new Set<(auth: Authentication) => void>();
 
   constructor(
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
+    private events: EventBus,
   ) {}
 
   issue(applicationId: number, accountId: number | null, scopes: string[]): IssuedToken {
@@ -86,14 +87,8 @@ export class TokenService {
   private revokeRow(row: typeof accessTokens.$inferSelect) {
     this.db.update(accessTokens).set({ revokedAt: this.clock.now() }).where(eq(accessTokens.id, row.id)).run();
     this.cache.delete(row.tokenHash);
-    const auth = toAuth(row);
-    for (const listener of this.revokeListeners) listener(auth);
-  }
-
-  /** Streams subscribe here to close connections of a revoked token. */
-  onRevoke(listener: (auth: Authentication) => void): () => void {
-    this.revokeListeners.add(listener);
-    return () => this.revokeListeners.delete(listener);
+    // Its push subscriptions go with it, its streams are closed (consequences.ts).
+    this.events.emit({ type: "token.revoked", tokenId: row.id, accountId: row.accountId });
   }
 }
 
