@@ -80,6 +80,8 @@ export function createFederationCore(deps: { config: Config; clock: Clock; db: D
   // Images an actor document only links to go through Fedify's loader (signed): its refusal
   // of private addresses.
   const linked: DocumentLoader = async (url, options) => (await signedLoader(context()))(url, options);
-  const fetcher = remoteFetcher({ signedContext, outgoing, loader: linked });
+  // Where the loaders keep fetched documents (access.ts): a fresh fetch forgets the one kept.
+  const forget = (url: string) => kv.delete(["_fedify", "remoteDocument", url]);
+  const fetcher = remoteFetcher({ signedContext, outgoing, loader: linked, forget });
   return { ...deps, federation, kv, queue, instance, keys: new AccountKeys(deps.db, clock), publicUrl, context, linked, fetcher };
 }

@@ -18,11 +18,20 @@ export function remoteFetcher(deps: {
   outgoing: OutgoingHttp;
   /** Reads what an actor document only links to (signed, as every fetch). */
   loader: DocumentLoader;
+  /** Drops a URL's document from the cache of fetched documents (for a fresh fetch). */
+  forget: (url: string) => Promise<void>;
 }): RemoteFetcher {
   const { signedContext, outgoing, loader } = deps;
   return {
-    async actor(identifier, signal) {
-      const object = await lookup(await signedContext(), outgoing, identifier, signal);
+    async actor(identifier, signal, options) {
+      const c = await signedContext();
+      if (options?.fresh && /^https?:/i.test(identifier)) await deps.forget(identifier);
+      let object = await lookup(c, outgoing, identifier, signal);
+      // A handle leads to its IRI through WebFinger (never cached); the document there is asked again.
+      if (options?.fresh && object?.id && !/^https?:/i.test(identifier)) {
+        await deps.forget(object.id.href);
+        object = await lookup(c, outgoing, object.id.href, signal);
+      }
       return object && isActor(object) ? actorInput(object, loader) : null;
     },
     async object(url, signal) {

@@ -2,6 +2,8 @@ import type { Context } from "@fedify/fedify";
 import { Application, isActor, Service, type Activity, type Actor } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
 import type { ActorSource, RemoteActorInput } from "../../services/remote/inputs.ts";
+import { httpUrlOrNull } from "../../net/http-url.ts";
+import { aliasesOf } from "./aliases.ts";
 import { customEmojisOf } from "./emojis.ts";
 import { readProfile } from "./profile.ts";
 
@@ -18,7 +20,9 @@ export function actorInput(actor: Actor | unknown, loader: DocumentLoader): Remo
     sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
     followersUrl: actor.followersId?.href ?? null,
     featuredUrl: actor.featuredId?.href ?? null,
-    aliases: actor.aliasIds.map((alias) => alias.href),
+    aliases: aliasesOf(actor),
+    // Mastodon's movedTo: where it says it went (a Move to it is still checked on its own).
+    movedTo: httpUrlOrNull(actor.successorId?.href),
     username: actor.preferredUsername?.toString() ?? "",
     displayName: actor.name?.toString() ?? "",
     url: actor.url instanceof URL ? actor.url.href : (actor.url?.href?.href ?? null),

@@ -8,11 +8,19 @@ import type { RemoteActorInput, RemoteNoteInput } from "./inputs.ts";
  */
 export interface RemoteFetcher {
   /** An actor by its IRI, or by `acct:user@domain` through WebFinger; null when it is none or cannot be had. */
-  actor(uriOrAcct: string, signal?: AbortSignal): Promise<RemoteActorInput | null>;
+  actor(uriOrAcct: string, signal?: AbortSignal, options?: FetchOptions): Promise<RemoteActorInput | null>;
   /** What a URL of another server names, when it is an actor or a status. */
   object(url: string, signal?: AbortSignal): Promise<{ actor: RemoteActorInput } | { note: RemoteNoteInput } | null>;
   /** Whether an actor's IRI answers 404 or 410 now (any other failure, or none, is no proof it is gone). */
   gone(uri: string): Promise<boolean>;
+}
+
+export interface FetchOptions {
+  /**
+   * Asked of its server now, not read from the cache of documents fetched lately (minutes): for
+   * what must be as it is this moment, as the aliases a move is checked against.
+   */
+  fresh?: boolean;
 }
 
 /** What src/federation makes its fetcher of, handed over by createServices. */
