@@ -80,8 +80,6 @@ export function createFederationCore(deps: { config: Config; clock: Clock; db: D
   // Images an actor document only links to go through Fedify's loader (signed): its refusal
   // of private addresses.
   const linked: DocumentLoader = async (url, options) => (await signedLoader(context()))(url, options);
-  // Where the loaders keep fetched documents (access.ts): a fresh fetch forgets the one kept.
-  const forget = (url: string) => kv.delete(["_fedify", "remoteDocument", url]);
-  const fetcher = remoteFetcher({ signedContext, outgoing, loader: linked, forget });
+  const fetcher = remoteFetcher({ signedContext, outgoing, loader: linked });
   return { ...deps, federation, kv, queue, instance, keys: new AccountKeys(deps.db, clock), publicUrl, context, linked, fetcher };
 }

@@ -18,21 +18,23 @@ export function remoteFetcher(deps: {
   outgoing: OutgoingHttp;
   /** Reads what an actor document only links to (signed, as every fetch). */
   loader: DocumentLoader;
-  /** Drops a URL's document from the cache of fetched documents (for a fresh fetch). */
-  forget: (url: string) => Promise<void>;
 }): RemoteFetcher {
   const { signedContext, outgoing, loader } = deps;
   return {
-    async actor(identifier, signal, options) {
+    // The signed loader keeps no cache: every lookup asks the actor's server.
+    async actor(identifier, signal) {
       const c = await signedContext();
-      if (options?.fresh && /^https?:/i.test(identifier)) await deps.forget(identifier);
-      let object = await lookup(c, outgoing, identifier, signal);
-      // A handle leads to its IRI through WebFinger (never cached); the document there is asked again.
-      if (options?.fresh && object?.id && !/^https?:/i.test(identifier)) {
-        await deps.forget(object.id.href);
-        object = await lookup(c, outgoing, object.id.href, signal);
-      }
-      return object && isActor(object) ? actorInput(object, loader) : null;
+      // The documents as they came, for what Fedify's parser may not see in them (aliases.ts).
+      const documents = new Map<string, unknown>();
+      const fetch = c.documentLoader;
+      const keeping: DocumentLoader = async (url, options) => {
+        const remote = await fetch(url, options);
+        documents.set(remote.documentUrl, remote.document);
+        return remote;
+      };
+      const object = await lookup(Object.assign(c, { documentLoader: keeping }), outgoing, identifier, signal);
+      if (!object || !isActor(object)) return null;
+      return actorInput(object, loader, object.id ? documents.get(object.id.href) : undefined);
     },
     async object(url, signal) {
       const c = await signedContext();

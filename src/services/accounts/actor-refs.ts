@@ -67,10 +67,10 @@ export class ActorRefs {
   }
 
   /**
-   * The account a handle or IRI names, as it is now (`fresh`: its document asked of its server
-   * this moment, not read from the cache of recent fetches); null when there is none to be had.
+   * The account a handle or IRI names, as it is now (a remote one's document asked of its
+   * server this moment); null when there is none to be had.
    */
-  async resolve(ref: TypedRef, options: { fresh?: boolean } = {}): Promise<ActorRef | null> {
+  async resolve(ref: TypedRef): Promise<ActorRef | null> {
     const own = this.local(ref);
     if (own) return { account: own, uri: this.localUri(own), aliases: aliasesOf(own), movedTo: this.movedToOf(own) };
     // Another IRI of this server's that names no account here is no account at all.
@@ -78,7 +78,7 @@ export class ActorRefs {
     if ("handle" in ref && ref.handle.domain === this.domain) return null;
     if (!this.fetcher) return null;
     const id = "handle" in ref ? `acct:${ref.handle.username}@${ref.handle.domain}` : ref.uri;
-    const actor = await this.fetcher.actor(id, undefined, { fresh: options.fresh }).catch(() => null);
+    const actor = await this.fetcher.actor(id).catch(() => null);
     if (!actor) return null;
     const account = await this.remote.upsert(actor);
     if (!account) return null;

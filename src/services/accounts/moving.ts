@@ -56,7 +56,7 @@ export class AccountMoving {
     const self = this.refs.localUri(account);
     const previous = account.movedToAccountId === null ? undefined : this.accounts.findById(account.movedToAccountId);
 
-    const target = await this.refs.resolve(ref, { fresh: true });
+    const target = await this.refs.resolve(ref);
     if (!target) throw unprocessable("error dereferencing moved_to_uri account: no account could be fetched there");
     if (target.uri === self) throw unprocessable("invalid moved_to_uri provided in account Move request: an account cannot move to itself");
     const again = previous !== undefined && previous.id === target.account.id;

@@ -7,20 +7,16 @@ import type { RemoteActorInput, RemoteNoteInput } from "./inputs.ts";
  * through the outgoing-HTTP module: refused domains and private addresses are never asked.
  */
 export interface RemoteFetcher {
-  /** An actor by its IRI, or by `acct:user@domain` through WebFinger; null when it is none or cannot be had. */
-  actor(uriOrAcct: string, signal?: AbortSignal, options?: FetchOptions): Promise<RemoteActorInput | null>;
+  /**
+   * An actor by its IRI, or by `acct:user@domain` through WebFinger; null when it is none or
+   * cannot be had. Asked of its server each time, never read from a cache: what a move is
+   * checked against (the new account's aliases) is as it is this moment.
+   */
+  actor(uriOrAcct: string, signal?: AbortSignal): Promise<RemoteActorInput | null>;
   /** What a URL of another server names, when it is an actor or a status. */
   object(url: string, signal?: AbortSignal): Promise<{ actor: RemoteActorInput } | { note: RemoteNoteInput } | null>;
   /** Whether an actor's IRI answers 404 or 410 now (any other failure, or none, is no proof it is gone). */
   gone(uri: string): Promise<boolean>;
-}
-
-export interface FetchOptions {
-  /**
-   * Asked of its server now, not read from the cache of documents fetched lately (minutes): for
-   * what must be as it is this moment, as the aliases a move is checked against.
-   */
-  fresh?: boolean;
 }
 
 /** What src/federation makes its fetcher of, handed over by createServices. */

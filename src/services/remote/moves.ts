@@ -30,7 +30,7 @@ export class AccountMoves {
     const origin = this.remote.byUri(actorUri);
     if (!origin) return refuse("the account that moves is not known here");
     if (targetUri === origin.uri) return refuse("an account cannot move to itself");
-    const target = await this.refs.resolve({ uri: targetUri }, { fresh: true }).catch(() => null);
+    const target = await this.refs.resolve({ uri: targetUri }).catch(() => null);
     if (!target) return refuse("the new account could not be fetched");
     if (!target.aliases.includes(actorUri)) return refuse(`the new account does not name the old one among its aliases (alsoKnownAs: ${JSON.stringify(target.aliases)})`);
     if (target.account.id === origin.id) return refuse("an account cannot move to itself");
