@@ -97,6 +97,18 @@ describe("receiving Move", () => {
       expect(logged).toContain(reason);
       expect(logged).toContain(`target=${target}`);
     }
+    // Another actor's move, and one with no target, are refused before any fetch.
+    const other = raw.actor("refused-stranger", "stranger");
+    const forged: [Record<string, unknown>, string][] = [
+      [{ id: `${other}#moves/1`, type: "Move", object: old.uri, target: elsewhere }, `an actor moves only itself (its object is ${old.uri})`],
+      [{ id: `${other}#moves/2`, type: "Move", object: other }, "it names no new account (target)"],
+    ];
+    for (const [activity, reason] of forged) {
+      const before = refusals().length;
+      expect((await raw.post(inbox(), other, activity)).status).toBe(202);
+      await eventually(() => refusals().length > before, `the refusal (${reason}) is logged`);
+      expect(refusals().at(-1)).toContain(reason);
+    }
     expect(a.ctx.services.accounts.findById(old.id)!.movedToAccountId).toBeNull();
     expect(await relationship(old.id)).toMatchObject({ following: true });
     expect((await alice.client.get(`/api/v1/accounts/${old.id}`)).body.moved).toBeUndefined();
