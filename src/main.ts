@@ -27,9 +27,12 @@ Usage:
   rookery accounts alias add|remove <username> <url-or-handle>
                                           Name (or unname) an account this one comes from (alsoKnownAs)
   rookery accounts alias list <username>  List its aliases
-  rookery accounts move <username> --to <handle-or-url>
+  rookery accounts move <username> --to <handle-or-url> [--redirect-only]
                                           Move the account to one that names it among its aliases:
                                           its followers are sent Move, and it posts no more
+                                          (--redirect-only: point the profile there, move nobody)
+  rookery accounts move <username> --cancel
+                                          Take a redirect back: the account shows no move, posts again
   rookery federation status               Deliveries waiting, and domains failing lately
   rookery domains block <domain>          Suspend a domain and its subdomains: nothing is taken from,
                                           sent to or fetched from them; their accounts here are removed

@@ -23,7 +23,7 @@ import { CliFailure, parseArgs } from "./admin.ts";
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
 const ALIAS_USAGE = "accounts alias add|remove <username> <url-or-handle>, or accounts alias list <username>";
-const MOVE_USAGE = "accounts move <username> --to <handle-or-url>";
+const MOVE_USAGE = "accounts move <username> --to <handle-or-url> [--redirect-only], or accounts move <username> --cancel";
 
 /** The services as the server assembles them, federation included but delivering nothing itself. */
 async function withFederation<T>(run: (services: Services) => T | Promise<T>): Promise<T> {
@@ -84,15 +84,29 @@ export async function aliasCommand(args: string[]) {
   });
 }
 
-/** `rookery accounts move <username> --to <handle-or-url>`: as the API's move, without the password. */
+/**
+ * `rookery accounts move <username> --to <handle-or-url>`: as the API's move, without the
+ * password; `--redirect-only` points the profile elsewhere without moving anyone (Mastodon's
+ * redirect), `--cancel` takes a redirect (or a move's) back.
+ */
 export async function moveCommand(args: string[]) {
-  const { options, positional } = parseArgs(args);
+  const { options, positional } = parseArgs(args, ["redirect-only", "cancel"]);
   const target = options.get("to");
-  if (!target) throw new CliFailure(`accounts move needs --to: ${MOVE_USAGE}`);
+  if (!target && !options.has("cancel")) throw new CliFailure(`accounts move needs --to: ${MOVE_USAGE}`);
   await withFederation(async (services) => {
     const account = localAccount(services, positional[0], MOVE_USAGE);
-    const moved = await services.accountMoving.move(account.id, { target }, { checkPassword: false });
+    if (options.has("cancel")) {
+      out(services.accountMoving.cancel(account.id) ? `${account.username} no longer points to another account` : `${account.username} had not moved`);
+      return;
+    }
+    const redirectOnly = options.has("redirect-only");
+    const moved = await services.accountMoving.move(account.id, { target }, { checkPassword: false, redirectOnly });
+    const where = moved.domain === null ? moved.username : moved.uri;
+    if (redirectOnly) {
+      out(`${account.username} now points to ${where}; its followers stay`);
+      return;
+    }
     const followers = services.federationActors.remoteFollowers(account.id).length;
-    out(`${account.username} moved to ${moved.domain === null ? moved.username : moved.uri}; its followers here follow the new account, and ${followers} remote follower(s) are being sent the Move`);
+    out(`${account.username} moved to ${where}; its followers here follow the new account, and ${followers} remote follower(s) are being sent the Move`);
   });
 }

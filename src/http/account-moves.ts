@@ -4,7 +4,7 @@ import { badRequest, notFound } from "../errors.ts";
 import { serializeCredentialAccount } from "../presenters/account.ts";
 import { requireUser } from "./auth.ts";
 import { input } from "./input.ts";
-import { str, strArray } from "./params.ts";
+import { bool, str, strArray } from "./params.ts";
 
 /**
  * Moving an account, as GoToSocial's API has it: POST /api/v1/accounts/alias sets the accounts
@@ -27,7 +27,9 @@ export function accountMoveRoutes(ctx: AppContext) {
     .post("/api/v1/accounts/move", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");
       const p = input(c);
-      await services.accountMoving.move(auth.accountId, { target: str(p.moved_to_uri, "moved_to_uri"), password: str(p.password, "password") }, { checkPassword: true });
+      // redirect_only (Rookery's, as Mastodon's redirect in its settings): the profile points there, nobody moves.
+      const redirectOnly = bool(p.redirect_only, "redirect_only") ?? false;
+      await services.accountMoving.move(auth.accountId, { target: str(p.moved_to_uri, "moved_to_uri"), password: str(p.password, "password") }, { checkPassword: true, redirectOnly });
       return new Response(JSON.stringify({ message: "accepted" }), { status: 202, headers: { "content-type": "application/json; charset=utf-8" } });
     });
 }

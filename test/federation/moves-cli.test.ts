@@ -75,7 +75,7 @@ describe("rookery accounts alias and accounts move", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`is not aliased to this account via alsoKnownAs`);
     expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.moved).toBeUndefined();
-    expect(await cli(a)(["accounts", "move", "alice"])).toMatchObject({ code: 1, stderr: "rookery: accounts move needs --to: accounts move <username> --to <handle-or-url>\n" });
+    expect(await cli(a)(["accounts", "move", "alice"])).toMatchObject({ code: 1, stderr: "rookery: accounts move needs --to: accounts move <username> --to <handle-or-url> [--redirect-only], or accounts move <username> --cancel\n" });
 
     expect((await cli(b)(["accounts", "alias", "add", "alice2", `alice@${a.domain}`])).code).toBe(0);
     const moved = await cli(a)(["accounts", "move", "alice", "--to", `@alice2@${b.domain}`]);
@@ -87,5 +87,13 @@ describe("rookery accounts alias and accounts move", () => {
     expect(await relationship(fan, aliceOnB.id)).toMatchObject({ following: false });
     const refusedPost = await alice.client.post("/api/v1/statuses", { json: { status: "hello?" } });
     expect([refusedPost.status, refusedPost.body]).toEqual([403, { error: "Your login is currently disabled" }]);
+  });
+
+  test("move --cancel takes the redirect back: alice shows no move and posts again; her moved follower stays with alice2", async () => {
+    expect(await cli(a)(["accounts", "move", "alice", "--cancel"])).toMatchObject({ code: 0, stdout: "alice no longer points to another account\n" });
+    expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.moved).toBeUndefined();
+    expect((await alice.client.post("/api/v1/statuses", { json: { status: "back" } })).status).toBe(200);
+    expect(await relationship(fan, alice2.id)).toMatchObject({ following: true });
+    expect(await cli(a)(["accounts", "move", "alice", "--cancel"])).toMatchObject({ code: 0, stdout: "alice had not moved\n" });
   });
 });

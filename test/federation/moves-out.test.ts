@@ -153,6 +153,27 @@ describe("moving out: POST /api/v1/accounts/move", () => {
   });
 });
 
+describe("a redirect (Mastodon's, redirect_only): the profile points to the new account, and nobody moves", () => {
+  test("no alias needed; carol shows `moved` and posts no more, her followers stay, no Move is sent; redirecting again to the same account is refused", async () => {
+    const carol = await createUser(a, "carol");
+    const follower = await createUser(a, "follower");
+    await createUser(b, "carol2");
+    await follower.client.post(`/api/v1/accounts/${carol.id}/follow`);
+    await a.federation!.idle();
+    const res = await carol.client.post("/api/v1/accounts/move", { form: { moved_to_uri: `${b.base}/users/carol2`, password: PASSWORD, redirect_only: "true" } });
+    expect([res.status, res.body]).toEqual([202, { message: "accepted" }]);
+    expect((await carol.client.get(`/api/v1/accounts/${carol.id}`)).body.moved).toMatchObject({ uri: `${b.base}/users/carol2` });
+    expect((await getAp(`${a.base}/users/carol`)).body.movedTo).toBe(`${b.base}/users/carol2`);
+    expect(await relationship(follower, carol.id)).toMatchObject({ following: true });
+    expect(row(a, carol.id).movedAt).toBeNull();
+    await a.federation!.idle();
+    expect(moveRequests(a)).toBe(0);
+    expect((await carol.client.post("/api/v1/statuses", { json: { status: "hi" } })).status).toBe(403);
+    const again = await carol.client.post("/api/v1/accounts/move", { form: { moved_to_uri: `${b.base}/users/carol2`, password: PASSWORD, redirect_only: "true" } });
+    expect([again.status, again.body]).toEqual([422, { error: `account ${a.base}/users/carol already redirects to ${b.base}/users/carol2` }]);
+  });
+});
+
 describe("moving in, the other way: an account on B moves to a locked account on A", () => {
   test("bob's followers on C and B ask to follow bobby on A, who approves them as any follow request", async () => {
     const bob = await createUser(b, "bob");

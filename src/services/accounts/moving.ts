@@ -28,7 +28,8 @@ export interface MoveRequest {
  * `moved`, can no longer post, its followers here follow the new account (FollowerMoves) and
  * its followers' servers are sent Move (account.moved), and the new actor document (movedTo) as
  * an Update. Moving again to the same account is allowed (it sends the Move again, as
- * GoToSocial allows); to another one, only once Mastodon's cooldown of 30 days has passed.
+ * GoToSocial allows); to another one, only once Mastodon's cooldown of 30 days has passed. A
+ * redirect (Mastodon's) only points the profile elsewhere, and may be cancelled.
  */
 export class AccountMoving {
   constructor(
@@ -40,8 +41,13 @@ export class AccountMoving {
     private events: EventBus,
   ) {}
 
-  /** Moves `accountId`; `checkPassword` for a request of the account's own. Answers the new account. */
-  async move(accountId: number, request: MoveRequest, options: { checkPassword: boolean }): Promise<AccountRow> {
+  /**
+   * Moves `accountId`; `checkPassword` for a request of the account's own. `redirectOnly`:
+   * Mastodon's redirect, which only points the profile at the new account (an Update of the
+   * actor): no Move is sent, no follower moves, the new account need not name this one, and no
+   * cooldown applies. Answers the new account.
+   */
+  async move(accountId: number, request: MoveRequest, options: { checkPassword: boolean; redirectOnly?: boolean }): Promise<AccountRow> {
     const given = request.target?.trim() ?? "";
     // GoToSocial's checks, in its order: the target, then the password.
     if (given === "") throw badRequest("no moved_to_uri provided in account Move request");
@@ -60,9 +66,18 @@ export class AccountMoving {
     if (!target) throw unprocessable("error dereferencing moved_to_uri account: no account could be fetched there");
     if (target.uri === self) throw unprocessable("invalid moved_to_uri provided in account Move request: an account cannot move to itself");
     const again = previous !== undefined && previous.id === target.account.id;
-    if (previous && !again && account.movedAt !== null && this.clock.now() - account.movedAt < MOVE_COOLDOWN_MS) {
+    if (options.redirectOnly) {
+      if (again) throw unprocessable(`account ${self} already redirects to ${target.uri}`);
+      this.db.transaction((tx) => {
+        tx.update(accounts).set({ movedToAccountId: target.account.id }).where(eq(accounts.id, account.id)).run();
+        this.events.emit({ type: "account.updated", accountId: account.id });
+      });
+      return target.account;
+    }
+    // The cooldown counts from the last move, also one whose redirect was cancelled since.
+    if (!again && account.movedAt !== null && this.clock.now() - account.movedAt < MOVE_COOLDOWN_MS) {
       const since = new Date(account.movedAt + MOVE_COOLDOWN_MS).toISOString();
-      throw unprocessable(`account ${self} already Moved to ${this.refs.uriOf(previous)}; it cannot Move again before ${since} (30 days after its last move)`);
+      throw unprocessable(`account ${self} last Moved on ${new Date(account.movedAt).toISOString()}; it cannot Move again before ${since} (30 days after its last move)`);
     }
     if (!target.aliases.includes(self)) {
       throw unprocessable(
@@ -72,12 +87,30 @@ export class AccountMoving {
     if (target.movedTo !== null) throw unprocessable(`target account ${target.uri} has already Moved somewhere else (${target.movedTo}); you will not be able to Move to that account`);
 
     this.db.transaction((tx) => {
-      tx.update(accounts).set({ movedToAccountId: target.account.id, movedAt: again ? account.movedAt : this.clock.now() }).where(eq(accounts.id, account.id)).run();
+      tx.update(accounts)
+        .set({ movedToAccountId: target.account.id, movedAt: again && account.movedAt !== null ? account.movedAt : this.clock.now() })
+        .where(eq(accounts.id, account.id))
+        .run();
       // The actor document (movedTo) first, then the Move: its receivers may read the document.
       this.events.emit({ type: "account.updated", accountId: account.id });
       this.events.emit({ type: "account.moved", accountId: account.id, targetAccountId: target.account.id });
     });
     this.followers.move(account.id, target.account.id);
     return target.account;
+  }
+
+  /**
+   * Points the profile back at itself (Mastodon's "cancel redirect"): it shows no `moved` and may
+   * post again; followers who moved stay where they are. Answers whether it had moved.
+   */
+  cancel(accountId: number): boolean {
+    const account = this.accounts.findById(accountId);
+    if (!account || account.domain !== null) throw notFound();
+    if (account.movedToAccountId === null) return false;
+    this.db.transaction((tx) => {
+      tx.update(accounts).set({ movedToAccountId: null }).where(eq(accounts.id, account.id)).run();
+      this.events.emit({ type: "account.updated", accountId: account.id });
+    });
+    return true;
   }
 }
