@@ -30,8 +30,11 @@ const follows = async (user: TestUser, server: TestServer, uri: string) => {
   return row ? (await relationship(user, row.id)).following === true : false;
 };
 const row = (server: TestServer, id: string) => server.ctx.services.accounts.findById(Number(id))!;
-const moveRequests = (server: TestServer) =>
-  (server.database.sqlite.query("SELECT count(*) AS n FROM fedify_messages WHERE message LIKE '%Move%'").get() as { n: number }).n;
+/** Everything A sent is delivered and handled by C. */
+const settled = async () => {
+  await a.federation!.idle();
+  await c.federation!.idle();
+};
 
 describe("aliases: POST /api/v1/accounts/alias", () => {
   test("sets the accounts this one comes from: shown in source and in the actor document; an empty list clears them", async () => {
@@ -104,8 +107,10 @@ describe("moving out: POST /api/v1/accounts/move", () => {
     }
     expect(row(a, alice.id).movedToAccountId).toBeNull();
     expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.moved).toBeUndefined();
-    await a.federation!.idle();
-    expect(moveRequests(a)).toBe(0);
+    // No Move went out: the follower on C still follows alice, who shows no move there.
+    await settled();
+    expect(await follows(fan, c, `${a.base}/users/alice`)).toBe(true);
+    expect(c.ctx.services.remoteAccounts.byUri(`${a.base}/users/alice`)!.movedToAccountId).toBeNull();
     expect(await relationship(neighbour, alice.id)).toMatchObject({ following: true });
   });
 
@@ -153,21 +158,49 @@ describe("moving out: POST /api/v1/accounts/move", () => {
   });
 });
 
+describe("moving between two accounts of the same server", () => {
+  test("dave moves to dave2 on A: his follower on A follows dave2 at once, those who blocked or muted him block or mute dave2, and his follower on C re-follows", async () => {
+    const dave = await createUser(a, "dave");
+    const dave2 = await createUser(a, "dave2");
+    const [friend, grump, quiet] = await Promise.all([createUser(a, "friend"), createUser(a, "grump"), createUser(a, "quiet")]);
+    await friend.client.post(`/api/v1/accounts/${dave.id}/follow`);
+    await grump.client.post(`/api/v1/accounts/${dave.id}/block`);
+    await quiet.client.post(`/api/v1/accounts/${dave.id}/mute`, { json: { notifications: false } });
+    const daveOnC = (await c.federation!.resolveActor(`${a.base}/users/dave`))!;
+    await fan.client.post(`/api/v1/accounts/${daveOnC.id}/follow`);
+    await eventually(() => follows(fan, c, `${a.base}/users/dave`), "fan follows dave");
+
+    // A local alias, by handle.
+    expect((await dave2.client.post("/api/v1/accounts/alias", { json: { also_known_as_uris: [`@dave@${new URL(a.base).host}`] } })).body.source.also_known_as_uris).toEqual([`${a.base}/users/dave`]);
+    expect((await dave.client.post("/api/v1/accounts/move", { json: { moved_to_uri: `${a.base}/users/dave2`, password: PASSWORD } })).status).toBe(202);
+    expect((await dave.client.get(`/api/v1/accounts/${dave.id}`)).body.moved).toMatchObject({ id: dave2.id, acct: "dave2" });
+    expect(await relationship(friend, dave2.id)).toMatchObject({ following: true });
+    expect(await relationship(friend, dave.id)).toMatchObject({ following: false });
+    expect(await relationship(grump, dave2.id)).toMatchObject({ blocking: true });
+    expect(await relationship(quiet, dave2.id)).toMatchObject({ muting: true, muting_notifications: false });
+    await eventually(() => follows(fan, c, `${a.base}/users/dave2`), "fan on C follows dave2");
+  });
+});
+
 describe("a redirect (Mastodon's, redirect_only): the profile points to the new account, and nobody moves", () => {
   test("no alias needed; carol shows `moved` and posts no more, her followers stay, no Move is sent; redirecting again to the same account is refused", async () => {
     const carol = await createUser(a, "carol");
     const follower = await createUser(a, "follower");
     await createUser(b, "carol2");
     await follower.client.post(`/api/v1/accounts/${carol.id}/follow`);
-    await a.federation!.idle();
+    const carolOnC = (await c.federation!.resolveActor(`${a.base}/users/carol`))!;
+    await fan.client.post(`/api/v1/accounts/${carolOnC.id}/follow`);
+    await eventually(() => follows(fan, c, `${a.base}/users/carol`), "fan follows carol");
     const res = await carol.client.post("/api/v1/accounts/move", { form: { moved_to_uri: `${b.base}/users/carol2`, password: PASSWORD, redirect_only: "true" } });
     expect([res.status, res.body]).toEqual([202, { message: "accepted" }]);
     expect((await carol.client.get(`/api/v1/accounts/${carol.id}`)).body.moved).toMatchObject({ uri: `${b.base}/users/carol2` });
     expect((await getAp(`${a.base}/users/carol`)).body.movedTo).toBe(`${b.base}/users/carol2`);
     expect(await relationship(follower, carol.id)).toMatchObject({ following: true });
     expect(row(a, carol.id).movedAt).toBeNull();
-    await a.federation!.idle();
-    expect(moveRequests(a)).toBe(0);
+    // No Move: the follower on C stays with carol (its server got the Update alone).
+    await settled();
+    expect(await follows(fan, c, `${a.base}/users/carol`)).toBe(true);
+    expect(await follows(fan, c, `${b.base}/users/carol2`)).toBe(false);
     expect((await carol.client.post("/api/v1/statuses", { json: { status: "hi" } })).status).toBe(403);
     const again = await carol.client.post("/api/v1/accounts/move", { form: { moved_to_uri: `${b.base}/users/carol2`, password: PASSWORD, redirect_only: "true" } });
     expect([again.status, again.body]).toEqual([422, { error: `account ${a.base}/users/carol already redirects to ${b.base}/users/carol2` }]);
