@@ -14,6 +14,7 @@ import { AccountService } from "./services/accounts/accounts.ts";
 import { ProfileImageService } from "./services/accounts/profile-images.ts";
 import { EventBus } from "./infra/events.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
+import { aliasCommand, moveCommand } from "./cli/moves.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -23,6 +24,15 @@ Usage:
   rookery accounts create <username> --email <address> (--password <password> | --password-stdin)
                                           Create a local account; prints its id
   rookery accounts list                   List local accounts
+  rookery accounts alias add|remove <username> <url-or-handle>
+                                          Name (or unname) an account this one comes from (alsoKnownAs)
+  rookery accounts alias list <username>  List its aliases
+  rookery accounts move <username> --to <handle-or-url> [--redirect-only]
+                                          Move the account to one that names it among its aliases:
+                                          its followers are sent Move, and it posts no more
+                                          (--redirect-only: point the profile there, move nobody)
+  rookery accounts move <username> --cancel
+                                          Take a redirect back: the account shows no move, posts again
   rookery federation status               Deliveries waiting, and domains failing lately
   rookery domains block <domain>          Suspend a domain and its subdomains: nothing is taken from,
                                           sent to or fetched from them; their accounts here are removed
@@ -122,7 +132,7 @@ async function accounts(args: string[]) {
       if (rows.length === 0) process.stdout.write("No accounts yet.\n");
       for (const { account, email } of rows) process.stdout.write(`${account.id}\t${account.username}\t${email}\n`);
     } else {
-      fail(`unknown accounts command "${sub ?? ""}"; use accounts create or accounts list`);
+      fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, alias or move`);
     }
   } finally {
     handle.close();
@@ -191,6 +201,9 @@ async function main(argv: string[]) {
       case "serve":
         return await serve();
       case "accounts":
+        // Those two need federation (WebFinger, fetches, deliveries): cli/moves.ts.
+        if (args[0] === "alias") return await aliasCommand(args.slice(1));
+        if (args[0] === "move") return await moveCommand(args.slice(1));
         return await accounts(args);
       case "federation": {
         if (args[0] !== "status") fail(`unknown federation command "${args[0] ?? ""}"; use federation status`);

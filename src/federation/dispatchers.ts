@@ -57,7 +57,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
       // so does a reader the account blocks. (Fedify also asks for the actor at an inbox POST.)
       const fetched = ctx.request.method === "GET" || ctx.request.method === "HEAD";
       if (fetched && (await readers.seesBareActor(ctx, account))) return bareActorOf(ctx, account);
-      return actorOf(ctx, urls, account);
+      return actorOf(ctx, urls, account, account.movedToAccountId === null ? undefined : lookups.account(account.movedToAccountId));
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
       if (identifier === instance.identifier) return instance.keyPairs();

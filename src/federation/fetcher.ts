@@ -21,9 +21,20 @@ export function remoteFetcher(deps: {
 }): RemoteFetcher {
   const { signedContext, outgoing, loader } = deps;
   return {
+    // The signed loader keeps no cache: every lookup asks the actor's server.
     async actor(identifier, signal) {
-      const object = await lookup(await signedContext(), outgoing, identifier, signal);
-      return object && isActor(object) ? actorInput(object, loader) : null;
+      const c = await signedContext();
+      // The documents as they came, for what Fedify's parser may not see in them (aliases.ts).
+      const documents = new Map<string, unknown>();
+      const fetch = c.documentLoader;
+      const keeping: DocumentLoader = async (url, options) => {
+        const remote = await fetch(url, options);
+        documents.set(remote.documentUrl, remote.document);
+        return remote;
+      };
+      const object = await lookup(Object.assign(c, { documentLoader: keeping }), outgoing, identifier, signal);
+      if (!object || !isActor(object)) return null;
+      return actorInput(object, loader, object.id ? documents.get(object.id.href) : undefined);
     },
     async object(url, signal) {
       const c = await signedContext();

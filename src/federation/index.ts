@@ -41,6 +41,11 @@ export interface RookeryFederation {
    * message that is due (for tests and benchmarks).
    */
   idle(): Promise<void>;
+  /**
+   * Resolves once every activity set in motion so far is in the queue (in the database), for a
+   * process that sends but does not deliver: the command line, whose queue the server delivers.
+   */
+  queued(): Promise<void>;
   /** Registers what is sent to other servers after a write, by the event it follows (outbound/). */
   subscribe(events: Pick<EventBus, "afterCommit">): void;
   /** Starts handling queued messages (deliveries, incoming activities) until stopped. */
@@ -96,6 +101,7 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
       await sender.idle();
       await queue.idle();
     },
+    queued: () => sender.idle(),
     subscribe: (events) => subscribe(events, outbound),
     async resolveActor(uri) {
       const actor = await fetcher.actor(uri);

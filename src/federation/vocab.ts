@@ -27,9 +27,10 @@ export function emojiOf(ctx: Context<void>, emoji: CustomEmoji) {
 
 /**
  * The actor document of a local account (Mastodon's ActivityPub::ActorSerializer is the model:
- * Person, or Service for bots; the RSA key as publicKey, both keys as assertionMethods).
+ * Person, or Service for bots; the RSA key as publicKey, both keys as assertionMethods). Its
+ * aliases (alsoKnownAs) are the accounts it comes from; `movedTo`, the account it moved to.
  */
-export async function actorOf(ctx: Context<void>, urls: Urls, account: AccountRow) {
+export async function actorOf(ctx: Context<void>, urls: Urls, account: AccountRow, movedTo?: AccountRow) {
   const name = account.username;
   const keys = await ctx.getActorKeyPairs(name);
   const values = {
@@ -54,6 +55,8 @@ export async function actorOf(ctx: Context<void>, urls: Urls, account: AccountRo
     tags: emojisOf(account).map((e) => emojiOf(ctx, e)),
     publicKey: keys[0]?.cryptographicKey ?? null,
     assertionMethods: keys.map((k) => k.multikey),
+    aliases: (JSON.parse(account.alsoKnownAs) as string[]).map((uri) => new URL(uri)),
+    successor: movedTo ? actorUriOf(ctx, movedTo) : null,
   };
   return account.bot ? new Service(values) : new Person(values);
 }

@@ -3,6 +3,7 @@ import type { AppContext } from "../context.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { log } from "../log.ts";
 import { accountRoutes } from "./accounts.ts";
+import { accountMoveRoutes } from "./account-moves.ts";
 import { appRoutes } from "./apps.ts";
 import { emptyCollectionRoutes } from "./empty-collections.ts";
 import { fileRoutes } from "./files.ts";
@@ -113,6 +114,7 @@ export function createApp(ctx: AppContext) {
     .use(oauthRoutes(ctx))
     .use(appRoutes(ctx))
     .use(accountRoutes(ctx))
+    .use(accountMoveRoutes(ctx))
     .use(followRequestRoutes(ctx))
     .use(moderationRoutes(ctx))
     .use(domainBlockRoutes(ctx))

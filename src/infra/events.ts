@@ -75,6 +75,8 @@ export type DomainEvent =
   | { type: "account.updated"; accountId: number }
   /** A locked account opened up. */
   | { type: "account.unlocked"; accountId: number }
+  /** A local account moved to `targetAccountId` (its followers' servers are sent Move). */
+  | { type: "account.moved"; accountId: number; targetAccountId: number }
   /** A poll is open until `expiresAt`: a new status's, or one an edit set again (its deadline counts from the edit). */
   | { type: "poll.opened"; pollId: number; statusId: number; expiresAt: number }
   /** `accountId` voted `choices` (option indexes) in a poll. */

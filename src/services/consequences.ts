@@ -29,6 +29,7 @@ import type { Services } from "./index.ts";
  *   mute.removed                home feed                                   -
  *   account.updated             render cache                                federation (Update)
  *   account.unlocked            waiting requests authorized                 -
+ *   account.moved               -                                           federation (Move)
  *   status.created              counters, home feeds, notifications,        link card, remote media copy, streams,
  *                               lists, conversations                        federation (Create, Announce)
  *   status.updated              notifications (local edits)                 link card, remote media copy, streams,
@@ -132,6 +133,6 @@ export function registerConsequences(events: EventBus, services: Services, trans
   services.remoteMediaCache?.subscribe(events);
   // Statuses, lists, notifications, conversations, filters, announcements: to open streams.
   transports.streams?.(events);
-  // Follows, blocks, statuses, favourites, boosts, pins, polls, profiles, reports: to other servers.
+  // Follows, blocks, statuses, favourites, boosts, pins, polls, profiles, moves, reports: to other servers.
   transports.federation?.(events);
 }

@@ -25,6 +25,10 @@ import { RemoteInteractions } from "./remote/interactions.ts";
 import { GoneAccounts } from "./remote/gone-accounts.ts";
 import { RemoteThreads } from "./remote/threads.ts";
 import { AccountMoves } from "./remote/moves.ts";
+import { ActorRefs } from "./accounts/actor-refs.ts";
+import { AccountAliases } from "./accounts/aliases.ts";
+import { FollowerMoves } from "./accounts/follower-moves.ts";
+import { AccountMoving } from "./accounts/moving.ts";
 import { FederationDomains } from "./remote/domains.ts";
 import type { RemoteFetcher, RemoteInfra } from "./remote/fetcher.ts";
 import type { InstanceKeys } from "./instance-keys.ts";
@@ -167,7 +171,12 @@ export function createServices(deps: ServiceDeps) {
   const featuredTags = new FeaturedTagService(db, ids, clock, search);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher);
   const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, fetcher);
-  const accountMoves = new AccountMoves(db, remoteAccounts, follows, events, fetcher);
+  // Moves, in and out, and the aliases they are believed by: accounts named by handle or IRI, here or fetched.
+  const actorRefs = new ActorRefs(accounts, remoteAccounts, fetcher, config.publicUrl);
+  const followerMoves = new FollowerMoves(db, follows, moderation);
+  const accountMoves = new AccountMoves(db, remoteAccounts, actorRefs, followerMoves, events);
+  const accountAliases = new AccountAliases(db, actorRefs, events);
+  const accountMoving = new AccountMoving(db, clock, accounts, actorRefs, followerMoves, events);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, goneAccounts);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
@@ -206,6 +215,8 @@ export function createServices(deps: ServiceDeps) {
     goneAccounts,
     remoteThreads,
     accountMoves,
+    accountAliases,
+    accountMoving,
     linkCards,
     remoteMediaCache,
     pushSubscriptions,

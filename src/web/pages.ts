@@ -19,6 +19,8 @@ export interface AccountEntity {
   following_count: number;
   statuses_count: number;
   fields: { name: string; value: string; verified_at: string | null }[];
+  /** The account it moved to, if it moved. */
+  moved?: { acct: string; url: string };
 }
 
 /** The parts of the API's Status entity the pages show (as an anonymous reader gets it). */
@@ -115,7 +117,11 @@ export function profilePage(site: Site, account: AccountEntity, pinned: StatusEn
   const fields = account.fields.length
     ? html`<dl class="fields">${account.fields.map((f) => html`<dt>${f.name}</dt><dd>${raw(f.value)}${f.verified_at ? " ✓" : ""}</dd>`)}</dl>`
     : "";
-  const main = html`<section class="profile" aria-label="Profile">
+  // As Mastodon's moved-account notice: the new account, linked, above the old profile.
+  const moved = account.moved
+    ? html`<p class="moved" role="status">${name(account)} has indicated that their new account is now <a href="${account.moved.url}">@${account.moved.acct}</a>.</p>`
+    : "";
+  const main = html`${moved}<section class="profile" aria-label="Profile">
 <img class="header" src="${account.header}" alt="">
 <img class="avatar" src="${account.avatar}" alt="">
 <h1>${name(account)}</h1>

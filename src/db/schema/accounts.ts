@@ -53,8 +53,15 @@ export const accounts = sqliteTable(
      * assertionMethod). A Delete of an actor whose key is gone is believed only for one of these.
      */
     keyIds: text("key_ids").notNull().default("[]"),
-    /** The account it moved to (a remote account's Move): shown as `moved`. */
+    /** The account it moved to (a remote account's Move, or a local account's): shown as `moved`. */
     movedToAccountId: integer("moved_to_account_id"),
+    /** Local accounts only: when it last moved (epoch ms); Mastodon's cooldown before another move counts from it. */
+    movedAt: integer("moved_at"),
+    /**
+     * Local accounts only: JSON, the actor IRIs it says it also is (its actor's alsoKnownAs): the
+     * accounts it comes from, whose Move to it their followers' servers believe.
+     */
+    alsoKnownAs: text("also_known_as").notNull().default("[]"),
   },
   (t) => [
     uniqueIndex("accounts_username_domain_lower").on(sql`lower(${t.username})`, sql`lower(coalesce(${t.domain}, ''))`),

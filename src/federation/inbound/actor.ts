@@ -2,15 +2,18 @@ import type { Context } from "@fedify/fedify";
 import { Application, isActor, Service, type Activity, type Actor } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
 import type { ActorSource, RemoteActorInput } from "../../services/remote/inputs.ts";
+import { httpUrlOrNull } from "../../net/http-url.ts";
+import { aliasesOf } from "./aliases.ts";
 import { customEmojisOf } from "./emojis.ts";
 import { readProfile } from "./profile.ts";
 
 /**
  * A remote actor document as the services take it (RemoteAccounts decides what is stored);
  * null for what is no actor. Its profile is read through `loader` when asked for: images and
- * emojis it only links to are fetched then.
+ * emojis it only links to are fetched then. `document`: the JSON it was read from, when at
+ * hand, for its aliases as Mastodon reads them (aliases.ts).
  */
-export function actorInput(actor: Actor | unknown, loader: DocumentLoader): RemoteActorInput | null {
+export function actorInput(actor: Actor | unknown, loader: DocumentLoader, document?: unknown): RemoteActorInput | null {
   if (!isActor(actor) || actor.id === null) return null;
   return {
     uri: actor.id.href,
@@ -18,7 +21,9 @@ export function actorInput(actor: Actor | unknown, loader: DocumentLoader): Remo
     sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
     followersUrl: actor.followersId?.href ?? null,
     featuredUrl: actor.featuredId?.href ?? null,
-    aliases: actor.aliasIds.map((alias) => alias.href),
+    aliases: aliasesOf(actor, document),
+    // Mastodon's movedTo: where it says it went (a Move to it is still checked on its own).
+    movedTo: httpUrlOrNull(actor.successorId?.href),
     username: actor.preferredUsername?.toString() ?? "",
     displayName: actor.name?.toString() ?? "",
     url: actor.url instanceof URL ? actor.url.href : (actor.url?.href?.href ?? null),

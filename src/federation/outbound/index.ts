@@ -4,6 +4,7 @@ import type { EventBus } from "../../infra/events.ts";
 import type { FederationServices } from "../port.ts";
 import type { NoteLookups } from "../vocab.ts";
 import { interactions } from "./interactions.ts";
+import { moves } from "./moves.ts";
 import { profiles } from "./profiles.ts";
 import { relationships } from "./relationships.ts";
 import { reports } from "./reports.ts";
@@ -27,13 +28,14 @@ export interface Outbound {
 /**
  * What this server tells others once a write committed, by the event it follows: statuses
  * (Create, Update, Delete, votes), relationships (Follow, Accept, Reject, Block, Undo),
- * profiles (Update of the actor), favourites, boosts and pins (Like, Announce, Add, Remove,
+ * profiles (Update of the actor), moves (Move), favourites, boosts and pins (Like, Announce, Add, Remove,
  * Undo), forwarded reports (Flag). Deliveries go through Fedify's queue (retries, restarts).
  */
 export function subscribe(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
   relationships(events, out);
   statuses(events, out);
   profiles(events, out);
+  moves(events, out);
   interactions(events, out);
   reports(events, out);
 }

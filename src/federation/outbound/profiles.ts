@@ -18,7 +18,7 @@ export function profiles(events: Pick<EventBus, "afterCommit">, out: Outbound): 
     if (followers.length === 0) return;
     const c = ctx();
     sender.send("Update of a profile", async () => {
-      const actor = await actorOf(c, urls, account);
+      const actor = await actorOf(c, urls, account, account.movedToAccountId === null ? undefined : services.accounts.findById(account.movedToAccountId));
       const update = new Update({ id: new URL(`${actor.id!.href}#updates/${crypto.randomUUID()}`), actor: actor.id, to: new URL("https://www.w3.org/ns/activitystreams#Public"), object: actor });
       await c.sendActivity({ identifier: account.username }, followers.map(recipientOf), update, { preferSharedInbox: true, orderingKey: `${actor.id!.href}#profile` });
     });

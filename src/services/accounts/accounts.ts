@@ -216,6 +216,8 @@ export class AccountService {
       fetchedAt: null,
       keyIds: "[]",
       movedToAccountId: null,
+      movedAt: null,
+      alsoKnownAs: "[]",
     };
     try {
       this.db.transaction((tx) => {

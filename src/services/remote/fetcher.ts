@@ -7,7 +7,11 @@ import type { RemoteActorInput, RemoteNoteInput } from "./inputs.ts";
  * through the outgoing-HTTP module: refused domains and private addresses are never asked.
  */
 export interface RemoteFetcher {
-  /** An actor by its IRI, or by `acct:user@domain` through WebFinger; null when it is none or cannot be had. */
+  /**
+   * An actor by its IRI, or by `acct:user@domain` through WebFinger; null when it is none or
+   * cannot be had. Asked of its server each time, never read from a cache: what a move is
+   * checked against (the new account's aliases) is as it is this moment.
+   */
   actor(uriOrAcct: string, signal?: AbortSignal): Promise<RemoteActorInput | null>;
   /** What a URL of another server names, when it is an actor or a status. */
   object(url: string, signal?: AbortSignal): Promise<{ actor: RemoteActorInput } | { note: RemoteNoteInput } | null>;

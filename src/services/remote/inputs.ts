@@ -37,6 +37,8 @@ export interface RemoteActorInput {
   featuredUrl: string | null;
   /** The actors it says it also is (alsoKnownAs): a move to it is believed when they name the old one. */
   aliases: string[];
+  /** The account it says it moved to (movedTo), if it says so. */
+  movedTo: string | null;
   /** Its preferredUsername, as given. */
   username: string;
   displayName: string;

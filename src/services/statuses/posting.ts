@@ -9,6 +9,7 @@ import { LIMITS } from "../../limits.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
 import { countableLength, formatText, graphemeLength, normalizeTag } from "../../text/format.ts";
 import type { AccountService } from "../accounts/accounts.ts";
+import { movedAccountRefusal } from "../accounts/moving.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { EventBus } from "../../infra/events.ts";
 import type { Counters } from "./counters.ts";
@@ -123,6 +124,8 @@ export class PostingService {
 
   /** Validates a new status in Mastodon's order. Throws the error Mastodon would answer with. */
   prepare(accountId: number, applicationId: number | null, input: StatusInput): PreparedStatus {
+    // A local account that moved away posts no more (Mastodon: it is no longer functional).
+    if (this.accounts.findById(accountId)?.movedToAccountId != null) throw movedAccountRefusal();
     const user = this.accounts.user(accountId) as UserRow;
     let inReplyTo: StatusRow | null = null;
     if (input.inReplyToId !== undefined && input.inReplyToId !== "") {

@@ -1,0 +1,112 @@
+import { SystemClock } from "../clock.ts";
+import { loadConfig } from "../config.ts";
+import { largestId, openDatabase } from "../db/connection.ts";
+import { ApiError } from "../errors.ts";
+import { createFederationCore, createRookeryFederation, type FederationCore } from "../federation/index.ts";
+import { IdGenerator } from "../ids.ts";
+import { MediaStorage } from "../media-files/storage.ts";
+import type { PushNotificationView } from "../models/views.ts";
+import type { Urls } from "../presenters/account.ts";
+import { serializePushNotification } from "../presenters/push-notification.ts";
+import { registerConsequences } from "../services/consequences.ts";
+import { createServices, type Services } from "../services/index.ts";
+import { loadInstanceKeys } from "../services/instance-keys.ts";
+import type { RemoteInfra } from "../services/remote/fetcher.ts";
+import { CliFailure, parseArgs } from "./admin.ts";
+
+// `rookery accounts alias` and `rookery accounts move`: the operator names and moves accounts
+// as their owners do through the API. These need federation, which the other commands do
+// without: handles are resolved through WebFinger, the new account of a move is fetched, and
+// what follows (Update of the actor, Move) is put in the database's delivery queue, which the
+// running server delivers (or the next one to start).
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+
+const ALIAS_USAGE = "accounts alias add|remove <username> <url-or-handle>, or accounts alias list <username>";
+const MOVE_USAGE = "accounts move <username> --to <handle-or-url> [--redirect-only], or accounts move <username> --cancel";
+
+/** The services as the server assembles them, federation included but delivering nothing itself. */
+async function withFederation<T>(run: (services: Services) => T | Promise<T>): Promise<T> {
+  const config = loadConfig();
+  if (!config.federation) throw new CliFailure("federation is off (FEDERATION=off): accounts on other servers cannot be reached");
+  const handle = openDatabase(config.dataDir);
+  const clock = new SystemClock();
+  const ids = new IdGenerator(clock);
+  ids.seed(largestId(handle.sqlite));
+  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
+  const renderPush = (view: PushNotificationView) => serializePushNotification(urls, view);
+  const made: { core?: FederationCore } = {};
+  const remote = (infra: RemoteInfra) => (made.core = createFederationCore({ config, clock, db: handle.db, ...infra })).fetcher;
+  const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db), renderPush, remote });
+  const federation = createRookeryFederation(made.core!, { urls, services });
+  registerConsequences(services.events, services, { federation: federation.subscribe });
+  try {
+    return await run(services);
+  } catch (e) {
+    if (e instanceof ApiError) throw new CliFailure(e.message.replace(/^Validation failed: /, ""));
+    throw e;
+  } finally {
+    // What the command sent waits in the queue for the server; nothing is lost when this exits.
+    await federation.queued();
+    await federation.stop();
+    services.writes.flush();
+    handle.close();
+  }
+}
+
+function localAccount(services: Services, username: string | undefined, usage: string) {
+  if (!username) throw new CliFailure(`needs a username: ${usage}`);
+  const account = services.accounts.findByUsername(username);
+  if (!account) throw new CliFailure(`no local account named ${username}`);
+  return account;
+}
+
+/** `rookery accounts alias add|remove|list <username> [<url-or-handle>]`. */
+export async function aliasCommand(args: string[]) {
+  const [sub, username, given] = args;
+  if (sub !== "add" && sub !== "remove" && sub !== "list") throw new CliFailure(`unknown accounts alias command "${sub ?? ""}"; use ${ALIAS_USAGE}`);
+  if (sub !== "list" && !given) throw new CliFailure(`accounts alias ${sub} needs an account: ${ALIAS_USAGE}`);
+  await withFederation(async (services) => {
+    const account = localAccount(services, username, ALIAS_USAGE);
+    const aliases = services.accountAliases;
+    if (sub === "list") {
+      const list = aliases.list(account.id);
+      if (list.length === 0) out(`${account.username} has no aliases.`);
+      for (const uri of list) out(uri);
+    } else if (sub === "add") {
+      out(`${account.username} is also known as ${await aliases.add(account.id, given!)}`);
+    } else {
+      const removed = await aliases.remove(account.id, given!);
+      if (removed === null) throw new CliFailure(`${given} is not an alias of ${account.username}`);
+      out(`Removed ${removed} from the aliases of ${account.username}`);
+    }
+  });
+}
+
+/**
+ * `rookery accounts move <username> --to <handle-or-url>`: as the API's move, without the
+ * password; `--redirect-only` points the profile elsewhere without moving anyone (Mastodon's
+ * redirect), `--cancel` takes a redirect (or a move's) back.
+ */
+export async function moveCommand(args: string[]) {
+  const { options, positional } = parseArgs(args, ["redirect-only", "cancel"]);
+  const target = options.get("to");
+  if (!target && !options.has("cancel")) throw new CliFailure(`accounts move needs --to: ${MOVE_USAGE}`);
+  await withFederation(async (services) => {
+    const account = localAccount(services, positional[0], MOVE_USAGE);
+    if (options.has("cancel")) {
+      out(services.accountMoving.cancel(account.id) ? `${account.username} no longer points to another account` : `${account.username} had not moved`);
+      return;
+    }
+    const redirectOnly = options.has("redirect-only");
+    const moved = await services.accountMoving.move(account.id, { target }, { checkPassword: false, redirectOnly });
+    const where = moved.domain === null ? moved.username : moved.uri;
+    if (redirectOnly) {
+      out(`${account.username} now points to ${where}; its followers stay`);
+      return;
+    }
+    const followers = services.federationActors.remoteFollowers(account.id).length;
+    out(`${account.username} moved to ${where}; its followers here follow the new account, and ${followers} remote follower(s) are being sent the Move`);
+  });
+}
