@@ -31,3 +31,17 @@ export function finished(user: TestUser, id: string, deadlineMs = 20_000): Promi
     deadlineMs,
   );
 }
+
+/**
+ * Sends a server's requests to loopback addresses over plain http, also those it makes over
+ * https: Fedify asks WebFinger over https always, and the federation tests' servers listen on
+ * plain http. Everything else of the request (the checked address, the headers, the body) is
+ * as the server sent it; only TLS is left out. Through Bun.fetch, which the outgoing module's
+ * routing of the global fetch does not reach.
+ */
+export const loopbackOverHttp = ((input: RequestInfo | URL, init?: RequestInit) => {
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  if (url.protocol === "https:" && url.hostname.startsWith("127.")) url.protocol = "http:";
+  const { tls: _tls, ...rest } = (init ?? {}) as RequestInit & { tls?: unknown };
+  return Bun.fetch(url, rest);
+}) as typeof fetch;
