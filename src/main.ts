@@ -14,6 +14,7 @@ import { AccountService } from "./services/accounts/accounts.ts";
 import { ProfileImageService } from "./services/accounts/profile-images.ts";
 import { EventBus } from "./infra/events.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
+import { exportCommand, importCommand } from "./cli/portability.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -23,6 +24,12 @@ Usage:
   rookery accounts create <username> --email <address> (--password <password> | --password-stdin)
                                           Create a local account; prints its id
   rookery accounts list                   List local accounts
+  rookery accounts export <username> --csv <dir>
+                                          Write the account's lists as Mastodon's CSV files into <dir>
+  rookery accounts import <username> <file> --type following|blocks|mutes|domain_blocks|bookmarks|lists
+                          [--overwrite] [--no-wait]
+                                          Queue a Mastodon CSV file for the running server to work off,
+                                          and follow its progress (--overwrite: what the file lacks goes)
   rookery federation status               Deliveries waiting, and domains failing lately
   rookery domains block <domain>          Suspend a domain and its subdomains: nothing is taken from,
                                           sent to or fetched from them; their accounts here are removed
@@ -91,6 +98,8 @@ async function serve() {
 }
 
 async function accounts(args: string[]) {
+  if (args[0] === "export") return exportCommand(args.slice(1));
+  if (args[0] === "import") return importCommand(args.slice(1));
   const config = loadConfig();
   const handle = openDatabase(config.dataDir);
   const clock = new SystemClock();
@@ -122,7 +131,7 @@ async function accounts(args: string[]) {
       if (rows.length === 0) process.stdout.write("No accounts yet.\n");
       for (const { account, email } of rows) process.stdout.write(`${account.id}\t${account.username}\t${email}\n`);
     } else {
-      fail(`unknown accounts command "${sub ?? ""}"; use accounts create or accounts list`);
+      fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, export or import`);
     }
   } finally {
     handle.close();
