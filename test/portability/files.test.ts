@@ -181,6 +181,14 @@ describe("hand-written Mastodon files", () => {
     expect((await judy.client.get(`/api/v1/lists/${work.id}/accounts`)).body.map((a: any) => a.acct).sort()).toEqual(["bob", "carol"]);
   });
 
+  test("a file saved on Windows: byte order mark, CRLF, quoted fields, blank lines", async () => {
+    const mia = await createUser(server, "mia");
+    const file = `\uFEFFAccount address,Show boosts,Notify on new posts,Languages\r\n"bob@${domain}",TRUE,"false","de,  en"\r\n\r\ncarol,0,1,\r\n`;
+    expect(await imported(mia, "following", file)).toMatchObject({ total_items: 2, imported_items: 2, failed_items: 0 });
+    expect(await relationship(mia, bob)).toMatchObject({ following: true, showing_reblogs: true, notifying: false, languages: ["de", "en"] });
+    expect(await relationship(mia, carol)).toMatchObject({ following: true, showing_reblogs: false, notifying: true });
+  });
+
   test("mutes with their header: Hide notifications as written; a file as Mastodon writes it round-trips", async () => {
     const kim = await createUser(server, "kim");
     expect((await imported(kim, "mutes", `Account address,Hide notifications\nbob,false\ncarol@${domain},true\n`)).imported_items).toBe(2);

@@ -112,8 +112,8 @@ test(
       ...Array.from({ length: 50 }, (_, i) => `v${i}@${two},true,false,`),
       `ghost1@${one},true,false,`,
       `ghost2@${one},true,false,`,
-      // Nothing listens there: its server is down.
-      "gone@127.0.0.7:9,true,false,",
+      // Nothing listens there: its server is down, and after three tries its other entries are not tried.
+      ...Array.from({ length: 5 }, (_, i) => `gone${i}@127.0.0.7:9,true,false,`),
     ];
     const started = Date.now();
     const res = await upload(user, "following", `${lines.join("\n")}\n`);
@@ -144,12 +144,13 @@ test(
       () => `the import to finish after the restart (${counting.webfingers.length} lookups so far)`,
       60_000,
     );
-    expect(report).toMatchObject({ total_items: 301, processed_items: 301, imported_items: 0, awaiting_items: 298, failed_items: 3 });
-    expect(report.failures).toEqual({ unknown_account: 2, server_down: 1, refused: 0, not_found: 0, invalid: 0 });
-    expect(report.failed_entries.map((e: any) => [e.line, e.reason])).toEqual([
-      [300, "unknown_account"],
-      [301, "unknown_account"],
-      [302, "server_down"],
+    expect(report).toMatchObject({ total_items: 305, processed_items: 305, imported_items: 0, awaiting_items: 298, failed_items: 7 });
+    expect(report.failures).toEqual({ unknown_account: 2, server_down: 5, refused: 0, not_found: 0, invalid: 0 });
+    expect(report.failed_entries.map((e: any) => [e.line, e.reason, e.detail])).toEqual([
+      [300, "unknown_account", `${one} knows no account ghost1`],
+      [301, "unknown_account", `${one} knows no account ghost2`],
+      ...[302, 303, 304].map((line) => [line, "server_down", "127.0.0.7:9 did not answer"]),
+      ...[305, 306].map((line) => [line, "server_down", "not asked: 127.0.0.7:9 left 3 entries in a row unanswered"]),
     ]);
 
     // Every account was looked up, and none more than twice (the one under way at the restart).
@@ -171,3 +172,28 @@ test(
   },
   120_000,
 );
+
+test("a 5,000-line file is taken at once and worked off at the default rate: the server goes on answering, the other server is not flooded", async () => {
+  const calm = await startTestServer({ HOST: "127.0.0.8", ALLOW_PRIVATE_ADDRESSES: "true" }, { transport: loopbackOverHttp });
+  try {
+    const [one] = counting.hosts as [string];
+    const user = await createUser(calm, "many");
+    const file = `${Array.from({ length: 5000 }, (_, i) => `w${i}@${one}`).join("\n")}\n`;
+    const started = Date.now();
+    const res = await upload(user, "following", file);
+    expect(res.status).toBe(202);
+    expect(Date.now() - started).toBeLessThan(3000);
+    // The first lookups come a second apart (60/60 to one server), and meanwhile the server answers at once.
+    const mine = () => counting.webfingers.filter((w) => w.user.startsWith("w"));
+    await eventually(() => mine().length >= 3, () => `three lookups (${mine().length} so far)`);
+    const asked = Date.now();
+    const report = (await user.client.get(`/api/v1/imports/${res.body.id}`)).body;
+    expect(Date.now() - asked).toBeLessThan(1000);
+    expect(report).toMatchObject({ state: "running", total_items: 5000 });
+    expect(report.processed_items).toBeLessThan(10);
+    const [first, , third] = mine().map((w) => w.at);
+    expect(third! - first!).toBeGreaterThanOrEqual(1900);
+  } finally {
+    await calm.close();
+  }
+});

@@ -18,8 +18,8 @@ export interface ImportRates {
 
 /** Entries being worked off at once, each for a different host. */
 const MAX_IN_FLIGHT = 8;
-/** Entries needing no other server, worked off per turn before the worker yields. */
-const LOCAL_PER_TURN = 100;
+/** Entries needing no other server, worked off per turn before the worker lets requests in. */
+const LOCAL_PER_TURN = 25;
 /** While nothing is pending, how often the table is looked at for imports the CLI queued. */
 const IDLE_POLL_MS = 2000;
 /** A host that left this many entries in a row unanswered is taken to be down: its other entries fail at once. */
@@ -39,7 +39,8 @@ export class ImportWorker {
   private started = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private timerAt = Infinity;
-  private pumping = false;
+  /** The turn under way, if any: stop() waits for it before the database closes. */
+  private pumping: Promise<void> | null = null;
   /** A turn was asked for while one ran: another follows it. */
   private again = false;
   private inFlight = new Map<string, Promise<void>>();
@@ -93,6 +94,7 @@ export class ImportWorker {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.abort.abort(new Error("the server is stopping"));
+    await this.pumping;
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
   }
 
@@ -115,19 +117,23 @@ export class ImportWorker {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.timerAt = Infinity;
-      void this.pump();
+      void this.turn();
     }, ms);
     this.timer.unref?.();
   }
 
-  private async pump() {
+  private async turn() {
     if (!this.started) return;
     if (this.pumping) {
       this.again = true;
       return;
     }
-    this.pumping = true;
     this.again = false;
+    this.pumping = this.pump().finally(() => (this.pumping = null));
+    await this.pumping;
+  }
+
+  private async pump() {
     let next: number | null = null;
     const soon = (ms: number) => (next = next === null ? ms : Math.min(next, ms));
     try {
@@ -144,6 +150,7 @@ export class ImportWorker {
       }
       if (local.length === LOCAL_PER_TURN) soon(0);
       const now = this.clock.now();
+      if (this.hostNextAt.size > 1000) for (const [host, at] of this.hostNextAt) if (at <= now) this.hostNextAt.delete(host);
       for (const { host, id } of this.q.hosts.all()) {
         if (this.inFlight.size >= MAX_IN_FLIGHT) break;
         if (this.inFlight.has(host)) continue;
@@ -162,10 +169,9 @@ export class ImportWorker {
       }
       this.q.finish.run(this.clock.now());
     } catch (e) {
+      if (!this.started) return;
       log("error", "import worker failed", { error: String(e).split("\n")[0] });
       soon(1000);
-    } finally {
-      this.pumping = false;
     }
     if (this.again) this.schedule(0);
     if (next !== null) this.schedule(next);
