@@ -1,4 +1,5 @@
-CREATE TABLE `import_rows` (
+-- IF NOT EXISTS: the migration tests run every migration after an older one again (test/db/migrations-safety.test.ts).
+CREATE TABLE IF NOT EXISTS `import_rows` (
 	`id` integer PRIMARY KEY NOT NULL,
 	`import_id` integer NOT NULL,
 	`line` integer NOT NULL,
@@ -12,9 +13,9 @@ CREATE TABLE `import_rows` (
 	FOREIGN KEY (`import_id`) REFERENCES `imports`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `import_rows_import` ON `import_rows` (`import_id`,`state`);--> statement-breakpoint
-CREATE INDEX `import_rows_pending` ON `import_rows` (`state`,`host`,`id`);--> statement-breakpoint
-CREATE TABLE `imports` (
+CREATE INDEX IF NOT EXISTS `import_rows_import` ON `import_rows` (`import_id`,`state`);--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS `import_rows_pending` ON `import_rows` (`state`,`host`,`id`);--> statement-breakpoint
+CREATE TABLE IF NOT EXISTS `imports` (
 	`id` integer PRIMARY KEY NOT NULL,
 	`account_id` integer NOT NULL,
 	`type` text NOT NULL,
@@ -26,4 +27,4 @@ CREATE TABLE `imports` (
 	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `imports_account` ON `imports` (`account_id`,`id`);
+CREATE INDEX IF NOT EXISTS `imports_account` ON `imports` (`account_id`,`id`);
