@@ -210,5 +210,24 @@ describe("hand-written Mastodon files", () => {
     expect((await get(leo, "blocks.csv")).text).toBe(`erin@${domain}\n`);
     await imported(leo, "lists", "Kept,dave\n", { mode: "overwrite" });
     expect((await get(leo, "lists.csv")).text).toBe(`Kept,dave@${domain}\n`);
+    await imported(leo, "domain_blocks", "a.example\nb.example\n");
+    await imported(leo, "domain_blocks", "b.example\nc.example\n", { mode: "overwrite" });
+    expect((await get(leo, "domain_blocks.csv")).text).toBe("b.example\nc.example\n");
+    await imported(leo, "mutes", "bob\ncarol\n");
+    await imported(leo, "mutes", "Account address,Hide notifications\ncarol,false\n", { mode: "overwrite" });
+    expect((await get(leo, "mutes.csv")).text).toBe(`Account address,Hide notifications\ncarol@${domain},false\n`);
+    const kept = await postStatus(bob, { status: "kept" });
+    const dropped = await postStatus(bob, { status: "dropped" });
+    await imported(leo, "bookmarks", `${kept.uri}\n${dropped.uri}\n`);
+    await imported(leo, "bookmarks", `${kept.uri}\n`, { mode: "overwrite" });
+    expect((await get(leo, "bookmarks.csv")).text).toBe(`${kept.uri}\n`);
+  });
+
+  test("an import is its owner's alone to see", async () => {
+    const own = await imported(alice, "domain_blocks", "mine.example\n");
+    const other = await bob.client.get(`/api/v1/imports/${own.id}`);
+    expect([other.status, other.body]).toEqual([404, { error: "Record not found" }]);
+    expect((await bob.client.get("/api/v1/imports/not-an-id")).status).toBe(404);
+    expect((await bob.client.get("/api/v1/imports")).body).toEqual([]);
   });
 });
