@@ -19,7 +19,12 @@ let erin: TestUser;
 beforeAll(async () => {
   server = await startTestServer();
   domain = new URL(server.base).host;
-  [alice, bob, carol, dave, erin] = (await Promise.all(["alice", "bob", "carol", "dave", "erin"].map((name) => createUser(server, name)))) as TestUser[] as [TestUser, TestUser, TestUser, TestUser, TestUser];
+  // One after the other: the lists file gives members in the order of their ids.
+  alice = await createUser(server, "alice");
+  bob = await createUser(server, "bob");
+  carol = await createUser(server, "carol");
+  dave = await createUser(server, "dave");
+  erin = await createUser(server, "erin");
 });
 afterAll(() => server?.close());
 
