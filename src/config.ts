@@ -38,6 +38,8 @@ export interface Config {
   authorizedFetch: boolean;
   /** Deadlines and concurrency of requests to other servers (src/net/outgoing.ts). */
   outgoing: OutgoingLimits;
+  /** How fast imported lists are worked off: entries per period to any one server, and in all (null: no bound). */
+  importRates: { perHost: { limit: number; periodMs: number } | null; total: { limit: number; periodMs: number } | null };
 }
 
 export class ConfigError extends Error {}
@@ -150,5 +152,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxPerHost: positiveInt(env, "FETCH_MAX_PER_HOST", 8),
       maxTotal: positiveInt(env, "FETCH_MAX_CONCURRENT", 64),
     },
+    // An imported entry is up to three requests to its server (WebFinger, the actor, the
+    // activity): one entry a second there, five a second in all.
+    importRates: { perHost: perPeriod(env, "IMPORT_RATE_PER_HOST", { limit: 60, periodMs: 60_000 }), total: perPeriod(env, "IMPORT_RATE", { limit: 300, periodMs: 60_000 }) },
   };
 }

@@ -15,6 +15,7 @@ import { ProfileImageService } from "./services/accounts/profile-images.ts";
 import { EventBus } from "./infra/events.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
 import { aliasCommand, moveCommand } from "./cli/moves.ts";
+import { exportCommand, importCommand } from "./cli/portability.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -33,6 +34,12 @@ Usage:
                                           (--redirect-only: point the profile there, move nobody)
   rookery accounts move <username> --cancel
                                           Take a redirect back: the account shows no move, posts again
+  rookery accounts export <username> --csv <dir>
+                                          Write the account's lists as Mastodon's CSV files into <dir>
+  rookery accounts import <username> <file> --type following|blocks|mutes|domain_blocks|bookmarks|lists
+                          [--overwrite] [--no-wait]
+                                          Queue a Mastodon CSV file for the running server to work off,
+                                          and follow its progress (--overwrite: what the file lacks goes)
   rookery federation status               Deliveries waiting, and domains failing lately
   rookery domains block <domain>          Suspend a domain and its subdomains: nothing is taken from,
                                           sent to or fetched from them; their accounts here are removed
@@ -101,6 +108,8 @@ async function serve() {
 }
 
 async function accounts(args: string[]) {
+  if (args[0] === "export") return exportCommand(args.slice(1));
+  if (args[0] === "import") return importCommand(args.slice(1));
   const config = loadConfig();
   const handle = openDatabase(config.dataDir);
   const clock = new SystemClock();
@@ -132,7 +141,7 @@ async function accounts(args: string[]) {
       if (rows.length === 0) process.stdout.write("No accounts yet.\n");
       for (const { account, email } of rows) process.stdout.write(`${account.id}\t${account.username}\t${email}\n`);
     } else {
-      fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, alias or move`);
+      fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, alias, move, export or import`);
     }
   } finally {
     handle.close();

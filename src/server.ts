@@ -41,6 +41,8 @@ export interface StartOptions {
   onQuery?: (sql: string) => void;
   /** How names are resolved for requests to other servers (tests map names to loopback addresses). */
   resolve?: Resolver;
+  /** What sends requests to other servers once checked (tests reach plain-http servers as if over https). */
+  transport?: typeof fetch;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -87,7 +89,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // registered with it (dispatchers, inbox listeners, outgoing activities).
   const made: { core?: FederationCore } = {};
   const remote = (infra: RemoteInfra) => (made.core = createFederationCore({ config, clock, db: database.db, ...infra })).fetcher;
-  const services = createServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, renderPush, remote: config.federation ? remote : undefined });
+  const services = createServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, renderPush, remote: config.federation ? remote : undefined });
   const ctx: AppContext = {
     config,
     clock,
@@ -110,6 +112,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
   federation?.start();
+  services.importWorker.start();
   handler = createEdge(ctx, app, streaming, federation?.federation ?? null);
   services.announcements.syncOtherWriters();
   const external = watchOtherWriters(database, () => {
@@ -134,6 +137,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
         clearInterval(external);
         services.wheel.stop();
+        await services.importWorker.stop();
         await federation?.stop();
         await services.linkCards.stop();
         await services.pushDeliveries.stop();

@@ -28,6 +28,8 @@ import { announcementRoutes } from "./announcements.ts";
 import { trendRoutes } from "./trends.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
+import { exportRoutes } from "./exports.ts";
+import { importRoutes } from "./imports.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { notificationV2Routes } from "./notifications-v2.ts";
 import { notificationRequestRoutes } from "./notification-requests.ts";
@@ -54,7 +56,9 @@ function startUpRoutes(ctx: AppContext) {
     .use(featuredTagRoutes(ctx))
     .use(reportRoutes(ctx))
     .use(announcementRoutes(ctx))
-    .use(trendRoutes(ctx)) as unknown as Elysia;
+    .use(trendRoutes(ctx))
+    .use(exportRoutes(ctx))
+    .use(importRoutes(ctx)) as unknown as Elysia;
 }
 
 function notificationsApi(ctx: AppContext) {

@@ -6,6 +6,8 @@ import { VIDEO_SIZE_LIMIT } from "../media-files/video.ts";
 export const MAX_FORM_BYTES = 1024 * 1024;
 /** Media uploads: a 99 MB video and a 16 MB thumbnail, with room for the multipart framing. */
 export const MAX_UPLOAD_BYTES = 120 * 1024 * 1024;
+/** An imported CSV file: the 10 MB it may be (MAX_IMPORT_BYTES), and room for a larger one to be refused in words (422) rather than cut off (413). */
+export const MAX_IMPORT_BODY_BYTES = 16 * 1024 * 1024;
 /** Two 16 MB images: a media update's file and thumbnail, a profile's avatar and header. */
 export const MAX_IMAGES_BYTES = 40 * 1024 * 1024;
 
@@ -22,6 +24,7 @@ export function bodyLimit(method: string, path: string): number {
   if (method === "POST" && (path === "/api/v1/media" || path === "/api/v2/media")) return MAX_UPLOAD_BYTES;
   if (method === "PUT" && path.startsWith("/api/v1/media/")) return MAX_IMAGES_BYTES;
   if (method === "PATCH" && path === "/api/v1/accounts/update_credentials") return MAX_IMAGES_BYTES;
+  if (method === "POST" && path === "/api/v1/import") return MAX_IMPORT_BODY_BYTES;
   return MAX_FORM_BYTES;
 }
 

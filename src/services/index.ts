@@ -79,6 +79,11 @@ import { ThreadService } from "./statuses/threads.ts";
 import { TimelineService } from "./statuses/timelines.ts";
 import { StatusPolicy } from "./statuses/visibility.ts";
 import { TimerWheel } from "../infra/timer-wheel.ts";
+import { ExportService } from "./portability/exports.ts";
+import { ImportActions } from "./portability/import-actions.ts";
+import { ImportOverwrite } from "./portability/import-overwrite.ts";
+import { ImportService } from "./portability/imports.ts";
+import { ImportWorker } from "./portability/import-worker.ts";
 
 export interface ServiceDeps {
   config: Config;
@@ -89,6 +94,8 @@ export interface ServiceDeps {
   keys: InstanceKeys;
   /** How host names are resolved for requests to other servers (tests map names to loopback). */
   resolve?: Resolver;
+  /** What sends checked requests to other servers: the platform's fetch unless a test gives another. */
+  transport?: typeof fetch;
   /** Renders a Web Push's payload (services decide what a push says; presenters render it). */
   renderPush: PushRenderer;
   /** Makes what fetches from other servers (src/federation), of the outgoing-HTTP module and the domain rules; none when federation is off. */
@@ -152,6 +159,7 @@ export function createServices(deps: ServiceDeps) {
     allowPrivateAddresses: config.allowPrivateAddresses,
     refusesHost: (host) => federationDomains.refuses(host),
     resolve: deps.resolve ?? systemResolver,
+    transport: deps.transport,
     userAgent: `Rookery/${ROOKERY_VERSION} (+${config.publicUrl}/)`,
     limits: config.outgoing,
   });
@@ -179,6 +187,18 @@ export function createServices(deps: ServiceDeps) {
   const accountMoving = new AccountMoving(db, clock, accounts, actorRefs, followerMoves, events);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, goneAccounts);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
+  // Lists in and out as CSV: imports are worked off in the background, at a bounded rate per server.
+  const exports = new ExportService(db, clock, config.publicUrl, config.domain);
+  const portabilityDeps = { db, follows, moderation, domainBlocks, lists, statusActions, publicUrl: config.publicUrl };
+  const importActions = new ImportActions({
+    ...portabilityDeps,
+    search,
+    remoteAccounts,
+    refuses: (host) => federationDomains.refuses(host),
+    answers: (host, signal) => answersHttp(outgoing, host, signal),
+  });
+  const importWorker = new ImportWorker(db, clock, importActions, new ImportOverwrite(portabilityDeps), config.importRates);
+  const imports = new ImportService(db, ids, clock, config.domain, () => importWorker.wake());
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
@@ -269,7 +289,21 @@ export function createServices(deps: ServiceDeps) {
     embeds,
     customEmojis,
     announcements,
+    exports,
+    imports,
+    importWorker,
   };
+}
+
+/** Whether a server answers HTTP at all (any status below 500): an unknown account is not a server that is down. */
+async function answersHttp(outgoing: OutgoingHttp, host: string, signal: AbortSignal): Promise<boolean> {
+  try {
+    const response = await outgoing.fetch(`https://${host}/.well-known/host-meta`, { signal }, { maxBytes: 64 * 1024 });
+    await response.body?.cancel().catch(() => {});
+    return response.status < 500;
+  } catch {
+    return false;
+  }
 }
 
 export type Services = ReturnType<typeof createServices>;

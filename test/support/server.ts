@@ -21,12 +21,12 @@ export interface TestServer extends RunningServer {
  * A real server on a random loopback port, over a fresh DATA_DIR, with a clock the test
  * can move. Rate limits are off unless the test turns them on.
  */
-export async function startTestServer(env: Record<string, string> = {}, options: { clock?: ManualClock; dataDir?: string; resolve?: Resolver } = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: { clock?: ManualClock; dataDir?: string; resolve?: Resolver; transport?: typeof fetch } = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "rookery-test-"));
   const clock = options.clock ?? new ManualClock();
   const fullEnv = { DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_REQUESTS: "false", RATE_LIMITS: "off", ...env };
   const config = loadConfig(fullEnv);
-  const running = await startServer(config, { clock, derivePublicUrl: !env.PUBLIC_URL, resolve: options.resolve });
+  const running = await startServer(config, { clock, derivePublicUrl: !env.PUBLIC_URL, resolve: options.resolve, transport: options.transport });
   const server: TestServer = {
     ...running,
     base: running.ctx.config.publicUrl,
@@ -36,7 +36,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     async restart(whileDown?: () => void) {
       await running.stop();
       whileDown?.();
-      return startTestServer(env, { clock, dataDir, resolve: options.resolve });
+      return startTestServer(env, { clock, dataDir, resolve: options.resolve, transport: options.transport });
     },
     async close() {
       await running.stop();

@@ -1,0 +1,159 @@
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { importRows, imports, type ImportRow } from "../../db/schema.ts";
+import { notFound, validationFailed } from "../../errors.ts";
+import type { IdGenerator } from "../../ids.ts";
+import type { ImportView } from "../../models/imports.ts";
+import { IMPORT_TYPES, readImportFile, type ImportEntry, type ImportType } from "./formats.ts";
+
+export interface ImportInput {
+  type?: string;
+  /** merge (the default) or overwrite */
+  mode?: string;
+  /** The file's bytes; null when none was sent. */
+  data: Uint8Array | null;
+}
+
+/** Failed entries a report lists (the counts cover them all). */
+const LISTED_FAILURES = 100;
+/** Rows written per statement. */
+const INSERT_CHUNK = 500;
+
+/**
+ * Imports of Mastodon's CSV files (GoToSocial's POST /api/v1/import, `rookery accounts
+ * import`): the file is read and checked whole, then kept as one row per entry, all in one
+ * transaction; the worker (import-worker.ts) works them off in the background. A file that is
+ * refused changes nothing.
+ */
+export class ImportService {
+  private q;
+
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    /** This server's acct domain (host[:port]). */
+    private domain: string,
+    /** Told when an import is queued (the worker, when it runs in this process). */
+    private queued: () => void,
+  ) {
+    const sqlite = db.$client;
+    this.q = {
+      one: sqlite.query<Raw, [number, number]>(`${SELECT_IMPORT} WHERE id = ?1 AND account_id = ?2`),
+      all: sqlite.query<Raw, [number]>(`${SELECT_IMPORT} WHERE account_id = ? ORDER BY id DESC LIMIT 40`),
+      counts: sqlite.query<{ state: string; failure: string | null; n: number }, [number]>(
+        "SELECT state, failure, count(*) AS n FROM import_rows WHERE import_id = ? GROUP BY state, failure",
+      ),
+      // A follow's answer comes later: whether an entry took is read from the follows as they are now.
+      answered: sqlite.query<{ followed: number; awaiting: number }, [number, number]>(
+        `SELECT coalesce(sum(EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ?2 AND f.target_account_id = r.target_account_id)), 0) AS followed,
+           coalesce(sum(EXISTS (SELECT 1 FROM follow_requests q WHERE q.account_id = ?2 AND q.target_account_id = r.target_account_id)), 0) AS awaiting
+         FROM import_rows r WHERE r.import_id = ?1 AND r.state = 'done'`,
+      ),
+      failedRows: sqlite.query<{ line: number; data: string; failure: string; detail: string | null }, [number]>(
+        `SELECT line, data, failure, detail FROM import_rows WHERE import_id = ? AND state = 'failed' ORDER BY id LIMIT ${LISTED_FAILURES}`,
+      ),
+      unanswered: sqlite.query<{ line: number; data: string }, [number, number]>(
+        `SELECT r.line, r.data FROM import_rows r WHERE r.import_id = ?1 AND r.state = 'done'
+           AND NOT EXISTS (SELECT 1 FROM follows f WHERE f.account_id = ?2 AND f.target_account_id = r.target_account_id)
+           AND NOT EXISTS (SELECT 1 FROM follow_requests q WHERE q.account_id = ?2 AND q.target_account_id = r.target_account_id)
+         ORDER BY r.id LIMIT ${LISTED_FAILURES}`,
+      ),
+    };
+  }
+
+  /** Reads and queues a file; 422 for a missing or unknown type or mode, and for a file that is refused. */
+  submit(accountId: number, input: ImportInput): ImportView {
+    const type = input.type?.trim().toLowerCase();
+    if (!type) throw validationFailed("Type can't be blank");
+    if (!(IMPORT_TYPES as readonly string[]).includes(type)) throw validationFailed(`Type must be one of ${IMPORT_TYPES.join(", ")}`);
+    const mode = input.mode?.trim().toLowerCase() || "merge";
+    if (mode !== "merge" && mode !== "overwrite") throw validationFailed("Mode must be merge or overwrite");
+    if (!input.data || input.data.byteLength === 0) throw validationFailed("Data can't be blank");
+    const entries = readImportFile(type as ImportType, input.data, this.domain);
+    const overwrite = mode === "overwrite";
+    const id = this.ids.next();
+    this.db.transaction((tx) => {
+      tx.insert(imports)
+        .values({ id, accountId, type, overwrite, state: overwrite ? "queued" : "running", totalItems: entries.length, createdAt: this.clock.now() })
+        .run();
+      for (let i = 0; i < entries.length; i += INSERT_CHUNK) {
+        const chunk = entries.slice(i, i + INSERT_CHUNK).map((e) => ({ id: this.ids.next(), importId: id, line: e.line, data: JSON.stringify(e.entry), host: e.host }));
+        tx.insert(importRows).values(chunk).run();
+      }
+    });
+    this.queued();
+    return this.show(accountId, id);
+  }
+
+  list(accountId: number): ImportView[] {
+    return this.q.all.all(accountId).map((r) => this.view(r));
+  }
+
+  show(accountId: number, id: number | null): ImportView {
+    const row = id === null ? null : this.q.one.get(id, accountId);
+    if (!row) throw notFound();
+    return this.view(row);
+  }
+
+  private view(raw: Raw): ImportView {
+    const imp: ImportRow = { ...raw, overwrite: raw.overwrite === 1 };
+    const failures: Record<string, number> = { unknown_account: 0, server_down: 0, refused: 0, not_found: 0, invalid: 0 };
+    let done = 0;
+    let failed = 0;
+    for (const c of this.q.counts.all(imp.id)) {
+      if (c.state === "done") done += c.n;
+      if (c.state === "failed") {
+        failed += c.n;
+        failures[c.failure ?? "invalid"] = (failures[c.failure ?? "invalid"] ?? 0) + c.n;
+      }
+    }
+    const processed = done + failed;
+    let imported = done;
+    let awaiting = 0;
+    const failedEntries = this.q.failedRows.all(imp.id).map((r) => ({ line: r.line, entry: describe(r.data), reason: r.failure, detail: r.detail ?? "" }));
+    if (imp.type === "following" || imp.type === "lists") {
+      // A follow that is neither standing nor asked for any more was refused (Reject), or undone since.
+      const answered = this.q.answered.get(imp.id, imp.accountId)!;
+      awaiting = answered.awaiting;
+      imported = answered.followed;
+      const refused = done - answered.followed - answered.awaiting;
+      if (refused > 0) {
+        failed += refused;
+        failures.refused! += refused;
+        const room = LISTED_FAILURES - failedEntries.length;
+        if (room > 0) {
+          for (const r of this.q.unanswered.all(imp.id, imp.accountId).slice(0, room)) {
+            failedEntries.push({ line: r.line, entry: describe(r.data), reason: "refused", detail: "not followed: its server refused the follow, or it was undone since" });
+          }
+        }
+      }
+    }
+    return {
+      id: imp.id,
+      type: imp.type,
+      overwrite: imp.overwrite,
+      state: imp.state,
+      createdAt: imp.createdAt,
+      finishedAt: imp.finishedAt,
+      total: imp.totalItems,
+      processed,
+      imported,
+      awaiting,
+      failed,
+      failures,
+      failedEntries: failedEntries.sort((a, b) => a.line - b.line),
+    };
+  }
+}
+
+type Raw = Omit<ImportRow, "overwrite"> & { overwrite: number };
+
+const SELECT_IMPORT = `SELECT id, account_id AS accountId, type, overwrite, state, total_items AS totalItems, created_at AS createdAt, finished_at AS finishedAt FROM imports`;
+
+/** An entry as the file had it: the address, domain or URL (with its list's name). */
+function describe(data: string): string {
+  const entry = JSON.parse(data) as ImportEntry;
+  const what = entry.acct ?? entry.domain ?? entry.uri ?? "";
+  return entry.list !== undefined ? `${entry.list}: ${what}` : what;
+}
