@@ -14,6 +14,7 @@ import { AccountService } from "./services/accounts/accounts.ts";
 import { ProfileImageService } from "./services/accounts/profile-images.ts";
 import { EventBus } from "./infra/events.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
+import { exportArchiveCommand, importArchiveCommand } from "./cli/archive.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -23,6 +24,12 @@ Usage:
   rookery accounts create <username> --email <address> (--password <password> | --password-stdin)
                                           Create a local account; prints its id
   rookery accounts list                   List local accounts
+  rookery accounts export-archive <username> <file.zip|file.tar.gz>
+                                          Write the account's archive in Mastodon's layout (posts, media,
+                                          likes, bookmarks, profile)
+  rookery accounts import-archive <username> <archive.zip|archive.tar.gz> [--with-replies]
+                                          Bring the public and unlisted posts of an archive from another
+                                          server in, dated as written (not sent to followers); again adds nothing
   rookery federation status               Deliveries waiting, and domains failing lately
   rookery domains block <domain>          Suspend a domain and its subdomains: nothing is taken from,
                                           sent to or fetched from them; their accounts here are removed
@@ -91,6 +98,8 @@ async function serve() {
 }
 
 async function accounts(args: string[]) {
+  if (args[0] === "export-archive") return exportArchiveCommand(args.slice(1));
+  if (args[0] === "import-archive") return importArchiveCommand(args.slice(1));
   const config = loadConfig();
   const handle = openDatabase(config.dataDir);
   const clock = new SystemClock();
@@ -122,7 +131,7 @@ async function accounts(args: string[]) {
       if (rows.length === 0) process.stdout.write("No accounts yet.\n");
       for (const { account, email } of rows) process.stdout.write(`${account.id}\t${account.username}\t${email}\n`);
     } else {
-      fail(`unknown accounts command "${sub ?? ""}"; use accounts create or accounts list`);
+      fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, export-archive or import-archive`);
     }
   } finally {
     handle.close();

@@ -6,3 +6,4 @@ export * from "./schema/feeds.ts";
 export * from "./schema/media.ts";
 export * from "./schema/federation.ts";
 export * from "./schema/admin.ts";
+export * from "./schema/archive.ts";
