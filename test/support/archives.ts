@@ -57,7 +57,7 @@ export const FIXTURE = {
 };
 
 /** A red square PNG (real pixels: the import processes it as an upload). */
-export async function redSquare(): Promise<Uint8Array> {
+export async function redSquare(): Promise<Uint8Array<ArrayBuffer>> {
   return new Uint8Array(await sharp({ create: { width: 40, height: 30, channels: 3, background: { r: 255, g: 0, b: 0 } } }).png().toBuffer());
 }
 
