@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { basename } from "node:path";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
@@ -39,6 +40,8 @@ export interface ImportSummary {
   media: { imported: number; missing: number; failed: number };
 }
 
+/** Attachments processed at a time: one per core, at most four (each holds its file in memory). */
+const MEDIA_AT_ONCE = Math.min(4, Math.max(1, availableParallelism()));
 /** Posts written per transaction: one commit for many, and readers never wait long. */
 const BATCH = 500;
 /** The largest outbox.json read (a 10,000-post one is some 30 MB). */
@@ -145,27 +148,42 @@ export class ArchiveImport {
     const uploads = new Map<string, number>();
     let done = 0;
     if (needed.size > 0) options.progress?.({ phase: "media", done, total: needed.size });
+    const seen = new Set<string>();
+    // The archive is read in order, one file at a time; the processing (sharp, ffmpeg) of a few
+    // runs at once, one per core, while the next file is read.
+    const running = new Set<Promise<void>>();
+    const process = async (name: string, bytes: Uint8Array) => {
+      const m = needed.get(name)!;
+      try {
+        const file = new File([bytes as Uint8Array<ArrayBuffer>], basename(name), { type: m.mediaType ?? "application/octet-stream" });
+        const description = m.description === null ? undefined : [...m.description].slice(0, LIMITS.descriptionLimit).join("");
+        const row = await this.media.upload(account.id, { file, description, focus: m.focus ?? undefined }, { background: false });
+        uploads.set(name, row.id);
+        summary.media.imported++;
+      } catch (e) {
+        summary.media.failed++;
+        log("warn", "archive import: an attachment was not taken", { path: name, error: e instanceof ApiError ? e.message : String(e).split("\n")[0] });
+      }
+      options.progress?.({ phase: "media", done: ++done, total: needed.size });
+    };
     await archive.scan(
-      (name) => needed.has(name) && !uploads.has(name),
+      (name) => needed.has(name) && !seen.has(name),
       async (name, size, body) => {
-        const m = needed.get(name)!;
-        try {
-          if (size > VIDEO_SIZE_LIMIT) throw new ApiError(422, "File is too large");
-          const bytes = await collect(body, VIDEO_SIZE_LIMIT, name);
-          const file = new File([bytes as Uint8Array<ArrayBuffer>], basename(name), { type: m.mediaType ?? "application/octet-stream" });
-          const description = m.description === null ? undefined : [...m.description].slice(0, LIMITS.descriptionLimit).join("");
-          const row = await this.media.upload(account.id, { file, description, focus: m.focus ?? undefined }, { background: false });
-          uploads.set(name, row.id);
-          summary.media.imported++;
-        } catch (e) {
-          if (e instanceof ArchiveFormatError) throw e;
+        seen.add(name);
+        if (size > VIDEO_SIZE_LIMIT) {
           summary.media.failed++;
-          log("warn", "archive import: an attachment was not taken", { path: name, error: e instanceof ApiError ? e.message : String(e).split("\n")[0] });
+          log("warn", "archive import: an attachment was not taken", { path: name, error: "File is too large" });
+          options.progress?.({ phase: "media", done: ++done, total: needed.size });
+          return;
         }
-        options.progress?.({ phase: "media", done: ++done, total: needed.size });
+        const bytes = await collect(body, VIDEO_SIZE_LIMIT, name);
+        const job: Promise<void> = process(name, bytes).finally(() => running.delete(job));
+        running.add(job);
+        if (running.size >= MEDIA_AT_ONCE) await Promise.race(running);
       },
     );
-    summary.media.missing = needed.size - done;
+    await Promise.all(running);
+    summary.media.missing = needed.size - seen.size;
     return uploads;
   }
 
