@@ -152,7 +152,7 @@ export class ArchiveImport {
     // The archive is read in order, one file at a time; the processing (sharp, ffmpeg) of a few
     // runs at once, one per core, while the next file is read.
     const running = new Set<Promise<void>>();
-    const process = async (name: string, bytes: Uint8Array) => {
+    const processOne = async (name: string, bytes: Uint8Array) => {
       const m = needed.get(name)!;
       try {
         const file = new File([bytes as Uint8Array<ArrayBuffer>], basename(name), { type: m.mediaType ?? "application/octet-stream" });
@@ -177,7 +177,7 @@ export class ArchiveImport {
           return;
         }
         const bytes = await collect(body, VIDEO_SIZE_LIMIT, name);
-        const job: Promise<void> = process(name, bytes).finally(() => running.delete(job));
+        const job: Promise<void> = processOne(name, bytes).finally(() => running.delete(job));
         running.add(job);
         if (running.size >= MEDIA_AT_ONCE) await Promise.race(running);
       },
