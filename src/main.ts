@@ -16,6 +16,7 @@ import { EventBus } from "./infra/events.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
 import { aliasCommand, moveCommand } from "./cli/moves.ts";
 import { exportCommand, importCommand } from "./cli/portability.ts";
+import { exportArchiveCommand, importArchiveCommand } from "./cli/archive.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -40,6 +41,12 @@ Usage:
                           [--overwrite] [--no-wait]
                                           Queue a Mastodon CSV file for the running server to work off,
                                           and follow its progress (--overwrite: what the file lacks goes)
+  rookery accounts export-archive <username> <file.zip|file.tar.gz>
+                                          Write the account's archive in Mastodon's layout (posts, media,
+                                          likes, bookmarks, profile)
+  rookery accounts import-archive <username> <archive.zip|archive.tar.gz> [--with-replies]
+                                          Bring the public and unlisted posts of an archive from another
+                                          server in, dated as written (not sent to followers); again adds nothing
   rookery federation status               Deliveries waiting, and domains failing lately
   rookery domains block <domain>          Suspend a domain and its subdomains: nothing is taken from,
                                           sent to or fetched from them; their accounts here are removed
@@ -110,6 +117,8 @@ async function serve() {
 async function accounts(args: string[]) {
   if (args[0] === "export") return exportCommand(args.slice(1));
   if (args[0] === "import") return importCommand(args.slice(1));
+  if (args[0] === "export-archive") return exportArchiveCommand(args.slice(1));
+  if (args[0] === "import-archive") return importArchiveCommand(args.slice(1));
   const config = loadConfig();
   const handle = openDatabase(config.dataDir);
   const clock = new SystemClock();
@@ -141,7 +150,7 @@ async function accounts(args: string[]) {
       if (rows.length === 0) process.stdout.write("No accounts yet.\n");
       for (const { account, email } of rows) process.stdout.write(`${account.id}\t${account.username}\t${email}\n`);
     } else {
-      fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, alias, move, export or import`);
+      fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, alias, move, export, import, export-archive or import-archive`);
     }
   } finally {
     handle.close();

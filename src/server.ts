@@ -17,6 +17,7 @@ import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance-keys.ts";
 import { Streaming } from "./streaming/index.ts";
 import { WS_OPTIONS, type WsData } from "./streaming/websocket.ts";
+import { createArchiveRenderer } from "./federation/archive.ts";
 import { createFederationCore, createRookeryFederation, type FederationCore, type RookeryFederation } from "./federation/index.ts";
 import type { RemoteInfra } from "./services/remote/fetcher.ts";
 
@@ -89,7 +90,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // registered with it (dispatchers, inbox listeners, outgoing activities).
   const made: { core?: FederationCore } = {};
   const remote = (infra: RemoteInfra) => (made.core = createFederationCore({ config, clock, db: database.db, ...infra })).fetcher;
-  const services = createServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, renderPush, remote: config.federation ? remote : undefined });
+  const archiveRenderer = createArchiveRenderer({ config, db: database.db, clock, urls });
+  const services = createServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, renderPush, remote: config.federation ? remote : undefined, archiveRenderer });
   const ctx: AppContext = {
     config,
     clock,

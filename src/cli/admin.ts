@@ -2,6 +2,7 @@ import { SystemClock } from "../clock.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { largestId, openDatabase } from "../db/connection.ts";
 import { ApiError } from "../errors.ts";
+import { createArchiveRenderer } from "../federation/archive.ts";
 import { IdGenerator, parseId } from "../ids.ts";
 import { MediaStorage } from "../media-files/storage.ts";
 import type { PushNotificationView } from "../models/views.ts";
@@ -45,7 +46,8 @@ export async function withServices<T>(run: (services: Services, config: Config) 
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
   const urls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
   const renderPush = (view: PushNotificationView) => serializePushNotification(urls, view);
-  const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db), renderPush });
+  const archiveRenderer = createArchiveRenderer({ config, db: handle.db, clock, urls });
+  const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db), renderPush, archiveRenderer });
   // What follows a write, as in the server; the CLI has no streams and sends no activities.
   registerConsequences(services.events, services, {});
   try {

@@ -7,3 +7,4 @@ export * from "./schema/media.ts";
 export * from "./schema/federation.ts";
 export * from "./schema/admin.ts";
 export * from "./schema/portability.ts";
+export * from "./schema/archive.ts";

@@ -5,6 +5,7 @@ import { log } from "../log.ts";
 import { accountRoutes } from "./accounts.ts";
 import { accountMoveRoutes } from "./account-moves.ts";
 import { appRoutes } from "./apps.ts";
+import { archiveRoutes } from "./archive.ts";
 import { emptyCollectionRoutes } from "./empty-collections.ts";
 import { fileRoutes } from "./files.ts";
 import { conversationRoutes } from "./conversations.ts";
@@ -138,6 +139,7 @@ export function createApp(ctx: AppContext) {
     .use(filterRoutes(ctx))
     .use(notificationsApi(ctx))
     .use(preferenceRoutes(ctx))
+    .use(archiveRoutes(ctx))
     .use(instanceRoutes(ctx))
     .use(emptyCollectionRoutes(ctx))
     .use(fileRoutes(ctx))

@@ -54,6 +54,12 @@ export type DomainEvent =
    * went into, and the transports, told after it, read them.
    */
   | { type: "status.created"; status: StatusRow; original: StatusRow | null; homeRecipients: number[] }
+  /**
+   * A status brought in from an account's archive (rookery accounts import-archive), dated as
+   * it was written: counted, and nothing else. Not status.created: it goes into no home feed or
+   * list, notifies nobody, and no transport hears of it (it is no new post to stream or federate).
+   */
+  | { type: "status.imported"; status: StatusRow }
   /** A status or boost is gone; `homeRecipients` and `listIds` are the feeds that held it. */
   | { type: "status.deleted"; status: StatusRow; homeRecipients: number[]; listIds: number[] }
   /** A status was edited (`previous`: as it was before); the feeds that hold it, as for a deletion. */

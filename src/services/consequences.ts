@@ -32,6 +32,7 @@ import type { Services } from "./index.ts";
  *   account.moved               -                                           federation (Move)
  *   status.created              counters, home feeds, notifications,        link card, remote media copy, streams,
  *                               lists, conversations                        federation (Create, Announce)
+ *   status.imported             counters                                    -
  *   status.updated              notifications (local edits)                 link card, remote media copy, streams,
  *                                                                           federation (Update)
  *   status.deleted              counters, boost notification withdrawn,     streams, federation (Delete, Undo Announce)
@@ -99,6 +100,8 @@ export function registerConsequences(events: EventBus, services: Services, trans
     lists.deliver(e.status, e.original);
     conversations.added(e.status);
   });
+  // An imported status is counted, and that is all: no feed, notification, stream or activity.
+  events.within("status.imported", (e) => counters.statusImported(e.status));
   events.within("status.deleted", (e) => {
     counters.statusRemoved(e.status);
     notifications.statusDeleted(e.status);

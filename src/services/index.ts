@@ -84,6 +84,9 @@ import { ImportActions } from "./portability/import-actions.ts";
 import { ImportOverwrite } from "./portability/import-overwrite.ts";
 import { ImportService } from "./portability/imports.ts";
 import { ImportWorker } from "./portability/import-worker.ts";
+import { ArchiveExport } from "./archive/export.ts";
+import { ArchiveImport } from "./archive/import.ts";
+import type { ArchiveRenderer } from "./archive/ports.ts";
 
 export interface ServiceDeps {
   config: Config;
@@ -100,6 +103,8 @@ export interface ServiceDeps {
   renderPush: PushRenderer;
   /** Makes what fetches from other servers (src/federation), of the outgoing-HTTP module and the domain rules; none when federation is off. */
   remote?: (infra: RemoteInfra) => RemoteFetcher;
+  /** Renders statuses and the actor for an account's archive (src/federation/archive.ts); without it, no archive is written. */
+  archiveRenderer?: ArchiveRenderer;
 }
 
 /** A remote image is copied within this, or stays at its own server. */
@@ -224,7 +229,12 @@ export function createServices(deps: ServiceDeps) {
         download: (url, maxBytes) => outgoing.bytes(url, { maxBytes, totalMs: REMOTE_MEDIA_TIMEOUT_MS, accept: "image/*" }),
       })
     : null;
+  // An account's archive: written in Mastodon's layout, and read back in from one.
+  const archiveExport = deps.archiveRenderer ? new ArchiveExport(db, clock, storage, accounts, reader, statusMedia, polls, deps.archiveRenderer) : null;
+  const archiveImport = new ArchiveImport(db, clock, posting, media);
   return {
+    archiveExport,
+    archiveImport,
     outgoing,
     writes,
     events,

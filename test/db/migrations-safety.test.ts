@@ -10,14 +10,24 @@ import { startTestServer } from "../support/server.ts";
 /**
  * Migrations that clean what an older Rookery stored before it refused it: URLs of other schemes
  * than http(s) (0026), keys cached before their owners had to confirm them (0027). Each test
- * puts the database back to the state before its migration (the rows of that migration and of
- * every later one removed from drizzle's table: drizzle applies what is newer than the newest
- * row), as an older Rookery left it.
+ * writes the rows an older Rookery could have left, runs the migration's SQL on them, and
+ * reads what a server started on the database shows.
  */
 const ROOT = join(import.meta.dir, "..", "..");
 const journal = JSON.parse(readFileSync(join(ROOT, "migrations/meta/_journal.json"), "utf8")) as { entries: { tag: string; when: number }[] };
 const migration = journal.entries.find((e) => e.tag === "0026_only_http_urls_kept")!;
 const keysMigration = journal.entries.find((e) => e.tag === "0027_unconfirmed_keys_forgotten")!;
+
+/**
+ * Runs a migration's SQL on a database, as drizzle does (statement by statement): the rows
+ * an older Rookery left are written first, then the migration that upgrading runs on them.
+ * (Removing its row from drizzle's table would make drizzle run every later migration again,
+ * and a later CREATE TABLE cannot run twice.)
+ */
+function runMigration(db: Database, tag: string) {
+  const sql = readFileSync(join(ROOT, "migrations", `${tag}.sql`), "utf8");
+  for (const statement of sql.split("--> statement-breakpoint")) if (statement.trim() !== "") db.run(statement);
+}
 
 test("upgrading drops non-http(s) URLs stored from other servers and keeps the others", async () => {
   const server = await startTestServer();
@@ -37,10 +47,10 @@ test("upgrading drops non-http(s) URLs stored from other servers and keeps the o
       "INSERT INTO accounts (username, domain, uri, url, avatar_remote_url, header_remote_url, emojis, created_at) VALUES ('eve', 'remote.example', 'https://remote.example/users/eve', 'data:text/html,hi', 'javascript:1', 'https://remote.example/h.png', ?, 0)",
       [emojis("ftp://remote.example/x.png")],
     );
-    db.run("DELETE FROM __drizzle_migrations WHERE created_at >= ?", [migration.when]);
+    runMigration(db, migration.tag);
     db.close();
   });
-  // The migration is not run again by a later start.
+  // Recorded once, as drizzle applied it: a later start does not run it again.
   expect(restarted.database.sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations WHERE created_at = ?").get(migration.when)).toEqual({ n: 1 });
   try {
     const db = restarted.database.sqlite;
@@ -68,7 +78,7 @@ test("upgrading forgets the keys and documents Fedify cached before keys' owners
   const restarted = await server.restart(() => {
     const db = new Database(dbPath);
     for (const key of [...kept, ...forgotten]) db.run("INSERT INTO fedify_kv (key, value) VALUES (?, '{}')", [key]);
-    db.run("DELETE FROM __drizzle_migrations WHERE created_at >= ?", [keysMigration.when]);
+    runMigration(db, keysMigration.tag);
     db.close();
   });
   try {

@@ -16,6 +16,7 @@ export class Counters {
   ) {
     this.q = {
       posted: sqlite.query("UPDATE accounts SET statuses_count = statuses_count + 1, last_status_at = $now WHERE id = $id"),
+      imported: sqlite.query("UPDATE accounts SET statuses_count = statuses_count + 1, last_status_at = max(coalesce(last_status_at, 0), $at) WHERE id = $id"),
       unposted: sqlite.query("UPDATE accounts SET statuses_count = max(0, statuses_count - 1) WHERE id = $id"),
       replies: sqlite.query("UPDATE statuses SET replies_count = max(0, replies_count + $delta) WHERE id = $id"),
       reblogs: sqlite.query("UPDATE statuses SET reblogs_count = max(0, reblogs_count + $delta) WHERE id = $id"),
@@ -27,6 +28,16 @@ export class Counters {
   statusAdded(row: StatusRow) {
     if (row.reblogOfId !== null) this.reblogs(row.reblogOfId, 1);
     this.authorPosted(row.accountId, row.visibility, row.createdAt);
+    if (row.inReplyToId !== null) this.reply(row.inReplyToId, row.visibility, 1);
+  }
+
+  /**
+   * A status imported from an archive: counted as posted, and as a reply to its parent; the
+   * account's last status date moves only forward (an old post is not its latest).
+   */
+  statusImported(row: StatusRow) {
+    this.q.imported.run({ id: row.accountId, at: row.createdAt });
+    this.cache.touchAccount(row.accountId);
     if (row.inReplyToId !== null) this.reply(row.inReplyToId, row.visibility, 1);
   }
 

@@ -17,7 +17,7 @@ import type { StatusReader } from "./reader.ts";
 import { VISIBILITIES, type Visibility } from "./visibility.ts";
 import { mentionRef } from "../../models/mentions.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
-import type { RemoteStatusInput } from "./remote-input.ts";
+import type { RemotePoll, RemoteStatusInput } from "./remote-input.ts";
 import { newStatusRow, type NewPollFields, type NewStatuses } from "./new-status.ts";
 
 export interface PollInput {
@@ -37,6 +37,28 @@ export interface StatusInput {
   spoilerText?: string;
   visibility?: string;
   language?: string;
+}
+
+/** A post from the account's archive of another server, as ArchiveImport read it. */
+export interface ImportedStatusInput {
+  /** Made for its date (the importer checks it is free). */
+  id: number;
+  accountId: number;
+  /** Sanitized as remote HTML is, and that HTML as text. */
+  html: string;
+  text: string;
+  spoilerText: string;
+  sensitive: boolean;
+  visibility: "public" | "unlisted";
+  language: string | null;
+  createdAt: number;
+  /** Its parent, when that was imported too. */
+  inReplyToId: number | null;
+  tags: string[];
+  /** Uploads made of its attachments, in order. */
+  mediaIds: number[];
+  /** Its poll, ended. */
+  poll: RemotePoll | null;
 }
 
 /** A status that passed every check and can be published now or at its scheduled time. */
@@ -278,11 +300,47 @@ export class PostingService {
   }
 
   /**
+   * A post of the account's own, from its archive of another server (ArchiveImport): dated and
+   * given its id as it was written, its HTML sanitized by the caller, its media processed here
+   * already, its poll ended. `status.imported`, not `status.created`: it is counted, and goes to
+   * no feed, no notification and no other server (it is no new post).
+   */
+  publishImported(input: ImportedStatusInput): StatusRow {
+    const parent = input.inReplyToId !== null ? (this.reader.findRow(input.inReplyToId) ?? null) : null;
+    const row = newStatusRow({
+      id: input.id,
+      accountId: input.accountId,
+      text: input.text,
+      contentHtml: input.html,
+      spoilerText: input.spoilerText,
+      sensitive: input.sensitive || input.spoilerText !== "",
+      visibility: input.visibility,
+      language: input.language,
+      parent,
+      tags: JSON.stringify(input.tags),
+      hasMedia: input.mediaIds.length > 0,
+      hasPoll: input.poll !== null,
+      createdAt: input.createdAt,
+    });
+    const p = input.poll;
+    const poll = p && { options: p.options, tallies: p.tallies, multiple: p.multiple, votersCount: p.votersCount ?? (p.multiple ? 0 : p.tallies.reduce((a, b) => a + b, 0)), expiresAt: p.expiresAt, endedAt: p.closedAt };
+    this.store(row, [], input.tags, poll, (tx) => this.media.attach(tx, row.id, input.mediaIds), "status.imported");
+    return row;
+  }
+
+  /**
    * The one way a new status is written, local or remote, in one transaction: its row, mentions,
    * tags and poll (its end told to the wheel while open), what the path adds (media, replies
    * waiting for it), then `status.created`, whose consequences are written within it.
    */
-  private store(row: StatusRow, mentioned: { id: number }[], tagNames: string[], poll: Omit<NewPollFields, "id" | "statusId" | "accountId" | "createdAt"> | null, more: (tx: Db) => void) {
+  private store(
+    row: StatusRow,
+    mentioned: { id: number }[],
+    tagNames: string[],
+    poll: Omit<NewPollFields, "id" | "statusId" | "accountId" | "createdAt"> | null,
+    more: (tx: Db) => void,
+    event: "status.created" | "status.imported" = "status.created",
+  ) {
     this.db.transaction((tx) => {
       this.rows.add(row);
       this.writeMentionsAndTags(row.id, mentioned, tagNames, row.createdAt);
@@ -291,7 +349,8 @@ export class PostingService {
         if (added.endedAt === null) this.events.emit({ type: "poll.opened", pollId: added.id, statusId: row.id, expiresAt: added.expiresAt });
       }
       more(tx as unknown as Db);
-      this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [] });
+      if (event === "status.imported") this.events.emit({ type: event, status: row });
+      else this.events.emit({ type: event, status: row, original: null, homeRecipients: [] });
     });
   }
 
