@@ -22,6 +22,9 @@ import type { NoteLookups } from "./vocab.ts";
 
 export { createFederationCore, type FederationCore } from "./core.ts";
 
+/** How long a stop waits for the activities being prepared to be queued. */
+const STOP_GRACE_MS = 10_000;
+
 /** What the edge hands requests for ActivityPub to. */
 export type FederationHandler = Pick<Federation<void>, "fetch">;
 
@@ -125,6 +128,12 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
     },
     async stop() {
       remote.stop();
+      // Activities of writes already committed are being prepared: they reach the queue (in the
+      // database) before it closes, or a follow made just before the stop would never be sent.
+      // Bounded: a send waits on at most the fetch deadline of a recipient's inbox.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([sender.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
+      clearTimeout(timer);
       controller?.abort();
       await listening?.catch(() => {});
     },
