@@ -11,6 +11,8 @@
  * could not run at all. Not part of `bun test`; `.ci/run` runs it when GTS_BIN is executable.
  * docs/interop.md says how to build GoToSocial here and what the checks saw.
  *
+ * Moves (checks/moves.ts) use accounts of their own: carol and dan on both sides.
+ *
  * Environment: GTS_BIN (required), GTS_WEB_DIR (GoToSocial's web/ folder: templates and
  * assets; default `web/` beside the binary), INTEROP_ROOKERY_ADDR / INTEROP_GTS_ADDR (default
  * 127.0.0.41 / 127.0.0.42, port 443 on each; loopback only), INTEROP_TIMEOUT_MS (per awaited
@@ -21,15 +23,16 @@
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { makeCertificate, startTlsPeer, type TlsPeer } from "../../test/support/federation-tls.ts";
+import { makeCertificate, startTlsPeer, TLS_PASSWORD, type TlsPeer } from "../../test/support/federation-tls.ts";
 import { blocks } from "./checks/blocks.ts";
 import { deliveries } from "./checks/deliveries.ts";
 import { lookupsAndFollows, unfollows } from "./checks/follows.ts";
 import { boostsAndFavourites, polls } from "./checks/interactions.ts";
 import { media, video } from "./checks/media.ts";
+import { moves } from "./checks/moves.ts";
 import { deletes, edits, posts } from "./checks/posts.ts";
 import type { Session } from "./checks/session.ts";
-import { defaultWebDir, startGoToSocial, type GtsPeer } from "./gotosocial-peer.ts";
+import { defaultWebDir, GTS_PASSWORD, startGoToSocial, type GtsPeer } from "./gotosocial-peer.ts";
 import { Report } from "./report.ts";
 import { ApiClient } from "./support.ts";
 
@@ -62,7 +65,7 @@ async function main(): Promise<number> {
     console.error(`interop: Rookery at https://${ROOKERY_ADDR}, GoToSocial at https://${GTS_ADDR}, files in ${runDir}`);
     const started = await Promise.allSettled([
       startTlsPeer(ROOKERY_ADDR, cert, { LOG_REQUESTS: "true", CACHE_REMOTE_MEDIA: String(CACHE_REMOTE_MEDIA) }, { proxyPort: 443 }),
-      startGoToSocial({ bin: GTS_BIN, webDir, host: GTS_ADDR, port: 443, cert: cert.cert, key: cert.key, dir: join(runDir, "gotosocial"), users: ["bob"], timeoutMs: TIMEOUT }),
+      startGoToSocial({ bin: GTS_BIN, webDir, host: GTS_ADDR, port: 443, cert: cert.cert, key: cert.key, dir: join(runDir, "gotosocial"), users: ["bob", "carol", "dan"], timeoutMs: TIMEOUT }),
     ]);
     if (started[0].status === "fulfilled") rookery = started[0].value;
     if (started[1].status === "fulfilled") gts = started[1].value;
@@ -94,6 +97,18 @@ async function main(): Promise<number> {
     await deletes(session);
     await unfollows(session);
     await blocks(session);
+    // Its own accounts on both sides (carol moves in, dan moves out), after the rest.
+    const [carolHere, danHere] = [await rookery!.user("carol"), await rookery!.user("dan")];
+    await moves(session, {
+      carolThere: gts!.clients.get("carol")!,
+      carolHere: new ApiClient(rookery!.direct, carolHere.client.token),
+      carolPassword: GTS_PASSWORD,
+      danHere: new ApiClient(rookery!.direct, danHere.client.token),
+      danThere: gts!.clients.get("dan")!,
+      danPassword: TLS_PASSWORD,
+      rookeryDomain: rookery!.domain,
+      gtsDomain: gts!.domain,
+    });
     await deliveries(session, gts!.logFile);
   } catch (error) {
     console.error(`interop: could not run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
