@@ -26,9 +26,9 @@ export function remoteFetcher(deps: {
       const c = await signedContext();
       // The documents as they came, for what Fedify's parser may not see in them (aliases.ts).
       const documents = new Map<string, unknown>();
-      const fetch = c.documentLoader;
+      const load = c.documentLoader;
       const keeping: DocumentLoader = async (url, options) => {
-        const remote = await fetch(url, options);
+        const remote = await load(url, options);
         documents.set(remote.documentUrl, remote.document);
         return remote;
       };
