@@ -46,7 +46,7 @@ export function actorSource(ctx: Context<void>, activity: Activity, loader: Docu
   const uri = activity.actorId!.href;
   return {
     uri,
-    fetch: async () => {
+    load: async () => {
       const actor = await activity.getActor({ ...ctx, suppressError: true });
       return actor && actor.id?.href === uri ? actorInput(actor, loader) : null;
     },

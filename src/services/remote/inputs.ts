@@ -60,7 +60,7 @@ export interface RemoteActorInput {
 export interface ActorSource {
   uri: string;
   /** Its document (checked to be the actor at `uri`), null when it cannot be had. */
-  fetch(): Promise<RemoteActorInput | null>;
+  load(): Promise<RemoteActorInput | null>;
 }
 
 /** A remote Note or Question, as it states itself. */

@@ -143,7 +143,7 @@ export class RemoteInteractions {
   private async actorOf(actor: ActorSource): Promise<AccountRow | null> {
     const stored = this.remote.byUri(actor.uri);
     if (stored) return stored;
-    const fetched = await actor.fetch();
+    const fetched = await actor.load();
     return fetched ? this.remote.upsert(fetched) : null;
   }
 

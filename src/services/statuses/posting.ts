@@ -281,9 +281,7 @@ export class PostingService {
       uri: input.uri,
       url: input.url,
     });
-    const p = input.poll;
-    // Votes and voters as its server counts them; voters of a single-choice poll are its votes.
-    const poll = p && { options: p.options, tallies: p.tallies, multiple: p.multiple, votersCount: p.votersCount ?? (p.multiple ? 0 : p.tallies.reduce((a, b) => a + b, 0)), expiresAt: p.expiresAt, endedAt: p.closedAt };
+    const poll = pollAsCounted(input.poll);
     this.store(row, input.mentions, tagNames, poll, (tx) => {
       input.media.forEach((m, position) =>
         tx.insert(mediaAttachments)
@@ -322,8 +320,7 @@ export class PostingService {
       hasPoll: input.poll !== null,
       createdAt: input.createdAt,
     });
-    const p = input.poll;
-    const poll = p && { options: p.options, tallies: p.tallies, multiple: p.multiple, votersCount: p.votersCount ?? (p.multiple ? 0 : p.tallies.reduce((a, b) => a + b, 0)), expiresAt: p.expiresAt, endedAt: p.closedAt };
+    const poll = pollAsCounted(input.poll);
     this.store(row, [], input.tags, poll, (tx) => this.media.attach(tx, row.id, input.mediaIds), "status.imported");
     return row;
   }
@@ -383,4 +380,9 @@ export class PostingService {
       this.q.tagStatus.run({ status: statusId, name });
     }
   }
+}
+
+/** A poll as its server counted it (a remote one, or one of an archive): votes, and voters; a single-choice poll's voters are its votes. */
+function pollAsCounted(p: { options: string[]; tallies: number[]; multiple: boolean; votersCount: number | null; expiresAt: number; closedAt: number | null } | null) {
+  return p && { options: p.options, tallies: p.tallies, multiple: p.multiple, votersCount: p.votersCount ?? (p.multiple ? 0 : p.tallies.reduce((a, b) => a + b, 0)), expiresAt: p.expiresAt, endedAt: p.closedAt };
 }
