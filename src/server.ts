@@ -11,7 +11,7 @@ import { MediaStorage } from "./media-files/storage.ts";
 import type { PushNotificationView } from "./models/views.ts";
 import type { Urls } from "./presenters/account.ts";
 import { serializePushNotification } from "./presenters/push-notification.ts";
-import { createServices } from "./services/index.ts";
+import { createServices, type ServiceDeps } from "./services/index.ts";
 import { registerConsequences } from "./services/consequences.ts";
 import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance-keys.ts";
@@ -83,15 +83,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   ids.seed(largestId(database.sqlite));
   const keys = await loadInstanceKeys(database.db);
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
-  const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
-  const renderPush = (view: PushNotificationView) => serializePushNotification(urls, view);
-  // Federation's Fedify side is made as the services are, of what it needs of them (the
-  // outgoing-HTTP module, the domain rules), and gives them its fetcher; the services are then
-  // registered with it (dispatchers, inbox listeners, outgoing activities).
-  const made: { core?: FederationCore } = {};
-  const remote = (infra: RemoteInfra) => (made.core = createFederationCore({ config, clock, db: database.db, ...infra })).fetcher;
-  const archiveRenderer = createArchiveRenderer({ config, db: database.db, clock, urls });
-  const services = createServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, renderPush, remote: config.federation ? remote : undefined, archiveRenderer });
+  const { services, urls, core } = assembleServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport }, { federation: config.federation });
   const ctx: AppContext = {
     config,
     clock,
@@ -104,7 +96,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
   const app = createApp(ctx);
   streaming = new Streaming(ctx);
-  const federation = made.core ? createRookeryFederation(made.core, { urls: ctx.urls, services }) : null;
+  const federation = core ? createRookeryFederation(core, { urls: ctx.urls, services }) : null;
   // Every listener, before the wheel can fire anything (a scheduled status or a poll come due).
   registerConsequences(services.events, services, { streams: (events) => streaming!.fanout.subscribe(events), federation: federation?.subscribe });
   services.polls.restore();
@@ -172,4 +164,26 @@ function watchOtherWriters(database: DbHandle, changed: () => void): ReturnType<
   }, 1000);
   timer.unref?.();
   return timer;
+}
+
+/**
+ * The services as every process that writes builds them (the server, the CLI, the tests' own):
+ * their URLs, the push renderer and the archive renderer they are given, and, with
+ * `federation`, Fedify's side made as they are (of what it needs of them: the outgoing-HTTP
+ * module, the domain rules), which gives them its fetcher and is returned to be registered
+ * with them (dispatchers, inbox listeners, outgoing activities). The caller registers the
+ * table of consequences once its transports exist.
+ */
+export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote" | "archiveRenderer">, options: { federation: boolean }) {
+  const { config, db, clock, storage } = deps;
+  const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
+  const made: { core?: FederationCore } = {};
+  const remote = (infra: RemoteInfra) => (made.core = createFederationCore({ config, clock, db, ...infra })).fetcher;
+  const services = createServices({
+    ...deps,
+    renderPush: (view: PushNotificationView) => serializePushNotification(urls, view),
+    remote: options.federation ? remote : undefined,
+    archiveRenderer: createArchiveRenderer({ config, db, clock, urls }),
+  });
+  return { services, urls, core: made.core ?? null };
 }

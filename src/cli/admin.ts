@@ -2,12 +2,10 @@ import { SystemClock } from "../clock.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { largestId, openDatabase } from "../db/connection.ts";
 import { ApiError } from "../errors.ts";
-import { createArchiveRenderer } from "../federation/archive.ts";
 import { IdGenerator, parseId } from "../ids.ts";
 import { MediaStorage } from "../media-files/storage.ts";
-import type { PushNotificationView } from "../models/views.ts";
-import { serializePushNotification } from "../presenters/push-notification.ts";
-import { createServices, type Services } from "../services/index.ts";
+import type { Services } from "../services/index.ts";
+import { assembleServices } from "../server.ts";
 import { registerConsequences } from "../services/consequences.ts";
 import { loadInstanceKeys } from "../services/instance-keys.ts";
 
@@ -44,10 +42,7 @@ export async function withServices<T>(run: (services: Services, config: Config) 
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
-  const urls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
-  const renderPush = (view: PushNotificationView) => serializePushNotification(urls, view);
-  const archiveRenderer = createArchiveRenderer({ config, db: handle.db, clock, urls });
-  const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db), renderPush, archiveRenderer });
+  const { services } = assembleServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db) }, { federation: false });
   // What follows a write, as in the server; the CLI has no streams and sends no activities.
   registerConsequences(services.events, services, {});
   try {

@@ -2,16 +2,13 @@ import { SystemClock } from "../clock.ts";
 import { loadConfig } from "../config.ts";
 import { largestId, openDatabase } from "../db/connection.ts";
 import { ApiError } from "../errors.ts";
-import { createFederationCore, createRookeryFederation, type FederationCore } from "../federation/index.ts";
+import { createRookeryFederation } from "../federation/index.ts";
 import { IdGenerator } from "../ids.ts";
 import { MediaStorage } from "../media-files/storage.ts";
-import type { PushNotificationView } from "../models/views.ts";
-import type { Urls } from "../presenters/account.ts";
-import { serializePushNotification } from "../presenters/push-notification.ts";
 import { registerConsequences } from "../services/consequences.ts";
-import { createServices, type Services } from "../services/index.ts";
+import type { Services } from "../services/index.ts";
+import { assembleServices } from "../server.ts";
 import { loadInstanceKeys } from "../services/instance-keys.ts";
-import type { RemoteInfra } from "../services/remote/fetcher.ts";
 import { CliFailure, parseArgs } from "./admin.ts";
 
 // `rookery accounts alias` and `rookery accounts move`: the operator names and moves accounts
@@ -34,12 +31,8 @@ async function withFederation<T>(run: (services: Services) => T | Promise<T>): P
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
-  const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
-  const renderPush = (view: PushNotificationView) => serializePushNotification(urls, view);
-  const made: { core?: FederationCore } = {};
-  const remote = (infra: RemoteInfra) => (made.core = createFederationCore({ config, clock, db: handle.db, ...infra })).fetcher;
-  const services = createServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db), renderPush, remote });
-  const federation = createRookeryFederation(made.core!, { urls, services });
+  const { services, urls, core } = assembleServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db) }, { federation: true });
+  const federation = createRookeryFederation(core!, { urls, services });
   registerConsequences(services.events, services, { federation: federation.subscribe });
   try {
     return await run(services);

@@ -1,5 +1,4 @@
 import { registerConsequences } from "../../src/services/consequences.ts";
-import { serializePushNotification } from "../../src/presenters/push-notification.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +8,8 @@ import { largestId, openDatabase, type DbHandle } from "../../src/db/connection.
 import { accounts, type AccountRow, type StatusRow } from "../../src/db/schema.ts";
 import { IdGenerator } from "../../src/ids.ts";
 import { MediaStorage } from "../../src/media-files/storage.ts";
-import { createServices, type Services } from "../../src/services/index.ts";
+import type { Services } from "../../src/services/index.ts";
+import { assembleServices } from "../../src/server.ts";
 import { loadInstanceKeys } from "../../src/services/instance-keys.ts";
 import type { StatusInput } from "../../src/services/statuses/posting.ts";
 
@@ -27,7 +27,7 @@ export interface TestServices {
 }
 
 /**
- * The services over a fresh database, wired as the server wires them (createServices), with no
+ * The services over a fresh database, wired as the server wires them (assembleServices), with no
  * HTTP server, no federation and no timers running: for the rules that live in services, tested
  * where they live. The clock stands still at `start` until the test moves it.
  */
@@ -40,8 +40,7 @@ export async function startTestServices(env: Record<string, string> = {}, start 
   ids.seed(largestId(database.sqlite));
   const keys = await loadInstanceKeys(database.db);
   const storage = new MediaStorage(dataDir, config.publicUrl);
-  const urls = { publicUrl: config.publicUrl, media: (path: string) => storage.url(path) };
-  const services = createServices({ config, db: database.db, clock, ids, storage, keys, renderPush: (view) => serializePushNotification(urls, view) });
+  const { services } = assembleServices({ config, db: database.db, clock, ids, storage, keys }, { federation: false });
   // What follows a write, as in the server (no streams, no federation here).
   registerConsequences(services.events, services, {});
   return {
