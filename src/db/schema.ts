@@ -8,3 +8,4 @@ export * from "./schema/federation.ts";
 export * from "./schema/admin.ts";
 export * from "./schema/portability.ts";
 export * from "./schema/archive.ts";
+export * from "./schema/quotes.ts";

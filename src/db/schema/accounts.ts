@@ -82,6 +82,8 @@ export const users = sqliteTable(
     defaultPrivacy: text("default_privacy").notNull().default("public"),
     defaultSensitive: bool("default_sensitive").notNull().default(false),
     defaultLanguage: text("default_language"),
+    /** The quote_approval_policy new statuses get when none is given: public | followers | nobody. */
+    defaultQuotePolicy: text("default_quote_policy").notNull().default("public"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)],

@@ -47,6 +47,16 @@ export const statuses = sqliteTable(
     repliesCount: integer("replies_count").notNull().default(0),
     reblogsCount: integer("reblogs_count").notNull().default(0),
     favouritesCount: integer("favourites_count").notNull().default(0),
+    /** Accepted quotes of it (Mastodon's quotes_count). */
+    quotesCount: integer("quotes_count").notNull().default(0),
+    /**
+     * Who may quote it, as Mastodon's QuoteApproval lists it: JSON {automatic: [...], manual:
+     * [...]} of "public" | "followers" | "following" | "unsupported_policy": a local status's
+     * from its quote_approval_policy, a remote one's from its interactionPolicy.canQuote. Null
+     * when none was stated (statuses from before quotes, remote ones without a policy): then
+     * only the author may quote it, as in Mastodon.
+     */
+    quoteApproval: text("quote_approval"),
     createdAt: integer("created_at").notNull(),
     /** When the author last edited it; null if never. */
     editedAt: integer("edited_at"),

@@ -32,6 +32,8 @@ export interface NewStatusFields {
   /** A remote status's object IRI and web page. */
   uri?: string | null;
   url?: string | null;
+  /** Who may quote it, JSON as the row keeps it (see statuses.quote_approval). */
+  quoteApproval?: string | null;
 }
 
 /** The one way a status row is made, for every path that publishes one. */
@@ -60,6 +62,8 @@ export function newStatusRow(f: NewStatusFields): StatusRow {
     repliesCount: 0,
     reblogsCount: 0,
     favouritesCount: 0,
+    quotesCount: 0,
+    quoteApproval: f.quoteApproval ?? null,
     createdAt: f.createdAt,
     editedAt: null,
     uri: f.uri ?? null,
