@@ -74,17 +74,22 @@ export interface NoteLookups {
 const MEDIA_TYPES: Record<string, string> = { jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", webp: "image/webp", gif: "image/gif", avif: "image/avif", mp4: "video/mp4", webm: "video/webm", mp3: "audio/mpeg", ogg: "audio/ogg" };
 
 /**
- * A local attachment as Mastodon sends it: a Document with its media type, URL, alt text and
- * size. Not sent: blurhash and focal point, Mastodon's extension terms, which Fedify's
- * vocabulary has no place for (receivers compute a blurhash of their own when they fetch it).
+ * A local attachment as Mastodon's MediaAttachmentSerializer sends it: a Document with its media
+ * type, URL, alt text (name), BlurHash, focal point ([x, y], when set) and size. BlurHash and
+ * focal point are Mastodon's terms, which Fedify 2.3.6's Document lacks: patches/README.md says
+ * how they are added and where the proposal to Fedify stands.
  */
 function documentOf(urls: Urls, m: MediaRow): Document | null {
   if (m.file === null) return null;
-  const original = (JSON.parse(m.meta) as { original?: { width?: number; height?: number } }).original;
+  const meta = JSON.parse(m.meta) as { original?: { width?: number; height?: number }; focus?: { x?: unknown; y?: unknown } };
+  const { original, focus } = meta;
+  const focused = typeof focus?.x === "number" && typeof focus.y === "number" && Number.isFinite(focus.x) && Number.isFinite(focus.y);
   return new Document({
     mediaType: MEDIA_TYPES[m.file.split(".").pop()?.toLowerCase() ?? ""] ?? null,
     url: new URL(urls.media(m.file)),
     name: m.description,
+    blurhash: m.blurhash,
+    focalPoint: focused ? [focus.x as number, focus.y as number] : null,
     width: original?.width ?? null,
     height: original?.height ?? null,
   });

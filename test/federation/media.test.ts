@@ -31,18 +31,20 @@ afterAll(async () => {
 });
 
 describe("media travels with statuses", () => {
-  test("alice's picture reaches bob's home at A's URL, with its alt text and size; the Note carries it as a Document", async () => {
+  test("alice's picture reaches bob's home at A's URL, with its alt text, size, blurhash and focal point; the Note carries it as Mastodon's Document", async () => {
     const png = await sharp({ create: { width: 320, height: 200, channels: 3, background: "#3366aa" } }).png().toBuffer();
     const form = new FormData();
     form.append("file", new Blob([png], { type: "image/png" }), "field.png");
     form.append("description", "A blue field");
+    form.append("focus", "0.5,-0.25");
     const media = await alice.client.post("/api/v1/media", { multipart: form });
     expect(media.status).toBe(200);
+    expect(media.body.blurhash).toEqual(expect.any(String));
     const post = await postStatus(alice, { status: "Look!", visibility: "public", media_ids: [media.body.id] });
 
     const note = await getAp(post.uri);
     // Compact JSON-LD writes a single attachment without its array.
-    expect([note.body.attachment].flat()).toEqual([{ type: "Document", mediaType: "image/png", url: media.body.url, name: "A blue field", width: 320, height: 200 }]);
+    expect([note.body.attachment].flat()).toEqual([{ type: "Document", mediaType: "image/png", url: media.body.url, name: "A blue field", blurhash: media.body.blurhash, focalPoint: [0.5, -0.25], width: 320, height: 200 }]);
 
     const shown = await eventually(async () => (await bob.client.get("/api/v1/timelines/home")).body.find((s: any) => s.uri === post.uri), "the post in bob's home");
     expect(shown.media_attachments).toEqual([
@@ -54,16 +56,17 @@ describe("media travels with statuses", () => {
         remote_url: media.body.url,
         preview_remote_url: null,
         text_url: null,
-        meta: { original: { width: 320, height: 200, size: "320x200", aspect: 1.6 } },
+        meta: { original: { width: 320, height: 200, size: "320x200", aspect: 1.6 }, focus: { x: 0.5, y: -0.25 } },
         description: "A blue field",
-        blurhash: null,
+        // A's own hash, not computed again on B (which keeps no copy).
+        blurhash: media.body.blurhash,
       },
     ]);
     // Not downloaded: B keeps no file of it.
     expect(b.database.sqlite.query("SELECT file, preview, remote_url FROM media_attachments").all()).toEqual([{ file: null, preview: null, remote_url: media.body.url }]);
   });
 
-  test("a Mastodon-shaped note's attachments keep their type, blurhash and focal point; unsafe URLs and non-documents are dropped", async () => {
+  test("a Mastodon-shaped note's attachments keep their type, blurhash and focal point (clamped within -1..1); unsafe URLs and non-documents are dropped", async () => {
     const noteId = `${receiver.base}/notes/media`;
     const body = JSON.stringify({
       "@context": ["https://www.w3.org/ns/activitystreams", { toot: "http://joinmastodon.org/ns#", blurhash: "toot:blurhash", focalPoint: { "@container": "@list", "@id": "toot:focalPoint" } }],
@@ -93,7 +96,7 @@ describe("media travels with statuses", () => {
     const shown = (await alice.client.get(`/api/v1/statuses/${stored.id}`)).body;
     expect(shown.media_attachments.map((m: any) => [m.type, m.url, m.description, m.blurhash, m.meta])).toEqual([
       ["image", "https://files.example/cat.jpg", "a cat", "UBL_:rOpGG-oBUNG,qRj2so|=eE1w^n4S5NH", { original: { width: 640, height: 480, size: "640x480", aspect: 640 / 480 }, focus: { x: -0.5, y: 0.25 } }],
-      ["video", "https://files.example/clip.mp4", "a clip", null, {}],
+      ["video", "https://files.example/clip.mp4", "a clip", null, { focus: { x: 1, y: 0 } }],
     ]);
     expect(shown.media_attachments[1].preview_url).toBeNull();
   });

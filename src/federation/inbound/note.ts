@@ -1,6 +1,7 @@
 import type { Context } from "@fedify/fedify";
 import { Audio, Collection, Document, Hashtag, Image, Mention, Note, Question, Video } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
+import { remoteBlurhash, remoteFocus } from "../../media-files/hints.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
 import type { IriRef, RemoteNoteInput } from "../../services/remote/inputs.ts";
 import type { RemoteMedia, RemotePoll } from "../../services/statuses/remote-input.ts";
@@ -18,8 +19,6 @@ const MAX_HASHTAGS = 100;
 /** Attachments kept of one Note (Mastodon's ACTIVITYPUB_STATUSES_ATTACHMENT_MAX). */
 const MAX_ATTACHMENTS = 16;
 const MAX_DESCRIPTION = 1500;
-/** BlurHash's alphabet (base 83); a hash is short. */
-const BLURHASH = /^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{6,100}$/;
 
 /** The objects stored as statuses: Notes, and Questions (polls). */
 export type StatusObject = Note | Question;
@@ -37,8 +36,8 @@ async function first<T>(items: AsyncIterable<T>): Promise<T | null> {
  * A Note or Question as the services take it (RemoteNotes decides what is stored); null when
  * it names no IRI or no author. What it refers to (its author, tags, attachments, poll
  * options) is read through `ctx` only when asked for; `raw`, the Note as it arrived embedded
- * in its activity, gives what Fedify's vocabulary leaves out (attachments' blurhash and
- * focal point); `loader` reads the author's profile.
+ * in its activity, gives attachments' blurhash and focal point as Mastodon reads them (by their
+ * plain keys) when the sender's context left them undefined; `loader` reads the author's profile.
  */
 export function noteInput(ctx: Context<void>, note: StatusObject, loader: DocumentLoader, raw?: () => Promise<unknown>): RemoteNoteInput | null {
   const authorUri = note.attributionId;
@@ -90,10 +89,11 @@ async function tagsOf(ctx: Context<void>, note: StatusObject): Promise<{ mention
 
 /**
  * The Note's attachments, to be shown at their own server's URLs: type (from the object's
- * type or its media type), alt text, size; blurhash and focal point are Mastodon's
- * extension terms, which Fedify's vocabulary does not model, so they are read from the Note
+ * type or its media type), alt text, size, blurhash and focal point. Mastodon reads those two
+ * by their plain keys, whatever the @context says, so they are read so here too, from the Note
  * as it arrived: `given`, the document it came embedded in, or else the one Fedify keeps of a
- * Note it parsed on its own (a fetched one).
+ * Note it parsed on its own (a fetched one). A document without those keys (a sender writing
+ * `toot:blurhash`) gives the values Fedify's Document reads with our patch (patches/README.md).
  */
 async function attachmentsOf(ctx: Context<void>, note: StatusObject, given?: unknown): Promise<RemoteMedia[]> {
   const raw = ((given as { id?: unknown } | undefined)?.id === note.id?.href ? given : await note.toJsonLd()) as { attachment?: unknown } | null;
@@ -101,7 +101,8 @@ async function attachmentsOf(ctx: Context<void>, note: StatusObject, given?: unk
   const media: RemoteMedia[] = [];
   let index = 0;
   for await (const attachment of note.getAttachments({ ...ctx, suppressError: true })) {
-    const extra = extras[index++] ?? {};
+    const given = extras[index++];
+    const extra: Record<string, unknown> = typeof given === "object" && given !== null ? given : {};
     if (media.length >= MAX_ATTACHMENTS || !(attachment instanceof Document)) continue;
     // Shown at this address (and maybe copied from it): an attachment elsewhere than http(s) is dropped.
     const link = httpUrlOrNull(attachment.url instanceof URL ? attachment.url : (attachment.url?.href ?? null));
@@ -112,9 +113,10 @@ async function attachmentsOf(ctx: Context<void>, note: StatusObject, given?: unk
     const meta: RemoteMedia["meta"] = {};
     const { width, height } = attachment;
     if (width && height && width > 0 && height > 0) meta.original = { width, height, size: `${width}x${height}`, aspect: width / height };
-    const focal = extra.focalPoint;
-    if (Array.isArray(focal) && focal.length === 2 && focal.every((v) => typeof v === "number" && v >= -1 && v <= 1)) meta.focus = { x: focal[0] as number, y: focal[1] as number };
-    const blurhash = typeof extra.blurhash === "string" && BLURHASH.test(extra.blurhash) ? extra.blurhash : null;
+    const focus = remoteFocus("focalPoint" in extra ? extra.focalPoint : attachment.focalPoint);
+    if (focus) meta.focus = focus;
+    // A hash not as Mastodon would keep it is left null: it is computed here if the file is copied.
+    const blurhash = remoteBlurhash("blurhash" in extra ? extra.blurhash : attachment.blurhash);
     const description = attachment.name?.toString().trim().slice(0, MAX_DESCRIPTION) || null;
     media.push({ type, url: link, description, blurhash, meta });
   }
