@@ -75,25 +75,31 @@ const MEDIA_TYPES: Record<string, string> = { jpg: "image/jpeg", jpeg: "image/jp
 
 /**
  * A local attachment as Mastodon's MediaAttachmentSerializer sends it: a Document with its media
- * type, URL, alt text (name), BlurHash, focal point ([x, y], when set) and size. BlurHash and
- * focal point are Mastodon's terms, which Fedify 2.3.6's Document lacks: patches/README.md says
- * how they are added and where the proposal to Fedify stands.
+ * type, URL, alt text (name), BlurHash, focal point ([x, y], when set), size, duration (video
+ * and audio) and custom thumbnail (icon, which Mastodon shows as the preview of remote video and
+ * audio). BlurHash and focal point are Mastodon's terms, which Fedify 2.3.6's Document lacks:
+ * patches/README.md says how they are added and where the proposal to Fedify stands.
  */
 function documentOf(urls: Urls, m: MediaRow): Document | null {
   if (m.file === null) return null;
-  const meta = JSON.parse(m.meta) as { original?: { width?: number; height?: number }; focus?: { x?: unknown; y?: unknown } };
+  const meta = JSON.parse(m.meta) as { original?: { width?: number; height?: number; duration?: number }; focus?: { x?: unknown; y?: unknown } };
   const { original, focus } = meta;
   const focused = typeof focus?.x === "number" && typeof focus.y === "number" && Number.isFinite(focus.x) && Number.isFinite(focus.y);
+  const seconds = original?.duration;
   return new Document({
-    mediaType: MEDIA_TYPES[m.file.split(".").pop()?.toLowerCase() ?? ""] ?? null,
+    mediaType: mediaTypeOf(m.file),
     url: new URL(urls.media(m.file)),
     name: m.description,
     blurhash: m.blurhash,
     focalPoint: focused ? [focus.x as number, focus.y as number] : null,
     width: original?.width ?? null,
     height: original?.height ?? null,
+    duration: typeof seconds === "number" && Number.isFinite(seconds) && seconds > 0 ? Temporal.Duration.from({ milliseconds: Math.round(seconds * 1000) }) : null,
+    icon: m.thumbnail ? new Image({ url: new URL(urls.media(m.thumbnail)), mediaType: mediaTypeOf(m.thumbnail) }) : null,
   });
 }
+
+const mediaTypeOf = (file: string) => MEDIA_TYPES[file.split(".").pop()?.toLowerCase() ?? ""] ?? null;
 
 /** The actor IRI of an account, local or remote. */
 export function actorUriOf(ctx: Context<void>, account: AccountRow): URL {

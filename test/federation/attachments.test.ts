@@ -4,6 +4,7 @@ import { Create, Document } from "@fedify/fedify/vocab";
 import { getDocumentLoader } from "@fedify/vocab-runtime";
 import sharp from "sharp";
 import { remoteBlurhash } from "../../src/media-files/hints.ts";
+import { clips, removeClips } from "../support/clips.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { eventually } from "../support/federation.ts";
 import { MASTODON_CONTEXT, startRawServer } from "../support/raw-server.ts";
@@ -30,6 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await a?.close();
   raw?.stop();
+  removeClips();
 });
 
 const aliceUri = () => `${a.base}/users/alice`;
@@ -82,6 +84,33 @@ describe("attachments sent as Mastodon sends them", () => {
     const [document] = await Array.fromAsync((await parsed.getObject({ documentLoader: loader, contextLoader: loader }))!.getAttachments());
     expect(document).toBeInstanceOf(Document);
     expect([(document as Document).focalPoint, (document as Document).blurhash]).toEqual([[-0.3, 0.6], media.blurhash]);
+  });
+
+  test("a video goes with its duration (ISO 8601, as Mastodon writes it) and its custom thumbnail as the Document's icon", async () => {
+    // dave follows alice since the test above.
+    const thumb = await sharp({ create: { width: 80, height: 60, channels: 3, background: "#3366aa" } }).jpeg().toBuffer();
+    const form = new FormData();
+    form.append("file", new Blob([(await clips.mp4()) as Uint8Array<ArrayBuffer>]), "clip.mp4");
+    form.append("thumbnail", new Blob([thumb]), "thumb.jpg");
+    form.append("description", "A test card");
+    const media = (await alice.client.post("/api/v1/media", { multipart: form })).body;
+    expect(media.type).toBe("video");
+    const post = await postStatus(alice, { status: "Watch", visibility: "public", media_ids: [media.id] });
+
+    const create = await eventually(() => raw.received.find((r) => r.body?.type === "Create" && r.body.object?.id === post.uri)?.body, "the Create at dave's inbox");
+    const [document] = [create.object.attachment].flat();
+    const seconds = Math.round(media.meta.original.duration * 1000) / 1000;
+    expect(document).toEqual({
+      type: "Document",
+      mediaType: "video/mp4",
+      url: media.url,
+      name: "A test card",
+      blurhash: media.blurhash,
+      width: 320,
+      height: 240,
+      duration: `PT${seconds}S`,
+      icon: { type: "Image", mediaType: "image/jpeg", url: media.preview_url },
+    });
   });
 });
 
