@@ -1,4 +1,4 @@
-/** An image with a description, posted on each side, shows (and loads) on the other. */
+/** An image with a description, posted on each side, shows (and loads) on the other, with the sender's blurhash. */
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,12 +14,12 @@ async function image(color: string): Promise<Blob> {
   return new Blob([new Uint8Array(png)], { type: "image/png" });
 }
 
-async function upload(s: Session, client: ApiClient, color: string, description: string, file?: Blob): Promise<string> {
+async function upload(s: Session, client: ApiClient, color: string, description: string, file?: Blob): Promise<{ id: string; blurhash: string }> {
   const form = new FormData();
   form.append("file", file ?? (await image(color)), file ? "interop.mp4" : "interop.png");
   form.append("description", description);
   const media = expectStatus(await client.post("/api/v2/media", { multipart: form }), [200, 202], "upload");
-  await waitFor(
+  const processed = await waitFor(
     "the upload to be processed",
     async (seen) => {
       const m = await client.get(`/api/v1/media/${media.id}`);
@@ -28,7 +28,7 @@ async function upload(s: Session, client: ApiClient, color: string, description:
     },
     s.timeout,
   );
-  return media.id as string;
+  return { id: media.id as string, blurhash: processed.blurhash as string };
 }
 
 /**
@@ -48,34 +48,38 @@ function gtsCopy(s: Session, statusId: string, what: string) {
   );
 }
 
-/** What the other side shows of the attachment; `loader` trusts the test certificate. */
-async function seen(loader: ApiClient, attachment: any, description: string) {
+/**
+ * What the other side shows of the attachment; `loader` trusts the test certificate. `blurhash`,
+ * the sender's own: both sides keep the one sent (toot:blurhash) rather than compute theirs.
+ */
+async function seen(loader: ApiClient, attachment: any, description: string, blurhash: string) {
   if (!attachment) throw new Error("no attachment on the copy");
   if (attachment.type !== "image") throw new Error(`attachment type ${attachment.type}`);
   if (attachment.description !== description) throw new Error(`description "${attachment.description}"`);
   const loaded = await loader.bytes(attachment.url);
   if (loaded.status !== 200 || !loaded.type.startsWith("image/")) throw new Error(`its url ${attachment.url} answered ${loaded.status} ${loaded.type}`);
   const size = attachment.meta?.original?.width ? `${attachment.meta.original.width}x${attachment.meta.original.height}` : "no size in meta";
-  return `image at ${new URL(attachment.url).host} (${loaded.type}, ${loaded.size} bytes), ${size}, description kept, blurhash ${attachment.blurhash ? "yes" : "no"}`;
+  if (attachment.blurhash !== blurhash) throw new Error(`blurhash ${attachment.blurhash}, the sender's ${blurhash}`);
+  return `image at ${new URL(attachment.url).host} (${loaded.type}, ${loaded.size} bytes), ${size}, description and the sender's blurhash kept`;
 }
 
 export async function media(s: Session) {
   await s.report.check("media (image with description)", R2G, async () => {
     const description = "A red rectangle from Rookery";
-    const id = await upload(s, s.alice, "#c03020", description);
-    const p = await post(s.alice, { status: "An image from Rookery", media_ids: [id] });
+    const uploaded = await upload(s, s.alice, "#c03020", description);
+    const p = await post(s.alice, { status: "An image from Rookery", media_ids: [uploaded.id] });
     const there = await inHome(s, s.bob, p.uri, "alice's image post in bob's home timeline");
     const attachment = await gtsCopy(s, there.id, "the image");
-    return `GoToSocial: ${await seen(s.bob, attachment, description)}`;
+    return `GoToSocial: ${await seen(s.bob, attachment, description, uploaded.blurhash)}`;
   });
   await s.report.check("media (image with description)", G2R, async () => {
     const description = "A blue rectangle from GoToSocial";
-    const id = await upload(s, s.bob, "#2040c0", description);
-    const p = await post(s.bob, { status: "An image from GoToSocial", media_ids: [id] });
+    const uploaded = await upload(s, s.bob, "#2040c0", description);
+    const p = await post(s.bob, { status: "An image from GoToSocial", media_ids: [uploaded.id] });
     const here = await inHome(s, s.alice, p.uri, "bob's image post in alice's home timeline");
     if (!s.cacheRemoteMedia) {
       // Rookery shows remote media at the peer's URL (loaded here trusting the test certificate).
-      return `Rookery: ${await seen(s.bob, here.media_attachments?.[0], description)}`;
+      return `Rookery: ${await seen(s.bob, here.media_attachments?.[0], description, uploaded.blurhash)}`;
     }
     // CACHE_REMOTE_MEDIA: Rookery copies the image and shows its copy, remote_url naming the origin.
     const rookeryHost = s.aliceAcct.split("@")[1]!;
@@ -91,7 +95,7 @@ export async function media(s: Session) {
     );
     const origin = attachment.remote_url ? new URL(attachment.remote_url).host : null;
     if (origin !== s.bobAcct.split("@")[1]) throw new Error(`remote_url ${attachment.remote_url}`);
-    return `Rookery (CACHE_REMOTE_MEDIA) shows its copy: ${await seen(s.bob, attachment, description)}, remote_url at ${origin}`;
+    return `Rookery (CACHE_REMOTE_MEDIA) shows its copy: ${await seen(s.bob, attachment, description, uploaded.blurhash)}, remote_url at ${origin}`;
   });
 }
 
@@ -111,7 +115,7 @@ async function clip(): Promise<Blob> {
 export async function video(s: Session) {
   const file = await clip();
   await s.report.check("media (video)", R2G, async () => {
-    const id = await upload(s, s.alice, "", "A test card from Rookery", file);
+    const { id } = await upload(s, s.alice, "", "A test card from Rookery", file);
     const p = await post(s.alice, { status: "A video from Rookery", media_ids: [id] });
     const there = await inHome(s, s.bob, p.uri, "alice's video post in bob's home timeline");
     const attachment = await gtsCopy(s, there.id, "the video");
@@ -121,7 +125,7 @@ export async function video(s: Session) {
     return `GoToSocial: video at ${new URL(attachment.url).host} (${loaded.size} bytes), ${attachment.meta?.original?.width}x${attachment.meta?.original?.height}, ${attachment.meta?.original?.duration} s`;
   });
   await s.report.check("media (video)", G2R, async () => {
-    const id = await upload(s, s.bob, "", "A test card from GoToSocial", file);
+    const { id } = await upload(s, s.bob, "", "A test card from GoToSocial", file);
     const p = await post(s.bob, { status: "A video from GoToSocial", media_ids: [id] });
     const here = await inHome(s, s.alice, p.uri, "bob's video post in alice's home timeline");
     const a = here.media_attachments?.[0];
