@@ -36,8 +36,8 @@ async function first<T>(items: AsyncIterable<T>): Promise<T | null> {
  * A Note or Question as the services take it (RemoteNotes decides what is stored); null when
  * it names no IRI or no author. What it refers to (its author, tags, attachments, poll
  * options) is read through `ctx` only when asked for; `raw`, the Note as it arrived embedded
- * in its activity, gives attachments' blurhash and focal point as Mastodon reads them (by their
- * plain keys) when the sender's context left them undefined; `loader` reads the author's profile.
+ * in its activity, gives attachments' blurhash and focal point as Mastodon reads them, by their
+ * plain keys; `loader` reads the author's profile.
  */
 export function noteInput(ctx: Context<void>, note: StatusObject, loader: DocumentLoader, raw?: () => Promise<unknown>): RemoteNoteInput | null {
   const authorUri = note.attributionId;
@@ -101,8 +101,8 @@ async function attachmentsOf(ctx: Context<void>, note: StatusObject, given?: unk
   const media: RemoteMedia[] = [];
   let index = 0;
   for await (const attachment of note.getAttachments({ ...ctx, suppressError: true })) {
-    const given = extras[index++];
-    const extra: Record<string, unknown> = typeof given === "object" && given !== null ? given : {};
+    const item = extras[index++];
+    const extra: Record<string, unknown> = typeof item === "object" && item !== null ? item : {};
     if (media.length >= MAX_ATTACHMENTS || !(attachment instanceof Document)) continue;
     // Shown at this address (and maybe copied from it): an attachment elsewhere than http(s) is dropped.
     const link = httpUrlOrNull(attachment.url instanceof URL ? attachment.url : (attachment.url?.href ?? null));
