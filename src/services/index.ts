@@ -87,6 +87,8 @@ import { ImportWorker } from "./portability/import-worker.ts";
 import { ArchiveExport } from "./archive/export.ts";
 import { ArchiveImport } from "./archive/import.ts";
 import type { ArchiveRenderer } from "./archive/ports.ts";
+import { QuotePolicy } from "./quotes/policy.ts";
+import { QuoteService } from "./quotes/quotes.ts";
 
 export interface ServiceDeps {
   config: Config;
@@ -141,8 +143,10 @@ export function createServices(deps: ServiceDeps) {
   const renderCache = new RenderCache();
   const counters = new Counters(db.$client, renderCache);
   const newStatuses = new NewStatuses(db);
-  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, localEmojis);
-  const removal = new RemovalService(db, events, renderCache, statusMedia);
+  // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).
+  const quotes = new QuoteService(db, ids, clock, events, new QuotePolicy(db.$client, follows, moderation, policy), reader, config.publicUrl);
+  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
+  const removal = new RemovalService(db, events, renderCache, statusMedia, quotes);
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events, newStatuses);
   const polls = new PollService(db, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(db, ids, clock, events);
@@ -176,7 +180,7 @@ export function createServices(deps: ServiceDeps) {
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader);
 
-  const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses);
+  const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls);
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
@@ -233,6 +237,7 @@ export function createServices(deps: ServiceDeps) {
   const archiveExport = deps.archiveRenderer ? new ArchiveExport(db, clock, storage, accounts, reader, statusMedia, polls, deps.archiveRenderer) : null;
   const archiveImport = new ArchiveImport(db, clock, posting, media);
   return {
+    quotes,
     archiveExport,
     archiveImport,
     outgoing,
