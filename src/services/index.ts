@@ -24,6 +24,9 @@ import { RemoteNotes } from "./remote/notes.ts";
 import { RemoteInteractions } from "./remote/interactions.ts";
 import { GoneAccounts } from "./remote/gone-accounts.ts";
 import { RemoteThreads } from "./remote/threads.ts";
+import { NoteQuotes } from "./remote/note-quotes.ts";
+import { QuoteStamps } from "./remote/quote-stamps.ts";
+import { RemoteQuotes } from "./remote/quotes.ts";
 import { AccountMoves } from "./remote/moves.ts";
 import { ActorRefs } from "./accounts/actor-refs.ts";
 import { AccountAliases } from "./accounts/aliases.ts";
@@ -182,7 +185,10 @@ export function createServices(deps: ServiceDeps) {
 
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);
-  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls);
+  // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
+  const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id));
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher);
+  const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader);
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
   const featuredTags = new FeaturedTagService(db, ids, clock, search);
@@ -249,6 +255,7 @@ export function createServices(deps: ServiceDeps) {
     remoteInteractions,
     goneAccounts,
     remoteThreads,
+    remoteQuotes,
     accountMoves,
     accountAliases,
     accountMoving,

@@ -31,7 +31,8 @@ export interface RemoteQuoteInput {
   activityUri?: string | null;
   /** Read from a property of servers that do not ask (shown as a link only, never as a quote). */
   legacy?: boolean;
-  state: "pending" | "accepted";
+  /** rejected: its stamp's own server says there is none (Mastodon's VerifyQuoteService rejects it). */
+  state: "pending" | "accepted" | "rejected";
 }
 
 /**
@@ -147,12 +148,34 @@ export class QuoteService {
   }
 
   /** A QuoteRequest for a local status (its quote stored pending by `attachRemote`): decided by the policy, as Mastodon answers automatically. */
-  answerRequest(quoteId: number): QuoteRow | null {
-    const quote = this.find(quoteId);
-    if (!quote || quote.state !== "pending" || quote.quotedStatusId === null) return null;
-    const quoted = this.reader.findRow(quote.quotedStatusId);
+  answerRequest(quoteId: number, activityUri?: string): QuoteRow | null {
+    const found = this.find(quoteId);
+    if (!found || found.state !== "pending" || found.quotedStatusId === null) return null;
+    const quoted = this.reader.findRow(found.quotedStatusId);
     if (!quoted || quoted.uri !== null) return null;
-    return this.db.transaction(() => this.answer(quote, this.policy.mayQuote(quoted, quote.accountId)));
+    return this.db.transaction(() => {
+      // The request's IRI, which the answer quotes (Mastodon's quote.update!(activity_uri: ...)).
+      const quote = activityUri === undefined ? found : { ...found, activityUri };
+      if (activityUri !== undefined) this.db.update(quotes).set({ activityUri }).where(eq(quotes.id, quote.id)).run();
+      return this.answer(quote, this.policy.mayQuote(quoted, quote.accountId));
+    });
+  }
+
+  /**
+   * A remote post's pending quote of a remote post, now proven by the stamp `approvalUri` (its
+   * author sent it again with the stamp, and the stamp's server vouched for it): accepted.
+   */
+  acceptVerified(quoteId: number, approvalUri: string): QuoteRow | null {
+    const quote = this.find(quoteId);
+    if (!quote || quote.state !== "pending") return null;
+    return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
+  }
+
+  /** A remote post's pending quote whose stamp its own server says is not there: rejected. */
+  rejectVerified(quoteId: number): QuoteRow | null {
+    const quote = this.find(quoteId);
+    if (!quote || quote.state !== "pending") return null;
+    return this.db.transaction(() => this.move(quote, "rejected", quote.approvalUri));
   }
 
   /**

@@ -325,6 +325,7 @@ export class PostingService {
       createdAt,
       uri: input.uri,
       url: input.url,
+      quoteApproval: input.quoteApproval ?? null,
     });
     const poll = pollAsCounted(input.poll);
     this.store(row, input.mentions, tagNames, poll, (tx) => {
