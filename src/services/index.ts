@@ -188,7 +188,7 @@ export function createServices(deps: ServiceDeps) {
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id));
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher);
-  const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader);
+  const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
   const featuredTags = new FeaturedTagService(db, ids, clock, search);

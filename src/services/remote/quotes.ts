@@ -39,6 +39,7 @@ export class RemoteQuotes {
     private notes: Pick<RemoteNotes, "statusAt" | "store">,
     private remote: Pick<RemoteAccounts, "byUri" | "upsert" | "statusByUri">,
     private reader: Pick<StatusReader, "findRow">,
+    private accountById: (id: number) => AccountRow | undefined,
   ) {}
 
   /**
@@ -87,10 +88,17 @@ export class RemoteQuotes {
     return true;
   }
 
-  /** A Delete of a stamp by the author who issued it (Mastodon's Delete#revoke_quote): the quote it approved is revoked. */
-  revoked(actorUri: string, objectUri: string): void {
+  /**
+   * A Delete of a stamp by the author who issued it (Mastodon's Delete#revoke_quote): the quote
+   * it approved is revoked. When the quoting post is one of this server's, the username of its
+   * author, whose followers are to be told (the Delete forwarded, as Mastodon's Forwarder does:
+   * they believed the quote on that stamp and are not among those its author's server reaches).
+   */
+  revoked(actorUri: string, objectUri: string): string | null {
     const account = this.remote.byUri(actorUri);
-    if (account) this.quotes.revokeStamp(objectUri, account.id);
+    const quote = account ? this.quotes.revokeStamp(objectUri, account.id) : null;
+    const quoter = quote ? this.accountById(quote.accountId) : undefined;
+    return quoter && quoter.domain === null ? quoter.username : null;
   }
 
   /** The local quote a request of ours stands for: by the request's IRI, or (a server that does not echo it) by the quoting post. */
