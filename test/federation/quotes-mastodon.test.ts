@@ -202,7 +202,7 @@ describe("QuoteRequests from a Mastodon server", () => {
 });
 
 describe("alice quotes a Mastodon post", () => {
-  test("A asks yan's server; only yan's Accept with a stamp on his server accepts it, and only yan's Delete of it revokes it", async () => {
+  test("A asks yan's server; only yan's Accept with a stamp on his server accepts it, only yan's Delete of it revokes it; deleting the quote tells yan", async () => {
     const quoted = note(yan, "/actors/yan/statuses/8");
     const found = await alice.client.get("/api/v2/search", { query: { q: quoted.id, resolve: "true" } });
     expect(found.body.statuses).toHaveLength(1);
@@ -235,5 +235,10 @@ describe("alice quotes a Mastodon post", () => {
     expect(quoteOf(posted.status.id)?.state).toBe("accepted");
     await del(yan, 2);
     await eventually(() => quoteOf(posted.status.id)?.state === "revoked", "revoked");
+
+    // alice deletes her post: yan's server, which follows nobody here, is told too.
+    expect((await alice.client.delete(`/api/v1/statuses/${posted.status.id}`)).status).toBe(200);
+    const gone = await eventually(() => m.received.find((r) => r.body?.type === "Delete" && r.body?.object?.id === mine), "the Delete at yan's inbox");
+    expect(gone.path).toBe("/actors/yan/inbox");
   });
 });

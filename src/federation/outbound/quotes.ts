@@ -1,4 +1,4 @@
-import { Accept, Delete, PUBLIC_COLLECTION, Reject, Update } from "@fedify/fedify/vocab";
+import { Accept, Delete, Note, PUBLIC_COLLECTION, Reject, Tombstone, Update } from "@fedify/fedify/vocab";
 import type { AccountRow, QuoteRow } from "../../db/schema.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { quoteRequestOf, stampOf } from "../quote-vocab.ts";
@@ -64,6 +64,19 @@ export function quotes(events: Pick<EventBus, "afterCommit">, out: Outbound): vo
   });
 
   events.afterCommit("quote.rejected", ({ quote }) => answer("Reject", quote));
+
+  // A local quoting post deleted: the quoted author's server, which counted it, hears of it even
+  // when it follows nobody here (the status's own Delete goes to the followers; its quote row is
+  // gone by then). The same Delete, by its id, so that a server told twice drops the second.
+  events.afterCommit("quote.removed", ({ quote }) => {
+    const author = account(quote.accountId);
+    const quotedAuthor = account(quote.quotedAccountId);
+    if (!author || author.domain !== null || !isRemote(quotedAuthor)) return;
+    const c = ctx();
+    const iri = c.getObjectUri(Note, { identifier: author.username, id: String(quote.statusId) });
+    const del = new Delete({ id: new URL(`${iri.href}#delete`), actor: c.getActorUri(author.username), to: PUBLIC_COLLECTION, object: new Tombstone({ id: iri }) });
+    sender.send("Delete of a quote", () => c.sendActivity({ identifier: author.username }, recipientOf(quotedAuthor), del, { orderingKey: iri.href }));
+  });
 
   // Who may quote a local post changed (PUT /api/v1/statuses/:id/interaction_policy): its Note goes out again.
   events.afterCommit("quote_policy.changed", ({ status }) => {
