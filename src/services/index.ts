@@ -92,6 +92,7 @@ import { ArchiveImport } from "./archive/import.ts";
 import type { ArchiveRenderer } from "./archive/ports.ts";
 import { QuotePolicy } from "./quotes/policy.ts";
 import { QuoteService } from "./quotes/quotes.ts";
+import { QuoteReads } from "./quotes/reads.ts";
 
 export interface ServiceDeps {
   config: Config;
@@ -141,13 +142,14 @@ export function createServices(deps: ServiceDeps) {
 
   const policy = new StatusPolicy(follows, moderation);
   const statusMedia = new StatusMedia(db, clock);
-  const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds));
+  const quotePolicy = new QuotePolicy(db.$client, follows, moderation, policy);
+  const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(db.$client, policy, moderation), policy: quotePolicy });
   const homeFeed = new HomeFeedService(db, clock);
   const renderCache = new RenderCache();
   const counters = new Counters(db.$client, renderCache);
   const newStatuses = new NewStatuses(db);
   // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).
-  const quotes = new QuoteService(db, ids, clock, events, new QuotePolicy(db.$client, follows, moderation, policy), reader, config.publicUrl);
+  const quotes = new QuoteService(db, ids, clock, events, quotePolicy, reader, renderCache, config.publicUrl);
   const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
   const removal = new RemovalService(db, events, renderCache, statusMedia, quotes);
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events, newStatuses);
@@ -215,7 +217,7 @@ export function createServices(deps: ServiceDeps) {
   const importWorker = new ImportWorker(db, clock, importActions, new ImportOverwrite(portabilityDeps), config.importRates);
   const imports = new ImportService(db, ids, clock, config.domain, () => importWorker.wake());
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
-  const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions);
+  const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions, quotes);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
   // rate-limit counters of windows already over, Idempotency-Keys past their hour.
   wheel.handle("maintenance", () => {

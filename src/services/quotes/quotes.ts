@@ -8,7 +8,9 @@ import { parseId, type IdGenerator } from "../../ids.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { escapeHtml } from "../../text/format.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
+import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
 import type { StatusReader } from "../statuses/reader.ts";
+import type { RenderCache } from "../statuses/render-cache.ts";
 import type { QuoteDecision, QuotePolicy } from "./policy.ts";
 
 /** Mastodon's statuses.errors.quoted_status_not_found: the quoted status is not there, not visible, or its policy refuses. */
@@ -53,6 +55,8 @@ export class QuoteService {
     private events: EventBus,
     readonly policy: QuotePolicy,
     private reader: StatusReader,
+    /** A status's cached rendering says whether it quotes something: dropped when its quote comes or changes. */
+    private cache: RenderCache,
     private publicUrl: string,
   ) {
     this.byStatusQuery = db.select().from(quotes).where(eq(quotes.statusId, sql.placeholder("status"))).prepare();
@@ -111,6 +115,7 @@ export class QuoteService {
       updatedAt: now,
     };
     this.db.insert(quotes).values(row).run();
+    this.cache.invalidateStatus(row.statusId);
     if (!local) {
       this.events.emit({ type: "quote.requested", quote: row });
       return row;
@@ -142,6 +147,7 @@ export class QuoteService {
     };
     this.db.transaction(() => {
       this.db.insert(quotes).values(row).run();
+      this.cache.invalidateStatus(row.statusId);
       if (row.state === "accepted") this.events.emit({ type: "quote.accepted", quote: row });
     });
     return row;
@@ -227,6 +233,28 @@ export class QuoteService {
     this.events.emit({ type: "quote.removed", quote });
   }
 
+  /**
+   * GET /api/v1/statuses/:id/quotes: the accepted quotes of a status, newest first, paged by the
+   * quote's id. Its author's to read (as Mastodon's guide says), who sees them all; anyone else
+   * who may see the status is refused (403), anyone who may not gets 404.
+   */
+  quotesOf(accountId: number, statusId: number | null, page: Page): { rows: StatusRow[]; cursors: number[] } {
+    const status = this.reader.visibleRow(statusId, accountId);
+    if (status.accountId !== accountId) throw forbidden();
+    const q = pageQuery(quotes.id, page);
+    const found = this.db
+      .select({ id: quotes.id, statusId: quotes.statusId })
+      .from(quotes)
+      .where(and(eq(quotes.quotedStatusId, status.id), eq(quotes.state, "accepted"), q.where))
+      .orderBy(q.orderBy)
+      .limit(page.limit)
+      .all();
+    const ordered = finishPage(found, q.reverse);
+    const byId = new Map(this.reader.rowsByIds(ordered.map((r) => r.statusId)).map((r) => [r.id, r]));
+    const kept = ordered.filter((r) => byId.has(r.statusId));
+    return { rows: kept.map((r) => byId.get(r.statusId)!), cursors: ordered.map((r) => r.id) };
+  }
+
   /** Local quoters' statuses quoting `statusId` (accepted ones): who hears of its edits (`quoted_update`). */
   localQuotesOf(statusId: number): QuoteRow[] {
     return this.db
@@ -266,6 +294,7 @@ export class QuoteService {
     if (quote.state === state) return quote;
     const updated: QuoteRow = { ...quote, state, approvalUri, updatedAt: this.clock.now() };
     this.db.update(quotes).set({ state, approvalUri, updatedAt: updated.updatedAt }).where(eq(quotes.id, quote.id)).run();
+    this.cache.invalidateStatus(quote.statusId);
     this.events.emit({ type: `quote.${state}`, quote: updated });
     return updated;
   }
