@@ -109,6 +109,7 @@ describe("quotes of Mastodon posts read as Mastodon writes them", () => {
     const row = await zoeCreates(note(zoe, "/actors/zoe/statuses/1", { quote: quoted.id, _misskey_quote: quoted.id, quoteUri: quoted.id, quoteAuthorization: approval }));
     const quotedRow = rowByUri(quoted.id)!;
     expect(quoteOf(row.id)).toMatchObject({ state: "accepted", quotedStatusId: quotedRow.id, quotedUri: quoted.id, approvalUri: approval, legacy: false });
+    expect((await alice.client.get(`/api/v1/statuses/${row.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { id: String(quotedRow.id), uri: quoted.id } });
     // yan's policy as kept: public and followers at once, zoe (one account) as Mastodon shows what it cannot name.
     expect(JSON.parse(quotedRow.quote_approval!)).toEqual({ automatic: ["public", "followers"], manual: ["unsupported_policy"] });
   });
@@ -127,6 +128,7 @@ describe("quotes of Mastodon posts read as Mastodon writes them", () => {
       const id = `${m.base}${c.path}`;
       const row = await zoeCreates(note(zoe, c.path, { quote: quoted.id, quoteAuthorization: c.approval(id) }));
       expect(quoteOf(row.id)?.state).toBe("pending");
+      expect((await alice.client.get(`/api/v1/statuses/${row.id}`)).body.quote).toEqual({ state: "pending", quoted_status: null });
     }
     // A stamp its own server says is not there: refused.
     const row = await zoeCreates(note(zoe, "/actors/zoe/statuses/5", { quote: quoted.id, quoteAuthorization: `${m.base}/actors/yan/quote_authorizations/gone` }));
@@ -138,6 +140,7 @@ describe("quotes of Mastodon posts read as Mastodon writes them", () => {
     const quoted = note(yan, "/actors/yan/statuses/6");
     const misskey = await zoeCreates(note(zoe, "/actors/zoe/statuses/6", { interactionPolicy: undefined, _misskey_quote: quoted.id }));
     expect(quoteOf(misskey.id)).toMatchObject({ state: "pending", legacy: true, quotedUri: quoted.id });
+    expect((await alice.client.get(`/api/v1/statuses/${misskey.id}`)).body.quote).toBeNull();
     const fedibird = await zoeCreates(note(zoe, "/actors/zoe/statuses/7", { "@context": ["https://www.w3.org/ns/activitystreams", { quoteUrl: "as:quoteUrl" }], quoteUrl: quoted.id }));
     expect(quoteOf(fedibird.id)).toMatchObject({ state: "pending", legacy: true });
     // A post stating no policy may be quoted by its author alone.
@@ -156,16 +159,16 @@ describe("QuoteRequests from a Mastodon server", () => {
   const answersTo = (requestId: string) => m.received.filter((r) => r.body?.object?.id === requestId || r.body?.object === requestId);
 
   test("a post nobody may quote: Reject quoting the request, nothing stored, nothing counted", async () => {
-    const posted = await a.ctx.services.composer.post({ accountId: alice.account.id, applicationId: null, fields: { text: "mine alone", visibility: "public", quotePolicy: "nobody" }, sent: {} });
-    if (posted.kind !== "status") throw new Error("scheduled");
-    const uri = `${a.base}/users/alice/statuses/${posted.status.id}`;
+    const posted = await postStatus(alice, { status: "mine alone", visibility: "public", quote_approval_policy: "nobody" });
+    const uri = posted.uri as string;
     const before = count("SELECT count(*) AS n FROM statuses");
     const { id, instrument } = await zoeAsks(1, uri);
     const [reject] = await eventually(() => (answersTo(id).length > 0 ? answersTo(id) : null), "the Reject");
     expect(reject!.path).toBe("/actors/zoe/inbox");
     expect(reject!.body).toMatchObject({ type: "Reject", actor: `${a.base}/users/alice`, object: { type: "QuoteRequest", id, actor: zoe, object: uri, instrument: instrument.id } });
     expect(count("SELECT count(*) AS n FROM statuses")).toBe(before);
-    expect(count("SELECT count(*) AS n FROM quotes WHERE quoted_status_id = " + posted.status.id)).toBe(0);
+    expect(count("SELECT count(*) AS n FROM quotes WHERE quoted_status_id = " + Number(posted.id))).toBe(0);
+    expect((await alice.client.get(`/api/v1/statuses/${posted.id}`)).body.quotes_count).toBe(0);
   });
 
   test("a request whose id is on another server than its actor's, or for a post not shared publicly, is not answered", async () => {
@@ -193,7 +196,7 @@ describe("QuoteRequests from a Mastodon server", () => {
     expect(quoteOf(quoting.id)).toMatchObject({ state: "accepted", activityUri: id });
     expect(quotesCount(open.id)).toBe(1);
 
-    a.ctx.services.quotes.revoke(alice.account.id, Number(open.id), quoting.id);
+    expect((await alice.client.post(`/api/v1/statuses/${open.id}/quotes/${quoting.id}/revoke`)).status).toBe(200);
     const deleted = await eventually(() => m.received.find((r) => r.body?.type === "Delete" && r.body?.object?.id === stampUri), "the stamp's Delete");
     expect(deleted.body).toMatchObject({ actor: `${a.base}/users/alice`, object: { type: "QuoteAuthorization", interactingObject: instrument.id, interactionTarget: open.uri } });
     expect((await fetch(stampUri, { headers: { accept: AP } })).status).toBe(404);
@@ -206,9 +209,8 @@ describe("alice quotes a Mastodon post", () => {
     const quoted = note(yan, "/actors/yan/statuses/8");
     const found = await alice.client.get("/api/v2/search", { query: { q: quoted.id, resolve: "true" } });
     expect(found.body.statuses).toHaveLength(1);
-    const posted = await a.ctx.services.composer.post({ accountId: alice.account.id, applicationId: null, fields: { text: "look at this", visibility: "public", quotedStatusId: found.body.statuses[0].id }, sent: {} });
-    if (posted.kind !== "status") throw new Error("scheduled");
-    const mine = `${a.base}/users/alice/statuses/${posted.status.id}`;
+    const posted = { status: await postStatus(alice, { status: "look at this", visibility: "public", quoted_status_id: found.body.statuses[0].id }) };
+    const mine = posted.status.uri as string;
     const request = await eventually(() => m.received.find((r) => r.body?.type === "QuoteRequest" && r.body?.instrument?.id === mine), "the QuoteRequest at yan's inbox");
     expect(request.path).toBe("/actors/yan/inbox");
     expect(request.body).toMatchObject({ actor: `${a.base}/users/alice`, object: quoted.id, instrument: { type: "Note", quote: quoted.id } });
@@ -227,6 +229,7 @@ describe("alice quotes a Mastodon post", () => {
     await eventually(() => quoteOf(posted.status.id)?.state === "accepted", "accepted");
     expect(quoteOf(posted.status.id)!.approvalUri).toBe(approval);
     expect((await getAp(mine)).body.quoteAuthorization).toBe(approval);
+    expect((await alice.client.get(`/api/v1/statuses/${posted.status.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: quoted.id } });
 
     // A Delete of the stamp by anyone but yan changes nothing; yan's revokes the quote.
     const del = (actor: string, n: number) => m.post(inbox, actor, { "@context": STAMP_CONTEXT, id: `${approval}#delete-${n}`, type: "Delete", to: [PUBLIC], object: { type: "QuoteAuthorization", id: approval, attributedTo: yan, interactingObject: mine, interactionTarget: quoted.id } });

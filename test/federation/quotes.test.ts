@@ -21,11 +21,10 @@ const rowByUri = (server: TestServer, uri: string) => server.database.sqlite.que
 const quoteOf = (server: TestServer, statusId: number | string) => server.ctx.services.quotes.forStatus(Number(statusId));
 const quotesCount = (server: TestServer, statusId: number | string) => server.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(Number(statusId))?.n;
 
-/** A status quoting another, posted as POST /api/v1/statuses with quoted_status_id posts it. */
-async function quote(server: TestServer, user: TestUser, text: string, quotedId: number | string, visibility = "public") {
-  const posted = await server.ctx.services.composer.post({ accountId: user.account.id, applicationId: null, fields: { text, visibility, quotedStatusId: String(quotedId) }, sent: {} });
-  if (posted.kind !== "status") throw new Error("scheduled, not posted");
-  return posted.status;
+/** A status quoting another, through the client API (Mastodon 4.5's quoted_status_id). */
+async function quote(_server: TestServer, user: TestUser, text: string, quotedId: number | string, visibility = "public") {
+  const posted = await postStatus(user, { status: text, visibility, quoted_status_id: String(quotedId) });
+  return { id: Number(posted.id), uri: posted.uri as string, entity: posted };
 }
 
 /** `follower` follows the account at `actorUri` from `server`, and the follow is accepted. */
@@ -66,7 +65,8 @@ describe("a remote post quoted, asked and approved (Rookery to Rookery)", () => 
     const posted = await alicePosts("Quote me if you like");
     post = posted.post;
     const status = await quote(b, bob, "Well said", posted.onB.id);
-    // B asks first: pending until A answers.
+    // B asks first: pending until A answers, and its client shows it so (the quoted post not yet shown in it).
+    expect(status.entity.quote).toEqual({ state: "pending", quoted_status: null });
     expect(quoteOf(b, status.id)).toMatchObject({ state: "pending", quotedStatusId: posted.onB.id });
     const activityUri = quoteOf(b, status.id)!.activityUri!;
     expect(activityUri).toStartWith(`${b.base}/users/bob/quote_requests/`);
@@ -76,12 +76,16 @@ describe("a remote post quoted, asked and approved (Rookery to Rookery)", () => 
     }, "B's quote accepted");
     const bobsUri = `${b.base}/users/bob/statuses/${status.id}`;
     bobsQuote = { id: status.id, uri: bobsUri };
+    expect((await bob.client.get(`/api/v1/statuses/${status.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: post.uri } });
 
     // On A: bob's post is stored (from the request's instrument), its quote accepted, counted, told.
     const onA = await eventually(() => rowByUri(a, bobsUri), "bob's post on A");
     const quoteOnA = quoteOf(a, onA.id)!;
     expect(quoteOnA).toMatchObject({ state: "accepted", quotedStatusId: Number(post.id), activityUri });
     expect(quotesCount(a, post.id)).toBe(1);
+    // alice's client shows bob's quote of her post, and her post quoted once.
+    expect((await alice.client.get(`/api/v1/statuses/${onA.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { id: post.id } });
+    expect((await alice.client.get(`/api/v1/statuses/${post.id}`)).body.quotes_count).toBe(1);
     const notifications = (await alice.client.get("/api/v1/notifications")).body;
     expect(notifications.some((n: any) => n.type === "quote" && n.account.acct === `bob@${new URL(b.base).host}`)).toBe(true);
 
@@ -97,9 +101,8 @@ describe("a remote post quoted, asked and approved (Rookery to Rookery)", () => 
     expect(note.status).toBe(200);
     expect(note.body).toMatchObject({ quote: post.uri, _misskey_quote: post.uri, quoteUri: post.uri, quoteAuthorization: accepted.approvalUri });
     expect(note.body.interactionPolicy.canQuote.automaticApproval).toContain("as:Public");
-    const nobody = await a.ctx.services.composer.post({ accountId: alice.account.id, applicationId: null, fields: { text: "mine alone", visibility: "public", quotePolicy: "nobody" }, sent: {} });
-    if (nobody.kind !== "status") throw new Error("scheduled, not posted");
-    const quoted = await getAp(`${a.base}/users/alice/statuses/${nobody.status.id}`);
+    const nobody = await postStatus(alice, { status: "mine alone", visibility: "public", quote_approval_policy: "nobody" });
+    const quoted = await getAp(nobody.uri);
     expect([quoted.body.interactionPolicy.canQuote.automaticApproval].flat()).toEqual([`${a.base}/users/alice`]);
   });
 
@@ -109,17 +112,19 @@ describe("a remote post quoted, asked and approved (Rookery to Rookery)", () => 
     const quotedOnC = await eventually(() => rowByUri(c, post.uri), "alice's post fetched by C");
     const q = await eventually(() => (quoteOf(c, onC.id)?.state === "accepted" ? quoteOf(c, onC.id) : null), "the quote accepted on C");
     expect(q).toMatchObject({ quotedStatusId: quotedOnC.id, approvalUri: accepted.approvalUri });
+    expect((await carol.client.get(`/api/v1/statuses/${onC.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: post.uri, content: "<p>Quote me if you like</p>" } });
   });
 
   test("alice revokes the quote on A: the stamp goes (404), B and C are told with its Delete and revoke it too", async () => {
     const onA = rowByUri(a, bobsQuote.uri)!;
-    a.ctx.services.quotes.revoke(alice.account.id, Number(post.id), onA.id);
+    expect((await alice.client.post(`/api/v1/statuses/${post.id}/quotes/${onA.id}/revoke`)).status).toBe(200);
     expect(quoteOf(a, onA.id)?.state).toBe("revoked");
     expect(quotesCount(a, post.id)).toBe(0);
     expect((await getAp(accepted.approvalUri!)).status).toBe(404);
     await eventually(() => quoteOf(b, bobsQuote.id)?.state === "revoked", "revoked on B");
     const onC = rowByUri(c, bobsQuote.uri)!;
     await eventually(() => quoteOf(c, onC.id)?.state === "revoked", "revoked on C");
+    expect((await bob.client.get(`/api/v1/statuses/${bobsQuote.id}`)).body.quote.state).toBe("revoked");
   });
 });
 
@@ -129,13 +134,15 @@ describe("a local post quoted from here, and taken back there", () => {
     const onA = await eventually(() => rowByUri(a, bobs.uri), "bob's post on A");
     const status = await quote(a, alice, "Indeed", onA.id);
     await eventually(() => quoteOf(a, status.id)?.state === "accepted", "accepted on A");
+    expect((await alice.client.get(`/api/v1/statuses/${status.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: bobs.uri } });
     expect(quoteOf(a, status.id)!.approvalUri).toStartWith(`${b.base}/users/bob/quote_authorizations/`);
     expect(quotesCount(b, bobs.id)).toBe(1);
 
     const aliceUri = `${a.base}/users/alice/statuses/${status.id}`;
     const onB = rowByUri(b, aliceUri)!;
-    b.ctx.services.quotes.revoke(bob.account.id, Number(bobs.id), onB.id);
+    expect((await bob.client.post(`/api/v1/statuses/${bobs.id}/quotes/${onB.id}/revoke`)).status).toBe(200);
     await eventually(() => quoteOf(a, status.id)?.state === "revoked", "revoked on A");
+    expect((await alice.client.get(`/api/v1/statuses/${status.id}`)).body.quote.state).toBe("revoked");
     expect(quotesCount(b, bobs.id)).toBe(0);
   });
 
