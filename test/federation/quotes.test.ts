@@ -128,6 +128,22 @@ describe("a remote post quoted, asked and approved (Rookery to Rookery)", () => 
   });
 });
 
+describe("who may quote a post travels with it", () => {
+  test("alice lets nobody quote her post any more: B hears it (Update) and refuses bob's quote of it, with nothing stored", async () => {
+    const { post, onB } = await alicePosts("Open for now");
+    const onBView = async () => (await bob.client.get(`/api/v1/statuses/${onB.id}`)).body.quote_approval;
+    expect(await onBView()).toEqual({ automatic: ["public"], manual: [], current_user: "automatic" });
+    expect((await alice.client.put(`/api/v1/statuses/${post.id}/interaction_policy`, { json: { quote_approval_policy: "nobody" } })).status).toBe(200);
+    await eventually(async () => (await onBView()).current_user === "denied", "the new policy on B");
+    expect(await onBView()).toEqual({ automatic: [], manual: [], current_user: "denied" });
+    const before = b.database.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM statuses").get()!.n;
+    const refused = await bob.client.post("/api/v1/statuses", { json: { status: "too late", quoted_status_id: String(onB.id) } });
+    expect(refused.status).toBe(404);
+    expect(refused.body).toEqual({ error: expect.any(String) });
+    expect(b.database.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM statuses").get()!.n).toBe(before);
+  });
+});
+
 describe("a local post quoted from here, and taken back there", () => {
   test("alice quotes bob's post: A asks B, B accepts; bob revokes it on B and A's quote is revoked", async () => {
     const bobs = await postStatus(bob, { status: "Bob's thought", visibility: "public" });

@@ -164,7 +164,9 @@ export class RemoteNotes {
       if (poll) this.polls.applyRemoteCounts(row.id, poll);
     }
     const tags = await note.tags();
-    this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await note.emojis(), editedAt: note.updatedAt ?? Date.now() });
+    const edited = this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await note.emojis(), editedAt: note.updatedAt ?? Date.now() });
+    const author = this.remote.byUri(note.authorUri);
+    if (author) this.editing.applyRemoteQuotePolicy(edited, remoteQuoteApproval(note.quotePolicy, author));
     await this.quotes.edited(row, await note.quote(), this.quotedLookup(0));
   }
 

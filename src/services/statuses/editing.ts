@@ -156,7 +156,16 @@ export class EditingService {
     return approval === row.quoteApproval ? row : this.setQuoteApproval(row, approval);
   }
 
-  private setQuoteApproval(row: StatusRow, quoteApproval: string): StatusRow {
+  /**
+   * A remote status's quote policy as its server's latest Update states it (interactionPolicy.canQuote,
+   * as statuses.quote_approval keeps it; null when it states none), as Mastodon's
+   * ProcessStatusUpdateService takes it with every Update.
+   */
+  applyRemoteQuotePolicy(row: StatusRow, quoteApproval: string | null): StatusRow {
+    return quoteApproval === row.quoteApproval ? row : this.setQuoteApproval(row, quoteApproval);
+  }
+
+  private setQuoteApproval(row: StatusRow, quoteApproval: string | null): StatusRow {
     const updated = { ...row, quoteApproval };
     this.db.transaction((tx) => {
       tx.update(statuses).set({ quoteApproval }).where(eq(statuses.id, row.id)).run();
