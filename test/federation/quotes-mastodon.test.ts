@@ -171,16 +171,24 @@ describe("QuoteRequests from a Mastodon server", () => {
     expect((await alice.client.get(`/api/v1/statuses/${posted.id}`)).body.quotes_count).toBe(0);
   });
 
-  test("a request whose id is on another server than its actor's, or for a post not shared publicly, is not answered", async () => {
+  test("a request whose id is on another server than its actor's, for a post not shared publicly, or whose quoting post is not the requester's, is not answered", async () => {
     const open = await postStatus(alice, { status: "open", visibility: "public" });
     const secret = await postStatus(alice, { status: "followers only", visibility: "private" });
     const forged = await zoeAsks(2, open.uri, `${elsewhere.base}/quote_requests/2`);
     const hidden = await zoeAsks(3, secret.uri);
-    // A later request that is answered shows the two before it were handled.
+    // The quoting post is someone else's: yan's, or one on another server.
+    const notHers = `${m.base}/actors/zoe/quote_requests/yans`;
+    await m.post(inbox, zoe, { "@context": NOTE_CONTEXT, id: notHers, type: "QuoteRequest", object: open.uri, instrument: note(yan, "/actors/yan/statuses/q-yans", { quote: open.uri }) });
+    const offsite = `${m.base}/actors/zoe/quote_requests/offsite`;
+    const offsiteNote = { ...note(zoe, "/x"), id: `${elsewhere.base}/notes/offsite`, quote: open.uri };
+    await m.post(inbox, zoe, { "@context": NOTE_CONTEXT, id: offsite, type: "QuoteRequest", object: open.uri, instrument: offsiteNote });
+    // A later request that is answered shows the ones before it were handled.
     const marker = await zoeAsks(4, open.uri);
     await eventually(() => answersTo(marker.id).length > 0, "the marker's answer");
-    expect([answersTo(forged.id), answersTo(hidden.id)]).toEqual([[], []]);
-    expect(rowByUri(hidden.instrument.id as string)).toBeNull();
+    expect([answersTo(forged.id), answersTo(hidden.id), answersTo(notHers), answersTo(offsite)]).toEqual([[], [], [], []]);
+    for (const uri of [hidden.instrument.id as string, `${m.base}/actors/yan/statuses/q-yans`, offsiteNote.id]) expect(rowByUri(uri)).toBeNull();
+    // Only the marker's quote counts.
+    expect(quotesCount(open.id)).toBe(1);
   });
 
   test("a public post: Accept with a stamp alice's server serves; alice revokes it and the stamp's Delete goes to zoe", async () => {
