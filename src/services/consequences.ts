@@ -44,10 +44,11 @@ import type { Services } from "./index.ts";
  *   poll.ended                  notifications                               federation (Update)
  *   notification.created        push deliveries                             push, streams
  *   quote.requested             -                                           federation (QuoteRequest)
- *   quote.accepted              quotes_count, quote notification            federation (Accept with the stamp)
+ *   quote.accepted              quotes_count, quote notification            federation (Accept with the stamp, or
+ *                                                                           Update of a local quoting post)
  *   quote.rejected              -                                           federation (Reject)
  *   quote.revoked               quotes_count back                           federation (Delete of the stamp)
- *   quote.removed               quotes_count back (if it counted)           -
+ *   quote.removed               quotes_count back (if it counted)           federation (Delete to a remote quoted author)
  *   quote_policy.changed        -                                           federation (Update)
  *   report.created              -                                           federation (Flag)
  *   list.delivered, conversation.updated, notifications.merged, filters.changed,
