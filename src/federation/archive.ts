@@ -42,7 +42,8 @@ export function createArchiveRenderer(deps: { config: Config; db: Db; clock: Clo
     actor: async (account) => json(await actorOf(context(), deps.urls, account)),
     async activity(author, status, lookups) {
       const c = context();
-      if (status.reblogOfId === null) return json(createOf(c, noteOf(c, deps.urls, author, status, lookups), author, status));
+      // An archive's Notes name no quote: its stamps are the server's to serve, not the archive's.
+      if (status.reblogOfId === null) return json(createOf(c, noteOf(c, deps.urls, author, status, { ...lookups, quote: () => undefined }), author, status));
       // A boost as Mastodon's outbox has it: the Announce of the original's IRI.
       const original = lookups.status(status.reblogOfId);
       const originalAuthor = original && lookups.account(original.accountId);

@@ -1,6 +1,6 @@
 import type { Context, Federation, RequestContext } from "@fedify/fedify";
-import { Emoji, Note, type Recipient } from "@fedify/fedify/vocab";
-import type { AccountRow } from "../db/schema.ts";
+import { Emoji, Note, QuoteAuthorization, type Recipient } from "@fedify/fedify/vocab";
+import type { AccountRow, StatusRow } from "../db/schema.ts";
 import type { Urls } from "../presenters/account.ts";
 import { bareActorOf } from "./access.ts";
 import type { InstanceActor } from "./instance-actor.ts";
@@ -8,6 +8,7 @@ import type { AccountKeys } from "./keys.ts";
 import { recipientOf } from "./outbound/sender.ts";
 import type { FederationServices } from "./port.ts";
 import type { federationReaders } from "./readers.ts";
+import { STAMP_PATH, stampOf } from "./quote-vocab.ts";
 import { actorOf, createOf, emojiOf, noteOf, type NoteLookups } from "./vocab.ts";
 
 const PAGE_SIZE = 20;
@@ -18,7 +19,7 @@ const cursorOf = (cursor: string) => (cursor === FIRST ? null : cursor);
 
 export interface Dispatch {
   federation: Federation<void>;
-  services: Pick<FederationServices, "federationActors" | "customEmojis" | "reader">;
+  services: Pick<FederationServices, "federationActors" | "customEmojis" | "reader" | "quotes">;
   urls: Urls;
   lookups: NoteLookups;
   instance: InstanceActor;
@@ -121,17 +122,36 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
   // for a signed request by an account allowed to see it (a follower, a mentioned account), as
   // Mastodon's StatusPolicy decides with the signer as the viewer. A signer the author blocks,
   // or whose domain the author blocks, sees nothing.
+  /** Whether this reader may see a local account's status (see the Note dispatcher below). */
+  const shown = async (ctx: RequestContext<void>, account: AccountRow, status: StatusRow) => {
+    const published = status.visibility === "public" || status.visibility === "unlisted";
+    const reader = await readers.readerOf(ctx);
+    if (readers.hides(account.id, reader)) return false;
+    if (!reader.viewer) return published;
+    return services.reader.visible([status], reader.viewer.id).length === 1;
+  };
+
   federation
     .setObjectDispatcher(Note, "/users/{identifier}/statuses/{id}", async (ctx, { identifier, id }) => {
       const account = local(identifier);
       if (!account || !/^\d+$/.test(id)) return null;
       const status = actors.ownStatus(account.id, Number(id));
       if (!status) return null;
-      const published = status.visibility === "public" || status.visibility === "unlisted";
-      const reader = await readers.readerOf(ctx);
-      if (readers.hides(account.id, reader)) return null;
-      if (!reader.viewer) return published ? noteOf(ctx, urls, account, status, lookups) : null;
-      return services.reader.visible([status], reader.viewer.id).length === 1 ? noteOf(ctx, urls, account, status, lookups) : null;
+      return (await shown(ctx, account, status)) ? noteOf(ctx, urls, account, status, lookups) : null;
+    })
+    .authorize((ctx) => authorized(ctx));
+
+  // The stamps of accepted quotes of local posts (FEP-044f's QuoteAuthorization), where
+  // Mastodon serves its own (QuoteAuthorizationsController): only while the quote stands, and
+  // to whoever may see the quoted post. Other servers fetch one to believe a quote of it.
+  federation
+    .setObjectDispatcher(QuoteAuthorization, STAMP_PATH, async (ctx, { identifier, id }) => {
+      const account = local(identifier);
+      const quote = account && /^\d+$/.test(id) ? services.quotes.find(Number(id)) : undefined;
+      if (!account || !quote || quote.state !== "accepted" || quote.quotedAccountId !== account.id || quote.quotedStatusId === null) return null;
+      const quoted = lookups.status(quote.quotedStatusId);
+      if (!quoted || !(await shown(ctx, account, quoted))) return null;
+      return stampOf(ctx, lookups, quote);
     })
     .authorize((ctx) => authorized(ctx));
 }

@@ -6,6 +6,7 @@ import type { RemoteFetcher } from "../services/remote/fetcher.ts";
 import { lookup } from "./access.ts";
 import { actorInput } from "./inbound/actor.ts";
 import { isStatusObject, noteInput } from "./inbound/note.ts";
+import { hasType, idOf } from "./inbound/quote-fields.ts";
 
 /**
  * The services' RemoteFetcher: lookups (a URL, or `acct:` through WebFinger) signed by the
@@ -46,6 +47,31 @@ export function remoteFetcher(deps: {
       if (!isStatusObject(object)) return null;
       const note = noteInput(c, object, loader);
       return note && { note };
+    },
+    // Read as Mastodon reads a stamp (VerifyQuoteService), from the JSON as served: Mastodon's
+    // @context gives interactingObject and interactionTarget no "@type": "@id", so under
+    // JSON-LD they are strings Fedify's QuoteAuthorization does not take for IRIs.
+    async stamp(uri, signal) {
+      let remote;
+      try {
+        remote = await loader(uri, { signal });
+      } catch (e) {
+        const status = (e as { response?: Response }).response?.status;
+        if (status === 404 || status === 410) return null;
+        throw e;
+      }
+      const doc = remote.document as Record<string, unknown> | null;
+      if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return null;
+      // What the quoted author's server serves at that very IRI, not a document elsewhere
+      // (a redirect to another origin) or one that names another id.
+      if (idOf(doc) !== uri || new URL(remote.documentUrl).origin !== new URL(uri).origin) return null;
+      return {
+        id: uri,
+        isStamp: hasType(doc, "QuoteAuthorization"),
+        attributedTo: idOf(doc.attributedTo),
+        interactingObject: idOf(doc.interactingObject),
+        interactionTarget: idOf(doc.interactionTarget),
+      };
     },
     // Through Fedify's loader (signed): its refusal of private addresses holds for this too.
     async gone(uri) {

@@ -7,6 +7,8 @@ import type { FederationInbox } from "../services/remote/inbox.ts";
 import type { GoneAccounts } from "../services/remote/gone-accounts.ts";
 import type { RemoteInteractions } from "../services/remote/interactions.ts";
 import type { AccountMoves } from "../services/remote/moves.ts";
+import type { RemoteQuotes } from "../services/remote/quotes.ts";
+import type { QuoteService } from "../services/quotes/quotes.ts";
 import type { RemoteAccounts } from "../services/remote/accounts.ts";
 import type { StatusMedia } from "../services/media/status-media.ts";
 import type { ReportService } from "../services/reports.ts";
@@ -35,4 +37,6 @@ export interface FederationServices {
   remoteInteractions: Pick<RemoteInteractions, "like" | "unlike" | "announce" | "unannounce" | "feature">;
   goneAccounts: Pick<GoneAccounts, "remove">;
   accountMoves: Pick<AccountMoves, "move">;
+  quotes: Pick<QuoteService, "forStatus" | "find">;
+  remoteQuotes: Pick<RemoteQuotes, "request" | "accepted" | "rejected" | "revoked">;
 }

@@ -1,12 +1,13 @@
 import type { Context } from "@fedify/fedify";
 import { Collection, Create, Document, Emoji, Endpoints, Hashtag, Image, Mention, Note, Person, PropertyValue, PUBLIC_COLLECTION, Question, Service } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
-import type { AccountRow, MediaRow, PollRow, StatusRow } from "../db/schema.ts";
+import type { AccountRow, MediaRow, PollRow, QuoteRow, StatusRow } from "../db/schema.ts";
 import { accountUrl, avatarOf, headerOf, type Urls } from "../presenters/account.ts";
 import { statusUrl } from "../presenters/status.ts";
 import { mentionsOf } from "../models/mentions.ts";
 import { emojisOf, type CustomEmoji } from "../models/emojis.ts";
 import type { ProfileField } from "../models/views.ts";
+import { quotePolicyOf, quoteValuesOf } from "./quote-vocab.ts";
 
 export const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
 
@@ -69,6 +70,8 @@ export interface NoteLookups {
   media(statusId: number): MediaRow[];
   /** A status's poll. */
   poll(statusId: number): PollRow | undefined;
+  /** The quote a status makes, if it quotes. */
+  quote(statusId: number): QuoteRow | undefined;
 }
 
 const MEDIA_TYPES: Record<string, string> = { jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", webp: "image/webp", gif: "image/gif", avif: "image/avif", mp4: "video/mp4", webm: "video/webm", mp3: "audio/mpeg", ogg: "audio/ogg" };
@@ -121,7 +124,8 @@ export function mentionedAccounts(lookups: NoteLookups, status: StatusRow): Acco
  * public has as:Public in `to`, the followers and the mentioned in `cc`; unlisted the
  * followers in `to`, as:Public and the mentioned in `cc`; private the followers in `to` and
  * the mentioned in `cc`; direct the mentioned alone. Mentions, hashtags and this server's
- * custom emojis it uses are its tags.
+ * custom emojis it uses are its tags. Who may quote it is its interactionPolicy, and the post
+ * it quotes is named as Mastodon names it (quote-vocab.ts).
  */
 export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, status: StatusRow, lookups: NoteLookups) {
   const followers = ctx.getFollowersUri(author.username);
@@ -156,9 +160,11 @@ export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, statu
     ccs,
     tags,
     attachments: status.hasMedia ? lookups.media(status.id).flatMap((m) => documentOf(urls, m) ?? []) : [],
+    interactionPolicy: quotePolicyOf(ctx, author, status),
   };
   const poll = status.hasPoll ? lookups.poll(status.id) : undefined;
-  return poll ? new Question({ ...values, ...questionOf(poll) }) : new Note(values);
+  // Fedify's Question has no `quote`: a poll's quote is not sent (Mastodon's polls rarely quote).
+  return poll ? new Question({ ...values, ...questionOf(poll) }) : new Note({ ...values, ...quoteValuesOf(ctx, lookups, lookups.quote(status.id)) });
 }
 
 /**

@@ -77,6 +77,7 @@ export function accountRoutes(ctx: AppContext) {
         privacy: str(source.privacy, "source[privacy]"),
         sensitive: bool(source.sensitive, "source[sensitive]"),
         language: str(source.language, "source[language]"),
+        quotePolicy: str(source.quote_policy, "source[quote_policy]"),
       });
       return credentialAccount(auth.accountId);
     })

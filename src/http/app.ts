@@ -41,6 +41,7 @@ import { statusActionRoutes } from "./status-actions.ts";
 import { statusRoutes } from "./statuses.ts";
 import { searchRoutes } from "./search.ts";
 import { statusEditRoutes } from "./status-edits.ts";
+import { quoteRoutes } from "./quotes.ts";
 import { timelineRoutes } from "./timelines.ts";
 import { getMeta } from "./request-meta.ts";
 import { pathOf } from "./body-limits.ts";
@@ -129,6 +130,7 @@ export function createApp(ctx: AppContext) {
     .use(statusRoutes(ctx))
     .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))
+    .use(quoteRoutes(ctx))
     .use(pollRoutes(ctx))
     .use(mediaRoutes(ctx))
     .use(scheduledStatusRoutes(ctx))

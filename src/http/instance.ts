@@ -123,8 +123,9 @@ export function instanceRoutes(ctx: AppContext) {
           translation: { enabled: false },
         },
         registrations: { enabled: config.registrations === "open", approval_required: false, message: null, url: null },
-        // 2: grouped notifications (/api/v2/notifications) are there; clients switch on it.
-        api_versions: { mastodon: 2 },
+        // 2: grouped notifications (/api/v2/notifications); 7: quote posts (Mastodon 4.5's
+        // quoted_status_id, quote_approval, /quotes): clients switch on it.
+        api_versions: { mastodon: 7 },
         contact: { email: config.contactEmail, account: null },
         rules: rules(),
       };

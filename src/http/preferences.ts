@@ -25,6 +25,7 @@ export function preferenceRoutes(ctx: AppContext) {
         "posting:default:visibility": user.defaultPrivacy,
         "posting:default:sensitive": user.defaultSensitive,
         "posting:default:language": user.defaultLanguage ?? user.locale ?? null,
+        "posting:default:quote_policy": user.defaultQuotePolicy,
         "reading:expand:media": "default",
         "reading:expand:spoilers": false,
         "reading:autoplay:gifs": false,

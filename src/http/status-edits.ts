@@ -30,6 +30,7 @@ function editInput(p: Params): EditInput {
     mediaIds: strArray(p.media_ids, "media_ids"),
     mediaAttributes: mediaAttributes(p.media_attributes),
     poll: fields.poll,
+    quotePolicy: fields.quotePolicy,
   };
 }
 

@@ -33,6 +33,8 @@ export function statusInput(p: Params): StatusInput {
     spoilerText: str(p.spoiler_text, "spoiler_text"),
     visibility: str(p.visibility, "visibility"),
     language: str(p.language, "language"),
+    quotedStatusId: str(p.quoted_status_id, "quoted_status_id"),
+    quotePolicy: str(p.quote_approval_policy, "quote_approval_policy"),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { NotificationRow, StatusRow } from "../db/schema.ts";
+import type { NotificationRow, QuoteRow, StatusRow } from "../db/schema.ts";
 import type { Database } from "bun:sqlite";
 import { afterCommitOf, type AfterCommit } from "./after-commit.ts";
 
@@ -91,7 +91,28 @@ export type DomainEvent =
   | { type: "status.pinned"; accountId: number; statusId: number }
   | { type: "status.unpinned"; accountId: number; statusId: number }
   /** A poll's time came: its final counts stand (`accountId`: its author). */
-  | { type: "poll.ended"; pollId: number; statusId: number; accountId: number };
+  | { type: "poll.ended"; pollId: number; statusId: number; accountId: number }
+  /**
+   * Quote posts (src/services/quotes). Each carries the quote's row as it is after the change:
+   * `statusId` the quoting status (by `accountId`), `quotedStatusId`/`quotedAccountId` the quoted
+   * one (null while a remote quoted status is known only by `quotedUri`), `activityUri` the
+   * QuoteRequest's id, `approvalUri` the QuoteAuthorization stamp of a remote quoted author.
+   *
+   * quote.requested: a local status quotes a remote one; the quote is pending, and the quoted
+   * author's server is to be sent a QuoteRequest (id `activityUri`, object the quoted status's
+   * IRI, instrument the quoting status) to answer with Accept (a stamp) or Reject.
+   */
+  | { type: "quote.requested"; quote: QuoteRow }
+  /** A quote was accepted: a local quoted status's (by its policy: a remote quoter is sent Accept with our stamp), or a remote one's by its server's Accept. */
+  | { type: "quote.accepted"; quote: QuoteRow }
+  /** A pending quote was refused: by a local quoted status's policy (a remote quoter is sent Reject), or by the remote quoted author's server. */
+  | { type: "quote.rejected"; quote: QuoteRow }
+  /** An accepted quote was taken back by the quoted author (here: POST .../revoke, then its stamp's Delete is sent; or a remote stamp deleted). */
+  | { type: "quote.revoked"; quote: QuoteRow }
+  /** The quoting status is being deleted and its quote with it (what an accepted one counted is counted back). */
+  | { type: "quote.removed"; quote: QuoteRow }
+  /** Who may quote a local status changed without an edit (PUT /api/v1/statuses/:id/interaction_policy): its quote_approval is new. */
+  | { type: "quote_policy.changed"; status: StatusRow };
 
 /**
  * How a transport (streams, federation, push, link cards, the remote media cache) registers its

@@ -50,6 +50,23 @@ export type AccountView = AccountRow & {
   readonly [loaded]: true;
 };
 
+/** A status's quote as its viewer is shown it (Mastodon's Quote, or ShallowQuote one level down). */
+export interface QuoteView {
+  /** pending, accepted, rejected, revoked, deleted, unauthorized, blocked_account, blocked_domain or muted_account. */
+  state: string;
+  /** The quoted status's id when it may be named (ShallowQuote's quoted_status_id). */
+  quotedStatusId: number | null;
+  /** The quoted status (Quote's quoted_status); null when not shown, and always one level down. */
+  status: StatusView | null;
+}
+
+/** Who may quote a status (QuoteApproval), and how that applies to the viewer (`currentUser`). */
+export interface QuoteApprovalView {
+  automatic: string[];
+  manual: string[];
+  currentUser: string;
+}
+
 /** Everything needed to render one status for one viewer. */
 export interface StatusView {
   row: StatusRow;
@@ -60,24 +77,34 @@ export interface StatusView {
   reblog: StatusView | null;
   /** Null when nobody is signed in. */
   viewer: ViewerFlags | null;
+  /** What it quotes; null when it quotes nothing (or nothing that is shown). */
+  quote: QuoteView | null;
+  /** Its own (a boost: its original's). */
+  quoteApproval: QuoteApprovalView;
 }
 
 /** An attachment as stored (filled in by the media service). */
 export type MediaView = MediaRow;
 
 /**
- * A status rendered as every viewer sees it, in three pieces of JSON text that the
- * per-viewer parts slot between (REST::StatusSerializer's key order):
+ * A status rendered as every viewer sees it, in pieces of JSON text that the per-viewer parts
+ * slot between (REST::StatusSerializer's key order):
  * `head` is `{"id":..."edited_at":null`; the viewer's flags follow; then `content` (the
  * JSON string); then the viewer's `filtered`; then `"reblog":` and the boosted status;
- * then `tail`, `,"application":...}`.
+ * then `tail`, `,"application":..."emojis":[...]`; then the `quote`; then `after`,
+ * `,"card":...,"poll":...`; then `approval`, `,"quote_approval":{"automatic":[...],"manual":[...]`,
+ * which the viewer's `current_user` closes.
  */
 export interface StatusParts {
   head: string;
   content: string;
   tail: string;
+  after: string;
+  approval: string;
   visibility: string;
   reblogOfId: number | null;
+  /** It quotes something: its `quote` is the viewer's to render, never cached. */
+  quoted: boolean;
 }
 
 export interface ProfileField {

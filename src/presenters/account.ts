@@ -114,6 +114,7 @@ export function serializeCredentialAccount(urls: Urls, a: AccountView, user: Use
       hide_collections: a.hideCollections,
       discoverable: a.discoverable,
       indexable: a.indexable,
+      quote_policy: user.defaultQuotePolicy,
       // GoToSocial's: the accounts this one says it also is (POST /api/v1/accounts/alias), when there are any.
       ...(a.alsoKnownAs !== "[]" ? { also_known_as_uris: JSON.parse(a.alsoKnownAs) as string[] } : {}),
     },

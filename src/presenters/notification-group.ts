@@ -3,7 +3,7 @@ import { serializeAccount, type Urls } from "./account.ts";
 import { statusJsonById, type StatusSource } from "./status-json.ts";
 
 /** REST::NotificationGroupSerializer's status types: the group names a status by `status_id`. */
-const STATUS_TYPES = new Set(["favourite", "reblog", "status", "mention", "poll", "update"]);
+const STATUS_TYPES = new Set(["favourite", "reblog", "status", "mention", "poll", "update", "quote", "quoted_update"]);
 
 export type ExpandAccounts = "full" | "partial_avatars";
 

@@ -12,6 +12,8 @@ const TITLES: Record<string, (name: string) => string> = {
   favourite: (name) => `${name} favorited your post`,
   poll: (name) => `A poll by ${name} has ended`,
   update: (name) => `${name} edited a post`,
+  quote: (name) => `${name} quoted your post`,
+  quoted_update: (name) => `${name} edited a post you have quoted`,
 };
 
 /** Rails' truncate(length: 140): longer text is cut so that it ends in "..." within 140 characters. */

@@ -17,6 +17,8 @@ export interface StatusSource {
     views(rows: StatusRow[], viewerId: number | null): StatusView[];
     /** The viewer's favourites, boosts, bookmarks, pins and muted threads among the rows: one query. */
     viewerFlags(rows: StatusRow[], viewerId: number): FlagSets;
+    /** How each status's quote policy applies to the viewer (quote_approval.current_user), by status id. */
+    quoteCurrentUser(rows: StatusRow[], viewerId: number | null): Map<number, string>;
   };
   /** Statuses rendered as every viewer sees them (see StatusParts). */
   renderCache: {
@@ -89,12 +91,6 @@ export function statusJsonById(source: StatusSource, urls: Urls, rows: StatusRow
   const missingOriginals = rows.filter((r) => r.reblogOfId !== null && !byId.has(r.reblogOfId)).map((r) => r.reblogOfId as number);
   for (const r of reader.rowsByIds([...new Set(missingOriginals)])) byId.set(r.id, r);
 
-  const slow = new Set<number>();
-  for (const row of rows) {
-    const original = row.reblogOfId === null ? undefined : byId.get(row.reblogOfId);
-    if (row.hasPoll || original?.hasPoll) slow.add(row.id);
-  }
-
   // Render what the cache lacks, anonymously and in one batch.
   const parts = new Map<number, StatusParts>();
   const uncached: StatusRow[] = [];
@@ -112,13 +108,21 @@ export function statusJsonById(source: StatusSource, urls: Urls, rows: StatusRow
     }
   }
 
+  // Polls and quotes are the viewer's own to render (votes, what the viewer may see of the quoted status).
+  const slow = new Set<number>();
+  for (const row of rows) {
+    const original = row.reblogOfId === null ? undefined : byId.get(row.reblogOfId);
+    if (row.hasPoll || original?.hasPoll || parts.get(row.id)?.quoted || (original && parts.get(original.id)?.quoted)) slow.add(row.id);
+  }
   const slowJson = new Map<number, string>();
   const slowRows = rows.filter((r) => slow.has(r.id));
   if (slowRows.length > 0) {
     for (const rendered of renderStatuses(source, urls, slowRows, viewerId)) slowJson.set(Number(rendered.id), JSON.stringify(rendered));
   }
 
-  const flags = viewerId === null ? null : reader.viewerFlags([...byId.values()], viewerId);
+  const fast = [...byId.values()].filter((r) => !slow.has(r.id));
+  const flags = viewerId === null ? null : reader.viewerFlags(fast, viewerId);
+  const currentUser = viewerId === null ? null : reader.quoteCurrentUser(fast.filter((r) => r.reblogOfId === null), viewerId);
   const compose = (row: StatusRow): string | null => {
     const own = parts.get(row.id);
     if (!own) return null;
@@ -131,15 +135,22 @@ export function statusJsonById(source: StatusSource, urls: Urls, rows: StatusRow
       reblog = inner;
       subject = original;
     }
-    if (!flags) return composeStatusJson(own, reblog, null);
+    // A boost tells its original's quote policy.
+    const quoting = currentUser?.get(subject.id) ?? "denied";
+    if (!flags) return composeStatusJson(own, reblog, null, quoting);
     // A boost shows its original's flags, as Mastodon does; only an original can be pinned.
-    return composeStatusJson(own, reblog, {
-      favourited: flags.favourited.has(subject.id),
-      reblogged: flags.reblogged.has(subject.id),
-      muted: flags.muted.has(subject.conversationId),
-      bookmarked: flags.bookmarked.has(subject.id),
-      pinned: row.reblogOfId === null && flags.pinned.has(row.id),
-    });
+    return composeStatusJson(
+      own,
+      reblog,
+      {
+        favourited: flags.favourited.has(subject.id),
+        reblogged: flags.reblogged.has(subject.id),
+        muted: flags.muted.has(subject.conversationId),
+        bookmarked: flags.bookmarked.has(subject.id),
+        pinned: row.reblogOfId === null && flags.pinned.has(row.id),
+      },
+      quoting,
+    );
   };
 
   for (const row of rows) {
@@ -155,10 +166,10 @@ export function statusJson(source: StatusSource, urls: Urls, row: StatusRow, vie
   return json === "[]" ? null : json.slice(1, -1);
 }
 
-/** The anonymous rendering straight from the cache, when it holds a public or unlisted original. */
+/** The anonymous rendering straight from the cache, when it holds a public or unlisted original that quotes nothing. */
 export function cachedPublicJson(source: Pick<StatusSource, "renderCache">, statusId: number): string | null {
   const parts = source.renderCache.get(statusId);
-  if (!parts || parts.reblogOfId !== null || (parts.visibility !== "public" && parts.visibility !== "unlisted")) return null;
+  if (!parts || parts.reblogOfId !== null || parts.quoted || (parts.visibility !== "public" && parts.visibility !== "unlisted")) return null;
   return composeStatusJson(parts, "null", null);
 }
 
@@ -171,6 +182,11 @@ export function strangerStatusJson(source: StatusSource, urls: Urls, row: Status
   const view = source.reader.views([row], null)[0]!;
   view.viewer = { favourited: false, reblogged: false, muted: false, bookmarked: false, pinned: false };
   if (view.poll) view.poll = { ...view.poll, ownVotes: [] };
+  // As a signed-in reader who follows nobody involved may quote it (viewer 0 is nobody).
+  const subject = view.reblog ?? view;
+  const quoting = source.reader.quoteCurrentUser([subject.row], 0).get(subject.row.id) ?? "denied";
+  subject.quoteApproval = { ...subject.quoteApproval, currentUser: quoting };
+  if (view.reblog) view.quoteApproval = subject.quoteApproval;
   // viewerId 0 is nobody: poll totals stay hidden as for any reader but the author.
   return JSON.stringify(serializeStatus(urls, view, { viewerId: 0 }));
 }

@@ -1,4 +1,4 @@
-import type { StatusParts, StatusView, ViewerFlags } from "../models/views.ts";
+import type { QuoteApprovalView, QuoteView, StatusParts, StatusView, ViewerFlags } from "../models/views.ts";
 import { mentionsOf } from "../models/mentions.ts";
 import { emojisOf } from "../models/emojis.ts";
 import { accountUri, accountUrl, serializeAccount, type Urls } from "./account.ts";
@@ -12,6 +12,8 @@ export interface StatusOptions {
   source?: boolean;
   /** The viewer's filters matching a status (FilterResult entities); none when absent. */
   filtered?: (view: StatusView) => unknown[];
+  /** A quoted status inside a quote post (ShallowStatusSerializer): its own quote is a ShallowQuote. */
+  nested?: boolean;
 }
 
 export function statusUri(urls: Urls, username: string, id: number) {
@@ -23,8 +25,9 @@ export function statusUrl(urls: Urls, username: string, id: number) {
 }
 
 /**
- * The keys every viewer sees alike, in REST::StatusSerializer's (4.3) key order: `head`
- * before the viewer's flags and `content`, `tail` after `reblog`. The render cache stores
+ * The keys every viewer sees alike, in REST::StatusSerializer's (4.5) key order: `head`
+ * before the viewer's flags and `content`, `tail` after `reblog`, then the viewer's `quote`,
+ * `after`, and `approval` (closed by the viewer's `current_user`). The render cache stores
  * these parts as JSON text (anonymous: `poll` then hides totals as for anyone but the author).
  */
 export function statusParts(urls: Urls, view: StatusView, options: StatusOptions) {
@@ -47,6 +50,7 @@ export function statusParts(urls: Urls, view: StatusView, options: StatusOptions
     replies_count: row.repliesCount,
     reblogs_count: row.reblogsCount,
     favourites_count: row.favouritesCount,
+    quotes_count: row.quotesCount,
     edited_at: row.editedAt === null ? null : new Date(row.editedAt).toISOString(),
   };
   const tail = {
@@ -56,11 +60,24 @@ export function statusParts(urls: Urls, view: StatusView, options: StatusOptions
     mentions: mentionsOf(row).map((m) => ({ id: String(m.id), username: m.username, url: m.url ?? accountUrl(urls, m.username), acct: m.acct ?? m.username })),
     tags: (JSON.parse(row.tags) as string[]).map((name) => ({ name, url: `${urls.publicUrl}/tags/${encodeURIComponent(name)}` })),
     emojis: emojisOf(row),
+  };
+  const after = {
     // The card is stored as the PreviewCard entity it is shown as (src/services/statuses/link-cards.ts).
     card: row.card === null ? null : (JSON.parse(row.card) as Record<string, unknown>),
     poll: view.poll ? serializePoll(view.poll, options.viewerId) : null,
   };
-  return { head, content: row.contentHtml, tail };
+  return { head, content: row.contentHtml, tail, after, approval: { automatic: view.quoteApproval.automatic, manual: view.quoteApproval.manual } };
+}
+
+/** QuoteApproval: who may quote, and how that applies to the viewer. */
+function serializeApproval(approval: QuoteApprovalView) {
+  return { automatic: approval.automatic, manual: approval.manual, current_user: approval.currentUser };
+}
+
+/** REST::QuoteSerializer (the quoted status in full, its own quote shallow), or ShallowQuoteSerializer one level down. */
+function serializeQuote(urls: Urls, quote: QuoteView, options: StatusOptions) {
+  if (options.nested) return { state: quote.state, quoted_status_id: quote.quotedStatusId === null ? null : String(quote.quotedStatusId) };
+  return { state: quote.state, quoted_status: quote.status ? serializeStatus(urls, quote.status, { ...options, source: false, nested: true }) : null };
 }
 
 /** The viewer's flags on a status, in the serializer's order. */
@@ -68,39 +85,48 @@ function viewerFlags(flags: ViewerFlags) {
   return { favourited: flags.favourited, reblogged: flags.reblogged, muted: flags.muted, bookmarked: flags.bookmarked, pinned: flags.pinned };
 }
 
-/** REST::StatusSerializer (4.3), in its key order; per-viewer flags only for a signed-in viewer. */
+/** REST::StatusSerializer (4.5), in its key order; per-viewer flags only for a signed-in viewer. */
 export function serializeStatus(urls: Urls, view: StatusView, options: StatusOptions): Record<string, unknown> {
-  const { head, content, tail } = statusParts(urls, view, options);
+  const { head, content, tail, after } = statusParts(urls, view, options);
   const out: Record<string, unknown> = head;
   if (view.viewer) Object.assign(out, viewerFlags(view.viewer));
   if (options.source) out.text = view.row.text;
   else out.content = content;
   if (view.viewer) out.filtered = options.filtered ? options.filtered(view) : [];
-  out.reblog = view.reblog ? serializeStatus(urls, view.reblog, { ...options, source: false }) : null;
-  return Object.assign(out, tail);
+  out.reblog = view.reblog ? serializeStatus(urls, view.reblog, { ...options, source: false, nested: false }) : null;
+  Object.assign(out, tail);
+  out.quote = view.quote ? serializeQuote(urls, view.quote, options) : null;
+  Object.assign(out, after);
+  out.quote_approval = serializeApproval(view.quoteApproval);
+  return out;
 }
 
 /** A status's shared parts as the JSON text the render cache keeps. */
 export function statusPartsJson(urls: Urls, view: StatusView, options: StatusOptions): StatusParts {
-  const { head, content, tail } = statusParts(urls, view, options);
+  const { head, content, tail, after, approval } = statusParts(urls, view, options);
   return {
     head: JSON.stringify(head).slice(0, -1),
     content: JSON.stringify(content),
-    tail: `,${JSON.stringify(tail).slice(1)}`,
+    tail: `,${JSON.stringify(tail).slice(1, -1)}`,
+    after: `,${JSON.stringify(after).slice(1, -1)}`,
+    approval: `,"quote_approval":${JSON.stringify(approval).slice(0, -1)}`,
     visibility: view.row.visibility,
     reblogOfId: view.row.reblogOfId,
+    quoted: view.quote !== null,
   };
 }
 
 /**
- * serializeStatus as JSON text, composed from cached parts: `reblog` is the boosted status's
- * JSON text (or "null"), `flags` the viewer's (null for an anonymous reader), who has no
- * filters. Byte for byte what JSON.stringify(serializeStatus(...)) gives.
+ * serializeStatus as JSON text, composed from cached parts of a status that quotes nothing:
+ * `reblog` is the boosted status's JSON text (or "null"), `flags` the viewer's (null for an
+ * anonymous reader), who has no filters, `currentUser` the viewer's quote_approval.current_user.
+ * Byte for byte what JSON.stringify(serializeStatus(...)) gives.
  */
-export function composeStatusJson(parts: StatusParts, reblog: string, flags: ViewerFlags | null): string {
-  if (!flags) return `${parts.head},"content":${parts.content},"reblog":${reblog}${parts.tail}`;
+export function composeStatusJson(parts: StatusParts, reblog: string, flags: ViewerFlags | null, currentUser = "denied"): string {
+  const rest = `${parts.tail},"quote":null${parts.after}${parts.approval},"current_user":${JSON.stringify(currentUser)}}}`;
+  if (!flags) return `${parts.head},"content":${parts.content},"reblog":${reblog}${rest}`;
   const viewerPart = JSON.stringify(viewerFlags(flags)).slice(1, -1);
-  return `${parts.head},${viewerPart},"content":${parts.content},"filtered":[],"reblog":${reblog}${parts.tail}`;
+  return `${parts.head},${viewerPart},"content":${parts.content},"filtered":[],"reblog":${reblog}${rest}`;
 }
 
 export { accountUri };

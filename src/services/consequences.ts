@@ -33,8 +33,8 @@ import type { Services } from "./index.ts";
  *   status.created              counters, home feeds, notifications,        link card, remote media copy, streams,
  *                               lists, conversations                        federation (Create, Announce)
  *   status.imported             counters                                    -
- *   status.updated              notifications (local edits)                 link card, remote media copy, streams,
- *                                                                           federation (Update)
+ *   status.updated              notifications (local edits; quoted_update   link card, remote media copy, streams,
+ *                               to local quoters)                           federation (Update)
  *   status.deleted              counters, boost notification withdrawn,     streams, federation (Delete, Undo Announce)
  *                               conversations
  *   favourite.created / .removed  counter, notification (or withdrawn)      federation (Like, Undo Like)
@@ -43,6 +43,13 @@ import type { Services } from "./index.ts";
  *   poll.voted                  -                                           federation (the votes)
  *   poll.ended                  notifications                               federation (Update)
  *   notification.created        push deliveries                             push, streams
+ *   quote.requested             -                                           federation (QuoteRequest)
+ *   quote.accepted              quotes_count, quote notification            federation (Accept with the stamp, or
+ *                                                                           Update of a local quoting post)
+ *   quote.rejected              -                                           federation (Reject)
+ *   quote.revoked               quotes_count back                           federation (Delete of the stamp)
+ *   quote.removed               quotes_count back (if it counted)           federation (Delete to a remote quoted author)
+ *   quote_policy.changed        -                                           federation (Update)
  *   report.created              -                                           federation (Flag)
  *   list.delivered, conversation.updated, notifications.merged, filters.changed,
  *   announcement.published / .deleted / .reaction                           streams
@@ -55,7 +62,7 @@ export interface Transports {
 }
 
 export function registerConsequences(events: EventBus, services: Services, transports: Transports): void {
-  const { notifications, homeFeed, counters, renderCache, lists, endorsements, follows, conversations, polls, pushDeliveries, pushSubscriptions } = services;
+  const { notifications, homeFeed, counters, renderCache, lists, endorsements, follows, conversations, polls, pushDeliveries, pushSubscriptions, quotes } = services;
 
   // ── Tokens: a revoked token's Web Push subscriptions go with it (its streams close: streams).
   events.within("token.revoked", (e) => pushSubscriptions.unsubscribe(e.tokenId));
@@ -107,7 +114,24 @@ export function registerConsequences(events: EventBus, services: Services, trans
     notifications.statusDeleted(e.status);
     conversations.removed(e.status);
   });
-  events.within("status.updated", (e) => notifications.statusEdited(e.status, e.previous));
+  // An edit is told to the local accounts whose accepted quotes quote it (`quoted_update`, about their quote).
+  events.within("status.updated", (e) => {
+    notifications.statusEdited(e.status, e.previous);
+    for (const q of quotes.localQuotesOf(e.status.id)) notifications.notify(q.accountId, e.status.accountId, "quoted_update", q.statusId);
+  });
+
+  // ── Quotes: an accepted one counts on the quoted status and tells its author (`quote`, about the
+  // quoting status); a revoked one, or an accepted one whose quoting status goes, counts back.
+  events.within("quote.accepted", (e) => {
+    if (e.quote.quotedStatusId !== null) counters.quotes(e.quote.quotedStatusId, 1);
+    if (e.quote.quotedAccountId !== null) notifications.notify(e.quote.quotedAccountId, e.quote.accountId, "quote", e.quote.statusId);
+  });
+  events.within("quote.revoked", (e) => {
+    if (e.quote.quotedStatusId !== null) counters.quotes(e.quote.quotedStatusId, -1);
+  });
+  events.within("quote.removed", (e) => {
+    if (e.quote.state === "accepted" && e.quote.quotedStatusId !== null) counters.quotes(e.quote.quotedStatusId, -1);
+  });
 
   // ── Favourites: counted and notified, or taken back.
   events.within("favourite.created", (e) => {
@@ -136,6 +160,6 @@ export function registerConsequences(events: EventBus, services: Services, trans
   services.remoteMediaCache?.subscribe(events);
   // Statuses, lists, notifications, conversations, filters, announcements: to open streams.
   transports.streams?.(events);
-  // Follows, blocks, statuses, favourites, boosts, pins, polls, profiles, moves, reports: to other servers.
+  // Follows, blocks, statuses, favourites, boosts, pins, polls, profiles, moves, reports, quotes: to other servers.
   transports.federation?.(events);
 }

@@ -24,6 +24,9 @@ import { RemoteNotes } from "./remote/notes.ts";
 import { RemoteInteractions } from "./remote/interactions.ts";
 import { GoneAccounts } from "./remote/gone-accounts.ts";
 import { RemoteThreads } from "./remote/threads.ts";
+import { NoteQuotes } from "./remote/note-quotes.ts";
+import { QuoteStamps } from "./remote/quote-stamps.ts";
+import { RemoteQuotes } from "./remote/quotes.ts";
 import { AccountMoves } from "./remote/moves.ts";
 import { ActorRefs } from "./accounts/actor-refs.ts";
 import { AccountAliases } from "./accounts/aliases.ts";
@@ -87,6 +90,9 @@ import { ImportWorker } from "./portability/import-worker.ts";
 import { ArchiveExport } from "./archive/export.ts";
 import { ArchiveImport } from "./archive/import.ts";
 import type { ArchiveRenderer } from "./archive/ports.ts";
+import { QuotePolicy } from "./quotes/policy.ts";
+import { QuoteService } from "./quotes/quotes.ts";
+import { QuoteReads } from "./quotes/reads.ts";
 
 export interface ServiceDeps {
   config: Config;
@@ -136,13 +142,16 @@ export function createServices(deps: ServiceDeps) {
 
   const policy = new StatusPolicy(follows, moderation);
   const statusMedia = new StatusMedia(db, clock);
-  const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds));
+  const quotePolicy = new QuotePolicy(db.$client, follows, moderation, policy);
+  const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(db.$client, policy, moderation), policy: quotePolicy });
   const homeFeed = new HomeFeedService(db, clock);
   const renderCache = new RenderCache();
   const counters = new Counters(db.$client, renderCache);
   const newStatuses = new NewStatuses(db);
-  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, localEmojis);
-  const removal = new RemovalService(db, events, renderCache, statusMedia);
+  // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).
+  const quotes = new QuoteService(db, ids, clock, events, quotePolicy, reader, renderCache, config.publicUrl);
+  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
+  const removal = new RemovalService(db, events, renderCache, statusMedia, quotes);
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events, newStatuses);
   const polls = new PollService(db, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(db, ids, clock, events);
@@ -176,9 +185,12 @@ export function createServices(deps: ServiceDeps) {
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader);
 
-  const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses);
+  const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);
-  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls);
+  // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
+  const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id));
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher);
+  const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
   const featuredTags = new FeaturedTagService(db, ids, clock, search);
@@ -205,7 +217,7 @@ export function createServices(deps: ServiceDeps) {
   const importWorker = new ImportWorker(db, clock, importActions, new ImportOverwrite(portabilityDeps), config.importRates);
   const imports = new ImportService(db, ids, clock, config.domain, () => importWorker.wake());
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
-  const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions);
+  const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions, quotes);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
   // rate-limit counters of windows already over, Idempotency-Keys past their hour.
   wheel.handle("maintenance", () => {
@@ -233,6 +245,7 @@ export function createServices(deps: ServiceDeps) {
   const archiveExport = deps.archiveRenderer ? new ArchiveExport(db, clock, storage, accounts, reader, statusMedia, polls, deps.archiveRenderer) : null;
   const archiveImport = new ArchiveImport(db, clock, posting, media);
   return {
+    quotes,
     archiveExport,
     archiveImport,
     outgoing,
@@ -244,6 +257,7 @@ export function createServices(deps: ServiceDeps) {
     remoteInteractions,
     goneAccounts,
     remoteThreads,
+    remoteQuotes,
     accountMoves,
     accountAliases,
     accountMoving,

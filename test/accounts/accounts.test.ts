@@ -203,6 +203,7 @@ describe("the account entity", () => {
       hide_collections: false,
       discoverable: true,
       indexable: true,
+      quote_policy: "public",
     });
     expect(res.body.role).toEqual({ id: "-99", name: "", permissions: "65536", color: "", highlighted: false });
   });
@@ -224,6 +225,7 @@ describe("PATCH /api/v1/accounts/update_credentials", () => {
         ["source[privacy]", "unlisted"],
         ["source[sensitive]", "true"],
         ["source[language]", "fr"],
+        ["source[quote_policy]", "followers"],
       ],
     });
     expect(res.status).toBe(200);
@@ -239,12 +241,13 @@ describe("PATCH /api/v1/accounts/update_credentials", () => {
     expect(res.body.fields[0].value).toContain('rel="me nofollow noopener noreferrer"');
     expect(res.body.fields[1]).toEqual({ name: "Pronouns", value: "she/her", verified_at: null });
     expect(res.body.source.fields[0]).toEqual({ name: "Site", value: "https://carol.example", verified_at: null });
-    expect(res.body.source).toMatchObject({ privacy: "unlisted", sensitive: true, language: "fr" });
+    expect(res.body.source).toMatchObject({ privacy: "unlisted", sensitive: true, language: "fr", quote_policy: "followers" });
     const prefs = await user.client.get("/api/v1/preferences");
     expect(prefs.body).toEqual({
       "posting:default:visibility": "unlisted",
       "posting:default:sensitive": true,
       "posting:default:language": "fr",
+      "posting:default:quote_policy": "followers",
       "reading:expand:media": "default",
       "reading:expand:spoilers": false,
       "reading:autoplay:gifs": false,

@@ -28,6 +28,7 @@ const STATUS_KEYS = [
   "replies_count",
   "reblogs_count",
   "favourites_count",
+  "quotes_count",
   "edited_at",
   "favourited",
   "reblogged",
@@ -43,8 +44,10 @@ const STATUS_KEYS = [
   "mentions",
   "tags",
   "emojis",
+  "quote",
   "card",
   "poll",
+  "quote_approval",
 ];
 
 function statusCount() {

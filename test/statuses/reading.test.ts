@@ -155,7 +155,7 @@ describe("DELETE /api/v1/statuses/:id", () => {
     expect(res.status).toBe(200);
     expect(res.body.text).toBe("Delete me @mentioned #gone");
     expect(res.body).not.toHaveProperty("content");
-    expect(Object.keys(res.body).indexOf("text")).toBe(19);
+    expect(Object.keys(res.body).indexOf("text")).toBe(20);
     expect(res.body.poll.options.map((o: { title: string }) => o.title)).toEqual(["yes", "no"]);
     expect(res.body.poll.multiple).toBe(false);
     expect(res.body.media_attachments).toEqual([]);

@@ -26,7 +26,7 @@ export async function startRawServer(host: string) {
   const spki = Buffer.from(await crypto.subtle.exportKey("spki", pair.publicKey)).toString("base64");
   const publicKeyPem = `-----BEGIN PUBLIC KEY-----\n${spki.match(/.{1,64}/g)!.join("\n")}\n-----END PUBLIC KEY-----\n`;
   const documents = new Map<string, unknown>();
-  // What was posted to it (its actors' inboxes), as the JSON arrived.
+  // What was posted to it (deliveries to its inboxes), as JSON, in the order they came.
   const received: { path: string; body: any }[] = [];
   const server = Bun.serve({
     hostname: host,
@@ -44,7 +44,12 @@ export async function startRawServer(host: string) {
   const base = `http://${host}:${server.port}`;
   return {
     base,
+    /** The activities posted to it so far (its inboxes accept everything). */
     received,
+    /** Stops serving the document at `path` (404 from then on). */
+    forget(path: string) {
+      documents.delete(path);
+    },
     /** Serves a document at `path`; answers its URL. */
     serve(path: string, document: Record<string, unknown>): string {
       documents.set(path, document);

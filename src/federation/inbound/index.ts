@@ -1,5 +1,5 @@
 import type { InboxContext, InboxListenerSetters, KvStore } from "@fedify/fedify";
-import { Accept, Add, Announce, Block, Create, Delete, Follow, Like, Move, Reject, Remove, Undo, Update, type Activity } from "@fedify/fedify/vocab";
+import { Accept, Add, Announce, Block, Create, Delete, Follow, Like, Move, QuoteRequest, Reject, Remove, Undo, Update, type Activity } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
 import type { FederationServices } from "../port.ts";
 import { onAccept } from "./accept.ts";
@@ -11,13 +11,14 @@ import { onFeatured } from "./featured.ts";
 import { onFollow } from "./follow.ts";
 import { onLike } from "./like.ts";
 import { onMove } from "./move.ts";
+import { onQuoteRequest } from "./quote-request.ts";
 import { onReject } from "./reject.ts";
 import { onUndo } from "./undo.ts";
 import { onUpdate } from "./update.ts";
 
 /** What the inbox listeners need: the rules they hand activities to, and Fedify's side. */
 export interface Inbound {
-  services: Pick<FederationServices, "federationInbox" | "remoteInteractions" | "accountMoves">;
+  services: Pick<FederationServices, "federationInbox" | "remoteInteractions" | "accountMoves" | "remoteQuotes">;
   /** Where a remote Follow's IRI is kept, for the answer to it (and a later Reject) to quote. */
   kv: KvStore;
   /** Reads what an actor document only links to (its images), signed by the instance actor. */
@@ -47,5 +48,6 @@ export function listen(inbox: InboxListenerSetters<void>, deps: Inbound): InboxL
     .on(Add, onFeatured(deps, "Add"))
     .on(Remove, onFeatured(deps, "Remove"))
     .on(Move, onMove(deps))
+    .on(QuoteRequest, onQuoteRequest(deps))
     .on(Undo, onUndo(deps));
 }

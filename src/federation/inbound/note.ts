@@ -8,6 +8,7 @@ import type { RemoteMedia, RemotePoll } from "../../services/statuses/remote-inp
 import { MAX_HASHTAG_LENGTH, normalizeTag } from "../../text/format.ts";
 import { actorInput } from "./actor.ts";
 import { customEmojisOf } from "./emojis.ts";
+import { quoteOf, quotePolicyOf } from "./quote-fields.ts";
 import { refOf } from "./refs.ts";
 
 /** Mastodon's poll limits for remote polls: at most this many options, each this long. */
@@ -62,6 +63,9 @@ export function noteInput(ctx: Context<void>, note: StatusObject, loader: Docume
     attachments: async () => attachmentsOf(ctx, note, await raw?.()),
     emojis: () => customEmojisOf(note, ctx),
     poll: async () => (note instanceof Question ? pollOf(ctx, note) : null),
+    // From the Note as it arrived, or as Fedify keeps a Note it parsed on its own (fetched).
+    quote: async () => quoteOf(ctx, note, await asArrived(note, await raw?.())),
+    quotePolicy: quotePolicyOf(note),
   };
 }
 
@@ -96,7 +100,7 @@ async function tagsOf(ctx: Context<void>, note: StatusObject): Promise<{ mention
  * `toot:blurhash`) gives the values Fedify's Document reads with our patch (patches/README.md).
  */
 async function attachmentsOf(ctx: Context<void>, note: StatusObject, given?: unknown): Promise<RemoteMedia[]> {
-  const raw = ((given as { id?: unknown } | undefined)?.id === note.id?.href ? given : await note.toJsonLd()) as { attachment?: unknown } | null;
+  const raw = (await asArrived(note, given)) as { attachment?: unknown } | null;
   const extras = (Array.isArray(raw?.attachment) ? raw.attachment : raw?.attachment ? [raw.attachment] : []) as Record<string, unknown>[];
   const media: RemoteMedia[] = [];
   let index = 0;
@@ -121,6 +125,15 @@ async function attachmentsOf(ctx: Context<void>, note: StatusObject, given?: unk
     media.push({ type, url: link, description, blurhash, meta });
   }
   return media;
+}
+
+/**
+ * The Note as it arrived: `given`, the document it came embedded in, when it is that Note; else
+ * the one Fedify keeps of a Note it parsed on its own (a fetched one). An embedded Note's own
+ * toJsonLd() is Fedify's rewriting, without the terms its vocabulary does not know.
+ */
+async function asArrived(note: StatusObject, given: unknown): Promise<unknown> {
+  return (given as { id?: unknown } | undefined)?.id === note.id?.href ? given : await note.toJsonLd();
 }
 
 /**

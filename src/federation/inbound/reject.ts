@@ -1,11 +1,15 @@
 import type { Reject } from "@fedify/fedify/vocab";
 import { answeredFollower } from "./answers.ts";
 import type { Inbound, Listener } from "./index.ts";
+import { quoteAnswerOf } from "./quote-answers.ts";
 
-/** A remote account refuses (or removes) a local follower. */
+/** A remote account refuses (or removes) a local follower, or refuses (or takes back) a local quote of its post. */
 export const onReject =
   ({ services }: Inbound): Listener<Reject> =>
   async (ctx, reject) => {
+    if (reject.actorId === null) return;
+    const quote = await quoteAnswerOf(ctx, reject);
+    if (quote && services.remoteQuotes.rejected(reject.actorId.href, quote.answer)) return;
     const follower = await answeredFollower(ctx, reject);
-    if (follower !== null) services.federationInbox.rejected(reject.actorId!.href, follower);
+    if (follower !== null) services.federationInbox.rejected(reject.actorId.href, follower);
   };

@@ -19,6 +19,8 @@ export const onUpdate =
       if (input) await services.federationInbox.updateActor(update.actorId.href, input);
       return;
     }
-    const input = isStatusObject(object) ? noteInput(ctx, object, loader) : null;
+    // The Note as it arrived, for what Fedify's vocabulary leaves out (blurhash, Mastodon's `quote`).
+    const raw = async () => ((await update.toJsonLd()) as { object?: unknown } | null)?.object;
+    const input = isStatusObject(object) ? noteInput(ctx, object, loader, raw) : null;
     if (input) await services.federationInbox.updateNote(update.actorId.href, input);
   };

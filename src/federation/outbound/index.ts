@@ -6,6 +6,7 @@ import type { NoteLookups } from "../vocab.ts";
 import { interactions } from "./interactions.ts";
 import { moves } from "./moves.ts";
 import { profiles } from "./profiles.ts";
+import { quotes } from "./quotes.ts";
 import { relationships } from "./relationships.ts";
 import { reports } from "./reports.ts";
 import type { Sender } from "./sender.ts";
@@ -29,7 +30,7 @@ export interface Outbound {
  * What this server tells others once a write committed, by the event it follows: statuses
  * (Create, Update, Delete, votes), relationships (Follow, Accept, Reject, Block, Undo),
  * profiles (Update of the actor), moves (Move), favourites, boosts and pins (Like, Announce, Add, Remove,
- * Undo), forwarded reports (Flag). Deliveries go through Fedify's queue (retries, restarts).
+ * Undo), forwarded reports (Flag), quotes (QuoteRequest, its Accept or Reject, a stamp's Delete). Deliveries go through Fedify's queue (retries, restarts).
  */
 export function subscribe(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
   relationships(events, out);
@@ -38,4 +39,5 @@ export function subscribe(events: Pick<EventBus, "afterCommit">, out: Outbound):
   moves(events, out);
   interactions(events, out);
   reports(events, out);
+  quotes(events, out);
 }

@@ -1,5 +1,5 @@
 import { Create, Delete, Note, Tombstone, Update } from "@fedify/fedify/vocab";
-import type { StatusRow } from "../../db/schema.ts";
+import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { createOf, mentionedAccounts, noteOf } from "../vocab.ts";
 import type { Outbound } from "./index.ts";
@@ -10,30 +10,9 @@ import { recipientOf } from "./sender.ts";
  * Update, a deletion as Delete. Deliveries go through Fedify's queue (retries, restarts).
  */
 export function statuses(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
-  const { services, lookups, context: ctx, urls } = out;
+  const { lookups, context: ctx } = out;
   const send = out.sender.send;
-  // Statuses go to the author's remote followers (one delivery per shared inbox) and to the
-  // remote accounts they mention; direct ones to the mentioned alone, each at its own inbox,
-  // never a shared one. A status's activities share an ordering key, so a Delete never
-  // overtakes its Create. Not yet: boosts (Announce).
-  const DISTRIBUTABLE = new Set(["public", "unlisted"]);
-  /** A local original as a Note, with who should get it; null when nobody elsewhere should. */
-  const outgoingNote = (status: StatusRow) => {
-    if (status.reblogOfId !== null || status.uri !== null) return null;
-    const author = services.accounts.findById(status.accountId);
-    if (!author || author.domain !== null) return null;
-    const c = ctx();
-    const mentioned = mentionedAccounts(lookups, status).filter((a) => a.domain !== null);
-    const direct = status.visibility === "direct";
-    const followers = direct ? [] : services.federationActors.remoteFollowers(status.accountId);
-    // A public or unlisted reply also goes to the author it answers (Mastodon's StatusReachFinder).
-    const answered = status.inReplyToAccountId !== null && DISTRIBUTABLE.has(status.visibility) ? services.accounts.findById(status.inReplyToAccountId) : undefined;
-    const recipients = [...followers, ...mentioned, ...(answered && answered.domain !== null ? [answered] : [])].map(recipientOf);
-    if (recipients.length === 0) return null;
-    const note = noteOf(c, urls, author, status, lookups);
-    const options = { preferSharedInbox: !direct, orderingKey: note.id!.href };
-    return { c, author, note, recipients, options };
-  };
+  const outgoingNote = (status: StatusRow) => outgoingNoteOf(out, status);
 
   events.afterCommit("status.created", (e) => {
     const out = outgoingNote(e.status);
@@ -88,4 +67,36 @@ export function statuses(events: Pick<EventBus, "afterCommit">, out: Outbound): 
     const del = new Delete({ id: new URL(`${note.id!.href}#delete`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: new Tombstone({ id: note.id! }) });
     send("Delete", () => c.sendActivity({ identifier: author.username }, recipients, del, options));
   });
+}
+
+// Statuses go to the author's remote followers (one delivery per shared inbox) and to the
+// remote accounts they mention; direct ones to the mentioned alone, each at its own inbox,
+// never a shared one. A status's activities share an ordering key, so a Delete never
+// overtakes its Create.
+const DISTRIBUTABLE = new Set(["public", "unlisted"]);
+
+/**
+ * A local original as a Note, with who should get it; null when nobody elsewhere should. A
+ * public or unlisted reply also goes to the author it answers (Mastodon's StatusReachFinder),
+ * and a quote to the author it quotes.
+ */
+export function outgoingNoteOf(out: Outbound, status: StatusRow) {
+  const { services, lookups, context: ctx, urls } = out;
+  if (status.reblogOfId !== null || status.uri !== null) return null;
+  const author = services.accounts.findById(status.accountId);
+  if (!author || author.domain !== null) return null;
+  const c = ctx();
+  const mentioned = mentionedAccounts(lookups, status).filter((a) => a.domain !== null);
+  const direct = status.visibility === "direct";
+  const followers = direct ? [] : services.federationActors.remoteFollowers(status.accountId);
+  const shared = DISTRIBUTABLE.has(status.visibility);
+  const answered = status.inReplyToAccountId !== null && shared ? services.accounts.findById(status.inReplyToAccountId) : undefined;
+  const quotedAccountId = shared ? lookups.quote(status.id)?.quotedAccountId : undefined;
+  const quoted = quotedAccountId == null ? undefined : services.accounts.findById(quotedAccountId);
+  const remote = [...followers, ...mentioned, ...[answered, quoted].filter((a) => a !== undefined && a.domain !== null)] as AccountRow[];
+  const recipients = [...new Map(remote.map((a) => [a.id, a])).values()].map(recipientOf);
+  if (recipients.length === 0) return null;
+  const note = noteOf(c, urls, author, status, lookups);
+  const options = { preferSharedInbox: !direct, orderingKey: note.id!.href };
+  return { c, author, note, recipients, options };
 }

@@ -13,6 +13,7 @@ import { ValidationErrors } from "./validation.ts";
 import type { AccountView, ProfileField } from "../../models/views.ts";
 import { oneWithMovedTo, withMovedTo } from "./account-views.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
+import { isQuotePolicy } from "../quotes/policy.ts";
 
 export const USERNAME_RE = /^[A-Za-z0-9_]+$/;
 const RESERVED_USERNAMES = new Set(["admin", "support", "help", "root", "webmaster", "administrator", "mod", "moderator"]);
@@ -45,6 +46,8 @@ export interface CredentialsUpdate {
   privacy?: string;
   sensitive?: boolean;
   language?: string;
+  /** Who may quote new statuses by default (source[quote_policy]): public | followers | nobody. */
+  quotePolicy?: string;
 }
 
 const ACCOUNT = rowReader(accounts);
@@ -322,6 +325,10 @@ export class AccountService {
       userChanges.defaultPrivacy = input.privacy;
     }
     if (input.sensitive !== undefined) userChanges.defaultSensitive = input.sensitive;
+    if (input.quotePolicy !== undefined) {
+      if (!isQuotePolicy(input.quotePolicy)) errors.add("source.quote_policy", "Quote policy", "INCLUSION", "is not included in the list");
+      userChanges.defaultQuotePolicy = input.quotePolicy;
+    }
     if (input.language !== undefined) {
       const lang = input.language.trim();
       if (lang !== "" && !/^[a-z]{2,3}$/.test(lang)) errors.add("source.language", "Language", "INCLUSION", "is not included in the list");

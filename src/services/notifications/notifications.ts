@@ -14,7 +14,7 @@ import { mentionedIds } from "../../models/mentions.ts";
 
 const NONE: readonly number[] = [];
 
-export const NOTIFICATION_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update"] as const;
+export const NOTIFICATION_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update", "quote", "quoted_update"] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 export interface NotificationQuery {

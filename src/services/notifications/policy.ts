@@ -25,7 +25,7 @@ export type PolicyField = (typeof POLICY_FIELDS)[number];
 export type Policy = Record<PolicyField, PolicyLevel>;
 
 /** Mastodon's Notification::PROPERTIES filterable types: the rest always pass. */
-const FILTERABLE = new Set(["mention", "reblog", "follow", "follow_request", "favourite"]);
+const FILTERABLE = new Set(["mention", "reblog", "follow", "follow_request", "favourite", "quote"]);
 const NEW_ACCOUNT_MS = 30 * 24 * 3600 * 1000;
 const NEW_FOLLOWER_MS = 3 * 24 * 3600 * 1000;
 /** Mastodon counts pending requests and notifications up to this (NotificationPolicy::MAX_MEANINGFUL_COUNT). */

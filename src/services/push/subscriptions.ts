@@ -7,7 +7,7 @@ import type { IdGenerator } from "../../ids.ts";
 import type { TokenSeal } from "./token-seal.ts";
 
 /** Mastodon's Notification::TYPES that a subscription can ask alerts for. */
-export const ALERT_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update", "admin.sign_up", "admin.report"] as const;
+export const ALERT_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update", "quote", "quoted_update", "admin.sign_up", "admin.report"] as const;
 export const POLICIES = ["all", "followed", "follower", "none"] as const;
 
 export interface SubscriptionInput {

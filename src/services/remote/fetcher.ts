@@ -1,5 +1,5 @@
 import type { OutgoingHttp } from "../../net/outgoing.ts";
-import type { RemoteActorInput, RemoteNoteInput } from "./inputs.ts";
+import type { RemoteActorInput, RemoteNoteInput, RemoteStampInput } from "./inputs.ts";
 
 /**
  * What the services ask of other servers, implemented by src/federation (absent while
@@ -17,6 +17,12 @@ export interface RemoteFetcher {
   object(url: string, signal?: AbortSignal): Promise<{ actor: RemoteActorInput } | { note: RemoteNoteInput } | null>;
   /** Whether an actor's IRI answers 404 or 410 now (any other failure, or none, is no proof it is gone). */
   gone(uri: string): Promise<boolean>;
+  /**
+   * A quote's stamp (QuoteAuthorization) as its server serves it at `uri`: null when that
+   * server says it is not there (404, 410) or serves something else at another id or origin;
+   * throws when it could not be asked (unreachable, timed out): no proof either way.
+   */
+  stamp(uri: string, signal?: AbortSignal): Promise<RemoteStampInput | null>;
 }
 
 /** What src/federation makes its fetcher of, handed over by createServices. */

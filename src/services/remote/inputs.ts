@@ -89,4 +89,40 @@ export interface RemoteNoteInput {
   emojis(): Promise<CustomEmoji[]>;
   /** A Question's poll; null for a Note, or one that is not a usable poll. */
   poll(): Promise<RemotePoll | null>;
+  /** The post it quotes (FEP-044f, or a legacy quote), null when none. */
+  quote(): Promise<RemoteQuoteInput | null>;
+  /** Who may quote it (interactionPolicy.canQuote), null when it states nothing. */
+  quotePolicy: RemoteQuotePolicy | null;
+}
+
+/** The post a Note quotes, as it names it. */
+export interface RemoteQuoteInput {
+  /** The quoted post's IRI (http(s)); null for a quote of a deleted post named by a bare Tombstone. */
+  quoted: IriRef | null;
+  /** Its stamp (quoteAuthorization), as the quoting post names it. */
+  approvalUri: string | null;
+  /** Named by quoteUrl, _misskey_quote or quoteUri alone: from a server that asks nobody. */
+  legacy: boolean;
+  /** Its `quote` is a Tombstone: the quoted post is gone. */
+  deleted: boolean;
+}
+
+/** interactionPolicy.canQuote: the IRIs (actors, collections, as:Public) in each approval list. */
+export interface RemoteQuotePolicy {
+  automatic: string[];
+  manual: string[];
+}
+
+/**
+ * A QuoteAuthorization (FEP-044f's stamp) as its server served it at its IRI: what it says,
+ * as given. The rules decide whether it proves anything.
+ */
+export interface RemoteStampInput {
+  /** Its `id`; the fetcher has checked it is the IRI it was fetched at, on the same origin. */
+  id: string;
+  /** Its type is (or includes) QuoteAuthorization. */
+  isStamp: boolean;
+  attributedTo: string | null;
+  interactingObject: string | null;
+  interactionTarget: string | null;
 }

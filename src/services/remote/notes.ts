@@ -12,6 +12,15 @@ import type { Visibility } from "../statuses/visibility.ts";
 import type { FederationActors } from "./local-actors.ts";
 import type { IriRef, RemoteNoteInput } from "./inputs.ts";
 import type { RemoteAccounts } from "./accounts.ts";
+import type { RemoteFetcher } from "./fetcher.ts";
+import type { NoteQuotes, QuotedLookup } from "./note-quotes.ts";
+import { remoteQuoteApproval } from "./quote-stamps.ts";
+
+/**
+ * How deep a chain of quoted posts is fetched while one post is stored (Mastodon's
+ * VerifyQuoteService::MAX_SYNCHRONOUS_DEPTH): a quote of a quote of a quote is shown by its IRI.
+ */
+const MAX_QUOTE_DEPTH = 2;
 
 /** ActivityStreams' public collection, as addressing names it. */
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
@@ -39,6 +48,9 @@ export class RemoteNotes {
     private moderation: ModerationService,
     private editing: EditingService,
     private polls: PollService,
+    private quotes: NoteQuotes,
+    /** Fetches quoted posts not stored yet (null while federation is off). */
+    private fetcher: RemoteFetcher | null,
   ) {}
 
   /**
@@ -49,9 +61,10 @@ export class RemoteNotes {
    * as Mastodon reads it: as:Public in `to` is public, in `cc` unlisted, the author's
    * followers collection private, and anything else (addressed to some accounts only)
    * direct. Mentions of local accounts that block the author are dropped, and with them what
-   * only they concerned.
+   * only they concerned. A quote of a local post concerns its author; the post it quotes is
+   * fetched when it is not stored (`depth`: how many quotes deep this post was reached).
    */
-  async store(note: RemoteNoteInput, options: { fetched: boolean }): Promise<StatusRow | null> {
+  async store(note: RemoteNoteInput, options: { fetched: boolean; depth?: number }): Promise<StatusRow | null> {
     // The IRI is shown as the status's address when it gives none (its `url`): http(s) only.
     if (new URL(note.uri).origin !== new URL(note.authorUri).origin || httpUrlOrNull(note.uri) === null) return null;
     const known = this.remote.statusByUri(note.uri);
@@ -69,7 +82,9 @@ export class RemoteNotes {
     // A Note named by a poll option, answering a poll here, is a vote (Mastodon's votes).
     if (note.name !== null && parent?.local) return this.vote(author, parent.id, note.name);
     const mentionsLocal = mentions.some((m) => m.acct === undefined);
-    if (!options.fetched && !this.actors.hasLocalFollowers(author.id) && !mentionsLocal && !parent?.local) return null;
+    const quote = await note.quote();
+    const quotesLocal = quote?.quoted?.ours === true && this.statusAt(quote.quoted)?.local === true;
+    if (!options.fetched && !this.actors.hasLocalFollowers(author.id) && !mentionsLocal && !parent?.local && !quotesLocal) return null;
     const followers = author.followersUrl;
     let visibility: Visibility;
     if (to.includes(PUBLIC)) visibility = "public";
@@ -79,6 +94,8 @@ export class RemoteNotes {
     else return null;
     // An address clients and our pages link to: one that is not http(s) is dropped (the IRI stands in).
     const url = httpUrlOrNull(note.url);
+    // Resolved before the post is written, so that it is shown with its quote's state from the start.
+    const quoting = quote && (await this.quotes.resolve(quote, { uri: note.uri, accountId: author.id }, this.quotedLookup(options.depth ?? 0)));
     const published = this.posting.publishRemote({
       accountId: author.id,
       uri: note.uri,
@@ -93,9 +110,26 @@ export class RemoteNotes {
       media: await note.attachments(),
       emojis: await note.emojis(),
       poll: await note.poll(),
+      quoteApproval: remoteQuoteApproval(note.quotePolicy, author),
     });
+    if (published && quoting) this.quotes.attach(published, quoting);
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
     return published ?? this.reader.findRow(this.remote.statusByUri(note.uri)?.id ?? 0) ?? null;
+  }
+
+  /** Where a quoted post is found: stored here, or fetched from its server while the chain is short enough. */
+  private quotedLookup(depth: number): QuotedLookup {
+    return {
+      stored: (ref) => {
+        const found = this.statusAt(ref);
+        return found ? (this.reader.findRow(found.id) ?? null) : null;
+      },
+      fetch: async (ref) => {
+        if (depth >= MAX_QUOTE_DEPTH || this.fetcher === null) return null;
+        const found = await this.fetcher.object(ref.href);
+        return found && "note" in found ? this.store(found.note, { fetched: true, depth: depth + 1 }) : null;
+      },
+    };
   }
 
   /**
@@ -130,7 +164,10 @@ export class RemoteNotes {
       if (poll) this.polls.applyRemoteCounts(row.id, poll);
     }
     const tags = await note.tags();
-    this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await note.emojis(), editedAt: note.updatedAt ?? Date.now() });
+    const edited = this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await note.emojis(), editedAt: note.updatedAt ?? Date.now() });
+    const author = this.remote.byUri(note.authorUri);
+    if (author) this.editing.applyRemoteQuotePolicy(edited, remoteQuoteApproval(note.quotePolicy, author));
+    await this.quotes.edited(row, await note.quote(), this.quotedLookup(0));
   }
 
   /** The Note's HTML as Mastodon keeps remote HTML (sanitized), its text, and its hashtags. */

@@ -8,6 +8,7 @@ import type { PollService } from "./polls.ts";
 import type { StatusReader } from "./reader.ts";
 import type { StatusView } from "../../models/views.ts";
 import type { RemovalService } from "./removal.ts";
+import type { QuoteService } from "../quotes/quotes.ts";
 
 /** POST /api/v1/statuses/:id/<action>. */
 export type StatusActionName =
@@ -37,6 +38,7 @@ export class StatusCommands {
     private polls: PollService,
     private editing: EditingService,
     private remoteMentions: RemoteMentions,
+    private quotes: QuoteService,
   ) {}
 
   /** Favourite, boost, bookmark, mute, pin or an undo; the status with its counters as they are now. */
@@ -95,6 +97,16 @@ export class StatusCommands {
   /** Votes in a poll; the poll's status. */
   vote(actorId: number, pollId: number | null, choices: string[] | undefined): Promise<StatusRow> {
     return this.writes.run(() => this.polls.vote(actorId, pollId, choices));
+  }
+
+  /** The quoted status's author takes back a quote of it; the quoting status, as it is now. */
+  revokeQuote(accountId: number, quotedStatusId: number | null, quotingStatusId: number | null): Promise<StatusRow> {
+    return this.writes.run(() => this.quotes.revoke(accountId, quotedStatusId, quotingStatusId));
+  }
+
+  /** Who may quote the caller's own status (PUT .../interaction_policy); the status as it is now. */
+  changeQuotePolicy(accountId: number, statusId: number | null, policy: string | undefined): Promise<StatusRow> {
+    return this.writes.run(() => this.editing.changeQuotePolicy(accountId, statusId, policy));
   }
 
   /** Edits the caller's own status; the new version. */

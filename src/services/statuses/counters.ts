@@ -21,6 +21,7 @@ export class Counters {
       replies: sqlite.query("UPDATE statuses SET replies_count = max(0, replies_count + $delta) WHERE id = $id"),
       reblogs: sqlite.query("UPDATE statuses SET reblogs_count = max(0, reblogs_count + $delta) WHERE id = $id"),
       favourites: sqlite.query("UPDATE statuses SET favourites_count = max(0, favourites_count + $delta) WHERE id = $id"),
+      quotes: sqlite.query("UPDATE statuses SET quotes_count = max(0, quotes_count + $delta) WHERE id = $id"),
     };
   }
 
@@ -75,6 +76,12 @@ export class Counters {
 
   reblogs(statusId: number, delta: 1 | -1) {
     this.q.reblogs.run({ id: statusId, delta });
+    this.cache.invalidateStatus(statusId);
+  }
+
+  /** Accepted quotes of a status (Mastodon's quotes_count). */
+  quotes(statusId: number, delta: 1 | -1) {
+    this.q.quotes.run({ id: statusId, delta });
     this.cache.invalidateStatus(statusId);
   }
 

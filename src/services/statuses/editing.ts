@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { homeFeed, listFeed, mediaAttachments, mentions, pollVotes, polls, statusEdits, statusTags, statuses, type MediaRow, type StatusEditRow, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
-import { notFound, unprocessable, validationFailed } from "../../errors.ts";
+import { forbidden, notFound, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
 import { countableLength } from "../../text/format.ts";
@@ -15,6 +15,7 @@ import type { RenderCache } from "./render-cache.ts";
 import type { NewStatuses } from "./new-status.ts";
 import type { StatusReader } from "./reader.ts";
 import { mentionRef } from "../../models/mentions.ts";
+import { approvalJson, isQuotePolicy } from "../quotes/policy.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
 
 /** PUT /api/v1/statuses/:id: like Mastodon's, a whole new version (what is left out is gone). */
@@ -26,6 +27,8 @@ export interface EditInput {
   mediaIds?: string[];
   mediaAttributes?: { id: string; description?: string; focus?: string }[];
   poll?: PollInput;
+  /** Who may quote it from now on (quote_approval_policy); kept as it is when absent. */
+  quotePolicy?: string;
 }
 
 const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
@@ -47,6 +50,8 @@ export class EditingService {
     private cache: RenderCache,
     private media: { uploads: MediaService; statuses: StatusMedia },
     private rows: NewStatuses,
+    /** The status a quote post quotes, if it is stored (QuoteService.quotedStatusOf). */
+    private quotedStatusOf: (statusId: number) => StatusRow | null,
   ) {}
 
   edit(accountId: number, statusId: number | null, input: EditInput): StatusRow {
@@ -70,6 +75,8 @@ export class EditingService {
       spoilerText = "";
     }
     const sensitive = input.sensitive === true || spoilerText !== "";
+    if (input.quotePolicy !== undefined && input.quotePolicy !== "" && !isQuotePolicy(input.quotePolicy)) throw unprocessable("Record invalid");
+    const quoteApproval = input.quotePolicy ? approvalJson(input.quotePolicy as never, row.visibility) : row.quoteApproval;
     // An unknown or missing language keeps the status's own, as Mastodon's locale cascade does.
     const language = (input.language ? normalizeLanguage(input.language) : null) ?? row.language;
     const errors: string[] = [];
@@ -85,10 +92,16 @@ export class EditingService {
     const pollChanged = input.poll !== undefined || poll !== undefined;
     const mediaChanged = JSON.stringify(nextMedia.map((m) => m.id)) !== before.mediaIds || (input.mediaAttributes?.length ?? 0) > 0;
     const changed = text !== row.text || spoilerText !== row.spoilerText || sensitive !== row.sensitive || language !== row.language || pollChanged || mediaChanged;
+    // Only who may quote it changed: no new version, as PUT .../interaction_policy.
+    if (!changed && quoteApproval !== row.quoteApproval) return this.setQuoteApproval(row, quoteApproval as string);
     if (!changed) return row;
 
     const now = this.clock.now();
-    const { html, mentioned, tagNames } = this.posting.format(accountId, text);
+    const formatted = this.posting.format(accountId, text);
+    const { mentioned, tagNames } = formatted;
+    // A quote post keeps its fallback link to what it quotes (the quote itself cannot change).
+    const quoted = this.quotedStatusOf(row.id);
+    const html = quoted ? this.posting.quoteFallback(quoted, text, formatted.html) : formatted.html;
     const updated: StatusRow = {
       ...row,
       text,
@@ -101,6 +114,7 @@ export class EditingService {
       emojis: JSON.stringify(this.posting.localEmojis([spoilerText, text, ...(input.poll?.options ?? [])])),
       hasMedia: nextMedia.length > 0,
       hasPoll: input.poll !== undefined,
+      quoteApproval,
       editedAt: now,
     };
     let newPoll: { id: number; expiresAt: number } | null = null;
@@ -112,7 +126,7 @@ export class EditingService {
       this.media.statuses.reattach(db, row.id, nextMedia, input.mediaAttributes ?? []);
       newPoll = this.replacePoll(db, row, poll, input.poll, now);
       tx.update(statuses)
-        .set({ text, contentHtml: html, spoilerText, sensitive, language, mentions: updated.mentions, tags: updated.tags, emojis: updated.emojis, hasMedia: updated.hasMedia, hasPoll: updated.hasPoll, editedAt: now })
+        .set({ text, contentHtml: html, spoilerText, sensitive, language, mentions: updated.mentions, tags: updated.tags, emojis: updated.emojis, hasMedia: updated.hasMedia, hasPoll: updated.hasPoll, quoteApproval, editedAt: now })
         .where(eq(statuses.id, row.id))
         .run();
       tx.delete(mentions).where(eq(mentions.statusId, row.id)).run();
@@ -126,6 +140,38 @@ export class EditingService {
     const homeRecipients = this.db.select({ id: homeFeed.accountId }).from(homeFeed).where(eq(homeFeed.statusId, row.id)).all().map((r) => r.id);
     const listIds = this.db.select({ id: listFeed.listId }).from(listFeed).where(eq(listFeed.statusId, row.id)).all().map((r) => r.id);
     this.events.emit({ type: "status.updated", status: updated, previous: row, homeRecipients, listIds });
+    return updated;
+  }
+
+  /**
+   * Who may quote the author's own status, changed without an edit (PUT .../interaction_policy,
+   * or an edit that changes nothing else): no new version; `quote_policy.changed` tells the world.
+   */
+  changeQuotePolicy(accountId: number, statusId: number | null, policy: string | undefined): StatusRow {
+    const row = this.reader.visibleRow(statusId, accountId);
+    if (row.accountId !== accountId) throw forbidden();
+    if (policy === undefined || policy === "") return row;
+    if (!isQuotePolicy(policy)) throw unprocessable("Record invalid");
+    const approval = approvalJson(policy, row.visibility);
+    return approval === row.quoteApproval ? row : this.setQuoteApproval(row, approval);
+  }
+
+  /**
+   * A remote status's quote policy as its server's latest Update states it (interactionPolicy.canQuote,
+   * as statuses.quote_approval keeps it; null when it states none), as Mastodon's
+   * ProcessStatusUpdateService takes it with every Update.
+   */
+  applyRemoteQuotePolicy(row: StatusRow, quoteApproval: string | null): StatusRow {
+    return quoteApproval === row.quoteApproval ? row : this.setQuoteApproval(row, quoteApproval);
+  }
+
+  private setQuoteApproval(row: StatusRow, quoteApproval: string | null): StatusRow {
+    const updated = { ...row, quoteApproval };
+    this.db.transaction((tx) => {
+      tx.update(statuses).set({ quoteApproval }).where(eq(statuses.id, row.id)).run();
+      this.events.emit({ type: "quote_policy.changed", status: updated });
+    });
+    this.cache.invalidateStatus(row.id);
     return updated;
   }
 

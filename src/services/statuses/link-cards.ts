@@ -15,9 +15,12 @@ const FETCH_TIMEOUT_MS = 10_000;
 /** A link whose page could not be read is tried again after a day, not on every post. */
 const RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
-/** The first link of a status's HTML that is neither a mention nor a hashtag (Mastodon's FetchLinkCardService). */
+/**
+ * The first link of a status's HTML that is neither a mention nor a hashtag (Mastodon's
+ * FetchLinkCardService), nor a quote post's fallback link to what it quotes (shown as the quote).
+ */
 export function firstLink(html: string): string | null {
-  for (const match of html.matchAll(/<a\s([^>]*)>/gi)) {
+  for (const match of html.replace(/^<p class="quote-inline">.*?<\/p>/s, "").matchAll(/<a\s([^>]*)>/gi)) {
     const attrs = match[1]!;
     if (/class="[^"]*\b(mention|hashtag)\b/i.test(attrs) || /rel="[^"]*\btag\b/i.test(attrs)) continue;
     const href = /href="([^"]+)"/i.exec(attrs)?.[1]?.replace(/&amp;/g, "&");

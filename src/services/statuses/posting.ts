@@ -19,6 +19,8 @@ import { mentionRef } from "../../models/mentions.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
 import type { RemotePoll, RemoteStatusInput } from "./remote-input.ts";
 import { newStatusRow, type NewPollFields, type NewStatuses } from "./new-status.ts";
+import { approvalJson, isQuotePolicy } from "../quotes/policy.ts";
+import { QUOTED_NOT_MENTIONED } from "../quotes/quotes.ts";
 
 export interface PollInput {
   options: string[];
@@ -37,6 +39,10 @@ export interface StatusInput {
   spoilerText?: string;
   visibility?: string;
   language?: string;
+  /** The status to quote (Mastodon 4.5's quoted_status_id). */
+  quotedStatusId?: string;
+  /** Who may quote this one: public | followers | nobody (quote_approval_policy); the user's default when absent. */
+  quotePolicy?: string;
 }
 
 /** A post from the account's archive of another server, as ArchiveImport read it. */
@@ -73,6 +79,20 @@ export interface PreparedStatus {
   inReplyToId: number | null;
   mediaIds: number[];
   poll: { options: string[]; expiresIn: number; multiple: boolean; hideTotals: boolean } | null;
+  /** The status it quotes (checked when prepared, checked again when published). */
+  quotedStatusId: number | null;
+  /** Its quote_approval, as the row keeps it. */
+  quoteApproval: string;
+}
+
+/** Quotes, as the quote service provides them (src/services/quotes). */
+export interface QuoteAttacher {
+  /** The status `accountId` may quote, or Mastodon's 404. */
+  quotable(id: string, accountId: number): StatusRow;
+  /** Records the quote of a new status, in its transaction. */
+  attach(status: StatusRow, quoted: StatusRow): unknown;
+  /** The status's HTML with the fallback link to what it quotes, for clients that do not show quotes. */
+  fallbackHtml(quoted: StatusRow, quotedAuthorUsername: string, text: string, html: string): string;
 }
 
 /** Media checks and attachment, provided by the media service. */
@@ -124,6 +144,7 @@ export class PostingService {
     private counters: Counters,
     private media: MediaAttacher,
     private rows: NewStatuses,
+    private quotes: QuoteAttacher,
     /** This server's custom emojis used in some texts (CustomEmojiService.inTexts), kept on a local status when it is written (and edited). */
     readonly localEmojis: (texts: string[]) => CustomEmoji[],
   ) {
@@ -159,6 +180,10 @@ export class PostingService {
       // Replying to a boost replies to what it boosted.
       if (inReplyTo.reblogOfId !== null) inReplyTo = this.reader.visibleRow(inReplyTo.reblogOfId, accountId);
     }
+    const quoted = input.quotedStatusId !== undefined && input.quotedStatusId !== "" ? this.quotes.quotable(input.quotedStatusId, accountId) : null;
+    // An unknown policy is refused as Mastodon's InteractionPoliciesConcern refuses it (a bare RecordInvalid).
+    const quotePolicy = input.quotePolicy === undefined || input.quotePolicy === "" ? user.defaultQuotePolicy : input.quotePolicy;
+    if (!isQuotePolicy(quotePolicy)) throw unprocessable("Record invalid");
 
     let mediaIds: number[] = [];
     if (input.mediaIds && input.mediaIds.length > 0) {
@@ -173,7 +198,9 @@ export class PostingService {
       text = spoilerText;
       spoilerText = "";
     }
-    const visibility = input.visibility ?? user.defaultPrivacy;
+    let visibility = input.visibility ?? user.defaultPrivacy;
+    // A private post is quoted only privately (Mastodon's PostStatusService narrows a public or unlisted quote).
+    if (quoted?.visibility === "private" && (visibility === "public" || visibility === "unlisted")) visibility = "private";
 
     const errors: string[] = [];
     if (!(VISIBILITIES as readonly string[]).includes(visibility)) errors.push("Visibility is not included in the list");
@@ -192,6 +219,10 @@ export class PostingService {
     }
     if (input.poll) errors.push(...pollErrors(input.poll));
     if (errors.length > 0) throw validationFailed(...errors);
+    // A private mention quotes only someone it mentions (or its author's own post).
+    if (quoted && visibility === "direct" && quoted.accountId !== accountId && !this.format(accountId, text).mentioned.some((m) => m.id === quoted.accountId)) {
+      throw validationFailed(QUOTED_NOT_MENTIONED);
+    }
 
     return {
       accountId,
@@ -206,6 +237,8 @@ export class PostingService {
       poll: input.poll
         ? { options: input.poll.options, expiresIn: input.poll.expiresIn as number, multiple: !!input.poll.multiple, hideTotals: !!input.poll.hideTotals }
         : null,
+      quotedStatusId: quoted?.id ?? null,
+      quoteApproval: approvalJson(quotePolicy, visibility),
     };
   }
 
@@ -214,7 +247,11 @@ export class PostingService {
     const now = this.clock.now();
     const id = this.ids.next();
     const parent = prepared.inReplyToId !== null ? (this.reader.findRow(prepared.inReplyToId) ?? null) : null;
-    const { html, mentioned, tagNames } = this.format(prepared.accountId, prepared.text);
+    // Checked by prepare(), which a scheduled post goes through again when its time comes.
+    const quoted = prepared.quotedStatusId !== null ? (this.reader.findRow(prepared.quotedStatusId) ?? null) : null;
+    const formatted = this.format(prepared.accountId, prepared.text);
+    const { mentioned, tagNames } = formatted;
+    const html = quoted ? this.quoteFallback(quoted, prepared.text, formatted.html) : formatted.html;
 
     const row = newStatusRow({
       id,
@@ -233,12 +270,20 @@ export class PostingService {
       hasMedia: prepared.mediaIds.length > 0,
       hasPoll: prepared.poll !== null,
       createdAt: now,
+      quoteApproval: prepared.quoteApproval,
     });
     const poll = prepared.poll && { options: prepared.poll.options, multiple: prepared.poll.multiple, hideTotals: prepared.poll.hideTotals, expiresAt: now + prepared.poll.expiresIn * 1000 };
     this.store(row, mentioned, tagNames, poll, (tx) => {
       if (prepared.mediaIds.length > 0) this.media.attach(tx, id, prepared.mediaIds);
+      if (quoted) this.quotes.attach(row, quoted);
     });
     return row;
+  }
+
+  /** A quote post's HTML with Mastodon's fallback paragraph linking what it quotes (for edits too). */
+  quoteFallback(quoted: StatusRow, text: string, html: string): string {
+    const author = this.accounts.findById(quoted.accountId);
+    return this.quotes.fallbackHtml(quoted, author?.username ?? "", text, html);
   }
 
   /**
@@ -280,6 +325,7 @@ export class PostingService {
       createdAt,
       uri: input.uri,
       url: input.url,
+      quoteApproval: input.quoteApproval ?? null,
     });
     const poll = pollAsCounted(input.poll);
     this.store(row, input.mentions, tagNames, poll, (tx) => {

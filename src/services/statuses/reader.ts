@@ -9,8 +9,16 @@ import { rowReader } from "../../db/rows.ts";
 import type { StatusPolicy } from "./visibility.ts";
 import { withMovedTo } from "../accounts/account-views.ts";
 import type { FlagSets, MediaView, PollView, StatusView } from "../../models/views.ts";
+import type { QuoteReads } from "../quotes/reads.ts";
+import { approvalOf, type QuotePolicy } from "../quotes/policy.ts";
 
 export type MediaLoader = (statusIds: number[]) => Map<number, MediaView[]>;
+
+/** What a page of statuses shows of quotes: their quotes for the viewer, and who may quote them. */
+export interface QuoteSource {
+  reads: QuoteReads;
+  policy: Pick<QuotePolicy, "currentUser">;
+}
 
 const APP_CACHE_LIMIT = 1000;
 const STATUS = rowReader(statuses);
@@ -34,6 +42,7 @@ export class StatusReader {
     private clock: Clock,
     private policy: StatusPolicy,
     private media: MediaLoader,
+    private quotes: QuoteSource,
   ) {
     const sqlite = db.$client;
     this.sqlite = sqlite;
@@ -95,7 +104,11 @@ export class StatusReader {
     return this.views([row], viewerId)[0] as StatusView;
   }
 
-  views(rows: StatusRow[], viewerId: number | null): StatusView[] {
+  /**
+   * `nested`: the statuses are quoted ones inside a quote post (Mastodon's ShallowStatusSerializer):
+   * their own quotes name what they quote without showing it.
+   */
+  views(rows: StatusRow[], viewerId: number | null, nested = false): StatusView[] {
     if (rows.length === 0) return [];
     const byId = new Map(rows.map((r) => [r.id, r]));
     const missing = rows.filter((r) => r.reblogOfId !== null && !byId.has(r.reblogOfId)).map((r) => r.reblogOfId as number);
@@ -109,6 +122,11 @@ export class StatusReader {
     const pollsByStatus = this.loadPolls(all, viewerId);
     const mediaByStatus = all.some((r) => r.hasMedia) ? this.media(all.filter((r) => r.hasMedia).map((r) => r.id)) : new Map();
     const flags = viewerId === null ? null : this.viewerFlags(all, viewerId);
+    const quotes = this.quotes.reads.forStatuses(all, viewerId, (ids) => this.rowsByIds(ids));
+    // The statuses quoted, shown one level down: rendered in one more batch, their quotes shallow.
+    const shownQuoted = nested ? [] : [...new Map([...quotes.values()].flatMap((q) => (q.quoted ? [[q.quoted.id, q.quoted] as const] : []))).values()];
+    const quotedViews = new Map(this.views(shownQuoted, viewerId, true).map((v) => [v.row.id, v]));
+    const currentUser = this.quotes.policy.currentUser(all.filter((r) => r.reblogOfId === null), viewerId);
 
     const build = (row: StatusRow): StatusView | null => {
       const account = accountsById.get(row.accountId);
@@ -118,6 +136,7 @@ export class StatusReader {
       if (row.reblogOfId !== null && !reblog) return null;
       // A boost shows its original's flags, as Mastodon does for single statuses.
       const subject = reblogRow ?? row;
+      const quote = quotes.get(row.id);
       return {
         row,
         account,
@@ -134,6 +153,9 @@ export class StatusReader {
               pinned: row.reblogOfId === null && flags.pinned.has(row.id),
             }
           : null,
+        quote: quote ? { state: quote.state, quotedStatusId: quote.quoted?.id ?? null, status: quote.quoted ? (quotedViews.get(quote.quoted.id) ?? null) : null } : null,
+        // A boost tells its original's policy (Mastodon's object.proper).
+        quoteApproval: { ...approvalOf(subject), currentUser: currentUser.get(subject.id) ?? "denied" },
       };
     };
     return rows.map(build).filter((v): v is StatusView => v !== null);
@@ -164,6 +186,11 @@ export class StatusReader {
       out.set(p.statusId, { row: p, ownVotes: viewerId === null ? null : (votes.get(p.id) ?? []), expired: p.expiresAt <= now });
     }
     return out;
+  }
+
+  /** `current_user` of each status's quote approval for the viewer (a boost: its original's). */
+  quoteCurrentUser(rows: StatusRow[], viewerId: number | null): Map<number, string> {
+    return this.quotes.policy.currentUser(rows, viewerId);
   }
 
   /** The viewer's favourites, bookmarks, boosts, pins (by status id) and muted threads (by conversation id) among `rows`. */

@@ -31,6 +31,8 @@ export interface RemoteStatusInput {
   emojis: CustomEmoji[];
   /** Its poll (a Question). */
   poll: RemotePoll | null;
+  /** Who may quote it, as statuses.quote_approval keeps it (its interactionPolicy.canQuote); null when it states none. */
+  quoteApproval?: string | null;
 }
 
 /** A remote poll as its Question describes it. */

@@ -18,6 +18,8 @@ export class RemovalService {
     private cache: RenderCache,
     /** Detaches a status's media before it goes (they start their grace period). */
     private media: { detachFrom(statusId: number): void },
+    /** Takes a quoting status's quote away before it goes (QuoteService.removing), so that what it counted is counted back. */
+    private quotes: { removing(statusId: number): void },
   ) {}
 
   remove(row: StatusRow) {
@@ -40,6 +42,7 @@ export class RemovalService {
         // Mentions, tags, favourites, bookmarks, pins, feed entries, notifications and the
         // poll go by foreign key; media are detached (ON DELETE SET NULL).
         this.media.detachFrom(target.id);
+        this.quotes.removing(target.id);
         tx.delete(statuses).where(eq(statuses.id, target.id)).run();
         removed.push({ row: target, homeRecipients: recipients, listIds });
       }

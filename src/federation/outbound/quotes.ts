@@ -1,0 +1,107 @@
+import { Accept, Delete, Note, PUBLIC_COLLECTION, Reject, Tombstone, Update } from "@fedify/fedify/vocab";
+import type { AccountRow, QuoteRow } from "../../db/schema.ts";
+import type { EventBus } from "../../infra/events.ts";
+import { quoteRequestOf, stampOf } from "../quote-vocab.ts";
+import { noteOf } from "../vocab.ts";
+import type { Outbound } from "./index.ts";
+import { recipientOf } from "./sender.ts";
+import { outgoingNoteOf } from "./statuses.ts";
+
+/**
+ * Quotes told to other servers once committed (FEP-044f, as Mastodon 4.5 sends it):
+ *
+ * - a local post quoting a remote one asks its author's server (QuoteRequest, the quoting Note
+ *   embedded, as Mastodon's QuoteRequestWorker);
+ * - a remote post's request for a local one is answered as the local author's policy decided:
+ *   Accept with our stamp as `result` (AcceptQuoteRequestSerializer), or Reject;
+ * - once a remote author's server accepts, the quoting post goes out again with its stamp
+ *   (Update, as Mastodon's StatusUpdateDistributionWorker after Accept#accept_quote!);
+ * - a stamp of ours taken back is deleted (Delete of the QuoteAuthorization, to the quoting
+ *   author and to the followers of both, as RevokeQuoteService);
+ * - a local post whose quote policy changed goes out again (Update).
+ */
+export function quotes(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
+  const { services, lookups, context: ctx, sender, urls } = out;
+  const account = (id: number | null) => (id === null ? undefined : lookups.account(id));
+  const isRemote = (a: AccountRow | undefined): a is AccountRow => a !== undefined && a.domain !== null && a.inboxUrl !== null;
+
+  events.afterCommit("quote.requested", ({ quote }) => {
+    const author = account(quote.accountId);
+    const quotedAuthor = account(quote.quotedAccountId);
+    const status = lookups.status(quote.statusId);
+    if (!author || author.domain !== null || !isRemote(quotedAuthor) || !status) return;
+    const c = ctx();
+    const request = quoteRequestOf(c, lookups, quote, noteOf(c, urls, author, status, lookups));
+    if (!request) return;
+    sender.send("QuoteRequest", () => c.sendActivity({ identifier: author.username }, recipientOf(quotedAuthor), request, { orderingKey: quote.activityUri! }));
+  });
+
+  /** Our answer to a remote account's request to quote a local post, quoting the request back. */
+  const answer = (kind: "Accept" | "Reject", quote: QuoteRow) => {
+    const quotedAuthor = account(quote.quotedAccountId);
+    const quoter = account(quote.accountId);
+    if (!quotedAuthor || quotedAuthor.domain !== null || !isRemote(quoter) || quote.activityUri === null) return;
+    const c = ctx();
+    const request = quoteRequestOf(c, lookups, quote, null);
+    if (!request) return;
+    const actor = c.getActorUri(quotedAuthor.username);
+    const id = new URL(`${actor.href}#${kind === "Accept" ? "accepts" : "rejects"}/quote_requests/${quote.id}`);
+    const activity = kind === "Accept" ? new Accept({ id, actor, object: request, result: stampOf(c, lookups, quote)?.id ?? null }) : new Reject({ id, actor, object: request });
+    sender.send(kind, () => c.sendActivity({ identifier: quotedAuthor.username }, recipientOf(quoter), activity, { orderingKey: quote.activityUri! }));
+  };
+
+  events.afterCommit("quote.accepted", ({ quote }) => {
+    const author = account(quote.accountId);
+    if (author?.domain !== null) return answer("Accept", quote);
+    // A local post whose quote a remote author's server accepted goes out again, with its stamp.
+    const status = lookups.status(quote.statusId);
+    if (!isRemote(account(quote.quotedAccountId)) || !status) return;
+    const sent = outgoingNoteOf(out, status);
+    if (!sent) return;
+    const { c, note, recipients, options } = sent;
+    const update = new Update({ id: new URL(`${note.id!.href}#updates/quote-${quote.id}-${quote.updatedAt}`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
+    sender.send("Update of a quote", () => c.sendActivity({ identifier: author.username }, recipients, update, options));
+  });
+
+  events.afterCommit("quote.rejected", ({ quote }) => answer("Reject", quote));
+
+  // A local quoting post deleted: the quoted author's server, which counted it, hears of it even
+  // when it follows nobody here (the status's own Delete goes to the followers; its quote row is
+  // gone by then). The same Delete, by its id, so that a server told twice drops the second.
+  events.afterCommit("quote.removed", ({ quote }) => {
+    const author = account(quote.accountId);
+    const quotedAuthor = account(quote.quotedAccountId);
+    if (!author || author.domain !== null || !isRemote(quotedAuthor)) return;
+    const c = ctx();
+    const iri = c.getObjectUri(Note, { identifier: author.username, id: String(quote.statusId) });
+    const del = new Delete({ id: new URL(`${iri.href}#delete`), actor: c.getActorUri(author.username), to: PUBLIC_COLLECTION, object: new Tombstone({ id: iri }) });
+    sender.send("Delete of a quote", () => c.sendActivity({ identifier: author.username }, recipientOf(quotedAuthor), del, { orderingKey: iri.href }));
+  });
+
+  // Who may quote a local post changed (PUT /api/v1/statuses/:id/interaction_policy): its Note goes out again.
+  events.afterCommit("quote_policy.changed", ({ status }) => {
+    const sent = outgoingNoteOf(out, status);
+    if (!sent) return;
+    const { c, author, note, recipients, options } = sent;
+    const update = new Update({ id: new URL(`${note.id!.href}#updates/policy-${crypto.randomUUID()}`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
+    sender.send("Update of a quote policy", () => c.sendActivity({ identifier: author.username }, recipients, update, options));
+  });
+
+  events.afterCommit("quote.revoked", ({ quote }) => {
+    const quotedAuthor = account(quote.quotedAccountId);
+    if (!quotedAuthor || quotedAuthor.domain !== null) return;
+    const c = ctx();
+    const stamp = stampOf(c, lookups, quote);
+    if (!stamp) return;
+    const quoter = account(quote.accountId);
+    const reach = [
+      ...services.federationActors.remoteFollowers(quotedAuthor.id),
+      ...(quoter?.domain === null ? services.federationActors.remoteFollowers(quoter.id) : []),
+      ...(isRemote(quoter) ? [quoter] : []),
+    ];
+    const recipients = [...new Map(reach.map((a) => [a.id, a])).values()].map(recipientOf);
+    if (recipients.length === 0) return;
+    const del = new Delete({ id: new URL(`${stamp.id!.href}#delete`), actor: c.getActorUri(quotedAuthor.username), to: PUBLIC_COLLECTION, object: stamp });
+    sender.send("Delete of a stamp", () => c.sendActivity({ identifier: quotedAuthor.username }, recipients, del, { preferSharedInbox: true, orderingKey: stamp.id!.href }));
+  });
+}

@@ -1,0 +1,305 @@
+import { randomUUID } from "node:crypto";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { accounts, quotes, type QuoteRow, type StatusRow } from "../../db/schema.ts";
+import { ApiError, forbidden, notFound } from "../../errors.ts";
+import { parseId, type IdGenerator } from "../../ids.ts";
+import type { EventBus } from "../../infra/events.ts";
+import { escapeHtml } from "../../text/format.ts";
+import { httpUrlOrNull } from "../../net/http-url.ts";
+import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import type { StatusReader } from "../statuses/reader.ts";
+import type { RenderCache } from "../statuses/render-cache.ts";
+import type { QuoteDecision, QuotePolicy } from "./policy.ts";
+
+/** Mastodon's statuses.errors.quoted_status_not_found: the quoted status is not there, not visible, or its policy refuses. */
+export const QUOTED_NOT_FOUND = "The post you are trying to quote does not appear to exist.";
+/** Mastodon's statuses.errors.quoted_user_not_mentioned (a private mention quoting someone it does not mention). */
+export const QUOTED_NOT_MENTIONED = "Cannot quote a non-mentioned user in a Private Mention post.";
+
+export type QuoteState = "pending" | "accepted" | "rejected" | "revoked" | "deleted";
+
+/** A remote status's quote, as the federation side read it (FEP-044f `quote`, or the legacy quoteUrl, quoteUri, _misskey_quote). */
+export interface RemoteQuoteInput {
+  /** The quoting status, stored. */
+  status: StatusRow;
+  /** The quoted status when it is stored here; null while only its IRI is known. */
+  quoted: StatusRow | null;
+  quotedUri: string;
+  /** The QuoteAuthorization stamp the quoting post carries (already checked by the caller), or none. */
+  approvalUri?: string | null;
+  /** The QuoteRequest's id when the quote arrived as one. */
+  activityUri?: string | null;
+  /** Read from a property of servers that do not ask (shown as a link only, never as a quote). */
+  legacy?: boolean;
+  /** rejected: its stamp's own server says there is none (Mastodon's VerifyQuoteService rejects it). */
+  state: "pending" | "accepted" | "rejected";
+}
+
+/**
+ * Quote posts (Mastodon's Quote model and its services): a status quoting another is one row
+ * of `quotes`, whose state moves pending → accepted | rejected, accepted → revoked. Each
+ * transition is announced (quote.requested, quote.accepted, quote.rejected, quote.revoked,
+ * quote.removed) and what follows it (quotes_count, the `quote` notification, activities to
+ * other servers) is in the table of consequences. Every write here runs inside the caller's
+ * transaction or its own.
+ */
+export class QuoteService {
+  private byStatusQuery;
+
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private events: EventBus,
+    readonly policy: QuotePolicy,
+    private reader: StatusReader,
+    /** A status's cached rendering says whether it quotes something: dropped when its quote comes or changes. */
+    private cache: RenderCache,
+    private publicUrl: string,
+  ) {
+    this.byStatusQuery = db.select().from(quotes).where(eq(quotes.statusId, sql.placeholder("status"))).prepare();
+  }
+
+  /** The status a new post of `accountId` may quote, or Mastodon's 404 (unknown, invisible, a boost, or refused by its policy). */
+  quotable(id: string, accountId: number): StatusRow {
+    const row = this.reader.findRow(parseId(id) ?? -1);
+    if (!row || this.policy.mayQuote(row, accountId) === "denied") throw new ApiError(404, QUOTED_NOT_FOUND);
+    return row;
+  }
+
+  forStatus(statusId: number): QuoteRow | undefined {
+    return this.byStatusQuery.get({ status: statusId });
+  }
+
+  find(id: number): QuoteRow | undefined {
+    return this.db.select().from(quotes).where(eq(quotes.id, id)).get();
+  }
+
+  byActivityUri(uri: string): QuoteRow | undefined {
+    return this.db.select().from(quotes).where(eq(quotes.activityUri, uri)).get();
+  }
+
+  byApprovalUri(uri: string): QuoteRow | undefined {
+    return this.db.select().from(quotes).where(eq(quotes.approvalUri, uri)).get();
+  }
+
+  /** The status a local status quotes, when it is stored (for the fallback link an edit keeps). */
+  quotedStatusOf(statusId: number): StatusRow | null {
+    const quote = this.forStatus(statusId);
+    return quote?.quotedStatusId ? (this.reader.findRow(quote.quotedStatusId) ?? null) : null;
+  }
+
+  /**
+   * A new local status quotes `quoted` (checked by `quotable`), within the post's transaction:
+   * a local quoted status answers at once (accepted when the policy lets it, else rejected); a
+   * remote one is asked (pending, `quote.requested`: the federation side sends the QuoteRequest).
+   */
+  attach(status: StatusRow, quoted: StatusRow): QuoteRow {
+    const now = this.clock.now();
+    const local = quoted.uri === null;
+    const row: QuoteRow = {
+      id: this.ids.next(),
+      statusId: status.id,
+      accountId: status.accountId,
+      quotedStatusId: quoted.id,
+      quotedAccountId: quoted.accountId,
+      quotedUri: null,
+      state: "pending",
+      // Mastodon's Quote#set_activity_uri: the request's id, under the quoting actor.
+      activityUri: local ? null : `${this.publicUrl}/users/${this.username(status.accountId)}/quote_requests/${randomUUID()}`,
+      approvalUri: null,
+      legacy: false,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.db.insert(quotes).values(row).run();
+    this.cache.invalidateStatus(row.statusId);
+    if (!local) {
+      this.events.emit({ type: "quote.requested", quote: row });
+      return row;
+    }
+    return this.answer(row, this.policy.mayQuote(quoted, status.accountId));
+  }
+
+  /**
+   * A remote status's quote (the federation side read and checked it). Accepted ones count and
+   * notify at once; pending ones wait for the quoted author's answer (`answerRequest` when the
+   * quoted status is local, `acceptRemote`/`rejectRemote` otherwise). Null if the status already has one.
+   */
+  attachRemote(input: RemoteQuoteInput): QuoteRow | null {
+    if (this.forStatus(input.status.id)) return null;
+    const now = this.clock.now();
+    const row: QuoteRow = {
+      id: this.ids.next(),
+      statusId: input.status.id,
+      accountId: input.status.accountId,
+      quotedStatusId: input.quoted?.id ?? null,
+      quotedAccountId: input.quoted?.accountId ?? null,
+      quotedUri: input.quotedUri,
+      state: input.state,
+      activityUri: input.activityUri ?? null,
+      approvalUri: input.approvalUri ?? null,
+      legacy: input.legacy ?? false,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.db.transaction(() => {
+      this.db.insert(quotes).values(row).run();
+      this.cache.invalidateStatus(row.statusId);
+      if (row.state === "accepted") this.events.emit({ type: "quote.accepted", quote: row });
+    });
+    return row;
+  }
+
+  /** A QuoteRequest for a local status (its quote stored pending by `attachRemote`): decided by the policy, as Mastodon answers automatically. */
+  answerRequest(quoteId: number, activityUri?: string): QuoteRow | null {
+    const found = this.find(quoteId);
+    if (!found || found.state !== "pending" || found.quotedStatusId === null) return null;
+    const quoted = this.reader.findRow(found.quotedStatusId);
+    if (!quoted || quoted.uri !== null) return null;
+    return this.db.transaction(() => {
+      // The request's IRI, which the answer quotes (Mastodon's quote.update!(activity_uri: ...)).
+      const quote = activityUri === undefined ? found : { ...found, activityUri };
+      if (activityUri !== undefined) this.db.update(quotes).set({ activityUri }).where(eq(quotes.id, quote.id)).run();
+      return this.answer(quote, this.policy.mayQuote(quoted, quote.accountId));
+    });
+  }
+
+  /**
+   * A remote post's pending quote of a remote post, now proven by the stamp `approvalUri` (its
+   * author sent it again with the stamp, and the stamp's server vouched for it): accepted.
+   */
+  acceptVerified(quoteId: number, approvalUri: string): QuoteRow | null {
+    const quote = this.find(quoteId);
+    if (!quote || quote.state !== "pending") return null;
+    return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
+  }
+
+  /** A remote post's pending quote whose stamp its own server says is not there: rejected. */
+  rejectVerified(quoteId: number): QuoteRow | null {
+    const quote = this.find(quoteId);
+    if (!quote || quote.state !== "pending") return null;
+    return this.db.transaction(() => this.move(quote, "rejected", quote.approvalUri));
+  }
+
+  /**
+   * The quoted author's server accepted a local status's QuoteRequest (`activityUri`) with the
+   * stamp `approvalUri`. Only the quoted account may answer: null for anyone else, or a quote
+   * no longer waiting.
+   */
+  acceptRemote(activityUri: string, approvalUri: string, actorAccountId: number): QuoteRow | null {
+    const quote = this.byActivityUri(activityUri);
+    if (!quote || quote.quotedAccountId !== actorAccountId || quote.state === "accepted" || quote.state === "revoked") return null;
+    return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
+  }
+
+  /** The quoted author's server refused a QuoteRequest (Reject): rejected, or revoked if it had been accepted. */
+  rejectRemote(activityUri: string, actorAccountId: number): QuoteRow | null {
+    const quote = this.byActivityUri(activityUri);
+    if (!quote || quote.quotedAccountId !== actorAccountId) return null;
+    return this.db.transaction(() => this.reject(quote));
+  }
+
+  /** The quoted author's server deleted its stamp (Delete of the QuoteAuthorization): the quote is revoked. */
+  revokeStamp(approvalUri: string, actorAccountId: number): QuoteRow | null {
+    const quote = this.byApprovalUri(approvalUri);
+    if (!quote || quote.quotedAccountId !== actorAccountId) return null;
+    return this.db.transaction(() => this.reject(quote));
+  }
+
+  /**
+   * POST /api/v1/statuses/:id/quotes/:quoting_status_id/revoke: the quoted status's author takes
+   * back a quote of it (Mastodon's RevokeQuoteService). The quoted status must be visible (404),
+   * the quote one of it (404), and the caller its author (403). The quoting status, as it is now.
+   */
+  revoke(accountId: number, quotedStatusId: number | null, quotingStatusId: number | null): StatusRow {
+    const quoted = this.reader.visibleRow(quotedStatusId, accountId);
+    const quote = quotingStatusId === null ? undefined : this.db.select().from(quotes).where(and(eq(quotes.quotedStatusId, quoted.id), eq(quotes.statusId, quotingStatusId))).get();
+    if (!quote) throw notFound();
+    if (quote.quotedAccountId !== accountId) throw forbidden();
+    this.db.transaction(() => this.reject(quote));
+    const status = this.reader.findRow(quote.statusId);
+    if (!status) throw notFound();
+    return status;
+  }
+
+  /** A quoting status is being deleted (RemovalService, in its transaction): its quote goes first, so that what it counted is counted back. */
+  removing(statusId: number): void {
+    const quote = this.forStatus(statusId);
+    if (!quote) return;
+    this.db.delete(quotes).where(eq(quotes.id, quote.id)).run();
+    this.events.emit({ type: "quote.removed", quote });
+  }
+
+  /**
+   * GET /api/v1/statuses/:id/quotes: the accepted quotes of a status, newest first, paged by the
+   * quote's id. Its author's to read (as Mastodon's guide says), who sees them all; anyone else
+   * who may see the status is refused (403), anyone who may not gets 404.
+   */
+  quotesOf(accountId: number, statusId: number | null, page: Page): { rows: StatusRow[]; cursors: number[] } {
+    const status = this.reader.visibleRow(statusId, accountId);
+    if (status.accountId !== accountId) throw forbidden();
+    const q = pageQuery(quotes.id, page);
+    const found = this.db
+      .select({ id: quotes.id, statusId: quotes.statusId })
+      .from(quotes)
+      .where(and(eq(quotes.quotedStatusId, status.id), eq(quotes.state, "accepted"), q.where))
+      .orderBy(q.orderBy)
+      .limit(page.limit)
+      .all();
+    const ordered = finishPage(found, q.reverse);
+    const byId = new Map(this.reader.rowsByIds(ordered.map((r) => r.statusId)).map((r) => [r.id, r]));
+    const kept = ordered.filter((r) => byId.has(r.statusId));
+    return { rows: kept.map((r) => byId.get(r.statusId)!), cursors: ordered.map((r) => r.id) };
+  }
+
+  /** Local quoters' statuses quoting `statusId` (accepted ones): who hears of its edits (`quoted_update`). */
+  localQuotesOf(statusId: number): QuoteRow[] {
+    return this.db
+      .select({ quote: quotes })
+      .from(quotes)
+      .innerJoin(accounts, eq(accounts.id, quotes.accountId))
+      .where(and(eq(quotes.quotedStatusId, statusId), eq(quotes.state, "accepted"), isNull(accounts.domain)))
+      .all()
+      .map((r) => r.quote);
+  }
+
+  /**
+   * The fallback paragraph Mastodon prepends to a quote post's HTML for clients that do not show
+   * quotes, unless the text already links the quoted status. Clients that do hide `.quote-inline`.
+   */
+  fallbackHtml(quoted: StatusRow, authorUsername: string, text: string, html: string): string {
+    const local = quoted.uri === null;
+    const url = local ? `${this.publicUrl}/@${authorUsername}/${quoted.id}` : httpUrlOrNull(quoted.url ?? quoted.uri);
+    if (url === null) return html;
+    if (text.includes(url) || (quoted.uri !== null && text.includes(quoted.uri))) return html;
+    const link = escapeHtml(url);
+    return `<p class="quote-inline">RE: <a href="${link}">${link}</a></p>${html}`;
+  }
+
+  /** A local quoted status's answer: accepted when the policy lets it at once, else rejected (Mastodon offers no manual review). */
+  private answer(quote: QuoteRow, decision: QuoteDecision): QuoteRow {
+    return decision === "automatic" ? this.move(quote, "accepted", quote.approvalUri) : this.move(quote, "rejected", quote.approvalUri);
+  }
+
+  /** Mastodon's Quote#reject!: an accepted quote is revoked, any other rejected (a revoked one stays so). */
+  private reject(quote: QuoteRow): QuoteRow {
+    if (quote.state === "revoked") return quote;
+    return this.move(quote, quote.state === "accepted" ? "revoked" : "rejected", quote.approvalUri);
+  }
+
+  private move(quote: QuoteRow, state: "accepted" | "rejected" | "revoked", approvalUri: string | null): QuoteRow {
+    if (quote.state === state) return quote;
+    const updated: QuoteRow = { ...quote, state, approvalUri, updatedAt: this.clock.now() };
+    this.db.update(quotes).set({ state, approvalUri, updatedAt: updated.updatedAt }).where(eq(quotes.id, quote.id)).run();
+    this.cache.invalidateStatus(quote.statusId);
+    this.events.emit({ type: `quote.${state}`, quote: updated });
+    return updated;
+  }
+
+  private username(accountId: number): string {
+    return this.db.select({ username: accounts.username }).from(accounts).where(eq(accounts.id, accountId)).get()?.username ?? "";
+  }
+}

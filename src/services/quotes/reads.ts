@@ -1,0 +1,74 @@
+import type { Database } from "bun:sqlite";
+import type { QuoteRow, StatusRow } from "../../db/schema.ts";
+import { rowReader } from "../../db/rows.ts";
+import { quotes } from "../../db/schema.ts";
+import type { ModerationService } from "../accounts/moderation.ts";
+import type { StatusPolicy } from "../statuses/visibility.ts";
+
+const QUOTE = rowReader(quotes);
+
+/** A status's quote as one viewer is shown it (what Mastodon's BaseQuoteSerializer decides). */
+export interface QuoteFacts {
+  /** pending | accepted | rejected | revoked | deleted, or for an accepted one the viewer may not see as such: unauthorized | blocked_account | blocked_domain | muted_account. */
+  state: string;
+  /** The quoted status when it may be named and shown (every state but unauthorized among the accepted ones). */
+  quoted: StatusRow | null;
+}
+
+/**
+ * The quotes of a page of statuses, for one viewer, in a fixed number of queries: the quote rows
+ * (one query, whatever the page), then only when there are accepted ones the statuses they
+ * quote and the viewer's relations to their authors. A quote read from a server that does not
+ * ask (legacy) is shown only once accepted; otherwise every quote is shown with its state.
+ */
+export class QuoteReads {
+  private byStatuses;
+
+  constructor(
+    sqlite: Database,
+    private statuses: StatusPolicy,
+    private moderation: ModerationService,
+  ) {
+    this.byStatuses = sqlite.query<unknown[], [string]>(`SELECT ${QUOTE.columns} ${QUOTE.from} WHERE status_id IN (SELECT value FROM json_each(?))`);
+  }
+
+  /** By quoting status id; statuses without a quote shown are absent. `load` reads statuses by id (the reader's). */
+  forStatuses(rows: StatusRow[], viewerId: number | null, load: (ids: number[]) => StatusRow[]): Map<number, QuoteFacts> {
+    const out = new Map<number, QuoteFacts>();
+    const ids = rows.filter((r) => r.reblogOfId === null).map((r) => r.id);
+    if (ids.length === 0) return out;
+    const found = this.byStatuses.values(JSON.stringify(ids)).map(QUOTE.map) as QuoteRow[];
+    const shown = found.filter((q) => q.state === "accepted" || !q.legacy);
+    if (shown.length === 0) return out;
+    const accepted = shown.filter((q) => q.state === "accepted" && q.quotedStatusId !== null);
+    const quoted = new Map(load([...new Set(accepted.map((q) => q.quotedStatusId as number))]).map((r) => [r.id, r]));
+    const visible = new Set(this.statuses.visible([...quoted.values()], viewerId).map((r) => r.id));
+    const authors = [...new Set([...quoted.values()].map((r) => r.accountId).filter((id) => id !== viewerId))];
+    const others = viewerId !== null && authors.length > 0;
+    const blocking = others ? this.moderation.blocked(viewerId, authors).blocking : new Set<number>();
+    const domains = others ? this.moderation.domainBlocking(viewerId, authors) : new Set<number>();
+    const muting = others ? this.moderation.muted(viewerId, authors) : new Map();
+    for (const q of shown) {
+      if (q.state !== "accepted") {
+        out.set(q.statusId, { state: q.state, quoted: null });
+        continue;
+      }
+      const status = q.quotedStatusId === null ? undefined : quoted.get(q.quotedStatusId);
+      // A boost is never shown as a quote (Mastodon refuses to quote one).
+      if (!status || status.reblogOfId !== null) {
+        out.set(q.statusId, { state: "deleted", quoted: null });
+        continue;
+      }
+      // StatusFilter#filter_state_for_quote, in its order; the viewer's own status is always shown.
+      let state = "accepted";
+      if (status.accountId !== viewerId) {
+        if (!visible.has(status.id)) state = "unauthorized";
+        else if (domains.has(status.accountId)) state = "blocked_domain";
+        else if (blocking.has(status.accountId)) state = "blocked_account";
+        else if (muting.has(status.accountId)) state = "muted_account";
+      }
+      out.set(q.statusId, { state, quoted: state === "unauthorized" ? null : status });
+    }
+    return out;
+  }
+}

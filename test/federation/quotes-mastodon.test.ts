@@ -1,0 +1,255 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
+import { AP, eventually, getAp } from "../support/federation.ts";
+import { startRawServer } from "../support/raw-server.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+/**
+ * Quotes with a server that speaks as Mastodon 4.5 does, its JSON written out as Mastodon's
+ * serializers and FEP-044f's examples have it (ActivityPub::NoteSerializer, QuoteRequestSerializer,
+ * AcceptQuoteRequestSerializer, QuoteAuthorizationSerializer, DeleteQuoteAuthorizationSerializer,
+ * with ContextHelper's @context): `quote` without "@type": "@id", a stamp whose
+ * interactingObject and interactionTarget are plain strings.
+ */
+const NOTE_CONTEXT = [
+  "https://www.w3.org/ns/activitystreams",
+  {
+    ostatus: "http://ostatus.org#",
+    atomUri: "ostatus:atomUri",
+    sensitive: "as:sensitive",
+    toot: "http://joinmastodon.org/ns#",
+    quote: "https://w3id.org/fep/044f#quote",
+    quoteUri: "http://fedibird.com/ns#quoteUri",
+    _misskey_quote: "https://misskey-hub.net/ns#_misskey_quote",
+    quoteAuthorization: { "@id": "https://w3id.org/fep/044f#quoteAuthorization", "@type": "@id" },
+    gts: "https://gotosocial.org/ns#",
+    interactionPolicy: { "@id": "gts:interactionPolicy", "@type": "@id" },
+    canQuote: { "@id": "gts:canQuote", "@type": "@id" },
+    automaticApproval: { "@id": "gts:automaticApproval", "@type": "@id" },
+    manualApproval: { "@id": "gts:manualApproval", "@type": "@id" },
+    QuoteRequest: "https://w3id.org/fep/044f#QuoteRequest",
+  },
+];
+const STAMP_CONTEXT = [
+  "https://www.w3.org/ns/activitystreams",
+  {
+    gts: "https://gotosocial.org/ns#",
+    quoteAuthorization: { "@id": "https://w3id.org/fep/044f#quoteAuthorization", "@type": "@id" },
+    interactingObject: { "@id": "gts:interactingObject" },
+    interactionTarget: { "@id": "gts:interactionTarget" },
+  },
+];
+const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
+
+let a: TestServer;
+let alice: TestUser;
+let m: Awaited<ReturnType<typeof startRawServer>>;
+let elsewhere: Awaited<ReturnType<typeof startRawServer>>;
+let zoe: string;
+let yan: string;
+let inbox: string;
+
+const rowByUri = (uri: string) => a.database.sqlite.query<{ id: number; quote_approval: string | null }, [string]>("SELECT id, quote_approval FROM statuses WHERE uri = ?").get(uri);
+const quoteOf = (statusId: number | string) => a.ctx.services.quotes.forStatus(Number(statusId));
+const quotesCount = (statusId: number | string) => a.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(Number(statusId))?.n;
+const count = (sql: string) => (a.database.sqlite.query(sql).get() as { n: number }).n;
+
+/** A public Note of an actor on M, as Mastodon serializes one; served at its IRI. */
+function note(actor: string, path: string, extra: Record<string, unknown> = {}) {
+  const document = {
+    "@context": NOTE_CONTEXT,
+    id: `${m.base}${path}`,
+    type: "Note",
+    attributedTo: actor,
+    content: `<p>${path}</p>`,
+    published: new Date().toISOString(),
+    to: [PUBLIC],
+    cc: [`${actor}/followers`],
+    interactionPolicy: { canQuote: { automaticApproval: PUBLIC } },
+    ...extra,
+  };
+  m.serve(path, document);
+  return document;
+}
+
+/** A stamp of yan's as Mastodon's QuoteAuthorizationsController serves one, at `path` on `server`. */
+function stamp(server: typeof m, path: string, fields: { attributedTo: string; interactingObject: string; interactionTarget: string }) {
+  return server.serve(path, { "@context": STAMP_CONTEXT, type: "QuoteAuthorization", id: `${server.base}${path}`, ...fields });
+}
+
+/** zoe's Create of a Note mentioning alice (so that it concerns someone here). */
+async function zoeCreates(document: Record<string, unknown>) {
+  const mention = { type: "Mention", href: `${a.base}/users/alice`, name: `@alice@${new URL(a.base).host}` };
+  const object = { ...document, cc: [...(document.cc as string[]), `${a.base}/users/alice`], tag: [mention] };
+  const res = await m.post(inbox, zoe, { "@context": NOTE_CONTEXT, id: `${document.id}/activity`, type: "Create", to: [PUBLIC], object });
+  expect(res.status).toBeLessThan(300);
+  return eventually(() => rowByUri(document.id as string), `${document.id} stored`);
+}
+
+beforeAll(async () => {
+  a = await startTestServer({ HOST: "127.0.0.2", ALLOW_PRIVATE_ADDRESSES: "true" });
+  alice = await createUser(a, "alice");
+  inbox = `${a.base}/users/alice/inbox`;
+  m = await startRawServer("127.0.0.6");
+  elsewhere = await startRawServer("127.0.0.7");
+  zoe = m.actor("zoe", "zoe", { followers: `${m.base}/actors/zoe/followers` });
+  yan = m.actor("yan", "yan", { followers: `${m.base}/actors/yan/followers` });
+});
+afterAll(async () => {
+  await a?.close();
+  m?.stop();
+  elsewhere?.stop();
+});
+
+describe("quotes of Mastodon posts read as Mastodon writes them", () => {
+  test("a quote with its stamp: the quoted post is fetched and the stamp its server serves makes the quote accepted", async () => {
+    const quoted = note(yan, "/actors/yan/statuses/1", { interactionPolicy: { canQuote: { automaticApproval: [PUBLIC, `${yan}/followers`], manualApproval: zoe } } });
+    const quotingId = `${m.base}/actors/zoe/statuses/1`;
+    const approval = stamp(m, "/actors/yan/quote_authorizations/1", { attributedTo: yan, interactingObject: quotingId, interactionTarget: quoted.id });
+    const row = await zoeCreates(note(zoe, "/actors/zoe/statuses/1", { quote: quoted.id, _misskey_quote: quoted.id, quoteUri: quoted.id, quoteAuthorization: approval }));
+    const quotedRow = rowByUri(quoted.id)!;
+    expect(quoteOf(row.id)).toMatchObject({ state: "accepted", quotedStatusId: quotedRow.id, quotedUri: quoted.id, approvalUri: approval, legacy: false });
+    expect((await alice.client.get(`/api/v1/statuses/${row.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { id: String(quotedRow.id), uri: quoted.id } });
+    // yan's policy as kept: public and followers at once, zoe (one account) as Mastodon shows what it cannot name.
+    expect(JSON.parse(quotedRow.quote_approval!)).toEqual({ automatic: ["public", "followers"], manual: ["unsupported_policy"] });
+  });
+
+  test("forged stamps prove nothing: one on another server, one for another post, one issued by someone else; one its server does not have refuses the quote", async () => {
+    const quoted = note(yan, "/actors/yan/statuses/2");
+    const cases = [
+      // Served by a server that is not yan's, naming yan as its author.
+      { path: "/actors/zoe/statuses/2", approval: (id: string) => stamp(elsewhere, "/stamps/2", { attributedTo: yan, interactingObject: id, interactionTarget: quoted.id }) },
+      // yan's stamp of another quote, reused.
+      { path: "/actors/zoe/statuses/3", approval: () => stamp(m, "/actors/yan/quote_authorizations/3", { attributedTo: yan, interactingObject: `${m.base}/actors/zoe/statuses/other`, interactionTarget: quoted.id }) },
+      // On yan's server, but issued by zoe herself.
+      { path: "/actors/zoe/statuses/4", approval: (id: string) => stamp(m, "/actors/zoe/quote_authorizations/4", { attributedTo: zoe, interactingObject: id, interactionTarget: quoted.id }) },
+    ];
+    for (const c of cases) {
+      const id = `${m.base}${c.path}`;
+      const row = await zoeCreates(note(zoe, c.path, { quote: quoted.id, quoteAuthorization: c.approval(id) }));
+      expect(quoteOf(row.id)?.state).toBe("pending");
+      expect((await alice.client.get(`/api/v1/statuses/${row.id}`)).body.quote).toEqual({ state: "pending", quoted_status: null });
+    }
+    // A stamp its own server says is not there: refused.
+    const row = await zoeCreates(note(zoe, "/actors/zoe/statuses/5", { quote: quoted.id, quoteAuthorization: `${m.base}/actors/yan/quote_authorizations/gone` }));
+    expect(quoteOf(row.id)?.state).toBe("rejected");
+    expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(0);
+  });
+
+  test("a legacy quote (Misskey's _misskey_quote, quoteUrl) is kept as such: shown as a link, never accepted", async () => {
+    const quoted = note(yan, "/actors/yan/statuses/6");
+    const misskey = await zoeCreates(note(zoe, "/actors/zoe/statuses/6", { interactionPolicy: undefined, _misskey_quote: quoted.id }));
+    expect(quoteOf(misskey.id)).toMatchObject({ state: "pending", legacy: true, quotedUri: quoted.id });
+    expect((await alice.client.get(`/api/v1/statuses/${misskey.id}`)).body.quote).toBeNull();
+    const fedibird = await zoeCreates(note(zoe, "/actors/zoe/statuses/7", { "@context": ["https://www.w3.org/ns/activitystreams", { quoteUrl: "as:quoteUrl" }], quoteUrl: quoted.id }));
+    expect(quoteOf(fedibird.id)).toMatchObject({ state: "pending", legacy: true });
+    // A post stating no policy may be quoted by its author alone.
+    expect(rowByUri(`${m.base}/actors/zoe/statuses/6`)!.quote_approval).toBeNull();
+  });
+});
+
+describe("QuoteRequests from a Mastodon server", () => {
+  /** zoe's QuoteRequest for one of alice's posts, the quoting Note embedded (Mastodon's QuoteRequestWorker). */
+  async function zoeAsks(n: number, quotedUri: string, id = `${m.base}/actors/zoe/quote_requests/${n}`) {
+    const instrument = note(zoe, `/actors/zoe/statuses/q${n}`, { quote: quotedUri, _misskey_quote: quotedUri, quoteUri: quotedUri });
+    const res = await m.post(inbox, zoe, { "@context": NOTE_CONTEXT, id, type: "QuoteRequest", object: quotedUri, instrument });
+    expect(res.status).toBeLessThan(300);
+    return { id, instrument };
+  }
+  const answersTo = (requestId: string) => m.received.filter((r) => r.body?.object?.id === requestId || r.body?.object === requestId);
+
+  test("a post nobody may quote: Reject quoting the request, nothing stored, nothing counted", async () => {
+    const posted = await postStatus(alice, { status: "mine alone", visibility: "public", quote_approval_policy: "nobody" });
+    const uri = posted.uri as string;
+    const before = count("SELECT count(*) AS n FROM statuses");
+    const { id, instrument } = await zoeAsks(1, uri);
+    const [reject] = await eventually(() => (answersTo(id).length > 0 ? answersTo(id) : null), "the Reject");
+    expect(reject!.path).toBe("/actors/zoe/inbox");
+    expect(reject!.body).toMatchObject({ type: "Reject", actor: `${a.base}/users/alice`, object: { type: "QuoteRequest", id, actor: zoe, object: uri, instrument: instrument.id } });
+    expect(count("SELECT count(*) AS n FROM statuses")).toBe(before);
+    expect(count("SELECT count(*) AS n FROM quotes WHERE quoted_status_id = " + Number(posted.id))).toBe(0);
+    expect((await alice.client.get(`/api/v1/statuses/${posted.id}`)).body.quotes_count).toBe(0);
+  });
+
+  test("a request whose id is on another server than its actor's, for a post not shared publicly, or whose quoting post is not the requester's, is not answered", async () => {
+    const open = await postStatus(alice, { status: "open", visibility: "public" });
+    const secret = await postStatus(alice, { status: "followers only", visibility: "private" });
+    const forged = await zoeAsks(2, open.uri, `${elsewhere.base}/quote_requests/2`);
+    const hidden = await zoeAsks(3, secret.uri);
+    // The quoting post is someone else's: yan's, or one on another server.
+    const notHers = `${m.base}/actors/zoe/quote_requests/yans`;
+    await m.post(inbox, zoe, { "@context": NOTE_CONTEXT, id: notHers, type: "QuoteRequest", object: open.uri, instrument: note(yan, "/actors/yan/statuses/q-yans", { quote: open.uri }) });
+    const offsite = `${m.base}/actors/zoe/quote_requests/offsite`;
+    const offsiteNote = { ...note(zoe, "/x"), id: `${elsewhere.base}/notes/offsite`, quote: open.uri };
+    await m.post(inbox, zoe, { "@context": NOTE_CONTEXT, id: offsite, type: "QuoteRequest", object: open.uri, instrument: offsiteNote });
+    // A later request that is answered shows the ones before it were handled.
+    const marker = await zoeAsks(4, open.uri);
+    await eventually(() => answersTo(marker.id).length > 0, "the marker's answer");
+    expect([answersTo(forged.id), answersTo(hidden.id), answersTo(notHers), answersTo(offsite)]).toEqual([[], [], [], []]);
+    for (const uri of [hidden.instrument.id as string, `${m.base}/actors/yan/statuses/q-yans`, offsiteNote.id]) expect(rowByUri(uri)).toBeNull();
+    // Only the marker's quote counts.
+    expect(quotesCount(open.id)).toBe(1);
+  });
+
+  test("a public post: Accept with a stamp alice's server serves; alice revokes it and the stamp's Delete goes to zoe", async () => {
+    const open = await postStatus(alice, { status: "quote away", visibility: "public" });
+    const { id, instrument } = await zoeAsks(5, open.uri);
+    const [accept] = await eventually(() => (answersTo(id).length > 0 ? answersTo(id) : null), "the Accept");
+    expect(accept!.body).toMatchObject({ type: "Accept", actor: `${a.base}/users/alice`, object: { type: "QuoteRequest", id, instrument: instrument.id } });
+    const stampUri: string = accept!.body.result;
+    expect(stampUri).toStartWith(`${a.base}/users/alice/quote_authorizations/`);
+    const served = await getAp(stampUri);
+    expect(served.body).toMatchObject({ type: "QuoteAuthorization", attributedTo: `${a.base}/users/alice`, interactingObject: instrument.id, interactionTarget: open.uri });
+    const quoting = rowByUri(instrument.id as string)!;
+    expect(quoteOf(quoting.id)).toMatchObject({ state: "accepted", activityUri: id });
+    expect(quotesCount(open.id)).toBe(1);
+
+    expect((await alice.client.post(`/api/v1/statuses/${open.id}/quotes/${quoting.id}/revoke`)).status).toBe(200);
+    const deleted = await eventually(() => m.received.find((r) => r.body?.type === "Delete" && r.body?.object?.id === stampUri), "the stamp's Delete");
+    expect(deleted.body).toMatchObject({ actor: `${a.base}/users/alice`, object: { type: "QuoteAuthorization", interactingObject: instrument.id, interactionTarget: open.uri } });
+    expect((await fetch(stampUri, { headers: { accept: AP } })).status).toBe(404);
+    expect(quotesCount(open.id)).toBe(0);
+  });
+});
+
+describe("alice quotes a Mastodon post", () => {
+  test("A asks yan's server; only yan's Accept with a stamp on his server accepts it, only yan's Delete of it revokes it; deleting the quote tells yan", async () => {
+    const quoted = note(yan, "/actors/yan/statuses/8");
+    const found = await alice.client.get("/api/v2/search", { query: { q: quoted.id, resolve: "true" } });
+    expect(found.body.statuses).toHaveLength(1);
+    const posted = { status: await postStatus(alice, { status: "look at this", visibility: "public", quoted_status_id: found.body.statuses[0].id }) };
+    const mine = posted.status.uri as string;
+    const request = await eventually(() => m.received.find((r) => r.body?.type === "QuoteRequest" && r.body?.instrument?.id === mine), "the QuoteRequest at yan's inbox");
+    expect(request.path).toBe("/actors/yan/inbox");
+    expect(request.body).toMatchObject({ actor: `${a.base}/users/alice`, object: quoted.id, instrument: { type: "Note", quote: quoted.id } });
+    const requestId: string = request.body.id;
+    expect(quoteOf(posted.status.id)).toMatchObject({ state: "pending", activityUri: requestId });
+
+    const echoed = { type: "QuoteRequest", id: requestId, actor: `${a.base}/users/alice`, object: quoted.id, instrument: mine };
+    const accept = (actor: string, n: number, result: string) => m.post(inbox, actor, { "@context": NOTE_CONTEXT, id: `${actor}#accepts/quote_requests/${n}`, type: "Accept", object: echoed, result });
+    const approval = stamp(m, "/actors/yan/quote_authorizations/8", { attributedTo: yan, interactingObject: mine, interactionTarget: quoted.id });
+    // zoe is not the quoted author; yan's stamp must be on yan's server.
+    await accept(zoe, 1, approval);
+    await accept(yan, 2, `${elsewhere.base}/stamps/8`);
+    await a.federation!.idle();
+    expect(quoteOf(posted.status.id)?.state).toBe("pending");
+    await accept(yan, 3, approval);
+    await eventually(() => quoteOf(posted.status.id)?.state === "accepted", "accepted");
+    expect(quoteOf(posted.status.id)!.approvalUri).toBe(approval);
+    expect((await getAp(mine)).body.quoteAuthorization).toBe(approval);
+    expect((await alice.client.get(`/api/v1/statuses/${posted.status.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: quoted.id } });
+
+    // A Delete of the stamp by anyone but yan changes nothing; yan's revokes the quote.
+    const del = (actor: string, n: number) => m.post(inbox, actor, { "@context": STAMP_CONTEXT, id: `${approval}#delete-${n}`, type: "Delete", to: [PUBLIC], object: { type: "QuoteAuthorization", id: approval, attributedTo: yan, interactingObject: mine, interactionTarget: quoted.id } });
+    await del(zoe, 1);
+    await a.federation!.idle();
+    expect(quoteOf(posted.status.id)?.state).toBe("accepted");
+    await del(yan, 2);
+    await eventually(() => quoteOf(posted.status.id)?.state === "revoked", "revoked");
+
+    // alice deletes her post: yan's server, which follows nobody here, is told too.
+    expect((await alice.client.delete(`/api/v1/statuses/${posted.status.id}`)).status).toBe(200);
+    const gone = await eventually(() => m.received.find((r) => r.body?.type === "Delete" && r.body?.object?.id === mine), "the Delete at yan's inbox");
+    expect(gone.path).toBe("/actors/yan/inbox");
+  });
+});
