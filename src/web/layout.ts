@@ -88,5 +88,5 @@ article.status header{display:flex;gap:.75rem;align-items:center}article.status 
 .content{overflow-wrap:anywhere}.media{display:grid;gap:.5rem;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr))}
 .media img,.media video{width:100%;height:auto;border-radius:.4rem}.media audio{width:100%}
 details.cw summary{cursor:pointer;color:var(--muted)}.poll ul{list-style:none;padding:0}.poll li{margin:.25rem 0}
-.boosted{color:var(--muted);font-size:.9rem;margin:0 0 .5rem}nav.pages{display:flex;justify-content:space-between;padding:1rem 0}
+.boosted{color:var(--muted);font-size:.9rem;margin:0 0 .5rem}blockquote.quote{border:1px solid var(--line);border-radius:.5rem;margin:.75rem 0;padding:.75rem}nav.pages{display:flex;justify-content:space-between;padding:1rem 0}
 `;

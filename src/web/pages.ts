@@ -42,6 +42,8 @@ export interface StatusEntity {
   reblog: StatusEntity | null;
   media_attachments: { type: string; url: string | null; preview_url: string | null; description: string | null }[];
   poll: { options: { title: string; votes_count: number | null }[]; votes_count: number; expired: boolean; expires_at: string | null } | null;
+  /** What it quotes: the quoted status as the reader may see it (Quote), or one level down only its state (ShallowQuote). */
+  quote?: { state: string; quoted_status?: StatusEntity | null; quoted_status_id?: string | null } | null;
 }
 
 export interface Site {
@@ -67,8 +69,34 @@ export function statusArticle(site: Site, s: StatusEntity, options: { focus?: bo
   return html`<article class="status${options.focus ? " focus" : ""}"${s.language ? html` lang="${s.language}"` : ""}>${statusBody(site, s, options)}</article>`;
 }
 
-function statusBody(site: Site, s: StatusEntity, options: { focus?: boolean }): Safe {
-  const content = html`<div class="content">${raw(s.content)}</div>${media(site, s)}${poll(s)}`;
+/** Why a quoted post is not shown, in the words of Mastodon's web interface. */
+const QUOTE_PLACEHOLDERS: Record<string, string> = {
+  pending: "This post is pending approval from the original author.",
+  rejected: "This post cannot be displayed.",
+  revoked: "Post removed by author.",
+  deleted: "Post removed by author.",
+  unauthorized: "This post cannot be displayed.",
+  blocked_account: "Hidden because you blocked this account.",
+  blocked_domain: "Hidden because you blocked this server.",
+  muted_account: "Hidden because you muted this account.",
+};
+
+/**
+ * The quoted post inside the quoting one, as the reader may see it (the entity has decided):
+ * in full one level down, and below that a link, as Mastodon advises clients.
+ */
+function quoted(site: Site, s: StatusEntity, nested: boolean): Safe | "" {
+  const q = s.quote;
+  if (!q) return "";
+  if (q.state === "accepted" && q.quoted_status) return html`<blockquote class="quote">${statusBody(site, q.quoted_status, {}, true)}</blockquote>`;
+  if (q.state === "accepted" && nested) return html`<blockquote class="quote"><p class="meta">Quoted post</p></blockquote>`;
+  return html`<blockquote class="quote"><p class="meta">${QUOTE_PLACEHOLDERS[q.state] ?? QUOTE_PLACEHOLDERS.unauthorized}</p></blockquote>`;
+}
+
+function statusBody(site: Site, s: StatusEntity, options: { focus?: boolean }, nested = false): Safe {
+  // The fallback link to the quoted post is for readers that do not show quotes; this one does.
+  const text = s.quote ? s.content.replace(/^<p class="quote-inline">.*?<\/p>/s, "") : s.content;
+  const content = html`<div class="content">${raw(text)}</div>${media(site, s)}${poll(s)}${quoted(site, s, nested)}`;
   const link = s.url ?? s.uri;
   return html`<header><img src="${avatarOf(site, s.account)}" alt=""><div><a href="${s.account.url}"><strong>${name(s.account)}</strong></a><div class="handle">@${s.account.acct}</div></div></header>
 ${s.spoiler_text ? html`<details class="cw"><summary>${s.spoiler_text}</summary>${content}</details>` : content}

@@ -126,6 +126,22 @@ describe("quoting a status", () => {
     await carol.client.post(`/api/v1/accounts/${alice.id}/unfollow`);
   });
 
+  test("a boost of a quote post, in a home timeline, carries the quote; the page renders as the status does", async () => {
+    const dave = await createUser(server, "dave");
+    await dave.client.post(`/api/v1/accounts/${carol.id}/follow`);
+    const quoted = await postStatus(alice, { status: "boosted along" });
+    const quoting = await postStatus(bob, { status: "quote to boost", quoted_status_id: quoted.id });
+    const boost = (await carol.client.post(`/api/v1/statuses/${quoting.id}/reblog`)).body;
+    expect(boost.quote).toBeNull();
+    expect(boost.reblog.quote.quoted_status.id).toBe(quoted.id);
+    // A boost tells its original's policy.
+    expect(boost.quote_approval).toEqual(boost.reblog.quote_approval);
+    const home = (await dave.client.get("/api/v1/timelines/home")).body;
+    const seen = home.find((s: { id: string }) => s.id === boost.id);
+    expect(seen.reblog.quote).toEqual((await dave.client.get(`/api/v1/statuses/${quoting.id}`)).body.quote);
+    expect(seen.reblog.quote.quoted_status.content).toBe("<p>boosted along</p>");
+  });
+
   test("a deleted quoted status is shown as such", async () => {
     const quoted = await postStatus(alice, { status: "soon gone" });
     const quoting = await postStatus(bob, { status: "quoting", quoted_status_id: quoted.id });

@@ -7,7 +7,7 @@ import { idAt, parseId, type IdGenerator } from "../../ids.ts";
 import { ApiError, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
-import { countableLength, formatText, graphemeLength, normalizeTag } from "../../text/format.ts";
+import { countableLength, formatText, normalizeTag } from "../../text/format.ts";
 import type { AccountService } from "../accounts/accounts.ts";
 import { movedAccountRefusal } from "../accounts/moving.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
@@ -17,17 +17,11 @@ import type { StatusReader } from "./reader.ts";
 import { VISIBILITIES, type Visibility } from "./visibility.ts";
 import { mentionRef } from "../../models/mentions.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
-import type { RemotePoll, RemoteStatusInput } from "./remote-input.ts";
+import type { ImportedStatusInput, RemoteStatusInput } from "./remote-input.ts";
 import { newStatusRow, type NewPollFields, type NewStatuses } from "./new-status.ts";
+import { pollErrors, type PollInput } from "./poll-input.ts";
 import { approvalJson, isQuotePolicy } from "../quotes/policy.ts";
 import { QUOTED_NOT_MENTIONED } from "../quotes/quotes.ts";
-
-export interface PollInput {
-  options: string[];
-  expiresIn?: number;
-  multiple?: boolean;
-  hideTotals?: boolean;
-}
 
 /** POST /api/v1/statuses parameters, as the route read them. */
 export interface StatusInput {
@@ -43,28 +37,6 @@ export interface StatusInput {
   quotedStatusId?: string;
   /** Who may quote this one: public | followers | nobody (quote_approval_policy); the user's default when absent. */
   quotePolicy?: string;
-}
-
-/** A post from the account's archive of another server, as ArchiveImport read it. */
-export interface ImportedStatusInput {
-  /** Made for its date (the importer checks it is free). */
-  id: number;
-  accountId: number;
-  /** Sanitized as remote HTML is, and that HTML as text. */
-  html: string;
-  text: string;
-  spoilerText: string;
-  sensitive: boolean;
-  visibility: "public" | "unlisted";
-  language: string | null;
-  createdAt: number;
-  /** Its parent, when that was imported too. */
-  inReplyToId: number | null;
-  tags: string[];
-  /** Uploads made of its attachments, in order. */
-  mediaIds: number[];
-  /** Its poll, ended. */
-  poll: RemotePoll | null;
 }
 
 /** A status that passed every check and can be published now or at its scheduled time. */
@@ -106,22 +78,6 @@ export const REPLY_NOT_FOUND = "The post you are trying to reply to does not app
 
 /** 500 graphemes can take many UTF-16 units (emoji sequences, combining marks), but not more than this. */
 const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
-
-/** Poll checks in Mastodon's order, grouped per attribute ("Choices", "Deadline"). */
-export function pollErrors(poll: PollInput): string[] {
-  const groups = new Map<string, string[]>();
-  const add = (attribute: string, message: string) => (groups.get(attribute) ?? groups.set(attribute, []).get(attribute)!).push(message);
-  const options = poll.options;
-  if (options.length === 0) add("Choices", "can't be blank");
-  if (poll.expiresIn === undefined) add("Deadline", "can't be blank");
-  if (options.length < 2) add("Choices", "must have more than one item");
-  if (options.length > LIMITS.pollOptions) add("Choices", `can't contain more than ${LIMITS.pollOptions} items`);
-  if (options.some((o) => graphemeLength(o) > LIMITS.pollOptionCharacters)) add("Choices", `cannot be longer than ${LIMITS.pollOptionCharacters} characters each`);
-  if (new Set(options).size !== options.length) add("Choices", "contain duplicate items");
-  if (poll.expiresIn === undefined || poll.expiresIn > LIMITS.pollMaxExpiration) add("Deadline", "is too far into the future");
-  else if (poll.expiresIn < LIMITS.pollMinExpiration) add("Deadline", "is too soon");
-  return [...groups].flatMap(([attribute, messages]) => messages.map((m) => `${attribute} ${m}`));
-}
 
 /**
  * PostStatusService: prepares (validates) and publishes statuses. Publishing is one

@@ -54,3 +54,25 @@ export interface RemoteMedia {
   blurhash: string | null;
   meta: { original?: { width: number; height: number; size: string; aspect: number }; focus?: { x: number; y: number } };
 }
+
+/** A post from the account's archive of another server, as ArchiveImport read it. */
+export interface ImportedStatusInput {
+  /** Made for its date (the importer checks it is free). */
+  id: number;
+  accountId: number;
+  /** Sanitized as remote HTML is, and that HTML as text. */
+  html: string;
+  text: string;
+  spoilerText: string;
+  sensitive: boolean;
+  visibility: "public" | "unlisted";
+  language: string | null;
+  createdAt: number;
+  /** Its parent, when that was imported too. */
+  inReplyToId: number | null;
+  tags: string[];
+  /** Uploads made of its attachments, in order. */
+  mediaIds: number[];
+  /** Its poll, ended. */
+  poll: RemotePoll | null;
+}
