@@ -32,6 +32,7 @@ import type { Services } from "./index.ts";
  *   account.moved               -                                           federation (Move)
  *   status.created              counters, home feeds, notifications,        link card, remote media copy, streams,
  *                               lists, conversations                        federation (Create, Announce)
+ *   status.created (backfill)   counters                                    link card, remote media copy
  *   status.imported             counters                                    -
  *   status.updated              notifications (local edits)                 link card, remote media copy, streams,
  *                                                                           federation (Update)
@@ -95,6 +96,8 @@ export function registerConsequences(events: EventBus, services: Services, trans
   // back, their boost notification withdrawn, and leave the threads; edited ones are notified.
   events.within("status.created", (e) => {
     counters.statusAdded(e.status);
+    // Fetched to fill a thread or a profile: counted, and that is all (no feed, list or notification).
+    if (e.backfill) return;
     e.homeRecipients = homeFeed.deliver(e.status, e.original);
     notifications.statusCreated(e.status, e.original);
     lists.deliver(e.status, e.original);

@@ -24,6 +24,8 @@ import { RemoteNotes } from "./remote/notes.ts";
 import { RemoteInteractions } from "./remote/interactions.ts";
 import { GoneAccounts } from "./remote/gone-accounts.ts";
 import { RemoteThreads } from "./remote/threads.ts";
+import { ThreadFill } from "./remote/thread-fill.ts";
+import { AsyncRefreshes } from "./async-refreshes.ts";
 import { AccountMoves } from "./remote/moves.ts";
 import { ActorRefs } from "./accounts/actor-refs.ts";
 import { AccountAliases } from "./accounts/aliases.ts";
@@ -183,7 +185,10 @@ export function createServices(deps: ServiceDeps) {
   const tagFollows = new TagFollowService(db, ids, clock, search);
   const featuredTags = new FeaturedTagService(db, ids, clock, search);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher);
-  const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, fetcher);
+  // A thread's missing replies, fetched in the background when it is opened; clients follow the work as an async refresh.
+  const asyncRefreshes = new AsyncRefreshes(clock);
+  const threadFill = new ThreadFill(db, clock, remoteNotes, remoteAccounts, asyncRefreshes, fetcher);
+  const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, threadFill, fetcher);
   // Moves, in and out, and the aliases they are believed by: accounts named by handle or IRI, here or fetched.
   const actorRefs = new ActorRefs(accounts, remoteAccounts, fetcher, config.publicUrl);
   const followerMoves = new FollowerMoves(db, follows, moderation);
@@ -244,6 +249,8 @@ export function createServices(deps: ServiceDeps) {
     remoteInteractions,
     goneAccounts,
     remoteThreads,
+    asyncRefreshes,
+    threadFill,
     accountMoves,
     accountAliases,
     accountMoving,

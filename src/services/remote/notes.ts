@@ -49,9 +49,9 @@ export class RemoteNotes {
    * as Mastodon reads it: as:Public in `to` is public, in `cc` unlisted, the author's
    * followers collection private, and anything else (addressed to some accounts only)
    * direct. Mentions of local accounts that block the author are dropped, and with them what
-   * only they concerned.
+   * only they concerned. `backfill`: fetched to fill a thread or a profile (RemoteStatusInput.backfill).
    */
-  async store(note: RemoteNoteInput, options: { fetched: boolean }): Promise<StatusRow | null> {
+  async store(note: RemoteNoteInput, options: { fetched: boolean; backfill?: boolean }): Promise<StatusRow | null> {
     // The IRI is shown as the status's address when it gives none (its `url`): http(s) only.
     if (new URL(note.uri).origin !== new URL(note.authorUri).origin || httpUrlOrNull(note.uri) === null) return null;
     const known = this.remote.statusByUri(note.uri);
@@ -93,6 +93,7 @@ export class RemoteNotes {
       media: await note.attachments(),
       emojis: await note.emojis(),
       poll: await note.poll(),
+      backfill: options.backfill,
     });
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
     return published ?? this.reader.findRow(this.remote.statusByUri(note.uri)?.id ?? 0) ?? null;

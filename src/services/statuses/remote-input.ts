@@ -31,6 +31,11 @@ export interface RemoteStatusInput {
   emojis: CustomEmoji[];
   /** Its poll (a Question). */
   poll: RemotePoll | null;
+  /**
+   * Fetched to fill a thread or a profile (ThreadFill, AccountHistory), not delivered: it goes
+   * into no home feed or list and notifies no one, now or when its author is followed later.
+   */
+  backfill?: boolean;
 }
 
 /** A remote poll as its Question describes it. */
