@@ -133,6 +133,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         services.wheel.stop();
         await services.importWorker.stop();
         await services.threadFill.stop();
+        await services.accountHistory.stop();
         await federation?.stop();
         await services.linkCards.stop();
         await services.pushDeliveries.stop();

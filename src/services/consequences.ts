@@ -19,7 +19,7 @@ import type { Services } from "./index.ts";
  *   event                       within                                      after commit
  *   token.revoked               its push subscriptions                      streams (its connections closed)
  *   follow.created              notification, home feed, render cache       -
- *   follow_request.created      notification                                federation (Follow)
+ *   follow_request.created      notification                                federation (Follow), a remote profile's posts fetched
  *   follow_request.authorized   notification withdrawn, home feed, cache    federation (Accept)
  *   follow_request.rejected     -                                           federation (Reject)
  *   follow.rejected             -                                           federation (Reject)
@@ -69,6 +69,8 @@ export function registerConsequences(events: EventBus, services: Services, trans
     renderCache.touchAccount(e.targetAccountId);
   });
   events.within("follow_request.created", (e) => notifications.notify(e.targetAccountId, e.accountId, "follow_request"));
+  // A local account asks to follow a remote one: its pinned and recent posts are fetched, for its profile (no feed).
+  events.afterCommit("follow_request.created", (e) => services.accountHistory.followed(e.accountId, e.targetAccountId));
   events.within("follow_request.authorized", (e) => {
     notifications.withdraw(e.targetAccountId, e.accountId, "follow_request");
     homeFeed.backfill(e.accountId, e.targetAccountId);

@@ -25,6 +25,7 @@ import { RemoteInteractions } from "./remote/interactions.ts";
 import { GoneAccounts } from "./remote/gone-accounts.ts";
 import { RemoteThreads } from "./remote/threads.ts";
 import { ThreadFill } from "./remote/thread-fill.ts";
+import { AccountHistory } from "./remote/account-history.ts";
 import { AsyncRefreshes } from "./async-refreshes.ts";
 import { AccountMoves } from "./remote/moves.ts";
 import { ActorRefs } from "./accounts/actor-refs.ts";
@@ -189,6 +190,8 @@ export function createServices(deps: ServiceDeps) {
   const asyncRefreshes = new AsyncRefreshes(clock);
   const threadFill = new ThreadFill(db, clock, remoteNotes, remoteAccounts, asyncRefreshes, fetcher);
   const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, threadFill, fetcher);
+  // A remote account's pinned and newest public posts, fetched when it is followed or its profile opened.
+  const accountHistory = new AccountHistory(db, clock, accounts, remoteNotes, federationActors, statusActions, fetcher);
   // Moves, in and out, and the aliases they are believed by: accounts named by handle or IRI, here or fetched.
   const actorRefs = new ActorRefs(accounts, remoteAccounts, fetcher, config.publicUrl);
   const followerMoves = new FollowerMoves(db, follows, moderation);
@@ -251,6 +254,7 @@ export function createServices(deps: ServiceDeps) {
     remoteThreads,
     asyncRefreshes,
     threadFill,
+    accountHistory,
     accountMoves,
     accountAliases,
     accountMoving,

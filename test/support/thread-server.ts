@@ -4,6 +4,9 @@ import { MASTODON_CONTEXT } from "./raw-server.ts";
 
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
 
+/** Mastodon's context, with the term of its featured collection. */
+const CONTEXT = [...MASTODON_CONTEXT, { featured: { "@id": "toot:featured", "@type": "@id" } }];
+
 /** A document the server answers a GET with, made when asked (null: 404); it may take its time. */
 type Route = (url: URL) => Record<string, unknown> | null | Promise<Record<string, unknown> | null>;
 
@@ -35,7 +38,7 @@ export async function startThreadServer(host: string) {
       const route = exact.get(url.pathname + url.search) ?? exact.get(url.pathname) ?? prefixes.find(([p]) => url.pathname.startsWith(p))?.[1];
       const document = (await route?.(url)) ?? null;
       if (document === null) return new Response("not found", { status: 404 });
-      return new Response(JSON.stringify({ "@context": MASTODON_CONTEXT, ...document }), { headers: { "content-type": AP } });
+      return new Response(JSON.stringify({ "@context": CONTEXT, ...document }), { headers: { "content-type": AP } });
     },
   });
   const base = `http://${host}:${server.port}`;
@@ -95,7 +98,7 @@ export async function startThreadServer(host: string) {
     },
     /** Posts an activity to an inbox, signed by `actor`'s key (draft-cavage); answers the response. */
     async post(inbox: string, actor: string, activity: Record<string, unknown>): Promise<Response> {
-      const body = JSON.stringify({ "@context": MASTODON_CONTEXT, actor, ...activity });
+      const body = JSON.stringify({ "@context": CONTEXT, actor, ...activity });
       const request = new Request(inbox, { method: "POST", headers: { "content-type": AP, accept: AP }, body });
       return fetch(await signRequest(request, pair.privateKey, new URL(`${actor}#main-key`)));
     },
