@@ -107,6 +107,9 @@ describe("the missing replies of a remote thread", () => {
     expect(stored(`${elsewhere.base}/forty/e1`)!.content_html).toBe("<p>from elsewhere 1</p>");
     // Fetched within the cooldown: nothing is asked again, and no refresh is announced.
     expect(second.header).toBeNull();
+    // Every request was signed (by the instance actor: the servers in secure mode answer it).
+    expect(remote.unsigned).toEqual([]);
+    expect(elsewhere.unsigned).toEqual([]);
   });
 });
 
@@ -202,6 +205,32 @@ describe("bounds, cooldown and who sets it off", () => {
     expect(remote.count("/slow/root")).toBe(2);
     // Finished: no header any more, for anyone.
     expect((await context(id, null)).header).toBeNull();
+  });
+});
+
+describe("fills do not pile up", () => {
+  test("two fills run at once and eight wait; a thread opened past that starts none, and is filled when opened again", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const ids: string[] = [];
+    for (let i = 0; i < 11; i++) {
+      const root = remote.thread(`/many${i}/root`, dave, `thread ${i}`, [remote.thread(`/many${i}/r`, dave, "a reply", [], { inReplyTo: `${remote.base}/many${i}/root` })]);
+      ids.push(await resolve(root));
+      const served = remote.documentAt(`/many${i}/root`);
+      remote.route(`/many${i}/root`, async () => (await held, served));
+    }
+    const opened = [];
+    for (const id of ids) opened.push(await context(id));
+    expect(opened.slice(0, 10).every((o) => o.refreshId !== null)).toBe(true);
+    expect(opened[10]!.header).toBeNull();
+    // Two asked their root; the others wait their turn without asking anything.
+    await eventually(() => remote.gets.filter((g) => /^\/many\d+\/root$/.test(g)).length >= 13, "two fills to ask their roots");
+    expect(remote.gets.filter((g) => /^\/many\d+\/root$/.test(g)).length).toBe(13);
+    release();
+    for (const o of opened.slice(0, 10)) await finished(o.refreshId!);
+    const late = await context(ids[10]!);
+    await finished(late.refreshId!);
+    expect(stored(`${remote.base}/many10/r`)).not.toBeNull();
   });
 });
 

@@ -25,6 +25,7 @@ export async function startThreadServer(host: string) {
   const prefixes: [string, Route][] = [];
   const gets: string[] = [];
   const posted: Record<string, any>[] = [];
+  const unsigned: string[] = [];
   const server = Bun.serve({
     hostname: host,
     port: 0,
@@ -35,6 +36,7 @@ export async function startThreadServer(host: string) {
         return new Response(null, { status: 202 });
       }
       gets.push(url.pathname + url.search);
+      if (!request.headers.has("signature") && !request.headers.has("signature-input")) unsigned.push(url.pathname + url.search);
       const route = exact.get(url.pathname + url.search) ?? exact.get(url.pathname) ?? prefixes.find(([p]) => url.pathname.startsWith(p))?.[1];
       const document = (await route?.(url)) ?? null;
       if (document === null) return new Response("not found", { status: 404 });
@@ -47,6 +49,8 @@ export async function startThreadServer(host: string) {
     base,
     /** Paths (with their query) of every GET so far, in order. */
     gets,
+    /** GETs that came without an HTTP signature. */
+    unsigned,
     /** Bodies posted to any inbox. */
     posted,
     /** GETs so far whose path starts with `prefix`. */
