@@ -35,9 +35,12 @@ export class RemoteThreads {
   async context(row: StatusRow, viewerId: number | null): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[]; refresh: AsyncRefreshView | null }> {
     // Fetching is for signed-in readers: an anonymous request sets off no requests elsewhere.
     if (viewerId !== null) await this.fillAncestors(row);
+    // The whole thread's replies, from its top; when the top is this server's own (replies to it
+    // are delivered here, and no one else lists them), those of the remote status opened.
     const top = this.threads.topAncestor(row);
+    const from = top.uri === null && row.uri !== null ? row : top;
     // Anyone is told of a fill under way, as Mastodon does; only a signed-in reader starts one.
-    const refresh = viewerId !== null ? this.replies.refresh(top) : this.replies.running(top);
+    const refresh = viewerId !== null ? this.replies.refresh(from) : this.replies.running(from);
     return { ...this.threads.context(row, viewerId), refresh };
   }
 
