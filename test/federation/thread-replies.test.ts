@@ -208,6 +208,19 @@ describe("bounds, cooldown and who sets it off", () => {
   });
 });
 
+describe("a thread begun here", () => {
+  test("a remote reply opened in it has its own replies fetched; the local top asks no one", async () => {
+    const top = await alice.client.post("/api/v1/statuses", { json: { status: "a local top" } });
+    const topUri = `${a.base}/users/alice/statuses/${top.body.id}`;
+    const answer = remote.thread("/local-top/answer", dave, "an answer to alice", [remote.thread("/local-top/answer-reply", dave, "and its reply", [], { inReplyTo: `${remote.base}/local-top/answer` })], { inReplyTo: topUri });
+    const id = await resolve(answer);
+    expect((await context(top.body.id)).header).toBeNull();
+    const opened = await context(id);
+    await finished(opened.refreshId!);
+    expect(stored(`${remote.base}/local-top/answer-reply`)!.in_reply_to_id).toBe(Number(id));
+  });
+});
+
 describe("fills do not pile up", () => {
   test("two fills run at once and eight wait; a thread opened past that starts none, and is filled when opened again", async () => {
     let release!: () => void;
