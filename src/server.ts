@@ -132,6 +132,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         clearInterval(external);
         services.wheel.stop();
         await services.importWorker.stop();
+        await services.threadFill.stop();
+        await services.accountHistory.stop();
         await federation?.stop();
         await services.linkCards.stop();
         await services.pushDeliveries.stop();

@@ -9,3 +9,4 @@ export * from "./schema/admin.ts";
 export * from "./schema/portability.ts";
 export * from "./schema/archive.ts";
 export * from "./schema/quotes.ts";
+export * from "./schema/backfills.ts";

@@ -1,5 +1,5 @@
 import type { Context, Federation, RequestContext } from "@fedify/fedify";
-import { Emoji, Note, QuoteAuthorization, type Recipient } from "@fedify/fedify/vocab";
+import { Emoji, Note, QuoteAuthorization, type Question, type Recipient } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../db/schema.ts";
 import type { Urls } from "../presenters/account.ts";
 import { bareActorOf } from "./access.ts";
@@ -31,7 +31,7 @@ export interface Dispatch {
 /**
  * What other servers read here: the actors of local accounts at the URIs the client API
  * already emits (/users/:name) and the instance actor, their keys, collections (outbox,
- * followers, following, featured), statuses and custom emojis.
+ * followers, following, featured), statuses with their replies and threads, and custom emojis.
  */
 export function dispatch({ federation, services, urls, lookups, instance, keys, readers }: Dispatch): void {
   const actors = services.federationActors;
@@ -131,13 +131,18 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
     return services.reader.visible([status], reader.viewer.id).length === 1;
   };
 
+  const readable = async (ctx: RequestContext<void>, identifier: string, id: string) => {
+    const account = local(identifier);
+    if (!account || !/^\d+$/.test(id)) return null;
+    const status = actors.ownStatus(account.id, Number(id));
+    if (!status) return null;
+    return (await shown(ctx, account, status)) ? { account, status } : null;
+  };
+
   federation
     .setObjectDispatcher(Note, "/users/{identifier}/statuses/{id}", async (ctx, { identifier, id }) => {
-      const account = local(identifier);
-      if (!account || !/^\d+$/.test(id)) return null;
-      const status = actors.ownStatus(account.id, Number(id));
-      if (!status) return null;
-      return (await shown(ctx, account, status)) ? noteOf(ctx, urls, account, status, lookups) : null;
+      const found = await readable(ctx, identifier, id);
+      return found && noteOf(ctx, urls, found.account, found.status, lookups);
     })
     .authorize((ctx) => authorized(ctx));
 
@@ -153,5 +158,41 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
       if (!quoted || !(await shown(ctx, account, quoted))) return null;
       return stampOf(ctx, lookups, quote);
     })
+    .authorize((ctx) => authorized(ctx));
+
+  /**
+   * Statuses of a thread as collection items: this server's embedded as Notes (as Mastodon
+   * embeds its own), others' by their IRI, for their servers to answer. (Fedify types a
+   * collection's items as objects; an IRI is an item too, and it writes it as one.)
+   */
+  const threadItems = (ctx: Context<void>, rows: StatusRow[]) =>
+    rows.flatMap((row): (Note | Question | URL)[] => {
+      if (row.uri !== null) return [new URL(row.uri)];
+      const author = lookups.account(row.accountId);
+      return author ? [noteOf(ctx, urls, author, row, lookups)] : [];
+    }) as unknown as Note[];
+
+  // A status's replies (Mastodon's replies collection, which other servers follow to fetch the
+  // replies they miss): the public and unlisted ones known here, paged, for whoever may read the status.
+  federation
+    .setCollectionDispatcher("replies", Note, "/users/{identifier}/statuses/{id}/replies", async (ctx, { identifier, id }, cursor) => {
+      const found = await readable(ctx, identifier, id);
+      if (!found || cursor === null) return null;
+      const page = actors.replies(found.status.id, cursorOf(cursor), PAGE_SIZE);
+      return { items: threadItems(ctx, page.items), nextCursor: page.next };
+    })
+    .setFirstCursor(() => FIRST)
+    .authorize((ctx) => authorized(ctx));
+
+  // A thread begun here, as FEP-7888's context collection (Mastodon 4.5's /contexts/:id), below
+  // its top's IRI: its public and unlisted statuses at any depth, oldest first, when its top may be read.
+  federation
+    .setCollectionDispatcher("context", Note, "/users/{identifier}/statuses/{id}/context", async (ctx, { identifier, id }, cursor) => {
+      const found = await readable(ctx, identifier, id);
+      if (!found || found.status.conversationId !== found.status.id || cursor === null) return null;
+      const page = actors.conversation(found.status.id, cursorOf(cursor), PAGE_SIZE);
+      return { items: threadItems(ctx, page.items), nextCursor: page.next };
+    })
+    .setFirstCursor(() => FIRST)
     .authorize((ctx) => authorized(ctx));
 }

@@ -7,6 +7,7 @@ import { lookup } from "./access.ts";
 import { actorInput } from "./inbound/actor.ts";
 import { isStatusObject, noteInput } from "./inbound/note.ts";
 import { hasType, idOf } from "./inbound/quote-fields.ts";
+import { threadReader } from "./thread-reader.ts";
 
 /**
  * The services' RemoteFetcher: lookups (a URL, or `acct:` through WebFinger) signed by the
@@ -21,7 +22,10 @@ export function remoteFetcher(deps: {
   loader: DocumentLoader;
 }): RemoteFetcher {
   const { signedContext, outgoing, loader } = deps;
+  const threads = threadReader(deps);
   return {
+    thread: threads.thread,
+    collection: threads.collection,
     // The signed loader keeps no cache: every lookup asks the actor's server.
     async actor(identifier, signal) {
       const c = await signedContext();

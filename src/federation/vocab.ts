@@ -114,6 +114,12 @@ export function noteUriOf(ctx: Context<void>, author: AccountRow, status: Status
   return status.uri !== null ? new URL(status.uri) : ctx.getObjectUri(Note, { identifier: author.username, id: String(status.id) });
 }
 
+/** The context collection of a thread begun here, below its top's IRI (served by dispatchers.ts). */
+function contextOf(ctx: Context<void>, top: StatusRow, lookups: NoteLookups): URL[] {
+  const author = lookups.account(top.accountId);
+  return author ? [new URL(`${noteUriOf(ctx, author, top).href}/context`)] : [];
+}
+
 /** The accounts a status mentions, as stored (an account gone since is left out). */
 export function mentionedAccounts(lookups: NoteLookups, status: StatusRow): AccountRow[] {
   return mentionsOf(status).flatMap((m) => lookups.account(m.id) ?? []);
@@ -146,8 +152,10 @@ export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, statu
     direct: [mentionUris, []],
   };
   const [tos, ccs] = addressing[status.visibility] ?? [[], []];
+  const id = noteUriOf(ctx, author, status);
+  const top = status.conversationId === status.id ? status : lookups.status(status.conversationId);
   const values = {
-    id: noteUriOf(ctx, author, status),
+    id,
     attribution: ctx.getActorUri(author.username),
     content: status.contentHtml,
     summary: status.spoilerText === "" ? null : status.spoilerText,
@@ -161,6 +169,11 @@ export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, statu
     tags,
     attachments: status.hasMedia ? lookups.media(status.id).flatMap((m) => documentOf(urls, m) ?? []) : [],
     interactionPolicy: quotePolicyOf(ctx, author, status),
+    // Where others find its replies and its thread, to fetch what they miss (dispatchers.ts serves both):
+    // its replies collection (Mastodon's), and the thread's context collection (FEP-7888, as Mastodon 4.5)
+    // when the thread began here (one begun elsewhere is its own server's to list).
+    replies: status.uri === null ? new URL(`${id.href}/replies`) : null,
+    contexts: status.uri === null && top && top.uri === null ? contextOf(ctx, top, lookups) : [],
   };
   const poll = status.hasPoll ? lookups.poll(status.id) : undefined;
   // Fedify's Question has no `quote`: a poll's quote is not sent (Mastodon's polls rarely quote).

@@ -39,6 +39,7 @@ import { preferenceRoutes } from "./preferences.ts";
 import { scheduledStatusRoutes } from "./scheduled-statuses.ts";
 import { statusActionRoutes } from "./status-actions.ts";
 import { statusRoutes } from "./statuses.ts";
+import { asyncRefreshRoutes } from "./async-refreshes.ts";
 import { searchRoutes } from "./search.ts";
 import { statusEditRoutes } from "./status-edits.ts";
 import { quoteRoutes } from "./quotes.ts";
@@ -128,6 +129,7 @@ export function createApp(ctx: AppContext) {
     .use(directoryRoutes(ctx))
     .use(startUpRoutes(ctx))
     .use(statusRoutes(ctx))
+    .use(asyncRefreshRoutes(ctx))
     .use(statusEditRoutes(ctx))
     .use(statusActionRoutes(ctx))
     .use(quoteRoutes(ctx))

@@ -11,6 +11,7 @@ import { bool, int, obj, SECONDS, str, strArray, type Params } from "./params.ts
 import { cachedPublicJson, filteredFor, renderStatus, statusesJson, statusJson } from "../presenters/status-json.ts";
 import { jsonText, renderAccountList } from "./render.ts";
 import { renderScheduled } from "./scheduled-statuses.ts";
+import { asyncRefreshHeader } from "./async-refreshes.ts";
 
 /** POST /api/v1/statuses parameters, read leniently (form strings, JSON values, Rails keys). */
 export function statusInput(p: Params): StatusInput {
@@ -90,7 +91,8 @@ export function statusRoutes(ctx: AppContext) {
     .get("/api/v1/statuses/:id/context", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const row = services.reader.visibleRow(statusId(c.params), viewer);
-      const { ancestors, descendants } = await services.remoteThreads.context(row, viewer);
+      const { ancestors, descendants, refresh } = await services.remoteThreads.context(row, viewer);
+      if (refresh) c.set.headers["mastodon-async-refresh"] = asyncRefreshHeader(refresh);
       return jsonText(`{"ancestors":${statusesJson(services, ctx.urls, ancestors, viewer)},"descendants":${statusesJson(services, ctx.urls, descendants, viewer)}}`);
     })
     .get("/api/v1/statuses/:id/reblogged_by", (c) => {

@@ -37,10 +37,12 @@ export function timelineRoutes(ctx: AppContext) {
       });
       return renderTimeline(ctx, c.request, page, viewer, true, ["limit", "local", "only_media"]);
     })
-    .get("/api/v1/accounts/:id/statuses", (c) => {
+    .get("/api/v1/accounts/:id/statuses", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const accountId = parseId(c.params.id);
       if (accountId === null || !services.accounts.findById(accountId)) throw notFound();
+      // A signed-in reader opening a remote profile little known here has its posts fetched first (for a moment at most).
+      if (viewer !== null) await services.accountHistory.viewed(accountId);
       const p = input(c);
       const page = services.timelines.account(viewer, accountId, pageParams(p, 20, 40), {
         pinned: bool(p.pinned, "pinned"),

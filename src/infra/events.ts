@@ -53,7 +53,14 @@ export type DomainEvent =
    * emitter leaves `homeRecipients` empty: the home feed's `within` listener sets the feeds it
    * went into, and the transports, told after it, read them.
    */
-  | { type: "status.created"; status: StatusRow; original: StatusRow | null; homeRecipients: number[] }
+  | {
+      type: "status.created";
+      status: StatusRow;
+      original: StatusRow | null;
+      homeRecipients: number[];
+      /** A remote status fetched to fill a thread or a profile: counted, into no feed or list, notifying and streamed to no one. */
+      backfill?: boolean;
+    }
   /**
    * A status brought in from an account's archive (rookery accounts import-archive), dated as
    * it was written: counted, and nothing else. Not status.created: it goes into no home feed or

@@ -19,7 +19,7 @@ import type { Services } from "./index.ts";
  *   event                       within                                      after commit
  *   token.revoked               its push subscriptions                      streams (its connections closed)
  *   follow.created              notification, home feed, render cache       -
- *   follow_request.created      notification                                federation (Follow)
+ *   follow_request.created      notification                                federation (Follow), a remote profile's posts fetched
  *   follow_request.authorized   notification withdrawn, home feed, cache    federation (Accept)
  *   follow_request.rejected     -                                           federation (Reject)
  *   follow.rejected             -                                           federation (Reject)
@@ -32,6 +32,7 @@ import type { Services } from "./index.ts";
  *   account.moved               -                                           federation (Move)
  *   status.created              counters, home feeds, notifications,        link card, remote media copy, streams,
  *                               lists, conversations                        federation (Create, Announce)
+ *   status.created (backfill)   counters                                    link card, remote media copy
  *   status.imported             counters                                    -
  *   status.updated              notifications (local edits; quoted_update   link card, remote media copy, streams,
  *                               to local quoters)                           federation (Update)
@@ -75,6 +76,8 @@ export function registerConsequences(events: EventBus, services: Services, trans
     renderCache.touchAccount(e.targetAccountId);
   });
   events.within("follow_request.created", (e) => notifications.notify(e.targetAccountId, e.accountId, "follow_request"));
+  // A local account asks to follow a remote one: its pinned and recent posts are fetched, for its profile (no feed).
+  events.afterCommit("follow_request.created", (e) => services.accountHistory.followed(e.accountId, e.targetAccountId));
   events.within("follow_request.authorized", (e) => {
     notifications.withdraw(e.targetAccountId, e.accountId, "follow_request");
     homeFeed.backfill(e.accountId, e.targetAccountId);
@@ -102,6 +105,8 @@ export function registerConsequences(events: EventBus, services: Services, trans
   // back, their boost notification withdrawn, and leave the threads; edited ones are notified.
   events.within("status.created", (e) => {
     counters.statusAdded(e.status);
+    // Fetched to fill a thread or a profile: counted, and that is all (no feed, list or notification).
+    if (e.backfill) return;
     e.homeRecipients = homeFeed.deliver(e.status, e.original);
     notifications.statusCreated(e.status, e.original);
     lists.deliver(e.status, e.original);

@@ -27,6 +27,9 @@ import { RemoteThreads } from "./remote/threads.ts";
 import { NoteQuotes } from "./remote/note-quotes.ts";
 import { QuoteStamps } from "./remote/quote-stamps.ts";
 import { RemoteQuotes } from "./remote/quotes.ts";
+import { ThreadFill } from "./remote/thread-fill.ts";
+import { AccountHistory } from "./remote/account-history.ts";
+import { AsyncRefreshes } from "./async-refreshes.ts";
 import { AccountMoves } from "./remote/moves.ts";
 import { ActorRefs } from "./accounts/actor-refs.ts";
 import { AccountAliases } from "./accounts/aliases.ts";
@@ -195,7 +198,12 @@ export function createServices(deps: ServiceDeps) {
   const tagFollows = new TagFollowService(db, ids, clock, search);
   const featuredTags = new FeaturedTagService(db, ids, clock, search);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher);
-  const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, fetcher);
+  // A thread's missing replies, fetched in the background when it is opened; clients follow the work as an async refresh.
+  const asyncRefreshes = new AsyncRefreshes(clock);
+  const threadFill = new ThreadFill(db, clock, remoteNotes, remoteAccounts, asyncRefreshes, fetcher);
+  const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, threadFill, fetcher);
+  // A remote account's pinned and newest public posts, fetched when it is followed or its profile opened.
+  const accountHistory = new AccountHistory(db, clock, accounts, remoteNotes, federationActors, statusActions, fetcher);
   // Moves, in and out, and the aliases they are believed by: accounts named by handle or IRI, here or fetched.
   const actorRefs = new ActorRefs(accounts, remoteAccounts, fetcher, config.publicUrl);
   const followerMoves = new FollowerMoves(db, follows, moderation);
@@ -258,6 +266,9 @@ export function createServices(deps: ServiceDeps) {
     goneAccounts,
     remoteThreads,
     remoteQuotes,
+    asyncRefreshes,
+    threadFill,
+    accountHistory,
     accountMoves,
     accountAliases,
     accountMoving,

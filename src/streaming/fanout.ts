@@ -132,6 +132,8 @@ export class StreamFanout {
   private deliver(event: DomainEvent) {
     switch (event.type) {
       case "status.created":
+        // Fetched to fill a thread or a profile: old news, in no timeline's stream (the thread's reader asks again).
+        if (event.backfill) return;
         return this.statusCreated(event.status, event.homeRecipients);
       case "status.updated":
         this.statusCreated(event.status, event.homeRecipients, "status.update");

@@ -21,6 +21,7 @@ export function actorInput(actor: Actor | unknown, loader: DocumentLoader, docum
     sharedInboxUrl: actor.endpoints?.sharedInbox?.href ?? null,
     followersUrl: actor.followersId?.href ?? null,
     featuredUrl: actor.featuredId?.href ?? null,
+    outboxUrl: actor.outboxId?.href ?? null,
     aliases: aliasesOf(actor, document),
     // Mastodon's movedTo: where it says it went (a Move to it is still checked on its own).
     movedTo: httpUrlOrNull(actor.successorId?.href),

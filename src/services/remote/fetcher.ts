@@ -1,5 +1,5 @@
 import type { OutgoingHttp } from "../../net/outgoing.ts";
-import type { RemoteActorInput, RemoteNoteInput, RemoteStampInput } from "./inputs.ts";
+import type { RemoteActorInput, RemoteNoteInput, RemotePages, RemoteStampInput, RemoteThreadNode } from "./inputs.ts";
 
 /**
  * What the services ask of other servers, implemented by src/federation (absent while
@@ -15,6 +15,13 @@ export interface RemoteFetcher {
   actor(uriOrAcct: string, signal?: AbortSignal): Promise<RemoteActorInput | null>;
   /** What a URL of another server names, when it is an actor or a status. */
   object(url: string, signal?: AbortSignal): Promise<{ actor: RemoteActorInput } | { note: RemoteNoteInput } | null>;
+  /**
+   * A status by its IRI with the collections of its thread (a Create by its IRI gives its
+   * object): null when it is no status, or cannot be had.
+   */
+  thread(uri: string, signal?: AbortSignal): Promise<RemoteThreadNode | null>;
+  /** A collection by its IRI (an outbox, a featured collection), to be read page by page. */
+  collection(url: string, signal?: AbortSignal): Promise<RemotePages | null>;
   /** Whether an actor's IRI answers 404 or 410 now (any other failure, or none, is no proof it is gone). */
   gone(uri: string): Promise<boolean>;
   /**

@@ -35,6 +35,8 @@ export interface RemoteActorInput {
   followersUrl: string | null;
   /** Its featured collection (pinned statuses). */
   featuredUrl: string | null;
+  /** Its outbox (its posts, newest first). */
+  outboxUrl: string | null;
   /** The actors it says it also is (alsoKnownAs): a move to it is believed when they name the old one. */
   aliases: string[];
   /** The account it says it moved to (movedTo), if it says so. */
@@ -125,4 +127,33 @@ export interface RemoteStampInput {
   attributedTo: string | null;
   interactingObject: string | null;
   interactionTarget: string | null;
+}
+
+/**
+ * A status read to fill its thread: the Note, and the collections its server lists other
+ * statuses of the thread in: its `replies` (Mastodon's, paged) and its `context` (FEP-7888's
+ * conversation collection, which Mastodon 4.5 serves as a Collection), when it names them.
+ */
+export interface RemoteThreadNode {
+  note: RemoteNoteInput;
+  replies: RemotePages | null;
+  /** The `context` IRI, and its collection when it is one. */
+  contextUri: string | null;
+  context: RemotePages | null;
+}
+
+/** A collection of another server read a page at a time: each page asks its server once at most. */
+export interface RemotePages {
+  /** The next page's items (the first call: the first page's), or null once there are no more. */
+  nextPage(signal?: AbortSignal): Promise<RemoteItem[] | null>;
+}
+
+/**
+ * An item of a collection page: its IRI (a Create's object's, in an outbox), and the status as
+ * the page embedded it, when its server is the page's own (one that names another server is
+ * fetched from there, by its IRI, as an item given by reference).
+ */
+export interface RemoteItem {
+  uri: string;
+  embedded: RemoteThreadNode | null;
 }

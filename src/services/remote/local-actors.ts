@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
 import { accounts, follows, statusPins, statuses, type AccountRow, type StatusRow } from "../../db/schema.ts";
 
@@ -142,6 +142,39 @@ export class FederationActors {
          UNION ALL SELECT 1 FROM account_domain_blocks WHERE account_id = ?1 AND domain = ?3 LIMIT 1`,
       )
       .get(accountId, reader.accountId ?? 0, reader.host ?? "");
+  }
+
+  /**
+   * The public and unlisted replies to a status, local and remote, oldest first (Mastodon's
+   * replies collection lists those too); the cursor is the id after which the next page starts.
+   */
+  replies(statusId: number, cursor: string | null, limit: number): Page<StatusRow> {
+    return this.thread(eq(statuses.inReplyToId, statusId), cursor, limit);
+  }
+
+  /** The public and unlisted statuses of a thread (its top's and its replies', at any depth), oldest first: its FEP-7888 context. */
+  conversation(conversationId: number, cursor: string | null, limit: number): Page<StatusRow> {
+    return this.thread(eq(statuses.conversationId, conversationId), cursor, limit);
+  }
+
+  private thread(which: SQL, cursor: string | null, limit: number): Page<StatusRow> {
+    const after = cursor === null ? null : Number(cursor);
+    const rows = this.db
+      .select()
+      .from(statuses)
+      .where(
+        and(
+          which,
+          inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES]),
+          sql`${statuses.reblogOfId} IS NULL`,
+          after === null || !Number.isSafeInteger(after) ? undefined : gt(statuses.id, after),
+        ),
+      )
+      .orderBy(asc(statuses.id))
+      .limit(limit + 1)
+      .all();
+    const items = rows.slice(0, limit);
+    return { items, next: rows.length > limit ? String(items[items.length - 1]!.id) : null };
   }
 
   /** Pinned statuses that anyone may see, newest pin first. */

@@ -63,8 +63,9 @@ export class RemoteNotes {
    * direct. Mentions of local accounts that block the author are dropped, and with them what
    * only they concerned. A quote of a local post concerns its author; the post it quotes is
    * fetched when it is not stored (`depth`: how many quotes deep this post was reached).
+   * `backfill`: fetched to fill a thread or a profile (RemoteStatusInput.backfill).
    */
-  async store(note: RemoteNoteInput, options: { fetched: boolean; depth?: number }): Promise<StatusRow | null> {
+  async store(note: RemoteNoteInput, options: { fetched: boolean; depth?: number; backfill?: boolean }): Promise<StatusRow | null> {
     // The IRI is shown as the status's address when it gives none (its `url`): http(s) only.
     if (new URL(note.uri).origin !== new URL(note.authorUri).origin || httpUrlOrNull(note.uri) === null) return null;
     const known = this.remote.statusByUri(note.uri);
@@ -111,6 +112,7 @@ export class RemoteNotes {
       emojis: await note.emojis(),
       poll: await note.poll(),
       quoteApproval: remoteQuoteApproval(note.quotePolicy, author),
+      backfill: options.backfill,
     });
     if (published && quoting) this.quotes.attach(published, quoting);
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.

@@ -1,8 +1,10 @@
 import type { StatusRow } from "../../db/schema.ts";
+import type { AsyncRefreshView } from "../async-refreshes.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { ThreadService } from "../statuses/threads.ts";
 import type { RemoteFetcher } from "./fetcher.ts";
 import type { RemoteNotes } from "./notes.ts";
+import type { ThreadFill } from "./thread-fill.ts";
 
 /** Ancestors fetched for one context request at most, and how long that may take. */
 const MAX_FETCHED = 10;
@@ -13,21 +15,33 @@ const FETCH_BUDGET_MS = 10_000;
  * when its thread is asked for by a signed-in reader (`GET /api/v1/statuses/:id/context`), as Mastodon's
  * ThreadResolveWorker fetches them: each one up the chain, at most ten and for ten seconds,
  * stored as fetched statuses; a reply stored earlier is linked to its parent when that comes.
+ * Then the thread's missing replies are fetched in the background (ThreadFill), as Mastodon
+ * 4.5 fetches them, and the reader is told of that work (its async refresh).
  */
 export class RemoteThreads {
   constructor(
     private threads: ThreadService,
     private reader: StatusReader,
     private notes: RemoteNotes,
+    private replies: ThreadFill,
     /** Null while federation is off: nothing is fetched. */
     private fetcher: RemoteFetcher | null,
   ) {}
 
-  /** A status's thread (ThreadService.context), its missing remote ancestors fetched first. */
-  async context(row: StatusRow, viewerId: number | null): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[] }> {
+  /**
+   * A status's thread (ThreadService.context), its missing remote ancestors fetched first, and
+   * the refresh of its replies when they are being fetched (started now for a signed-in reader).
+   */
+  async context(row: StatusRow, viewerId: number | null): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[]; refresh: AsyncRefreshView | null }> {
     // Fetching is for signed-in readers: an anonymous request sets off no requests elsewhere.
     if (viewerId !== null) await this.fillAncestors(row);
-    return this.threads.context(row, viewerId);
+    // The whole thread's replies, from its top; when the top is this server's own (replies to it
+    // are delivered here, and no one else lists them), those of the remote status opened.
+    const top = this.threads.topAncestor(row);
+    const from = top.uri === null && row.uri !== null ? row : top;
+    // Anyone is told of a fill under way, as Mastodon does; only a signed-in reader starts one.
+    const refresh = viewerId !== null ? this.replies.refresh(from) : this.replies.running(from);
+    return { ...this.threads.context(row, viewerId), refresh };
   }
 
   private async fillAncestors(row: StatusRow): Promise<void> {

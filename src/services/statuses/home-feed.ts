@@ -102,7 +102,7 @@ export class HomeFeedService {
   /**
    * After a follow (or unmute): the followed account's recent statuses the follower may see
    * join the follower's feed; direct messages do not (they enter a feed only when posted,
-   * as Mastodon's merge_into_home does).
+   * as Mastodon's merge_into_home does), nor statuses fetched to fill a thread or a profile.
    */
   backfill(accountId: number, targetId: number) {
     const now = this.clock.now();
@@ -121,6 +121,7 @@ export class HomeFeedService {
         AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = ${accountId} AND m.target_account_id = COALESCE(o.account_id, s.account_id)
                         AND (m.expires_at IS NULL OR m.expires_at > ${now}))
         AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = ${accountId} AND b.target_account_id = COALESCE(o.account_id, s.account_id))
+        AND NOT EXISTS (SELECT 1 FROM backfilled_statuses bs WHERE bs.status_id = s.id)
       ORDER BY s.id DESC
       LIMIT ${BACKFILL}`);
   }

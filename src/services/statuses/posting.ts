@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/connection.ts";
-import { mediaAttachments, statuses, type StatusRow, type UserRow } from "../../db/schema.ts";
+import { backfilledStatuses, mediaAttachments, statuses, type StatusRow, type UserRow } from "../../db/schema.ts";
 import { idAt, parseId, type IdGenerator } from "../../ids.ts";
 import { ApiError, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -295,7 +295,8 @@ export class PostingService {
         this.q.adopt.run(id, input.accountId, child.id);
         this.counters.replyLinked(id, child.id, child.visibility);
       }
-    });
+      if (input.backfill) tx.insert(backfilledStatuses).values({ statusId: id }).run();
+    }, input.backfill ? "backfill" : "status.created");
     return row;
   }
 
@@ -338,7 +339,8 @@ export class PostingService {
     tagNames: string[],
     poll: Omit<NewPollFields, "id" | "statusId" | "accountId" | "createdAt"> | null,
     more: (tx: Db) => void,
-    event: "status.created" | "status.imported" = "status.created",
+    /** "backfill": status.created marked as fetched to fill a thread or a profile (RemoteStatusInput.backfill). */
+    event: "status.created" | "status.imported" | "backfill" = "status.created",
   ) {
     this.db.transaction((tx) => {
       this.rows.add(row);
@@ -349,7 +351,7 @@ export class PostingService {
       }
       more(tx as unknown as Db);
       if (event === "status.imported") this.events.emit({ type: event, status: row });
-      else this.events.emit({ type: event, status: row, original: null, homeRecipients: [] });
+      else this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [], ...(event === "backfill" ? { backfill: true } : {}) });
     });
   }
 

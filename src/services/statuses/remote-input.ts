@@ -33,6 +33,11 @@ export interface RemoteStatusInput {
   poll: RemotePoll | null;
   /** Who may quote it, as statuses.quote_approval keeps it (its interactionPolicy.canQuote); null when it states none. */
   quoteApproval?: string | null;
+  /**
+   * Fetched to fill a thread or a profile (ThreadFill, AccountHistory), not delivered: it goes
+   * into no home feed or list and notifies no one, now or when its author is followed later.
+   */
+  backfill?: boolean;
 }
 
 /** A remote poll as its Question describes it. */
