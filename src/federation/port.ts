@@ -8,6 +8,7 @@ import type { GoneAccounts } from "../services/remote/gone-accounts.ts";
 import type { RemoteInteractions } from "../services/remote/interactions.ts";
 import type { AccountMoves } from "../services/remote/moves.ts";
 import type { RemoteAccounts } from "../services/remote/accounts.ts";
+import type { Relays } from "../services/remote/relays.ts";
 import type { StatusMedia } from "../services/media/status-media.ts";
 import type { ReportService } from "../services/reports.ts";
 import type { PollService } from "../services/statuses/polls.ts";
@@ -35,4 +36,5 @@ export interface FederationServices {
   remoteInteractions: Pick<RemoteInteractions, "like" | "unlike" | "announce" | "unannounce" | "feature">;
   goneAccounts: Pick<GoneAccounts, "remove">;
   accountMoves: Pick<AccountMoves, "move">;
+  relays: Pick<Relays, "answered" | "isRelayActor" | "accepted">;
 }

@@ -1,4 +1,4 @@
-import type { NotificationRow, StatusRow } from "../db/schema.ts";
+import type { NotificationRow, RelayRow, StatusRow } from "../db/schema.ts";
 import type { Database } from "bun:sqlite";
 import { afterCommitOf, type AfterCommit } from "./after-commit.ts";
 
@@ -91,7 +91,11 @@ export type DomainEvent =
   | { type: "status.pinned"; accountId: number; statusId: number }
   | { type: "status.unpinned"; accountId: number; statusId: number }
   /** A poll's time came: its final counts stand (`accountId`: its author). */
-  | { type: "poll.ended"; pollId: number; statusId: number; accountId: number };
+  | { type: "poll.ended"; pollId: number; statusId: number; accountId: number }
+  /** The instance actor subscribed to a relay (it is sent Follow), or subscribes again after a refusal. */
+  | { type: "relay.subscribed"; relay: RelayRow }
+  /** A relay was unsubscribed from (it is sent Undo of its Follow); `relay` as it was. */
+  | { type: "relay.unsubscribed"; relay: RelayRow };
 
 /**
  * How a transport (streams, federation, push, link cards, the remote media cache) registers its

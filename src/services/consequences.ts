@@ -44,6 +44,7 @@ import type { Services } from "./index.ts";
  *   poll.ended                  notifications                               federation (Update)
  *   notification.created        push deliveries                             push, streams
  *   report.created              -                                           federation (Flag)
+ *   relay.subscribed / .unsubscribed  -                                     federation (Follow, Undo Follow)
  *   list.delivered, conversation.updated, notifications.merged, filters.changed,
  *   announcement.published / .deleted / .reaction                           streams
  */

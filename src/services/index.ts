@@ -30,6 +30,7 @@ import { AccountAliases } from "./accounts/aliases.ts";
 import { FollowerMoves } from "./accounts/follower-moves.ts";
 import { AccountMoving } from "./accounts/moving.ts";
 import { FederationDomains } from "./remote/domains.ts";
+import { Relays } from "./remote/relays.ts";
 import type { RemoteFetcher, RemoteInfra } from "./remote/fetcher.ts";
 import type { InstanceKeys } from "./instance-keys.ts";
 import { findTools, mediaTools } from "../media-files/ffmpeg.ts";
@@ -178,11 +179,13 @@ export function createServices(deps: ServiceDeps) {
 
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses);
   const federationActors = new FederationActors(db);
-  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls);
+  // Relays the instance actor follows: what they bring fills the federated timeline.
+  const relays = new Relays(db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, relays);
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
   const featuredTags = new FeaturedTagService(db, ids, clock, search);
-  const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher);
+  const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher, relays);
   const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, fetcher);
   // Moves, in and out, and the aliases they are believed by: accounts named by handle or IRI, here or fetched.
   const actorRefs = new ActorRefs(accounts, remoteAccounts, fetcher, config.publicUrl);
@@ -256,6 +259,7 @@ export function createServices(deps: ServiceDeps) {
     endorsements,
     federationDomains,
     federationInbox,
+    relays,
     wheel,
     tokens,
     applications,

@@ -6,6 +6,8 @@ import type { Inbound, Listener } from "./index.ts";
 export const onAccept =
   ({ services }: Inbound): Listener<Accept> =>
   async (ctx, accept) => {
+    // A relay's answer to the instance actor's Follow, which it names by its IRI.
+    if (accept.actorId !== null && accept.objectId !== null && services.relays.answered(accept.objectId.href, accept.actorId.href, true)) return;
     const follower = await answeredFollower(ctx, accept);
     if (follower !== null) services.federationInbox.accepted(accept.actorId!.href, follower);
   };

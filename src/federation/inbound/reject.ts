@@ -6,6 +6,8 @@ import type { Inbound, Listener } from "./index.ts";
 export const onReject =
   ({ services }: Inbound): Listener<Reject> =>
   async (ctx, reject) => {
+    // A relay's answer to the instance actor's Follow, which it names by its IRI.
+    if (reject.actorId !== null && reject.objectId !== null && services.relays.answered(reject.objectId.href, reject.actorId.href, false)) return;
     const follower = await answeredFollower(ctx, reject);
     if (follower !== null) services.federationInbox.rejected(reject.actorId!.href, follower);
   };

@@ -3,6 +3,7 @@ import type { StatusRow } from "../../db/schema.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { createOf, mentionedAccounts, noteOf } from "../vocab.ts";
 import type { Outbound } from "./index.ts";
+import { relayRecipient } from "./relays.ts";
 import { recipientOf } from "./sender.ts";
 
 /**
@@ -15,7 +16,7 @@ export function statuses(events: Pick<EventBus, "afterCommit">, out: Outbound): 
   // Statuses go to the author's remote followers (one delivery per shared inbox) and to the
   // remote accounts they mention; direct ones to the mentioned alone, each at its own inbox,
   // never a shared one. A status's activities share an ordering key, so a Delete never
-  // overtakes its Create. Not yet: boosts (Announce).
+  // overtakes its Create. Public ones go to the relays too. Not yet: boosts (Announce).
   const DISTRIBUTABLE = new Set(["public", "unlisted"]);
   /** A local original as a Note, with who should get it; null when nobody elsewhere should. */
   const outgoingNote = (status: StatusRow) => {
@@ -29,6 +30,9 @@ export function statuses(events: Pick<EventBus, "afterCommit">, out: Outbound): 
     // A public or unlisted reply also goes to the author it answers (Mastodon's StatusReachFinder).
     const answered = status.inReplyToAccountId !== null && DISTRIBUTABLE.has(status.visibility) ? services.accounts.findById(status.inReplyToAccountId) : undefined;
     const recipients = [...followers, ...mentioned, ...(answered && answered.domain !== null ? [answered] : [])].map(recipientOf);
+    // Public statuses also go to the accepted relays (Mastodon's StatusReachFinder#relay_inboxes),
+    // with the Linked Data signature and proof Fedify adds, by which a relay's subscribers believe them.
+    if (status.visibility === "public") recipients.push(...services.relays.accepted().map(relayRecipient));
     if (recipients.length === 0) return null;
     const note = noteOf(c, urls, author, status, lookups);
     const options = { preferSharedInbox: !direct, orderingKey: note.id!.href };

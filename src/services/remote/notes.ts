@@ -12,6 +12,8 @@ import type { Visibility } from "../statuses/visibility.ts";
 import type { FederationActors } from "./local-actors.ts";
 import type { IriRef, RemoteNoteInput } from "./inputs.ts";
 import type { RemoteAccounts } from "./accounts.ts";
+import type { RelayRow } from "../../db/schema.ts";
+import type { DeliveredBy, Relays } from "./relays.ts";
 
 /** ActivityStreams' public collection, as addressing names it. */
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
@@ -39,6 +41,7 @@ export class RemoteNotes {
     private moderation: ModerationService,
     private editing: EditingService,
     private polls: PollService,
+    private relays: Relays,
   ) {}
 
   /**
@@ -49,9 +52,11 @@ export class RemoteNotes {
    * as Mastodon reads it: as:Public in `to` is public, in `cc` unlisted, the author's
    * followers collection private, and anything else (addressed to some accounts only)
    * direct. Mentions of local accounts that block the author are dropped, and with them what
-   * only they concerned.
+   * only they concerned. A public Note that concerns nobody is kept when it came through an
+   * accepted relay (Mastodon's requested_through_relay?): `relayedBy` is that relay, or tells
+   * who signed its delivery (asked only then), and the relay is credited with it.
    */
-  async store(note: RemoteNoteInput, options: { fetched: boolean }): Promise<StatusRow | null> {
+  async store(note: RemoteNoteInput, options: { fetched: boolean; relayedBy?: RelayRow | DeliveredBy }): Promise<StatusRow | null> {
     // The IRI is shown as the status's address when it gives none (its `url`): http(s) only.
     if (new URL(note.uri).origin !== new URL(note.authorUri).origin || httpUrlOrNull(note.uri) === null) return null;
     const known = this.remote.statusByUri(note.uri);
@@ -69,7 +74,13 @@ export class RemoteNotes {
     // A Note named by a poll option, answering a poll here, is a vote (Mastodon's votes).
     if (note.name !== null && parent?.local) return this.vote(author, parent.id, note.name);
     const mentionsLocal = mentions.some((m) => m.acct === undefined);
-    if (!options.fetched && !this.actors.hasLocalFollowers(author.id) && !mentionsLocal && !parent?.local) return null;
+    let relay: RelayRow | null = null;
+    if (!options.fetched && !this.actors.hasLocalFollowers(author.id) && !mentionsLocal && !parent?.local) {
+      // Relays carry public statuses only; anything else through one concerns nobody here.
+      const via = options.relayedBy;
+      relay = !to.includes(PUBLIC) || via === undefined ? null : typeof via === "function" ? await this.relays.carrier(via, author.uri) : via;
+      if (relay === null) return null;
+    }
     const followers = author.followersUrl;
     let visibility: Visibility;
     if (to.includes(PUBLIC)) visibility = "public";
@@ -94,6 +105,7 @@ export class RemoteNotes {
       emojis: await note.emojis(),
       poll: await note.poll(),
     });
+    if (published && relay) this.relays.brought(relay.id);
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
     return published ?? this.reader.findRow(this.remote.statusByUri(note.uri)?.id ?? 0) ?? null;
   }
