@@ -1,4 +1,4 @@
-import { Accept, type Follow } from "@fedify/fedify/vocab";
+import { Accept, Follow } from "@fedify/fedify/vocab";
 import { answerFollow, followKey } from "../outbound/relationships.ts";
 import { actorInput } from "./actor.ts";
 import type { Inbound, Listener } from "./index.ts";
@@ -36,6 +36,8 @@ async function followedBack(ctx: Parameters<Listener<Follow>>[0], follow: Follow
   const relay = await follow.getActor(ctx);
   if (!relay || relay.id?.href !== follow.actorId!.href) return;
   const actor = ctx.getActorUri(identifier);
-  const accept = new Accept({ id: new URL(`${actor.href}#accepts/relays/${crypto.randomUUID()}`), actor, object: follow });
+  // The Follow quoted by its IRIs, as Mastodon quotes one (not with the relay's actor read into it).
+  const quoted = new Follow({ id: follow.id, actor: follow.actorId, object: follow.objectId });
+  const accept = new Accept({ id: new URL(`${actor.href}#accepts/relays/${crypto.randomUUID()}`), actor, object: quoted });
   await ctx.sendActivity({ identifier }, relay, accept);
 }
