@@ -25,7 +25,7 @@ const UNPACED = Number(process.argv[2] ?? 2000);
 const FILL_RATE = Number(process.argv[3] ?? 2);
 const SIM_PORT = 3931;
 const SECONDS = 8;
-const RATES = [25, 50, 100, 150, 200, 250, 300];
+const RATES = [10, 25, 35, 50, 75, 100, 150, 200];
 
 const proc = spawn(pinned("0", [BUN, join(ROOT, "scripts/bench/relay-sim.ts")]), { env: { ...process.env, SIM_CONTROL_PORT: String(SIM_PORT) }, stdout: "ignore", stderr: "inherit" });
 const sim = `http://127.0.0.1:${SIM_PORT}`;
