@@ -125,6 +125,18 @@ describe("what a Mastodon relay brings", () => {
     expect(row.last_activity_at).not.toBeNull();
   });
 
+  test("B's edit and deletion of a public post go through the relay too: A's copy changes, then goes", async () => {
+    const posted = await postStatus(bob, { status: "to be edited", visibility: "public" });
+    const uri = `${b.base}/users/bob/statuses/${posted.id}`;
+    await eventually(() => statusByUri(a, uri), "the post on A", 20_000);
+    expect((await bob.client.put(`/api/v1/statuses/${posted.id}`, { json: { status: "edited through the relay" } })).status).toBe(200);
+    const contentOnA = () => (a.database.sqlite.query("SELECT content_html FROM statuses WHERE uri = ?").get(uri) as { content_html: string } | null)?.content_html ?? "";
+    await eventually(() => contentOnA().includes("edited through the relay"), "the edit on A", 20_000);
+    expect(relay.of("Update").some((u) => u.object?.id === uri)).toBe(true);
+    expect((await bob.client.delete(`/api/v1/statuses/${posted.id}`)).status).toBe(200);
+    await eventually(() => statusByUri(a, uri) === null, "the deletion on A", 20_000);
+  });
+
   test("unlisted, private and direct posts do not go to relays", async () => {
     for (const visibility of ["unlisted", "private", "direct"]) await postStatus(bob, { status: `not for relays ${visibility}`, visibility });
     await b.federation!.idle();
