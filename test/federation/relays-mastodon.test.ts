@@ -178,6 +178,12 @@ describe("what a Mastodon relay brings", () => {
     expect((await relay.post(`${a.base}/inbox`, signed)).status).toBe(202);
     expect(statusByUri(a, uri)?.visibility).toBe("public");
 
+    // An actor elsewhere that names the relay's inbox as its own is no relay.
+    const impostor = raw.actor("impostor", "impostor", { inbox: relay.inbox, endpoints: { sharedInbox: relay.inbox } });
+    const third = await daveCreate("impostor");
+    expect((await raw.post(`${a.base}/inbox`, impostor, third.signed)).status).toBe(202);
+    expect(statusByUri(a, third.uri)).toBeNull();
+
     // Another relay, which refused A's Follow: what it forwards concerns nobody here.
     const refusing = await startRelay("127.0.0.75", "mastodon");
     try {

@@ -120,8 +120,10 @@ export class Relays {
     if (relays.length === 0) return null;
     const signer = await deliveredBy();
     if (signer === null || signer.uri === actorUri) return null;
+    // By its inbox only on the relay's own server: an actor anywhere can name any inbox as its own.
     const inboxes = [signer.inboxUrl, signer.sharedInboxUrl].filter((u): u is string => u !== null);
-    const relay = relays.find((r) => r.actorUri === signer.uri || inboxes.includes(r.inboxUrl));
+    const origin = new URL(signer.uri).origin;
+    const relay = relays.find((r) => r.actorUri === signer.uri || (inboxes.includes(r.inboxUrl) && new URL(r.url).origin === origin));
     return relay ?? null;
   }
 
