@@ -17,6 +17,7 @@ import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
 import { aliasCommand, moveCommand } from "./cli/moves.ts";
 import { exportCommand, importCommand } from "./cli/portability.ts";
 import { exportArchiveCommand, importArchiveCommand } from "./cli/archive.ts";
+import { relaysCommand } from "./cli/relays.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -47,7 +48,13 @@ Usage:
   rookery accounts import-archive <username> <archive.zip|archive.tar.gz> [--with-replies]
                                           Bring the public and unlisted posts of an archive from another
                                           server in, dated as written (not sent to followers); again adds nothing
-  rookery federation status               Deliveries waiting, and domains failing lately
+  rookery federation status               Deliveries waiting, domains failing lately, and the relays
+  rookery relays add <url> [--kind mastodon|litepub]
+                                          Subscribe to a relay: a Mastodon relay's inbox or a LitePub
+                                          relay's actor (found out unless --kind says); what it brings
+                                          fills the federated timeline, local public posts go to it
+  rookery relays remove <url>             Unsubscribe (Undo of the Follow)
+  rookery relays list                     Each relay's kind, state (pending, accepted, refused) and activity
   rookery domains block <domain>          Suspend a domain and its subdomains: nothing is taken from,
                                           sent to or fetched from them; their accounts here are removed
   rookery domains unblock <domain>        Lift a suspension
@@ -236,6 +243,8 @@ async function main(argv: string[]) {
       }
       case "domains":
         return await domains(args);
+      case "relays":
+        return await relaysCommand(args);
       case "emoji":
         return await emojiCommand(args);
       case "announcements":

@@ -107,7 +107,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   services.wheel.start();
   federation?.start();
   services.importWorker.start();
-  handler = createEdge(ctx, app, streaming, federation?.federation ?? null);
+  handler = createEdge(ctx, app, streaming, federation?.handler ?? null);
   services.announcements.syncOtherWriters();
   const external = watchOtherWriters(database, () => {
     services.renderCache.clear();

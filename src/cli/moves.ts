@@ -23,7 +23,7 @@ const ALIAS_USAGE = "accounts alias add|remove <username> <url-or-handle>, or ac
 const MOVE_USAGE = "accounts move <username> --to <handle-or-url> [--redirect-only], or accounts move <username> --cancel";
 
 /** The services as the server assembles them, federation included but delivering nothing itself. */
-async function withFederation<T>(run: (services: Services) => T | Promise<T>): Promise<T> {
+export async function withFederation<T>(run: (services: Services) => T | Promise<T>): Promise<T> {
   const config = loadConfig();
   if (!config.federation) throw new CliFailure("federation is off (FEDERATION=off): accounts on other servers cannot be reached");
   const handle = openDatabase(config.dataDir);

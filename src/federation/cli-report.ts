@@ -5,7 +5,7 @@ import { SqliteKvStore } from "./kv.ts";
 
 /**
  * `rookery federation status`: what waits in the delivery queue (due now, or held for a
- * retry) and which domains failed lately, with their last error. Read from the database, so
+ * retry), which domains failed lately, with their last error, and the relays' state. Read from the database, so
  * it works beside a running server.
  */
 export async function federationStatus(sqlite: Database, clock: Clock): Promise<string> {
@@ -18,14 +18,50 @@ export async function federationStatus(sqlite: Database, clock: Clock): Promise<
   const lines = [
     `Queue: ${queue.total} message(s) waiting, ${queue.due} due now, ${queue.total - queue.due} held for a retry${queue.next ? ` (next at ${new Date(queue.next).toISOString()})` : ""}.`,
   ];
-  const failures: DeliveryFailure[] = [];
-  for await (const entry of new SqliteKvStore(sqlite, clock).list(FAILURE_PREFIX)) failures.push(entry.value as DeliveryFailure);
-  failures.sort((x, y) => y.lastAt - x.lastAt);
+  const failures = await failingDomains(sqlite, clock);
   if (failures.length === 0) {
     lines.push("No failing domains in the last 7 days.");
   } else {
     lines.push("Failing domains (last 7 days):", "domain\tfailures\tlast status\tlast failure\tlast error");
     for (const f of failures) lines.push(`${f.domain}\t${f.failures}\t${f.lastStatus ?? "-"}\t${new Date(f.lastAt).toISOString()}\t${f.lastError}`);
   }
+  lines.push(...relayLines(sqlite, failures));
   return `${lines.join("\n")}\n`;
+}
+
+/** `rookery relays list`: each relay's kind, state and what it brought, and whether deliveries to it fail. */
+export async function relaysReport(sqlite: Database, clock: Clock): Promise<string> {
+  return `${relayLines(sqlite, await failingDomains(sqlite, clock)).join("\n")}\n`;
+}
+
+/** Domains whose deliveries failed in the last 7 days, the latest first. */
+async function failingDomains(sqlite: Database, clock: Clock): Promise<DeliveryFailure[]> {
+  const failures: DeliveryFailure[] = [];
+  for await (const entry of new SqliteKvStore(sqlite, clock).list(FAILURE_PREFIX)) failures.push(entry.value as DeliveryFailure);
+  return failures.sort((x, y) => y.lastAt - x.lastAt);
+}
+
+interface RelayLine {
+  url: string;
+  kind: string;
+  state: string;
+  inbox_url: string;
+  state_changed_at: number;
+  received_count: number;
+  last_activity_at: number | null;
+}
+
+const at = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString());
+
+/** The relays as a table: a relay whose inbox's domain fails deliveries says so, with the last error. */
+function relayLines(sqlite: Database, failures: DeliveryFailure[]): string[] {
+  const rows = sqlite.query<RelayLine, []>("SELECT url, kind, state, inbox_url, state_changed_at, received_count, last_activity_at FROM relays ORDER BY id").all();
+  if (rows.length === 0) return ["No relays."];
+  const lines = ["Relays:", "url\tkind\tstate\tsince\tstatuses brought\tlast activity\tdeliveries"];
+  for (const r of rows) {
+    const failing = failures.find((f) => f.domain === new URL(r.inbox_url).host);
+    const deliveries = failing ? `failing: ${failing.failures} failed attempt(s), the last at ${at(failing.lastAt)}: ${failing.lastError}` : "ok";
+    lines.push(`${r.url}\t${r.kind}\t${r.state}\t${at(r.state_changed_at)}\t${r.received_count}\t${at(r.last_activity_at)}\t${deliveries}`);
+  }
+  return lines;
 }

@@ -6,6 +6,7 @@ import type { Urls } from "../presenters/account.ts";
 import type { EventBus } from "../infra/events.ts";
 import type { FederationCore } from "./core.ts";
 import { wirePermanentFailures } from "./delivery.ts";
+import { deliveryRequests } from "./delivered-by.ts";
 import { dispatch } from "./dispatchers.ts";
 import { actorInput } from "./inbound/actor.ts";
 import { goneActorHandler } from "./inbound/gone-actor.ts";
@@ -30,6 +31,8 @@ export type FederationHandler = Pick<Federation<void>, "fetch">;
 
 export interface RookeryFederation {
   federation: Federation<void>;
+  /** What the edge hands ActivityPub requests to: Fedify, with the request kept for the inbox listeners (delivered-by.ts). */
+  handler: FederationHandler;
   kv: SqliteKvStore;
   queue: SqliteMessageQueue;
   /** Fetches a remote actor by its IRI and stores it (the start of `resolve=true`); null when it is none. */
@@ -84,7 +87,8 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
     // What the shared inbox fetches (the actor of an activity, its object) is signed by the
     // instance actor; at a personal inbox Fedify signs as the recipient.
     .setSharedKeyDispatcher(() => ({ identifier: instance.identifier }));
-  listen(inbox, { services, kv, loader: linked })
+  const deliveries = deliveryRequests(federation);
+  listen(inbox, { services, kv, loader: linked, instanceIdentifier: instance.identifier, deliveredBy: () => deliveries.deliveredBy() })
     .onUnverifiedActivity(goneActorHandler({ outgoing, accountByUri: (uri) => remote.byUri(uri), remove: (id) => services.goneAccounts.remove(id) }))
     .onError((_ctx, error) => {
       log("warn", "inbox activity failed", { error: String(error).split("\n")[0] });
@@ -98,6 +102,7 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
   let listening: Promise<void> | null = null;
   return {
     federation,
+    handler: { fetch: (request, options) => deliveries.fetch(request, options) },
     kv,
     queue,
     async idle() {

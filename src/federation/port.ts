@@ -10,6 +10,7 @@ import type { AccountMoves } from "../services/remote/moves.ts";
 import type { RemoteQuotes } from "../services/remote/quotes.ts";
 import type { QuoteService } from "../services/quotes/quotes.ts";
 import type { RemoteAccounts } from "../services/remote/accounts.ts";
+import type { Relays } from "../services/remote/relays.ts";
 import type { StatusMedia } from "../services/media/status-media.ts";
 import type { ReportService } from "../services/reports.ts";
 import type { PollService } from "../services/statuses/polls.ts";
@@ -39,4 +40,5 @@ export interface FederationServices {
   accountMoves: Pick<AccountMoves, "move">;
   quotes: Pick<QuoteService, "forStatus" | "find">;
   remoteQuotes: Pick<RemoteQuotes, "request" | "accepted" | "rejected" | "revoked">;
+  relays: Pick<Relays, "answered" | "isRelayActor" | "accepted">;
 }

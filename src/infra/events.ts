@@ -1,4 +1,4 @@
-import type { NotificationRow, QuoteRow, StatusRow } from "../db/schema.ts";
+import type { NotificationRow, QuoteRow, RelayRow, StatusRow } from "../db/schema.ts";
 import type { Database } from "bun:sqlite";
 import { afterCommitOf, type AfterCommit } from "./after-commit.ts";
 
@@ -119,7 +119,11 @@ export type DomainEvent =
   /** The quoting status is being deleted and its quote with it (what an accepted one counted is counted back). */
   | { type: "quote.removed"; quote: QuoteRow }
   /** Who may quote a local status changed without an edit (PUT /api/v1/statuses/:id/interaction_policy): its quote_approval is new. */
-  | { type: "quote_policy.changed"; status: StatusRow };
+  | { type: "quote_policy.changed"; status: StatusRow }
+  /** The instance actor subscribed to a relay (it is sent Follow), or subscribes again after a refusal. */
+  | { type: "relay.subscribed"; relay: RelayRow }
+  /** A relay was unsubscribed from (it is sent Undo of its Follow); `relay` as it was. */
+  | { type: "relay.unsubscribed"; relay: RelayRow };
 
 /**
  * How a transport (streams, federation, push, link cards, the remote media cache) registers its

@@ -52,6 +52,7 @@ import type { Services } from "./index.ts";
  *   quote.removed               quotes_count back (if it counted)           federation (Delete to a remote quoted author)
  *   quote_policy.changed        -                                           federation (Update)
  *   report.created              -                                           federation (Flag)
+ *   relay.subscribed / .unsubscribed  -                                     federation (Follow, Undo Follow)
  *   list.delivered, conversation.updated, notifications.merged, filters.changed,
  *   announcement.published / .deleted / .reaction                           streams
  */

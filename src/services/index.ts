@@ -36,6 +36,7 @@ import { AccountAliases } from "./accounts/aliases.ts";
 import { FollowerMoves } from "./accounts/follower-moves.ts";
 import { AccountMoving } from "./accounts/moving.ts";
 import { FederationDomains } from "./remote/domains.ts";
+import { Relays } from "./remote/relays.ts";
 import type { RemoteFetcher, RemoteInfra } from "./remote/fetcher.ts";
 import type { InstanceKeys } from "./instance-keys.ts";
 import { findTools, mediaTools } from "../media-files/ffmpeg.ts";
@@ -192,12 +193,14 @@ export function createServices(deps: ServiceDeps) {
   const federationActors = new FederationActors(db);
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id));
-  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher);
+  // Relays the instance actor follows: what they bring fills the federated timeline.
+  const relays = new Relays(db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays);
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
   const featuredTags = new FeaturedTagService(db, ids, clock, search);
-  const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher);
+  const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher, relays);
   // A thread's missing replies, fetched in the background when it is opened; clients follow the work as an async refresh.
   const asyncRefreshes = new AsyncRefreshes(clock);
   const threadFill = new ThreadFill(db, clock, remoteNotes, remoteAccounts, asyncRefreshes, fetcher);
@@ -281,6 +284,7 @@ export function createServices(deps: ServiceDeps) {
     endorsements,
     federationDomains,
     federationInbox,
+    relays,
     wheel,
     tokens,
     applications,

@@ -11,3 +11,21 @@ export function cliIn(dataDir: string) {
     return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
   };
 }
+
+/**
+ * The real CLI over a running test server's data directory and with its settings, run beside it (not waited for
+ * synchronously: the command may ask servers that run in this test process).
+ */
+export function cliBeside(server: { dataDir: string; base: string; env: Record<string, string> }, env: Record<string, string> = {}) {
+  return async (args: string[]) => {
+    const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
+      // The server's settings (WHITELIST_MODE...), at its public URL.
+      env: { ...process.env, ...server.env, DATA_DIR: server.dataDir, PUBLIC_URL: server.base, LOG_REQUESTS: "false", ...env },
+      cwd: join(import.meta.dir, "..", ".."),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { code, stdout, stderr };
+  };
+}

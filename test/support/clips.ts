@@ -24,6 +24,9 @@ function folder(): string {
 export function removeClips() {
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = null;
+  // The clips made are gone with their folder: a later file (bun runs every test file in one
+  // process) makes them again, as the rotated clip needs web.mp4 on disk, not only its bytes.
+  made.clear();
 }
 
 async function ffmpeg(args: string[]): Promise<void> {

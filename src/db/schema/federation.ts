@@ -80,3 +80,35 @@ export const domainAllows = sqliteTable("domain_allows", {
   domain: text("domain").notNull().unique(),
   createdAt: integer("created_at").notNull(),
 });
+
+/**
+ * Relays this server subscribed to (`rookery relays add`), Mastodon's Relay with the LitePub
+ * kind beside it. The instance actor follows each: a Mastodon relay (`kind` "mastodon", `url`
+ * its inbox) is sent Follow of the Public collection and forwards the signed Creates of its
+ * other subscribers; a LitePub relay (`kind` "litepub", `url` its actor) is followed as an
+ * actor and Announces what it carries, fetched from its origin. Accepted relays are sent the
+ * local public statuses.
+ */
+export const relays = sqliteTable("relays", {
+  id: integer("id").primaryKey(),
+  /** As the operator named it, normalized: the inbox (mastodon) or the actor (litepub). */
+  url: text("url").notNull().unique(),
+  /** "mastodon" or "litepub". */
+  kind: text("kind").notNull(),
+  /** Where it is delivered to. */
+  inboxUrl: text("inbox_url").notNull(),
+  /** The relay's actor: known from the start for LitePub, from its Accept for a Mastodon relay. */
+  actorUri: text("actor_uri"),
+  /** "pending" (Follow sent), "accepted" or "refused" (its answer). */
+  state: text("state").notNull(),
+  /** The IRI of the Follow sent: its Accept or Reject names it. */
+  followActivityId: text("follow_activity_id").notNull(),
+  createdAt: integer("created_at").notNull(),
+  /** When the state last changed. */
+  stateChangedAt: integer("state_changed_at").notNull(),
+  /** What it brought: statuses stored through it, and when the last one came (epoch ms). */
+  receivedCount: integer("received_count").notNull().default(0),
+  lastActivityAt: integer("last_activity_at"),
+});
+
+export type RelayRow = typeof relays.$inferSelect;

@@ -1,4 +1,4 @@
-import type { Follow } from "@fedify/fedify/vocab";
+import { Accept, Follow } from "@fedify/fedify/vocab";
 import { answerFollow, followKey } from "../outbound/relationships.ts";
 import { actorInput } from "./actor.ts";
 import type { Inbound, Listener } from "./index.ts";
@@ -11,10 +11,11 @@ import { localActorOf } from "./refs.ts";
  * later blocks its follower (GoToSocial finds the follow to end by that IRI).
  */
 export const onFollow =
-  ({ services, kv, loader }: Inbound): Listener<Follow> =>
+  ({ services, kv, loader, instanceIdentifier }: Inbound): Listener<Follow> =>
   async (ctx, follow) => {
     if (follow.id === null || follow.actorId === null || follow.objectId === null) return;
     const identifier = localActorOf(ctx, follow.objectId);
+    if (identifier === instanceIdentifier) return followedBack(ctx, follow, services, identifier);
     const target = identifier === null ? null : services.federationInbox.followTarget(identifier);
     if (!target) return;
     const actor = await follow.getActor(ctx);
@@ -25,3 +26,18 @@ export const onFollow =
     if (outcome.answer) await answerFollow(ctx, outcome.answer, target, outcome.followerId, actor, follow);
     if (outcome.kept) await kv.set(followKey(outcome.followerId, target.id), follow.id.href);
   };
+
+/**
+ * A LitePub relay the instance actor follows follows it back (activityrelay and Pleroma's
+ * relays do, to hear from it): accepted. The instance actor is followed by no one else.
+ */
+async function followedBack(ctx: Parameters<Listener<Follow>>[0], follow: Follow, services: Inbound["services"], identifier: string): Promise<void> {
+  if (!services.relays.isRelayActor(follow.actorId!.href)) return;
+  const relay = await follow.getActor(ctx);
+  if (!relay || relay.id?.href !== follow.actorId!.href) return;
+  const actor = ctx.getActorUri(identifier);
+  // The Follow quoted by its IRIs, as Mastodon quotes one (not with the relay's actor read into it).
+  const quoted = new Follow({ id: follow.id, actor: follow.actorId, object: follow.objectId });
+  const accept = new Accept({ id: new URL(`${actor.href}#accepts/relays/${crypto.randomUUID()}`), actor, object: quoted });
+  await ctx.sendActivity({ identifier }, relay, accept);
+}

@@ -1,6 +1,7 @@
 import type { InboxContext, InboxListenerSetters, KvStore } from "@fedify/fedify";
 import { Accept, Add, Announce, Block, Create, Delete, Follow, Like, Move, QuoteRequest, Reject, Remove, Undo, Update, type Activity } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
+import type { DeliveredBy } from "../../services/remote/relays.ts";
 import type { FederationServices } from "../port.ts";
 import { onAccept } from "./accept.ts";
 import { onAnnounce } from "./announce.ts";
@@ -18,11 +19,15 @@ import { onUpdate } from "./update.ts";
 
 /** What the inbox listeners need: the rules they hand activities to, and Fedify's side. */
 export interface Inbound {
-  services: Pick<FederationServices, "federationInbox" | "remoteInteractions" | "accountMoves" | "remoteQuotes">;
+  services: Pick<FederationServices, "federationInbox" | "remoteInteractions" | "accountMoves" | "remoteQuotes" | "relays">;
   /** Where a remote Follow's IRI is kept, for the answer to it (and a later Reject) to quote. */
   kv: KvStore;
   /** Reads what an actor document only links to (its images), signed by the instance actor. */
   loader: DocumentLoader;
+  /** The instance actor's identifier (a LitePub relay follows it back). */
+  instanceIdentifier: string;
+  /** Who signed the delivery being handled (delivered-by.ts), checked when asked. */
+  deliveredBy: () => DeliveredBy;
 }
 
 /** A listener for one activity type. */

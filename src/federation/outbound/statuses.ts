@@ -3,6 +3,7 @@ import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { createOf, mentionedAccounts, noteOf } from "../vocab.ts";
 import type { Outbound } from "./index.ts";
+import { relayRecipient } from "./relays.ts";
 import { recipientOf } from "./sender.ts";
 
 /**
@@ -72,7 +73,7 @@ export function statuses(events: Pick<EventBus, "afterCommit">, out: Outbound): 
 // Statuses go to the author's remote followers (one delivery per shared inbox) and to the
 // remote accounts they mention; direct ones to the mentioned alone, each at its own inbox,
 // never a shared one. A status's activities share an ordering key, so a Delete never
-// overtakes its Create.
+// overtakes its Create. Public ones go to the relays too. Not yet: boosts (Announce).
 const DISTRIBUTABLE = new Set(["public", "unlisted"]);
 
 /**
@@ -95,6 +96,9 @@ export function outgoingNoteOf(out: Outbound, status: StatusRow) {
   const quoted = quotedAccountId == null ? undefined : services.accounts.findById(quotedAccountId);
   const remote = [...followers, ...mentioned, ...[answered, quoted].filter((a) => a !== undefined && a.domain !== null)] as AccountRow[];
   const recipients = [...new Map(remote.map((a) => [a.id, a])).values()].map(recipientOf);
+  // Public statuses also go to the accepted relays (Mastodon's StatusReachFinder#relay_inboxes),
+  // with the Linked Data signature and proof Fedify adds, by which a relay's subscribers believe them.
+  if (status.visibility === "public") recipients.push(...services.relays.accepted().map(relayRecipient));
   if (recipients.length === 0) return null;
   const note = noteOf(c, urls, author, status, lookups);
   const options = { preferSharedInbox: !direct, orderingKey: note.id!.href };

@@ -8,6 +8,7 @@ import type { GoneAccounts } from "./gone-accounts.ts";
 import type { RemoteActorInput, RemoteNoteInput } from "./inputs.ts";
 import type { RemoteAccounts } from "./accounts.ts";
 import type { RemoteNotes } from "./notes.ts";
+import type { DeliveredBy } from "./relays.ts";
 
 /** What a remote Follow came to: the follower stored, and what it is answered (Accept, Reject, or nothing yet). */
 export interface FollowOutcome {
@@ -64,10 +65,13 @@ export class FederationInbox {
     if (row) this.removal.remove(row);
   }
 
-  /** A remote Note, by its author, stored when it concerns someone here (see RemoteNotes). */
-  async create(actorUri: string, note: RemoteNoteInput): Promise<void> {
+  /**
+   * A remote Note, by its author, stored when it concerns someone here (see RemoteNotes), or
+   * when an accepted relay carried it (`deliveredBy`: who signed the delivery, asked only then).
+   */
+  async create(actorUri: string, note: RemoteNoteInput, deliveredBy?: DeliveredBy): Promise<void> {
     if (note.authorUri !== actorUri) return;
-    await this.notes.store(note, { fetched: false });
+    await this.notes.store(note, { fetched: false, relayedBy: deliveredBy });
   }
 
   /** The local account a Follow (or a Block) names, exactly as its IRI spells it. */

@@ -8,6 +8,7 @@ import type { RemoteFetcher } from "./fetcher.ts";
 import type { ActorSource, IriRef, RemoteNoteInput } from "./inputs.ts";
 import type { RemoteAccounts } from "./accounts.ts";
 import type { RemoteNotes } from "./notes.ts";
+import type { Relays } from "./relays.ts";
 
 /** ActivityStreams' public collection, as addressing names it. */
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
@@ -52,6 +53,7 @@ export class RemoteInteractions {
     private notes: RemoteNotes,
     /** Fetches actors from their servers (null while federation is off). */
     private fetcher: RemoteFetcher | null,
+    private relays: Relays,
   ) {}
 
   async like(actor: ActorSource, object: IriRef): Promise<void> {
@@ -79,6 +81,16 @@ export class RemoteInteractions {
     // A server speaks for its own activities only; the IRI is shown as the boost's address (http(s) only).
     if (new URL(announce.uri).origin !== new URL(announce.actor.uri).origin || httpUrlOrNull(announce.uri) === null) return;
     if (this.remote.statusByUri(announce.uri)) return;
+    // A LitePub relay announces what it carries: the status is fetched from its own server and
+    // kept as relayed; the relay is no account here and boosts nothing (Mastodon's Announce
+    // returns once requested_through_relay?).
+    const relay = this.relays.byActor(announce.actor.uri);
+    if (relay) {
+      if (this.statusAt(announce.object)) return;
+      const object = await announce.fetchObject();
+      if (object) await this.notes.store(object, { fetched: false, relayedBy: relay });
+      return;
+    }
     const account = await this.actorOf(announce.actor);
     if (!account) return;
     let original = this.statusAt(announce.object);

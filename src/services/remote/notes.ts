@@ -21,6 +21,8 @@ import { remoteQuoteApproval } from "./quote-stamps.ts";
  * VerifyQuoteService::MAX_SYNCHRONOUS_DEPTH): a quote of a quote of a quote is shown by its IRI.
  */
 const MAX_QUOTE_DEPTH = 2;
+import type { RelayRow } from "../../db/schema.ts";
+import type { DeliveredBy, Relays } from "./relays.ts";
 
 /** ActivityStreams' public collection, as addressing names it. */
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
@@ -51,6 +53,7 @@ export class RemoteNotes {
     private quotes: NoteQuotes,
     /** Fetches quoted posts not stored yet (null while federation is off). */
     private fetcher: RemoteFetcher | null,
+    private relays: Relays,
   ) {}
 
   /**
@@ -63,9 +66,12 @@ export class RemoteNotes {
    * direct. Mentions of local accounts that block the author are dropped, and with them what
    * only they concerned. A quote of a local post concerns its author; the post it quotes is
    * fetched when it is not stored (`depth`: how many quotes deep this post was reached).
-   * `backfill`: fetched to fill a thread or a profile (RemoteStatusInput.backfill).
+   * `backfill`: fetched to fill a thread or a profile (RemoteStatusInput.backfill). A public
+   * Note that concerns nobody is kept when it came through an accepted relay (Mastodon's
+   * requested_through_relay?): `relayedBy` is that relay, or tells who signed its delivery
+   * (asked only then), and the relay is credited with it.
    */
-  async store(note: RemoteNoteInput, options: { fetched: boolean; depth?: number; backfill?: boolean }): Promise<StatusRow | null> {
+  async store(note: RemoteNoteInput, options: { fetched: boolean; depth?: number; backfill?: boolean; relayedBy?: RelayRow | DeliveredBy }): Promise<StatusRow | null> {
     // The IRI is shown as the status's address when it gives none (its `url`): http(s) only.
     if (new URL(note.uri).origin !== new URL(note.authorUri).origin || httpUrlOrNull(note.uri) === null) return null;
     const known = this.remote.statusByUri(note.uri);
@@ -85,7 +91,13 @@ export class RemoteNotes {
     const mentionsLocal = mentions.some((m) => m.acct === undefined);
     const quote = await note.quote();
     const quotesLocal = quote?.quoted?.ours === true && this.statusAt(quote.quoted)?.local === true;
-    if (!options.fetched && !this.actors.hasLocalFollowers(author.id) && !mentionsLocal && !parent?.local && !quotesLocal) return null;
+    let relay: RelayRow | null = null;
+    if (!options.fetched && !this.actors.hasLocalFollowers(author.id) && !mentionsLocal && !parent?.local && !quotesLocal) {
+      // Relays carry public statuses only; anything else through one concerns nobody here.
+      const via = options.relayedBy;
+      relay = !to.includes(PUBLIC) || via === undefined ? null : typeof via === "function" ? await this.relays.carrier(via, author.uri) : via;
+      if (relay === null) return null;
+    }
     const followers = author.followersUrl;
     let visibility: Visibility;
     if (to.includes(PUBLIC)) visibility = "public";
@@ -115,6 +127,7 @@ export class RemoteNotes {
       backfill: options.backfill,
     });
     if (published && quoting) this.quotes.attach(published, quoting);
+    if (published && relay) this.relays.brought(relay.id);
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
     return published ?? this.reader.findRow(this.remote.statusByUri(note.uri)?.id ?? 0) ?? null;
   }
