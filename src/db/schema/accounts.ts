@@ -62,6 +62,13 @@ export const accounts = sqliteTable(
      * accounts it comes from, whose Move to it their followers' servers believe.
      */
     alsoKnownAs: text("also_known_as").notNull().default("[]"),
+    /**
+     * Moderation by this server's staff (Mastodon's suspended_at / silenced_at): a suspended
+     * account is hidden and cannot sign in or federate; a limited (silenced) one is kept out of
+     * public timelines and search for those who do not follow it. Null: not.
+     */
+    suspendedAt: integer("suspended_at"),
+    silencedAt: integer("silenced_at"),
   },
   (t) => [
     uniqueIndex("accounts_username_domain_lower").on(sql`lower(${t.username})`, sql`lower(coalesce(${t.domain}, ''))`),
@@ -82,6 +89,12 @@ export const users = sqliteTable(
     defaultPrivacy: text("default_privacy").notNull().default("public"),
     defaultSensitive: bool("default_sensitive").notNull().default(false),
     defaultLanguage: text("default_language"),
+    /** Staff role (Mastodon's UserRole, simplified): user | moderator | admin | owner. */
+    role: text("role").notNull().default("user"),
+    /** False while a sign-up under REGISTRATIONS=approval waits for staff; such a user cannot sign in. */
+    approved: bool("approved").notNull().default(true),
+    /** Why the person asked to join (sign-up `reason`), shown to staff with the request. */
+    signUpReason: text("sign_up_reason"),
     /** The quote_approval_policy new statuses get when none is given: public | followers | nobody. */
     defaultQuotePolicy: text("default_quote_policy").notNull().default("public"),
     createdAt: integer("created_at").notNull(),

@@ -125,3 +125,24 @@ export const announcementReactions = sqliteTable(
   },
   (t) => [uniqueIndex("announcement_reactions_account_name").on(t.announcementId, t.accountId, t.name)],
 );
+
+/**
+ * What staff did, for the audit log (Mastodon's Admin::ActionLog): who (`account_id`), the
+ * action (`suspend`, `resolve`, `create`...), on what (`target_type` Account | Report |
+ * DomainBlock | ..., `target_id`), and a human line naming the target as it was then.
+ */
+export const adminActions = sqliteTable(
+  "admin_actions",
+  {
+    id: integer("id").primaryKey(),
+    accountId: integer("account_id").references(() => accounts.id, { onDelete: "set null" }),
+    action: text("action").notNull(),
+    targetType: text("target_type").notNull(),
+    targetId: text("target_id"),
+    summary: text("summary").notNull().default(""),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("admin_actions_created").on(t.id)],
+);
+
+export type AdminActionRow = typeof adminActions.$inferSelect;

@@ -221,6 +221,8 @@ export class AccountService {
       movedToAccountId: null,
       movedAt: null,
       alsoKnownAs: "[]",
+      suspendedAt: null,
+      silencedAt: null,
     };
     try {
       this.db.transaction((tx) => {
