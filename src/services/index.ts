@@ -144,7 +144,7 @@ export function createServices(deps: ServiceDeps) {
   const notificationPolicies = new NotificationPolicies(db, ids, clock);
   const notifications = new NotificationService(db, ids, clock, moderation, events, notificationPolicies);
 
-  const policy = new StatusPolicy(follows, moderation);
+  const policy = new StatusPolicy(follows, moderation, db);
   const statusMedia = new StatusMedia(db, clock);
   const quotePolicy = new QuotePolicy(db.$client, follows, moderation, policy);
   const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(db.$client, policy, moderation), policy: quotePolicy });
