@@ -175,19 +175,59 @@ export class QuoteService {
 
   /**
    * A remote post's pending quote of a remote post, now proven by the stamp `approvalUri` (its
-   * author sent it again with the stamp, and the stamp's server vouched for it): accepted.
+   * author sent it again with the stamp, or it was checked again, and the stamp's server vouched
+   * for it; null: an author quoting itself needs none): accepted.
    */
-  acceptVerified(quoteId: number, approvalUri: string): QuoteRow | null {
+  acceptVerified(quoteId: number, approvalUri: string | null): QuoteRow | null {
     const quote = this.find(quoteId);
     if (!quote || quote.state !== "pending") return null;
     return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
   }
 
-  /** A remote post's pending quote whose stamp its own server says is not there: rejected. */
+  /**
+   * A remote post's quote whose stamp its own server says is not there (Mastodon's
+   * VerifyQuoteService: quote.reject!): a pending one rejected, an accepted one revoked.
+   */
   rejectVerified(quoteId: number): QuoteRow | null {
     const quote = this.find(quoteId);
-    if (!quote || quote.state !== "pending") return null;
-    return this.db.transaction(() => this.move(quote, "rejected", quote.approvalUri));
+    if (!quote || (quote.state !== "pending" && quote.state !== "accepted")) return null;
+    return this.db.transaction(() => this.reject(quote));
+  }
+
+  /** A remote quote's quoted post, fetched after the quote was stored (it could not be had then). */
+  setQuoted(quoteId: number, quoted: StatusRow): void {
+    this.db.update(quotes).set({ quotedStatusId: quoted.id, quotedAccountId: quoted.accountId }).where(and(eq(quotes.id, quoteId), isNull(quotes.quotedStatusId))).run();
+    const quote = this.find(quoteId);
+    if (quote) this.cache.invalidateStatus(quote.statusId);
+  }
+
+  /** A pending remote quote now names another stamp (its post's Update): the one to check. */
+  restamp(quoteId: number, approvalUri: string | null): void {
+    this.db.update(quotes).set({ approvalUri, updatedAt: this.clock.now() }).where(and(eq(quotes.id, quoteId), eq(quotes.state, "pending"))).run();
+  }
+
+  /** A quote checked (again) now: not stale for another while (QuoteRefreshWorker's quote.touch). */
+  touch(quoteId: number): void {
+    this.db.update(quotes).set({ updatedAt: this.clock.now() }).where(eq(quotes.id, quoteId)).run();
+  }
+
+  /**
+   * A remote post's edit (an explicit Update) dropped its quote, or quotes another post
+   * (Mastodon's ProcessStatusUpdateService#update_quote!): the quote goes, counted back if it
+   * counted. An accepted quote of a post of this server is revoked first, so that its stamp is
+   * deleted where it was believed (Mastodon's RevokeQuoteService before the destroy).
+   */
+  dropRemote(quoteId: number): QuoteRow | null {
+    const found = this.find(quoteId);
+    if (!found) return null;
+    return this.db.transaction(() => {
+      const local = found.quotedStatusId !== null && this.reader.findRow(found.quotedStatusId)?.uri === null;
+      const quote = found.state === "accepted" && local ? this.reject(found) : found;
+      this.db.delete(quotes).where(eq(quotes.id, quote.id)).run();
+      this.cache.invalidateStatus(quote.statusId);
+      this.events.emit({ type: "quote.removed", quote });
+      return quote;
+    });
   }
 
   /**
