@@ -228,3 +228,20 @@ describe("an answer after the answer", () => {
     expect((await getAp(mine)).body.quoteAuthorization).toBeUndefined();
   });
 });
+
+describe("a private quote from a Mastodon server", () => {
+  test("zoe's followers-only quote of alice's post, asked and accepted: alice sees it and is told, though it neither mentions nor addresses her", async () => {
+    const open = await postStatus(alice, { status: "quote me privately", visibility: "public" });
+    const id = `${m.base}/actors/zoe/quote_requests/private`;
+    // As Mastodon's NoteSerializer writes a quote: `quote`, and `_misskey_quote` and `quoteUri` for others.
+    const instrument = note(zoe, "/actors/zoe/statuses/private-quote", { to: [`${zoe}/followers`], cc: [], quote: open.uri, _misskey_quote: open.uri, quoteUri: open.uri });
+    expect((await m.post(inbox, zoe, { "@context": NOTE_CONTEXT, id, type: "QuoteRequest", object: open.uri, instrument })).status).toBeLessThan(300);
+    await eventually(() => m.received.some((r) => r.body?.type === "Accept" && r.body?.object?.id === id), "the Accept");
+    const quoting = rowByUri(instrument.id)!;
+    const seen = await alice.client.get(`/api/v1/statuses/${quoting.id}`);
+    expect(seen.status).toBe(200);
+    expect([seen.body.visibility, seen.body.mentions]).toEqual(["private", []]);
+    const told = (await alice.client.get("/api/v1/notifications", { query: { "types[]": "quote" } })).body;
+    expect(told.map((n: { status: { id: string } }) => n.status.id)).toContain(String(quoting.id));
+  });
+});
