@@ -46,10 +46,12 @@ import type { Services } from "./index.ts";
  *   notification.created        push deliveries                             push, streams
  *   quote.requested             -                                           federation (QuoteRequest)
  *   quote.accepted              quotes_count, quote notification            federation (Accept with the stamp, or
- *                                                                           Update of a local quoting post)
- *   quote.rejected              -                                           federation (Reject)
- *   quote.revoked               quotes_count back                           federation (Delete of the stamp)
- *   quote.removed               quotes_count back (if it counted)           federation (Delete to a remote quoted author)
+ *                                                                           Update of a local quoting post), streams
+ *                                                                           (status.update, unless settled with it)
+ *   quote.rejected              -                                           federation (Reject), streams (likewise)
+ *   quote.revoked               quotes_count back                           federation (Delete of the stamp), streams
+ *   quote.removed               quotes_count back (if it counted)           federation (Delete to a remote quoted author),
+ *                                                                           streams (an edit dropped it)
  *   quote_policy.changed        -                                           federation (Update)
  *   report.created              -                                           federation (Flag)
  *   relay.subscribed / .unsubscribed  -                                     federation (Follow, Undo Follow)
@@ -164,7 +166,7 @@ export function registerConsequences(events: EventBus, services: Services, trans
   services.linkCards.subscribe(events);
   // status.created, status.updated of a remote status with media: its images are copied (CACHE_REMOTE_MEDIA).
   services.remoteMediaCache?.subscribe(events);
-  // Statuses, lists, notifications, conversations, filters, announcements: to open streams.
+  // Statuses, lists, notifications, conversations, filters, announcements, quotes' states: to open streams.
   transports.streams?.(events);
   // Follows, blocks, statuses, favourites, boosts, pins, polls, profiles, moves, reports, quotes: to other servers.
   transports.federation?.(events);

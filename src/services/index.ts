@@ -25,6 +25,7 @@ import { RemoteInteractions } from "./remote/interactions.ts";
 import { GoneAccounts } from "./remote/gone-accounts.ts";
 import { RemoteThreads } from "./remote/threads.ts";
 import { NoteQuotes } from "./remote/note-quotes.ts";
+import { QuoteChecks, QuoteRechecks } from "./remote/quote-checks.ts";
 import { QuoteStamps } from "./remote/quote-stamps.ts";
 import { RemoteQuotes } from "./remote/quotes.ts";
 import { ThreadFill } from "./remote/thread-fill.ts";
@@ -144,7 +145,7 @@ export function createServices(deps: ServiceDeps) {
   const notificationPolicies = new NotificationPolicies(db, ids, clock);
   const notifications = new NotificationService(db, ids, clock, moderation, events, notificationPolicies);
 
-  const policy = new StatusPolicy(follows, moderation);
+  const policy = new StatusPolicy(follows, moderation, db);
   const statusMedia = new StatusMedia(db, clock);
   const quotePolicy = new QuotePolicy(db.$client, follows, moderation, policy);
   const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(db.$client, policy, moderation), policy: quotePolicy });
@@ -192,10 +193,13 @@ export function createServices(deps: ServiceDeps) {
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
-  const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id));
+  // Quotes that could not be settled for want of an answer are checked again later, off the wheel.
+  const quoteChecks = new QuoteChecks(db, clock, wheel, (id) => quotes.forStatus(id));
+  const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id), (id) => reader.findRow(id), quoteChecks);
   // Relays the instance actor follows: what they bring fills the federated timeline.
   const relays = new Relays(db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays);
+  const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
@@ -285,6 +289,8 @@ export function createServices(deps: ServiceDeps) {
     federationDomains,
     federationInbox,
     relays,
+    quoteChecks,
+    quoteRechecks,
     wheel,
     tokens,
     applications,

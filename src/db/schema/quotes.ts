@@ -51,3 +51,16 @@ export const quotes = sqliteTable(
 );
 
 export type QuoteRow = typeof quotes.$inferSelect;
+
+/**
+ * A remote quote to be checked again (Mastodon's RefetchAndVerifyQuoteWorker): its quoted post
+ * could not be had, or its stamp's server did not answer. `attempts` made so far, the next at
+ * `due_at` (on the timer wheel, rebuilt from here at start). Gone with its quote.
+ */
+export const quoteChecks = sqliteTable("quote_checks", {
+  quoteId: integer("quote_id")
+    .primaryKey()
+    .references(() => quotes.id, { onDelete: "cascade" }),
+  attempts: integer("attempts").notNull().default(0),
+  dueAt: integer("due_at").notNull(),
+});

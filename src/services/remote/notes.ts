@@ -14,6 +14,7 @@ import type { IriRef, RemoteNoteInput } from "./inputs.ts";
 import type { RemoteAccounts } from "./accounts.ts";
 import type { RemoteFetcher } from "./fetcher.ts";
 import type { NoteQuotes, QuotedLookup } from "./note-quotes.ts";
+import type { RecheckOutcome } from "./quote-checks.ts";
 import { remoteQuoteApproval } from "./quote-stamps.ts";
 
 /**
@@ -135,6 +136,7 @@ export class RemoteNotes {
   /** Where a quoted post is found: stored here, or fetched from its server while the chain is short enough. */
   private quotedLookup(depth: number): QuotedLookup {
     return {
+      fetching: this.fetcher !== null,
       stored: (ref) => {
         const found = this.statusAt(ref);
         return found ? (this.reader.findRow(found.id) ?? null) : null;
@@ -182,7 +184,14 @@ export class RemoteNotes {
     const edited = this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await note.emojis(), editedAt: note.updatedAt ?? Date.now() });
     const author = this.remote.byUri(note.authorUri);
     if (author) this.editing.applyRemoteQuotePolicy(edited, remoteQuoteApproval(note.quotePolicy, author));
-    await this.quotes.edited(row, await note.quote(), this.quotedLookup(0));
+    // An edit, as Mastodon tells one (handle_explicit_update!): an `updated` newer than the last.
+    const explicit = note.updatedAt !== null && (row.editedAt === null || note.updatedAt > row.editedAt);
+    await this.quotes.edited(edited, await note.quote(), this.quotedLookup(0), explicit);
+  }
+
+  /** A remote quote checked again (QuoteChecks): its quoted post looked for as a new post's is. */
+  recheckQuote(quoteId: number): Promise<RecheckOutcome> {
+    return this.quotes.recheck(quoteId, this.quotedLookup(0));
   }
 
   /** The Note's HTML as Mastodon keeps remote HTML (sanitized), its text, and its hashtags. */
