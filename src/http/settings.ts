@@ -4,6 +4,7 @@ import { html } from "../web/html.ts";
 import { MemberPages, type PageArea } from "./member-pages.ts";
 import { SESSION_COOKIE } from "./oauth-forms.ts";
 import { settingsProfileRoutes } from "./settings-profile.ts";
+import { settingsSecurityRoutes } from "./settings-security.ts";
 
 /**
  * Every account's settings pages (Mastodon's /settings): what apps do not all offer. Each group
@@ -17,6 +18,9 @@ export const SETTINGS_AREA: PageArea = {
     { href: "/settings/profile", label: "Public profile", section: "Profile" },
     { href: "/settings/preferences", label: "Posting defaults" },
     { href: "/settings/notifications", label: "Notifications" },
+    { href: "/settings/password", label: "Password", section: "Account security" },
+    { href: "/settings/sessions", label: "Sign-in sessions" },
+    { href: "/settings/applications", label: "Authorised apps" },
     { href: "/admin", label: "Administration", section: "Server", role: "moderator" },
   ],
 };
@@ -31,6 +35,7 @@ export function settingsRoutes(ctx: AppContext) {
         return viewer instanceof Response ? viewer : pages.redirect(SETTINGS_AREA.root);
       })
       .use(settingsProfileRoutes(ctx, pages))
+      .use(settingsSecurityRoutes(ctx, pages))
       // Signing out ends this browser's session (the form carries a ticket: no other site can sign a member out).
       .post("/settings/sign_out", (c) =>
         pages.act(
