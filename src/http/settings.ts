@@ -5,6 +5,8 @@ import { MemberPages, type PageArea } from "./member-pages.ts";
 import { SESSION_COOKIE } from "./oauth-forms.ts";
 import { settingsProfileRoutes } from "./settings-profile.ts";
 import { settingsSecurityRoutes } from "./settings-security.ts";
+import { settingsMovingRoutes } from "./settings-moving.ts";
+import { settingsPortabilityRoutes } from "./settings-portability.ts";
 
 /**
  * Every account's settings pages (Mastodon's /settings): what apps do not all offer. Each group
@@ -21,6 +23,10 @@ export const SETTINGS_AREA: PageArea = {
     { href: "/settings/password", label: "Password", section: "Account security" },
     { href: "/settings/sessions", label: "Sign-in sessions" },
     { href: "/settings/applications", label: "Authorised apps" },
+    { href: "/settings/aliases", label: "Account aliases", section: "Moving and importing" },
+    { href: "/settings/migration", label: "Move to another account" },
+    { href: "/settings/import", label: "Import" },
+    { href: "/settings/export", label: "Export" },
     { href: "/admin", label: "Administration", section: "Server", role: "moderator" },
   ],
 };
@@ -36,6 +42,8 @@ export function settingsRoutes(ctx: AppContext) {
       })
       .use(settingsProfileRoutes(ctx, pages))
       .use(settingsSecurityRoutes(ctx, pages))
+      .use(settingsMovingRoutes(ctx, pages))
+      .use(settingsPortabilityRoutes(ctx, pages))
       // Signing out ends this browser's session (the form carries a ticket: no other site can sign a member out).
       .post("/settings/sign_out", (c) =>
         pages.act(
