@@ -170,9 +170,13 @@ export class RemoteNotes {
 
   /**
    * The author's Update of a Note stored here: its new content, with history (its mentions
-   * stay those it arrived with). The caller has checked that the Update's actor is the author.
+   * stay those it arrived with), unless the Note stored was edited later than this one says.
+   * The caller has checked that the Update's actor is the author.
    */
   async applyEdit(note: RemoteNoteInput, row: StatusRow): Promise<void> {
+    // An Update older than the edit stored changes nothing (Mastodon's already_updated_more_recently?):
+    // one signed by its author is believed from anyone who kept it, and relays deliver out of order.
+    if (row.editedAt !== null && note.updatedAt !== null && row.editedAt > note.updatedAt) return;
     // A poll's counts change without an edit (Mastodon's Update of a Question).
     if (row.hasPoll) {
       const poll = await note.poll();
