@@ -10,13 +10,15 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 // checks the embedded signature, not the request's): a relay, or anyone who kept a copy, can
 // send an author's old activities again, and a relay may deliver them out of order. What was
 // said later by the author stands: an older Update does not undo a newer one (Mastodon's
-// already_updated_more_recently?).
+// already_updated_more_recently?), and a post its author deleted is not brought back by its
+// Create, nor taken when its Delete came first (Mastodon's tombstones).
 
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
 
 let a: TestServer;
 let relay: Relay;
 let raw: Awaited<ReturnType<typeof startRawServer>>;
+let other: Awaited<ReturnType<typeof startRawServer>>;
 let alice: TestUser;
 let dave: string;
 
@@ -29,14 +31,21 @@ function note(name: string, content: string, extra: Record<string, unknown> = {}
   return { id: `${dave}/statuses/${name}`, type: "Note", attributedTo: dave, to: [PUBLIC], cc: [`${dave}/followers`], content: `<p>${content}</p>`, published: "2026-01-01T00:00:00Z", ...extra };
 }
 
-/** An activity of dave's, LD-signed by his key as Mastodon signs what it sends relays. */
-async function signed(type: string, id: string, object: Record<string, unknown>) {
-  const activity = { "@context": MASTODON_CONTEXT, id, type, actor: dave, to: [PUBLIC], cc: [`${dave}/followers`], object };
-  return (await signJsonLd(activity, raw.privateKey, new URL(`${dave}#main-key`), {})) as Record<string, unknown>;
+/** An activity of dave's (or another actor's of `server`), LD-signed by his key as Mastodon signs what it sends relays. */
+async function signed(type: string, id: string, object: Record<string, unknown> | string, actor = dave, server = raw) {
+  const activity = { "@context": MASTODON_CONTEXT, id, type, actor, to: [PUBLIC], cc: [`${actor}/followers`], object };
+  return (await signJsonLd(activity, server.privateKey, new URL(`${actor}#main-key`), {})) as Record<string, unknown>;
 }
 
+const counts = () => a.database.sqlite.query("SELECT (SELECT count(*) FROM statuses) AS statuses, (SELECT count(*) FROM tombstones) AS tombstones").get();
+
 beforeAll(async () => {
-  [a, relay, raw] = await Promise.all([startTestServer({ HOST: "127.0.0.150", ALLOW_PRIVATE_ADDRESSES: "true" }), startRelay("127.0.0.151", "mastodon"), startRawServer("127.0.0.152")]);
+  [a, relay, raw, other] = await Promise.all([
+    startTestServer({ HOST: "127.0.0.150", ALLOW_PRIVATE_ADDRESSES: "true" }),
+    startRelay("127.0.0.151", "mastodon"),
+    startRawServer("127.0.0.152"),
+    startRawServer("127.0.0.153"),
+  ]);
   alice = await createUser(a, "alice");
   dave = raw.actor("dave", "dave", { followers: `${raw.base}/actors/dave/followers` });
   await a.ctx.services.relays.add(relay.inbox);
@@ -46,6 +55,7 @@ afterAll(async () => {
   await a?.close();
   relay?.stop();
   raw?.stop();
+  other?.stop();
 });
 
 describe("old activities sent again", () => {
@@ -67,5 +77,42 @@ describe("old activities sent again", () => {
     expect(editsOf(uri)).toBe(edits);
     const shown = await alice.client.get("/api/v1/timelines/public");
     expect(shown.body.find((s: any) => s.uri === uri)?.content).toBe("<p>third</p>");
+  });
+
+  test("a relayed post deleted by its author is not brought back by its Create sent again, through the relay or by anyone", async () => {
+    const uri = `${dave}/statuses/deleted`;
+    const create = await signed("Create", `${uri}/activity`, note("deleted", "soon gone"));
+    expect((await relay.post(`${a.base}/inbox`, create)).status).toBe(202);
+    expect(contentOf(uri)).toBe("<p>soon gone</p>");
+    expect((await relay.post(`${a.base}/inbox`, await signed("Delete", `${uri}#delete`, { id: uri, type: "Tombstone" }))).status).toBe(202);
+    expect(contentOf(uri)).toBeNull();
+
+    const before = counts();
+    expect((await relay.post(`${a.base}/inbox`, create)).status).toBe(202);
+    expect((await raw.post(`${a.base}/inbox`, raw.actor("mallory", "mallory"), create)).status).toBe(202);
+    expect(contentOf(uri)).toBeNull();
+    expect(counts()).toEqual(before);
+    // Nor by a search that resolves it (the author's server lying, or a copy elsewhere).
+    raw.serve("/actors/dave/statuses/deleted", { "@context": MASTODON_CONTEXT, ...note("deleted", "back from the dead") });
+    const found = await alice.client.get("/api/v2/search", { query: { q: uri, resolve: "true", type: "statuses" } });
+    expect(found.body.statuses).toEqual([]);
+    expect(contentOf(uri)).toBeNull();
+  });
+
+  test("a Delete that arrives before its Create keeps the post out; a Delete of another server's post keeps nothing out", async () => {
+    const uri = `${dave}/statuses/late`;
+    expect((await relay.post(`${a.base}/inbox`, await signed("Delete", `${uri}#delete`, { id: uri, type: "Tombstone" }))).status).toBe(202);
+    expect((await relay.post(`${a.base}/inbox`, await signed("Create", `${uri}/activity`, note("late", "deleted before it came")))).status).toBe(202);
+    expect(contentOf(uri)).toBeNull();
+
+    // dave says erin's next post is deleted: erin's server alone speaks for it.
+    const erin = other.actor("erin", "erin", { followers: `${other.base}/actors/erin/followers` });
+    const erins = `${erin}/statuses/1`;
+    const before = counts();
+    expect((await relay.post(`${a.base}/inbox`, await signed("Delete", `${dave}/statuses/x#delete`, { id: erins, type: "Tombstone" }))).status).toBe(202);
+    expect(counts()).toEqual(before);
+    const object = { id: erins, type: "Note", attributedTo: erin, to: [PUBLIC], cc: [`${erin}/followers`], content: "<p>erin's</p>", published: "2026-01-01T00:00:00Z" };
+    expect((await relay.post(`${a.base}/inbox`, await signed("Create", `${erins}/activity`, object, erin, other))).status).toBe(202);
+    expect(contentOf(erins)).toBe("<p>erin's</p>");
   });
 });
