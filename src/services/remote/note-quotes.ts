@@ -43,7 +43,12 @@ export class NoteQuotes {
     // A stamp on this server's own posts is ours to issue: one named by the quoting post proves nothing.
     const approvalUri = ref.ours ? null : input.approvalUri;
     const state = quoted && quotedAuthor ? await this.stamps.verdict({ quotingUri: quoting.uri, quotingAccountId: quoting.accountId, quoted, quotedAuthor, approvalUri }) : "pending";
-    return { quoted, quotedUri: ref.href, approvalUri, legacy: input.legacy, state };
+    // The stamp is kept only once it proved the quote (its server served it for this very
+    // post): any post may name any stamp, and one named first by a decoy would otherwise be
+    // taken by it, the stamp's IRI being unique here (the genuine post refused, its stamp's
+    // Delete revoking the decoy alone).
+    const proven = state === "accepted" && quoted !== null && quoted.accountId !== quoting.accountId;
+    return { quoted, quotedUri: ref.href, approvalUri: proven ? approvalUri : null, legacy: input.legacy, state };
   }
 
   /** Stores the resolved quote of a post just stored. */
