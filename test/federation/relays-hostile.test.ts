@@ -6,6 +6,7 @@ import { MASTODON_CONTEXT, startRawServer } from "../support/raw-server.ts";
 import { startRelay, type Relay } from "../support/relay.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
+// What others say around relays. Only the relay answers the instance actor's Follow of it.
 // An activity signed with a Linked Data signature is believed whoever delivers it (Fedify
 // checks the embedded signature, not the request's): a relay, or anyone who kept a copy, can
 // send an author's old activities again, and a relay may deliver them out of order. What was
@@ -114,5 +115,34 @@ describe("old activities sent again", () => {
     const object = { id: erins, type: "Note", attributedTo: erin, to: [PUBLIC], cc: [`${erin}/followers`], content: "<p>erin's</p>", published: "2026-01-01T00:00:00Z" };
     expect((await relay.post(`${a.base}/inbox`, await signed("Create", `${erins}/activity`, object, erin, other))).status).toBe(202);
     expect(contentOf(erins)).toBe("<p>erin's</p>");
+  });
+});
+
+describe("answers to the Follow of a relay", () => {
+  test("an Accept or a Reject of it from another server than the relay's changes nothing; the relay's own Accept is taken", async () => {
+    const second = await startRelay("127.0.0.154", "mastodon");
+    try {
+      second.answer = "none";
+      await a.ctx.services.relays.add(second.inbox);
+      const follow = await eventually(() => second.of("Follow")[0], "the Follow at the relay", 20_000);
+      const state = () => (a.database.sqlite.query("SELECT state, actor_uri FROM relays WHERE url = ?").get(second.inbox) as { state: string; actor_uri: string | null }).state;
+      const mallory = raw.actor("mallory", "mallory");
+      for (const type of ["Accept", "Reject"]) {
+        const res = await raw.post(`${a.base}/inbox`, mallory, { id: `${mallory}#${type}`, type, object: follow.id });
+        expect(res.status).toBe(202);
+        expect(state()).toBe("pending");
+      }
+      // Nor does the Follow embedded whole, as some relays quote it.
+      expect((await raw.post(`${a.base}/inbox`, mallory, { id: `${mallory}#accept-embedded`, type: "Accept", object: follow })).status).toBe(202);
+      expect(state()).toBe("pending");
+      const forwarded = await signed("Create", `${dave}/statuses/through-second/activity`, note("through-second", "not yet"));
+      expect((await second.post(`${a.base}/inbox`, forwarded)).status).toBe(202);
+      expect(contentOf(`${dave}/statuses/through-second`)).toBeNull();
+
+      expect((await second.post(`${a.base}/inbox`, { "@context": "https://www.w3.org/ns/activitystreams", id: `${second.actor}#accept`, type: "Accept", actor: second.actor, object: follow.id })).status).toBe(202);
+      expect(state()).toBe("accepted");
+    } finally {
+      second.stop();
+    }
   });
 });
