@@ -275,3 +275,20 @@ describe("a stamp named by more than one post", () => {
     expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(0);
   });
 });
+
+describe("answers that come after the question is settled", () => {
+  test("an Accept after the quoted author's Reject does not make the refused quote accepted (Mastodon takes an Accept of a pending quote only)", async () => {
+    const quoted = note(yan, "/actors/yan/statuses/30");
+    const found = await alice.client.get("/api/v2/search", { query: { q: quoted.id, resolve: "true" } });
+    const posted = await postStatus(alice, { status: "quoting 30", visibility: "public", quoted_status_id: found.body.statuses[0].id });
+    const request = await eventually(() => m.received.find((r) => r.body?.type === "QuoteRequest" && r.body?.instrument?.id === posted.uri), "the QuoteRequest");
+    const echoed = { type: "QuoteRequest", id: request.body.id, actor: `${a.base}/users/alice`, object: quoted.id, instrument: posted.uri };
+    expect((await m.post(inbox, yan, { "@context": NOTE_CONTEXT, id: `${yan}#rejects/30`, type: "Reject", object: echoed })).status).toBeLessThan(300);
+    await eventually(() => quoteOf(posted.id)?.state === "rejected", "rejected");
+    const approval = stamp(m, "/actors/yan/quote_authorizations/30", { attributedTo: yan, interactingObject: posted.uri, interactionTarget: quoted.id });
+    expect((await m.post(inbox, yan, { "@context": NOTE_CONTEXT, id: `${yan}#accepts/30`, type: "Accept", object: echoed, result: approval })).status).toBeLessThan(300);
+    await a.federation!.idle();
+    expect(quoteOf(posted.id)).toMatchObject({ state: "rejected", approvalUri: null });
+    expect((await alice.client.get(`/api/v1/statuses/${posted.id}`)).body.quote).toEqual({ state: "rejected", quoted_status: null });
+  });
+});

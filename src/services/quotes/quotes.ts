@@ -191,7 +191,9 @@ export class QuoteService {
    */
   acceptRemote(activityUri: string, approvalUri: string, actorAccountId: number): QuoteRow | null {
     const quote = this.byActivityUri(activityUri);
-    if (!quote || quote.quotedAccountId !== actorAccountId || quote.state === "accepted" || quote.state === "revoked") return null;
+    // Only a question still open is answered (Mastodon's accept_quote!: quote.pending?): an Accept
+    // arriving after a Reject, or after the quoted post went, changes nothing.
+    if (!quote || quote.quotedAccountId !== actorAccountId || quote.state !== "pending") return null;
     return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
   }
 
