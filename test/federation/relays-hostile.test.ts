@@ -146,3 +146,33 @@ describe("answers to the Follow of a relay", () => {
     }
   });
 });
+
+describe("attachments of a relayed post", () => {
+  test("hostile blurhashes and focal points under a valid Linked Data signature are refused or clamped as from anyone; the good ones are kept", async () => {
+    const HASH = "UBL_:rOpGG-oBUNG,qRj2so|=eE1w^n4S5NH";
+    const context = [...MASTODON_CONTEXT, { toot: "http://joinmastodon.org/ns#", blurhash: "toot:blurhash", focalPoint: { "@container": "@list", "@id": "toot:focalPoint" } }];
+    const doc = (name: string, extra: Record<string, unknown>) => ({ type: "Document", mediaType: "image/png", url: `https://files.example/${name}.png`, ...extra });
+    const uri = `${dave}/statuses/pictures`;
+    const object = {
+      ...note("pictures", "pictures"),
+      attachment: [
+        doc("number", { blurhash: 5, focalPoint: ["0.5", "0.5"] }),
+        doc("components", { blurhash: `~${"0".repeat(43)}`, focalPoint: [3, -7] }),
+        doc("markup", { blurhash: "<script>alert(1)</script>", focalPoint: [0.1] }),
+        doc("huge", { blurhash: "U".repeat(10_000), focalPoint: Array.from({ length: 100 }, (_, i) => i / 100) }),
+        doc("good", { blurhash: HASH, focalPoint: [0.25, -0.5] }),
+      ],
+    };
+    const activity = { "@context": context, id: `${uri}/activity`, type: "Create", actor: dave, to: [PUBLIC], cc: [`${dave}/followers`], object };
+    const create = (await signJsonLd(activity, raw.privateKey, new URL(`${dave}#main-key`), {})) as Record<string, unknown>;
+    expect((await relay.post(`${a.base}/inbox`, create)).status).toBe(202);
+    const shown = (await alice.client.get("/api/v1/timelines/public")).body.find((s: any) => s.uri === uri);
+    expect(shown.media_attachments.map((m: any) => [new URL(m.url).pathname, m.blurhash, m.meta.focus ?? null])).toEqual([
+      ["/number.png", null, null],
+      ["/components.png", null, { x: 1, y: -1 }],
+      ["/markup.png", null, null],
+      ["/huge.png", null, null],
+      ["/good.png", HASH, { x: 0.25, y: -0.5 }],
+    ]);
+  });
+});
