@@ -38,6 +38,7 @@ import { FollowerMoves } from "./accounts/follower-moves.ts";
 import { AccountMoving } from "./accounts/moving.ts";
 import { FederationDomains } from "./remote/domains.ts";
 import { Relays } from "./remote/relays.ts";
+import { Tombstones } from "./remote/tombstones.ts";
 import type { RemoteFetcher, RemoteInfra } from "./remote/fetcher.ts";
 import type { InstanceKeys } from "./instance-keys.ts";
 import { findTools, mediaTools } from "../media-files/ffmpeg.ts";
@@ -200,7 +201,7 @@ export function createServices(deps: ServiceDeps) {
   const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id), (id) => reader.findRow(id), quoteChecks);
   // Relays the instance actor follows: what they bring fills the federated timeline.
   const relays = new Relays(db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
-  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays);
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(db, clock));
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);

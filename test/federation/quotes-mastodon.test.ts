@@ -205,6 +205,28 @@ describe("alice quotes a Mastodon post", () => {
   });
 });
 
+describe("a stamp named by more than one post", () => {
+  test("a decoy naming the stamp before the genuine post neither keeps that post out nor takes its revocation: the stamp's Delete revokes the quote it approved", async () => {
+    const quoted = note(yan, "/actors/yan/statuses/20");
+    const genuine = `${m.base}/actors/zoe/statuses/21`;
+    const approval = stamp(m, "/actors/yan/quote_authorizations/21", { attributedTo: yan, interactingObject: genuine, interactionTarget: quoted.id });
+    // zoe's server sends a decoy naming the stamp first: it proves nothing for it (pending). When
+    // the stamp's IRI was unique here, the decoy held it: the genuine post was refused (500), and
+    // the stamp's Delete found the decoy.
+    const decoy = await zoeCreates(note(zoe, "/actors/zoe/statuses/20", { quote: quoted.id, quoteAuthorization: approval }));
+    expect(quoteOf(decoy.id)?.state).toBe("pending");
+    const row = await zoeCreates(note(zoe, "/actors/zoe/statuses/21", { quote: quoted.id, quoteAuthorization: approval }));
+    expect(quoteOf(row.id)?.state).toBe("accepted");
+
+    const del = { "@context": STAMP_CONTEXT, id: `${approval}#delete`, type: "Delete", to: [PUBLIC], object: { type: "QuoteAuthorization", id: approval, attributedTo: yan, interactingObject: genuine, interactionTarget: quoted.id } };
+    expect((await m.post(inbox, yan, del)).status).toBeLessThan(300);
+    await eventually(() => quoteOf(row.id)?.state === "revoked", "the quote revoked");
+    expect((await alice.client.get(`/api/v1/statuses/${row.id}`)).body.quote).toEqual({ state: "revoked", quoted_status: null });
+    expect(quoteOf(decoy.id)?.state).toBe("pending");
+    expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(0);
+  });
+});
+
 describe("an answer after the answer", () => {
   test("an Accept of a request yan already refused changes nothing: the quote stays rejected, uncounted, and alice's post is not sent again", async () => {
     const quoted = note(yan, "/actors/yan/statuses/9");

@@ -45,7 +45,8 @@ export const quotes = sqliteTable(
     index("quotes_quoted_status").on(t.quotedStatusId, t.id),
     index("quotes_quoted_account").on(t.quotedAccountId),
     uniqueIndex("quotes_activity_uri").on(t.activityUri),
-    uniqueIndex("quotes_approval_uri").on(t.approvalUri),
+    // Not unique: any post may name any stamp; only the one it proved counts.
+    index("quotes_approval_uri").on(t.approvalUri),
     index("quotes_quoted_uri").on(t.quotedUri),
   ],
 );

@@ -83,8 +83,9 @@ export class QuoteService {
     return this.db.select().from(quotes).where(eq(quotes.activityUri, uri)).get();
   }
 
+  /** The quote a stamp proved (an accepted one first: other posts may name the same stamp, unproven). */
   byApprovalUri(uri: string): QuoteRow | undefined {
-    return this.db.select().from(quotes).where(eq(quotes.approvalUri, uri)).get();
+    return this.db.select().from(quotes).where(eq(quotes.approvalUri, uri)).orderBy(sql`${quotes.state} = 'accepted' DESC`, quotes.id).get();
   }
 
   /** The status a local status quotes, when it is stored (for the fallback link an edit keeps). */
@@ -238,6 +239,8 @@ export class QuoteService {
    */
   acceptRemote(activityUri: string, approvalUri: string, actorAccountId: number): QuoteRow | null {
     const quote = this.byActivityUri(activityUri);
+    // Only a question still open is answered (Mastodon's accept_quote!: quote.pending?): an Accept
+    // arriving after a Reject, or after the quoted post went, changes nothing.
     if (!quote || quote.quotedAccountId !== actorAccountId || quote.state !== "pending") return null;
     return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
   }

@@ -54,7 +54,12 @@ export class NoteQuotes {
     // Mastodon's QuoteRefetchScheduler: a quoted post not had (its server down, or the chain too
     // deep to fetch now) or a stamp its server did not answer for is asked for again later.
     const recheck = verdict === "unreachable" || (quoted === null && !ref.ours && lookup.fetching);
-    return { quoted, quotedUri: ref.href, approvalUri, legacy: input.legacy, state: verdict === "unreachable" ? "pending" : verdict, recheck };
+    // The stamp is kept once it proved the quote (its server served it for this very post), or
+    // to be asked for again when its server did not answer; any post may name any stamp, so a
+    // stamp named by several posts revokes, when deleted, only the quote it proved (byApprovalUri).
+    const proven = verdict === "accepted" && quoted !== null && quoted.accountId !== quoting.accountId;
+    const kept = proven || verdict === "unreachable" ? approvalUri : null;
+    return { quoted, quotedUri: ref.href, approvalUri: kept, legacy: input.legacy, state: verdict === "unreachable" ? "pending" : verdict, recheck };
   }
 
   /** Stores the resolved quote of a post just stored (`withStatus` false: the post was out before, an edit brought the quote). */
