@@ -85,7 +85,7 @@ Usage:
 
 Settings come from the environment:
   PORT (3000)  HOST (127.0.0.1)  DATA_DIR (./data)  PUBLIC_URL (http://localhost:$PORT)
-  REGISTRATIONS (open|closed, closed)  WHITELIST_MODE (true|false, false)
+  REGISTRATIONS (open|approval|closed, closed)  WHITELIST_MODE (true|false, false)
   RATE_LIMITS (on|off, on)  TRUSTED_PROXIES (none)  INSTANCE_TITLE (Rookery)
   CONTACT_EMAIL (none)  LOG_REQUESTS (true)  MEDIA_WORKERS (cores - 1; ffmpeg: 1)
   FEDERATION (on|off, on)  ALLOW_PRIVATE_ADDRESSES (false)  AUTHORIZED_FETCH (false)

@@ -27,6 +27,7 @@ import type { Services } from "./index.ts";
  *                               endorsements, render cache
  *   block.created / .removed    -                                           federation (Block, Undo Block)
  *   mute.removed                home feed                                   -
+ *   account.registered          admin.sign_up notifications to staff        -
  *   account.updated             render cache                                federation (Update)
  *   account.unlocked            waiting requests authorized                 -
  *   account.moved               -                                           federation (Move)
@@ -97,6 +98,8 @@ export function registerConsequences(events: EventBus, services: Services, trans
   events.within("mute.removed", (e) => homeFeed.backfill(e.accountId, e.targetAccountId));
 
   // ── Accounts
+  // A sign-up is told to staff (and, pushed and streamed, reaches them wherever they are).
+  events.within("account.registered", (e) => notifications.signedUp(e.accountId));
   events.within("account.updated", (e) => renderCache.touchAccount(e.accountId));
   // A locked account that opens up approves the follow requests waiting on it.
   events.within("account.unlocked", (e) => follows.authorizeAll(e.accountId));

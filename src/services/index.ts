@@ -10,6 +10,8 @@ import type { IdGenerator } from "../ids.ts";
 import type { MediaStorage } from "../media-files/storage.ts";
 import { TicketSigner } from "../auth/tickets.ts";
 import { AccountService } from "./accounts/accounts.ts";
+import { InviteService } from "./accounts/invites.ts";
+import { RegistrationService } from "./accounts/registrations.ts";
 import { FollowService } from "./accounts/follows.ts";
 import { MarkerService } from "./accounts/markers.ts";
 import { ModerationService } from "./accounts/moderation.ts";
@@ -133,6 +135,9 @@ export function createServices(deps: ServiceDeps) {
   const localEmojis = (texts: string[]) => customEmojis.inTexts(texts);
   const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
   const grants = new GrantService(db, ids, clock, applications, tokens, accounts);
+  // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
+  const invites = new InviteService(db, ids, clock, config.publicUrl);
+  const registrations = new RegistrationService(config.registrations, accounts, invites);
   const webSessions = new WebSessionService(db, ids, clock);
   const tickets = new TicketSigner(deps.keys.secret, clock);
   const follows = new FollowService(db, ids, clock, events);
@@ -289,6 +294,8 @@ export function createServices(deps: ServiceDeps) {
     tokens,
     applications,
     accounts,
+    invites,
+    registrations,
     grants,
     webSessions,
     tickets,

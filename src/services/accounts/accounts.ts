@@ -30,7 +30,22 @@ export interface NewAccount {
   password?: string;
   agreement?: boolean;
   locale?: string;
+  /** Why the person wants to join (sign-up `reason`), kept for staff to read. */
+  reason?: string;
 }
+
+/** How a sign-up is let in (src/services/accounts/registrations.ts decides). */
+export interface Admission {
+  /** False: staff approve the account before it may sign in (REGISTRATIONS=approval). */
+  approved: boolean;
+  /** The invite link it came with. */
+  inviteId: number | null;
+  /** Writes of the sign-up that stand or fall with the account (an invite's use), in its transaction. */
+  within?: (accountId: number) => void;
+}
+
+/** Mastodon's UserInviteRequest text limit. */
+const MAX_REASON_LENGTH = 420;
 
 export interface CredentialsUpdate {
   displayName?: string;
@@ -158,9 +173,11 @@ export class AccountService {
 
   /**
    * Registration (API and CLI): Mastodon's validations in Mastodon's order. The CLI may use a
-   * reserved name and needs no agreement; the API may do neither.
+   * reserved name and needs no agreement; the API may do neither. A sign-up (`admission`, from
+   * the API or an invite page) is announced to staff (account.registered); the CLI's accounts
+   * are the operator's own doing.
    */
-  async create(input: NewAccount, options: { api: boolean }): Promise<AccountRow> {
+  async create(input: NewAccount, options: { api: boolean }, admission?: Admission): Promise<AccountRow> {
     const username = (input.username ?? "").trim();
     const email = (input.email ?? "").trim().toLowerCase();
     const password = input.password ?? "";
@@ -182,6 +199,8 @@ export class AccountService {
     if (options.api && RESERVED_USERNAMES.has(username.toLowerCase())) errors.add("username", "Username", "RESERVED", "is reserved");
 
     if (options.api && input.agreement !== true) errors.add("agreement", "Service agreement", "ACCEPTED", "must be accepted");
+    const reason = (input.reason ?? "").trim();
+    if (reason.length > MAX_REASON_LENGTH) errors.add("reason", "Reason", "TOO_LONG", `is too long (maximum is ${MAX_REASON_LENGTH} characters)`);
     errors.throwIfAny();
 
     const passwordHash = await hashPassword(password);
@@ -229,8 +248,21 @@ export class AccountService {
         tx.insert(accounts).values(account).run();
         tx.insert(users)
           // An unknown locale is dropped, as Mastodon does, rather than refused.
-          .values({ accountId: id, email, passwordHash, locale: normalizeLanguage(input.locale ?? "") ?? null, createdAt: now })
+          .values({
+            accountId: id,
+            email,
+            passwordHash,
+            locale: normalizeLanguage(input.locale ?? "") ?? null,
+            approved: admission?.approved ?? true,
+            signUpReason: reason === "" ? null : reason,
+            inviteId: admission?.inviteId ?? null,
+            createdAt: now,
+          })
           .run();
+        if (admission) {
+          admission.within?.(id);
+          this.events.emit({ type: "account.registered", accountId: id, approved: admission.approved });
+        }
       });
     } catch (e) {
       // Two registrations racing for one name or address: the unique indexes decide.

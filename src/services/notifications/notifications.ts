@@ -2,7 +2,7 @@ import { and, eq, inArray, ne, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { Statement } from "bun:sqlite";
-import { accounts, conversationMutes, notifications, statuses, type NotificationRow, type StatusRow } from "../../db/schema.ts";
+import { accounts, conversationMutes, notifications, statuses, users, type NotificationRow, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { notFound } from "../../errors.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
@@ -13,8 +13,10 @@ import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
 import { mentionedIds } from "../../models/mentions.ts";
 
 const NONE: readonly number[] = [];
+/** Roles told of sign-ups (Mastodon: those who can manage_users). */
+const STAFF_ROLES = ["moderator", "admin", "owner"];
 
-export const NOTIFICATION_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update", "quote", "quoted_update"] as const;
+export const NOTIFICATION_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update", "quote", "quoted_update", "admin.sign_up"] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 export interface NotificationQuery {
@@ -104,6 +106,20 @@ export class NotificationService {
   /** A poll ended: its author and every voter are told. */
   pollEnded(authorId: number, statusId: number, voters: number[]) {
     for (const recipient of [authorId, ...voters]) this.notify(recipient, authorId, "poll", statusId);
+  }
+
+  /**
+   * Someone signed up: every staff member (moderator, admin, owner) is told with `admin.sign_up`.
+   * Mastodon tells them once the account is usable and e-mails them about one waiting for
+   * approval; Rookery sends no e-mail, so a waiting one is told this way too, once, at sign-up.
+   */
+  signedUp(accountId: number) {
+    const staff = this.db
+      .select({ id: users.accountId })
+      .from(users)
+      .where(and(inArray(users.role, STAFF_ROLES), eq(users.approved, true), ne(users.accountId, accountId)))
+      .all();
+    for (const { id } of staff) this.notify(id, accountId, "admin.sign_up");
   }
 
   /** `status`: the status's visibility and parent author when the caller has its row (spares the policy a read). */
