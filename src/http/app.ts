@@ -28,6 +28,7 @@ import { reportRoutes } from "./reports.ts";
 import { announcementRoutes } from "./announcements.ts";
 import { trendRoutes } from "./trends.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
+import { inviteRoutes } from "./invites.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { exportRoutes } from "./exports.ts";
 import { importRoutes } from "./imports.ts";
@@ -144,6 +145,7 @@ export function createApp(ctx: AppContext) {
     .use(notificationsApi(ctx))
     .use(preferenceRoutes(ctx))
     .use(archiveRoutes(ctx))
+    .use(inviteRoutes(ctx))
     .use(instanceRoutes(ctx))
     .use(emptyCollectionRoutes(ctx))
     .use(fileRoutes(ctx))
