@@ -52,7 +52,7 @@ import type { Services } from "./index.ts";
  *   quote.revoked               quotes_count back                           federation (Delete of the stamp)
  *   quote.removed               quotes_count back (if it counted)           federation (Delete to a remote quoted author)
  *   quote_policy.changed        -                                           federation (Update)
- *   report.created              -                                           federation (Flag)
+ *   report.created              admin.report notifications to staff         federation (Flag)
  *   relay.subscribed / .unsubscribed  -                                     federation (Follow, Undo Follow)
  *   list.delivered, conversation.updated, notifications.merged, filters.changed,
  *   announcement.published / .deleted / .reaction                           streams
@@ -156,6 +156,12 @@ export function registerConsequences(events: EventBus, services: Services, trans
   // poll exists. An ended poll is told to its author and voters.
   events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
   events.within("poll.ended", (e) => notifications.pollEnded(e.accountId, e.statusId, polls.voters(e.pollId)));
+
+  // ── Reports: staff are told (once per reported account while its reports wait).
+  events.within("report.created", (e) => {
+    const view = services.reports.find(e.reportId);
+    if (view) notifications.reported(view.report);
+  });
 
   // ── Notifications: one push delivery per subscription that wants it, written with the notification.
   events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));

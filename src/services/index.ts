@@ -192,7 +192,7 @@ export function createServices(deps: ServiceDeps) {
   const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
-  const embeds = new EmbedLoader(accounts, reader);
+  const embeds = new EmbedLoader(accounts, reader, reports);
 
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);

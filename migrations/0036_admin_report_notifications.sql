@@ -1,0 +1,1 @@
+ALTER TABLE `notifications` ADD `report_id` integer REFERENCES reports(id) ON DELETE CASCADE;
