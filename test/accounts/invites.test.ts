@@ -124,6 +124,19 @@ describe("the invite page", () => {
     expect(usesOf(issued.invite.id)).toBe(1);
   });
 
+  test("two sign-ups racing for an invite's last use: one gets it, the other is refused, the count stays true", async () => {
+    const issued = invite({ maxUses: 1 });
+    const a = await openInvite(issued.url);
+    const b = await openInvite(issued.url);
+    const users = count("users");
+    // Both pass the page's check before either has hashed its password; the use is counted in the account's transaction.
+    const results = await Promise.all([a.browser.submit(a.form, person("racer_a")), b.browser.submit(b.form, person("racer_b"))]);
+    expect(results.map((r) => r.status).sort()).toEqual([201, 410]);
+    expect(results.find((r) => r.status === 410)!.text).toContain("This invite link has been used up");
+    expect(count("users")).toBe(users + 1);
+    expect(usesOf(issued.invite.id)).toBe(1);
+  });
+
   test("an expired invite is refused", async () => {
     const issued = invite({ expiresInMs: 60 * 60 * 1000 });
     const { browser, form } = await openInvite(issued.url);

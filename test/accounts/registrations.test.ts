@@ -116,6 +116,26 @@ describe("REGISTRATIONS=approval", () => {
     expect(others.body.filter((n: any) => n.type === "admin.sign_up")).toEqual([]);
   });
 
+  test("an account waiting for approval is in neither the directory nor account search (Mastodon's without_unapproved)", async () => {
+    expect((await signUp(server, { username: "unlisted_one", email: "unlisted@example.test" })).status).toBe(200);
+    const directory = await plain.client.get("/api/v1/directory", { query: { local: "true", limit: "80" } });
+    expect(directory.status).toBe(200);
+    const names = directory.body.map((a: any) => a.username);
+    expect(names).toContain("owner");
+    expect(names).not.toContain("unlisted_one");
+    for (const q of ["unlisted", "unlisted_one"]) {
+      const search = await plain.client.get("/api/v2/search", { query: { q, type: "accounts" } });
+      expect(search.status).toBe(200);
+      expect(search.body.accounts).toEqual([]);
+    }
+    const anonymous = await http.get("/api/v2/search", { query: { q: `unlisted_one@${server.ctx.config.domain}`, type: "accounts" } });
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.body.accounts).toEqual([]);
+    // Approved, it is found like anyone.
+    server.ctx.db.$client.run("UPDATE users SET approved = 1 WHERE account_id = (SELECT id FROM accounts WHERE username = 'unlisted_one')");
+    expect((await http.get("/api/v2/search", { query: { q: `unlisted_one@${server.ctx.config.domain}`, type: "accounts" } })).body.accounts.map((a: any) => a.username)).toEqual(["unlisted_one"]);
+  });
+
   test("the password grant answers as Mastodon's: a token whose requests are refused until approval, then accepted", async () => {
     expect((await signUp(server, { username: "patient", email: "patient@example.test" })).status).toBe(200);
     const { app, clientSecret } = registerApp(server, "read write");
