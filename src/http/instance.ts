@@ -92,11 +92,11 @@ export function instanceRoutes(ctx: AppContext) {
         stats: { user_count: stats.userCount, status_count: stats.statusCount, domain_count: stats.domainCount },
         thumbnail,
         languages: ["en"],
-        // Mastodon: sign-ups are possible unless closed; approval is said apart. Every user may
-        // make invite links (Mastodon's default role may).
+        // Mastodon: sign-ups are possible unless closed; approval is said apart. Invite links are
+        // made by the operator's command line alone so far: no user can make one from an app or page.
         registrations: config.registrations !== "closed",
         approval_required: config.registrations === "approval",
-        invites_enabled: true,
+        invites_enabled: false,
         configuration: { accounts: { max_featured_tags: LIMITS.maxFeaturedTags }, statuses, media_attachments: mediaAttachments(), polls },
         contact_account: null,
         rules: rules(),

@@ -54,7 +54,7 @@ describe("REGISTRATIONS=approval", () => {
     const v1 = await http.get("/api/v1/instance");
     expect(v1.body.registrations).toBe(true);
     expect(v1.body.approval_required).toBe(true);
-    expect(v1.body.invites_enabled).toBe(true);
+    expect(v1.body.invites_enabled).toBe(false);
     const v2 = await http.get("/api/v2/instance");
     expect(v2.body.registrations).toEqual({ enabled: true, approval_required: true, reason_required: false, message: null, url: null });
     const nodeinfo = await http.get("/nodeinfo/2.0");
