@@ -14,6 +14,7 @@ import type { AccountView, ProfileField } from "../../models/views.ts";
 import { oneWithMovedTo, withMovedTo } from "./account-views.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
 import { isQuotePolicy } from "../quotes/policy.ts";
+import { admitted, type Admission } from "./registrations.ts";
 
 export const USERNAME_RE = /^[A-Za-z0-9_]+$/;
 const RESERVED_USERNAMES = new Set(["admin", "support", "help", "root", "webmaster", "administrator", "mod", "moderator"]);
@@ -32,16 +33,6 @@ export interface NewAccount {
   locale?: string;
   /** Why the person wants to join (sign-up `reason`), kept for staff to read. */
   reason?: string;
-}
-
-/** How a sign-up is let in (src/services/accounts/registrations.ts decides). */
-export interface Admission {
-  /** False: staff approve the account before it may sign in (REGISTRATIONS=approval). */
-  approved: boolean;
-  /** The invite link it came with. */
-  inviteId: number | null;
-  /** Writes of the sign-up that stand or fall with the account (an invite's use), in its transaction. */
-  within?: (accountId: number) => void;
 }
 
 /** Mastodon's UserInviteRequest text limit. */
@@ -248,16 +239,7 @@ export class AccountService {
         tx.insert(accounts).values(account).run();
         tx.insert(users)
           // An unknown locale is dropped, as Mastodon does, rather than refused.
-          .values({
-            accountId: id,
-            email,
-            passwordHash,
-            locale: normalizeLanguage(input.locale ?? "") ?? null,
-            approved: admission?.approved ?? true,
-            signUpReason: reason === "" ? null : reason,
-            inviteId: admission?.inviteId ?? null,
-            createdAt: now,
-          })
+          .values({ accountId: id, email, passwordHash, locale: normalizeLanguage(input.locale ?? "") ?? null, createdAt: now, ...admitted(admission, reason) })
           .run();
         if (admission) {
           admission.within?.(id);

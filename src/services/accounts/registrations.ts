@@ -5,6 +5,21 @@ import { InviteUnusable, type InviteService } from "./invites.ts";
 
 export type RegistrationsMode = "open" | "approval" | "closed";
 
+/** How a sign-up is let in (RegistrationService decides; AccountService.create writes it). */
+export interface Admission {
+  /** False: staff approve the account before it may sign in (REGISTRATIONS=approval). */
+  approved: boolean;
+  /** The invite link it came with. */
+  inviteId: number | null;
+  /** Writes of the sign-up that stand or fall with the account (an invite's use), in its transaction. */
+  within?: (accountId: number) => void;
+}
+
+/** The user columns an admission sets; an account of the CLI (no admission) is approved and came with nothing. */
+export function admitted(admission: Admission | undefined, reason: string) {
+  return { approved: admission?.approved ?? true, signUpReason: reason === "" ? null : reason, inviteId: admission?.inviteId ?? null };
+}
+
 export interface SignUp extends NewAccount {
   /** An invite link's code given to the API (Mastodon's `invite_code`). */
   inviteCode?: string;
