@@ -18,6 +18,7 @@ import { aliasCommand, moveCommand } from "./cli/moves.ts";
 import { exportCommand, importCommand } from "./cli/portability.ts";
 import { exportArchiveCommand, importArchiveCommand } from "./cli/archive.ts";
 import { relaysCommand } from "./cli/relays.ts";
+import { invitesCommand } from "./cli/invites.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -48,6 +49,13 @@ Usage:
   rookery accounts import-archive <username> <archive.zip|archive.tar.gz> [--with-replies]
                                           Bring the public and unlisted posts of an archive from another
                                           server in, dated as written (not sent to followers); again adds nothing
+  rookery invites create [--expires 1d|12h|2w|never] [--uses <n>] [--comment "<text>"] [--by <username>]
+                                          Make an invite link (7 days, any number of sign-ups unless
+                                          told; the owner's unless --by): its holder signs up at
+                                          /invite/<code> even while REGISTRATIONS=closed, approved at
+                                          once. Printed once: only its digest is kept
+  rookery invites list                    Every invite: maker, state, uses, expiry, comment
+  rookery invites revoke <id>             Expire an invite now
   rookery federation status               Deliveries waiting, domains failing lately, and the relays
   rookery relays add <url> [--kind mastodon|litepub]
                                           Subscribe to a relay: a Mastodon relay's inbox or a LitePub
@@ -85,7 +93,7 @@ Usage:
 
 Settings come from the environment:
   PORT (3000)  HOST (127.0.0.1)  DATA_DIR (./data)  PUBLIC_URL (http://localhost:$PORT)
-  REGISTRATIONS (open|closed, closed)  WHITELIST_MODE (true|false, false)
+  REGISTRATIONS (open|approval|closed, closed)  WHITELIST_MODE (true|false, false)
   RATE_LIMITS (on|off, on)  TRUSTED_PROXIES (none)  INSTANCE_TITLE (Rookery)
   CONTACT_EMAIL (none)  LOG_REQUESTS (true)  MEDIA_WORKERS (cores - 1; ffmpeg: 1)
   FEDERATION (on|off, on)  ALLOW_PRIVATE_ADDRESSES (false)  AUTHORIZED_FETCH (false)
@@ -245,6 +253,8 @@ async function main(argv: string[]) {
         return await domains(args);
       case "relays":
         return await relaysCommand(args);
+      case "invites":
+        return await invitesCommand(args);
       case "emoji":
         return await emojiCommand(args);
       case "announcements":

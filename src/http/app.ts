@@ -29,6 +29,7 @@ import { announcementRoutes } from "./announcements.ts";
 import { trendRoutes } from "./trends.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { settingsRoutes } from "./settings.ts";
+import { inviteRoutes } from "./invites.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { exportRoutes } from "./exports.ts";
 import { importRoutes } from "./imports.ts";
@@ -129,12 +130,7 @@ export function createApp(ctx: AppContext) {
     .use(pushRoutes(ctx))
     .use(directoryRoutes(ctx))
     .use(startUpRoutes(ctx))
-    .use(statusRoutes(ctx))
-    .use(asyncRefreshRoutes(ctx))
-    .use(statusEditRoutes(ctx))
-    .use(statusActionRoutes(ctx))
-    .use(quoteRoutes(ctx))
-    .use(pollRoutes(ctx))
+    .use(statusApi(ctx))
     .use(mediaRoutes(ctx))
     .use(scheduledStatusRoutes(ctx))
     .use(timelineRoutes(ctx))
@@ -145,6 +141,7 @@ export function createApp(ctx: AppContext) {
     .use(notificationsApi(ctx))
     .use(preferenceRoutes(ctx))
     .use(archiveRoutes(ctx))
+    .use(inviteRoutes(ctx))
     .use(instanceRoutes(ctx))
     .use(emptyCollectionRoutes(ctx))
     .use(fileRoutes(ctx))
@@ -152,6 +149,20 @@ export function createApp(ctx: AppContext) {
     // Last: its /:handle routes answer only @name paths, after every fixed path above.
     .use(memberSignInRoutes(ctx))
     .use(webRoutes(ctx));
+}
+
+/**
+ * The status resources as one plugin: a chain of every route module in createApp grows past
+ * TypeScript's instantiation depth (TS2589), so related modules are grouped.
+ */
+function statusApi(ctx: AppContext) {
+  return new Elysia()
+    .use(statusRoutes(ctx))
+    .use(asyncRefreshRoutes(ctx))
+    .use(statusEditRoutes(ctx))
+    .use(statusActionRoutes(ctx))
+    .use(quoteRoutes(ctx))
+    .use(pollRoutes(ctx));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -86,6 +86,11 @@ export type DomainEvent =
   | { type: "mute.removed"; accountId: number; targetAccountId: number }
   /** A profile changed (anything `update_credentials` sets). */
   | { type: "account.updated"; accountId: number }
+  /**
+   * Someone signed up (the API, an invite link): staff are told (`admin.sign_up`). `approved`
+   * false: the account waits for them before it may sign in (REGISTRATIONS=approval).
+   */
+  | { type: "account.registered"; accountId: number; approved: boolean }
   /** A locked account opened up. */
   | { type: "account.unlocked"; accountId: number }
   /** A local account moved to `targetAccountId` (its followers' servers are sent Move). */

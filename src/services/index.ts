@@ -10,6 +10,8 @@ import type { IdGenerator } from "../ids.ts";
 import type { MediaStorage } from "../media-files/storage.ts";
 import { TicketSigner } from "../auth/tickets.ts";
 import { AccountService } from "./accounts/accounts.ts";
+import { InviteService } from "./accounts/invites.ts";
+import { RegistrationService } from "./accounts/registrations.ts";
 import { FollowService } from "./accounts/follows.ts";
 import { MarkerService } from "./accounts/markers.ts";
 import { ModerationService } from "./accounts/moderation.ts";
@@ -136,6 +138,9 @@ export function createServices(deps: ServiceDeps) {
   const localEmojis = (texts: string[]) => customEmojis.inTexts(texts);
   const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
   const grants = new GrantService(db, ids, clock, applications, tokens, accounts);
+  // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
+  const invites = new InviteService(db, ids, clock, config.publicUrl);
+  const registrations = new RegistrationService(config.registrations, accounts, invites);
   const webSessions = new WebSessionService(db, ids, clock);
   const passwords = new Passwords(db, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);
@@ -191,7 +196,7 @@ export function createServices(deps: ServiceDeps) {
   const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
-  const embeds = new EmbedLoader(accounts, reader);
+  const embeds = new EmbedLoader(accounts, reader, reports);
 
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);
@@ -298,6 +303,8 @@ export function createServices(deps: ServiceDeps) {
     tokens,
     applications,
     accounts,
+    invites,
+    registrations,
     grants,
     webSessions,
     passwords,

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accessTokens, authorizationCodes } from "../../db/schema.ts";
+import { accessTokens, authorizationCodes, users } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret } from "../../auth/secrets.ts";
 import { parseScopes } from "../../auth/scopes.ts";
@@ -15,6 +15,11 @@ export interface Authentication {
   accountId: number | null;
   scopes: string[];
   createdAt: number;
+  /**
+   * The user signed up under REGISTRATIONS=approval and staff have not approved them yet: the
+   * token was issued (as Mastodon issues it), but every request that needs a user is refused.
+   */
+  pending?: boolean;
 }
 
 export interface IssuedToken {
@@ -65,7 +70,9 @@ export class TokenService {
     if (accessToken.length === 0 || accessToken.length > 512) return null;
     const hash = digest(accessToken);
     const cached = this.cache.get(hash);
-    if (cached) return cached;
+    // Approval is the one change of a user that a kept token must notice (no user goes back to
+    // pending): only a pending user's token asks again, approved by staff or by the CLI.
+    if (cached && !(cached.pending && !this.pending(cached.accountId))) return cached;
     const row = this.db
       .select()
       .from(accessTokens)
@@ -73,9 +80,16 @@ export class TokenService {
       .get();
     if (!row) return null;
     const auth = toAuth(row);
+    if (this.pending(auth.accountId)) auth.pending = true;
     if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(hash, auth);
     return auth;
+  }
+
+  private pending(accountId: number | null): boolean {
+    if (accountId === null) return false;
+    const row = this.db.select({ approved: users.approved }).from(users).where(eq(users.accountId, accountId)).get();
+    return row !== undefined && !row.approved;
   }
 
   /**
