@@ -114,8 +114,10 @@ export class AdminAccounts {
   }
 
   get(actor: StaffActor, id: number | null): AdminAccountView {
+    // As Mastodon's controllers: the record is found (404) before the policy is asked (403).
+    const account = this.target(id);
     authorize(actor, "manage_users");
-    return this.view(this.target(id));
+    return this.view(account);
   }
 
   /** The admin view of an account, for callers that checked already (reports, presenters). */
@@ -158,8 +160,8 @@ export class AdminAccounts {
    * the report named).
    */
   act(actor: StaffActor, id: number | null, input: { type?: string; reportId?: number | null; text?: string }): AdminAccountView {
-    authorize(actor, "manage_users");
     const account = this.target(id);
+    authorize(actor, "manage_users");
     const type = input.type ?? "";
     if (type === "") throw validationFailed("Type can't be blank");
     if (!(ACCOUNT_ACTION_TYPES as readonly string[]).includes(type)) throw validationFailed("Type is not included in the list");

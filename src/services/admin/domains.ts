@@ -40,8 +40,9 @@ export class AdminDomains {
   }
 
   block(actor: StaffActor, id: number | null): DomainBlockRow {
+    const row = found(id === null ? undefined : this.db.select().from(domainBlocks).where(eq(domainBlocks.id, id)).get());
     authorize(actor);
-    return found(id === null ? undefined : this.db.select().from(domainBlocks).where(eq(domainBlocks.id, id)).get());
+    return row;
   }
 
   /** A new block; a domain already covered (itself or a parent domain) is refused, naming that block. */
@@ -82,8 +83,9 @@ export class AdminDomains {
   }
 
   allow(actor: StaffActor, id: number | null): DomainAllowRow {
+    const row = found(id === null ? undefined : this.db.select().from(domainAllows).where(eq(domainAllows.id, id)).get());
     authorize(actor);
-    return found(id === null ? undefined : this.db.select().from(domainAllows).where(eq(domainAllows.id, id)).get());
+    return row;
   }
 
   /** Allowing a domain allowed already answers that rule, and logs nothing (DomainAllow.find_by). */

@@ -53,13 +53,14 @@ export class AdminReports {
   }
 
   get(actor: StaffActor, id: number | null): AdminReportView {
+    const report = this.found(id);
     authorize(actor);
-    return this.viewOrNotFound(this.found(id));
+    return this.viewOrNotFound(report);
   }
 
   resolve(actor: StaffActor, id: number | null): AdminReportView {
-    authorize(actor);
     const report = this.found(id);
+    authorize(actor);
     this.db.transaction(() => this.resolveWithin(actor, report.id, this.clock.now()));
     return this.viewOrNotFound(this.found(report.id));
   }
@@ -80,8 +81,8 @@ export class AdminReports {
 
   /** PUT /api/v1/admin/reports/:id: its category and the rules it names, as Report validates them. */
   update(actor: StaffActor, id: number | null, input: { category?: string; ruleIds?: (number | null)[] }): AdminReportView {
-    authorize(actor);
     const report = this.found(id);
+    authorize(actor);
     const category = input.category ?? report.category;
     const ruleIds = input.ruleIds === undefined ? (report.ruleIds === null ? null : (JSON.parse(report.ruleIds) as number[])) : [...new Set(input.ruleIds)];
     const errors: string[] = [];
@@ -96,8 +97,8 @@ export class AdminReports {
 
   /** Deletes one of a report's statuses (the admin pages' "delete the status"), as its author's deletion would. */
   removeStatus(actor: StaffActor, reportId: number | null, statusId: number | null): void {
-    authorize(actor);
     const report = this.found(reportId);
+    authorize(actor);
     const statusIds = JSON.parse(report.statusIds) as number[];
     const status = statusId === null || !statusIds.includes(statusId) ? undefined : this.reader.findRow(statusId);
     if (!status) throw notFound();
@@ -135,8 +136,8 @@ export class AdminReports {
   }
 
   private change(actor: StaffActor, id: number | null, action: string, values: Partial<ReportRow>): AdminReportView {
-    authorize(actor);
     const report = this.found(id);
+    authorize(actor);
     this.db.transaction(() => {
       this.db
         .update(reports)
