@@ -27,13 +27,22 @@ const CACHE_LIMIT = 10_000;
 export class TokenService {
   /** token digest -> authentication; a hit saves the one query every API request makes. */
   private cache = new Map<string, Authentication>();
+  /**
+   * SQLite's data_version, which changes when another connection commits: the command line
+   * revokes tokens too (suspending an account, resetting its password), and a token it revoked
+   * must not live on in this cache. One pragma a lookup, no table read.
+   */
+  private dataVersion;
+  private seenVersion = -1;
 
   constructor(
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
-  ) {}
+  ) {
+    this.dataVersion = db.$client.query<{ data_version: number }, []>("PRAGMA data_version");
+  }
 
   issue(applicationId: number, accountId: number | null, scopes: string[]): IssuedToken {
     const accessToken = randomSecret();
@@ -51,6 +60,11 @@ export class TokenService {
 
   authenticate(accessToken: string): Authentication | null {
     if (accessToken.length === 0 || accessToken.length > 512) return null;
+    const version = this.dataVersion.get()?.data_version ?? -1;
+    if (version !== this.seenVersion) {
+      this.cache.clear();
+      this.seenVersion = version;
+    }
     const hash = digest(accessToken);
     const cached = this.cache.get(hash);
     if (cached) return cached;
