@@ -19,6 +19,7 @@ import { exportCommand, importCommand } from "./cli/portability.ts";
 import { exportArchiveCommand, importArchiveCommand } from "./cli/archive.ts";
 import { relaysCommand } from "./cli/relays.ts";
 import { invitesCommand } from "./cli/invites.ts";
+import { STAFF_COMMANDS, staffAccountCommand } from "./cli/staff.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -28,6 +29,19 @@ Usage:
   rookery accounts create <username> --email <address> (--password <password> | --password-stdin)
                                           Create a local account; prints its id
   rookery accounts list                   List local accounts
+  rookery accounts suspend <username|user@domain>
+                                          Suspend an account: hidden everywhere, signed out, refused at
+                                          sign-in; its followers' servers are told (unsuspend: undo)
+  rookery accounts unsuspend <username|user@domain>
+  rookery accounts delete <username|user@domain>
+                                          Delete an account's statuses, follows and profile; its name
+                                          stays taken, its actor answers 410, its followers' servers get Delete
+  rookery accounts password <username> [--password-stdin]
+                                          Set a new password (random and printed, unless given on stdin);
+                                          signs the account out everywhere
+  rookery accounts role <username> user|moderator|admin|owner
+                                          Give a local account a staff role (Mastodon's roles)
+  rookery accounts approve <username>     Let a sign-up waiting for approval sign in
   rookery accounts alias add|remove <username> <url-or-handle>
                                           Name (or unname) an account this one comes from (alsoKnownAs)
   rookery accounts alias list <username>  List its aliases
@@ -134,6 +148,7 @@ async function accounts(args: string[]) {
   if (args[0] === "import") return importCommand(args.slice(1));
   if (args[0] === "export-archive") return exportArchiveCommand(args.slice(1));
   if (args[0] === "import-archive") return importArchiveCommand(args.slice(1));
+  if (STAFF_COMMANDS.includes(args[0] ?? "")) return staffAccountCommand(args);
   const config = loadConfig();
   const handle = openDatabase(config.dataDir);
   const clock = new SystemClock();
@@ -165,7 +180,7 @@ async function accounts(args: string[]) {
       if (rows.length === 0) process.stdout.write("No accounts yet.\n");
       for (const { account, email } of rows) process.stdout.write(`${account.id}\t${account.username}\t${email}\n`);
     } else {
-      fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, alias, move, export, import, export-archive or import-archive`);
+      fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, suspend, unsuspend, delete, password, role, approve, alias, move, export, import, export-archive or import-archive`);
     }
   } finally {
     handle.close();

@@ -77,7 +77,10 @@ export class ReportService {
       forwarded: input.forward === true && target.domain !== null,
       uri: `${this.publicUrl}/${crypto.randomUUID()}`,
       actionTakenAt: null,
+      actionTakenByAccountId: null,
+      assignedAccountId: null,
       createdAt: this.clock.now(),
+      updatedAt: null,
     };
     this.db.transaction(() => {
       this.db.insert(reports).values(report).run();
@@ -100,13 +103,6 @@ export class ReportService {
       .orderBy(asc(reports.id))
       .all();
     return rows.flatMap((r) => this.view(r) ?? []);
-  }
-
-  /** Marks a report handled; false when there is none by that id. */
-  resolve(id: number | null): ReportView | undefined {
-    if (id === null) return undefined;
-    const row = this.db.update(reports).set({ actionTakenAt: this.clock.now() }).where(eq(reports.id, id)).returning().get();
-    return row ? this.view(row) : undefined;
   }
 
   private view(report: ReportRow): ReportView | undefined {

@@ -69,6 +69,7 @@ export class SearchService {
       accounts: sqlite.query<unknown[], [string, string, string, number, number, number, number]>(`
         SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
         WHERE (lower(username) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?2 ESCAPE '\\')
+          AND suspended_at IS NULL
           AND (?4 = 0 OR (
                 id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?4)
             AND id NOT IN (SELECT account_id FROM blocks WHERE target_account_id = ?4)))

@@ -33,7 +33,7 @@ export class Directory {
     const rows = this.db.$client
       .query<unknown[], [string, string]>(
         `SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
-         WHERE "accounts"."discoverable" = 1 AND "accounts"."moved_to_account_id" IS NULL
+         WHERE "accounts"."discoverable" = 1 AND "accounts"."moved_to_account_id" IS NULL AND "accounts"."suspended_at" IS NULL AND "accounts"."silenced_at" IS NULL
            ${query.local ? `AND "accounts"."domain" IS NULL` : ""}
            AND "accounts"."id" NOT IN (SELECT value FROM json_each(?1))
            AND "accounts"."id" NOT IN (SELECT "account_id" FROM "users" WHERE "approved" = 0)

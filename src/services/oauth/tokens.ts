@@ -44,13 +44,22 @@ export interface AuthorizedApp {
 export class TokenService {
   /** token digest -> authentication; a hit saves the one query every API request makes. */
   private cache = new Map<string, Authentication>();
+  /**
+   * SQLite's data_version, which changes when another connection commits: the command line
+   * revokes tokens too (suspending an account, resetting its password), and a token it revoked
+   * must not live on in this cache. One pragma a lookup, no table read.
+   */
+  private dataVersion;
+  private seenVersion = -1;
 
   constructor(
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
-  ) {}
+  ) {
+    this.dataVersion = db.$client.query<{ data_version: number }, []>("PRAGMA data_version");
+  }
 
   issue(applicationId: number, accountId: number | null, scopes: string[]): IssuedToken {
     const accessToken = randomSecret();
@@ -68,6 +77,11 @@ export class TokenService {
 
   authenticate(accessToken: string): Authentication | null {
     if (accessToken.length === 0 || accessToken.length > 512) return null;
+    const version = this.dataVersion.get()?.data_version ?? -1;
+    if (version !== this.seenVersion) {
+      this.cache.clear();
+      this.seenVersion = version;
+    }
     const hash = digest(accessToken);
     const cached = this.cache.get(hash);
     // Approval is the one change of a user that a kept token must notice (no user goes back to
@@ -138,6 +152,17 @@ export class TokenService {
       .set({ usedAt: this.clock.now() })
       .where(and(eq(authorizationCodes.accountId, accountId), eq(authorizationCodes.applicationId, applicationId), isNull(authorizationCodes.usedAt)))
       .run();
+    for (const row of rows) this.revokeRow(row);
+    return rows.length;
+  }
+
+  /** Revokes every live token of an account (staff suspended it, deleted it, or reset its password). */
+  revokeAllFor(accountId: number): number {
+    const rows = this.db
+      .select()
+      .from(accessTokens)
+      .where(and(eq(accessTokens.accountId, accountId), isNull(accessTokens.revokedAt)))
+      .all();
     for (const row of rows) this.revokeRow(row);
     return rows.length;
   }
