@@ -191,10 +191,12 @@ test("a 5,000-line file is taken at once and worked off at the default rate: the
     expect(Date.now() - asked).toBeLessThan(1000);
     expect(report).toMatchObject({ state: "running", total_items: 5000 });
     expect(report.processed_items).toBeLessThan(10);
-    // Two seconds between the first and the third, less the jitter of when a request is seen
-    // arriving (measured: a few milliseconds either way).
+    // Two seconds between the starts of the first and the third, less the jitter of when a
+    // request is seen arriving: a few milliseconds on a quiet machine, up to a quarter of a
+    // second measured under a load of 14 on 2 cores. Unlimited, the three would come within
+    // milliseconds of each other.
     const [first, , third] = mine().map((w) => w.at);
-    expect(third! - first!).toBeGreaterThanOrEqual(1800);
+    expect(third! - first!).toBeGreaterThanOrEqual(1500);
   } finally {
     await calm.close();
   }
