@@ -21,6 +21,7 @@ import { relaysCommand } from "./cli/relays.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 import { setting, settingsHelp } from "./settings.ts";
 import { dataDirNotice, requireDatabase } from "./cli/data-dir.ts";
+import { federationCheckCommand } from "./cli/federation-check.ts";
 import { listenFailure, ordinaryFailure } from "./cli/failures.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -52,6 +53,10 @@ Usage:
                                           Bring the public and unlisted posts of an archive from another
                                           server in, dated as written (not sent to followers); again adds nothing
   rookery federation status               Deliveries waiting, domains failing lately, and the relays
+  rookery federation check [--time-from <url>]
+                                          Check what other servers will see: PUBLIC_URL over https, its
+                                          certificate, host-meta, WebFinger, NodeInfo, the proxy's
+                                          forwarded addresses, the clock (against <url>'s Date header)
   rookery relays add <url> [--kind mastodon|litepub]
                                           Subscribe to a relay: a Mastodon relay's inbox or a LitePub
                                           relay's actor (found out unless --kind says); what it brings
@@ -264,7 +269,8 @@ async function main(argv: string[]) {
         if (args[0] === "move") return await moveCommand(args.slice(1));
         return await accounts(args);
       case "federation": {
-        if (args[0] !== "status") fail(`unknown federation command "${args[0] ?? ""}"; use federation status`);
+        if (args[0] === "check") return await federationCheckCommand(args.slice(1));
+        if (args[0] !== "status") fail(`unknown federation command "${args[0] ?? ""}"; use federation status or check`);
         const config = loadConfig();
         const handle = openDatabase(config.dataDir);
         try {
