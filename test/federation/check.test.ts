@@ -105,6 +105,21 @@ describe("rookery federation check", () => {
     expect(res.code).toBe(1);
   });
 
+  test("a certificate with days left, not weeks: failed, is its renewal working?", async () => {
+    const short = makeCertificate(["127.0.0.2"], 3);
+    // Another https server on the same name, answering as this domain would.
+    const expiring = Bun.serve({ hostname: "127.0.0.2", port: 0, tls: { cert: Bun.file(short.cert), key: Bun.file(short.key) }, fetch: () => Response.json({ uri: `127.0.0.2:${expiring.port}` }) });
+    try {
+      const res = await check(["--time-from", time()], { PUBLIC_URL: `https://127.0.0.2:${expiring.port}`, NODE_EXTRA_CA_CERTS: short.cert });
+      expect(res.states.certificate).toBe("failed");
+      expect(res.line("certificate")).toMatch(/valid for 127\.0\.0\.2 but expires \d{4}-\d\d-\d\d, in [23] day\(s\): is its renewal working\?/);
+      expect(res.code).toBe(1);
+    } finally {
+      expiring.stop(true);
+      short.cleanup();
+    }
+  });
+
   test("another data directory than the answering server's: WebFinger says the key is not this one's", async () => {
     const other = join(work, "other");
     const made = Bun.spawnSync([process.execPath, "src/main.ts", "migrate"], { cwd: join(import.meta.dir, "..", ".."), env: { ...process.env, DATA_DIR: other } });
