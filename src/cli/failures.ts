@@ -1,3 +1,5 @@
+import { SetupError } from "../errors.ts";
+
 // Ordinary failures (a file that cannot be written, a port in use, a database that is busy)
 // are the operator's to fix, and a stack trace only hides the one line that says what to do.
 // What is not recognised here is a bug, and keeps its stack for the report.
@@ -22,6 +24,7 @@ const SYSTEM_CODES: Record<string, string> = {
 
 /** One line for an ordinary failure, or null for one that is a bug. */
 export function ordinaryFailure(e: unknown): string | null {
+  if (e instanceof SetupError) return e.message;
   if (!(e instanceof Error)) return null;
   const { code, path } = e as SystemError;
   if (typeof code !== "string") return null;
@@ -32,6 +35,8 @@ export function ordinaryFailure(e: unknown): string | null {
     if (code.startsWith("SQLITE_READONLY") || code.startsWith("SQLITE_CANTOPEN") || code.startsWith("SQLITE_IOERR") || code.startsWith("SQLITE_PERM")) return e.message;
     return null;
   }
+  // mkdir of DATA_DIR (or of a folder a command writes into) where a file stands.
+  if ((code === "EEXIST" || code === "ENOTDIR") && (e as SystemError).syscall === "mkdir" && typeof path === "string") return `cannot make the folder ${path}: a file stands in its way`;
   const reason = SYSTEM_CODES[code];
   if (!reason) return null;
   return typeof path === "string" ? `${path}: ${reason}` : `${e.message.split("\n")[0]}`;

@@ -1,5 +1,6 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServeProcess } from "../support/serve-process.ts";
@@ -116,9 +117,11 @@ describe("the data directory", () => {
 
 describe("ordinary failures: one line, no stack trace, nothing changed", () => {
   const dataDir = join(work, "data-failures");
+  beforeAll(() => {
+    expect(run(["migrate"], { dataDir }).code).toBe(0);
+  });
 
   test("a backup into a missing folder", () => {
-    expect(run(["migrate"], { dataDir }).code).toBe(0);
     const target = join(work, "no-such-folder", "backup.sqlite3");
     const res = run(["backup", target], { dataDir });
     expect(res.code).toBe(1);
@@ -133,13 +136,21 @@ describe("ordinary failures: one line, no stack trace, nothing changed", () => {
 
   test("the backup names the key files and the media to copy beside it", () => {
     expect(run(["accounts", "create", "kay", "--email", "kay@example.test", "--password", "kays long password"], { dataDir }).code).toBe(0);
-    Bun.write(join(dataDir, "push-token.key"), "not a real key");
+    // As the server makes it at its first start.
+    writeFileSync(join(dataDir, "push-token.key"), randomBytes(32).toString("base64url"), { mode: 0o600 });
     const target = join(work, "backup.sqlite3");
     const res = run(["backup", target], { dataDir });
     expect(res.code).toBe(0);
     expect(res.stdout).toBe(
       `Backed up ${join(dataDir, "rookery.sqlite3")} to ${target}\nNot in it, to copy too: ${join(dataDir, "push-token.key")} (without it, apps must subscribe to Web Push again), ${join(dataDir, "media")}/ (the media)\n`,
     );
+  });
+
+  test("an emoji image that is a folder", () => {
+    const res = run(["emoji", "add", "blob", work], { dataDir });
+    expect(res.code).toBe(1);
+    expectOneLine(res.stderr, `rookery: ${work}: a folder, not an image file`);
+    expect(run(["emoji", "list"], { dataDir }).stdout).toBe("No custom emojis yet.\n");
   });
 
   test("an archive export into a missing folder", () => {
@@ -159,6 +170,36 @@ describe("ordinary failures: one line, no stack trace, nothing changed", () => {
       expectOneLine(res.stderr, "rookery: --password-stdin read nothing from standard input");
     }
     expect(run(["accounts", "list"], { dataDir }).stdout).toBe(before);
+  });
+
+  test("a DATA_DIR that is a file, and a rookery.sqlite3 that is no database", () => {
+    const file = join(work, "a-file");
+    writeFileSync(file, "not a folder");
+    for (const command of ["migrate", "serve"]) {
+      const res = run([command], { dataDir: file, env: { PORT: "0" } });
+      expect(res.code).toBe(1);
+      expectOneLine(res.stderr, `rookery: cannot make the folder ${file}: a file stands in its way`);
+    }
+    const garbage = join(work, "garbage");
+    mkdirSync(garbage);
+    writeFileSync(join(garbage, "rookery.sqlite3"), "this is not a database, though it is long enough to be read as one ".repeat(4));
+    for (const args of [["accounts", "list"], ["serve"]]) {
+      const res = run(args, { dataDir: garbage, env: { PORT: "0" } });
+      expect(res.code).toBe(1);
+      expectOneLine(res.stderr, "rookery: file is not a database: is DATA_DIR the server's data directory?");
+    }
+  });
+
+  test("a damaged key file", () => {
+    const damaged = join(work, "damaged-key");
+    expect(run(["migrate"], { dataDir: damaged }).code).toBe(0);
+    writeFileSync(join(damaged, "push-token.key"), "not a key");
+    for (const args of [["rules", "list"], ["serve"]]) {
+      const res = run(args, { dataDir: damaged, env: { PORT: "0" } });
+      expect(res.code).toBe(1);
+      expect(res.stdout).not.toContain("listening");
+      expectOneLine(res.stderr, `rookery: ${join(damaged, "push-token.key")} does not hold a 32-byte key: put back the one from the backup, or remove it`);
+    }
   });
 
   test("a port another process holds", async () => {

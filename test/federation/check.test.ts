@@ -108,7 +108,7 @@ describe("rookery federation check", () => {
   test("a certificate with days left, not weeks: failed, is its renewal working?", async () => {
     const short = makeCertificate(["127.0.0.2"], 3);
     // Another https server on the same name, answering as this domain would.
-    const expiring = Bun.serve({ hostname: "127.0.0.2", port: 0, tls: { cert: Bun.file(short.cert), key: Bun.file(short.key) }, fetch: () => Response.json({ uri: `127.0.0.2:${expiring.port}` }) });
+    const expiring = Bun.serve({ hostname: "127.0.0.2", port: 0, tls: { cert: Bun.file(short.cert), key: Bun.file(short.key) }, fetch: (request): Response => Response.json({ uri: new URL(request.url).host }) });
     try {
       const res = await check(["--time-from", time()], { PUBLIC_URL: `https://127.0.0.2:${expiring.port}`, NODE_EXTRA_CA_CERTS: short.cert });
       expect(res.states.certificate).toBe("failed");
