@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { parseCidrList, type Cidr } from "./net/ip.ts";
 import type { OutgoingLimits } from "./net/outgoing.ts";
+import { setting, type Env, type SettingName } from "./settings.ts";
 
 export interface Config {
   port: number;
@@ -49,11 +50,11 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-type Env = Record<string, string | undefined>;
+// Each reads the setting's value, or its default from the table (src/settings.ts): a default
+// is parsed like any value, so the table and the behaviour cannot disagree.
 
-function choice<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
+function choice<T extends string>(env: Env, name: SettingName, allowed: readonly T[]): T {
+  const raw = setting(name, env) ?? "";
   const value = raw.trim().toLowerCase() as T;
   if (!allowed.includes(value)) {
     throw new ConfigError(`${name} must be one of ${allowed.join(", ")} (got "${raw}")`);
@@ -61,25 +62,24 @@ function choice<T extends string>(env: Env, name: string, allowed: readonly T[],
   return value;
 }
 
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
+function bool(env: Env, name: SettingName): boolean {
+  const raw = setting(name, env) ?? "";
   const value = raw.trim().toLowerCase();
   if (["true", "1", "yes", "on"].includes(value)) return true;
   if (["false", "0", "no", "off"].includes(value)) return false;
   throw new ConfigError(`${name} must be true or false (got "${raw}")`);
 }
 
-function positiveInt(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 256) throw new ConfigError(`${name} must be a whole number from 1 to 256 (got "${raw}")`);
+/** A whole number from 1 to 256; `fallback` only for a setting whose default is worked out (MEDIA_WORKERS). */
+function positiveInt(env: Env, name: SettingName, fallback?: number): number {
+  const raw = setting(name, env);
+  if (raw === undefined && fallback !== undefined) return fallback;
+  if (raw === undefined || !/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 256) throw new ConfigError(`${name} must be a whole number from 1 to 256 (got "${raw ?? ""}")`);
   return Number(raw);
 }
 
-function megabytes(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return fallback * 1024 * 1024;
+function megabytes(env: Env, name: SettingName): number {
+  const raw = setting(name, env) ?? "";
   if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 1_000_000) throw new ConfigError(`${name} must be a whole number of megabytes from 1 to 1000000 (got "${raw}")`);
   return Number(raw) * 1024 * 1024;
 }
@@ -88,28 +88,27 @@ function megabytes(env: Env, name: string, fallback: number): number {
  * A limit written `<requests>/<seconds>` (2000/300: 2,000 in five minutes), or `off`. The
  * window is a fixed one, aligned like the other buckets' (see src/infra/rate-limits.ts).
  */
-function perPeriod(env: Env, name: string, fallback: { limit: number; periodMs: number }): { limit: number; periodMs: number } | null {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === "") return fallback;
+function perPeriod(env: Env, name: SettingName): { limit: number; periodMs: number } | null {
+  const given = setting(name, env) ?? "";
+  const raw = given.trim().toLowerCase();
   if (raw === "off") return null;
   const m = /^(\d{1,9})\/(\d{1,7})$/.exec(raw);
-  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new ConfigError(`${name} must be <requests>/<seconds> (such as 2000/300) or off (got "${env[name]}")`);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new ConfigError(`${name} must be <requests>/<seconds> (such as 2000/300) or off (got "${given}")`);
   return { limit: Number(m[1]), periodMs: Number(m[2]) * 1000 };
 }
 
 /** Reads and validates the environment; throws ConfigError naming the variable at fault. */
 export function loadConfig(env: Env = process.env): Config {
-  const portRaw = env.PORT ?? "3000";
+  const portRaw = setting("PORT", env) ?? "";
   const port = Number(portRaw);
   if (!/^\d+$/.test(portRaw.trim()) || port < 0 || port > 65535) {
     throw new ConfigError(`PORT must be a whole number from 0 to 65535 (got "${portRaw}")`);
   }
-  const host = (env.HOST ?? "127.0.0.1").trim();
-  if (host === "") throw new ConfigError("HOST must not be empty");
+  const host = (setting("HOST", env) ?? "").trim();
 
-  const dataDir = resolve(env.DATA_DIR && env.DATA_DIR.trim() !== "" ? env.DATA_DIR : "./data");
+  const dataDir = resolve(setting("DATA_DIR", env) ?? "");
 
-  const publicUrlRaw = env.PUBLIC_URL && env.PUBLIC_URL.trim() !== "" ? env.PUBLIC_URL.trim() : `http://localhost:${port}`;
+  const publicUrlRaw = setting("PUBLIC_URL", env)?.trim() || `http://localhost:${port}`;
   let url: URL;
   try {
     url = new URL(publicUrlRaw);
@@ -125,7 +124,7 @@ export function loadConfig(env: Env = process.env): Config {
 
   let trustedProxies: Cidr[];
   try {
-    trustedProxies = parseCidrList(env.TRUSTED_PROXIES ?? "");
+    trustedProxies = parseCidrList(setting("TRUSTED_PROXIES", env) ?? "");
   } catch (e) {
     throw new ConfigError(`TRUSTED_PROXIES ${(e as Error).message}`);
   }
@@ -136,29 +135,29 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     publicUrl: url.origin,
     domain: url.host,
-    registrations: choice(env, "REGISTRATIONS", ["open", "approval", "closed"] as const, "closed"),
-    whitelistMode: bool(env, "WHITELIST_MODE", false),
-    rateLimits: choice(env, "RATE_LIMITS", ["on", "off"] as const, "on") === "on",
-    inboxRateLimit: perPeriod(env, "INBOX_RATE_LIMIT", { limit: 2000, periodMs: 5 * 60 * 1000 }),
+    registrations: choice(env, "REGISTRATIONS", ["open", "approval", "closed"] as const),
+    whitelistMode: bool(env, "WHITELIST_MODE"),
+    rateLimits: choice(env, "RATE_LIMITS", ["on", "off"] as const) === "on",
+    inboxRateLimit: perPeriod(env, "INBOX_RATE_LIMIT"),
     trustedProxies,
-    instanceTitle: env.INSTANCE_TITLE?.trim() || "Rookery",
-    contactEmail: env.CONTACT_EMAIL?.trim() || "",
-    logRequests: bool(env, "LOG_REQUESTS", true),
+    instanceTitle: (setting("INSTANCE_TITLE", env) ?? "").trim(),
+    contactEmail: (setting("CONTACT_EMAIL", env) ?? "").trim(),
+    logRequests: bool(env, "LOG_REQUESTS"),
     mediaWorkers: positiveInt(env, "MEDIA_WORKERS", Math.max(1, availableParallelism() - 1)),
     transcodeWorkers: positiveInt(env, "MEDIA_WORKERS", 1),
-    federation: choice(env, "FEDERATION", ["on", "off"] as const, "on") === "on",
-    allowPrivateAddresses: bool(env, "ALLOW_PRIVATE_ADDRESSES", false),
-    remoteMediaCache: bool(env, "CACHE_REMOTE_MEDIA", true) ? { maxTotalBytes: megabytes(env, "REMOTE_MEDIA_CACHE_MB", 1024) } : null,
-    authorizedFetch: bool(env, "AUTHORIZED_FETCH", false),
+    federation: choice(env, "FEDERATION", ["on", "off"] as const) === "on",
+    allowPrivateAddresses: bool(env, "ALLOW_PRIVATE_ADDRESSES"),
+    remoteMediaCache: bool(env, "CACHE_REMOTE_MEDIA") ? { maxTotalBytes: megabytes(env, "REMOTE_MEDIA_CACHE_MB") } : null,
+    authorizedFetch: bool(env, "AUTHORIZED_FETCH"),
     outgoing: {
       // Mastodon gives a fetched document about 10 s in all.
-      firstByteMs: positiveInt(env, "FETCH_TIMEOUT_SECONDS", 10) * 1000,
-      totalMs: positiveInt(env, "FETCH_TIMEOUT_SECONDS", 10) * 1000,
-      maxPerHost: positiveInt(env, "FETCH_MAX_PER_HOST", 8),
-      maxTotal: positiveInt(env, "FETCH_MAX_CONCURRENT", 64),
+      firstByteMs: positiveInt(env, "FETCH_TIMEOUT_SECONDS") * 1000,
+      totalMs: positiveInt(env, "FETCH_TIMEOUT_SECONDS") * 1000,
+      maxPerHost: positiveInt(env, "FETCH_MAX_PER_HOST"),
+      maxTotal: positiveInt(env, "FETCH_MAX_CONCURRENT"),
     },
     // An imported entry is up to three requests to its server (WebFinger, the actor, the
     // activity): one entry a second there, five a second in all.
-    importRates: { perHost: perPeriod(env, "IMPORT_RATE_PER_HOST", { limit: 60, periodMs: 60_000 }), total: perPeriod(env, "IMPORT_RATE", { limit: 300, periodMs: 60_000 }) },
+    importRates: { perHost: perPeriod(env, "IMPORT_RATE_PER_HOST"), total: perPeriod(env, "IMPORT_RATE") },
   };
 }

@@ -18,6 +18,12 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A failure of the set-up that the operator fixes (a damaged key file...): the command line
+ * prints its message as one line, without a stack trace.
+ */
+export class SetupError extends Error {}
+
 export const notFound = () => new ApiError(404, "Record not found");
 export const forbidden = (message = "This action is not allowed") => new ApiError(403, message);
 export const unprocessable = (message: string, extra: Record<string, unknown> = {}) => new ApiError(422, message, extra);

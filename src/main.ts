@@ -1,6 +1,6 @@
 import { CustomEmojiService } from "./services/custom-emojis.ts";
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { SystemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { largestId, migrate, openDatabase, SchemaTooNewError } from "./db/connection.ts";
@@ -21,6 +21,10 @@ import { relaysCommand } from "./cli/relays.ts";
 import { invitesCommand } from "./cli/invites.ts";
 import { STAFF_COMMANDS, staffAccountCommand } from "./cli/staff.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
+import { setting, settingsHelp } from "./settings.ts";
+import { dataDirNotice, requireDatabase } from "./cli/data-dir.ts";
+import { federationCheckCommand } from "./cli/federation-check.ts";
+import { listenFailure, ordinaryFailure } from "./cli/failures.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
 
@@ -71,6 +75,10 @@ Usage:
   rookery invites list                    Every invite: maker, state, uses, expiry, comment
   rookery invites revoke <id>             Expire an invite now
   rookery federation status               Deliveries waiting, domains failing lately, and the relays
+  rookery federation check [--time-from <url>]
+                                          Check what other servers will see: PUBLIC_URL over https, its
+                                          certificate, host-meta, WebFinger, NodeInfo, the proxy's
+                                          forwarded addresses, the clock (against <url>'s Date header)
   rookery relays add <url> [--kind mastodon|litepub]
                                           Subscribe to a relay: a Mastodon relay's inbox or a LitePub
                                           relay's actor (found out unless --kind says); what it brings
@@ -105,15 +113,22 @@ Usage:
   rookery --version                       Print the version
   rookery --help                          Print this help
 
-Settings come from the environment:
-  PORT (3000)  HOST (127.0.0.1)  DATA_DIR (./data)  PUBLIC_URL (http://localhost:$PORT)
-  REGISTRATIONS (open|approval|closed, closed)  WHITELIST_MODE (true|false, false)
-  RATE_LIMITS (on|off, on)  TRUSTED_PROXIES (none)  INSTANCE_TITLE (Rookery)
-  CONTACT_EMAIL (none)  LOG_REQUESTS (true)  MEDIA_WORKERS (cores - 1; ffmpeg: 1)
-  FEDERATION (on|off, on)  ALLOW_PRIVATE_ADDRESSES (false)  AUTHORIZED_FETCH (false)
-  TMPDIR (/tmp; must allow executables: libvips is loaded from there)
-  FFMPEG_PATH, FFPROBE_PATH (the built-in ffmpeg, unpacked under DATA_DIR/tools; else the system's)
+Settings come from the environment (a bad value stops with a message naming it):
 `;
+
+const HELP_NOTES = `
+Also read: MALLOC_ARENA_MAX (by glibc; 2 keeps image decoding's memory from piling up in
+per-thread arenas: set it for the server, as npm start and the systemd unit do).
+`;
+
+/** Every command but these needs a data directory with a database in it. */
+const MAKES_DATABASE = new Set(["serve", "migrate"]);
+const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup"]);
+
+/** The key files the data directory holds (push-token.key, and any a later version adds). */
+function keyFiles(dataDir: string): string[] {
+  return existsSync(dataDir) ? readdirSync(dataDir).filter((f) => f.endsWith(".key")).sort() : [];
+}
 
 function fail(message: string): never {
   process.stderr.write(`rookery: ${message}\n`);
@@ -123,12 +138,20 @@ function fail(message: string): never {
 async function serve() {
   const config = loadConfig();
   // PORT=0 without PUBLIC_URL: the kernel picks the port, and the public URL follows it.
-  const running = await startServer(config, { derivePublicUrl: !process.env.PUBLIC_URL?.trim() });
+  let running: Awaited<ReturnType<typeof startServer>>;
+  try {
+    running = await startServer(config, { derivePublicUrl: setting("PUBLIC_URL") === undefined });
+  } catch (e) {
+    const refused = listenFailure(e, config);
+    if (refused !== null) fail(refused);
+    throw e;
+  }
   log("info", "Rookery is listening", {
     version: VERSION_STRING,
     url: running.ctx.config.publicUrl,
     listen: running.url,
     data: config.dataDir,
+    migrations_applied: running.database.migrationsApplied,
     registrations: config.registrations,
   });
   let shuttingDown = false;
@@ -141,6 +164,14 @@ async function serve() {
   };
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+/** The password piped in (`--password-stdin`), without its final newline; nothing piped is refused. */
+async function passwordFromStdin(): Promise<string> {
+  if (process.stdin.isTTY) fail("--password-stdin reads the password from a pipe: printf '%s' 'the password' | rookery ...; or give --password");
+  const password = (await new Response(Bun.stdin.stream()).text()).replace(/\r?\n$/, "");
+  if (password === "") fail("--password-stdin read nothing from standard input: pipe the password in (printf '%s' 'the password' | rookery ...)");
+  return password;
 }
 
 async function accounts(args: string[]) {
@@ -165,7 +196,7 @@ async function accounts(args: string[]) {
       if (!username) fail("accounts create needs a username: accounts create <username> --email <address> --password <password>");
       const email = options.get("email");
       // --password-stdin keeps the password out of the process list and shell history.
-      const password = options.has("password-stdin") ? (await new Response(Bun.stdin.stream()).text()).replace(/\r?\n$/, "") : options.get("password");
+      const password = options.has("password-stdin") ? await passwordFromStdin() : options.get("password");
       if (!email) fail("accounts create needs --email <address>");
       if (!password) fail("accounts create needs --password <password> (or --password-stdin)");
       try {
@@ -237,7 +268,7 @@ async function domains(args: string[]) {
 async function main(argv: string[]) {
   const [command = "serve", ...args] = argv;
   if (argv.includes("--help") || argv.includes("-h") || command === "help") {
-    process.stdout.write(HELP);
+    process.stdout.write(HELP + settingsHelp() + HELP_NOTES);
     return;
   }
   if (command === "--version" || command === "-v" || command === "version") {
@@ -245,6 +276,13 @@ async function main(argv: string[]) {
     return;
   }
   try {
+    if (!COMMANDS.has(command)) fail(`unknown command "${command}"; see rookery --help`);
+    if (command !== "serve") {
+      // The server logs it at start; every command says it first, on standard error.
+      const config = loadConfig();
+      if (!MAKES_DATABASE.has(command)) requireDatabase(config);
+      process.stderr.write(dataDirNotice(config));
+    }
     switch (command) {
       case "serve":
         return await serve();
@@ -254,7 +292,8 @@ async function main(argv: string[]) {
         if (args[0] === "move") return await moveCommand(args.slice(1));
         return await accounts(args);
       case "federation": {
-        if (args[0] !== "status") fail(`unknown federation command "${args[0] ?? ""}"; use federation status`);
+        if (args[0] === "check") return await federationCheckCommand(args.slice(1));
+        if (args[0] !== "status") fail(`unknown federation command "${args[0] ?? ""}"; use federation status or check`);
         const config = loadConfig();
         const handle = openDatabase(config.dataDir);
         try {
@@ -297,16 +336,21 @@ async function main(argv: string[]) {
         if (!target) fail("backup needs a target file: rookery backup <file>");
         const file = resolve(target);
         if (existsSync(file)) fail(`${file} already exists; choose a new file`);
+        if (!existsSync(dirname(file))) fail(`${dirname(file)} does not exist; make the folder first (mkdir -p ${dirname(file)})`);
         const config = loadConfig();
         // A copy of the database as it is: never migrated first (the backup taken before an
         // upgrade must be the old schema), and possible of one a newer Rookery has migrated.
         const handle = openDatabase(config.dataDir, { migrate: false });
-        // VACUUM INTO reads one consistent snapshot, even while the server writes.
-        handle.sqlite.run("VACUUM INTO ?", [file]);
-        handle.close();
+        try {
+          // VACUUM INTO reads one consistent snapshot, even while the server writes.
+          handle.sqlite.run("VACUUM INTO ?", [file]);
+        } finally {
+          handle.close();
+        }
         process.stdout.write(`Backed up ${handle.path} to ${file}\n`);
-        // The sealing key stays out of the database on purpose (see TokenSeal): say so.
-        process.stdout.write(`Not in it: ${config.dataDir}/push-token.key (copy it too, or apps must subscribe to Web Push again)\n`);
+        // The keys stay out of the database on purpose (see TokenSeal), the media are files: say so.
+        const besides = [...keyFiles(config.dataDir).map((f) => `${join(config.dataDir, f)}${f === "push-token.key" ? " (without it, apps must subscribe to Web Push again)" : ""}`), `${join(config.dataDir, "media")}/ (the media)`];
+        process.stdout.write(`Not in it, to copy too: ${besides.join(", ")}\n`);
         return;
       }
       default:
@@ -314,6 +358,8 @@ async function main(argv: string[]) {
     }
   } catch (e) {
     if (e instanceof ConfigError || e instanceof CliFailure || e instanceof SchemaTooNewError) fail(e.message);
+    const ordinary = ordinaryFailure(e);
+    if (ordinary !== null) fail(ordinary);
     throw e;
   }
 }

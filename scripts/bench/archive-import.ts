@@ -88,6 +88,7 @@ try {
   const archive = join(work, "archive.zip");
   const made = await makeArchive(archive);
   console.log(`archive: ${made.items} outbox items (${POSTS} public posts), ${made.images} JPEGs of ${(made.photoBytes / 1024).toFixed(0)} KB, ${(statSync(archive).size / (1024 * 1024)).toFixed(1)} MB`);
+  run(["migrate"]);
   run(["accounts", "create", "ann", "--email", "ann@example.test", "--password", "correct horse battery staple"]);
   const first = run(["accounts", "import-archive", "ann", archive]);
   console.log(`import:        ${first.seconds.toFixed(1)} s\n${first.stdout}`);

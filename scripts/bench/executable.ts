@@ -1,17 +1,22 @@
 /**
  * The executable itself: its size, start-up to the first answered request on an existing
  * database (median and worst of N starts), and resident memory once idle; beside a bare
- * Bun.serve executable compiled the same way in the same run.
+ * Bun.serve executable compiled the same way in the same run. The figures are written to
+ * docs/executable-run.json, and the README and docs/benchmarks.md quote them (see
+ * executable-figures.ts); --no-write only prints them.
  *
- *   bun scripts/bench/executable.ts [starts, default 15]
+ *   bun scripts/bench/executable.ts [starts, default 15] [--no-write]
  */
 import { spawn, spawnSync } from "bun";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, fmt, ROOT, rss } from "./lib.ts";
+import { writeRun } from "./executable-figures.ts";
 
-const STARTS = Number(process.argv[2] ?? 15);
+const args = process.argv.slice(2);
+const STARTS = Number(args.find((a) => /^\d+$/.test(a)) ?? 15);
+const load = loadavg()[0] as number;
 const work = mkdtempSync(join(tmpdir(), "rookery-exe-bench-"));
 
 function build(entry: string, outfile: string, extra: string[] = []) {
@@ -49,6 +54,8 @@ async function measure(file: string, args: string[], env: Record<string, string>
   return { median: times[Math.floor(times.length / 2)]!, worst: times[times.length - 1]!, idle, size: statSync(file).size / (1024 * 1024) };
 }
 
+const round = (n: number) => Math.round(n * 10) / 10;
+
 try {
   const bareSource = join(work, "bare.ts");
   writeFileSync(bareSource, `Bun.serve({ port: Number(process.env.PORT), hostname: "127.0.0.1", fetch: () => Response.json({ hello: "world" }) });\n`);
@@ -61,6 +68,8 @@ try {
   // An existing database with some life in it: accounts, statuses.
   const dataDir = join(work, "data");
   const env = { DATA_DIR: dataDir, HOST: "127.0.0.1", LOG_REQUESTS: "false", MALLOC_ARENA_MAX: "2" };
+  // Commands other than serve and migrate need the database to exist already.
+  spawnSync([rookery, "migrate"], { env: { ...process.env, ...env }, cwd: work });
   spawnSync([rookery, "accounts", "create", "bench", "--email", "bench@bench.test", "--password", "benchmark password"], { env: { ...process.env, ...env }, cwd: work });
 
   const b = await measure(bare, [], {}, "/");
@@ -68,6 +77,11 @@ try {
   console.log(`${STARTS} starts each; start-up = spawn to first answered request, on loopback\n`);
   console.log(`baseline: bare Bun.serve executable   size ${fmt(b.size, 1)} MB   start-up median ${fmt(b.median, 1)} ms, worst ${fmt(b.worst, 1)} ms   idle RSS ${fmt(b.idle, 1)} MB`);
   console.log(`rookery (GET /api/v1/instance)        size ${fmt(r.size, 1)} MB   start-up median ${fmt(r.median, 1)} ms, worst ${fmt(r.worst, 1)} ms   idle RSS ${fmt(r.idle, 1)} MB`);
+  if (!args.includes("--no-write")) {
+    const figures = (m: typeof r) => ({ sizeMb: round(m.size), medianMs: round(m.median), worstMs: round(m.worst), idleMb: round(m.idle) });
+    writeRun({ date: new Date().toISOString().slice(0, 10), starts: STARTS, cores: availableParallelism(), load: round(load), bare: figures(b), rookery: figures(r) });
+    console.log("Written to docs/executable-run.json; the README and docs/benchmarks.md quote it.");
+  }
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

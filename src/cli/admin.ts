@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { SystemClock } from "../clock.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { largestId, openDatabase } from "../db/connection.ts";
@@ -158,7 +159,7 @@ export async function emojiCommand(args: string[]) {
     const [shortcode, file] = positional;
     if (!shortcode || !file) throw new CliFailure("emoji add needs a shortcode and an image: emoji add <shortcode> <image-file> [--category <name>]");
     const source = Bun.file(file);
-    if (!(await source.exists())) throw new CliFailure(`${file}: no such file`);
+    if (!(await source.exists())) throw new CliFailure(`${file}: ${existsSync(file) ? "a folder, not an image file" : "no such file"}`);
     image = new Uint8Array(await source.arrayBuffer());
   }
   await withServices(async (services) => {

@@ -1,6 +1,6 @@
-import { createWriteStream, existsSync, renameSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, renameSync, rmSync, openSync } from "node:fs";
 import { once } from "node:events";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { AccountRow } from "../db/schema.ts";
 import type { Services } from "../services/index.ts";
 import type { ArchiveFormat } from "../services/archive/export.ts";
@@ -33,13 +33,16 @@ export async function exportArchiveCommand(args: string[]) {
   if (!target) throw new CliFailure(usage);
   const file = resolve(target);
   if (existsSync(file)) throw new CliFailure(`${file} already exists; choose a new file`);
+  if (!existsSync(dirname(file))) throw new CliFailure(`${dirname(file)} does not exist; make the folder first (mkdir -p ${dirname(file)})`);
   const format = formatOf(file, options.get("format"));
   await withServices(async (services) => {
     const account = localAccount(services, name, usage);
     if (!services.archiveExport) throw new CliFailure("archives cannot be written here");
     // Written beside the target and renamed at the end: a file of that name is a whole archive.
     const partial = `${file}.part`;
-    const stream = createWriteStream(partial, { flags: "wx" });
+    // Opened here, not by the stream: a folder that is missing or not writable fails now, with
+    // its path, rather than as an error event nobody awaits.
+    const stream = createWriteStream(partial, { fd: openSync(partial, "wx") });
     let bytes = 0;
     try {
       for await (const chunk of services.archiveExport.write(account, format)) {

@@ -12,6 +12,8 @@ export interface DbHandle {
   db: Db;
   sqlite: Database;
   path: string;
+  /** How many migrations opening it applied (0 when none were due, or with `migrate: false`). */
+  migrationsApplied: number;
   close(): void;
 }
 
@@ -37,8 +39,9 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHand
   if (options.onQuery) countStatements(sqlite, options.onQuery);
   const db = drizzle({ client: sqlite, schema }) as Db;
   trackTransactions(db);
+  let migrationsApplied = 0;
   try {
-    if (options.migrate !== false) migrate(db, path);
+    if (options.migrate !== false) migrationsApplied = migrate(db, path);
   } catch (e) {
     sqlite.close();
     throw e;
@@ -47,6 +50,7 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHand
     db,
     sqlite,
     path,
+    migrationsApplied,
     close() {
       sqlite.close();
     },

@@ -6,6 +6,12 @@ import { instanceSettings } from "../db/schema.ts";
 
 const SETTING = "federation_instance_actor_keys";
 
+/** The instance actor's public keys as this database holds them (none until first needed): `rookery federation check` compares them with what PUBLIC_URL serves. */
+export function storedInstanceActorKeys(db: Db): JsonWebKey[] {
+  const value = db.select().from(instanceSettings).where(eq(instanceSettings.key, SETTING)).get()?.value;
+  return value ? (JSON.parse(value) as { publicKey: JsonWebKey }[]).map((p) => p.publicKey) : [];
+}
+
 /**
  * The server's own actor, which signs what Rookery fetches from other servers. GoToSocial
  * answers every unsigned GET of an actor or a status with 401, and so does Mastodon with

@@ -2,6 +2,7 @@ import { accessSync, chmodSync, constants, existsSync, mkdirSync, readdirSync, r
 import { setPriority } from "node:os";
 import { join } from "node:path";
 import { log } from "../log.ts";
+import { setting } from "../settings.ts";
 
 /**
  * ffmpeg and ffprobe: where they come from, and how they run.
@@ -107,7 +108,7 @@ function executable(path: string | undefined): path is string {
 }
 
 function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? "").split(":")) {
+  for (const dir of (setting("PATH") ?? "").split(":")) {
     if (dir && executable(join(dir, name))) return join(dir, name);
   }
   return undefined;
@@ -147,7 +148,7 @@ async function unpack(blob: Blob, name: string, dir: string): Promise<string> {
 type Found = { kind: "ready"; tools: MediaTools } | { kind: "embedded"; ffmpeg: Blob; ffprobe: Blob };
 
 export function findTools(): Found | null {
-  const env = { ffmpeg: process.env.FFMPEG_PATH, ffprobe: process.env.FFPROBE_PATH };
+  const env = { ffmpeg: setting("FFMPEG_PATH"), ffprobe: setting("FFPROBE_PATH") };
   if (env.ffmpeg || env.ffprobe) {
     if (!executable(env.ffmpeg) || !executable(env.ffprobe)) {
       log("warn", "FFMPEG_PATH and FFPROBE_PATH must both name executables: video and audio uploads are refused");

@@ -7,6 +7,7 @@ import type SharpType from "sharp";
 // node_modules; inside the compiled executable it is an embedded file (see scripts/build.ts).
 // The name carries libvips' version: sharp is pinned to an exact version in package.json.
 import libvipsFile from "../../node_modules/@img/sharp-libvips-linux-x64/lib/libvips-cpp.so.8.18.7" with { type: "file" };
+import { setting } from "../settings.ts";
 
 // Decompression bombs: refuse inputs beyond this many pixels before decoding them.
 export const MAX_INPUT_PIXELS = 100_000_000;
@@ -26,7 +27,7 @@ export class SharpUnavailable extends Error {}
 function preloadEmbeddedLibvips() {
   if (!libvipsFile.startsWith("/$bunfs/") && !libvipsFile.startsWith("B:/~BUN/")) return;
   const bytes = readFileSync(libvipsFile);
-  const candidates = [process.env.TMPDIR, tmpdir(), join(process.env.DATA_DIR ?? "data")].filter((d): d is string => !!d);
+  const candidates = [setting("TMPDIR"), tmpdir(), join(setting("DATA_DIR") ?? "data")].filter((d): d is string => !!d);
   const errors: string[] = [];
   for (const base of candidates) {
     let dir: string | null = null;

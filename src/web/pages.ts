@@ -1,6 +1,7 @@
 import { htmlToText } from "../text/html-to-text.ts";
 import { html, raw, type Safe } from "./html.ts";
 import { layout } from "./layout.ts";
+import { counted, PAGES_LANGUAGE } from "./words.ts";
 
 /** The parts of the API's Account entity the pages show. */
 export interface AccountEntity {
@@ -66,7 +67,7 @@ export function statusArticle(site: Site, s: StatusEntity, options: { focus?: bo
   if (s.reblog) {
     return html`<article class="status"><p class="boosted"><a href="${s.account.url}">${name(s.account)}</a> boosted</p>${statusBody(site, s.reblog, options)}</article>`;
   }
-  return html`<article class="status${options.focus ? " focus" : ""}"${s.language ? html` lang="${s.language}"` : ""}>${statusBody(site, s, options)}</article>`;
+  return html`<article class="status${options.focus ? " focus" : ""}">${statusBody(site, s, options)}</article>`;
 }
 
 /** Why a quoted post is not shown, in the words of Mastodon's web interface. */
@@ -96,11 +97,12 @@ function quoted(site: Site, s: StatusEntity, nested: boolean): Safe | "" {
 function statusBody(site: Site, s: StatusEntity, options: { focus?: boolean }, nested = false): Safe {
   // The fallback link to the quoted post is for readers that do not show quotes; this one does.
   const text = s.quote ? s.content.replace(/^<p class="quote-inline">.*?<\/p>/s, "") : s.content;
-  const content = html`<div class="content">${raw(text)}</div>${media(site, s)}${poll(s)}${quoted(site, s, nested)}`;
+  // The status's words are in its language; the page's around them (counts, dates) in the pages'.
+  const content = html`<div class="content"${s.language ? html` lang="${s.language}"` : ""}>${raw(text)}</div>${media(site, s)}${poll(s)}${quoted(site, s, nested)}`;
   const link = s.url ?? s.uri;
   return html`<header><img src="${avatarOf(site, s.account)}" alt=""><div><a href="${s.account.url}"><strong>${name(s.account)}</strong></a><div class="handle">@${s.account.acct}</div></div></header>
 ${s.spoiler_text ? html`<details class="cw"><summary>${s.spoiler_text}</summary>${content}</details>` : content}
-<p class="meta"><a href="${link}">${when(s.created_at)}</a>${s.edited_at ? " · edited" : ""}${options.focus ? html` · ${s.replies_count} replies · ${s.reblogs_count} boosts · ${s.favourites_count} favourites` : ""}</p>`;
+<p class="meta"><a href="${link}">${when(s.created_at)}</a>${s.edited_at ? " · edited" : ""}${options.focus ? html` · ${counted(s.replies_count, "reply")} · ${counted(s.reblogs_count, "boost")} · ${counted(s.favourites_count, "favourite")}` : ""}</p>`;
 }
 
 function media(site: Site, s: StatusEntity): Safe | "" {
@@ -126,18 +128,31 @@ function poll(s: StatusEntity): Safe | "" {
     const share = total > 0 && o.votes_count !== null ? Math.round((o.votes_count / total) * 100) : 0;
     return html`<li>${o.title}: ${o.votes_count ?? "?"} (${share}%)</li>`;
   });
-  return html`<div class="poll"><ul>${options}</ul><p class="meta">${total} votes${s.poll.expired ? " · closed" : ""}</p></div>`;
+  return html`<div class="poll"><ul>${options}</ul><p class="meta">${counted(total, "vote")}${s.poll.expired ? " · closed" : ""}</p></div>`;
+}
+
+/**
+ * The picture a link preview shows of a status: its first image, or the preview frame of its
+ * first video or GIF (the cover of an audio file, when it has one), as Mastodon's cards do;
+ * undefined when it has none, and the author's avatar stands in.
+ */
+function previewPicture(s: StatusEntity): string | undefined {
+  for (const m of s.media_attachments) {
+    if (m.type === "image" && m.url) return m.url;
+    if ((m.type === "video" || m.type === "gifv" || m.type === "audio") && m.preview_url) return m.preview_url;
+  }
+  return undefined;
 }
 
 /** `/@name/:id`: the status with the thread around it. */
 export function statusPage(site: Site, status: StatusEntity, ancestors: StatusEntity[], descendants: StatusEntity[]): string {
   const shown = status.reblog ?? status;
   const text = shown.spoiler_text || htmlToText(shown.content);
-  const picture = shown.media_attachments.find((m) => m.type === "image" && m.url)?.url;
+  const picture = previewPicture(shown);
   const main = html`${ancestors.map((s) => statusArticle(site, s))}${statusArticle(site, status, { focus: true })}${
     descendants.length > 0 ? html`<section aria-label="Replies">${descendants.map((s) => statusArticle(site, s))}</section>` : ""
   }`;
-  return layout({ title: `${name(shown.account)}: "${text.slice(0, 60)}${text.length > 60 ? "…" : ""}"`, description: text, canonical: status.url ?? status.uri, activity: status.uri, oembed: `${site.publicUrl}/api/oembed?format=json&url=${encodeURIComponent(status.url ?? status.uri)}`, image: picture ?? shown.account.avatar, largeImage: picture !== undefined, type: "article", siteName: site.title }, main, shown.language ?? "en");
+  return layout({ title: `${name(shown.account)}: "${text.slice(0, 60)}${text.length > 60 ? "…" : ""}"`, description: text, canonical: status.url ?? status.uri, activity: status.uri, oembed: `${site.publicUrl}/api/oembed?format=json&url=${encodeURIComponent(status.url ?? status.uri)}`, image: picture ?? shown.account.avatar, largeImage: picture !== undefined, type: "article", siteName: site.title }, main, PAGES_LANGUAGE);
 }
 
 /** `/@name`: the profile, its pinned statuses, then a page of its public and unlisted ones. */
@@ -156,7 +171,7 @@ export function profilePage(site: Site, account: AccountEntity, pinned: StatusEn
 <p class="handle">@${account.acct}${account.locked ? " · locked" : ""}${account.bot ? " · automated" : ""}</p>
 <div class="content">${raw(account.note)}</div>
 ${fields}
-<ul class="counts"><li>${account.statuses_count} posts</li><li>${account.following_count} following</li><li>${account.followers_count} followers</li></ul>
+<ul class="counts"><li>${counted(account.statuses_count, "post")}</li><li>${counted(account.following_count, "following")}</li><li>${counted(account.followers_count, "follower")}</li></ul>
 </section>
 ${pinned.length ? html`<section aria-label="Pinned"><h2>Pinned</h2>${pinned.map((s) => statusArticle(site, s))}</section>` : ""}
 <section aria-label="Posts"><h2>Posts</h2>${statuses.length ? statuses.map((s) => statusArticle(site, s)) : html`<p>No posts yet.</p>`}</section>
@@ -183,7 +198,7 @@ export function aboutPage(site: Site & { description: string; contactEmail: stri
   }[site.registrations];
   const main = html`<h1>${site.title}</h1>
 <p>${site.description}</p>
-<ul class="counts"><li>${site.users} users</li><li>${site.statuses} posts</li></ul>
+<ul class="counts"><li>${counted(site.users, "user")}</li><li>${counted(site.statuses, "post")}</li></ul>
 <h2>Joining</h2>
 <p>${joining} Members sign in with a Mastodon app (Elk, Phanpy, Ivory, Tusky…) at <strong>${new URL(site.publicUrl).host}</strong>, or <a href="/oauth/sign_in">sign in here</a> to read this server's pages.</p>
 ${site.contactEmail ? html`<h2>Contact</h2><p><a href="mailto:${site.contactEmail}">${site.contactEmail}</a></p>` : ""}`;
@@ -193,7 +208,7 @@ ${site.contactEmail ? html`<h2>Contact</h2><p><a href="mailto:${site.contactEmai
 /** `/@name/:id/embed`: the status alone, for the iframe of oEmbed. */
 export function embedPage(site: Site, status: StatusEntity): string {
   return html`<!DOCTYPE html>
-<html lang="${(status.reblog ?? status).language ?? "en"}">
+<html lang="${PAGES_LANGUAGE}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${name(status.account)} on ${site.title}</title><link rel="stylesheet" href="/web/rookery.css"></head>
 <body class="embed"><main id="main">${statusArticle(site, status, { focus: true })}</main></body>
 </html>

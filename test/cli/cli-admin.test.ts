@@ -13,6 +13,8 @@ import sharp from "../../src/media-files/sharp.ts";
 const dataDir = mkdtempSync(join(tmpdir(), "rookery-cli-admin-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 const cli = cliIn(dataDir);
+// A new data directory: the database is made by migrate (or the server), never by another command.
+if (cli(["migrate"]).code !== 0) throw new Error("migrate failed");
 
 describe("rookery rules", () => {
   test("add prints the id, list shows them in order, remove takes one off; the API shows the same", async () => {

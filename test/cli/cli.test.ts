@@ -7,6 +7,7 @@ import { Client } from "../support/http.ts";
 import { startTestServer } from "../support/server.ts";
 import { createUser, postStatus } from "../support/fixtures.ts";
 import { eventually } from "../support/wait.ts";
+import { withoutNotice } from "../support/cli.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "rookery-cli-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -16,8 +17,11 @@ function cli(args: string[], env: Record<string, string> = {}) {
     env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false", ...env },
     cwd: join(import.meta.dir, "..", ".."),
   });
-  return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
+  return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: withoutNotice(proc.stderr.toString()) };
 }
+
+// A new data directory: the database is made by migrate (or the server), never by another command.
+if (cli(["migrate"]).code !== 0) throw new Error("migrate failed");
 
 describe("the admin CLI", () => {
   test("--help and --version", () => {

@@ -8,6 +8,7 @@ import { DATABASE_FILE, SchemaTooNewError } from "../../src/db/connection.ts";
 import { createUser } from "../support/fixtures.ts";
 import { freePort } from "../support/serve-process.ts";
 import { startTestServer } from "../support/server.ts";
+import { withoutNotice } from "../support/cli.ts";
 
 /**
  * A database a newer Rookery has migrated (an older executable started after an upgrade):
@@ -37,7 +38,7 @@ function snapshot(): string {
 
 function cli(args: string[]) {
   const made = Bun.spawnSync([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false" } });
-  return { code: made.exitCode, stdout: made.stdout.toString(), stderr: made.stderr.toString() };
+  return { code: made.exitCode, stdout: made.stdout.toString(), stderr: withoutNotice(made.stderr.toString()) };
 }
 
 function expectRefusal(message: string) {

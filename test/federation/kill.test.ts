@@ -21,6 +21,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "rookery-fedkill-"));
   const port = String(freePort(HOST));
   env = { HOST, PORT: port, PUBLIC_URL: `http://${HOST}:${port}`, ALLOW_PRIVATE_ADDRESSES: "true" };
+  // A new data directory: its database is made by migrate (or the server), never by another command.
+  cli(dataDir, ["migrate"]);
   cli(dataDir, ["accounts", "create", "kim", "--email", "kim@example.test", "--password", "kims password"]);
   receiver = await startReceiver("127.0.0.9");
 });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { eventually } from "../support/federation.ts";
 import { makeCertificate, startTlsPeer, type TlsPeer } from "../support/federation-tls.ts";
 import type { Client } from "../support/http.ts";
+import { withoutNotice } from "../support/cli.ts";
 
 // The operator's commands, against two running servers behind TLS (handles are resolved
 // through WebFinger, which is https only): `accounts alias` names the old account by its
@@ -28,7 +29,7 @@ const cli = (peer: TlsPeer) => async (args: string[]) => {
     stderr: "pipe",
   });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout, stderr };
+  return { code, stdout, stderr: withoutNotice(stderr) };
 };
 
 beforeAll(async () => {

@@ -30,6 +30,7 @@ function files(dir: string): string[] {
 
 test("kill -9 while a video transcodes: ffmpeg goes with the server, and the restarted server processes the video", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "rookery-video-kill-"));
+  cli(dataDir, ["migrate"]);
   cli(dataDir, ["accounts", "create", "vic", "--email", "vic@example.test", "--password", "vics password"]);
   const clip = await longClip(60);
   let running = await serveProcess(dataDir);
@@ -77,6 +78,7 @@ test("kill -9 while a video transcodes: ffmpeg goes with the server, and the res
 
 test("with no ffmpeg: video is refused with a clear 422, the instance lists no video, and a GIF stays an animated image", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "rookery-no-ffmpeg-"));
+  cli(dataDir, ["migrate"]);
   cli(dataDir, ["accounts", "create", "nia", "--email", "nia@example.test", "--password", "nias password"]);
   const running = await serveProcess(dataDir, { FFMPEG_PATH: join(dataDir, "missing-ffmpeg"), FFPROBE_PATH: join(dataDir, "missing-ffprobe") });
   try {

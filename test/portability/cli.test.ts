@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { withoutNotice } from "../support/cli.ts";
 
 /**
  * `rookery accounts export|import` beside a running server: the export writes Mastodon's files
@@ -35,7 +36,7 @@ async function cli(args: string[]) {
     stderr: "pipe",
   });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout, stderr };
+  return { code, stdout, stderr: withoutNotice(stderr) };
 }
 
 test("accounts export writes each list into the folder, as the API gives it", async () => {

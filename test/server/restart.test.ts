@@ -65,6 +65,8 @@ test("an Idempotency-Key survives a restart: the retry answers the first status 
 
 test("kill -9 right after a post: the retry with the same Idempotency-Key answers the first status", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "rookery-kill-"));
+  // A new data directory: the database is made by migrate (or the server), never by another command.
+  expect(Bun.spawnSync([process.execPath, "src/main.ts", "migrate"], { cwd: join(import.meta.dir, "..", ".."), env: { ...process.env, DATA_DIR: dataDir } }).exitCode).toBe(0);
   const made = Bun.spawnSync([process.execPath, "src/main.ts", "accounts", "create", "kim", "--email", "kim@example.test", "--password", "kims password"], {
     cwd: join(import.meta.dir, "..", ".."),
     env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false" },

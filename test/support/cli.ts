@@ -1,5 +1,14 @@
 import { join } from "node:path";
 
+/**
+ * Every command's first line on standard error names its data directory (src/cli/data-dir.ts,
+ * tested in test/cli/data-dir.test.ts); the helpers leave it out so that a test sees what the
+ * command itself said.
+ */
+export function withoutNotice(stderr: string): string {
+  return stderr.replace(/^rookery: data directory .*\n/, "");
+}
+
 /** Runs the real CLI (`bun src/main.ts ...`) over a DATA_DIR, as an operator would. */
 export function cliIn(dataDir: string) {
   return (args: string[], env: Record<string, string> = {}, stdin?: string) => {
@@ -8,7 +17,7 @@ export function cliIn(dataDir: string) {
       cwd: join(import.meta.dir, "..", ".."),
       stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
     });
-    return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
+    return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: withoutNotice(proc.stderr.toString()) };
   };
 }
 
@@ -26,6 +35,6 @@ export function cliBeside(server: { dataDir: string; base: string; env: Record<s
       stderr: "pipe",
     });
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    return { code, stdout, stderr };
+    return { code, stdout, stderr: withoutNotice(stderr) };
   };
 }

@@ -12,12 +12,12 @@ export const TLS_PASSWORD = "correct horse battery staple";
  * A self-signed certificate for the loopback addresses the federation tests use, made with
  * openssl. It is its own CA: servers trust it through NODE_EXTRA_CA_CERTS.
  */
-export function makeCertificate(addresses: string[] = ["127.0.0.2", "127.0.0.3"]): { dir: string; cert: string; key: string; cleanup(): void } {
+export function makeCertificate(addresses: string[] = ["127.0.0.2", "127.0.0.3"], days = 2): { dir: string; cert: string; key: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), "rookery-tls-"));
   const cert = join(dir, "cert.pem");
   const key = join(dir, "key.pem");
   const out = spawnSync(
-    ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=rookery-test", "-addext", `subjectAltName=${addresses.map((a) => `IP:${a}`).join(",")}`],
+    ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", String(days), "-subj", "/CN=rookery-test", "-addext", `subjectAltName=${addresses.map((a) => `IP:${a}`).join(",")}`],
     { stdout: "pipe", stderr: "pipe" },
   );
   if (out.exitCode !== 0) throw new Error(`openssl failed: ${out.stderr.toString()}`);
@@ -48,7 +48,7 @@ export async function startTlsPeer(
   host: string,
   tls: { cert: string; key: string },
   env: Record<string, string> = {},
-  options: { proxyPort?: number } = {},
+  options: { proxyPort?: number; forwardedFor?: { on: boolean } } = {},
 ): Promise<TlsPeer> {
   // The server's own address is known once it listens (on a port the kernel picks); the proxy
   // must exist first, as PUBLIC_URL names it, and is called only once the server is up.
@@ -57,10 +57,13 @@ export async function startTlsPeer(
     hostname: host,
     port: options.proxyPort ?? 0,
     tls: { cert: Bun.file(tls.cert), key: Bun.file(tls.key) },
-    async fetch(request) {
+    async fetch(request, server) {
       const url = new URL(request.url);
       const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
-      return fetch(`${direct}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body, redirect: "manual" });
+      // As nginx's $proxy_add_x_forwarded_for, when asked (switchable while it runs).
+      const headers = new Headers(request.headers);
+      if (options.forwardedFor?.on) headers.set("x-forwarded-for", [request.headers.get("x-forwarded-for"), server.requestIP(request)?.address].filter(Boolean).join(", "));
+      return fetch(`${direct}${url.pathname}${url.search}`, { method: request.method, headers, body, redirect: "manual" });
     },
   });
   const base = new URL(`https://${host}:${proxy.port}`).origin;

@@ -116,7 +116,7 @@ describe("/@name/:id, a status page", () => {
     const changed = await fetch(`${server.base}/@alice/${post.id}`, { headers: { accept: "text/html", "if-none-match": etag } });
     expect(changed.status).toBe(200);
     expect(changed.headers.get("etag")).not.toBe(etag);
-    expect(await changed.text()).toContain("1 favourites");
+    expect(await changed.text()).toContain("1 favourite<");
     // A new reply, an edit and a deletion show at once: pages are kept only while nothing changed.
     await postStatus(bob, { status: "a fresh reply", visibility: "public", in_reply_to_id: post.id });
     expect((await get(`/@alice/${post.id}`)).body).toContain("a fresh reply");

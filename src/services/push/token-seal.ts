@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { SetupError } from "../../errors.ts";
 
 const KEY_FILE = "push-token.key";
 
@@ -19,7 +20,9 @@ export class TokenSeal {
     }
     chmodSync(path, 0o600);
     this.key = Buffer.from(readFileSync(path, "utf8").trim(), "base64url");
-    if (this.key.length !== 32) throw new Error(`${path} does not hold a 32-byte key`);
+    if (this.key.length !== 32) {
+      throw new SetupError(`${path} does not hold a 32-byte key: put back the one from the backup, or remove it to make a new one (apps must then subscribe to Web Push again)`);
+    }
   }
 
   seal(token: string): string {
