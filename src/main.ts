@@ -123,7 +123,7 @@ per-thread arenas: set it for the server, as npm start and the systemd unit do).
 
 /** Every command but these needs a data directory with a database in it. */
 const MAKES_DATABASE = new Set(["serve", "migrate"]);
-const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup"]);
+const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "invites", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup"]);
 
 /** The key files the data directory holds (push-token.key, and any a later version adds). */
 function keyFiles(dataDir: string): string[] {

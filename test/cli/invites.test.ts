@@ -16,6 +16,8 @@ const cli = cliIn(dataDir);
 
 describe("rookery invites", () => {
   test("create prints the link once (the note on stderr), list shows it without its code, revoke expires it", async () => {
+    // Commands other than migrate and serve refuse a data directory without a database.
+    expect(cli(["migrate"]).code).toBe(0);
     expect(cli(["accounts", "create", "alice", "--email", "alice@example.test", "--password", "longenough"]).code).toBe(0);
     expect(cli(["invites", "list"]).stdout).toBe("No invites yet.\n");
 
