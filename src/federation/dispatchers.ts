@@ -1,5 +1,5 @@
 import type { Context, Federation, RequestContext } from "@fedify/fedify";
-import { Emoji, Note, QuoteAuthorization, type Question, type Recipient } from "@fedify/fedify/vocab";
+import { Emoji, Note, QuoteAuthorization, Tombstone, type Question, type Recipient } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../db/schema.ts";
 import type { Urls } from "../presenters/account.ts";
 import { bareActorOf } from "./access.ts";
@@ -9,7 +9,7 @@ import { recipientOf } from "./outbound/sender.ts";
 import type { FederationServices } from "./port.ts";
 import type { federationReaders } from "./readers.ts";
 import { STAMP_PATH, stampOf } from "./quote-vocab.ts";
-import { actorOf, createOf, emojiOf, noteOf, type NoteLookups } from "./vocab.ts";
+import { actorOf, createOf, emojiOf, instant, noteOf, type NoteLookups } from "./vocab.ts";
 
 const PAGE_SIZE = 20;
 
@@ -44,16 +44,23 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
     "request" in ctx && readers.hides(account.id, await readers.readerOf(ctx as RequestContext<void>));
 
   /** The account behind an identifier, exactly as its URIs spell it (one actor per account). */
-  const local = (identifier: string) => {
+  const actorAccount = (identifier: string) => {
     const account = actors.localAccount(identifier);
     return account && account.username === identifier ? account : undefined;
+  };
+  /** An account whose collections and statuses are served: none while staff suspend it (its actor alone says so). */
+  const local = (identifier: string) => {
+    const account = actorAccount(identifier);
+    return account && account.suspendedAt === null ? account : undefined;
   };
 
   federation
     .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
       if (identifier === instance.identifier) return instance.actor(ctx);
-      const account = local(identifier);
+      const account = actorAccount(identifier);
       if (!account) return null;
+      // Deleted by staff: gone for good (410, WebFinger too), as Mastodon answers for a deleted account.
+      if (actors.deletedLocally(account)) return new Tombstone({ id: ctx.getActorUri(identifier), deleted: instant(account.suspendedAt!) });
       // Secure mode: an unsigned fetch gets what checking a signature needs, not the profile;
       // so does a reader the account blocks. (Fedify also asks for the actor at an inbox POST.)
       const fetched = ctx.request.method === "GET" || ctx.request.method === "HEAD";
@@ -62,7 +69,8 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
       if (identifier === instance.identifier) return instance.keyPairs();
-      const account = local(identifier);
+      // A suspended or deleted account still signs: its Update and Delete must verify.
+      const account = actorAccount(identifier);
       return account ? keys.keyPairs(account.id) : [];
     });
 

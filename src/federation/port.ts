@@ -32,7 +32,7 @@ export interface FederationServices {
   customEmojis: Pick<CustomEmojiService, "find" | "entity">;
   follows: Pick<FollowService, "relationship" | "removeFollow">;
   reports: Pick<ReportService, "find">;
-  federationActors: Pick<FederationActors, "localAccount" | "ownStatus" | "outbox" | "outboxCount" | "followers" | "remoteFollowers" | "localFollowed" | "hidesFrom" | "pinned" | "replies" | "conversation">;
+  federationActors: Pick<FederationActors, "localAccount" | "ownStatus" | "outbox" | "outboxCount" | "followers" | "remoteFollowers" | "localFollowed" | "hidesFrom" | "pinned" | "replies" | "conversation" | "deletedLocally">;
   federationInbox: FederationInbox;
   remoteAccounts: Pick<RemoteAccounts, "byUri" | "upsert" | "idle" | "stop">;
   remoteInteractions: Pick<RemoteInteractions, "like" | "unlike" | "announce" | "unannounce" | "feature">;

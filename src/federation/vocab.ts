@@ -34,30 +34,34 @@ export function emojiOf(ctx: Context<void>, emoji: CustomEmoji) {
 export async function actorOf(ctx: Context<void>, urls: Urls, account: AccountRow, movedTo?: AccountRow) {
   const name = account.username;
   const keys = await ctx.getActorKeyPairs(name);
+  // Suspended by staff: the actor says so and shows nothing of the profile (Mastodon's
+  // ActorSerializer for an unavailable account), so that other servers suspend it too.
+  const suspended = account.suspendedAt !== null;
   const values = {
     id: ctx.getActorUri(name),
     preferredUsername: name,
-    name: account.displayName,
-    summary: account.noteHtml,
+    name: suspended ? name : account.displayName,
+    summary: suspended ? "" : account.noteHtml,
     url: new URL(accountUrl(urls, name)),
     published: instant(account.createdAt),
-    manuallyApprovesFollowers: account.locked,
-    discoverable: account.discoverable,
-    indexable: account.indexable,
+    manuallyApprovesFollowers: suspended ? false : account.locked,
+    discoverable: suspended ? false : account.discoverable,
+    indexable: suspended ? false : account.indexable,
     inbox: ctx.getInboxUri(name),
     endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
     outbox: ctx.getOutboxUri(name),
     followers: ctx.getFollowersUri(name),
     following: ctx.getFollowingUri(name),
     featured: ctx.getFeaturedUri(name),
-    icon: account.avatarFile ? new Image({ url: new URL(avatarOf(urls, account)) }) : null,
-    image: account.headerFile ? new Image({ url: new URL(headerOf(urls, account)) }) : null,
-    attachments: (JSON.parse(account.fields) as ProfileField[]).map((f) => new PropertyValue({ name: f.name, value: f.valueHtml })),
-    tags: emojisOf(account).map((e) => emojiOf(ctx, e)),
+    icon: account.avatarFile && !suspended ? new Image({ url: new URL(avatarOf(urls, account)) }) : null,
+    image: account.headerFile && !suspended ? new Image({ url: new URL(headerOf(urls, account)) }) : null,
+    attachments: suspended ? [] : (JSON.parse(account.fields) as ProfileField[]).map((f) => new PropertyValue({ name: f.name, value: f.valueHtml })),
+    tags: suspended ? [] : emojisOf(account).map((e) => emojiOf(ctx, e)),
     publicKey: keys[0]?.cryptographicKey ?? null,
     assertionMethods: keys.map((k) => k.multikey),
-    aliases: (JSON.parse(account.alsoKnownAs) as string[]).map((uri) => new URL(uri)),
-    successor: movedTo ? actorUriOf(ctx, movedTo) : null,
+    aliases: suspended ? [] : (JSON.parse(account.alsoKnownAs) as string[]).map((uri) => new URL(uri)),
+    successor: movedTo && !suspended ? actorUriOf(ctx, movedTo) : null,
+    suspended: suspended ? true : null,
   };
   return account.bot ? new Service(values) : new Person(values);
 }

@@ -47,6 +47,9 @@ import { quoteRoutes } from "./quotes.ts";
 import { timelineRoutes } from "./timelines.ts";
 import { getMeta } from "./request-meta.ts";
 import { pathOf } from "./body-limits.ts";
+import { adminAccountRoutes } from "./admin-accounts.ts";
+import { adminReportRoutes } from "./admin-reports.ts";
+import { adminDomainRoutes } from "./admin-domains.ts";
 
 function errorResponse(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
@@ -63,6 +66,11 @@ function startUpRoutes(ctx: AppContext) {
     .use(trendRoutes(ctx))
     .use(exportRoutes(ctx))
     .use(importRoutes(ctx)) as unknown as Elysia;
+}
+
+/** Mastodon's admin API: accounts, reports, domain blocks and allows. */
+function adminApi(ctx: AppContext) {
+  return new Elysia().use(adminAccountRoutes(ctx)).use(adminReportRoutes(ctx)).use(adminDomainRoutes(ctx)) as unknown as Elysia;
 }
 
 function notificationsApi(ctx: AppContext) {
@@ -143,6 +151,7 @@ export function createApp(ctx: AppContext) {
     .use(conversationRoutes(ctx))
     .use(filterRoutes(ctx))
     .use(notificationsApi(ctx))
+    .use(adminApi(ctx))
     .use(preferenceRoutes(ctx))
     .use(archiveRoutes(ctx))
     .use(instanceRoutes(ctx))

@@ -62,6 +62,9 @@ export function requireUser(ctx: AppContext, request: Request, scope?: ScopeRequ
   if (!auth) throw invalidToken();
   checkScope(auth, scope);
   if (auth.accountId === null) throw userRequired();
+  // Mastodon's require_user!: a suspended account's login is disabled, a sign-up waits for approval.
+  const refusal = ctx.services.adminAccounts.loginRefusal(auth.accountId);
+  if (refusal) throw new ApiError(403, refusal);
   return auth as UserAuth;
 }
 

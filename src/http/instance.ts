@@ -200,6 +200,8 @@ export function instanceRoutes(ctx: AppContext) {
       }
       const account = username ? services.accounts.findByUsername(username) : undefined;
       if (!account) return new Response(null, { status: 404 });
+      // Deleted by staff: gone (Mastodon's WebfingerController for a permanently unavailable account).
+      if (services.federationActors.deletedLocally(account)) return new Response(null, { status: 410 });
       return new Response(JSON.stringify(webfinger(account.username)), {
         headers: { "content-type": "application/jrd+json; charset=utf-8", "cache-control": DISCOVERY_CACHE },
       });

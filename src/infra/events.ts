@@ -88,6 +88,12 @@ export type DomainEvent =
   | { type: "account.updated"; accountId: number }
   /** A locked account opened up. */
   | { type: "account.unlocked"; accountId: number }
+  /**
+   * Staff deleted a local account (src/services/admin): its data is gone, its row a suspended
+   * tombstone; the servers of `recipientIds` (the remote accounts that followed it) are sent a
+   * Delete of its actor.
+   */
+  | { type: "account.deleted"; accountId: number; recipientIds: number[] }
   /** A local account moved to `targetAccountId` (its followers' servers are sent Move). */
   | { type: "account.moved"; accountId: number; targetAccountId: number }
   /** A poll is open until `expiresAt`: a new status's, or one an edit set again (its deadline counts from the edit). */

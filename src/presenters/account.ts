@@ -1,6 +1,7 @@
 import type { AccountRow, UserRow } from "../db/schema.ts";
 import type { AccountView, ProfileField } from "../models/views.ts";
 import { emojisOf } from "../models/emojis.ts";
+import { roleEntity, roleOf } from "../models/roles.ts";
 
 export interface Urls {
   publicUrl: string;
@@ -47,22 +48,24 @@ export function serializeAccount(urls: Urls, a: AccountView) {
 }
 
 function accountJson(urls: Urls, a: AccountRow, movedTo: AccountRow | undefined) {
-  const avatar = avatarOf(urls, a);
-  const header = headerOf(urls, a);
-  const fields = JSON.parse(a.fields) as ProfileField[];
+  // Suspended by staff: shown by name alone, with `suspended` (REST::AccountSerializer for an unavailable account).
+  const unavailable = a.suspendedAt !== null;
+  const avatar = unavailable ? `${urls.publicUrl}/avatars/original/missing.png` : avatarOf(urls, a);
+  const header = unavailable ? `${urls.publicUrl}/headers/original/missing.png` : headerOf(urls, a);
+  const fields = unavailable ? [] : (JSON.parse(a.fields) as ProfileField[]);
   return {
     id: String(a.id),
     username: a.username,
     // Remote accounts are user@domain and live at their home server's URLs.
     acct: a.domain === null ? a.username : `${a.username}@${a.domain}`,
-    display_name: a.displayName,
-    locked: a.locked,
-    bot: a.bot,
-    discoverable: a.discoverable,
-    indexable: a.indexable,
+    display_name: unavailable ? "" : a.displayName,
+    locked: unavailable ? false : a.locked,
+    bot: unavailable ? false : a.bot,
+    discoverable: unavailable ? false : a.discoverable,
+    indexable: unavailable ? false : a.indexable,
     group: false,
     created_at: midnight(a.createdAt),
-    note: a.noteHtml,
+    note: unavailable ? "" : a.noteHtml,
     url: a.domain === null ? accountUrl(urls, a.username) : (a.url ?? a.uri ?? ""),
     uri: a.domain === null ? accountUri(urls, a.username) : (a.uri ?? ""),
     avatar,
@@ -75,9 +78,12 @@ function accountJson(urls: Urls, a: AccountRow, movedTo: AccountRow | undefined)
     last_status_at: a.lastStatusAt === null ? null : dateOnly(a.lastStatusAt),
     hide_collections: a.hideCollections,
     noindex: false,
+    ...(unavailable ? { suspended: true } : {}),
+    // A limited (silenced) account is shown behind a warning by clients (`limited`).
+    ...(a.silencedAt !== null ? { limited: true } : {}),
     // Mastodon's moved_and_not_nested: the account it moved to, whose own `moved` is left out.
-    ...(movedTo ? { moved: movedJson(urls, movedTo) } : {}),
-    emojis: emojisOf(a) as unknown[],
+    ...(movedTo && !unavailable ? { moved: movedJson(urls, movedTo) } : {}),
+    emojis: unavailable ? [] : (emojisOf(a) as unknown[]),
     roles: [] as unknown[],
     fields: fields.map((f) => ({
       name: f.name,
@@ -121,6 +127,7 @@ export function serializeCredentialAccount(urls: Urls, a: AccountView, user: Use
     emojis,
     roles,
     fields: htmlFields,
-    role: { id: "-99", name: "", permissions: "65536", color: "", highlighted: false },
+    // REST::RoleSerializer of the user's role: what the account may do as staff, as a bitmask.
+    role: roleEntity(roleOf(user.role)),
   };
 }

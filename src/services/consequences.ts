@@ -27,7 +27,8 @@ import type { Services } from "./index.ts";
  *                               endorsements, render cache
  *   block.created / .removed    -                                           federation (Block, Undo Block)
  *   mute.removed                home feed                                   -
- *   account.updated             render cache                                federation (Update)
+ *   account.updated             render cache                                federation (Update; a suspension by staff too)
+ *   account.deleted             -                                           federation (Delete of the actor)
  *   account.unlocked            waiting requests authorized                 -
  *   account.moved               -                                           federation (Move)
  *   status.created              counters, home feeds, notifications,        link card, remote media copy, streams,

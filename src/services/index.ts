@@ -98,6 +98,11 @@ import type { ArchiveRenderer } from "./archive/ports.ts";
 import { QuotePolicy } from "./quotes/policy.ts";
 import { QuoteService } from "./quotes/quotes.ts";
 import { QuoteReads } from "./quotes/reads.ts";
+import { AuditLog } from "./admin/audit-log.ts";
+import { AccountPurge } from "./admin/account-purge.ts";
+import { AdminAccounts } from "./admin/accounts.ts";
+import { AdminReports } from "./admin/reports.ts";
+import { AdminDomains } from "./admin/domains.ts";
 
 export interface ServiceDeps {
   config: Config;
@@ -190,6 +195,12 @@ export function createServices(deps: ServiceDeps) {
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader);
+  // Staff actions (src/services/admin): on accounts, reports and domains, each in the audit log.
+  const auditLog = new AuditLog(db, ids, clock);
+  const adminReports = new AdminReports(db, clock, accounts, reader, removal, instanceInfo, auditLog);
+  const accountPurge = new AccountPurge(db, events, follows, removal, tokens, webSessions, new ProfileImageService(storage));
+  const adminAccounts = new AdminAccounts(db, clock, accounts, accountPurge, auditLog, adminReports, events);
+  const adminDomains = new AdminDomains(db, federationDomains, auditLog);
 
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);
@@ -258,6 +269,10 @@ export function createServices(deps: ServiceDeps) {
   const archiveExport = deps.archiveRenderer ? new ArchiveExport(db, clock, storage, accounts, reader, statusMedia, polls, deps.archiveRenderer) : null;
   const archiveImport = new ArchiveImport(db, clock, posting, media);
   return {
+    auditLog,
+    adminAccounts,
+    adminReports,
+    adminDomains,
     quotes,
     archiveExport,
     archiveImport,

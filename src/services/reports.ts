@@ -77,7 +77,10 @@ export class ReportService {
       forwarded: input.forward === true && target.domain !== null,
       uri: `${this.publicUrl}/${crypto.randomUUID()}`,
       actionTakenAt: null,
+      actionTakenByAccountId: null,
+      assignedAccountId: null,
       createdAt: this.clock.now(),
+      updatedAt: null,
     };
     this.db.transaction(() => {
       this.db.insert(reports).values(report).run();

@@ -47,7 +47,12 @@ export const reports = sqliteTable(
     /** The Flag's IRI, as Mastodon mints one for every local report. */
     uri: text("uri").notNull(),
     actionTakenAt: integer("action_taken_at"),
+    /** The staff member who resolved it (Mastodon's action_taken_by_account), and the one handling it. */
+    actionTakenByAccountId: integer("action_taken_by_account_id").references(() => accounts.id, { onDelete: "set null" }),
+    assignedAccountId: integer("assigned_account_id").references(() => accounts.id, { onDelete: "set null" }),
     createdAt: integer("created_at").notNull(),
+    /** Last change by staff (resolve, reopen, assign); null: as created. */
+    updatedAt: integer("updated_at"),
   },
   (t) => [index("reports_target").on(t.targetAccountId), index("reports_unresolved").on(t.id).where(sql`action_taken_at IS NULL`)],
 );

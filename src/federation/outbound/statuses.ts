@@ -62,6 +62,8 @@ export function statuses(events: Pick<EventBus, "afterCommit">, out: Outbound): 
   });
 
   events.afterCommit("status.deleted", (e) => {
+    // Statuses removed with an account staff suspended or deleted: its actor's Update or Delete says it all (Mastodon sends no Delete each).
+    if (lookups.account(e.status.accountId)?.suspendedAt != null) return;
     const out = outgoingNote(e.status);
     if (!out) return;
     const { c, author, note, recipients, options } = out;

@@ -278,7 +278,8 @@ export class AccountService {
         .select({ id: users.accountId, hash: users.passwordHash })
         .from(users)
         .innerJoin(accounts, eq(accounts.id, users.accountId))
-        .where(byEmail ? sql`lower(${users.email}) = ${name.toLowerCase()}` : sql`lower(${accounts.username}) = ${name.toLowerCase()}`)
+        // A suspended account does not sign in (as a wrong password, telling nothing more).
+        .where(sql`${byEmail ? sql`lower(${users.email}) = ${name.toLowerCase()}` : sql`lower(${accounts.username}) = ${name.toLowerCase()}`} AND ${accounts.suspendedAt} IS NULL`)
         .get();
     }
     // Exactly one argon2 verification whatever happens, so that the time taken tells nothing

@@ -56,6 +56,7 @@ export class ModerationService implements RelationshipFilters {
          UNION SELECT account_id FROM mutes WHERE target_account_id IN (SELECT value FROM json_each(?1)) AND (expires_at IS NULL OR expires_at > ?3)
          UNION SELECT account_id FROM account_domain_blocks WHERE domain = (SELECT ${hostSql("a.domain")} FROM accounts a WHERE a.id = ?2)`,
       ),
+      suspended: db.$client.query<{ id: number }, [string]>("SELECT id FROM accounts WHERE id IN (SELECT value FROM json_each(?)) AND suspended_at IS NOT NULL"),
       hidden: db.$client.query<{ id: number }, [number, number, number, number]>(
         `SELECT target_account_id AS id FROM blocks WHERE account_id = ?
          UNION SELECT account_id FROM blocks WHERE target_account_id = ?
@@ -199,6 +200,12 @@ export class ModerationService implements RelationshipFilters {
   /** Of `authorIds`, those who block the domain of the (remote) viewer: their statuses are not its to see. */
   hidingFrom(viewerId: number, authorIds: number[]): Set<number> {
     return this.domains.hidingFrom(viewerId, authorIds);
+  }
+
+  /** Of `accountIds`, those staff suspended (or deleted): their statuses are nobody's to see (Mastodon's StatusPolicy#show?). */
+  suspendedAmong(accountIds: number[]): Set<number> {
+    if (accountIds.length === 0) return new Set();
+    return new Set(this.q.suspended.all(JSON.stringify(accountIds)).map((r) => r.id));
   }
 
   muted(viewerId: number, targetIds: number[]): Map<number, { notifications: boolean }> {

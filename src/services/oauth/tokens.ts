@@ -128,6 +128,17 @@ export class TokenService {
     return rows.length;
   }
 
+  /** Revokes every live token of an account (staff suspended it, deleted it, or reset its password). */
+  revokeAllFor(accountId: number): number {
+    const rows = this.db
+      .select()
+      .from(accessTokens)
+      .where(and(eq(accessTokens.accountId, accountId), isNull(accessTokens.revokedAt)))
+      .all();
+    for (const row of rows) this.revokeRow(row);
+    return rows.length;
+  }
+
   private revokeRow(row: typeof accessTokens.$inferSelect) {
     this.db.update(accessTokens).set({ revokedAt: this.clock.now() }).where(eq(accessTokens.id, row.id)).run();
     this.cache.delete(row.tokenHash);

@@ -62,6 +62,11 @@ export class WebSessionService {
     return row?.accountId ?? null;
   }
 
+  /** Signs an account out of every browser (staff suspended it, deleted it, or reset its password). */
+  destroyAllFor(accountId: number): void {
+    this.db.delete(webSessions).where(eq(webSessions.accountId, accountId)).run();
+  }
+
   destroy(secret: string | undefined) {
     if (!secret) return;
     this.db.delete(webSessions).where(eq(webSessions.tokenHash, digest(secret))).run();

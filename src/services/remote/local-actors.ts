@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gt, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
-import { accounts, follows, statusPins, statuses, type AccountRow, type StatusRow } from "../../db/schema.ts";
+import { accounts, follows, statusPins, statuses, users, type AccountRow, type StatusRow } from "../../db/schema.ts";
 
 /** Visibilities that appear in the outbox and as fetchable objects without authorization. */
 export const PUBLISHED_VISIBILITIES = ["public", "unlisted"] as const;
@@ -24,6 +24,11 @@ export class FederationActors {
       .from(accounts)
       .where(sql`lower(${accounts.username}) = ${username.toLowerCase()} AND ${accounts.domain} IS NULL`)
       .get();
+  }
+
+  /** A local account staff deleted: its row stays (suspended, its name taken), its user is gone. */
+  deletedLocally(account: AccountRow): boolean {
+    return account.domain === null && account.suspendedAt !== null && !this.db.select({ id: users.accountId }).from(users).where(eq(users.accountId, account.id)).get();
   }
 
   /** A status of this account that anyone may fetch (public or unlisted, not a boost). */

@@ -20,15 +20,17 @@ export type Visibility = (typeof VISIBILITIES)[number];
  * adds no query and keeps a query's plan on its own index.
  */
 export function visibleToSql(status: string, viewer: string | null): string {
-  if (viewer === null) return `${status}.visibility IN ('public', 'unlisted')`;
   const s = status;
-  return `(${s}.account_id = ${viewer} OR (
+  // Staff suspended the author: nobody sees its statuses (one primary-key lookup a row).
+  const available = `NOT EXISTS (SELECT 1 FROM accounts vs WHERE vs.id = ${s}.account_id AND vs.suspended_at IS NOT NULL)`;
+  if (viewer === null) return `(${s}.visibility IN ('public', 'unlisted') AND ${available})`;
+  return `(${available} AND (${s}.account_id = ${viewer} OR (
     NOT EXISTS (SELECT 1 FROM blocks vb WHERE vb.account_id = ${s}.account_id AND vb.target_account_id = ${viewer})
     AND NOT EXISTS (SELECT 1 FROM account_domain_blocks vd WHERE vd.account_id = ${s}.account_id
       AND vd.domain = (SELECT ${hostSql("va.domain")} FROM accounts va WHERE va.id = ${viewer}))
     AND (${s}.visibility IN ('public', 'unlisted')
       OR (${s}.visibility = 'private' AND EXISTS (SELECT 1 FROM follows vf WHERE vf.account_id = ${viewer} AND vf.target_account_id = ${s}.account_id))
-      OR EXISTS (SELECT 1 FROM mentions vm WHERE vm.status_id = ${s}.id AND vm.account_id = ${viewer}))))`;
+      OR EXISTS (SELECT 1 FROM mentions vm WHERE vm.status_id = ${s}.id AND vm.account_id = ${viewer})))))`;
 }
 
 const VIEWER = "\u0000viewer\u0000";
@@ -67,7 +69,10 @@ export class StatusPolicy {
     private moderation: ModerationService,
   ) {}
 
-  visible<T extends StatusRow>(rows: T[], viewerId: number | null): T[] {
+  visible<T extends StatusRow>(all: T[], viewerId: number | null): T[] {
+    // A suspended author's statuses are shown to nobody, not even to the author (who cannot sign in).
+    const suspended = this.moderation.suspendedAmong([...new Set(all.map((r) => r.accountId))]);
+    const rows = suspended.size === 0 ? all : all.filter((r) => !suspended.has(r.accountId));
     if (viewerId === null) return rows.filter((r) => r.visibility === "public" || r.visibility === "unlisted");
     const others = [...new Set(rows.filter((r) => r.accountId !== viewerId).map((r) => r.accountId))];
     if (others.length === 0) return rows;

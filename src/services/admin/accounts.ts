@@ -1,0 +1,334 @@
+import { and, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
+import type { Statement } from "bun:sqlite";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { accounts, users, type AccountRow, type UserRow } from "../../db/schema.ts";
+import { badRequest, forbidden, notFound, validationFailed } from "../../errors.ts";
+import { hashPassword, randomSecret } from "../../auth/secrets.ts";
+import type { EventBus } from "../../infra/events.ts";
+import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import type { AdminAccountView } from "../../models/admin.ts";
+import type { AccountService } from "../accounts/accounts.ts";
+import type { AccountPurge } from "./account-purge.ts";
+import type { AdminReports } from "./reports.ts";
+import { OPERATOR, type AuditLog, type StaffActor } from "./audit-log.ts";
+import { can, isStaff, overrides, roleOf, ROLES, type Permission, type Role } from "../../models/roles.ts";
+
+/** Admin::AccountAction::TYPES that this server's model holds (no disabled logins, no forced sensitive media). */
+export const ACCOUNT_ACTION_TYPES = ["none", "silence", "suspend"] as const;
+
+/** AccountFilter's keys, as the v1 and v2 admin API translate their parameters into them. */
+export interface AccountFilter {
+  origin?: string;
+  status?: string;
+  username?: string;
+  displayName?: string;
+  email?: string;
+  byDomain?: string;
+  /** Only these roles (v2 role_ids, v1 `staff`). */
+  roles?: Role[];
+}
+
+const ORIGINS = ["local", "remote"];
+const STATUSES = ["active", "pending", "disabled", "silenced", "suspended", "sensitized"];
+
+const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * Staff actions on accounts (Mastodon's Admin::AccountsController, Admin::AccountAction and
+ * their policies), for the admin API, the admin pages and the command line alike. Every
+ * action checks the actor's role against the target's (roles.ts), is written to the audit log
+ * in its own transaction, and tells the outside through events: a local account suspended or
+ * unsuspended sends its followers' servers an Update of its actor (which says `suspended`),
+ * a deleted one a Delete of it.
+ */
+export class AdminAccounts {
+  private refusal: Statement<{ suspended: number; approved: number | null }, [number]>;
+
+  constructor(
+    private db: Db,
+    private clock: Clock,
+    private accounts: AccountService,
+    private purge: AccountPurge,
+    private log: AuditLog,
+    private reports: AdminReports,
+    private events: EventBus,
+  ) {
+    this.refusal = db.$client.query("SELECT a.suspended_at IS NOT NULL AS suspended, u.approved AS approved FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id = ?");
+  }
+
+  /** The staff actor a signed-in account is (its role as stored now). */
+  actorFor(accountId: number): StaffActor {
+    return { kind: "staff", accountId, role: roleOf(this.accounts.user(accountId)?.role) };
+  }
+
+  /**
+   * Why a token's account may not use the API (Mastodon's require_user!), or null: a suspended
+   * or deleted account's login is disabled; a sign-up waits for approval.
+   */
+  loginRefusal(accountId: number): string | null {
+    const row = this.refusal.get(accountId);
+    if (!row || row.suspended || row.approved === null) return "Your login is currently disabled";
+    if (!row.approved) return "Your login is currently pending approval";
+    return null;
+  }
+
+  list(actor: StaffActor, filter: AccountFilter, page: Page): AdminAccountView[] {
+    authorize(actor, "manage_users");
+    const conditions: (SQL | undefined)[] = [];
+    if (filter.origin !== undefined) {
+      if (!ORIGINS.includes(filter.origin)) throw badRequest(`Unknown origin: ${filter.origin}`);
+      conditions.push(filter.origin === "local" ? isNull(accounts.domain) : isNotNull(accounts.domain));
+    }
+    if (filter.status !== undefined) {
+      if (!STATUSES.includes(filter.status)) throw badRequest(`Unknown status: ${filter.status}`);
+      conditions.push(
+        {
+          active: isNull(accounts.suspendedAt),
+          pending: sql`${users.approved} = 0`,
+          silenced: isNotNull(accounts.silencedAt),
+          suspended: isNotNull(accounts.suspendedAt),
+          // Neither is held here: nobody is disabled or sensitized.
+          disabled: sql`0`,
+          sensitized: sql`0`,
+        }[filter.status],
+      );
+    }
+    if (filter.username) conditions.push(sql`lower(${accounts.username}) LIKE ${`${escapeLike(filter.username.toLowerCase())}%`} ESCAPE '\\'`);
+    if (filter.displayName) conditions.push(sql`lower(${accounts.displayName}) LIKE ${`%${escapeLike(filter.displayName.toLowerCase())}%`} ESCAPE '\\'`);
+    if (filter.email) conditions.push(sql`lower(${users.email}) LIKE ${`%${escapeLike(filter.email.toLowerCase())}%`} ESCAPE '\\'`);
+    if (filter.byDomain) conditions.push(sql`lower(${accounts.domain}) = ${filter.byDomain.trim().toLowerCase()}`);
+    if (filter.roles) conditions.push(filter.roles.length ? inArray(users.role, filter.roles) : sql`0`);
+    const q = pageQuery(accounts.id, page);
+    const rows = this.db
+      .select({ account: accounts, user: users })
+      .from(accounts)
+      .leftJoin(users, eq(users.accountId, accounts.id))
+      .where(and(q.where, ...conditions))
+      .orderBy(q.orderBy)
+      .limit(page.limit)
+      .all();
+    const ordered = finishPage(rows, q.reverse);
+    const views = this.accounts.views(ordered.map((r) => r.account));
+    return views.map((account, i) => ({ account, user: ordered[i]!.user }));
+  }
+
+  get(actor: StaffActor, id: number | null): AdminAccountView {
+    // As Mastodon's controllers: the record is found (404) before the policy is asked (403).
+    const account = this.target(id);
+    authorize(actor, "manage_users");
+    return this.view(account);
+  }
+
+  /** The admin view of an account, for callers that checked already (reports, presenters). */
+  viewOf(id: number): AdminAccountView | null {
+    const account = this.accounts.findById(id);
+    return account ? this.view(account) : null;
+  }
+
+  approve(actor: StaffActor, id: number | null): AdminAccountView {
+    const { account, user } = this.localUser(id);
+    if (!allowed(actor, "manage_users") || user.approved) throw forbidden();
+    this.db.transaction(() => {
+      this.db.update(users).set({ approved: true }).where(eq(users.accountId, account.id)).run();
+      this.log.record(actor, { action: "approve", targetType: "User", targetId: account.id, summary: account.username });
+    });
+    return this.view(this.target(account.id));
+  }
+
+  /** A sign-up refused: the account goes entirely, its name free again (DeleteAccountService without reserving it). */
+  reject(actor: StaffActor, id: number | null): void {
+    const { account, user } = this.localUser(id);
+    if (!allowed(actor, "manage_users") || user.approved) throw forbidden();
+    this.db.transaction(() => {
+      this.log.record(actor, { action: "reject", targetType: "User", targetId: account.id, summary: account.username });
+      this.db.delete(accounts).where(eq(accounts.id, account.id)).run();
+    });
+  }
+
+  suspend(actor: StaffActor, id: number | null, reportId?: number | null): AdminAccountView {
+    return this.act(actor, id, { type: "suspend", reportId });
+  }
+
+  silence(actor: StaffActor, id: number | null, reportId?: number | null): AdminAccountView {
+    return this.act(actor, id, { type: "silence", reportId });
+  }
+
+  /**
+   * POST /api/v1/admin/accounts/:id/action (Admin::AccountAction): limit or suspend the
+   * account, or nothing; every open report about it is resolved with it (with `none`, only
+   * the report named).
+   */
+  act(actor: StaffActor, id: number | null, input: { type?: string; reportId?: number | null; text?: string }): AdminAccountView {
+    const account = this.target(id);
+    authorize(actor, "manage_users");
+    const type = input.type ?? "";
+    if (type === "") throw validationFailed("Type can't be blank");
+    if (!(ACCOUNT_ACTION_TYPES as readonly string[]).includes(type)) throw validationFailed("Type is not included in the list");
+    const report = input.reportId === undefined || input.reportId === null ? null : this.reports.row(input.reportId);
+    if (input.reportId !== undefined && input.reportId !== null && !report) throw notFound();
+    const now = this.clock.now();
+    this.db.transaction(() => {
+      if (type === "suspend") this.applySuspension(actor, account, now);
+      if (type === "silence") {
+        if (!allowed(actor, "manage_users", "manage_reports") || !this.outranks(actor, account)) throw forbidden();
+        this.log.record(actor, { action: "silence", targetType: "Account", targetId: account.id, summary: acctOf(account) });
+        if (account.silencedAt === null) this.db.update(accounts).set({ silencedAt: now }).where(eq(accounts.id, account.id)).run();
+      }
+      const open = type === "none" ? (report && report.actionTakenAt === null ? [report.id] : []) : this.reports.openAbout(account.id);
+      for (const reportId of open) this.reports.resolveWithin(actor, reportId, now);
+    });
+    return this.view(this.target(account.id));
+  }
+
+  unsuspend(actor: StaffActor, id: number | null): AdminAccountView {
+    const account = this.target(id);
+    // AccountPolicy#unsuspend?: only what this server suspended, and a deleted account stays deleted.
+    if (!allowed(actor, "manage_users") || account.suspendedAt === null || this.isDeleted(account)) throw forbidden();
+    this.db.transaction(() => {
+      this.db.update(accounts).set({ suspendedAt: null }).where(eq(accounts.id, account.id)).run();
+      this.log.record(actor, { action: "unsuspend", targetType: "Account", targetId: account.id, summary: acctOf(account) });
+      if (account.domain === null) this.events.emit({ type: "account.updated", accountId: account.id });
+    });
+    return this.view(this.target(account.id));
+  }
+
+  unsilence(actor: StaffActor, id: number | null): AdminAccountView {
+    const account = this.target(id);
+    if (!allowed(actor, "manage_users")) throw forbidden();
+    if (account.silencedAt !== null) {
+      this.db.transaction(() => {
+        this.db.update(accounts).set({ silencedAt: null }).where(eq(accounts.id, account.id)).run();
+        this.log.record(actor, { action: "unsilence", targetType: "Account", targetId: account.id, summary: acctOf(account) });
+      });
+    }
+    return this.view(this.target(account.id));
+  }
+
+  /** What the model does not hold is never set: these answer the account as it is (Mastodon's enable, unsensitive). */
+  unchanged(actor: StaffActor, id: number | null, localOnly: boolean): AdminAccountView {
+    const account = this.target(id);
+    if (!allowed(actor, "manage_users") || (localOnly && !this.accounts.user(account.id))) throw forbidden();
+    return this.view(account);
+  }
+
+  /**
+   * Deletes a suspended account's data (AccountPolicy#destroy?: suspended first, by a role that
+   * may delete user data). The account stays as a tombstone: its name taken, its actor 410.
+   */
+  remove(actor: StaffActor, id: number | null): void {
+    const account = this.target(id);
+    if (!allowed(actor, "delete_user_data") || account.suspendedAt === null) throw forbidden();
+    let files: string[] = [];
+    this.db.transaction(() => {
+      this.log.record(actor, { action: "destroy", targetType: "Account", targetId: account.id, summary: acctOf(account) });
+      const purged = this.purge.purge(account.id, this.clock.now());
+      files = purged.files;
+      if (account.domain === null) this.events.emit({ type: "account.deleted", accountId: account.id, recipientIds: purged.remoteFollowers });
+    });
+    this.purge.removeFiles(files);
+  }
+
+  /**
+   * A new password for a local account (Admin::ResetsController, without the e-mail this server
+   * cannot send): returned once for staff to hand over; the account is signed out everywhere.
+   */
+  async resetPassword(actor: StaffActor, id: number | null, password?: string): Promise<{ account: AdminAccountView; password: string }> {
+    const { account, user } = this.localUser(id);
+    if (!allowed(actor, "manage_user_access") || !outranksRole(actor, roleOf(user.role))) throw forbidden();
+    const chosen = password ?? randomSecret().slice(0, 24);
+    if (chosen.length < 8) throw validationFailed("Password is too short (minimum is 8 characters)");
+    if (chosen.length > 72) throw validationFailed("Password is too long (maximum is 72 characters)");
+    const hash = await hashPassword(chosen);
+    this.db.transaction(() => {
+      this.db.update(users).set({ passwordHash: hash }).where(eq(users.accountId, account.id)).run();
+      this.purge.signOut(account.id);
+      this.log.record(actor, { action: "reset_password", targetType: "User", targetId: account.id, summary: account.username });
+    });
+    return { account: this.view(this.target(account.id)), password: chosen };
+  }
+
+  /**
+   * Gives a local user a role (UserPolicy#change_role?): by a role that manages roles and ranks
+   * above the user, and never a role above the actor's own.
+   */
+  changeRole(actor: StaffActor, id: number | null, role: string): AdminAccountView {
+    const { account, user } = this.localUser(id);
+    if (!(ROLES as readonly string[]).includes(role)) throw validationFailed("Role is not included in the list");
+    const next = role as Role;
+    const current = roleOf(user.role);
+    if (!allowed(actor, "manage_roles") || !outranksRole(actor, current) || (actor.kind === "staff" && overrides(next, actor.role))) throw forbidden();
+    if (next !== current) {
+      this.db.transaction(() => {
+        this.db.update(users).set({ role: next }).where(eq(users.accountId, account.id)).run();
+        this.log.record(actor, { action: "change_role", targetType: "User", targetId: account.id, summary: `${account.username}: ${current} -> ${next}` });
+      });
+    }
+    return this.view(this.target(account.id));
+  }
+
+  /** Accounts with a staff role, for telling staff of something (sign-ups waiting, reports). */
+  staffIds(...roles: Role[]): number[] {
+    const wanted = roles.length ? roles : ROLES.filter(isStaff);
+    return this.db.select({ id: users.accountId }).from(users).where(inArray(users.role, wanted)).all().map((r) => r.id);
+  }
+
+  private applySuspension(actor: StaffActor, account: AccountRow, now: number): void {
+    if (!allowed(actor, "manage_users", "manage_reports") || !this.outranks(actor, account)) throw forbidden();
+    this.log.record(actor, { action: "suspend", targetType: "Account", targetId: account.id, summary: acctOf(account) });
+    if (account.suspendedAt !== null) return;
+    this.db.update(accounts).set({ suspendedAt: now }).where(eq(accounts.id, account.id)).run();
+    if (account.domain === null) {
+      this.purge.signOut(account.id);
+      // Its followers' servers are sent its actor again, which says it is suspended.
+      this.events.emit({ type: "account.updated", accountId: account.id });
+    } else {
+      this.purge.rejectFollowsOf(account.id);
+    }
+  }
+
+  private outranks(actor: StaffActor, account: AccountRow): boolean {
+    // A remote account has no role: any staff role ranks above it (UserRole#overrides?(nil)).
+    return outranksRole(actor, account.domain === null ? roleOf(this.accounts.user(account.id)?.role) : "user");
+  }
+
+  private isDeleted(account: AccountRow): boolean {
+    return account.domain === null && !this.accounts.user(account.id);
+  }
+
+  private target(id: number | null): AccountRow {
+    const account = id === null ? undefined : this.accounts.findById(id);
+    if (!account) throw notFound();
+    return account;
+  }
+
+  /** require_local_account!: a local account with its user, else 403. */
+  private localUser(id: number | null): { account: AccountRow; user: UserRow } {
+    const account = this.target(id);
+    const user = account.domain === null ? this.accounts.user(account.id) : undefined;
+    if (!user) throw forbidden();
+    return { account, user };
+  }
+
+  private view(account: AccountRow): AdminAccountView {
+    return { account: this.accounts.view(account), user: account.domain === null ? (this.accounts.user(account.id) ?? null) : null };
+  }
+}
+
+export { OPERATOR };
+
+function allowed(actor: StaffActor, ...anyOf: Permission[]): boolean {
+  return actor.kind === "operator" || can(actor.role, ...anyOf);
+}
+
+function authorize(actor: StaffActor, ...anyOf: Permission[]): void {
+  if (!allowed(actor, ...anyOf)) throw forbidden();
+}
+
+function outranksRole(actor: StaffActor, role: Role): boolean {
+  return actor.kind === "operator" || overrides(actor.role, role);
+}
+
+export function acctOf(account: AccountRow): string {
+  return account.domain === null ? account.username : `${account.username}@${account.domain}`;
+}

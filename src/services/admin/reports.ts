@@ -1,0 +1,192 @@
+import { and, eq, isNotNull, isNull, type SQL } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { reports, type AccountRow, type ReportRow } from "../../db/schema.ts";
+import { forbidden, notFound, validationFailed } from "../../errors.ts";
+import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import type { AdminAccountView, AdminReportView } from "../../models/admin.ts";
+import type { AccountService } from "../accounts/accounts.ts";
+import type { InstanceInfo } from "../instance-info.ts";
+import { REPORT_CATEGORIES } from "../reports.ts";
+import type { RemovalService } from "../statuses/removal.ts";
+import type { StatusReader } from "../statuses/reader.ts";
+import type { AuditLog, StaffActor } from "./audit-log.ts";
+import { can } from "../../models/roles.ts";
+
+export interface ReportFilter {
+  /** Resolved ones instead of open ones (ReportFilter's `resolved`). */
+  resolved?: boolean;
+  accountId?: number | null;
+  targetAccountId?: number | null;
+}
+
+/**
+ * Reports as staff handle them (Mastodon's Admin::ReportsController and ReportPolicy: roles
+ * that manage reports): read, assigned, resolved and reopened, their category and rules
+ * corrected, a reported status deleted. Each change is in the audit log.
+ */
+export class AdminReports {
+  constructor(
+    private db: Db,
+    private clock: Clock,
+    private accounts: AccountService,
+    private reader: StatusReader,
+    private removal: RemovalService,
+    private rules: InstanceInfo,
+    private log: AuditLog,
+  ) {}
+
+  list(actor: StaffActor, filter: ReportFilter, page: Page): AdminReportView[] {
+    authorize(actor);
+    const q = pageQuery(reports.id, page);
+    const conditions: (SQL | undefined)[] = [q.where, filter.resolved ? isNotNull(reports.actionTakenAt) : isNull(reports.actionTakenAt)];
+    if (filter.accountId !== undefined) conditions.push(filter.accountId === null ? undefined : eq(reports.accountId, filter.accountId));
+    if (filter.targetAccountId !== undefined) conditions.push(filter.targetAccountId === null ? undefined : eq(reports.targetAccountId, filter.targetAccountId));
+    const rows = this.db
+      .select()
+      .from(reports)
+      .where(and(...conditions))
+      .orderBy(q.orderBy)
+      .limit(page.limit)
+      .all();
+    return finishPage(rows, q.reverse).flatMap((r) => this.view(r) ?? []);
+  }
+
+  get(actor: StaffActor, id: number | null): AdminReportView {
+    const report = this.found(id);
+    authorize(actor);
+    return this.viewOrNotFound(report);
+  }
+
+  resolve(actor: StaffActor, id: number | null): AdminReportView {
+    const report = this.found(id);
+    authorize(actor);
+    this.db.transaction(() => this.resolveWithin(actor, report.id, this.clock.now()));
+    return this.viewOrNotFound(this.found(report.id));
+  }
+
+  reopen(actor: StaffActor, id: number | null): AdminReportView {
+    return this.change(actor, id, "reopen", { actionTakenAt: null, actionTakenByAccountId: null });
+  }
+
+  assignToSelf(actor: StaffActor, id: number | null): AdminReportView {
+    // The operator at the command line is nobody to assign to.
+    if (actor.kind !== "staff") throw forbidden();
+    return this.change(actor, id, "assigned_to_self", { assignedAccountId: actor.accountId });
+  }
+
+  unassign(actor: StaffActor, id: number | null): AdminReportView {
+    return this.change(actor, id, "unassigned", { assignedAccountId: null });
+  }
+
+  /** PUT /api/v1/admin/reports/:id: its category and the rules it names, as Report validates them. */
+  update(actor: StaffActor, id: number | null, input: { category?: string; ruleIds?: (number | null)[] }): AdminReportView {
+    const report = this.found(id);
+    authorize(actor);
+    const category = input.category ?? report.category;
+    const ruleIds = input.ruleIds === undefined ? (report.ruleIds === null ? null : (JSON.parse(report.ruleIds) as number[])) : [...new Set(input.ruleIds)];
+    const errors: string[] = [];
+    if (!(REPORT_CATEGORIES as readonly string[]).includes(category)) errors.push("Category is not included in the list");
+    if (category === "violation") {
+      const known = new Set(this.rules.rules().map((r) => r.id));
+      if (!ruleIds || ruleIds.length === 0 || !ruleIds.every((r) => r !== null && known.has(r))) errors.push("Rule ids does not reference valid rules");
+    }
+    if (errors.length) throw validationFailed(...errors);
+    return this.change(actor, report.id, "update", { category, ruleIds: ruleIds && ruleIds.length ? JSON.stringify(ruleIds) : null });
+  }
+
+  /** Deletes one of a report's statuses (the admin pages' "delete the status"), as its author's deletion would. */
+  removeStatus(actor: StaffActor, reportId: number | null, statusId: number | null): void {
+    const report = this.found(reportId);
+    authorize(actor);
+    const statusIds = JSON.parse(report.statusIds) as number[];
+    const status = statusId === null || !statusIds.includes(statusId) ? undefined : this.reader.findRow(statusId);
+    if (!status) throw notFound();
+    const author = this.accounts.findById(status.accountId);
+    this.db.transaction(() => {
+      this.log.record(actor, { action: "destroy", targetType: "Status", targetId: status.id, summary: `${author ? acct(author) : `#${status.accountId}`}: ${status.text.slice(0, 80)}` });
+      this.removal.remove(status);
+    });
+  }
+
+  // ── For the account actions (AdminAccounts), which resolve reports as part of their own write.
+
+  row(id: number): ReportRow | undefined {
+    return this.db.select().from(reports).where(eq(reports.id, id)).get();
+  }
+
+  /** Open reports about an account, which an action on it resolves. */
+  openAbout(accountId: number): number[] {
+    return this.db
+      .select({ id: reports.id })
+      .from(reports)
+      .where(and(eq(reports.targetAccountId, accountId), isNull(reports.actionTakenAt)))
+      .all()
+      .map((r) => r.id);
+  }
+
+  /** Report#resolve! with its audit line, inside the caller's transaction. */
+  resolveWithin(actor: StaffActor, reportId: number, now: number): void {
+    this.db
+      .update(reports)
+      .set({ actionTakenAt: now, actionTakenByAccountId: actor.kind === "staff" ? actor.accountId : null, updatedAt: now })
+      .where(eq(reports.id, reportId))
+      .run();
+    this.log.record(actor, { action: "resolve", targetType: "Report", targetId: reportId, summary: `#${reportId}` });
+  }
+
+  private change(actor: StaffActor, id: number | null, action: string, values: Partial<ReportRow>): AdminReportView {
+    const report = this.found(id);
+    authorize(actor);
+    this.db.transaction(() => {
+      this.db
+        .update(reports)
+        .set({ ...values, updatedAt: this.clock.now() })
+        .where(eq(reports.id, report.id))
+        .run();
+      this.log.record(actor, { action, targetType: "Report", targetId: report.id, summary: `#${report.id}` });
+    });
+    return this.viewOrNotFound(this.found(report.id));
+  }
+
+  private found(id: number | null): ReportRow {
+    const report = id === null ? undefined : this.row(id);
+    if (!report) throw notFound();
+    return report;
+  }
+
+  private viewOrNotFound(report: ReportRow): AdminReportView {
+    const view = this.view(report);
+    if (!view) throw notFound();
+    return view;
+  }
+
+  private view(report: ReportRow): AdminReportView | undefined {
+    const account = this.adminView(report.accountId);
+    const target = this.adminView(report.targetAccountId);
+    if (!account || !target) return undefined;
+    return {
+      report,
+      account,
+      target,
+      assigned: report.assignedAccountId === null ? null : (this.adminView(report.assignedAccountId) ?? null),
+      actionTakenBy: report.actionTakenByAccountId === null ? null : (this.adminView(report.actionTakenByAccountId) ?? null),
+      statusIds: JSON.parse(report.statusIds) as number[],
+      ruleIds: report.ruleIds === null ? null : (JSON.parse(report.ruleIds) as number[]),
+    };
+  }
+
+  private adminView(id: number): AdminAccountView | undefined {
+    const account = this.accounts.findById(id);
+    if (!account) return undefined;
+    return { account: this.accounts.view(account), user: account.domain === null ? (this.accounts.user(id) ?? null) : null };
+  }
+}
+
+function authorize(actor: StaffActor): void {
+  if (actor.kind === "staff" && !can(actor.role, "manage_reports")) throw forbidden();
+}
+
+function acct(account: AccountRow): string {
+  return account.domain === null ? account.username : `${account.username}@${account.domain}`;
+}
