@@ -73,6 +73,11 @@ function adminApi(ctx: AppContext) {
   return new Elysia().use(adminAccountRoutes(ctx)).use(adminReportRoutes(ctx)).use(adminDomainRoutes(ctx)) as unknown as Elysia;
 }
 
+/** The signed-in pages with their sign-in form: every account's /settings and staff's /admin (one use: Elysia's types grow with each). */
+function memberPages(ctx: AppContext) {
+  return new Elysia().use(settingsRoutes(ctx)).use(memberSignInRoutes(ctx)) as unknown as Elysia;
+}
+
 function notificationsApi(ctx: AppContext) {
   return new Elysia().use(notificationRequestRoutes(ctx)).use(notificationRoutes(ctx)).use(notificationV2Routes(ctx)) as unknown as Elysia;
 }
@@ -157,9 +162,8 @@ export function createApp(ctx: AppContext) {
     .use(instanceRoutes(ctx))
     .use(emptyCollectionRoutes(ctx))
     .use(fileRoutes(ctx))
-    .use(settingsRoutes(ctx))
+    .use(memberPages(ctx))
     // Last: its /:handle routes answer only @name paths, after every fixed path above.
-    .use(memberSignInRoutes(ctx))
     .use(webRoutes(ctx));
 }
 
