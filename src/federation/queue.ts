@@ -45,6 +45,8 @@ export class SqliteMessageQueue implements MessageQueue {
     private readonly outgoing: OutgoingHttp,
     /** Domains this server does not federate with (FederationDomains.refuses). */
     private readonly refusesDomain: (url: string) => boolean = () => false,
+    /** Told of each delivery handled, for the health page's counts. */
+    private readonly traffic: { attempted(): void } = { attempted() {} },
   ) {
     this.insert = sqlite.query("INSERT INTO fedify_messages (message, run_at, ordering_key, created_at) VALUES (?, ?, ?, ?)");
     // The oldest due message whose ordering key has no earlier message still waiting or running.
@@ -143,6 +145,7 @@ export class SqliteMessageQueue implements MessageQueue {
         // Fedify handles its own failures; an error here is a bug, not a reason to loop on the message.
         log("error", "federation queue handler failed", { error: String(e).split("\n")[0] });
       }
+      if (message?.type === "outbox") this.traffic.attempted();
       const held = this.handling?.held ?? [];
       this.handling = null;
       this.sqlite.transaction(() => {

@@ -29,6 +29,7 @@ import { announcementRoutes } from "./announcements.ts";
 import { trendRoutes } from "./trends.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { settingsRoutes } from "./settings.ts";
+import { adminPageRoutes } from "./admin-pages.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { exportRoutes } from "./exports.ts";
 import { importRoutes } from "./imports.ts";
@@ -75,7 +76,7 @@ function adminApi(ctx: AppContext) {
 
 /** The signed-in pages with their sign-in form: every account's /settings and staff's /admin (one use: Elysia's types grow with each). */
 function memberPages(ctx: AppContext) {
-  return new Elysia().use(settingsRoutes(ctx)).use(memberSignInRoutes(ctx)) as unknown as Elysia;
+  return new Elysia().use(settingsRoutes(ctx)).use(adminPageRoutes(ctx)).use(memberSignInRoutes(ctx)) as unknown as Elysia;
 }
 
 function notificationsApi(ctx: AppContext) {

@@ -1,5 +1,6 @@
 import { html, type Safe } from "./html.ts";
 import { MEMBER_PAGES_STYLE } from "./page-style.ts";
+import { ADMIN_PAGES_STYLE } from "./admin/style.ts";
 
 /** What a page tells previews and crawlers about itself. */
 export interface PageMeta {
@@ -90,4 +91,4 @@ article.status header{display:flex;gap:.75rem;align-items:center}article.status 
 .media img,.media video{width:100%;height:auto;border-radius:.4rem}.media audio{width:100%}
 details.cw summary{cursor:pointer;color:var(--muted)}.poll ul{list-style:none;padding:0}.poll li{margin:.25rem 0}
 .boosted{color:var(--muted);font-size:.9rem;margin:0 0 .5rem}blockquote.quote{border:1px solid var(--line);border-radius:.5rem;margin:.75rem 0;padding:.75rem}nav.pages{display:flex;justify-content:space-between;padding:1rem 0}
-${MEMBER_PAGES_STYLE}`;
+${MEMBER_PAGES_STYLE}${ADMIN_PAGES_STYLE}`;
