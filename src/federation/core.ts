@@ -62,7 +62,7 @@ export function createFederationCore(deps: { config: Config; clock: Clock; db: D
     permanentFailureStatusCodes: PERMANENT_FAILURES,
     onOutboxError: (error) => {
       traffic.failed();
-      return recordFailure(kv, clock, error).catch(() => {});
+      return recordFailure(kv, clock, error, queue.handlingInbox()).catch(() => {});
     },
     // Every fetch goes through these, and they through the outgoing-HTTP module: refused domains
     // are never asked, and under AUTHORIZED_FETCH even Fedify's own unsigned fetches are signed.

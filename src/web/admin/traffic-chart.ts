@@ -38,7 +38,7 @@ export function trafficChart(hours: TrafficHour[]): Safe {
   return html`<figure class="chart">
 <svg viewBox="0 0 ${String(WIDTH)} ${String(HEIGHT)}" role="img" aria-labelledby="traffic-title traffic-desc" xmlns="http://www.w3.org/2000/svg">
 <title id="traffic-title">Deliveries and received activities, hour by hour, the last 24 hours (UTC)</title>
-<desc id="traffic-desc">In all: ${String(totals.attempted)} deliveries (${String(totals.failed)} failed) and ${String(totals.received)} activities received. The numbers of each hour are in the table after the chart.</desc>
+<desc id="traffic-desc">In all: ${String(totals.attempted)} deliveries (${String(totals.failed)} failed) and ${totals.received === 1 ? "1 activity" : `${totals.received} activities`} received. The numbers of each hour are in the table after the chart.</desc>
 ${ticks.map(
   (t) => html`<line class="grid" x1="${String(LEFT)}" x2="${String(WIDTH - RIGHT)}" y1="${y(t).toFixed(1)}" y2="${y(t).toFixed(1)}"></line><text class="axis" x="${String(LEFT - 6)}" y="${(y(t) + 4).toFixed(1)}" text-anchor="end">${String(t)}</text>`,
 )}
