@@ -10,7 +10,12 @@ export interface Config {
   publicUrl: string;
   /** Host part of publicUrl (with port when not default): used in acct URIs and webfinger. */
   domain: string;
-  registrations: "open" | "closed";
+  /**
+   * Who may sign up (Mastodon's registrations_mode): anyone (open), anyone but staff approve
+   * them before they can sign in (approval), or nobody (closed). An invite link lets its
+   * holder in whatever the mode, approved at once.
+   */
+  registrations: "open" | "approval" | "closed";
   /** Public reads need a signed-in user, and only allow-listed domains federate (Mastodon's LIMITED_FEDERATION_MODE). */
   whitelistMode: boolean;
   rateLimits: boolean;
@@ -131,7 +136,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     publicUrl: url.origin,
     domain: url.host,
-    registrations: choice(env, "REGISTRATIONS", ["open", "closed"] as const, "closed"),
+    registrations: choice(env, "REGISTRATIONS", ["open", "approval", "closed"] as const, "closed"),
     whitelistMode: bool(env, "WHITELIST_MODE", false),
     rateLimits: choice(env, "RATE_LIMITS", ["on", "off"] as const, "on") === "on",
     inboxRateLimit: perPeriod(env, "INBOX_RATE_LIMIT", { limit: 2000, periodMs: 5 * 60 * 1000 }),

@@ -18,6 +18,8 @@ import { aliasCommand, moveCommand } from "./cli/moves.ts";
 import { exportCommand, importCommand } from "./cli/portability.ts";
 import { exportArchiveCommand, importArchiveCommand } from "./cli/archive.ts";
 import { relaysCommand } from "./cli/relays.ts";
+import { invitesCommand } from "./cli/invites.ts";
+import { STAFF_COMMANDS, staffAccountCommand } from "./cli/staff.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -27,6 +29,19 @@ Usage:
   rookery accounts create <username> --email <address> (--password <password> | --password-stdin)
                                           Create a local account; prints its id
   rookery accounts list                   List local accounts
+  rookery accounts suspend <username|user@domain>
+                                          Suspend an account: hidden everywhere, signed out, refused at
+                                          sign-in; its followers' servers are told (unsuspend: undo)
+  rookery accounts unsuspend <username|user@domain>
+  rookery accounts delete <username|user@domain>
+                                          Delete an account's statuses, follows and profile; its name
+                                          stays taken, its actor answers 410, its followers' servers get Delete
+  rookery accounts password <username> [--password-stdin]
+                                          Set a new password (random and printed, unless given on stdin);
+                                          signs the account out everywhere
+  rookery accounts role <username> user|moderator|admin|owner
+                                          Give a local account a staff role (Mastodon's roles)
+  rookery accounts approve <username>     Let a sign-up waiting for approval sign in
   rookery accounts alias add|remove <username> <url-or-handle>
                                           Name (or unname) an account this one comes from (alsoKnownAs)
   rookery accounts alias list <username>  List its aliases
@@ -48,6 +63,13 @@ Usage:
   rookery accounts import-archive <username> <archive.zip|archive.tar.gz> [--with-replies]
                                           Bring the public and unlisted posts of an archive from another
                                           server in, dated as written (not sent to followers); again adds nothing
+  rookery invites create [--expires 1d|12h|2w|never] [--uses <n>] [--comment "<text>"] [--by <username>]
+                                          Make an invite link (7 days, any number of sign-ups unless
+                                          told; the owner's unless --by): its holder signs up at
+                                          /invite/<code> even while REGISTRATIONS=closed, approved at
+                                          once. Printed once: only its digest is kept
+  rookery invites list                    Every invite: maker, state, uses, expiry, comment
+  rookery invites revoke <id>             Expire an invite now
   rookery federation status               Deliveries waiting, domains failing lately, and the relays
   rookery relays add <url> [--kind mastodon|litepub]
                                           Subscribe to a relay: a Mastodon relay's inbox or a LitePub
@@ -85,7 +107,7 @@ Usage:
 
 Settings come from the environment:
   PORT (3000)  HOST (127.0.0.1)  DATA_DIR (./data)  PUBLIC_URL (http://localhost:$PORT)
-  REGISTRATIONS (open|closed, closed)  WHITELIST_MODE (true|false, false)
+  REGISTRATIONS (open|approval|closed, closed)  WHITELIST_MODE (true|false, false)
   RATE_LIMITS (on|off, on)  TRUSTED_PROXIES (none)  INSTANCE_TITLE (Rookery)
   CONTACT_EMAIL (none)  LOG_REQUESTS (true)  MEDIA_WORKERS (cores - 1; ffmpeg: 1)
   FEDERATION (on|off, on)  ALLOW_PRIVATE_ADDRESSES (false)  AUTHORIZED_FETCH (false)
@@ -126,6 +148,7 @@ async function accounts(args: string[]) {
   if (args[0] === "import") return importCommand(args.slice(1));
   if (args[0] === "export-archive") return exportArchiveCommand(args.slice(1));
   if (args[0] === "import-archive") return importArchiveCommand(args.slice(1));
+  if (STAFF_COMMANDS.includes(args[0] ?? "")) return staffAccountCommand(args);
   const config = loadConfig();
   const handle = openDatabase(config.dataDir);
   const clock = new SystemClock();
@@ -157,7 +180,7 @@ async function accounts(args: string[]) {
       if (rows.length === 0) process.stdout.write("No accounts yet.\n");
       for (const { account, email } of rows) process.stdout.write(`${account.id}\t${account.username}\t${email}\n`);
     } else {
-      fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, alias, move, export, import, export-archive or import-archive`);
+      fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, suspend, unsuspend, delete, password, role, approve, alias, move, export, import, export-archive or import-archive`);
     }
   } finally {
     handle.close();
@@ -245,6 +268,8 @@ async function main(argv: string[]) {
         return await domains(args);
       case "relays":
         return await relaysCommand(args);
+      case "invites":
+        return await invitesCommand(args);
       case "emoji":
         return await emojiCommand(args);
       case "announcements":

@@ -104,6 +104,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   services.media.restore();
   services.scheduled.restore();
   services.pushDeliveries.restore();
+  services.quoteChecks.restore();
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
   federation?.start();
@@ -135,6 +136,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await services.importWorker.stop();
         await services.threadFill.stop();
         await services.accountHistory.stop();
+        await services.quoteRechecks.stop();
         await federation?.stop();
         await services.linkCards.stop();
         await services.pushDeliveries.stop();

@@ -8,6 +8,7 @@ import type { Services } from "../services/index.ts";
 import { assembleServices } from "../server.ts";
 import { registerConsequences } from "../services/consequences.ts";
 import { loadInstanceKeys } from "../services/instance-keys.ts";
+import { OPERATOR } from "../services/admin/audit-log.ts";
 
 // The operator's commands that go through the services (rules, the extended description...):
 // each opens the database, builds the services as the server does, and closes it again. A
@@ -136,8 +137,10 @@ export async function reportsCommand(args: string[]) {
         return;
       }
       case "resolve": {
-        const resolved = services.reports.resolve(parseId(positional[0]));
-        if (!resolved) throw new CliFailure(`no report with id ${positional[0] ?? ""}`);
+        // As staff resolve one, into the audit log (by the operator).
+        const id = parseId(positional[0]);
+        if (id === null || !services.adminReports.row(id)) throw new CliFailure(`no report with id ${positional[0] ?? ""}`);
+        const resolved = services.adminReports.resolve(OPERATOR, id);
         out(`Resolved report ${resolved.report.id}`);
         return;
       }

@@ -10,4 +10,5 @@ export * from "./schema/portability.ts";
 export * from "./schema/archive.ts";
 export * from "./schema/quotes.ts";
 export * from "./schema/backfills.ts";
+export * from "./schema/tombstones.ts";
 export * from "./schema/traffic.ts";

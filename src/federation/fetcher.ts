@@ -1,8 +1,8 @@
 import type { Context } from "@fedify/fedify";
 import { isActor } from "@fedify/fedify/vocab";
 import type { DocumentLoader } from "@fedify/vocab-runtime";
-import type { OutgoingHttp } from "../net/outgoing.ts";
-import type { RemoteFetcher } from "../services/remote/fetcher.ts";
+import { OutgoingRefused, OutgoingTooLarge, type OutgoingHttp } from "../net/outgoing.ts";
+import { FetchFailed, temporaryStatus, type RemoteFetcher } from "../services/remote/fetcher.ts";
 import { lookup } from "./access.ts";
 import { actorInput } from "./inbound/actor.ts";
 import { isStatusObject, noteInput } from "./inbound/note.ts";
@@ -62,7 +62,9 @@ export function remoteFetcher(deps: {
       } catch (e) {
         const status = (e as { response?: Response }).response?.status;
         if (status === 404 || status === 410) return null;
-        throw e;
+        // A host or address the outgoing module refuses, or a body too large, would be so again.
+        const refused = [e, (e as { cause?: unknown }).cause].some((x) => x instanceof OutgoingRefused || x instanceof OutgoingTooLarge);
+        throw new FetchFailed(String(e), !refused && temporaryStatus(status));
       }
       const doc = remote.document as Record<string, unknown> | null;
       if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return null;

@@ -37,19 +37,19 @@ export function accountRoutes(ctx: AppContext) {
   return new Elysia()
     .post("/api/v1/accounts", async (c) => {
       const auth = requireToken(ctx, c.request, "write:accounts");
-      if (ctx.config.registrations === "closed") throw new ApiError(403, "Forbidden");
       const p = input(c);
-      const account = await services.accounts.create(
-        {
-          username: str(p.username, "username"),
-          email: str(p.email, "email"),
-          password: str(p.password, "password"),
-          // Mastodon accepts exactly true, "true" or "1" here.
-          agreement: p.agreement === true || p.agreement === "true" || p.agreement === "1",
-          locale: str(p.locale, "locale"),
-        },
-        { api: true },
-      );
+      // Under REGISTRATIONS=approval the token is issued as Mastodon issues it; the account's
+      // requests are refused until staff approve it (requireUser).
+      const account = await services.registrations.signUp({
+        username: str(p.username, "username"),
+        email: str(p.email, "email"),
+        password: str(p.password, "password"),
+        // Mastodon accepts exactly true, "true" or "1" here.
+        agreement: p.agreement === true || p.agreement === "true" || p.agreement === "1",
+        locale: str(p.locale, "locale"),
+        reason: str(p.reason, "reason"),
+        inviteCode: str(p.invite_code, "invite_code"),
+      });
       const app = services.applications.findById(auth.applicationId);
       const scopes = parseScopes(app?.scopes);
       const { accessToken, auth: issued } = services.tokens.issue(auth.applicationId, account.id, scopes);

@@ -30,6 +30,7 @@ import { trendRoutes } from "./trends.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { settingsRoutes } from "./settings.ts";
 import { adminPageRoutes } from "./admin-pages.ts";
+import { inviteRoutes } from "./invites.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { exportRoutes } from "./exports.ts";
 import { importRoutes } from "./imports.ts";
@@ -143,12 +144,7 @@ export function createApp(ctx: AppContext) {
     .use(pushRoutes(ctx))
     .use(directoryRoutes(ctx))
     .use(startUpRoutes(ctx))
-    .use(statusRoutes(ctx))
-    .use(asyncRefreshRoutes(ctx))
-    .use(statusEditRoutes(ctx))
-    .use(statusActionRoutes(ctx))
-    .use(quoteRoutes(ctx))
-    .use(pollRoutes(ctx))
+    .use(statusApi(ctx))
     .use(mediaRoutes(ctx))
     .use(scheduledStatusRoutes(ctx))
     .use(timelineRoutes(ctx))
@@ -160,12 +156,27 @@ export function createApp(ctx: AppContext) {
     .use(adminApi(ctx))
     .use(preferenceRoutes(ctx))
     .use(archiveRoutes(ctx))
+    .use(inviteRoutes(ctx))
     .use(instanceRoutes(ctx))
     .use(emptyCollectionRoutes(ctx))
     .use(fileRoutes(ctx))
     .use(memberPages(ctx))
     // Last: its /:handle routes answer only @name paths, after every fixed path above.
     .use(webRoutes(ctx));
+}
+
+/**
+ * The status resources as one plugin: a chain of every route module in createApp grows past
+ * TypeScript's instantiation depth (TS2589), so related modules are grouped.
+ */
+function statusApi(ctx: AppContext) {
+  return new Elysia()
+    .use(statusRoutes(ctx))
+    .use(asyncRefreshRoutes(ctx))
+    .use(statusEditRoutes(ctx))
+    .use(statusActionRoutes(ctx))
+    .use(quoteRoutes(ctx))
+    .use(pollRoutes(ctx));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -11,6 +11,8 @@ export const invalidToken = () =>
 export const outsideScopes = () => new ApiError(403, "This action is outside the authorized scopes");
 export const userRequired = () => new ApiError(422, "This method requires an authenticated user");
 export const whitelistRequired = () => new ApiError(401, "This API requires an authenticated user");
+/** Api::BaseController#require_user! for a user staff have not approved yet. */
+export const pendingApproval = () => new ApiError(403, "Your login is currently pending approval");
 
 /** The token from `Authorization: Bearer`, else the `access_token` query parameter (Doorkeeper's order). */
 export function bearerToken(request: Request): string | null {
@@ -62,6 +64,7 @@ export function requireUser(ctx: AppContext, request: Request, scope?: ScopeRequ
   if (!auth) throw invalidToken();
   checkScope(auth, scope);
   if (auth.accountId === null) throw userRequired();
+  if (auth.pending) throw pendingApproval();
   // Mastodon's require_user!: a suspended account's login is disabled, a sign-up waits for approval.
   const refusal = ctx.services.adminAccounts.loginRefusal(auth.accountId);
   if (refusal) throw new ApiError(403, refusal);
@@ -84,6 +87,8 @@ export function optionalUser(ctx: AppContext, request: Request, scope?: ScopeReq
   const auth = authentication(ctx, request);
   if (auth) checkScope(auth, scope);
   if (ctx.config.whitelistMode && (!auth || auth.accountId === null)) throw whitelistRequired();
+  // The pages a whitelisted server keeps for members are not for those still waiting to be one.
+  if (ctx.config.whitelistMode && auth?.pending) throw pendingApproval();
   return auth;
 }
 

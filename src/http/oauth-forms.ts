@@ -38,11 +38,11 @@ export interface FormSession {
  * The browser's form cookie, or a new one. Kept while it exists so that several open tabs
  * stay valid; a browser-session cookie, scoped to the pages that post forms.
  */
-export function formSession(request: Request, secure: boolean): FormSession {
-  const existing = cookie(request, FORM_COOKIE);
+export function formSession(request: Request, secure: boolean, scope: { name: string; path: string } = { name: FORM_COOKIE, path: "/oauth" }): FormSession {
+  const existing = cookie(request, scope.name);
   if (existing !== undefined && FORM_COOKIE_VALUE.test(existing)) return { value: existing };
   const value = randomSecret();
-  return { value, setCookie: `${FORM_COOKIE}=${value}; Path=/oauth; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}` };
+  return { value, setCookie: `${scope.name}=${value}; Path=${scope.path}; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}` };
 }
 
 /**

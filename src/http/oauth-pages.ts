@@ -134,6 +134,17 @@ export function errorPage(description: string): string {
   return layout("An error has occurred", `<h1>An error has occurred</h1>\n<p class="error" role="alert">${h(description)}</p>`);
 }
 
+/**
+ * The sign-in of an account staff have not approved yet (Mastodon shows its account status,
+ * "pending", in place of what was asked); no session is opened and no app authorized.
+ */
+export function pendingPage(): string {
+  return layout(
+    "Account status",
+    `<h1>Account status</h1>\n<p class="error" role="alert">Your application is pending review by our staff. This may take some time. You can sign in once it is approved.</p>`,
+  );
+}
+
 export function codePage(code: string): string {
   return layout(
     "Authorization code",

@@ -11,7 +11,7 @@ import {
 } from "../services/oauth/grants.ts";
 import { input } from "./input.ts";
 import { cookie, FORM_COOKIE, formSession, fromOwnPages, signInOrigin, signInThrottled } from "./oauth-forms.ts";
-import { codePage, consentPage, errorPage, formPostPage, loginPage, PAGE_HEADERS } from "./oauth-pages.ts";
+import { codePage, consentPage, errorPage, formPostPage, loginPage, PAGE_HEADERS, pendingPage } from "./oauth-pages.ts";
 import { str, type Params } from "./params.ts";
 import type { Verdict } from "../infra/rate-limits.ts";
 
@@ -180,6 +180,7 @@ export function oauthRoutes(ctx: AppContext) {
       if (throttled) return login(c.request, request, params, 429, "Too many sign-in attempts. Please try again later.", loginName, limitHeaders(throttled));
       const accountId = await services.accounts.verifyLogin(loginName, password);
       if (accountId === null) return login(c.request, request, params, 401, "Invalid username, e-mail address or password.", loginName);
+      if (services.accounts.user(accountId)?.approved === false) return html(pendingPage(), 403);
       const session = services.webSessions.create(accountId, signInOrigin(c.request));
       return consent(c.request, request, params, accountId, `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secureCookie}`);
     })

@@ -54,6 +54,11 @@ export function settingsRoutes(ctx: AppContext) {
           },
           () => ({ title: "Sign out", body: html`<p><a href="/settings">Back to your settings</a></p>` }),
         ),
-      ) as unknown as Elysia
+      )
+      // A page that is not there is a page saying so, not the API's JSON.
+      .get("/settings/*", (c) => {
+        const viewer = pages.guard(c.request);
+        return viewer instanceof Response ? viewer : pages.refuse(404, "Not found", "There is no such page in the settings.");
+      }) as unknown as Elysia
   );
 }

@@ -71,8 +71,11 @@ export function statusRoutes(ctx: AppContext) {
       // Anonymous readers all see the same thing: straight from the render cache.
       const cached = viewer === null && id !== null ? cachedPublicJson(services, id) : null;
       if (cached) return jsonText(cached);
-      const json = statusJson(services, ctx.urls, services.reader.visibleRow(id, viewer), viewer);
+      const row = services.reader.visibleRow(id, viewer);
+      const json = statusJson(services, ctx.urls, row, viewer);
       if (json === null) throw notFound();
+      // A signed-in reader's look at a quote unchecked for a week has it checked again.
+      if (viewer !== null) services.quoteChecks.opened(row.reblogOfId ?? row.id);
       return jsonText(json);
     })
     .delete("/api/v1/statuses/:id", async (c) => {

@@ -86,6 +86,11 @@ export type DomainEvent =
   | { type: "mute.removed"; accountId: number; targetAccountId: number }
   /** A profile changed (anything `update_credentials` sets). */
   | { type: "account.updated"; accountId: number }
+  /**
+   * Someone signed up (the API, an invite link): staff are told (`admin.sign_up`). `approved`
+   * false: the account waits for them before it may sign in (REGISTRATIONS=approval).
+   */
+  | { type: "account.registered"; accountId: number; approved: boolean }
   /** A locked account opened up. */
   | { type: "account.unlocked"; accountId: number }
   /**
@@ -116,13 +121,19 @@ export type DomainEvent =
    * IRI, instrument the quoting status) to answer with Accept (a stamp) or Reject.
    */
   | { type: "quote.requested"; quote: QuoteRow }
-  /** A quote was accepted: a local quoted status's (by its policy: a remote quoter is sent Accept with our stamp), or a remote one's by its server's Accept. */
-  | { type: "quote.accepted"; quote: QuoteRow }
+  /**
+   * A quote was accepted: a local quoted status's (by its policy: a remote quoter is sent Accept
+   * with our stamp), or a remote one's by its server's Accept or stamp. `withStatus`: decided as
+   * the quoting status was stored, whose own announcement shows it; otherwise streams show the
+   * quoting status again (Mastodon's DistributionWorker with `update`), as for rejected, revoked
+   * and removed quotes.
+   */
+  | { type: "quote.accepted"; quote: QuoteRow; withStatus?: boolean }
   /** A pending quote was refused: by a local quoted status's policy (a remote quoter is sent Reject), or by the remote quoted author's server. */
-  | { type: "quote.rejected"; quote: QuoteRow }
+  | { type: "quote.rejected"; quote: QuoteRow; withStatus?: boolean }
   /** An accepted quote was taken back by the quoted author (here: POST .../revoke, then its stamp's Delete is sent; or a remote stamp deleted). */
   | { type: "quote.revoked"; quote: QuoteRow }
-  /** The quoting status is being deleted and its quote with it (what an accepted one counted is counted back). */
+  /** The quoting status is being deleted and its quote with it, or a remote quoting status's edit dropped or changed it (what an accepted one counted is counted back). */
   | { type: "quote.removed"; quote: QuoteRow }
   /** Who may quote a local status changed without an edit (PUT /api/v1/statuses/:id/interaction_policy): its quote_approval is new. */
   | { type: "quote_policy.changed"; status: StatusRow }

@@ -234,6 +234,8 @@ export interface Embeds {
   accounts: Map<number, AccountView>;
   /** The statuses named that the viewer may see. */
   statuses: StatusRow[];
+  /** The reports admin.report notifications name, by id; gone ones are absent. */
+  reports?: Map<number, ReportView>;
 }
 
 /** What a Web Push tells of a notification (the input of Mastodon's Web::NotificationSerializer). */

@@ -1,5 +1,6 @@
 import type { AccountView, Embeds, NotificationGroup } from "../models/views.ts";
 import { serializeAccount, type Urls } from "./account.ts";
+import { serializeReport } from "./report.ts";
 import { statusJsonById, type StatusSource } from "./status-json.ts";
 
 /** REST::NotificationGroupSerializer's status types: the group names a status by `status_id`. */
@@ -13,7 +14,8 @@ function partialAccount(urls: Urls, a: AccountView) {
   return { id: full.id, acct: full.acct, locked: full.locked, bot: full.bot, url: full.url, avatar: full.avatar, avatar_static: full.avatar_static };
 }
 
-function serializeGroup(g: NotificationGroup, paginated: boolean) {
+function serializeGroup(urls: Urls, g: NotificationGroup, paginated: boolean, embeds: Embeds) {
+  const report = g.notification.reportId !== null ? embeds.reports?.get(g.notification.reportId) : undefined;
   return {
     group_key: g.key,
     notifications_count: g.count,
@@ -24,6 +26,7 @@ function serializeGroup(g: NotificationGroup, paginated: boolean) {
       : {}),
     sample_account_ids: g.sampleAccountIds.map(String),
     ...(STATUS_TYPES.has(g.notification.type) && g.notification.statusId !== null ? { status_id: String(g.notification.statusId) } : {}),
+    ...(report ? { report: serializeReport(urls, report) } : {}),
   };
 }
 
@@ -42,7 +45,9 @@ export function groupedNotificationsJson(
   options: { expand: ExpandAccounts; paginated: boolean },
 ): string {
   const statuses = statusJsonById(source, urls, embeds.statuses, viewerId);
-  const shown = groups.filter((g) => g.notification.statusId === null || statuses.has(g.notification.statusId));
+  const shown = groups.filter(
+    (g) => (g.notification.statusId === null || statuses.has(g.notification.statusId)) && (g.notification.reportId === null || embeds.reports?.has(g.notification.reportId)),
+  );
   const { accounts } = embeds;
   // Senders that are gone (deleted accounts) leave the samples.
   for (const g of shown) g.sampleAccountIds = g.sampleAccountIds.filter((id) => accounts.has(id));
@@ -52,6 +57,6 @@ export function groupedNotificationsJson(
   const usedStatuses = [...new Set(shown.map((g) => g.notification.statusId).filter((id): id is number => id !== null))].map((id) => statuses.get(id)!);
   const parts = [`"accounts":[${full.join(",")}]`];
   if (options.expand === "partial_avatars") parts.push(`"partial_accounts":${JSON.stringify([...partialIds].map((id) => partialAccount(urls, accounts.get(id)!)))}`);
-  parts.push(`"statuses":[${usedStatuses.join(",")}]`, `"notification_groups":${JSON.stringify(shown.map((g) => serializeGroup(g, options.paginated)))}`);
+  parts.push(`"statuses":[${usedStatuses.join(",")}]`, `"notification_groups":${JSON.stringify(shown.map((g) => serializeGroup(urls, g, options.paginated, embeds)))}`);
   return `{${parts.join(",")}}`;
 }

@@ -1,6 +1,7 @@
 import type { NotificationRow } from "../db/schema.ts";
 import type { AccountView, Embeds } from "../models/views.ts";
 import { serializeAccount, type Urls } from "./account.ts";
+import { serializeReport } from "./report.ts";
 import { statusJsonById, type StatusSource } from "./status-json.ts";
 
 /** REST::NotificationSerializer (4.3), without `status`: the caller appends it, rendered for the viewer. */
@@ -26,8 +27,9 @@ export function notificationsJson(source: StatusSource, urls: Urls, rows: Notifi
   return rows.flatMap((n) => {
     const from = embeds.accounts.get(n.fromAccountId);
     const status = n.statusId !== null ? statuses.get(n.statusId) : null;
-    if (!from || status === undefined) return [];
-    const own = JSON.stringify(serializeNotification(urls, n, from));
+    const report = n.reportId !== null ? embeds.reports?.get(n.reportId) : null;
+    if (!from || status === undefined || report === undefined) return [];
+    const own = JSON.stringify({ ...serializeNotification(urls, n, from), ...(report ? { report: serializeReport(urls, report) } : {}) });
     return [status === null ? own : `${own.slice(0, -1)},"status":${status}}`];
   });
 }

@@ -14,6 +14,8 @@ const TITLES: Record<string, (name: string) => string> = {
   update: (name) => `${name} edited a post`,
   quote: (name) => `${name} quoted your post`,
   quoted_update: (name) => `${name} edited a post you have quoted`,
+  "admin.sign_up": (name) => `${name} signed up`,
+  "admin.report": (name) => `${name} submitted a report`,
 };
 
 /** Rails' truncate(length: 140): longer text is cut so that it ends in "..." within 140 characters. */

@@ -27,6 +27,7 @@ import type { Services } from "./index.ts";
  *                               endorsements, render cache
  *   block.created / .removed    -                                           federation (Block, Undo Block)
  *   mute.removed                home feed                                   -
+ *   account.registered          admin.sign_up notifications to staff        -
  *   account.updated             render cache                                federation (Update; a suspension by staff too)
  *   account.deleted             -                                           federation (Delete of the actor)
  *   account.unlocked            waiting requests authorized                 -
@@ -47,12 +48,14 @@ import type { Services } from "./index.ts";
  *   notification.created        push deliveries                             push, streams
  *   quote.requested             -                                           federation (QuoteRequest)
  *   quote.accepted              quotes_count, quote notification            federation (Accept with the stamp, or
- *                                                                           Update of a local quoting post)
- *   quote.rejected              -                                           federation (Reject)
- *   quote.revoked               quotes_count back                           federation (Delete of the stamp)
- *   quote.removed               quotes_count back (if it counted)           federation (Delete to a remote quoted author)
+ *                                                                           Update of a local quoting post), streams
+ *                                                                           (status.update, unless settled with it)
+ *   quote.rejected              -                                           federation (Reject), streams (likewise)
+ *   quote.revoked               quotes_count back                           federation (Delete of the stamp), streams
+ *   quote.removed               quotes_count back (if it counted)           federation (Delete to a remote quoted author),
+ *                                                                           streams (an edit dropped it)
  *   quote_policy.changed        -                                           federation (Update)
- *   report.created              -                                           federation (Flag)
+ *   report.created              admin.report notifications to staff         federation (Flag)
  *   relay.subscribed / .unsubscribed  -                                     federation (Follow, Undo Follow)
  *   list.delivered, conversation.updated, notifications.merged, filters.changed,
  *   announcement.published / .deleted / .reaction                           streams
@@ -98,6 +101,8 @@ export function registerConsequences(events: EventBus, services: Services, trans
   events.within("mute.removed", (e) => homeFeed.backfill(e.accountId, e.targetAccountId));
 
   // ── Accounts
+  // A sign-up is told to staff (and, pushed and streamed, reaches them wherever they are).
+  events.within("account.registered", (e) => notifications.signedUp(e.accountId));
   events.within("account.updated", (e) => renderCache.touchAccount(e.accountId));
   // A locked account that opens up approves the follow requests waiting on it.
   events.within("account.unlocked", (e) => follows.authorizeAll(e.accountId));
@@ -155,6 +160,12 @@ export function registerConsequences(events: EventBus, services: Services, trans
   events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
   events.within("poll.ended", (e) => notifications.pollEnded(e.accountId, e.statusId, polls.voters(e.pollId)));
 
+  // ── Reports: staff are told (once per reported account while its reports wait).
+  events.within("report.created", (e) => {
+    const view = services.reports.find(e.reportId);
+    if (view) notifications.reported(view.report);
+  });
+
   // ── Notifications: one push delivery per subscription that wants it, written with the notification.
   events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));
 
@@ -165,7 +176,7 @@ export function registerConsequences(events: EventBus, services: Services, trans
   services.linkCards.subscribe(events);
   // status.created, status.updated of a remote status with media: its images are copied (CACHE_REMOTE_MEDIA).
   services.remoteMediaCache?.subscribe(events);
-  // Statuses, lists, notifications, conversations, filters, announcements: to open streams.
+  // Statuses, lists, notifications, conversations, filters, announcements, quotes' states: to open streams.
   transports.streams?.(events);
   // Follows, blocks, statuses, favourites, boosts, pins, polls, profiles, moves, reports, quotes: to other servers.
   transports.federation?.(events);

@@ -1,6 +1,7 @@
 import type { AccountConversationRow, NotificationRow } from "../db/schema.ts";
-import type { AccountView, Embeds, NotificationGroup, NotificationRequest } from "../models/views.ts";
+import type { AccountView, Embeds, NotificationGroup, NotificationRequest, ReportView } from "../models/views.ts";
 import type { AccountService } from "./accounts/accounts.ts";
+import type { ReportService } from "./reports.ts";
 import type { StatusReader } from "./statuses/reader.ts";
 
 /**
@@ -13,14 +14,27 @@ export class EmbedLoader {
   constructor(
     private accounts: AccountService,
     private reader: StatusReader,
+    private reports: ReportService,
   ) {}
 
   notifications(rows: NotificationRow[], viewerId: number): Embeds {
-    return this.load(rows.map((n) => n.fromAccountId), rows.map((n) => n.statusId), viewerId);
+    return { ...this.load(rows.map((n) => n.fromAccountId), rows.map((n) => n.statusId), viewerId), reports: this.reportsById(rows) };
   }
 
   notificationGroups(groups: NotificationGroup[], viewerId: number): Embeds {
-    return this.load(groups.flatMap((g) => g.sampleAccountIds), groups.map((g) => g.notification.statusId), viewerId);
+    const rows = groups.map((g) => g.notification);
+    return { ...this.load(groups.flatMap((g) => g.sampleAccountIds), rows.map((n) => n.statusId), viewerId), reports: this.reportsById(rows) };
+  }
+
+  /** The reports of admin.report notifications (only staff are sent those). */
+  private reportsById(rows: NotificationRow[]): Map<number, ReportView> {
+    const out = new Map<number, ReportView>();
+    for (const n of rows) {
+      if (n.reportId === null || out.has(n.reportId)) continue;
+      const view = this.reports.find(n.reportId);
+      if (view) out.set(n.reportId, view);
+    }
+    return out;
   }
 
   notificationRequests(rows: NotificationRequest[], viewerId: number): Embeds {

@@ -10,6 +10,8 @@ import type { IdGenerator } from "../ids.ts";
 import type { MediaStorage } from "../media-files/storage.ts";
 import { TicketSigner } from "../auth/tickets.ts";
 import { AccountService } from "./accounts/accounts.ts";
+import { InviteService } from "./accounts/invites.ts";
+import { RegistrationService } from "./accounts/registrations.ts";
 import { FollowService } from "./accounts/follows.ts";
 import { MarkerService } from "./accounts/markers.ts";
 import { ModerationService } from "./accounts/moderation.ts";
@@ -25,6 +27,7 @@ import { RemoteInteractions } from "./remote/interactions.ts";
 import { GoneAccounts } from "./remote/gone-accounts.ts";
 import { RemoteThreads } from "./remote/threads.ts";
 import { NoteQuotes } from "./remote/note-quotes.ts";
+import { QuoteChecks, QuoteRechecks } from "./remote/quote-checks.ts";
 import { QuoteStamps } from "./remote/quote-stamps.ts";
 import { RemoteQuotes } from "./remote/quotes.ts";
 import { ThreadFill } from "./remote/thread-fill.ts";
@@ -37,6 +40,7 @@ import { FollowerMoves } from "./accounts/follower-moves.ts";
 import { AccountMoving } from "./accounts/moving.ts";
 import { FederationDomains } from "./remote/domains.ts";
 import { Relays } from "./remote/relays.ts";
+import { Tombstones } from "./remote/tombstones.ts";
 import type { RemoteFetcher, RemoteInfra } from "./remote/fetcher.ts";
 import type { InstanceKeys } from "./instance-keys.ts";
 import { findTools, mediaTools } from "../media-files/ffmpeg.ts";
@@ -148,6 +152,9 @@ export function createServices(deps: ServiceDeps) {
   const localEmojis = (texts: string[]) => customEmojis.inTexts(texts);
   const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
   const grants = new GrantService(db, ids, clock, applications, tokens, accounts);
+  // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
+  const invites = new InviteService(db, ids, clock, config.publicUrl);
+  const registrations = new RegistrationService(config.registrations, accounts, invites);
   const webSessions = new WebSessionService(db, ids, clock);
   const passwords = new Passwords(db, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);
@@ -160,7 +167,7 @@ export function createServices(deps: ServiceDeps) {
   const notificationPolicies = new NotificationPolicies(db, ids, clock);
   const notifications = new NotificationService(db, ids, clock, moderation, events, notificationPolicies);
 
-  const policy = new StatusPolicy(follows, moderation);
+  const policy = new StatusPolicy(follows, moderation, db);
   const statusMedia = new StatusMedia(db, clock);
   const quotePolicy = new QuotePolicy(db.$client, follows, moderation, policy);
   const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(db.$client, policy, moderation), policy: quotePolicy });
@@ -205,7 +212,7 @@ export function createServices(deps: ServiceDeps) {
   const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
-  const embeds = new EmbedLoader(accounts, reader);
+  const embeds = new EmbedLoader(accounts, reader, reports);
   // Staff actions (src/services/admin): on accounts, reports and domains, each in the audit log.
   const auditLog = new AuditLog(db, ids, clock);
   const adminReports = new AdminReports(db, clock, accounts, reader, removal, instanceInfo, auditLog);
@@ -216,12 +223,15 @@ export function createServices(deps: ServiceDeps) {
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
-  const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id));
+  // Quotes that could not be settled for want of an answer are checked again later, off the wheel.
+  const quoteChecks = new QuoteChecks(db, clock, wheel, (id) => quotes.forStatus(id));
+  const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id), (id) => reader.findRow(id), quoteChecks);
   // Relays the instance actor follows: what they bring fills the federated timeline.
   const relays = new Relays(db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
   // The admin pages' changes to the server itself (relays, emojis, rules, announcements, description), each in the audit log.
   const adminInstance = new AdminInstance(db, auditLog, relays, customEmojis, instanceInfo, announcements);
-  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays);
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(db, clock));
+  const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(db, ids, clock, search);
@@ -328,10 +338,14 @@ export function createServices(deps: ServiceDeps) {
     federationDomains,
     federationInbox,
     relays,
+    quoteChecks,
+    quoteRechecks,
     wheel,
     tokens,
     applications,
     accounts,
+    invites,
+    registrations,
     grants,
     webSessions,
     passwords,

@@ -105,13 +105,6 @@ export class ReportService {
     return rows.flatMap((r) => this.view(r) ?? []);
   }
 
-  /** Marks a report handled; false when there is none by that id. */
-  resolve(id: number | null): ReportView | undefined {
-    if (id === null) return undefined;
-    const row = this.db.update(reports).set({ actionTakenAt: this.clock.now() }).where(eq(reports.id, id)).returning().get();
-    return row ? this.view(row) : undefined;
-  }
-
   private view(report: ReportRow): ReportView | undefined {
     const target = this.accounts.findById(report.targetAccountId);
     if (!target) return undefined;

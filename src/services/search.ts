@@ -69,16 +69,18 @@ export class SearchService {
       accounts: sqlite.query<unknown[], [string, string, string, number, number, number, number]>(`
         SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
         WHERE (lower(username) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?2 ESCAPE '\\')
+          AND suspended_at IS NULL
           AND (?4 = 0 OR (
                 id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?4)
             AND id NOT IN (SELECT account_id FROM blocks WHERE target_account_id = ?4)))
           AND (?5 = 0 OR id IN (SELECT target_account_id FROM follows WHERE account_id = ?4))
+          AND id NOT IN (SELECT account_id FROM users WHERE approved = 0)
         ORDER BY lower(username) = ?3 DESC,
                  id IN (SELECT target_account_id FROM follows WHERE account_id = ?4) DESC,
                  domain IS NULL DESC,
                  followers_count DESC, id
         LIMIT ?6 OFFSET ?7`),
-      byUsername: sqlite.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ? AND domain IS NULL`),
+      byUsername: sqlite.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ? AND domain IS NULL AND id NOT IN (SELECT account_id FROM users WHERE approved = 0)`),
       byHandle: sqlite.query<unknown[], [string, string, number]>(`
         SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ?1 AND lower(domain) = ?2
           AND (?3 = 0 OR (

@@ -27,6 +27,11 @@ function publicTopics(row: StatusRow): string[] {
   return topics;
 }
 
+/** A quote's state changed, or the quote went: what its quoting status's readers see changed. */
+function isQuoteChange(e: DomainEvent): e is Extract<DomainEvent, { type: "quote.accepted" | "quote.rejected" | "quote.revoked" | "quote.removed" }> {
+  return e.type === "quote.accepted" || e.type === "quote.rejected" || e.type === "quote.revoked" || e.type === "quote.removed";
+}
+
 /**
  * Turns what the services announce into stream events, per recipient: the only publisher
  * of the hub. Work is queued and done right after the request that caused it has answered,
@@ -56,6 +61,10 @@ export class StreamFanout {
       "announcement.published",
       "announcement.deleted",
       "announcement.reaction",
+      "quote.accepted",
+      "quote.rejected",
+      "quote.revoked",
+      "quote.removed",
     ] as const) {
       events.afterCommit(type, (e) => this.enqueue(e));
     }
@@ -82,6 +91,7 @@ export class StreamFanout {
     for (const event of batch) {
       // A status deleted since it was announced is not announced now (rolled-back writes never are).
       if ((event.type === "status.created" || event.type === "status.updated" || event.type === "list.delivered") && gone.statuses.has(event.status.id)) continue;
+      if (isQuoteChange(event) && gone.statuses.has(event.quote.statusId)) continue;
       if (event.type === "notification.created" && gone.notifications.has(event.notification.id)) continue;
       try {
         this.deliver(event);
@@ -108,6 +118,7 @@ export class StreamFanout {
     const notificationIds = new Set<number>();
     for (const e of batch) {
       if (e.type === "status.created" || e.type === "status.updated" || e.type === "list.delivered") statusIds.add(e.status.id);
+      else if (isQuoteChange(e)) statusIds.add(e.quote.statusId);
       else if (e.type === "notification.created") notificationIds.add(e.notification.id);
     }
     const { reader, notifications } = this.ctx.services;
@@ -178,7 +189,27 @@ export class StreamFanout {
       }
       case "announcement.deleted":
         return this.toEveryUser("announcement.delete", String(event.announcementId));
+      case "quote.accepted":
+      case "quote.rejected":
+      case "quote.revoked":
+      case "quote.removed":
+        return this.quoteChanged(event);
     }
+  }
+
+  /**
+   * A quote accepted, refused, revoked or dropped after its quoting status went out: that status
+   * again (`status.update`) to the streams it went to, so that clients show the quote's new
+   * state, as Mastodon's RevokeQuoteService, Delete#revoke_quote, QuoteRequest and Accept run
+   * DistributionWorker with `update`. Not when the quote was settled with the status itself.
+   */
+  private quoteChanged(event: Extract<DomainEvent, { type: "quote.accepted" | "quote.rejected" | "quote.revoked" | "quote.removed" }>) {
+    if ("withStatus" in event && event.withStatus) return;
+    const { reader, homeFeed, lists } = this.ctx.services;
+    const row = reader.findRow(event.quote.statusId);
+    if (!row) return;
+    this.statusCreated(row, homeFeed.holding(row.id), "status.update");
+    this.listDelivered(row, lists.holding(row.id), "status.update");
   }
 
   /** Announcements concern every local user: each user stream that is open hears it. */

@@ -91,4 +91,8 @@ article.status header{display:flex;gap:.75rem;align-items:center}article.status 
 .media img,.media video{width:100%;height:auto;border-radius:.4rem}.media audio{width:100%}
 details.cw summary{cursor:pointer;color:var(--muted)}.poll ul{list-style:none;padding:0}.poll li{margin:.25rem 0}
 .boosted{color:var(--muted);font-size:.9rem;margin:0 0 .5rem}blockquote.quote{border:1px solid var(--line);border-radius:.5rem;margin:.75rem 0;padding:.75rem}nav.pages{display:flex;justify-content:space-between;padding:1rem 0}
+form.signup label{display:block;margin:.9rem 0 .3rem;font-weight:600}form.signup .agreement label{display:inline;font-weight:400}
+form.signup input[type=text],form.signup input[type=email],form.signup input[type=password]{width:100%;padding:.55rem;font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--muted);border-radius:.4rem}
+form.signup button{margin-top:1rem;font:inherit;padding:.55rem 1.2rem;border:0;border-radius:.4rem;background:var(--link);color:var(--bg);cursor:pointer}
+form.signup :focus-visible{outline:2px solid var(--link);outline-offset:2px}.hint{color:var(--muted);font-size:.9rem;margin:.25rem 0 0}.form-error{border:1px solid #c0392b;border-radius:.4rem;padding:.25rem 1rem}
 ${MEMBER_PAGES_STYLE}${ADMIN_PAGES_STYLE}`;

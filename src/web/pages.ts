@@ -175,12 +175,17 @@ ${next ? html`<nav class="pages" aria-label="Pages"><a href="${next}" rel="next"
 }
 
 /** `/`: what this server is, who runs it, whether it takes sign-ups. */
-export function aboutPage(site: Site & { description: string; contactEmail: string; registrations: "open" | "closed"; users: number; statuses: number }): string {
+export function aboutPage(site: Site & { description: string; contactEmail: string; registrations: "open" | "approval" | "closed"; users: number; statuses: number }): string {
+  const joining = {
+    open: "Sign-ups are open: register with any Mastodon app.",
+    approval: "Sign-ups are reviewed: register with any Mastodon app, saying why you would like to join, and the staff approve your account before you can sign in.",
+    closed: "Sign-ups are closed; an invite link from a member lets you in.",
+  }[site.registrations];
   const main = html`<h1>${site.title}</h1>
 <p>${site.description}</p>
 <ul class="counts"><li>${site.users} users</li><li>${site.statuses} posts</li></ul>
 <h2>Joining</h2>
-<p>${site.registrations === "open" ? "Sign-ups are open: register with any Mastodon app." : "Sign-ups are closed."} Members sign in with a Mastodon app (Elk, Phanpy, Ivory, Tusky…) at <strong>${new URL(site.publicUrl).host}</strong>, or <a href="/oauth/sign_in">sign in here</a> to read this server's pages.</p>
+<p>${joining} Members sign in with a Mastodon app (Elk, Phanpy, Ivory, Tusky…) at <strong>${new URL(site.publicUrl).host}</strong>, or <a href="/oauth/sign_in">sign in here</a> to read this server's pages.</p>
 ${site.contactEmail ? html`<h2>Contact</h2><p><a href="mailto:${site.contactEmail}">${site.contactEmail}</a></p>` : ""}`;
   return layout({ title: site.title, description: site.description, canonical: `${site.publicUrl}/`, type: "website", siteName: site.title }, main);
 }

@@ -115,3 +115,30 @@ describe("a remote profile's history", () => {
     expect(remote.gets.length).toBeGreaterThan(asked);
   });
 });
+
+describe("what a hostile profile lists is not fetched elsewhere", () => {
+  test("an outbox and a featured collection naming posts on a third server: that server is asked nothing, nothing of it is kept or pinned; the account's own posts are", async () => {
+    const third = await startThreadServer("127.0.0.34");
+    try {
+      const victim = third.actor("vic");
+      // Genuine posts of the third server's account, served there: what a profile on another server names of them proves nothing.
+      const foreign = Array.from({ length: 60 }, (_, i) => third.route(`/vic/posts/${i}`, third.note(`${third.base}/vic/posts/${i}`, victim, `vic ${i}`)));
+      const actor = `${remote.base}/actors/hugo`;
+      const own = remote.route("/hugo/posts/1", remote.note(`${remote.base}/hugo/posts/1`, actor, "hugo's own"));
+      remote.route("/hugo/outbox", { id: `${remote.base}/hugo/outbox`, type: "OrderedCollection", orderedItems: [...foreign, own] });
+      remote.route("/hugo/featured", { id: `${remote.base}/hugo/featured`, type: "OrderedCollection", orderedItems: [foreign[0], foreign[1], own] });
+      remote.actor("hugo", { outbox: `${remote.base}/hugo/outbox`, featured: `${remote.base}/hugo/featured` });
+      const id = await accountId(actor);
+      const opened = await alice.client.get(`/api/v1/accounts/${id}/statuses`);
+      expect(opened.status).toBe(200);
+      await a.ctx.services.accountHistory.idle();
+      expect(third.gets).toEqual([]);
+      expect(storedOf(victim)).toEqual([]);
+      expect(storedOf(actor)).toEqual([own]);
+      const pinned = await alice.client.get(`/api/v1/accounts/${id}/statuses`, { query: { pinned: "true" } });
+      expect(pinned.body.map((s: any) => s.uri)).toEqual([own]);
+    } finally {
+      third.stop();
+    }
+  });
+});

@@ -1,45 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually, getAp } from "../support/federation.ts";
+import { mastodonNote, mastodonStamp, NOTE_CONTEXT, PUBLIC, STAMP_CONTEXT } from "../support/mastodon-quotes.ts";
 import { startRawServer } from "../support/raw-server.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 /**
  * Quotes with a server that speaks as Mastodon 4.5 does, its JSON written out as Mastodon's
- * serializers and FEP-044f's examples have it (ActivityPub::NoteSerializer, QuoteRequestSerializer,
- * AcceptQuoteRequestSerializer, QuoteAuthorizationSerializer, DeleteQuoteAuthorizationSerializer,
- * with ContextHelper's @context): `quote` without "@type": "@id", a stamp whose
- * interactingObject and interactionTarget are plain strings.
+ * serializers and FEP-044f's examples have it (test/support/mastodon-quotes.ts).
  */
-const NOTE_CONTEXT = [
-  "https://www.w3.org/ns/activitystreams",
-  {
-    ostatus: "http://ostatus.org#",
-    atomUri: "ostatus:atomUri",
-    sensitive: "as:sensitive",
-    toot: "http://joinmastodon.org/ns#",
-    quote: "https://w3id.org/fep/044f#quote",
-    quoteUri: "http://fedibird.com/ns#quoteUri",
-    _misskey_quote: "https://misskey-hub.net/ns#_misskey_quote",
-    quoteAuthorization: { "@id": "https://w3id.org/fep/044f#quoteAuthorization", "@type": "@id" },
-    gts: "https://gotosocial.org/ns#",
-    interactionPolicy: { "@id": "gts:interactionPolicy", "@type": "@id" },
-    canQuote: { "@id": "gts:canQuote", "@type": "@id" },
-    automaticApproval: { "@id": "gts:automaticApproval", "@type": "@id" },
-    manualApproval: { "@id": "gts:manualApproval", "@type": "@id" },
-    QuoteRequest: "https://w3id.org/fep/044f#QuoteRequest",
-  },
-];
-const STAMP_CONTEXT = [
-  "https://www.w3.org/ns/activitystreams",
-  {
-    gts: "https://gotosocial.org/ns#",
-    quoteAuthorization: { "@id": "https://w3id.org/fep/044f#quoteAuthorization", "@type": "@id" },
-    interactingObject: { "@id": "gts:interactingObject" },
-    interactionTarget: { "@id": "gts:interactionTarget" },
-  },
-];
-const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
 
 let a: TestServer;
 let alice: TestUser;
@@ -55,27 +24,9 @@ const quotesCount = (statusId: number | string) => a.database.sqlite.query<{ n: 
 const count = (sql: string) => (a.database.sqlite.query(sql).get() as { n: number }).n;
 
 /** A public Note of an actor on M, as Mastodon serializes one; served at its IRI. */
-function note(actor: string, path: string, extra: Record<string, unknown> = {}) {
-  const document = {
-    "@context": NOTE_CONTEXT,
-    id: `${m.base}${path}`,
-    type: "Note",
-    attributedTo: actor,
-    content: `<p>${path}</p>`,
-    published: new Date().toISOString(),
-    to: [PUBLIC],
-    cc: [`${actor}/followers`],
-    interactionPolicy: { canQuote: { automaticApproval: PUBLIC } },
-    ...extra,
-  };
-  m.serve(path, document);
-  return document;
-}
-
+const note = (actor: string, path: string, extra: Record<string, unknown> = {}) => mastodonNote(m, actor, path, extra);
 /** A stamp of yan's as Mastodon's QuoteAuthorizationsController serves one, at `path` on `server`. */
-function stamp(server: typeof m, path: string, fields: { attributedTo: string; interactingObject: string; interactionTarget: string }) {
-  return server.serve(path, { "@context": STAMP_CONTEXT, type: "QuoteAuthorization", id: `${server.base}${path}`, ...fields });
-}
+const stamp = mastodonStamp;
 
 /** zoe's Create of a Note mentioning alice (so that it concerns someone here). */
 async function zoeCreates(document: Record<string, unknown>) {
@@ -251,5 +202,68 @@ describe("alice quotes a Mastodon post", () => {
     expect((await alice.client.delete(`/api/v1/statuses/${posted.status.id}`)).status).toBe(200);
     const gone = await eventually(() => m.received.find((r) => r.body?.type === "Delete" && r.body?.object?.id === mine), "the Delete at yan's inbox");
     expect(gone.path).toBe("/actors/yan/inbox");
+  });
+});
+
+describe("a stamp named by more than one post", () => {
+  test("a decoy naming the stamp before the genuine post neither keeps that post out nor takes its revocation: the stamp's Delete revokes the quote it approved", async () => {
+    const quoted = note(yan, "/actors/yan/statuses/20");
+    const genuine = `${m.base}/actors/zoe/statuses/21`;
+    const approval = stamp(m, "/actors/yan/quote_authorizations/21", { attributedTo: yan, interactingObject: genuine, interactionTarget: quoted.id });
+    // zoe's server sends a decoy naming the stamp first: it proves nothing for it (pending). When
+    // the stamp's IRI was unique here, the decoy held it: the genuine post was refused (500), and
+    // the stamp's Delete found the decoy.
+    const decoy = await zoeCreates(note(zoe, "/actors/zoe/statuses/20", { quote: quoted.id, quoteAuthorization: approval }));
+    expect(quoteOf(decoy.id)?.state).toBe("pending");
+    const row = await zoeCreates(note(zoe, "/actors/zoe/statuses/21", { quote: quoted.id, quoteAuthorization: approval }));
+    expect(quoteOf(row.id)?.state).toBe("accepted");
+
+    const del = { "@context": STAMP_CONTEXT, id: `${approval}#delete`, type: "Delete", to: [PUBLIC], object: { type: "QuoteAuthorization", id: approval, attributedTo: yan, interactingObject: genuine, interactionTarget: quoted.id } };
+    expect((await m.post(inbox, yan, del)).status).toBeLessThan(300);
+    await eventually(() => quoteOf(row.id)?.state === "revoked", "the quote revoked");
+    expect((await alice.client.get(`/api/v1/statuses/${row.id}`)).body.quote).toEqual({ state: "revoked", quoted_status: null });
+    expect(quoteOf(decoy.id)?.state).toBe("pending");
+    expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(0);
+  });
+});
+
+describe("an answer after the answer", () => {
+  test("an Accept of a request yan already refused changes nothing: the quote stays rejected, uncounted, and alice's post is not sent again", async () => {
+    const quoted = note(yan, "/actors/yan/statuses/9");
+    const found = await alice.client.get("/api/v2/search", { query: { q: quoted.id, resolve: "true" } });
+    const posted = await postStatus(alice, { status: "asking twice", visibility: "public", quoted_status_id: found.body.statuses[0].id });
+    const mine = posted.uri as string;
+    const request = await eventually(() => m.received.find((r) => r.body?.type === "QuoteRequest" && r.body?.instrument?.id === mine), "the QuoteRequest");
+    const echoed = { type: "QuoteRequest", id: request.body.id, actor: `${a.base}/users/alice`, object: quoted.id, instrument: mine };
+    await m.post(inbox, yan, { "@context": NOTE_CONTEXT, id: `${yan}#rejects/quote_requests/9`, type: "Reject", object: echoed });
+    await eventually(() => quoteOf(posted.id)?.state === "rejected", "rejected");
+
+    const approval = stamp(m, "/actors/yan/quote_authorizations/9", { attributedTo: yan, interactingObject: mine, interactionTarget: quoted.id });
+    const sentBefore = m.received.length;
+    const late = await m.post(inbox, yan, { "@context": NOTE_CONTEXT, id: `${yan}#accepts/quote_requests/9`, type: "Accept", object: echoed, result: approval });
+    expect(late.status).toBeLessThan(300);
+    await a.federation!.idle();
+    expect(quoteOf(posted.id)).toMatchObject({ state: "rejected", approvalUri: null });
+    expect((await alice.client.get(`/api/v1/statuses/${posted.id}`)).body.quote).toEqual({ state: "rejected", quoted_status: null });
+    expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(0);
+    expect(m.received.slice(sentBefore).filter((r) => r.body?.type === "Update")).toEqual([]);
+    expect((await getAp(mine)).body.quoteAuthorization).toBeUndefined();
+  });
+});
+
+describe("a private quote from a Mastodon server", () => {
+  test("zoe's followers-only quote of alice's post, asked and accepted: alice sees it and is told, though it neither mentions nor addresses her", async () => {
+    const open = await postStatus(alice, { status: "quote me privately", visibility: "public" });
+    const id = `${m.base}/actors/zoe/quote_requests/private`;
+    // As Mastodon's NoteSerializer writes a quote: `quote`, and `_misskey_quote` and `quoteUri` for others.
+    const instrument = note(zoe, "/actors/zoe/statuses/private-quote", { to: [`${zoe}/followers`], cc: [], quote: open.uri, _misskey_quote: open.uri, quoteUri: open.uri });
+    expect((await m.post(inbox, zoe, { "@context": NOTE_CONTEXT, id, type: "QuoteRequest", object: open.uri, instrument })).status).toBeLessThan(300);
+    await eventually(() => m.received.some((r) => r.body?.type === "Accept" && r.body?.object?.id === id), "the Accept");
+    const quoting = rowByUri(instrument.id)!;
+    const seen = await alice.client.get(`/api/v1/statuses/${quoting.id}`);
+    expect(seen.status).toBe(200);
+    expect([seen.body.visibility, seen.body.mentions]).toEqual(["private", []]);
+    const told = (await alice.client.get("/api/v1/notifications", { query: { "types[]": "quote" } })).body;
+    expect(told.map((n: { status: { id: string } }) => n.status.id)).toContain(String(quoting.id));
   });
 });

@@ -85,6 +85,15 @@ describe("a LitePub relay", () => {
     const before = counts(a);
     expect(await relay.announce(followersOnly)).toEqual(expect.arrayContaining([202]));
     expect(statusByUri(a, followersOnly)).toBeNull();
+    // Objects named by other than http(s) URLs: never fetched, nothing kept (a data: URL would carry a Note of its own making).
+    const known = counts(a);
+    const forged = { "@context": MASTODON_CONTEXT, id: `${raw.base}/notes/forged`, type: "Note", attributedTo: `${raw.base}/actors/erin`, to: [PUBLIC], content: "<p>forged</p>" };
+    for (const object of ["file:///etc/passwd", `data:application/activity+json,${encodeURIComponent(JSON.stringify(forged))}`, "ftp://127.0.0.84/note"]) {
+      for (const status of await relay.announce(object)) expect([202, 400]).toContain(status);
+      expect(statusByUri(a, object)).toBeNull();
+    }
+    expect(statusByUri(a, forged.id)).toBeNull();
+    expect(counts(a)).toEqual(known);
 
     const blocked = note("/notes/public", [PUBLIC]);
     a.ctx.services.federationDomains.block("127.0.0.84");

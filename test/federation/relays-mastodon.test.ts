@@ -143,6 +143,24 @@ describe("what a Mastodon relay brings", () => {
     expect(relay.of("Create").filter((c) => String(c.object?.content).includes("not for relays"))).toEqual([]);
   });
 
+  test("a public boost goes to the relay (Announce, and its Undo when taken back); an unlisted one does not", async () => {
+    const posted = await postStatus(bob, { status: "boost me", visibility: "public" });
+    const boosted = await bob.client.post(`/api/v1/statuses/${posted.id}/reblog`);
+    expect(boosted.status).toBe(200);
+    const activityId = `${b.base}/users/bob/statuses/${boosted.body.id}/activity`;
+    const announce = await eventually(() => relay.of("Announce").find((x) => x.id === activityId), "the relay gets bob's Announce", 20_000);
+    expect(announce).toMatchObject({ actor: `${b.base}/users/bob`, object: posted.uri, to: PUBLIC });
+    expect((await bob.client.post(`/api/v1/statuses/${posted.id}/unreblog`)).status).toBe(200);
+    const undo = await eventually(() => relay.of("Undo").find((x) => x.object?.id === activityId), "the relay gets the Undo of the Announce", 20_000);
+    expect(undo.actor).toBe(`${b.base}/users/bob`);
+
+    const quiet = await postStatus(bob, { status: "boost me quietly", visibility: "public" });
+    const unlisted = await bob.client.post(`/api/v1/statuses/${quiet.id}/reblog`, { json: { visibility: "unlisted" } });
+    expect(unlisted.body.visibility).toBe("unlisted");
+    await b.federation!.idle();
+    expect(relay.of("Announce").filter((x) => x.object === quiet.uri)).toEqual([]);
+  });
+
   test("a relayed post with a hashtag alice follows reaches her home timeline, as any public post with it does", async () => {
     expect((await alice.client.post("/api/v1/tags/relaytag/follow")).status).toBe(200);
     await postStatus(bob, { status: "tagged #relaytag", visibility: "public" });

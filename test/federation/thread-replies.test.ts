@@ -269,6 +269,34 @@ describe("what a hostile server says is not believed", () => {
   });
 });
 
+describe("a hostile context collection", () => {
+  test("what it lists is kept only when it answers the thread: replies elsewhere, chains hanging from another thread and cycles are not; a reply listed before its parent is", async () => {
+    const root = `${remote.base}/hctx/root`;
+    const other = elsewhere.thread("/hctx/other-top", erin, "another thread's top", []);
+    const listed = [
+      root,
+      // Listed before its parent, which answers the root: kept once the parent is.
+      remote.thread("/hctx/child", dave, "a reply to a reply", [], { inReplyTo: `${remote.base}/hctx/parent` }),
+      remote.thread("/hctx/parent", dave, "a reply to the root", [], { inReplyTo: root }),
+      // Genuine replies to another thread, on another server, one answering the other.
+      elsewhere.thread("/hctx/x", erin, "erin answers her own thread", [], { inReplyTo: other }),
+      elsewhere.thread("/hctx/x2", erin, "and again", [], { inReplyTo: `${elsewhere.base}/hctx/x` }),
+      // Two statuses answering each other.
+      elsewhere.thread("/hctx/c1", erin, "cycle one", [], { inReplyTo: `${elsewhere.base}/hctx/c2` }),
+      elsewhere.thread("/hctx/c2", erin, "cycle two", [], { inReplyTo: `${elsewhere.base}/hctx/c1` }),
+    ];
+    remote.route("/contexts/hctx", { id: `${remote.base}/contexts/hctx`, type: "Collection", attributedTo: dave, first: { id: `${remote.base}/contexts/hctx?page=0`, type: "CollectionPage", partOf: `${remote.base}/contexts/hctx`, items: listed } });
+    remote.thread("/hctx/root", dave, "a root with a hostile context", [], { extra: { context: `${remote.base}/contexts/hctx` } });
+    const id = await resolve(root);
+    const refresh = await finished((await context(id)).refreshId!);
+    expect(stored(`${remote.base}/hctx/parent`)).not.toBeNull();
+    expect(stored(`${remote.base}/hctx/child`)!.in_reply_to_id).toBe(stored(`${remote.base}/hctx/parent`)!.id);
+    for (const path of ["/hctx/x", "/hctx/x2", "/hctx/c1", "/hctx/c2", "/hctx/other-top"]) expect(stored(`${elsewhere.base}${path}`)).toBeNull();
+    expect(refresh.async_refresh.result_count).toBe(2);
+    expect((await context(id)).body.descendants.map((s: any) => s.uri)).toEqual([`${remote.base}/hctx/parent`, `${remote.base}/hctx/child`]);
+  });
+});
+
 describe("GET /api/v1_alpha/async_refreshes/:id", () => {
   test("an unknown id is 404; no token is 401; a token without `read` is 403; nothing changes", async () => {
     const unknown = await alice.client.get("/api/v1_alpha/async_refreshes/nope");

@@ -55,7 +55,7 @@ describe("instance documents", () => {
     expect(res.body.configuration.media_attachments.image_size_limit).toBe(16777216);
     expect(res.body.configuration.media_attachments.supported_mime_types).toContain("image/png");
     expect(res.body.configuration.vapid.public_key).toMatch(/^[A-Za-z0-9_-]{80,}$/);
-    expect(res.body.registrations).toEqual({ enabled: false, approval_required: false, message: null, url: null });
+    expect(res.body.registrations).toEqual({ enabled: false, approval_required: false, reason_required: false, message: null, url: null });
     expect(res.body.api_versions).toEqual({ mastodon: 7 });
     expect(res.body.contact).toEqual({ email: "admin@example.test", account: null });
     expect(res.body.version).toBe((await http.get("/api/v1/instance")).body.version);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
+import { BrowserSession } from "../support/browser.ts";
+import { parseForms } from "../support/html.ts";
 import { newDevice, openPush, startPushService, type Device, type PushServiceStandIn } from "../support/push-service.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -100,6 +102,27 @@ describe("Web Push delivery", () => {
     const headers = push.received[start]!.headers;
     expect(headers).toMatchObject({ "content-encoding": "aes128gcm", "content-type": "application/octet-stream", ttl: "172800", urgency: "normal" });
     expect(deliveriesLeft()).toBe(0);
+  });
+
+  test("staff hear of sign-ups and reports: admin.sign_up and admin.report, with Mastodon's titles", async () => {
+    const boss = await createUser(server, "boss");
+    server.database.sqlite.run("UPDATE users SET role = 'admin' WHERE account_id = ?", [boss.account.id]);
+    const bossDevice = await newDevice();
+    await subscribe(boss, bossDevice, "/boss", { "data[alerts][admin.sign_up]": "true", "data[alerts][admin.report]": "true" });
+    const from = push.received.length;
+    // A sign-up through an invite link (registrations are closed here).
+    const browser = new BrowserSession(server.base);
+    const page = await browser.get(new URL(server.ctx.services.invites.create(boss.account.id).url).pathname);
+    const form = parseForms(page.text).find((f) => f.method === "post")!;
+    const signedUp = await browser.submit(form, { username: "newbie", email: "newbie@example.test", password: "longenough", password_confirmation: "longenough", agreement: "1" });
+    expect(signedUp.status).toBe(201);
+    expect((await alice.client.post("/api/v1/reports", { json: { account_id: bob.id } })).status).toBe(200);
+    await drain();
+    const got = (await opened("/boss", bossDevice, from)).map((p) => [p.payload.notification_type, p.payload.title]);
+    expect(got).toEqual([
+      ["admin.sign_up", "newbie signed up"],
+      ["admin.report", "alice submitted a report"],
+    ]);
   });
 
   test("policy and alerts: followed, follower and none let through only whom they say; an alert left off sends nothing", async () => {

@@ -47,8 +47,8 @@ export async function submitOn(browser: BrowserSession, path: string, action: st
   return { post, page: await browser.get(`${location.pathname}${location.search}`) };
 }
 
-/** The text of a page's notice (role=status or alert), if it shows one. */
+/** The text of the notice a page shows after a post (role=status) or of its error (role=alert), if it shows one. */
 export function noticeOf(page: Res): string | null {
-  const m = /<p class="notice[^"]*" role="(?:status|alert)">([\s\S]*?)<\/p>/.exec(page.text);
+  const m = /<p id="flash" class="notice[^"]*" role="(?:status|alert)">([\s\S]*?)<\/p>/.exec(page.text);
   return m ? decodeEntities(m[1]!) : null;
 }

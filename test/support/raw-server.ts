@@ -28,6 +28,9 @@ export async function startRawServer(host: string) {
   const documents = new Map<string, unknown>();
   // What was posted to it (deliveries to its inboxes), as JSON, in the order they came.
   const received: { path: string; body: any }[] = [];
+  // The paths asked for (GET), in order; and those answering 503 for now (a server that is down).
+  const asked: string[] = [];
+  const down = new Set<string>();
   const server = Bun.serve({
     hostname: host,
     port: 0,
@@ -37,6 +40,8 @@ export async function startRawServer(host: string) {
         received.push({ path, body: await request.json().catch(() => null) });
         return new Response(null, { status: 202 });
       }
+      asked.push(path);
+      if (down.has(path)) return new Response("down for maintenance", { status: 503 });
       const document = documents.get(path);
       return document === undefined ? new Response("not found", { status: 404 }) : new Response(JSON.stringify(document), { headers: { "content-type": AP } });
     },
@@ -46,13 +51,22 @@ export async function startRawServer(host: string) {
     base,
     /** The activities posted to it so far (its inboxes accept everything). */
     received,
+    /** The paths fetched from it so far (GET), in order. */
+    asked,
     /** Stops serving the document at `path` (404 from then on). */
     forget(path: string) {
       documents.delete(path);
+      down.delete(path);
+    },
+    /** Answers 503 at `path` until it is served (or forgotten); answers its URL. */
+    unavailable(path: string): string {
+      down.add(path);
+      return `${base}${path}`;
     },
     /** Serves a document at `path`; answers its URL. */
     serve(path: string, document: Record<string, unknown>): string {
       documents.set(path, document);
+      down.delete(path);
       return `${base}${path}`;
     },
     /**

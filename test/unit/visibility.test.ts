@@ -11,6 +11,7 @@ type Relationship =
   | "follower"
   | "mentioned"
   | "follower, mentioned"
+  | "silently mentioned"
   | "stranger"
   | "anonymous"
   | "blocked by the author"
@@ -24,6 +25,9 @@ const EXPECTED: Record<Relationship, Record<Visibility, boolean>> = {
   follower: { public: true, unlisted: true, private: true, direct: false },
   mentioned: { public: true, unlisted: true, private: true, direct: true },
   "follower, mentioned": { public: true, unlisted: true, private: true, direct: true },
+  // Mastodon's silent mention (Quote#ensure_quoted_access: the quoted author of a private
+  // quote): a row of the mentions table that the status's own mentions do not list.
+  "silently mentioned": { public: true, unlisted: true, private: true, direct: true },
   stranger: { public: true, unlisted: true, private: false, direct: false },
   anonymous: { public: true, unlisted: true, private: false, direct: false },
   // Mentioned, then blocked: the author's block hides even what mentions the viewer.
@@ -49,12 +53,13 @@ describe("StatusPolicy and visibleToSql", () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    const names = ["vis_author", "vis_follower", "vis_mentioned", "vis_both", "vis_stranger", "vis_blocked", "vis_blocking"];
-    const [author, follower, mentioned, both, stranger, blocked, blocking] = (await Promise.all(names.map((n) => createUser(server, n)))) as TestUser[];
+    const names = ["vis_author", "vis_follower", "vis_mentioned", "vis_both", "vis_stranger", "vis_blocked", "vis_blocking", "vis_silent"];
+    const [author, follower, mentioned, both, stranger, blocked, blocking, silent] = (await Promise.all(names.map((n) => createUser(server, n)))) as TestUser[];
     for (const fan of [follower!, both!, blocking!]) expect((await fan.client.post(`/api/v1/accounts/${author!.id}/follow`)).status).toBe(200);
     for (const visibility of VISIBILITIES) {
       const status = await postStatus(author!, { status: `@vis_mentioned @vis_both @vis_blocked ${visibility}`, visibility });
       posted.set(visibility, Number(status.id));
+      server.database.sqlite.query("INSERT INTO mentions (status_id, account_id) VALUES (?, ?)").run(Number(status.id), silent!.account.id);
     }
     expect((await author!.client.post(`/api/v1/accounts/${blocked!.id}/block`)).status).toBe(200);
     expect((await blocking!.client.post(`/api/v1/accounts/${author!.id}/block`)).status).toBe(200);
@@ -67,6 +72,7 @@ describe("StatusPolicy and visibleToSql", () => {
       ["follower", follower!],
       ["mentioned", mentioned!],
       ["follower, mentioned", both!],
+      ["silently mentioned", silent!],
       ["stranger", stranger!],
       ["anonymous", null],
       ["blocked by the author", blocked!],
@@ -81,7 +87,7 @@ describe("StatusPolicy and visibleToSql", () => {
   test("agree on every visibility x relationship, and with Mastodon", () => {
     const { follows, moderation, reader } = server.ctx.services;
     const { db } = server.ctx;
-    const policy = new StatusPolicy(follows, moderation);
+    const policy = new StatusPolicy(follows, moderation, db);
     const sqlite = db.$client;
     const results: Record<string, Record<string, { js: boolean; sql: boolean; drizzle: boolean }>> = {};
     const expected: Record<string, Record<string, { js: boolean; sql: boolean; drizzle: boolean }>> = {};

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import { bool } from "./columns.ts";
 
 // Accounts and the relationships between them: follows, requests, blocks, mutes.
@@ -95,12 +95,44 @@ export const users = sqliteTable(
     approved: bool("approved").notNull().default(true),
     /** Why the person asked to join (sign-up `reason`), shown to staff with the request. */
     signUpReason: text("sign_up_reason"),
+    /** The invite link the account signed up with (Mastodon's users.invite_id); null when none, or once it is deleted. */
+    inviteId: integer("invite_id").references((): AnySQLiteColumn => invites.id, { onDelete: "set null" }),
     /** The quote_approval_policy new statuses get when none is given: public | followers | nobody. */
     defaultQuotePolicy: text("default_quote_policy").notNull().default("public"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)],
 );
+
+/**
+ * Invite links (Mastodon's Invite): made by a user, they let their holder sign up whatever
+ * REGISTRATIONS says, approved at once, until they expire or are used up. Only the code's
+ * digest is kept, so a link is shown once, when it is made. Revoking one expires it now, as
+ * Mastodon does.
+ */
+export const invites = sqliteTable(
+  "invites",
+  {
+    id: integer("id").primaryKey(),
+    /** sha256 of the code in the link (src/auth/secrets.ts digest). */
+    codeHash: text("code_hash").notNull(),
+    /** Who made it: the invite works only while this user may sign in. */
+    accountId: integer("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** Null: any number of sign-ups. */
+    maxUses: integer("max_uses"),
+    uses: integer("uses").notNull().default(0),
+    /** Epoch ms; null: never. */
+    expiresAt: integer("expires_at"),
+    /** The maker's note to themselves (whom it was for), shown in the list; never to the invitee. */
+    comment: text("comment"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("invites_code_hash").on(t.codeHash), index("invites_account").on(t.accountId)],
+);
+
+export type InviteRow = typeof invites.$inferSelect;
 
 const followColumns = {
   id: integer("id").primaryKey(),

@@ -1,5 +1,6 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts.ts";
+import { reports } from "./admin.ts";
 import { bool } from "./columns.ts";
 import { statuses } from "./statuses.ts";
 
@@ -38,9 +39,11 @@ export const notifications = sqliteTable(
     fromAccountId: integer("from_account_id")
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
-    /** mention | status | reblog | follow | follow_request | favourite | poll | update */
+    /** mention | status | reblog | follow | follow_request | favourite | poll | update | quote | quoted_update | admin.sign_up | admin.report */
     type: text("type").notNull(),
     statusId: integer("status_id").references(() => statuses.id, { onDelete: "cascade" }),
+    /** The report an `admin.report` is about (its sender is the reporter); it goes with the report. */
+    reportId: integer("report_id").references(() => reports.id, { onDelete: "cascade" }),
     /**
      * Mastodon 4.3's grouping key for favourite, reblog and follow: `<type>[-<status id>]-<hour>`,
      * the hour being when the group began (a group spans at most 12 hours). Null for the types

@@ -45,9 +45,23 @@ export const quotes = sqliteTable(
     index("quotes_quoted_status").on(t.quotedStatusId, t.id),
     index("quotes_quoted_account").on(t.quotedAccountId),
     uniqueIndex("quotes_activity_uri").on(t.activityUri),
-    uniqueIndex("quotes_approval_uri").on(t.approvalUri),
+    // Not unique: any post may name any stamp; only the one it proved counts.
+    index("quotes_approval_uri").on(t.approvalUri),
     index("quotes_quoted_uri").on(t.quotedUri),
   ],
 );
 
 export type QuoteRow = typeof quotes.$inferSelect;
+
+/**
+ * A remote quote to be checked again (Mastodon's RefetchAndVerifyQuoteWorker): its quoted post
+ * could not be had, or its stamp's server did not answer. `attempts` made so far, the next at
+ * `due_at` (on the timer wheel, rebuilt from here at start). Gone with its quote.
+ */
+export const quoteChecks = sqliteTable("quote_checks", {
+  quoteId: integer("quote_id")
+    .primaryKey()
+    .references(() => quotes.id, { onDelete: "cascade" }),
+  attempts: integer("attempts").notNull().default(0),
+  dueAt: integer("due_at").notNull(),
+});

@@ -19,7 +19,7 @@ import { onUpdate } from "./update.ts";
 
 /** What the inbox listeners need: the rules they hand activities to, and Fedify's side. */
 export interface Inbound {
-  services: Pick<FederationServices, "federationInbox" | "remoteInteractions" | "accountMoves" | "remoteQuotes" | "relays">;
+  services: Pick<FederationServices, "federationInbox" | "remoteInteractions" | "accountMoves" | "remoteQuotes" | "relays" | "remoteAccounts">;
   /** Where a remote Follow's IRI is kept, for the answer to it (and a later Reject) to quote. */
   kv: KvStore;
   /** Reads what an actor document only links to (its images), signed by the instance actor. */
@@ -40,19 +40,29 @@ export type Listener<T extends Activity> = (ctx: InboxContext<void>, activity: T
  * the key is the actor's, before any of them runs.
  */
 export function listen(inbox: InboxListenerSetters<void>, deps: Inbound): InboxListenerSetters<void> {
+  /**
+   * An account staff suspended here is not heard, except taking things back or changing its
+   * profile (Mastodon's ProcessCollectionService: Delete, Reject, Undo and Update are allowed
+   * while suspended).
+   */
+  const heard = <T extends Activity>(listener: Listener<T>): Listener<T> => async (ctx, activity) => {
+    const actor = activity.actorId ? deps.services.remoteAccounts.byUri(activity.actorId.href) : undefined;
+    if (actor?.suspendedAt != null) return;
+    await listener(ctx, activity);
+  };
   return inbox
-    .on(Follow, onFollow(deps))
-    .on(Create, onCreate(deps))
+    .on(Follow, heard(onFollow(deps)))
+    .on(Create, heard(onCreate(deps)))
     .on(Update, onUpdate(deps))
     .on(Delete, onDelete(deps))
-    .on(Accept, onAccept(deps))
+    .on(Accept, heard(onAccept(deps)))
     .on(Reject, onReject(deps))
-    .on(Block, onBlock(deps))
-    .on(Like, onLike(deps))
-    .on(Announce, onAnnounce(deps))
-    .on(Add, onFeatured(deps, "Add"))
-    .on(Remove, onFeatured(deps, "Remove"))
-    .on(Move, onMove(deps))
-    .on(QuoteRequest, onQuoteRequest(deps))
+    .on(Block, heard(onBlock(deps)))
+    .on(Like, heard(onLike(deps)))
+    .on(Announce, heard(onAnnounce(deps)))
+    .on(Add, heard(onFeatured(deps, "Add")))
+    .on(Remove, heard(onFeatured(deps, "Remove")))
+    .on(Move, heard(onMove(deps)))
+    .on(QuoteRequest, heard(onQuoteRequest(deps)))
     .on(Undo, onUndo(deps));
 }

@@ -4,13 +4,14 @@ import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { actorUriOf, instant, noteUriOf } from "../vocab.ts";
 import type { Outbound } from "./index.ts";
+import { relayRecipient } from "./relays.ts";
 import { recipientOf } from "./sender.ts";
 
 /**
  * Favourites and boosts by local accounts, told to other servers once committed: a
  * favourite of a remote status is a Like sent to its author (Mastodon sends it nowhere else),
- * a boost an Announce sent to the booster's remote followers and the boosted status's remote
- * author, and taking either back an Undo quoting it.
+ * a boost an Announce sent to the booster's remote followers, the boosted status's remote
+ * author and (a public one) the relays, and taking either back an Undo quoting it.
  */
 export function interactions(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
   const { services, lookups, context: ctx, sender } = out;
@@ -56,7 +57,10 @@ export function interactions(events: Pick<EventBus, "afterCommit">, out: Outboun
     const original = lookups.status(boost.reblogOfId);
     const author = original && lookups.account(original.accountId);
     if (!booster || booster.domain !== null || !original || !author) return null;
-    const recipients = [...services.federationActors.remoteFollowers(booster.id), ...(author.domain !== null ? [author] : [])];
+    const recipients = [...services.federationActors.remoteFollowers(booster.id), ...(author.domain !== null ? [author] : [])].map(recipientOf);
+    // A public boost goes to the accepted relays too, as any public status (Mastodon's
+    // StatusReachFinder#relay_inboxes asks only public_visibility?, which a reblog has).
+    if (boost.visibility === "public") recipients.push(...services.relays.accepted().map(relayRecipient));
     if (recipients.length === 0) return null;
     const c = ctx();
     const followers = c.getFollowersUri(booster.username);
@@ -70,7 +74,7 @@ export function interactions(events: Pick<EventBus, "afterCommit">, out: Outboun
       tos,
       ccs,
     });
-    return { c, booster, announce, recipients: recipients.map(recipientOf) };
+    return { c, booster, announce, recipients };
   };
 
   events.afterCommit("status.created", (e) => {

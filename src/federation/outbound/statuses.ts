@@ -75,7 +75,7 @@ export function statuses(events: Pick<EventBus, "afterCommit">, out: Outbound): 
 // Statuses go to the author's remote followers (one delivery per shared inbox) and to the
 // remote accounts they mention; direct ones to the mentioned alone, each at its own inbox,
 // never a shared one. A status's activities share an ordering key, so a Delete never
-// overtakes its Create. Public ones go to the relays too. Not yet: boosts (Announce).
+// overtakes its Create. Public ones go to the relays too (public boosts: interactions.ts).
 const DISTRIBUTABLE = new Set(["public", "unlisted"]);
 
 /**

@@ -14,6 +14,7 @@ import type { AccountView, ProfileField } from "../../models/views.ts";
 import { oneWithMovedTo, withMovedTo } from "./account-views.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
 import { isQuotePolicy } from "../quotes/policy.ts";
+import { admitted, type Admission } from "./registrations.ts";
 
 export const USERNAME_RE = /^[A-Za-z0-9_]+$/;
 const RESERVED_USERNAMES = new Set(["admin", "support", "help", "root", "webmaster", "administrator", "mod", "moderator"]);
@@ -30,7 +31,12 @@ export interface NewAccount {
   password?: string;
   agreement?: boolean;
   locale?: string;
+  /** Why the person wants to join (sign-up `reason`), kept for staff to read. */
+  reason?: string;
 }
+
+/** Mastodon's UserInviteRequest text limit. */
+const MAX_REASON_LENGTH = 420;
 
 export interface CredentialsUpdate {
   displayName?: string;
@@ -158,9 +164,11 @@ export class AccountService {
 
   /**
    * Registration (API and CLI): Mastodon's validations in Mastodon's order. The CLI may use a
-   * reserved name and needs no agreement; the API may do neither.
+   * reserved name and needs no agreement; the API may do neither. A sign-up (`admission`, from
+   * the API or an invite page) is announced to staff (account.registered); the CLI's accounts
+   * are the operator's own doing.
    */
-  async create(input: NewAccount, options: { api: boolean }): Promise<AccountRow> {
+  async create(input: NewAccount, options: { api: boolean }, admission?: Admission): Promise<AccountRow> {
     const username = (input.username ?? "").trim();
     const email = (input.email ?? "").trim().toLowerCase();
     const password = input.password ?? "";
@@ -182,6 +190,8 @@ export class AccountService {
     if (options.api && RESERVED_USERNAMES.has(username.toLowerCase())) errors.add("username", "Username", "RESERVED", "is reserved");
 
     if (options.api && input.agreement !== true) errors.add("agreement", "Service agreement", "ACCEPTED", "must be accepted");
+    const reason = (input.reason ?? "").trim();
+    if (reason.length > MAX_REASON_LENGTH) errors.add("reason", "Reason", "TOO_LONG", `is too long (maximum is ${MAX_REASON_LENGTH} characters)`);
     errors.throwIfAny();
 
     const passwordHash = await hashPassword(password);
@@ -229,8 +239,12 @@ export class AccountService {
         tx.insert(accounts).values(account).run();
         tx.insert(users)
           // An unknown locale is dropped, as Mastodon does, rather than refused.
-          .values({ accountId: id, email, passwordHash, locale: normalizeLanguage(input.locale ?? "") ?? null, createdAt: now })
+          .values({ accountId: id, email, passwordHash, locale: normalizeLanguage(input.locale ?? "") ?? null, createdAt: now, ...admitted(admission, reason) })
           .run();
+        if (admission) {
+          admission.within?.(id);
+          this.events.emit({ type: "account.registered", accountId: id, approved: admission.approved });
+        }
       });
     } catch (e) {
       // Two registrations racing for one name or address: the unique indexes decide.

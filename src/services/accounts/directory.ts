@@ -18,7 +18,7 @@ export interface DirectoryQuery {
  * The profile directory (Mastodon's Api::V1::DirectoriesController): accounts that chose to be
  * discoverable, local or known remote ones, most recently active first or newest first, paged by
  * offset; for a signed-in reader without those it blocks, mutes or is blocked by, or whose domain
- * it blocks.
+ * it blocks. Sign-ups still waiting for approval are not listed (Mastodon's without_unapproved).
  */
 export class Directory {
   constructor(
@@ -33,9 +33,10 @@ export class Directory {
     const rows = this.db.$client
       .query<unknown[], [string, string]>(
         `SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
-         WHERE "accounts"."discoverable" = 1 AND "accounts"."moved_to_account_id" IS NULL
+         WHERE "accounts"."discoverable" = 1 AND "accounts"."moved_to_account_id" IS NULL AND "accounts"."suspended_at" IS NULL AND "accounts"."silenced_at" IS NULL
            ${query.local ? `AND "accounts"."domain" IS NULL` : ""}
            AND "accounts"."id" NOT IN (SELECT value FROM json_each(?1))
+           AND "accounts"."id" NOT IN (SELECT "account_id" FROM "users" WHERE "approved" = 0)
            AND coalesce(lower("accounts"."domain"), '') NOT IN (SELECT value FROM json_each(?2))
          ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
       )

@@ -2,7 +2,7 @@ import { and, eq, inArray, ne, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { Statement } from "bun:sqlite";
-import { accounts, conversationMutes, notifications, statuses, type NotificationRow, type StatusRow } from "../../db/schema.ts";
+import { accounts, conversationMutes, notifications, statuses, users, type NotificationRow, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { notFound } from "../../errors.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
@@ -13,8 +13,10 @@ import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
 import { mentionedIds } from "../../models/mentions.ts";
 
 const NONE: readonly number[] = [];
+/** Roles told of sign-ups and reports (Mastodon's Moderator, Admin and Owner roles may manage_users and manage_reports). */
+const STAFF_ROLES = ["moderator", "admin", "owner"];
 
-export const NOTIFICATION_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update", "quote", "quoted_update"] as const;
+export const NOTIFICATION_TYPES = ["mention", "status", "reblog", "follow", "follow_request", "favourite", "poll", "update", "quote", "quoted_update", "admin.sign_up", "admin.report"] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 export interface NotificationQuery {
@@ -27,12 +29,13 @@ export interface NotificationQuery {
 }
 
 /** Notifications about one activity: a recipient, who did it, what, and to which status. */
-function sameActivity(recipientId: number, fromAccountId: number, type: string, statusId: number | null) {
+function sameActivity(recipientId: number, fromAccountId: number, type: string, statusId: number | null, reportId: number | null = null) {
   return and(
     eq(notifications.accountId, recipientId),
     eq(notifications.fromAccountId, fromAccountId),
     eq(notifications.type, type),
     statusId === null ? sql`${notifications.statusId} IS NULL` : eq(notifications.statusId, statusId),
+    reportId === null ? undefined : eq(notifications.reportId, reportId),
   );
 }
 
@@ -106,14 +109,48 @@ export class NotificationService {
     for (const recipient of [authorId, ...voters]) this.notify(recipient, authorId, "poll", statusId);
   }
 
-  /** `status`: the status's visibility and parent author when the caller has its row (spares the policy a read). */
-  notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null, status?: StatusFacts): NotificationRow | null {
+  /**
+   * Someone signed up: every staff member (moderator, admin, owner) is told with `admin.sign_up`.
+   * Mastodon tells them once the account is usable and e-mails them about one waiting for
+   * approval; Rookery sends no e-mail, so a waiting one is told this way too, once, at sign-up.
+   */
+  signedUp(accountId: number) {
+    for (const id of this.staff(accountId)) this.notify(id, accountId, "admin.sign_up");
+  }
+
+  /**
+   * A user reported an account: staff are told with `admin.report` from the reporter (Mastodon's
+   * ReportService#notify_staff!), unless a report of the same account already waits for them.
+   */
+  reported(report: { id: number; accountId: number; targetAccountId: number }) {
+    const waiting = this.db.$client
+      .query<{ one: number }, [number, number]>("SELECT 1 AS one FROM reports WHERE target_account_id = ? AND action_taken_at IS NULL AND id <> ? LIMIT 1")
+      .get(report.targetAccountId, report.id);
+    if (waiting) return;
+    for (const id of this.staff(report.accountId)) this.notify(id, report.accountId, "admin.report", null, undefined, report.id);
+  }
+
+  /** Those who hear of sign-ups and reports (Mastodon: who can manage_users, manage_reports), but the one it is about. */
+  private staff(except: number): number[] {
+    return this.db
+      .select({ id: users.accountId })
+      .from(users)
+      .where(and(inArray(users.role, STAFF_ROLES), eq(users.approved, true), ne(users.accountId, except)))
+      .all()
+      .map((r) => r.id);
+  }
+
+  /**
+   * `status`: the status's visibility and parent author when the caller has its row (spares the
+   * policy a read). `reportId`: the report an admin.report is about.
+   */
+  notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null, status?: StatusFacts, reportId: number | null = null): NotificationRow | null {
     if (recipientId === fromAccountId && type !== "poll") return null;
     // Remote accounts are told by their own server, from the activities delivered to it.
     if (!this.isLocal(recipientId)) return null;
     if (recipientId !== fromAccountId && this.moderation.silences(recipientId, fromAccountId)) return null;
     if (statusId !== null && this.threadMuted(recipientId, statusId)) return null;
-    const duplicate = this.db.select({ id: notifications.id }).from(notifications).where(sameActivity(recipientId, fromAccountId, type, statusId)).get();
+    const duplicate = this.db.select({ id: notifications.id }).from(notifications).where(sameActivity(recipientId, fromAccountId, type, statusId, reportId)).get();
     if (duplicate) return null;
     const decision = this.policies.decide(recipientId, fromAccountId, type, statusId, status);
     if (decision === "drop") return null;
@@ -125,6 +162,7 @@ export class NotificationService {
       fromAccountId,
       type,
       statusId,
+      reportId,
       groupKey: filtered ? null : groupKeyFor(this.db, recipientId, type, statusId, createdAt),
       filtered,
       createdAt,

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accessTokens, authorizationCodes } from "../../db/schema.ts";
+import { accessTokens, authorizationCodes, users } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret } from "../../auth/secrets.ts";
 import { parseScopes } from "../../auth/scopes.ts";
@@ -15,6 +15,11 @@ export interface Authentication {
   accountId: number | null;
   scopes: string[];
   createdAt: number;
+  /**
+   * The user signed up under REGISTRATIONS=approval and staff have not approved them yet: the
+   * token was issued (as Mastodon issues it), but every request that needs a user is refused.
+   */
+  pending?: boolean;
 }
 
 export interface IssuedToken {
@@ -39,13 +44,22 @@ export interface AuthorizedApp {
 export class TokenService {
   /** token digest -> authentication; a hit saves the one query every API request makes. */
   private cache = new Map<string, Authentication>();
+  /**
+   * SQLite's data_version, which changes when another connection commits: the command line
+   * revokes tokens too (suspending an account, resetting its password), and a token it revoked
+   * must not live on in this cache. One pragma a lookup, no table read.
+   */
+  private dataVersion;
+  private seenVersion = -1;
 
   constructor(
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
-  ) {}
+  ) {
+    this.dataVersion = db.$client.query<{ data_version: number }, []>("PRAGMA data_version");
+  }
 
   issue(applicationId: number, accountId: number | null, scopes: string[]): IssuedToken {
     const accessToken = randomSecret();
@@ -63,9 +77,16 @@ export class TokenService {
 
   authenticate(accessToken: string): Authentication | null {
     if (accessToken.length === 0 || accessToken.length > 512) return null;
+    const version = this.dataVersion.get()?.data_version ?? -1;
+    if (version !== this.seenVersion) {
+      this.cache.clear();
+      this.seenVersion = version;
+    }
     const hash = digest(accessToken);
     const cached = this.cache.get(hash);
-    if (cached) return cached;
+    // Approval is the one change of a user that a kept token must notice (no user goes back to
+    // pending): only a pending user's token asks again, approved by staff or by the CLI.
+    if (cached && !(cached.pending && !this.pending(cached.accountId))) return cached;
     const row = this.db
       .select()
       .from(accessTokens)
@@ -73,9 +94,16 @@ export class TokenService {
       .get();
     if (!row) return null;
     const auth = toAuth(row);
+    if (this.pending(auth.accountId)) auth.pending = true;
     if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(hash, auth);
     return auth;
+  }
+
+  private pending(accountId: number | null): boolean {
+    if (accountId === null) return false;
+    const row = this.db.select({ approved: users.approved }).from(users).where(eq(users.accountId, accountId)).get();
+    return row !== undefined && !row.approved;
   }
 
   /**

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accounts, quotes, type QuoteRow, type StatusRow } from "../../db/schema.ts";
+import { accounts, mentions, quotes, type QuoteRow, type StatusRow } from "../../db/schema.ts";
 import { ApiError, forbidden, notFound } from "../../errors.ts";
 import { parseId, type IdGenerator } from "../../ids.ts";
 import type { EventBus } from "../../infra/events.ts";
@@ -35,6 +35,8 @@ export interface RemoteQuoteInput {
   legacy?: boolean;
   /** rejected: its stamp's own server says there is none (Mastodon's VerifyQuoteService rejects it). */
   state: "pending" | "accepted" | "rejected";
+  /** False when the quoting status was out before (an edit brought the quote): streams show it again. Default true. */
+  withStatus?: boolean;
 }
 
 /**
@@ -81,8 +83,9 @@ export class QuoteService {
     return this.db.select().from(quotes).where(eq(quotes.activityUri, uri)).get();
   }
 
+  /** The quote a stamp proved (an accepted one first: other posts may name the same stamp, unproven). */
   byApprovalUri(uri: string): QuoteRow | undefined {
-    return this.db.select().from(quotes).where(eq(quotes.approvalUri, uri)).get();
+    return this.db.select().from(quotes).where(eq(quotes.approvalUri, uri)).orderBy(sql`${quotes.state} = 'accepted' DESC`, quotes.id).get();
   }
 
   /** The status a local status quotes, when it is stored (for the fallback link an edit keeps). */
@@ -115,12 +118,13 @@ export class QuoteService {
       updatedAt: now,
     };
     this.db.insert(quotes).values(row).run();
+    this.ensureQuotedAccess(row);
     this.cache.invalidateStatus(row.statusId);
     if (!local) {
       this.events.emit({ type: "quote.requested", quote: row });
       return row;
     }
-    return this.answer(row, this.policy.mayQuote(quoted, status.accountId));
+    return this.answer(row, this.policy.mayQuote(quoted, status.accountId), true);
   }
 
   /**
@@ -148,7 +152,7 @@ export class QuoteService {
     this.db.transaction(() => {
       this.db.insert(quotes).values(row).run();
       this.cache.invalidateStatus(row.statusId);
-      if (row.state === "accepted") this.events.emit({ type: "quote.accepted", quote: row });
+      if (row.state === "accepted") this.events.emit({ type: "quote.accepted", quote: row, withStatus: input.withStatus ?? true });
     });
     return row;
   }
@@ -163,35 +167,81 @@ export class QuoteService {
       // The request's IRI, which the answer quotes (Mastodon's quote.update!(activity_uri: ...)).
       const quote = activityUri === undefined ? found : { ...found, activityUri };
       if (activityUri !== undefined) this.db.update(quotes).set({ activityUri }).where(eq(quotes.id, quote.id)).run();
-      return this.answer(quote, this.policy.mayQuote(quoted, quote.accountId));
+      const decision = this.policy.mayQuote(quoted, quote.accountId);
+      // Mastodon's accept_quote_request! gives the quoted author access before accepting.
+      if (decision === "automatic") this.ensureQuotedAccess(quote);
+      return this.answer(quote, decision);
     });
   }
 
   /**
    * A remote post's pending quote of a remote post, now proven by the stamp `approvalUri` (its
-   * author sent it again with the stamp, and the stamp's server vouched for it): accepted.
+   * author sent it again with the stamp, or it was checked again, and the stamp's server vouched
+   * for it; null: an author quoting itself needs none): accepted.
    */
-  acceptVerified(quoteId: number, approvalUri: string): QuoteRow | null {
+  acceptVerified(quoteId: number, approvalUri: string | null): QuoteRow | null {
     const quote = this.find(quoteId);
     if (!quote || quote.state !== "pending") return null;
     return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
   }
 
-  /** A remote post's pending quote whose stamp its own server says is not there: rejected. */
+  /**
+   * A remote post's quote whose stamp its own server says is not there (Mastodon's
+   * VerifyQuoteService: quote.reject!): a pending one rejected, an accepted one revoked.
+   */
   rejectVerified(quoteId: number): QuoteRow | null {
     const quote = this.find(quoteId);
-    if (!quote || quote.state !== "pending") return null;
-    return this.db.transaction(() => this.move(quote, "rejected", quote.approvalUri));
+    if (!quote || (quote.state !== "pending" && quote.state !== "accepted")) return null;
+    return this.db.transaction(() => this.reject(quote));
+  }
+
+  /** A remote quote's quoted post, fetched after the quote was stored (it could not be had then). */
+  setQuoted(quoteId: number, quoted: StatusRow): void {
+    this.db.update(quotes).set({ quotedStatusId: quoted.id, quotedAccountId: quoted.accountId }).where(and(eq(quotes.id, quoteId), isNull(quotes.quotedStatusId))).run();
+    const quote = this.find(quoteId);
+    if (quote) this.cache.invalidateStatus(quote.statusId);
+  }
+
+  /** A pending remote quote now names another stamp (its post's Update): the one to check. */
+  restamp(quoteId: number, approvalUri: string | null): void {
+    this.db.update(quotes).set({ approvalUri, updatedAt: this.clock.now() }).where(and(eq(quotes.id, quoteId), eq(quotes.state, "pending"))).run();
+  }
+
+  /** A quote checked (again) now: not stale for another while (QuoteRefreshWorker's quote.touch). */
+  touch(quoteId: number): void {
+    this.db.update(quotes).set({ updatedAt: this.clock.now() }).where(eq(quotes.id, quoteId)).run();
+  }
+
+  /**
+   * A remote post's edit (an explicit Update) dropped its quote, or quotes another post
+   * (Mastodon's ProcessStatusUpdateService#update_quote!): the quote goes, counted back if it
+   * counted. An accepted quote of a post of this server is revoked first, so that its stamp is
+   * deleted where it was believed (Mastodon's RevokeQuoteService before the destroy).
+   */
+  dropRemote(quoteId: number): QuoteRow | null {
+    const found = this.find(quoteId);
+    if (!found) return null;
+    return this.db.transaction(() => {
+      const local = found.quotedStatusId !== null && this.reader.findRow(found.quotedStatusId)?.uri === null;
+      const quote = found.state === "accepted" && local ? this.reject(found) : found;
+      this.db.delete(quotes).where(eq(quotes.id, quote.id)).run();
+      this.cache.invalidateStatus(quote.statusId);
+      this.events.emit({ type: "quote.removed", quote });
+      return quote;
+    });
   }
 
   /**
    * The quoted author's server accepted a local status's QuoteRequest (`activityUri`) with the
-   * stamp `approvalUri`. Only the quoted account may answer: null for anyone else, or a quote
-   * no longer waiting.
+   * stamp `approvalUri`. Only the quoted account may answer, and only a quote still waiting is
+   * accepted (Mastodon's Accept#accept_quote! returns unless `quote.pending?`): one it rejected
+   * or revoked stays so, whatever Accept comes later (a replay, or one overtaken by its Reject).
    */
   acceptRemote(activityUri: string, approvalUri: string, actorAccountId: number): QuoteRow | null {
     const quote = this.byActivityUri(activityUri);
-    if (!quote || quote.quotedAccountId !== actorAccountId || quote.state === "accepted" || quote.state === "revoked") return null;
+    // Only a question still open is answered (Mastodon's accept_quote!: quote.pending?): an Accept
+    // arriving after a Reject, or after the quoted post went, changes nothing.
+    if (!quote || quote.quotedAccountId !== actorAccountId || quote.state !== "pending") return null;
     return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
   }
 
@@ -279,9 +329,20 @@ export class QuoteService {
     return `<p class="quote-inline">RE: <a href="${link}">${link}</a></p>${html}`;
   }
 
+  /**
+   * Mastodon's Quote#ensure_quoted_access: the quoted author is mentioned silently by the quoting
+   * status, so that a private quote can be seen by the author it quotes (and their `quote`
+   * notification shown). A silent mention is a row of the mentions table only: the status's own
+   * list of mentions (its rendering, its Mention tags, notifications, conversations) is untouched.
+   */
+  private ensureQuotedAccess(quote: QuoteRow): void {
+    if (quote.quotedAccountId === null || quote.quotedAccountId === quote.accountId) return;
+    this.db.insert(mentions).values({ statusId: quote.statusId, accountId: quote.quotedAccountId }).onConflictDoNothing().run();
+  }
+
   /** A local quoted status's answer: accepted when the policy lets it at once, else rejected (Mastodon offers no manual review). */
-  private answer(quote: QuoteRow, decision: QuoteDecision): QuoteRow {
-    return decision === "automatic" ? this.move(quote, "accepted", quote.approvalUri) : this.move(quote, "rejected", quote.approvalUri);
+  private answer(quote: QuoteRow, decision: QuoteDecision, withStatus = false): QuoteRow {
+    return this.move(quote, decision === "automatic" ? "accepted" : "rejected", quote.approvalUri, withStatus);
   }
 
   /** Mastodon's Quote#reject!: an accepted quote is revoked, any other rejected (a revoked one stays so). */
@@ -290,12 +351,14 @@ export class QuoteService {
     return this.move(quote, quote.state === "accepted" ? "revoked" : "rejected", quote.approvalUri);
   }
 
-  private move(quote: QuoteRow, state: "accepted" | "rejected" | "revoked", approvalUri: string | null): QuoteRow {
+  /** `withStatus`: decided in the quoting status's own transaction (see the events). */
+  private move(quote: QuoteRow, state: "accepted" | "rejected" | "revoked", approvalUri: string | null, withStatus = false): QuoteRow {
     if (quote.state === state) return quote;
     const updated: QuoteRow = { ...quote, state, approvalUri, updatedAt: this.clock.now() };
     this.db.update(quotes).set({ state, approvalUri, updatedAt: updated.updatedAt }).where(eq(quotes.id, quote.id)).run();
     this.cache.invalidateStatus(quote.statusId);
-    this.events.emit({ type: `quote.${state}`, quote: updated });
+    if (state === "revoked") this.events.emit({ type: "quote.revoked", quote: updated });
+    else this.events.emit({ type: `quote.${state}`, quote: updated, ...(withStatus ? { withStatus } : {}) });
     return updated;
   }
 

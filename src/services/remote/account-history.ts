@@ -142,8 +142,15 @@ export class AccountHistory {
     }
   }
 
-  /** An item stored when it is a public post of the account's own (fetched by its IRI unless its page embedded it). */
+  /**
+   * An item stored when it is a public post of the account's own (fetched by its IRI unless its
+   * page embedded it). One on another server than the account's is not its own (RemoteNotes
+   * would refuse it) and is not fetched: a profile listing a thousand IRIs of a third server
+   * would otherwise have this one ask that server for each (Mastodon's featured collection
+   * skips them so, non_matching_uri_hosts?).
+   */
   private async keep(account: AccountRow, item: RemoteItem, signal: AbortSignal): Promise<StatusRow | null> {
+    if (!sameOrigin(item.uri, account.uri!)) return null;
     const node = item.embedded ?? (await this.fetcher!.thread(item.uri, signal).catch(() => null));
     if (!node || node.note.authorUri !== account.uri) return null;
     if (!node.note.to.includes(PUBLIC) && !node.note.cc.includes(PUBLIC)) return null;
@@ -162,5 +169,13 @@ export class AccountHistory {
     try {
       change();
     } catch {}
+  }
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
   }
 }

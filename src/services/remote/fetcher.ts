@@ -28,9 +28,30 @@ export interface RemoteFetcher {
   /**
    * A quote's stamp (QuoteAuthorization) as its server serves it at `uri`: null when that
    * server says it is not there (404, 410) or serves something else at another id or origin;
-   * throws when it could not be asked (unreachable, timed out): no proof either way.
+   * throws FetchFailed when it could not be had otherwise: no proof either way.
    */
   stamp(uri: string, signal?: AbortSignal): Promise<RemoteStampInput | null>;
+}
+
+/**
+ * A fetch that got no usable answer. `temporary`: worth asking again later (no answer at all, a
+ * timeout, 401, 408, 429, or a 5xx other than 501), as Mastodon's JsonLdHelper tells a
+ * salvageable error from one that is not (response_error_unsalvageable?).
+ */
+export class FetchFailed extends Error {
+  constructor(
+    message: string,
+    readonly temporary: boolean,
+  ) {
+    super(message);
+    this.name = "FetchFailed";
+  }
+}
+
+/** Whether an HTTP status (undefined: there was no answer) is one to ask again about later. */
+export function temporaryStatus(status: number | undefined): boolean {
+  if (status === undefined) return true;
+  return status === 401 || status === 408 || status === 429 || (status >= 500 && status !== 501);
 }
 
 /** What src/federation makes its fetcher of, handed over by createServices. */

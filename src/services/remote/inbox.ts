@@ -50,8 +50,9 @@ export class FederationInbox {
   }
 
   /**
-   * A remote status deleted by its author goes here too, and an actor deleting itself takes its
-   * account here with it; a Delete from anyone else changes nothing.
+   * A remote status deleted by its author goes here too, and is not taken again (not yet
+   * arrived, it is kept out: RemoteNotes.deleted); an actor deleting itself takes its account
+   * here with it; a Delete from anyone else changes nothing.
    */
   delete(actorUri: string, objectUri: string): void {
     if (objectUri === actorUri) {
@@ -60,8 +61,9 @@ export class FederationInbox {
       return;
     }
     const found = this.remote.statusByUri(objectUri);
-    if (!found || found.authorUri !== actorUri) return;
-    const row = this.reader.findRow(found.id);
+    if (found && found.authorUri !== actorUri) return;
+    this.notes.deleted(actorUri, objectUri);
+    const row = found && this.reader.findRow(found.id);
     if (row) this.removal.remove(row);
   }
 

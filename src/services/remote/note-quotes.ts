@@ -1,6 +1,7 @@
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { QuoteService } from "../quotes/quotes.ts";
 import type { IriRef, RemoteQuoteInput } from "./inputs.ts";
+import type { QuoteChecks, RecheckOutcome } from "./quote-checks.ts";
 import type { QuoteStamps } from "./quote-stamps.ts";
 
 /** What a remote post's quote comes to before the post is stored: the quoted post (when it could be had) and its state. */
@@ -10,12 +11,16 @@ export interface ResolvedQuote {
   approvalUri: string | null;
   legacy: boolean;
   state: "pending" | "accepted" | "rejected";
+  /** To be checked again later: the quoted post could not be had, or the stamp's server did not answer. */
+  recheck: boolean;
 }
 
 /** How the quoted post is found: stored here (by its IRI), or fetched and stored (null when it cannot be had). */
 export interface QuotedLookup {
   stored(ref: IriRef): StatusRow | null;
   fetch(ref: IriRef): Promise<StatusRow | null>;
+  /** Whether `fetch` asks other servers at all (not while federation is off). */
+  fetching: boolean;
 }
 
 /**
@@ -23,13 +28,17 @@ export interface QuotedLookup {
  * ProcessStatusUpdateService#update_quote!): the quoted post is found or fetched (bounded by
  * the caller), its stamp checked (QuoteStamps), and the quote stored with the state that
  * gives, through the quote rules (QuoteService). A quote of a post of this server waits for
- * its QuoteRequest, which its author's policy answers.
+ * its QuoteRequest, which its author's policy answers. What could not be settled for want of
+ * an answer (the quoted post, the stamp) is checked again later (QuoteChecks), as Mastodon's
+ * RefetchAndVerifyQuoteWorker does.
  */
 export class NoteQuotes {
   constructor(
-    private quotes: Pick<QuoteService, "attachRemote" | "forStatus" | "acceptVerified" | "rejectVerified">,
+    private quotes: Pick<QuoteService, "attachRemote" | "forStatus" | "find" | "acceptVerified" | "rejectVerified" | "setQuoted" | "restamp" | "touch" | "dropRemote">,
     private stamps: QuoteStamps,
     private accountById: (id: number) => AccountRow | undefined,
+    private statusById: (id: number) => StatusRow | undefined,
+    private checks: QuoteChecks,
   ) {}
 
   /** The quote of a post about to be stored (its IRI and author given); null when it quotes nothing usable. */
@@ -37,37 +46,101 @@ export class NoteQuotes {
     if (input.quoted === null) return null;
     const ref = input.quoted;
     const quoted = lookup.stored(ref) ?? (ref.ours ? null : await lookup.fetch(ref).catch(() => null));
-    // What Mastodon's Quote refuses to hold: a boost, or another's post not shared publicly.
-    if (quoted && (quoted.reblogOfId !== null || (quoted.accountId !== quoting.accountId && quoted.visibility !== "public" && quoted.visibility !== "unlisted"))) return null;
+    if (quoted && !holdable(quoted, quoting.accountId)) return null;
     const quotedAuthor = quoted ? this.accountById(quoted.accountId) : undefined;
     // A stamp on this server's own posts is ours to issue: one named by the quoting post proves nothing.
     const approvalUri = ref.ours ? null : input.approvalUri;
-    const state = quoted && quotedAuthor ? await this.stamps.verdict({ quotingUri: quoting.uri, quotingAccountId: quoting.accountId, quoted, quotedAuthor, approvalUri }) : "pending";
-    return { quoted, quotedUri: ref.href, approvalUri, legacy: input.legacy, state };
+    const verdict = quoted && quotedAuthor ? await this.stamps.verdict({ quotingUri: quoting.uri, quotingAccountId: quoting.accountId, quoted, quotedAuthor, approvalUri }) : "pending";
+    // Mastodon's QuoteRefetchScheduler: a quoted post not had (its server down, or the chain too
+    // deep to fetch now) or a stamp its server did not answer for is asked for again later.
+    const recheck = verdict === "unreachable" || (quoted === null && !ref.ours && lookup.fetching);
+    // The stamp is kept once it proved the quote (its server served it for this very post), or
+    // to be asked for again when its server did not answer; any post may name any stamp, so a
+    // stamp named by several posts revokes, when deleted, only the quote it proved (byApprovalUri).
+    const proven = verdict === "accepted" && quoted !== null && quoted.accountId !== quoting.accountId;
+    const kept = proven || verdict === "unreachable" ? approvalUri : null;
+    return { quoted, quotedUri: ref.href, approvalUri: kept, legacy: input.legacy, state: verdict === "unreachable" ? "pending" : verdict, recheck };
   }
 
-  /** Stores the resolved quote of a post just stored. */
-  attach(status: StatusRow, resolved: ResolvedQuote): void {
-    this.quotes.attachRemote({ status, ...resolved });
+  /** Stores the resolved quote of a post just stored (`withStatus` false: the post was out before, an edit brought the quote). */
+  attach(status: StatusRow, resolved: ResolvedQuote, withStatus = true): void {
+    const { recheck, ...quote } = resolved;
+    const row = this.quotes.attachRemote({ status, ...quote, withStatus });
+    if (row && recheck) this.checks.schedule(row.id);
   }
 
   /**
-   * An edited remote post (Update): a quote it did not have is attached; a pending one whose
-   * stamp is now named (the quoted author's server accepted after the post went out, and its
-   * author sent the post again with the stamp) is checked again. A quote that changes its
-   * quoted post or drops it is kept as it was (not followed yet).
+   * An Update of a remote post (Mastodon's ProcessStatusUpdateService): a quote it did not
+   * have is attached; a pending one whose stamp is now another (the quoted author's server
+   * accepted after the post went out, and its author sent the post again with the stamp) is
+   * checked again. An edit (`explicit`: an `updated` newer than the last one, Mastodon's
+   * handle_explicit_update!) that drops the quote removes it, and one that quotes another post
+   * replaces it, checked anew (update_quote!); an Update that is no edit changes neither
+   * (update_quote_approval!). A Tombstone in place of the quoted post leaves the quote as it is.
    */
-  async edited(status: StatusRow, input: RemoteQuoteInput | null, lookup: QuotedLookup): Promise<void> {
-    if (input === null || status.uri === null) return;
+  async edited(status: StatusRow, input: RemoteQuoteInput | null, lookup: QuotedLookup, explicit: boolean): Promise<void> {
+    if (status.uri === null || input?.deleted) return;
+    const quoting = { uri: status.uri, accountId: status.accountId };
     const existing = this.quotes.forStatus(status.id);
     if (!existing) {
-      const resolved = await this.resolve(input, { uri: status.uri, accountId: status.accountId }, lookup);
-      if (resolved) this.attach(status, resolved);
+      const resolved = input && (await this.resolve(input, quoting, lookup));
+      if (resolved) this.attach(status, resolved, false);
       return;
     }
-    if (existing.state !== "pending" || existing.quotedStatusId === null || input.quoted?.href !== existing.quotedUri || input.approvalUri === existing.approvalUri) return;
-    const resolved = await this.resolve(input, { uri: status.uri, accountId: status.accountId }, lookup);
-    if (resolved?.state === "accepted" && resolved.approvalUri !== null) this.quotes.acceptVerified(existing.id, resolved.approvalUri);
-    else if (resolved?.state === "rejected") this.quotes.rejectVerified(existing.id);
+    if (input === null || input.quoted === null || input.quoted.href !== existing.quotedUri) {
+      if (!explicit) return;
+      this.checks.done(existing.id);
+      this.quotes.dropRemote(existing.id);
+      const resolved = input && (await this.resolve(input, quoting, lookup));
+      if (resolved) this.attach(status, resolved, false);
+      return;
+    }
+    // The same post quoted: only a stamp it did not name before is news.
+    if (input.approvalUri === existing.approvalUri || (existing.state !== "pending" && existing.state !== "accepted")) return;
+    const resolved = await this.resolve(input, quoting, lookup);
+    if (!resolved) return;
+    if (resolved.state === "accepted") {
+      if (existing.state === "pending") this.quotes.acceptVerified(existing.id, resolved.approvalUri);
+      // An accepted quote whose new stamp proves it too stays accepted, on the stamp it had.
+    } else if (resolved.state === "rejected") {
+      this.quotes.rejectVerified(existing.id);
+    } else if (existing.state === "pending") {
+      this.quotes.restamp(existing.id, resolved.approvalUri);
+      if (resolved.recheck) this.checks.schedule(existing.id);
+    }
   }
+
+  /**
+   * A quote checked again (RefetchAndVerifyQuoteWorker, QuoteRefreshWorker): its quoted post
+   * fetched if it is still missing, then its stamp asked for again. "again" when either gave
+   * no answer for now. An accepted quote whose stamp is gone is revoked.
+   */
+  async recheck(quoteId: number, lookup: QuotedLookup): Promise<RecheckOutcome> {
+    const quote = this.quotes.find(quoteId);
+    const status = quote && this.statusById(quote.statusId);
+    if (!quote || !status || status.uri === null || quote.quotedUri === null || (quote.state !== "pending" && quote.state !== "accepted")) return "settled";
+    this.quotes.touch(quote.id);
+    let quoted = quote.quotedStatusId === null ? null : (this.statusById(quote.quotedStatusId) ?? null);
+    if (!quoted) {
+      // Only quotes of posts of other servers are checked again: the IRI is theirs.
+      const ref: IriRef = { href: quote.quotedUri, ours: false, actor: null, status: null };
+      quoted = lookup.stored(ref) ?? (await lookup.fetch(ref).catch(() => null));
+      if (!quoted) return "again";
+      if (!holdable(quoted, status.accountId)) return "settled";
+      this.quotes.setQuoted(quote.id, quoted);
+    }
+    const quotedAuthor = this.accountById(quoted.accountId);
+    if (!quotedAuthor || quoted.uri === null) return "settled";
+    const verdict = await this.stamps.verdict({ quotingUri: status.uri, quotingAccountId: status.accountId, quoted, quotedAuthor, approvalUri: quote.approvalUri });
+    if (verdict === "unreachable") return "again";
+    if (verdict === "accepted") this.quotes.acceptVerified(quote.id, quote.approvalUri);
+    else if (verdict === "rejected") this.quotes.rejectVerified(quote.id);
+    return "settled";
+  }
+}
+
+/** What Mastodon's Quote refuses to hold: a boost, or another's post not shared publicly. */
+function holdable(quoted: StatusRow, quotingAccountId: number): boolean {
+  if (quoted.reblogOfId !== null) return false;
+  return quoted.accountId === quotingAccountId || quoted.visibility === "public" || quoted.visibility === "unlisted";
 }

@@ -14,6 +14,7 @@ import type { IriRef, RemoteNoteInput } from "./inputs.ts";
 import type { RemoteAccounts } from "./accounts.ts";
 import type { RemoteFetcher } from "./fetcher.ts";
 import type { NoteQuotes, QuotedLookup } from "./note-quotes.ts";
+import type { RecheckOutcome } from "./quote-checks.ts";
 import { remoteQuoteApproval } from "./quote-stamps.ts";
 
 /**
@@ -23,6 +24,7 @@ import { remoteQuoteApproval } from "./quote-stamps.ts";
 const MAX_QUOTE_DEPTH = 2;
 import type { RelayRow } from "../../db/schema.ts";
 import type { DeliveredBy, Relays } from "./relays.ts";
+import type { Tombstones } from "./tombstones.ts";
 
 /** ActivityStreams' public collection, as addressing names it. */
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
@@ -54,6 +56,8 @@ export class RemoteNotes {
     /** Fetches quoted posts not stored yet (null while federation is off). */
     private fetcher: RemoteFetcher | null,
     private relays: Relays,
+    /** Statuses their authors deleted: never stored again. */
+    private tombstones: Tombstones,
   ) {}
 
   /**
@@ -74,6 +78,8 @@ export class RemoteNotes {
   async store(note: RemoteNoteInput, options: { fetched: boolean; depth?: number; backfill?: boolean; relayedBy?: RelayRow | DeliveredBy }): Promise<StatusRow | null> {
     // The IRI is shown as the status's address when it gives none (its `url`): http(s) only.
     if (new URL(note.uri).origin !== new URL(note.authorUri).origin || httpUrlOrNull(note.uri) === null) return null;
+    // Deleted by its author: its Create sent again, or fetched back, is not believed.
+    if (this.tombstones.has(note.uri)) return null;
     const known = this.remote.statusByUri(note.uri);
     if (known) return this.reader.findRow(known.id) ?? null;
     let author: AccountRow | null = this.remote.byUri(note.authorUri) ?? null;
@@ -132,9 +138,20 @@ export class RemoteNotes {
     return published ?? this.reader.findRow(this.remote.statusByUri(note.uri)?.id ?? 0) ?? null;
   }
 
+  /**
+   * An actor deleted an object: when it is one of its own server's and the actor is an account
+   * stored here, no status will be stored under that IRI again (Mastodon's Delete#delete_note
+   * keeps a Tombstone so). The caller removes the status, if one is stored.
+   */
+  deleted(actorUri: string, objectUri: string): void {
+    const account = this.remote.byUri(actorUri);
+    if (account && httpUrlOrNull(objectUri) !== null && new URL(objectUri).origin === new URL(actorUri).origin) this.tombstones.add(objectUri, account.id);
+  }
+
   /** Where a quoted post is found: stored here, or fetched from its server while the chain is short enough. */
   private quotedLookup(depth: number): QuotedLookup {
     return {
+      fetching: this.fetcher !== null,
       stored: (ref) => {
         const found = this.statusAt(ref);
         return found ? (this.reader.findRow(found.id) ?? null) : null;
@@ -170,9 +187,13 @@ export class RemoteNotes {
 
   /**
    * The author's Update of a Note stored here: its new content, with history (its mentions
-   * stay those it arrived with). The caller has checked that the Update's actor is the author.
+   * stay those it arrived with), unless the Note stored was edited later than this one says.
+   * The caller has checked that the Update's actor is the author.
    */
   async applyEdit(note: RemoteNoteInput, row: StatusRow): Promise<void> {
+    // An Update older than the edit stored changes nothing (Mastodon's already_updated_more_recently?):
+    // one signed by its author is believed from anyone who kept it, and relays deliver out of order.
+    if (row.editedAt !== null && note.updatedAt !== null && row.editedAt > note.updatedAt) return;
     // A poll's counts change without an edit (Mastodon's Update of a Question).
     if (row.hasPoll) {
       const poll = await note.poll();
@@ -182,7 +203,14 @@ export class RemoteNotes {
     const edited = this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await note.emojis(), editedAt: note.updatedAt ?? Date.now() });
     const author = this.remote.byUri(note.authorUri);
     if (author) this.editing.applyRemoteQuotePolicy(edited, remoteQuoteApproval(note.quotePolicy, author));
-    await this.quotes.edited(row, await note.quote(), this.quotedLookup(0));
+    // An edit, as Mastodon tells one (handle_explicit_update!): an `updated` newer than the last.
+    const explicit = note.updatedAt !== null && (row.editedAt === null || note.updatedAt > row.editedAt);
+    await this.quotes.edited(edited, await note.quote(), this.quotedLookup(0), explicit);
+  }
+
+  /** A remote quote checked again (QuoteChecks): its quoted post looked for as a new post's is. */
+  recheckQuote(quoteId: number): Promise<RecheckOutcome> {
+    return this.quotes.recheck(quoteId, this.quotedLookup(0));
   }
 
   /** The Note's HTML as Mastodon keeps remote HTML (sanitized), its text, and its hashtags. */

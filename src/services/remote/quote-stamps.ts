@@ -1,12 +1,16 @@
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import { hostOf } from "../../net/domains.ts";
-import type { RemoteFetcher } from "./fetcher.ts";
+import { FetchFailed, type RemoteFetcher } from "./fetcher.ts";
 
 /** A stamp is asked for within this; past it, the quote stays pending (no proof either way). */
 const STAMP_TIMEOUT_MS = 10_000;
 
-/** What a quote of a remote post comes to once its stamp is read: accepted, still pending, or refused by the stamp's own server. */
-export type StampVerdict = "accepted" | "pending" | "rejected";
+/**
+ * What a quote of a remote post comes to once its stamp is read: accepted, still pending (the
+ * stamp proves nothing), refused by the stamp's own server, or unreachable (its server gave no
+ * answer for now: the quote stays pending and is checked again later, QuoteChecks).
+ */
+export type StampVerdict = "accepted" | "pending" | "rejected" | "unreachable";
 
 /** The quote a stamp is checked against. */
 export interface StampCheck {
@@ -27,7 +31,8 @@ export interface StampCheck {
  * the quoted author (`attributedTo`) for this quoting post (`interactingObject`) and this
  * quoted post (`interactionTarget`). A stamp named on any other host is never fetched; one
  * that its server says is not there (404, 410) refuses the quote; one that says something else
- * proves nothing (the quote stays pending, as Mastodon leaves it). A quote of a post of this
+ * proves nothing (the quote stays pending, as Mastodon leaves it); one whose server gives no
+ * answer for now is asked again later (QuoteChecks). A quote of a post of this
  * server is never settled by a stamp someone else names: its author's policy answers the
  * QuoteRequest (RemoteQuotes).
  */
@@ -46,8 +51,9 @@ export class QuoteStamps {
     let stamp;
     try {
       stamp = await this.fetcher.stamp(approvalUri, AbortSignal.timeout(STAMP_TIMEOUT_MS));
-    } catch {
-      return "pending";
+    } catch (e) {
+      // No answer within the deadline is no answer at all: asked again later.
+      return !(e instanceof FetchFailed) || e.temporary ? "unreachable" : "pending";
     }
     if (stamp === null) return "rejected";
     const proves = stamp.isStamp && stamp.attributedTo === quotedAuthor.uri && stamp.interactingObject === check.quotingUri && stamp.interactionTarget === quoted.uri;

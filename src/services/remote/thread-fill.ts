@@ -43,8 +43,10 @@ interface Job {
  * At most once per thread per REPLIES_COOLDOWN_MS (kept in reply_fetches, so a restart does
  * not undo it), one fill per thread at a time, RUNNING_FILLS at a time in all. Only what its
  * own server says is believed: a status is stored as fetched by its IRI (RemoteNotes checks
- * that its author is of the same origin), and a status listed among another's replies is
- * kept only if it says it answers that one. What is stored goes into no home feed (backfill).
+ * that its author is of the same origin), a status listed among another's replies is kept
+ * only if it says it answers that one, and one listed in the context only if it answers a
+ * status of the thread kept before it (or after it, in the same fill). What is stored goes
+ * into no home feed (backfill).
  */
 export class ThreadFill {
   private q: {
@@ -144,22 +146,41 @@ export class ThreadFill {
         enqueue(items, depth, parentUri);
       }
     };
-    const visit = async (job: Job) => {
-      statuses++;
-      const node = job.embedded ?? (await fetcher.thread(job.uri, signal).catch(() => null));
-      if (!node || stop()) return;
-      // A status listed among another's replies must say it answers that one; one from the context, that it answers something.
-      const answers = node.note.inReplyTo?.href ?? null;
-      if (job.parentUri !== null ? answers !== job.parentUri : answers === null) return;
+    /** The thread's statuses kept so far (and its top): a status from the context is kept only by answering one of them. */
+    const joined = new Set<string>([top.uri!]);
+    /** Statuses from the context whose parent has not been kept (yet), by that parent: kept once it is, else never. */
+    const parked = new Map<string, { node: RemoteThreadNode; job: Job }[]>();
+    const keep = async (node: RemoteThreadNode, job: Job): Promise<void> => {
       const known = this.remote.statusByUri(node.note.uri) !== undefined;
       const row = await this.notes.store(node.note, { fetched: true, backfill: true }).catch(() => null);
       if (!row) return;
       if (!known) this.refreshes.increment(key);
+      joined.add(node.note.uri);
+      const waiting = parked.get(node.note.uri) ?? [];
+      parked.delete(node.note.uri);
+      for (const child of waiting) await keep(child.node, child.job);
       if (job.depth < bounds.depth) await walk(node.replies, job.depth + 1, node.note.uri);
+    };
+    const visit = async (job: Job) => {
+      statuses++;
+      const node = job.embedded ?? (await fetcher.thread(job.uri, signal).catch(() => null));
+      if (!node || stop()) return;
+      // A status listed among another's replies must say it answers that one; one from the
+      // context, that it answers a status of the thread: a context may list anything of any
+      // server (replies to other threads, statuses answering each other), and what hangs from
+      // nothing kept here is not of this thread.
+      const answers = node.note.inReplyTo?.href ?? null;
+      if (job.parentUri !== null ? answers !== job.parentUri : answers === null) return;
+      if (job.parentUri === null && !joined.has(answers!)) {
+        parked.set(answers!, [...(parked.get(answers!) ?? []), { node, job }]);
+        return;
+      }
+      await keep(node, job);
     };
 
     const root = await fetcher.thread(top.uri!, signal).catch(() => null);
     if (!root) return;
+    joined.add(root.note.uri);
     // The context first: a server that offers one lists the whole thread there.
     await walk(root.context, 1, null);
     await walk(root.replies, 1, root.note.uri);

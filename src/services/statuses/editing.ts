@@ -1,7 +1,7 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { homeFeed, listFeed, mediaAttachments, mentions, pollVotes, polls, statusEdits, statusTags, statuses, type MediaRow, type StatusEditRow, type StatusRow } from "../../db/schema.ts";
+import { homeFeed, listFeed, mediaAttachments, pollVotes, polls, statusEdits, statusTags, statuses, type MediaRow, type StatusEditRow, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -130,7 +130,10 @@ export class EditingService {
         .set({ text, contentHtml: html, spoilerText, sensitive, language, mentions: updated.mentions, tags: updated.tags, emojis: updated.emojis, hasMedia: updated.hasMedia, hasPoll: updated.hasPoll, quoteApproval, editedAt: now })
         .where(eq(statuses.id, row.id))
         .run();
-      tx.delete(mentions).where(eq(mentions.statusId, row.id)).run();
+      // No mention row goes: one the new text no longer makes stays as a silent mention (the
+      // row's list no longer names it), as Mastodon's ProcessMentionsService keeps it, since
+      // withdrawing access from someone already notified would confuse; so does the quoted
+      // author's of a private quote (Quote#ensure_quoted_access).
       tx.delete(statusTags).where(eq(statusTags.statusId, row.id)).run();
       this.posting.writeMentionsAndTags(row.id, mentioned, tagNames, now);
       this.record(db, row.id, { ...this.snapshotOf(updated), createdAt: now });

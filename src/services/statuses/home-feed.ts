@@ -148,6 +148,11 @@ export class HomeFeedService {
     return forward ? rows.reverse() : rows;
   }
 
+  /** The accounts whose home feeds hold the status (whose streams are told when it changes). */
+  holding(statusId: number): number[] {
+    return this.db.select({ id: homeFeed.accountId }).from(homeFeed).where(eq(homeFeed.statusId, statusId)).all().map((r) => r.id);
+  }
+
   /** Does the feed hold this status (used by tests and the streaming fan-out)? */
   contains(accountId: number, statusId: number): boolean {
     return !!this.db

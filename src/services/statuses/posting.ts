@@ -106,7 +106,8 @@ export class PostingService {
   ) {
     const sqlite = db.$client;
     this.q = {
-      insertMentions: sqlite.query("INSERT INTO mentions (status_id, account_id) SELECT $status, value FROM json_each($ids)"),
+      // OR IGNORE: an edit may name someone the status already mentioned silently.
+      insertMentions: sqlite.query("INSERT OR IGNORE INTO mentions (status_id, account_id) SELECT $status, value FROM json_each($ids)"),
       insertTag: sqlite.query("INSERT OR IGNORE INTO tags (id, name, created_at) VALUES ($id, $name, $now)"),
       tagStatus: sqlite.query("INSERT OR IGNORE INTO status_tags (status_id, tag_id) SELECT $status, id FROM tags WHERE name = $name"),
       threadTopWaitsFor: sqlite.query<{ one: number }, [number, string]>(`

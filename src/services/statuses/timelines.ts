@@ -24,6 +24,11 @@ export interface TimelinePage {
 // visibility rule (visibleTo), and blocks are left out with the viewer's hidden accounts.
 const PUBLIC_TIMELINE = sql.raw("visibility = 'public' AND reblog_of_id IS NULL AND (in_reply_to_id IS NULL OR in_reply_to_account_id = account_id)");
 
+// Public and tag timelines leave out what staff suspended or limited (Mastodon's PublicFeed:
+// Account.without_suspended.without_silenced); a limited account's followers see it at home.
+// One primary-key lookup a row.
+const SHOWN_PUBLICLY = sql.raw("NOT EXISTS (SELECT 1 FROM accounts pa WHERE pa.id = statuses.account_id AND (pa.suspended_at IS NOT NULL OR pa.silenced_at IS NOT NULL))");
+
 function cursorConditions(column: SQL | import("drizzle-orm/sqlite-core").SQLiteColumn, page: Page): SQL[] {
   const out: SQL[] = [];
   if (page.maxId !== undefined) out.push(lt(column as never, page.maxId));
@@ -122,6 +127,7 @@ export class TimelineService {
       {
         where: [
           PUBLIC_TIMELINE,
+          SHOWN_PUBLICLY,
           // Remote statuses carry their IRI; local ones have none.
           ...(options.local ? [sql`uri IS NULL`] : options.remote ? [sql`uri IS NOT NULL`] : []),
           ...(options.onlyMedia ? [sql`has_media = 1`] : []),
@@ -164,6 +170,7 @@ export class TimelineService {
         and(
           anyIds.length === 1 ? eq(statusTags.tagId, anyIds[0]!) : sql`${statusTags.tagId} IN (${sql.join(anyIds.map((id) => sql`${id}`), sql`, `)})`,
           sql`${statuses.visibility} = 'public'`,
+          SHOWN_PUBLICLY,
           ...cursorConditions(statusTags.statusId, page),
           ...allIds.map((id) => sql`EXISTS (SELECT 1 FROM status_tags a WHERE a.status_id = ${statuses.id} AND a.tag_id = ${id})`),
           ...noneIds.map((id) => sql`NOT EXISTS (SELECT 1 FROM status_tags n WHERE n.status_id = ${statuses.id} AND n.tag_id = ${id})`),

@@ -1,5 +1,6 @@
-import { sql, type SQL } from "drizzle-orm";
-import type { StatusRow } from "../../db/schema.ts";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/connection.ts";
+import { mentions, type StatusRow } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import { mentionedIds } from "../../models/mentions.ts";
@@ -58,8 +59,8 @@ export function domainBlockedSql(viewer: string, account: string): string {
 
 /**
  * Mastodon's StatusPolicy#show?: public and unlisted for anyone the author has not blocked,
- * private for the author, followers and mentioned accounts, direct for the author and the
- * mentioned. An author's block of the viewer, or of the viewer's domain (a remote viewer:
+ * private for the author, followers and mentioned accounts (silently mentioned ones too),
+ * direct for the author and the mentioned. An author's block of the viewer, or of the viewer's domain (a remote viewer:
  * Mastodon's author_blocking_domain?), hides everything. Decided in batches: a few queries
  * for any number of statuses.
  */
@@ -67,6 +68,7 @@ export class StatusPolicy {
   constructor(
     private follows: FollowService,
     private moderation: ModerationService,
+    private db: Db,
   ) {}
 
   visible<T extends StatusRow>(all: T[], viewerId: number | null): T[] {
@@ -80,9 +82,7 @@ export class StatusPolicy {
     const followed = needsFollow ? this.follows.followedAmong(viewerId, others) : new Set<number>();
     const { blockedBy } = this.moderation.blocked(viewerId, others);
     const hiding = this.moderation.hidingFrom(viewerId, others);
-    return rows.filter((r) => {
-      if (r.accountId === viewerId) return true;
-      if (blockedBy.has(r.accountId) || hiding.has(r.accountId)) return false;
+    const shown = (r: T) => {
       switch (r.visibility) {
         case "public":
         case "unlisted":
@@ -92,7 +92,33 @@ export class StatusPolicy {
         default:
           return mentionedIds(r).includes(viewerId);
       }
+    };
+    const open = rows.filter((r) => r.accountId !== viewerId && !blockedBy.has(r.accountId) && !hiding.has(r.accountId));
+    const silent = this.silentlyMentioned(
+      viewerId,
+      open.filter((r) => !shown(r)).map((r) => r.id),
+    );
+    return rows.filter((r) => {
+      if (r.accountId === viewerId) return true;
+      if (blockedBy.has(r.accountId) || hiding.has(r.accountId)) return false;
+      return shown(r) || silent.has(r.id);
     });
+  }
+
+  /**
+   * Of these statuses, those that mention the viewer silently: a row of the mentions table the
+   * status's own list of mentions does not name (Mastodon's silent mentions: the quoted author
+   * of a private quote, Quote#ensure_quoted_access). Asked only for statuses the viewer would
+   * not otherwise see, so that reads of what is shown cost no query.
+   */
+  private silentlyMentioned(viewerId: number, statusIds: number[]): Set<number> {
+    if (statusIds.length === 0) return new Set();
+    const found = this.db
+      .select({ id: mentions.statusId })
+      .from(mentions)
+      .where(and(eq(mentions.accountId, viewerId), inArray(mentions.statusId, statusIds)))
+      .all();
+    return new Set(found.map((r) => r.id));
   }
 
   canSee(row: StatusRow, viewerId: number | null): boolean {

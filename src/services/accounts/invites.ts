@@ -1,0 +1,174 @@
+import { and, desc, eq } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { accounts, invites, users, type InviteRow } from "../../db/schema.ts";
+import type { IdGenerator } from "../../ids.ts";
+import { digest, randomSecret } from "../../auth/secrets.ts";
+import { ValidationErrors } from "./validation.ts";
+
+/** Mastodon's Invite comment limit. */
+const MAX_COMMENT_LENGTH = 420;
+/** Bounds of what one invite may be: a sign-up per minute for two years is already absurd. */
+const MAX_USES = 1_000_000;
+const MAX_LIFETIME_MS = 10 * 365 * 24 * 3600 * 1000;
+
+/** Why an invite link lets nobody in: unknown (never made, or mistyped), expired (or revoked), used up, or its maker may no longer sign in. */
+export type InviteRefusal = "unknown" | "expired" | "used_up" | "disabled";
+
+export class InviteUnusable extends Error {
+  constructor(readonly refusal: InviteRefusal) {
+    super(`invite ${refusal}`);
+  }
+}
+
+export interface NewInvite {
+  /** Null or absent: any number of sign-ups. */
+  maxUses?: number | null;
+  /** From now; null or absent: never expires. */
+  expiresInMs?: number | null;
+  comment?: string;
+}
+
+/** A new invite and its link: the code exists only here, the database keeps its digest. */
+export interface IssuedInvite {
+  invite: InviteRow;
+  code: string;
+  url: string;
+}
+
+/** An invite as its maker lists it. */
+export interface InviteListing {
+  invite: InviteRow;
+  maker: string;
+  state: "usable" | InviteRefusal;
+}
+
+/**
+ * Invite links (Mastodon's Invite and InvitePolicy). Any user who may sign in may make them, as
+ * Mastodon's default role allows (`invite_users`); an invite lets its holder sign up whatever
+ * REGISTRATIONS says and approved at once (RegistrationService), while it is unexpired, not used
+ * up, and its maker may still sign in (Invite#valid_for_use?).
+ */
+export class InviteService {
+  constructor(
+    private db: Db,
+    private ids: IdGenerator,
+    private clock: Clock,
+    private publicUrl: string,
+  ) {}
+
+  linkFor(code: string): string {
+    return `${this.publicUrl}/invite/${code}`;
+  }
+
+  create(accountId: number, input: NewInvite = {}): IssuedInvite {
+    if (this.makerRefusal(accountId) !== null) throw new InviteUnusable("disabled");
+    const errors = new ValidationErrors();
+    const maxUses = input.maxUses ?? null;
+    if (maxUses !== null && (!Number.isInteger(maxUses) || maxUses < 1 || maxUses > MAX_USES)) {
+      errors.add("max_uses", "Max uses", "INVALID", `must be a whole number from 1 to ${MAX_USES}`);
+    }
+    const expiresIn = input.expiresInMs ?? null;
+    if (expiresIn !== null && (!Number.isFinite(expiresIn) || expiresIn < 60_000 || expiresIn > MAX_LIFETIME_MS)) {
+      errors.add("expires_in", "Expires in", "INVALID", "must be from a minute to ten years");
+    }
+    const comment = (input.comment ?? "").trim();
+    if (comment.length > MAX_COMMENT_LENGTH) errors.add("comment", "Comment", "TOO_LONG", `is too long (maximum is ${MAX_COMMENT_LENGTH} characters)`);
+    errors.throwIfAny();
+    // 128 bits: a link nobody guesses, short enough to read out.
+    const code = randomSecret(16);
+    const now = this.clock.now();
+    const invite: InviteRow = {
+      id: this.ids.next(),
+      codeHash: digest(code),
+      accountId,
+      maxUses,
+      uses: 0,
+      expiresAt: expiresIn === null ? null : now + expiresIn,
+      comment: comment === "" ? null : comment,
+      createdAt: now,
+    };
+    this.db.insert(invites).values(invite).run();
+    return { invite, code, url: this.linkFor(code) };
+  }
+
+  /** Whose invites the operator's command makes unless told: the owner's, else the first admin's. */
+  operator(): number | null {
+    const row = this.db.$client
+      .query<{ id: number }, []>("SELECT account_id AS id FROM users WHERE role IN ('owner', 'admin') ORDER BY role = 'owner' DESC, account_id LIMIT 1")
+      .get();
+    return row?.id ?? null;
+  }
+
+  /** The invite a link's code names, and whether it lets anyone in now. */
+  find(code: string): { invite: InviteRow | null; state: "usable" | InviteRefusal } {
+    if (code.length === 0 || code.length > 128) return { invite: null, state: "unknown" };
+    const invite = this.db.select().from(invites).where(eq(invites.codeHash, digest(code))).get() ?? null;
+    return { invite, state: invite ? this.stateOf(invite) : "unknown" };
+  }
+
+  /** The invite, when it lets anyone in; null otherwise. */
+  usable(code: string): InviteRow | null {
+    const { invite, state } = this.find(code);
+    return state === "usable" ? invite : null;
+  }
+
+  /**
+   * Counts a sign-up against the invite, inside the sign-up's transaction: refused (and the
+   * sign-up with it) when another took the last use, or it expired, meanwhile.
+   */
+  use(inviteId: number): void {
+    const counted = this.db.$client
+      .query("UPDATE invites SET uses = uses + 1 WHERE id = ? AND (max_uses IS NULL OR uses < max_uses) AND (expires_at IS NULL OR expires_at > ?)")
+      .run(inviteId, this.clock.now());
+    if (counted.changes === 0) {
+      const row = this.db.select().from(invites).where(eq(invites.id, inviteId)).get();
+      throw new InviteUnusable(row ? (this.stateOf(row) as InviteRefusal) : "unknown");
+    }
+  }
+
+  /** Every invite (the operator's list), or one user's, newest first. */
+  list(accountId?: number): InviteListing[] {
+    const rows = this.db
+      .select({ invite: invites, maker: accounts.username })
+      .from(invites)
+      .innerJoin(accounts, eq(accounts.id, invites.accountId))
+      .where(accountId === undefined ? undefined : eq(invites.accountId, accountId))
+      .orderBy(desc(invites.id))
+      .all();
+    return rows.map((r) => ({ ...r, state: this.stateOf(r.invite) }));
+  }
+
+  /**
+   * Revokes an invite: it expires now (Mastodon's Invite#expire!). `accountId`: only that
+   * user's own (a user revoking theirs); absent, any (the operator). "expired": it already had;
+   * null: there is no such invite (of theirs).
+   */
+  revoke(inviteId: number, accountId?: number): "revoked" | "expired" | null {
+    const owner = accountId ?? null;
+    const expired = this.db.$client
+      .query("UPDATE invites SET expires_at = ?1 WHERE id = ?2 AND (?3 IS NULL OR account_id = ?3) AND (expires_at IS NULL OR expires_at > ?1)")
+      .run(this.clock.now(), inviteId, owner);
+    if (expired.changes > 0) return "revoked";
+    const exists = this.db.select({ id: invites.id }).from(invites).where(and(eq(invites.id, inviteId), owner === null ? undefined : eq(invites.accountId, owner))).get();
+    return exists ? "expired" : null;
+  }
+
+  private stateOf(invite: InviteRow): "usable" | InviteRefusal {
+    if (invite.expiresAt !== null && invite.expiresAt <= this.clock.now()) return "expired";
+    if (invite.maxUses !== null && invite.uses >= invite.maxUses) return "used_up";
+    if (this.makerRefusal(invite.accountId) !== null) return "disabled";
+    return "usable";
+  }
+
+  /** Whether the user may make invites, and their invites let anyone in: one who may sign in (approved, not suspended). */
+  private makerRefusal(accountId: number): "disabled" | null {
+    const row = this.db
+      .select({ approved: users.approved, suspendedAt: accounts.suspendedAt })
+      .from(users)
+      .innerJoin(accounts, eq(accounts.id, users.accountId))
+      .where(eq(users.accountId, accountId))
+      .get();
+    return row && row.approved && row.suspendedAt === null ? null : "disabled";
+  }
+}

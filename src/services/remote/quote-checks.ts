@@ -1,0 +1,140 @@
+import { eq } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Db } from "../../db/connection.ts";
+import { quoteChecks, type QuoteRow } from "../../db/schema.ts";
+import type { TimerWheel } from "../../infra/timer-wheel.ts";
+import { log } from "../../log.ts";
+
+/** The first check again comes 30 s to 10 min later (Mastodon's QuoteRefetchScheduler::RETRY_DELAY). */
+const FIRST_DELAY_MS = { min: 30_000, max: 600_000 };
+/** Checks after the first one fails (Sidekiq's three retries of RefetchAndVerifyQuoteWorker); then the quote stays as it is. */
+const MAX_ATTEMPTS = 4;
+/** A quote with a stamp not checked for a week is checked again when read (Quote::BACKGROUND_REFRESH_INTERVAL)... */
+export const QUOTE_REFRESH_INTERVAL_MS = 7 * 24 * 60 * 60 * 1000;
+/** ...some time in the next six hours (Quote::REFRESH_DEADLINE), so that many reads make no burst. */
+const REFRESH_DEADLINE_MS = 6 * 60 * 60 * 1000;
+
+const between = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
+
+/**
+ * Mastodon's ExponentialBackoff after the nth failed check again (n >= 1): 15 s, then 25-35 s,
+ * then 175-335 s (15 + 10·k⁴ + rand(10·k⁴) seconds for Sidekiq's retry count k = n - 1).
+ */
+function backoffMs(failed: number): number {
+  const k4 = (failed - 1) ** 4;
+  return (15 + 10 * k4 + between(0, 10 * k4)) * 1000;
+}
+
+/**
+ * Remote quotes to be checked again later (Mastodon's RefetchAndVerifyQuoteWorker and
+ * QuoteRefreshWorker), kept in `quote_checks` and run off the timer wheel: a quote whose quoted
+ * post could not be had or whose stamp's server did not answer (no answer, a timeout, a 5xx),
+ * and a stamped quote read after a week unchecked. Bounded: four checks at most after the first
+ * failed one, then the quote stays as it is. What a check does is the runner's (QuoteRechecks).
+ */
+export class QuoteChecks {
+  constructor(
+    private db: Db,
+    private clock: Clock,
+    private wheel: TimerWheel,
+    /** A status's quote (QuoteService.forStatus). */
+    private quoteOf: (statusId: number) => QuoteRow | undefined,
+  ) {}
+
+  /** A signed-in reader opened the status: its quote is checked again if it is stale (refreshIfStale). */
+  opened(statusId: number): void {
+    const quote = this.quoteOf(statusId);
+    if (quote) this.refreshIfStale(quote);
+  }
+
+  /** A check again, unless one is waiting already: 30 s to 10 min from now, or at `dueAt`. */
+  schedule(quoteId: number, dueAt = this.clock.now() + between(FIRST_DELAY_MS.min, FIRST_DELAY_MS.max)): void {
+    const inserted = this.db.insert(quoteChecks).values({ quoteId, attempts: 0, dueAt }).onConflictDoNothing().returning().get();
+    if (inserted) this.wheel.schedule("quote-check", quoteId, dueAt);
+  }
+
+  /**
+   * Quote#schedule_refresh_if_stale!: a quote of a remote post by a remote post, with its quoted
+   * post and a stamp, not checked for a week, is checked within six hours.
+   */
+  refreshIfStale(quote: QuoteRow): void {
+    if (quote.quotedStatusId === null || quote.approvalUri === null || quote.quotedUri === null) return;
+    if (quote.state !== "pending" && quote.state !== "accepted") return;
+    if (quote.updatedAt > this.clock.now() - QUOTE_REFRESH_INTERVAL_MS) return;
+    this.schedule(quote.id, this.clock.now() + between(0, REFRESH_DEADLINE_MS));
+  }
+
+  /** The check failed for now: the next one after Mastodon's backoff, or none past the bound. */
+  again(quoteId: number): void {
+    const row = this.db.select().from(quoteChecks).where(eq(quoteChecks.quoteId, quoteId)).get();
+    if (!row) return;
+    const attempts = row.attempts + 1;
+    if (attempts >= MAX_ATTEMPTS) {
+      log("info", "quote left unchecked", { quote: quoteId, attempts });
+      return this.done(quoteId);
+    }
+    const dueAt = this.clock.now() + backoffMs(attempts);
+    this.db.update(quoteChecks).set({ attempts, dueAt }).where(eq(quoteChecks.quoteId, quoteId)).run();
+    this.wheel.schedule("quote-check", quoteId, dueAt);
+  }
+
+  done(quoteId: number): void {
+    this.db.delete(quoteChecks).where(eq(quoteChecks.quoteId, quoteId)).run();
+    this.wheel.cancel("quote-check", quoteId);
+  }
+
+  /** Whether a check of the quote is waiting (and how many were made). */
+  waiting(quoteId: number): { attempts: number; dueAt: number } | undefined {
+    return this.db.select({ attempts: quoteChecks.attempts, dueAt: quoteChecks.dueAt }).from(quoteChecks).where(eq(quoteChecks.quoteId, quoteId)).get();
+  }
+
+  /** At start: the checks waiting when the server stopped. */
+  restore(): void {
+    for (const row of this.db.select().from(quoteChecks).all()) this.wheel.schedule("quote-check", row.quoteId, row.dueAt);
+  }
+}
+
+/** What checking a quote again came to: settled (or nothing left to learn), or to be asked again later. */
+export type RecheckOutcome = "settled" | "again";
+
+/**
+ * Runs the checks QuoteChecks keeps when the wheel says they are due: `recheck` (NoteQuotes,
+ * through RemoteNotes, which finds and fetches quoted posts) says how it went.
+ */
+export class QuoteRechecks {
+  private running = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(
+    private checks: QuoteChecks,
+    wheel: TimerWheel,
+    private recheck: (quoteId: number) => Promise<RecheckOutcome>,
+  ) {
+    wheel.handle("quote-check", (id) => this.track(this.run(Number(id))));
+  }
+
+  /** Waits for the checks under way (those waiting stay in the table for the next start). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.allSettled([...this.running]);
+  }
+
+  private track(work: Promise<void>): Promise<void> {
+    this.running.add(work);
+    return work.finally(() => this.running.delete(work));
+  }
+
+  private async run(quoteId: number): Promise<void> {
+    if (this.stopped || !this.checks.waiting(quoteId)) return;
+    let outcome: RecheckOutcome;
+    try {
+      outcome = await this.recheck(quoteId);
+    } catch (e) {
+      log("warn", "quote check failed", { quote: quoteId, error: String(e).split("\n")[0] });
+      outcome = "again";
+    }
+    if (this.stopped) return;
+    if (outcome === "settled") this.checks.done(quoteId);
+    else this.checks.again(quoteId);
+  }
+}
