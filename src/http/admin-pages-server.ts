@@ -1,16 +1,32 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import { unprocessable, validationFailed } from "../errors.ts";
+import { ApiError, unprocessable, validationFailed } from "../errors.ts";
 import type { AuditLogView } from "../models/admin.ts";
 import type { StaffActor } from "../services/admin/audit-log.ts";
 import { ExistingDomainBlock } from "../services/admin/domains.ts";
 import type { RelayKind } from "../services/remote/relays.ts";
 import { healthPage } from "../web/admin/health.ts";
 import { announcementsPage, auditLogPage, domainsPage, emojisPage, relaysPage, rulesPage, settingsPage } from "../web/admin/server.ts";
-import { notFoundPage, olderLink } from "./admin-pages.ts";
 import { field, type Act, type MemberPages, type PageRequest, type Render, type Viewer } from "./member-pages.ts";
 import { pageParams } from "./pagination.ts";
 import { file, pathId, type Params } from "./params.ts";
+
+/** The page a missing record's id leads to: a 404 page, not the API's JSON. */
+export function notFoundPage(pages: MemberPages, what: string) {
+  return (e: unknown) => {
+    if (e instanceof ApiError && e.status === 404) return pages.refuse(404, "Not found", `There is no such ${what}.`);
+    throw e;
+  };
+}
+
+/** The "older" link of a list page: the same query with max_id of its last row. */
+export function olderLink(path: string, params: Params, ids: number[], limit: number): string | null {
+  if (ids.length < limit) return null;
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (typeof v === "string" && k !== "max_id" && v !== "") query.set(k, v);
+  query.set("max_id", String(ids[ids.length - 1]));
+  return `${path}?${query}`;
+}
 
 /** A date of a form (ISO 8601, as the CLI takes it); none when left empty. */
 function dateField(params: Params, name: string, label: string): number | null {
@@ -36,7 +52,7 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
 
   const blocks = ({ viewer, csrf }: PageRequest) => domainsPage("blocks", domains.blocks(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
   const allows = ({ viewer, csrf }: PageRequest) => domainsPage("allows", domains.allows(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
-  const relays = async ({ viewer, csrf }: PageRequest) => relaysPage((await services.federationHealth.report(actor(viewer))).relays, csrf);
+  const relays = async ({ viewer, csrf }: PageRequest) => relaysPage(await services.federationHealth.relays(actor(viewer)), csrf);
   const emojis = ({ csrf }: PageRequest) => emojisPage(services.customEmojis.list().map((row) => ({ row, url: services.customEmojis.entity(row).url })), csrf);
   const rules = ({ csrf }: PageRequest) => rulesPage(services.instanceInfo.rules(), csrf);
   const announcements = ({ csrf }: PageRequest) => announcementsPage(services.announcements.all(), csrf);

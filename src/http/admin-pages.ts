@@ -1,13 +1,12 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import { ApiError } from "../errors.ts";
 import { parseId } from "../ids.ts";
 import { can, roleOf } from "../models/roles.ts";
 import type { StaffActor } from "../services/admin/audit-log.ts";
 import { acct, accountPage, accountsPage } from "../web/admin/accounts.ts";
 import { reportPage, reportsPage } from "../web/admin/reports.ts";
-import { field, MemberPages, secret, type ActionRequest, type Done, type PageArea, type PageRequest, type Viewer } from "./member-pages.ts";
-import { adminServerPageRoutes } from "./admin-pages-server.ts";
+import { field, hasRole, MemberPages, secret, type ActionRequest, type Done, type PageArea, type PageRequest, type Viewer } from "./member-pages.ts";
+import { adminServerPageRoutes, notFoundPage, olderLink } from "./admin-pages-server.ts";
 import { pageParams } from "./pagination.ts";
 import { pathId, type Params } from "./params.ts";
 
@@ -35,23 +34,6 @@ export const ADMIN_AREA: PageArea = {
     { href: "/settings", label: "Back to your settings", section: "You" },
   ],
 };
-
-/** The page a missing record's id leads to: a 404 page, not the API's JSON. */
-export function notFoundPage(pages: MemberPages, what: string) {
-  return (e: unknown) => {
-    if (e instanceof ApiError && e.status === 404) return pages.refuse(404, "Not found", `There is no such ${what}.`);
-    throw e;
-  };
-}
-
-/** The "older" link of a list page: the same query with max_id of its last row. */
-export function olderLink(path: string, params: Params, ids: number[], limit: number): string | null {
-  if (ids.length < limit) return null;
-  const query = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (typeof v === "string" && k !== "max_id" && v !== "") query.set(k, v);
-  query.set("max_id", String(ids[ids.length - 1]));
-  return `${path}?${query}`;
-}
 
 export function adminPageRoutes(ctx: AppContext) {
   const { services } = ctx;
@@ -91,7 +73,8 @@ export function adminPageRoutes(ctx: AppContext) {
   const reportDetail = (id: number | null) => ({ viewer, csrf }: PageRequest) => {
     const view = reports.get(actor(viewer), id);
     const statuses = view.statusIds.flatMap((s) => services.reader.findRow(s) ?? []);
-    return reportPage(view, statuses, csrf);
+    // The account's page is for admins (ADMIN_AREA): a moderator is not shown a link to a 403.
+    return reportPage(view, statuses, csrf, hasRole(viewer.role, "admin"));
   };
 
   /** A POST on an account: the action, then back to its page (or where `done` says) with the notice. */

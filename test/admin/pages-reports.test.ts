@@ -51,8 +51,9 @@ describe("/admin/reports", () => {
     expect(page.text).toContain("rude");
     // The status's sanitized HTML: the text is there, the markup escaped when typed.
     expect(page.text).toContain("a rude &lt;b&gt;remark&lt;/b&gt;");
-    // A moderator's navigation has the reports only.
+    // A moderator's navigation has the reports only, and no link to an account's page (a 403 for them).
     expect(page.text).not.toContain('href="/admin/accounts"');
+    expect(page.text).not.toContain(`href="/admin/accounts/${bob.account.id}"`);
   });
 
   test("resolve, reopen, assign to self and unassign: each in the audit log, as the moderator", async () => {

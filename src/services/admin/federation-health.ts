@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { forbidden } from "../../errors.ts";
-import type { DeliveryQueueReport, FederationHealthReport, PeerCount, StorageUsed } from "../../models/federation-health.ts";
+import type { DeliveryQueueReport, FederationHealthReport, PeerCount, RelayHealth, StorageUsed } from "../../models/federation-health.ts";
 import { can } from "../../models/roles.ts";
 import type { Relays } from "../remote/relays.ts";
 import type { StaffActor } from "./audit-log.ts";
@@ -46,6 +46,13 @@ export class FederationHealth {
     const queue = await this.deps.deliveryQueue();
     const relays = this.deps.relays.list().map((relay) => ({ relay, failing: queue.failing.find((f) => f.domain === hostOf(relay.inboxUrl)) ?? null }));
     return { queue, peers: this.peers(), inbox: this.deps.traffic.inboxRate(), traffic: this.deps.traffic.hours(24), relays, storage: this.storageUsed() };
+  }
+
+  /** The relays with whether deliveries to each fail (the relays page: no storage walk, no peers). */
+  async relays(actor: StaffActor): Promise<RelayHealth[]> {
+    if (actor.kind === "staff" && !can(actor.role, "manage_federation")) throw forbidden();
+    const { failing } = await this.deps.deliveryQueue();
+    return this.deps.relays.list().map((relay) => ({ relay, failing: failing.find((f) => f.domain === hostOf(relay.inboxUrl)) ?? null }));
   }
 
   private peers() {

@@ -28,7 +28,7 @@ ${views.map(
 }
 
 /** /admin/reports/:id: the report, its statuses (each deletable) and what can be done with it. */
-export function reportPage(view: AdminReportView, statuses: StatusRow[], csrf: string): PageView {
+export function reportPage(view: AdminReportView, statuses: StatusRow[], csrf: string, linkAccount: boolean): PageView {
   const r = view.report;
   const base = `/admin/reports/${r.id}`;
   const target = view.target.account;
@@ -36,7 +36,7 @@ export function reportPage(view: AdminReportView, statuses: StatusRow[], csrf: s
   return {
     title: `Report #${r.id}`,
     body: html`<dl class="facts">
-<dt>Reported account</dt><dd><bdi>${acct(target)}</bdi> (${accountState(view.target)})${view.target.user || target.domain !== null ? html` <a href="/admin/accounts/${String(target.id)}">its page</a>` : ""}</dd>
+<dt>Reported account</dt><dd><bdi>${acct(target)}</bdi> (${accountState(view.target)})${linkAccount && (view.target.user || target.domain !== null) ? html` <a href="/admin/accounts/${String(target.id)}">its page</a>` : ""}</dd>
 <dt>Reported by</dt><dd><bdi>${acct(view.account.account)}</bdi></dd>
 <dt>Category</dt><dd>${CATEGORIES[r.category] ?? r.category}</dd>
 <dt>Comment</dt><dd>${r.comment || "-"}</dd>
