@@ -18,6 +18,7 @@ import { loadInstanceKeys } from "./services/instance-keys.ts";
 import { Streaming } from "./streaming/index.ts";
 import { WS_OPTIONS, type WsData } from "./streaming/websocket.ts";
 import { createArchiveRenderer } from "./federation/archive.ts";
+import { deliveryQueueReport } from "./federation/cli-report.ts";
 import { createFederationCore, createRookeryFederation, type FederationCore, type RookeryFederation } from "./federation/index.ts";
 import type { RemoteInfra } from "./services/remote/fetcher.ts";
 
@@ -141,6 +142,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await services.pushDeliveries.stop();
         await services.media.queue.stop();
         services.writes.flush();
+        // The last minute's federation counts (they are written at most a minute late).
+        services.federationTraffic.flush();
         database.close();
         log("info", "stopped");
       })();
@@ -178,7 +181,7 @@ function watchOtherWriters(database: DbHandle, changed: () => void): ReturnType<
  * with them (dispatchers, inbox listeners, outgoing activities). The caller registers the
  * table of consequences once its transports exist.
  */
-export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote" | "archiveRenderer">, options: { federation: boolean }) {
+export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote" | "archiveRenderer" | "deliveryQueue">, options: { federation: boolean }) {
   const { config, db, clock, storage } = deps;
   const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
   const made: { core?: FederationCore } = {};
@@ -188,6 +191,7 @@ export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote"
     renderPush: (view: PushNotificationView) => serializePushNotification(urls, view),
     remote: options.federation ? remote : undefined,
     archiveRenderer: createArchiveRenderer({ config, db, clock, urls }),
+    deliveryQueue: () => deliveryQueueReport(db.$client, clock),
   });
   return { services, urls, core: made.core ?? null };
 }

@@ -11,3 +11,4 @@ export * from "./schema/archive.ts";
 export * from "./schema/quotes.ts";
 export * from "./schema/backfills.ts";
 export * from "./schema/tombstones.ts";
+export * from "./schema/traffic.ts";

@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import { FAILURE_PREFIX, type DeliveryFailure } from "./delivery.ts";
 import { SqliteKvStore } from "./kv.ts";
+import type { DeliveryQueueReport } from "../models/federation-health.ts";
 
 /**
  * `rookery federation status`: what waits in the delivery queue (due now, or held for a
@@ -9,16 +10,11 @@ import { SqliteKvStore } from "./kv.ts";
  * it works beside a running server.
  */
 export async function federationStatus(sqlite: Database, clock: Clock): Promise<string> {
-  const now = clock.now();
-  const queue = sqlite
-    .query<{ total: number; due: number; next: number | null }, [number, number]>(
-      "SELECT count(*) AS total, coalesce(sum(run_at <= ?), 0) AS due, min(CASE WHEN run_at > ? THEN run_at END) AS next FROM fedify_messages",
-    )
-    .get(now, now) ?? { total: 0, due: 0, next: null };
+  const queue = await deliveryQueueReport(sqlite, clock);
   const lines = [
-    `Queue: ${queue.total} message(s) waiting, ${queue.due} due now, ${queue.total - queue.due} held for a retry${queue.next ? ` (next at ${new Date(queue.next).toISOString()})` : ""}.`,
+    `Queue: ${queue.total} message(s) waiting, ${queue.due} due now, ${queue.retrying} held for a retry${queue.nextAt ? ` (next at ${new Date(queue.nextAt).toISOString()})` : ""}.`,
   ];
-  const failures = await failingDomains(sqlite, clock);
+  const failures = queue.failing;
   if (failures.length === 0) {
     lines.push("No failing domains in the last 7 days.");
   } else {
@@ -27,6 +23,20 @@ export async function federationStatus(sqlite: Database, clock: Clock): Promise<
   }
   lines.push(...relayLines(sqlite, failures));
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * The delivery queue as plain numbers, for the command above and the admin pages' health page
+ * (given to the services as a function: they read no Fedify table themselves).
+ */
+export async function deliveryQueueReport(sqlite: Database, clock: Clock): Promise<DeliveryQueueReport> {
+  const now = clock.now();
+  const queue = sqlite
+    .query<{ total: number; due: number; next: number | null }, [number, number]>(
+      "SELECT count(*) AS total, coalesce(sum(run_at <= ?), 0) AS due, min(CASE WHEN run_at > ? THEN run_at END) AS next FROM fedify_messages",
+    )
+    .get(now, now) ?? { total: 0, due: 0, next: null };
+  return { total: queue.total, due: queue.due, retrying: queue.total - queue.due, nextAt: queue.next, failing: await failingDomains(sqlite, clock) };
 }
 
 /** `rookery relays list`: each relay's kind, state and what it brought, and whether deliveries to it fail. */

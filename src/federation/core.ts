@@ -37,10 +37,10 @@ export interface FederationCore extends RemoteInfra {
 }
 
 export function createFederationCore(deps: { config: Config; clock: Clock; db: Db } & RemoteInfra): FederationCore {
-  const { config, clock, outgoing, refuses } = deps;
+  const { config, clock, outgoing, refuses, traffic } = deps;
   const sqlite = deps.db.$client;
   const kv = new SqliteKvStore(sqlite, clock);
-  const queue = new SqliteMessageQueue(sqlite, clock, outgoing, (url) => refuses(url));
+  const queue = new SqliteMessageQueue(sqlite, clock, outgoing, (url) => refuses(url), traffic);
   const publicUrl = new URL(config.publicUrl);
   const instance = new InstanceActor(deps.db, publicUrl.hostname);
   const federation: Federation<void> = createFederation<void>({
@@ -60,7 +60,10 @@ export function createFederationCore(deps: { config: Config; clock: Clock; db: D
     // breaker would hold and release them on timings of its own, off the server's clock.
     circuitBreaker: false,
     permanentFailureStatusCodes: PERMANENT_FAILURES,
-    onOutboxError: (error) => recordFailure(kv, clock, error).catch(() => {}),
+    onOutboxError: (error) => {
+      traffic.failed();
+      return recordFailure(kv, clock, error, queue.handlingInbox()).catch(() => {});
+    },
     // Every fetch goes through these, and they through the outgoing-HTTP module: refused domains
     // are never asked, and under AUTHORIZED_FETCH even Fedify's own unsigned fetches are signed.
     ...loadersOf(config, kv, outgoing, (url) => refuses(url), async (): Promise<{ keyId: URL; privateKey: CryptoKey }> => {

@@ -29,9 +29,13 @@ export const FAILURE_PREFIX = ["rookery", "delivery-failure"] as const;
 /** A failing domain is forgotten a week after its last failure. */
 const FAILURE_TTL = { days: 7 };
 
-/** Records a failed delivery to a domain (Fedify's onOutboxError: every failed attempt). */
-export async function recordFailure(kv: SqliteKvStore, clock: Clock, error: Error): Promise<void> {
-  const inbox = error instanceof SendActivityError ? error.inbox : null;
+/**
+ * Records a failed delivery to a domain (Fedify's onOutboxError: every failed attempt). A host
+ * that answered is named by the error; one that never answered (refused, timed out, no such
+ * name: the commonest failure) only by the queue's message, `handling`.
+ */
+export async function recordFailure(kv: SqliteKvStore, clock: Clock, error: Error, handling: string | null = null): Promise<void> {
+  const inbox = error instanceof SendActivityError ? error.inbox : handling !== null && URL.canParse(handling) ? new URL(handling) : null;
   if (!inbox) return;
   const domain = inbox.host;
   const previous = await kv.get<DeliveryFailure>(failureKey(domain));

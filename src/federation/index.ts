@@ -83,7 +83,7 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
 
   // Fedify verifies the signature before any listener runs: a bad or missing one is 401. What
   // an actor on a refused domain sends is dropped before any listener.
-  const inbox = refusingActors(federation.setInboxListeners("/users/{identifier}/inbox", "/inbox"), (url) => core.refuses(url))
+  const inbox = refusingActors(federation.setInboxListeners("/users/{identifier}/inbox", "/inbox"), (url) => core.refuses(url), () => core.traffic.received())
     // What the shared inbox fetches (the actor of an activity, its object) is signed by the
     // instance actor; at a personal inbox Fedify signs as the recipient.
     .setSharedKeyDispatcher(() => ({ identifier: instance.identifier }));

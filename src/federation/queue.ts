@@ -35,6 +35,8 @@ export class SqliteMessageQueue implements MessageQueue {
    * would send the activity twice to the same inbox after the restart).
    */
   private handling: { activityId: string; held: [string, number, string | null, number][] } | null = null;
+  /** The inbox of the delivery being handled: Fedify's outbox errors name it only for an answer, not for a host that never answered. */
+  private inbox: string | null = null;
   /** Callers of idle(), told when the worker next finds nothing due. */
   private idleWaiters: (() => void)[] = [];
 
@@ -45,6 +47,8 @@ export class SqliteMessageQueue implements MessageQueue {
     private readonly outgoing: OutgoingHttp,
     /** Domains this server does not federate with (FederationDomains.refuses). */
     private readonly refusesDomain: (url: string) => boolean = () => false,
+    /** Told of each delivery handled, for the health page's counts. */
+    private readonly traffic: { attempted(): void } = { attempted() {} },
   ) {
     this.insert = sqlite.query("INSERT INTO fedify_messages (message, run_at, ordering_key, created_at) VALUES (?, ?, ?, ?)");
     // The oldest due message whose ordering key has no earlier message still waiting or running.
@@ -137,12 +141,15 @@ export class SqliteMessageQueue implements MessageQueue {
         continue;
       }
       this.handling = typeof message?.activityId === "string" ? { activityId: message.activityId, held: [] } : null;
+      this.inbox = message?.type === "outbox" && typeof message.inbox === "string" ? message.inbox : null;
       try {
         await this.outgoing.run(() => handler(message));
       } catch (e) {
         // Fedify handles its own failures; an error here is a bug, not a reason to loop on the message.
         log("error", "federation queue handler failed", { error: String(e).split("\n")[0] });
       }
+      this.inbox = null;
+      if (message?.type === "outbox") this.traffic.attempted();
       const held = this.handling?.held ?? [];
       this.handling = null;
       this.sqlite.transaction(() => {
@@ -188,6 +195,11 @@ export class SqliteMessageQueue implements MessageQueue {
       this.idleWaiters.push(resolve);
       this.wake?.();
     });
+  }
+
+  /** The inbox of the delivery being handled now, if one is (messages are handled one at a time). */
+  handlingInbox(): string | null {
+    return this.inbox;
   }
 
   /** Messages waiting (for tests and the drain at shutdown). */

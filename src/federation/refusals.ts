@@ -49,11 +49,13 @@ export function withoutRefusedKeys(kv: KvStore, refuses: (url: string) => boolea
  * domain: its keys being refused (above), this is a second line, for an activity verified by
  * a key cached as a rule was being made.
  */
-export function refusingActors(inbox: InboxListenerSetters<void>, refuses: (url: URL) => boolean): InboxListenerSetters<void> {
+export function refusingActors(inbox: InboxListenerSetters<void>, refuses: (url: URL) => boolean, received: () => void = () => {}): InboxListenerSetters<void> {
   const setters: InboxListenerSetters<void> = {
     on: (type, listener) => {
       inbox.on(type, async (ctx, activity) => {
         if (activity.actorIds.some(refuses)) return;
+        // Counted here, where every taken activity passes once (the health page's inbox rate).
+        received();
         await listener(ctx, activity);
       });
       return setters;

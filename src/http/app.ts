@@ -29,6 +29,7 @@ import { announcementRoutes } from "./announcements.ts";
 import { trendRoutes } from "./trends.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
 import { settingsRoutes } from "./settings.ts";
+import { adminPageRoutes } from "./admin-pages.ts";
 import { inviteRoutes } from "./invites.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { exportRoutes } from "./exports.ts";
@@ -72,6 +73,11 @@ function startUpRoutes(ctx: AppContext) {
 /** Mastodon's admin API: accounts, reports, domain blocks and allows. */
 function adminApi(ctx: AppContext) {
   return new Elysia().use(adminAccountRoutes(ctx)).use(adminReportRoutes(ctx)).use(adminDomainRoutes(ctx)) as unknown as Elysia;
+}
+
+/** The signed-in pages with their sign-in form: every account's /settings and staff's /admin (one use: Elysia's types grow with each). */
+function memberPages(ctx: AppContext) {
+  return new Elysia().use(settingsRoutes(ctx)).use(adminPageRoutes(ctx)).use(memberSignInRoutes(ctx)) as unknown as Elysia;
 }
 
 function notificationsApi(ctx: AppContext) {
@@ -154,9 +160,8 @@ export function createApp(ctx: AppContext) {
     .use(instanceRoutes(ctx))
     .use(emptyCollectionRoutes(ctx))
     .use(fileRoutes(ctx))
-    .use(settingsRoutes(ctx))
+    .use(memberPages(ctx))
     // Last: its /:handle routes answer only @name paths, after every fixed path above.
-    .use(memberSignInRoutes(ctx))
     .use(webRoutes(ctx));
 }
 

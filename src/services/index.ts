@@ -107,6 +107,11 @@ import { AccountPurge } from "./admin/account-purge.ts";
 import { AdminAccounts } from "./admin/accounts.ts";
 import { AdminReports } from "./admin/reports.ts";
 import { AdminDomains } from "./admin/domains.ts";
+import { FederationTraffic } from "./admin/traffic.ts";
+import { FederationHealth } from "./admin/federation-health.ts";
+import { AdminInstance } from "./admin/instance.ts";
+import type { DeliveryQueueReport } from "../models/federation-health.ts";
+import { DATABASE_FILE } from "../db/connection.ts";
 
 export interface ServiceDeps {
   config: Config;
@@ -125,7 +130,11 @@ export interface ServiceDeps {
   remote?: (infra: RemoteInfra) => RemoteFetcher;
   /** Renders statuses and the actor for an account's archive (src/federation/archive.ts); without it, no archive is written. */
   archiveRenderer?: ArchiveRenderer;
+  /** The delivery queue and its failing hosts, as src/federation reads them (the health page); empty without it. */
+  deliveryQueue?: () => Promise<DeliveryQueueReport>;
 }
+
+const NO_QUEUE: DeliveryQueueReport = { total: 0, due: 0, retrying: 0, nextAt: null, failing: [] };
 
 /** A remote image is copied within this, or stays at its own server. */
 const REMOTE_MEDIA_TIMEOUT_MS = 30_000;
@@ -196,7 +205,9 @@ export function createServices(deps: ServiceDeps) {
     limits: config.outgoing,
   });
   // What is fetched from other servers, made by src/federation of the two above (none while FEDERATION=off).
-  const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url) }) ?? null;
+  // Federation counts what it sends and receives here, for the admin pages' health page.
+  const federationTraffic = new FederationTraffic(db, clock);
+  const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url), traffic: federationTraffic }) ?? null;
   const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains, fetcher, goneAccounts);
   const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
@@ -217,6 +228,8 @@ export function createServices(deps: ServiceDeps) {
   const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id), (id) => reader.findRow(id), quoteChecks);
   // Relays the instance actor follows: what they bring fills the federated timeline.
   const relays = new Relays(db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
+  // The admin pages' changes to the server itself (relays, emojis, rules, announcements, description), each in the audit log.
+  const adminInstance = new AdminInstance(db, auditLog, relays, customEmojis, instanceInfo, announcements);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(db, clock));
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
@@ -269,6 +282,16 @@ export function createServices(deps: ServiceDeps) {
   const pushDeliveries = new PushDeliveries(db, ids, clock, wheel, deps.renderPush, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions);
   const linkCards = new LinkCards(db, ids, clock, renderCache, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));
   // Remote statuses' images are copied here when the operator asked for it.
+  const federationHealth = new FederationHealth({
+    db,
+    clock,
+    dataDir: config.dataDir,
+    databaseFile: DATABASE_FILE,
+    traffic: federationTraffic,
+    relays,
+    deliveryQueue: deps.deliveryQueue ?? (async () => NO_QUEUE),
+    remoteCacheLimit: config.remoteMediaCache?.maxTotalBytes ?? null,
+  });
   const remoteMediaCache = config.remoteMediaCache
     ? new RemoteMediaCache(db, storage, renderCache, {
         maxTotalBytes: config.remoteMediaCache.maxTotalBytes,
@@ -283,6 +306,9 @@ export function createServices(deps: ServiceDeps) {
     adminAccounts,
     adminReports,
     adminDomains,
+    federationTraffic,
+    federationHealth,
+    adminInstance,
     quotes,
     archiveExport,
     archiveImport,

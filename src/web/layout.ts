@@ -1,5 +1,6 @@
 import { html, type Safe } from "./html.ts";
 import { MEMBER_PAGES_STYLE } from "./page-style.ts";
+import { ADMIN_PAGES_STYLE } from "./admin/style.ts";
 
 /** What a page tells previews and crawlers about itself. */
 export interface PageMeta {
@@ -94,4 +95,4 @@ form.signup label{display:block;margin:.9rem 0 .3rem;font-weight:600}form.signup
 form.signup input[type=text],form.signup input[type=email],form.signup input[type=password]{width:100%;padding:.55rem;font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--muted);border-radius:.4rem}
 form.signup button{margin-top:1rem;font:inherit;padding:.55rem 1.2rem;border:0;border-radius:.4rem;background:var(--link);color:var(--bg);cursor:pointer}
 form.signup :focus-visible{outline:2px solid var(--link);outline-offset:2px}.hint{color:var(--muted);font-size:.9rem;margin:.25rem 0 0}.form-error{border:1px solid #c0392b;border-radius:.4rem;padding:.25rem 1rem}
-${MEMBER_PAGES_STYLE}`;
+${MEMBER_PAGES_STYLE}${ADMIN_PAGES_STYLE}`;

@@ -1,4 +1,5 @@
 import type { OutgoingHttp } from "../../net/outgoing.ts";
+import type { TrafficCounter } from "../admin/traffic.ts";
 import type { RemoteActorInput, RemoteNoteInput, RemotePages, RemoteStampInput, RemoteThreadNode } from "./inputs.ts";
 
 /**
@@ -59,4 +60,6 @@ export interface RemoteInfra {
   outgoing: OutgoingHttp;
   /** Whether federation with the host of a URL (or a host) is refused (FederationDomains). */
   refuses(urlOrHost: string | URL): boolean;
+  /** Counts deliveries and received activities for the health page (src/services/admin/traffic.ts). */
+  traffic: TrafficCounter;
 }

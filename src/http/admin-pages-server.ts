@@ -1,0 +1,190 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { ApiError, unprocessable, validationFailed } from "../errors.ts";
+import type { AuditLogView } from "../models/admin.ts";
+import type { StaffActor } from "../services/admin/audit-log.ts";
+import { ExistingDomainBlock } from "../services/admin/domains.ts";
+import type { RelayKind } from "../services/remote/relays.ts";
+import { healthPage } from "../web/admin/health.ts";
+import { announcementsPage, auditLogPage, domainsPage, emojisPage, relaysPage, rulesPage, settingsPage } from "../web/admin/server.ts";
+import { field, type Act, type MemberPages, type PageRequest, type Render, type Viewer } from "./member-pages.ts";
+import { pageParams } from "./pagination.ts";
+import { file, pathId, type Params } from "./params.ts";
+
+/** The page a missing record's id leads to: a 404 page, not the API's JSON. */
+export function notFoundPage(pages: MemberPages, what: string) {
+  return (e: unknown) => {
+    if (e instanceof ApiError && e.status === 404) return pages.refuse(404, "Not found", `There is no such ${what}.`);
+    throw e;
+  };
+}
+
+/** The "older" link of a list page: the same query with max_id of its last row. */
+export function olderLink(path: string, params: Params, ids: number[], limit: number): string | null {
+  if (ids.length < limit) return null;
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (typeof v === "string" && k !== "max_id" && v !== "") query.set(k, v);
+  query.set("max_id", String(ids[ids.length - 1]));
+  return `${path}?${query}`;
+}
+
+/** A date of a form (ISO 8601, as the CLI takes it); none when left empty. */
+function dateField(params: Params, name: string, label: string): number | null {
+  const value = field(params, name);
+  if (!value) return null;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw validationFailed(`${label} is not a date`);
+  return ms;
+}
+
+/**
+ * The admin pages for the server itself (admins and the owner): domain rules, relays, custom
+ * emojis, rules, announcements, settings, federation health and the audit log. Each action is
+ * a staff service's (src/services/admin), which checks the role and writes the audit log.
+ */
+export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
+  const { services, config } = ctx;
+  const actor = (viewer: Viewer): StaffActor => services.adminAccounts.actorFor(viewer.account.id);
+  const domains = services.adminDomains;
+  const instance = services.adminInstance;
+  const page = (render: Render) => (c: { request: Request }) => pages.show(c, render, "admin");
+  const post = (render: Render, act: Act) => (c: { request: Request; body?: unknown }) => pages.act(c, act, render, "admin");
+
+  const blocks = ({ viewer, csrf }: PageRequest) => domainsPage("blocks", domains.blocks(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
+  const allows = ({ viewer, csrf }: PageRequest) => domainsPage("allows", domains.allows(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
+  const relays = async ({ viewer, csrf }: PageRequest) => relaysPage(await services.federationHealth.relays(actor(viewer)), csrf);
+  const emojis = ({ csrf }: PageRequest) => emojisPage(services.customEmojis.list().map((row) => ({ row, url: services.customEmojis.entity(row).url })), csrf);
+  const rules = ({ csrf }: PageRequest) => rulesPage(services.instanceInfo.rules(), csrf);
+  const announcements = ({ csrf }: PageRequest) => announcementsPage(services.announcements.all(), csrf);
+  const settings = ({ csrf }: PageRequest) => settingsPage(services.instanceInfo.extendedDescriptionSource().text, config.registrations, csrf);
+  const health = async ({ viewer }: PageRequest) => healthPage(await services.federationHealth.report(actor(viewer)), ctx.clock.now());
+  const auditLog = ({ params }: PageRequest) => {
+    const p = pageParams(params, 50, 100);
+    const rows = services.auditLog.list(p);
+    const entries: AuditLogView[] = rows.map((entry) => ({ entry, actor: entry.accountId === null ? null : (services.accounts.findById(entry.accountId) ?? null) }));
+    return auditLogPage(
+      entries,
+      olderLink(
+        "/admin/action_logs",
+        params,
+        rows.map((r) => r.id),
+        p.limit,
+      ),
+    );
+  };
+
+  return new Elysia()
+    .get("/admin/domain_blocks", page(blocks))
+    .post(
+      "/admin/domain_blocks",
+      post(blocks, ({ viewer, params }) => {
+        try {
+          const row = domains.createBlock(actor(viewer), { domain: field(params, "domain") });
+          return { notice: `${row.domain} is blocked.` };
+        } catch (e) {
+          // The block already in force, named (Mastodon's ExistingDomainBlockErrorSerializer's words).
+          if (e instanceof ExistingDomainBlock) throw unprocessable(e.message);
+          throw e;
+        }
+      }),
+    )
+    .post("/admin/domain_blocks/:id/delete", (c) =>
+      post(blocks, ({ viewer }) => {
+        const row = domains.block(actor(viewer), pathId(c.params.id));
+        domains.removeBlock(actor(viewer), row.id);
+        return { notice: `${row.domain} is no longer blocked.`, to: "/admin/domain_blocks" };
+      })(c),
+    )
+    .get("/admin/domain_allows", page(allows))
+    .post(
+      "/admin/domain_allows",
+      post(allows, ({ viewer, params }) => {
+        const row = domains.createAllow(actor(viewer), { domain: field(params, "domain") });
+        return { notice: `${row.domain} is allowed.` };
+      }),
+    )
+    .post("/admin/domain_allows/:id/delete", (c) =>
+      post(allows, ({ viewer }) => {
+        const row = domains.allow(actor(viewer), pathId(c.params.id));
+        domains.removeAllow(actor(viewer), row.id);
+        return { notice: `${row.domain} is no longer allowed.`, to: "/admin/domain_allows" };
+      })(c),
+    )
+    .get("/admin/relays", page(relays))
+    .post(
+      "/admin/relays",
+      post(relays, async ({ viewer, params }) => {
+        const kind = field(params, "kind") || undefined;
+        if (kind !== undefined && kind !== "mastodon" && kind !== "litepub") throw validationFailed("Kind is not included in the list");
+        const { relay, created } = await instance.addRelay(actor(viewer), field(params, "url") ?? "", kind as RelayKind | undefined);
+        return { notice: created ? `${relay.url} is added; it is pending until the relay accepts.` : `${relay.url} was added already (${relay.state}).` };
+      }),
+    )
+    .post(
+      "/admin/relays/delete",
+      post(relays, ({ viewer, params }) => {
+        const relay = instance.removeRelay(actor(viewer), field(params, "url") ?? "");
+        return { notice: `${relay.url} is removed.`, to: "/admin/relays" };
+      }),
+    )
+    .get("/admin/custom_emojis", page(emojis))
+    .post(
+      "/admin/custom_emojis",
+      post(emojis, async ({ viewer, params }) => {
+        const image = file(params.image, "image");
+        if (!image) throw validationFailed("Image can't be blank");
+        const row = await instance.addEmoji(actor(viewer), field(params, "shortcode") ?? "", new Uint8Array(await image.arrayBuffer()), field(params, "category"));
+        return { notice: `:${row.shortcode}: is added.` };
+      }),
+    )
+    .post(
+      "/admin/custom_emojis/delete",
+      post(emojis, ({ viewer, params }) => {
+        const shortcode = field(params, "shortcode") ?? "";
+        instance.removeEmoji(actor(viewer), shortcode);
+        return { notice: `:${shortcode}: is removed.`, to: "/admin/custom_emojis" };
+      }),
+    )
+    .get("/admin/rules", page(rules))
+    .post(
+      "/admin/rules",
+      post(rules, ({ viewer, params }) => {
+        instance.addRule(actor(viewer), field(params, "text") ?? "", field(params, "hint"));
+        return { notice: "The rule is added." };
+      }),
+    )
+    .post("/admin/rules/:id/delete", (c) =>
+      post(rules, ({ viewer }) => {
+        instance.removeRule(actor(viewer), pathId(c.params.id));
+        return { notice: "The rule is removed.", to: "/admin/rules" };
+      })(c).catch(notFoundPage(pages, "rule")),
+    )
+    .get("/admin/announcements", page(announcements))
+    .post(
+      "/admin/announcements",
+      post(announcements, ({ viewer, params }) => {
+        instance.addAnnouncement(actor(viewer), {
+          text: field(params, "text") ?? "",
+          startsAt: dateField(params, "starts_at", "Starts"),
+          endsAt: dateField(params, "ends_at", "Ends"),
+        });
+        return { notice: "The announcement is published." };
+      }),
+    )
+    .post("/admin/announcements/:id/delete", (c) =>
+      post(announcements, ({ viewer }) => {
+        instance.removeAnnouncement(actor(viewer), pathId(c.params.id));
+        return { notice: "The announcement is removed.", to: "/admin/announcements" };
+      })(c),
+    )
+    .get("/admin/settings", page(settings))
+    .post(
+      "/admin/settings",
+      post(settings, ({ viewer, params }) => {
+        instance.setDescription(actor(viewer), field(params, "extended_description") ?? "");
+        return { notice: "Changes successfully saved!" };
+      }),
+    )
+    .get("/admin/federation", page(health))
+    .get("/admin/action_logs", page(auditLog));
+}
