@@ -28,6 +28,7 @@ import { reportRoutes } from "./reports.ts";
 import { announcementRoutes } from "./announcements.ts";
 import { trendRoutes } from "./trends.ts";
 import { memberSignInRoutes } from "./member-sign-in.ts";
+import { settingsRoutes } from "./settings.ts";
 import { domainBlockRoutes } from "./domain-blocks.ts";
 import { exportRoutes } from "./exports.ts";
 import { importRoutes } from "./imports.ts";
@@ -147,6 +148,7 @@ export function createApp(ctx: AppContext) {
     .use(instanceRoutes(ctx))
     .use(emptyCollectionRoutes(ctx))
     .use(fileRoutes(ctx))
+    .use(settingsRoutes(ctx))
     // Last: its /:handle routes answer only @name paths, after every fixed path above.
     .use(memberSignInRoutes(ctx))
     .use(webRoutes(ctx));

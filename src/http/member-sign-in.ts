@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { input } from "./input.ts";
-import { cookie, FORM_COOKIE, formSession, fromOwnPages, SESSION_COOKIE, signInThrottled } from "./oauth-forms.ts";
+import { cookie, FORM_COOKIE, formSession, fromOwnPages, SESSION_COOKIE, signInOrigin, signInThrottled } from "./oauth-forms.ts";
 import { errorPage, loginPage, PAGE_HEADERS } from "./oauth-pages.ts";
 import { str } from "./params.ts";
 
@@ -53,7 +53,7 @@ export function memberSignInRoutes(ctx: AppContext) {
       }
       const accountId = await services.accounts.verifyLogin(loginName, str(p.password, "password") ?? "");
       if (accountId === null) return form(c.request, returnTo, 401, "Invalid username, e-mail address or password.", loginName);
-      const session = services.webSessions.create(accountId);
+      const session = services.webSessions.create(accountId, signInOrigin(c.request));
       const headers = new Headers({ location: `${config.publicUrl}${returnTo}`, "cache-control": "no-store" });
       headers.append("set-cookie", `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secure ? "; Secure" : ""}`);
       return new Response(null, { status: 303, headers });

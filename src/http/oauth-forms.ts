@@ -1,6 +1,8 @@
 import { randomSecret } from "../auth/secrets.ts";
 import type { AppContext } from "../context.ts";
 import type { Verdict } from "../infra/rate-limits.ts";
+import { formatIp } from "../net/ip.ts";
+import type { SignInOrigin } from "../services/oauth/web-sessions.ts";
 import { getMeta } from "./request-meta.ts";
 
 /**
@@ -70,4 +72,10 @@ export function signInThrottled(ctx: AppContext, request: Request, loginName: st
   if (!ctx.config.rateLimits) return null;
   const verdict = ctx.services.signInLimits.check({ method: "POST", path: "", ip: getMeta(request).ip, accountId: null, login: ctx.services.accounts.signInKey(loginName) });
   return verdict?.limited ? verdict : null;
+}
+
+/** The browser and address a sign-in came from, kept with its session for the sessions page. */
+export function signInOrigin(request: Request): SignInOrigin {
+  const ip = getMeta(request).ip;
+  return { userAgent: request.headers.get("user-agent"), ip: ip ? formatIp(ip) : null };
 }

@@ -10,7 +10,7 @@ import {
   type ClientCredentials,
 } from "../services/oauth/grants.ts";
 import { input } from "./input.ts";
-import { cookie, FORM_COOKIE, formSession, fromOwnPages, signInThrottled } from "./oauth-forms.ts";
+import { cookie, FORM_COOKIE, formSession, fromOwnPages, signInOrigin, signInThrottled } from "./oauth-forms.ts";
 import { codePage, consentPage, errorPage, formPostPage, loginPage, PAGE_HEADERS } from "./oauth-pages.ts";
 import { str, type Params } from "./params.ts";
 import type { Verdict } from "../infra/rate-limits.ts";
@@ -180,7 +180,7 @@ export function oauthRoutes(ctx: AppContext) {
       if (throttled) return login(c.request, request, params, 429, "Too many sign-in attempts. Please try again later.", loginName, limitHeaders(throttled));
       const accountId = await services.accounts.verifyLogin(loginName, password);
       if (accountId === null) return login(c.request, request, params, 401, "Invalid username, e-mail address or password.", loginName);
-      const session = services.webSessions.create(accountId);
+      const session = services.webSessions.create(accountId, signInOrigin(c.request));
       return consent(c.request, request, params, accountId, `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secureCookie}`);
     })
     .post("/oauth/authorize", (c) => decide(c, false))

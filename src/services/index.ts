@@ -68,6 +68,7 @@ import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "../infra/rate-li
 import { ApplicationService } from "./oauth/applications.ts";
 import { GrantService } from "./oauth/grants.ts";
 import { TokenService } from "./oauth/tokens.ts";
+import { Passwords } from "./accounts/passwords.ts";
 import { WebSessionService } from "./oauth/web-sessions.ts";
 import { StatusActionService } from "./statuses/actions.ts";
 import { Counters } from "./statuses/counters.ts";
@@ -134,6 +135,7 @@ export function createServices(deps: ServiceDeps) {
   const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
   const grants = new GrantService(db, ids, clock, applications, tokens, accounts);
   const webSessions = new WebSessionService(db, ids, clock);
+  const passwords = new Passwords(db, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);
   const follows = new FollowService(db, ids, clock, events);
   const domainBlocks = new AccountDomainBlocks(db, ids, clock, follows, events);
@@ -291,6 +293,7 @@ export function createServices(deps: ServiceDeps) {
     accounts,
     grants,
     webSessions,
+    passwords,
     tickets,
     follows,
     moderation,

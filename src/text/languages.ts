@@ -18,3 +18,6 @@ export function normalizeLanguage(value: string): string | null {
   const base = code.split("-")[0] ?? "";
   return /^[a-z]{2,3}-[a-z0-9]{2,8}$/.test(code) && CODES.has(base) ? base : null;
 }
+
+/** Every code a status may carry, for a choice of language (the settings' posting language). */
+export const LANGUAGE_CODES: readonly string[] = [...CODES];

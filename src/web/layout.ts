@@ -1,4 +1,5 @@
 import { html, type Safe } from "./html.ts";
+import { MEMBER_PAGES_STYLE } from "./page-style.ts";
 
 /** What a page tells previews and crawlers about itself. */
 export interface PageMeta {
@@ -72,7 +73,7 @@ ${main}
 `.value;
 }
 
-/** One small stylesheet: readable on a phone, light and dark by the reader's setting. */
+/** One small stylesheet: readable on a phone, light and dark by the reader's setting; the members' pages add theirs. */
 export const STYLESHEET = `:root{color-scheme:light dark;--bg:#fff;--fg:#1b1b1f;--muted:#5b5b66;--line:#dedee6;--link:#2b59c3;--card:#f6f6f9}
 @media (prefers-color-scheme:dark){:root{--bg:#17171c;--fg:#ececf1;--muted:#a3a3b0;--line:#32323c;--link:#8cb0ff;--card:#202028}}
 *{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
@@ -89,4 +90,4 @@ article.status header{display:flex;gap:.75rem;align-items:center}article.status 
 .media img,.media video{width:100%;height:auto;border-radius:.4rem}.media audio{width:100%}
 details.cw summary{cursor:pointer;color:var(--muted)}.poll ul{list-style:none;padding:0}.poll li{margin:.25rem 0}
 .boosted{color:var(--muted);font-size:.9rem;margin:0 0 .5rem}blockquote.quote{border:1px solid var(--line);border-radius:.5rem;margin:.75rem 0;padding:.75rem}nav.pages{display:flex;justify-content:space-between;padding:1rem 0}
-`;
+${MEMBER_PAGES_STYLE}`;

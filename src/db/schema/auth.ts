@@ -62,6 +62,9 @@ export const webSessions = sqliteTable("web_sessions", {
     .references(() => accounts.id, { onDelete: "cascade" }),
   createdAt: integer("created_at").notNull(),
   expiresAt: integer("expires_at").notNull(),
+  /** What the browser said it was and where it signed in from, for the sessions page (Mastodon's SessionActivation). */
+  userAgent: text("user_agent").notNull().default(""),
+  ip: text("ip"),
 });
 export type ApplicationRow = typeof applications.$inferSelect;
 export type AccessTokenRow = typeof accessTokens.$inferSelect;

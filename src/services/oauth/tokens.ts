@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accessTokens } from "../../db/schema.ts";
+import { accessTokens, authorizationCodes } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret } from "../../auth/secrets.ts";
 import { parseScopes } from "../../auth/scopes.ts";
@@ -23,6 +23,18 @@ export interface IssuedToken {
 }
 
 const CACHE_LIMIT = 10_000;
+
+/** An app an account has let in, as the authorised-apps page lists it (Mastodon's /oauth/authorized_applications). */
+export interface AuthorizedApp {
+  applicationId: number;
+  name: string;
+  website: string | null;
+  /** Every scope its live tokens hold, once each. */
+  scopes: string[];
+  /** When it was first let in (its oldest live token). */
+  authorizedAt: number;
+  tokens: number;
+}
 
 export class TokenService {
   /** token digest -> authentication; a hit saves the one query every API request makes. */
@@ -82,6 +94,38 @@ export class TokenService {
   revokeById(tokenId: number) {
     const row = this.db.select().from(accessTokens).where(eq(accessTokens.id, tokenId)).get();
     if (row && row.revokedAt === null) this.revokeRow(row);
+  }
+
+  /** The apps with live tokens of the account, the most recently let in first. */
+  authorizedApps(accountId: number): AuthorizedApp[] {
+    const rows = this.db.$client
+      .query<{ applicationId: number; name: string; website: string | null; scopes: string; authorizedAt: number; lastAt: number; tokens: number }, [number]>(
+        `SELECT a.id AS applicationId, a.name, a.website, group_concat(t.scopes, ' ') AS scopes, min(t.created_at) AS authorizedAt, max(t.created_at) AS lastAt, count(*) AS tokens
+         FROM oauth_access_tokens t JOIN applications a ON a.id = t.application_id
+         WHERE t.account_id = ? AND t.revoked_at IS NULL GROUP BY a.id ORDER BY lastAt DESC, a.id DESC`,
+      )
+      .all(accountId);
+    return rows.map(({ lastAt: _, ...r }) => ({ ...r, scopes: [...new Set(parseScopes(r.scopes))] }));
+  }
+
+  /**
+   * Takes back everything an app holds of the account (Doorkeeper's revoke_all_for, as
+   * Mastodon's authorised-apps page does): its live tokens, and the codes it was given and has
+   * not exchanged yet. Answers how many tokens were revoked; 0 when it held none.
+   */
+  revokeApp(accountId: number, applicationId: number): number {
+    const rows = this.db
+      .select()
+      .from(accessTokens)
+      .where(and(eq(accessTokens.accountId, accountId), eq(accessTokens.applicationId, applicationId), isNull(accessTokens.revokedAt)))
+      .all();
+    this.db
+      .update(authorizationCodes)
+      .set({ usedAt: this.clock.now() })
+      .where(and(eq(authorizationCodes.accountId, accountId), eq(authorizationCodes.applicationId, applicationId), isNull(authorizationCodes.usedAt)))
+      .run();
+    for (const row of rows) this.revokeRow(row);
+    return rows.length;
   }
 
   private revokeRow(row: typeof accessTokens.$inferSelect) {

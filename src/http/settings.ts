@@ -1,0 +1,51 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { html } from "../web/html.ts";
+import { MemberPages, type PageArea } from "./member-pages.ts";
+import { SESSION_COOKIE } from "./oauth-forms.ts";
+import { settingsProfileRoutes } from "./settings-profile.ts";
+import { settingsSecurityRoutes } from "./settings-security.ts";
+
+/**
+ * Every account's settings pages (Mastodon's /settings): what apps do not all offer. Each group
+ * of pages is a module (settings-*.ts) given this area; a new page adds its link here.
+ */
+export const SETTINGS_AREA: PageArea = {
+  name: "Settings",
+  root: "/settings/profile",
+  role: "user",
+  nav: [
+    { href: "/settings/profile", label: "Public profile", section: "Profile" },
+    { href: "/settings/preferences", label: "Posting defaults" },
+    { href: "/settings/notifications", label: "Notifications" },
+    { href: "/settings/password", label: "Password", section: "Account security" },
+    { href: "/settings/sessions", label: "Sign-in sessions" },
+    { href: "/settings/applications", label: "Authorised apps" },
+    { href: "/admin", label: "Administration", section: "Server", role: "moderator" },
+  ],
+};
+
+export function settingsRoutes(ctx: AppContext) {
+  const pages = new MemberPages(ctx, SETTINGS_AREA);
+  const secure = ctx.config.publicUrl.startsWith("https://");
+  return (
+    new Elysia()
+      .get("/settings", (c) => {
+        const viewer = pages.guard(c.request);
+        return viewer instanceof Response ? viewer : pages.redirect(SETTINGS_AREA.root);
+      })
+      .use(settingsProfileRoutes(ctx, pages))
+      .use(settingsSecurityRoutes(ctx, pages))
+      // Signing out ends this browser's session (the form carries a ticket: no other site can sign a member out).
+      .post("/settings/sign_out", (c) =>
+        pages.act(
+          c,
+          ({ viewer }) => {
+            ctx.services.webSessions.destroy(viewer.session);
+            return { to: "/", cookies: [`${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? "; Secure" : ""}`] };
+          },
+          () => ({ title: "Sign out", body: html`<p><a href="/settings">Back to your settings</a></p>` }),
+        ),
+      ) as unknown as Elysia
+  );
+}
