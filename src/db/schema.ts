@@ -10,3 +10,4 @@ export * from "./schema/portability.ts";
 export * from "./schema/archive.ts";
 export * from "./schema/quotes.ts";
 export * from "./schema/backfills.ts";
+export * from "./schema/two-factor.ts";
