@@ -5,6 +5,7 @@ import { MemberPages, type PageArea } from "./member-pages.ts";
 import { SESSION_COOKIE } from "./oauth-forms.ts";
 import { settingsProfileRoutes } from "./settings-profile.ts";
 import { settingsSecurityRoutes } from "./settings-security.ts";
+import { settingsTwoFactorRoutes } from "./settings-two-factor.ts";
 
 /**
  * Every account's settings pages (Mastodon's /settings): what apps do not all offer. Each group
@@ -19,6 +20,7 @@ export const SETTINGS_AREA: PageArea = {
     { href: "/settings/preferences", label: "Posting defaults" },
     { href: "/settings/notifications", label: "Notifications" },
     { href: "/settings/password", label: "Password", section: "Account security" },
+    { href: "/settings/two-factor", label: "Two-factor authentication" },
     { href: "/settings/sessions", label: "Sign-in sessions" },
     { href: "/settings/applications", label: "Authorised apps" },
     { href: "/admin", label: "Administration", section: "Server", role: "moderator" },
@@ -36,6 +38,7 @@ export function settingsRoutes(ctx: AppContext) {
       })
       .use(settingsProfileRoutes(ctx, pages))
       .use(settingsSecurityRoutes(ctx, pages))
+      .use(settingsTwoFactorRoutes(ctx, pages))
       // Signing out ends this browser's session (the form carries a ticket: no other site can sign a member out).
       .post("/settings/sign_out", (c) =>
         pages.act(
