@@ -14,31 +14,35 @@ const TYPES: Record<ArchiveFormat, string> = { zip: "application/zip", "tar.gz":
  * its own.
  */
 export function archiveRoutes(ctx: AppContext) {
-  const { services } = ctx;
   const send = (request: Request, format: ArchiveFormat) => {
     const auth = requireUser(ctx, request, "read");
-    const exporter = services.archiveExport;
-    const account = services.accounts.findById(auth.accountId);
-    if (!exporter || !account) throw new ApiError(503, "Archives cannot be written on this server");
-    const chunks = exporter.write(account, format);
-    // Pulled as the client reads: a slow download holds the writer back; a dropped one ends it.
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const next = await chunks.next();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      },
-      async cancel() {
-        await chunks.return(undefined);
-      },
-    });
-    return new Response(body, {
-      headers: {
-        "content-type": TYPES[format],
-        "content-disposition": `attachment; filename="${exporter.fileName(format)}"`,
-        "cache-control": "private, no-store",
-      },
-    });
+    return archiveResponse(ctx, auth.accountId, format);
   };
   return new Elysia().get("/api/v1/exports/archive.zip", (c) => send(c.request, "zip")).get("/api/v1/exports/archive.tar.gz", (c) => send(c.request, "tar.gz"));
+}
+
+/** The account's archive, streamed as it is written (also the settings' download). */
+export function archiveResponse(ctx: AppContext, accountId: number, format: ArchiveFormat): Response {
+  const exporter = ctx.services.archiveExport;
+  const account = ctx.services.accounts.findById(accountId);
+  if (!exporter || !account) throw new ApiError(503, "Archives cannot be written on this server");
+  const chunks = exporter.write(account, format);
+  // Pulled as the client reads: a slow download holds the writer back; a dropped one ends it.
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await chunks.next();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async cancel() {
+      await chunks.return(undefined);
+    },
+  });
+  return new Response(body, {
+    headers: {
+      "content-type": TYPES[format],
+      "content-disposition": `attachment; filename="${exporter.fileName(format)}"`,
+      "cache-control": "private, no-store",
+    },
+  });
 }

@@ -24,7 +24,7 @@ export function bodyLimit(method: string, path: string): number {
   if (method === "POST" && (path === "/api/v1/media" || path === "/api/v2/media")) return MAX_UPLOAD_BYTES;
   if (method === "PUT" && path.startsWith("/api/v1/media/")) return MAX_IMAGES_BYTES;
   if (method === "PATCH" && path === "/api/v1/accounts/update_credentials") return MAX_IMAGES_BYTES;
-  if (method === "POST" && path === "/api/v1/import") return MAX_IMPORT_BODY_BYTES;
+  if (method === "POST" && (path === "/api/v1/import" || path === "/settings/import")) return MAX_IMPORT_BODY_BYTES;
   return MAX_FORM_BYTES;
 }
 

@@ -1,3 +1,4 @@
+import { cookie, SESSION_COOKIE } from "./oauth-forms.ts";
 import type { Server } from "bun";
 import type { AppContext } from "../context.ts";
 import { log, redactPath } from "../log.ts";
@@ -150,7 +151,12 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     if (refused) return finish(refused);
     // An upload's body (up to 120 MB) is read only for a caller with a valid token: anyone
     // else is answered as the route would answer them, before a byte of it is held.
-    if (bodyLimit(request.method, path) > MAX_FORM_BYTES) {
+    if (bodyLimit(request.method, path) > MAX_FORM_BYTES && path.startsWith("/settings/")) {
+      // The settings' upload (a CSV import) is for a signed-in browser: anyone else goes to the sign-in, as the page would send them.
+      if (ctx.services.webSessions.accountFor(cookie(request, SESSION_COOKIE)) === null) {
+        return finish(new Response(null, { status: 303, headers: { location: `${config.publicUrl}/oauth/sign_in?return_to=${encodeURIComponent(path)}` } }));
+      }
+    } else if (bodyLimit(request.method, path) > MAX_FORM_BYTES) {
       try {
         requireToken(ctx, request);
       } catch (e) {

@@ -8,7 +8,7 @@ import { requireUser } from "./auth.ts";
 const LINES_PER_CHUNK = 500;
 
 /** The routes and the scope each file needs (GoToSocial's; domain blocks and bookmarks are ours, under theirs). */
-const FILES: [path: string, kind: ExportKind, scope: string][] = [
+export const FILES: [path: string, kind: ExportKind, scope: string][] = [
   ["following.csv", "following", "read:follows"],
   ["followers.csv", "followers", "read:follows"],
   ["lists.csv", "lists", "read:lists"],
@@ -22,7 +22,7 @@ const FILES: [path: string, kind: ExportKind, scope: string][] = [
  * A file sent as it is read: the lines come from the database a page at a time, as the client
  * takes them, so that a long list is never held whole.
  */
-function csvResponse(lines: Generator<string>, filename: string): Response {
+export function csvResponse(lines: Generator<string>, filename: string): Response {
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {

@@ -233,3 +233,8 @@ export class MemberPages {
 export function field(params: Params, name: string): string | undefined {
   return str(params[name], name)?.trim();
 }
+
+/** A password as typed: never trimmed (a space may be part of it). */
+export function secret(params: Params, name: string): string | undefined {
+  return str(params[name], name);
+}

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { applicationsPage, passwordPage, sessionsPage } from "../web/settings/security.ts";
-import { field, type MemberPages, type PageRequest } from "./member-pages.ts";
+import { secret, type MemberPages, type PageRequest } from "./member-pages.ts";
 import { pathId } from "./params.ts";
 
 /**
@@ -24,7 +24,7 @@ export function settingsSecurityRoutes(ctx: AppContext, pages: MemberPages) {
         async ({ viewer, params }) => {
           const ended = await services.passwords.change(
             viewer.account.id,
-            { current: field(params, "current_password"), password: field(params, "password"), confirmation: field(params, "password_confirmation") },
+            { current: secret(params, "current_password"), password: secret(params, "password"), confirmation: secret(params, "password_confirmation") },
             viewer.session,
           );
           const others = ended === 0 ? "" : ended === 1 ? " 1 other browser was signed out." : ` ${ended} other browsers were signed out.`;

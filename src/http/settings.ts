@@ -6,6 +6,8 @@ import { SESSION_COOKIE } from "./oauth-forms.ts";
 import { settingsProfileRoutes } from "./settings-profile.ts";
 import { settingsSecurityRoutes } from "./settings-security.ts";
 import { settingsTwoFactorRoutes } from "./settings-two-factor.ts";
+import { settingsMovingRoutes } from "./settings-moving.ts";
+import { settingsPortabilityRoutes } from "./settings-portability.ts";
 
 /**
  * Every account's settings pages (Mastodon's /settings): what apps do not all offer. Each group
@@ -23,6 +25,10 @@ export const SETTINGS_AREA: PageArea = {
     { href: "/settings/two-factor", label: "Two-factor authentication" },
     { href: "/settings/sessions", label: "Sign-in sessions" },
     { href: "/settings/applications", label: "Authorised apps" },
+    { href: "/settings/aliases", label: "Account aliases", section: "Moving and importing" },
+    { href: "/settings/migration", label: "Move to another account" },
+    { href: "/settings/import", label: "Import" },
+    { href: "/settings/export", label: "Export" },
     { href: "/admin", label: "Administration", section: "Server", role: "moderator" },
   ],
 };
@@ -39,6 +45,8 @@ export function settingsRoutes(ctx: AppContext) {
       .use(settingsProfileRoutes(ctx, pages))
       .use(settingsSecurityRoutes(ctx, pages))
       .use(settingsTwoFactorRoutes(ctx, pages))
+      .use(settingsMovingRoutes(ctx, pages))
+      .use(settingsPortabilityRoutes(ctx, pages))
       // Signing out ends this browser's session (the form carries a ticket: no other site can sign a member out).
       .post("/settings/sign_out", (c) =>
         pages.act(
@@ -49,6 +57,11 @@ export function settingsRoutes(ctx: AppContext) {
           },
           () => ({ title: "Sign out", body: html`<p><a href="/settings">Back to your settings</a></p>` }),
         ),
-      ) as unknown as Elysia
+      )
+      // A page that is not there is a page saying so, not the API's JSON.
+      .get("/settings/*", (c) => {
+        const viewer = pages.guard(c.request);
+        return viewer instanceof Response ? viewer : pages.refuse(404, "Not found", "There is no such page in the settings.");
+      }) as unknown as Elysia
   );
 }

@@ -55,7 +55,7 @@ export function memberLayout(page: MemberPage): string {
     groups[groups.length - 1]!.items.push(item);
   }
   const flash = page.flash
-    ? html`<p class="notice${page.flash.kind === "alert" ? " alert" : ""}" role="${page.flash.kind === "alert" ? "alert" : "status"}">${page.flash.text}</p>`
+    ? html`<p id="flash" class="notice${page.flash.kind === "alert" ? " alert" : ""}" role="${page.flash.kind === "alert" ? "alert" : "status"}">${page.flash.text}</p>`
     : "";
   return html`<!DOCTYPE html>
 <html lang="${page.lang ?? "en"}">
@@ -108,7 +108,7 @@ export function memberErrorPage(title: string, message: string, siteName: string
 <header class="site"><a href="/">${siteName}</a></header>
 <main id="main">
 <h1>${title}</h1>
-<p class="notice alert" role="alert">${message}</p>
+<p id="flash" class="notice alert" role="alert">${message}</p>
 <p><a href="/settings">Back to your settings</a></p>
 </main>
 </body>

@@ -101,6 +101,19 @@ describe("a page", () => {
   });
 });
 
+describe("a page that is not there", () => {
+  test("is a 404 page for a member, and the sign-in for a stranger", async () => {
+    const browser = await signedIn(server, "alice");
+    const res = await browser.get("/settings/nothing-here");
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(noticeOf(res)).toBe("There is no such page in the settings.");
+    expect((await new Client(server.base).get("/settings/nothing-here")).status).toBe(303);
+    // The pages that are there still answer.
+    expect((await browser.get("/settings/export/blocks.csv")).status).toBe(200);
+  });
+});
+
 describe("a form's ticket", () => {
   test("a post with the page's ticket does what it says, and the page after it says so once", async () => {
     const browser = await signedIn(server, "alice");

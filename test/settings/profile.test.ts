@@ -46,7 +46,8 @@ describe("public profile", () => {
     expect(noticeOf(again)).toBe("Changes successfully saved!");
     expect(again.text).toMatch(/id="f-locked" name="locked" value="1" checked/);
     // Fields left out of a post are left as they are.
-    await submitOn(browser, "/settings/profile", "/settings/profile");
+    const ticket = formTo(again, "/settings/profile").fields.authenticity_token!;
+    expect((await browser.post("/settings/profile", { form: { authenticity_token: ticket } })).status).toBe(303);
     const after = await credentials();
     expect([after.locked, after.bot]).toEqual([true, true]);
   });

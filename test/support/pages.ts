@@ -16,11 +16,25 @@ export async function signedIn(server: TestServer, username: string, password = 
   return browser;
 }
 
-/** The form of a page posting to `action` (the sign-out form of the header is not it). */
+/**
+ * The form of a page posting to `action` (the sign-out form of the header is not it), with the
+ * fields a browser would send: an unticked checkbox sends nothing, so its hidden "0" stands.
+ */
 export function formTo(page: Res, action: string, index = 0): HtmlForm {
-  const forms = parseForms(page.text).filter((f) => f.action === action);
-  if (!forms[index]) throw new Error(`no form to ${action} on the page (forms: ${parseForms(page.text).map((f) => f.action).join(", ")})`);
-  return forms[index]!;
+  const all = parseForms(page.text);
+  const inners = [...page.text.matchAll(/<form\b[^>]*>([\s\S]*?)<\/form>/gi)].map((m) => m[1]!);
+  const matching = all.map((f, i) => ({ f, inner: inners[i]! })).filter(({ f }) => f.action === action);
+  const found = matching[index];
+  if (!found) throw new Error(`no form to ${action} on the page (forms: ${all.map((f) => f.action).join(", ")})`);
+  const fields = { ...found.f.fields };
+  for (const box of found.inner.matchAll(/<input\b[^>]*type="checkbox"[^>]*>/gi)) {
+    const name = /\sname="([^"]*)"/.exec(box[0])?.[1];
+    if (name === undefined || /\schecked\b/.test(box[0])) continue;
+    const hidden = new RegExp(`<input type="hidden" name="${name.replace(/[[\]]/g, "\\$&")}" value="([^"]*)">`).exec(found.inner);
+    if (hidden) fields[name] = hidden[1]!;
+    else delete fields[name];
+  }
+  return { ...found.f, fields };
 }
 
 /** Opens `path`, submits its form to `action` with `fields`, and follows the redirect to the page it leads to. */
@@ -33,8 +47,8 @@ export async function submitOn(browser: BrowserSession, path: string, action: st
   return { post, page: await browser.get(`${location.pathname}${location.search}`) };
 }
 
-/** The text of a page's notice (role=status or alert), if it shows one. */
+/** The text of the notice a page shows after a post (role=status) or of its error (role=alert), if it shows one. */
 export function noticeOf(page: Res): string | null {
-  const m = /<p class="notice[^"]*" role="(?:status|alert)">([\s\S]*?)<\/p>/.exec(page.text);
+  const m = /<p id="flash" class="notice[^"]*" role="(?:status|alert)">([\s\S]*?)<\/p>/.exec(page.text);
   return m ? decodeEntities(m[1]!) : null;
 }
