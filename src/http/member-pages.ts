@@ -58,8 +58,8 @@ export interface Done {
   /** Cookies to set with the redirect (a new session after a password change). */
   cookies?: string[];
   /**
-   * A page to answer with at once instead of the redirect: what must be shown once and never
-   * stored (new recovery codes), which a page after the redirect could not show.
+   * A page to answer with at once (with the notice) instead of the redirect: what must be shown
+   * once and never stored (new recovery codes), which a page after the redirect could not show.
    */
   show?: PageView;
 }
@@ -167,7 +167,7 @@ export class MemberPages {
     }
     if (done.show) {
       const page = done.show;
-      return this.renderPage(c.request, viewer, () => page, 200, null);
+      return this.renderPage(c.request, viewer, () => page, 200, done.notice === undefined ? null : { kind: "notice", text: done.notice });
     }
     const to = done.to ?? new URL(c.request.url).pathname;
     const flash = done.notice === undefined ? [] : [await this.flashCookie({ kind: "notice", text: done.notice })];

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { recoveryCodesPage, twoFactorPage } from "../web/settings/two-factor.ts";
-import { field, type MemberPages, type PageRequest, type Viewer } from "./member-pages.ts";
+import { field, secret, type MemberPages, type PageRequest, type Viewer } from "./member-pages.ts";
 import { signInThrottled } from "./oauth-forms.ts";
 import type { Params } from "./params.ts";
 
@@ -20,7 +20,7 @@ export function settingsTwoFactorRoutes(ctx: AppContext, pages: MemberPages) {
     const throttled = signInThrottled(ctx, request, viewer.account.username);
     if (throttled) throw new ApiError(429, "Too many attempts. Please try again later.");
   };
-  const proof = (params: Params) => ({ password: field(params, "current_password"), code: field(params, "otp_attempt") });
+  const proof = (params: Params) => ({ password: secret(params, "current_password"), code: field(params, "otp_attempt") });
 
   return new Elysia()
     .get("/settings/two-factor", (c) => pages.show(c, page))
@@ -40,7 +40,7 @@ export function settingsTwoFactorRoutes(ctx: AppContext, pages: MemberPages) {
         ({ viewer, request, params }) => {
           throttle(request, viewer);
           const codes = twoFactor.confirm(viewer.account.id, field(params, "otp_attempt"));
-          return { show: recoveryCodesPage(codes, "Two-factor authentication successfully enabled.") };
+          return { show: recoveryCodesPage(codes), notice: "Two-factor authentication successfully enabled." };
         },
         page,
       ),
@@ -51,7 +51,7 @@ export function settingsTwoFactorRoutes(ctx: AppContext, pages: MemberPages) {
         async ({ viewer, request, params }) => {
           throttle(request, viewer);
           const codes = await twoFactor.regenerateRecoveryCodes(viewer.account.id, proof(params));
-          return { show: recoveryCodesPage(codes, "Recovery codes successfully regenerated.") };
+          return { show: recoveryCodesPage(codes), notice: "Recovery codes successfully regenerated." };
         },
         page,
       ),

@@ -10,7 +10,7 @@ import { ManualClock } from "../../src/clock.ts";
 import { qrSvg } from "../../src/web/qr.ts";
 import { BrowserSession } from "../support/browser.ts";
 import { createUser, PASSWORD } from "../support/fixtures.ts";
-import { decodeEntities, parseForms } from "../support/html.ts";
+import { parseForms } from "../support/html.ts";
 import { Client, type Res } from "../support/http.ts";
 import { formTo, noticeOf, signedIn, submitOn } from "../support/pages.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -29,10 +29,7 @@ const secretRow = (accountId: number) =>
 
 /** The recovery codes a page shows. */
 const codesOn = (page: Res) => [...page.text.matchAll(/<li><code>([a-z2-7-]+)<\/code><\/li>/g)].map((m) => m[1]!);
-const alertOf = (page: Res) => {
-  const m = /<p class="notice alert" role="alert">([\s\S]*?)<\/p>/.exec(page.text);
-  return m ? decodeEntities(m[1]!) : null;
-};
+const alertOf = (page: Res) => (/<p id="flash" class="notice alert"/.test(page.text) ? noticeOf(page) : null);
 
 /** Signs in through the code step (the member sign-in of an account with two-factor). */
 async function signInWithCode(username: string, code: string): Promise<Res> {

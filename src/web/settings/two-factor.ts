@@ -65,11 +65,10 @@ ${postForm("/settings/two-factor/disable", csrf, [...proofFields("disable"), htm
 }
 
 /** The page after enabling or regenerating: the codes, this once. */
-export function recoveryCodesPage(codes: string[], heading: string): PageView {
+export function recoveryCodesPage(codes: string[]): PageView {
   return {
     title: TITLE,
-    body: html`<p class="notice" role="status">${heading}</p>
-<h2>Your recovery codes</h2>
+    body: html`<h2>Your recovery codes</h2>
 <p>If you lose your phone, each of these codes signs you in once in place of a code from the app. They are shown only now: keep them safe, for example printed and stored with other important documents.</p>
 <ol class="codes">${codes.map((code) => html`<li><code>${code}</code></li>`)}</ol>
 <p><a href="/settings/two-factor">Done</a></p>`,
