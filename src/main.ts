@@ -18,6 +18,7 @@ import { aliasCommand, moveCommand } from "./cli/moves.ts";
 import { exportCommand, importCommand } from "./cli/portability.ts";
 import { exportArchiveCommand, importArchiveCommand } from "./cli/archive.ts";
 import { relaysCommand } from "./cli/relays.ts";
+import { twoFactorCommand } from "./cli/two-factor.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -27,6 +28,8 @@ Usage:
   rookery accounts create <username> --email <address> (--password <password> | --password-stdin)
                                           Create a local account; prints its id
   rookery accounts list                   List local accounts
+  rookery accounts two-factor <username> status|off
+                                          Whether it signs in with two-factor; off turns it off (a lost phone)
   rookery accounts alias add|remove <username> <url-or-handle>
                                           Name (or unname) an account this one comes from (alsoKnownAs)
   rookery accounts alias list <username>  List its aliases
@@ -229,6 +232,7 @@ async function main(argv: string[]) {
         // Those two need federation (WebFinger, fetches, deliveries): cli/moves.ts.
         if (args[0] === "alias") return await aliasCommand(args.slice(1));
         if (args[0] === "move") return await moveCommand(args.slice(1));
+        if (args[0] === "two-factor") return await twoFactorCommand(args.slice(1));
         return await accounts(args);
       case "federation": {
         if (args[0] !== "status") fail(`unknown federation command "${args[0] ?? ""}"; use federation status`);
@@ -282,6 +286,7 @@ async function main(argv: string[]) {
         process.stdout.write(`Backed up ${handle.path} to ${file}\n`);
         // The sealing key stays out of the database on purpose (see TokenSeal): say so.
         process.stdout.write(`Not in it: ${config.dataDir}/push-token.key (copy it too, or apps must subscribe to Web Push again)\n`);
+        process.stdout.write(`Not in it: ${config.dataDir}/two-factor.key (copy it too, or members with two-factor must sign in with recovery codes)\n`);
         return;
       }
       default:
