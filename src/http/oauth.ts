@@ -12,7 +12,7 @@ import {
 import { input } from "./input.ts";
 import { cookie, FORM_COOKIE, formSession, fromOwnPages, signInOrigin, signInThrottled } from "./oauth-forms.ts";
 import { codePage, consentPage, errorPage, formPostPage, loginPage, PAGE_HEADERS, twoFactorPage } from "./oauth-pages.ts";
-import { limitHeaders as twoFactorLimits, pendingSignIn, secondStep } from "./two-factor-sign-in.ts";
+import { pendingSignIn, secondStep } from "./two-factor-sign-in.ts";
 import { str, type Params } from "./params.ts";
 import type { Verdict } from "../infra/rate-limits.ts";
 
@@ -197,12 +197,13 @@ export function oauthRoutes(ctx: AppContext) {
     })
     .post("/oauth/authorize/two_factor", async (c) => {
       const step = await secondStep(ctx, c.request, input(c));
+      if (step.kind === "refused") return html(errorPage(step.error), step.status);
       // Without a good ticket there is no OAuth request to go back to: the app starts again.
-      if (step.kind === "refused" || step.kind === "restart") return html(errorPage(`${step.error.replace(/ Please.*$/, "")} Please start again from the application.`), step.status);
+      if (step.kind === "restart") return html(errorPage("Your sign-in expired. Please start again from the application."), step.status);
       const params = oauthParams(step.next);
       const request = validate(params);
       if (request instanceof Response) return request;
-      if (step.kind === "again") return codeForm(request, step.ticket, step.status, step.error, twoFactorLimits(step.limits));
+      if (step.kind === "again") return codeForm(request, step.ticket, step.status, step.error, step.limits ? limitHeaders(step.limits) : {});
       return signedIn(c.request, request, params, step.accountId);
     })
     .post("/oauth/authorize", (c) => decide(c, false))
