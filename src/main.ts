@@ -20,6 +20,7 @@ import { exportArchiveCommand, importArchiveCommand } from "./cli/archive.ts";
 import { relaysCommand } from "./cli/relays.ts";
 import { invitesCommand } from "./cli/invites.ts";
 import { STAFF_COMMANDS, staffAccountCommand } from "./cli/staff.ts";
+import { twoFactorCommand } from "./cli/two-factor.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 import { setting, settingsHelp } from "./settings.ts";
 import { dataDirNotice, requireDatabase } from "./cli/data-dir.ts";
@@ -46,6 +47,8 @@ Usage:
   rookery accounts role <username> user|moderator|admin|owner
                                           Give a local account a staff role (Mastodon's roles)
   rookery accounts approve <username>     Let a sign-up waiting for approval sign in
+  rookery accounts two-factor <username> status|off
+                                          Whether it signs in with two-factor; off turns it off (a lost phone)
   rookery accounts alias add|remove <username> <url-or-handle>
                                           Name (or unname) an account this one comes from (alsoKnownAs)
   rookery accounts alias list <username>  List its aliases
@@ -126,6 +129,12 @@ const MAKES_DATABASE = new Set(["serve", "migrate"]);
 const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "invites", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup"]);
 
 /** The key files the data directory holds (push-token.key, and any a later version adds). */
+/** What is lost without each key file the data directory holds beside the database. */
+const KEY_FILE_NOTES: Record<string, string> = {
+  "push-token.key": " (without it, apps must subscribe to Web Push again)",
+  "two-factor.key": " (without it, members with two-factor must sign in with recovery codes)",
+};
+
 function keyFiles(dataDir: string): string[] {
   return existsSync(dataDir) ? readdirSync(dataDir).filter((f) => f.endsWith(".key")).sort() : [];
 }
@@ -290,6 +299,7 @@ async function main(argv: string[]) {
         // Those two need federation (WebFinger, fetches, deliveries): cli/moves.ts.
         if (args[0] === "alias") return await aliasCommand(args.slice(1));
         if (args[0] === "move") return await moveCommand(args.slice(1));
+        if (args[0] === "two-factor") return await twoFactorCommand(args.slice(1));
         return await accounts(args);
       case "federation": {
         if (args[0] === "check") return await federationCheckCommand(args.slice(1));
@@ -349,7 +359,7 @@ async function main(argv: string[]) {
         }
         process.stdout.write(`Backed up ${handle.path} to ${file}\n`);
         // The keys stay out of the database on purpose (see TokenSeal), the media are files: say so.
-        const besides = [...keyFiles(config.dataDir).map((f) => `${join(config.dataDir, f)}${f === "push-token.key" ? " (without it, apps must subscribe to Web Push again)" : ""}`), `${join(config.dataDir, "media")}/ (the media)`];
+        const besides = [...keyFiles(config.dataDir).map((f) => `${join(config.dataDir, f)}${KEY_FILE_NOTES[f] ?? ""}`), `${join(config.dataDir, "media")}/ (the media)`];
         process.stdout.write(`Not in it, to copy too: ${besides.join(", ")}\n`);
         return;
       }

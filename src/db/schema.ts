@@ -12,3 +12,4 @@ export * from "./schema/quotes.ts";
 export * from "./schema/backfills.ts";
 export * from "./schema/tombstones.ts";
 export * from "./schema/traffic.ts";
+export * from "./schema/two-factor.ts";

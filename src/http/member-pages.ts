@@ -57,6 +57,11 @@ export interface Done {
   to?: string;
   /** Cookies to set with the redirect (a new session after a password change). */
   cookies?: string[];
+  /**
+   * A page to answer with at once (with the notice) instead of the redirect: what must be shown
+   * once and never stored (new recovery codes), which a page after the redirect could not show.
+   */
+  show?: PageView;
 }
 
 export type Act = (action: ActionRequest) => Done | Promise<Done>;
@@ -159,6 +164,10 @@ export class MemberPages {
     } catch (e) {
       if (e instanceof ApiError) return this.renderPage(c.request, viewer, render, e.status, { kind: "alert", text: e.message });
       throw e;
+    }
+    if (done.show) {
+      const page = done.show;
+      return this.renderPage(c.request, viewer, () => page, 200, done.notice === undefined ? null : { kind: "notice", text: done.notice });
     }
     const to = done.to ?? new URL(c.request.url).pathname;
     const flash = done.notice === undefined ? [] : [await this.flashCookie({ kind: "notice", text: done.notice })];

@@ -2,7 +2,8 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { input } from "./input.ts";
 import { cookie, FORM_COOKIE, formSession, fromOwnPages, SESSION_COOKIE, signInOrigin, signInThrottled } from "./oauth-forms.ts";
-import { errorPage, loginPage, PAGE_HEADERS, pendingPage } from "./oauth-pages.ts";
+import { errorPage, loginPage, PAGE_HEADERS, pendingPage, twoFactorPage } from "./oauth-pages.ts";
+import { limitHeaders, pendingSignIn, secondStep } from "./two-factor-sign-in.ts";
 import { str } from "./params.ts";
 
 /** Where a member goes after signing in: a path of this server only (never `//host` or a URL). */
@@ -31,6 +32,14 @@ export function memberSignInRoutes(ctx: AppContext) {
     const csrf = await services.tickets.sign("login", {}, 60 * 60, session.value);
     return page(loginPage({ appName: server, csrf, oauth: { return_to: returnTo }, error, login, member: { server } }), status, [session.setCookie], extra);
   };
+  const codeForm = (ticket: string, status = 200, error?: string, extra: Record<string, string> = {}) =>
+    page(twoFactorPage({ action: "/oauth/sign_in/two_factor", ticket, error, appName: server, member: true }), status, [], extra);
+  const signedIn = (request: Request, accountId: number, returnTo: string) => {
+    const session = services.webSessions.create(accountId, signInOrigin(request));
+    const headers = new Headers({ location: `${config.publicUrl}${returnTo}`, "cache-control": "no-store" });
+    headers.append("set-cookie", `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secure ? "; Secure" : ""}`);
+    return new Response(null, { status: 303, headers });
+  };
 
   return new Elysia()
     .get("/oauth/sign_in", async (c) => {
@@ -54,9 +63,14 @@ export function memberSignInRoutes(ctx: AppContext) {
       const accountId = await services.accounts.verifyLogin(loginName, str(p.password, "password") ?? "");
       if (accountId === null) return form(c.request, returnTo, 401, "Invalid username, e-mail address or password.", loginName);
       if (services.accounts.user(accountId)?.approved === false) return page(pendingPage(), 403);
-      const session = services.webSessions.create(accountId, signInOrigin(c.request));
-      const headers = new Headers({ location: `${config.publicUrl}${returnTo}`, "cache-control": "no-store" });
-      headers.append("set-cookie", `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secure ? "; Secure" : ""}`);
-      return new Response(null, { status: 303, headers });
+      if (services.twoFactor.enabled(accountId)) return codeForm(await pendingSignIn(ctx, accountId, { return_to: returnTo }, cookie(c.request, FORM_COOKIE)!));
+      return signedIn(c.request, accountId, returnTo);
+    })
+    .post("/oauth/sign_in/two_factor", async (c) => {
+      const step = await secondStep(ctx, c.request, input(c));
+      if (step.kind === "refused") return page(errorPage(step.error), step.status);
+      if (step.kind === "restart") return form(c.request, "/", step.status, step.error);
+      if (step.kind === "again") return codeForm(step.ticket, step.status, step.error, limitHeaders(step.limits));
+      return signedIn(c.request, step.accountId, safeReturn(step.next.return_to));
     });
 }

@@ -11,7 +11,8 @@ import {
 } from "../services/oauth/grants.ts";
 import { input } from "./input.ts";
 import { cookie, FORM_COOKIE, formSession, fromOwnPages, signInOrigin, signInThrottled } from "./oauth-forms.ts";
-import { codePage, consentPage, errorPage, formPostPage, loginPage, PAGE_HEADERS, pendingPage } from "./oauth-pages.ts";
+import { codePage, consentPage, errorPage, formPostPage, loginPage, PAGE_HEADERS, pendingPage, twoFactorPage } from "./oauth-pages.ts";
+import { pendingSignIn, secondStep } from "./two-factor-sign-in.ts";
 import { str, type Params } from "./params.ts";
 import type { Verdict } from "../infra/rate-limits.ts";
 
@@ -120,6 +121,15 @@ export function oauthRoutes(ctx: AppContext) {
     return html(loginPage({ appName: request.app.name, csrf, oauth: { ...params }, error, login: loginName }), status, headers, [form.setCookie]);
   };
 
+  const codeForm = (request: AuthorizationRequest, ticket: string, status = 200, error?: string, headers: Record<string, string> = {}) =>
+    html(twoFactorPage({ action: "/oauth/authorize/two_factor", ticket, error, appName: request.app.name }), status, headers);
+
+  // The browser is signed in (a web session) and goes on to the consent page.
+  const signedIn = (httpRequest: Request, request: AuthorizationRequest, params: AuthorizeParams, accountId: number) => {
+    const session = services.webSessions.create(accountId, signInOrigin(httpRequest));
+    return consent(httpRequest, request, params, accountId, `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secureCookie}`);
+  };
+
   const tooManySignIns = (httpRequest: Request, loginName: string) => signInThrottled(ctx, httpRequest, loginName);
 
   const decide = async (c: { request: Request; body?: unknown }, deny: boolean) => {
@@ -181,8 +191,21 @@ export function oauthRoutes(ctx: AppContext) {
       const accountId = await services.accounts.verifyLogin(loginName, password);
       if (accountId === null) return login(c.request, request, params, 401, "Invalid username, e-mail address or password.", loginName);
       if (services.accounts.user(accountId)?.approved === false) return html(pendingPage(), 403);
-      const session = services.webSessions.create(accountId, signInOrigin(c.request));
-      return consent(c.request, request, params, accountId, `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secureCookie}`);
+      if (services.twoFactor.enabled(accountId)) {
+        return codeForm(request, await pendingSignIn(ctx, accountId, { ...params }, cookie(c.request, FORM_COOKIE)!));
+      }
+      return signedIn(c.request, request, params, accountId);
+    })
+    .post("/oauth/authorize/two_factor", async (c) => {
+      const step = await secondStep(ctx, c.request, input(c));
+      if (step.kind === "refused") return html(errorPage(step.error), step.status);
+      // Without a good ticket there is no OAuth request to go back to: the app starts again.
+      if (step.kind === "restart") return html(errorPage("Your sign-in expired. Please start again from the application."), step.status);
+      const params = oauthParams(step.next);
+      const request = validate(params);
+      if (request instanceof Response) return request;
+      if (step.kind === "again") return codeForm(request, step.ticket, step.status, step.error, step.limits ? limitHeaders(step.limits) : {});
+      return signedIn(c.request, request, params, step.accountId);
     })
     .post("/oauth/authorize", (c) => decide(c, false))
     .delete("/oauth/authorize", (c) => decide(c, true))

@@ -5,6 +5,7 @@ import { MemberPages, type PageArea } from "./member-pages.ts";
 import { SESSION_COOKIE } from "./oauth-forms.ts";
 import { settingsProfileRoutes } from "./settings-profile.ts";
 import { settingsSecurityRoutes } from "./settings-security.ts";
+import { settingsTwoFactorRoutes } from "./settings-two-factor.ts";
 import { settingsMovingRoutes } from "./settings-moving.ts";
 import { settingsPortabilityRoutes } from "./settings-portability.ts";
 
@@ -21,6 +22,7 @@ export const SETTINGS_AREA: PageArea = {
     { href: "/settings/preferences", label: "Posting defaults" },
     { href: "/settings/notifications", label: "Notifications" },
     { href: "/settings/password", label: "Password", section: "Account security" },
+    { href: "/settings/two-factor", label: "Two-factor authentication" },
     { href: "/settings/sessions", label: "Sign-in sessions" },
     { href: "/settings/applications", label: "Authorised apps" },
     { href: "/settings/aliases", label: "Account aliases", section: "Moving and importing" },
@@ -42,6 +44,7 @@ export function settingsRoutes(ctx: AppContext) {
       })
       .use(settingsProfileRoutes(ctx, pages))
       .use(settingsSecurityRoutes(ctx, pages))
+      .use(settingsTwoFactorRoutes(ctx, pages))
       .use(settingsMovingRoutes(ctx, pages))
       .use(settingsPortabilityRoutes(ctx, pages))
       // Signing out ends this browser's session (the form carries a ticket: no other site can sign a member out).

@@ -52,6 +52,7 @@ import { NotificationPolicies } from "./notifications/policy.ts";
 import { postToPushService } from "../net/push-post.ts";
 import { PushSubscriptions } from "./push/subscriptions.ts";
 import { TokenSeal } from "./push/token-seal.ts";
+import { TWO_FACTOR_KEY_FILE, TwoFactor } from "./accounts/two-factor.ts";
 import { VapidSigner } from "./push/web-push.ts";
 import { Directory } from "./accounts/directory.ts";
 import { Endorsements } from "./accounts/endorsements.ts";
@@ -151,7 +152,9 @@ export function createServices(deps: ServiceDeps) {
   const customEmojis = new CustomEmojiService(db, ids, clock, storage);
   const localEmojis = (texts: string[]) => customEmojis.inTexts(texts);
   const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
-  const grants = new GrantService(db, ids, clock, applications, tokens, accounts);
+  // Two-factor secrets are sealed under their own key file beside the database (see TwoFactor).
+  const twoFactor = new TwoFactor(db, ids, clock, new TokenSeal(config.dataDir, TWO_FACTOR_KEY_FILE), config.domain);
+  const grants = new GrantService(db, ids, clock, applications, tokens, accounts, (accountId) => twoFactor.enabled(accountId));
   // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
   const invites = new InviteService(db, ids, clock, config.publicUrl);
   const registrations = new RegistrationService(config.registrations, accounts, invites);
@@ -349,6 +352,7 @@ export function createServices(deps: ServiceDeps) {
     grants,
     webSessions,
     passwords,
+    twoFactor,
     tickets,
     follows,
     moderation,

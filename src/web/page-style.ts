@@ -26,4 +26,5 @@ button.secondary{background:transparent;color:var(--link)}button.danger{backgrou
 .notice.alert{border-left-color:#b3261e}
 table.list{width:100%;border-collapse:collapse;margin:.5rem 0 1rem}table.list th,table.list td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 table.list td.actions{text-align:right;white-space:nowrap}progress{width:100%}
+svg.qr{max-width:100%;height:auto}ol.codes{columns:2;font-size:1.05rem}code.secret{word-spacing:.3em;font-size:1.05rem}
 `;

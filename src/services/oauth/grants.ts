@@ -104,6 +104,8 @@ export class GrantService {
     private applications: ApplicationService,
     private tokens: TokenService,
     private accounts: AccountService,
+    /** Whether an account signs in with a second factor: the password grant cannot carry one. */
+    private requiresSecondFactor: (accountId: number) => boolean,
   ) {}
 
   /** Doorkeeper's PreAuthorization checks, in its order; the first failure wins. */
@@ -235,7 +237,9 @@ export class GrantService {
   private async passwordGrant(p: TokenParams, basic: ClientCredentials): Promise<TokenResponse> {
     const app = this.client(p, basic);
     const accountId = await this.accounts.verifyLogin(p.username ?? "", p.password ?? "");
-    if (accountId === null) throw oauthError("invalid_grant");
+    // Mastodon's resource_owner_from_credentials answers no one for an account with
+    // otp_required_for_login, so Doorkeeper answers as for a wrong password: invalid_grant.
+    if (accountId === null || this.requiresSecondFactor(accountId)) throw oauthError("invalid_grant");
     return this.respond(app.id, accountId, this.requestedScopes(p.scope, app));
   }
 

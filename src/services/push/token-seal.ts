@@ -8,13 +8,15 @@ const KEY_FILE = "push-token.key";
 /**
  * Seals the access tokens that Mastodon's push payload must carry (AES-256-GCM from node:crypto),
  * under a key in its own file in the data directory: the database holds tokens only as hashes
- * and sealed copies, so a copy of the database alone (a backup) gives no token away.
+ * and sealed copies, so a copy of the database alone (a backup) gives no token away. Two-factor
+ * secrets are sealed the same way under a key file of their own (two-factor.key): losing one
+ * key costs only what it sealed.
  */
 export class TokenSeal {
   private key: Buffer;
 
-  constructor(dataDir: string) {
-    const path = join(dataDir, KEY_FILE);
+  constructor(dataDir: string, file = KEY_FILE) {
+    const path = join(dataDir, file);
     if (!existsSync(path)) {
       writeFileSync(path, randomBytes(32).toString("base64url"), { mode: 0o600, flag: "wx" });
     }
