@@ -55,10 +55,11 @@ export class NoteQuotes {
     // deep to fetch now) or a stamp its server did not answer for is asked for again later.
     const recheck = verdict === "unreachable" || (quoted === null && !ref.ours && lookup.fetching);
     // The stamp is kept once it proved the quote (its server served it for this very post), or
-    // to be asked for again when its server did not answer; any post may name any stamp, so a
+    // to be asked for again with the quote (its server, or the quoted post's, did not answer);
+    // any post may name any stamp, so a
     // stamp named by several posts revokes, when deleted, only the quote it proved (byApprovalUri).
     const proven = verdict === "accepted" && quoted !== null && quoted.accountId !== quoting.accountId;
-    const kept = proven || verdict === "unreachable" ? approvalUri : null;
+    const kept = proven || recheck ? approvalUri : null;
     return { quoted, quotedUri: ref.href, approvalUri: kept, legacy: input.legacy, state: verdict === "unreachable" ? "pending" : verdict, recheck };
   }
 
