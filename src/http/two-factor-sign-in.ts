@@ -1,7 +1,7 @@
 import type { JWTPayload } from "jose";
 import type { AppContext } from "../context.ts";
 import type { Verdict } from "../infra/rate-limits.ts";
-import { INVALID_CODE } from "../services/accounts/two-factor.ts";
+import { INVALID_SIGN_IN_CODE } from "../services/accounts/two-factor.ts";
 import { cookie, FORM_COOKIE, fromOwnPages, signInThrottled } from "./oauth-forms.ts";
 import { str, type Params } from "./params.ts";
 
@@ -59,7 +59,7 @@ export async function secondStep(ctx: AppContext, request: Request, p: Params): 
   const next = pending.next ?? {};
   const throttled = signInThrottled(ctx, request, account.username);
   if (throttled) return { kind: "again", status: 429, error: "Too many sign-in attempts. Please try again later.", ticket, next, limits: throttled };
-  if (services.twoFactor.verify(accountId, str(p.otp_attempt, "otp_attempt")) === null) return { kind: "again", status: 401, error: INVALID_CODE, ticket, next };
+  if (services.twoFactor.verify(accountId, str(p.otp_attempt, "otp_attempt")) === null) return { kind: "again", status: 401, error: INVALID_SIGN_IN_CODE, ticket, next };
   // One sign-in per password step.
   if (!services.tickets.claim(pending.jti, pending.exp)) return { kind: "restart", status: 422, error: EXPIRED };
   return { kind: "signed-in", accountId, next };

@@ -13,6 +13,7 @@ import { ARTIFACTS, CHROMIUM, chromiumAvailable, launchChromium } from "../suppo
 import { createUser, PASSWORD, type TestUser } from "../support/fixtures.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { codeFor, START, STEP_MS } from "../two-factor/support.ts";
+import { INVALID_SIGN_IN_CODE } from "../../src/services/accounts/two-factor.ts";
 
 const available = chromiumAvailable;
 if (!available) console.log(`two-factor browser test skipped: ${CHROMIUM} is not installed (Debian: apt-get install chromium)`);
@@ -94,7 +95,7 @@ describe.skipIf(!available)("two-factor sign-in in Chromium", () => {
       expect(await page.getByRole("heading", { level: 1 }).textContent()).toContain("Sign in to");
       await page.getByLabel("Two-factor code").fill("123456");
       await submit(page, "Sign in");
-      expect(await page.getByRole("alert").textContent()).toBe("Invalid two-factor code.");
+      expect(await page.getByRole("alert").textContent()).toBe(INVALID_SIGN_IN_CODE);
       await shot(page, `code-refused-${scheme}`);
       await page.getByLabel("Two-factor code").fill(codeFor(server, secret));
       await submit(page, "Sign in");

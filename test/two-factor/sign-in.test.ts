@@ -11,6 +11,7 @@ import { decodeEntities, parseForms, type HtmlForm } from "../support/html.ts";
 import { Client, type Res } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { codeFor, count, enableTwoFactor, START, STEP_MS } from "./support.ts";
+import { INVALID_SIGN_IN_CODE } from "../../src/services/accounts/two-factor.ts";
 
 let server: TestServer;
 let http: Client;
@@ -85,7 +86,7 @@ describe("the member sign-in", () => {
     for (const wrong of ["000000", codeFor(server, secret, 3), "", "abcd-efgh-ijkl-mnop", "1".repeat(100)]) {
       const res = await browser.submit(form, { otp_attempt: wrong });
       expect(res.status).toBe(401);
-      expect(errorOf(res)).toBe("Invalid two-factor code.");
+      expect(errorOf(res)).toBe(INVALID_SIGN_IN_CODE);
       expect(parseForms(res.text)[0]!.action).toBe("/oauth/sign_in/two_factor");
       expectNoSession(res);
     }
@@ -103,7 +104,7 @@ describe("the member sign-in", () => {
     const second = await passwordStep();
     const replay = await second.browser.submit(second.form, { otp_attempt: code });
     expect(replay.status).toBe(401);
-    expect(errorOf(replay)).toBe("Invalid two-factor code.");
+    expect(errorOf(replay)).toBe(INVALID_SIGN_IN_CODE);
     expect(sessions()).toBe(before);
     // Nor does the code of the step before, which drift would otherwise let in.
     expect((await second.browser.submit(second.form, { otp_attempt: codeFor(server, secret, -1) })).status).toBe(401);
@@ -134,7 +135,7 @@ describe("the member sign-in", () => {
     for (const typed of [code, code.replaceAll("-", "")]) {
       const res = await again.browser.submit(again.form, { otp_attempt: typed });
       expect(res.status).toBe(401);
-      expect(errorOf(res)).toBe("Invalid two-factor code.");
+      expect(errorOf(res)).toBe(INVALID_SIGN_IN_CODE);
     }
     expect((await again.browser.submit(again.form, { otp_attempt: recoveryCodes[1]!.replaceAll("-", "") })).status).toBe(303);
     // Another account's codes are not this one's.
@@ -236,7 +237,7 @@ describe("the OAuth sign-in", () => {
     expect(form.action).toBe("/oauth/authorize/two_factor");
     const wrong = await browser.submit(form, { otp_attempt: "000000" });
     expect(wrong.status).toBe(401);
-    expect(errorOf(wrong)).toBe("Invalid two-factor code.");
+    expect(errorOf(wrong)).toBe(INVALID_SIGN_IN_CODE);
     const consent = await browser.submit(form, { otp_attempt: codeFor(server, secret) });
     expect(consent.status).toBe(200);
     expect(consent.text).toContain("Authorize <bdi>Phone App</bdi>?");

@@ -34,6 +34,8 @@ export const TWO_FACTOR_KEY_FILE = "two-factor.key";
 export const RECOVERY_CODE_COUNT = 10;
 /** Mastodon's words (users.invalid_otp_token) for a sign-in code that is wrong. */
 export const INVALID_CODE = "Invalid two-factor code.";
+/** The sign-in step's refusal: a code is good once, so one just used (to turn two-factor on, say) is refused until the next. */
+export const INVALID_SIGN_IN_CODE = `${INVALID_CODE} Each code works once: if you have just used this one, wait for the next.`;
 /** Mastodon's words (two_factor_authentication.wrong_code) for a setup code that is wrong. */
 export const WRONG_SETUP_CODE = "The entered code was invalid! Are server time and device time correct?";
 
