@@ -5,11 +5,14 @@ import type { AuditLogView } from "../models/admin.ts";
 import type { StaffActor } from "../services/admin/audit-log.ts";
 import { ExistingDomainBlock } from "../services/admin/domains.ts";
 import type { RelayKind } from "../services/remote/relays.ts";
+import type { RegistrationsMode } from "../services/accounts/registrations.ts";
 import { healthPage } from "../web/admin/health.ts";
 import { announcementsPage, auditLogPage, domainsPage, emojisPage, relaysPage, rulesPage, settingsPage } from "../web/admin/server.ts";
 import { field, type Act, type MemberPages, type PageRequest, type Render, type Viewer } from "./member-pages.ts";
 import { pageParams } from "./pagination.ts";
 import { file, pathId, type Params } from "./params.ts";
+
+const REGISTRATIONS_MODES: readonly RegistrationsMode[] = ["open", "approval", "closed"];
 
 /** The page a missing record's id leads to: a 404 page, not the API's JSON. */
 export function notFoundPage(pages: MemberPages, what: string) {
@@ -56,7 +59,8 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
   const emojis = ({ csrf }: PageRequest) => emojisPage(services.customEmojis.list().map((row) => ({ row, url: services.customEmojis.entity(row).url })), csrf);
   const rules = ({ csrf }: PageRequest) => rulesPage(services.instanceInfo.rules(), csrf);
   const announcements = ({ csrf }: PageRequest) => announcementsPage(services.announcements.all(), csrf);
-  const settings = ({ csrf }: PageRequest) => settingsPage(services.instanceInfo.extendedDescriptionSource().text, config.registrations, csrf);
+  const settings = ({ csrf }: PageRequest) =>
+    settingsPage(services.instanceInfo.extendedDescriptionSource().text, { ...services.instanceInfo.registrationsMode(), setting: services.instanceInfo.registrationsSetting }, csrf);
   const health = async ({ viewer }: PageRequest) => healthPage(await services.federationHealth.report(actor(viewer)), ctx.clock.now());
   const auditLog = ({ params }: PageRequest) => {
     const p = pageParams(params, 50, 100);
@@ -183,6 +187,17 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
       post(settings, ({ viewer, params }) => {
         instance.setDescription(actor(viewer), field(params, "extended_description") ?? "");
         return { notice: "Changes successfully saved!" };
+      }),
+    )
+    .post(
+      "/admin/settings/registrations",
+      post(settings, ({ viewer, params }) => {
+        const value = field(params, "registrations_mode") ?? "";
+        const mode = value === "setting" ? null : REGISTRATIONS_MODES.find((m) => m === value);
+        // Form::AdminSettings' inclusion validation, in Rails' words.
+        if (mode === undefined) throw validationFailed("Registrations mode is not included in the list");
+        instance.setRegistrationsMode(actor(viewer), mode);
+        return { notice: "Changes successfully saved!", to: "/admin/settings" };
       }),
     )
     .get("/admin/federation", page(health))

@@ -94,8 +94,8 @@ export function instanceRoutes(ctx: AppContext) {
         languages: ["en"],
         // Mastodon: sign-ups are possible unless closed; approval is said apart. Invite links are
         // made by the operator's command line alone so far: no user can make one from an app or page.
-        registrations: config.registrations !== "closed",
-        approval_required: config.registrations === "approval",
+        registrations: services.registrations.mode !== "closed",
+        approval_required: services.registrations.mode === "approval",
         invites_enabled: false,
         configuration: { accounts: { max_featured_tags: LIMITS.maxFeaturedTags }, statuses, media_attachments: mediaAttachments(), polls },
         contact_account: null,
@@ -125,7 +125,7 @@ export function instanceRoutes(ctx: AppContext) {
           translation: { enabled: false },
         },
         // No reason is required under approval (Mastodon's require_invite_text is off by default).
-        registrations: { enabled: config.registrations !== "closed", approval_required: config.registrations === "approval", reason_required: false, message: null, url: null },
+        registrations: { enabled: services.registrations.mode !== "closed", approval_required: services.registrations.mode === "approval", reason_required: false, message: null, url: null },
         // 2: grouped notifications (/api/v2/notifications); 7: quote posts (Mastodon 4.5's
         // quoted_status_id, quote_approval, /quotes): clients switch on it.
         api_versions: { mastodon: 7 },
@@ -168,7 +168,7 @@ export function instanceRoutes(ctx: AppContext) {
         protocols: ["activitypub"],
         services: { outbound: [], inbound: [] },
         usage: { users: { total: stats.userCount, activeMonth: stats.userCount, activeHalfyear: stats.userCount }, localPosts: stats.statusCount },
-        openRegistrations: config.registrations !== "closed",
+        openRegistrations: services.registrations.mode !== "closed",
         // megalodon's detector accepts an unknown software whose upstream is Mastodon.
         metadata: { nodeName: config.instanceTitle, nodeDescription: description, upstream: { name: "mastodon", version: "4.3.0" } },
       };

@@ -157,7 +157,9 @@ export function createServices(deps: ServiceDeps) {
   const grants = new GrantService(db, ids, clock, applications, tokens, accounts, (accountId) => twoFactor.enabled(accountId));
   // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
   const invites = new InviteService(db, ids, clock, config.publicUrl);
-  const registrations = new RegistrationService(config.registrations, accounts, invites);
+  // REGISTRATIONS is the mode until an admin saves one (/admin/settings), read at each sign-up.
+  const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl, config.registrations);
+  const registrations = new RegistrationService(() => instanceInfo.registrationsMode().mode, accounts, invites);
   const webSessions = new WebSessionService(db, ids, clock);
   const passwords = new Passwords(db, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);
@@ -212,7 +214,6 @@ export function createServices(deps: ServiceDeps) {
   const federationTraffic = new FederationTraffic(db, clock);
   const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url), traffic: federationTraffic }) ?? null;
   const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains, fetcher, goneAccounts);
-  const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader, reports);

@@ -2,6 +2,7 @@ import type { Db } from "../../db/connection.ts";
 import type { AnnouncementRow, CustomEmojiRow, InstanceRuleRow, RelayRow } from "../../db/schema.ts";
 import { forbidden, notFound } from "../../errors.ts";
 import { can, type Permission } from "../../models/roles.ts";
+import type { RegistrationsMode } from "../accounts/registrations.ts";
 import type { AnnouncementInput, AnnouncementService } from "../announcements.ts";
 import type { CustomEmojiService } from "../custom-emojis.ts";
 import type { InstanceInfo } from "../instance-info.ts";
@@ -107,6 +108,20 @@ export class AdminInstance {
     this.db.transaction(() => {
       this.info.setExtendedDescription(text);
       this.log.record(actor, { action: "update", targetType: "Instance", targetId: null, summary: "extended description" });
+    });
+  }
+
+  /**
+   * Admin::Settings::RegistrationsController (manage_settings): who may sign up, from now on,
+   * over REGISTRATIONS; null gives the choice back to REGISTRATIONS. Mastodon does not log its
+   * settings; here the mode is logged as the description is.
+   */
+  setRegistrationsMode(actor: StaffActor, mode: RegistrationsMode | null): void {
+    authorize(actor, "manage_settings");
+    this.db.transaction(() => {
+      this.info.setRegistrationsMode(mode);
+      const summary = mode === null ? `registrations mode: as REGISTRATIONS says (${this.info.registrationsSetting})` : `registrations mode: ${mode}`;
+      this.log.record(actor, { action: "update", targetType: "Instance", targetId: null, summary });
     });
   }
 }
