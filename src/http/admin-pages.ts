@@ -22,6 +22,7 @@ export const ADMIN_AREA: PageArea = {
   nav: [
     { href: "/admin/reports", label: "Reports", section: "Moderation" },
     { href: "/admin/accounts", label: "Accounts", role: "admin" },
+    { href: "/admin/invites", label: "Invites", role: "admin" },
     { href: "/admin/action_logs", label: "Audit log", role: "admin" },
     { href: "/admin/domain_blocks", label: "Domain blocks", section: "Federation", role: "admin" },
     { href: "/admin/domain_allows", label: "Domain allows", role: "admin" },

@@ -54,7 +54,8 @@ describe("REGISTRATIONS=approval", () => {
     const v1 = await http.get("/api/v1/instance");
     expect(v1.body.registrations).toBe(true);
     expect(v1.body.approval_required).toBe(true);
-    expect(v1.body.invites_enabled).toBe(false);
+    // Every member may make invite links (Mastodon: the everyone role can invite_users).
+    expect(v1.body.invites_enabled).toBe(true);
     const v2 = await http.get("/api/v2/instance");
     expect(v2.body.registrations).toEqual({ enabled: true, approval_required: true, reason_required: false, message: null, url: null });
     const nodeinfo = await http.get("/nodeinfo/2.0");
