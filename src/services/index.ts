@@ -221,7 +221,7 @@ export function createServices(deps: ServiceDeps) {
   const auditLog = new AuditLog(db, ids, clock);
   const adminReports = new AdminReports(db, clock, accounts, reader, removal, instanceInfo, auditLog);
   const accountPurge = new AccountPurge(db, events, follows, removal, tokens, webSessions, new ProfileImageService(storage));
-  const adminAccounts = new AdminAccounts(db, clock, accounts, accountPurge, auditLog, adminReports, events);
+  const adminAccounts = new AdminAccounts(db, clock, accounts, accountPurge, auditLog, adminReports, events, twoFactor);
   const adminDomains = new AdminDomains(db, federationDomains, auditLog);
 
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
