@@ -161,7 +161,7 @@ async function serve() {
     listen: running.url,
     data: config.dataDir,
     migrations_applied: running.database.migrationsApplied,
-    registrations: config.registrations,
+    registrations: running.ctx.services.registrations.mode,
   });
   let shuttingDown = false;
   const shutdown = async (signal: string) => {

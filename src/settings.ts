@@ -11,7 +11,7 @@ export const SETTINGS = [
   { name: "HOST", default: "127.0.0.1", help: "Address to listen on (0.0.0.0 or :: for all; a reverse proxy on this host is better)" },
   { name: "DATA_DIR", default: "./data", help: "The database (rookery.sqlite3), the key files and the media; give an absolute path" },
   { name: "PUBLIC_URL", shown: "http://localhost:$PORT", help: "The origin people and servers reach this one at; its host (with any port) is the handles' domain" },
-  { name: "REGISTRATIONS", default: "closed", help: "open: anyone may sign up through the API; approval: so may anyone, and staff approve each account; closed: accounts are made with the CLI or invite links" },
+  { name: "REGISTRATIONS", default: "closed", help: "open: anyone may sign up through the API; approval: so may anyone, and staff approve each account; closed: accounts are made with the CLI or invite links. A mode an admin saves at /admin/settings wins over it" },
   { name: "WHITELIST_MODE", default: "false", help: "true: public reads need a signed-in user, and only allowed domains federate" },
   { name: "AUTHORIZED_FETCH", default: "false", help: "true: Mastodon's secure mode (statuses and collections only to signed requests)" },
   { name: "RATE_LIMITS", default: "on", help: "off: no request limits, sign-in throttling included (tests, private set-ups)" },

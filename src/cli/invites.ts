@@ -22,9 +22,9 @@ function listing({ invite, maker, state }: InviteListing): string {
 }
 
 /**
- * `rookery invites create|list|revoke`: the operator's invite links (Mastodon makes them in its
- * web settings; Rookery's settings pages may later). The link is printed once: only its digest
- * is stored, so it cannot be shown again.
+ * `rookery invites create|list|revoke`: the operator's invite links (members make theirs at
+ * /settings/invites, admins revoke any at /admin/invites). The link is printed once: only its
+ * digest is stored, so it cannot be shown again.
  */
 export async function invitesCommand(args: string[]) {
   const [sub, ...rest] = args;

@@ -1,3 +1,4 @@
+import { OPERATOR } from "../services/admin/audit-log.ts";
 import { CliFailure, withServices } from "./admin.ts";
 
 /**
@@ -17,7 +18,8 @@ export async function twoFactorCommand(args: string[]) {
       return;
     }
     if (!state.enabled) throw new CliFailure(`two-factor sign-in is not on for ${username}`);
-    services.twoFactor.reset(account.id);
+    // Through the staff rule, so that the audit log has it, as the operator's.
+    services.adminAccounts.disableTwoFactor(OPERATOR, account.id);
     process.stdout.write(`Two-factor sign-in turned off for ${username}; the password alone signs in now.\n`);
   });
 }

@@ -5,11 +5,15 @@ import type { AuditLogView } from "../models/admin.ts";
 import type { StaffActor } from "../services/admin/audit-log.ts";
 import { ExistingDomainBlock } from "../services/admin/domains.ts";
 import type { RelayKind } from "../services/remote/relays.ts";
+import type { RegistrationsMode } from "../services/accounts/registrations.ts";
 import { healthPage } from "../web/admin/health.ts";
+import { adminInvitesPage } from "../web/settings/invites.ts";
 import { announcementsPage, auditLogPage, domainsPage, emojisPage, relaysPage, rulesPage, settingsPage } from "../web/admin/server.ts";
 import { field, type Act, type MemberPages, type PageRequest, type Render, type Viewer } from "./member-pages.ts";
 import { pageParams } from "./pagination.ts";
 import { file, pathId, type Params } from "./params.ts";
+
+const REGISTRATIONS_MODES: readonly RegistrationsMode[] = ["open", "approval", "closed"];
 
 /** The page a missing record's id leads to: a 404 page, not the API's JSON. */
 export function notFoundPage(pages: MemberPages, what: string) {
@@ -39,7 +43,7 @@ function dateField(params: Params, name: string, label: string): number | null {
 
 /**
  * The admin pages for the server itself (admins and the owner): domain rules, relays, custom
- * emojis, rules, announcements, settings, federation health and the audit log. Each action is
+ * emojis, rules, announcements, settings, members' invites, federation health and the audit log. Each action is
  * a staff service's (src/services/admin), which checks the role and writes the audit log.
  */
 export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
@@ -56,7 +60,9 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
   const emojis = ({ csrf }: PageRequest) => emojisPage(services.customEmojis.list().map((row) => ({ row, url: services.customEmojis.entity(row).url })), csrf);
   const rules = ({ csrf }: PageRequest) => rulesPage(services.instanceInfo.rules(), csrf);
   const announcements = ({ csrf }: PageRequest) => announcementsPage(services.announcements.all(), csrf);
-  const settings = ({ csrf }: PageRequest) => settingsPage(services.instanceInfo.extendedDescriptionSource().text, config.registrations, csrf);
+  const settings = ({ csrf }: PageRequest) =>
+    settingsPage(services.instanceInfo.extendedDescriptionSource().text, { ...services.instanceInfo.registrationsMode(), setting: services.instanceInfo.registrationsSetting }, csrf);
+  const invites = ({ csrf }: PageRequest) => adminInvitesPage(services.invites.list(), csrf);
   const health = async ({ viewer }: PageRequest) => healthPage(await services.federationHealth.report(actor(viewer)), ctx.clock.now());
   const auditLog = ({ params }: PageRequest) => {
     const p = pageParams(params, 50, 100);
@@ -184,6 +190,24 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
         instance.setDescription(actor(viewer), field(params, "extended_description") ?? "");
         return { notice: "Changes successfully saved!" };
       }),
+    )
+    .post(
+      "/admin/settings/registrations",
+      post(settings, ({ viewer, params }) => {
+        const value = field(params, "registrations_mode") ?? "";
+        const mode = value === "setting" ? null : REGISTRATIONS_MODES.find((m) => m === value);
+        // Form::AdminSettings' inclusion validation, in Rails' words.
+        if (mode === undefined) throw validationFailed("Registrations mode is not included in the list");
+        instance.setRegistrationsMode(actor(viewer), mode);
+        return { notice: "Changes successfully saved!", to: "/admin/settings" };
+      }),
+    )
+    .get("/admin/invites", page(invites))
+    .post("/admin/invites/:id/revoke", (c) =>
+      post(invites, ({ viewer }) => {
+        const result = instance.revokeInvite(actor(viewer), pathId(c.params.id));
+        return { notice: result === "revoked" ? "The invite is revoked: its link lets nobody in now." : "That invite had already expired.", to: "/admin/invites" };
+      })(c).catch(notFoundPage(pages, "invite")),
     )
     .get("/admin/federation", page(health))
     .get("/admin/action_logs", page(auditLog));

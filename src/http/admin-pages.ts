@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { parseId } from "../ids.ts";
-import { can, roleOf } from "../models/roles.ts";
+import { can, overrides, roleOf } from "../models/roles.ts";
 import type { StaffActor } from "../services/admin/audit-log.ts";
 import { acct, accountPage, accountsPage } from "../web/admin/accounts.ts";
 import { reportPage, reportsPage } from "../web/admin/reports.ts";
@@ -22,6 +22,7 @@ export const ADMIN_AREA: PageArea = {
   nav: [
     { href: "/admin/reports", label: "Reports", section: "Moderation" },
     { href: "/admin/accounts", label: "Accounts", role: "admin" },
+    { href: "/admin/invites", label: "Invites", role: "admin" },
     { href: "/admin/action_logs", label: "Audit log", role: "admin" },
     { href: "/admin/domain_blocks", label: "Domain blocks", section: "Federation", role: "admin" },
     { href: "/admin/domain_allows", label: "Domain allows", role: "admin" },
@@ -59,11 +60,15 @@ export function adminPageRoutes(ctx: AppContext) {
   };
   const accountDetail = (id: number | null) => ({ viewer, csrf }: PageRequest) => {
     const role = roleOf(viewer.user.role);
-    return accountPage(admin.get(actor(viewer), id), {
+    const view = admin.get(actor(viewer), id);
+    return accountPage(view, {
       csrf,
       canManageRoles: can(role, "manage_roles"),
       canReset: can(role, "manage_user_access"),
       canDelete: can(role, "delete_user_data"),
+      twoFactor: view.user !== null && services.twoFactor.enabled(view.account.id),
+      // UserPolicy#disable_2fa?: the button only where the rule lets it work.
+      canDisableTwoFactor: view.user !== null && can(role, "manage_user_access") && overrides(role, roleOf(view.user.role)),
     });
   };
   const reportsList = ({ viewer, params }: PageRequest) => {
@@ -160,6 +165,12 @@ export function adminPageRoutes(ctx: AppContext) {
         const { password } = await admin.resetPassword(a, id, typed === "" ? undefined : typed);
         // Shown once, in the notice of the page the browser is sent to (a signed cookie read once, for five minutes).
         return { notice: typed ? `${named(id)}'s password is changed; every sign-in of it has ended.` : `${named(id)}'s new password is ${password} (shown this once); every sign-in of it has ended.` };
+      }),
+    )
+    .post(
+      ...onAccount("disable_2fa", (a, id) => {
+        admin.disableTwoFactor(a, id);
+        return { notice: `Two-factor sign-in is off for ${named(id)}: the password alone signs it in now.` };
       }),
     )
     .post(

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
+import { can } from "../models/roles.ts";
 import { AV_MIME_TYPES, LIMITS, SUPPORTED_MIME_TYPES } from "../limits.ts";
 import { VIDEO_FRAME_RATE_LIMIT, VIDEO_MATRIX_LIMIT, VIDEO_SIZE_LIMIT } from "../media-files/video.ts";
 import { accountUri, accountUrl } from "../presenters/account.ts";
@@ -92,11 +93,12 @@ export function instanceRoutes(ctx: AppContext) {
         stats: { user_count: stats.userCount, status_count: stats.statusCount, domain_count: stats.domainCount },
         thumbnail,
         languages: ["en"],
-        // Mastodon: sign-ups are possible unless closed; approval is said apart. Invite links are
-        // made by the operator's command line alone so far: no user can make one from an app or page.
-        registrations: config.registrations !== "closed",
-        approval_required: config.registrations === "approval",
-        invites_enabled: false,
+        // Mastodon: sign-ups are possible unless closed; approval is said apart. invites_enabled
+        // is whether the everyone role may invite (UserRole.everyone.can?(:invite_users)): every
+        // member makes invite links at /settings/invites.
+        registrations: services.registrations.mode !== "closed",
+        approval_required: services.registrations.mode === "approval",
+        invites_enabled: can("user", "invite_users"),
         configuration: { accounts: { max_featured_tags: LIMITS.maxFeaturedTags }, statuses, media_attachments: mediaAttachments(), polls },
         contact_account: null,
         rules: rules(),
@@ -125,7 +127,7 @@ export function instanceRoutes(ctx: AppContext) {
           translation: { enabled: false },
         },
         // No reason is required under approval (Mastodon's require_invite_text is off by default).
-        registrations: { enabled: config.registrations !== "closed", approval_required: config.registrations === "approval", reason_required: false, message: null, url: null },
+        registrations: { enabled: services.registrations.mode !== "closed", approval_required: services.registrations.mode === "approval", reason_required: false, message: null, url: null },
         // 2: grouped notifications (/api/v2/notifications); 7: quote posts (Mastodon 4.5's
         // quoted_status_id, quote_approval, /quotes): clients switch on it.
         api_versions: { mastodon: 7 },
@@ -168,7 +170,7 @@ export function instanceRoutes(ctx: AppContext) {
         protocols: ["activitypub"],
         services: { outbound: [], inbound: [] },
         usage: { users: { total: stats.userCount, activeMonth: stats.userCount, activeHalfyear: stats.userCount }, localPosts: stats.statusCount },
-        openRegistrations: config.registrations !== "closed",
+        openRegistrations: services.registrations.mode !== "closed",
         // megalodon's detector accepts an unknown software whose upstream is Mastodon.
         metadata: { nodeName: config.instanceTitle, nodeDescription: description, upstream: { name: "mastodon", version: "4.3.0" } },
       };

@@ -8,6 +8,7 @@ import { settingsSecurityRoutes } from "./settings-security.ts";
 import { settingsTwoFactorRoutes } from "./settings-two-factor.ts";
 import { settingsMovingRoutes } from "./settings-moving.ts";
 import { settingsPortabilityRoutes } from "./settings-portability.ts";
+import { settingsInvitesRoutes } from "./settings-invites.ts";
 
 /**
  * Every account's settings pages (Mastodon's /settings): what apps do not all offer. Each group
@@ -29,6 +30,7 @@ export const SETTINGS_AREA: PageArea = {
     { href: "/settings/migration", label: "Move to another account" },
     { href: "/settings/import", label: "Import" },
     { href: "/settings/export", label: "Export" },
+    { href: "/settings/invites", label: "Invite people", section: "Invites" },
     { href: "/admin", label: "Administration", section: "Server", role: "moderator" },
   ],
 };
@@ -47,6 +49,7 @@ export function settingsRoutes(ctx: AppContext) {
       .use(settingsTwoFactorRoutes(ctx, pages))
       .use(settingsMovingRoutes(ctx, pages))
       .use(settingsPortabilityRoutes(ctx, pages))
+      .use(settingsInvitesRoutes(ctx, pages))
       // Signing out ends this browser's session (the form carries a ticket: no other site can sign a member out).
       .post("/settings/sign_out", (c) =>
         pages.act(

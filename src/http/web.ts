@@ -164,7 +164,7 @@ export function webRoutes(ctx: AppContext) {
     })
     .get("/", (c) => {
       const stats = instanceStats(ctx.db);
-      const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, contactEmail: config.contactEmail, registrations: config.registrations, users: stats.userCount, statuses: stats.statusCount });
+      const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, contactEmail: config.contactEmail, registrations: services.registrations.mode, users: stats.userCount, statuses: stats.statusCount });
       return page(c.request, body, undefined);
     })
     .get("/tags/:name", (c) => {

@@ -157,7 +157,9 @@ export function createServices(deps: ServiceDeps) {
   const grants = new GrantService(db, ids, clock, applications, tokens, accounts, (accountId) => twoFactor.enabled(accountId));
   // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
   const invites = new InviteService(db, ids, clock, config.publicUrl);
-  const registrations = new RegistrationService(config.registrations, accounts, invites);
+  // REGISTRATIONS is the mode until an admin saves one (/admin/settings), read at each sign-up.
+  const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl, config.registrations);
+  const registrations = new RegistrationService(() => instanceInfo.registrationsMode().mode, accounts, invites);
   const webSessions = new WebSessionService(db, ids, clock);
   const passwords = new Passwords(db, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);
@@ -212,7 +214,6 @@ export function createServices(deps: ServiceDeps) {
   const federationTraffic = new FederationTraffic(db, clock);
   const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url), traffic: federationTraffic }) ?? null;
   const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains, fetcher, goneAccounts);
-  const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl);
   const announcements = new AnnouncementService(db, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader, reports);
@@ -220,7 +221,7 @@ export function createServices(deps: ServiceDeps) {
   const auditLog = new AuditLog(db, ids, clock);
   const adminReports = new AdminReports(db, clock, accounts, reader, removal, instanceInfo, auditLog);
   const accountPurge = new AccountPurge(db, events, follows, removal, tokens, webSessions, new ProfileImageService(storage));
-  const adminAccounts = new AdminAccounts(db, clock, accounts, accountPurge, auditLog, adminReports, events);
+  const adminAccounts = new AdminAccounts(db, clock, accounts, accountPurge, auditLog, adminReports, events, twoFactor);
   const adminDomains = new AdminDomains(db, federationDomains, auditLog);
 
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
@@ -232,7 +233,7 @@ export function createServices(deps: ServiceDeps) {
   // Relays the instance actor follows: what they bring fills the federated timeline.
   const relays = new Relays(db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
   // The admin pages' changes to the server itself (relays, emojis, rules, announcements, description), each in the audit log.
-  const adminInstance = new AdminInstance(db, auditLog, relays, customEmojis, instanceInfo, announcements);
+  const adminInstance = new AdminInstance(db, auditLog, relays, customEmojis, instanceInfo, announcements, invites);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(db, clock));
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));

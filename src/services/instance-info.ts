@@ -6,16 +6,20 @@ import { notFound, validationFailed } from "../errors.ts";
 import { idFloorForTime, type IdGenerator } from "../ids.ts";
 import type { WeekActivity } from "../models/views.ts";
 import { formatText } from "../text/format.ts";
+import type { RegistrationsMode } from "./accounts/registrations.ts";
 
 /** Mastodon's Rule::TEXT_SIZE_LIMIT. */
 const RULE_TEXT_LIMIT = 300;
 const WEEK = 7 * 24 * 60 * 60 * 1000;
 const DESCRIPTION_KEY = "extended_description";
 const DESCRIPTION_UPDATED_KEY = "extended_description_updated_at";
+const REGISTRATIONS_KEY = "registrations_mode";
+const MODES: readonly RegistrationsMode[] = ["open", "approval", "closed"];
 
 /**
  * What the operator says about the server and what the instance endpoints count: the rules,
- * the extended description (both set with the CLI), and the weekly activity.
+ * the extended description (both set with the CLI), the registrations mode (REGISTRATIONS
+ * until an admin sets one on /admin/settings), and the weekly activity.
  */
 const ACTIVITY_CACHE_MS = 60 * 60 * 1000;
 
@@ -27,6 +31,8 @@ export class InstanceInfo {
     private ids: IdGenerator,
     private clock: Clock,
     private publicUrl: string,
+    /** REGISTRATIONS: the mode while no admin has chosen one. */
+    private defaultRegistrations: RegistrationsMode,
   ) {
     const sqlite = db.$client;
     this.q = {
@@ -90,6 +96,24 @@ export class InstanceInfo {
         tx.insert(instanceSettings).values({ key, value }).onConflictDoUpdate({ target: instanceSettings.key, set: { value } }).run();
       }
     });
+  }
+
+  /** Who may sign up now: the mode an admin saved (it wins over REGISTRATIONS), else REGISTRATIONS. */
+  registrationsMode(): { mode: RegistrationsMode; saved: boolean } {
+    const stored = this.setting(REGISTRATIONS_KEY);
+    const mode = MODES.find((m) => m === stored);
+    return mode ? { mode, saved: true } : { mode: this.defaultRegistrations, saved: false };
+  }
+
+  /** The REGISTRATIONS setting, which applies while no mode is saved. */
+  get registrationsSetting(): RegistrationsMode {
+    return this.defaultRegistrations;
+  }
+
+  /** Saves the mode (null: forget it, so that REGISTRATIONS applies again). */
+  setRegistrationsMode(mode: RegistrationsMode | null) {
+    if (mode === null) this.db.delete(instanceSettings).where(eq(instanceSettings.key, REGISTRATIONS_KEY)).run();
+    else this.db.insert(instanceSettings).values({ key: REGISTRATIONS_KEY, value: mode }).onConflictDoUpdate({ target: instanceSettings.key, set: { value: mode } }).run();
   }
 
   /** Mastodon's instance activity: the last 12 ISO weeks (Monday to Monday, UTC), this one first. */

@@ -9,6 +9,7 @@ import { BrowserSession } from "../support/browser.ts";
 import { parseForms } from "../support/html.ts";
 import { Client } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { OPERATOR } from "../../src/services/admin/audit-log.ts";
 
 const PENDING = { error: "Your login is currently pending approval" };
 
@@ -54,7 +55,8 @@ describe("REGISTRATIONS=approval", () => {
     const v1 = await http.get("/api/v1/instance");
     expect(v1.body.registrations).toBe(true);
     expect(v1.body.approval_required).toBe(true);
-    expect(v1.body.invites_enabled).toBe(false);
+    // Every member may make invite links (Mastodon: the everyone role can invite_users).
+    expect(v1.body.invites_enabled).toBe(true);
     const v2 = await http.get("/api/v2/instance");
     expect(v2.body.registrations).toEqual({ enabled: true, approval_required: true, reason_required: false, message: null, url: null });
     const nodeinfo = await http.get("/nodeinfo/2.0");
@@ -231,6 +233,23 @@ describe("REGISTRATIONS=open and closed", () => {
       expect(server.ctx.services.invites.list()[0]!.invite.uses).toBe(0);
       const v1 = await new Client(server.base).get("/api/v1/instance");
       expect([v1.body.registrations, v1.body.approval_required]).toEqual([false, false]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("a registrations mode saved by an admin", () => {
+  test("wins over REGISTRATIONS after a restart, until set back to follow it", async () => {
+    let server = await startTestServer({ REGISTRATIONS: "open" });
+    try {
+      const { adminInstance } = server.ctx.services;
+      adminInstance.setRegistrationsMode(OPERATOR, "closed");
+      server = await server.restart();
+      const closed = await new Client(server.base).get("/api/v1/instance");
+      expect([closed.body.registrations, server.ctx.services.registrations.mode]).toEqual([false, "closed"]);
+      server.ctx.services.adminInstance.setRegistrationsMode(OPERATOR, null);
+      expect((await new Client(server.base).get("/api/v1/instance")).body.registrations).toBe(true);
     } finally {
       await server.close();
     }

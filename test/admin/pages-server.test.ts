@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import type { BrowserSession } from "../support/browser.ts";
-import type { TestUser } from "../support/fixtures.ts";
+import { appToken, type TestUser } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";
 import { formTo, noticeOf, signedIn, submitOn } from "../support/pages.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -150,15 +150,68 @@ describe("rules, announcements, description", () => {
     expect(auditSince(server, before).map(([a, t]) => `${a} ${t}`)).toEqual(["create Announcement", "destroy Announcement"]);
   });
 
-  test("the extended description is saved and served; the registrations mode is shown with where it is set", async () => {
+  test("the extended description is saved and served; the registrations mode is shown, following REGISTRATIONS", async () => {
     const before = auditLines(server).length;
     const { page } = await submitOn(browser, "/admin/settings", "/admin/settings", { extended_description: "A small server for knitters." });
     expect(noticeOf(page)).toBe("Changes successfully saved!");
     expect(page.text).toContain(">A small server for knitters.</textarea>");
-    expect(page.text).toContain("It is set by the REGISTRATIONS setting");
+    expect(page.text).toContain("Mode: <strong>closed</strong>");
+    expect(page.text).toContain('<option value="setting" selected>As the REGISTRATIONS setting says (closed)</option>');
     const served = await new Client(server.base).get("/api/v1/instance/extended_description");
     expect(served.body.content).toContain("A small server for knitters.");
     expect(auditSince(server, before)).toEqual([["update", "Instance", null, admin.account.id]]);
+  });
+});
+
+describe("the registrations mode", () => {
+  const modeRow = () => server.ctx.db.$client.query("SELECT value FROM instance_settings WHERE key = 'registrations_mode'").get() as { value: string } | null;
+  const signUp = (username: string) => {
+    const { token } = appToken(server, "read write");
+    return new Client(server.base).post("/api/v1/accounts", { token, json: { username, email: `${username}@example.test`, password: "longenough", agreement: true, locale: "en", reason: "Knitting" } });
+  };
+
+  test("set to approval, it is what the instance, NodeInfo, the about page and sign-up go by; set back, REGISTRATIONS applies again", async () => {
+    const before = auditLines(server).length;
+    expect((await signUp("early")).status).toBe(403);
+    const { page } = await submitOn(browser, "/admin/settings", "/admin/settings/registrations", { registrations_mode: "approval" });
+    expect(noticeOf(page)).toBe("Changes successfully saved!");
+    expect(page.text).toContain("Mode: <strong>approval</strong>");
+    expect(page.text).toContain('<option value="approval" selected>');
+    expect(modeRow()).toEqual({ value: "approval" });
+
+    const http = new Client(server.base);
+    const v1 = await http.get("/api/v1/instance");
+    expect([v1.body.registrations, v1.body.approval_required]).toEqual([true, true]);
+    expect((await http.get("/api/v2/instance")).body.registrations).toMatchObject({ enabled: true, approval_required: true });
+    expect((await http.get("/nodeinfo/2.0")).body.openRegistrations).toBe(true);
+    expect((await http.get("/", { headers: { accept: "text/html" } })).text).toContain("Sign-ups are reviewed");
+    const joined = await signUp("hopeful");
+    expect(joined.status).toBe(200);
+    expect(server.ctx.db.$client.query("SELECT u.approved FROM users u JOIN accounts a ON a.id = u.account_id WHERE a.username = 'hopeful'").get()).toEqual({ approved: 0 });
+
+    const back = await submitOn(browser, "/admin/settings", "/admin/settings/registrations", { registrations_mode: "setting" });
+    expect(noticeOf(back.page)).toBe("Changes successfully saved!");
+    expect(modeRow()).toBeNull();
+    expect((await http.get("/api/v1/instance")).body.registrations).toBe(false);
+    expect((await signUp("late")).status).toBe(403);
+    expect(auditSince(server, before).map(([a, t, id, who]) => `${a} ${t} ${id} ${who}`)).toEqual([`update Instance null ${admin.account.id}`, `update Instance null ${admin.account.id}`]);
+    const summaries = server.ctx.db.$client.query("SELECT summary FROM admin_actions ORDER BY id DESC LIMIT 2").all() as { summary: string }[];
+    expect(summaries.map((r) => r.summary)).toEqual(["registrations mode: as REGISTRATIONS says (closed)", "registrations mode: approval"]);
+  });
+
+  test("a mode that is none of them, a post without a ticket, and a moderator are refused, and nothing changes", async () => {
+    const before = auditLines(server).length;
+    const bad = await submitOn(browser, "/admin/settings", "/admin/settings/registrations", { registrations_mode: "sometimes" });
+    expect(bad.post.status).toBe(422);
+    expect(noticeOf(bad.page)).toBe("Validation failed: Registrations mode is not included in the list");
+    const missing = await browser.post("/admin/settings/registrations", { form: { registrations_mode: "open" } });
+    expect(missing.status).toBe(422);
+    const mod = await signedIn(server, "mona");
+    const byModerator = await mod.post("/admin/settings/registrations", { form: { authenticity_token: await ticketOf(mod), registrations_mode: "open" } });
+    expect(byModerator.status).toBe(403);
+    expect(modeRow()).toBeNull();
+    expect((await new Client(server.base).get("/api/v1/instance")).body.registrations).toBe(false);
+    expect(auditLines(server).length).toBe(before);
   });
 });
 

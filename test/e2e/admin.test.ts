@@ -193,7 +193,13 @@ describe.skipIf(!available)("admin pages in Chromium", () => {
     await page.getByLabel("Extended description").fill("A small server for knitters.");
     await submit(page, "Save changes");
     expect(await notice(page)).toBe("Changes successfully saved!");
+    await page.getByLabel("Who can sign up").selectOption("approval");
+    await submit(page, "Save the mode");
+    expect(await notice(page)).toBe("Changes successfully saved!");
+    expect(server.ctx.services.registrations.mode).toBe("approval");
     await shot(page, "settings");
+    await nav(page, "Invites");
+    await shot(page, "invites");
   }, 60_000);
 
   test("federation health and the audit log", async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createUser } from "../support/fixtures.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { auditLines } from "../support/staff.ts";
 import { enableTwoFactor } from "./support.ts";
 
 let server: TestServer;
@@ -45,6 +46,8 @@ describe("rookery accounts two-factor", () => {
     expect(off.stdout).toBe("Two-factor sign-in turned off for alice; the password alone signs in now.\n");
     expect(server.ctx.services.twoFactor.enabled(alice.account.id)).toBe(false);
     expect(server.ctx.services.twoFactor.state(alice.account.id).recoveryCodesLeft).toBe(0);
+    // In the audit log as the operator's, as the admin page's is the admin's.
+    expect(auditLines(server).at(-1)).toEqual(["disable_2fa", "User", String(alice.account.id), null]);
   });
 
   test("--help names it, and a backup says its key is not in the copy", () => {

@@ -1,4 +1,4 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, type SQL } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { accounts, invites, users, type InviteRow } from "../../db/schema.ts";
@@ -127,13 +127,22 @@ export class InviteService {
     }
   }
 
+  /** One invite by its id, as listed. */
+  listing(inviteId: number): InviteListing | undefined {
+    return this.listed(eq(invites.id, inviteId))[0];
+  }
+
   /** Every invite (the operator's list), or one user's, newest first. */
   list(accountId?: number): InviteListing[] {
+    return this.listed(accountId === undefined ? undefined : eq(invites.accountId, accountId));
+  }
+
+  private listed(where: SQL | undefined): InviteListing[] {
     const rows = this.db
       .select({ invite: invites, maker: accounts.username })
       .from(invites)
       .innerJoin(accounts, eq(accounts.id, invites.accountId))
-      .where(accountId === undefined ? undefined : eq(invites.accountId, accountId))
+      .where(where)
       .orderBy(desc(invites.id))
       .all();
     return rows.map((r) => ({ ...r, state: this.stateOf(r.invite) }));

@@ -34,10 +34,15 @@ export interface SignUp extends NewAccount {
  */
 export class RegistrationService {
   constructor(
-    private mode: RegistrationsMode,
+    /** The mode now (an admin may change it while the server runs: InstanceInfo). */
+    private currentMode: () => RegistrationsMode,
     private accounts: AccountService,
     private invites: InviteService,
   ) {}
+
+  get mode(): RegistrationsMode {
+    return this.currentMode();
+  }
 
   get approvalRequired(): boolean {
     return this.mode === "approval";
@@ -49,10 +54,11 @@ export class RegistrationService {
    * usable invite code spares the wait; an unusable one is ignored, as Mastodon ignores it.
    */
   async signUp(input: SignUp): Promise<AccountRow> {
-    if (this.mode === "closed") throw new ApiError(403, "Forbidden");
+    const mode = this.mode;
+    if (mode === "closed") throw new ApiError(403, "Forbidden");
     const invite = input.inviteCode ? this.invites.usable(input.inviteCode) : null;
     if (invite) return this.withInvite(invite.id, input);
-    return this.accounts.create(input, { api: true }, { approved: this.mode === "open", inviteId: null });
+    return this.accounts.create(input, { api: true }, { approved: mode === "open", inviteId: null });
   }
 
   /** The invite page's sign-up: open whatever the mode; throws InviteUnusable for a link that lets nobody in. */

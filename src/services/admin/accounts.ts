@@ -3,12 +3,13 @@ import type { Statement } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { accounts, users, type AccountRow, type UserRow } from "../../db/schema.ts";
-import { badRequest, forbidden, notFound, validationFailed } from "../../errors.ts";
+import { ApiError, badRequest, forbidden, notFound, validationFailed } from "../../errors.ts";
 import { hashPassword, randomSecret } from "../../auth/secrets.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
 import type { AdminAccountView } from "../../models/admin.ts";
 import type { AccountService } from "../accounts/accounts.ts";
+import type { TwoFactor } from "../accounts/two-factor.ts";
 import type { AccountPurge } from "./account-purge.ts";
 import type { AdminReports } from "./reports.ts";
 import { OPERATOR, type AuditLog, type StaffActor } from "./audit-log.ts";
@@ -53,6 +54,7 @@ export class AdminAccounts {
     private log: AuditLog,
     private reports: AdminReports,
     private events: EventBus,
+    private twoFactor: TwoFactor,
   ) {
     this.refusal = db.$client.query("SELECT a.suspended_at IS NOT NULL AS suspended, u.approved AS approved FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id = ?");
   }
@@ -246,6 +248,21 @@ export class AdminAccounts {
       this.log.record(actor, { action: "reset_password", targetType: "User", targetId: account.id, summary: account.username });
     });
     return { account: this.view(this.target(account.id)), password: chosen };
+  }
+
+  /**
+   * Turns a member's two-factor sign-in off, for one who lost both the app and the recovery codes
+   * (Admin::TwoFactorAuthenticationsController, UserPolicy#disable_2fa?: manage_user_access and a
+   * role above theirs), logged as Mastodon logs it. Off already: refused, nothing logged.
+   */
+  disableTwoFactor(actor: StaffActor, id: number | null): AdminAccountView {
+    const { account, user } = this.localUser(id);
+    if (!allowed(actor, "manage_user_access") || !outranksRole(actor, roleOf(user.role))) throw forbidden();
+    this.db.transaction(() => {
+      if (!this.twoFactor.reset(account.id)) throw new ApiError(422, "Two-factor authentication is not enabled.");
+      this.log.record(actor, { action: "disable_2fa", targetType: "User", targetId: account.id, summary: account.username });
+    });
+    return this.view(this.target(account.id));
   }
 
   /**

@@ -15,7 +15,7 @@ export type StaffActor = { kind: "staff"; accountId: number; role: Role } | { ki
 export const OPERATOR: StaffActor = { kind: "operator" };
 
 /** What an action was done to, as Mastodon's Admin::ActionLog names it (target_type). */
-export type TargetType = "Account" | "User" | "Report" | "DomainBlock" | "DomainAllow" | "Status" | "Relay" | "CustomEmoji" | "Rule" | "Announcement" | "Instance";
+export type TargetType = "Account" | "User" | "Report" | "DomainBlock" | "DomainAllow" | "Status" | "Relay" | "CustomEmoji" | "Rule" | "Announcement" | "Instance" | "Invite";
 
 export interface AuditEntry {
   action: string;

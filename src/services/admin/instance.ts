@@ -2,6 +2,8 @@ import type { Db } from "../../db/connection.ts";
 import type { AnnouncementRow, CustomEmojiRow, InstanceRuleRow, RelayRow } from "../../db/schema.ts";
 import { forbidden, notFound } from "../../errors.ts";
 import { can, type Permission } from "../../models/roles.ts";
+import type { InviteService } from "../accounts/invites.ts";
+import type { RegistrationsMode } from "../accounts/registrations.ts";
 import type { AnnouncementInput, AnnouncementService } from "../announcements.ts";
 import type { CustomEmojiService } from "../custom-emojis.ts";
 import type { InstanceInfo } from "../instance-info.ts";
@@ -23,6 +25,7 @@ export class AdminInstance {
     private emojis: CustomEmojiService,
     private info: InstanceInfo,
     private announcements: AnnouncementService,
+    private invites: InviteService,
   ) {}
 
   /** Admin::RelaysController: manage_federation. The relay is asked to accept by federation, after the commit. */
@@ -107,6 +110,37 @@ export class AdminInstance {
     this.db.transaction(() => {
       this.info.setExtendedDescription(text);
       this.log.record(actor, { action: "update", targetType: "Instance", targetId: null, summary: "extended description" });
+    });
+  }
+
+  /**
+   * Admin::InvitesController#destroy (manage_invites): any member's invite expires now, logged as
+   * Mastodon logs it. "expired": it had already (nothing to log); a missing invite is a 404.
+   */
+  revokeInvite(actor: StaffActor, id: number | null): "revoked" | "expired" {
+    authorize(actor, "manage_invites");
+    if (id === null) throw notFound();
+    return this.db.transaction(() => {
+      const listing = this.invites.listing(id);
+      const result = listing ? this.invites.revoke(id) : null;
+      if (!listing || result === null) throw notFound();
+      const summary = `@${listing.maker}'s invite${listing.invite.comment ? `: ${listing.invite.comment.slice(0, 60)}` : ""}`;
+      if (result === "revoked") this.log.record(actor, { action: "destroy", targetType: "Invite", targetId: id, summary });
+      return result;
+    });
+  }
+
+  /**
+   * Admin::Settings::RegistrationsController (manage_settings): who may sign up, from now on,
+   * over REGISTRATIONS; null gives the choice back to REGISTRATIONS. Mastodon does not log its
+   * settings; here the mode is logged as the description is.
+   */
+  setRegistrationsMode(actor: StaffActor, mode: RegistrationsMode | null): void {
+    authorize(actor, "manage_settings");
+    this.db.transaction(() => {
+      this.info.setRegistrationsMode(mode);
+      const summary = mode === null ? `registrations mode: as REGISTRATIONS says (${this.info.registrationsSetting})` : `registrations mode: ${mode}`;
+      this.log.record(actor, { action: "update", targetType: "Instance", targetId: null, summary });
     });
   }
 }

@@ -62,7 +62,10 @@ ${next ? html`<nav class="pages" aria-label="More accounts"><a href="${next}">Ol
 }
 
 /** /admin/accounts/:id: what is known of the account, and each action the viewer's role may take on it. */
-export function accountPage(view: AdminAccountView, options: { csrf: string; canManageRoles: boolean; canReset: boolean; canDelete: boolean }): PageView {
+export function accountPage(
+  view: AdminAccountView,
+  options: { csrf: string; canManageRoles: boolean; canReset: boolean; canDelete: boolean; /** Whether a local account has two-factor sign-in on. */ twoFactor: boolean; /** Whether the viewer may turn it off (a role above the account's). */ canDisableTwoFactor: boolean },
+): PageView {
   const { account: a, user } = view;
   const base = `/admin/accounts/${a.id}`;
   const { csrf } = options;
@@ -86,7 +89,7 @@ ${a.silencedAt !== null ? html`<dt>Limited</dt><dd>since ${when(a.silencedAt)}</
 <dt>Joined</dt><dd>${when(a.createdAt)}</dd>
 ${
   user
-    ? html`<dt>E-mail</dt><dd>${user.email}</dd><dt>Role</dt><dd>${roleOf(user.role)}</dd>
+    ? html`<dt>E-mail</dt><dd>${user.email}</dd><dt>Role</dt><dd>${roleOf(user.role)}</dd><dt>Two-factor sign-in</dt><dd>${options.twoFactor ? "on" : "off"}</dd>
 ${user.signUpReason ? html`<dt>Reason given at sign-up</dt><dd>${user.signUpReason}</dd>` : ""}`
     : a.domain !== null
       ? html`<dt>Server</dt><dd>${a.domain}</dd><dt>Profile</dt><dd>${a.url ? html`<a href="${a.url}" rel="noopener noreferrer">${a.url}</a>` : "-"}</dd>`
@@ -100,7 +103,12 @@ ${
     ? html`<h2>Password</h2>${postForm(`${base}/reset_password`, csrf, [
         textField("password", "New password", { type: "password", autocomplete: "new-password", hint: "Leave it empty for a random one, shown once. Every sign-in of the account ends." }),
         html`<div><button type="submit" class="secondary">Reset password</button></div>`,
-      ])}`
+      ])}${
+        options.twoFactor && options.canDisableTwoFactor
+          ? html`<h2>Two-factor sign-in</h2><p class="hint" id="disable-2fa-hint">For a member who lost both the authenticator app and the recovery codes: the password alone signs them in afterwards.</p>
+${buttonForm(`${base}/disable_2fa`, csrf, "Turn off two-factor sign-in", { kind: "danger" })}`
+          : ""
+      }`
     : ""
 }
 ${

@@ -159,11 +159,24 @@ ${
 const REGISTRATIONS: Record<string, string> = {
   open: "Anyone can sign up.",
   approval: "Anyone can sign up; staff approve each account before it can sign in.",
-  closed: "Nobody can sign up (invite links still let their holders in, where the server has them).",
+  closed: "Nobody can sign up (invite links still let their holders in).",
 };
 
-/** /admin/settings: the about page's text, and how people join (set by REGISTRATIONS, shown here). */
-export function settingsPage(description: string, registrations: string, csrf: string): PageView {
+/** What /admin/settings shows of who may sign up: the mode now, whether an admin saved it, and REGISTRATIONS. */
+export interface RegistrationsView {
+  mode: "open" | "approval" | "closed";
+  saved: boolean;
+  setting: "open" | "approval" | "closed";
+}
+
+/** /admin/settings: the about page's text, and how people join (REGISTRATIONS until a mode is saved here). */
+export function settingsPage(description: string, registrations: RegistrationsView, csrf: string): PageView {
+  const options: [string, string][] = [
+    ["setting", `As the REGISTRATIONS setting says (${registrations.setting})`],
+    ["open", "Open: anyone can sign up"],
+    ["approval", "Approval: staff approve each sign-up"],
+    ["closed", "Closed: nobody can sign up"],
+  ];
   return {
     title: "Server settings",
     body: html`<h2>About this server</h2>
@@ -172,8 +185,22 @@ ${postForm("/admin/settings", csrf, [
   html`<div><button type="submit">Save changes</button></div>`,
 ])}
 <h2>Registrations</h2>
-<p>Mode: <strong>${registrations}</strong>. ${REGISTRATIONS[registrations] ?? ""}</p>
-<p class="hint">It is set by the REGISTRATIONS setting (open, approval or closed) when the server starts, not here: change it there and restart.</p>`,
+<p>Mode: <strong>${registrations.mode}</strong>. ${REGISTRATIONS[registrations.mode] ?? ""}</p>
+${postForm(
+  "/admin/settings/registrations",
+  csrf,
+  [
+    select(
+      "registrations_mode",
+      "Who can sign up",
+      options,
+      registrations.saved ? registrations.mode : "setting",
+      "A mode chosen here wins over the REGISTRATIONS setting, restarts included, until it is set back to follow REGISTRATIONS.",
+    ),
+    html`<div><button type="submit">Save the mode</button></div>`,
+  ],
+  { label: "Registrations mode" },
+)}`,
   };
 }
 
