@@ -40,7 +40,10 @@ export function createFederationCore(deps: { config: Config; clock: Clock; db: D
   const { config, clock, outgoing, refuses, traffic } = deps;
   const sqlite = deps.db.$client;
   const kv = new SqliteKvStore(sqlite, clock);
-  const queue = new SqliteMessageQueue(sqlite, clock, outgoing, (url) => refuses(url), traffic);
+  const queue = new SqliteMessageQueue(sqlite, clock, outgoing, (url) => refuses(url), traffic, (inbox, reason) => {
+    traffic.failed();
+    recordFailure(kv, clock, new Error(`refused: ${reason}`), inbox).catch(() => {});
+  });
   const publicUrl = new URL(config.publicUrl);
   const instance = new InstanceActor(deps.db, publicUrl.hostname);
   const federation: Federation<void> = createFederation<void>({

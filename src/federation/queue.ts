@@ -49,6 +49,12 @@ export class SqliteMessageQueue implements MessageQueue {
     private readonly refusesDomain: (url: string) => boolean = () => false,
     /** Told of each delivery handled, for the health page's counts. */
     private readonly traffic: { attempted(): void } = { attempted() {} },
+    /**
+     * Told of a delivery refused for its inbox's address, which Fedify never sees fail: it is
+     * recorded as a failure of that host, so `federation status`, the relays list and the
+     * health page show it rather than "ok".
+     */
+    private readonly onAddressRefused: (inbox: string, reason: string) => void = () => {},
   ) {
     this.insert = sqlite.query("INSERT INTO fedify_messages (message, run_at, ordering_key, created_at) VALUES (?, ?, ?, ?)");
     // The oldest due message whose ordering key has no earlier message still waiting or running.
@@ -183,6 +189,7 @@ export class SqliteMessageQueue implements MessageQueue {
     const refusal = await this.outgoing.refusal(message.inbox);
     if (refusal === null) return false;
     log("warn", "federation: delivery to a non-public inbox refused", { inbox: message.inbox, error: refusal });
+    this.onAddressRefused(message.inbox, refusal);
     return true;
   }
 

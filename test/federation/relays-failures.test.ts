@@ -115,3 +115,22 @@ describe("a relay that goes away", () => {
     await postStatus(wendy, { status: "after the relay went", visibility: "public" });
   });
 });
+
+describe("a relay at an address this server may not reach", () => {
+  test("its Follow is refused for the address, and relays list and federation status show that rather than ok", async () => {
+    // ALLOW_PRIVATE_ADDRESSES is off: deliveries to loopback are refused before they are sent.
+    const guarded = await startTestServer({ HOST: "127.0.0.95" });
+    try {
+      const inbox = "http://127.0.0.96:9/inbox";
+      const cli = cliBeside(guarded);
+      expect((await cli(["relays", "add", inbox, "--kind", "mastodon"])).code).toBe(0);
+      await guarded.federation!.idle();
+      const list = (await cli(["relays", "list"])).stdout;
+      expect(list).toContain(`${inbox}\tmastodon\tpending\t`);
+      expect(list).toMatch(/failing: 1 failed attempt\(s\), the last at \S+: refused: .*127\.0\.0\.96.*not a public address/);
+      expect((await cli(["federation", "status"])).stdout).toContain("\n127.0.0.96:9\t1\t-\t");
+    } finally {
+      await guarded.close();
+    }
+  });
+});
