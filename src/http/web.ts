@@ -164,7 +164,9 @@ export function webRoutes(ctx: AppContext) {
     })
     .get("/", (c) => {
       const stats = instanceStats(ctx.db);
-      const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, contactEmail: config.contactEmail, registrations: services.registrations.mode, users: stats.userCount, statuses: stats.statusCount });
+      const about = services.instanceInfo.extendedDescription().html;
+      const rules = services.instanceInfo.rules().map((r) => ({ text: r.text, hint: r.hint }));
+      const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, aboutHtml: about, rules, contactEmail: config.contactEmail, registrations: services.registrations.mode, users: stats.userCount, statuses: stats.statusCount });
       return page(c.request, body, undefined);
     })
     .get("/tags/:name", (c) => {

@@ -190,7 +190,18 @@ ${next ? html`<nav class="pages" aria-label="Pages"><a href="${next}" rel="next"
 }
 
 /** `/`: what this server is, who runs it, whether it takes sign-ups. */
-export function aboutPage(site: Site & { description: string; contactEmail: string; registrations: "open" | "approval" | "closed"; users: number; statuses: number }): string {
+export function aboutPage(
+  site: Site & {
+    description: string;
+    /** The extended description as the API serves it (our formatter's HTML of the admin's text), "" when unset. */
+    aboutHtml: string;
+    rules: { text: string; hint: string }[];
+    contactEmail: string;
+    registrations: "open" | "approval" | "closed";
+    users: number;
+    statuses: number;
+  },
+): string {
   const joining = {
     open: "Sign-ups are open: register with any Mastodon app.",
     approval: "Sign-ups are reviewed: register with any Mastodon app, saying why you would like to join, and the staff approve your account before you can sign in.",
@@ -199,6 +210,8 @@ export function aboutPage(site: Site & { description: string; contactEmail: stri
   const main = html`<h1>${site.title}</h1>
 <p>${site.description}</p>
 <ul class="counts"><li>${counted(site.users, "user")}</li><li>${counted(site.statuses, "post")}</li></ul>
+${site.aboutHtml ? html`<h2>About</h2>\n<div class="about">${raw(site.aboutHtml)}</div>` : ""}
+${site.rules.length ? html`<h2>Rules</h2>\n<ol class="rules">${site.rules.map((r) => html`<li>${r.text}${r.hint ? html`<br><span class="hint">${r.hint}</span>` : ""}</li>`)}</ol>` : ""}
 <h2>Joining</h2>
 <p>${joining} Members sign in with a Mastodon app (Elk, Phanpy, Ivory, Tusky…) at <strong>${new URL(site.publicUrl).host}</strong>, or <a href="/oauth/sign_in">sign in here</a> to read this server's pages.</p>
 ${site.contactEmail ? html`<h2>Contact</h2><p><a href="mailto:${site.contactEmail}">${site.contactEmail}</a></p>` : ""}`;

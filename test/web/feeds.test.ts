@@ -83,6 +83,21 @@ describe("the about page", () => {
     expect(page.body).toContain('<a href="mailto:admin@rookery.example">admin@rookery.example</a>');
     expect(page.body).toContain(`<link rel="canonical" href="${server.base}/">`);
     expect(page.body).toContain(`<a href="/oauth/sign_in">sign in here</a>`);
+    // Nothing set yet: no empty sections.
+    expect(page.body).not.toContain("<h2>About</h2>");
+    expect(page.body).not.toContain("<h2>Rules</h2>");
+  });
+
+  test("/ shows the extended description and the rules the admin set, escaped as text", async () => {
+    const info = server.ctx.services.instanceInfo;
+    info.setExtendedDescription("A small server <script>x</script>\n\nSee https://rookery.example/about");
+    info.addRule("Be kind <b>always</b>", "no insults");
+    const page = await get("/");
+    expect(page.body).toContain("<h2>About</h2>");
+    expect(page.body).toContain("A small server &lt;script&gt;x&lt;/script&gt;");
+    expect(page.body).not.toContain("<script>x");
+    expect(page.body).toContain('href="https://rookery.example/about"');
+    expect(page.body).toContain('<ol class="rules"><li>Be kind &lt;b&gt;always&lt;/b&gt;<br><span class="hint">no insults</span></li></ol>');
   });
 });
 
