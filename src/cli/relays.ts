@@ -13,6 +13,8 @@ import { withFederation } from "./moves.ts";
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
+/** Said when the kind was found out by elimination: no relay actor answered at the URL. */
+export const GUESSED_NOTE = "No relay actor answered at that URL, so it is taken for a Mastodon relay's inbox; if it is a LitePub relay's actor, remove it and add it again with --kind litepub.";
 const USAGE = "relays add <url> [--kind mastodon|litepub], relays remove <url>, or relays list";
 
 export async function relaysCommand(args: string[]) {
@@ -34,9 +36,10 @@ export async function relaysCommand(args: string[]) {
   if (kind !== undefined && kind !== "mastodon" && kind !== "litepub") throw new CliFailure(`--kind is mastodon (the URL is the relay's inbox) or litepub (the URL is its actor)`);
   await withFederation(async (services) => {
     if (sub === "add") {
-      const { relay, created } = await services.relays.add(url, kind as RelayKind | undefined);
+      const { relay, created, guessed } = await services.relays.add(url, kind as RelayKind | undefined);
       const what = relay.kind === "litepub" ? `a LitePub relay (actor ${relay.url}, inbox ${relay.inboxUrl})` : `a Mastodon relay (inbox ${relay.inboxUrl})`;
       out(created ? `Subscribing to ${what}: Follow sent, pending until it answers` : `Already subscribed to ${relay.url} (${relay.state})`);
+      if (guessed) out(GUESSED_NOTE);
       return;
     }
     const removed = services.relays.remove(url);

@@ -122,8 +122,10 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
       post(relays, async ({ viewer, params }) => {
         const kind = field(params, "kind") || undefined;
         if (kind !== undefined && kind !== "mastodon" && kind !== "litepub") throw validationFailed("Kind is not included in the list");
-        const { relay, created } = await instance.addRelay(actor(viewer), field(params, "url") ?? "", kind as RelayKind | undefined);
-        return { notice: created ? `${relay.url} is added; it is pending until the relay accepts.` : `${relay.url} was added already (${relay.state}).` };
+        const { relay, created, guessed } = await instance.addRelay(actor(viewer), field(params, "url") ?? "", kind as RelayKind | undefined);
+        // Found out by elimination: no relay actor answered, so it was taken for a Mastodon relay's inbox.
+        const taken = guessed ? " No relay actor answered at that address, so it is taken for a Mastodon relay's inbox; if it is a LitePub relay, remove it and add it again as one." : "";
+        return { notice: created ? `${relay.url} is added; it is pending until the relay accepts.${taken}` : `${relay.url} was added already (${relay.state}).` };
       }),
     )
     .post(

@@ -29,7 +29,7 @@ export class AdminInstance {
   ) {}
 
   /** Admin::RelaysController: manage_federation. The relay is asked to accept by federation, after the commit. */
-  async addRelay(actor: StaffActor, url: string, kind?: RelayKind): Promise<{ relay: RelayRow; created: boolean }> {
+  async addRelay(actor: StaffActor, url: string, kind?: RelayKind): Promise<{ relay: RelayRow; created: boolean; guessed: boolean }> {
     authorize(actor, "manage_federation");
     const added = await this.relays.add(url, kind);
     if (added.created) this.log.record(actor, { action: "create", targetType: "Relay", targetId: added.relay.id, summary: added.relay.url });

@@ -50,12 +50,14 @@ export class Relays {
   /**
    * Subscribes to a relay: `kind` as given, or found out (a URL whose document is an actor at
    * that very IRI is a LitePub relay's; anything else, a Mastodon relay's inbox). A relay
-   * refused earlier is asked again; one pending or accepted stays as it is.
+   * refused earlier is asked again; one pending or accepted stays as it is. `guessed`: no kind
+   * was given and no relay actor answered at the URL, so it is taken for a Mastodon relay's
+   * inbox (the caller says so: a LitePub relay that was down is then mistaken).
    */
-  async add(given: string, kind?: RelayKind): Promise<{ relay: RelayRow; created: boolean }> {
+  async add(given: string, kind?: RelayKind): Promise<{ relay: RelayRow; created: boolean; guessed: boolean }> {
     const url = this.checked(given);
     const known = this.byUrl(url);
-    if (known && known.state !== "refused") return { relay: known, created: false };
+    if (known && known.state !== "refused") return { relay: known, created: false, guessed: false };
     const actor = kind === "mastodon" ? null : await this.relayActor(url);
     if (kind === "litepub" && actor === null) throw unprocessable(`no relay actor could be fetched at ${url}`);
     const now = this.clock.now();
@@ -78,7 +80,7 @@ export class Relays {
           .returning()
           .get();
     this.events.emit({ type: "relay.subscribed", relay });
-    return { relay, created: true };
+    return { relay, created: true, guessed: kind === undefined && actor === null };
   }
 
   /** Unsubscribes (the relay is sent Undo of its Follow); null when no relay has that URL. */
