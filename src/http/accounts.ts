@@ -11,6 +11,7 @@ import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { bool, file, obj, pathId, str, strArray, type ParamValue, type Params } from "./params.ts";
 import { renderAccountList } from "./render.ts";
+import { answerKept, databaseGeneration, keep, type Kept } from "./kept-json.ts";
 
 /** `fields_attributes` as an indexed hash (Mastodon's form) or, leniently, as an array. */
 function fieldsParam(v: ParamValue | undefined): CredentialsUpdate["fields"] {
@@ -33,6 +34,11 @@ export function accountRoutes(ctx: AppContext) {
     if (!account || !user) throw notFound();
     return serializeCredentialAccount(urls, services.accounts.view(account), user, services.follows.pendingRequestCount(accountId, 40));
   };
+  // verify_credentials, the same for every token of an account until the database changes: its
+  // bytes kept per account (the latest generation only; bounded, as accounts signed in are).
+  const databaseNow = databaseGeneration(ctx.db);
+  const keptCredentials = new Map<number, Kept>();
+  const KEPT_ACCOUNTS = 10_000;
 
   return new Elysia()
     .post("/api/v1/accounts", async (c) => {
@@ -57,7 +63,11 @@ export function accountRoutes(ctx: AppContext) {
     })
     .get("/api/v1/accounts/verify_credentials", (c) => {
       const auth = requireUser(ctx, c.request, ["read:accounts", "profile"]);
-      return credentialAccount(auth.accountId);
+      const kept = keep(keptCredentials.get(auth.accountId), databaseNow(), () => credentialAccount(auth.accountId));
+      if (keptCredentials.size >= KEPT_ACCOUNTS && !keptCredentials.has(auth.accountId)) keptCredentials.clear();
+      keptCredentials.set(auth.accountId, kept);
+      // No-store as every API answer (src/http/edge.ts); the ETag still spares the bytes.
+      return answerKept(c.request, kept);
     })
     .patch("/api/v1/accounts/update_credentials", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");

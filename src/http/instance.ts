@@ -11,6 +11,7 @@ import { ROOKERY_VERSION, VERSION_STRING } from "../version.ts";
 import { input } from "./input.ts";
 import { optionalUser } from "./auth.ts";
 import { str } from "./params.ts";
+import { answerKept, databaseGeneration, keep, type Kept } from "./kept-json.ts";
 
 const DISCOVERY_CACHE = "max-age=259200, public";
 
@@ -78,62 +79,81 @@ export function instanceRoutes(ctx: AppContext) {
     if (config.whitelistMode) optionalUser(ctx, request);
   };
 
+  // Mastodon's InstancesController: expires_in 3.minutes, public (for members only under
+  // WHITELIST_MODE, where a user is required to read it).
+  const instanceCache = config.whitelistMode ? "max-age=180, private" : "max-age=180, public";
+  const databaseNow = databaseGeneration(db);
+  // What outside the database shapes the documents: the registrations mode (REGISTRATIONS) and
+  // whether ffmpeg was found.
+  const generation = () => `${databaseNow()}.${services.registrations.mode}.${services.media.avSupported}`;
+  let keptV1: Kept | undefined;
+  let keptV2: Kept | undefined;
+
+  const v1 = () => {
+    const stats = instanceStats(db);
+    return {
+      uri: config.domain,
+      title: config.instanceTitle,
+      short_description: description,
+      description,
+      email: config.contactEmail,
+      version: VERSION_STRING,
+      urls: { streaming_api: streamingUrl },
+      stats: { user_count: stats.userCount, status_count: stats.statusCount, domain_count: stats.domainCount },
+      thumbnail,
+      languages: ["en"],
+      // Mastodon: sign-ups are possible unless closed; approval is said apart. invites_enabled
+      // is whether the everyone role may invite (UserRole.everyone.can?(:invite_users)): every
+      // member makes invite links at /settings/invites.
+      registrations: services.registrations.mode !== "closed",
+      approval_required: services.registrations.mode === "approval",
+      invites_enabled: can("user", "invite_users"),
+      configuration: { accounts: { max_featured_tags: LIMITS.maxFeaturedTags }, statuses, media_attachments: mediaAttachments(), polls },
+      contact_account: null,
+      rules: rules(),
+    };
+  };
+  const v2 = () => {
+    const stats = instanceStats(db);
+    return {
+      domain: config.domain,
+      title: config.instanceTitle,
+      version: VERSION_STRING,
+      source_url: config.publicUrl,
+      description,
+      usage: { users: { active_month: stats.userCount } },
+      thumbnail: { url: thumbnail },
+      icon: [],
+      languages: ["en"],
+      configuration: {
+        urls: { streaming: streamingUrl, status: null },
+        vapid: { public_key: ctx.keys.vapidPublicKey },
+        accounts: { max_featured_tags: LIMITS.maxFeaturedTags, max_pinned_statuses: LIMITS.maxPinnedStatuses },
+        statuses,
+        media_attachments: { ...mediaAttachments(), description_limit: LIMITS.descriptionLimit },
+        polls,
+        translation: { enabled: false },
+      },
+      // No reason is required under approval (Mastodon's require_invite_text is off by default).
+      registrations: { enabled: services.registrations.mode !== "closed", approval_required: services.registrations.mode === "approval", reason_required: false, message: null, url: null },
+      // 2: grouped notifications (/api/v2/notifications); 7: quote posts (Mastodon 4.5's
+      // quoted_status_id, quote_approval, /quotes): clients switch on it.
+      api_versions: { mastodon: 7 },
+      contact: { email: config.contactEmail, account: null },
+      rules: rules(),
+    };
+  };
+
   return new Elysia()
     .get("/api/v1/instance", ({ request }) => {
       userInWhitelistMode(request);
-      const stats = instanceStats(db);
-      return {
-        uri: config.domain,
-        title: config.instanceTitle,
-        short_description: description,
-        description,
-        email: config.contactEmail,
-        version: VERSION_STRING,
-        urls: { streaming_api: streamingUrl },
-        stats: { user_count: stats.userCount, status_count: stats.statusCount, domain_count: stats.domainCount },
-        thumbnail,
-        languages: ["en"],
-        // Mastodon: sign-ups are possible unless closed; approval is said apart. invites_enabled
-        // is whether the everyone role may invite (UserRole.everyone.can?(:invite_users)): every
-        // member makes invite links at /settings/invites.
-        registrations: services.registrations.mode !== "closed",
-        approval_required: services.registrations.mode === "approval",
-        invites_enabled: can("user", "invite_users"),
-        configuration: { accounts: { max_featured_tags: LIMITS.maxFeaturedTags }, statuses, media_attachments: mediaAttachments(), polls },
-        contact_account: null,
-        rules: rules(),
-      };
+      keptV1 = keep(keptV1, generation(), v1);
+      return answerKept(request, keptV1, instanceCache);
     })
     .get("/api/v2/instance", ({ request }) => {
       userInWhitelistMode(request);
-      const stats = instanceStats(db);
-      return {
-        domain: config.domain,
-        title: config.instanceTitle,
-        version: VERSION_STRING,
-        source_url: config.publicUrl,
-        description,
-        usage: { users: { active_month: stats.userCount } },
-        thumbnail: { url: thumbnail },
-        icon: [],
-        languages: ["en"],
-        configuration: {
-          urls: { streaming: streamingUrl, status: null },
-          vapid: { public_key: ctx.keys.vapidPublicKey },
-          accounts: { max_featured_tags: LIMITS.maxFeaturedTags, max_pinned_statuses: LIMITS.maxPinnedStatuses },
-          statuses,
-          media_attachments: { ...mediaAttachments(), description_limit: LIMITS.descriptionLimit },
-          polls,
-          translation: { enabled: false },
-        },
-        // No reason is required under approval (Mastodon's require_invite_text is off by default).
-        registrations: { enabled: services.registrations.mode !== "closed", approval_required: services.registrations.mode === "approval", reason_required: false, message: null, url: null },
-        // 2: grouped notifications (/api/v2/notifications); 7: quote posts (Mastodon 4.5's
-        // quoted_status_id, quote_approval, /quotes): clients switch on it.
-        api_versions: { mastodon: 7 },
-        contact: { email: config.contactEmail, account: null },
-        rules: rules(),
-      };
+      keptV2 = keep(keptV2, generation(), v2);
+      return answerKept(request, keptV2, instanceCache);
     })
     .get("/api/v1/instance/rules", ({ request }) => {
       userInWhitelistMode(request);
