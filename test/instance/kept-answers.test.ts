@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { cliBeside } from "../support/cli.ts";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -64,6 +65,32 @@ describe("instance documents kept per generation", () => {
     after = await steady(http, "/api/v1/instance");
     expect(after.etag).not.toBe(before.etag);
     expect(after.body.stats.status_count).toBe(before.body.stats.status_count + 1);
+  });
+
+  test("a write by another process (an account made with the CLI) changes the next answer at once", async () => {
+    const before = await steady(http, "/api/v1/instance");
+    const made = await cliBeside(server)(["accounts", "create", "carol", "--email", "carol@example.test", "--password", "a long enough password"]);
+    expect(made.code).toBe(0);
+    const after = await steady(http, "/api/v1/instance");
+    expect(after.etag).not.toBe(before.etag);
+    expect(after.body.stats.user_count).toBe(before.body.stats.user_count + 1);
+  });
+
+  test("WHITELIST_MODE: for members only (401 and Mastodon's error without a user, nothing kept shown), cached privately", async () => {
+    const locked = await startTestServer({ WHITELIST_MODE: "true" });
+    try {
+      const wendy = await createUser(locked, "wendy");
+      for (const path of ["/api/v1/instance", "/api/v2/instance"]) {
+        const kept = await steady(wendy.client, path);
+        expect((await wendy.client.get(path)).headers.get("cache-control")).toBe("max-age=180, private");
+        const anonymous = await new Client(locked.base).get(path, { headers: { "if-none-match": kept.etag } });
+        expect(anonymous.status).toBe(401);
+        expect(anonymous.body).toEqual({ error: "This API requires an authenticated user" });
+        expect(anonymous.headers.get("etag")).toBeNull();
+      }
+    } finally {
+      await locked.close();
+    }
   });
 });
 
