@@ -75,8 +75,8 @@ export function startSinks(pagePort: number, pushPort: number): Sinks {
   };
 }
 
-/** Subscribes the client to status notifications at the push service stand-in; says whether the server took it. */
-export async function subscribePush(client: ApiClient, endpoint: string): Promise<boolean> {
+/** Subscribes the client to status notifications at the push service stand-in; null if the server took it, else its answer. */
+export async function subscribePush(client: ApiClient, endpoint: string): Promise<string | null> {
   const device = await newDevice();
   const res = await client.post("/api/v1/push/subscription", {
     form: {
@@ -89,7 +89,7 @@ export async function subscribePush(client: ApiClient, endpoint: string): Promis
       "data[policy]": "all",
     },
   });
-  return res.status === 200;
+  return res.status === 200 ? null : `${res.status} ${res.text.slice(0, 200)}`;
 }
 
 /** Records the status of each `update` event of an SSE stream (its id, and when it came) until stopped. */
@@ -135,7 +135,8 @@ export async function setUpRookeryFollowers(rookery: Seeded, sinks: Sinks, simPo
   await sim.follow(`${rookery.server.url}/users/alice`, "s");
   await within("the remote follower's Follow accepted", 60, async () => (await sim.stats()).accepts >= 1);
   const pushPath = "/push/rookery";
-  if (!(await subscribePush(rookery.bob, `${sinks.pushBase}${pushPath}`))) throw new Error("Rookery refused bob's push subscription");
+  const refused = await subscribePush(rookery.bob, `${sinks.pushBase}${pushPath}`);
+  if (refused) throw new Error(`Rookery refused bob's push subscription: ${refused}`);
   const stream = streamCounter(`${rookery.server.url}/api/v1/streaming/user`, rookery.bob.token!);
   await Promise.race([stream.ready, stream.done.then(() => Promise.reject(new Error("bob's stream closed at once")))]);
   return { sim, stream, pushPath };

@@ -8,6 +8,9 @@
 import { spawnSync, type Subprocess } from "bun";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 
+/** A reason the benchmark cannot run (a missing tool, a busy port, a wrong option): said in one line, without a stack. */
+export class Refusal extends Error {}
+
 const children = new Set<Subprocess>();
 const dirs = new Set<string>();
 let cleaning = false;
@@ -78,7 +81,15 @@ function tree(pid: number): number[] {
   return out;
 }
 
-const TICKS = Number(spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+/** Clock ticks per second of /proc's times (100 on Linux almost everywhere). */
+function clockTicks(): number {
+  try {
+    return Number(spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
+const TICKS = clockTicks();
 
 /** utime + stime of the process and its descendants (all threads), in seconds. */
 export function treeCpuSeconds(pid: number): number {
@@ -133,7 +144,7 @@ export async function quiet(pid: number, options: { windowMs?: number; maxCpu?: 
 /** Throws when something already answers at the address: a benchmark must not measure another engineer's server. */
 export async function assertFree(url: string) {
   const answered = await fetch(url, { signal: AbortSignal.timeout(1000) }).then(() => true, () => false);
-  if (answered) throw new Error(`${url} already answers: another process holds that port (choose others with --port-base)`);
+  if (answered) throw new Refusal(`${url} already answers: another process holds that port (choose others with --port-base)`);
 }
 
 export function median(values: number[]): number {

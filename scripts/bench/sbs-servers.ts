@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { signIn } from "../interop/gotosocial-peer.ts";
 import { ApiClient } from "../interop/support.ts";
 import { ROOT } from "./lib.ts";
-import { assertFree, stopChild, track } from "./sbs-procs.ts";
+import { assertFree, Refusal, stopChild, track } from "./sbs-procs.ts";
 import { pin } from "./sbs-wrk.ts";
 
 export const PASSWORD = "Side-by-side-passphrase-5210!";
@@ -69,9 +69,9 @@ export function checkGtsBinary(bin: string, webDir: string) {
   try {
     accessSync(bin, constants.X_OK);
   } catch {
-    throw new Error(`no GoToSocial binary at ${bin}: set GTS_BIN to an executable GoToSocial v0.19.2 (docs/interop.md says how to build one)`);
+    throw new Refusal(`no GoToSocial binary at ${bin}: set GTS_BIN to an executable GoToSocial v0.19.2 (docs/interop.md says how to build one)`);
   }
-  if (!existsSync(join(webDir, "template", "sign-in.tmpl"))) throw new Error(`no GoToSocial web templates in ${webDir} (set GTS_WEB_DIR to the source tree's web/ folder)`);
+  if (!existsSync(join(webDir, "template", "sign-in.tmpl"))) throw new Refusal(`no GoToSocial web templates in ${webDir} (set GTS_WEB_DIR to the source tree's web/ folder)`);
 }
 
 export async function prepareGoToSocial(options: GtsOptions): Promise<Server> {

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "bun";
 import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { track, treeCpuSeconds } from "./sbs-procs.ts";
+import { Refusal, track, treeCpuSeconds } from "./sbs-procs.ts";
 
 export const USER_AGENT = "rookery-side-by-side/1 (wrk)";
 
@@ -34,8 +34,8 @@ export interface Run {
 
 export function requireTools(cpus: (string | undefined)[]) {
   const has = (cmd: string) => spawnSync(["sh", "-c", `command -v ${cmd}`]).exitCode === 0;
-  if (!has("wrk")) throw new Error("wrk is missing: this benchmark uses it as the load generator (Debian: apt-get install wrk)");
-  if (cpus.some((c) => c !== undefined) && !has("taskset")) throw new Error("taskset is missing, and CPUs were given to pin to (Debian: apt-get install util-linux)");
+  if (!has("wrk")) throw new Refusal("wrk is missing: this benchmark uses it as the load generator (Debian: apt-get install wrk)");
+  if (cpus.some((c) => c !== undefined) && !has("taskset")) throw new Refusal("taskset is missing, and CPUs were given to pin to (Debian: apt-get install util-linux)");
 }
 
 export const pin = (cpus: string | undefined, argv: string[]) => (cpus === undefined ? argv : ["taskset", "-c", cpus, ...argv]);
