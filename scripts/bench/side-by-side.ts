@@ -9,7 +9,7 @@
  *
  *   bun scripts/bench/side-by-side.ts [--duration 10] [--post-duration 10] [--threads 2]
  *     [--connections 32] [--rookery-cmd "/path/to/rookery"] [--rookery-env K=V ...]
- *     [--server-cpus 0,1] [--wrk-cpus 0,1] [--starts 3] [--port-base 4700] [--json file]
+ *     [--server-cpus 0,1] [--wrk-cpus 0,1] [--starts 3] [--port-base 5270] [--json file]
  *
  * GTS_BIN: GoToSocial's binary (default /work/peers/gotosocial); GTS_WEB_DIR: its web/ folder
  * (default web/ beside the binary). Without --rookery-cmd, Rookery's executable is built from
@@ -28,7 +28,7 @@ import { checkGtsBinary, prepareGoToSocial, prepareRookery, type Server } from "
 import { load, requireTools, type LoadOptions, type Run } from "./sbs-wrk.ts";
 
 function parseArgs(argv: string[]) {
-  const o = { duration: 10, postDuration: NaN, threads: 2, connections: 32, starts: 3, portBase: 4700, rookeryCmd: "", rookeryEnv: {} as Record<string, string>, serverCpus: undefined as string | undefined, wrkCpus: undefined as string | undefined, json: "", keep: false };
+  const o = { duration: 10, postDuration: NaN, threads: 2, connections: 32, starts: 3, portBase: 5270, rookeryCmd: "", rookeryEnv: {} as Record<string, string>, serverCpus: undefined as string | undefined, wrkCpus: undefined as string | undefined, json: "", keep: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = () => {
@@ -72,7 +72,7 @@ function machine() {
 }
 
 function buildRookery(work: string): string[] {
-  const outfile = join(work, "rookery");
+  const outfile = join(work, "build", "rookery");
   say("building Rookery's executable (scripts/build.ts) ...");
   const built = spawnSync([BUN, join(ROOT, "scripts/build.ts"), "--outfile", outfile], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   if (built.exitCode !== 0) throw new Error(`the build failed:\n${built.stderr.toString()}`);
@@ -149,12 +149,13 @@ async function main() {
   let followers: FollowerSetup | undefined;
   try {
     followers = await setUpRookeryFollowers(r, sinks, ports.sim);
-    // GoToSocial takes only https:// endpoints, and the stand-in is plain HTTP: it then posts
-    // without push, less work than Rookery does (said in the output).
+    // GoToSocial takes only https:// endpoints (and its sign-in's token has no push scope), and
+    // the stand-in is plain HTTP: it then posts without push, less work than Rookery does (said
+    // in the output).
     const gtsPushRefused = await subscribePush(g.bob, `${sinks.pushBase}/push/gotosocial`);
     say(gtsPushRefused ? `GoToSocial refused bob's push subscription (${gtsPushRefused}): it posts without push` : "GoToSocial took bob's push subscription");
     const postOptions = { ...loadOptions, seconds: o.postDuration };
-    const posting: Figures["posting"] = { gotosocial: [], rookery: [], rookeryHas: `federation on (alice has a follower on another server: fed-sim.ts, one Fedify actor on 127.0.1.1), bob's SSE stream connected, bob's web push subscription (status notifications, notify on his follow), link cards on (each post links its own page on loopback)${envNote}; GoToSocial: bob's follow with notify, ${gtsPushRefused ? "no push (it refuses a plain-http push endpoint)" : "push subscribed (not counted)"}` };
+    const posting: Figures["posting"] = { gotosocial: [], rookery: [], rookeryHas: `federation on (alice has a follower on another server: fed-sim.ts, one Fedify actor on 127.0.1.1), bob's SSE stream connected, bob's web push subscription (status notifications, notify on his follow), link cards on (each post links its own page on loopback)${envNote}; GoToSocial: bob's follow with notify, ${gtsPushRefused ? `no push (refused: ${gtsPushRefused.split(" ").slice(0, 8).join(" ")}; it takes https:// endpoints only)` : "push subscribed (not counted)"}` };
     const deadline = Math.max(120, o.postDuration * 30);
     for (const s of [g, r, r, g]) {
       if (s === g) {
