@@ -21,6 +21,7 @@ export function track<T extends Subprocess>(proc: T): T {
   return proc;
 }
 
+/** A temporary folder (or file) removed at the end, whatever the end. */
 export function trackDir(dir: string): string {
   dirs.add(dir);
   return dir;

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "bun";
 import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Refusal, track, treeCpuSeconds } from "./sbs-procs.ts";
+import { Refusal, track, trackDir, treeCpuSeconds } from "./sbs-procs.ts";
 
 export const USER_AGENT = "rookery-side-by-side/1 (wrk)";
 
@@ -69,7 +69,8 @@ function script(method: string, headers: Record<string, string>, postBody?: stri
   }
   const file = join(tmpdir(), `sbs-wrk-${process.pid}-${Math.random().toString(36).slice(2)}.lua`);
   writeFileSync(file, lines.join("\n") + "\n");
-  return file;
+  // Removed after the run, or by the clean-up if the run is interrupted.
+  return trackDir(file);
 }
 
 /** One wrk run against `url`, with the server's CPU read before and after. */
