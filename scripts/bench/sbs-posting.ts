@@ -230,7 +230,7 @@ export async function postRookery(s: Seeded, followers: FollowerSetup, sinks: Si
   const since = (t: number) => (t - r.t0) / 1000;
   let home: Stage = { seconds: null, reached: 0 };
   const stage = (count: number, last: number): Stage => ({ seconds: count >= n ? since(last) : null, reached: count });
-  // This run's posts: their text carries the run's nonce.
+  // How many of a record's entries are this run's, and when the last came.
   const ofRun = (times: Map<string, number>, match: (key: string) => boolean) => {
     let count = 0;
     let last = 0;
@@ -258,9 +258,12 @@ export async function postRookery(s: Seeded, followers: FollowerSetup, sinks: Si
       const stored: Stage = { seconds: since(r.tEnd), reached: n };
       const core = [stored, home, stages.streamed, stages.delivered];
       const doneAt = core.every((st) => st.seconds !== null) ? Math.max(...core.map((st) => st.seconds!)) : null;
+      const waitFrom = Date.now();
       const quietMs = await quiet(s.server.pid());
       const cpuUsPerPostAll = ((treeCpuSeconds(s.server.pid()) - r.cpu0) / n) * 1e6;
-      return { run: r.run, posts: r.posts, stored, acceptedPerSecond: r.acceptedPerSecond, cpuUsPerPostAll, home, ...stages, fullyDonePerSecond: doneAt === null ? null : n / doneAt, quietSeconds: quietMs === null ? null : quietMs / 1000 };
+      // Busy after wrk ended, as GoToSocial's is counted.
+      const quietSeconds = quietMs === null ? null : (waitFrom - r.tEnd + quietMs) / 1000;
+      return { run: r.run, posts: r.posts, stored, acceptedPerSecond: r.acceptedPerSecond, cpuUsPerPostAll, home, ...stages, fullyDonePerSecond: doneAt === null ? null : n / doneAt, quietSeconds };
     }
     await Bun.sleep(50);
   }
