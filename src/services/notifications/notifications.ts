@@ -93,11 +93,14 @@ export class NotificationService {
       this.notify(original.accountId, row.accountId, "reblog", original.id);
       return;
     }
-    const mentioned = row.mentions === "[]" ? NONE : mentionedIds(row);
-    for (const id of mentioned) this.notify(id, row.accountId, "mention", row.id, row);
+    // A status just written has no notification yet, so none of these can be a repeat: the
+    // duplicate check is skipped (it reads every notification of that type from the author to
+    // the recipient, and a follower with the bell on has one per post).
+    const mentioned = row.mentions === "[]" ? NONE : [...new Set(mentionedIds(row))];
+    for (const id of mentioned) this.add(id, row.accountId, "mention", row.id, row, null, false);
     if (row.visibility === "direct") return;
     for (const { id } of this.notifyFollowers.all(row.accountId)) {
-      if (!mentioned.includes(id)) this.notify(id, row.accountId, "status", row.id);
+      if (!mentioned.includes(id)) this.add(id, row.accountId, "status", row.id, undefined, null, false);
     }
   }
 
@@ -166,12 +169,17 @@ export class NotificationService {
    * policy a read). `reportId`: the report an admin.report is about.
    */
   notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null, status?: StatusFacts, reportId: number | null = null): NotificationRow | null {
+    return this.add(recipientId, fromAccountId, type, statusId, status, reportId, true);
+  }
+
+  /** `mayRepeat` false: the caller knows no such notification can exist yet (a new status's). */
+  private add(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null, status: StatusFacts | undefined, reportId: number | null, mayRepeat: boolean): NotificationRow | null {
     if (recipientId === fromAccountId && type !== "poll") return null;
     // Remote accounts are told by their own server, from the activities delivered to it.
     if (!this.isLocal(recipientId)) return null;
     if (recipientId !== fromAccountId && this.moderation.silences(recipientId, fromAccountId)) return null;
     if (statusId !== null && this.threadMuted(recipientId, statusId)) return null;
-    if (this.q.duplicate.get(recipientId, fromAccountId, type, statusId, reportId)) return null;
+    if (mayRepeat && this.q.duplicate.get(recipientId, fromAccountId, type, statusId, reportId)) return null;
     const decision = this.policies.decide(recipientId, fromAccountId, type, statusId, status);
     if (decision === "drop") return null;
     const createdAt = this.clock.now();
