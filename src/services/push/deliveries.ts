@@ -7,6 +7,7 @@ import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
 import type { PushNotificationView } from "../../models/views.ts";
 import type { EventBus } from "../../infra/events.ts";
+import type { GroupCommit } from "../../infra/group-commit.ts";
 import type { TimerWheel } from "../../infra/timer-wheel.ts";
 import { OutgoingRefused } from "../../net/outgoing.ts";
 import { base64Bytes, type PushSubscriptions } from "./subscriptions.ts";
@@ -79,6 +80,8 @@ export class PushDeliveries {
     private vapid: VapidSigner,
     private post: PushPost,
     private subscriptions: PushSubscriptions,
+    /** Where a sent push's row is removed: with the other writes of its turn, not in a commit of its own per push. */
+    private writes: GroupCommit,
   ) {
     wheel.handle("push", (id) => this.track(this.send(Number(id))));
     const sqlite = db.$client;
@@ -197,7 +200,7 @@ export class PushDeliveries {
       this.subscriptions.remove(subscription.id);
       return;
     }
-    this.retry(id, delivery.attempts + 1, status);
+    return this.retry(id, delivery.attempts + 1, status);
   }
 
   /** What the push tells, decided here (who sent it, which status, in which language), rendered by `render`. */
@@ -221,11 +224,11 @@ export class PushDeliveries {
     return raw === undefined ? undefined : map(raw);
   }
 
-  private done(id: number): void {
-    this.q.remove.run(id);
+  private done(id: number): Promise<void> {
+    return this.writes.run(() => void this.q.remove.run(id));
   }
 
-  private retry(id: number, attempts: number, status: number): void {
+  private retry(id: number, attempts: number, status: number): Promise<void> | undefined {
     if (attempts > MAX_RETRIES) {
       log("warn", "push given up", { delivery: id, status });
       return this.done(id);
@@ -233,5 +236,6 @@ export class PushDeliveries {
     const dueAt = this.clock.now() + retryDelayMs(attempts);
     this.q.retry.run(attempts, dueAt, id);
     if (!this.stopped) this.wheel.schedule("push", id, dueAt);
+    return undefined;
   }
 }
