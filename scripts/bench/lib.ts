@@ -214,13 +214,13 @@ export function row(label: string, r: WrkResult, baseline?: WrkResult) {
 }
 
 /** An app, an account made with the CLI and a password-grant token: what a bot would do. */
-export async function seedUser(server: { url: string; cli(args: string[]): string }, username: string): Promise<{ id: string; token: string }> {
+export async function seedUser(server: { url: string; cli(args: string[]): string }, username: string, scopes = "read write follow"): Promise<{ id: string; token: string }> {
   const id = server.cli(["accounts", "create", username, "--email", `${username}@bench.test`, "--password", "benchmark password"]);
-  const app = await (await fetch(`${server.url}/api/v1/apps`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "bench", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow" }) })).json() as { client_id: string; client_secret: string };
+  const app = await (await fetch(`${server.url}/api/v1/apps`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "bench", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes }) })).json() as { client_id: string; client_secret: string };
   const token = await (await fetch(`${server.url}/oauth/token`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ grant_type: "password", username, password: "benchmark password", client_id: app.client_id, client_secret: app.client_secret, scope: "read write follow" }),
+    body: JSON.stringify({ grant_type: "password", username, password: "benchmark password", client_id: app.client_id, client_secret: app.client_secret, scope: scopes }),
   })).json() as { access_token: string };
   return { id, token: token.access_token };
 }

@@ -20,6 +20,12 @@ export interface AccountKeyPair {
 export class AccountKeys {
   /** One generation per account at a time, so two concurrent first fetches make one pair. */
   private generating = new Map<number, Promise<AccountKeyPair[]>>();
+  /**
+   * The imported pairs of each account that has both: every activity an account sends asks for
+   * them (a read and four imports each time), and a stored pair never changes (nothing rotates
+   * or replaces keys; the row goes only with its account).
+   */
+  private kept = new Map<number, Promise<AccountKeyPair[]>>();
 
   constructor(
     private db: Db,
@@ -27,8 +33,15 @@ export class AccountKeys {
   ) {}
 
   async keyPairs(accountId: number): Promise<AccountKeyPair[]> {
+    const kept = this.kept.get(accountId);
+    if (kept) return kept;
     const stored = this.db.select().from(accountKeys).where(eq(accountKeys.accountId, accountId)).all();
-    if (stored.length === ALGORITHMS.length) return Promise.all(ALGORITHMS.map((a) => this.imported(stored.find((k) => k.algorithm === a)!)));
+    if (stored.length === ALGORITHMS.length) {
+      const imported = Promise.all(ALGORITHMS.map((a) => this.imported(stored.find((k) => k.algorithm === a)!)));
+      this.kept.set(accountId, imported);
+      imported.catch(() => this.kept.delete(accountId));
+      return imported;
+    }
     let pending = this.generating.get(accountId);
     if (!pending) {
       pending = this.generate(accountId, new Set(stored.map((k) => k.algorithm))).finally(() => this.generating.delete(accountId));

@@ -18,8 +18,12 @@ export class SqliteKvStore implements KvStore {
     private readonly clock: Clock,
   ) {
     this.getStmt = sqlite.query("SELECT value, expires_at FROM fedify_kv WHERE key = ?");
+    // A set that changes nothing writes nothing: Fedify remembers which signature spec an
+    // inbox's server took after every delivery to it, the same value each time, and rewriting
+    // the row dirtied a page and made a commit of its own per delivery.
     this.setStmt = sqlite.query(
-      "INSERT INTO fedify_kv (key, value, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at",
+      `INSERT INTO fedify_kv (key, value, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+       WHERE value IS NOT excluded.value OR expires_at IS NOT excluded.expires_at`,
     );
     this.deleteStmt = sqlite.query("DELETE FROM fedify_kv WHERE key = ?");
     this.casStmt = this.setStmt;

@@ -7,7 +7,7 @@ import { ApiError, notFound, validationFailed } from "../errors.ts";
 import type { EventBus } from "../infra/events.ts";
 import { finishPage, pageQuery, type Page } from "../infra/pagination.ts";
 import { visibleToSql } from "./statuses/visibility.ts";
-import { domainBlockedSql } from "./statuses/visibility.ts";
+import { remoteDomainsBlocked } from "./statuses/home-feed.ts";
 
 export const REPLIES_POLICIES = ["followed", "list", "none"] as const;
 const MAX_LISTS = 50;
@@ -175,7 +175,7 @@ export class ListService {
            AND EXISTS (SELECT 1 FROM follows f WHERE f.account_id = l.account_id AND f.target_account_id = $author)
            AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = l.account_id AND b.target_account_id IN ($author, $origin))
            AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = l.account_id AND m.target_account_id IN ($author, $origin) AND (m.expires_at IS NULL OR m.expires_at > $now))
-           AND NOT ${domainBlockedSql("l.account_id", "$author")} AND NOT ${domainBlockedSql("l.account_id", "$origin")}
+           ${remoteDomainsBlocked("l.account_id", status, original).map((c) => `AND ${c}`).join(" ")}
            AND ($replyTo IS NULL
              OR $replyTo = l.account_id
              OR (l.replies_policy = 'followed' AND EXISTS (SELECT 1 FROM follows f2 WHERE f2.account_id = l.account_id AND f2.target_account_id = $replyTo))

@@ -59,6 +59,23 @@ describe("notifications", () => {
     expect(types((await me.client.get("/api/v1/notifications")).body)).toEqual(["mention", "reblog"]);
   });
 
+  test("a new status tells each account once: a mention named twice is one notification, and a follower with the bell on who is mentioned gets the mention alone", async () => {
+    const author = await createUser(server, "n_author");
+    const belled = await createUser(server, "n_belled");
+    const named = await createUser(server, "n_named");
+    expect((await belled.client.post(`/api/v1/accounts/${author.id}/follow`, { json: { notify: true } })).status).toBe(200);
+    expect((await named.client.post(`/api/v1/accounts/${author.id}/follow`, { json: { notify: true } })).status).toBe(200);
+
+    const first = await post(author, { status: "one post for the bell" });
+    const second = await post(author, { status: "@n_named hello @n_named, twice" });
+    const third = await post(author, { status: "and another" });
+
+    const heard = (await belled.client.get("/api/v1/notifications")).body;
+    expect(heard.map((n: any) => [n.type, n.status.id])).toEqual([["status", third.id], ["status", second.id], ["status", first.id]]);
+    const told = (await named.client.get("/api/v1/notifications")).body;
+    expect(told.map((n: any) => [n.type, n.status.id])).toEqual([["status", third.id], ["mention", second.id], ["status", first.id]]);
+  });
+
   test("follow requests notify the locked account", async () => {
     const locked = await createUser(server, "n_locked", { locked: true });
     const asker = await createUser(server, "n_asker");

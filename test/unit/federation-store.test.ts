@@ -68,6 +68,25 @@ describe("SqliteKvStore", () => {
     expect(await kv.get(["a", "b"])).toBeUndefined();
     db.close();
   });
+
+  test("a set of the value already there writes nothing; a new value or a new expiry is written", async () => {
+    const clock = new ManualClock(1_000_000);
+    const { db } = open();
+    const kv = new SqliteKvStore(db.sqlite, clock);
+    const changes = () => (db.sqlite.query("SELECT total_changes() AS n").get() as { n: number }).n;
+    await kv.set(["spec", "https://remote.example"], "rfc9421");
+    const before = changes();
+    await kv.set(["spec", "https://remote.example"], "rfc9421");
+    expect(changes()).toBe(before);
+    await kv.set(["spec", "https://remote.example"], "draft-cavage-http-signatures-12");
+    expect(changes()).toBe(before + 1);
+    expect(await kv.get(["spec", "https://remote.example"])).toBe("draft-cavage-http-signatures-12");
+    await kv.set(["spec", "https://remote.example"], "draft-cavage-http-signatures-12", { ttl: Temporal.Duration.from({ seconds: 10 }) });
+    expect(changes()).toBe(before + 2);
+    clock.advance(10_000);
+    expect(await kv.get(["spec", "https://remote.example"])).toBeUndefined();
+    db.close();
+  });
 });
 
 describe("SqliteMessageQueue", () => {

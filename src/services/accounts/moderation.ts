@@ -56,6 +56,10 @@ export class ModerationService implements RelationshipFilters {
          UNION SELECT account_id FROM mutes WHERE target_account_id IN (SELECT value FROM json_each(?1)) AND (expires_at IS NULL OR expires_at > ?3)
          UNION SELECT account_id FROM account_domain_blocks WHERE domain = (SELECT ${hostSql("a.domain")} FROM accounts a WHERE a.id = ?2)`,
       ),
+      isBlocking: db.$client.query<{ one: number }, [number, number]>("SELECT 1 AS one FROM blocks WHERE account_id = ? AND target_account_id = ?"),
+      muteHides: db.$client.query<{ hide: number }, [number, number, number]>(
+        "SELECT hide_notifications AS hide FROM mutes WHERE account_id = ? AND target_account_id = ? AND (expires_at IS NULL OR expires_at > ?)",
+      ),
       suspended: db.$client.query<{ id: number }, [string]>("SELECT id FROM accounts WHERE id IN (SELECT value FROM json_each(?)) AND suspended_at IS NOT NULL"),
       hidden: db.$client.query<{ id: number }, [number, number, number, number]>(
         `SELECT target_account_id AS id FROM blocks WHERE account_id = ?
@@ -231,11 +235,9 @@ export class ModerationService implements RelationshipFilters {
 
   /** Does `accountId` block `targetId`? */
   isBlocking(accountId: number, targetId: number): boolean {
-    return !!this.db
-      .select({ id: blocks.id })
-      .from(blocks)
-      .where(and(eq(blocks.accountId, accountId), eq(blocks.targetAccountId, targetId)))
-      .get();
+    // Every notification asks: an account party to no block skips the query.
+    if (!this.blockParties().has(accountId)) return false;
+    return this.q.isBlocking.get(accountId, targetId) !== null;
   }
 
   /**
@@ -245,12 +247,7 @@ export class ModerationService implements RelationshipFilters {
   silences(recipientId: number, fromId: number): boolean {
     if (this.isBlocking(recipientId, fromId)) return true;
     if (this.domains.blockedAmong(recipientId, [fromId]).has(fromId) && !this.follows.isFollowing(recipientId, fromId)) return true;
-    const mute = this.db
-      .select({ hide: mutes.hideNotifications })
-      .from(mutes)
-      .where(and(eq(mutes.accountId, recipientId), eq(mutes.targetAccountId, fromId), this.activeMute()))
-      .get();
-    return mute?.hide === true;
+    return this.q.muteHides.get(recipientId, fromId, this.clock.now())?.hide === 1;
   }
 }
 

@@ -2,7 +2,7 @@ import { and, eq, inArray, ne, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { Statement } from "bun:sqlite";
-import { accounts, conversationMutes, notifications, statuses, users, type NotificationRow, type StatusRow } from "../../db/schema.ts";
+import { notifications, statuses, users, type NotificationRow, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { notFound } from "../../errors.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
@@ -55,7 +55,28 @@ export class NotificationService {
   ) {
     this.groups = new NotificationGroups(db);
     this.notifyFollowers = db.$client.query<{ id: number }, [number]>("SELECT account_id AS id FROM follows WHERE target_account_id = ? AND notify = 1");
+    // Every notification runs these (a post to followers with the bell on, one each): prepared once.
+    this.q = {
+      domain: db.$client.query<{ domain: string | null }, [number]>("SELECT domain FROM accounts WHERE id = ?"),
+      threadMuted: db.$client.query<{ one: number }, [number, number]>(
+        "SELECT 1 AS one FROM statuses s JOIN conversation_mutes m ON m.conversation_id = s.conversation_id AND m.account_id = ?2 WHERE s.id = ?1",
+      ),
+      // sameActivity's test: `IS` matches a null status as it matches an id; a null report asks nothing of it.
+      duplicate: db.$client.query<{ id: number }, [number, number, string, number | null, number | null]>(
+        "SELECT id FROM notifications WHERE account_id = ?1 AND from_account_id = ?2 AND type = ?3 AND status_id IS ?4 AND (?5 IS NULL OR report_id = ?5) LIMIT 1",
+      ),
+      insert: db.$client.query<unknown, [number, number, number, string, number | null, number | null, string | null, number, number]>(
+        "INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, group_key, filtered, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      ),
+    };
   }
+
+  private q: {
+    domain: Statement<{ domain: string | null }, [number]>;
+    threadMuted: Statement<{ one: number }, [number, number]>;
+    duplicate: Statement<{ id: number }, [number, number, string, number | null, number | null]>;
+    insert: Statement<unknown, [number, number, number, string, number | null, number | null, string | null, number, number]>;
+  };
 
   /** Followers who asked to be told of every post (follow with notify=true). */
   private notifyFollowers: Statement<{ id: number }, [number]>;
@@ -72,11 +93,14 @@ export class NotificationService {
       this.notify(original.accountId, row.accountId, "reblog", original.id);
       return;
     }
-    const mentioned = row.mentions === "[]" ? NONE : mentionedIds(row);
-    for (const id of mentioned) this.notify(id, row.accountId, "mention", row.id, row);
+    // A status just written has no notification yet, so none of these can be a repeat: the
+    // duplicate check is skipped (it reads every notification of that type from the author to
+    // the recipient, and a follower with the bell on has one per post).
+    const mentioned = row.mentions === "[]" ? NONE : [...new Set(mentionedIds(row))];
+    for (const id of mentioned) this.add(id, row.accountId, "mention", row.id, row, null, false);
     if (row.visibility === "direct") return;
     for (const { id } of this.notifyFollowers.all(row.accountId)) {
-      if (!mentioned.includes(id)) this.notify(id, row.accountId, "status", row.id);
+      if (!mentioned.includes(id)) this.add(id, row.accountId, "status", row.id, undefined, null, false);
     }
   }
 
@@ -145,13 +169,17 @@ export class NotificationService {
    * policy a read). `reportId`: the report an admin.report is about.
    */
   notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null, status?: StatusFacts, reportId: number | null = null): NotificationRow | null {
+    return this.add(recipientId, fromAccountId, type, statusId, status, reportId, true);
+  }
+
+  /** `mayRepeat` false: the caller knows no such notification can exist yet (a new status's). */
+  private add(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null, status: StatusFacts | undefined, reportId: number | null, mayRepeat: boolean): NotificationRow | null {
     if (recipientId === fromAccountId && type !== "poll") return null;
     // Remote accounts are told by their own server, from the activities delivered to it.
     if (!this.isLocal(recipientId)) return null;
     if (recipientId !== fromAccountId && this.moderation.silences(recipientId, fromAccountId)) return null;
     if (statusId !== null && this.threadMuted(recipientId, statusId)) return null;
-    const duplicate = this.db.select({ id: notifications.id }).from(notifications).where(sameActivity(recipientId, fromAccountId, type, statusId, reportId)).get();
-    if (duplicate) return null;
+    if (mayRepeat && this.q.duplicate.get(recipientId, fromAccountId, type, statusId, reportId)) return null;
     const decision = this.policies.decide(recipientId, fromAccountId, type, statusId, status);
     if (decision === "drop") return null;
     const createdAt = this.clock.now();
@@ -167,7 +195,7 @@ export class NotificationService {
       filtered,
       createdAt,
     };
-    this.db.insert(notifications).values(row).run();
+    this.q.insert.run(row.id, row.accountId, row.fromAccountId, row.type, row.statusId, row.reportId, row.groupKey, row.filtered ? 1 : 0, row.createdAt);
     // A held-back notification is neither streamed nor pushed: it waits in its sender's request.
     if (filtered) this.policies.held(recipientId, fromAccountId, type, statusId);
     else this.events.emit({ type: "notification.created", notification: row });
@@ -231,8 +259,8 @@ export class NotificationService {
   }
 
   private isLocal(accountId: number): boolean {
-    const row = this.db.select({ domain: accounts.domain }).from(accounts).where(eq(accounts.id, accountId)).get();
-    return row !== undefined && row.domain === null;
+    const row = this.q.domain.get(accountId);
+    return row !== null && row.domain === null;
   }
 
   /** Which of these notifications still exist (not withdrawn, not rolled back). */
@@ -256,13 +284,7 @@ export class NotificationService {
   }
 
   private threadMuted(recipientId: number, statusId: number): boolean {
-    const row = this.db
-      .select({ one: sql<number>`1` })
-      .from(statuses)
-      .innerJoin(conversationMutes, and(eq(conversationMutes.conversationId, statuses.conversationId), eq(conversationMutes.accountId, recipientId)))
-      .where(eq(statuses.id, statusId))
-      .get();
-    return !!row;
+    return this.q.threadMuted.get(statusId, recipientId) !== null;
   }
 
   list(accountId: number, query: NotificationQuery): NotificationRow[] {

@@ -1,16 +1,31 @@
-import { and, eq, sql } from "drizzle-orm";
+import type { Statement } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accounts, follows, notifications, pushDeliveries, pushSubscriptions, statuses, users, type NotificationRow, type PushSubscriptionRow } from "../../db/schema.ts";
+import { accounts, notifications, pushSubscriptions, statuses, type AccountRow, type NotificationRow, type PushSubscriptionRow, type StatusRow } from "../../db/schema.ts";
+import { rowReader } from "../../db/rows.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
 import type { PushNotificationView } from "../../models/views.ts";
 import type { EventBus } from "../../infra/events.ts";
+import type { GroupCommit } from "../../infra/group-commit.ts";
 import type { TimerWheel } from "../../infra/timer-wheel.ts";
 import { OutgoingRefused } from "../../net/outgoing.ts";
 import { base64Bytes, type PushSubscriptions } from "./subscriptions.ts";
 import type { TokenSeal } from "./token-seal.ts";
 import { buildPushRequest, type VapidSigner } from "./web-push.ts";
+
+const SUBSCRIPTION = rowReader(pushSubscriptions);
+const NOTIFICATION = rowReader(notifications);
+const ACCOUNT = rowReader(accounts);
+const STATUS = rowReader(statuses);
+
+interface DeliveryRow {
+  id: number;
+  subscriptionId: number;
+  notificationId: number;
+  attempts: number;
+  dueAt: number;
+}
 
 /** Mastodon's Web::PushNotificationWorker retries 5 times (Sidekiq), then gives the push up. */
 const MAX_RETRIES = 5;
@@ -38,6 +53,22 @@ function retryDelayMs(attempts: number): number {
 export class PushDeliveries {
   private inFlight = new Set<Promise<void>>();
   private stopped = false;
+  /** The deliveries `enqueue` wrote for a notification, put on the wheel once it commits (the event carries the same row to both). */
+  private written = new WeakMap<NotificationRow, number[]>();
+  /** Every notification and every push runs these: prepared once, rows read without drizzle's mapping. */
+  private q: {
+    subscriptionsOf: Statement<unknown[], [number]>;
+    subscription: Statement<unknown[], [number]>;
+    insert: Statement<unknown, [number, number, number, number]>;
+    delivery: Statement<DeliveryRow, [number]>;
+    notification: Statement<unknown[], [number]>;
+    account: Statement<unknown[], [number]>;
+    status: Statement<unknown[], [number]>;
+    user: Statement<{ locale: string | null; language: string | null }, [number]>;
+    follows: Statement<{ one: number }, [number, number]>;
+    remove: Statement<unknown, [number]>;
+    retry: Statement<unknown, [number, number, number]>;
+  };
 
   constructor(
     private db: Db,
@@ -49,8 +80,24 @@ export class PushDeliveries {
     private vapid: VapidSigner,
     private post: PushPost,
     private subscriptions: PushSubscriptions,
+    /** Where a sent push's row is removed: with the other writes of its turn, not in a commit of its own per push. */
+    private writes: GroupCommit,
   ) {
     wheel.handle("push", (id) => this.track(this.send(Number(id))));
+    const sqlite = db.$client;
+    this.q = {
+      subscriptionsOf: sqlite.query(`SELECT ${SUBSCRIPTION.columns} ${SUBSCRIPTION.from} WHERE account_id = ?`),
+      subscription: sqlite.query(`SELECT ${SUBSCRIPTION.columns} ${SUBSCRIPTION.from} WHERE id = ?`),
+      insert: sqlite.query("INSERT INTO push_deliveries (id, subscription_id, notification_id, attempts, due_at) VALUES (?, ?, ?, 0, ?)"),
+      delivery: sqlite.query("SELECT id, subscription_id AS subscriptionId, notification_id AS notificationId, attempts, due_at AS dueAt FROM push_deliveries WHERE id = ?"),
+      notification: sqlite.query(`SELECT ${NOTIFICATION.columns} ${NOTIFICATION.from} WHERE id = ?`),
+      account: sqlite.query(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id = ?`),
+      status: sqlite.query(`SELECT ${STATUS.columns} ${STATUS.from} WHERE id = ?`),
+      user: sqlite.query("SELECT locale, default_language AS language FROM users WHERE account_id = ?"),
+      follows: sqlite.query("SELECT 1 AS one FROM follows WHERE account_id = ? AND target_account_id = ?"),
+      remove: sqlite.query("DELETE FROM push_deliveries WHERE id = ?"),
+      retry: sqlite.query("UPDATE push_deliveries SET attempts = ?, due_at = ? WHERE id = ?"),
+    };
   }
 
   /** Once a notification committed, its pushes are sent (the rows were written by `enqueue`, within it). */
@@ -61,23 +108,26 @@ export class PushDeliveries {
   /** Inside the notification's transaction: one delivery per subscription that wants it. */
   enqueue(n: NotificationRow): void {
     if (!this.subscriptions.hasAny(n.accountId)) return;
-    for (const s of this.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.accountId, n.accountId)).all()) {
+    const ids: number[] = [];
+    for (const raw of this.q.subscriptionsOf.values(n.accountId)) {
+      const s = SUBSCRIPTION.map(raw);
       if (!this.pushable(s, n)) continue;
-      this.db.insert(pushDeliveries).values({ id: this.ids.next(), subscriptionId: s.id, notificationId: n.id, attempts: 0, dueAt: this.clock.now() }).run();
+      const id = this.ids.next();
+      this.q.insert.run(id, s.id, n.id, this.clock.now());
+      ids.push(id);
     }
+    if (ids.length > 0) this.written.set(n, ids);
   }
 
-  /** Once the notification committed: its deliveries, read back, go on the wheel (a rolled-back one has none). */
+  /** Once the notification committed, its deliveries go on the wheel (a rolled-back one never gets here). */
   committed(n: NotificationRow): void {
-    if (!this.subscriptions.hasAny(n.accountId)) return;
-    for (const { id } of this.db.select({ id: pushDeliveries.id }).from(pushDeliveries).where(eq(pushDeliveries.notificationId, n.id)).all()) {
-      this.wheel.schedule("push", id, this.clock.now());
-    }
+    for (const id of this.written.get(n) ?? []) this.wheel.schedule("push", id, this.clock.now());
+    this.written.delete(n);
   }
 
   /** At start: what was waiting when the server stopped. */
   restore(): void {
-    for (const row of this.db.select({ id: pushDeliveries.id, dueAt: pushDeliveries.dueAt }).from(pushDeliveries).all()) {
+    for (const row of this.db.$client.query<{ id: number; dueAt: number }, []>("SELECT id, due_at AS dueAt FROM push_deliveries").all()) {
       this.wheel.schedule("push", row.id, row.dueAt);
     }
   }
@@ -105,11 +155,7 @@ export class PushDeliveries {
   }
 
   private follows(accountId: number, targetAccountId: number): boolean {
-    return !!this.db
-      .select({ one: sql<number>`1` })
-      .from(follows)
-      .where(and(eq(follows.accountId, accountId), eq(follows.targetAccountId, targetAccountId)))
-      .get();
+    return this.q.follows.get(accountId, targetAccountId) !== null;
   }
 
   private track(work: Promise<void>): Promise<void> {
@@ -119,10 +165,10 @@ export class PushDeliveries {
 
   private async send(id: number): Promise<void> {
     if (this.stopped) return;
-    const delivery = this.db.select().from(pushDeliveries).where(eq(pushDeliveries.id, id)).get();
+    const delivery = this.q.delivery.get(id);
     if (!delivery) return;
-    const subscription = this.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.id, delivery.subscriptionId)).get();
-    const notification = this.db.select().from(notifications).where(eq(notifications.id, delivery.notificationId)).get();
+    const subscription = this.read(this.q.subscription, SUBSCRIPTION.map, delivery.subscriptionId);
+    const notification = this.read(this.q.notification, NOTIFICATION.map, delivery.notificationId);
     // The notification was dismissed or withdrawn (an unfavourite), or the subscription changed
     // its mind: nothing to tell any more (Mastodon's worker checks pushable? when it runs, too).
     if (!subscription || !notification || !this.pushable(subscription, notification)) return this.done(id);
@@ -154,16 +200,16 @@ export class PushDeliveries {
       this.subscriptions.remove(subscription.id);
       return;
     }
-    this.retry(id, delivery.attempts + 1, status);
+    return this.retry(id, delivery.attempts + 1, status);
   }
 
   /** What the push tells, decided here (who sent it, which status, in which language), rendered by `render`. */
   private payload(subscription: PushSubscriptionRow, n: NotificationRow): string | null {
-    const from = this.db.select().from(accounts).where(eq(accounts.id, n.fromAccountId)).get();
+    const from = this.read<AccountRow>(this.q.account, ACCOUNT.map, n.fromAccountId);
     if (!from) return null;
-    let status = n.statusId !== null ? (this.db.select().from(statuses).where(eq(statuses.id, n.statusId)).get() ?? null) : null;
-    if (status?.reblogOfId != null) status = this.db.select().from(statuses).where(eq(statuses.id, status.reblogOfId)).get() ?? status;
-    const user = this.db.select({ locale: users.locale, language: users.defaultLanguage }).from(users).where(eq(users.accountId, n.accountId)).get();
+    let status = n.statusId !== null ? (this.read<StatusRow>(this.q.status, STATUS.map, n.statusId) ?? null) : null;
+    if (status?.reblogOfId != null) status = this.read<StatusRow>(this.q.status, STATUS.map, status.reblogOfId) ?? status;
+    const user = this.q.user.get(n.accountId);
     return this.render({
       accessToken: subscription.sealedToken ? this.seal.open(subscription.sealedToken) : null,
       locale: user?.locale || "en",
@@ -173,17 +219,23 @@ export class PushDeliveries {
     });
   }
 
-  private done(id: number): void {
-    this.db.delete(pushDeliveries).where(eq(pushDeliveries.id, id)).run();
+  private read<T>(statement: Statement<unknown[], [number]>, map: (r: unknown[]) => T, id: number): T | undefined {
+    const raw = statement.values(id)[0];
+    return raw === undefined ? undefined : map(raw);
   }
 
-  private retry(id: number, attempts: number, status: number): void {
+  private done(id: number): Promise<void> {
+    return this.writes.run(() => void this.q.remove.run(id));
+  }
+
+  private retry(id: number, attempts: number, status: number): Promise<void> | undefined {
     if (attempts > MAX_RETRIES) {
       log("warn", "push given up", { delivery: id, status });
       return this.done(id);
     }
     const dueAt = this.clock.now() + retryDelayMs(attempts);
-    this.db.update(pushDeliveries).set({ attempts, dueAt }).where(eq(pushDeliveries.id, id)).run();
+    this.q.retry.run(attempts, dueAt, id);
     if (!this.stopped) this.wheel.schedule("push", id, dueAt);
+    return undefined;
   }
 }

@@ -1,6 +1,9 @@
 import { and, asc, desc, eq, gt, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
 import { accounts, follows, statusPins, statuses, users, type AccountRow, type StatusRow } from "../../db/schema.ts";
+import { rowReader } from "../../db/rows.ts";
+
+const ACCOUNT = rowReader(accounts);
 
 /** Visibilities that appear in the outbox and as fetchable objects without authorization. */
 export const PUBLISHED_VISIBILITIES = ["public", "unlisted"] as const;
@@ -16,7 +19,14 @@ export interface Page<T> {
  * followers, pins (their key pairs are src/federation/keys.ts's).
  */
 export class FederationActors {
-  constructor(private db: Db) {}
+  /** Asked after every local post (whom to deliver it to): prepared once, rows read without drizzle's mapping. */
+  private remoteFollowersQuery;
+
+  constructor(private db: Db) {
+    this.remoteFollowersQuery = db.$client.query<unknown[], [number]>(
+      `SELECT ${ACCOUNT.columns} FROM follows f JOIN accounts ON accounts.id = f.account_id WHERE f.target_account_id = ? AND accounts.domain IS NOT NULL`,
+    );
+  }
 
   localAccount(username: string): AccountRow | undefined {
     return this.db
@@ -104,13 +114,7 @@ export class FederationActors {
 
   /** The remote followers' inboxes (for delivery; local followers read the database). */
   remoteFollowers(accountId: number): AccountRow[] {
-    return this.db
-      .select({ account: accounts })
-      .from(follows)
-      .innerJoin(accounts, eq(accounts.id, follows.accountId))
-      .where(and(eq(follows.targetAccountId, accountId), sql`${accounts.domain} IS NOT NULL`))
-      .all()
-      .map((r) => r.account);
+    return this.remoteFollowersQuery.values(accountId).map(ACCOUNT.map);
   }
 
   /** The local accounts a (remote) account follows. */

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { relays, type RelayRow } from "../../db/schema.ts";
@@ -32,6 +32,9 @@ export type DeliveredBy = () => Promise<DeliverySigner | null>;
  * through (blocks, WHITELIST_MODE) hold as for any other.
  */
 export class Relays {
+  /** Asked after every local public post: prepared once. */
+  private acceptedQuery;
+
   constructor(
     private db: Db,
     private ids: IdGenerator,
@@ -41,7 +44,9 @@ export class Relays {
     /** Reads a LitePub relay's actor (null while federation is off). */
     private fetcher: RemoteFetcher | null,
     private publicUrl: string,
-  ) {}
+  ) {
+    this.acceptedQuery = db.select().from(relays).where(eq(relays.state, "accepted")).prepare();
+  }
 
   list(): RelayRow[] {
     return this.db.select().from(relays).orderBy(relays.id).all();
@@ -150,10 +155,7 @@ export class Relays {
 
   /** The relays local public statuses are delivered to. */
   accepted(): RelayRow[] {
-    return this.db
-      .select()
-      .from(relays)
-      .where(and(eq(relays.state, "accepted")))
+    return this.acceptedQuery
       .all()
       .filter((r) => !this.refuses(r.inboxUrl) && (r.actorUri === null || !this.refuses(r.actorUri)));
   }

@@ -11,6 +11,18 @@ import { mentionedIds } from "../../models/mentions.ts";
  * `$original`: the status itself or another boost of it. Mastodon's FeedManager does not
  * insert a boost then (it looks 40 entries back; this looks at the whole feed).
  */
+/**
+ * The domain-block conditions of a delivery, for its remote authors alone: a local account has
+ * no domain to block (a status without a uri is a local author's), and each condition costs a
+ * subquery per recipient on every post.
+ */
+export function remoteDomainsBlocked(recipient: string, status: StatusRow, original: StatusRow | null): string[] {
+  return [
+    ...(status.uri !== null ? [`NOT ${domainBlockedSql(recipient, "$author")}`] : []),
+    ...(original !== null && original.uri !== null ? [`NOT ${domainBlockedSql(recipient, "$origin")}`] : []),
+  ];
+}
+
 const shownIn = (account: string) =>
   `EXISTS (SELECT 1 FROM home_feed h WHERE h.account_id = ${account} AND (h.status_id = $original OR h.status_id IN (SELECT id FROM statuses WHERE reblog_of_id = $original)))`;
 
@@ -62,8 +74,7 @@ export class HomeFeedService {
       "NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = f.account_id AND m.target_account_id IN ($author, $origin) AND (m.expires_at IS NULL OR m.expires_at > $now))",
       "NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = f.account_id AND b.target_account_id IN ($author, $origin))",
       // Nor to anyone who blocks the author's domain, or the boosted author's (Mastodon's FeedManager).
-      `NOT ${domainBlockedSql("f.account_id", "$author")}`,
-      `NOT ${domainBlockedSql("f.account_id", "$origin")}`,
+      ...remoteDomainsBlocked("f.account_id", status, original),
     );
     const followers = sqlite
       .query<{ id: number }, Record<string, number | string>>(`SELECT f.account_id AS id FROM follows f WHERE ${conditions.join(" AND ")}`)

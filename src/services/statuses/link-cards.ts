@@ -7,6 +7,7 @@ import { log } from "../../log.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
 import { summarize } from "../../text/opengraph.ts";
 import type { EventBus } from "../../infra/events.ts";
+import type { GroupCommit } from "../../infra/group-commit.ts";
 import type { RenderCache } from "./render-cache.ts";
 
 /** Pages larger than this are not read further (the head is what counts). */
@@ -52,6 +53,11 @@ export class LinkCards {
     private ids: IdGenerator,
     private clock: Clock,
     private renderCache: RenderCache,
+    /**
+     * Where a card is set on its status: with the other writes of the same turn (posts above
+     * all), not in a commit of its own per status.
+     */
+    private writes: GroupCommit,
     /** Downloads a page under a cap (OutgoingHttp.bytes in src/net/outgoing.ts, in the server). */
     private download: (url: string, maxBytes: number, timeoutMs: number) => Promise<Uint8Array>,
   ) {
@@ -76,16 +82,18 @@ export class LinkCards {
     const url = status.hasMedia || status.hasPoll ? null : firstLink(status.contentHtml);
     if (!url) {
       // An edit that took the link (or added media) away takes the card too.
-      if (status.card !== null) {
-        this.q.setCard.run(null, status.id);
-        this.renderCache.invalidateStatus(status.id);
-      }
-      return Promise.resolve();
+      return status.card !== null ? this.setCard(status.id, null) : Promise.resolve();
     }
     return this.cardOf(url).then((card) => {
       if (card === null || this.stopped) return;
-      this.q.setCard.run(card, status.id);
-      this.renderCache.invalidateStatus(status.id);
+      return this.setCard(status.id, card);
+    });
+  }
+
+  private setCard(statusId: number, card: string | null): Promise<void> {
+    return this.writes.run(() => {
+      this.q.setCard.run(card, statusId);
+      this.renderCache.invalidateStatus(statusId);
     });
   }
 

@@ -1,0 +1,50 @@
+/**
+ * What Fedify 2.3.6 does to every Create it sends, step by step, on this process's one thread:
+ * the same steps as Context.sendActivity for an actor with an RSA and an Ed25519 key (the Object
+ * Integrity Proof, the compaction of the activity, the Linked Data signature), timed one after
+ * another for a Create of a short public Note with a hashtag, as src/federation/vocab.ts makes
+ * them. Wall time is the thread's; CPU includes the threads WebCrypto signs on.
+ *
+ *   bun scripts/bench/fedify-create.ts [rounds=100]
+ */
+import { generateCryptoKeyPair, signJsonLd, signObject } from "@fedify/fedify";
+import { Create, Hashtag, Note, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
+import { Temporal } from "@js-temporal/polyfill";
+import { fmt } from "./lib.ts";
+
+const rounds = Number(process.argv[2] ?? 100);
+const rsa = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+const ed = await generateCryptoKeyPair("Ed25519");
+const base = "https://rookery.example";
+const actor = new URL(`${base}/users/author`);
+const followers = new URL(`${base}/users/author/followers`);
+const create = (i: number) => {
+  const published = Temporal.Instant.fromEpochMilliseconds(Date.now());
+  const note = new Note({
+    id: new URL(`${base}/users/author/statuses/${i}`),
+    attribution: actor,
+    content: `<p>Benchmark post ${i} with <a href="${base}/tags/tag" class="mention hashtag" rel="tag">#<span>tag</span></a></p>`,
+    tos: [PUBLIC_COLLECTION],
+    ccs: [followers],
+    published,
+    url: new URL(`${base}/@author/${i}`),
+    tags: [new Hashtag({ href: new URL(`${base}/tags/tag`), name: "#tag" })],
+  });
+  return new Create({ id: new URL(`${note.id!.href}/activity`), actor, tos: [PUBLIC_COLLECTION], ccs: [followers], published, object: note });
+};
+
+async function time(label: string, step: (i: number) => Promise<unknown>) {
+  for (let i = 0; i < 5; i++) await step(i);
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  for (let i = 0; i < rounds; i++) await step(i);
+  const used = process.cpuUsage(cpu);
+  console.log(`${label.padEnd(64)} ${fmt(((performance.now() - start) * 1000) / rounds).padStart(6)} µs wall ${fmt((used.user + used.system) / rounds).padStart(6)} µs CPU`);
+}
+
+const compacted = (await create(0).toJsonLd({ format: "compact" })) as Record<string, unknown>;
+console.log(`${rounds} rounds each\n`);
+await time("Object Integrity Proof (signObject: compact, JCS, Ed25519)", (i) => signObject(create(i), ed.privateKey, new URL(`${actor.href}#ed25519-key`)));
+await time("the activity compacted (toJsonLd, format compact)", (i) => create(i).toJsonLd({ format: "compact" }));
+await time("Linked Data signature (signJsonLd: URDNA2015, RSA)", () => signJsonLd(compacted, rsa.privateKey, new URL(`${actor.href}#main-key`), {}));
+await time("the same Create without JSON-LD (toJsonLd's own compact form)", (i) => create(i).toJsonLd());
