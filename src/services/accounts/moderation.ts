@@ -57,6 +57,7 @@ export class ModerationService implements RelationshipFilters {
          UNION SELECT account_id FROM account_domain_blocks WHERE domain = (SELECT ${hostSql("a.domain")} FROM accounts a WHERE a.id = ?2)`,
       ),
       suspended: db.$client.query<{ id: number }, [string]>("SELECT id FROM accounts WHERE id IN (SELECT value FROM json_each(?)) AND suspended_at IS NOT NULL"),
+      blocking: db.$client.query<{ one: number }, [number, number]>("SELECT 1 AS one FROM blocks WHERE account_id = ? AND target_account_id = ?"),
       hidden: db.$client.query<{ id: number }, [number, number, number, number]>(
         `SELECT target_account_id AS id FROM blocks WHERE account_id = ?
          UNION SELECT account_id FROM blocks WHERE target_account_id = ?
@@ -231,11 +232,7 @@ export class ModerationService implements RelationshipFilters {
 
   /** Does `accountId` block `targetId`? */
   isBlocking(accountId: number, targetId: number): boolean {
-    return !!this.db
-      .select({ id: blocks.id })
-      .from(blocks)
-      .where(and(eq(blocks.accountId, accountId), eq(blocks.targetAccountId, targetId)))
-      .get();
+    return !!this.q.blocking.get(accountId, targetId);
   }
 
   /**
