@@ -193,6 +193,16 @@ describe("account statuses", () => {
     expect(last.headers.get("link")).not.toContain('rel="next"');
     expect(last.headers.get("link")).toContain('rel="prev"');
   });
+
+  test("min_id pages forward from the oldest side, since_id from the newest; both newest first", async () => {
+    const a = await createUser(server, "acct_forward");
+    const posted: string[] = [];
+    for (let i = 0; i < 4; i++) posted.push((await post(a, { status: `f${i}` })).id);
+    const path = `/api/v1/accounts/${a.id}/statuses`;
+    expect(ids((await anon.get(path, { query: { min_id: posted[0]!, limit: "2" } })).body)).toEqual([posted[2], posted[1]]);
+    expect(ids((await anon.get(path, { query: { since_id: posted[0]!, limit: "2" } })).body)).toEqual([posted[3], posted[2]]);
+    expect(ids((await anon.get(path, { query: { max_id: posted[3]!, since_id: posted[0]! } })).body)).toEqual([posted[2], posted[1]]);
+  });
 });
 
 describe("bookmarks and favourites", () => {
