@@ -52,7 +52,7 @@ export class AdminAccounts {
     private reports: AdminReports,
     private events: EventBus,
     private twoFactor: TwoFactor,
-  ) {  }
+  ) {}
 
   /** The staff actor a signed-in account is (its role as stored now). */
   actorFor(accountId: number): StaffActor {
