@@ -1,49 +1,110 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { heapSize } from "bun:jsc";
 import { loadConfig } from "../../src/config.ts";
-import { startServer } from "../../src/server.ts";
+import { startServer, type RunningServer } from "../../src/server.ts";
 import { parseScopes } from "../../src/auth/scopes.ts";
+import { readEndpoints, seedReads } from "./reads-seed.ts";
+
+/** A server in-process with a counting query hook, two users and their tokens. */
+async function countingServer(): Promise<{ server: RunningServer; base: string; counted: string[]; users: { author: { id: string; token: string }; reader: { id: string; token: string } }; stop(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "rookery-queries-"));
+  const counted: string[] = [];
+  const server = await startServer(loadConfig({ DATA_DIR: dataDir, PORT: "0", LOG_REQUESTS: "false", RATE_LIMITS: "off" }), {
+    derivePublicUrl: true,
+    onQuery: (sql) => void counted.push(sql),
+  });
+  const { services } = server.ctx;
+  const author = await services.accounts.create({ username: "author", email: "a@q.test", password: "query counting" }, { api: false });
+  const reader = await services.accounts.create({ username: "reader", email: "r@q.test", password: "query counting" }, { api: false });
+  const { app } = services.applications.register({ name: "q", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow" });
+  const token = (id: number) => services.tokens.issue(app.id, id, parseScopes("read write follow")).accessToken;
+  return {
+    server,
+    base: server.ctx.config.publicUrl,
+    counted,
+    users: { author: { id: String(author.id), token: token(author.id) }, reader: { id: String(reader.id), token: token(reader.id) } },
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
 
 /** Starts a server in-process with a counting query hook and counts one request of each kind. */
 export async function countQueries(): Promise<[string, number][]> {
-  const dataDir = mkdtempSync(join(tmpdir(), "rookery-queries-"));
-  let count = 0;
-  const server = await startServer(loadConfig({ DATA_DIR: dataDir, PORT: "0", LOG_REQUESTS: "false", RATE_LIMITS: "off" }), {
-    derivePublicUrl: true,
-    onQuery: () => count++,
-  });
-  const base = server.ctx.config.publicUrl;
-  const { services } = server.ctx;
+  const { base, counted, users, stop } = await countingServer();
   try {
-    const author = await services.accounts.create({ username: "author", email: "a@q.test", password: "query counting" }, { api: false });
-    const reader = await services.accounts.create({ username: "reader", email: "r@q.test", password: "query counting" }, { api: false });
-    const { app } = services.applications.register({ name: "q", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow" });
-    const authorToken = services.tokens.issue(app.id, author.id, parseScopes("read write follow")).accessToken;
-    const readerToken = services.tokens.issue(app.id, reader.id, parseScopes("read write follow")).accessToken;
     const h = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
-    await fetch(`${base}/api/v1/accounts/${author.id}/follow`, { method: "POST", headers: h(readerToken) });
-    let id = "";
-    for (let i = 0; i < 25; i++) {
-      const res = await fetch(`${base}/api/v1/statuses`, { method: "POST", headers: h(authorToken), body: JSON.stringify({ status: `status ${i} #tag` }) });
-      id = ((await res.json()) as { id: string }).id;
-    }
+    const state = await seedReads(base, users.author, users.reader, 25);
     const measure = async (label: string, url: string, init: RequestInit = {}): Promise<[string, number]> => {
       await fetch(url, init); // warm caches (token lookup, app names)
-      count = 0;
+      counted.length = 0;
       const res = await fetch(url, init);
       await res.arrayBuffer();
-      return [label, count];
+      return [label, counted.length];
     };
     return [
-      await measure("GET /api/v1/statuses/:id (anon)", `${base}/api/v1/statuses/${id}`),
-      await measure("GET /api/v1/statuses/:id (signed in)", `${base}/api/v1/statuses/${id}`, { headers: h(readerToken) }),
-      await measure("GET /api/v1/timelines/home?limit=20", `${base}/api/v1/timelines/home?limit=20`, { headers: h(readerToken) }),
-      await measure("POST /api/v1/statuses", `${base}/api/v1/statuses`, { method: "POST", headers: h(authorToken), body: JSON.stringify({ status: "counted" }) }),
+      await measure("GET /api/v1/statuses/:id (anon)", `${base}/api/v1/statuses/${state.statusId}`),
+      await measure("GET /api/v1/statuses/:id (signed in)", `${base}/api/v1/statuses/${state.statusId}`, { headers: h(users.reader.token) }),
+      await measure("GET /api/v1/timelines/home?limit=20", `${base}/api/v1/timelines/home?limit=20`, { headers: h(users.reader.token) }),
+      await measure("POST /api/v1/statuses", `${base}/api/v1/statuses`, { method: "POST", headers: h(users.author.token), body: JSON.stringify({ status: "counted" }) }),
     ];
   } finally {
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await stop();
+  }
+}
+
+export interface ReadCount {
+  label: string;
+  /** SQL statements the second request of the kind ran (the first warms the caches). */
+  statements: number;
+  /** Their text, for `--sql`. */
+  sql: string[];
+  /**
+   * Bytes of JavaScript heap one request adds between collections: the median over 15 batches
+   * of 10 sequential requests, each batch after a full collection, less what a request to the
+   * health route adds (the in-process client's own share). A collection within a batch makes
+   * that batch read low; the median keeps it out.
+   */
+  heapBytes: number;
+}
+
+/** Counts statements and heap per request for each read of reads-seed.ts, in-process. */
+export async function countReads(only?: string): Promise<ReadCount[]> {
+  const { base, counted, users, stop } = await countingServer();
+  try {
+    const state = await seedReads(base, users.author, users.reader, 60);
+    const get = async (path: string, headers: Record<string, string>) => {
+      const res = await fetch(`${base}${path}`, { headers });
+      if (!res.ok) throw new Error(`${path}: ${res.status}`);
+      await res.arrayBuffer();
+    };
+    const heapPerRequest = async (path: string, headers: Record<string, string>) => {
+      for (let i = 0; i < 50; i++) await get(path, headers);
+      const samples: number[] = [];
+      for (let b = 0; b < 15; b++) {
+        Bun.gc(true);
+        const before = heapSize();
+        for (let i = 0; i < 10; i++) await get(path, headers);
+        samples.push((heapSize() - before) / 10);
+      }
+      return samples.sort((a, b) => a - b)[7]!;
+    };
+    const floor = await heapPerRequest("/api/v1/streaming/health", {});
+    const out: ReadCount[] = [];
+    for (const e of readEndpoints(state)) {
+      if (only !== undefined && !e.label.includes(only)) continue;
+      await get(e.path, e.headers);
+      counted.length = 0;
+      await get(e.path, e.headers);
+      const sql = [...counted];
+      out.push({ label: e.label, statements: sql.length, sql, heapBytes: Math.max(0, (await heapPerRequest(e.path, e.headers)) - floor) });
+    }
+    return out;
+  } finally {
+    await stop();
   }
 }
 

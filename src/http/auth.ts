@@ -64,10 +64,9 @@ export function requireUser(ctx: AppContext, request: Request, scope?: ScopeRequ
   if (!auth) throw invalidToken();
   checkScope(auth, scope);
   if (auth.accountId === null) throw userRequired();
-  if (auth.pending) throw pendingApproval();
-  // Mastodon's require_user!: a suspended account's login is disabled, a sign-up waits for approval.
-  const refusal = ctx.services.adminAccounts.loginRefusal(auth.accountId);
-  if (refusal) throw new ApiError(403, refusal);
+  // Mastodon's require_user!: a suspended account's login is disabled, a sign-up waits for
+  // approval (read with the token, and kept with it: TokenService).
+  if (auth.refusal) throw new ApiError(403, auth.refusal);
   return auth as UserAuth;
 }
 

@@ -8,7 +8,8 @@ import { optionalUser, requireUser, viewerId } from "./auth.ts";
 import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { bool, int, obj, SECONDS, str, strArray, type Params } from "./params.ts";
-import { cachedPublicJson, filteredFor, renderStatus, statusesJson, statusJson } from "../presenters/status-json.ts";
+import { cachedPublicJson, filteredFor, renderStatus, statusesJson, statusJson, statusJsonById } from "../presenters/status-json.ts";
+import type { StatusRow } from "../db/schema.ts";
 import { jsonText, renderAccountList } from "./render.ts";
 import { renderScheduled } from "./scheduled-statuses.ts";
 import { asyncRefreshHeader } from "./async-refreshes.ts";
@@ -96,7 +97,10 @@ export function statusRoutes(ctx: AppContext) {
       const row = services.reader.visibleRow(statusId(c.params), viewer);
       const { ancestors, descendants, refresh } = await services.remoteThreads.context(row, viewer);
       if (refresh) c.set.headers["mastodon-async-refresh"] = asyncRefreshHeader(refresh);
-      return jsonText(`{"ancestors":${statusesJson(services, ctx.urls, ancestors, viewer)},"descendants":${statusesJson(services, ctx.urls, descendants, viewer)}}`);
+      // Both lists rendered in one batch (one query for the viewer's flags).
+      const byId = statusJsonById(services, ctx.urls, [...ancestors, ...descendants], viewer);
+      const list = (rows: StatusRow[]) => `[${rows.flatMap((r) => byId.get(r.id) ?? []).join(",")}]`;
+      return jsonText(`{"ancestors":${list(ancestors)},"descendants":${list(descendants)}}`);
     })
     .get("/api/v1/statuses/:id/reblogged_by", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));

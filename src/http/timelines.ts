@@ -40,11 +40,13 @@ export function timelineRoutes(ctx: AppContext) {
     .get("/api/v1/accounts/:id/statuses", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const accountId = parseId(c.params.id);
-      if (accountId === null || !services.accounts.findById(accountId)) throw notFound();
-      // A signed-in reader opening a remote profile little known here has its posts fetched first (for a moment at most).
-      if (viewer !== null) await services.accountHistory.viewed(accountId);
+      const account = accountId === null ? undefined : services.accounts.findById(accountId);
+      if (!account) throw notFound();
+      // A signed-in reader opening a remote profile little known here has its posts fetched first
+      // (for a moment at most); a local account's posts are all here.
+      if (viewer !== null && account.domain !== null) await services.accountHistory.viewed(account.id);
       const p = input(c);
-      const page = services.timelines.account(viewer, accountId, pageParams(p, 20, 40), {
+      const page = services.timelines.account(viewer, account.id, pageParams(p, 20, 40), {
         pinned: bool(p.pinned, "pinned"),
         excludeReplies: bool(p.exclude_replies, "exclude_replies"),
         excludeReblogs: bool(p.exclude_reblogs, "exclude_reblogs"),

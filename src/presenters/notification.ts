@@ -24,12 +24,20 @@ export function serializeNotification(urls: Urls, n: NotificationRow, from: Acco
  */
 export function notificationsJson(source: StatusSource, urls: Urls, rows: NotificationRow[], embeds: Embeds, viewerId: number): string[] {
   const statuses = statusJsonById(source, urls, embeds.statuses, viewerId);
+  // A page's notifications come from few accounts: each is serialized once, and each
+  // notification is composed as JSON.stringify would write serializeNotification's object.
+  const accounts = new Map<number, string>();
   return rows.flatMap((n) => {
     const from = embeds.accounts.get(n.fromAccountId);
     const status = n.statusId !== null ? statuses.get(n.statusId) : null;
     const report = n.reportId !== null ? embeds.reports?.get(n.reportId) : null;
     if (!from || status === undefined || report === undefined) return [];
-    const own = JSON.stringify({ ...serializeNotification(urls, n, from), ...(report ? { report: serializeReport(urls, report) } : {}) });
-    return [status === null ? own : `${own.slice(0, -1)},"status":${status}}`];
+    let account = accounts.get(from.id);
+    if (account === undefined) accounts.set(from.id, (account = JSON.stringify(serializeAccount(urls, from))));
+    const head =
+      `{"id":${JSON.stringify(String(n.id))},"type":${JSON.stringify(n.type)},"created_at":"${new Date(n.createdAt).toISOString()}",` +
+      `"group_key":${JSON.stringify(n.groupKey ?? `ungrouped-${n.id}`)}${n.filtered ? ',"filtered":true' : ""},"account":${account}`;
+    const tail = (report ? `,"report":${JSON.stringify(serializeReport(urls, report))}` : "") + (status === null ? "" : `,"status":${status}`);
+    return [`${head}${tail}}`];
   });
 }

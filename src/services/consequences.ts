@@ -28,8 +28,8 @@ import type { Services } from "./index.ts";
  *   block.created / .removed    -                                           federation (Block, Undo Block)
  *   mute.removed                home feed                                   -
  *   account.registered          admin.sign_up notifications to staff        -
- *   account.updated             render cache                                federation (Update; a suspension by staff too)
- *   account.deleted             -                                           federation (Delete of the actor)
+ *   account.updated             render cache, its tokens' kept standing     federation (Update; a suspension by staff too)
+ *   account.deleted             its tokens' kept standing                   federation (Delete of the actor)
  *   account.unlocked            waiting requests authorized                 -
  *   account.moved               -                                           federation (Move)
  *   status.created              counters, home feeds, notifications,        link card, remote media copy, streams,
@@ -103,7 +103,12 @@ export function registerConsequences(events: EventBus, services: Services, trans
   // ── Accounts
   // A sign-up is told to staff (and, pushed and streamed, reaches them wherever they are).
   events.within("account.registered", (e) => notifications.signedUp(e.accountId));
-  events.within("account.updated", (e) => renderCache.touchAccount(e.accountId));
+  events.within("account.updated", (e) => {
+    renderCache.touchAccount(e.accountId);
+    // Its standing (a suspension lifted or made) is read again with its tokens' next use.
+    services.tokens.forgetAccount(e.accountId);
+  });
+  events.within("account.deleted", (e) => services.tokens.forgetAccount(e.accountId));
   // A locked account that opens up approves the follow requests waiting on it.
   events.within("account.unlocked", (e) => follows.authorizeAll(e.accountId));
 

@@ -36,6 +36,8 @@ export class InstanceInfo {
   ) {
     const sqlite = db.$client;
     this.q = {
+      // Read on every instance document (the registrations mode): kept prepared, not built each time.
+      setting: db.$client.query<{ value: string }, [string]>("SELECT value FROM instance_settings WHERE key = ?"),
       // Local posts (boosts are not posts), per week.
       // A rowid range by the ids of the week's bounds (ids grow with time); `+` keeps the reblog
       // test off the reblog_of index, which would visit every original status ever stored.
@@ -141,6 +143,6 @@ export class InstanceInfo {
   private activityCache: { at: number; weeks: WeekActivity[] } | null = null;
 
   private setting(key: string): string | undefined {
-    return this.db.select().from(instanceSettings).where(eq(instanceSettings.key, key)).get()?.value;
+    return this.q.setting.get(key)?.value;
   }
 }

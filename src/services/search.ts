@@ -40,10 +40,6 @@ const DAY = 86_400_000;
 const TRENDS_CACHE_MS = 5 * 60 * 1000;
 const MAX_TRENDING = 100;
 
-function likePrefix(s: string): string {
-  return `${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /**
  * Search as a Mastodon server without Elasticsearch answers it: accounts by username or
  * display-name prefix (exact username first, then followed accounts, then the most
@@ -66,9 +62,12 @@ export class SearchService {
   ) {
     const sqlite: Database = db.$client;
     this.q = {
+      // A name prefix (or a word of the display name) by instr, not LIKE: SQLite prepares a
+      // statement again on every run when a LIKE pattern is a bound parameter (its LIKE
+      // optimization depends on the value), 25-60 µs each time, more than the search itself.
       accounts: sqlite.query<unknown[], [string, string, string, number, number, number, number]>(`
         SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
-        WHERE (lower(username) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?1 ESCAPE '\\' OR lower(display_name) LIKE ?2 ESCAPE '\\')
+        WHERE (instr(lower(username), ?1) = 1 OR instr(lower(display_name), ?1) = 1 OR instr(lower(display_name), ?2) > 0)
           AND suspended_at IS NULL
           AND (?4 = 0 OR (
                 id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?4)
@@ -87,7 +86,8 @@ export class SearchService {
                 id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?3)
             AND id NOT IN (SELECT account_id FROM blocks WHERE target_account_id = ?3)))`),
       tags: sqlite.query<{ id: number; name: string }, [string, number, number]>(
-        `SELECT id, name FROM tags WHERE name LIKE ?1 ESCAPE '\\' ORDER BY length(name), name LIMIT ?2 OFFSET ?3`,
+        // Names are stored normalized, as the query is: a prefix by instr (see accounts, above).
+        `SELECT id, name FROM tags WHERE instr(name, ?1) = 1 ORDER BY length(name), name LIMIT ?2 OFFSET ?3`,
       ),
       follows: sqlite.query<{ one: number }, [number, number]>("SELECT 1 AS one FROM follows WHERE account_id = ? AND target_account_id = ?"),
       tagByName: sqlite.query<{ id: number; name: string }, [string]>("SELECT id, name FROM tags WHERE name = ?"),
@@ -176,14 +176,14 @@ export class SearchService {
       return exact ? [ACCOUNT.map(exact)] : [];
     }
     return this.q.accounts
-      .values(likePrefix(name), `% ${likePrefix(name)}`, name, viewerId ?? 0, following ? 1 : 0, options.limit, options.offset)
+      .values(name, ` ${name}`, name, viewerId ?? 0, following ? 1 : 0, options.limit, options.offset)
       .map(ACCOUNT.map);
   }
 
   hashtags(rawQuery: string, limit: number, offset: number): TagHit[] {
     const name = normalizeTag(rawQuery.trim().replace(/^#/, ""));
     if (name === "") return [];
-    const rows = this.q.tags.all(likePrefix(name), limit, offset);
+    const rows = this.q.tags.all(name, limit, offset);
     // The exact tag leads, as Mastodon patches its results.
     const exactIndex = rows.findIndex((r) => r.name === name);
     if (exactIndex > 0) rows.unshift(...rows.splice(exactIndex, 1));

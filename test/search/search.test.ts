@@ -115,6 +115,17 @@ describe("GET /api/v1/accounts/search", () => {
     expect(app.status).toBe(422);
     expect(app.body).toEqual({ error: "This method requires an authenticated user" });
   });
+
+  test("the query is a prefix of the name or of a display name's word, letters as written: % and _ match only themselves", async () => {
+    const find = async (q: string) => names((await bob.client.get("/api/v1/accounts/search", { query: { q } })).body);
+    expect(await find("ALI")).toEqual(["alice"]);
+    expect(await find("bobbins")).toEqual(["bob"]);
+    // Inside a word is no prefix: "lfred" is not found, "fred" neither.
+    expect(await find("lfred")).toEqual([]);
+    for (const q of ["a_an", "al%", "%ice", "_lice"]) expect([q, await find(q)]).toEqual([q, []]);
+    const tags = await bob.client.get("/api/v2/search", { query: { q: "#ca_", type: "hashtags" } });
+    expect(tags.body.hashtags).toEqual([]);
+  });
 });
 
 describe("GET /api/v1/tags/:name", () => {

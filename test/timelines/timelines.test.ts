@@ -193,6 +193,17 @@ describe("account statuses", () => {
     expect(last.headers.get("link")).not.toContain('rel="next"');
     expect(last.headers.get("link")).toContain('rel="prev"');
   });
+
+  test("min_id pages forward from the oldest side, since_id from the newest; both newest first", async () => {
+    const a = await createUser(server, "acct_forward");
+    const posted: string[] = [];
+    for (let i = 0; i < 4; i++) posted.push((await post(a, { status: `f${i}` })).id);
+    const [p0, p1, p2, p3] = posted as [string, string, string, string];
+    const path = `/api/v1/accounts/${a.id}/statuses`;
+    expect(ids((await anon.get(path, { query: { min_id: p0, limit: "2" } })).body)).toEqual([p2, p1]);
+    expect(ids((await anon.get(path, { query: { since_id: p0, limit: "2" } })).body)).toEqual([p3, p2]);
+    expect(ids((await anon.get(path, { query: { max_id: p3, since_id: p0 } })).body)).toEqual([p2, p1]);
+  });
 });
 
 describe("bookmarks and favourites", () => {

@@ -77,6 +77,7 @@ export class AccountService {
   ) {
     this.q = {
       byId: db.$client.query<unknown[], [number]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id = ?`),
+      // One statement for any number of ids: drizzle's inArray built its SQL again on every call.
       byIds: db.$client.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id IN (SELECT value FROM json_each(?))`),
       byUsername: db
         .select()

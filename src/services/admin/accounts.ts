@@ -1,5 +1,4 @@
 import { and, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
-import type { Statement } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { accounts, users, type AccountRow, type UserRow } from "../../db/schema.ts";
@@ -44,8 +43,6 @@ const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\${c}`);
  * a deleted one a Delete of it.
  */
 export class AdminAccounts {
-  private refusal: Statement<{ suspended: number; approved: number | null }, [number]>;
-
   constructor(
     private db: Db,
     private clock: Clock,
@@ -55,24 +52,11 @@ export class AdminAccounts {
     private reports: AdminReports,
     private events: EventBus,
     private twoFactor: TwoFactor,
-  ) {
-    this.refusal = db.$client.query("SELECT a.suspended_at IS NOT NULL AS suspended, u.approved AS approved FROM accounts a LEFT JOIN users u ON u.account_id = a.id WHERE a.id = ?");
-  }
+  ) {}
 
   /** The staff actor a signed-in account is (its role as stored now). */
   actorFor(accountId: number): StaffActor {
     return { kind: "staff", accountId, role: roleOf(this.accounts.user(accountId)?.role) };
-  }
-
-  /**
-   * Why a token's account may not use the API (Mastodon's require_user!), or null: a suspended
-   * or deleted account's login is disabled; a sign-up waits for approval.
-   */
-  loginRefusal(accountId: number): string | null {
-    const row = this.refusal.get(accountId);
-    if (!row || row.suspended || row.approved === null) return "Your login is currently disabled";
-    if (!row.approved) return "Your login is currently pending approval";
-    return null;
   }
 
   list(actor: StaffActor, filter: AccountFilter, page: Page): AdminAccountView[] {

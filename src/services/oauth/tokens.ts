@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accessTokens, authorizationCodes, users } from "../../db/schema.ts";
+import { accessTokens, authorizationCodes } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret } from "../../auth/secrets.ts";
 import { parseScopes } from "../../auth/scopes.ts";
@@ -20,7 +20,16 @@ export interface Authentication {
    * token was issued (as Mastodon issues it), but every request that needs a user is refused.
    */
   pending?: boolean;
+  /**
+   * Why the token's user may not use the API now (Mastodon's require_user!), or null: a
+   * suspended or deleted account's login is disabled, a sign-up waits for approval. Read with
+   * the token, in the same statement.
+   */
+  refusal?: string | null;
 }
+
+const DISABLED = "Your login is currently disabled";
+const PENDING = "Your login is currently pending approval";
 
 export interface IssuedToken {
   accessToken: string;
@@ -42,8 +51,15 @@ export interface AuthorizedApp {
 }
 
 export class TokenService {
-  /** token digest -> authentication; a hit saves the one query every API request makes. */
+  /**
+   * token digest -> authentication with its user's standing (suspended, pending, deleted): a hit
+   * saves the statement every API request would make. A token revoked here leaves it at once;
+   * an account whose standing changes here has its tokens forgotten (forgetAccount, from the
+   * events that change it: consequences.ts); another connection's commit empties it.
+   */
   private cache = new Map<string, Authentication>();
+  /** The cache's digests by account, so that forgetting an account's tokens reads only those. */
+  private byAccount = new Map<number, Set<string>>();
   /**
    * SQLite's data_version, which changes when another connection commits: the command line
    * revokes tokens too (suspending an account, resetting its password), and a token it revoked
@@ -51,6 +67,7 @@ export class TokenService {
    */
   private dataVersion;
   private seenVersion = -1;
+  private lookup;
 
   constructor(
     private db: Db,
@@ -59,6 +76,12 @@ export class TokenService {
     private events: EventBus,
   ) {
     this.dataVersion = db.$client.query<{ data_version: number }, []>("PRAGMA data_version");
+    this.lookup = db.$client.query<TokenLookup, [string]>(
+      `SELECT t.id, t.token_hash AS tokenHash, t.application_id AS applicationId, t.account_id AS accountId, t.scopes, t.created_at AS createdAt,
+              a.id IS NOT NULL AS found, a.suspended_at IS NOT NULL AS suspended, u.approved AS approved
+       FROM oauth_access_tokens t LEFT JOIN accounts a ON a.id = t.account_id LEFT JOIN users u ON u.account_id = t.account_id
+       WHERE t.token_hash = ? AND t.revoked_at IS NULL`,
+    );
   }
 
   issue(applicationId: number, accountId: number | null, scopes: string[]): IssuedToken {
@@ -80,30 +103,47 @@ export class TokenService {
     const version = this.dataVersion.get()?.data_version ?? -1;
     if (version !== this.seenVersion) {
       this.cache.clear();
+      this.byAccount.clear();
       this.seenVersion = version;
     }
     const hash = digest(accessToken);
     const cached = this.cache.get(hash);
-    // Approval is the one change of a user that a kept token must notice (no user goes back to
-    // pending): only a pending user's token asks again, approved by staff or by the CLI.
-    if (cached && !(cached.pending && !this.pending(cached.accountId))) return cached;
-    const row = this.db
-      .select()
-      .from(accessTokens)
-      .where(and(eq(accessTokens.tokenHash, hash), isNull(accessTokens.revokedAt)))
-      .get();
-    if (!row) return null;
+    // A refused user's token asks again each time (few do, and approval must show at once);
+    // an allowed one is refused only through a change that forgets it (forgetAccount, revokeRow).
+    if (cached && !cached.refusal) return cached;
+    const row = this.lookup.get(hash);
+    if (!row) {
+      if (cached) this.drop(hash);
+      return null;
+    }
     const auth = toAuth(row);
-    if (this.pending(auth.accountId)) auth.pending = true;
-    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
+    auth.refusal = refusalOf(row);
+    if (auth.refusal === PENDING) auth.pending = true;
+    if (this.cache.size >= CACHE_LIMIT) this.drop(this.cache.keys().next().value as string);
     this.cache.set(hash, auth);
+    if (auth.accountId !== null) {
+      let hashes = this.byAccount.get(auth.accountId);
+      if (!hashes) this.byAccount.set(auth.accountId, (hashes = new Set()));
+      hashes.add(hash);
+    }
     return auth;
   }
 
-  private pending(accountId: number | null): boolean {
-    if (accountId === null) return false;
-    const row = this.db.select({ approved: users.approved }).from(users).where(eq(users.accountId, accountId)).get();
-    return row !== undefined && !row.approved;
+  private drop(hash: string) {
+    const auth = this.cache.get(hash);
+    if (!auth) return;
+    this.cache.delete(hash);
+    const hashes = auth.accountId === null ? undefined : this.byAccount.get(auth.accountId);
+    if (hashes && (hashes.delete(hash), hashes.size === 0)) this.byAccount.delete(auth.accountId!);
+  }
+
+  /**
+   * The account's standing changed (suspended, unsuspended, deleted, approved, its profile):
+   * its tokens are read again on their next use.
+   */
+  forgetAccount(accountId: number) {
+    for (const hash of this.byAccount.get(accountId) ?? []) this.cache.delete(hash);
+    this.byAccount.delete(accountId);
   }
 
   /**
@@ -169,10 +209,33 @@ export class TokenService {
 
   private revokeRow(row: typeof accessTokens.$inferSelect) {
     this.db.update(accessTokens).set({ revokedAt: this.clock.now() }).where(eq(accessTokens.id, row.id)).run();
-    this.cache.delete(row.tokenHash);
+    this.drop(row.tokenHash);
     // Its push subscriptions go with it, its streams are closed (consequences.ts).
     this.events.emit({ type: "token.revoked", tokenId: row.id, accountId: row.accountId });
   }
+}
+
+interface TokenLookup {
+  id: number;
+  tokenHash: string;
+  applicationId: number;
+  accountId: number | null;
+  scopes: string;
+  createdAt: number;
+  found: number;
+  suspended: number;
+  approved: number | null;
+}
+
+/**
+ * Mastodon's require_user!, in its order: a sign-up waiting for approval is told so first; a
+ * suspended or deleted account's login is disabled.
+ */
+function refusalOf(row: TokenLookup): string | null {
+  if (row.accountId === null) return null;
+  if (!row.found || row.approved === null) return DISABLED;
+  if (!row.approved) return PENDING;
+  return row.suspended ? DISABLED : null;
 }
 
 function toAuth(row: { id: number; applicationId: number; accountId: number | null; scopes: string; createdAt: number }): Authentication {

@@ -41,11 +41,24 @@ export function approvalJson(policy: QuotePolicyName, visibility: string): strin
 /** The row's `quote_approval` read back; none stated (older statuses, remote ones without a policy) is nobody but the author. */
 export function approvalOf(row: Pick<StatusRow, "quoteApproval">): QuoteApproval {
   if (row.quoteApproval === null) return NOBODY;
+  // Statuses carry a handful of distinct policies, read for every status of every page: each
+  // text is parsed once (the result is frozen, shared by every reader).
+  let approval = approvals.get(row.quoteApproval);
+  if (approval === undefined) {
+    if (approvals.size >= 1_000) approvals.clear();
+    approvals.set(row.quoteApproval, (approval = parseApproval(row.quoteApproval)));
+  }
+  return approval;
+}
+
+const approvals = new Map<string, QuoteApproval>();
+
+function parseApproval(text: string): QuoteApproval {
   try {
-    const parsed = JSON.parse(row.quoteApproval) as Partial<QuoteApproval>;
+    const parsed = JSON.parse(text) as Partial<QuoteApproval>;
     // Values not known here are shown as Mastodon shows a policy too complex for it.
-    const clean = (list: unknown) => [...new Set((Array.isArray(list) ? list : []).map((v) => (KNOWN.has(v as string) ? (v as string) : "unsupported_policy")))];
-    return { automatic: clean(parsed.automatic), manual: clean(parsed.manual) };
+    const clean = (list: unknown) => Object.freeze([...new Set((Array.isArray(list) ? list : []).map((v) => (KNOWN.has(v as string) ? (v as string) : "unsupported_policy")))]) as string[];
+    return Object.freeze({ automatic: clean(parsed.automatic), manual: clean(parsed.manual) });
   } catch {
     return NOBODY;
   }

@@ -34,28 +34,30 @@ export class RemoteThreads {
    */
   async context(row: StatusRow, viewerId: number | null): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[]; refresh: AsyncRefreshView | null }> {
     // Fetching is for signed-in readers: an anonymous request sets off no requests elsewhere.
-    if (viewerId !== null) await this.fillAncestors(row);
+    const filled = viewerId !== null ? await this.fillAncestors(row) : null;
     // The whole thread's replies, from its top; when the top is this server's own (replies to it
     // are delivered here, and no one else lists them), those of the remote status opened.
-    const top = this.threads.topAncestor(row);
+    const top = filled ?? this.threads.topAncestor(row);
     const from = top.uri === null && row.uri !== null ? row : top;
     // Anyone is told of a fill under way, as Mastodon does; only a signed-in reader starts one.
     const refresh = viewerId !== null ? this.replies.refresh(from) : this.replies.running(from);
     return { ...this.threads.context(row, viewerId), refresh };
   }
 
-  private async fillAncestors(row: StatusRow): Promise<void> {
+  /** The status's top ancestor once those missing were fetched (null without a fetcher, or when a fetch stopped). */
+  private async fillAncestors(row: StatusRow): Promise<StatusRow | null> {
     const fetcher = this.fetcher;
-    if (!fetcher) return;
+    if (!fetcher) return null;
     const signal = AbortSignal.timeout(FETCH_BUDGET_MS);
     let top = this.threads.topAncestor(row);
     for (let fetched = 0; fetched < MAX_FETCHED && top.inReplyToUri !== null && !signal.aborted; fetched++) {
       const parent = await this.fetchStatus(fetcher, top.inReplyToUri, signal).catch(() => null);
       // Not found, or stored but not linked (a status of this server's own that is not visible): stop.
       const linked = parent && this.reader.findRow(top.id)?.inReplyToId === parent.id;
-      if (!parent || !linked) return;
+      if (!parent || !linked) return null;
       top = this.threads.topAncestor(parent);
     }
+    return top;
   }
 
   /** A status of another server by its IRI, fetched and stored (null when it is none). */

@@ -19,52 +19,57 @@ const SIGNED_IN = { ancestors: 4096, descendants: 4096, depth: 4096 };
 const MAX_THREAD_DEPTH = 256;
 
 export class ThreadService {
+  /** The thread's walks, kept prepared (built again on every read of a thread, they cost more than they read). */
+  private q;
+
   constructor(
     private db: Db,
     private reader: StatusReader,
     private moderation: ModerationService,
-  ) {}
+  ) {
+    this.q = {
+      ancestors: db.$client.query<{ id: number }, [number, number]>(`
+        WITH RECURSIVE up(id, depth) AS (
+          SELECT in_reply_to_id, 1 FROM statuses WHERE id = ?1 AND in_reply_to_id IS NOT NULL
+          UNION ALL
+          SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id
+          WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ?2
+        )
+        SELECT id FROM up ORDER BY depth DESC`),
+      descendants: db.$client.query<{ id: number }, [number, number, number]>(`
+        WITH RECURSIVE down(id, path, depth) AS (
+          SELECT id, printf('%016d', id), 1 FROM statuses WHERE in_reply_to_id = ?1
+          UNION ALL
+          SELECT s.id, down.path || '/' || printf('%016d', s.id), down.depth + 1
+          FROM down JOIN statuses s ON s.in_reply_to_id = down.id WHERE down.depth < ?2
+        )
+        SELECT id FROM down ORDER BY path LIMIT ?3`),
+      top: db.$client.query<{ id: number }, [number, number]>(`
+        WITH RECURSIVE up(id, depth) AS (
+          SELECT ?1, 0
+          UNION ALL
+          SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id
+          WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ?2
+        )
+        SELECT id FROM up ORDER BY depth DESC LIMIT 1`),
+    };
+  }
 
   context(row: StatusRow, viewerId: number | null): { ancestors: StatusRow[]; descendants: StatusRow[] } {
     const limits = viewerId === null ? ANONYMOUS : SIGNED_IN;
-    const ancestorIds = this.db.all<{ id: number }>(sql`
-      WITH RECURSIVE up(id, depth) AS (
-        SELECT in_reply_to_id, 1 FROM statuses WHERE id = ${row.id} AND in_reply_to_id IS NOT NULL
-        UNION ALL
-        SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id
-        WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ${limits.ancestors}
-      )
-      SELECT id FROM up ORDER BY depth DESC`);
-    const descendantIds = this.db.all<{ id: number }>(sql`
-      WITH RECURSIVE down(id, path, depth) AS (
-        SELECT id, printf('%016d', id), 1 FROM statuses WHERE in_reply_to_id = ${row.id}
-        UNION ALL
-        SELECT s.id, down.path || '/' || printf('%016d', s.id), down.depth + 1
-        FROM down JOIN statuses s ON s.in_reply_to_id = down.id WHERE down.depth < ${limits.depth}
-      )
-      SELECT id FROM down ORDER BY path LIMIT ${limits.descendants}`);
-    return {
-      ancestors: this.filter(this.inOrder(ancestorIds), viewerId),
-      descendants: promoteSelfReplies(this.filter(this.inOrder(descendantIds), viewerId)),
-    };
+    const ancestorIds = this.q.ancestors.all(row.id, limits.ancestors).map((r) => r.id);
+    const descendantIds = this.q.descendants.all(row.id, limits.depth, limits.descendants).map((r) => r.id);
+    // Both sides read and checked in one batch: whether a status is shown is decided row by row.
+    const shown = new Map(this.filter(this.reader.rowsByIds([...new Set([...ancestorIds, ...descendantIds])]), viewerId).map((r) => [r.id, r]));
+    const inOrder = (ids: number[]) => ids.flatMap((id) => shown.get(id) ?? []);
+    return { ancestors: inOrder(ancestorIds), descendants: promoteSelfReplies(inOrder(descendantIds)) };
   }
 
   /** The highest ancestor of a status stored here (itself when it replies to nothing stored). */
   topAncestor(row: StatusRow): StatusRow {
-    const [top] = this.db.all<{ id: number }>(sql`
-      WITH RECURSIVE up(id, depth) AS (
-        SELECT ${row.id}, 0
-        UNION ALL
-        SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id
-        WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ${MAX_THREAD_DEPTH}
-      )
-      SELECT id FROM up ORDER BY depth DESC LIMIT 1`);
-    return (top && this.reader.findRow(top.id)) || row;
-  }
-
-  private inOrder(ids: { id: number }[]): StatusRow[] {
-    const byId = new Map(this.reader.rowsByIds(ids.map((r) => r.id)).map((r) => [r.id, r]));
-    return ids.map((r) => byId.get(r.id)).filter((r): r is StatusRow => r !== undefined);
+    const top = this.q.top.get(row.id, MAX_THREAD_DEPTH);
+    if (!top || top.id === row.id) return row;
+    return this.reader.findRow(top.id) ?? row;
   }
 
   /** What the viewer may see, without authors they block or mute (their own kept). */

@@ -1,13 +1,16 @@
 import { and, desc, eq, gt, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
-import { bookmarks, favourites, statusPins, statuses, statusTags, tags, type StatusRow } from "../../db/schema.ts";
+import { bookmarks, favourites, statuses, statusTags, tags, type StatusRow } from "../../db/schema.ts";
 import { normalizeTag } from "../../text/format.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { Page } from "../../infra/pagination.ts";
 import type { ListService } from "../lists.ts";
 import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";
-import { domainBlockedSql, visibleTo } from "./visibility.ts";
+import { domainBlockedSql, visibleToSql } from "./visibility.ts";
+import { rowReader } from "../../db/rows.ts";
+
+const STATUS = rowReader(statuses);
 
 /** A page of statuses with the cursor each one was found by (for Link headers). */
 export interface TimelinePage {
@@ -187,32 +190,39 @@ export class TimelineService {
     return pageOf(forward ? rows.reverse() : rows, page.limit);
   }
 
-  /** An account's statuses as the viewer may see them (Mastodon's AccountStatusesFilter). */
+  /**
+   * An account's statuses as the viewer may see them (Mastodon's AccountStatusesFilter). Its
+   * query is SQL text, one statement per shape (bun:sqlite keeps them prepared): drizzle built
+   * it, the visibility rule included, again on every read of a profile.
+   */
   account(viewerId: number | null, accountId: number, page: Page, options: AccountTimelineOptions): TimelinePage {
     if (viewerId !== null && viewerId !== accountId && this.moderation.isBlocking(accountId, viewerId)) return pageOf([], page.limit);
-    const where: SQL[] = [eq(statuses.accountId, accountId)];
+    const where = ["statuses.account_id = $account"];
+    const params: Record<string, number | string> = { account: accountId };
     // Filtered in the query, so that pages are full; the rows are checked again below.
-    if (viewerId !== accountId) where.push(visibleTo("statuses", viewerId));
-    if (options.excludeReplies) where.push(sql`(${statuses.inReplyToId} IS NULL OR ${statuses.inReplyToAccountId} = ${statuses.accountId})`);
-    if (options.excludeReblogs) where.push(sql`${statuses.reblogOfId} IS NULL`);
-    if (options.onlyMedia) where.push(sql`${statuses.hasMedia} = 1`);
+    if (viewerId !== accountId) where.push(visibleToSql("statuses", viewerId === null ? null : "$viewer"));
+    if (viewerId !== null && viewerId !== accountId) params.viewer = viewerId;
+    if (options.excludeReplies) where.push("(statuses.in_reply_to_id IS NULL OR statuses.in_reply_to_account_id = statuses.account_id)");
+    if (options.excludeReblogs) where.push("statuses.reblog_of_id IS NULL");
+    if (options.onlyMedia) where.push("statuses.has_media = 1");
     if (options.tagged !== undefined) {
-      where.push(sql`${statuses.id} IN (SELECT st.status_id FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ${normalizeTag(options.tagged)})`);
+      where.push("statuses.id IN (SELECT st.status_id FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = $tag)");
+      params.tag = normalizeTag(options.tagged);
     }
+    const read = (text: string) => this.db.$client.query<unknown[], Record<string, number | string>>(text).values(params).map(STATUS.map);
     if (options.pinned) {
       // Pins are few (five at most): all of them, newest pin first, on the first page only.
       if (page.maxId !== undefined || page.minId !== undefined || page.sinceId !== undefined) return pageOf([], page.limit);
-      const rows = this.db
-        .select({ status: statuses })
-        .from(statusPins)
-        .innerJoin(statuses, eq(statuses.id, statusPins.statusId))
-        .where(and(eq(statusPins.accountId, accountId), ...where))
-        .orderBy(desc(statusPins.id))
-        .all()
-        .map((r) => r.status);
+      const rows = read(`SELECT ${STATUS.columns} FROM status_pins JOIN statuses ON statuses.id = status_pins.status_id WHERE status_pins.account_id = $account AND ${where.join(" AND ")} ORDER BY status_pins.id DESC`);
       return { ...pageOf(rows, page.limit), full: false };
     }
-    const rows = this.run({ where, orderColumn: statuses.id }, page);
+    if (page.maxId !== undefined) (where.push("statuses.id < $max"), (params.max = page.maxId));
+    if (page.sinceId !== undefined) (where.push("statuses.id > $since"), (params.since = page.sinceId));
+    if (page.minId !== undefined) (where.push("statuses.id > $min"), (params.min = page.minId));
+    const forward = page.minId !== undefined;
+    params.limit = page.limit;
+    const found = read(`SELECT ${STATUS.columns} ${STATUS.from} WHERE ${where.join(" AND ")} ORDER BY statuses.id ${forward ? "ASC" : "DESC"} LIMIT $limit`);
+    const rows = forward ? found.reverse() : found;
     const hidden = new Set(this.hidden(viewerId));
     const visible = hidden.size === 0 ? rows : this.withoutBoostsOf(rows, hidden);
     return { ...pageOf(this.reader.visible(visible, viewerId), page.limit, rows.map((r) => r.id)), full: rows.length >= page.limit };
