@@ -70,6 +70,7 @@ import { CustomEmojiService } from "./custom-emojis.ts";
 import { AnnouncementService } from "./announcements.ts";
 import { NotificationService } from "./notifications/notifications.ts";
 import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "../infra/rate-limits.ts";
+import { SharedCounters } from "../infra/shared-counters.ts";
 import { ApplicationService } from "./oauth/applications.ts";
 import { GrantService } from "./oauth/grants.ts";
 import { TokenService } from "./oauth/tokens.ts";
@@ -133,6 +134,8 @@ export interface ServiceDeps {
   archiveRenderer?: ArchiveRenderer;
   /** The delivery queue and its failing hosts, as src/federation reads them (the health page); empty without it. */
   deliveryQueue?: () => Promise<DeliveryQueueReport>;
+  /** The API's rate-limit counters, shared by every serving thread (src/threads); in this thread's memory without. */
+  sharedCounters?: SharedArrayBuffer;
 }
 
 const NO_QUEUE: DeliveryQueueReport = { total: 0, due: 0, retrying: 0, nextAt: null, failing: [] };
@@ -193,7 +196,7 @@ export function createServices(deps: ServiceDeps) {
   const media = new MediaService(db, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
 
   const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
-  const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit));
+  const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);
   const signInLimits = new RateLimiter(clock, SIGN_IN_BUCKETS);
   const filters = new FilterService(db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);

@@ -1,0 +1,89 @@
+import type { Config } from "../config.ts";
+import type { EventBus } from "../infra/events.ts";
+import { log } from "../log.ts";
+import { STREAM_EVENTS } from "../streaming/fanout.ts";
+import { headerPairs, type FromThread, type PassedRequest, type ToThread } from "./protocol.ts";
+
+/** How the main thread answers a request another thread passed on (its edge, given the client's address). */
+export type Answer = (request: Request, peer: string | null) => Promise<Response> | Response | undefined;
+
+/**
+ * The main thread's side of the serving threads (WEB_THREADS - 1 of them, src/threads/worker.ts):
+ * it starts them on its own port, answers what they pass on through its own edge, tells them
+ * the events its writes committed (for their streams), and stops them first when the server
+ * stops (their requests in flight may still be passed here).
+ */
+export class ServingThreads {
+  private workers: Worker[] = [];
+
+  constructor(
+    private count: number,
+    private config: Config,
+    private counters: SharedArrayBuffer | null,
+    private answer: Answer,
+  ) {}
+
+  /** Resolves once every thread listens; a thread that fails to start fails the start. */
+  async start(): Promise<void> {
+    await Promise.all(Array.from({ length: this.count }, () => this.spawn()));
+  }
+
+  private spawn(): Promise<void> {
+    const worker = new Worker(new URL("./worker.ts", import.meta.url).href);
+    this.workers.push(worker);
+    return new Promise<void>((resolve, reject) => {
+      worker.onmessage = (e: MessageEvent<FromThread>) => {
+        const message = e.data;
+        if (message.type === "request") void this.serve(worker, message);
+        else if (message.type === "ready") resolve();
+        else if (message.type === "failed") reject(new Error(`a serving thread failed to start: ${message.error}`));
+      };
+      worker.onerror = (e) => reject(new Error(`a serving thread failed: ${e.message}`));
+      this.post(worker, { type: "start", config: this.config, counters: this.counters });
+    });
+  }
+
+  private async serve(worker: Worker, passed: PassedRequest) {
+    let response: Response;
+    try {
+      const request = new Request(passed.url, { method: passed.method, headers: passed.headers, body: passed.body });
+      response = (await this.answer(request, passed.peer)) ?? new Response(null, { status: 500 });
+    } catch (e) {
+      log("error", "a passed request failed", { error: String(e).split("\n")[0] });
+      response = new Response(JSON.stringify({ error: "There was a problem processing your request" }), { status: 500, headers: { "content-type": "application/json; charset=utf-8" } });
+    }
+    const body = response.body ? await response.arrayBuffer() : null;
+    this.post(worker, { type: "response", id: passed.id, status: response.status, headers: headerPairs(response.headers), body }, body ? [body] : []);
+  }
+
+  /** The events streams hear of, told to every thread once committed (the table in consequences.ts registers this). */
+  subscribe(events: EventBus) {
+    for (const type of STREAM_EVENTS) events.afterCommit(type, (event) => this.workers.forEach((w) => this.post(w, { type: "event", event })));
+  }
+
+  private post(worker: Worker, message: ToThread, transfer: Transferable[] = []) {
+    worker.postMessage(message, transfer);
+  }
+
+  /** Stops every thread: each stops listening, finishes what it serves, closes its connection. */
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.workers.map(async (worker) => {
+        const stopped = new Promise<void>((resolve) => {
+          worker.addEventListener("message", (e: MessageEvent<FromThread>) => e.data.type === "stopped" && resolve());
+          worker.addEventListener("close", () => resolve());
+        });
+        this.post(worker, { type: "stop" });
+        await Promise.race([stopped, Bun.sleep(5000)]);
+        const closed = new Promise<void>((resolve) => worker.addEventListener("close", () => resolve()));
+        worker.terminate();
+        await Promise.race([closed, Bun.sleep(1000)]);
+      }),
+    );
+    this.workers = [];
+  }
+
+  get threads(): number {
+    return this.workers.length;
+  }
+}
