@@ -15,6 +15,8 @@ export type Answer = (request: Request, peer: string | null) => Promise<Response
  */
 export class ServingThreads {
   private workers: Worker[] = [];
+  /** Requests the threads passed here so far (tests see that a write sent to a thread went through the main one). */
+  passed = 0;
 
   constructor(
     private count: number,
@@ -44,6 +46,7 @@ export class ServingThreads {
   }
 
   private async serve(worker: Worker, passed: PassedRequest) {
+    this.passed++;
     let response: Response;
     try {
       const request = new Request(passed.url, { method: passed.method, headers: passed.headers, body: passed.body });
