@@ -61,13 +61,13 @@ const FALSE = /^(?:false|0|no|off|)$/i;
  * Reads that are reads only for some callers; `localAccount` tells whether an account id is
  * of this server (the thread asks its own connection).
  */
-function conditionsAllow(path: string, url: URL, request: Request, localAccount: (id: string) => boolean): boolean {
+function conditionsAllow(path: string, request: Request, localAccount: (id: string) => boolean): boolean {
   // A page asked for as ActivityPub is Fedify's, which runs on the main thread.
   if (path.startsWith("/@") && ACTIVITY_TYPES.test(request.headers.get("accept") ?? "")) return false;
   // A search that resolves fetches from other servers, and stores what it finds.
-  if ((path === "/api/v2/search" || path === "/api/v1/accounts/search") && !FALSE.test(url.searchParams.get("resolve") ?? "")) return false;
+  if ((path === "/api/v2/search" || path === "/api/v1/accounts/search") && !FALSE.test(new URL(request.url).searchParams.get("resolve") ?? "")) return false;
   // A remote account's handle is looked up at its server.
-  if (path === "/api/v1/accounts/lookup" && (url.searchParams.get("acct") ?? "").replace(/^@/, "").includes("@")) return false;
+  if (path === "/api/v1/accounts/lookup" && (new URL(request.url).searchParams.get("acct") ?? "").replace(/^@/, "").includes("@")) return false;
   // A signed-in reader opening a remote profile has its posts fetched first.
   const statuses = ACCOUNT_STATUSES.exec(path);
   if (statuses && request.headers.has("authorization") && !localAccount(statuses[1]!)) return false;
@@ -80,7 +80,7 @@ export function answersHere(request: Request, path: string, localAccount: (id: s
   // Streams are the thread's own: its hub is fed the main thread's events.
   if (isStreamingPath(path)) return true;
   if (!READS.some((r) => r.test(path))) return false;
-  return conditionsAllow(path, new URL(request.url), request, localAccount);
+  return conditionsAllow(path, request, localAccount);
 }
 
 /** Answers that came of a read which tried to write: the thread passes the request on instead. */

@@ -4,6 +4,13 @@ import { log } from "../log.ts";
 import { STREAM_EVENTS } from "../streaming/fanout.ts";
 import { headerPairs, type FromThread, type PassedRequest, type ToThread } from "./protocol.ts";
 
+/**
+ * The serving thread's code: beside this file when run from source; inside the executable, the
+ * entry point scripts/build.ts embeds, named by its path from the repository's root (--root).
+ * The executable is told by Bun.main: --bytecode builds inline import.meta.url as the source's path.
+ */
+const WORKER_ENTRY = Bun.main.includes("/$bunfs/") ? "./src/threads/worker.ts" : new URL("./worker.ts", import.meta.url).href;
+
 /** How the main thread answers a request another thread passed on (its edge, given the client's address). */
 export type Answer = (request: Request, peer: string | null) => Promise<Response> | Response | undefined;
 
@@ -31,7 +38,7 @@ export class ServingThreads {
   }
 
   private spawn(): Promise<void> {
-    const worker = new Worker(new URL("./worker.ts", import.meta.url).href);
+    const worker = new Worker(WORKER_ENTRY);
     this.workers.push(worker);
     return new Promise<void>((resolve, reject) => {
       worker.onmessage = (e: MessageEvent<FromThread>) => {
