@@ -1,61 +1,79 @@
 /**
- * Reads on every core (issue 30): the signed-in status read and the home timeline with
- * WEB_THREADS=1 and WEB_THREADS=2, interleaved (1, 2, 2, 1), wrk -t1 -c32: requests per second
- * and server CPU per request for the whole process (every thread: /proc/PID/stat), and the
- * server's RSS idle and after the runs.
+ * Reads on every core (issue 30): the signed-in status read and the home timeline served with
+ * WEB_THREADS=1 and with WEB_THREADS=2, wrk -t1 -c32: requests per second and server CPU per
+ * request for the whole process (all its threads: /proc/PID/stat, so wrk's CPU does not count),
+ * and the servers' RSS idle and after the runs.
  *
- *   bun scripts/bench/threads.ts [seconds per run, default 5] [threads to compare, default 2]
+ * Both servers run at once, seeded alike, and are measured in short runs that alternate
+ * (1, 2, 2, 1, 1, 2, ...): on a machine others share, the load changes from one minute to
+ * the next, and a ratio of two runs taken seconds apart says more than two runs minutes apart.
+ * The medians are printed, and each pair's ratio, so that the spread shows.
+ *
+ * Each endpoint is first read for 10 s on each server (the warm-up).
+ *
+ *   bun scripts/bench/threads.ts [seconds per run, default 3] [rounds, default 6] [threads, default 2]
  */
-import { cpuSeconds, fmt, requireWrk, row, rss, seedUser, startRookery, wrk } from "./lib.ts";
+import { cpuSeconds, fmt, requireWrk, rss, seedUser, startRookery, wrk } from "./lib.ts";
 
 requireWrk();
-const seconds = Number(process.argv[2] ?? 5);
-const many = Number(process.argv[3] ?? 2);
+const seconds = Number(process.argv[2] ?? 3);
+const rounds = Number(process.argv[3] ?? 6);
+const many = Number(process.argv[4] ?? 2);
+const warmUp = 10;
 
-async function measure(threads: number) {
-  const server = await startRookery(4600 + threads, { WEB_THREADS: String(threads) });
-  try {
-    const idle = rss(server.proc.pid).now;
-    const alice = await seedUser(server, "alice");
-    const bob = await seedUser(server, "bob");
-    await fetch(`${server.url}/api/v1/accounts/${alice.id}/follow`, { method: "POST", headers: { authorization: `Bearer ${bob.token}` } });
-    let last = "";
-    for (let i = 0; i < 40; i++) {
-      const r = await fetch(`${server.url}/api/v1/statuses`, { method: "POST", headers: { authorization: `Bearer ${alice.token}`, "content-type": "application/json" }, body: JSON.stringify({ status: `post ${i} #bench` }) });
-      last = ((await r.json()) as { id: string }).id;
-    }
-    const auth = { authorization: `Bearer ${bob.token}` };
-    const out: Record<string, { rps: number; cpuUs: number; p99: number }> = {};
-    for (const [label, path] of [
-      ["signed-in status", `/api/v1/statuses/${last}`],
-      ["home timeline", "/api/v1/timelines/home?limit=20"],
-    ] as const) {
-      // A warm-up: caches filled and the code compiled on every thread (each has its own JIT).
-      wrk(`${server.url}${path}`, { seconds: 3, connections: 32, headers: auth });
-      const before = cpuSeconds(server.proc.pid);
-      const r = wrk(`${server.url}${path}`, { seconds, connections: 32, headers: auth });
-      const cpu = cpuSeconds(server.proc.pid) - before;
-      row(`WEB_THREADS=${threads} ${label}`, r);
-      const cpuUs = (cpu / (r.requestsPerSecond * seconds)) * 1e6;
-      console.log(`${"".padEnd(34)} server CPU ${fmt(cpuUs, 1)} µs/request`);
-      out[label] = { rps: r.requestsPerSecond, cpuUs, p99: r.p99ms };
-    }
-    const loaded = rss(server.proc.pid);
-    console.log(`${"".padEnd(34)} RSS idle ${fmt(idle, 1)} MB, after the runs ${fmt(loaded.now, 1)} MB (peak ${fmt(loaded.peak, 1)} MB)`);
-    return { out, idle, loaded: loaded.now };
-  } finally {
-    await server.stop();
+type Server = Awaited<ReturnType<typeof startRookery>>;
+
+/** Two accounts, one following the other, 40 posts: the status read is the newest, the home timeline bob's. */
+async function seed(server: Server) {
+  const alice = await seedUser(server, "alice");
+  const bob = await seedUser(server, "bob");
+  await fetch(`${server.url}/api/v1/accounts/${alice.id}/follow`, { method: "POST", headers: { authorization: `Bearer ${bob.token}` } });
+  let last = "";
+  for (let i = 0; i < 40; i++) {
+    const r = await fetch(`${server.url}/api/v1/statuses`, { method: "POST", headers: { authorization: `Bearer ${alice.token}`, "content-type": "application/json" }, body: JSON.stringify({ status: `post ${i} #bench` }) });
+    last = ((await r.json()) as { id: string }).id;
   }
+  return { token: bob.token, status: last };
 }
 
-console.log(`${seconds} s each, wrk -t1 -c32; WEB_THREADS=1 and ${many}, interleaved\n`);
-const runs = [];
-for (const threads of [1, many, many, 1]) runs.push({ threads, ...(await measure(threads)) });
-console.log("\nratio (WEB_THREADS=" + many + " / 1), per pair of runs:");
-for (const label of ["signed-in status", "home timeline"]) {
-  const one = runs.filter((r) => r.threads === 1).map((r) => r.out[label]!);
-  const two = runs.filter((r) => r.threads === many).map((r) => r.out[label]!);
-  const ratios = two.map((t, i) => t.rps / one[i]!.rps);
-  const cpu = two.map((t, i) => t.cpuUs / one[i]!.cpuUs);
-  console.log(`${label.padEnd(20)} req/s ${ratios.map((x) => `${fmt(x, 2)}x`).join(", ")}   CPU/request ${cpu.map((x) => `${fmt(x, 2)}x`).join(", ")}`);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const one = await startRookery(4601, { WEB_THREADS: "1" });
+const two = await startRookery(4602, { WEB_THREADS: String(many) });
+try {
+  const idle = [rss(one.proc.pid).now, rss(two.proc.pid).now];
+  const seeds = [await seed(one), await seed(two)];
+  console.log(`wrk -t1 -c32, ${seconds} s runs alternating WEB_THREADS=1 and ${many}, ${rounds} rounds; the machine: ${navigator.hardwareConcurrency} cores, load average ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}\n`);
+  for (const [label, path] of [
+    ["signed-in status", (s: { status: string }) => `/api/v1/statuses/${s.status}`],
+    ["home timeline", () => "/api/v1/timelines/home?limit=20"],
+  ] as const) {
+    const servers = [one, two];
+    const urls = servers.map((s, i) => `${s.url}${path(seeds[i]!)}`);
+    const headers = seeds.map((s) => ({ authorization: `Bearer ${s.token}` }));
+    // A warm-up: caches filled and the code compiled on every thread. Each thread has its own
+    // JIT, which on a busy machine goes on compiling for seconds: 3 s left the second thread's
+    // compiler at a tenth of the process's CPU during the runs.
+    for (let i = 0; i < 2; i++) wrk(urls[i]!, { seconds: warmUp, connections: 32, headers: headers[i] });
+    const results: { rps: number; cpuUs: number }[][] = [[], []];
+    for (let round = 0; round < rounds; round++) {
+      for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
+        const before = cpuSeconds(servers[i]!.proc.pid);
+        const r = wrk(urls[i]!, { seconds, connections: 32, headers: headers[i] });
+        const cpu = cpuSeconds(servers[i]!.proc.pid) - before;
+        if (r.non2xx > 0) throw new Error(`${label}: ${r.non2xx} answers not 2xx`);
+        results[i]!.push({ rps: r.requestsPerSecond, cpuUs: (cpu / (r.requestsPerSecond * seconds)) * 1e6 });
+      }
+    }
+    const [a, b] = results as [{ rps: number; cpuUs: number }[], { rps: number; cpuUs: number }[]];
+    console.log(`${label}`);
+    console.log(`  WEB_THREADS=1       median ${fmt(median(a.map((x) => x.rps))).padStart(7)} req/s   ${fmt(median(a.map((x) => x.cpuUs)), 1).padStart(6)} µs CPU/request   runs: ${a.map((x) => fmt(x.rps)).join(", ")}`);
+    console.log(`  WEB_THREADS=${many}       median ${fmt(median(b.map((x) => x.rps))).padStart(7)} req/s   ${fmt(median(b.map((x) => x.cpuUs)), 1).padStart(6)} µs CPU/request   runs: ${b.map((x) => fmt(x.rps)).join(", ")}`);
+    console.log(`  ratio per pair      req/s ${b.map((x, i) => `${fmt(x.rps / a[i]!.rps, 2)}x`).join(", ")}   (median ${fmt(median(b.map((x, i) => x.rps / a[i]!.rps)), 2)}x)`);
+    console.log(`                      CPU/request ${b.map((x, i) => `${fmt(x.cpuUs / a[i]!.cpuUs, 2)}x`).join(", ")}   (median ${fmt(median(b.map((x, i) => x.cpuUs / a[i]!.cpuUs)), 2)}x)\n`);
+  }
+  console.log(`RSS idle: ${fmt(idle[0]!, 1)} MB with WEB_THREADS=1, ${fmt(idle[1]!, 1)} MB with ${many}; after the runs: ${fmt(rss(one.proc.pid).now, 1)} MB and ${fmt(rss(two.proc.pid).now, 1)} MB`);
+} finally {
+  await one.stop();
+  await two.stop();
 }

@@ -40,14 +40,18 @@ export class ServingThreads {
   private spawn(): Promise<void> {
     const worker = new Worker(WORKER_ENTRY);
     this.workers.push(worker);
+    let started = false;
     return new Promise<void>((resolve, reject) => {
       worker.onmessage = (e: MessageEvent<FromThread>) => {
         const message = e.data;
         if (message.type === "request") void this.serve(worker, message);
-        else if (message.type === "ready") resolve();
-        else if (message.type === "failed") reject(new Error(`a serving thread failed to start: ${message.error}`));
+        else if (message.type === "ready") {
+          started = true;
+          resolve();
+        } else if (message.type === "failed") reject(new Error(`a serving thread failed to start: ${message.error}`));
       };
-      worker.onerror = (e) => reject(new Error(`a serving thread failed: ${e.message}`));
+      // Once it serves, a thread that fails is told in the log; the kernel gives its port's connections to the others.
+      worker.onerror = (e) => (started ? log("error", "a serving thread failed", { error: e.message }) : reject(new Error(`a serving thread failed: ${e.message}`)));
       this.post(worker, { type: "start", config: this.config, counters: this.counters });
     });
   }
