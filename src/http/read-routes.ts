@@ -12,7 +12,7 @@ import { isStreamingPath } from "./streaming.ts";
  *
  * Should a read here still try to write (SQLite refuses it on the thread's read-only
  * connection), the answer is marked and the request passed to the main thread instead
- * (`needsOwner`): the safety net, logged so that the route can be taken off the list.
+ * (`NEEDS_OWNER`): the safety net, logged so that the route can be taken off the list.
  */
 const READS: RegExp[] = [
   // Statuses and what hangs off them (not /context: it starts a thread's fill).
@@ -83,5 +83,9 @@ export function answersHere(request: Request, path: string, localAccount: (id: s
   return conditionsAllow(path, request, localAccount);
 }
 
-/** Answers that came of a read which tried to write: the thread passes the request on instead. */
-export const needsOwner = new WeakSet<Response>();
+/**
+ * The header that marks an answer which came of a read that tried to write (the router's
+ * error handler sets it on SQLITE_READONLY): the thread passes the request on instead. A
+ * header, since the router hands back a Response of its own making.
+ */
+export const NEEDS_OWNER = "x-rookery-needs-owner";

@@ -21,7 +21,7 @@ import { openDatabase } from "../db/connection.ts";
 import { createApp } from "../http/app.ts";
 import { bodyLimit, pathOf } from "../http/body-limits.ts";
 import { createEdge, SERVER_BODY_LIMIT } from "../http/edge.ts";
-import { answersHere, needsOwner } from "../http/read-routes.ts";
+import { answersHere, NEEDS_OWNER } from "../http/read-routes.ts";
 import { IdGenerator } from "../ids.ts";
 import { log } from "../log.ts";
 import { MediaStorage } from "../media-files/storage.ts";
@@ -98,6 +98,7 @@ async function serve(start: ThreadStart) {
     return new Response(answer.body, { status: answer.status, headers: answer.headers });
   };
 
+  let toldAt = 0;
   const server = Bun.serve<WsData>({
     port: config.port,
     hostname: config.host,
@@ -109,8 +110,12 @@ async function serve(start: ThreadStart) {
       if (!request.url.startsWith("http") || !answersHere(request, path, localAccount)) return pass(request, srv);
       catchUp();
       const response = await edge(request, srv);
-      if (response && needsOwner.has(response)) {
-        log("warn", "a read tried to write: passed to the main thread", { path });
+      if (response?.headers.has(NEEDS_OWNER)) {
+        // Told once a minute at most: a popular status would otherwise fill the log.
+        if (clock.now() - toldAt > 60_000) {
+          toldAt = clock.now();
+          log("warn", "a read tried to write: passed to the main thread (take its route off src/http/read-routes.ts?)", { path });
+        }
         return pass(request, srv);
       }
       return response;

@@ -139,6 +139,22 @@ describe("two serving threads", () => {
     }
   });
 
+  test("a read that tries to write on the serving thread is passed to the main thread: a signed-in look at a quote unchecked for a week schedules its check", async () => {
+    const quoted = await postStatus(alice, { status: "quoted" });
+    const quoting = await postStatus(alice, { status: "quoting" });
+    // As a remote quote with its stamp, last checked long ago (Quote#schedule_refresh_if_stale!).
+    server.database.sqlite
+      .query("INSERT INTO quotes (id, status_id, account_id, quoted_status_id, quoted_account_id, quoted_uri, state, approval_uri, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'accepted', ?, 0, 0)")
+      .run(77_777, Number(quoting.id), Number(alice.id), Number(quoted.id), Number(alice.id), "https://elsewhere.example/statuses/1", "https://elsewhere.example/stamps/1");
+    // Answered by the main thread whichever thread took the connection (the passed ones carry its request id).
+    const answers = await untilPassed(server, () => fresh(server, `/api/v1/statuses/${quoting.id}`, { token: bob.token }));
+    for (const a of answers) {
+      expect(a.status).toBe(200);
+      expect(a.body.id).toBe(quoting.id);
+    }
+    expect(server.ctx.services.quoteChecks.waiting(77_777)).toBeTruthy();
+  });
+
   test("a body past its cap is refused as the main thread refuses it, and changes nothing", async () => {
     const before = (await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.statuses_count;
     const big = JSON.stringify({ status: "x".repeat(2 * 1024 * 1024) });
