@@ -1,5 +1,5 @@
 import type { Config } from "../config.ts";
-import type { EventBus } from "../infra/events.ts";
+import type { DomainEvent, EventBus } from "../infra/events.ts";
 import { log } from "../log.ts";
 import { STREAM_EVENTS } from "../streaming/fanout.ts";
 import { headerPairs, type FromThread, type PassedRequest, type ToThread } from "./protocol.ts";
@@ -22,6 +22,8 @@ export type Answer = (request: Request, peer: string | null) => Promise<Response
  */
 export class ServingThreads {
   private workers: Worker[] = [];
+  /** Per thread, whether it may have a stream open (see ThreadStart.listening). */
+  private listening: Int32Array;
   /** Requests the threads passed here so far (tests see that a write sent to a thread went through the main one). */
   passed = 0;
 
@@ -30,7 +32,9 @@ export class ServingThreads {
     private config: Config,
     private counters: SharedArrayBuffer | null,
     private answer: Answer,
-  ) {}
+  ) {
+    this.listening = new Int32Array(new SharedArrayBuffer(4 * count));
+  }
 
   /** Resolves once every thread listens; a thread that fails to start fails the start. */
   async start(): Promise<void> {
@@ -39,7 +43,7 @@ export class ServingThreads {
 
   private spawn(): Promise<void> {
     const worker = new Worker(WORKER_ENTRY);
-    this.workers.push(worker);
+    const slot = this.workers.push(worker) - 1;
     let started = false;
     return new Promise<void>((resolve, reject) => {
       worker.onmessage = (e: MessageEvent<FromThread>) => {
@@ -52,7 +56,7 @@ export class ServingThreads {
       };
       // Once it serves, a thread that fails is told in the log; the kernel gives its port's connections to the others.
       worker.onerror = (e) => (started ? log("error", "a serving thread failed", { error: e.message }) : reject(new Error(`a serving thread failed: ${e.message}`)));
-      this.post(worker, { type: "start", config: this.config, counters: this.counters });
+      this.post(worker, { type: "start", config: this.config, counters: this.counters, listening: this.listening.buffer as SharedArrayBuffer, slot });
     });
   }
 
@@ -70,9 +74,16 @@ export class ServingThreads {
     this.post(worker, { type: "response", id: passed.id, status: response.status, headers: headerPairs(response.headers), body }, body ? [body] : []);
   }
 
-  /** The events streams hear of, told to every thread once committed (the table in consequences.ts registers this). */
+  /**
+   * The events streams hear of, told once committed to every thread that may have a stream open
+   * (the table in consequences.ts registers this): the others have nobody to tell, and the copy
+   * of each event was half of what a second thread added to a post.
+   */
   subscribe(events: EventBus) {
-    for (const type of STREAM_EVENTS) events.afterCommit(type, (event) => this.workers.forEach((w) => this.post(w, { type: "event", event })));
+    const tell = (event: DomainEvent) => {
+      for (let slot = 0; slot < this.workers.length; slot++) if (Atomics.load(this.listening, slot) === 1) this.post(this.workers[slot]!, { type: "event", event });
+    };
+    for (const type of STREAM_EVENTS) events.afterCommit(type, tell);
   }
 
   private post(worker: Worker, message: ToThread, transfer: Transferable[] = []) {

@@ -13,6 +13,13 @@ export interface ThreadStart {
   config: Config;
   /** The rate limits' counters, shared by every thread (src/infra/shared-counters.ts). */
   counters: SharedArrayBuffer | null;
+  /**
+   * One Int32 per serving thread, `slot` this one's: 1 while it may have a stream open (set
+   * before a stream connects, cleared once a second when it has none), so that the main thread
+   * sends stream events only to the threads that have someone to tell.
+   */
+  listening: SharedArrayBuffer;
+  slot: number;
 }
 
 export interface PassedRequest {

@@ -22,6 +22,7 @@ import { createApp } from "../http/app.ts";
 import { bodyLimit, pathOf } from "../http/body-limits.ts";
 import { createEdge, SERVER_BODY_LIMIT } from "../http/edge.ts";
 import { answersHere, NEEDS_OWNER } from "../http/read-routes.ts";
+import { isStreamingPath } from "../http/streaming.ts";
 import { IdGenerator } from "../ids.ts";
 import { log } from "../log.ts";
 import { MediaStorage } from "../media-files/storage.ts";
@@ -98,6 +99,12 @@ async function serve(start: ThreadStart) {
     return new Response(answer.body, { status: answer.status, headers: answer.headers });
   };
 
+  // Whether this thread may have a stream open, for the main thread (ThreadStart.listening): set
+  // before a stream connects (in the same turn), cleared once a second while none is open.
+  const listening = new Int32Array(start.listening);
+  const listen = () => Atomics.store(listening, start.slot, 1);
+  const quiet = setInterval(() => streaming.hub.connectionCount === 0 && Atomics.store(listening, start.slot, 0), 1000);
+  quiet.unref?.();
   let toldAt = 0;
   const server = Bun.serve<WsData>({
     port: config.port,
@@ -108,6 +115,7 @@ async function serve(start: ThreadStart) {
     async fetch(request, srv) {
       const path = routePath(pathOf(request.url));
       if (!request.url.startsWith("http") || !answersHere(request, path, localAccount)) return pass(request, srv);
+      if (isStreamingPath(path)) listen();
       catchUp();
       const response = await edge(request, srv);
       if (response?.headers.has(NEEDS_OWNER)) {
@@ -122,7 +130,10 @@ async function serve(start: ThreadStart) {
     },
     websocket: {
       ...WS_OPTIONS,
-      open: (ws) => streaming.websocket.open(ws),
+      open: (ws) => {
+        listen();
+        streaming.websocket.open(ws);
+      },
       message: (ws, message) => streaming.websocket.message(ws, message),
       pong: (ws, data) => streaming.websocket.pong(ws, data),
       close: (ws, code, reason) => streaming.websocket.close(ws, code, reason),
@@ -138,6 +149,7 @@ async function serve(start: ThreadStart) {
       catchUp();
       services.events.emit(message.event);
     } else if (message.type === "stop") {
+      clearInterval(quiet);
       streaming.closeAll();
       const graceful = server.stop();
       if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);

@@ -109,6 +109,27 @@ describe("two serving threads", () => {
     });
   });
 
+  test("a revoked token's stream on the serving thread is closed", async () => {
+    const dave = await createUser(server, "dave");
+    // The main thread's request ids: a write is always answered there.
+    const mainThread = (await fresh(server, "/api/v1/statuses", { method: "POST", token: dave.token, headers: { "content-type": "application/json" }, body: JSON.stringify({ status: "hi" }) })).thread;
+    const opened: SseClient[] = [];
+    let onServingThread: SseClient | undefined;
+    for (let i = 0; i < 40 && !onServingThread; i++) {
+      const client = await SseClient.open(`${server.base}/api/v1/streaming/user`, { token: dave.token, headers: { connection: "close" } });
+      opened.push(client);
+      if (client.response.headers.get("x-request-id")!.split("-")[0] !== mainThread) onServingThread = client;
+    }
+    try {
+      expect(onServingThread).toBeDefined();
+      const revoked = await fresh(server, "/oauth/revoke", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_id: dave.app.clientId, client_secret: dave.clientSecret, token: dave.token }) });
+      expect(revoked.status).toBe(200);
+      for (const client of opened) await client.waitForEnd();
+    } finally {
+      for (const client of opened) client.close();
+    }
+  });
+
   test("writes sent to the serving thread are passed to the main thread and work: a post, a favourite, an upload, an OAuth token", async () => {
     const posts = await untilPassed(server, () => fresh(server, "/api/v1/statuses", { method: "POST", token: alice.token, headers: { "content-type": "application/json" }, body: JSON.stringify({ status: "through a thread" }) }));
     for (const p of posts) expect(p.status).toBe(200);
