@@ -14,6 +14,7 @@ import { serializePushNotification } from "./presenters/push-notification.ts";
 import { createServices, type ServiceDeps } from "./services/index.ts";
 import { forgetCached, registerConsequences } from "./services/consequences.ts";
 import { SharedCounters } from "./infra/shared-counters.ts";
+import { afterCommitOf } from "./infra/after-commit.ts";
 import { ServingThreads } from "./threads/pool.ts";
 import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance-keys.ts";
@@ -91,7 +92,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const keys = await loadInstanceKeys(database.db);
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
   const counters = config.webThreads > 1 ? new SharedCounters().buffer : undefined;
-  const { services, urls, core } = assembleServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters }, { federation: config.federation });
+  const threads = config.webThreads > 1 ? new ServingThreads(config.webThreads - 1, config, counters ?? null, (request, peer) => handler!(request, server, peer), afterCommitOf(database.sqlite)) : null;
+  const { services, urls, core } = assembleServices(
+    { config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, renderCacheChanges: threads ? (change) => threads.renderChanged(change) : undefined },
+    { federation: config.federation },
+  );
   const ctx: AppContext = {
     config,
     clock,
@@ -105,7 +110,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp(ctx);
   streaming = new Streaming(ctx);
   const federation = core ? createRookeryFederation(core, { urls: ctx.urls, services }) : null;
-  const threads = config.webThreads > 1 ? new ServingThreads(config.webThreads - 1, config, counters ?? null, (request, peer) => handler!(request, server, peer)) : null;
   // Every listener, before the wheel can fire anything (a scheduled status or a poll come due).
   registerConsequences(services.events, services, {
     streams: (events) => streaming!.fanout.subscribe(events),

@@ -80,10 +80,12 @@ export function registerReaderConsequences(events: EventBus, transports: Pick<Tr
 
 /**
  * Another connection committed (the command line; for a serving thread, the main thread):
- * what is kept in memory of the database is read again. Tokens check for themselves (TokenService).
+ * what is kept in memory of the database is read again. Tokens check for themselves
+ * (TokenService). `keepRendered`: a serving thread's render cache, which replays the main
+ * thread's own invalidations (src/threads), stays.
  */
-export function forgetCached(services: Services): void {
-  services.renderCache.clear();
+export function forgetCached(services: Services, keepRendered = false): void {
+  if (!keepRendered) services.renderCache.clear();
   services.moderation.forgetCached();
   services.domainBlocks.forgetCached();
   services.filters.forgetCached();

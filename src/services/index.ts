@@ -78,7 +78,7 @@ import { Passwords } from "./accounts/passwords.ts";
 import { WebSessionService } from "./oauth/web-sessions.ts";
 import { StatusActionService } from "./statuses/actions.ts";
 import { Counters } from "./statuses/counters.ts";
-import { RenderCache } from "./statuses/render-cache.ts";
+import { RenderCache, type RenderCacheChange } from "./statuses/render-cache.ts";
 import { ScheduledStatusService } from "./statuses/scheduled.ts";
 import { HomeFeedService } from "./statuses/home-feed.ts";
 import { IdempotencyStore } from "./statuses/idempotency.ts";
@@ -136,6 +136,8 @@ export interface ServiceDeps {
   deliveryQueue?: () => Promise<DeliveryQueueReport>;
   /** The API's rate-limit counters, shared by every serving thread (src/threads); in this thread's memory without. */
   sharedCounters?: SharedArrayBuffer;
+  /** Hears of every invalidation of the render cache (the serving threads replay them on theirs). */
+  renderCacheChanges?: (change: RenderCacheChange) => void;
 }
 
 const NO_QUEUE: DeliveryQueueReport = { total: 0, due: 0, retrying: 0, nextAt: null, failing: [] };
@@ -180,7 +182,7 @@ export function createServices(deps: ServiceDeps) {
   const quotePolicy = new QuotePolicy(db.$client, follows, moderation, policy);
   const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(db.$client, policy, moderation), policy: quotePolicy });
   const homeFeed = new HomeFeedService(db, clock);
-  const renderCache = new RenderCache();
+  const renderCache = new RenderCache(deps.renderCacheChanges);
   const counters = new Counters(db.$client, renderCache);
   const newStatuses = new NewStatuses(db);
   // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).

@@ -1,5 +1,7 @@
 import type { Config } from "../config.ts";
+import type { AfterCommit } from "../infra/after-commit.ts";
 import type { DomainEvent, EventBus } from "../infra/events.ts";
+import type { RenderCacheChange } from "../services/statuses/render-cache.ts";
 import { log } from "../log.ts";
 import { STREAM_EVENTS } from "../streaming/fanout.ts";
 import { headerPairs, type FromThread, type PassedRequest, type ToThread } from "./protocol.ts";
@@ -24,6 +26,9 @@ export class ServingThreads {
   private workers: Worker[] = [];
   /** Per thread, whether it may have a stream open (see ThreadStart.listening). */
   private listening: Int32Array;
+  /** The render cache's invalidations not yet posted, and the number of the last posted (ThreadStart.renderSeq). */
+  private changes: RenderCacheChange[] = [];
+  private renderSeq = new Int32Array(new SharedArrayBuffer(4));
   /** Requests the threads passed here so far (tests see that a write sent to a thread went through the main one). */
   passed = 0;
 
@@ -32,6 +37,8 @@ export class ServingThreads {
     private config: Config,
     private counters: SharedArrayBuffer | null,
     private answer: Answer,
+    /** The main thread's connection's after-commit queue: changes made in a transaction are posted once it committed. */
+    private commits: AfterCommit,
   ) {
     this.listening = new Int32Array(new SharedArrayBuffer(4 * count));
   }
@@ -56,7 +63,7 @@ export class ServingThreads {
       };
       // Once it serves, a thread that fails is told in the log; the kernel gives its port's connections to the others.
       worker.onerror = (e) => (started ? log("error", "a serving thread failed", { error: e.message }) : reject(new Error(`a serving thread failed: ${e.message}`)));
-      this.post(worker, { type: "start", config: this.config, counters: this.counters, listening: this.listening.buffer as SharedArrayBuffer, slot });
+      this.post(worker, { type: "start", config: this.config, counters: this.counters, listening: this.listening.buffer as SharedArrayBuffer, slot, renderSeq: this.renderSeq.buffer as SharedArrayBuffer });
     });
   }
 
@@ -81,9 +88,31 @@ export class ServingThreads {
    */
   subscribe(events: EventBus) {
     const tell = (event: DomainEvent) => {
+      // The render cache's changes of the same write first: the thread renders the event with them applied.
+      this.postChanges();
       for (let slot = 0; slot < this.workers.length; slot++) if (Atomics.load(this.listening, slot) === 1) this.post(this.workers[slot]!, { type: "event", event });
     };
     for (const type of STREAM_EVENTS) events.afterCommit(type, tell);
+  }
+
+  /**
+   * The main thread's render cache was invalidated (RenderCache's `told`): the threads replay
+   * it on theirs once the write committed (at once outside a transaction). A change of a write
+   * rolled back is posted with the next ones: one entry dropped needlessly.
+   */
+  renderChanged(change: RenderCacheChange) {
+    this.changes.push(change);
+    this.commits.defer(() => this.postChanges());
+  }
+
+  private postChanges() {
+    if (this.changes.length === 0) return;
+    const changes = this.changes;
+    this.changes = [];
+    const seq = Atomics.load(this.renderSeq, 0) + 1;
+    for (const worker of this.workers) this.post(worker, { type: "render", seq, changes });
+    // Raised after the post, so that a thread that sees it has the message in its queue.
+    Atomics.store(this.renderSeq, 0, seq);
   }
 
   private post(worker: Worker, message: ToThread, transfer: Transferable[] = []) {

@@ -1,5 +1,6 @@
 import type { Config } from "../config.ts";
 import type { DomainEvent } from "../infra/events.ts";
+import type { RenderCacheChange } from "../services/statuses/render-cache.ts";
 
 /**
  * What the main thread and its serving threads say to each other over postMessage. A request
@@ -20,6 +21,19 @@ export interface ThreadStart {
    */
   listening: SharedArrayBuffer;
   slot: number;
+  /**
+   * One Int32: the number of the last render-cache changes the main thread posted (RenderChanges),
+   * raised after each post and before the main thread answers the request that made them: a
+   * thread that has not applied up to it awaits them before it reads.
+   */
+  renderSeq: SharedArrayBuffer;
+}
+
+/** To a serving thread: the main thread's render cache was invalidated so (once committed). */
+export interface RenderChanges {
+  type: "render";
+  seq: number;
+  changes: RenderCacheChange[];
 }
 
 export interface PassedRequest {
@@ -46,7 +60,7 @@ export interface PassedEvent {
   event: DomainEvent;
 }
 
-export type ToThread = ThreadStart | PassedResponse | PassedEvent | { type: "stop" };
+export type ToThread = ThreadStart | PassedResponse | PassedEvent | RenderChanges | { type: "stop" };
 export type FromThread = { type: "ready" } | { type: "stopped" } | { type: "failed"; error: string } | PassedRequest;
 
 /** A response's headers as pairs, each Set-Cookie on its own (Headers joins the others). */

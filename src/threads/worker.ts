@@ -9,10 +9,12 @@
  * What the main thread's writes change shows here at once: before each request (and each
  * event) the thread compares the database's data_version, which moves when another connection
  * commits, and forgets what it keeps in memory when it moved (forgetCached); tokens check it
- * themselves, the kept JSON documents are keyed on it. The main thread commits before it
- * answers, so a client's read after its write, wherever it lands, sees the write. Stream
- * events come from the main thread after commit and are rendered here for this thread's
- * connections.
+ * themselves, the kept JSON documents are keyed on it. The render cache, the one worth keeping
+ * warm under writes, replays the main thread's own invalidations instead, posted after commit
+ * and numbered: a request first awaits those the main thread posted before it answered. The
+ * main thread commits before it answers, so a client's read after its write, wherever it
+ * lands, sees the write. Stream events come from the main thread after commit and are
+ * rendered here for this thread's connections.
  */
 import type { Server } from "bun";
 import { SystemClock } from "../clock.ts";
@@ -77,8 +79,16 @@ async function serve(start: ThreadStart) {
     const now = version.get()!.data_version;
     if (now !== seen) {
       seen = now;
-      forgetCached(services);
+      forgetCached(services, true);
     }
+  };
+  // The main thread's render-cache invalidations, applied in order (ThreadStart.renderSeq): a
+  // request awaits those posted before the main thread answered whatever the client did last.
+  const renderSeq = new Int32Array(start.renderSeq);
+  let applied = 0;
+  const appliedNow: (() => void)[] = [];
+  const renderedUpToDate = async () => {
+    while (Atomics.load(renderSeq, 0) > applied) await new Promise<void>((resolve) => appliedNow.push(resolve));
   };
   const isLocalAccount = database.sqlite.query<{ one: number }, [string]>("SELECT 1 AS one FROM accounts WHERE id = ? AND domain IS NULL");
   const localAccount = (id: string) => /^\d{1,19}$/.test(id) && isLocalAccount.get(id) !== null;
@@ -116,6 +126,7 @@ async function serve(start: ThreadStart) {
       const path = routePath(pathOf(request.url));
       if (!request.url.startsWith("http") || !answersHere(request, path, localAccount)) return pass(request, srv);
       if (isStreamingPath(path)) listen();
+      if (Atomics.load(renderSeq, 0) > applied) await renderedUpToDate();
       catchUp();
       const response = await edge(request, srv);
       if (response?.headers.has(NEEDS_OWNER)) {
@@ -145,6 +156,14 @@ async function serve(start: ThreadStart) {
     if (message.type === "response") {
       waiting.get(message.id)?.(message);
       waiting.delete(message.id);
+    } else if (message.type === "render") {
+      for (const change of message.changes) {
+        if (change === "clear") services.renderCache.clear();
+        else if ("status" in change) services.renderCache.invalidateStatus(change.status);
+        else services.renderCache.touchAccount(change.account);
+      }
+      applied = message.seq;
+      for (const resolve of appliedNow.splice(0)) resolve();
     } else if (message.type === "event") {
       catchUp();
       services.events.emit(message.event);
