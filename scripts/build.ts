@@ -45,7 +45,8 @@ for (const [name, path] of [
 }
 
 const result = spawnSync(
-  [process.execPath, "build", "--compile", "--minify", "--bytecode", "--sourcemap", join(root, "src/main.ts"), ...tools, "--outfile", outfile],
+  // The serving threads' entry (WEB_THREADS) is an entry point of its own, which Bun embeds for `new Worker`.
+  [process.execPath, "build", "--compile", "--minify", "--bytecode", "--sourcemap", "--root", root, join(root, "src/main.ts"), join(root, "src/threads/worker.ts"), ...tools, "--outfile", outfile],
   { cwd: root, stdout: "inherit", stderr: "inherit" },
 );
 if (result.exitCode !== 0) process.exit(result.exitCode ?? 1);

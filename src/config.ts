@@ -27,6 +27,12 @@ export interface Config {
   contactEmail: string;
   /** Log one line per request to stdout. */
   logRequests: boolean;
+  /**
+   * Threads serving HTTP: the main one, which owns every write, the queues, the wheel and
+   * federation, and `webThreads - 1` more that answer reads from their own read-only database
+   * connection and pass anything else to it (src/threads).
+   */
+  webThreads: number;
   /** Background media processing jobs at a time. */
   mediaWorkers: number;
   /** ffmpeg processes at a time (video and audio): MEDIA_WORKERS when set, else one. */
@@ -143,6 +149,7 @@ export function loadConfig(env: Env = process.env): Config {
     instanceTitle: (setting("INSTANCE_TITLE", env) ?? "").trim(),
     contactEmail: (setting("CONTACT_EMAIL", env) ?? "").trim(),
     logRequests: bool(env, "LOG_REQUESTS"),
+    webThreads: positiveInt(env, "WEB_THREADS"),
     mediaWorkers: positiveInt(env, "MEDIA_WORKERS", Math.max(1, availableParallelism() - 1)),
     transcodeWorkers: positiveInt(env, "MEDIA_WORKERS", 1),
     federation: choice(env, "FEDERATION", ["on", "off"] as const) === "on",

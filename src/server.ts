@@ -12,7 +12,10 @@ import type { PushNotificationView } from "./models/views.ts";
 import type { Urls } from "./presenters/account.ts";
 import { serializePushNotification } from "./presenters/push-notification.ts";
 import { createServices, type ServiceDeps } from "./services/index.ts";
-import { registerConsequences } from "./services/consequences.ts";
+import { forgetCached, registerConsequences } from "./services/consequences.ts";
+import { SharedCounters } from "./infra/shared-counters.ts";
+import { afterCommitOf } from "./infra/after-commit.ts";
+import { ServingThreads } from "./threads/pool.ts";
 import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance-keys.ts";
 import { Streaming } from "./streaming/index.ts";
@@ -31,6 +34,8 @@ export interface RunningServer {
   database: DbHandle;
   /** ActivityPub, unless FEDERATION=off. */
   federation: RookeryFederation | null;
+  /** The threads serving reads beside this one (WEB_THREADS > 1). */
+  threads: ServingThreads | null;
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>;
 }
@@ -49,12 +54,14 @@ export interface StartOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? new SystemClock();
-  let handler: ((request: Request, server: Server<WsData>) => Promise<Response> | Response | undefined) | null = null;
+  let handler: ((request: Request, server: Server<WsData>, peer?: string | null) => Promise<Response> | Response | undefined) | null = null;
   let streaming: Streaming | null = null;
   // Listen first so that PORT=0 can tell the URL the server will print and emit.
   const server = Bun.serve<WsData>({
     port: config.port,
     hostname: config.host,
+    // Serving threads listen on the same port; the kernel spreads connections over them all.
+    reusePort: config.webThreads > 1,
     maxRequestBodySize: SERVER_BODY_LIMIT,
     idleTimeout: 60,
     fetch: (request, srv) => (handler ? handler(request, srv) : new Response("Starting", { status: 503 })),
@@ -84,7 +91,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   ids.seed(largestId(database.sqlite));
   const keys = await loadInstanceKeys(database.db);
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
-  const { services, urls, core } = assembleServices({ config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport }, { federation: config.federation });
+  const counters = config.webThreads > 1 ? new SharedCounters().buffer : undefined;
+  const threads = config.webThreads > 1 ? new ServingThreads(config.webThreads - 1, config, counters ?? null, (request, peer) => handler!(request, server, peer), afterCommitOf(database.sqlite)) : null;
+  const { services, urls, core } = assembleServices(
+    { config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, renderCacheChanges: threads ? (change) => threads.renderChanged(change) : undefined },
+    { federation: config.federation },
+  );
   const ctx: AppContext = {
     config,
     clock,
@@ -99,7 +111,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   streaming = new Streaming(ctx);
   const federation = core ? createRookeryFederation(core, { urls: ctx.urls, services }) : null;
   // Every listener, before the wheel can fire anything (a scheduled status or a poll come due).
-  registerConsequences(services.events, services, { streams: (events) => streaming!.fanout.subscribe(events), federation: federation?.subscribe });
+  registerConsequences(services.events, services, {
+    streams: (events) => streaming!.fanout.subscribe(events),
+    federation: federation?.subscribe,
+    threads: threads ? (events) => threads.subscribe(events) : undefined,
+  });
   services.polls.restore();
   services.media.restore();
   services.scheduled.restore();
@@ -112,11 +128,43 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   handler = createEdge(ctx, app, streaming, federation?.handler ?? null);
   services.announcements.syncOtherWriters();
   const external = watchOtherWriters(database, () => {
-    services.renderCache.clear();
+    forgetCached(services);
     services.announcements.syncOtherWriters();
   });
 
   let stopping: Promise<void> | null = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      // The serving threads first: their requests in flight may still be passed here.
+      await threads?.stop();
+      streaming?.closeAll();
+      // In-flight requests get a moment to finish; a peer that stopped reading does not hold the stop up.
+      const graceful = server.stop();
+      if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
+      clearInterval(external);
+      services.wheel.stop();
+      await services.importWorker.stop();
+      await services.threadFill.stop();
+      await services.accountHistory.stop();
+      await services.quoteRechecks.stop();
+      await federation?.stop();
+      await services.linkCards.stop();
+      await services.pushDeliveries.stop();
+      await services.media.queue.stop();
+      services.writes.flush();
+      // The last minute's federation counts (they are written at most a minute late).
+      services.federationTraffic.flush();
+      database.close();
+      log("info", "stopped");
+    })();
+    return stopping;
+  };
+  try {
+    await threads?.start();
+  } catch (e) {
+    await stop();
+    throw e;
+  }
   return {
     url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`,
     server,
@@ -125,30 +173,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     app,
     database,
     federation,
-    stop() {
-      stopping ??= (async () => {
-        streaming?.closeAll();
-        // In-flight requests get a moment to finish; a peer that stopped reading does not hold the stop up.
-        const graceful = server.stop();
-        if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
-        clearInterval(external);
-        services.wheel.stop();
-        await services.importWorker.stop();
-        await services.threadFill.stop();
-        await services.accountHistory.stop();
-        await services.quoteRechecks.stop();
-        await federation?.stop();
-        await services.linkCards.stop();
-        await services.pushDeliveries.stop();
-        await services.media.queue.stop();
-        services.writes.flush();
-        // The last minute's federation counts (they are written at most a minute late).
-        services.federationTraffic.flush();
-        database.close();
-        log("info", "stopped");
-      })();
-      return stopping;
-    },
+    threads,
+    stop,
   };
 }
 

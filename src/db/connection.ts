@@ -23,11 +23,17 @@ export interface OpenOptions {
   migrate?: boolean;
   /** Sees every SQL statement drizzle runs (benchmarks count queries per request with it). */
   onQuery?: (sql: string) => void;
+  /**
+   * A reading connection of a serving thread (src/threads): SQLite refuses any write on it, so
+   * a write from there is impossible rather than unlikely. The database must exist, migrated.
+   */
+  readonly?: boolean;
 }
 
 export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHandle {
-  mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, DATABASE_FILE);
+  if (options.readonly) return openReader(path, options);
+  mkdirSync(dataDir, { recursive: true });
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.run("PRAGMA journal_mode = WAL");
   sqlite.run("PRAGMA busy_timeout = 5000");
@@ -55,6 +61,18 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHand
       sqlite.close();
     },
   };
+}
+
+/** The read-only connection: the writer set WAL (which stays with the file) and migrated it. */
+function openReader(path: string, options: OpenOptions): DbHandle {
+  const sqlite = new Database(path, { readonly: true, strict: true });
+  sqlite.run("PRAGMA busy_timeout = 5000");
+  sqlite.run("PRAGMA temp_store = MEMORY");
+  cacheStatements(sqlite);
+  if (options.onQuery) countStatements(sqlite, options.onQuery);
+  const db = drizzle({ client: sqlite, schema }) as Db;
+  trackTransactions(db);
+  return { db, sqlite, path, migrationsApplied: 0, close: () => sqlite.close() };
 }
 
 /**

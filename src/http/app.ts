@@ -52,6 +52,7 @@ import { pathOf } from "./body-limits.ts";
 import { adminAccountRoutes } from "./admin-accounts.ts";
 import { adminReportRoutes } from "./admin-reports.ts";
 import { adminDomainRoutes } from "./admin-domains.ts";
+import { NEEDS_OWNER } from "./read-routes.ts";
 
 function errorResponse(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
@@ -124,6 +125,9 @@ export function createApp(ctx: AppContext) {
       if (code === "NOT_FOUND") return errorResponse(404, { error: "Record not found" });
       if (code === "PARSE") return errorResponse(400, { error: "Error occurred while parsing request parameters" });
       if (code === "VALIDATION") return errorResponse(422, { error: "Validation failed: invalid parameters" });
+      // A read of a serving thread that tried to write (its connection is read-only): the
+      // thread passes the request to the main thread (src/http/read-routes.ts).
+      if ((error as { code?: unknown }).code === "SQLITE_READONLY") return errorResponse(500, { error: "There was a problem processing your request" }, { [NEEDS_OWNER]: "1" });
       // First line only: driver errors append the statement's parameters (e-mails, hashes).
       const message = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).split("\n")[0];
       log("error", "unhandled error", {

@@ -84,11 +84,12 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     return ip;
   };
 
-  return function edge(request: Request, server: Server<WsData>): Promise<Response> | Response | undefined {
+  /** `peerAddress`: the client's address when the request was received by another thread (src/threads). */
+  return function edge(request: Request, server: Server<WsData>, peerAddress?: string | null): Promise<Response> | Response | undefined {
     const started = performance.now();
     const requestId = `${instanceTag}-${(++counter).toString(36)}`;
     const forwarded = config.trustedProxies.length > 0 ? request.headers.get("x-forwarded-for") : null;
-    const peer = peerIp(server.requestIP(request)?.address);
+    const peer = peerIp(peerAddress !== undefined ? (peerAddress ?? undefined) : server.requestIP(request)?.address);
     const ip = forwarded ? clientIp(peer && formatIp(peer), forwarded, config.trustedProxies) : peer;
     const meta = newMeta(requestId, ip);
     setMeta(request, meta);

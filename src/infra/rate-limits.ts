@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.ts";
 import { rateLimitKey, type Ip } from "../net/ip.ts";
 import { INBOX_PATH } from "../net/paths.ts";
+import type { SharedCounters } from "./shared-counters.ts";
 
 /** What the limiter needs to know of a request. */
 export interface RequestFacts {
@@ -121,6 +122,8 @@ export class RateLimiter {
   constructor(
     private clock: Clock,
     private buckets: readonly Bucket[] = BUCKETS,
+    /** Counted in a table every serving thread shares (WEB_THREADS > 1), instead of in this thread's memory. */
+    private shared: SharedCounters | null = null,
   ) {
     this.counters = buckets.map(() => new Map());
     this.resets = buckets.map(() => ({ window: -1, text: "" }));
@@ -140,18 +143,7 @@ export class RateLimiter {
       const key = bucket.key(facts);
       if (key === null) continue;
       const window = Math.floor(now / bucket.periodMs);
-      const map = this.counters[i] as Map<number | string, Counter>;
-      let counter = map.get(key);
-      if (!counter) {
-        if (map.size >= MAX_COUNTERS) this.sweepBucket(i, now);
-        counter = { window, count: 0 };
-        map.set(key, counter);
-      } else if (counter.window !== window) {
-        counter.window = window;
-        counter.count = 0;
-      }
-      counter.count++;
-      const remaining = bucket.limit - counter.count;
+      const remaining = bucket.limit - (this.shared ? this.shared.add(i, key, window) : this.count(i, key, window, now));
       if (remaining < 0) {
         // A refusal reports the bucket that refused.
         limited = true;
@@ -175,6 +167,21 @@ export class RateLimiter {
     }
     const retryAfter = Math.max(1, Math.ceil(((bestWindow + 1) * bucket.periodMs - now) / 1000));
     return { limited, limit: COUNTS[bucket.limit] ?? String(bucket.limit), remaining: COUNTS[bestRemaining] ?? String(bestRemaining), reset: reset.text, bucket: bucket.name, retryAfter };
+  }
+
+  /** One more request of `key` in bucket `i`'s window, counted in this thread's memory: the count so far. */
+  private count(i: number, key: number | string, window: number, now: number): number {
+    const map = this.counters[i] as Map<number | string, Counter>;
+    let counter = map.get(key);
+    if (!counter) {
+      if (map.size >= MAX_COUNTERS) this.sweepBucket(i, now);
+      counter = { window, count: 0 };
+      map.set(key, counter);
+    } else if (counter.window !== window) {
+      counter.window = window;
+      counter.count = 0;
+    }
+    return ++counter.count;
   }
 
   get size() {

@@ -65,6 +65,31 @@ export interface Transports {
   streams?: Subscribe;
   /** Activities to other servers (the wire* functions of src/federation); none with FEDERATION=off. */
   federation?: Subscribe;
+  /** The serving threads' streams (src/threads, WEB_THREADS > 1): the events streams hear, passed on. */
+  threads?: Subscribe;
+}
+
+/**
+ * A serving thread that only reads (src/threads) hears of the main thread's events after they
+ * committed, for its own streams; it writes nothing, so no `within` listener runs there. What
+ * it keeps of the database follows the database itself (forgetCached).
+ */
+export function registerReaderConsequences(events: EventBus, transports: Pick<Transports, "streams">): void {
+  transports.streams?.(events);
+}
+
+/**
+ * Another connection committed (the command line; for a serving thread, the main thread):
+ * what is kept in memory of the database is read again. Tokens check for themselves
+ * (TokenService). `keepRendered`: a serving thread's render cache, which replays the main
+ * thread's own invalidations (src/threads), stays.
+ */
+export function forgetCached(services: Services, keepRendered = false): void {
+  if (!keepRendered) services.renderCache.clear();
+  services.moderation.forgetCached();
+  services.domainBlocks.forgetCached();
+  services.filters.forgetCached();
+  services.notificationPolicies.forgetCached();
 }
 
 export function registerConsequences(events: EventBus, services: Services, transports: Transports): void {
@@ -185,4 +210,6 @@ export function registerConsequences(events: EventBus, services: Services, trans
   transports.streams?.(events);
   // Follows, blocks, statuses, favourites, boosts, pins, polls, profiles, moves, reports, quotes: to other servers.
   transports.federation?.(events);
+  // What streams hear, to the other serving threads' streams.
+  transports.threads?.(events);
 }

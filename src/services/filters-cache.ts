@@ -94,6 +94,12 @@ export class FilterMatcherCache {
     }
   }
 
+  /** Everything goes: another connection committed (see forgetCached in consequences.ts). */
+  clear() {
+    this.entries.clear();
+    this.states = 0;
+  }
+
   private drop(accountId: number) {
     const entry = this.entries.get(accountId);
     if (!entry) return;

@@ -318,6 +318,12 @@ export class FilterService {
     this.changed(accountId);
   }
 
+  /** Another connection committed: what is kept of the filters is read again. */
+  forgetCached() {
+    this.owners = null;
+    this.compiled.clear();
+  }
+
   // ---- matching ----
 
   /** Does the viewer have any filters at all (most have none: skip the work)? */

@@ -70,6 +70,7 @@ import { CustomEmojiService } from "./custom-emojis.ts";
 import { AnnouncementService } from "./announcements.ts";
 import { NotificationService } from "./notifications/notifications.ts";
 import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "../infra/rate-limits.ts";
+import { SharedCounters } from "../infra/shared-counters.ts";
 import { ApplicationService } from "./oauth/applications.ts";
 import { GrantService } from "./oauth/grants.ts";
 import { TokenService } from "./oauth/tokens.ts";
@@ -77,7 +78,7 @@ import { Passwords } from "./accounts/passwords.ts";
 import { WebSessionService } from "./oauth/web-sessions.ts";
 import { StatusActionService } from "./statuses/actions.ts";
 import { Counters } from "./statuses/counters.ts";
-import { RenderCache } from "./statuses/render-cache.ts";
+import { RenderCache, type RenderCacheChange } from "./statuses/render-cache.ts";
 import { ScheduledStatusService } from "./statuses/scheduled.ts";
 import { HomeFeedService } from "./statuses/home-feed.ts";
 import { IdempotencyStore } from "./statuses/idempotency.ts";
@@ -133,6 +134,10 @@ export interface ServiceDeps {
   archiveRenderer?: ArchiveRenderer;
   /** The delivery queue and its failing hosts, as src/federation reads them (the health page); empty without it. */
   deliveryQueue?: () => Promise<DeliveryQueueReport>;
+  /** The API's rate-limit counters, shared by every serving thread (src/threads); in this thread's memory without. */
+  sharedCounters?: SharedArrayBuffer;
+  /** Hears of every invalidation of the render cache (the serving threads replay them on theirs). */
+  renderCacheChanges?: (change: RenderCacheChange) => void;
 }
 
 const NO_QUEUE: DeliveryQueueReport = { total: 0, due: 0, retrying: 0, nextAt: null, failing: [] };
@@ -177,7 +182,7 @@ export function createServices(deps: ServiceDeps) {
   const quotePolicy = new QuotePolicy(db.$client, follows, moderation, policy);
   const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(db.$client, policy, moderation), policy: quotePolicy });
   const homeFeed = new HomeFeedService(db, clock);
-  const renderCache = new RenderCache();
+  const renderCache = new RenderCache(deps.renderCacheChanges);
   const counters = new Counters(db.$client, renderCache);
   const newStatuses = new NewStatuses(db);
   // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).
@@ -193,7 +198,7 @@ export function createServices(deps: ServiceDeps) {
   const media = new MediaService(db, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
 
   const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
-  const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit));
+  const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);
   const signInLimits = new RateLimiter(clock, SIGN_IN_BUCKETS);
   const filters = new FilterService(db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);

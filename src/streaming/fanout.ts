@@ -32,6 +32,26 @@ function isQuoteChange(e: DomainEvent): e is Extract<DomainEvent, { type: "quote
   return e.type === "quote.accepted" || e.type === "quote.rejected" || e.type === "quote.revoked" || e.type === "quote.removed";
 }
 
+/** What streams hear of, after commit (and what the main thread passes on to serving threads: src/threads). */
+export const STREAM_EVENTS = [
+  "status.created",
+  "status.updated",
+  "status.deleted",
+  "list.delivered",
+  "notification.created",
+  "notifications.merged",
+  "conversation.updated",
+  "filters.changed",
+  "announcement.published",
+  "announcement.deleted",
+  "announcement.reaction",
+  "quote.accepted",
+  "quote.rejected",
+  "quote.revoked",
+  "quote.removed",
+  "token.revoked",
+] as const satisfies readonly DomainEvent["type"][];
+
 /**
  * Turns what the services announce into stream events, per recipient: the only publisher
  * of the hub. Work is queued and done right after the request that caused it has answered,
@@ -49,27 +69,11 @@ export class StreamFanout {
 
   /** What streams hear of, after commit (registered by the table in src/services/consequences.ts). */
   subscribe(events: EventBus) {
-    for (const type of [
-      "status.created",
-      "status.updated",
-      "status.deleted",
-      "list.delivered",
-      "notification.created",
-      "notifications.merged",
-      "conversation.updated",
-      "filters.changed",
-      "announcement.published",
-      "announcement.deleted",
-      "announcement.reaction",
-      "quote.accepted",
-      "quote.rejected",
-      "quote.revoked",
-      "quote.removed",
-    ] as const) {
-      events.afterCommit(type, (e) => this.enqueue(e));
+    for (const type of STREAM_EVENTS) {
+      // A revoked token's connections are closed at once, not behind the rendering queue.
+      if (type === "token.revoked") events.afterCommit(type, (e) => this.hub.closeToken(e.tokenId));
+      else events.afterCommit(type, (e) => this.enqueue(e));
     }
-    // A revoked token's connections are closed at once, not behind the rendering queue.
-    events.afterCommit("token.revoked", (e) => this.hub.closeToken(e.tokenId));
   }
 
   private enqueue(event: DomainEvent) {

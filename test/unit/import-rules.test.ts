@@ -27,6 +27,8 @@ const LAYERS: [prefix: string, layer: string][] = [
   ["main.ts", "wiring"],
   ["server.ts", "wiring"],
   ["context.ts", "wiring"],
+  // The serving threads (WEB_THREADS): each assembles what it serves, as server.ts does.
+  ["threads/", "wiring"],
   ["http/", "http"],
   ["cli/", "cli"],
   ["web/", "web"],

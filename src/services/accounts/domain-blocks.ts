@@ -130,6 +130,11 @@ export class AccountDomainBlocks {
     return new Set(this.q.hidingFrom.all(viewerId, JSON.stringify(blockers)).map((r) => r.id));
   }
 
+  /** Another connection committed: who has domain blocks is read again. */
+  forgetCached() {
+    this.withBlocks = null;
+  }
+
   private parties(): Set<number> {
     this.withBlocks ??= new Set(this.db.selectDistinct({ id: accountDomainBlocks.accountId }).from(accountDomainBlocks).all().map((r) => r.id));
     return this.withBlocks;

@@ -186,6 +186,11 @@ export class ModerationService implements RelationshipFilters {
     return { blocking, blockedBy };
   }
 
+  /** Another connection committed: who is in a block is read again. */
+  forgetCached() {
+    this.inBlocks = null;
+  }
+
   private blockParties(): Set<number> {
     if (!this.inBlocks) {
       this.inBlocks = new Set();

@@ -78,6 +78,11 @@ export class NotificationPolicies {
   /** Kept in memory once read (every filterable notification asks): only PATCH changes a policy. */
   private cache = new Map<number, Policy>();
 
+  /** Another connection committed: policies are read again. */
+  forgetCached() {
+    this.cache.clear();
+  }
+
   get(accountId: number): Policy {
     let policy = this.cache.get(accountId);
     if (!policy) {

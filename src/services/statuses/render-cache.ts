@@ -7,6 +7,9 @@ interface Entry {
   accountEpoch: number;
 }
 
+/** What made entries stale, as the serving threads (src/threads) replay it on their own caches. */
+export type RenderCacheChange = { status: number } | { account: number } | "clear";
+
 /**
  * Rendered statuses, the hottest reads of a server. An entry is dropped when its status
  * changes (counters, deletion, media finishing processing) and is ignored once its
@@ -22,6 +25,9 @@ export class RenderCache {
    * accounts at once (a public status page with its thread) is fresh while it has not moved.
    */
   generation = 0;
+
+  /** `told`: hears of every invalidation (the main thread passes them on to the serving threads). */
+  constructor(private told?: (change: RenderCacheChange) => void) {}
 
   get(statusId: number): StatusParts | undefined {
     const entry = this.entries.get(statusId);
@@ -39,17 +45,20 @@ export class RenderCache {
   }
 
   invalidateStatus(statusId: number) {
+    this.told?.({ status: statusId });
     this.generation++;
     this.entries.delete(statusId);
   }
 
   /** Everything goes (another process changed the database: see server.ts). */
   clear() {
+    this.told?.("clear");
     this.generation++;
     this.entries.clear();
   }
 
   touchAccount(accountId: number) {
+    this.told?.({ account: accountId });
     this.generation++;
     this.accountEpochs.set(accountId, (this.accountEpochs.get(accountId) ?? 0) + 1);
   }

@@ -1,0 +1,181 @@
+/**
+ * A serving thread (WEB_THREADS > 1): a Bun Worker that listens on the main thread's port
+ * (SO_REUSEPORT: the kernel spreads new connections over the threads) and answers the reads
+ * of src/http/read-routes.ts from its own read-only connection to the database, with its own
+ * services, caches and stream hub. Nothing is started here that writes or reaches another
+ * server: no queues, no federation, no jobs on the wheel (which beats the streams' keep-alives
+ * only). Everything else is passed to the main thread and its answer returned as it is.
+ *
+ * What the main thread's writes change shows here at once: before each request (and each
+ * event) the thread compares the database's data_version, which moves when another connection
+ * commits, and forgets what it keeps in memory when it moved (forgetCached); tokens check it
+ * themselves, the kept JSON documents are keyed on it. The render cache, the one worth keeping
+ * warm under writes, replays the main thread's own invalidations instead, posted after commit
+ * and numbered: a request first awaits those the main thread posted before it answered. The
+ * main thread commits before it answers, so a client's read after its write, wherever it
+ * lands, sees the write. Stream events come from the main thread after commit and are
+ * rendered here for this thread's connections.
+ */
+import type { Server } from "bun";
+import { SystemClock } from "../clock.ts";
+import type { AppContext } from "../context.ts";
+import { openDatabase } from "../db/connection.ts";
+import { createApp } from "../http/app.ts";
+import { bodyLimit, pathOf } from "../http/body-limits.ts";
+import { createEdge, SERVER_BODY_LIMIT } from "../http/edge.ts";
+import { answersHere, NEEDS_OWNER } from "../http/read-routes.ts";
+import { isStreamingPath } from "../http/streaming.ts";
+import { IdGenerator } from "../ids.ts";
+import { log } from "../log.ts";
+import { MediaStorage } from "../media-files/storage.ts";
+import type { PushNotificationView } from "../models/views.ts";
+import { routePath } from "../net/paths.ts";
+import type { Urls } from "../presenters/account.ts";
+import { serializePushNotification } from "../presenters/push-notification.ts";
+import { forgetCached, registerReaderConsequences } from "../services/consequences.ts";
+import { createServices } from "../services/index.ts";
+import { loadInstanceKeys } from "../services/instance-keys.ts";
+import { Streaming } from "../streaming/index.ts";
+import { WS_OPTIONS, type WsData } from "../streaming/websocket.ts";
+import { headerPairs, type FromThread, type PassedResponse, type ThreadStart, type ToThread } from "./protocol.ts";
+
+declare const self: Worker;
+const tell = (message: FromThread, transfer: Transferable[] = []) => self.postMessage(message, transfer);
+
+self.onmessage = (e: MessageEvent<ToThread>) => {
+  if (e.data.type !== "start") return;
+  serve(e.data).catch((error) => tell({ type: "failed", error: String(error) }));
+};
+
+async function serve(start: ThreadStart) {
+  const { config } = start;
+  const clock = new SystemClock();
+  const database = openDatabase(config.dataDir, { readonly: true });
+  const keys = await loadInstanceKeys(database.db);
+  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
+  const ids = new IdGenerator(clock);
+  const services = createServices({
+    config,
+    db: database.db,
+    clock,
+    ids,
+    storage,
+    keys,
+    renderPush: (view: PushNotificationView) => serializePushNotification(urls, view),
+    sharedCounters: start.counters ?? undefined,
+  });
+  const ctx: AppContext = { config, clock, ids, db: database.db, storage, keys, services, urls };
+  const app = createApp(ctx);
+  const streaming = new Streaming(ctx);
+  registerReaderConsequences(services.events, { streams: (events) => streaming.fanout.subscribe(events) });
+  services.wheel.start();
+  const edge = createEdge(ctx, app, streaming, null);
+
+  // The main thread's commits, seen from this connection.
+  const version = database.sqlite.query<{ data_version: number }, []>("PRAGMA data_version");
+  let seen = version.get()!.data_version;
+  const catchUp = () => {
+    const now = version.get()!.data_version;
+    if (now !== seen) {
+      seen = now;
+      forgetCached(services, true);
+    }
+  };
+  // The main thread's render-cache invalidations, applied in order (ThreadStart.renderSeq): a
+  // request awaits those posted before the main thread answered whatever the client did last.
+  const renderSeq = new Int32Array(start.renderSeq);
+  let applied = 0;
+  const appliedNow: (() => void)[] = [];
+  const renderedUpToDate = async () => {
+    while (Atomics.load(renderSeq, 0) > applied) await new Promise<void>((resolve) => appliedNow.push(resolve));
+  };
+  const isLocalAccount = database.sqlite.query<{ one: number }, [string]>("SELECT 1 AS one FROM accounts WHERE id = ? AND domain IS NULL");
+  const localAccount = (id: string) => /^\d{1,19}$/.test(id) && isLocalAccount.get(id) !== null;
+
+  // Requests passed to the main thread, by id, until it answers.
+  const waiting = new Map<number, (answer: PassedResponse) => void>();
+  let nextId = 0;
+  const pass = async (request: Request, server: Server<WsData>): Promise<Response> => {
+    const path = routePath(pathOf(request.url));
+    // A body declared past its route's cap is not read: the main thread answers 413 from the header.
+    const declared = Number(request.headers.get("content-length") ?? 0);
+    const body = request.body && !(declared > bodyLimit(request.method, path)) ? await request.arrayBuffer() : null;
+    const id = ++nextId;
+    const answered = new Promise<PassedResponse>((resolve) => waiting.set(id, resolve));
+    const passed = { type: "request" as const, id, method: request.method, url: request.url, headers: headerPairs(request.headers), body, peer: server.requestIP(request)?.address ?? null };
+    tell(passed, body ? [body] : []);
+    const answer = await answered;
+    return new Response(answer.body, { status: answer.status, headers: answer.headers });
+  };
+
+  // Whether this thread may have a stream open, for the main thread (ThreadStart.listening): set
+  // before a stream connects (in the same turn), cleared once a second while none is open.
+  const listening = new Int32Array(start.listening);
+  const listen = () => Atomics.store(listening, start.slot, 1);
+  const quiet = setInterval(() => streaming.hub.connectionCount === 0 && Atomics.store(listening, start.slot, 0), 1000);
+  quiet.unref?.();
+  let toldAt = 0;
+  const server = Bun.serve<WsData>({
+    port: config.port,
+    hostname: config.host,
+    reusePort: true,
+    maxRequestBodySize: SERVER_BODY_LIMIT,
+    idleTimeout: 60,
+    async fetch(request, srv) {
+      const path = routePath(pathOf(request.url));
+      if (!request.url.startsWith("http") || !answersHere(request, path, localAccount)) return pass(request, srv);
+      if (isStreamingPath(path)) listen();
+      if (Atomics.load(renderSeq, 0) > applied) await renderedUpToDate();
+      catchUp();
+      const response = await edge(request, srv);
+      if (response?.headers.has(NEEDS_OWNER)) {
+        // Told once a minute at most: a popular status would otherwise fill the log.
+        if (clock.now() - toldAt > 60_000) {
+          toldAt = clock.now();
+          log("warn", "a read tried to write: passed to the main thread (take its route off src/http/read-routes.ts?)", { path });
+        }
+        return pass(request, srv);
+      }
+      return response;
+    },
+    websocket: {
+      ...WS_OPTIONS,
+      open: (ws) => {
+        listen();
+        streaming.websocket.open(ws);
+      },
+      message: (ws, message) => streaming.websocket.message(ws, message),
+      pong: (ws, data) => streaming.websocket.pong(ws, data),
+      close: (ws, code, reason) => streaming.websocket.close(ws, code, reason),
+    },
+  });
+
+  self.onmessage = async (e: MessageEvent<ToThread>) => {
+    const message = e.data;
+    if (message.type === "response") {
+      waiting.get(message.id)?.(message);
+      waiting.delete(message.id);
+    } else if (message.type === "render") {
+      for (const change of message.changes) {
+        if (change === "clear") services.renderCache.clear();
+        else if ("status" in change) services.renderCache.invalidateStatus(change.status);
+        else services.renderCache.touchAccount(change.account);
+      }
+      applied = message.seq;
+      for (const resolve of appliedNow.splice(0)) resolve();
+    } else if (message.type === "event") {
+      catchUp();
+      services.events.emit(message.event);
+    } else if (message.type === "stop") {
+      clearInterval(quiet);
+      streaming.closeAll();
+      const graceful = server.stop();
+      if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
+      services.wheel.stop();
+      database.close();
+      tell({ type: "stopped" });
+    }
+  };
+  tell({ type: "ready" });
+}
