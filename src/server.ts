@@ -17,9 +17,8 @@ import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance-keys.ts";
 import { Streaming } from "./streaming/index.ts";
 import { WS_OPTIONS, type WsData } from "./streaming/websocket.ts";
-import { createArchiveRenderer } from "./federation/archive.ts";
 import { deliveryQueueReport } from "./federation/cli-report.ts";
-import { createFederationCore, createRookeryFederation, type FederationCore, type RookeryFederation } from "./federation/index.ts";
+import { lazyArchiveRenderer, lazyFederationCore, lazyRookeryFederation, type LazyFederation, type LazyFederationCore } from "./federation/lazy.ts";
 import type { RemoteInfra } from "./services/remote/fetcher.ts";
 
 export interface RunningServer {
@@ -29,8 +28,8 @@ export interface RunningServer {
   ctx: AppContext;
   app: App;
   database: DbHandle;
-  /** ActivityPub, unless FEDERATION=off. */
-  federation: RookeryFederation | null;
+  /** ActivityPub, unless FEDERATION=off; Fedify is loaded at its first use (federation/lazy.ts). */
+  federation: LazyFederation | null;
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>;
 }
@@ -97,7 +96,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
   const app = createApp(ctx);
   streaming = new Streaming(ctx);
-  const federation = core ? createRookeryFederation(core, { urls: ctx.urls, services }) : null;
+  const federation = core ? lazyRookeryFederation(core, { urls: ctx.urls, services }) : null;
   // Every listener, before the wheel can fire anything (a scheduled status or a poll come due).
   registerConsequences(services.events, services, { streams: (events) => streaming!.fanout.subscribe(events), federation: federation?.subscribe });
   services.polls.restore();
@@ -184,13 +183,13 @@ function watchOtherWriters(database: DbHandle, changed: () => void): ReturnType<
 export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote" | "archiveRenderer" | "deliveryQueue">, options: { federation: boolean }) {
   const { config, db, clock, storage } = deps;
   const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
-  const made: { core?: FederationCore } = {};
-  const remote = (infra: RemoteInfra) => (made.core = createFederationCore({ config, clock, db, ...infra })).fetcher;
+  const made: { core?: LazyFederationCore } = {};
+  const remote = (infra: RemoteInfra) => (made.core = lazyFederationCore({ config, clock, db, ...infra })).fetcher;
   const services = createServices({
     ...deps,
     renderPush: (view: PushNotificationView) => serializePushNotification(urls, view),
     remote: options.federation ? remote : undefined,
-    archiveRenderer: createArchiveRenderer({ config, db, clock, urls }),
+    archiveRenderer: lazyArchiveRenderer({ config, db, clock, urls }),
     deliveryQueue: () => deliveryQueueReport(db.$client, clock),
   });
   return { services, urls, core: made.core ?? null };
