@@ -160,6 +160,9 @@ async function serve() {
     migrations_applied: running.database.migrationsApplied,
     registrations: running.ctx.services.registrations.mode,
   });
+  // The executable starts with the JIT held back (scripts/build.ts): start-up code runs once,
+  // and compiling it cost time and memory. Requests get the normal policy.
+  Bun.unsafe.setJITPolicy(1);
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;
