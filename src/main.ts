@@ -375,7 +375,6 @@ async function main(argv: string[]) {
   }
 }
 
-// No top-level await: the executable is compiled to bytecode, which needs a CommonJS entry.
 main(process.argv.slice(2)).catch((e) => {
   process.stderr.write(`rookery: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(1);

@@ -4,14 +4,14 @@ import { join } from "node:path";
 /**
  * What the server loads at start-up is what `src/main.ts` reaches by static imports: Fedify,
  * its vocabulary and its JSON-LD, X.509 and Temporal stack (about a quarter of an idle server's
- * memory) must be reached only through `import()` (src/federation/lazy.ts), and sharp only by
- * the `require` in src/media-files/sharp.ts, run at the first image. Read from the bundler's
- * own graph of the build, as the executable is built.
+ * memory) must be reached only through `import()` (src/federation/lazy.ts); sharp, sanitize-html
+ * and the HTML parser only by the `require` run at their first use (the first image, remote
+ * HTML, link card). Read from the bundler's own graph of the build, as the executable is built.
  */
 const ROOT = join(import.meta.dir, "..", "..");
-const LAZY = /node_modules\/(@fedify\/|jsonld\/|pkijs\/|asn1js\/|@js-temporal\/|sharp\/)/;
+const LAZY = /node_modules\/(@fedify\/|jsonld\/|pkijs\/|asn1js\/|@js-temporal\/|sharp\/|sanitize-html\/|postcss\/|htmlparser2\/)/;
 
-test("start-up reaches no module of Fedify's stack, nor sharp, by a static import", async () => {
+test("start-up reaches no module of Fedify's stack, nor sharp, sanitize-html or the HTML parser, by a static import", async () => {
   const built = await Bun.build({ entrypoints: [join(ROOT, "src/main.ts")], target: "bun", metafile: true, throw: true });
   const inputs = built.metafile!.inputs;
   const entry = Object.keys(inputs).find((path) => path.endsWith("src/main.ts"))!;
