@@ -6,6 +6,7 @@ import { largestId, openDatabase, type DbHandle } from "./db/connection.ts";
 import { createApp, type App } from "./http/app.ts";
 import { createEdge, SERVER_BODY_LIMIT } from "./http/edge.ts";
 import { IdGenerator } from "./ids.ts";
+import { IdleMemory } from "./infra/idle-memory.ts";
 import { log } from "./log.ts";
 import { MediaStorage } from "./media-files/storage.ts";
 import type { PushNotificationView } from "./models/views.ts";
@@ -50,13 +51,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const clock = options.clock ?? new SystemClock();
   let handler: ((request: Request, server: Server<WsData>) => Promise<Response> | Response | undefined) | null = null;
   let streaming: Streaming | null = null;
+  let idle: IdleMemory | null = null;
   // Listen first so that PORT=0 can tell the URL the server will print and emit.
   const server = Bun.serve<WsData>({
     port: config.port,
     hostname: config.host,
     maxRequestBodySize: SERVER_BODY_LIMIT,
     idleTimeout: 60,
-    fetch: (request, srv) => (handler ? handler(request, srv) : new Response("Starting", { status: 503 })),
+    fetch: (request, srv) => {
+      idle?.request();
+      return handler ? handler(request, srv) : new Response("Starting", { status: 503 });
+    },
     // Sockets exist only once the edge has upgraded them, by which time streaming is set.
     websocket: {
       ...WS_OPTIONS,
@@ -109,6 +114,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   federation?.start();
   services.importWorker.start();
   handler = createEdge(ctx, app, streaming, federation?.handler ?? null);
+  idle = new IdleMemory(() => {
+    Bun.gc(true);
+    database.sqlite.run("PRAGMA shrink_memory");
+  });
+  idle.start();
   services.announcements.syncOtherWriters();
   const external = watchOtherWriters(database, () => {
     services.renderCache.clear();
@@ -131,6 +141,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         const graceful = server.stop();
         if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
         clearInterval(external);
+        idle?.stop();
         services.wheel.stop();
         await services.importWorker.stop();
         await services.threadFill.stop();
