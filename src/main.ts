@@ -14,17 +14,14 @@ import { AccountService } from "./services/accounts/accounts.ts";
 import { ProfileImageService } from "./services/accounts/profile-images.ts";
 import { EventBus } from "./infra/events.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "./version.ts";
-import { aliasCommand, moveCommand } from "./cli/moves.ts";
 import { exportCommand, importCommand } from "./cli/portability.ts";
 import { exportArchiveCommand, importArchiveCommand } from "./cli/archive.ts";
-import { relaysCommand } from "./cli/relays.ts";
 import { invitesCommand } from "./cli/invites.ts";
 import { STAFF_COMMANDS, staffAccountCommand } from "./cli/staff.ts";
 import { twoFactorCommand } from "./cli/two-factor.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 import { setting, settingsHelp } from "./settings.ts";
 import { dataDirNotice, requireDatabase } from "./cli/data-dir.ts";
-import { federationCheckCommand } from "./cli/federation-check.ts";
 import { listenFailure, ordinaryFailure } from "./cli/failures.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -163,6 +160,9 @@ async function serve() {
     migrations_applied: running.database.migrationsApplied,
     registrations: running.ctx.services.registrations.mode,
   });
+  // The executable starts with the JIT held back (scripts/build.ts): start-up code runs once,
+  // and compiling it cost time and memory. Requests get the normal policy.
+  Bun.unsafe.setJITPolicy(1);
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;
@@ -297,12 +297,13 @@ async function main(argv: string[]) {
         return await serve();
       case "accounts":
         // Those two need federation (WebFinger, fetches, deliveries): cli/moves.ts.
-        if (args[0] === "alias") return await aliasCommand(args.slice(1));
-        if (args[0] === "move") return await moveCommand(args.slice(1));
+        // Commands that reach other servers load Fedify; `serve` loads it at first use (federation/lazy.ts).
+        if (args[0] === "alias") return await (await import("./cli/moves.ts")).aliasCommand(args.slice(1));
+        if (args[0] === "move") return await (await import("./cli/moves.ts")).moveCommand(args.slice(1));
         if (args[0] === "two-factor") return await twoFactorCommand(args.slice(1));
         return await accounts(args);
       case "federation": {
-        if (args[0] === "check") return await federationCheckCommand(args.slice(1));
+        if (args[0] === "check") return await (await import("./cli/federation-check.ts")).federationCheckCommand(args.slice(1));
         if (args[0] !== "status") fail(`unknown federation command "${args[0] ?? ""}"; use federation status or check`);
         const config = loadConfig();
         const handle = openDatabase(config.dataDir);
@@ -316,7 +317,7 @@ async function main(argv: string[]) {
       case "domains":
         return await domains(args);
       case "relays":
-        return await relaysCommand(args);
+        return await (await import("./cli/relays.ts")).relaysCommand(args);
       case "invites":
         return await invitesCommand(args);
       case "emoji":
@@ -374,7 +375,6 @@ async function main(argv: string[]) {
   }
 }
 
-// No top-level await: the executable is compiled to bytecode, which needs a CommonJS entry.
 main(process.argv.slice(2)).catch((e) => {
   process.stderr.write(`rookery: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(1);

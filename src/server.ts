@@ -6,6 +6,7 @@ import { largestId, openDatabase, type DbHandle } from "./db/connection.ts";
 import { createApp, type App } from "./http/app.ts";
 import { createEdge, SERVER_BODY_LIMIT } from "./http/edge.ts";
 import { IdGenerator } from "./ids.ts";
+import { IdleMemory } from "./infra/idle-memory.ts";
 import { log } from "./log.ts";
 import { MediaStorage } from "./media-files/storage.ts";
 import type { PushNotificationView } from "./models/views.ts";
@@ -20,9 +21,8 @@ import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance-keys.ts";
 import { Streaming } from "./streaming/index.ts";
 import { WS_OPTIONS, type WsData } from "./streaming/websocket.ts";
-import { createArchiveRenderer } from "./federation/archive.ts";
 import { deliveryQueueReport } from "./federation/cli-report.ts";
-import { createFederationCore, createRookeryFederation, type FederationCore, type RookeryFederation } from "./federation/index.ts";
+import { lazyArchiveRenderer, lazyFederationCore, lazyRookeryFederation, type LazyFederation, type LazyFederationCore } from "./federation/lazy.ts";
 import type { RemoteInfra } from "./services/remote/fetcher.ts";
 
 export interface RunningServer {
@@ -32,8 +32,8 @@ export interface RunningServer {
   ctx: AppContext;
   app: App;
   database: DbHandle;
-  /** ActivityPub, unless FEDERATION=off. */
-  federation: RookeryFederation | null;
+  /** ActivityPub, unless FEDERATION=off; Fedify is loaded at its first use (federation/lazy.ts). */
+  federation: LazyFederation | null;
   /** The threads serving reads beside this one (WEB_THREADS > 1). */
   threads: ServingThreads | null;
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
@@ -56,6 +56,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const clock = options.clock ?? new SystemClock();
   let handler: ((request: Request, server: Server<WsData>, peer?: string | null) => Promise<Response> | Response | undefined) | null = null;
   let streaming: Streaming | null = null;
+  let idle: IdleMemory | null = null;
   // Listen first so that PORT=0 can tell the URL the server will print and emit.
   const server = Bun.serve<WsData>({
     port: config.port,
@@ -64,7 +65,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     reusePort: config.webThreads > 1,
     maxRequestBodySize: SERVER_BODY_LIMIT,
     idleTimeout: 60,
-    fetch: (request, srv) => (handler ? handler(request, srv) : new Response("Starting", { status: 503 })),
+    fetch: (request, srv) => {
+      idle?.request();
+      return handler ? handler(request, srv) : new Response("Starting", { status: 503 });
+    },
     // Sockets exist only once the edge has upgraded them, by which time streaming is set.
     websocket: {
       ...WS_OPTIONS,
@@ -109,7 +113,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
   const app = createApp(ctx);
   streaming = new Streaming(ctx);
-  const federation = core ? createRookeryFederation(core, { urls: ctx.urls, services }) : null;
+  const federation = core ? lazyRookeryFederation(core, { urls: ctx.urls, services }) : null;
   // Every listener, before the wheel can fire anything (a scheduled status or a poll come due).
   registerConsequences(services.events, services, {
     streams: (events) => streaming!.fanout.subscribe(events),
@@ -126,6 +130,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   federation?.start();
   services.importWorker.start();
   handler = createEdge(ctx, app, streaming, federation?.handler ?? null);
+  idle = new IdleMemory(() => {
+    Bun.gc(true);
+    database.sqlite.run("PRAGMA shrink_memory");
+  });
+  idle.start();
   services.announcements.syncOtherWriters();
   const external = watchOtherWriters(database, () => {
     forgetCached(services);
@@ -142,6 +151,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       const graceful = server.stop();
       if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
       clearInterval(external);
+      idle?.stop();
       services.wheel.stop();
       await services.importWorker.stop();
       await services.threadFill.stop();
@@ -210,13 +220,13 @@ function watchOtherWriters(database: DbHandle, changed: () => void): ReturnType<
 export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote" | "archiveRenderer" | "deliveryQueue">, options: { federation: boolean }) {
   const { config, db, clock, storage } = deps;
   const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
-  const made: { core?: FederationCore } = {};
-  const remote = (infra: RemoteInfra) => (made.core = createFederationCore({ config, clock, db, ...infra })).fetcher;
+  const made: { core?: LazyFederationCore } = {};
+  const remote = (infra: RemoteInfra) => (made.core = lazyFederationCore({ config, clock, db, ...infra })).fetcher;
   const services = createServices({
     ...deps,
     renderPush: (view: PushNotificationView) => serializePushNotification(urls, view),
     remote: options.federation ? remote : undefined,
-    archiveRenderer: createArchiveRenderer({ config, db, clock, urls }),
+    archiveRenderer: lazyArchiveRenderer({ config, db, clock, urls }),
     deliveryQueue: () => deliveryQueueReport(db.$client, clock),
   });
   return { services, urls, core: made.core ?? null };

@@ -2,7 +2,7 @@ import { SystemClock } from "../clock.ts";
 import { loadConfig } from "../config.ts";
 import { largestId, openDatabase } from "../db/connection.ts";
 import { ApiError } from "../errors.ts";
-import { createRookeryFederation } from "../federation/index.ts";
+import { lazyRookeryFederation } from "../federation/lazy.ts";
 import { IdGenerator } from "../ids.ts";
 import { MediaStorage } from "../media-files/storage.ts";
 import { registerConsequences } from "../services/consequences.ts";
@@ -32,7 +32,7 @@ export async function withFederation<T>(run: (services: Services) => T | Promise
   ids.seed(largestId(handle.sqlite));
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
   const { services, urls, core } = assembleServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db) }, { federation: true });
-  const federation = createRookeryFederation(core!, { urls, services });
+  const federation = lazyRookeryFederation(core!, { urls, services });
   registerConsequences(services.events, services, { federation: federation.subscribe });
   try {
     return await run(services);

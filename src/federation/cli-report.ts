@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
-import { FAILURE_PREFIX, type DeliveryFailure } from "./delivery.ts";
+import { FAILURE_PREFIX, type DeliveryFailure } from "./failures.ts";
 import { SqliteKvStore } from "./kv.ts";
 import type { DeliveryQueueReport } from "../models/federation-health.ts";
 

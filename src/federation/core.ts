@@ -8,9 +8,10 @@ import { DELIVERY_RETRY_POLICY, PERMANENT_FAILURES, recordFailure } from "./deli
 import { remoteFetcher } from "./fetcher.ts";
 import { InstanceActor } from "./instance-actor.ts";
 import { AccountKeys } from "./keys.ts";
-import { SqliteKvStore } from "./kv.ts";
-import { SqliteMessageQueue } from "./queue.ts";
+import type { SqliteKvStore } from "./kv.ts";
+import type { SqliteMessageQueue } from "./queue.ts";
 import { withoutRefusedKeys } from "./refusals.ts";
+import { federationStores, type FederationStores } from "./stores.ts";
 
 /**
  * Fedify's side of federation, made before the services (which are given its fetcher) and
@@ -36,14 +37,9 @@ export interface FederationCore extends RemoteInfra {
   fetcher: RemoteFetcher;
 }
 
-export function createFederationCore(deps: { config: Config; clock: Clock; db: Db } & RemoteInfra): FederationCore {
+export function createFederationCore(deps: { config: Config; clock: Clock; db: Db } & RemoteInfra, stores: FederationStores = federationStores(deps)): FederationCore {
   const { config, clock, outgoing, refuses, traffic } = deps;
-  const sqlite = deps.db.$client;
-  const kv = new SqliteKvStore(sqlite, clock);
-  const queue = new SqliteMessageQueue(sqlite, clock, outgoing, (url) => refuses(url), traffic, (inbox, reason) => {
-    traffic.failed();
-    recordFailure(kv, clock, new Error(`refused: ${reason}`), inbox).catch(() => {});
-  });
+  const { kv, queue } = stores;
   const publicUrl = new URL(config.publicUrl);
   const instance = new InstanceActor(deps.db, publicUrl.hostname);
   const federation: Federation<void> = createFederation<void>({

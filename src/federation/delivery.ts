@@ -2,6 +2,7 @@ import { createExponentialBackoffPolicy, SendActivityError, type Federation } fr
 import { Temporal } from "@js-temporal/polyfill";
 import type { Clock } from "../clock.ts";
 import { log } from "../log.ts";
+import { failureKey, type DeliveryFailure } from "./failures.ts";
 import type { SqliteKvStore } from "./kv.ts";
 import type { FederationServices } from "./port.ts";
 
@@ -15,17 +16,6 @@ export const DELIVERY_RETRY_POLICY = createExponentialBackoffPolicy({ initialDel
 /** Deliveries answered 410 Gone or 404 are not retried (Fedify's default permanent failures). */
 export const PERMANENT_FAILURES = [404, 410] as const;
 
-/** A domain whose deliveries fail, as `rookery federation status` shows it. */
-export interface DeliveryFailure {
-  domain: string;
-  failures: number;
-  lastStatus: number | null;
-  lastError: string;
-  lastAt: number;
-}
-
-const failureKey = (domain: string) => ["rookery", "delivery-failure", domain] as const;
-export const FAILURE_PREFIX = ["rookery", "delivery-failure"] as const;
 /** A failing domain is forgotten a week after its last failure. */
 const FAILURE_TTL = { days: 7 };
 

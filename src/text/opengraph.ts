@@ -1,4 +1,9 @@
-import { Parser } from "htmlparser2";
+import type { Parser as HtmlParser } from "htmlparser2";
+
+/** The HTML parser, loaded at the first page summarized (a link card), not at start-up. */
+let loadedParser: typeof HtmlParser | null = null;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const Parser = () => (loadedParser ??= (require("htmlparser2") as { Parser: typeof HtmlParser }).Parser);
 import { httpUrlOrNull, REMOTE_URL_MAX } from "../net/http-url.ts";
 
 /** What a page says of itself for previews: OpenGraph, Twitter card and plain HTML meta. */
@@ -32,7 +37,7 @@ export function summarize(bytes: Uint8Array, pageUrl: string): PageSummary {
   let canonical: string | null = null;
   let language: string | null = null;
   let done = false;
-  const parser = new Parser(
+  const parser = new (Parser())(
     {
       onopentag(name, attrs) {
         if (done) return;

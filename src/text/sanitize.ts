@@ -1,4 +1,12 @@
-import sanitizeHtml from "sanitize-html";
+import type sanitizeHtml from "sanitize-html";
+
+/**
+ * sanitize-html (with postcss and htmlparser2, 3 MB of an idle server) is loaded at the first
+ * remote HTML to clean, by require: a server that has not federated yet never needs it.
+ */
+let loaded: typeof sanitizeHtml | null = null;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const sanitizer = () => (loaded ??= require("sanitize-html") as typeof sanitizeHtml);
 
 /**
  * HTML received from other servers (a remote profile's note, its field values), cleaned the
@@ -26,7 +34,7 @@ import sanitizeHtml from "sanitize-html";
 export function sanitizeRemoteHtml(html: string, options: { httpLinksOnly?: boolean } = {}): string {
   const protocols = options.httpLinksOnly ? HTTP_PROTOCOLS : LINK_PROTOCOLS;
   const state = { textOnlyDepth: 0 };
-  const cleaned = sanitizeHtml(html, {
+  const cleaned = sanitizer()(html, {
     ...OPTIONS,
     allowedSchemes: [...protocols],
     // A link with an unacceptable href keeps only its text (Mastodon replaces the node with

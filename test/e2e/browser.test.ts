@@ -29,7 +29,7 @@ beforeAll(async () => {
   exe = await startExecutable(build.file);
   expect(exe.run(["accounts", "create", "hana", "--email", "hana@e2e.test", "--password", PASSWORD]).code).toBe(0);
   browser = await launchChromium();
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await browser?.close();

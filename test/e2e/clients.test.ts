@@ -23,7 +23,7 @@ let exe: RunningExecutable;
 beforeAll(async () => {
   build = buildExecutable();
   exe = await startExecutable(build.file, { REGISTRATIONS: "open" });
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await exe?.stop();
@@ -117,6 +117,19 @@ describe("the executable", () => {
     const copy = new Database(target, { readonly: true });
     expect((copy.query("SELECT count(*) AS n FROM accounts WHERE username = 'finn'").get() as { n: number }).n).toBe(1);
     copy.close();
+  });
+
+  test("answers the first ActivityPub request (Fedify, a chunk of the file loaded at first use) and the command that reaches other servers", async () => {
+    const res = await fetch(`${exe.url}/users/finn`, { headers: { accept: "application/activity+json" } });
+    expect(res.status).toBe(200);
+    const actor = (await res.json()) as { id: string; type: string; publicKey: { publicKeyPem: string } };
+    expect(actor.id).toBe(`${exe.url}/users/finn`);
+    expect(actor.type).toBe("Person");
+    expect(actor.publicKey.publicKeyPem).toStartWith("-----BEGIN PUBLIC KEY-----");
+    // A command whose module is loaded by import() (main.ts): it runs, and refuses bad input as before.
+    const relays = exe.run(["relays", "list"]);
+    expect(relays.code).toBe(0);
+    expect(exe.run(["relays", "add", "not a url"]).code).toBe(1);
   });
 });
 

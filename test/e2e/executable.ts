@@ -6,7 +6,7 @@ import { startServeProcess } from "../support/serve-process.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
-/** Builds the executable the way `bun run build` does, into a temporary folder. */
+/** Builds the executable the way `bun run build` does (two builds and a profiling run between them), into a temporary folder. */
 export function buildExecutable(): { file: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), "rookery-exe-"));
   const file = join(dir, "rookery");

@@ -78,7 +78,7 @@ describe("statuses travel to a follower on another server", () => {
 
     // mallory, signing with her own key, delivers a note claiming to be alice's.
     const { Create, Note } = await import("@fedify/fedify/vocab");
-    const ctx = a.federation!.federation.createContext(new URL(a.base), undefined);
+    const ctx = (await a.federation!.load()).federation.createContext(new URL(a.base), undefined);
     const forgedUri = `${a.base}/users/alice/statuses/424242`;
     const forged = new Note({ id: new URL(forgedUri), attribution: new URL(`${a.base}/users/alice`), content: "forged", tos: [new URL("https://www.w3.org/ns/activitystreams#Public")] });
     await ctx.sendActivity(
@@ -105,7 +105,7 @@ describe("deletions travel too, and only the author's count", () => {
     const stored = await eventually(() => b.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(post.uri), "alice's post arrived");
 
     const { Delete, Tombstone } = await import("@fedify/fedify/vocab");
-    const ctx = a.federation!.federation.createContext(new URL(a.base), undefined);
+    const ctx = (await a.federation!.load()).federation.createContext(new URL(a.base), undefined);
     await ctx.sendActivity(
       { identifier: "mallory" },
       { id: new URL(`${b.base}/users/bob`), inboxId: new URL(`${b.base}/users/bob/inbox`) },
@@ -128,7 +128,7 @@ describe("edits travel as Update, and only the author's count", () => {
     const stored = await eventually(() => b.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(post.uri), "post arrived");
 
     const { Update, Note, Person } = await import("@fedify/fedify/vocab");
-    const ctx = a.federation!.federation.createContext(new URL(a.base), undefined);
+    const ctx = (await a.federation!.load()).federation.createContext(new URL(a.base), undefined);
     const bobInbox = { id: new URL(`${b.base}/users/bob`), inboxId: new URL(`${b.base}/users/bob/inbox`) };
     const aliceUri = new URL(`${a.base}/users/alice`);
     await ctx.sendActivity({ identifier: "mallory" }, bobInbox, new Update({ id: new URL(`${a.base}/users/mallory#u1`), actor: ctx.getActorUri("mallory"), object: new Note({ id: new URL(post.uri), attribution: aliceUri, content: "<p>pwned</p>" }) }));
