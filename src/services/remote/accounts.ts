@@ -44,8 +44,23 @@ export class RemoteAccounts {
     private fetcher: RemoteFetcher | null,
     /** Removes an account whose actor is gone, as a Delete of it would. */
     private gone: Pick<GoneAccounts, "remove">,
-  ) {}
+  ) {
+    this.q = {
+      byUri: db.select().from(accounts).where(eq(accounts.uri, sql.placeholder("uri"))).prepare(),
+      statusByUri: db
+        .select({ id: statuses.id, authorUri: accounts.uri })
+        .from(statuses)
+        .innerJoin(accounts, eq(accounts.id, statuses.accountId))
+        .where(eq(statuses.uri, sql.placeholder("uri")))
+        .prepare(),
+    };
+  }
 
+  /**
+   * Looked up for every incoming activity, prepared once: drizzle builds a query's SQL anew on
+   * each call, which for a whole accounts row cost more than running it.
+   */
+  private readonly q;
   private refreshing = new Map<number, Promise<void>>();
   private failedAt = new Map<number, number>();
   private stopped = false;
@@ -125,16 +140,11 @@ export class RemoteAccounts {
 
   /** A stored remote status by its IRI, with its author's actor IRI (to check who may change it). */
   statusByUri(uri: string): { id: number; authorUri: string | null } | undefined {
-    return this.db
-      .select({ id: statuses.id, authorUri: accounts.uri })
-      .from(statuses)
-      .innerJoin(accounts, eq(accounts.id, statuses.accountId))
-      .where(eq(statuses.uri, uri))
-      .get();
+    return this.q.statusByUri.get({ uri });
   }
 
   byUri(uri: string): AccountRow | undefined {
-    return this.db.select().from(accounts).where(eq(accounts.uri, uri)).get();
+    return this.q.byUri.get({ uri });
   }
 
   /**

@@ -1,8 +1,7 @@
-import { eq } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/connection.ts";
-import { backfilledStatuses, mediaAttachments, statuses, type StatusRow, type UserRow } from "../../db/schema.ts";
+import { backfilledStatuses, mediaAttachments, type StatusRow, type UserRow } from "../../db/schema.ts";
 import { idAt, parseId, type IdGenerator } from "../../ids.ts";
 import { ApiError, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -119,6 +118,9 @@ export class PostingService {
         SELECT 1 AS one FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_uri = ?2 LIMIT 1`),
       orphansOf: sqlite.query<{ id: number; visibility: string }, [string]>("SELECT id, visibility FROM statuses WHERE in_reply_to_uri = ? AND in_reply_to_id IS NULL"),
       adopt: sqlite.query("UPDATE statuses SET in_reply_to_id = ?1, in_reply_to_account_id = ?2, in_reply_to_uri = NULL WHERE id = ?3"),
+      // Asked for every remote status (drizzle built this SQL anew on each call).
+      idByUri: sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?"),
+      idTaken: sqlite.query<{ id: number }, [number]>("SELECT id FROM statuses WHERE id = ?"),
     };
   }
 
@@ -252,7 +254,7 @@ export class PostingService {
    * Not yet: media, polls, custom emojis.
    */
   publishRemote(input: RemoteStatusInput): StatusRow | null {
-    if (this.db.select({ id: statuses.id }).from(statuses).where(eq(statuses.uri, input.uri)).get()) return null;
+    if (this.q.idByUri.get(input.uri)) return null;
     const tagNames = input.tags;
     // Dated as its server says, but never in the future (it would pin itself to the top of timelines).
     const now = this.clock.now();
@@ -360,7 +362,7 @@ export class PostingService {
   private freeIdAt(ms: number): number {
     for (;;) {
       const id = idAt(ms);
-      if (!this.db.select({ id: statuses.id }).from(statuses).where(eq(statuses.id, id)).get()) return id;
+      if (!this.q.idTaken.get(id)) return id;
     }
   }
 
