@@ -38,7 +38,7 @@ import { createServices } from "../services/index.ts";
 import { loadInstanceKeys } from "../services/instance-keys.ts";
 import { Streaming } from "../streaming/index.ts";
 import { WS_OPTIONS, type WsData } from "../streaming/websocket.ts";
-import { BodyReceiver, BodySender } from "./body-stream.ts";
+import { BodyReceiver, BodySender, INLINE_BYTES } from "./body-stream.ts";
 import { headerPairs, type FromThread, type PassedResponse, type ThreadStart, type ToThread } from "./protocol.ts";
 
 declare const self: Worker;
@@ -107,10 +107,7 @@ async function serve(start: ThreadStart) {
   const pass = async (request: Request, server: Server<WsData>): Promise<Response> => {
     const path = routePath(pathOf(request.url));
     const id = ++nextId;
-    // A body declared past its route's cap is not read: the main thread answers 413 from the
-    // header. Any other is read as the main thread's edge reads it, which counts it against the cap.
-    const declared = Number(request.headers.get("content-length") ?? 0);
-    const body = declared > bodyLimit(request.method, path) ? { first: null, more: false } : await requestBodies.open(id, request.body);
+    const body = await bodyOf(request, id, bodyLimit(request.method, path));
     const answered = new Promise<PassedResponse>((resolve) => waiting.set(id, resolve));
     counted();
     const passed = { type: "request" as const, id, method: request.method, url: request.url, headers: headerPairs(request.headers), body: body.first, more: body.more, peer: server.requestIP(request)?.address ?? null };
@@ -119,6 +116,19 @@ async function serve(start: ThreadStart) {
     // The main thread answered: what it left unread of the body is not wanted.
     requestBodies.cancel(id);
     return new Response(answer.more ? answers.stream(id, answer.body, true) : answer.body, { status: answer.status, headers: answer.headers });
+  };
+
+  /**
+   * The body to pass: none when declared past its route's cap (the main thread answers 413 from
+   * the header, reading nothing); whole when declared small (HTTP's framing bounds it by that
+   * length, and one read is a few µs less than a stream); else carried as the main thread's
+   * edge reads it, which counts it against the cap.
+   */
+  const bodyOf = async (request: Request, id: number, limit: number): Promise<{ first: ArrayBuffer | null; more: boolean }> => {
+    const declared = Number(request.headers.get("content-length") ?? 0);
+    if (!request.body || declared > limit) return { first: null, more: false };
+    if (declared > 0 && declared <= INLINE_BYTES && !request.headers.has("transfer-encoding")) return { first: await request.arrayBuffer(), more: false };
+    return requestBodies.open(id, request.body);
   };
 
   // Whether this thread may have a stream open, for the main thread (ThreadStart.listening): set
