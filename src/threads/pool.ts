@@ -4,6 +4,7 @@ import type { DomainEvent, EventBus } from "../infra/events.ts";
 import type { RenderCacheChange } from "../services/statuses/render-cache.ts";
 import { log } from "../log.ts";
 import { STREAM_EVENTS } from "../streaming/fanout.ts";
+import { BodyReceiver, BodySender } from "./body-stream.ts";
 import { headerPairs, type FromThread, type PassedRequest, type ToThread } from "./protocol.ts";
 
 /**
@@ -16,6 +17,14 @@ const WORKER_ENTRY = Bun.main.includes("/$bunfs/") ? "./src/threads/worker.ts" :
 /** How the main thread answers a request another thread passed on (its edge, given the client's address). */
 export type Answer = (request: Request, peer: string | null) => Promise<Response> | Response | undefined;
 
+/** The bodies carried to and from one serving thread: its requests' bodies read here, the answers' sent back. */
+interface Carried {
+  requests: BodyReceiver;
+  answers: BodySender;
+}
+
+const FAILED = JSON.stringify({ error: "There was a problem processing your request" });
+
 /**
  * The main thread's side of the serving threads (WEB_THREADS - 1 of them, src/threads/worker.ts):
  * it starts them on its own port, answers what they pass on through its own edge, tells them
@@ -24,6 +33,7 @@ export type Answer = (request: Request, peer: string | null) => Promise<Response
  */
 export class ServingThreads {
   private workers: Worker[] = [];
+  private carried: Carried[] = [];
   /** Per thread, whether it may have a stream open (see ThreadStart.listening). */
   private listening: Int32Array;
   /** The render cache's invalidations not yet posted, and the number of the last posted (ThreadStart.renderSeq). */
@@ -31,6 +41,12 @@ export class ServingThreads {
   private renderSeq = new Int32Array(new SharedArrayBuffer(4));
   /** Requests the threads passed here so far (tests see that a write sent to a thread went through the main one). */
   passed = 0;
+  /** Passed requests being answered here (before their answer's head is sent). */
+  private answering = 0;
+  /** Per thread, its passes under way and its reads awaiting render changes (ThreadStart.gauges). */
+  private gauges: Int32Array;
+  /** While a test holds them: the render changes and events not yet posted (holdChanges). */
+  private held: { worker: Worker; message: ToThread }[] | null = null;
 
   constructor(
     private count: number,
@@ -41,6 +57,7 @@ export class ServingThreads {
     private commits: AfterCommit,
   ) {
     this.listening = new Int32Array(new SharedArrayBuffer(4 * count));
+    this.gauges = new Int32Array(new SharedArrayBuffer(8 * count));
   }
 
   /** Resolves once every thread listens; a thread that fails to start fails the start. */
@@ -51,11 +68,17 @@ export class ServingThreads {
   private spawn(): Promise<void> {
     const worker = new Worker(WORKER_ENTRY);
     const slot = this.workers.push(worker) - 1;
+    const post = (message: ToThread, transfer?: Transferable[]) => this.post(worker, message, transfer);
+    const carried: Carried = { requests: new BodyReceiver(post), answers: new BodySender(post) };
+    this.carried.push(carried);
     let started = false;
     return new Promise<void>((resolve, reject) => {
       worker.onmessage = (e: MessageEvent<FromThread>) => {
         const message = e.data;
-        if (message.type === "request") void this.serve(worker, message);
+        if (message.type === "request") void this.serve(worker, carried, message);
+        else if (message.type === "pull") void carried.answers.pull(message.id);
+        else if (message.type === "cancel") carried.answers.cancel(message.id);
+        else if (message.type === "chunk" || message.type === "end" || message.type === "abort") carried.requests.receive(message);
         else if (message.type === "ready") {
           started = true;
           resolve();
@@ -63,22 +86,42 @@ export class ServingThreads {
       };
       // Once it serves, a thread that fails is told in the log; the kernel gives its port's connections to the others.
       worker.onerror = (e) => (started ? log("error", "a serving thread failed", { error: e.message }) : reject(new Error(`a serving thread failed: ${e.message}`)));
-      this.post(worker, { type: "start", config: this.config, counters: this.counters, listening: this.listening.buffer as SharedArrayBuffer, slot, renderSeq: this.renderSeq.buffer as SharedArrayBuffer });
+      this.post(worker, { type: "start", config: this.config, counters: this.counters, listening: this.listening.buffer as SharedArrayBuffer, slot, renderSeq: this.renderSeq.buffer as SharedArrayBuffer, gauges: this.gauges.buffer as SharedArrayBuffer });
     });
   }
 
-  private async serve(worker: Worker, passed: PassedRequest) {
+  /**
+   * Answers a passed request through the main thread's edge: its body is pulled from the thread
+   * as the edge reads it (and capped there), and the answer's head goes back with its first
+   * bytes, the rest as the thread pulls it.
+   */
+  private async serve(worker: Worker, carried: Carried, passed: PassedRequest) {
     this.passed++;
+    this.answering++;
     let response: Response;
     try {
-      const request = new Request(passed.url, { method: passed.method, headers: passed.headers, body: passed.body });
+      const body = passed.more ? carried.requests.stream(passed.id, passed.body, true) : passed.body;
+      const request = new Request(passed.url, { method: passed.method, headers: passed.headers, body });
       response = (await this.answer(request, passed.peer)) ?? new Response(null, { status: 500 });
     } catch (e) {
       log("error", "a passed request failed", { error: String(e).split("\n")[0] });
-      response = new Response(JSON.stringify({ error: "There was a problem processing your request" }), { status: 500, headers: { "content-type": "application/json; charset=utf-8" } });
+      response = new Response(FAILED, { status: 500, headers: { "content-type": "application/json; charset=utf-8" } });
     }
-    const body = response.body ? await response.arrayBuffer() : null;
-    this.post(worker, { type: "response", id: passed.id, status: response.status, headers: headerPairs(response.headers), body }, body ? [body] : []);
+    // Answered: what the edge left unread of the body is not wanted (the thread cancels its side on the answer).
+    carried.requests.drop(passed.id);
+    // A HEAD's answer has no body to carry, whatever the route made.
+    if (passed.method === "HEAD") void response.body?.cancel().catch(() => {});
+    let opened: { first: ArrayBuffer | null; more: boolean };
+    try {
+      opened = await carried.answers.open(passed.id, passed.method === "HEAD" ? null : response.body);
+    } catch (e) {
+      log("error", "a passed request's answer failed", { error: String(e).split("\n")[0] });
+      response = new Response(null, { status: 500, headers: { "content-type": "application/json; charset=utf-8" } });
+      opened = { first: new TextEncoder().encode(FAILED).buffer as ArrayBuffer, more: false };
+    }
+    this.answering--;
+    const { first, more } = opened;
+    this.post(worker, { type: "response", id: passed.id, status: response.status, headers: headerPairs(response.headers), body: first, more }, first ? [first] : []);
   }
 
   /**
@@ -116,7 +159,41 @@ export class ServingThreads {
   }
 
   private post(worker: Worker, message: ToThread, transfer: Transferable[] = []) {
-    worker.postMessage(message, transfer);
+    if (this.held && (message.type === "render" || message.type === "event")) this.held.push({ worker, message });
+    else worker.postMessage(message, transfer);
+  }
+
+  /**
+   * For tests of the race renderSeq closes: the render changes and events the threads would be
+   * told are held here (the number is still raised, as when a message is on its way) until the
+   * function answered is called, which posts them in order.
+   */
+  holdChanges(): () => void {
+    this.held ??= [];
+    return () => {
+      const held = this.held ?? [];
+      this.held = null;
+      for (const { worker, message } of held) this.post(worker, message);
+    };
+  }
+
+  /**
+   * Passes under way: here (requests being answered, bodies carried either way) and on the
+   * threads (requests awaiting their answer, bodies carried); a client gone mid-download leaves 0.
+   */
+  get inFlight(): { main: number; threads: number } {
+    let main = this.answering;
+    for (const c of this.carried) main += c.requests.size + c.answers.size;
+    let threads = 0;
+    for (let slot = 0; slot < this.workers.length; slot++) threads += Atomics.load(this.gauges, 2 * slot);
+    return { main, threads };
+  }
+
+  /** Reads on the threads awaiting render changes the main thread posted. */
+  get readsWaiting(): number {
+    let waiting = 0;
+    for (let slot = 0; slot < this.workers.length; slot++) waiting += Atomics.load(this.gauges, 2 * slot + 1);
+    return waiting;
   }
 
   /** Stops every thread: each stops listening, finishes what it serves, closes its connection. */
@@ -135,6 +212,11 @@ export class ServingThreads {
       }),
     );
     this.workers = [];
+    for (const c of this.carried) {
+      c.answers.cancelAll();
+      c.requests.dropAll();
+    }
+    this.carried = [];
   }
 
   get threads(): number {

@@ -4,7 +4,8 @@
  * of src/http/read-routes.ts from its own read-only connection to the database, with its own
  * services, caches and stream hub. Nothing is started here that writes or reaches another
  * server: no queues, no federation, no jobs on the wheel (which beats the streams' keep-alives
- * only). Everything else is passed to the main thread and its answer returned as it is.
+ * only). Everything else is passed to the main thread and its answer returned as it is, the
+ * bodies both ways carried chunk by chunk as they are read (src/threads/body-stream.ts).
  *
  * What the main thread's writes change shows here at once: before each request (and each
  * event) the thread compares the database's data_version, which moves when another connection
@@ -37,6 +38,7 @@ import { createServices } from "../services/index.ts";
 import { loadInstanceKeys } from "../services/instance-keys.ts";
 import { Streaming } from "../streaming/index.ts";
 import { WS_OPTIONS, type WsData } from "../streaming/websocket.ts";
+import { BodyReceiver, BodySender, INLINE_BYTES } from "./body-stream.ts";
 import { headerPairs, type FromThread, type PassedResponse, type ThreadStart, type ToThread } from "./protocol.ts";
 
 declare const self: Worker;
@@ -85,28 +87,48 @@ async function serve(start: ThreadStart) {
   // The main thread's render-cache invalidations, applied in order (ThreadStart.renderSeq): a
   // request awaits those posted before the main thread answered whatever the client did last.
   const renderSeq = new Int32Array(start.renderSeq);
+  const gauges = new Int32Array(start.gauges);
   let applied = 0;
   const appliedNow: (() => void)[] = [];
   const renderedUpToDate = async () => {
+    Atomics.add(gauges, 2 * start.slot + 1, 1);
     while (Atomics.load(renderSeq, 0) > applied) await new Promise<void>((resolve) => appliedNow.push(resolve));
+    Atomics.sub(gauges, 2 * start.slot + 1, 1);
   };
   const isLocalAccount = database.sqlite.query<{ one: number }, [string]>("SELECT 1 AS one FROM accounts WHERE id = ? AND domain IS NULL");
   const localAccount = (id: string) => /^\d{1,19}$/.test(id) && isLocalAccount.get(id) !== null;
 
-  // Requests passed to the main thread, by id, until it answers.
+  // Requests passed to the main thread, by id, until it answers; their bodies and their answers' carried meanwhile.
   const waiting = new Map<number, (answer: PassedResponse) => void>();
+  const counted = () => Atomics.store(gauges, 2 * start.slot, waiting.size + requestBodies.size + answers.size);
+  const requestBodies = new BodySender(tell, counted);
+  const answers = new BodyReceiver(tell, counted);
   let nextId = 0;
   const pass = async (request: Request, server: Server<WsData>): Promise<Response> => {
     const path = routePath(pathOf(request.url));
-    // A body declared past its route's cap is not read: the main thread answers 413 from the header.
-    const declared = Number(request.headers.get("content-length") ?? 0);
-    const body = request.body && !(declared > bodyLimit(request.method, path)) ? await request.arrayBuffer() : null;
     const id = ++nextId;
+    const body = await bodyOf(request, id, bodyLimit(request.method, path));
     const answered = new Promise<PassedResponse>((resolve) => waiting.set(id, resolve));
-    const passed = { type: "request" as const, id, method: request.method, url: request.url, headers: headerPairs(request.headers), body, peer: server.requestIP(request)?.address ?? null };
-    tell(passed, body ? [body] : []);
+    counted();
+    const passed = { type: "request" as const, id, method: request.method, url: request.url, headers: headerPairs(request.headers), body: body.first, more: body.more, peer: server.requestIP(request)?.address ?? null };
+    tell(passed, body.first ? [body.first] : []);
     const answer = await answered;
-    return new Response(answer.body, { status: answer.status, headers: answer.headers });
+    // The main thread answered: what it left unread of the body is not wanted.
+    requestBodies.cancel(id);
+    return new Response(answer.more ? answers.stream(id, answer.body, true) : answer.body, { status: answer.status, headers: answer.headers });
+  };
+
+  /**
+   * The body to pass: none when declared past its route's cap (the main thread answers 413 from
+   * the header, reading nothing); whole when declared small (HTTP's framing bounds it by that
+   * length, and one read is a few µs less than a stream); else carried as the main thread's
+   * edge reads it, which counts it against the cap.
+   */
+  const bodyOf = async (request: Request, id: number, limit: number): Promise<{ first: ArrayBuffer | null; more: boolean }> => {
+    const declared = Number(request.headers.get("content-length") ?? 0);
+    if (!request.body || declared > limit) return { first: null, more: false };
+    if (declared > 0 && declared <= INLINE_BYTES && !request.headers.has("transfer-encoding")) return { first: await request.arrayBuffer(), more: false };
+    return requestBodies.open(id, request.body);
   };
 
   // Whether this thread may have a stream open, for the main thread (ThreadStart.listening): set
@@ -156,7 +178,11 @@ async function serve(start: ThreadStart) {
     if (message.type === "response") {
       waiting.get(message.id)?.(message);
       waiting.delete(message.id);
-    } else if (message.type === "render") {
+      counted();
+    } else if (message.type === "chunk" || message.type === "end" || message.type === "abort") answers.receive(message);
+    else if (message.type === "pull") void requestBodies.pull(message.id);
+    else if (message.type === "cancel") requestBodies.cancel(message.id);
+    else if (message.type === "render") {
       for (const change of message.changes) {
         if (change === "clear") services.renderCache.clear();
         else if ("status" in change) services.renderCache.invalidateStatus(change.status);
@@ -169,6 +195,8 @@ async function serve(start: ThreadStart) {
       services.events.emit(message.event);
     } else if (message.type === "stop") {
       clearInterval(quiet);
+      requestBodies.cancelAll();
+      answers.dropAll();
       streaming.closeAll();
       const graceful = server.stop();
       if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
