@@ -1,0 +1,47 @@
+import { signJsonLd, signObject } from "@fedify/fedify";
+import { Create, Document, Hashtag, Note, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
+import { Temporal } from "@js-temporal/polyfill";
+
+/**
+ * One Create as Fedify writes it on the way out, from fixed inputs and fixed keys, so that its
+ * bytes can be compared with what Fedify wrote before jsonld.js and the loaders were patched to
+ * keep processed contexts (patches/README.md): the activity compacted with Fedify's default
+ * context (an inline object among the URLs), its Object Integrity Proof (which compacts again
+ * and normalizes the public audience by two canonicalizations), the activity compacted with
+ * that proof (a type-scoped context), and the Linked Data signature over it (URDNA2015). RSA
+ * PKCS#1 v1.5 and Ed25519 signatures are deterministic, so every byte is fixed.
+ *
+ * The keys are test keys made for this file and nothing else.
+ */
+const RSA_JWK: JsonWebKey = {"alg": "RS256", "d": "D4Qgw_bYydOa75i775FyYormWjH1unVoNw1mFvDebFmSLEoR6vzOLLX1L5ja-qeRWj3ssePIollCrnz8uNsR1I3jWde-5Xhl7VIxsR8bNwf_r3lEpJHK-9HtiQQFQJU1qOxM5kY9LslidZHV_yPTEn93tD3RwUdrnPK6mS29FiLVMEe0CT-O34Owgs2kNMoSma2Yd1s4xnNCcq9vY4QOslkrM5J44b6ZeXEaON-8pP6kt1EaobHzIOYZ8kYo_syx-8G3lRVsoSrS2PzXOmqvsBo_sxX9bPYyPgxhiOvgjjCWW5OSQLyDQry1TLwlGtUVhxCugjuL1IvTPV1y1EHN4Q", "dp": "HGUB9jDsd5fHjDvgRYSs_IuYfjefJvwoamPSF8VQy__JOF11AuQDJvrjX0BqqCeF6nVYVgWV0eYcoNxlBCsENOLI8hmfmF0MIVUUugp_QFcOzafyD0ZmG88MuTSsqZvtpqS8hbCIut8bRlyY4-i52XfgSUOiVp6AH2iak_Y3jRU", "dq": "Id_ht44vPb5FWarCsr_t6bW40uSJpslye_dh7f1wOsSWEqUbJlW3nzTK171Utz4LHkSleZmWQIqgj78FNKpORlCaQPQriUKVCy1HHg5sHkQwW0hyh0I1nwxmu-cRo1nq8v9_FTJwooS3ar1_HZ244in7fwjcByK1al4NT1o73SE", "e": "AQAB", "ext": true, "key_ops": ["sign"], "kty": "RSA", "n": "q8jqZvQ_bdevAd3xyOuFQ81EUAUvsqMc-UIm-uqsZD79dsnBd6x_TEWJWsFhvQjB_1HtstMyfxkbK3huGYzG1Tz-4rRUCb5IKruxLK_bPv-Tr9yK5un9WF8HXwQOH-SXivjg0n0W_KExGtjzb4wxqVA1yVvKmCZxG0guW08LkCqbkexRG8AwtOiAM6jSS53YnDhirnhsWZti9vLozvvUqoy4TuaPHgEDmvxudRjscZvayudxcd-I_dHePiwURGcMKX6STV3G4Yvq_vsO7QQJNw48J5xyLdwQaa5CI_Q1z6l91pruB34N_emqNCBCtmNfSBwQS776-xyhljzlMVz2HQ", "p": "1wINKxAFdSq3FwZBhw2IPnyOJc3vVfax1z-E0u9OGJE0zTvvzSfX3K9KkitrD4iu7OZwM4XlbGcB1UKTuwZAiXMz0VehpRhqq6Ykl4lAec__qop6Ip7CCiZoiYVseNCutMs8vJ9SLjJJkzUSJX5wo8vgNR7He8AxKAp4ZnuQSq0", "q": "zIlCc5FmyPyI_BZeMKYPOle0WfDq_iOY6pS6vMQAwnXat2I00aab4GejFafk7-Ke4ZGczdWi7v3nPmXpukTYcA2ZTAzvwnGkt6V8F7doN9u9YZ3tB7TUTThpe5W2L7olYafWmYg6O3fQcDILrXg0c7tzpDZp8nqotfmr4QtxtzE", "qi": "c8e_RFZ4fOR5sPKH0FoIbTsKfBCiX7vaeLa3sQRtcsZe1yA4-SoP2DmIeL8Md4_PH_03UkHX6grh1czhYaKy_NVF5ly-wrG9qo7_VHHgr7Mweky_VGbKQPyTWkMGRbnFCT6SxHXYVPxvv2Mg-mg6FsR47ez3wrp10poWgOfROm8"};
+const ED25519_JWK: JsonWebKey = {"alg": "Ed25519", "crv": "Ed25519", "d": "HTmETAvw2-dbrv8NJMkEasy_uoz8_cepLnmwkdRG7Tk", "ext": true, "key_ops": ["sign"], "kty": "OKP", "x": "fBajKVYEqvJLV7fWtC9ER45lK5tfDSJwkvO4jo855eI"};
+
+/** The public half of the RSA key, to verify the LD signature with. */
+export const RSA_PUBLIC_JWK: JsonWebKey = { kty: RSA_JWK.kty, n: RSA_JWK.n, e: RSA_JWK.e };
+
+const base = "https://rookery.example";
+const actor = new URL(`${base}/users/author`);
+const created = Temporal.Instant.from("2026-11-26T12:00:00Z");
+
+export async function outgoingCreate(): Promise<{ compacted: unknown; proofed: unknown; signed: unknown }> {
+  const rsa = await crypto.subtle.importKey("jwk", RSA_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
+  const ed25519 = await crypto.subtle.importKey("jwk", ED25519_JWK, "Ed25519", true, ["sign"]);
+  const note = new Note({
+    id: new URL(`${base}/users/author/statuses/1`),
+    attribution: actor,
+    content: `<p>Fixed post with <a href="${base}/tags/tag" class="mention hashtag" rel="tag">#<span>tag</span></a></p>`,
+    tos: [PUBLIC_COLLECTION],
+    ccs: [new URL(`${base}/users/author/followers`)],
+    published: created,
+    url: new URL(`${base}/@author/1`),
+    sensitive: false,
+    tags: [new Hashtag({ href: new URL(`${base}/tags/tag`), name: "#tag" })],
+    attachments: [new Document({ mediaType: "image/png", url: new URL(`${base}/media/1.png`), name: "a picture", width: 640, height: 480 })],
+  });
+  const create = new Create({ id: new URL(`${note.id!.href}/activity`), actor, tos: [PUBLIC_COLLECTION], ccs: [new URL(`${base}/users/author/followers`)], published: created, object: note });
+  const compacted = await create.toJsonLd({ format: "compact" });
+  const withProof = await signObject(create, ed25519, new URL(`${actor.href}#ed25519-key`), { created });
+  const proofed = await withProof.toJsonLd({ format: "compact" });
+  const signed = await signJsonLd(proofed, rsa, new URL(`${actor.href}#main-key`), { created });
+  return { compacted, proofed, signed };
+}
