@@ -69,12 +69,17 @@ export function renderStatus(source: StatusSource, urls: Urls, row: StatusRow, v
 export function statusesJson(source: StatusSource, urls: Urls, rows: StatusRow[], viewerId: number | null): string {
   if (rows.length === 0) return "[]";
   const byId = statusJsonById(source, urls, rows, viewerId);
-  const out: string[] = [];
+  // Brackets and commas joined with the statuses in one join: a template around a join is a
+  // rope of 30 KB that the Response copies flat before encoding it (about 10 µs a page).
+  const out: string[] = ["["];
   for (const row of rows) {
     const json = byId.get(row.id);
-    if (json !== undefined) out.push(json);
+    if (json === undefined) continue;
+    if (out.length > 1) out.push(",");
+    out.push(json);
   }
-  return `[${out.join(",")}]`;
+  out.push("]");
+  return out.join("");
 }
 
 /** The same, by status id (for entities that embed statuses, such as notifications). */

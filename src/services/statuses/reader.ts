@@ -93,9 +93,13 @@ export class StatusReader {
     return row;
   }
 
-  /** Keeps the rows the viewer may see, boosts only when their original is visible too; order kept. */
-  visible(rows: StatusRow[], viewerId: number | null): StatusRow[] {
-    const originals = this.rowsByIds([...new Set(rows.filter((r) => r.reblogOfId !== null).map((r) => r.reblogOfId as number))]);
+  /**
+   * Keeps the rows the viewer may see, boosts only when their original is visible too; order kept.
+   * `rowsOf`: how the originals are read (a feed takes the render cache's kept rows).
+   */
+  visible(rows: StatusRow[], viewerId: number | null, rowsOf: (ids: number[]) => StatusRow[] = (ids) => this.rowsByIds(ids)): StatusRow[] {
+    const boosted = [...new Set(rows.filter((r) => r.reblogOfId !== null).map((r) => r.reblogOfId as number))];
+    const originals = boosted.length === 0 ? [] : rowsOf(boosted);
     const visibleOriginals = new Set(this.policy.visible(originals, viewerId).map((r) => r.id));
     return this.policy.visible(rows, viewerId).filter((r) => r.reblogOfId === null || visibleOriginals.has(r.reblogOfId));
   }

@@ -7,6 +7,7 @@ import type { Page } from "../../infra/pagination.ts";
 import type { ListService } from "../lists.ts";
 import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";
+import type { RenderCache } from "./render-cache.ts";
 import { domainBlockedSql, visibleToSql } from "./visibility.ts";
 import { rowReader } from "../../db/rows.ts";
 
@@ -66,6 +67,7 @@ export class TimelineService {
     private feed: HomeFeedService,
     private moderation: ModerationService,
     private lists: ListService,
+    private kept: Pick<RenderCache, "row" | "keepRow">,
   ) {}
 
   private hidden(viewerId: number | null): number[] {
@@ -119,9 +121,28 @@ export class TimelineService {
 
   /** Status ids read from a feed table, as rows the viewer may (still) see. */
   private fromFeed(viewerId: number, ids: number[], limit: number): TimelinePage {
-    const byId = new Map(this.reader.rowsByIds(ids).map((r) => [r.id, r]));
-    const rows = ids.map((id) => byId.get(id)).filter((r): r is StatusRow => r !== undefined);
-    return { ...pageOf(this.reader.visible(rows, viewerId), limit, ids), full: ids.length >= limit };
+    const rows = this.keptRows(ids);
+    return { ...pageOf(this.reader.visible(rows, viewerId, (originals) => this.keptRows(originals)), limit, ids), full: ids.length >= limit };
+  }
+
+  /**
+   * Rows by id in the order asked, those the render cache keeps taken from it (a feed's
+   * statuses are read again on every page load), the rest read and kept; missing ones left out.
+   * A kept row is as fresh as the status's rendering, which is what the page shows: what decides
+   * whether it is shown (author, visibility, mentions, what it boosts) changes only through an
+   * edit, which invalidates both, and a status deleted anywhere (the command line too) leaves
+   * the feed with it (home_feed and list_feed cascade), so it is never asked for.
+   */
+  private keptRows(ids: number[]): StatusRow[] {
+    const found = ids.map((id) => this.kept.row(id));
+    const missing = ids.filter((_, i) => found[i] === undefined);
+    if (missing.length === 0) return found as StatusRow[];
+    const read = new Map<number, StatusRow>();
+    for (const row of this.reader.rowsByIds(missing)) {
+      this.kept.keepRow(row);
+      read.set(row.id, row);
+    }
+    return ids.map((id, i) => found[i] ?? read.get(id)).filter((r): r is StatusRow => r !== undefined);
   }
 
   public(viewerId: number | null, page: Page, options: PublicOptions): TimelinePage {
