@@ -51,14 +51,14 @@ for (const [name, path] of [
  *   is a chunk of its own, read when first imported; in one file its functions were made at start.
  * - `--compile-jit-policy`: start-up code runs once and is not worth compiling; main.ts sets the
  *   normal policy back once the server listens.
- * - `src/threads/worker.ts`: the serving threads' entry (WEB_THREADS) is an entry point of its own,
+ * - `src/serving-thread.ts`: the serving threads' entry (WEB_THREADS) is an entry point of its own,
  *   which Bun embeds for `new Worker`.
  * - `--bytecode-order`: the bytecode start-up uses is laid out together at the front (recorded
  *   by a first build's run, below), so fewer pages of the file are read in.
  */
 const flags = ["--compile", "--minify", "--bytecode", "--sourcemap", "--splitting", "--format=esm", "--compile-jit-policy=8", "--root", root];
 const compile = (extra: string[]) => {
-  const result = spawnSync([process.execPath, "build", ...flags, ...extra, join(root, "src/main.ts"), join(root, "src/threads/worker.ts"), ...tools, "--outfile", outfile], { cwd: root, stdout: "inherit", stderr: "inherit" });
+  const result = spawnSync([process.execPath, "build", ...flags, ...extra, join(root, "src/main.ts"), join(root, "src/serving-thread.ts"), ...tools, "--outfile", outfile], { cwd: root, stdout: "inherit", stderr: "inherit" });
   if (result.exitCode !== 0) process.exit(result.exitCode ?? 1);
 };
 compile([]);

@@ -12,7 +12,7 @@ import { headerPairs, type FromThread, type PassedRequest, type ToThread } from 
  * entry point scripts/build.ts embeds, named by its path from the repository's root (--root).
  * The executable is told by Bun.main: --bytecode builds inline import.meta.url as the source's path.
  */
-const WORKER_ENTRY = Bun.main.includes("/$bunfs/") ? "./src/threads/worker.ts" : new URL("./worker.ts", import.meta.url).href;
+const WORKER_ENTRY = Bun.main.includes("/$bunfs/") ? "./src/serving-thread.ts" : new URL("../serving-thread.ts", import.meta.url).href;
 
 /** How the main thread answers a request another thread passed on (its edge, given the client's address). */
 export type Answer = (request: Request, peer: string | null) => Promise<Response> | Response | undefined;
@@ -26,7 +26,7 @@ interface Carried {
 const FAILED = JSON.stringify({ error: "There was a problem processing your request" });
 
 /**
- * The main thread's side of the serving threads (WEB_THREADS - 1 of them, src/threads/worker.ts):
+ * The main thread's side of the serving threads (WEB_THREADS - 1 of them, src/serving-thread.ts):
  * it starts them on its own port, answers what they pass on through its own edge, tells them
  * the events its writes committed (for their streams), and stops them first when the server
  * stops (their requests in flight may still be passed here).

@@ -27,7 +27,9 @@ const LAYERS: [prefix: string, layer: string][] = [
   ["main.ts", "wiring"],
   ["server.ts", "wiring"],
   ["context.ts", "wiring"],
-  // The serving threads (WEB_THREADS): each assembles what it serves, as server.ts does.
+  // A serving thread's entry (WEB_THREADS) assembles what it serves, as server.ts does; the
+  // main thread's side of the threads (threads/) is started by server.ts.
+  ["serving-thread.ts", "wiring"],
   ["threads/", "wiring"],
   ["http/", "http"],
   ["cli/", "cli"],
