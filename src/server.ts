@@ -57,6 +57,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let handler: ((request: Request, server: Server<WsData>, peer?: string | null) => Promise<Response> | Response | undefined) | null = null;
   let streaming: Streaming | null = null;
   let idle: IdleMemory | null = null;
+  // Until every serving thread listens too, requests get 503 and their connection closed: a
+  // client that waits for a first answer (and keeps its connection) then reconnects, and the
+  // kernel can give it to any thread, not only to this one, the first to listen.
+  let accepting = false;
   // Listen first so that PORT=0 can tell the URL the server will print and emit.
   const server = Bun.serve<WsData>({
     port: config.port,
@@ -67,7 +71,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     idleTimeout: 60,
     fetch: (request, srv) => {
       idle?.request();
-      return handler ? handler(request, srv) : new Response("Starting", { status: 503 });
+      return handler && accepting ? handler(request, srv) : new Response("Starting", { status: 503, headers: { connection: "close" } });
     },
     // Sockets exist only once the edge has upgraded them, by which time streaming is set.
     websocket: {
@@ -171,6 +175,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
   try {
     await threads?.start();
+    accepting = true;
   } catch (e) {
     await stop();
     throw e;
