@@ -24,6 +24,13 @@ export class ApiError extends Error {
  */
 export class SetupError extends Error {}
 
+/**
+ * Work only the main thread does (fetching from other servers, a thread's fill), asked of a
+ * serving thread (WEB_THREADS > 1), whose connection only reads: the request is passed to the
+ * main thread, which answers it whole (src/http/read-routes.ts, NEEDS_OWNER).
+ */
+export class OwnersWork extends Error {}
+
 export const notFound = () => new ApiError(404, "Record not found");
 export const forbidden = (message = "This action is not allowed") => new ApiError(403, message);
 export const unprocessable = (message: string, extra: Record<string, unknown> = {}) => new ApiError(422, message, extra);

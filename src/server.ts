@@ -15,6 +15,7 @@ import { serializePushNotification } from "./presenters/push-notification.ts";
 import { createServices, type ServiceDeps } from "./services/index.ts";
 import { forgetCached, registerConsequences } from "./services/consequences.ts";
 import { SharedCounters } from "./infra/shared-counters.ts";
+import { SharedIds } from "./infra/shared-ids.ts";
 import { afterCommitOf } from "./infra/after-commit.ts";
 import { ServingThreads } from "./threads/pool.ts";
 import type { Resolver } from "./net/outgoing.ts";
@@ -100,9 +101,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const keys = await loadInstanceKeys(database.db);
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
   const counters = config.webThreads > 1 ? new SharedCounters().buffer : undefined;
-  const threads = config.webThreads > 1 ? new ServingThreads(config.webThreads - 1, config, counters ?? null, (request, peer) => handler!(request, server, peer), afterCommitOf(database.sqlite)) : null;
+  const fills = config.webThreads > 1 ? new SharedIds().buffer : undefined;
+  const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer) => handler!(request, server, peer), afterCommitOf(database.sqlite)) : null;
   const { services, urls, core } = assembleServices(
-    { config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, renderCacheChanges: threads ? (change) => threads.renderChanged(change) : undefined },
+    { config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: threads ? (change) => threads.renderChanged(change) : undefined },
     { federation: config.federation },
   );
   const ctx: AppContext = {

@@ -24,7 +24,7 @@ import { openDatabase } from "./db/connection.ts";
 import { createApp } from "./http/app.ts";
 import { bodyLimit, pathOf } from "./http/body-limits.ts";
 import { createEdge, SERVER_BODY_LIMIT } from "./http/edge.ts";
-import { answersHere, NEEDS_OWNER } from "./http/read-routes.ts";
+import { answersHere, NEEDS_OWNER, OWNERS_WORK } from "./http/read-routes.ts";
 import { isStreamingPath } from "./http/streaming.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
@@ -66,6 +66,8 @@ async function serve(start: ThreadStart) {
     keys,
     renderPush: (view: PushNotificationView) => serializePushNotification(urls, view),
     sharedCounters: start.counters ?? undefined,
+    sharedFills: start.fills,
+    servingThread: { federation: config.federation },
   });
   const ctx: AppContext = { config, clock, ids, db: database.db, storage, keys, services, urls };
   const app = createApp(ctx);
@@ -151,9 +153,10 @@ async function serve(start: ThreadStart) {
       if (Atomics.load(renderSeq, 0) > applied) await renderedUpToDate();
       catchUp();
       const response = await edge(request, srv);
-      if (response?.headers.has(NEEDS_OWNER)) {
+      const needsOwner = response?.headers.get(NEEDS_OWNER);
+      if (needsOwner) {
         // Told once a minute at most: a popular status would otherwise fill the log.
-        if (clock.now() - toldAt > 60_000) {
+        if (needsOwner !== OWNERS_WORK && clock.now() - toldAt > 60_000) {
           toldAt = clock.now();
           log("warn", "a read tried to write: passed to the main thread (take its route off src/http/read-routes.ts?)", { path });
         }

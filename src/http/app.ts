@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import { ApiError, notFound } from "../errors.ts";
+import { ApiError, notFound, OwnersWork } from "../errors.ts";
 import { log } from "../log.ts";
 import { accountRoutes } from "./accounts.ts";
 import { accountMoveRoutes } from "./account-moves.ts";
@@ -52,7 +52,7 @@ import { pathOf } from "./body-limits.ts";
 import { adminAccountRoutes } from "./admin-accounts.ts";
 import { adminReportRoutes } from "./admin-reports.ts";
 import { adminDomainRoutes } from "./admin-domains.ts";
-import { NEEDS_OWNER } from "./read-routes.ts";
+import { NEEDS_OWNER, OWNERS_WORK } from "./read-routes.ts";
 
 function errorResponse(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
@@ -128,6 +128,8 @@ export function createApp(ctx: AppContext) {
       // A read of a serving thread that tried to write (its connection is read-only): the
       // thread passes the request to the main thread (src/http/read-routes.ts).
       if ((error as { code?: unknown }).code === "SQLITE_READONLY") return errorResponse(500, { error: "There was a problem processing your request" }, { [NEEDS_OWNER]: "1" });
+      // A read that would set off the main thread's work (a thread's fill): passed on, as planned.
+      if (error instanceof OwnersWork) return errorResponse(500, { error: "There was a problem processing your request" }, { [NEEDS_OWNER]: OWNERS_WORK });
       // First line only: driver errors append the statement's parameters (e-mails, hashes).
       const message = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).split("\n")[0];
       log("error", "unhandled error", {

@@ -5,18 +5,21 @@ import { isStreamingPath } from "./streaming.ts";
  * routes below, which read and write nothing, start no work elsewhere and hold nothing in
  * the main thread's memory. Every other request (any write, OAuth, the pages for members and
  * staff, media uploads, the inboxes and everything of Fedify, and the reads that can set off
- * work: a thread's context fills it, a signed-in look at a remote profile fetches its posts, a
- * search may resolve) is passed to the main thread, which owns writes. A route missing here
+ * work: a signed-in look at a remote profile fetches its posts, a search may resolve) is
+ * passed to the main thread, which owns writes. A route missing here
  * is only slower, never wrong: that is the default a new route gets
  * (test/server/threads-routes.test.ts checks every route of the router against this list).
  *
- * Should a read here still try to write (SQLite refuses it on the thread's read-only
- * connection), the answer is marked and the request passed to the main thread instead
- * (`NEEDS_OWNER`): the safety net, logged so that the route can be taken off the list.
+ * A thread's context is answered here unless it would start or tell of work the main thread
+ * does (its missing posts fetched, its fill: RemoteThreads decides on what it reads, and
+ * throws OwnersWork); that answer is marked (`NEEDS_OWNER`, OWNERS_WORK) and the request
+ * passed on. Should a read here still try to write (SQLite refuses it on the thread's
+ * read-only connection), the answer is marked so too: the safety net, logged so that the
+ * route can be taken off the list.
  */
 const READS: RegExp[] = [
-  // Statuses and what hangs off them (not /context: it starts a thread's fill).
-  /^\/api\/v1\/statuses\/[^/]+(?:\/(?:favourited_by|reblogged_by|history|source|card|quotes))?$/,
+  // Statuses and what hangs off them (a context that starts or tells of a fill is passed on: above).
+  /^\/api\/v1\/statuses\/[^/]+(?:\/(?:favourited_by|reblogged_by|history|source|card|quotes|context))?$/,
   /^\/api\/v1\/statuses$/,
   /^\/api\/v1\/polls\/[^/]+$/,
   /^\/api\/v1\/timelines\/(?:home|public|tag\/[^/]+|list\/[^/]+)$/,
@@ -89,3 +92,5 @@ export function answersHere(request: Request, path: string, localAccount: (id: s
  * header, since the router hands back a Response of its own making.
  */
 export const NEEDS_OWNER = "x-rookery-needs-owner";
+/** NEEDS_OWNER's value for a read passed on as planned (not logged): it would set off the main thread's work. */
+export const OWNERS_WORK = "work";

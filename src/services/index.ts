@@ -70,6 +70,7 @@ import { CustomEmojiService } from "./custom-emojis.ts";
 import { AnnouncementService } from "./announcements.ts";
 import { NotificationService } from "./notifications/notifications.ts";
 import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "../infra/rate-limits.ts";
+import { SharedIds } from "../infra/shared-ids.ts";
 import { SharedCounters } from "../infra/shared-counters.ts";
 import { ApplicationService } from "./oauth/applications.ts";
 import { GrantService } from "./oauth/grants.ts";
@@ -136,6 +137,10 @@ export interface ServiceDeps {
   deliveryQueue?: () => Promise<DeliveryQueueReport>;
   /** The API's rate-limit counters, shared by every serving thread (src/threads); in this thread's memory without. */
   sharedCounters?: SharedArrayBuffer;
+  /** The tops of the thread fills under way, shared by every serving thread (src/infra/shared-ids.ts). */
+  sharedFills?: SharedArrayBuffer;
+  /** On a serving thread: what it knows of the main thread (whose work it passes on, RemoteThreads). */
+  servingThread?: { federation: boolean };
   /** Hears of every invalidation of the render cache (the serving threads replay them on theirs). */
   renderCacheChanges?: (change: RenderCacheChange) => void;
 }
@@ -248,8 +253,8 @@ export function createServices(deps: ServiceDeps) {
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher, relays);
   // A thread's missing replies, fetched in the background when it is opened; clients follow the work as an async refresh.
   const asyncRefreshes = new AsyncRefreshes(clock);
-  const threadFill = new ThreadFill(db, clock, remoteNotes, remoteAccounts, asyncRefreshes, fetcher);
-  const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, threadFill, fetcher);
+  const threadFill = new ThreadFill(db, clock, remoteNotes, remoteAccounts, asyncRefreshes, fetcher, deps.sharedFills ? new SharedIds(deps.sharedFills) : null);
+  const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, threadFill, fetcher, deps.servingThread ?? null);
   // A remote account's pinned and newest public posts, fetched when it is followed or its profile opened.
   const accountHistory = new AccountHistory(db, clock, accounts, remoteNotes, federationActors, statusActions, fetcher);
   // Moves, in and out, and the aliases they are believed by: accounts named by handle or IRI, here or fetched.

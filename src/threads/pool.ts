@@ -52,6 +52,8 @@ export class ServingThreads {
     private count: number,
     private config: Config,
     private counters: SharedArrayBuffer | null,
+    /** The thread fills under way (ThreadStart.fills). */
+    private fills: SharedArrayBuffer,
     private answer: Answer,
     /** The main thread's connection's after-commit queue: changes made in a transaction are posted once it committed. */
     private commits: AfterCommit,
@@ -86,7 +88,7 @@ export class ServingThreads {
       };
       // Once it serves, a thread that fails is told in the log; the kernel gives its port's connections to the others.
       worker.onerror = (e) => (started ? log("error", "a serving thread failed", { error: e.message }) : reject(new Error(`a serving thread failed: ${e.message}`)));
-      this.post(worker, { type: "start", config: this.config, counters: this.counters, listening: this.listening.buffer as SharedArrayBuffer, slot, renderSeq: this.renderSeq.buffer as SharedArrayBuffer, gauges: this.gauges.buffer as SharedArrayBuffer });
+      this.post(worker, { type: "start", config: this.config, counters: this.counters, fills: this.fills, listening: this.listening.buffer as SharedArrayBuffer, slot, renderSeq: this.renderSeq.buffer as SharedArrayBuffer, gauges: this.gauges.buffer as SharedArrayBuffer });
     });
   }
 

@@ -16,6 +16,8 @@ export interface ThreadStart {
   config: Config;
   /** The rate limits' counters, shared by every thread (src/infra/shared-counters.ts). */
   counters: SharedArrayBuffer | null;
+  /** The tops of the thread fills under way, the main thread's (src/infra/shared-ids.ts). */
+  fills: SharedArrayBuffer;
   /**
    * One Int32 per serving thread, `slot` this one's: 1 while it may have a stream open (set
    * before a stream connects, cleared once a second when it has none), so that the main thread

@@ -73,6 +73,7 @@ GET /api/v1/scheduled_statuses/:id
 GET /api/v1/statuses
 GET /api/v1/statuses/:id
 GET /api/v1/statuses/:id/card
+GET /api/v1/statuses/:id/context
 GET /api/v1/statuses/:id/favourited_by
 GET /api/v1/statuses/:id/history
 GET /api/v1/statuses/:id/quotes
@@ -132,7 +133,7 @@ test("no route but a GET or HEAD is answered by a serving thread: every write, O
     if (method === "ALL" || method === "WS") continue;
     expect([route, answersHere(new Request(`http://localhost${example(path)}`, { method }), example(path), local)]).toEqual([route, false]);
   }
-  for (const path of ["/users/alice", "/users/alice/outbox", "/inbox", "/users/alice/inbox", "/emojis/1", "/oauth/authorize", "/api/v1/statuses/1/context", "/api/v1_alpha/async_refreshes/1"]) {
+  for (const path of ["/users/alice", "/users/alice/outbox", "/inbox", "/users/alice/inbox", "/emojis/1", "/oauth/authorize", "/api/v1_alpha/async_refreshes/1"]) {
     expect([path, answersHere(new Request(`http://localhost${path}`), path, local)]).toEqual([path, false]);
   }
 });

@@ -2,6 +2,7 @@ import type { Statement } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { StatusRow } from "../../db/schema.ts";
+import type { SharedIds } from "../../infra/shared-ids.ts";
 import type { AsyncRefreshes, AsyncRefreshView } from "../async-refreshes.ts";
 import { BackgroundSlots } from "./background-slots.ts";
 import type { RemoteAccounts } from "./accounts.ts";
@@ -65,6 +66,11 @@ export class ThreadFill {
     private refreshes: AsyncRefreshes,
     /** Null while federation is off: nothing is fetched. */
     private fetcher: RemoteFetcher | null,
+    /**
+     * The tops of the fills under way, shared with the serving threads (WEB_THREADS > 1; null
+     * without): the main thread adds and removes, a serving thread reads (`ownersWork`).
+     */
+    private underWay: SharedIds | null = null,
   ) {
     const sqlite = db.$client;
     this.q = {
@@ -84,12 +90,15 @@ export class ThreadFill {
     if (!this.shouldFill(top) || this.slots.full()) return null;
     const refresh = this.refreshes.create(key, { countResults: true });
     this.q.touch.run(top.id, this.clock.now());
+    // Before the answer: a read of this thread on a serving thread, from now on, is passed here.
+    this.underWay?.add(top.id);
     const fill = this.slots
       .run(() => this.fill(top, key))
       .catch(() => {})
       .finally(() => {
         this.refreshes.finish(key);
         this.fills.delete(top.id);
+        this.underWay?.remove(top.id);
       });
     this.fills.set(top.id, fill);
     return refresh;
@@ -112,9 +121,25 @@ export class ThreadFill {
     await this.idle();
   }
 
-  /** Mastodon's should_fetch_replies?: a remote status others may see, not fetched within the cooldown. */
+  /**
+   * On a serving thread, which starts no fill and has none of the main thread's refreshes:
+   * whether the main thread would tell of a fill of `top`'s thread (one under way, for anyone)
+   * or try to start one (for a signed-in reader, `starts`, when one is due; whether a slot is
+   * free is the main thread's to say). Read only: the reply_fetches row the main thread wrote
+   * before it answered, and the tops under way it shares.
+   */
+  ownersWork(top: StatusRow, starts: boolean): boolean {
+    return (this.underWay?.has(top.id) ?? false) || (starts && this.due(top));
+  }
+
+  /** Mastodon's should_fetch_replies?, while federation is on. */
   private shouldFill(top: StatusRow): boolean {
-    if (!this.fetcher || top.uri === null || (top.visibility !== "public" && top.visibility !== "unlisted")) return false;
+    return this.fetcher !== null && this.due(top);
+  }
+
+  /** Mastodon's should_fetch_replies?: a remote status others may see, not fetched within the cooldown. */
+  private due(top: StatusRow): boolean {
+    if (top.uri === null || (top.visibility !== "public" && top.visibility !== "unlisted")) return false;
     const last = this.q.fetchedAt.get(top.id)?.fetched_at;
     return last === undefined || this.clock.now() - last >= REPLIES_COOLDOWN_MS;
   }

@@ -1,4 +1,5 @@
 import type { StatusRow } from "../../db/schema.ts";
+import { OwnersWork } from "../../errors.ts";
 import type { AsyncRefreshView } from "../async-refreshes.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { ThreadService } from "../statuses/threads.ts";
@@ -26,6 +27,13 @@ export class RemoteThreads {
     private replies: ThreadFill,
     /** Null while federation is off: nothing is fetched. */
     private fetcher: RemoteFetcher | null,
+    /**
+     * On a serving thread (WEB_THREADS > 1): whether the main thread federates. Such a thread
+     * fetches nothing (it has no fetcher) and answers a context only when the main thread would
+     * fetch nothing and tell of no fill either; else it throws OwnersWork, and the request is
+     * passed to the main thread. Null on the main thread.
+     */
+    private servingThread: { federation: boolean } | null = null,
   ) {}
 
   /**
@@ -33,6 +41,7 @@ export class RemoteThreads {
    * the refresh of its replies when they are being fetched (started now for a signed-in reader).
    */
   async context(row: StatusRow, viewerId: number | null): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[]; refresh: AsyncRefreshView | null }> {
+    if (this.servingThread) return this.contextHere(row, viewerId, this.servingThread.federation);
     // Fetching is for signed-in readers: an anonymous request sets off no requests elsewhere.
     const filled = viewerId !== null ? await this.fillAncestors(row) : null;
     // The whole thread's replies, from its top; when the top is this server's own (replies to it
@@ -42,6 +51,20 @@ export class RemoteThreads {
     // Anyone is told of a fill under way, as Mastodon does; only a signed-in reader starts one.
     const refresh = viewerId !== null ? this.replies.refresh(from) : this.replies.running(from);
     return { ...this.threads.context(row, viewerId), refresh };
+  }
+
+  /**
+   * `context` on a serving thread, the same decisions read without acting on them: with
+   * federation on, a signed-in reader has missing ancestors fetched and a due fill started, and
+   * anyone is told of a fill under way (its refresh, counted as it goes, is the main thread's).
+   */
+  private contextHere(row: StatusRow, viewerId: number | null, federation: boolean): { ancestors: StatusRow[]; descendants: StatusRow[]; refresh: null } {
+    const starts = federation && viewerId !== null;
+    const top = this.threads.topAncestor(row);
+    if (starts && top.inReplyToUri !== null) throw new OwnersWork();
+    const from = top.uri === null && row.uri !== null ? row : top;
+    if (this.replies.ownersWork(from, starts)) throw new OwnersWork();
+    return { ...this.threads.context(row, viewerId), refresh: null };
   }
 
   /** The status's top ancestor once those missing were fetched (null without a fetcher, or when a fetch stopped). */
