@@ -2,8 +2,9 @@
  * What a serving thread's pass to the main thread costs (issue 30, WEB_THREADS=2): a large
  * answer (an account's archive carrying a 64 MB file) downloaded several times over new
  * connections, which the kernel spreads over both threads, with the server's peak RSS above
- * its idle RSS and its CPU per download; then small passed requests under wrk (a thread's
- * context, GET, and a post, POST with a body), CPU per request. Server CPU is read from
+ * its idle RSS and its CPU per download; then small passed requests under wrk (the export's
+ * counts, GET, and a post, POST with a body), CPU per request. (Until issue 30's ctxthread, the
+ * GET was a thread's context, which a serving thread now answers itself when no fill is due.) Server CPU is read from
  * /proc/PID/stat (all threads), so the load generator's does not count.
  *
  *   [WEB_THREADS=2] bun scripts/bench/passing.ts [downloads, default 8] [seconds per wrk run, default 4]
@@ -54,7 +55,7 @@ try {
   console.log(`archive of ${fmt(bytes / downloads / 1e6, 1)} MB, ${downloads} downloads over new connections: ${fmt((cpu / downloads) * 1000)} ms CPU each, RSS idle ${fmt(idle, 1)} MB, peak ${fmt(peak, 1)} MB (+${fmt(peak - idle, 1)} MB)`);
 
   for (const [label, url, options] of [
-    ["GET a thread's context (passed)", `${server.url}/api/v1/statuses/${status.id}/context`, { headers: auth }],
+    ["GET the export's counts (passed)", `${server.url}/api/v1/exports/stats`, { headers: auth }],
     ["POST a status (passed, a body)", `${server.url}/api/v1/statuses`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ status: "benchmark post" }) }],
   ] as const) {
     wrk(url, { ...options, seconds: 2, connections: 16 });

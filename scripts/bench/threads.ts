@@ -1,5 +1,6 @@
 /**
- * Reads on every core (issue 30): the signed-in status read and the home timeline served with
+ * Reads on every core (issue 30): the signed-in status read, the home timeline and a thread's
+ * context (a local thread of 30: no fill is due, so a serving thread answers it) served with
  * WEB_THREADS=1 and with WEB_THREADS=2, wrk -t1 -c32: requests per second and server CPU per
  * request for the whole process (all its threads: /proc/PID/stat, so wrk's CPU does not count),
  * and the servers' RSS idle and after the runs.
@@ -11,7 +12,10 @@
  *
  * Each endpoint is first read for 10 s on each server (the warm-up).
  *
- *   bun scripts/bench/threads.ts [seconds per run, default 3] [rounds, default 6] [threads, default 2]
+ * BENCH_PORT (default 4601) and the port after it are the servers' ports: a server listens with
+ * SO_REUSEPORT when it has threads, so two benchmarks on one port would share their requests.
+ *
+ *   bun scripts/bench/threads.ts [seconds per run, default 3] [rounds, default 6] [threads, default 2] [endpoints: status,home,context (the default: all)]
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { cpuSeconds, fmt, requireWrk, rss, seedUser, startRookery, wrk } from "./lib.ts";
@@ -20,21 +24,32 @@ requireWrk();
 const seconds = Number(process.argv[2] ?? 3);
 const rounds = Number(process.argv[3] ?? 6);
 const many = Number(process.argv[4] ?? 2);
+const only = new Set((process.argv[5] ?? "status,home,context").split(","));
 const warmUp = 10;
 
 type Server = Awaited<ReturnType<typeof startRookery>>;
 
-/** Two accounts, one following the other, 40 posts: the status read is the newest, the home timeline bob's. */
+/**
+ * Two accounts, one following the other; a thread of 30 (each answering the one before, alice
+ * and bob in turn), then 40 posts: the status read is the newest, the home timeline bob's, the
+ * context the thread's 15th (14 ancestors, 15 descendants), read by bob.
+ */
 async function seed(server: Server) {
   const alice = await seedUser(server, "alice");
   const bob = await seedUser(server, "bob");
   await fetch(`${server.url}/api/v1/accounts/${alice.id}/follow`, { method: "POST", headers: { authorization: `Bearer ${bob.token}` } });
+  const chain: string[] = [];
+  for (let i = 0; i < 30; i++) {
+    const token = i % 2 === 0 ? alice.token : bob.token;
+    const r = await fetch(`${server.url}/api/v1/statuses`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ status: `in the thread ${i}`, in_reply_to_id: chain.at(-1) }) });
+    chain.push(((await r.json()) as { id: string }).id);
+  }
   let last = "";
   for (let i = 0; i < 40; i++) {
     const r = await fetch(`${server.url}/api/v1/statuses`, { method: "POST", headers: { authorization: `Bearer ${alice.token}`, "content-type": "application/json" }, body: JSON.stringify({ status: `post ${i} #bench` }) });
     last = ((await r.json()) as { id: string }).id;
   }
-  return { token: bob.token, status: last };
+  return { token: bob.token, status: last, thread: chain[14]! };
 }
 
 /**
@@ -55,16 +70,20 @@ function servingCpu(pid: number): number {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const one = await startRookery(4601, { WEB_THREADS: "1" });
-const two = await startRookery(4602, { WEB_THREADS: String(many) });
+const port = Number(process.env.BENCH_PORT ?? 4601);
+const one = await startRookery(port, { WEB_THREADS: "1" });
+const two = await startRookery(port + 1, { WEB_THREADS: String(many) });
 try {
   const idle = [rss(one.proc.pid).now, rss(two.proc.pid).now];
   const seeds = [await seed(one), await seed(two)];
   console.log(`wrk -t1 -c32, ${seconds} s runs alternating WEB_THREADS=1 and ${many}, ${rounds} rounds; the machine: ${navigator.hardwareConcurrency} cores, load average ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}\n`);
-  for (const [label, path] of [
-    ["signed-in status", (s: { status: string }) => `/api/v1/statuses/${s.status}`],
-    ["home timeline", () => "/api/v1/timelines/home?limit=20"],
+  type Seed = (typeof seeds)[number];
+  for (const [key, label, path] of [
+    ["status", "signed-in status", (s: Seed) => `/api/v1/statuses/${s.status}`],
+    ["home", "home timeline", () => "/api/v1/timelines/home?limit=20"],
+    ["context", "thread's context (30 posts, signed in)", (s: Seed) => `/api/v1/statuses/${s.thread}/context`],
   ] as const) {
+    if (!only.has(key)) continue;
     const servers = [one, two];
     const urls = servers.map((s, i) => `${s.url}${path(seeds[i]!)}`);
     const headers = seeds.map((s) => ({ authorization: `Bearer ${s.token}` }));
