@@ -55,7 +55,7 @@ export interface StartOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? new SystemClock();
-  let handler: ((request: Request, server: Server<WsData>, peer?: string | null) => Promise<Response> | Response | undefined) | null = null;
+  let handler: ((request: Request, server: Server<WsData>, peer?: string | null, counted?: boolean) => Promise<Response> | Response | undefined) | null = null;
   let streaming: Streaming | null = null;
   let idle: IdleMemory | null = null;
   // Until every serving thread listens too, requests get 503 and their connection closed: a
@@ -102,7 +102,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const storage = new MediaStorage(config.dataDir, config.publicUrl);
   const counters = config.webThreads > 1 ? new SharedCounters().buffer : undefined;
   const fills = config.webThreads > 1 ? new SharedIds().buffer : undefined;
-  const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer) => handler!(request, server, peer), afterCommitOf(database.sqlite)) : null;
+  const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted), afterCommitOf(database.sqlite)) : null;
   const { services, urls, core } = assembleServices(
     { config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: threads ? (change) => threads.renderChanged(change) : undefined },
     { federation: config.federation },

@@ -42,6 +42,7 @@ import { BodyReceiver, BodySender, INLINE_BYTES } from "./threads/body-stream.ts
 import { headerPairs, type FromThread, type PassedResponse, type ThreadStart, type ToThread } from "./threads/protocol.ts";
 
 declare const self: Worker;
+const RATE_LIMIT_HEADERS = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"];
 const tell = (message: FromThread, transfer: Transferable[] = []) => self.postMessage(message, transfer);
 
 self.onmessage = (e: MessageEvent<ToThread>) => {
@@ -106,18 +107,25 @@ async function serve(start: ThreadStart) {
   const requestBodies = new BodySender(tell, counted);
   const answers = new BodyReceiver(tell, counted);
   let nextId = 0;
-  const pass = async (request: Request, server: Server<WsData>): Promise<Response> => {
+  /** `begun`: this thread's own answer to a read it passes on after all (NEEDS_OWNER), which counted it against the rate limits. */
+  const pass = async (request: Request, server: Server<WsData>, begun?: Response): Promise<Response> => {
     const path = routePath(pathOf(request.url));
     const id = ++nextId;
     const body = await bodyOf(request, id, bodyLimit(request.method, path));
     const answered = new Promise<PassedResponse>((resolve) => waiting.set(id, resolve));
     counted();
-    const passed = { type: "request" as const, id, method: request.method, url: request.url, headers: headerPairs(request.headers), body: body.first, more: body.more, peer: server.requestIP(request)?.address ?? null };
+    const passed = { type: "request" as const, id, method: request.method, url: request.url, headers: headerPairs(request.headers), body: body.first, more: body.more, peer: server.requestIP(request)?.address ?? null, counted: begun !== undefined };
     tell(passed, body.first ? [body.first] : []);
     const answer = await answered;
     // The main thread answered: what it left unread of the body is not wanted.
     requestBodies.cancel(id);
-    return new Response(answer.more ? answers.stream(id, answer.body, true) : answer.body, { status: answer.status, headers: answer.headers });
+    const response = new Response(answer.more ? answers.stream(id, answer.body, true) : answer.body, { status: answer.status, headers: answer.headers });
+    // Counted here once: the count's headers are this thread's.
+    for (const name of RATE_LIMIT_HEADERS) {
+      const value = begun?.headers.get(name);
+      if (value) response.headers.set(name, value);
+    }
+    return response;
   };
 
   /**
@@ -160,7 +168,7 @@ async function serve(start: ThreadStart) {
           toldAt = clock.now();
           log("warn", "a read tried to write: passed to the main thread (take its route off src/http/read-routes.ts?)", { path });
         }
-        return pass(request, srv);
+        return pass(request, srv, response!);
       }
       return response;
     },

@@ -84,8 +84,11 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     return ip;
   };
 
-  /** `peerAddress`: the client's address when the request was received by another thread (src/threads). */
-  return function edge(request: Request, server: Server<WsData>, peerAddress?: string | null): Promise<Response> | Response | undefined {
+  /**
+   * `peerAddress`: the client's address when the request was received by another thread
+   * (src/threads); `counted`: that thread counted it against the rate limits already.
+   */
+  return function edge(request: Request, server: Server<WsData>, peerAddress?: string | null, counted = false): Promise<Response> | Response | undefined {
     const started = performance.now();
     const requestId = `${instanceTag}-${(++counter).toString(36)}`;
     const forwarded = config.trustedProxies.length > 0 ? request.headers.get("x-forwarded-for") : null;
@@ -168,7 +171,7 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
       }
     }
     const inboxPost = request.method === "POST" && INBOX_PATH.test(path);
-    if (config.rateLimits && (path.startsWith("/api/") || inboxPost)) {
+    if (!counted && config.rateLimits && (path.startsWith("/api/") || inboxPost)) {
       // Servers posting to an inbox carry no token: they are counted by their address.
       limits = ctx.services.rateLimits.check({ method: request.method, path, ip, accountId: inboxPost ? null : peekAccountId(ctx, request) });
       // Refused before routing: the request has no effect at all.

@@ -15,7 +15,7 @@ import { headerPairs, type FromThread, type PassedRequest, type ToThread } from 
 const WORKER_ENTRY = Bun.main.includes("/$bunfs/") ? "./src/serving-thread.ts" : new URL("../serving-thread.ts", import.meta.url).href;
 
 /** How the main thread answers a request another thread passed on (its edge, given the client's address). */
-export type Answer = (request: Request, peer: string | null) => Promise<Response> | Response | undefined;
+export type Answer = (request: Request, peer: string | null, counted: boolean) => Promise<Response> | Response | undefined;
 
 /** The bodies carried to and from one serving thread: its requests' bodies read here, the answers' sent back. */
 interface Carried {
@@ -104,7 +104,7 @@ export class ServingThreads {
     try {
       const body = passed.more ? carried.requests.stream(passed.id, passed.body, true) : passed.body;
       const request = new Request(passed.url, { method: passed.method, headers: passed.headers, body });
-      response = (await this.answer(request, passed.peer)) ?? new Response(null, { status: 500 });
+      response = (await this.answer(request, passed.peer, passed.counted)) ?? new Response(null, { status: 500 });
     } catch (e) {
       log("error", "a passed request failed", { error: String(e).split("\n")[0] });
       response = new Response(FAILED, { status: 500, headers: { "content-type": "application/json; charset=utf-8" } });

@@ -57,6 +57,12 @@ export interface PassedRequest {
   /** Whether the rest of the body follows, pulled by the main thread. */
   more: boolean;
   peer: string | null;
+  /**
+   * The serving thread counted it against the rate limits already: a read it began and then
+   * passed on (NEEDS_OWNER). The main thread's edge does not count it again, and the serving
+   * thread puts its own count's headers on the answer.
+   */
+  counted: boolean;
 }
 
 export interface PassedResponse {

@@ -19,7 +19,8 @@ let dave: string;
 let reader: Awaited<ReturnType<typeof servingThreadReader>>;
 
 beforeAll(async () => {
-  server = await startTestServer({ HOST: "127.0.0.2", ALLOW_PRIVATE_ADDRESSES: "true", WEB_THREADS: "2" });
+  // Rate limits on: a read the serving thread begins and then passes on is counted once.
+  server = await startTestServer({ HOST: "127.0.0.2", ALLOW_PRIVATE_ADDRESSES: "true", WEB_THREADS: "2", RATE_LIMITS: "on" });
   alice = await createUser(server, "alice");
   remote = await startThreadServer("127.0.0.35");
   dave = remote.actor("dave");
@@ -78,11 +79,18 @@ describe("a remote thread's context on a serving thread", () => {
     expect(first.header).toBe(`id="${first.refreshId}", retry=3, result_count=0`);
     expect(first.body.descendants).toEqual([]);
     // Running: signed in or not, the read is passed and told of the same work; none starts a second.
+    const remaining = (answer: { headers: Headers }) => Number(answer.headers.get("x-ratelimit-remaining"));
+    const passedAgain: Awaited<ReturnType<typeof context>>[] = [];
     for (const token of [alice.token, undefined]) {
       const again = await context(id, token);
       expect(again.here).toBe(false);
       expect(again.refreshId).toBe(first.refreshId);
+      passedAgain.push(again);
     }
+    // Each passed read counted once against alice's limit (begun here, answered there).
+    expect(remaining(first)).toBeGreaterThan(250);
+    expect(remaining(passedAgain[0]!)).toBe(remaining(first) - 1);
+    expect(passedAgain[0]!.headers.get("x-ratelimit-limit")).toBe("300");
     release();
     expect(await finished(first.refreshId!)).toEqual({ async_refresh: { id: first.refreshId, status: "finished", result_count: 1 } });
     // Filled once: the root asked at the resolve and by the one fill.
