@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { MAX_ID_WORKERS, type IdWorker } from "./ids.ts";
 import { parseCidrList, type Cidr } from "./net/ip.ts";
 import type { OutgoingLimits } from "./net/outgoing.ts";
 import { setting, type Env, type SettingName } from "./settings.ts";
@@ -33,6 +34,8 @@ export interface Config {
    * connection and pass anything else to it (src/threads).
    */
   webThreads: number;
+  /** Which of the processes making ids on the database this one is (src/ids.ts): 0 of 1 but with several processes on PostgreSQL. */
+  idWorker: IdWorker;
   /** Background media processing jobs at a time. */
   mediaWorkers: number;
   /** ffmpeg processes at a time (video and audio): MEDIA_WORKERS when set, else one. */
@@ -103,6 +106,18 @@ function perPeriod(env: Env, name: SettingName): { limit: number; periodMs: numb
   return { limit: Number(m[1]), periodMs: Number(m[2]) * 1000 };
 }
 
+/** `<number>/<how many>`: 0/1 for the one process, 2/4 for the third of four. */
+function idWorker(env: Env): IdWorker {
+  const given = setting("ID_WORKER", env) ?? "";
+  const m = /^(\d{1,3})\/(\d{1,3})$/.exec(given.trim());
+  const worker = Number(m?.[1]);
+  const workers = Number(m?.[2]);
+  if (!m || workers < 1 || workers > MAX_ID_WORKERS || worker >= workers) {
+    throw new ConfigError(`ID_WORKER must be <number>/<how many>, how many from 1 to ${MAX_ID_WORKERS} and the number below it (such as 0/1 or 2/4) (got "${given}")`);
+  }
+  return { worker, workers };
+}
+
 /** Reads and validates the environment; throws ConfigError naming the variable at fault. */
 export function loadConfig(env: Env = process.env): Config {
   const portRaw = setting("PORT", env) ?? "";
@@ -150,6 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
     contactEmail: (setting("CONTACT_EMAIL", env) ?? "").trim(),
     logRequests: bool(env, "LOG_REQUESTS"),
     webThreads: positiveInt(env, "WEB_THREADS"),
+    idWorker: idWorker(env),
     mediaWorkers: positiveInt(env, "MEDIA_WORKERS", Math.max(1, availableParallelism() - 1)),
     transcodeWorkers: positiveInt(env, "MEDIA_WORKERS", 1),
     federation: choice(env, "FEDERATION", ["on", "off"] as const) === "on",

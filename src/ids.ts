@@ -9,12 +9,42 @@ import type { Clock } from "./clock.ts";
 export const ID_EPOCH = Date.UTC(2020, 0, 1);
 const SEQUENCE_BITS = 12;
 const SEQUENCE_SPAN = 2 ** SEQUENCE_BITS;
+/** At most 2^8 processes: each keeps 2^4 ids a millisecond of its own (16,000 a second). */
+export const MAX_ID_WORKERS = 256;
+
+/**
+ * Which of the processes making ids on one database this one is (`ID_WORKER`): with several
+ * (on PostgreSQL), the low bits of each id's 12 are the worker's number, so two processes can
+ * never make the same id, even in the same millisecond; what is left of the 12 is the sequence.
+ * One worker (the default) keeps the whole 12 bits for the sequence, as before workers.
+ */
+export interface IdWorker {
+  /** This process's number, from 0 to workers - 1. */
+  worker: number;
+  /** How many processes may make ids at once (rounded up to a power of two), 1 to 256. */
+  workers: number;
+}
+
+export const ONE_WORKER: IdWorker = { worker: 0, workers: 1 };
 
 export class IdGenerator {
   private lastMs = 0;
   private sequence = 0;
+  /** The worker's number takes the low `workerBits` bits; the sequence the rest of the 12. */
+  private readonly workerBits: number;
+  private readonly sequenceSpan: number;
+  private readonly worker: number;
 
-  constructor(private clock: Clock) {}
+  constructor(
+    private clock: Clock,
+    { worker, workers }: IdWorker = ONE_WORKER,
+  ) {
+    if (!Number.isInteger(workers) || workers < 1 || workers > MAX_ID_WORKERS) throw new RangeError(`workers must be a whole number from 1 to ${MAX_ID_WORKERS}`);
+    if (!Number.isInteger(worker) || worker < 0 || worker >= workers) throw new RangeError(`worker must be a whole number from 0 to ${workers - 1}`);
+    this.workerBits = Math.ceil(Math.log2(workers));
+    this.sequenceSpan = 2 ** (SEQUENCE_BITS - this.workerBits);
+    this.worker = worker;
+  }
 
   /**
    * Continues after the largest id already stored, so a restart with the clock set back,
@@ -22,9 +52,10 @@ export class IdGenerator {
    */
   seed(largestId: number) {
     const ms = Math.floor(largestId / SEQUENCE_SPAN);
-    if (ms > this.lastMs || (ms === this.lastMs && largestId % SEQUENCE_SPAN >= this.sequence)) {
+    const sequence = Math.floor((largestId % SEQUENCE_SPAN) / 2 ** this.workerBits);
+    if (ms > this.lastMs || (ms === this.lastMs && sequence >= this.sequence)) {
       this.lastMs = ms;
-      this.sequence = largestId % SEQUENCE_SPAN;
+      this.sequence = sequence;
     }
   }
 
@@ -34,7 +65,7 @@ export class IdGenerator {
     if (t < this.lastMs) t = this.lastMs;
     if (t === this.lastMs) {
       this.sequence++;
-      if (this.sequence >= SEQUENCE_SPAN) {
+      if (this.sequence >= this.sequenceSpan) {
         t = this.lastMs + 1;
         this.sequence = 0;
       }
@@ -42,7 +73,7 @@ export class IdGenerator {
       this.sequence = 0;
     }
     this.lastMs = t;
-    return t * SEQUENCE_SPAN + this.sequence;
+    return t * SEQUENCE_SPAN + this.sequence * 2 ** this.workerBits + this.worker;
   }
 }
 

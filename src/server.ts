@@ -96,7 +96,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     server.stop(true);
     throw e;
   }
-  const ids = new IdGenerator(clock);
+  const ids = new IdGenerator(clock, config.idWorker);
   ids.seed(largestId(database.sqlite));
   const keys = await loadInstanceKeys(database.db);
   const storage = new MediaStorage(config.dataDir, config.publicUrl);

@@ -21,6 +21,7 @@ export const SETTINGS = [
   { name: "CONTACT_EMAIL", default: "", shown: "none", help: "The contact address in the instance endpoints" },
   { name: "LOG_REQUESTS", default: "true", help: "One log line per request (false: start-up, warnings and errors only)" },
   { name: "WEB_THREADS", default: "1", help: "Threads serving requests: the main one (writes, queues, federation) and WEB_THREADS - 1 more answering reads, each from its own database connection" },
+  { name: "ID_WORKER", default: "0/1", help: "This process's number among the processes making ids on one database, <number>/<how many> (up to 256; several only on PostgreSQL): each keeps its own low bits of every id" },
   { name: "MEDIA_WORKERS", shown: "cores - 1; ffmpeg: 1", help: "Uploads processed at a time in the background (and ffmpeg transcodes, when set)" },
   { name: "FEDERATION", default: "on", help: "off: no ActivityPub at all (an island server)" },
   { name: "ALLOW_PRIVATE_ADDRESSES", default: "false", help: "true: outgoing requests may reach loopback and private addresses (tests only: SSRF)" },
