@@ -1,5 +1,5 @@
-import { signJsonLd, signObject } from "@fedify/fedify";
-import { Create, Document, Hashtag, Note, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
+import { createFederation, MemoryKvStore, signJsonLd, signObject, type MessageQueue } from "@fedify/fedify";
+import { Create, Document, Hashtag, Note, Person, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 
 /**
@@ -23,9 +23,8 @@ const base = "https://rookery.example";
 const actor = new URL(`${base}/users/author`);
 const created = Temporal.Instant.from("2026-11-26T12:00:00Z");
 
-export async function outgoingCreate(): Promise<{ compacted: unknown; proofed: unknown; signed: unknown }> {
-  const rsa = await crypto.subtle.importKey("jwk", RSA_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
-  const ed25519 = await crypto.subtle.importKey("jwk", ED25519_JWK, "Ed25519", true, ["sign"]);
+/** The fixed Create: a public Note with a hashtag and an image. */
+export function createOf(): Create {
   const note = new Note({
     id: new URL(`${base}/users/author/statuses/1`),
     attribution: actor,
@@ -38,10 +37,52 @@ export async function outgoingCreate(): Promise<{ compacted: unknown; proofed: u
     tags: [new Hashtag({ href: new URL(`${base}/tags/tag`), name: "#tag" })],
     attachments: [new Document({ mediaType: "image/png", url: new URL(`${base}/media/1.png`), name: "a picture", width: 640, height: 480 })],
   });
-  const create = new Create({ id: new URL(`${note.id!.href}/activity`), actor, tos: [PUBLIC_COLLECTION], ccs: [new URL(`${base}/users/author/followers`)], published: created, object: note });
+  return new Create({ id: new URL(`${note.id!.href}/activity`), actor, tos: [PUBLIC_COLLECTION], ccs: [new URL(`${base}/users/author/followers`)], published: created, object: note });
+}
+
+export async function outgoingCreate(): Promise<{ compacted: unknown; proofed: unknown; signed: unknown }> {
+  const rsa = await crypto.subtle.importKey("jwk", RSA_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
+  const ed25519 = await crypto.subtle.importKey("jwk", ED25519_JWK, "Ed25519", true, ["sign"]);
+  const create = createOf();
   const compacted = await create.toJsonLd({ format: "compact" });
   const withProof = await signObject(create, ed25519, new URL(`${actor.href}#ed25519-key`), { created });
   const proofed = await withProof.toJsonLd({ format: "compact" });
   const signed = await signJsonLd(proofed, rsa, new URL(`${actor.href}#main-key`), { created });
   return { compacted, proofed, signed };
+}
+
+/**
+ * The same Create as Context.sendActivity queues it for a remote shared inbox: signed with an
+ * Object Integrity Proof, compacted with it, its public audience normalized (`as:Public` written
+ * out in full, twice: in the message the proof signs and in the document sent) and signed with
+ * a Linked Data signature. The proof and the signature take their time from the clock: the
+ * LD signature's from `Date`, which the caller fixes (bun:test's setSystemTime); the proof's from
+ * the Temporal polyfill's `Now.instant()`, which adds the sub-millisecond part of a monotonic
+ * clock, so it is pinned here for the call to `created`.
+ */
+export async function sentCreate(): Promise<unknown> {
+  const rsa = await crypto.subtle.importKey("jwk", RSA_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
+  const rsaPublic = await crypto.subtle.importKey("jwk", RSA_PUBLIC_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["verify"]);
+  const ed25519 = await crypto.subtle.importKey("jwk", ED25519_JWK, "Ed25519", true, ["sign"]);
+  const ed25519Public = await crypto.subtle.importKey("jwk", { kty: "OKP", crv: "Ed25519", x: ED25519_JWK.x }, "Ed25519", true, ["verify"]);
+  const queued: { activity: unknown }[] = [];
+  const queue: MessageQueue = { enqueue: async (message) => void queued.push(message as { activity: unknown }), listen: async () => {} };
+  const federation = createFederation<void>({ kv: new MemoryKvStore(), queue, manuallyStartQueue: true });
+  federation
+    .setActorDispatcher("/users/{identifier}", (ctx, identifier) => new Person({ id: ctx.getActorUri(identifier) }))
+    .setKeyPairsDispatcher(() => [
+      { privateKey: rsa, publicKey: rsaPublic },
+      { privateKey: ed25519, publicKey: ed25519Public },
+    ]);
+  const ctx = federation.createContext(new URL(base), undefined);
+  const peer = { id: new URL("https://peer.example/users/bob"), inboxId: new URL("https://peer.example/users/bob/inbox"), endpoints: { sharedInbox: new URL("https://peer.example/inbox") } };
+  const now = Temporal.Now.instant;
+  Temporal.Now.instant = () => created;
+  try {
+    await ctx.sendActivity({ identifier: "author" }, peer, createOf(), { preferSharedInbox: true });
+  } finally {
+    Temporal.Now.instant = now;
+  }
+  if (queued.length !== 1) throw new Error(`expected one queued delivery, got ${queued.length}`);
+  return queued[0]!.activity;
 }
