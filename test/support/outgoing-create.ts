@@ -1,5 +1,5 @@
 import { createFederation, MemoryKvStore, signJsonLd, signObject, type MessageQueue } from "@fedify/fedify";
-import { Create, Document, Hashtag, Note, Person, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
+import { type Activity, Create, Document, Hashtag, Note, Person, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 
 /**
@@ -61,6 +61,11 @@ export async function outgoingCreate(): Promise<{ compacted: unknown; proofed: u
  * clock, so it is pinned here for the call to `created`.
  */
 export async function sentCreate(): Promise<unknown> {
+  return await sentActivity(createOf());
+}
+
+/** Any activity as Context.sendActivity queues it for the remote shared inbox, as sentCreate. */
+export async function sentActivity(activity: Activity): Promise<unknown> {
   const rsa = await crypto.subtle.importKey("jwk", RSA_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
   const rsaPublic = await crypto.subtle.importKey("jwk", RSA_PUBLIC_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["verify"]);
   const ed25519 = await crypto.subtle.importKey("jwk", ED25519_JWK, "Ed25519", true, ["sign"]);
@@ -79,10 +84,21 @@ export async function sentCreate(): Promise<unknown> {
   const now = Temporal.Now.instant;
   Temporal.Now.instant = () => created;
   try {
-    await ctx.sendActivity({ identifier: "author" }, peer, createOf(), { preferSharedInbox: true });
+    await ctx.sendActivity({ identifier: "author" }, peer, activity, { preferSharedInbox: true });
   } finally {
     Temporal.Now.instant = now;
   }
   if (queued.length !== 1) throw new Error(`expected one queued delivery, got ${queued.length}`);
   return queued[0]!.activity;
+}
+
+/**
+ * The reference for sentActivity: the activity signed with the same Ed25519 key and time, then
+ * compacted whole with its proof by Fedify's `toJsonLd` (the compaction sendActivity made before
+ * it was patched to reuse the proof's own; patches/README.md).
+ */
+export async function signedAndCompacted(activity: Activity, verificationMethod: URL): Promise<Record<string, unknown>> {
+  const ed25519 = await crypto.subtle.importKey("jwk", ED25519_JWK, "Ed25519", true, ["sign"]);
+  const signed = await signObject(activity, ed25519, verificationMethod, { created });
+  return (await signed.toJsonLd({ format: "compact" })) as Record<string, unknown>;
 }
