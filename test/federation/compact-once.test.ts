@@ -1,6 +1,6 @@
 import { describe, expect, setSystemTime, test } from "bun:test";
 import { Accept, type Activity, Announce, Block, Create, Delete, Emoji, EmojiReact, Flag, Follow, Image, Like, Move, Note, Person, PUBLIC_COLLECTION, Question, Tombstone, Undo, Update } from "@fedify/fedify/vocab";
-import { createOf, sentActivity, signedAndCompacted } from "../support/outgoing-create.ts";
+import { createOf, fannedOutActivity, sentActivity, signedAndCompacted } from "../support/outgoing-create.ts";
 
 // Context.sendActivity used to compact every activity twice: once for its proof, once more with
 // the proof to send it. Patched (patches/README.md, "compacted once"), it sends the first
@@ -51,4 +51,15 @@ describe("an activity compacted once for its proof and for sending", () => {
       }
     });
   }
+
+  test("to five servers or more, the fan-out message carries the same compaction (not yet normalized), byte for byte", async () => {
+    setSystemTime(new Date("2026-11-26T12:00:00Z"));
+    try {
+      const fanned = (await fannedOutActivity(createOf())) as { proof: { verificationMethod: string } };
+      const whole = await signedAndCompacted(createOf(), new URL(fanned.proof.verificationMethod));
+      expect(JSON.stringify(fanned)).toBe(JSON.stringify(whole));
+    } finally {
+      setSystemTime();
+    }
+  });
 });

@@ -66,12 +66,27 @@ export async function sentCreate(): Promise<unknown> {
 
 /** Any activity as Context.sendActivity queues it for the remote shared inbox, as sentCreate. */
 export async function sentActivity(activity: Activity): Promise<unknown> {
+  const [message] = await queuedFor(activity, 1);
+  return message!.activity;
+}
+
+/**
+ * The activity of the one fan-out message Context.sendActivity queues when it goes to five
+ * servers or more (Fedify's FANOUT_THRESHOLD): compacted with its proof, not yet normalized.
+ */
+export async function fannedOutActivity(activity: Activity): Promise<unknown> {
+  const messages = await queuedFor(activity, 5);
+  if (messages.length !== 1 || messages[0]!.type !== "fanout") throw new Error(`expected one fan-out message, got ${messages.map((m) => m.type).join(", ")}`);
+  return messages[0]!.activity;
+}
+
+async function queuedFor(activity: Activity, servers: number): Promise<{ type: string; activity: unknown }[]> {
   const rsa = await crypto.subtle.importKey("jwk", RSA_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
   const rsaPublic = await crypto.subtle.importKey("jwk", RSA_PUBLIC_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["verify"]);
   const ed25519 = await crypto.subtle.importKey("jwk", ED25519_JWK, "Ed25519", true, ["sign"]);
   const ed25519Public = await crypto.subtle.importKey("jwk", { kty: "OKP", crv: "Ed25519", x: ED25519_JWK.x }, "Ed25519", true, ["verify"]);
-  const queued: { activity: unknown }[] = [];
-  const queue: MessageQueue = { enqueue: async (message) => void queued.push(message as { activity: unknown }), listen: async () => {} };
+  const queued: { type: string; activity: unknown }[] = [];
+  const queue: MessageQueue = { enqueue: async (message) => void queued.push(message as { type: string; activity: unknown }), listen: async () => {} };
   const federation = createFederation<void>({ kv: new MemoryKvStore(), queue, manuallyStartQueue: true });
   federation
     .setActorDispatcher("/users/{identifier}", (ctx, identifier) => new Person({ id: ctx.getActorUri(identifier) }))
@@ -80,16 +95,19 @@ export async function sentActivity(activity: Activity): Promise<unknown> {
       { privateKey: ed25519, publicKey: ed25519Public },
     ]);
   const ctx = federation.createContext(new URL(base), undefined);
-  const peer = { id: new URL("https://peer.example/users/bob"), inboxId: new URL("https://peer.example/users/bob/inbox"), endpoints: { sharedInbox: new URL("https://peer.example/inbox") } };
+  const peers = Array.from({ length: servers }, (_, i) => {
+    const host = i === 0 ? "peer.example" : `peer${i}.example`;
+    return { id: new URL(`https://${host}/users/bob`), inboxId: new URL(`https://${host}/users/bob/inbox`), endpoints: { sharedInbox: new URL(`https://${host}/inbox`) } };
+  });
   const now = Temporal.Now.instant;
   Temporal.Now.instant = () => created;
   try {
-    await ctx.sendActivity({ identifier: "author" }, peer, activity, { preferSharedInbox: true });
+    await ctx.sendActivity({ identifier: "author" }, peers, activity, { preferSharedInbox: true });
   } finally {
     Temporal.Now.instant = now;
   }
-  if (queued.length !== 1) throw new Error(`expected one queued delivery, got ${queued.length}`);
-  return queued[0]!.activity;
+  if (servers === 1 && queued.length !== 1) throw new Error(`expected one queued delivery, got ${queued.length}`);
+  return queued;
 }
 
 /**
