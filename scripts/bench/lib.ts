@@ -52,8 +52,9 @@ export async function startRookery(port: number, env: Record<string, string> = {
   // MALLOC_ARENA_MAX=2 as `npm start` runs it: glibc's per-thread arenas otherwise hold on
   // to the memory of image decoding.
   const fullEnv = { ...process.env, MALLOC_ARENA_MAX: "2", DATA_DIR: dataDir, PORT: String(port), RATE_LIMITS: "off", LOG_REQUESTS: "false", ...env };
-  // BENCH_PROFILE=dir writes the server's CPU profile there (markdown) when it stops.
-  const profile = process.env.BENCH_PROFILE ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  // BENCH_PROFILE=dir writes the server's CPU profile there (markdown) when it stops; with
+  // BENCH_PROFILE_JSON=1 as a .cpuprofile instead, whose samples post-floor.ts --profile sorts by part.
+  const profile = process.env.BENCH_PROFILE ? [process.env.BENCH_PROFILE_JSON ? "--cpu-prof" : "--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   const proc = spawn(pinned(cpus, [BUN, ...profile, join(ROOT, "src/main.ts"), "serve"]), { env: fullEnv, stdout: "ignore", stderr: "inherit", cwd: ROOT });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/api/v1/streaming/health`, proc);

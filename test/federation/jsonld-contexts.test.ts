@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
 import { verifyJsonLd } from "@fedify/fedify";
 import { getDocumentLoader } from "@fedify/vocab-runtime";
 import jsonld from "@fedify/vocab-runtime/jsonld";
-import { outgoingCreate, RSA_PUBLIC_JWK } from "../support/outgoing-create.ts";
+import { outgoingCreate, RSA_PUBLIC_JWK, sentCreate } from "../support/outgoing-create.ts";
 import golden from "./outgoing-create.golden.json";
+import sentGolden from "./sent-create.golden.json";
 
 // jsonld.js keeps a processed context across calls when the loader answers it `static`: Fedify's
 // loaders and ours now answer so for the preloaded contexts (fixed documents), and jsonld.js
@@ -18,6 +19,18 @@ describe("outgoing activities with processed contexts kept", () => {
     const { signed } = await outgoingCreate();
     expect((signed as { signature: { type: string } }).signature.type).toBe("RsaSignature2017");
     expect((signed as { proof: { type: string } }).proof.type).toBe("DataIntegrityProof");
+  });
+
+  test("a Create as Context.sendActivity queues it (proof, public audience written out in full, compacted with the proof, LD signature) is byte for byte what Fedify wrote before its public-audience check was skipped for its own contexts", async () => {
+    // The golden file was written by the same code before patches/README.md's "public audience
+    // of Fedify's own contexts": the check then canonicalized each document twice to decide.
+    setSystemTime(new Date("2026-11-26T12:00:00Z"));
+    try {
+      for (let round = 0; round < 3; round++) expect(JSON.stringify(await sentCreate(), null, 2)).toBe(JSON.stringify(sentGolden, null, 2));
+    } finally {
+      setSystemTime();
+    }
+    expect(JSON.stringify(sentGolden)).not.toContain('"as:Public"');
   });
 
   test("the LD signature verifies, and no longer does once the content changes", async () => {

@@ -1,5 +1,5 @@
-import { signJsonLd, signObject } from "@fedify/fedify";
-import { Create, Document, Hashtag, Note, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
+import { createFederation, MemoryKvStore, signJsonLd, signObject, type MessageQueue } from "@fedify/fedify";
+import { type Activity, Create, Document, Hashtag, Note, Person, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 
 /**
@@ -23,9 +23,8 @@ const base = "https://rookery.example";
 const actor = new URL(`${base}/users/author`);
 const created = Temporal.Instant.from("2026-11-26T12:00:00Z");
 
-export async function outgoingCreate(): Promise<{ compacted: unknown; proofed: unknown; signed: unknown }> {
-  const rsa = await crypto.subtle.importKey("jwk", RSA_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
-  const ed25519 = await crypto.subtle.importKey("jwk", ED25519_JWK, "Ed25519", true, ["sign"]);
+/** The fixed Create: a public Note with a hashtag and an image. */
+export function createOf(): Create {
   const note = new Note({
     id: new URL(`${base}/users/author/statuses/1`),
     attribution: actor,
@@ -38,10 +37,86 @@ export async function outgoingCreate(): Promise<{ compacted: unknown; proofed: u
     tags: [new Hashtag({ href: new URL(`${base}/tags/tag`), name: "#tag" })],
     attachments: [new Document({ mediaType: "image/png", url: new URL(`${base}/media/1.png`), name: "a picture", width: 640, height: 480 })],
   });
-  const create = new Create({ id: new URL(`${note.id!.href}/activity`), actor, tos: [PUBLIC_COLLECTION], ccs: [new URL(`${base}/users/author/followers`)], published: created, object: note });
+  return new Create({ id: new URL(`${note.id!.href}/activity`), actor, tos: [PUBLIC_COLLECTION], ccs: [new URL(`${base}/users/author/followers`)], published: created, object: note });
+}
+
+export async function outgoingCreate(): Promise<{ compacted: unknown; proofed: unknown; signed: unknown }> {
+  const rsa = await crypto.subtle.importKey("jwk", RSA_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
+  const ed25519 = await crypto.subtle.importKey("jwk", ED25519_JWK, "Ed25519", true, ["sign"]);
+  const create = createOf();
   const compacted = await create.toJsonLd({ format: "compact" });
   const withProof = await signObject(create, ed25519, new URL(`${actor.href}#ed25519-key`), { created });
   const proofed = await withProof.toJsonLd({ format: "compact" });
   const signed = await signJsonLd(proofed, rsa, new URL(`${actor.href}#main-key`), { created });
   return { compacted, proofed, signed };
+}
+
+/**
+ * The same Create as Context.sendActivity queues it for a remote shared inbox: signed with an
+ * Object Integrity Proof, compacted with it, its public audience normalized (`as:Public` written
+ * out in full, twice: in the message the proof signs and in the document sent) and signed with
+ * a Linked Data signature. The proof and the signature take their time from the clock: the
+ * LD signature's from `Date`, which the caller fixes (bun:test's setSystemTime); the proof's from
+ * the Temporal polyfill's `Now.instant()`, which adds the sub-millisecond part of a monotonic
+ * clock, so it is pinned here for the call to `created`.
+ */
+export async function sentCreate(): Promise<unknown> {
+  return await sentActivity(createOf());
+}
+
+/** Any activity as Context.sendActivity queues it for the remote shared inbox, as sentCreate. */
+export async function sentActivity(activity: Activity): Promise<unknown> {
+  const [message] = await queuedFor(activity, 1);
+  return message!.activity;
+}
+
+/**
+ * The activity of the one fan-out message Context.sendActivity queues when it goes to five
+ * servers or more (Fedify's FANOUT_THRESHOLD): compacted with its proof, not yet normalized.
+ */
+export async function fannedOutActivity(activity: Activity): Promise<unknown> {
+  const messages = await queuedFor(activity, 5);
+  if (messages.length !== 1 || messages[0]!.type !== "fanout") throw new Error(`expected one fan-out message, got ${messages.map((m) => m.type).join(", ")}`);
+  return messages[0]!.activity;
+}
+
+async function queuedFor(activity: Activity, servers: number): Promise<{ type: string; activity: unknown }[]> {
+  const rsa = await crypto.subtle.importKey("jwk", RSA_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
+  const rsaPublic = await crypto.subtle.importKey("jwk", RSA_PUBLIC_JWK, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["verify"]);
+  const ed25519 = await crypto.subtle.importKey("jwk", ED25519_JWK, "Ed25519", true, ["sign"]);
+  const ed25519Public = await crypto.subtle.importKey("jwk", { kty: "OKP", crv: "Ed25519", x: ED25519_JWK.x }, "Ed25519", true, ["verify"]);
+  const queued: { type: string; activity: unknown }[] = [];
+  const queue: MessageQueue = { enqueue: async (message) => void queued.push(message as { type: string; activity: unknown }), listen: async () => {} };
+  const federation = createFederation<void>({ kv: new MemoryKvStore(), queue, manuallyStartQueue: true });
+  federation
+    .setActorDispatcher("/users/{identifier}", (ctx, identifier) => new Person({ id: ctx.getActorUri(identifier) }))
+    .setKeyPairsDispatcher(() => [
+      { privateKey: rsa, publicKey: rsaPublic },
+      { privateKey: ed25519, publicKey: ed25519Public },
+    ]);
+  const ctx = federation.createContext(new URL(base), undefined);
+  const peers = Array.from({ length: servers }, (_, i) => {
+    const host = i === 0 ? "peer.example" : `peer${i}.example`;
+    return { id: new URL(`https://${host}/users/bob`), inboxId: new URL(`https://${host}/users/bob/inbox`), endpoints: { sharedInbox: new URL(`https://${host}/inbox`) } };
+  });
+  const now = Temporal.Now.instant;
+  Temporal.Now.instant = () => created;
+  try {
+    await ctx.sendActivity({ identifier: "author" }, peers, activity, { preferSharedInbox: true });
+  } finally {
+    Temporal.Now.instant = now;
+  }
+  if (servers === 1 && queued.length !== 1) throw new Error(`expected one queued delivery, got ${queued.length}`);
+  return queued;
+}
+
+/**
+ * The reference for sentActivity: the activity signed with the same Ed25519 key and time, then
+ * compacted whole with its proof by Fedify's `toJsonLd` (the compaction sendActivity made before
+ * it was patched to reuse the proof's own; patches/README.md).
+ */
+export async function signedAndCompacted(activity: Activity, verificationMethod: URL): Promise<Record<string, unknown>> {
+  const ed25519 = await crypto.subtle.importKey("jwk", ED25519_JWK, "Ed25519", true, ["sign"]);
+  const signed = await signObject(activity, ed25519, verificationMethod, { created });
+  return (await signed.toJsonLd({ format: "compact" })) as Record<string, unknown>;
 }
