@@ -8,7 +8,7 @@ import { ApiError } from "./errors.ts";
 import { federationStatus } from "./federation/cli-report.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
-import { MediaStorage } from "./media-files/storage.ts";
+import { mediaStorageFor } from "./media-files/stores.ts";
 import { startServer } from "./server.ts";
 import { AccountService } from "./services/accounts/accounts.ts";
 import { ProfileImageService } from "./services/accounts/profile-images.ts";
@@ -192,7 +192,7 @@ async function accounts(args: string[]) {
   const config = loadConfig();
   const handle = openDatabase(config.dataDir);
   const clock = new SystemClock();
-  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const storage = mediaStorageFor(config);
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
   const emojis = new CustomEmojiService(handle.db, ids, clock, storage);
