@@ -135,11 +135,12 @@ export class S3Store implements MediaStore {
     return { size, body: () => file.stream() as unknown as AsyncIterable<Uint8Array> };
   }
 
-  publicUrl(key: string): string | null {
-    return this.settings.aliasUrl === null ? null : `${this.settings.aliasUrl}/${this.key(key)}`;
+  get publicBase(): string | null {
+    return this.settings.aliasUrl;
   }
 
   served(key: string): { redirect: string } {
-    return { redirect: this.publicUrl(key) ?? this.client.presign(this.key(key), { expiresIn: PRESIGNED_SECONDS }) };
+    const base = this.settings.aliasUrl;
+    return { redirect: base === null ? this.client.presign(this.key(key), { expiresIn: PRESIGNED_SECONDS }) : `${base}/${this.key(key)}` };
   }
 }

@@ -22,8 +22,8 @@ export interface MediaStore {
   /** The kept file's size, or null when there is none. */
   size(key: string): Promise<number | null>;
   open(key: string): Promise<KeptFile | null>;
-  /** The URL clients are given, or null for one under PUBLIC_URL/system/. */
-  publicUrl(key: string): string | null;
+  /** The base of the URLs clients are given (a bucket's or its CDN's), or null for PUBLIC_URL/system. */
+  readonly publicBase: string | null;
   /** What GET /system/<key> answers: a local file to serve, or a URL to redirect to. */
   served(key: string): { file: string } | { redirect: string };
 }
@@ -104,7 +104,12 @@ export class MediaStorage {
   }
 
   url(path: string): string {
-    return this.store.publicUrl(path) ?? `${this.publicBase}/system/${path}`;
+    return `${this.urlPrefix()}${path}`;
+  }
+
+  /** What the URL of every kept file starts with (the archive names files by what follows it). */
+  urlPrefix(): string {
+    return `${this.store.publicBase ?? `${this.publicBase}/system`}/`;
   }
 
   /** A kept file's size and stream (the archive export reads them), or null when it is not there. */
@@ -177,9 +182,7 @@ export class FileStore implements MediaStore {
     return size === null ? null : { size, body: () => createReadStream(full) as AsyncIterable<Uint8Array> };
   }
 
-  publicUrl(): null {
-    return null;
-  }
+  readonly publicBase = null;
 
   served(key: string): { file: string } {
     return { file: this.full(key) };

@@ -114,7 +114,7 @@ export class ArchiveExport {
   /** The OrderedCollection of every status and boost, oldest first, with Mastodon's outbox.json id. */
   private async *outbox(account: AccountRow): AsyncGenerator<string> {
     const lookups = this.lookups();
-    const mediaPrefix = this.storage.url("");
+    const mediaPrefix = this.storage.urlPrefix();
     let head: string | null = null;
     const total = this.db.$client.query<{ n: number }, [number]>("SELECT count(*) AS n FROM statuses WHERE account_id = ?").get(account.id)?.n ?? 0;
     let after = 0;
