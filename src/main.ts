@@ -108,6 +108,9 @@ Usage:
   rookery description show                Print it
   rookery reports list [--all]            Reports users made, unresolved ones unless --all
   rookery reports resolve <id>            Mark a report handled
+  rookery media migrate-to-s3             Copy the files under DATA_DIR/media to the bucket the S3_
+                                          settings name (run it with them, MEDIA_STORAGE=s3 included);
+                                          again skips what is there; switches nothing (docs/scaling.md)
   rookery migrate                         Apply database migrations and exit
   rookery backup <file>                   Write a consistent copy of the database, also while serving
   rookery --version                       Print the version
@@ -123,7 +126,7 @@ per-thread arenas: set it for the server, as npm start and the systemd unit do).
 
 /** Every command but these needs a data directory with a database in it. */
 const MAKES_DATABASE = new Set(["serve", "migrate"]);
-const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "invites", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup"]);
+const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "invites", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup", "media"]);
 
 /** The key files the data directory holds (push-token.key, and any a later version adds). */
 /** What is lost without each key file the data directory holds beside the database. */
@@ -330,6 +333,8 @@ async function main(argv: string[]) {
         return await descriptionCommand(args);
       case "reports":
         return await reportsCommand(args);
+      case "media":
+        return await (await import("./cli/media.ts")).mediaCommand(args);
       case "migrate": {
         const config = loadConfig();
         const handle = openDatabase(config.dataDir, { migrate: false });
