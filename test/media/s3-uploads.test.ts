@@ -193,3 +193,28 @@ describe("a bucket that refuses", () => {
     }
   });
 });
+
+describe("with serving threads (WEB_THREADS=2)", () => {
+  test("both threads give the bucket's URLs and redirect /system/ to the bucket", async () => {
+    const threaded = await startTestServer({ ...s3.env({ alias: false }), WEB_THREADS: "2" });
+    try {
+      const bob = await createUser(threaded, "bob");
+      const m = (await bob.client.post("/api/v1/media", { multipart: form(await png()) })).body;
+      const status = await postStatus(bob, { status: "threaded", media_ids: [m.id] });
+      const key = m.url.slice(`${threaded.base}/system/`.length);
+      // New connections until each thread has answered (told by X-Request-Id's prefix).
+      const threads = new Set<string>();
+      for (let i = 0; i < 200 && threads.size < 2; i++) {
+        const read = await fetch(`${threaded.base}/api/v1/statuses/${status.id}`, { headers: { connection: "close" } });
+        expect((await read.json()).media_attachments[0].url).toBe(m.url);
+        const res = await fetch(m.url, { redirect: "manual", headers: { connection: "close" } });
+        expect(res.status).toBe(302);
+        expect(res.headers.get("location")).toStartWith(`${s3.publicBase}/${key}?`);
+        threads.add(res.headers.get("x-request-id")!.split("-")[0]!);
+      }
+      expect(threads.size).toBe(2);
+    } finally {
+      await threaded.close();
+    }
+  });
+});
