@@ -365,7 +365,8 @@ async function main(argv: string[]) {
         }
         process.stdout.write(`Backed up ${handle.path} to ${file}\n`);
         // The keys stay out of the database on purpose (see TokenSeal), the media are files: say so.
-        const besides = [...keyFiles(config.dataDir).map((f) => `${join(config.dataDir, f)}${KEY_FILE_NOTES[f] ?? ""}`), `${join(config.dataDir, "media")}/ (the media)`];
+        const media = config.mediaStorage.kind === "s3" ? `the bucket ${config.mediaStorage.bucket} (the media)` : `${join(config.dataDir, "media")}/ (the media)`;
+        const besides = [...keyFiles(config.dataDir).map((f) => `${join(config.dataDir, f)}${KEY_FILE_NOTES[f] ?? ""}`), media];
         process.stdout.write(`Not in it, to copy too: ${besides.join(", ")}\n`);
         return;
       }
