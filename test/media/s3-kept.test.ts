@@ -8,6 +8,8 @@ import { collect } from "../../src/services/archive/streams.ts";
 import { cliBeside } from "../support/cli.ts";
 import { mediaFiles } from "../support/files.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
+import { signedIn } from "../support/pages.ts";
+import { createStaff } from "../support/staff.ts";
 import { startS3, type TestS3 } from "../support/s3.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -93,5 +95,16 @@ describe("the archive export", () => {
     const outbox = JSON.parse(new TextDecoder().decode(files.get("outbox.json")!));
     const note = outbox.orderedItems.find((i: { object?: { content?: string } }) => i.object?.content?.includes("orange"));
     expect([note.object.attachment].flat()[0].url).toBe(key);
+  });
+});
+
+describe("the federation health page", () => {
+  test("names the bucket the media are in instead of adding up a folder that holds none", async () => {
+    await createStaff(server, "adam", "admin");
+    const admin = await signedIn(server, "adam");
+    const page = await admin.get("/admin/federation");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<tr><th scope="row">Media</th><td>in the bucket ${s3.bucket} (MEDIA_STORAGE=s3): its size is in the store's console;`);
+    expect(page.text).not.toContain("Remote media cache");
   });
 });
