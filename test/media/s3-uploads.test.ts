@@ -121,6 +121,19 @@ describe("media in a bucket (MEDIA_STORAGE=s3)", () => {
     expect(localKept()).toEqual([]);
   });
 
+  test("a v2 video is transcoded on the media queue from the local scratch file into the bucket", async () => {
+    const res = await alice.client.post("/api/v2/media", { multipart: form(await clips.mp4(), "clip.mp4") });
+    expect(res.status).toBe(202);
+    expect(res.body.url).toBeNull();
+    await drain(server);
+    const done = await alice.client.get(`/api/v1/media/${res.body.id}`);
+    expect(done.status).toBe(200);
+    expect(done.body.url).toStartWith(`${s3.publicBase}/media_attachments/`);
+    expect(done.body.url).toEndWith(".mp4");
+    expect(await s3.keys()).toContain(keyOf(done.body.url));
+    expect(mediaFiles(server).filter((f) => f.includes("/media_uploads/"))).toEqual([]);
+  });
+
   test("a file past the multipart threshold is sent in parts from the disk and arrives whole", async () => {
     const store = new S3Store({ endpoint: s3.endpoint, bucket: s3.bucket, region: "us-east-1", accessKeyId: "k", secretAccessKey: "s", aliasUrl: null });
     const big = new Uint8Array(MULTIPART_THRESHOLD + 3 * 1024 * 1024).map((_, i) => (i * 7) % 251);
