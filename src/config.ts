@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { MAX_ID_WORKERS, type IdWorker } from "./ids.ts";
 import { parseCidrList, type Cidr } from "./net/ip.ts";
+import type { S3Settings } from "./media-files/s3-store.ts";
 import type { OutgoingLimits } from "./net/outgoing.ts";
 import { setting, type Env, type SettingName } from "./settings.ts";
 
@@ -44,6 +45,8 @@ export interface Config {
   federation: boolean;
   /** Outgoing requests may reach loopback, private and link-local addresses (tests, loopback set-ups only: SSRF). */
   allowPrivateAddresses: boolean;
+  /** Where media are kept (MEDIA_STORAGE): files under DATA_DIR/media, or an S3-compatible bucket. */
+  mediaStorage: { kind: "files" } | ({ kind: "s3" } & S3Settings);
   /** Copies of remote statuses' images kept here (on by default, as Mastodon and GoToSocial: readers' apps never ask other servers), and the bound of their total size in bytes. */
   remoteMediaCache: { maxTotalBytes: number } | null;
   /**
@@ -118,6 +121,37 @@ function idWorker(env: Env): IdWorker {
   return { worker, workers };
 }
 
+/** An http(s) URL with no query or fragment, without its trailing slash; `what` names it in the error. */
+function baseUrl(raw: string, name: SettingName, what: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be ${what} (got "${raw}")`);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash || url.username || url.password) throw new ConfigError(`${name} must be ${what} (got "${raw}")`);
+  return url.href.replace(/\/+$/, "");
+}
+
+/** MEDIA_STORAGE and, for s3, the bucket's settings (named as Mastodon names them where they map). */
+function mediaStorage(env: Env): Config["mediaStorage"] {
+  if (choice(env, "MEDIA_STORAGE", ["files", "s3"] as const) === "files") return { kind: "files" };
+  const region = (setting("S3_REGION", env) ?? "").trim();
+  const given = (setting("S3_ENDPOINT", env) ?? "").trim();
+  const endpoint = given ? baseUrl(given, "S3_ENDPOINT", "an http(s) URL such as https://s3.eu-central-1.amazonaws.com") : `https://s3.${region}.amazonaws.com`;
+  const required = (name: SettingName, value: string | undefined) => {
+    if (!value?.trim()) throw new ConfigError(`${name} must be set when MEDIA_STORAGE is s3`);
+    return value.trim();
+  };
+  const bucket = required("S3_BUCKET", setting("S3_BUCKET", env));
+  const accessKeyId = required("AWS_ACCESS_KEY_ID", setting("AWS_ACCESS_KEY_ID", env));
+  const secretAccessKey = required("AWS_SECRET_ACCESS_KEY", setting("AWS_SECRET_ACCESS_KEY", env));
+  // Mastodon's S3_ALIAS_HOST is a host (and path) served over https; a whole URL is taken too.
+  const alias = (setting("S3_ALIAS_HOST", env) ?? "").trim();
+  const aliasUrl = alias ? baseUrl(/^https?:\/\//i.test(alias) ? alias : `https://${alias}`, "S3_ALIAS_HOST", "a host such as files.example.com, or an http(s) URL") : null;
+  return { kind: "s3", endpoint, bucket, region, accessKeyId, secretAccessKey, aliasUrl };
+}
+
 /** Reads and validates the environment; throws ConfigError naming the variable at fault. */
 export function loadConfig(env: Env = process.env): Config {
   const portRaw = setting("PORT", env) ?? "";
@@ -170,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     transcodeWorkers: positiveInt(env, "MEDIA_WORKERS", 1),
     federation: choice(env, "FEDERATION", ["on", "off"] as const) === "on",
     allowPrivateAddresses: bool(env, "ALLOW_PRIVATE_ADDRESSES"),
+    mediaStorage: mediaStorage(env),
     remoteMediaCache: bool(env, "CACHE_REMOTE_MEDIA") ? { maxTotalBytes: megabytes(env, "REMOTE_MEDIA_CACHE_MB") } : null,
     authorizedFetch: bool(env, "AUTHORIZED_FETCH"),
     outgoing: {

@@ -8,7 +8,7 @@ import { ApiError } from "./errors.ts";
 import { federationStatus } from "./federation/cli-report.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
-import { MediaStorage } from "./media-files/storage.ts";
+import { mediaStorageFor } from "./media-files/stores.ts";
 import { startServer } from "./server.ts";
 import { AccountService } from "./services/accounts/accounts.ts";
 import { ProfileImageService } from "./services/accounts/profile-images.ts";
@@ -108,6 +108,9 @@ Usage:
   rookery description show                Print it
   rookery reports list [--all]            Reports users made, unresolved ones unless --all
   rookery reports resolve <id>            Mark a report handled
+  rookery media migrate-to-s3             Copy the files under DATA_DIR/media to the bucket the S3_
+                                          settings name (run it with them, MEDIA_STORAGE=s3 included);
+                                          again skips what is there; switches nothing (docs/scaling.md)
   rookery migrate                         Apply database migrations and exit
   rookery backup <file>                   Write a consistent copy of the database, also while serving
   rookery --version                       Print the version
@@ -123,7 +126,7 @@ per-thread arenas: set it for the server, as npm start and the systemd unit do).
 
 /** Every command but these needs a data directory with a database in it. */
 const MAKES_DATABASE = new Set(["serve", "migrate"]);
-const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "invites", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup"]);
+const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "invites", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup", "media"]);
 
 /** The key files the data directory holds (push-token.key, and any a later version adds). */
 /** What is lost without each key file the data directory holds beside the database. */
@@ -192,7 +195,7 @@ async function accounts(args: string[]) {
   const config = loadConfig();
   const handle = openDatabase(config.dataDir);
   const clock = new SystemClock();
-  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const storage = mediaStorageFor(config);
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
   const emojis = new CustomEmojiService(handle.db, ids, clock, storage);
@@ -330,6 +333,8 @@ async function main(argv: string[]) {
         return await descriptionCommand(args);
       case "reports":
         return await reportsCommand(args);
+      case "media":
+        return await (await import("./cli/media.ts")).mediaCommand(args);
       case "migrate": {
         const config = loadConfig();
         const handle = openDatabase(config.dataDir, { migrate: false });
@@ -360,7 +365,8 @@ async function main(argv: string[]) {
         }
         process.stdout.write(`Backed up ${handle.path} to ${file}\n`);
         // The keys stay out of the database on purpose (see TokenSeal), the media are files: say so.
-        const besides = [...keyFiles(config.dataDir).map((f) => `${join(config.dataDir, f)}${KEY_FILE_NOTES[f] ?? ""}`), `${join(config.dataDir, "media")}/ (the media)`];
+        const media = config.mediaStorage.kind === "s3" ? `the bucket ${config.mediaStorage.bucket} (the media)` : `${join(config.dataDir, "media")}/ (the media)`;
+        const besides = [...keyFiles(config.dataDir).map((f) => `${join(config.dataDir, f)}${KEY_FILE_NOTES[f] ?? ""}`), media];
         process.stdout.write(`Not in it, to copy too: ${besides.join(", ")}\n`);
         return;
       }

@@ -8,7 +8,7 @@ import { createEdge, SERVER_BODY_LIMIT } from "./http/edge.ts";
 import { IdGenerator } from "./ids.ts";
 import { IdleMemory } from "./infra/idle-memory.ts";
 import { log } from "./log.ts";
-import { MediaStorage } from "./media-files/storage.ts";
+import { mediaStorageFor } from "./media-files/stores.ts";
 import type { PushNotificationView } from "./models/views.ts";
 import type { Urls } from "./presenters/account.ts";
 import { serializePushNotification } from "./presenters/push-notification.ts";
@@ -99,7 +99,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const ids = new IdGenerator(clock, config.idWorker);
   ids.seed(largestId(database.sqlite));
   const keys = await loadInstanceKeys(database.db);
-  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const storage = mediaStorageFor(config);
   const counters = config.webThreads > 1 ? new SharedCounters().buffer : undefined;
   const fills = config.webThreads > 1 ? new SharedIds().buffer : undefined;
   const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted), afterCommitOf(database.sqlite)) : null;

@@ -28,7 +28,7 @@ import { answersHere, NEEDS_OWNER, OWNERS_WORK } from "./http/read-routes.ts";
 import { isStreamingPath } from "./http/streaming.ts";
 import { IdGenerator } from "./ids.ts";
 import { log } from "./log.ts";
-import { MediaStorage } from "./media-files/storage.ts";
+import { mediaStorageFor } from "./media-files/stores.ts";
 import type { PushNotificationView } from "./models/views.ts";
 import { routePath } from "./net/paths.ts";
 import type { Urls } from "./presenters/account.ts";
@@ -55,7 +55,7 @@ async function serve(start: ThreadStart) {
   const clock = new SystemClock();
   const database = openDatabase(config.dataDir, { readonly: true });
   const keys = await loadInstanceKeys(database.db);
-  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const storage = mediaStorageFor(config);
   const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
   const ids = new IdGenerator(clock);
   const services = createServices({

@@ -4,7 +4,7 @@ import { loadConfig, type Config } from "../config.ts";
 import { largestId, openDatabase } from "../db/connection.ts";
 import { ApiError } from "../errors.ts";
 import { IdGenerator, parseId } from "../ids.ts";
-import { MediaStorage } from "../media-files/storage.ts";
+import { mediaStorageFor } from "../media-files/stores.ts";
 import type { Services } from "../services/index.ts";
 import { assembleServices } from "../server.ts";
 import { registerConsequences } from "../services/consequences.ts";
@@ -43,7 +43,7 @@ export async function withServices<T>(run: (services: Services, config: Config) 
   const clock = new SystemClock();
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
-  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const storage = mediaStorageFor(config);
   const { services } = assembleServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db) }, { federation: false });
   // What follows a write, as in the server; the CLI has no streams and sends no activities.
   registerConsequences(services.events, services, {});
@@ -179,7 +179,7 @@ export async function emojiCommand(args: string[]) {
       case "remove": {
         const shortcode = (positional[0] ?? "").replace(/^:|:$/g, "");
         if (!emojis.find(shortcode)) throw new CliFailure(`no custom emoji :${shortcode}:`);
-        emojis.remove(shortcode);
+        await emojis.remove(shortcode);
         out(`Removed :${shortcode}:`);
         return;
       }

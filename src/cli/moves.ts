@@ -4,7 +4,7 @@ import { largestId, openDatabase } from "../db/connection.ts";
 import { ApiError } from "../errors.ts";
 import { lazyRookeryFederation } from "../federation/lazy.ts";
 import { IdGenerator } from "../ids.ts";
-import { MediaStorage } from "../media-files/storage.ts";
+import { mediaStorageFor } from "../media-files/stores.ts";
 import { registerConsequences } from "../services/consequences.ts";
 import type { Services } from "../services/index.ts";
 import { assembleServices } from "../server.ts";
@@ -30,7 +30,7 @@ export async function withFederation<T>(run: (services: Services) => T | Promise
   const clock = new SystemClock();
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
-  const storage = new MediaStorage(config.dataDir, config.publicUrl);
+  const storage = mediaStorageFor(config);
   const { services, urls, core } = assembleServices({ config, db: handle.db, clock, ids, storage, keys: await loadInstanceKeys(handle.db) }, { federation: true });
   const federation = lazyRookeryFederation(core!, { urls, services });
   registerConsequences(services.events, services, { federation: federation.subscribe });

@@ -4,18 +4,7 @@ import avatarMissing from "../assets/avatar-missing.png" with { type: "file" };
 import headerMissing from "../assets/header-missing.png" with { type: "file" };
 import favicon from "../assets/favicon.png" with { type: "file" };
 import { notFound } from "../errors.ts";
-
-const TYPES: Record<string, string> = {
-  webp: "image/webp",
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  gif: "image/gif",
-  avif: "image/avif",
-  mp4: "video/mp4",
-  mp3: "audio/mpeg",
-  bin: "application/octet-stream",
-};
+import { MEDIA_TYPES as TYPES } from "../media-files/s3-store.ts";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 /**
@@ -48,6 +37,8 @@ export function byteRange(header: string, size: number): { start: number; end: n
 /**
  * Stored media under /system/ and the default pictures. Paths are checked against the
  * shape the server gives its own files, so no request can reach outside DATA_DIR/media.
+ * With media in a bucket, /system/ redirects to the file there (its public URL, or a presigned
+ * one for a private bucket): the URLs given out before a move to the bucket keep working.
  */
 export function fileRoutes(ctx: AppContext) {
   const serve = async (path: string | null, type: string | undefined, range: string | null = null) => {
@@ -65,7 +56,9 @@ export function fileRoutes(ctx: AppContext) {
       const rel = (params as { "*": string })["*"];
       // Raw uploads wait for processing with their metadata still in: never served.
       if (rel.startsWith("media_uploads/")) throw notFound();
-      return serve(ctx.storage.resolve(rel), TYPES[rel.slice(rel.lastIndexOf(".") + 1)], request.headers.get("range"));
+      const served = ctx.storage.served(rel);
+      if (served && "redirect" in served) return new Response(null, { status: 302, headers: { location: served.redirect, "access-control-allow-origin": ANY_ORIGIN } });
+      return serve(served?.file ?? null, TYPES[rel.slice(rel.lastIndexOf(".") + 1)], request.headers.get("range"));
     })
     // A status's short media link (the attachment's text_url) leads to the original file.
     .get("/media/:shortcode", ({ params }) => {

@@ -39,9 +39,9 @@ export function mediaRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "write:media");
       return render(c.set, await services.media.update(auth.accountId, parseId(c.params.id), mediaInput(input(c))));
     })
-    .delete("/api/v1/media/:id", (c) => {
+    .delete("/api/v1/media/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "write:media");
-      services.media.remove(auth.accountId, parseId(c.params.id));
+      await services.media.remove(auth.accountId, parseId(c.params.id));
       return {};
     });
 }

@@ -36,6 +36,8 @@ export interface StorageUsed {
   /** Copies of remote images (CACHE_REMOTE_MEDIA), and their bound when the cache is on. */
   remoteCache: number;
   remoteCacheLimit: number | null;
+  /** The bucket the media are kept in (MEDIA_STORAGE=s3), whose size the store's console tells; null: the files above are all. */
+  mediaBucket: string | null;
   /** When the files were last added up (the walk is kept a few minutes). */
   measuredAt: number;
 }

@@ -60,25 +60,29 @@ export class CustomEmojiService {
     }
     const imageFile = this.storage.newPath("custom_emojis", format as string);
     const staticFile = this.storage.newPath("custom_emojis", "png");
-    await this.storage.write(imageFile, image);
-    await this.storage.write(staticFile, still);
+    try {
+      await this.storage.write(imageFile, image);
+      await this.storage.write(staticFile, still);
+    } catch (e) {
+      await this.storage.removeAll([imageFile, staticFile]);
+      throw e;
+    }
     const category = options.category?.trim() || null;
     const row: CustomEmojiRow = { id: this.ids.next(), shortcode, imageFile, staticFile, category, visibleInPicker: true, createdAt: this.clock.now() };
     try {
       this.db.insert(customEmojis).values(row).run();
     } catch (e) {
-      this.storage.remove(imageFile);
-      this.storage.remove(staticFile);
+      await this.storage.removeAll([imageFile, staticFile]);
       throw e;
     }
     return row;
   }
 
-  remove(shortcode: string) {
+  /** Deletes the row at once; the promise is its files' removal (never rejected), for a command that must not exit before it. */
+  remove(shortcode: string): Promise<void> {
     const gone = this.db.delete(customEmojis).where(eq(customEmojis.shortcode, shortcode)).returning().get();
     if (!gone) throw notFound();
-    this.storage.remove(gone.imageFile);
-    this.storage.remove(gone.staticFile);
+    return this.storage.removeAll([gone.imageFile, gone.staticFile]);
   }
 
   find(shortcode: string): CustomEmojiRow | undefined {

@@ -305,6 +305,7 @@ export function createServices(deps: ServiceDeps) {
     relays,
     deliveryQueue: deps.deliveryQueue ?? (async () => NO_QUEUE),
     remoteCacheLimit: config.remoteMediaCache?.maxTotalBytes ?? null,
+    mediaBucket: config.mediaStorage.kind === "s3" ? config.mediaStorage.bucket : null,
   });
   const remoteMediaCache = config.remoteMediaCache
     ? new RemoteMediaCache(db, storage, renderCache, {

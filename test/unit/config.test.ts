@@ -19,6 +19,35 @@ describe("configuration", () => {
     expect(c.authorizedFetch).toBe(false);
   });
 
+  test("MEDIA_STORAGE: files by default; s3 with the bucket's settings (Mastodon's names), the endpoint AWS's for the region unless given, S3_ALIAS_HOST a host served over https or a URL", () => {
+    expect(loadConfig({}).mediaStorage).toEqual({ kind: "files" });
+    const bucket = { MEDIA_STORAGE: "s3", S3_BUCKET: "media", AWS_ACCESS_KEY_ID: "id", AWS_SECRET_ACCESS_KEY: "secret" };
+    expect(loadConfig({ ...bucket, S3_REGION: "eu-central-1" }).mediaStorage).toEqual({
+      kind: "s3",
+      endpoint: "https://s3.eu-central-1.amazonaws.com",
+      bucket: "media",
+      region: "eu-central-1",
+      accessKeyId: "id",
+      secretAccessKey: "secret",
+      aliasUrl: null,
+    });
+    const r2 = loadConfig({ ...bucket, S3_ENDPOINT: "https://acct.r2.cloudflarestorage.com/", S3_REGION: "auto", S3_ALIAS_HOST: "files.example.com" }).mediaStorage;
+    expect(r2).toMatchObject({ endpoint: "https://acct.r2.cloudflarestorage.com", region: "auto", aliasUrl: "https://files.example.com" });
+    expect(loadConfig({ ...bucket, S3_ALIAS_HOST: "http://127.0.0.1:9000/media/" }).mediaStorage).toMatchObject({ aliasUrl: "http://127.0.0.1:9000/media" });
+  });
+
+  test.each([
+    ["MEDIA_STORAGE", { MEDIA_STORAGE: "nfs" }],
+    ["S3_BUCKET", { MEDIA_STORAGE: "s3", AWS_ACCESS_KEY_ID: "id", AWS_SECRET_ACCESS_KEY: "secret" }],
+    ["AWS_ACCESS_KEY_ID", { MEDIA_STORAGE: "s3", S3_BUCKET: "media", AWS_SECRET_ACCESS_KEY: "secret" }],
+    ["AWS_SECRET_ACCESS_KEY", { MEDIA_STORAGE: "s3", S3_BUCKET: "media", AWS_ACCESS_KEY_ID: "id" }],
+    ["S3_ENDPOINT", { MEDIA_STORAGE: "s3", S3_BUCKET: "media", AWS_ACCESS_KEY_ID: "id", AWS_SECRET_ACCESS_KEY: "secret", S3_ENDPOINT: "ftp://s3.example" }],
+    ["S3_ALIAS_HOST", { MEDIA_STORAGE: "s3", S3_BUCKET: "media", AWS_ACCESS_KEY_ID: "id", AWS_SECRET_ACCESS_KEY: "secret", S3_ALIAS_HOST: "https://cdn.example/?x=1" }],
+  ] as const)("a bad or missing %s names the variable", (name, env) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(name);
+  });
+
   test("INBOX_RATE_LIMIT is <requests>/<seconds>, or off", () => {
     expect(loadConfig({ INBOX_RATE_LIMIT: "500/60" }).inboxRateLimit).toEqual({ limit: 500, periodMs: 60_000 });
     expect(loadConfig({ INBOX_RATE_LIMIT: " OFF " }).inboxRateLimit).toBeNull();

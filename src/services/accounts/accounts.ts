@@ -384,7 +384,7 @@ export class AccountService {
         written.push(changes.headerFile);
       }
     } catch (e) {
-      for (const path of written) this.images.remove(path);
+      await Promise.all(written.map((path) => this.images.remove(path)));
       throw e;
     }
 
@@ -394,8 +394,8 @@ export class AccountService {
       this.events.emit({ type: "account.updated", accountId });
       if (account.locked && changes.locked === false) this.events.emit({ type: "account.unlocked", accountId });
     });
-    if (changes.avatarFile && account.avatarFile) this.images.remove(account.avatarFile);
-    if (changes.headerFile && account.headerFile) this.images.remove(account.headerFile);
+    if (changes.avatarFile && account.avatarFile) await this.images.remove(account.avatarFile);
+    if (changes.headerFile && account.headerFile) await this.images.remove(account.headerFile);
     return { ...account, ...changes };
   }
 }

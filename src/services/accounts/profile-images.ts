@@ -39,7 +39,8 @@ export class ProfileImageService {
     return path;
   }
 
-  remove(path: string) {
-    this.storage.remove(path);
+  /** Never throws (a store's failure is logged): the account no longer names the file. */
+  remove(path: string): Promise<void> {
+    return this.storage.remove(path);
   }
 }

@@ -26,7 +26,7 @@ export class AccountPurge {
 
   /** Removes profile pictures of a committed deletion. */
   removeFiles(files: string[]): void {
-    for (const file of files) this.images.remove(file);
+    for (const file of files) void this.images.remove(file);
   }
 
   /** A local account is signed out everywhere: its tokens revoked (its streams close), its browser sessions ended. */

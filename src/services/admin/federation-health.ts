@@ -29,6 +29,8 @@ export interface FederationHealthDeps {
   deliveryQueue: () => Promise<DeliveryQueueReport>;
   /** REMOTE_MEDIA_CACHE_MB in bytes, when CACHE_REMOTE_MEDIA is on. */
   remoteCacheLimit: number | null;
+  /** The bucket the media are in (MEDIA_STORAGE=s3): not walked, only named. */
+  mediaBucket?: string | null;
 }
 
 /**
@@ -85,6 +87,7 @@ export class FederationHealth {
       media,
       remoteCache,
       remoteCacheLimit: this.deps.remoteCacheLimit,
+      mediaBucket: this.deps.mediaBucket ?? null,
       measuredAt: now,
     };
     return this.storage;

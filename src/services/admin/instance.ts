@@ -59,7 +59,7 @@ export class AdminInstance {
     const row = this.emojis.find(shortcode);
     if (!row) throw notFound();
     this.db.transaction(() => {
-      this.emojis.remove(shortcode);
+      void this.emojis.remove(shortcode);
       this.log.record(actor, { action: "destroy", targetType: "CustomEmoji", targetId: row.id, summary: row.shortcode });
     });
   }

@@ -1,5 +1,4 @@
 import { and, asc, eq, gt, isNotNull, isNull } from "drizzle-orm";
-import { createReadStream, statSync } from "node:fs";
 import { extname } from "node:path";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
@@ -80,14 +79,14 @@ export class ArchiveExport {
     const date = new Date(this.clock.now());
     yield { name: "outbox.json", body: () => utf8(this.outbox(account)), date };
     for (const path of this.mediaPaths(account.id)) {
-      const file = this.file(path);
+      const file = await this.file(path);
       if (file) yield { name: path, ...file, date };
     }
     yield { name: "likes.json", body: () => utf8(this.collection("likes.json", favourites, account.id)), date };
     yield { name: "bookmarks.json", body: () => utf8(this.collection("bookmarks.json", bookmarks, account.id)), date };
     const actor = await this.renderer.actor(account);
     for (const [key, path, base] of [["icon", account.avatarFile, "avatar"], ["image", account.headerFile, "header"]] as const) {
-      const file = path ? this.file(path) : null;
+      const file = path ? await this.file(path) : null;
       if (!path || !file) {
         delete actor[key];
         continue;
@@ -100,12 +99,12 @@ export class ArchiveExport {
     yield { name: "actor.json", body: () => utf8([JSON.stringify(actor)]), date };
   }
 
-  /** A stored file's size and bytes; null (and a warning) when it is gone from the disk. */
-  private file(path: string): { size: number; body: () => AsyncIterable<Uint8Array> } | null {
-    const full = this.storage.resolve(path);
+  /** A stored file's size and bytes, streamed from the disk or the bucket; null (and a warning) when it is gone. */
+  private async file(path: string): Promise<{ size: number; body: () => AsyncIterable<Uint8Array> } | null> {
     try {
-      if (!full) throw new Error("not a media path");
-      return { size: statSync(full).size, body: () => createReadStream(full) as AsyncIterable<Uint8Array> };
+      const file = await this.storage.open(path);
+      if (!file) throw new Error("not in the media storage");
+      return file;
     } catch (e) {
       log("warn", "archive: a file is missing", { path, error: String(e).split("\n")[0] });
       return null;
@@ -115,7 +114,7 @@ export class ArchiveExport {
   /** The OrderedCollection of every status and boost, oldest first, with Mastodon's outbox.json id. */
   private async *outbox(account: AccountRow): AsyncGenerator<string> {
     const lookups = this.lookups();
-    const mediaPrefix = this.storage.url("");
+    const mediaPrefix = this.storage.urlPrefix();
     let head: string | null = null;
     const total = this.db.$client.query<{ n: number }, [number]>("SELECT count(*) AS n FROM statuses WHERE account_id = ?").get(account.id)?.n ?? 0;
     let after = 0;

@@ -88,10 +88,10 @@ export class AvUploads {
         blurhash,
       });
       if (row.processing === "queued") this.m.queue.enqueue(row.id, "av");
-      else this.m.storage.remove(uploadFile);
+      else await this.m.storage.remove(uploadFile);
       return row;
     } catch (e) {
-      for (const path of written) this.m.storage.remove(path);
+      await this.m.storage.removeAll(written);
       throw e;
     }
   }
@@ -115,10 +115,10 @@ export class AvUploads {
       }
       const made = await this.render(tools, source, prepared.type, uploadFile).catch(imageError);
       written.push(made.file);
-      this.m.storage.remove(uploadFile);
+      await this.m.storage.remove(uploadFile);
       return { type: prepared.type, file: made.file, meta: made.meta, preview, written };
     } catch (e) {
-      for (const path of written) this.m.storage.remove(path);
+      await this.m.storage.removeAll(written);
       throw e;
     }
   }
@@ -164,7 +164,8 @@ export class AvUploads {
 
   /**
    * ffmpeg writes beside the upload, under a name that follows from it, and the result is then
-   * moved into place: a job run again after a crash overwrites what the killed one left.
+   * handed to the store (moved into place, or uploaded and removed): a job run again after a
+   * crash overwrites what the killed one left.
    */
   private async render(tools: MediaTools, source: AvSource, type: AvPrepared["type"], uploadFile: string): Promise<{ file: string; meta: Record<string, unknown> }> {
     const ext = type === "audio" ? "mp3" : "mp4";
@@ -172,7 +173,7 @@ export class AvUploads {
     const output = this.m.storage.prepare(scratch);
     const rendered = await this.m.slots.run(() => renderAv(tools, source, type, this.m.storage.resolve(uploadFile) as string, output));
     const file = this.m.storage.newPath("media_attachments", ext);
-    this.m.storage.move(scratch, file);
+    await this.m.storage.keep(scratch, file);
     return { file, meta: rendered.meta };
   }
 }

@@ -162,7 +162,7 @@ export class MediaService {
       if (options.background) this.queue.enqueue(row.id);
       return row;
     } catch (e) {
-      for (const path of written) this.storage.remove(path);
+      await this.storage.removeAll(written);
       throw e;
     }
   }
@@ -214,7 +214,7 @@ export class MediaService {
       // Read and written with no await between: nothing can change the row in the middle.
       const current = this.db.select().from(mediaAttachments).where(stillCurrent).get();
       if (!current) {
-        this.storage.remove(file);
+        await this.storage.remove(file);
         return;
       }
       const meta = update(JSON.parse(current.meta) as Meta);
@@ -227,7 +227,7 @@ export class MediaService {
       log("warn", "media processing failed", { media_id: id, error: String(e).split("\n")[0] });
       this.db.update(mediaAttachments).set({ processing: "failed", uploadFile: null }).where(stillCurrent).run();
     } finally {
-      this.storage.remove(row.uploadFile);
+      await this.storage.remove(row.uploadFile);
     }
     const after = this.db.select({ statusId: mediaAttachments.statusId }).from(mediaAttachments).where(eq(mediaAttachments.id, id)).get();
     if (after?.statusId) this.cache.invalidateStatus(after.statusId);
@@ -297,13 +297,13 @@ export class MediaService {
         newPreview = { path, geometry: geometry(preview.width, preview.height), blurhash, custom: thumb !== undefined };
       }
     } catch (e) {
-      for (const path of written) this.storage.remove(path);
+      await this.storage.removeAll(written);
       throw e;
     }
     // From here to the write, no await: the row read is the row replaced.
     const current = this.db.select().from(mediaAttachments).where(eq(mediaAttachments.id, row.id)).get();
     if (!current) {
-      for (const path of written) this.storage.remove(path);
+      await this.storage.removeAll(written);
       throw notFound();
     }
     const changes: Partial<MediaRow> = {};
@@ -336,21 +336,21 @@ export class MediaService {
     const { focus: f, original: o, small: sm, ...rest } = meta;
     changes.meta = JSON.stringify({ focus: f, ...(newOriginal ? newOriginal.fields : rest), original: o, small: sm });
     this.db.update(mediaAttachments).set(changes).where(eq(mediaAttachments.id, row.id)).run();
-    for (const path of replaced) this.storage.remove(path);
+    await this.storage.removeAll(replaced);
     const updated = { ...current, ...changes };
     return { row: updated, ready: updated.processing === "complete" };
   }
 
   /** DELETE /api/v1/media/:id (Mastodon 4.4): only media not on a status. */
-  remove(accountId: number, id: number | null) {
+  async remove(accountId: number, id: number | null): Promise<void> {
     const row = this.own(accountId, id, { attachedToo: true });
     if (row.statusId !== null) throw unprocessable("Media attachment is currently used by a status");
     this.db.delete(mediaAttachments).where(eq(mediaAttachments.id, row.id)).run();
-    this.removeFiles(row);
+    await this.removeFiles(row);
   }
 
-  private removeFiles(row: MediaRow) {
-    for (const path of [row.file, row.preview, row.thumbnail, row.uploadFile]) this.storage.remove(path);
+  private removeFiles(row: MediaRow): Promise<void> {
+    return this.storage.removeAll([row.file, row.preview, row.thumbnail, row.uploadFile]);
   }
 
   /** Checks an edit's `media_attributes` (description, focus) before anything is written. */
@@ -375,7 +375,8 @@ export class MediaService {
       .filter((row) => row.processing !== "queued" && row.processing !== "in_progress");
     for (const row of stale) {
       this.db.delete(mediaAttachments).where(eq(mediaAttachments.id, row.id)).run();
-      this.removeFiles(row);
+      // The rows are gone; the files follow (a store's failure is logged by remove).
+      void this.removeFiles(row);
     }
     return stale.length;
   }

@@ -1,4 +1,3 @@
-import { statSync } from "node:fs";
 import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
 import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
@@ -60,7 +59,7 @@ export class RemoteMediaCache {
       .where(and(eq(mediaAttachments.statusId, statusId), isNotNull(mediaAttachments.remoteUrl), isNull(mediaAttachments.file), eq(mediaAttachments.type, "image")))
       .orderBy(asc(mediaAttachments.position))
       .all();
-    this.cachedBytes();
+    await this.cachedBytes();
     let changed = false;
     for (const row of rows) {
       try {
@@ -71,7 +70,7 @@ export class RemoteMediaCache {
     }
     if (changed) {
       this.cache.invalidateStatus(statusId);
-      this.evict();
+      await this.evict();
     }
   }
 
@@ -83,13 +82,17 @@ export class RemoteMediaCache {
     const blurhash = row.blurhash ?? (await blurhashOf(preview.data));
     const file = this.storage.newPath("remote_media", original.ext);
     const small = this.storage.newPath("remote_previews", preview.ext);
-    await this.storage.write(file, original.data);
-    await this.storage.write(small, preview.data);
+    try {
+      await this.storage.write(file, original.data);
+      await this.storage.write(small, preview.data);
+    } catch (e) {
+      await this.storage.removeAll([file, small]);
+      throw e;
+    }
     // Read and written with no await between: a status deleted meanwhile keeps no copy.
     const current = this.db.select().from(mediaAttachments).where(and(eq(mediaAttachments.id, row.id), isNull(mediaAttachments.file))).get();
     if (!current || current.statusId === null) {
-      this.storage.remove(file);
-      this.storage.remove(small);
+      await this.storage.removeAll([file, small]);
       return false;
     }
     const meta: Meta = { ...(JSON.parse(current.meta) as Meta), original: geometry(original.width, original.height), small: geometry(preview.width, preview.height) };
@@ -99,8 +102,8 @@ export class RemoteMediaCache {
   }
 
   /** Past the bound, the copies of the oldest statuses are let go: they show at their origin again. */
-  private evict() {
-    let total = this.cachedBytes();
+  private async evict() {
+    let total = await this.cachedBytes();
     if (total <= this.options.maxTotalBytes) return;
     const cached = this.db
       .select()
@@ -110,35 +113,44 @@ export class RemoteMediaCache {
       .all();
     for (const row of cached) {
       if (total <= this.options.maxTotalBytes) break;
-      total -= this.sizeOf(row);
-      this.db.update(mediaAttachments).set({ file: null, preview: null }).where(eq(mediaAttachments.id, row.id)).run();
-      this.storage.remove(row.file);
-      this.storage.remove(row.preview);
+      total -= await this.sizeOf(row);
+      // Let go only if it is still the copy sized (no await between this write and the next read).
+      const gone = this.db
+        .update(mediaAttachments)
+        .set({ file: null, preview: null })
+        .where(and(eq(mediaAttachments.id, row.id), eq(mediaAttachments.file, row.file!)))
+        .returning({ id: mediaAttachments.id })
+        .get();
+      if (!gone) continue;
+      await this.storage.removeAll([row.file, row.preview]);
       if (row.statusId !== null) this.cache.invalidateStatus(row.statusId);
     }
     this.total = total;
   }
 
   /** The running total; the first time, read from the files of the copies made before this start. */
-  private cachedBytes(): number {
+  private async cachedBytes(): Promise<number> {
     if (this.total !== null) return this.total;
     const rows = this.db
       .select()
       .from(mediaAttachments)
       .where(and(isNotNull(mediaAttachments.remoteUrl), isNotNull(mediaAttachments.file)))
       .all();
-    this.total = rows.reduce((sum, row) => sum + this.sizeOf(row), 0);
+    let total = 0;
+    for (const row of rows) total += await this.sizeOf(row);
+    this.total ??= total;
     return this.total;
   }
 
-  private sizeOf(row: MediaRow): number {
+  /** A copy's bytes, from the store (a HEAD per file in a bucket); a file already gone counts nothing. */
+  private async sizeOf(row: MediaRow): Promise<number> {
     let size = 0;
     for (const path of [row.file, row.preview]) {
-      const full = path ? this.storage.resolve(path) : null;
+      if (!path) continue;
       try {
-        if (full) size += statSync(full).size;
+        size += (await this.storage.size(path)) ?? 0;
       } catch {
-        // already gone
+        // the store cannot say now: counted as nothing, as a file gone
       }
     }
     return size;

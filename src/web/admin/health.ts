@@ -62,8 +62,12 @@ ${
 <table class="list"><caption class="visually-hidden">Storage used</caption>
 <tbody>
 <tr><th scope="row">Database</th><td>${bytes(storage.database)}, and ${bytes(storage.wal)} of write-ahead log</td></tr>
-<tr><th scope="row">Media (uploads, avatars, emojis, archives)</th><td>${bytes(storage.media)}</td></tr>
-<tr><th scope="row">Remote media cache</th><td>${bytes(storage.remoteCache)}${storage.remoteCacheLimit === null ? " (CACHE_REMOTE_MEDIA is off)" : ` of at most ${bytes(storage.remoteCacheLimit)}`}</td></tr>
+${
+  storage.mediaBucket === null
+    ? html`<tr><th scope="row">Media (uploads, avatars, emojis, archives)</th><td>${bytes(storage.media)}</td></tr>
+<tr><th scope="row">Remote media cache</th><td>${bytes(storage.remoteCache)}${storage.remoteCacheLimit === null ? " (CACHE_REMOTE_MEDIA is off)" : ` of at most ${bytes(storage.remoteCacheLimit)}`}</td></tr>`
+    : html`<tr><th scope="row">Media</th><td>in the bucket ${storage.mediaBucket} (MEDIA_STORAGE=s3): its size is in the store's console; ${bytes(storage.media)} of uploads waiting here</td></tr>`
+}
 </tbody></table>
 <p class="hint">Files added up ${when(storage.measuredAt)}; added up again at most every five minutes.</p>`,
   };
