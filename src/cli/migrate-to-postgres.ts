@@ -31,7 +31,7 @@ export async function migrateToPostgresCommand(args: string[]) {
         // Refused before anything is said of a copy; checked again inside the copy's transaction.
         await checkTargetEmpty(sql, url);
         const rows = source.tables.reduce((n, t) => n + t.rows, 0);
-        out(`Copying ${source.tables.length} tables (${rows} rows) of ${path}, at ${source.level}, to ${shownUrl(url)}`);
+        out(`Copying ${source.tables.length} tables (${rows} ${rows === 1 ? "row" : "rows"}) of ${path}, at ${source.level}, to ${shownUrl(url)}`);
         const bar = progressBar(process.stdout.isTTY === true);
         let result;
         try {
@@ -47,7 +47,7 @@ export async function migrateToPostgresCommand(args: string[]) {
         bar.end();
         if (result.migrationsApplied.length) out(`PostgreSQL migrations applied: ${result.migrationsApplied.join(", ")}`);
         summary(result.tables);
-        out(`All ${result.tables.length} tables agree (${rows} rows, the same count and the same rows on both sides); ${result.identities} identities continue after their largest id.`);
+        out(`All ${result.tables.length} tables agree (${rows} ${rows === 1 ? "row" : "rows"}, the same count and the same rows on both sides); ${result.identities} identities continue after their largest id.`);
         out(`Keep the SQLite database until the server runs on PostgreSQL: serving from PostgreSQL is not finished in this release (docs/scaling.md).`);
       } finally {
         await sql.close();

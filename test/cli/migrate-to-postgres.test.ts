@@ -9,7 +9,7 @@ import { freshPgDatabase, postgresAvailable, type PgDatabase } from "../support/
 import type { TestServer } from "../support/server.ts";
 import { withoutNotice } from "../support/cli.ts";
 import { cli } from "../support/serve-process.ts";
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 
 // `rookery migrate-to-postgres`: a Rookery seeded through its API and federation (accounts,
@@ -224,6 +224,42 @@ describe.skipIf(!postgresAvailable)("rookery migrate-to-postgres", () => {
     const [queued] = await sql`INSERT INTO fedify_messages (message, run_at, created_at) VALUES ('{}', 1, 1) RETURNING id::text AS id`;
     const [{ others }] = await sql`SELECT count(*)::int AS others FROM fedify_messages WHERE id >= ${queued.id} AND message <> '{}'`;
     expect(others).toBe(0);
+  });
+
+  test("a favourite of an account that is not there, or a database behind this Rookery's migrations, is refused with nothing written", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "rookery-moved-"));
+    const other = await freshPgDatabase();
+    const pg = new SQL(other.url, { max: 1 });
+    try {
+      copyFileSync(join(moved, "rookery.sqlite3"), join(dir, "rookery.sqlite3"));
+      const db = new Database(join(dir, "rookery.sqlite3"));
+      const [{ statusId }] = db.query<{ statusId: number }, []>("SELECT id AS statusId FROM statuses LIMIT 1").all();
+      // A row SQLite's foreign keys would have refused, written with them off.
+      db.run("PRAGMA foreign_keys = OFF");
+      db.run("INSERT INTO favourites (id, account_id, status_id, created_at) VALUES (12345, 999, ?, 1)", [statusId]);
+      db.close();
+      const tables = [...(await pgColumns(pg)).keys()];
+      const empty = Object.fromEntries(tables.map((t) => [t, 0]));
+      const orphan = await run(dir, [other.url]);
+      expect(orphan.code).toBe(1);
+      expect(orphan.stderr).toMatch(/^rookery: the SQLite database has rows whose references are missing \(insert or update on table "favourites" violates foreign key constraint "favourites_account_id_accounts_id_fk": Key \(account_id\)=\(999\) is not present in table "accounts"\..*\); nothing was written to PostgreSQL\n$/);
+      expect(orphan.stdout).not.toContain("All 71 tables agree");
+      expect(await counts(pg, tables)).toEqual(empty);
+      expect(await pg`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`).toEqual([{ n: 1 }]);
+
+      const behind = new Database(join(dir, "rookery.sqlite3"));
+      behind.run("DELETE FROM favourites WHERE id = 12345");
+      behind.run("DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)");
+      behind.close();
+      const old = await run(dir, [other.url]);
+      expect([old.code, old.stdout]).toEqual([1, ""]);
+      expect(old.stderr).toMatch(/^rookery: \S+rookery\.sqlite3 is behind this Rookery's schema \(its newest migration is older than 0041_two_factor\): back it up \(rookery backup <file>\), run "rookery migrate", then run migrate-to-postgres again\n$/);
+      expect(await counts(pg, tables)).toEqual(empty);
+    } finally {
+      await pg.close();
+      await other.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("a URL that is none, or a server that does not answer, fails in one line without a stack", async () => {
