@@ -233,7 +233,7 @@ describe.skipIf(!postgresAvailable)("rookery migrate-to-postgres", () => {
     try {
       copyFileSync(join(moved, "rookery.sqlite3"), join(dir, "rookery.sqlite3"));
       const db = new Database(join(dir, "rookery.sqlite3"));
-      const [{ statusId }] = db.query<{ statusId: number }, []>("SELECT id AS statusId FROM statuses LIMIT 1").all();
+      const { statusId } = db.query<{ statusId: number }, []>("SELECT id AS statusId FROM statuses LIMIT 1").get()!;
       // A row SQLite's foreign keys would have refused, written with them off.
       db.run("PRAGMA foreign_keys = OFF");
       db.run("INSERT INTO favourites (id, account_id, status_id, created_at) VALUES (12345, 999, ?, 1)", [statusId]);
