@@ -113,6 +113,9 @@ Usage:
                                           again skips what is there; switches nothing (docs/scaling.md)
   rookery migrate                         Apply database migrations and exit
   rookery backup <file>                   Write a consistent copy of the database, also while serving
+  rookery migrate-to-postgres <DATABASE_URL>
+                                          Copy the stopped server's database, every table, into an empty
+                                          PostgreSQL database, and check the copy (docs/scaling.md)
   rookery --version                       Print the version
   rookery --help                          Print this help
 
@@ -126,7 +129,7 @@ per-thread arenas: set it for the server, as npm start and the systemd unit do).
 
 /** Every command but these needs a data directory with a database in it. */
 const MAKES_DATABASE = new Set(["serve", "migrate"]);
-const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "invites", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup", "media"]);
+const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "invites", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup", "media", "migrate-to-postgres"]);
 
 /** The key files the data directory holds (push-token.key, and any a later version adds). */
 /** What is lost without each key file the data directory holds beside the database. */
@@ -347,6 +350,8 @@ async function main(argv: string[]) {
         process.stdout.write(`Applied ${applied} migration(s) to ${handle.path}\n`);
         return;
       }
+      case "migrate-to-postgres":
+        return await (await import("./cli/migrate-to-postgres.ts")).migrateToPostgresCommand(args);
       case "backup": {
         const target = args[0];
         if (!target) fail("backup needs a target file: rookery backup <file>");

@@ -57,14 +57,15 @@ export interface PgDatabase {
 let cluster: Promise<PgCluster> | null = null;
 let made = 0;
 
-/** A fresh database with the whole schema (migrations-pg applied) and no rows. */
-export async function freshPgDatabase(): Promise<PgDatabase> {
+/** A fresh database with the whole schema (migrations-pg applied) and no rows; `empty`: not even the schema. */
+export async function freshPgDatabase(options: { empty?: boolean } = {}): Promise<PgDatabase> {
   const c = await (cluster ??= startCluster());
   const name = `rookery_test_${process.pid}_${++made}`;
   await admin(c, async (sql) => {
     // FILE_COPY copies the template's files instead of writing it through the WAL: faster here.
     const [{ v }] = await sql`SELECT current_setting('server_version_num')::int AS v`;
-    await sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE ${TEMPLATE}${v >= 150000 ? " STRATEGY FILE_COPY" : ""}`);
+    const template = options.empty ? "template0" : TEMPLATE;
+    await sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE ${template}${v >= 150000 ? " STRATEGY FILE_COPY" : ""}`);
   });
   return {
     name,
