@@ -10,7 +10,6 @@ type Orm = BunSQLDatabase<typeof pg>;
 
 /** Where a flow stands: in a transaction on the reserved connection `sql`, at savepoint `depth`. */
 interface Frame {
-  orm: Orm;
   sql: SQL;
   tx: { depth: number; tasks: (() => void)[] };
   depth: number;
@@ -26,7 +25,9 @@ export interface PostgresOptions {
  * transaction holds a connection of the pool (`sql.begin`) for as long as its work runs, so
  * transactions run side by side; nested ones are savepoints on that connection (`savepoint`).
  * Raw statements and builders find the current transaction's connection through
- * AsyncLocalStorage, as on SQLite; outside one they take any connection of the pool.
+ * AsyncLocalStorage, as on SQLite; outside one they take any connection of the pool. drizzle
+ * is given a client that sends each statement that way, so a builder prepared once (at
+ * construction) also runs in whichever transaction executes it.
  *
  * int8 columns (ids, times, counts) come back as numbers: the client reads them as BigInt,
  * which raw statements turn into numbers (every id and time is below 2^53) and drizzle's
@@ -35,17 +36,15 @@ export interface PostgresOptions {
 export class PostgresPort implements DatabasePort {
   readonly dialect = "postgres" as const;
   readonly tables = pg as unknown as typeof schema;
+  readonly orm: PortOrm;
   private client: SQL;
-  private root: Orm;
   private scope = new AsyncLocalStorage<Frame>();
 
   constructor(url: string, options: PostgresOptions = {}) {
     this.client = new SQL(url, { bigint: true, ...(options.max ? { max: options.max } : {}) });
-    this.root = drizzle({ client: this.client, schema: pg });
-  }
-
-  get orm(): PortOrm {
-    return (this.scope.getStore()?.orm ?? this.root) as unknown as PortOrm;
+    // drizzle's session runs every statement through `unsafe`; its own transaction() is not used.
+    const routed = { unsafe: (text: string, params?: unknown[]) => this.sql().unsafe(text, params) } as unknown as SQL;
+    this.orm = drizzle({ client: routed, schema: pg }) as Orm as unknown as PortOrm;
   }
 
   async all<T = Row>(text: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -84,7 +83,7 @@ export class PostgresPort implements DatabasePort {
     const frame = this.scope.getStore();
     if (frame) return this.savepoint(frame, work);
     const tx = { depth: 0, tasks: [] as (() => void)[] };
-    const value = await this.root.transaction(async (orm) => this.scope.run({ orm: orm as unknown as Orm, sql: clientOf(orm), tx, depth: 0 }, work));
+    const value = (await this.client.begin((sql) => this.scope.run({ sql, tx, depth: 0 }, async () => work()))) as T;
     for (const task of tx.tasks) runTask(task);
     return value;
   }
@@ -107,7 +106,9 @@ export class PostgresPort implements DatabasePort {
     const depth = ++tx.depth;
     const mark = tx.tasks.length;
     try {
-      return await frame.orm.transaction(async (orm) => this.scope.run({ orm: orm as unknown as Orm, sql: clientOf(orm), tx, depth }, work));
+      return (await (frame.sql as SQL & { savepoint(fn: (sql: SQL) => Promise<unknown>): Promise<unknown> }).savepoint((sql) =>
+        this.scope.run({ sql, tx, depth }, async () => work()),
+      )) as T;
     } catch (e) {
       tx.tasks.length = mark;
       throw e;
@@ -115,11 +116,6 @@ export class PostgresPort implements DatabasePort {
       tx.depth = depth - 1;
     }
   }
-}
-
-/** The connection a drizzle bun-sql transaction runs on (its session's client: Bun's transaction or savepoint). */
-function clientOf(orm: unknown): SQL {
-  return (orm as { session: { client: SQL } }).session.client;
 }
 
 /** `?` placeholders, numbered as PostgreSQL wants them; a `?` inside quotes is left alone. */

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { openDatabase } from "../../src/db/connection.ts";
 import type { DatabasePort } from "../../src/db/port.ts";
 import { PostgresPort } from "../../src/db/postgres-port.ts";
@@ -108,6 +108,21 @@ for (const adapter of adapters) {
       expect(row).toEqual({ id: 2 ** 40, locked: true, bot: false });
     });
 
+    test("a builder prepared once runs in the transaction that executes it", async () => {
+      const { port, committed } = await open();
+      const { instanceSettings } = port.tables;
+      const byKey = port.orm.select({ value: instanceSettings.value }).from(instanceSettings).where(eq(instanceSettings.key, sql.placeholder("key"))).prepare();
+      const failing = port.transaction(async () => {
+        await put(port, "a");
+        // Inside the transaction, the prepared query sees its uncommitted row.
+        expect(await byKey.execute({ key: "a" })).toEqual([{ value: "value of a" }]);
+        throw new Error("undo");
+      });
+      await expect(failing).rejects.toThrow("undo");
+      expect(await byKey.execute({ key: "a" })).toEqual([]);
+      expect(await committed()).toEqual([]);
+    });
+
     test("a transaction commits what its work wrote, and nothing is visible elsewhere before", async () => {
       const { port, committed } = await open();
       let seenElsewhere: string[] | null = null;
@@ -134,13 +149,13 @@ for (const adapter of adapters) {
         await port.orm.insert(port.tables.instanceSettings).values({ key: "b", value: "2" });
         throw new Error("validation failed");
       });
-      expect(failing).rejects.toThrow("validation failed");
+      await expect(failing).rejects.toThrow("validation failed");
       await failing.catch(() => {});
       expect(await committed()).toEqual([]);
       expect(await keys(port)).toEqual([]);
       // A constraint error from the database itself rolls back as well.
       await put(port, "taken");
-      expect(
+      await expect(
         port.transaction(async () => {
           await put(port, "c");
           await put(port, "taken");
@@ -157,7 +172,7 @@ for (const adapter of adapters) {
           await put(port, "inner");
           throw new Error("inner failed");
         });
-        expect(inner).rejects.toThrow("inner failed");
+        await expect(inner).rejects.toThrow("inner failed");
         await inner.catch(() => {});
         expect(await keys(port)).toEqual(["outer"]);
         await port.transaction(async () => put(port, "kept"));
@@ -168,7 +183,7 @@ for (const adapter of adapters) {
         await port.transaction(async () => put(port, "inner-committed"));
         throw new Error("outer failed");
       });
-      expect(outer).rejects.toThrow("outer failed");
+      await expect(outer).rejects.toThrow("outer failed");
       await outer.catch(() => {});
       expect(await committed()).toEqual(["kept", "outer"]);
     });
@@ -178,7 +193,7 @@ for (const adapter of adapters) {
       const outer = port.transaction(async () => {
         await Promise.all([port.transaction(async () => put(port, "x")), port.transaction(async () => put(port, "y"))]);
       });
-      expect(outer).rejects.toThrow("two nested transactions of one transaction ran at the same time");
+      await expect(outer).rejects.toThrow("two nested transactions of one transaction ran at the same time");
       await outer.catch(() => {});
       expect(await committed()).toEqual([]);
     });
@@ -277,7 +292,7 @@ describe("the port on SQLite: one connection", () => {
       await new Promise((resolve) => setImmediate(resolve));
       await put(port, "after the turn");
     });
-    expect(held).rejects.toThrow("a transaction stayed open across a turn of the event loop");
+    await expect(held).rejects.toThrow("a transaction stayed open across a turn of the event loop");
     await held.catch(() => {});
     expect(await keys(port)).toEqual([]);
     expect(sqlite.inTransaction).toBe(false);
