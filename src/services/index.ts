@@ -181,7 +181,7 @@ export function createServices(deps: ServiceDeps) {
   const moderation = new ModerationService(db, ids, clock, follows, events, domainBlocks);
   const directory = new Directory(db, moderation);
   const endorsements = new Endorsements(db, ids, clock, follows);
-  const markers = new MarkerService(db, clock);
+  const markers = new MarkerService(port, clock);
   const notificationPolicies = new NotificationPolicies(db, ids, clock);
   const notifications = new NotificationService(db, ids, clock, moderation, events, notificationPolicies);
 
