@@ -9,7 +9,8 @@ import type * as schema from "./schema.ts";
  * - Raw statements take positional `?` parameters (the PostgreSQL adapter numbers them).
  * - Builders: `await port.orm.select()...` with the tables of `port.tables`. `.all()`, `.get()`
  *   and `.run()` on a builder are SQLite's alone: await the builder itself (and `limit(1)` then
- *   take `[0]` for one row), and count changed rows with `port.changes(result)`.
+ *   take `[0]` for one row), and count changed rows with `port.changes(result)`. A builder
+ *   prepared once (`.prepare()`, with `sql.placeholder`s) runs with `.execute(values)`.
  * - `transaction(work)`: `work` is async; nested calls are savepoints; anything that uses the
  *   port inside `work` (the `within` listeners too) runs in that transaction without being
  *   given it, because the current transaction is found through AsyncLocalStorage. Inside a
@@ -24,7 +25,7 @@ export interface DatabasePort {
    * drizzle, for builders. Typed as SQLite's asynchronous drizzle over the SQLite tables: the
    * PostgreSQL schema is generated from the SQLite one and a test keeps them equal, so the
    * builders a service writes are the same on both (what differs is the dialect's to render).
-   * Inside a transaction, on PostgreSQL, it is the transaction's.
+   * Its statements run in the calling flow's transaction, prepared ones too.
    */
   readonly orm: PortOrm;
   /** The tables of this dialect (typed as SQLite's, see `orm`). */
