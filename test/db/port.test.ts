@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { openDatabase } from "../../src/db/connection.ts";
-import type { DatabasePort } from "../../src/db/port.ts";
+import { isPostgresUrl, type DatabasePort } from "../../src/db/port.ts";
 import { PostgresPort } from "../../src/db/postgres-port.ts";
 import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
 
@@ -265,6 +265,17 @@ for (const adapter of adapters) {
     });
   });
 }
+
+test("DATABASE_URL selects PostgreSQL only with a postgres:// or postgresql:// URL; anything else is the embedded SQLite", () => {
+  expect(isPostgresUrl("postgres://rookery@127.0.0.1:5432/rookery")).toBe(true);
+  expect(isPostgresUrl("postgresql://db.example/rookery")).toBe(true);
+  expect(isPostgresUrl("POSTGRES://db/rookery")).toBe(true);
+  expect(isPostgresUrl(undefined)).toBe(false);
+  expect(isPostgresUrl("")).toBe(false);
+  expect(isPostgresUrl("sqlite:///var/lib/rookery")).toBe(false);
+  expect(isPostgresUrl("mysql://db/rookery")).toBe(false);
+  expect(isPostgresUrl(" postgres://db")).toBe(false);
+});
 
 describe("the port on SQLite: one connection", () => {
   const open = async () => {
