@@ -104,7 +104,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const fills = config.webThreads > 1 ? new SharedIds().buffer : undefined;
   const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted), afterCommitOf(database.sqlite)) : null;
   const { services, urls, core } = assembleServices(
-    { config, db: database.db, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: threads ? (change) => threads.renderChanged(change) : undefined },
+    { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: threads ? (change) => threads.renderChanged(change) : undefined },
     { federation: config.federation },
   );
   const ctx: AppContext = {

@@ -61,6 +61,7 @@ async function serve(start: ThreadStart) {
   const services = createServices({
     config,
     db: database.db,
+    port: database.port,
     clock,
     ids,
     storage,

@@ -47,7 +47,8 @@ export async function startBaseline(port: number, cpus?: string): Promise<Child>
   return { proc, url, stop: async () => void (proc.kill(), await proc.exited) };
 }
 
-export async function startRookery(port: number, env: Record<string, string> = {}, cpus?: string): Promise<Child & { dataDir: string; cli(args: string[]): string }> {
+/** `root`: the checkout whose src/main.ts runs (another commit's, to compare before and after in one run). */
+export async function startRookery(port: number, env: Record<string, string> = {}, cpus?: string, root = ROOT): Promise<Child & { dataDir: string; cli(args: string[]): string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "rookery-bench-"));
   // MALLOC_ARENA_MAX=2 as `npm start` runs it: glibc's per-thread arenas otherwise hold on
   // to the memory of image decoding.
@@ -55,7 +56,7 @@ export async function startRookery(port: number, env: Record<string, string> = {
   // BENCH_PROFILE=dir writes the server's CPU profile there (markdown) when it stops; with
   // BENCH_PROFILE_JSON=1 as a .cpuprofile instead, whose samples post-floor.ts --profile sorts by part.
   const profile = process.env.BENCH_PROFILE ? [process.env.BENCH_PROFILE_JSON ? "--cpu-prof" : "--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const proc = spawn(pinned(cpus, [BUN, ...profile, join(ROOT, "src/main.ts"), "serve"]), { env: fullEnv, stdout: "ignore", stderr: "inherit", cwd: ROOT });
+  const proc = spawn(pinned(cpus, [BUN, ...profile, join(root, "src/main.ts"), "serve"]), { env: fullEnv, stdout: "ignore", stderr: "inherit", cwd: root });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/api/v1/streaming/health`, proc);
   return {
@@ -63,7 +64,7 @@ export async function startRookery(port: number, env: Record<string, string> = {
     url,
     dataDir,
     cli(args) {
-      const out = spawnSync([BUN, join(ROOT, "src/main.ts"), ...args], { env: fullEnv, cwd: ROOT });
+      const out = spawnSync([BUN, join(root, "src/main.ts"), ...args], { env: fullEnv, cwd: root });
       if (out.exitCode !== 0) throw new Error(out.stderr.toString());
       return out.stdout.toString().trim();
     },

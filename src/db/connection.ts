@@ -5,12 +5,15 @@ import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { afterCommitOf } from "../infra/after-commit.ts";
 import { embeddedMigrations } from "./migrations.macro.ts" with { type: "macro" };
 import * as schema from "./schema.ts";
+import { ForeignTransactionError, SqlitePort } from "./sqlite-port.ts";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
 export interface DbHandle {
   db: Db;
   sqlite: Database;
+  /** The database port over the same connection (src/db/port.ts), which services move to family by family. */
+  port: SqlitePort;
   path: string;
   /** How many migrations opening it applied (0 when none were due, or with `migrate: false`). */
   migrationsApplied: number;
@@ -44,7 +47,8 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHand
   cacheStatements(sqlite);
   if (options.onQuery) countStatements(sqlite, options.onQuery);
   const db = drizzle({ client: sqlite, schema }) as Db;
-  trackTransactions(db);
+  const port = new SqlitePort(sqlite);
+  trackTransactions(db, port);
   let migrationsApplied = 0;
   try {
     if (options.migrate !== false) migrationsApplied = migrate(db, path);
@@ -55,6 +59,7 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHand
   return {
     db,
     sqlite,
+    port,
     path,
     migrationsApplied,
     close() {
@@ -71,8 +76,9 @@ function openReader(path: string, options: OpenOptions): DbHandle {
   cacheStatements(sqlite);
   if (options.onQuery) countStatements(sqlite, options.onQuery);
   const db = drizzle({ client: sqlite, schema }) as Db;
-  trackTransactions(db);
-  return { db, sqlite, path, migrationsApplied: 0, close: () => sqlite.close() };
+  const port = new SqlitePort(sqlite);
+  trackTransactions(db, port);
+  return { db, sqlite, port, path, migrationsApplied: 0, close: () => sqlite.close() };
 }
 
 /**
@@ -140,11 +146,19 @@ function countStatements(sqlite: Database, onQuery: (sql: string) => void) {
  * rolled back and, when it was the outermost one, that it committed (see AfterCommit).
  * Nested `tx.transaction` calls are not tracked: services nest by calling `db.transaction`
  * again, which bun:sqlite turns into a savepoint.
+ *
+ * While services move to the port, the old synchronous transactions share the connection with
+ * the port's: one begun while another flow's port transaction holds it would silently join it
+ * (see SqlitePort), so it fails instead. Inside the port transaction's own flow (a `within`
+ * listener not yet converted) it nests as a savepoint, as it always did.
  */
-function trackTransactions(db: Db) {
+function trackTransactions(db: Db, port: SqlitePort) {
   const commits = afterCommitOf(db.$client);
   const transaction = db.transaction.bind(db);
-  db.transaction = ((work, config) => commits.around(() => transaction(work, config))) as Db["transaction"];
+  db.transaction = ((work, config) => {
+    if (port.foreignTransaction()) throw new ForeignTransactionError();
+    return commits.around(() => transaction(work, config));
+  }) as Db["transaction"];
 }
 
 const MIGRATIONS_TABLE = "__drizzle_migrations";

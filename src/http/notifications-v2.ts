@@ -55,11 +55,11 @@ export function notificationV2Routes(ctx: AppContext) {
       return jsonText(body, link ? { link } : undefined);
     })
     // How many groups came after the notifications marker (capped: 100 by default, at most 1,000).
-    .get("/api/v2/notifications/unread_count", (c) => {
+    .get("/api/v2/notifications/unread_count", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const p = input(c);
       const limit = pageParams(p, 100, 1000).limit;
-      const marker = services.markers.get(auth.accountId, ["notifications"])[0];
+      const marker = (await services.markers.get(auth.accountId, ["notifications"]))[0];
       const where = filtersOf(auth.accountId, p);
       if (where === "none") return { count: 0 };
       const after = marker ? (parseId(marker.lastReadId) ?? undefined) : undefined;

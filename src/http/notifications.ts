@@ -36,11 +36,11 @@ export function notificationRoutes(ctx: AppContext) {
       return jsonText(`[${render(rows, auth.accountId).join(",")}]`);
     })
     // Mastodon 4.3: how many notifications arrived after the notifications marker, capped.
-    .get("/api/v1/notifications/unread_count", (c) => {
+    .get("/api/v1/notifications/unread_count", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const p = input(c);
       const limit = pageParams(p, 100, 1000).limit;
-      const marker = services.markers.get(auth.accountId, ["notifications"])[0];
+      const marker = (await services.markers.get(auth.accountId, ["notifications"]))[0];
       const rows = services.notifications.list(auth.accountId, {
         page: { limit, ...(marker ? { minId: parseId(marker.lastReadId) ?? 0 } : {}) },
         types: strArray(p.types, "types"),

@@ -31,11 +31,11 @@ export function preferenceRoutes(ctx: AppContext) {
         "reading:autoplay:gifs": false,
       };
     })
-    .get("/api/v1/markers", (c) => {
+    .get("/api/v1/markers", async (c) => {
       const auth = requireUser(ctx, c.request, "read:statuses");
-      return serializeMarkers(services.markers.get(auth.accountId, strArray(input(c).timeline, "timeline") ?? []));
+      return serializeMarkers(await services.markers.get(auth.accountId, strArray(input(c).timeline, "timeline") ?? []));
     })
-    .post("/api/v1/markers", (c) => {
+    .post("/api/v1/markers", async (c) => {
       const auth = requireUser(ctx, c.request, "write:statuses");
       const p = input(c);
       const positions: Partial<Record<MarkerTimeline, string>> = {};
@@ -44,6 +44,6 @@ export function preferenceRoutes(ctx: AppContext) {
         const id = str(obj(p[timeline], timeline)?.last_read_id, `${timeline}[last_read_id]`);
         if (id !== undefined && parseId(id) !== null) positions[timeline] = id;
       }
-      return serializeMarkers(services.markers.set(auth.accountId, positions));
+      return serializeMarkers(await services.markers.set(auth.accountId, positions));
     });
 }

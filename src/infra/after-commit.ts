@@ -19,10 +19,19 @@ export class AfterCommit {
 
   constructor(private sqlite: Database) {}
 
-  /** Runs `task` after the current transaction commits; at once when there is none. */
-  defer(task: () => void) {
-    if (this.sqlite.inTransaction) this.pending.push(task);
+  /**
+   * Runs `task` after the current transaction commits; at once when there is none. The database
+   * port says itself whether the calling flow is in a transaction (the connection may be in
+   * another flow's, which the task must not wait for).
+   */
+  defer(task: () => void, inTransaction = this.sqlite.inTransaction) {
+    if (inTransaction) this.pending.push(task);
     else runTask(task);
+  }
+
+  /** Queues `task` for the open transaction's commit (the port, which knows one is open). */
+  queue(task: () => void) {
+    this.pending.push(task);
   }
 
   /** Where the queue stands: a savepoint's start. */

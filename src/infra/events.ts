@@ -1,6 +1,5 @@
 import type { NotificationRow, QuoteRow, RelayRow, StatusRow } from "../db/schema.ts";
-import type { Database } from "bun:sqlite";
-import { afterCommitOf, type AfterCommit } from "./after-commit.ts";
+import type { DatabasePort } from "../db/port.ts";
 
 /**
  * Everything that happened, announced once by the service that did it; no route emits.
@@ -155,11 +154,8 @@ type AnyListener = (event: DomainEvent) => void;
 export class EventBus {
   private inside = new Map<string, AnyListener[]>();
   private after = new Map<string, AnyListener[]>();
-  private commits: AfterCommit;
-
-  constructor(private sqlite: Database) {
-    this.commits = afterCommitOf(sqlite);
-  }
+  /** The database port says whether the emitting flow is in a transaction, and queues for its commit (AfterCommit on SQLite). */
+  constructor(private db: Pick<DatabasePort, "inTransaction" | "afterCommit">) {}
 
   /** A consequence that is part of the write: runs inside the emitting transaction. */
   within<T extends DomainEvent["type"]>(type: T, listener: Listener<T>) {
@@ -175,7 +171,7 @@ export class EventBus {
     // Transports hear an event before its consequences (the notification of a follow after
     // the follow), so inside a transaction they are queued before `within` listeners run;
     // outside one they are told at once, so only after the consequences are written.
-    if (this.sqlite.inTransaction) {
+    if (this.db.inTransaction) {
       this.tellTransports(event);
       this.runWithin(event);
     } else {
@@ -190,7 +186,7 @@ export class EventBus {
 
   private tellTransports(event: DomainEvent) {
     // One task per transport: one that fails must not keep the others from the news.
-    for (const listener of this.after.get(event.type) ?? []) this.commits.defer(() => listener(event));
+    for (const listener of this.after.get(event.type) ?? []) this.db.afterCommit(() => listener(event));
   }
 }
 

@@ -115,10 +115,13 @@ import { FederationHealth } from "./admin/federation-health.ts";
 import { AdminInstance } from "./admin/instance.ts";
 import type { DeliveryQueueReport } from "../models/federation-health.ts";
 import { DATABASE_FILE } from "../db/connection.ts";
+import type { DatabasePort } from "../db/port.ts";
 
 export interface ServiceDeps {
   config: Config;
   db: Db;
+  /** The database port over the same database (src/db/port.ts): the services converted so far use it. */
+  port: DatabasePort;
   clock: Clock;
   ids: IdGenerator;
   storage: MediaStorage;
@@ -151,9 +154,9 @@ const NO_QUEUE: DeliveryQueueReport = { total: 0, due: 0, retrying: 0, nextAt: n
 const REMOTE_MEDIA_TIMEOUT_MS = 30_000;
 
 export function createServices(deps: ServiceDeps) {
-  const { db, clock, ids, config, storage } = deps;
-  const events = new EventBus(db.$client);
-  const writes = new GroupCommit(db.$client);
+  const { db, port, clock, ids, config, storage } = deps;
+  const events = new EventBus(port);
+  const writes = new GroupCommit(port);
   const wheel = new TimerWheel(clock);
 
   const tokens = new TokenService(db, ids, clock, events);
@@ -178,7 +181,7 @@ export function createServices(deps: ServiceDeps) {
   const moderation = new ModerationService(db, ids, clock, follows, events, domainBlocks);
   const directory = new Directory(db, moderation);
   const endorsements = new Endorsements(db, ids, clock, follows);
-  const markers = new MarkerService(db, clock);
+  const markers = new MarkerService(port, clock);
   const notificationPolicies = new NotificationPolicies(db, ids, clock);
   const notifications = new NotificationService(db, ids, clock, moderation, events, notificationPolicies);
 

@@ -40,7 +40,7 @@ export async function startTestServices(env: Record<string, string> = {}, start 
   ids.seed(largestId(database.sqlite));
   const keys = await loadInstanceKeys(database.db);
   const storage = new MediaStorage(dataDir, config.publicUrl);
-  const { services } = assembleServices({ config, db: database.db, clock, ids, storage, keys }, { federation: false });
+  const { services } = assembleServices({ config, db: database.db, port: database.port, clock, ids, storage, keys }, { federation: false });
   // What follows a write, as in the server (no streams, no federation here).
   registerConsequences(services.events, services, {});
   return {

@@ -33,8 +33,8 @@ describe("EventBus and transactions", () => {
     handle.sqlite.run("CREATE TABLE probe (id INTEGER PRIMARY KEY)");
     // A second connection sees only what is committed.
     other = new Database(handle.path, { readonly: true });
-    bus = new EventBus(handle.sqlite);
-    writes = new GroupCommit(handle.sqlite);
+    bus = new EventBus(handle.port);
+    writes = new GroupCommit(handle.port);
     bus.within("filters.changed", (e) => within.push(e.accountId));
     bus.afterCommit("filters.changed", (e) => after.push({ id: e.accountId, visibleElsewhere: committedIds().includes(e.accountId) }));
   });
@@ -146,7 +146,7 @@ describe("EventBus and transactions", () => {
   });
 
   test("a failing transport does not keep the next from hearing; a failing `within` listener fails the write", async () => {
-    const local = new EventBus(handle.sqlite);
+    const local = new EventBus(handle.port);
     const heard: number[] = [];
     local.afterCommit("filters.changed", () => {
       throw new Error("broken stream");

@@ -3,6 +3,7 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SqlitePort } from "../../src/db/sqlite-port.ts";
 import { GroupCommit } from "../../src/infra/group-commit.ts";
 import { startTestServer } from "../support/server.ts";
 
@@ -27,7 +28,8 @@ function setup() {
   const observer = new Database(file, { readonly: true });
   open.push(observer, db);
   const committed = () => (observer.query("SELECT label FROM items ORDER BY id").all() as { label: string }[]).map((r) => r.label);
-  return { db, writes: new GroupCommit(db), committed };
+  const port = new SqlitePort(db);
+  return { db, port, writes: new GroupCommit(port), committed };
 }
 
 /** Each promise's outcome, once all have settled. */
@@ -143,6 +145,33 @@ describe("GroupCommit", () => {
     expect(settled).toEqual(["1", "2", "3", "4", "5"]);
     await writes.run(() => undefined);
     expect(committed()).toEqual(["1", "2", "3", "from-inside", "4", "5"]);
+  });
+
+  test("work that returns a promise (a service on the port) is awaited in its savepoint; a throw after its awaits undoes it alone; another flow waits for the commit", async () => {
+    const { db, port, writes, committed } = setup();
+    const insert = (label: string) => port.run("INSERT INTO items (label) VALUES (?)", [label]);
+    // A flow that began before the batch and resumes while it is open: it is not part of it.
+    let resume!: () => void;
+    const outside = new Promise<void>((resolve) => (resume = resolve)).then(() => port.all<{ label: string }>("SELECT label FROM items ORDER BY id"));
+    const results = [
+      writes.run(() => db.run("INSERT INTO items (label) VALUES ('sync')").changes),
+      writes.run(async () => {
+        await insert("async");
+        resume();
+        await port.all("SELECT 1");
+        return "A";
+      }),
+      writes.run(async () => {
+        await insert("undone");
+        await port.all("SELECT 1");
+        throw new Error("late failure");
+      }),
+      writes.run(() => db.run("INSERT INTO items (label) VALUES ('after')").changes),
+    ];
+    expect(await outcomes(results)).toEqual([{ value: 1 }, { value: "A" }, { error: "Error: late failure" }, { value: 1 }]);
+    expect(committed()).toEqual(["sync", "async", "after"]);
+    expect((await outside).map((r) => r.label)).toEqual(["sync", "async", "after"]);
+    expect(db.inTransaction).toBe(false);
   });
 
   test("flush() commits what is queued at once (shutdown), and the scheduled flush then finds nothing", async () => {

@@ -1,7 +1,6 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
-import { markers } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
 
 export const MARKER_TIMELINES = ["home", "notifications"] as const;
 export type MarkerTimeline = (typeof MARKER_TIMELINES)[number];
@@ -15,47 +14,58 @@ export interface Marker {
 
 /** Read positions of the home and notifications timelines, synced across a user's clients. */
 export class MarkerService {
-  constructor(
-    private db: Db,
-    private clock: Clock,
-  ) {}
+  // Built once: drizzle spends more building a query than SQLite running it (about 25 µs
+  // against 5 µs a statement, measured), and a prepared query runs in whichever transaction
+  // executes it (src/db/port.ts).
+  private q;
 
-  get(accountId: number, timelines: string[]): Marker[] {
+  constructor(
+    private db: DatabasePort,
+    private clock: Clock,
+  ) {
+    const { markers } = db.tables;
+    const orm = db.orm;
+    const mine = and(eq(markers.accountId, sql.placeholder("accountId")), eq(markers.timeline, sql.placeholder("timeline")));
+    this.q = {
+      ofAccount: orm.select().from(markers).where(eq(markers.accountId, sql.placeholder("accountId"))).prepare(),
+      one: orm.select().from(markers).where(mine).prepare(),
+      insert: orm
+        .insert(markers)
+        .values({ accountId: sql.placeholder("accountId"), timeline: sql.placeholder("timeline"), lastReadId: sql.placeholder("lastReadId"), version: 1, updatedAt: sql.placeholder("updatedAt") })
+        .prepare(),
+      move: orm
+        .update(markers)
+        .set({ lastReadId: sql.placeholder("lastReadId") as unknown as string, version: sql`${markers.version} + 1`, updatedAt: sql.placeholder("updatedAt") as unknown as number })
+        .where(mine)
+        .prepare(),
+    };
+  }
+
+  async get(accountId: number, timelines: string[]): Promise<Marker[]> {
     const wanted = timelines.filter((t): t is MarkerTimeline => (MARKER_TIMELINES as readonly string[]).includes(t));
     if (wanted.length === 0) return [];
-    return this.db
-      .select()
-      .from(markers)
-      .where(and(eq(markers.accountId, accountId), inArray(markers.timeline, wanted)))
-      .all() as Marker[];
+    // An account has at most one marker per timeline (two rows).
+    return ((await this.q.ofAccount.execute({ accountId })) as Marker[]).filter((m) => wanted.includes(m.timeline));
   }
 
   /** Saves positions; the version moves only when the position does, as Rails' lock_version. */
-  set(accountId: number, positions: Partial<Record<MarkerTimeline, string>>): Marker[] {
+  async set(accountId: number, positions: Partial<Record<MarkerTimeline, string>>): Promise<Marker[]> {
     const now = this.clock.now();
     const saved: Marker[] = [];
-    this.db.transaction((tx) => {
+    await this.db.transaction(async () => {
       for (const timeline of MARKER_TIMELINES) {
         const lastReadId = positions[timeline];
         if (lastReadId === undefined) continue;
-        const existing = tx
-          .select()
-          .from(markers)
-          .where(and(eq(markers.accountId, accountId), eq(markers.timeline, timeline)))
-          .get();
+        const [existing] = (await this.q.one.execute({ accountId, timeline })) as Marker[];
         if (!existing) {
           const row = { accountId, timeline, lastReadId, version: 1, updatedAt: now };
-          tx.insert(markers).values(row).run();
+          await this.q.insert.execute({ accountId, timeline, lastReadId, updatedAt: now });
           saved.push(row);
         } else if (existing.lastReadId !== lastReadId) {
-          const row = { ...existing, lastReadId, version: existing.version + 1, updatedAt: now } as Marker;
-          tx.update(markers)
-            .set({ lastReadId, version: row.version, updatedAt: now })
-            .where(and(eq(markers.accountId, accountId), eq(markers.timeline, timeline)))
-            .run();
-          saved.push(row);
+          await this.q.move.execute({ accountId, timeline, lastReadId, updatedAt: now });
+          saved.push({ ...existing, lastReadId, version: existing.version + 1, updatedAt: now });
         } else {
-          saved.push(existing as Marker);
+          saved.push(existing);
         }
       }
     });

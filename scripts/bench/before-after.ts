@@ -1,0 +1,73 @@
+/**
+ * Server CPU per request of a few endpoints, before and after a change, in one run: two server
+ * processes, one from another checkout (`--before=<dir>`, e.g. `git archive <commit> | tar -x -C
+ * <dir>` with node_modules linked), one from this one, measured alternately, round after round,
+ * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
+ * from /proc over a short wrk run (wrk's own CPU does not count).
+ *
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>]
+ *
+ * The endpoints are those of the family converted to the database port (issue 31): markers.
+ */
+import { cpuSeconds, fmt, requireWrk, seedUser, startRookery, wrk } from "./lib.ts";
+
+requireWrk();
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const beforeRoot = arg("before");
+if (!beforeRoot) throw new Error("--before=<dir of the other checkout> is required");
+const rounds = Number(arg("rounds") ?? 3);
+const seconds = Number(arg("seconds") ?? 3);
+const only = arg("only");
+
+// A POST that moves the home marker on each request (a write each time, version + 1).
+const MOVING_POST = `
+n = 0
+request = function()
+  n = n + 1
+  return wrk.format("POST", nil, nil, '{"home":{"last_read_id":"' .. (100000 + n) .. '"},"notifications":{"last_read_id":"7"}}')
+end`;
+
+const servers = [
+  { name: "before", server: await startRookery(4620, {}, undefined, beforeRoot) },
+  { name: "after", server: await startRookery(4621) },
+];
+try {
+  const tokens = new Map<string, string>();
+  for (const s of servers) tokens.set(s.name, (await seedUser(s.server, "reader")).token);
+  const endpoints = (token: string) => [
+    { label: "GET /api/v1/markers", path: "/api/v1/markers?timeline[]=home&timeline[]=notifications", options: {} },
+    { label: "POST /api/v1/markers (moves)", path: "/api/v1/markers", options: { method: "POST", headers: { "content-type": "application/json" }, lua: MOVING_POST } },
+    { label: "GET /api/v1/notifications/unread_count", path: "/api/v1/notifications/unread_count", options: {} },
+  ].filter((e) => !only || e.label.includes(only)).map((e) => ({ ...e, options: { ...e.options, headers: { ...(e.options as { headers?: Record<string, string> }).headers, authorization: `Bearer ${token}` } } }));
+
+  const cpu = new Map<string, number[]>();
+  const rps = new Map<string, number[]>();
+  console.log(`wrk -t1 -c16, ${seconds} s a run, ${rounds} rounds alternating before/after, ${new Date().toISOString().slice(0, 10)}\n`);
+  for (let round = 0; round < rounds; round++) {
+    // Alternate which goes first, so neither always follows the other's warm-up.
+    const order = round % 2 === 0 ? servers : [...servers].reverse();
+    for (const s of order) {
+      for (const e of endpoints(tokens.get(s.name)!)) {
+        const key = `${e.label}|${s.name}`;
+        const start = cpuSeconds(s.server.proc.pid);
+        const r = wrk(`${s.server.url}${e.path}`, { seconds, connections: 16, ...e.options });
+        const used = cpuSeconds(s.server.proc.pid) - start;
+        if (r.non2xx) throw new Error(`${key}: ${r.non2xx} non-2xx answers`);
+        (cpu.get(key) ?? cpu.set(key, []).get(key)!).push((used / (r.requestsPerSecond * seconds)) * 1e6);
+        (rps.get(key) ?? rps.set(key, []).get(key)!).push(r.requestsPerSecond);
+      }
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  console.log(`${"endpoint".padEnd(40)} ${"CPU µs/req before".padStart(18)} ${"after".padStart(8)} ${"ratio".padStart(6)} ${"req/s before".padStart(13)} ${"after".padStart(8)}   (medians; each round's CPU)`);
+  for (const e of endpoints("")) {
+    const b = cpu.get(`${e.label}|before`)!;
+    const a = cpu.get(`${e.label}|after`)!;
+    const runs = b.map((x, i) => `${fmt(x, 1)}/${fmt(a[i]!, 1)}`).join(" ");
+    console.log(
+      `${e.label.padEnd(40)} ${fmt(median(b), 1).padStart(18)} ${fmt(median(a), 1).padStart(8)} ${fmt(median(a) / median(b), 2).padStart(6)} ${fmt(median(rps.get(`${e.label}|before`)!)).padStart(13)} ${fmt(median(rps.get(`${e.label}|after`)!)).padStart(8)}   ${runs}`,
+    );
+  }
+} finally {
+  for (const s of servers) await s.server.stop();
+}

@@ -1,0 +1,287 @@
+import type { Database as Sqlite } from "bun:sqlite";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { drizzle } from "drizzle-orm/sqlite-proxy";
+import { afterCommitOf, type AfterCommit } from "../infra/after-commit.ts";
+import { ConcurrentSavepointError, isThenable, type DatabasePort, type PortOrm, type Row } from "./port.ts";
+import * as schema from "./schema.ts";
+
+/** An open write transaction of the port: the connection is its until `done`. */
+interface Tx {
+  done: Promise<void>;
+  release: () => void;
+  /** How many savepoints are open inside it. */
+  depth: number;
+  heldAcrossTurn: boolean;
+}
+
+/** Where a flow stands: in `tx`, at savepoint depth `depth`. */
+interface Frame {
+  tx: Tx;
+  depth: number;
+}
+
+/**
+ * A transaction still open when the event loop turned: it awaited something other than the
+ * database (a fetch, a timer), holding the one connection while other work waited for it, and
+ * letting the old synchronous code of other requests run inside it. It is rolled back.
+ */
+export class TransactionHeldAcrossTurnError extends Error {
+  constructor() {
+    super("a transaction stayed open across a turn of the event loop (it awaited something other than the database) and was rolled back");
+  }
+}
+
+/**
+ * A synchronous transaction of the old API (`db.transaction(() => ...)`) began while a port
+ * transaction of another flow held the connection: on one connection it would have joined
+ * that transaction, and been undone by its rollback after its caller heard it was saved.
+ */
+export class ForeignTransactionError extends Error {
+  constructor() {
+    super("a synchronous transaction began while another flow's transaction held the connection");
+  }
+}
+
+/**
+ * The port over the one bun:sqlite connection. On one connection, every statement run while a
+ * transaction is open is part of it, whoever runs it. So a port transaction is one critical
+ * section (BEGIN IMMEDIATE ... COMMIT under a lock): the flow that opened it (found through
+ * AsyncLocalStorage, savepoints included) runs its statements at once; a statement, builder or
+ * transaction of any other flow waits until it ends, then runs against what was committed.
+ * The statements themselves are synchronous (a few µs), so waiting is short, as long as work
+ * inside a transaction awaits nothing but the database, which is checked: see
+ * TransactionHeldAcrossTurnError.
+ *
+ * A transaction whose work returns without a promise commits before `transaction` returns
+ * (GroupCommit's batches of synchronous work stay one synchronous run, as before the port).
+ */
+export class SqlitePort implements DatabasePort {
+  readonly dialect = "sqlite" as const;
+  readonly tables = schema;
+  readonly orm: PortOrm;
+  private scope = new AsyncLocalStorage<Frame>();
+  private open: Tx | null = null;
+  private commits: AfterCommit;
+  private savepoints = 0;
+
+  constructor(private sqlite: Sqlite) {
+    this.commits = afterCommitOf(sqlite);
+    // drizzle's asynchronous SQLite driver, over the same statements and the same lock.
+    this.orm = drizzle((text, params, method) => this.execute(text, params, method), { schema });
+  }
+
+  async all<T = Row>(text: string, params: readonly unknown[] = []): Promise<T[]> {
+    if (this.foreign()) await this.ready();
+    return this.sqlite.query(text).all(...(params as never[])) as T[];
+  }
+
+  async get<T = Row>(text: string, params: readonly unknown[] = []): Promise<T | undefined> {
+    if (this.foreign()) await this.ready();
+    return (this.sqlite.query(text).get(...(params as never[])) ?? undefined) as T | undefined;
+  }
+
+  async values(text: string, params: readonly unknown[] = []): Promise<unknown[][]> {
+    if (this.foreign()) await this.ready();
+    return this.sqlite.query(text).values(...(params as never[])) as unknown[][];
+  }
+
+  async run(text: string, params: readonly unknown[] = []): Promise<number> {
+    if (this.foreign()) await this.ready();
+    return this.sqlite.query(text).run(...(params as never[])).changes;
+  }
+
+  changes(result: unknown): number {
+    return (result as { changes?: number } | undefined)?.changes ?? 0;
+  }
+
+  get inTransaction(): boolean {
+    // With no port transaction open, the connection's own flag is the old API's transaction
+    // of the synchronous code now running (nothing else can run in the middle of it).
+    return this.open === null ? this.sqlite.inTransaction : this.scope.getStore()?.tx === this.open;
+  }
+
+  afterCommit(task: () => void) {
+    if (this.inTransaction) this.commits.queue(task);
+    else this.commits.defer(task, false);
+  }
+
+  /** Whether a port transaction of another flow holds the connection now (the old API's transactions check it). */
+  foreignTransaction(): boolean {
+    return this.foreign();
+  }
+
+  transaction<T>(work: () => Promise<T> | T): Promise<T> {
+    try {
+      return Promise.resolve(this.atomic(work));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** `transaction`, answering synchronously when `work` did and nothing had to wait (GroupCommit). */
+  atomic<T>(work: () => Promise<T> | T): T | Promise<T> {
+    const frame = this.scope.getStore();
+    if (frame && frame.tx === this.open) return this.savepoint(frame, work);
+    if (this.open) return this.ready().then(() => this.atomic(work));
+    if (this.sqlite.inTransaction) return this.insideOldTransaction(work);
+    return this.outermost(work);
+  }
+
+  /**
+   * Called from the synchronous stack of a transaction of the old API (a GroupCommit flushed
+   * inside one): synchronous work nests as a savepoint of it, as the old API's own nesting
+   * does. Asynchronous work would outlive that transaction: its statements after the first
+   * await would run outside it. A converted service may not be called from there: its callers
+   * are converted first (docs/architecture.md, "The database port").
+   */
+  private insideOldTransaction<T>(work: () => Promise<T> | T): T {
+    const name = `port_${++this.savepoints}`;
+    const mark = this.commits.mark();
+    this.sqlite.run(`SAVEPOINT ${name}`);
+    const undo = () => {
+      this.sqlite.run(`ROLLBACK TO ${name}`);
+      this.sqlite.run(`RELEASE ${name}`);
+      this.commits.discard(mark);
+    };
+    let result: T | Promise<T>;
+    try {
+      result = work();
+    } catch (e) {
+      undo();
+      throw e;
+    }
+    if (isThenable(result)) {
+      undo();
+      result.catch(() => {});
+      throw new Error("asynchronous work began inside a synchronous transaction of the old API (convert the caller first)");
+    }
+    this.sqlite.run(`RELEASE ${name}`);
+    return result;
+  }
+
+  close(): Promise<void> {
+    this.sqlite.close();
+    return Promise.resolve();
+  }
+
+  private foreign(): boolean {
+    return this.open !== null && this.scope.getStore()?.tx !== this.open;
+  }
+
+  /** Resolves once no transaction of another flow holds the connection. */
+  private async ready(): Promise<void> {
+    while (this.foreign()) await this.open!.done;
+  }
+
+  /** drizzle's callback: rows as arrays (one array for `get`); a write answers bun's changes as well (`changes`). */
+  private async execute(text: string, params: unknown[], method: "run" | "all" | "values" | "get"): Promise<{ rows: any[] }> {
+    if (this.foreign()) await this.ready();
+    // Through prepare (openDatabase caches its statements and counts them for the benchmarks).
+    const statement = this.sqlite.prepare(text);
+    if (method === "run") return { rows: [], ...statement.run(...(params as never[])) };
+    const rows = statement.values(...(params as never[])) as unknown[][];
+    return { rows: method === "get" ? (rows[0] as unknown[]) : rows };
+  }
+
+  private outermost<T>(work: () => Promise<T> | T): T | Promise<T> {
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    const tx: Tx = { done, release, depth: 0, heldAcrossTurn: false };
+    const mark = this.commits.mark();
+    this.sqlite.run("BEGIN IMMEDIATE");
+    this.open = tx;
+    let result: T | Promise<T>;
+    try {
+      result = this.scope.run({ tx, depth: 0 }, work);
+    } catch (e) {
+      this.rollback(tx, mark);
+      throw e;
+    }
+    if (!isThenable(result)) {
+      this.commit(tx, mark);
+      return result;
+    }
+    // A statement of the port resolves within the same turn; an immediate runs only once the
+    // loop turns, so it fires only for work that awaited something else.
+    const turn = setImmediate(() => (tx.heldAcrossTurn = true));
+    return result.then(
+      (value) => {
+        clearImmediate(turn);
+        if (tx.heldAcrossTurn) {
+          this.rollback(tx, mark);
+          throw new TransactionHeldAcrossTurnError();
+        }
+        this.commit(tx, mark);
+        return value;
+      },
+      (error) => {
+        clearImmediate(turn);
+        this.rollback(tx, mark);
+        throw error;
+      },
+    );
+  }
+
+  private commit(tx: Tx, mark: number) {
+    try {
+      this.sqlite.run("COMMIT");
+    } catch (e) {
+      // A deferred constraint fails at COMMIT: the transaction is undone.
+      this.rollback(tx, mark);
+      throw e;
+    }
+    this.end(tx);
+    this.commits.committed();
+  }
+
+  private rollback(tx: Tx, mark: number) {
+    if (this.sqlite.inTransaction) this.sqlite.run("ROLLBACK");
+    this.commits.discard(mark);
+    this.end(tx);
+  }
+
+  private end(tx: Tx) {
+    this.open = null;
+    tx.release();
+  }
+
+  private savepoint<T>(frame: Frame, work: () => Promise<T> | T): T | Promise<T> {
+    const tx = frame.tx;
+    if (tx.depth !== frame.depth) throw new ConcurrentSavepointError();
+    const name = `port_${++this.savepoints}`;
+    const depth = ++tx.depth;
+    const mark = this.commits.mark();
+    this.sqlite.run(`SAVEPOINT ${name}`);
+    const keep = () => {
+      this.sqlite.run(`RELEASE ${name}`);
+      tx.depth = depth - 1;
+    };
+    const undo = () => {
+      this.sqlite.run(`ROLLBACK TO ${name}`);
+      this.sqlite.run(`RELEASE ${name}`);
+      this.commits.discard(mark);
+      tx.depth = depth - 1;
+    };
+    let result: T | Promise<T>;
+    try {
+      result = this.scope.run({ tx, depth }, work);
+    } catch (e) {
+      undo();
+      throw e;
+    }
+    if (!isThenable(result)) {
+      keep();
+      return result;
+    }
+    return result.then(
+      (value) => {
+        keep();
+        return value;
+      },
+      (error) => {
+        undo();
+        throw error;
+      },
+    );
+  }
+}

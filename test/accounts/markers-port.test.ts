@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ManualClock } from "../../src/clock.ts";
+import { openDatabase } from "../../src/db/connection.ts";
+import type { DatabasePort } from "../../src/db/port.ts";
+import { PostgresPort } from "../../src/db/postgres-port.ts";
+import { MarkerService } from "../../src/services/accounts/markers.ts";
+import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
+
+/**
+ * The markers, the first family on the database port (issue 31): the same service runs on
+ * SQLite and on PostgreSQL. The API's behaviour is tested over HTTP in accounts.test.ts; this
+ * holds the rules on both databases.
+ */
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function sqlite(): Promise<DatabasePort> {
+  const dir = mkdtempSync(join(tmpdir(), "rookery-markers-"));
+  const handle = openDatabase(dir);
+  cleanups.push(async () => (handle.close(), rmSync(dir, { recursive: true, force: true })));
+  return handle.port;
+}
+
+async function postgres(): Promise<DatabasePort> {
+  const database = await freshPgDatabase();
+  const port = new PostgresPort(database.url, { max: 2 });
+  cleanups.push(async () => (await port.close(), await database.drop()));
+  return port;
+}
+
+for (const [name, open, skip] of [
+  ["SQLite", sqlite, false],
+  ["PostgreSQL", postgres, !postgresAvailable],
+] as const) {
+  describe.skipIf(skip)(`markers on ${name}`, () => {
+    test("saved positions are read back; the version moves only when the position does; unknown timelines are ignored", async () => {
+      const port = await open();
+      const clock = new ManualClock(1_764_000_000_000);
+      let now = clock.now();
+      await port.run("INSERT INTO accounts (id, username, created_at) VALUES (?, ?, ?)", [2 ** 45, "alice", now]);
+      const markers = new MarkerService(port, clock);
+      const alice = 2 ** 45;
+
+      expect(await markers.get(alice, ["home", "notifications", "other"])).toEqual([]);
+      expect(await markers.set(alice, { home: "100", notifications: "7" })).toEqual([
+        { accountId: alice, timeline: "home", lastReadId: "100", version: 1, updatedAt: now },
+        { accountId: alice, timeline: "notifications", lastReadId: "7", version: 1, updatedAt: now },
+      ] as never);
+      clock.set((now += 1000));
+      const [home] = await markers.set(alice, { home: "100" });
+      expect(home).toMatchObject({ lastReadId: "100", version: 1, updatedAt: now - 1000 });
+      const [moved] = await markers.set(alice, { home: "120" });
+      expect(moved).toMatchObject({ lastReadId: "120", version: 2, updatedAt: now });
+      const read = await markers.get(alice, ["home", "elsewhere"]);
+      expect(read).toEqual([{ accountId: alice, timeline: "home", lastReadId: "120", version: 2, updatedAt: now }] as never);
+      expect(await markers.get(alice, [])).toEqual([]);
+    });
+
+    test("a save the database refuses keeps nothing", async () => {
+      const port = await open();
+      const markers = new MarkerService(port, new ManualClock(5));
+      // No such account: the positions' inserts break the foreign key.
+      const refused = await markers.set(404, { home: "1", notifications: "2" }).catch((e: Error) => e);
+      // drizzle wraps the driver's error (its `cause`).
+      expect(String((refused as Error).cause)).toMatch(/foreign key/i);
+      expect(await port.all("SELECT * FROM markers")).toEqual([]);
+    });
+  });
+}
