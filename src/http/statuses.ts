@@ -61,7 +61,7 @@ export function statusRoutes(ctx: AppContext) {
     })
     .get("/api/v1/statuses", (c) => {
       const auth = optionalUser(ctx, c.request, "read:statuses");
-      const ids = (strArray(input(c).id, "id") ?? []).slice(0, 20).map(parseId).filter((id): id is number => id !== null);
+      const ids = (strArray(input(c.request).id, "id") ?? []).slice(0, 20).map(parseId).filter((id): id is number => id !== null);
       const viewer = viewerId(auth);
       const byId = new Map(services.reader.visible(services.reader.rowsByIds(ids), viewer).map((r) => [r.id, r]));
       return jsonText(statusesJson(services, ctx.urls, ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), viewer));
@@ -105,13 +105,13 @@ export function statusRoutes(ctx: AppContext) {
     .get("/api/v1/statuses/:id/reblogged_by", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));
       const row = services.reader.visibleRow(statusId(c.params), viewer);
-      const page = pageParams(input(c), 40, 80);
+      const page = pageParams(input(c.request), 40, 80);
       return renderAccountList(ctx, c.request, c.set, services.threads.rebloggedBy(row.id, viewer, page), page.limit, "since_id");
     })
     .get("/api/v1/statuses/:id/favourited_by", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));
       const row = services.reader.visibleRow(statusId(c.params), viewer);
-      const page = pageParams(input(c), 40, 80);
+      const page = pageParams(input(c.request), 40, 80);
       return renderAccountList(ctx, c.request, c.set, services.threads.favouritedBy(row.id, viewer, page), page.limit, "since_id");
     });
 }
