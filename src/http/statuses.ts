@@ -67,16 +67,19 @@ export function statusRoutes(ctx: AppContext) {
       return jsonText(statusesJson(services, ctx.urls, ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), viewer));
     })
     .get("/api/v1/statuses/:id", (c) => {
-      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
-      const id = statusId(c.params);
-      // Anonymous readers all see the same thing: straight from the render cache.
-      const cached = viewer === null && id !== null ? cachedPublicJson(services, id) : null;
-      if (cached) return jsonText(cached);
-      const row = services.reader.visibleRow(id, viewer);
-      const json = statusJson(services, ctx.urls, row, viewer);
+      // The token, the row, its visibility and its rendering read in one transaction (ReadSnapshot).
+      const { json, quoting } = services.snapshot.read(() => {
+        const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+        const id = statusId(c.params);
+        // Anonymous readers all see the same thing: straight from the render cache.
+        const cached = viewer === null && id !== null ? cachedPublicJson(services, id) : null;
+        if (cached) return { json: cached, quoting: null };
+        const row = services.reader.visibleRow(id, viewer);
+        return { json: statusJson(services, ctx.urls, row, viewer), quoting: viewer === null ? null : (row.reblogOfId ?? row.id) };
+      });
       if (json === null) throw notFound();
-      // A signed-in reader's look at a quote unchecked for a week has it checked again.
-      if (viewer !== null) services.quoteChecks.opened(row.reblogOfId ?? row.id);
+      // A signed-in reader's look at a quote unchecked for a week has it checked again (a write: after the read).
+      if (quoting !== null) services.quoteChecks.opened(quoting);
       return jsonText(json);
     })
     .delete("/api/v1/statuses/:id", async (c) => {

@@ -12,11 +12,14 @@ import { renderTimeline } from "./render.ts";
 export function timelineRoutes(ctx: AppContext) {
   const { services } = ctx;
   return new Elysia()
-    .get("/api/v1/timelines/home", (c) => {
-      const auth = requireUser(ctx, c.request, "read:statuses");
-      const page = services.timelines.home(auth.accountId, pageParams(input(c.request), 20, 40));
-      return renderTimeline(ctx, c.request, page, auth.accountId, true, ["limit", "local"]);
-    })
+    // The token, the page and its rendering read in one transaction (ReadSnapshot).
+    .get("/api/v1/timelines/home", (c) =>
+      services.snapshot.read(() => {
+        const auth = requireUser(ctx, c.request, "read:statuses");
+        const page = services.timelines.home(auth.accountId, pageParams(input(c.request), 20, 40));
+        return renderTimeline(ctx, c.request, page, auth.accountId, true, ["limit", "local"]);
+      }),
+    )
     .get("/api/v1/timelines/public", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const p = input(c.request);
