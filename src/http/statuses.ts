@@ -73,13 +73,14 @@ export function statusRoutes(ctx: AppContext) {
         const id = statusId(c.params);
         // Anonymous readers all see the same thing: straight from the render cache.
         const cached = viewer === null && id !== null ? cachedPublicJson(services, id) : null;
-        if (cached) return { json: cached, quoting: null };
+        if (cached) return { json: cached, quoting: undefined };
         const row = services.reader.visibleRow(id, viewer);
-        return { json: statusJson(services, ctx.urls, row, viewer), quoting: viewer === null ? null : (row.reblogOfId ?? row.id) };
+        // Its quote, for a signed-in reader (QuoteChecks.opened, read here and acted on after).
+        return { json: statusJson(services, ctx.urls, row, viewer), quoting: viewer === null ? undefined : services.quotes.forStatus(row.reblogOfId ?? row.id) };
       });
       if (json === null) throw notFound();
       // A signed-in reader's look at a quote unchecked for a week has it checked again (a write: after the read).
-      if (quoting !== null) services.quoteChecks.opened(quoting);
+      if (quoting) services.quoteChecks.refreshIfStale(quoting);
       return jsonText(json);
     })
     .delete("/api/v1/statuses/:id", async (c) => {
