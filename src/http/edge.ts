@@ -91,10 +91,19 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
   return function edge(request: Request, server: Server<WsData>, peerAddress?: string | null, counted = false): Promise<Response> | Response | undefined {
     const started = performance.now();
     const requestId = `${instanceTag}-${(++counter).toString(36)}`;
-    const forwarded = config.trustedProxies.length > 0 ? request.headers.get("x-forwarded-for") : null;
-    const peer = peerIp(peerAddress !== undefined ? (peerAddress ?? undefined) : server.requestIP(request)?.address);
-    const ip = forwarded ? clientIp(peer && formatIp(peer), forwarded, config.trustedProxies) : peer;
-    const meta = newMeta(requestId, ip);
+    // The client's address is a system call of its own (getpeername): a read that neither logs
+    // nor is rate-limited never asks for it. Requests that log, and those that may change
+    // something (sign-in counts its attempts by address), have it looked up now, while their
+    // client is surely still connected.
+    let ip: Ip | null | undefined;
+    const ipOf = (): Ip | null => {
+      if (ip !== undefined) return ip;
+      const forwarded = config.trustedProxies.length > 0 ? request.headers.get("x-forwarded-for") : null;
+      const peer = peerIp(peerAddress !== undefined ? (peerAddress ?? undefined) : server.requestIP(request)?.address);
+      return (ip = forwarded ? clientIp(peer && formatIp(peer), forwarded, config.trustedProxies) : peer);
+    };
+    if (config.logRequests || (request.method !== "GET" && request.method !== "HEAD")) ipOf();
+    const meta = newMeta(requestId, ipOf);
     setMeta(request, meta);
     // Without a usable Host, Bun's URL has no origin: there is no path to classify it by.
     if (!request.url.startsWith("http")) {
@@ -127,12 +136,13 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
         headers.set("vary", "Authorization, Origin");
       }
       if (config.logRequests) {
+        const at = ipOf();
         log("info", "request", {
           method: request.method,
           path: redactPath(request.url),
           status: response.status,
           ms: Math.round((performance.now() - started) * 10) / 10,
-          ip: ip ? formatIp(ip) : undefined,
+          ip: at ? formatIp(at) : undefined,
           request_id: requestId,
         });
       }
@@ -173,7 +183,7 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     const inboxPost = request.method === "POST" && INBOX_PATH.test(path);
     if (!counted && config.rateLimits && (path.startsWith("/api/") || inboxPost)) {
       // Servers posting to an inbox carry no token: they are counted by their address.
-      limits = ctx.services.rateLimits.check({ method: request.method, path, ip, accountId: inboxPost ? null : peekAccountId(ctx, request) });
+      limits = ctx.services.rateLimits.check({ method: request.method, path, ip: ipOf(), accountId: inboxPost ? null : peekAccountId(ctx, request) });
       // Refused before routing: the request has no effect at all.
       if (limits?.limited) {
         // Mastodon's throttled responder: exactly this type, this body. A server refused at an

@@ -78,12 +78,19 @@ export async function parseBody(request: Request, contentType: string, uploads: 
   return {};
 }
 
-/** Query and body parameters in one bag (body wins), as Rails' `params`. */
-export function input(c: { request: Request; body?: unknown }): Params {
-  const meta = getMeta(c.request);
+/**
+ * Query and body parameters in one bag (body wins), as Rails' `params`. A GET route passes its
+ * request alone (Elysia reads no body for GET): a route that hands its whole context to a
+ * function is compiled by Elysia to build everything for it on every request (the headers as an
+ * object, the cookies, the query, a server getter), 3-5 µs a request that no route here reads.
+ */
+export function input(c: Request | { request: Request; body?: unknown }): Params {
+  const request = c instanceof Request ? c : c.request;
+  const meta = getMeta(request);
   if (meta.params !== undefined) return meta.params as Params;
-  const params = paramsFromQuery(c.request.url);
-  if (c.body && typeof c.body === "object" && !Array.isArray(c.body)) Object.assign(params, c.body);
+  const params = paramsFromQuery(request.url);
+  const body = c instanceof Request ? undefined : c.body;
+  if (body && typeof body === "object" && !Array.isArray(body)) Object.assign(params, body);
   meta.params = params;
   return params;
 }

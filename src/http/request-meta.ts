@@ -15,9 +15,21 @@ export interface RequestMeta {
 
 const metas = new WeakMap<Request, RequestMeta>();
 
-/** Every field is the object's own (never inherited), whatever anything did to Object.prototype. */
-export function newMeta(id: string, ip: Ip | null): RequestMeta {
-  return { id, ip, auth: undefined, params: undefined, uploads: undefined };
+/**
+ * Every field is the object's own (never inherited), whatever anything did to Object.prototype.
+ * `ip`: the address, or how to find it when it is first read (the edge's lookup is a system call).
+ */
+export function newMeta(id: string, ip: Ip | null | (() => Ip | null)): RequestMeta {
+  if (typeof ip !== "function") return { id, ip, auth: undefined, params: undefined, uploads: undefined };
+  return {
+    id,
+    get ip() {
+      return ip();
+    },
+    auth: undefined,
+    params: undefined,
+    uploads: undefined,
+  };
 }
 
 export function setMeta(request: Request, meta: RequestMeta) {

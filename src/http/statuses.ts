@@ -61,22 +61,26 @@ export function statusRoutes(ctx: AppContext) {
     })
     .get("/api/v1/statuses", (c) => {
       const auth = optionalUser(ctx, c.request, "read:statuses");
-      const ids = (strArray(input(c).id, "id") ?? []).slice(0, 20).map(parseId).filter((id): id is number => id !== null);
+      const ids = (strArray(input(c.request).id, "id") ?? []).slice(0, 20).map(parseId).filter((id): id is number => id !== null);
       const viewer = viewerId(auth);
       const byId = new Map(services.reader.visible(services.reader.rowsByIds(ids), viewer).map((r) => [r.id, r]));
       return jsonText(statusesJson(services, ctx.urls, ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), viewer));
     })
     .get("/api/v1/statuses/:id", (c) => {
-      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
-      const id = statusId(c.params);
-      // Anonymous readers all see the same thing: straight from the render cache.
-      const cached = viewer === null && id !== null ? cachedPublicJson(services, id) : null;
-      if (cached) return jsonText(cached);
-      const row = services.reader.visibleRow(id, viewer);
-      const json = statusJson(services, ctx.urls, row, viewer);
+      // The token, the row, its visibility and its rendering read in one transaction (ReadSnapshot).
+      const { json, quoting } = services.snapshot.read(() => {
+        const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+        const id = statusId(c.params);
+        // Anonymous readers all see the same thing: straight from the render cache.
+        const cached = viewer === null && id !== null ? cachedPublicJson(services, id) : null;
+        if (cached) return { json: cached, quoting: undefined };
+        const row = services.reader.visibleRow(id, viewer);
+        // Its quote, for a signed-in reader (QuoteChecks.opened, read here and acted on after).
+        return { json: statusJson(services, ctx.urls, row, viewer), quoting: viewer === null ? undefined : services.quotes.forStatus(row.reblogOfId ?? row.id) };
+      });
       if (json === null) throw notFound();
-      // A signed-in reader's look at a quote unchecked for a week has it checked again.
-      if (viewer !== null) services.quoteChecks.opened(row.reblogOfId ?? row.id);
+      // A signed-in reader's look at a quote unchecked for a week has it checked again (a write: after the read).
+      if (quoting) services.quoteChecks.refreshIfStale(quoting);
       return jsonText(json);
     })
     .delete("/api/v1/statuses/:id", async (c) => {
@@ -105,13 +109,13 @@ export function statusRoutes(ctx: AppContext) {
     .get("/api/v1/statuses/:id/reblogged_by", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));
       const row = services.reader.visibleRow(statusId(c.params), viewer);
-      const page = pageParams(input(c), 40, 80);
+      const page = pageParams(input(c.request), 40, 80);
       return renderAccountList(ctx, c.request, c.set, services.threads.rebloggedBy(row.id, viewer, page), page.limit, "since_id");
     })
     .get("/api/v1/statuses/:id/favourited_by", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));
       const row = services.reader.visibleRow(statusId(c.params), viewer);
-      const page = pageParams(input(c), 40, 80);
+      const page = pageParams(input(c.request), 40, 80);
       return renderAccountList(ctx, c.request, c.set, services.threads.favouritedBy(row.id, viewer, page), page.limit, "since_id");
     });
 }

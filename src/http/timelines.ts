@@ -12,21 +12,24 @@ import { renderTimeline } from "./render.ts";
 export function timelineRoutes(ctx: AppContext) {
   const { services } = ctx;
   return new Elysia()
-    .get("/api/v1/timelines/home", (c) => {
-      const auth = requireUser(ctx, c.request, "read:statuses");
-      const page = services.timelines.home(auth.accountId, pageParams(input(c), 20, 40));
-      return renderTimeline(ctx, c.request, page, auth.accountId, true, ["limit", "local"]);
-    })
+    // The token, the page and its rendering read in one transaction (ReadSnapshot).
+    .get("/api/v1/timelines/home", (c) =>
+      services.snapshot.read(() => {
+        const auth = requireUser(ctx, c.request, "read:statuses");
+        const page = services.timelines.home(auth.accountId, pageParams(input(c.request), 20, 40));
+        return renderTimeline(ctx, c.request, page, auth.accountId, true, ["limit", "local"]);
+      }),
+    )
     .get("/api/v1/timelines/public", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
-      const p = input(c);
+      const p = input(c.request);
       const local = bool(p.local, "local") === true;
       const page = services.timelines.public(viewer, pageParams(p, 20, 40), { onlyMedia: bool(p.only_media, "only_media"), local, remote: bool(p.remote, "remote") === true && !local });
       return renderTimeline(ctx, c.request, page, viewer, true, ["limit", "local", "remote", "only_media"]);
     })
     .get("/api/v1/timelines/tag/:hashtag", (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
-      const p = input(c);
+      const p = input(c.request);
       const local = bool(p.local, "local") === true;
       const page = services.timelines.tag(viewer, c.params.hashtag, pageParams(p, 20, 40), {
         any: strArray(p.any, "any"),
@@ -45,7 +48,7 @@ export function timelineRoutes(ctx: AppContext) {
       // A signed-in reader opening a remote profile little known here has its posts fetched first
       // (for a moment at most); a local account's posts are all here.
       if (viewer !== null && account.domain !== null) await services.accountHistory.viewed(account.id);
-      const p = input(c);
+      const p = input(c.request);
       const page = services.timelines.account(viewer, account.id, pageParams(p, 20, 40), {
         pinned: bool(p.pinned, "pinned"),
         excludeReplies: bool(p.exclude_replies, "exclude_replies"),
@@ -57,12 +60,12 @@ export function timelineRoutes(ctx: AppContext) {
     })
     .get("/api/v1/bookmarks", (c) => {
       const auth = requireUser(ctx, c.request, "read:bookmarks");
-      const page = services.timelines.bookmarks(auth.accountId, pageParams(input(c), 20, 40));
+      const page = services.timelines.bookmarks(auth.accountId, pageParams(input(c.request), 20, 40));
       return renderTimeline(ctx, c.request, page, auth.accountId, false);
     })
     .get("/api/v1/favourites", (c) => {
       const auth = requireUser(ctx, c.request, "read:favourites");
-      const page = services.timelines.favourites(auth.accountId, pageParams(input(c), 20, 40));
+      const page = services.timelines.favourites(auth.accountId, pageParams(input(c.request), 20, 40));
       return renderTimeline(ctx, c.request, page, auth.accountId, false);
     });
 }

@@ -123,10 +123,24 @@ export function statusPartsJson(urls: Urls, view: StatusView, options: StatusOpt
  * Byte for byte what JSON.stringify(serializeStatus(...)) gives.
  */
 export function composeStatusJson(parts: StatusParts, reblog: string, flags: ViewerFlags | null, currentUser = "denied"): string {
-  const rest = `${parts.tail},"quote":null${parts.after}${parts.approval},"current_user":${JSON.stringify(currentUser)}}}`;
+  const rest = `${parts.tail},"quote":null${parts.after}${parts.approval},"current_user":${quotedWord(currentUser)}}}`;
   if (!flags) return `${parts.head},"content":${parts.content},"reblog":${reblog}${rest}`;
-  const viewerPart = JSON.stringify(viewerFlags(flags)).slice(1, -1);
+  // Written out rather than JSON.stringify'd: two stringify calls per status were a tenth of
+  // composing a page of 20.
+  const viewerPart = `"favourited":${flags.favourited === true},"reblogged":${flags.reblogged === true},"muted":${flags.muted === true},"bookmarked":${flags.bookmarked === true},"pinned":${flags.pinned === true}`;
   return `${parts.head},${viewerPart},"content":${parts.content},"filtered":[],"reblog":${reblog}${rest}`;
+}
+
+/** current_user's few words as JSON strings, without a JSON.stringify per status. */
+const QUOTED_WORDS = new Map<string, string>();
+
+function quotedWord(word: string): string {
+  let quoted = QUOTED_WORDS.get(word);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(word);
+    if (QUOTED_WORDS.size < 16) QUOTED_WORDS.set(word, quoted);
+  }
+  return quoted;
 }
 
 export { accountUri };

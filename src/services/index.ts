@@ -116,6 +116,8 @@ import { AdminInstance } from "./admin/instance.ts";
 import type { DeliveryQueueReport } from "../models/federation-health.ts";
 import { DATABASE_FILE } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
+import { ReadSnapshot } from "../db/read-snapshot.ts";
+import { afterCommitOf } from "../infra/after-commit.ts";
 
 export interface ServiceDeps {
   config: Config;
@@ -320,6 +322,8 @@ export function createServices(deps: ServiceDeps) {
   const archiveExport = deps.archiveRenderer ? new ArchiveExport(db, clock, storage, accounts, reader, statusMedia, polls, deps.archiveRenderer) : null;
   const archiveImport = new ArchiveImport(db, clock, posting, media);
   return {
+    // One transaction for the statements of a signed-in read (src/db/read-snapshot.ts).
+    snapshot: new ReadSnapshot(db.$client, afterCommitOf(db.$client)),
     auditLog,
     adminAccounts,
     adminReports,
