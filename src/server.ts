@@ -141,10 +141,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     database.sqlite.run("PRAGMA shrink_memory");
   });
   idle.start();
-  services.announcements.syncOtherWriters();
+  await services.announcements.syncOtherWriters();
   const external = watchOtherWriters(database, () => {
     forgetCached(services);
-    services.announcements.syncOtherWriters();
+    services.announcements.syncOtherWriters().catch((e) => log("error", "announcements sync failed", { error: String(e).split("\n")[0] }));
   });
 
   let stopping: Promise<void> | null = null;

@@ -7,8 +7,13 @@
  *
  *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>]
  *
- * The endpoints are those of the family converted to the database port (issue 31): markers.
+ * The endpoints are those of the families converted to the database port (issue 31): markers,
+ * announcements, custom emojis. `--only` takes parts of labels, comma-separated.
  */
+import { rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import sharp from "sharp";
 import { cpuSeconds, fmt, requireWrk, seedUser, startRookery, wrk } from "./lib.ts";
 
 requireWrk();
@@ -34,11 +39,26 @@ const servers = [
 try {
   const tokens = new Map<string, string>();
   for (const s of servers) tokens.set(s.name, (await seedUser(s.server, "reader")).token);
-  const endpoints = (token: string) => [
+  // Two announcements (one reacted to) and two custom emojis in each, made as the operator makes them.
+  const emoji = join(tmpdir(), `rookery-bench-emoji-${process.pid}.png`);
+  writeFileSync(emoji, await sharp({ create: { width: 32, height: 32, channels: 4, background: "#00ff00" } }).png().toBuffer());
+  const announced = new Map<string, string>();
+  for (const s of servers) {
+    for (const code of ["blobcat", "blobfox"]) s.server.cli(["emoji", "add", code, emoji]);
+    const id = s.server.cli(["announcements", "create", "Maintenance tonight, see #status :blobcat:"]);
+    s.server.cli(["announcements", "create", "Welcome to the bench"]);
+    announced.set(s.name, id);
+    await fetch(`${s.server.url}/api/v1/announcements/${id}/reactions/%F0%9F%91%8D`, { method: "PUT", headers: { authorization: `Bearer ${tokens.get(s.name)}` } });
+  }
+  rmSync(emoji);
+  const endpoints = (token: string, announcement = "0") => [
     { label: "GET /api/v1/markers", path: "/api/v1/markers?timeline[]=home&timeline[]=notifications", options: {} },
     { label: "POST /api/v1/markers (moves)", path: "/api/v1/markers", options: { method: "POST", headers: { "content-type": "application/json" }, lua: MOVING_POST } },
     { label: "GET /api/v1/notifications/unread_count", path: "/api/v1/notifications/unread_count", options: {} },
-  ].filter((e) => !only || e.label.includes(only)).map((e) => ({ ...e, options: { ...e.options, headers: { ...(e.options as { headers?: Record<string, string> }).headers, authorization: `Bearer ${token}` } } }));
+    { label: "GET /api/v1/announcements", path: "/api/v1/announcements", options: {} },
+    { label: "POST /api/v1/announcements/:id/dismiss", path: `/api/v1/announcements/${announcement}/dismiss`, options: { method: "POST" } },
+    { label: "GET /api/v1/custom_emojis", path: "/api/v1/custom_emojis", options: {} },
+  ].filter((e) => !only || only.split(",").some((part) => e.label.includes(part))).map((e) => ({ ...e, options: { ...e.options, headers: { ...(e.options as { headers?: Record<string, string> }).headers, authorization: `Bearer ${token}` } } }));
 
   const cpu = new Map<string, number[]>();
   const rps = new Map<string, number[]>();
@@ -47,7 +67,7 @@ try {
     // Alternate which goes first, so neither always follows the other's warm-up.
     const order = round % 2 === 0 ? servers : [...servers].reverse();
     for (const s of order) {
-      for (const e of endpoints(tokens.get(s.name)!)) {
+      for (const e of endpoints(tokens.get(s.name)!, announced.get(s.name))) {
         const key = `${e.label}|${s.name}`;
         const start = cpuSeconds(s.server.proc.pid);
         const r = wrk(`${s.server.url}${e.path}`, { seconds, connections: 16, ...e.options });

@@ -171,7 +171,7 @@ export async function emojiCommand(args: string[]) {
         return;
       }
       case "list": {
-        const rows = emojis.list();
+        const rows = await emojis.list();
         if (rows.length === 0) out("No custom emojis yet.");
         for (const r of rows) out([`:${r.shortcode}:`, r.category ?? "", emojis.entity(r).url].join("\t"));
         return;

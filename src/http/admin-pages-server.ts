@@ -57,7 +57,7 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
   const blocks = ({ viewer, csrf }: PageRequest) => domainsPage("blocks", domains.blocks(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
   const allows = ({ viewer, csrf }: PageRequest) => domainsPage("allows", domains.allows(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
   const relays = async ({ viewer, csrf }: PageRequest) => relaysPage(await services.federationHealth.relays(actor(viewer)), csrf);
-  const emojis = ({ csrf }: PageRequest) => emojisPage(services.customEmojis.list().map((row) => ({ row, url: services.customEmojis.entity(row).url })), csrf);
+  const emojis = async ({ csrf }: PageRequest) => emojisPage((await services.customEmojis.list()).map((row) => ({ row, url: services.customEmojis.entity(row).url })), csrf);
   const rules = ({ csrf }: PageRequest) => rulesPage(services.instanceInfo.rules(), csrf);
   const announcements = ({ csrf }: PageRequest) => announcementsPage(services.announcements.all(), csrf);
   const settings = ({ csrf }: PageRequest) =>

@@ -9,24 +9,24 @@ export function announcementRoutes(ctx: AppContext) {
   const { services, urls } = ctx;
   // Mastodon's scopes: reading needs `read`; dismissing `write:accounts`, reacting `write:favourites`.
   return new Elysia()
-    .get("/api/v1/announcements", (c) => {
+    .get("/api/v1/announcements", async (c) => {
       const auth = requireUser(ctx, c.request, ["read"]);
       const { announcements } = services;
-      return announcements.views(announcements.current(), auth.accountId).map((a) => serializeAnnouncement(urls, a));
+      return (await announcements.views(await announcements.current(), auth.accountId)).map((a) => serializeAnnouncement(urls, a));
     })
-    .post("/api/v1/announcements/:id/dismiss", (c) => {
+    .post("/api/v1/announcements/:id/dismiss", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");
-      services.announcements.dismiss(auth.accountId, parseId(c.params.id));
+      await services.announcements.dismiss(auth.accountId, parseId(c.params.id));
       return {};
     })
-    .put("/api/v1/announcements/:id/reactions/:name", (c) => {
+    .put("/api/v1/announcements/:id/reactions/:name", async (c) => {
       const auth = requireUser(ctx, c.request, "write:favourites");
-      services.announcements.react(auth.accountId, parseId(c.params.id), c.params.name);
+      await services.announcements.react(auth.accountId, parseId(c.params.id), c.params.name);
       return {};
     })
-    .delete("/api/v1/announcements/:id/reactions/:name", (c) => {
+    .delete("/api/v1/announcements/:id/reactions/:name", async (c) => {
       const auth = requireUser(ctx, c.request, "write:favourites");
-      services.announcements.unreact(auth.accountId, parseId(c.params.id), c.params.name);
+      await services.announcements.unreact(auth.accountId, parseId(c.params.id), c.params.name);
       return {};
     });
 }

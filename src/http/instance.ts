@@ -160,12 +160,10 @@ export function instanceRoutes(ctx: AppContext) {
       return rules();
     })
     // Api::V1::CustomEmojisController: public, the emojis shown in pickers.
-    .get("/api/v1/custom_emojis", ({ request }) =>
-      (userInWhitelistMode(request), services.customEmojis)
-        .list()
-        .filter((r) => r.visibleInPicker)
-        .map((r) => serializeCustomEmoji(services.customEmojis.entity(r), r.category)),
-    )
+    .get("/api/v1/custom_emojis", async ({ request }) => {
+      userInWhitelistMode(request);
+      return (await services.customEmojis.list()).filter((r) => r.visibleInPicker).map((r) => serializeCustomEmoji(services.customEmojis.entity(r), r.category));
+    })
     .get("/api/v1/instance/peers", ({ request }) => closedInWhitelistMode(request) ?? knownPeers(db))
     .get("/api/v1/instance/activity", ({ request }) => closedInWhitelistMode(request) ?? services.instanceInfo.activity().map(serializeWeek))
     .get("/api/v1/instance/extended_description", ({ request }) => {

@@ -1,7 +1,8 @@
-import { and, asc, count, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
-import { announcementDismissals, announcementReactions, announcements, type AnnouncementRow } from "../db/schema.ts";
+import type { DatabasePort } from "../db/port.ts";
+import { announcements, type AnnouncementRow } from "../db/schema.ts";
 import { notFound, unprocessable, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
 import type { AnnouncementView } from "../models/views.ts";
@@ -30,8 +31,17 @@ export interface AnnouncementInput {
  * or removed account, a removed emoji). Every change is told to all user streams.
  */
 export class AnnouncementService {
+  // Built once: drizzle spends more building a query than SQLite running it (src/db/port.ts).
+  private q;
+
+  /**
+   * `db`: the synchronous API, for `create`, `all` and `remove` alone, which AdminInstance (not
+   * yet on the port) calls inside its own synchronous transactions and needs the result of;
+   * everything else is on the port (issue 31).
+   */
   constructor(
     private db: Db,
+    private port: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
     private publicUrl: string,
@@ -39,18 +49,75 @@ export class AnnouncementService {
     private reader: StatusReader,
     private emojis: CustomEmojiService,
     private events: EventBus,
-  ) {}
+  ) {
+    const { announcements, announcementDismissals: dismissals, announcementReactions: reactions } = port.tables;
+    const orm = port.orm;
+    const p = sql.placeholder;
+    const reaction = and(eq(reactions.announcementId, p("announcementId")), eq(reactions.name, p("name")));
+    this.q = {
+      ids: orm.select({ id: announcements.id }).from(announcements).prepare(),
+      current: orm
+        .select()
+        .from(announcements)
+        .where(or(isNull(announcements.endsAt), gt(announcements.endsAt, p("now"))))
+        .orderBy(sql`coalesce(${announcements.startsAt}, ${announcements.publishedAt})`, asc(announcements.id))
+        .prepare(),
+      dismiss: orm.insert(dismissals).values({ accountId: p("accountId"), announcementId: p("announcementId"), createdAt: p("now") }).onConflictDoNothing().prepare(),
+      // All of a viewer's: one per announcement at most, and announcements are few (their rows go with them).
+      dismissed: orm.select({ id: dismissals.announcementId }).from(dismissals).where(eq(dismissals.accountId, p("viewerId"))).prepare(),
+      names: orm.selectDistinct({ name: reactions.name }).from(reactions).where(eq(reactions.announcementId, p("announcementId"))).prepare(),
+      react: orm
+        .insert(reactions)
+        .values({ id: p("id"), accountId: p("accountId"), announcementId: p("announcementId"), name: p("name"), createdAt: p("now") })
+        .onConflictDoNothing()
+        .returning({ id: reactions.id })
+        .prepare(),
+      unreact: orm
+        .delete(reactions)
+        .where(and(reaction, eq(reactions.accountId, p("accountId"))))
+        .returning({ id: reactions.id })
+        .prepare(),
+      count: orm.select({ n: count() }).from(reactions).where(reaction).prepare(),
+      // Announcement#reactions: by name, in the order each was first given. `me` as CASE, not
+      // max(boolean): PostgreSQL has no max of booleans.
+      reactions: orm
+        .select({ name: reactions.name, count: count(), me: sql<number>`max(CASE WHEN ${reactions.accountId} = ${p("viewerId")} THEN 1 ELSE 0 END)`.mapWith(Number) })
+        .from(reactions)
+        .where(eq(reactions.announcementId, p("announcementId")))
+        .groupBy(reactions.name)
+        .orderBy(sql`min(${reactions.id})`)
+        .prepare(),
+    };
+  }
 
   /** The announcements this process knows of, once watching for other writers (the CLI). */
   private known: Set<number> | null = null;
+  /** Bumped by this process's own creations and removals, which change `known` while a sync reads. */
+  private ownChanges = 0;
+  private syncing: Promise<void> = Promise.resolve();
 
   /**
    * Announcements are made and deleted by the CLI, another process writing the same database:
    * the server calls this when another connection committed (server.ts), and tells the streams
-   * of those that appeared or went since the last call, as it tells of its own.
+   * of those that appeared or went since the last call, as it tells of its own. Calls run one
+   * after another.
    */
-  syncOtherWriters() {
-    const ids = new Set(this.db.select({ id: announcements.id }).from(announcements).all().map((r) => r.id));
+  syncOtherWriters(): Promise<void> {
+    const next = this.syncing.then(() => this.sync());
+    // A failed sync does not stop the later ones: `known` is only set by one that succeeded.
+    this.syncing = next.catch(() => {});
+    return next;
+  }
+
+  private async sync() {
+    let ids: Set<number>;
+    // One of this process's own creations or removals between the read and now would be taken
+    // for another writer's (told twice, or told deleted): read again.
+    for (;;) {
+      const seen = this.ownChanges;
+      ids = new Set(((await this.q.ids.execute()) as { id: number }[]).map((r) => r.id));
+      if (seen === this.ownChanges) break;
+    }
     const known = this.known;
     this.known = ids;
     if (!known) return;
@@ -71,6 +138,7 @@ export class AnnouncementService {
     const row: AnnouncementRow = { id: this.ids.next(), text, startsAt, endsAt, allDay: input.allDay ?? false, publishedAt: now, createdAt: now, updatedAt: now };
     this.db.transaction(() => {
       this.db.insert(announcements).values(row).run();
+      this.ownChanges++;
       this.known?.add(row.id);
       this.events.emit({ type: "announcement.published", announcementId: row.id });
     });
@@ -87,114 +155,70 @@ export class AnnouncementService {
     this.db.transaction(() => {
       const gone = this.db.delete(announcements).where(eq(announcements.id, id)).returning({ id: announcements.id }).all();
       if (gone.length === 0) throw notFound();
+      this.ownChanges++;
       this.known?.delete(id);
       this.events.emit({ type: "announcement.deleted", announcementId: id });
     });
   }
 
   /** Those shown now: not past their end; in the order of what they announce (Mastodon's chronological). */
-  current(): AnnouncementRow[] {
-    return this.db
-      .select()
-      .from(announcements)
-      .where(or(isNull(announcements.endsAt), gt(announcements.endsAt, this.clock.now())))
-      .orderBy(sql`coalesce(${announcements.startsAt}, ${announcements.publishedAt})`, asc(announcements.id))
-      .all();
+  async current(): Promise<AnnouncementRow[]> {
+    return (await this.q.current.execute({ now: this.clock.now() })) as AnnouncementRow[];
   }
 
   /** One shown now, or 404 (Announcement.published.find). */
-  find(id: number | null): AnnouncementRow {
-    const row = id === null ? undefined : this.current().find((a) => a.id === id);
+  async find(id: number | null): Promise<AnnouncementRow> {
+    const row = id === null ? undefined : (await this.current()).find((a) => a.id === id);
     if (!row) throw notFound();
     return row;
   }
 
-  dismiss(accountId: number, id: number | null) {
-    const row = this.find(id);
-    this.db.insert(announcementDismissals).values({ accountId, announcementId: row.id, createdAt: this.clock.now() }).onConflictDoNothing().run();
+  async dismiss(accountId: number, id: number | null) {
+    const row = await this.find(id);
+    await this.q.dismiss.execute({ accountId, announcementId: row.id, now: this.clock.now() });
   }
 
   /** Mastodon's ReactionValidator (a unicode emoji, or one of this server's custom emojis) and its unique index. */
-  react(accountId: number, id: number | null, name: string) {
-    const row = this.find(id);
+  async react(accountId: number, id: number | null, name: string) {
+    const row = await this.find(id);
     const errors: string[] = [];
     if (name === "") errors.push("Name can't be blank");
     else if (!UNICODE_EMOJI.test(name) && !this.emojis.find(name)) errors.push("Name is not a recognized emoji");
-    const names = this.db
-      .selectDistinct({ name: announcementReactions.name })
-      .from(announcementReactions)
-      .where(eq(announcementReactions.announcementId, row.id))
-      .all()
-      .map((r) => r.name);
+    const names = ((await this.q.names.execute({ announcementId: row.id })) as { name: string }[]).map((r) => r.name);
     if (!names.includes(name) && names.length >= REACTION_LIMIT) errors.push("Limit of different reactions reached");
     if (errors.length) throw validationFailed(...errors);
-    this.db.transaction(() => {
-      const inserted = this.db
-        .insert(announcementReactions)
-        .values({ id: this.ids.next(), accountId, announcementId: row.id, name, createdAt: this.clock.now() })
-        .onConflictDoNothing()
-        .returning({ id: announcementReactions.id })
-        .all();
+    await this.port.transaction(async () => {
+      const inserted = (await this.q.react.execute({ id: this.ids.next(), accountId, announcementId: row.id, name, now: this.clock.now() })) as unknown[];
       // ActiveRecord::RecordNotUnique, as Api::BaseController renders it.
       if (inserted.length === 0) throw unprocessable("Duplicate record");
       this.events.emit({ type: "announcement.reaction", announcementId: row.id, name });
     });
   }
 
-  unreact(accountId: number, id: number | null, name: string) {
-    const row = this.find(id);
-    this.db.transaction(() => {
-      const gone = this.db
-        .delete(announcementReactions)
-        .where(and(eq(announcementReactions.announcementId, row.id), eq(announcementReactions.accountId, accountId), eq(announcementReactions.name, name)))
-        .returning({ id: announcementReactions.id })
-        .all();
+  async unreact(accountId: number, id: number | null, name: string) {
+    const row = await this.find(id);
+    await this.port.transaction(async () => {
+      const gone = (await this.q.unreact.execute({ announcementId: row.id, accountId, name })) as unknown[];
       if (gone.length === 0) throw notFound();
       this.events.emit({ type: "announcement.reaction", announcementId: row.id, name });
     });
   }
 
   /** How many reacted `name` to an announcement now (the streams' announcement.reaction payload). */
-  reactionCount(announcementId: number, name: string): number {
-    return (
-      this.db
-        .select({ n: count() })
-        .from(announcementReactions)
-        .where(and(eq(announcementReactions.announcementId, announcementId), eq(announcementReactions.name, name)))
-        .get()?.n ?? 0
-    );
+  async reactionCount(announcementId: number, name: string): Promise<number> {
+    const [row] = (await this.q.count.execute({ announcementId, name })) as { n: number }[];
+    return row?.n ?? 0;
   }
 
   /** What the entity shows, for a viewer (or none: the streams' rendering). */
-  views(rows: AnnouncementRow[], viewerId: number | null): AnnouncementView[] {
+  async views(rows: AnnouncementRow[], viewerId: number | null): Promise<AnnouncementView[]> {
     if (rows.length === 0) return [];
-    const ids = rows.map((r) => r.id);
-    const dismissed =
-      viewerId === null
-        ? new Set<number>()
-        : new Set(
-            this.db
-              .select({ id: announcementDismissals.announcementId })
-              .from(announcementDismissals)
-              .where(and(eq(announcementDismissals.accountId, viewerId), inArray(announcementDismissals.announcementId, ids)))
-              .all()
-              .map((r) => r.id),
-          );
-    // Announcement#reactions: by name, in the order each was first given.
-    const reactions = this.db
-      .select({
-        announcementId: announcementReactions.announcementId,
-        name: announcementReactions.name,
-        count: count(),
-        me: sql<number>`max(${announcementReactions.accountId} = ${viewerId ?? -1})`,
-      })
-      .from(announcementReactions)
-      .where(inArray(announcementReactions.announcementId, ids))
-      .groupBy(announcementReactions.announcementId, announcementReactions.name)
-      .orderBy(sql`min(${announcementReactions.id})`)
-      .all();
+    const dismissed = viewerId === null ? new Set<number>() : new Set(((await this.q.dismissed.execute({ viewerId })) as { id: number }[]).map((r) => r.id));
+    // One prepared statement per announcement: they are few, and a list parameter is not yet portable.
+    const reactions: { name: string; count: number; me: number }[][] = [];
+    for (const row of rows) reactions.push((await this.q.reactions.execute({ announcementId: row.id, viewerId: viewerId ?? -1 })) as { name: string; count: number; me: number }[]);
     const resolveMention = this.accounts.mentionResolver(new URL(this.publicUrl).host);
-    return rows.map((row) => {
+    return rows.map((row, i) => {
       const formatted = formatText(row.text, { multiline: true, tagBaseUrl: `${this.publicUrl}/tags/`, resolveMention });
       return {
         row,
@@ -203,12 +227,10 @@ export class AnnouncementService {
         statuses: this.linkedStatuses(row.text),
         tags: [...new Set(formatted.tags.map((t) => t.toLowerCase()))],
         emojis: this.emojis.inTexts([row.text]),
-        reactions: reactions
-          .filter((r) => r.announcementId === row.id)
-          .map((r) => {
-            const emoji = UNICODE_EMOJI.test(r.name) ? undefined : this.emojis.find(r.name);
-            return { name: r.name, count: r.count, me: viewerId === null ? null : r.me === 1, emoji: emoji ? this.emojis.entity(emoji) : null };
-          }),
+        reactions: reactions[i]!.map((r) => {
+          const emoji = UNICODE_EMOJI.test(r.name) ? undefined : this.emojis.find(r.name);
+          return { name: r.name, count: r.count, me: viewerId === null ? null : r.me === 1, emoji: emoji ? this.emojis.entity(emoji) : null };
+        }),
         read: viewerId === null ? null : dismissed.has(row.id),
       };
     });

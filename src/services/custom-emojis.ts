@@ -1,6 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
+import type { DatabasePort } from "../db/port.ts";
 import { customEmojis, type CustomEmojiRow } from "../db/schema.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
@@ -23,15 +24,30 @@ const FORMATS: Record<string, string> = { png: "png", gif: "gif", webp: "webp" }
  * presenter and the ActivityPub Notes and actors read one shape).
  */
 export class CustomEmojiService {
+  // Built once: drizzle spends more building a query than SQLite running it (src/db/port.ts).
+  private q;
+
+  /**
+   * `db`: the synchronous API, for the methods whose callers are not yet on the port (issue 31)
+   * and need their result: `inTexts` (posting and profiles, through `localEmojis`), `find` and
+   * `remove` (AdminInstance, inside its synchronous transaction; `find` also for reactions and
+   * the Emoji dispatcher). `list` and `add` are on the port.
+   */
   constructor(
     private db: Db,
+    private port: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
     private storage: MediaStorage,
-  ) {}
+  ) {
+    const { customEmojis } = port.tables;
+    this.q = {
+      list: port.orm.select().from(customEmojis).orderBy(asc(customEmojis.shortcode)).prepare(),
+    };
+  }
 
-  list(): CustomEmojiRow[] {
-    return this.db.select().from(customEmojis).orderBy(asc(customEmojis.shortcode)).all();
+  async list(): Promise<CustomEmojiRow[]> {
+    return (await this.q.list.execute()) as CustomEmojiRow[];
   }
 
   /** Checked as Mastodon checks a local emoji: shortcode, PNG/GIF/WebP by content, at most 256 KB. */
@@ -70,7 +86,7 @@ export class CustomEmojiService {
     const category = options.category?.trim() || null;
     const row: CustomEmojiRow = { id: this.ids.next(), shortcode, imageFile, staticFile, category, visibleInPicker: true, createdAt: this.clock.now() };
     try {
-      this.db.insert(customEmojis).values(row).run();
+      await this.port.orm.insert(this.port.tables.customEmojis).values(row);
     } catch (e) {
       await this.storage.removeAll([imageFile, staticFile]);
       throw e;
@@ -99,7 +115,7 @@ export class CustomEmojiService {
     const codes = new Set<string>();
     for (const text of texts) for (const m of text.matchAll(SCAN)) codes.add(m[1] as string);
     if (codes.size === 0) return [];
-    const byCode = new Map(this.list().map((r) => [r.shortcode, r]));
+    const byCode = new Map(this.db.select().from(customEmojis).all().map((r) => [r.shortcode, r]));
     return [...codes].flatMap((c) => {
       const row = byCode.get(c);
       return row ? [this.entity(row)] : [];

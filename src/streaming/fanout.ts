@@ -61,6 +61,8 @@ export class StreamFanout {
   private queue: DomainEvent[] = [];
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
+  /** The rest of a batch, while one of its deliveries waits on the database. */
+  private delivering: Promise<void> | null = null;
 
   constructor(
     private ctx: AppContext,
@@ -89,21 +91,42 @@ export class StreamFanout {
   /** Runs what is queued; also called directly by benchmarks and tests that want it now. */
   drain() {
     this.scheduled = false;
+    // A batch still waiting on the database takes the queue when it ends: events keep their order.
+    if (this.delivering) return;
     const batch = this.queue;
     this.queue = [];
-    const gone = this.vanished(batch);
-    for (const event of batch) {
+    const rest = this.deliverFrom(batch, 0, this.vanished(batch));
+    if (rest) {
+      this.delivering = rest.then(() => {
+        this.delivering = null;
+        this.drain();
+      });
+      return;
+    }
+    for (const done of this.idleWaiters.splice(0)) done();
+  }
+
+  /**
+   * Delivers a batch from `from` on, in order. Most deliveries are synchronous; one that reads
+   * through the database port (announcements) answers a promise, and the rest of the batch
+   * follows it.
+   */
+  private deliverFrom(batch: DomainEvent[], from: number, gone: ReturnType<StreamFanout["vanished"]>): Promise<void> | undefined {
+    const failed = (event: DomainEvent, e: unknown) => log("error", "stream delivery failed", { event: event.type, error: String(e).split("\n")[0] });
+    for (let i = from; i < batch.length; i++) {
+      const event = batch[i]!;
       // A status deleted since it was announced is not announced now (rolled-back writes never are).
       if ((event.type === "status.created" || event.type === "status.updated" || event.type === "list.delivered") && gone.statuses.has(event.status.id)) continue;
       if (isQuoteChange(event) && gone.statuses.has(event.quote.statusId)) continue;
       if (event.type === "notification.created" && gone.notifications.has(event.notification.id)) continue;
       try {
-        this.deliver(event);
+        const pending = this.deliver(event);
+        if (pending) return pending.catch((e) => failed(event, e)).then(() => this.deliverFrom(batch, i + 1, gone));
       } catch (e) {
-        log("error", "stream delivery failed", { event: event.type, error: String(e).split("\n")[0] });
+        failed(event, e);
       }
     }
-    for (const done of this.idleWaiters.splice(0)) done();
+    return undefined;
   }
 
   /**
@@ -113,7 +136,7 @@ export class StreamFanout {
    * this promise pending until it is done, or such checks would pass too early.
    */
   async idle(): Promise<void> {
-    while (this.scheduled || this.queue.length > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    while (this.scheduled || this.queue.length > 0 || this.delivering) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Of the statuses and notifications a batch announces, those no longer in the database: one query each. */
@@ -144,7 +167,7 @@ export class StreamFanout {
     }
   }
 
-  private deliver(event: DomainEvent) {
+  private deliver(event: DomainEvent): Promise<void> | void {
     switch (event.type) {
       case "status.created":
         // Fetched to fill a thread or a profile: old news, in no timeline's stream (the thread's reader asks again).
@@ -179,18 +202,10 @@ export class StreamFanout {
       // Mastodon's UnfilterNotificationsWorker tells the notification streams, payload "1".
       case "notifications.merged":
         return this.hub.publish(`notifications:${event.accountId}`, "notifications_merged", "1");
-      case "announcement.published": {
-        // Rendered once, for no viewer (no `read`, no `me`), as Mastodon's worker renders it.
-        const { announcements } = this.ctx.services;
-        const row = announcements.all().find((a) => a.id === event.announcementId);
-        if (!row) return;
-        const [view] = announcements.views([row], null);
-        return this.toEveryUser("announcement", JSON.stringify(serializeAnnouncement(this.ctx.urls, view!)));
-      }
-      case "announcement.reaction": {
-        const count = this.ctx.services.announcements.reactionCount(event.announcementId, event.name);
-        return this.toEveryUser("announcement.reaction", JSON.stringify({ name: event.name, count, announcement_id: String(event.announcementId) }));
-      }
+      case "announcement.published":
+        return this.announcementPublished(event.announcementId);
+      case "announcement.reaction":
+        return this.announcementReaction(event.announcementId, event.name);
       case "announcement.deleted":
         return this.toEveryUser("announcement.delete", String(event.announcementId));
       case "quote.accepted":
@@ -214,6 +229,20 @@ export class StreamFanout {
     if (!row) return;
     this.statusCreated(row, homeFeed.holding(row.id), "status.update");
     this.listDelivered(row, lists.holding(row.id), "status.update");
+  }
+
+  /** Rendered once, for no viewer (no `read`, no `me`), as Mastodon's worker renders it. */
+  private async announcementPublished(id: number) {
+    const { announcements } = this.ctx.services;
+    const row = announcements.all().find((a) => a.id === id);
+    if (!row) return;
+    const [view] = await announcements.views([row], null);
+    this.toEveryUser("announcement", JSON.stringify(serializeAnnouncement(this.ctx.urls, view!)));
+  }
+
+  private async announcementReaction(id: number, name: string) {
+    const count = await this.ctx.services.announcements.reactionCount(id, name);
+    this.toEveryUser("announcement.reaction", JSON.stringify({ name, count, announcement_id: String(id) }));
   }
 
   /** Announcements concern every local user: each user stream that is open hears it. */

@@ -1,0 +1,203 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { dirname } from "node:path";
+import type { DatabasePort } from "../../src/db/port.ts";
+import { PostgresPort } from "../../src/db/postgres-port.ts";
+import { ApiError } from "../../src/errors.ts";
+import { IdGenerator } from "../../src/ids.ts";
+import { EventBus, type DomainEvent } from "../../src/infra/events.ts";
+import sharp from "../../src/media-files/sharp.ts";
+import { MediaStorage } from "../../src/media-files/storage.ts";
+import { AnnouncementService } from "../../src/services/announcements.ts";
+import { CustomEmojiService } from "../../src/services/custom-emojis.ts";
+import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
+import { startTestServices, type TestServices } from "../support/services.ts";
+
+/**
+ * Announcements and custom emojis on the database port (issue 31): the same services run on
+ * SQLite and on PostgreSQL. The API's behaviour is tested over HTTP in announcements.test.ts and
+ * custom-emojis.test.ts; this holds the rules on both databases.
+ *
+ * What is not on the port yet (announcements' create, all and remove, emojis' find and inTexts,
+ * the accounts and statuses that an announcement's text can name) stays on the SQLite services
+ * of `startTestServices`, on both runs: the texts here name no account, status or custom emoji,
+ * and the reactions are unicode, so what is tested goes through the port alone.
+ */
+
+const HOUR = 3_600_000;
+const ALICE = 2 ** 45;
+const BOB = 2 ** 45 + 1;
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function sqlite(t: TestServices): Promise<DatabasePort> {
+  return t.database.port;
+}
+
+async function postgres(): Promise<DatabasePort> {
+  const database = await freshPgDatabase();
+  const port = new PostgresPort(database.url, { max: 2 });
+  cleanups.push(async () => (await port.close(), await database.drop()));
+  return port;
+}
+
+/** What was refused: its status and body (as the routes render it). */
+async function refusal(work: Promise<unknown>) {
+  const e = await work.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(e).toBeInstanceOf(ApiError);
+  return { status: (e as ApiError).status, body: (e as ApiError).body };
+}
+
+for (const [name, open, skip] of [
+  ["SQLite", sqlite, false],
+  ["PostgreSQL", postgres, !postgresAvailable],
+] as const) {
+  describe.skipIf(skip)(`announcements and custom emojis on ${name}`, () => {
+    async function setUp() {
+      const t = await startTestServices();
+      cleanups.push(() => t.close());
+      const port = await open(t);
+      const now = t.clock.now();
+      for (const [id, username] of [
+        [ALICE, "alice"],
+        [BOB, "bob"],
+      ] as const)
+        await port.run("INSERT INTO accounts (id, username, created_at) VALUES (?, ?, ?)", [id, username, now]);
+      const events = new EventBus(port);
+      const heard: DomainEvent[] = [];
+      for (const type of ["announcement.published", "announcement.reaction", "announcement.deleted"] as const) events.afterCommit(type, (e) => heard.push(e));
+      const ids = new IdGenerator(t.clock);
+      ids.seed(2 ** 46);
+      const { services } = t;
+      const announcements = new AnnouncementService(t.database.db, port, ids, t.clock, "http://rookery.test", services.accounts, services.reader, services.customEmojis, events);
+      // Rows as the CLI writes them (create is not on the port yet).
+      const announce = async (id: number, text: string, times: { startsAt?: number; endsAt?: number } = {}) => {
+        await port.run("INSERT INTO announcements (id, text, starts_at, ends_at, all_day, published_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
+          id,
+          text,
+          times.startsAt ?? null,
+          times.endsAt ?? null,
+          false,
+          now,
+          now,
+          now,
+        ]);
+        return id;
+      };
+      const reactions = () => port.all("SELECT account_id, announcement_id, name FROM announcement_reactions ORDER BY id");
+      const dismissals = () => port.all("SELECT account_id, announcement_id FROM announcement_dismissals ORDER BY announcement_id");
+      return { t, port, now, heard, announcements, announce, reactions, dismissals };
+    }
+
+    test("current ones in the order of what they announce; dismissed and reacted per viewer; a reaction taken back", async () => {
+      const { now, heard, announcements, announce } = await setUp();
+      const later = await announce(10, "the meeting", { startsAt: now + 2 * HOUR, endsAt: now + 3 * HOUR });
+      const plain = await announce(11, "hello everyone");
+      await announce(12, "over", { startsAt: now - 3 * HOUR, endsAt: now - HOUR });
+
+      const current = await announcements.current();
+      expect(current.map((a) => a.id)).toEqual([plain, later]);
+      expect(await announcements.find(later)).toMatchObject({ id: later, text: "the meeting", startsAt: now + 2 * HOUR, allDay: false });
+
+      await announcements.dismiss(ALICE, plain);
+      await announcements.dismiss(ALICE, plain);
+      await announcements.react(ALICE, plain, "👍");
+      await announcements.react(BOB, plain, "👍");
+      await announcements.react(BOB, plain, "🎉");
+      expect(await announcements.reactionCount(plain, "👍")).toBe(2);
+      expect(heard).toEqual([
+        { type: "announcement.reaction", announcementId: plain, name: "👍" },
+        { type: "announcement.reaction", announcementId: plain, name: "👍" },
+        { type: "announcement.reaction", announcementId: plain, name: "🎉" },
+      ]);
+
+      const [forAlice, ofLater] = await announcements.views(current, ALICE);
+      expect(forAlice).toMatchObject({ html: "<p>hello everyone</p>", read: true, mentions: [], statuses: [], tags: [], emojis: [] });
+      expect(forAlice!.reactions).toEqual([
+        { name: "👍", count: 2, me: true, emoji: null },
+        { name: "🎉", count: 1, me: false, emoji: null },
+      ]);
+      expect(ofLater).toMatchObject({ read: false, reactions: [] });
+      const [forNobody] = await announcements.views([current[0]!], null);
+      expect(forNobody).toMatchObject({ read: null, reactions: [{ name: "👍", count: 2, me: null, emoji: null }, { name: "🎉", count: 1, me: null, emoji: null }] });
+
+      await announcements.unreact(BOB, plain, "🎉");
+      expect(await announcements.reactionCount(plain, "🎉")).toBe(0);
+      expect((await announcements.views([current[0]!], BOB))[0]!.reactions).toEqual([{ name: "👍", count: 2, me: true, emoji: null }]);
+      expect(heard.at(-1)).toEqual({ type: "announcement.reaction", announcementId: plain, name: "🎉" });
+    });
+
+    test("unknown or ended announcements, a name that is no emoji, the same reaction twice, a ninth kind, a missing reaction: refused, nothing changes", async () => {
+      const { now, heard, announcements, announce, reactions, dismissals } = await setUp();
+      const shown = await announce(20, "shown");
+      const ended = await announce(21, "ended", { startsAt: now - 2 * HOUR, endsAt: now - HOUR });
+      const kinds = ["😀", "😁", "😂", "🤣", "😃", "😄", "😅", "😆"];
+      for (const kind of kinds) await announcements.react(ALICE, shown, kind);
+      const before = { reactions: await reactions(), dismissals: await dismissals(), heard: heard.length };
+
+      const notFound = { status: 404, body: { error: "Record not found" } };
+      expect(await refusal(announcements.dismiss(ALICE, 999))).toEqual(notFound);
+      expect(await refusal(announcements.dismiss(ALICE, ended))).toEqual(notFound);
+      expect(await refusal(announcements.dismiss(ALICE, null))).toEqual(notFound);
+      expect(await refusal(announcements.react(ALICE, ended, "👍"))).toEqual(notFound);
+      // Both of ReactionValidator's errors: the eight kinds are all taken.
+      expect(await refusal(announcements.react(BOB, shown, "nope"))).toEqual({
+        status: 422,
+        body: { error: "Validation failed: Name is not a recognized emoji, Limit of different reactions reached" },
+      });
+      expect(await refusal(announcements.react(BOB, shown, ""))).toEqual({ status: 422, body: { error: "Validation failed: Name can't be blank, Limit of different reactions reached" } });
+      expect(await refusal(announcements.react(ALICE, shown, "😀"))).toEqual({ status: 422, body: { error: "Duplicate record" } });
+      expect(await refusal(announcements.react(BOB, shown, "🎉"))).toEqual({ status: 422, body: { error: "Validation failed: Limit of different reactions reached" } });
+      expect(await refusal(announcements.unreact(BOB, shown, "😀"))).toEqual(notFound);
+
+      expect({ reactions: await reactions(), dismissals: await dismissals(), heard: heard.length }).toEqual(before);
+      // A kind already given may still be given by another.
+      await announcements.react(BOB, shown, "😀");
+      expect(await announcements.reactionCount(shown, "😀")).toBe(2);
+    });
+
+    test("announcements another process wrote or deleted are told to the streams at the next sync, each once", async () => {
+      const { port, heard, announcements, announce } = await setUp();
+      const old = await announce(30, "old");
+      await announcements.syncOtherWriters();
+      expect(heard).toEqual([]);
+      const fresh = await announce(31, "fresh");
+      await port.run("DELETE FROM announcements WHERE id = ?", [old]);
+      await Promise.all([announcements.syncOtherWriters(), announcements.syncOtherWriters()]);
+      expect(heard).toEqual([
+        { type: "announcement.published", announcementId: fresh },
+        { type: "announcement.deleted", announcementId: old },
+      ]);
+    });
+
+    test("custom emojis: added ones are listed by shortcode; a bad shortcode or image is refused and nothing is stored", async () => {
+      const { t, port } = await setUp();
+      const storage = new MediaStorage(dirname(t.database.path), "http://rookery.test");
+      const ids = new IdGenerator(t.clock);
+      ids.seed(2 ** 46);
+      const emojis = new CustomEmojiService(t.database.db, port, ids, t.clock, storage);
+      const png = new Uint8Array(await sharp({ create: { width: 16, height: 16, channels: 4, background: "#ff0000" } }).png().toBuffer());
+      expect(await emojis.list()).toEqual([]);
+      await emojis.add("zeta_cat", png);
+      await emojis.add("blobcat", png, { category: "cats" });
+      const listed = await emojis.list();
+      expect(listed.map((r) => [r.shortcode, r.category, r.visibleInPicker])).toEqual([
+        ["blobcat", "cats", true],
+        ["zeta_cat", null, true],
+      ]);
+
+      const rows = await port.all("SELECT * FROM custom_emojis ORDER BY shortcode");
+      expect(await refusal(emojis.add("a", png))).toEqual({ status: 422, body: { error: "Validation failed: Shortcode is invalid" } });
+      expect(await refusal(emojis.add("not_an_image", new TextEncoder().encode("hello")))).toEqual({
+        status: 422,
+        body: { error: "Validation failed: Image content type is invalid" },
+      });
+      expect(await port.all("SELECT * FROM custom_emojis ORDER BY shortcode")).toEqual(rows);
+    });
+  });
+}
