@@ -251,8 +251,8 @@ export function createServices(deps: ServiceDeps) {
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
-  const tagFollows = new TagFollowService(db, ids, clock, search);
-  const featuredTags = new FeaturedTagService(db, ids, clock, search);
+  const tagFollows = new TagFollowService(port, ids, clock, search);
+  const featuredTags = new FeaturedTagService(port, ids, clock, search);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher, relays);
   // A thread's missing replies, fetched in the background when it is opened; clients follow the work as an async refresh.
   const asyncRefreshes = new AsyncRefreshes(clock);
