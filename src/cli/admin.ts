@@ -118,14 +118,14 @@ export async function descriptionCommand(args: string[]) {
 export async function reportsCommand(args: string[]) {
   const [sub, ...rest] = args;
   const { options, positional } = parseArgs(rest, ["all"]);
-  await withServices((services) => {
+  await withServices(async (services) => {
     const acct = (id: number) => {
       const a = services.accounts.findById(id);
       return a ? (a.domain === null ? a.username : `${a.username}@${a.domain}`) : `#${id}`;
     };
     switch (sub) {
       case "list": {
-        const rows = services.reports.list(options.has("all"));
+        const rows = await services.reports.list(options.has("all"));
         if (rows.length === 0) out(options.has("all") ? "No reports." : "No unresolved reports.");
         // One line each: id, when, state, category, who reported whom, the statuses, the comment.
         for (const { report, statusIds, ruleIds } of rows) {

@@ -13,31 +13,31 @@ export function featuredTagRoutes(ctx: AppContext) {
   const { services, urls } = ctx;
   const usernameOf = (accountId: number) => services.accounts.findById(accountId)?.username ?? "";
   return new Elysia()
-    .get("/api/v1/featured_tags", (c) => {
+    .get("/api/v1/featured_tags", async (c) => {
       const auth = requireUser(ctx, c.request, "read:accounts");
       const username = usernameOf(auth.accountId);
-      return services.featuredTags.list(auth.accountId, true).map((f) => serializeFeaturedTag(urls, username, f));
+      return (await services.featuredTags.list(auth.accountId, true)).map((f) => serializeFeaturedTag(urls, username, f));
     })
-    .post("/api/v1/featured_tags", (c) => {
+    .post("/api/v1/featured_tags", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");
-      const created = services.featuredTags.create(auth.accountId, str(input(c).name, "name"));
+      const created = await services.featuredTags.create(auth.accountId, str(input(c).name, "name"));
       return serializeFeaturedTag(urls, usernameOf(auth.accountId), created);
     })
-    .delete("/api/v1/featured_tags/:id", (c) => {
+    .delete("/api/v1/featured_tags/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");
-      services.featuredTags.remove(auth.accountId, parseId(c.params.id));
+      await services.featuredTags.remove(auth.accountId, parseId(c.params.id));
       return {};
     })
-    .get("/api/v1/featured_tags/suggestions", (c) => {
+    .get("/api/v1/featured_tags/suggestions", async (c) => {
       const auth = requireUser(ctx, c.request, "read:accounts");
-      const suggested = services.featuredTags.suggestions(auth.accountId);
-      const followed = services.tagFollows.followed(auth.accountId, suggested.map((t) => t.id));
+      const suggested = await services.featuredTags.suggestions(auth.accountId);
+      const followed = await services.tagFollows.followed(auth.accountId, suggested.map((t) => t.id));
       return suggested.map((t) => serializeTag(urls, t, auth.accountId, t.id !== null && followed.has(t.id)));
     })
-    .get("/api/v1/accounts/:id/featured_tags", (c) => {
+    .get("/api/v1/accounts/:id/featured_tags", async (c) => {
       optionalUser(ctx, c.request);
       const account = services.accounts.findById(pathId(c.params.id));
       if (!account) throw notFound();
-      return services.featuredTags.list(account.id).map((f) => serializeFeaturedTag(urls, account.username, f));
+      return (await services.featuredTags.list(account.id)).map((f) => serializeFeaturedTag(urls, account.username, f));
     });
 }

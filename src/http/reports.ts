@@ -9,10 +9,10 @@ import { bool, str, strArray } from "./params.ts";
 /** POST /api/v1/reports (Mastodon's Api::V1::ReportsController). */
 export function reportRoutes(ctx: AppContext) {
   const { services } = ctx;
-  return new Elysia().post("/api/v1/reports", (c) => {
+  return new Elysia().post("/api/v1/reports", async (c) => {
     const auth = requireUser(ctx, c.request, "write:reports");
     const p = input(c);
-    const report = services.reports.create(auth.accountId, {
+    const report = await services.reports.create(auth.accountId, {
       accountId: parseId(str(p.account_id, "account_id")),
       statusIds: (strArray(p.status_ids, "status_ids") ?? []).map(parseId),
       ruleIds: (strArray(p.rule_ids, "rule_ids") ?? []).map(parseId),

@@ -50,7 +50,7 @@ export function searchRoutes(ctx: AppContext) {
         following: bool(p.following, "following") === true,
       });
       const accounts = JSON.stringify(services.accounts.views(found.accounts).map((a) => serializeAccount(urls, a)));
-      const followed = viewer === null ? new Set<number>() : services.tagFollows.followed(viewer, found.hashtags.map((t) => t.id));
+      const followed = viewer === null ? new Set<number>() : await services.tagFollows.followed(viewer, found.hashtags.map((t) => t.id));
       const hashtags = JSON.stringify(found.hashtags.map((t) => serializeTag(urls, t, viewer, t.id !== null && followed.has(t.id))));
       return jsonText(`{"accounts":${accounts},"statuses":${statusesJson(services, urls, found.statuses, viewer)},"hashtags":${hashtags}}`);
     })
@@ -65,24 +65,24 @@ export function searchRoutes(ctx: AppContext) {
       });
       return services.accounts.views(found).map((a) => serializeAccount(urls, a));
     })
-    .get("/api/v1/tags/:name", (c) => {
+    .get("/api/v1/tags/:name", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request));
       const tag = services.search.tag(tagName(c.params.name));
       if (!tag) throw notFound();
-      return serializeTag(urls, tag, viewer, viewer !== null && tag.id !== null && services.tagFollows.followed(viewer, [tag.id]).size > 0);
+      return serializeTag(urls, tag, viewer, viewer !== null && tag.id !== null && (await services.tagFollows.followed(viewer, [tag.id])).size > 0);
     })
-    .post("/api/v1/tags/:name/follow", (c) => {
+    .post("/api/v1/tags/:name/follow", async (c) => {
       const auth = requireUser(ctx, c.request, "write:follows");
-      return serializeTag(urls, services.tagFollows.follow(auth.accountId, tagName(c.params.name)), auth.accountId, true);
+      return serializeTag(urls, await services.tagFollows.follow(auth.accountId, tagName(c.params.name)), auth.accountId, true);
     })
-    .post("/api/v1/tags/:name/unfollow", (c) => {
+    .post("/api/v1/tags/:name/unfollow", async (c) => {
       const auth = requireUser(ctx, c.request, "write:follows");
-      return serializeTag(urls, services.tagFollows.unfollow(auth.accountId, tagName(c.params.name)), auth.accountId, false);
+      return serializeTag(urls, await services.tagFollows.unfollow(auth.accountId, tagName(c.params.name)), auth.accountId, false);
     })
-    .get("/api/v1/followed_tags", (c) => {
+    .get("/api/v1/followed_tags", async (c) => {
       const auth = requireUser(ctx, c.request, "read:follows");
       const page = pageParams(input(c), 100, 200);
-      const rows = services.tagFollows.list(auth.accountId, page);
+      const rows = await services.tagFollows.list(auth.accountId, page);
       if (rows.length > 0) {
         const link = linkHeader(ctx.config.publicUrl, c.request, { next: rows.length >= page.limit ? rows[rows.length - 1]!.cursor : null, prev: rows[0]!.cursor });
         if (link) c.set.headers.link = link;

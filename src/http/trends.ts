@@ -15,7 +15,7 @@ const MAX_LIMIT = 20;
  */
 export function trendRoutes(ctx: AppContext) {
   const { services, urls } = ctx;
-  const tags = (c: { request: Request; set: any; body?: unknown }) => {
+  const tags = async (c: { request: Request; set: any; body?: unknown }) => {
     const viewer = viewerId(optionalUser(ctx, c.request));
     const p = input(c);
     const limit = limitParam(p.limit, DEFAULT_LIMIT, MAX_LIMIT);
@@ -27,7 +27,7 @@ export function trendRoutes(ctx: AppContext) {
     if (found.length === limit && limit > 0) links.push(`<${link(offset + limit)}>; rel="next"`);
     if (offset > limit) links.push(`<${link(offset - limit)}>; rel="prev"`);
     if (links.length) c.set.headers.link = links.join(", ");
-    const followed = viewer === null ? new Set<number>() : services.tagFollows.followed(viewer, found.map((t) => t.id));
+    const followed = viewer === null ? new Set<number>() : await services.tagFollows.followed(viewer, found.map((t) => t.id));
     return found.map((t) => serializeTag(urls, t, viewer, t.id !== null && followed.has(t.id)));
   };
   return new Elysia().get("/api/v1/trends/tags", tags).get("/api/v1/trends", tags);

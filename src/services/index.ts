@@ -230,7 +230,7 @@ export function createServices(deps: ServiceDeps) {
   const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url), traffic: federationTraffic }) ?? null;
   const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains, fetcher, goneAccounts);
   const announcements = new AnnouncementService(db, port, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
-  const reports = new ReportService(db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
+  const reports = new ReportService(port, db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader, reports);
   // Staff actions (src/services/admin): on accounts, reports and domains, each in the audit log.
   const auditLog = new AuditLog(db, ids, clock);
@@ -253,8 +253,8 @@ export function createServices(deps: ServiceDeps) {
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
-  const tagFollows = new TagFollowService(db, ids, clock, search);
-  const featuredTags = new FeaturedTagService(db, ids, clock, search);
+  const tagFollows = new TagFollowService(port, ids, clock, search);
+  const featuredTags = new FeaturedTagService(port, ids, clock, search);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher, relays);
   // A thread's missing replies, fetched in the background when it is opened; clients follow the work as an async refresh.
   const asyncRefreshes = new AsyncRefreshes(clock);

@@ -220,13 +220,17 @@ export class SearchService {
     return Array.from({ length: 7 }, (_, i) => ({ day: today - i * DAY, uses: 0, accounts: 0 }));
   }
 
-  /** Mastodon's 7-day usage history, today first. */
-  private withHistory(rows: { id: number; name: string }[]): TagHit[] {
+  /**
+   * These tags with Mastodon's 7-day usage history, today first; one never used (no id) has an
+   * empty one. Public for the services that read their tags through the database port.
+   */
+  withHistory(rows: { id: number | null; name: string }[]): TagHit[] {
     if (rows.length === 0) return [];
     const days = this.emptyHistory();
     const since = days[days.length - 1]!.day;
     const usage = new Map<string, { uses: number; accounts: number }>();
-    for (const u of this.q.usage.all(JSON.stringify(rows.map((r) => r.id)), since)) usage.set(`${u.tagId}:${u.day}`, u);
+    const ids = rows.flatMap((r) => (r.id === null ? [] : [r.id]));
+    if (ids.length > 0) for (const u of this.q.usage.all(JSON.stringify(ids), since)) usage.set(`${u.tagId}:${u.day}`, u);
     return rows.map((r) => ({
       id: r.id,
       name: r.name,

@@ -17,6 +17,8 @@ export interface TestServices {
   services: Services;
   database: DbHandle;
   clock: ManualClock;
+  /** The services' id generator, for a service a test builds beside them. */
+  ids: IdGenerator;
   /** A local account, made as the admin CLI makes it. */
   local(username: string): Promise<AccountRow>;
   /** An account of another server, stored as federation stores one (no server is asked). */
@@ -47,6 +49,7 @@ export async function startTestServices(env: Record<string, string> = {}, start 
     services,
     database,
     clock,
+    ids,
     local: (username) => services.accounts.create({ username, email: `${username}@example.test`, password: "correct horse battery staple" }, { api: false }),
     remote(username, domain) {
       const uri = `https://${domain}/users/${username}`;
