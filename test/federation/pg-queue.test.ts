@@ -1,8 +1,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { SQL, type Subprocess } from "bun";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Temporal } from "@js-temporal/polyfill";
 import { ManualClock } from "../../src/clock.ts";
+import { openDatabase } from "../../src/db/connection.ts";
+import { SqliteMessageQueue } from "../../src/federation/queue.ts";
 import { PgMessageQueue, type PgMessageQueueOptions } from "../../src/federation/pg-queue.ts";
 import { OutgoingHttp } from "../../src/net/outgoing.ts";
 import { freshPgDatabase, postgresAvailable, type PgDatabase } from "../support/postgres.ts";
@@ -10,7 +14,7 @@ import { eventually } from "../support/wait.ts";
 
 /**
  * Fedify's message queue on PostgreSQL (src/federation/pg-queue.ts): the behaviour the SQLite
- * queue is held to in test/unit/federation-store.test.ts, then what several processes need:
+ * queue has (the first tests run on both), then what several processes need:
  * workers on separate connections and in a second `bun` process sharing the messages, a worker
  * killed with kill -9 mid-handler, ordering keys across workers, delays, and NOTIFY.
  */
@@ -48,7 +52,7 @@ function queueOn(sql: SQL, clock: ManualClock, options: Partial<PgMessageQueueOp
 }
 
 /** Runs the queue until `count` messages were handled, then stops it. */
-async function drain(queue: PgMessageQueue, count: number): Promise<unknown[]> {
+async function drain(queue: Pick<PgMessageQueue, "listen">, count: number): Promise<unknown[]> {
   const seen: unknown[] = [];
   const controller = new AbortController();
   await queue.listen(
@@ -104,37 +108,115 @@ function workerProcess(url: string, worker: string, leaseMs: number) {
 
 const rows = async (sql: SQL): Promise<any[]> => (await sql`SELECT message, locked_by FROM fedify_messages ORDER BY id`).map((r: any) => ({ ...JSON.parse(r.message), lockedBy: r.locked_by }));
 
-describe.skipIf(!postgresAvailable)("PgMessageQueue, as the SQLite queue", () => {
-  test("messages survive a restart and are handed out in order; delayed ones wait for their time", async () => {
-    const clock = new ManualClock(1_000_000);
-    const db = await database();
-    const queue = queueOn(db.client(), clock);
-    await queue.enqueue({ n: 1 }, { orderingKey: "k" });
-    await queue.enqueue({ n: 2 }, { orderingKey: "k" });
-    await queue.enqueue({ later: true }, { delay: Temporal.Duration.from({ minutes: 5 }) });
-    expect(await queue.getDepth()).toEqual({ queued: 3, ready: 2, delayed: 1 });
+const sqliteDirs: (() => void)[] = [];
+afterEach(() => {
+  for (const close of sqliteDirs.splice(0)) close();
+});
 
-    const reopened = queueOn(db.client(), clock);
-    expect(await drain(reopened, 2)).toEqual([{ n: 1 }, { n: 2 }]);
-    expect(await reopened.pending()).toBe(1);
-    clock.advance(5 * 60 * 1000);
-    expect(await drain(reopened, 1)).toEqual([{ later: true }]);
-    expect(await reopened.pending()).toBe(0);
+/** Each queue over a fresh database; `reopen` is a queue over the same one, as after a restart. */
+const kinds = [
+  {
+    name: "SqliteMessageQueue",
+    skip: false,
+    make: async (clock: ManualClock, refusesDomain?: (url: string) => boolean) => {
+      const dir = mkdtempSync(join(tmpdir(), "rookery-queue-"));
+      const db = openDatabase(dir);
+      sqliteDirs.push(() => {
+        db.close();
+        rmSync(dir, { recursive: true, force: true });
+      });
+      const reopen = () => new SqliteMessageQueue(db.sqlite, clock, outgoing, refusesDomain);
+      return { queue: reopen(), reopen };
+    },
+  },
+  {
+    name: "PgMessageQueue",
+    skip: !postgresAvailable,
+    make: async (clock: ManualClock, refusesDomain?: (url: string) => boolean) => {
+      const db = await database();
+      const reopen = () => queueOn(db.client(), clock, refusesDomain ? { refusesDomain } : {});
+      return { queue: reopen(), reopen };
+    },
+  },
+];
+
+for (const kind of kinds) {
+  describe.skipIf(kind.skip)(`${kind.name}, as both queues behave`, () => {
+    test("messages survive a restart and are handed out in order; delayed ones wait for their time", async () => {
+      const clock = new ManualClock(1_000_000);
+      const { queue, reopen } = await kind.make(clock);
+      await queue.enqueue({ n: 1 }, { orderingKey: "k" });
+      await queue.enqueue({ n: 2 }, { orderingKey: "k" });
+      await queue.enqueue({ later: true }, { delay: Temporal.Duration.from({ minutes: 5 }) });
+      expect(await queue.getDepth()).toEqual({ queued: 3, ready: 2, delayed: 1 });
+
+      const reopened = reopen();
+      expect(await drain(reopened, 2)).toEqual([{ n: 1 }, { n: 2 }]);
+      expect(await reopened.pending()).toBe(1);
+      clock.advance(5 * 60 * 1000);
+      expect(await drain(reopened, 1)).toEqual([{ later: true }]);
+      expect(await reopened.pending()).toBe(0);
+    });
+
+    test("messages enqueued in one turn are written together, in the order they were enqueued, before their promises settle", async () => {
+      const clock = new ManualClock(1_000_000);
+      const { queue } = await kind.make(clock);
+      const calls = Array.from({ length: 100 }, (_, n) => queue.enqueue({ n }, { orderingKey: `k${n % 7}` }));
+      expect(await queue.pending()).toBe(0);
+      await Promise.all(calls);
+      expect(await queue.pending()).toBe(100);
+      await queue.enqueueMany(Array.from({ length: 50 }, (_, n) => ({ n: 100 + n })));
+      expect(await drain(queue, 150)).toEqual(Array.from({ length: 150 }, (_, n) => ({ n })));
+    });
+
+    test("a handler that throws does not keep its message forever (Fedify retries by enqueueing anew)", async () => {
+      const clock = new ManualClock(1_000_000);
+      const { queue } = await kind.make(clock);
+      await queue.enqueue({ n: 1 });
+      await queue.enqueue({ n: 2 });
+      const seen: unknown[] = [];
+      const controller = new AbortController();
+      await queue.listen(
+        (m) => {
+          seen.push(m);
+          if (seen.length === 2) controller.abort();
+          if ((m as { n: number }).n === 1) throw new Error("bug");
+        },
+        { signal: controller.signal },
+      );
+      expect(seen).toEqual([{ n: 1 }, { n: 2 }]);
+      expect(await queue.pending()).toBe(0);
+    });
+
+    test("deliveries to a refused domain and queued activities from it are removed unhandled; the rest are handled in order", async () => {
+      const clock = new ManualClock(1_000_000);
+      const refusesDomain = (url: string) => new URL(url).hostname.endsWith("blocked.example");
+      const { queue } = await kind.make(clock, refusesDomain);
+      await queue.enqueue({ type: "outbox", inbox: "https://social.blocked.example/inbox", n: 1 });
+      await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: "https://blocked.example/users/mal" }, n: 2 });
+      await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: { id: "https://blocked.example/users/mal" } }, n: 3 });
+      await queue.enqueue({ type: "outbox", inbox: "https://friendly.example/inbox", n: 4 });
+      await queue.enqueue({ type: "inbox", activity: { type: "Create" }, n: 5 });
+      expect(await drain(queue, 2)).toEqual([
+        { type: "outbox", inbox: "https://friendly.example/inbox", n: 4 },
+        { type: "inbox", activity: { type: "Create" }, n: 5 },
+      ]);
+      expect(await queue.pending()).toBe(0);
+    });
   });
+}
 
-  test("messages enqueued in one turn are written in one statement, in the order they were enqueued, before their promises settle", async () => {
+describe.skipIf(!postgresAvailable)("PgMessageQueue, alone", () => {
+  test("a turn's enqueues, and an enqueueMany, are each one statement", async () => {
     const clock = new ManualClock(1_000_000);
     const { sql } = await database();
     const queue = queueOn(sql, clock);
-    const calls = Array.from({ length: 100 }, (_, n) => queue.enqueue({ n }, { orderingKey: `k${n % 7}` }));
-    expect(await queue.pending()).toBe(0);
-    await Promise.all(calls);
-    expect(await queue.pending()).toBe(100);
+    await Promise.all(Array.from({ length: 100 }, (_, n) => queue.enqueue({ n }, { orderingKey: `k${n % 7}` })));
     // One transaction wrote them all.
     expect(await sql`SELECT count(DISTINCT xmin::text)::int AS n FROM fedify_messages`).toEqual([{ n: 1 }]);
     await queue.enqueueMany(Array.from({ length: 50 }, (_, n) => ({ n: 100 + n })));
     expect(await sql`SELECT count(DISTINCT xmin::text)::int AS n FROM fedify_messages`).toEqual([{ n: 2 }]);
-    expect(await drain(queue, 150)).toEqual(Array.from({ length: 150 }, (_, n) => ({ n })));
+    expect(await queue.pending()).toBe(150);
   });
 
   test("a worker starting again frees what it held in an earlier life, and no other worker's live lease", async () => {
@@ -148,26 +230,6 @@ describe.skipIf(!postgresAvailable)("PgMessageQueue, as the SQLite queue", () =>
     const again = queueOn(sql, clock, { worker: "w1" });
     expect(await drain(again, 1)).toEqual([{ n: 1 }]);
     expect(await rows(sql)).toEqual([{ n: 2, lockedBy: "w2" }]);
-  });
-
-  test("a handler that throws does not keep its message forever (Fedify retries by enqueueing anew)", async () => {
-    const clock = new ManualClock(1_000_000);
-    const { sql } = await database();
-    const queue = queueOn(sql, clock);
-    await queue.enqueue({ n: 1 });
-    await queue.enqueue({ n: 2 });
-    const seen: unknown[] = [];
-    const controller = new AbortController();
-    await queue.listen(
-      (m) => {
-        seen.push(m);
-        if (seen.length === 2) controller.abort();
-        if ((m as { n: number }).n === 1) throw new Error("bug");
-      },
-      { signal: controller.signal },
-    );
-    expect(seen).toEqual([{ n: 1 }, { n: 2 }]);
-    expect(await queue.pending()).toBe(0);
   });
 
   test("what a handler enqueues for its own activity replaces its message in one transaction; a worker whose lease was taken over writes none of it", async () => {
@@ -210,22 +272,6 @@ describe.skipIf(!postgresAvailable)("PgMessageQueue, as the SQLite queue", () =>
     expect((await rows(sql)).map((m) => [m.activityId, m.attempt, m.lockedBy])).toEqual([["https://a.example/3", 0, "other"]]);
   });
 
-  test("deliveries to a refused domain and queued activities from it are removed unhandled; the rest are handled in order", async () => {
-    const clock = new ManualClock(1_000_000);
-    const { sql } = await database();
-    const refusesDomain = (url: string) => new URL(url).hostname.endsWith("blocked.example");
-    const queue = queueOn(sql, clock, { refusesDomain });
-    await queue.enqueue({ type: "outbox", inbox: "https://social.blocked.example/inbox", n: 1 });
-    await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: "https://blocked.example/users/mal" }, n: 2 });
-    await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: { id: "https://blocked.example/users/mal" } }, n: 3 });
-    await queue.enqueue({ type: "outbox", inbox: "https://friendly.example/inbox", n: 4 });
-    await queue.enqueue({ type: "inbox", activity: { type: "Create" }, n: 5 });
-    expect(await drain(queue, 2)).toEqual([
-      { type: "outbox", inbox: "https://friendly.example/inbox", n: 4 },
-      { type: "inbox", activity: { type: "Create" }, n: 5 },
-    ]);
-    expect(await queue.pending()).toBe(0);
-  });
 });
 
 describe.skipIf(!postgresAvailable)("PgMessageQueue, shared by several processes", () => {
