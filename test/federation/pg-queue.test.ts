@@ -321,28 +321,34 @@ describe.skipIf(!postgresAvailable)("PgMessageQueue, shared by several processes
     expect(dying.numbers("done")).toEqual([]);
   });
 
-  test("messages of one ordering key are handled in order and one at a time, whichever of two workers takes them", async () => {
+  test("messages of one ordering key are handled in order and one at a time, whichever of two workers takes them, from two producers at once", async () => {
     const clock = new ManualClock(1_000_000);
     const db = await database();
     const inFlight = new Set<string>();
     const order = new Map<string, number[]>();
     const overlaps: string[] = [];
-    const handler = (sql: SQL) => async (m: { key: string; n: number }) => {
+    const handler = (sql: SQL) => async (m: { key: string; n: number; from: string }) => {
       if (inFlight.has(m.key)) overlaps.push(`${m.key}/${m.n}`);
       inFlight.add(m.key);
       await sql`SELECT 1`;
-      order.set(m.key, [...(order.get(m.key) ?? []), m.n]);
+      const seen = `${m.key} ${m.from}`;
+      order.set(seen, [...(order.get(seen) ?? []), m.n]);
       inFlight.delete(m.key);
     };
     const a = db.client();
     const b = db.client();
     const handledA = listening(queueOn(a, clock, { worker: "a" }), handler(a));
     const handledB = listening(queueOn(b, clock, { worker: "b" }), handler(b));
-    const producer = queueOn(db.client(), clock, { worker: "producer" });
-    for (let n = 0; n < 10; n++) for (const key of ["k0", "k1", "k2", "k3"]) await producer.enqueue({ key, n }, { orderingKey: key });
-    await eventually(() => handledA.length + handledB.length === 40, () => `40 handled (${handledA.length + handledB.length})`, 20_000);
+    // Two producers on their own connections enqueue into the same keys at the same time (each
+    // holding the keys' advisory locks in turn: a deadlock between them would fail the test).
+    const produce = async (from: string) => {
+      const producer = queueOn(db.client(), clock, { worker: from });
+      for (let n = 0; n < 10; n++) await Promise.all(["k0", "k1", "k2", "k3"].map((key) => producer.enqueue({ key, n, from }, { orderingKey: key })));
+    };
+    await Promise.all([produce("p1"), produce("p2")]);
+    await eventually(() => handledA.length + handledB.length === 80, () => `80 handled (${handledA.length + handledB.length})`, 20_000);
     expect(overlaps).toEqual([]);
-    for (const key of ["k0", "k1", "k2", "k3"]) expect(order.get(key)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    for (const key of ["k0", "k1", "k2", "k3"]) for (const from of ["p1", "p2"]) expect(order.get(`${key} ${from}`)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(handledA.length).toBeGreaterThan(0);
     expect(handledB.length).toBeGreaterThan(0);
   });
