@@ -3,6 +3,7 @@ import type { MessageQueue, MessageQueueDepth, MessageQueueEnqueueOptions, Messa
 import type { Clock } from "../clock.ts";
 import { log } from "../log.ts";
 import type { OutgoingHttp } from "../net/outgoing.ts";
+import { QueueGate } from "./queue-gate.ts";
 
 interface Row {
   id: number;
@@ -39,6 +40,7 @@ export class SqliteMessageQueue implements MessageQueue {
   private inbox: string | null = null;
   /** Callers of idle(), told when the worker next finds nothing due. */
   private idleWaiters: (() => void)[] = [];
+  private readonly gate: QueueGate;
 
   constructor(
     private readonly sqlite: Database,
@@ -46,7 +48,7 @@ export class SqliteMessageQueue implements MessageQueue {
     /** Where deliveries go out: what a handler sends is sent through it (its checks, deadlines and caps). */
     private readonly outgoing: OutgoingHttp,
     /** Domains this server does not federate with (FederationDomains.refuses). */
-    private readonly refusesDomain: (url: string) => boolean = () => false,
+    refusesDomain: (url: string) => boolean = () => false,
     /** Told of each delivery handled, for the health page's counts. */
     private readonly traffic: { attempted(): void } = { attempted() {} },
     /**
@@ -54,8 +56,9 @@ export class SqliteMessageQueue implements MessageQueue {
      * recorded as a failure of that host, so `federation status`, the relays list and the
      * health page show it rather than "ok".
      */
-    private readonly onAddressRefused: (inbox: string, reason: string) => void = () => {},
+    onAddressRefused: (inbox: string, reason: string) => void = () => {},
   ) {
+    this.gate = new QueueGate(outgoing, refusesDomain, onAddressRefused);
     this.insert = sqlite.query("INSERT INTO fedify_messages (message, run_at, ordering_key, created_at) VALUES (?, ?, ?, ?)");
     // The oldest due message whose ordering key has no earlier message still waiting or running.
     this.claim = sqlite.query(`
@@ -142,7 +145,7 @@ export class SqliteMessageQueue implements MessageQueue {
         continue;
       }
       const message = JSON.parse(row.message);
-      if (await this.refused(message)) {
+      if (await this.gate.refused(message)) {
         this.remove.run(row.id);
         continue;
       }
@@ -166,34 +169,6 @@ export class SqliteMessageQueue implements MessageQueue {
   }
 
   /**
-   * What is dropped here rather than handled, in the one place every delivery and every
-   * queued incoming activity passes just before it is handled:
-   * - a delivery to a domain this server does not federate with (blocked, or off the allow
-   *   list), and an incoming activity whose actor is on one (queued before the block was made);
-   * - a delivery to an inbox at a loopback, private or link-local address (or a name that
-   *   resolves to one), refused against SSRF. Fedify checks the addresses it fetches documents
-   *   from, not the inbox URLs it posts to, and those come from remote actor documents.
-   */
-  private async refused(message: { type?: unknown; inbox?: unknown; activity?: unknown }): Promise<boolean> {
-    if (message?.type === "inbox") {
-      const actor = actorOf(message.activity);
-      if (actor === null || !this.refusesDomain(actor)) return false;
-      log("info", "federation: an activity from a refused domain dropped", { actor });
-      return true;
-    }
-    if (message?.type !== "outbox" || typeof message.inbox !== "string") return false;
-    if (this.refusesDomain(message.inbox)) {
-      log("info", "federation: delivery to a refused domain dropped", { inbox: message.inbox });
-      return true;
-    }
-    const refusal = await this.outgoing.refusal(message.inbox);
-    if (refusal === null) return false;
-    log("warn", "federation: delivery to a non-public inbox refused", { inbox: message.inbox, error: refusal });
-    this.onAddressRefused(message.inbox, refusal);
-    return true;
-  }
-
-  /**
    * Resolves when the listening worker has handled every message that is due, those queued
    * by the handlers included (delayed retries are not waited for). Never, if nobody listens.
    */
@@ -213,17 +188,4 @@ export class SqliteMessageQueue implements MessageQueue {
   pending(): number {
     return this.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM fedify_messages").get()?.n ?? 0;
   }
-}
-
-/** The actor IRI of an activity as JSON (a string, an object with an id, or the first of a list). */
-function actorOf(activity: unknown): string | null {
-  if (typeof activity !== "object" || activity === null) return null;
-  let actor = (activity as { actor?: unknown }).actor;
-  if (Array.isArray(actor)) actor = actor[0];
-  if (typeof actor === "string") return actor;
-  if (typeof actor === "object" && actor !== null) {
-    const id = (actor as { id?: unknown; "@id"?: unknown }).id ?? (actor as { "@id"?: unknown })["@id"];
-    return typeof id === "string" ? id : null;
-  }
-  return null;
 }

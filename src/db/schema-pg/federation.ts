@@ -54,6 +54,7 @@ export const fedifyMessages = pgTable(
     runAt: bigint("run_at", { mode: "number" }).notNull(),
     orderingKey: text("ordering_key"),
     lockedUntil: bigint("locked_until", { mode: "number" }),
+    lockedBy: text("locked_by"),
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
   },
   (t) => [

@@ -48,6 +48,11 @@ export const fedifyMessages = sqliteTable(
     orderingKey: text("ordering_key"),
     /** Epoch ms until which a worker holds the message; past it, a crashed worker's message is handed out again. */
     lockedUntil: integer("locked_until"),
+    /**
+     * The worker holding the message (PostgreSQL, several processes: src/federation/pg-queue.ts),
+     * so that a worker starting again frees its own earlier life's messages and no other's.
+     */
+    lockedBy: text("locked_by"),
     createdAt: integer("created_at").notNull(),
   },
   // ordering_key, id: a claim looks for an earlier message of the same key; without this index

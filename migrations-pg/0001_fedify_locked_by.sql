@@ -1,0 +1,1 @@
+ALTER TABLE "fedify_messages" ADD COLUMN "locked_by" text;
