@@ -4,7 +4,7 @@ import type { MessageQueue, MessageQueueDepth, MessageQueueEnqueueOptions, Messa
 import type { Clock } from "../clock.ts";
 import { log } from "../log.ts";
 import type { OutgoingHttp } from "../net/outgoing.ts";
-import { QueueGate } from "./queue-gate.ts";
+import { idleWait, QueueGate } from "./queue-gate.ts";
 
 /** A row to insert: message JSON, run_at, ordering key, created_at. */
 type NewRow = [string, number, string | null, number];
@@ -289,18 +289,7 @@ export class PgMessageQueue implements MessageQueue {
     }
     // Aborted while it looked: the abort event is already past and would not end the wait.
     if (signal?.aborted) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, wait);
-      const abort = () => done();
-      signal?.addEventListener("abort", abort, { once: true });
-      this.wake = done;
-      function done() {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", abort);
-        resolve();
-      }
-    });
-    this.wake = null;
+    await idleWait(wait, signal, (wake) => (this.wake = wake));
   }
 
   /** Resolves when this worker next finds nothing due (see queue.ts). Never, if it does not listen. */

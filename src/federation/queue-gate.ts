@@ -56,3 +56,22 @@ function actorOf(activity: unknown): string | null {
   }
   return null;
 }
+
+/**
+ * A worker's idle wait, shared by both queues: it ends after `ms`, on `signal`'s abort, or when
+ * `wake` (handed to `onWake` for an enqueue to call; null again once the wait ends) is called.
+ */
+export async function idleWait(ms: number, signal: AbortSignal | undefined, onWake: (wake: (() => void) | null) => void): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    const abort = () => done();
+    signal?.addEventListener("abort", abort, { once: true });
+    onWake(done);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", abort);
+      resolve();
+    }
+  });
+  onWake(null);
+}

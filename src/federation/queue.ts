@@ -3,7 +3,7 @@ import type { MessageQueue, MessageQueueDepth, MessageQueueEnqueueOptions, Messa
 import type { Clock } from "../clock.ts";
 import { log } from "../log.ts";
 import type { OutgoingHttp } from "../net/outgoing.ts";
-import { QueueGate } from "./queue-gate.ts";
+import { idleWait, QueueGate } from "./queue-gate.ts";
 
 interface Row {
   id: number;
@@ -130,18 +130,7 @@ export class SqliteMessageQueue implements MessageQueue {
       const row = this.claim.get(this.clock.now(), this.clock.now());
       if (!row) {
         for (const resolve of this.idleWaiters.splice(0)) resolve();
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, IDLE_POLL_MS);
-          const abort = () => done();
-          signal?.addEventListener("abort", abort, { once: true });
-          this.wake = done;
-          function done() {
-            clearTimeout(timer);
-            signal?.removeEventListener("abort", abort);
-            resolve();
-          }
-        });
-        this.wake = null;
+        await idleWait(IDLE_POLL_MS, signal, (wake) => (this.wake = wake));
         continue;
       }
       const message = JSON.parse(row.message);
