@@ -8,6 +8,9 @@ import type { IdGenerator } from "../../ids.ts";
 import { domainAndParents, hostOf, normalizeDomain, normalizeHost } from "../../net/domains.ts";
 import type { GoneAccounts } from "./gone-accounts.ts";
 
+/** Hosts whose verdict is kept at most (a few KB). */
+const MAX_KEPT_VERDICTS = 4096;
+
 /** A rule as the CLI lists it. */
 export interface DomainRule {
   domain: string;
@@ -27,8 +30,11 @@ export function domainRule(input: string | null | undefined): string {
  * the allow list (Mastodon's LIMITED_FEDERATION_MODE with DomainAllow, matched exactly),
  * outside which every domain is refused. `refuses()` is asked where federation meets the
  * outside: the inbox (before a signature is checked), each delivery just before it is made,
- * and every fetch (src/federation). Rules are read from the database each time, so a block
- * made by the CLI while the server runs holds at once.
+ * and every fetch (src/federation), several times a request. Its answers are kept per host
+ * until the rules may have changed: a rule written here (block, unblock, allow, disallow), or
+ * a commit by another connection (SQLite's data_version: the CLI blocks domains while the
+ * server runs), so a block holds at once. Inside a transaction the tables are read as before:
+ * the transaction may have changed a rule it could still roll back.
  */
 export class FederationDomains {
   private q: {
@@ -36,8 +42,14 @@ export class FederationDomains {
     allowed: Statement<{ one: number }, [string]>;
     cached: Statement<{ key: string }, [string]>;
     uncache: Statement<unknown, [string]>;
+    dataVersion: Statement<{ data_version: number }, []>;
   };
   private localHost: string | null;
+  /** host -> refused, valid while neither `ruleWrites` nor data_version has moved. */
+  private verdicts = new Map<string, boolean>();
+  private verdictsFor = { dataVersion: -1, ruleWrites: -1 };
+  /** Bumped by every rule written here, before it is written. */
+  private ruleWrites = 0;
 
   constructor(
     private db: Db,
@@ -59,6 +71,7 @@ export class FederationDomains {
         `SELECT key FROM fedify_kv WHERE (key LIKE '["_fedify","publicKey",%' OR key LIKE '["_fedify","remoteDocument",%') AND key LIKE '%' || ? || '%'`,
       ),
       uncache: sqlite.query("DELETE FROM fedify_kv WHERE key = ?"),
+      dataVersion: sqlite.query("PRAGMA data_version"),
     };
   }
 
@@ -70,6 +83,23 @@ export class FederationDomains {
     const host = hostOf(urlOrHost);
     if (host === null) return true;
     if (host === this.localHost) return false;
+    if (this.db.$client.inTransaction) return this.refusedByTables(host);
+    const dataVersion = this.q.dataVersion.get()!.data_version;
+    if (dataVersion !== this.verdictsFor.dataVersion || this.ruleWrites !== this.verdictsFor.ruleWrites) {
+      this.verdicts.clear();
+      this.verdictsFor = { dataVersion, ruleWrites: this.ruleWrites };
+    }
+    let refused = this.verdicts.get(host);
+    if (refused === undefined) {
+      refused = this.refusedByTables(host);
+      // Bounded: a flood of distinct hosts costs a re-read, not memory.
+      if (this.verdicts.size >= MAX_KEPT_VERDICTS) this.verdicts.clear();
+      this.verdicts.set(host, refused);
+    }
+    return refused;
+  }
+
+  private refusedByTables(host: string): boolean {
     if (this.whitelistMode) return !this.q.allowed.get(JSON.stringify([host]));
     return !!this.q.blocked.get(JSON.stringify(domainAndParents(host)));
   }
@@ -82,6 +112,7 @@ export class FederationDomains {
    */
   block(input: string): { domain: string; created: boolean; removedAccounts: number } {
     const domain = domainRule(input);
+    this.ruleWrites++;
     let created = false;
     let removedAccounts = 0;
     this.db.transaction((tx) => {
@@ -99,12 +130,14 @@ export class FederationDomains {
   /** Lifts a suspension; the accounts it removed come back only when they are met again. */
   unblock(input: string): { domain: string; removed: boolean } {
     const domain = domainRule(input);
+    this.ruleWrites++;
     return { domain, removed: changes(this.db.delete(domainBlocks).where(eq(domainBlocks.domain, domain)).run()) > 0 };
   }
 
   /** Puts a domain on the allow list (only read under WHITELIST_MODE). */
   allow(input: string): { domain: string; created: boolean } {
     const domain = domainRule(input);
+    this.ruleWrites++;
     const inserted = this.db.insert(domainAllows).values({ id: this.ids.next(), domain, createdAt: this.clock.now() }).onConflictDoNothing().run();
     return { domain, created: changes(inserted) > 0 };
   }
@@ -112,6 +145,7 @@ export class FederationDomains {
   /** Takes a domain off the allow list: under WHITELIST_MODE, it is refused from now on, its keys forgotten. */
   disallow(input: string): { domain: string; removed: boolean } {
     const domain = domainRule(input);
+    this.ruleWrites++;
     const removed = changes(this.db.delete(domainAllows).where(eq(domainAllows.domain, domain)).run()) > 0;
     this.forgetKeysOf(domain);
     return { domain, removed };
