@@ -1,4 +1,5 @@
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
+import type { GroupCommit } from "../../infra/group-commit.ts";
 import type { MentionRef } from "../../models/mentions.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
 import { htmlToText } from "../../text/html-to-text.ts";
@@ -58,6 +59,11 @@ export class RemoteNotes {
     private relays: Relays,
     /** Statuses their authors deleted: never stored again. */
     private tombstones: Tombstones,
+    /**
+     * The group commit local posts go through: Notes delivered at once (a busy inbox) share a
+     * commit, whose WAL frames (the statuses and feed pages they all touch) are written once.
+     */
+    private writes: GroupCommit,
   ) {}
 
   /**
@@ -115,7 +121,8 @@ export class RemoteNotes {
     const url = httpUrlOrNull(note.url);
     // Resolved before the post is written, so that it is shown with its quote's state from the start.
     const quoting = quote && (await this.quotes.resolve(quote, { uri: note.uri, accountId: author.id }, this.quotedLookup(options.depth ?? 0)));
-    const published = this.posting.publishRemote({
+    const [media, emojis, poll] = [await note.attachments(), await note.emojis(), await note.poll()];
+    const input = {
       accountId: author.id,
       uri: note.uri,
       url,
@@ -126,12 +133,13 @@ export class RemoteNotes {
       inReplyToId: parent?.id ?? null,
       inReplyToUri: parent ? null : httpUrlOrNull(note.inReplyTo?.href),
       mentions,
-      media: await note.attachments(),
-      emojis: await note.emojis(),
-      poll: await note.poll(),
+      media,
+      emojis,
+      poll,
       quoteApproval: remoteQuoteApproval(note.quotePolicy, author),
       backfill: options.backfill,
-    });
+    };
+    const published = await this.writes.run(() => this.posting.publishRemote(input));
     if (published && quoting) this.quotes.attach(published, quoting);
     if (published && relay) this.relays.brought(relay.id);
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
