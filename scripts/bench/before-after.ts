@@ -5,10 +5,11 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
- * announcements (and custom emojis), or tags (featured tags, followed tags), or reports. `--only`
+ * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
+ * (the export counts, the imports' reports, a one-line import). `--only`
  * takes parts of labels, comma-separated.
  */
 import { rmSync, writeFileSync } from "node:fs";
@@ -44,6 +45,22 @@ request = function()
   return wrk.format("POST", "/api/v1/tags/" .. prefix .. "x" .. n .. "/follow")
 end`;
 
+// A one-line import of a blocked domain, as a client uploads it (multipart); the worker blocks it in the background.
+const IMPORT_BODY = [
+  "--bench",
+  'Content-Disposition: form-data; name="type"',
+  "",
+  "domain_blocks",
+  "--bench",
+  'Content-Disposition: form-data; name="data"; filename="blocked_domains.csv"',
+  "Content-Type: text/csv",
+  "",
+  "spam.example",
+  "--bench--",
+  "",
+].join("\r\n");
+const IMPORT_OPTIONS = { method: "POST", headers: { "content-type": "multipart/form-data; boundary=bench" }, body: IMPORT_BODY };
+
 /** What the tags family reads: three featured tags over a few tagged statuses, and twenty followed tags. */
 async function seedTags(url: string, token: string) {
   const post = (path: string, body: unknown) =>
@@ -68,6 +85,15 @@ try {
   if (family === "tags") {
     for (const s of servers) await seedTags(s.server.url, tokens.get(s.name)!);
     for (const s of servers) writers.set(s.name, (await seedUser(s.server, "writer")).token);
+  }
+  // Forty imports: GET /api/v1/imports lists forty at most, so the writes measured later do not change what it reads.
+  if (family === "portability") {
+    for (const s of servers) {
+      for (let i = 0; i < 40; i++) {
+        const r = await fetch(`${s.server.url}/api/v1/import`, { ...IMPORT_OPTIONS, headers: { ...IMPORT_OPTIONS.headers, authorization: `Bearer ${tokens.get(s.name)}` } });
+        if (r.status !== 202) throw new Error(`import: ${r.status}`);
+      }
+    }
   }
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
   // Two announcements (one reacted to) and two custom emojis in each, made as the operator makes them.
@@ -94,6 +120,11 @@ try {
       { label: "GET /api/v1/announcements", path: "/api/v1/announcements", options: {} },
       { label: "POST /api/v1/announcements/:id/dismiss", path: `/api/v1/announcements/${announced.get(server) ?? "0"}/dismiss`, options: { method: "POST" } },
       { label: "GET /api/v1/custom_emojis", path: "/api/v1/custom_emojis", options: {} },
+    ],
+    portability: [
+      { label: "GET /api/v1/exports/stats", path: "/api/v1/exports/stats", options: {} },
+      { label: "GET /api/v1/imports (40)", path: "/api/v1/imports", options: {} },
+      { label: "POST /api/v1/import (one line)", path: "/api/v1/import", options: IMPORT_OPTIONS },
     ],
     reports: [
       {

@@ -30,7 +30,7 @@ export async function exportCommand(args: string[]) {
   const { options, positional } = parseArgs(args);
   const dir = options.get("csv");
   if (!dir) throw new CliFailure(usage);
-  await withServices((services) => {
+  await withServices(async (services) => {
     const accountId = localAccount(services, positional[0], usage);
     const folder = resolve(dir);
     mkdirSync(folder, { recursive: true });
@@ -40,7 +40,7 @@ export async function exportCommand(args: string[]) {
       let lines = 0;
       try {
         // Line by line as the pages are read: a long list is never held whole.
-        for (const line of services.exports.lines(accountId, kind)) {
+        for await (const line of services.exports.lines(accountId, kind)) {
           writeSync(fd, line);
           lines++;
         }
@@ -69,7 +69,7 @@ export async function importCommand(args: string[]) {
   const data = new Uint8Array(readFileSync(file));
   await withServices(async (services) => {
     const accountId = localAccount(services, positional[0], usage);
-    const queued = services.imports.submit(accountId, { type: options.get("type"), mode: options.has("overwrite") ? "overwrite" : "merge", data });
+    const queued = await services.imports.submit(accountId, { type: options.get("type"), mode: options.has("overwrite") ? "overwrite" : "merge", data });
     out(`Queued import ${queued.id}: ${queued.total} ${queued.type} entr${queued.total === 1 ? "y" : "ies"}${queued.overwrite ? ", replacing what is not in the file" : ""}`);
     if (options.has("no-wait")) {
       out("The running server works it off; its progress: GET /api/v1/imports");
@@ -87,7 +87,7 @@ async function watch(services: Services, accountId: number, id: number): Promise
   let lastChange = Date.now();
   let told = false;
   for (;;) {
-    const view = services.imports.show(accountId, id);
+    const view = await services.imports.show(accountId, id);
     if (view.processed !== lastProcessed || view.state === "finished") {
       lastProcessed = view.processed;
       lastChange = Date.now();

@@ -18,7 +18,7 @@ export function importRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "write");
       const p = input(c);
       const data = file(p.data, "data");
-      const view = services.imports.submit(auth.accountId, {
+      const view = await services.imports.submit(auth.accountId, {
         type: str(p.type, "type"),
         mode: str(p.mode, "mode"),
         data: data ? new Uint8Array(await data.arrayBuffer()) : null,
@@ -26,12 +26,12 @@ export function importRoutes(ctx: AppContext) {
       c.set.status = 202;
       return { status: "accepted", id: String(view.id) };
     })
-    .get("/api/v1/imports", (c) => {
+    .get("/api/v1/imports", async (c) => {
       const auth = requireUser(ctx, c.request, "read:accounts");
-      return services.imports.list(auth.accountId).map(serializeImport);
+      return (await services.imports.list(auth.accountId)).map(serializeImport);
     })
-    .get("/api/v1/imports/:id", (c) => {
+    .get("/api/v1/imports/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "read:accounts");
-      return serializeImport(services.imports.show(auth.accountId, parseId(c.params.id)));
+      return serializeImport(await services.imports.show(auth.accountId, parseId(c.params.id)));
     });
 }

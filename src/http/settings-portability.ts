@@ -26,9 +26,9 @@ const LABELS: Record<ExportKind, [label: string, count: keyof ExportStats]> = {
  */
 export function settingsPortabilityRoutes(ctx: AppContext, pages: MemberPages) {
   const { services } = ctx;
-  const imports = ({ viewer, csrf }: PageRequest) => importPage(services.imports.list(viewer.account.id), IMPORT_TYPES, csrf);
-  const exports = ({ viewer }: PageRequest) => {
-    const stats = services.exports.stats(viewer.account.id);
+  const imports = async ({ viewer, csrf }: PageRequest) => importPage(await services.imports.list(viewer.account.id), IMPORT_TYPES, csrf);
+  const exports = async ({ viewer }: PageRequest) => {
+    const stats = await services.exports.stats(viewer.account.id);
     const files = FILES.map(([path, kind]) => ({ href: `/settings/export/${path}`, label: LABELS[kind][0], count: stats[LABELS[kind][1]] }));
     return exportPage(files, services.archiveExport !== null, stats);
   };
@@ -40,7 +40,7 @@ export function settingsPortabilityRoutes(ctx: AppContext, pages: MemberPages) {
         c,
         async ({ viewer, params }) => {
           const data = file(params.data, "data");
-          const view = services.imports.submit(viewer.account.id, {
+          const view = await services.imports.submit(viewer.account.id, {
             type: field(params, "type"),
             mode: field(params, "mode"),
             data: data ? new Uint8Array(await data.arrayBuffer()) : null,
@@ -50,7 +50,7 @@ export function settingsPortabilityRoutes(ctx: AppContext, pages: MemberPages) {
         imports,
       ),
     )
-    .get("/settings/imports/:id", (c) => pages.show(c, ({ viewer }) => importReportPage(services.imports.show(viewer.account.id, pathId(c.params.id)))))
+    .get("/settings/imports/:id", (c) => pages.show(c, async ({ viewer }) => importReportPage(await services.imports.show(viewer.account.id, pathId(c.params.id)))))
     .get("/settings/export", (c) => pages.show(c, exports))
     .get("/settings/export/archive.zip", (c) => download(c.request, (accountId) => archiveResponse(ctx, accountId, "zip")))
     .get("/settings/export/archive.tar.gz", (c) => download(c.request, (accountId) => archiveResponse(ctx, accountId, "tar.gz"))) as unknown as Elysia;

@@ -271,8 +271,8 @@ export function createServices(deps: ServiceDeps) {
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, goneAccounts);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   // Lists in and out as CSV: imports are worked off in the background, at a bounded rate per server.
-  const exports = new ExportService(db, clock, config.publicUrl, config.domain);
-  const portabilityDeps = { db, follows, moderation, domainBlocks, lists, statusActions, publicUrl: config.publicUrl };
+  const exports = new ExportService(port, clock, config.publicUrl, config.domain);
+  const portabilityDeps = { db: port, follows, moderation, domainBlocks, lists, statusActions, publicUrl: config.publicUrl };
   const importActions = new ImportActions({
     ...portabilityDeps,
     search,
@@ -280,8 +280,8 @@ export function createServices(deps: ServiceDeps) {
     refuses: (host) => federationDomains.refuses(host),
     answers: (host, signal) => answersHttp(outgoing, host, signal),
   });
-  const importWorker = new ImportWorker(db, clock, importActions, new ImportOverwrite(portabilityDeps), config.importRates);
-  const imports = new ImportService(db, ids, clock, config.domain, () => importWorker.wake());
+  const importWorker = new ImportWorker(port, clock, importActions, new ImportOverwrite(portabilityDeps), config.importRates);
+  const imports = new ImportService(port, ids, clock, config.domain, () => importWorker.wake());
   const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions, quotes);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
@@ -319,8 +319,8 @@ export function createServices(deps: ServiceDeps) {
       })
     : null;
   // An account's archive: written in Mastodon's layout, and read back in from one.
-  const archiveExport = deps.archiveRenderer ? new ArchiveExport(db, clock, storage, accounts, reader, statusMedia, polls, deps.archiveRenderer) : null;
-  const archiveImport = new ArchiveImport(db, clock, posting, media);
+  const archiveExport = deps.archiveRenderer ? new ArchiveExport(port, clock, storage, accounts, reader, statusMedia, polls, deps.archiveRenderer) : null;
+  const archiveImport = new ArchiveImport(port, clock, posting, media);
   return {
     // One transaction for the statements of a signed-in read (src/db/read-snapshot.ts).
     snapshot: new ReadSnapshot(db.$client, afterCommitOf(db.$client)),

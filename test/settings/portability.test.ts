@@ -89,7 +89,7 @@ describe("import", () => {
 
   test("another member's import is not found", async () => {
     const lees = await signedIn(server, "lee");
-    const id = server.ctx.services.imports.list(kim.account.id)[0]!.id;
+    const id = (await server.ctx.services.imports.list(kim.account.id))[0]!.id;
     expect((await lees.get(`/settings/imports/${id}`)).status).toBe(404);
   });
 });

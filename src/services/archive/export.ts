@@ -1,8 +1,8 @@
 import { and, asc, eq, gt, isNotNull, isNull } from "drizzle-orm";
 import { extname } from "node:path";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
-import { bookmarks, favourites, mediaAttachments, statuses, type AccountRow, type StatusRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import { ApiError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { MediaStorage } from "../../media-files/storage.ts";
@@ -29,7 +29,7 @@ const BATCH = 200;
  */
 export class ArchiveExport {
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private clock: Clock,
     private storage: MediaStorage,
     private accounts: Pick<AccountService, "findById">,
@@ -78,12 +78,12 @@ export class ArchiveExport {
   private async *entries(account: AccountRow): AsyncGenerator<ArchiveEntry> {
     const date = new Date(this.clock.now());
     yield { name: "outbox.json", body: () => utf8(this.outbox(account)), date };
-    for (const path of this.mediaPaths(account.id)) {
+    for await (const path of this.mediaPaths(account.id)) {
       const file = await this.file(path);
       if (file) yield { name: path, ...file, date };
     }
-    yield { name: "likes.json", body: () => utf8(this.collection("likes.json", favourites, account.id)), date };
-    yield { name: "bookmarks.json", body: () => utf8(this.collection("bookmarks.json", bookmarks, account.id)), date };
+    yield { name: "likes.json", body: () => utf8(this.collection("likes.json", this.db.tables.favourites, account.id)), date };
+    yield { name: "bookmarks.json", body: () => utf8(this.collection("bookmarks.json", this.db.tables.bookmarks, account.id)), date };
     const actor = await this.renderer.actor(account);
     for (const [key, path, base] of [["icon", account.avatarFile, "avatar"], ["image", account.headerFile, "header"]] as const) {
       const file = path ? await this.file(path) : null;
@@ -116,10 +116,11 @@ export class ArchiveExport {
     const lookups = this.lookups();
     const mediaPrefix = this.storage.urlPrefix();
     let head: string | null = null;
-    const total = this.db.$client.query<{ n: number }, [number]>("SELECT count(*) AS n FROM statuses WHERE account_id = ?").get(account.id)?.n ?? 0;
+    const { statuses } = this.db.tables;
+    const total = (await this.db.get<{ n: number }>("SELECT count(*) AS n FROM statuses WHERE account_id = ?", [account.id]))?.n ?? 0;
     let after = 0;
     for (;;) {
-      const rows: StatusRow[] = this.db.select().from(statuses).where(and(eq(statuses.accountId, account.id), gt(statuses.id, after))).orderBy(asc(statuses.id)).limit(BATCH).all();
+      const rows: StatusRow[] = await this.db.orm.select().from(statuses).where(and(eq(statuses.accountId, account.id), gt(statuses.id, after))).orderBy(asc(statuses.id)).limit(BATCH);
       if (rows.length === 0) break;
       after = rows[rows.length - 1]!.id;
       for (const status of rows) {
@@ -146,16 +147,16 @@ export class ArchiveExport {
   }
 
   /** The paths of the account's media on its statuses, a batch of rows at a time. */
-  private *mediaPaths(accountId: number): Generator<string> {
+  private async *mediaPaths(accountId: number): AsyncGenerator<string> {
+    const { mediaAttachments } = this.db.tables;
     let after = 0;
     for (;;) {
-      const rows = this.db
+      const rows = await this.db.orm
         .select({ id: mediaAttachments.id, file: mediaAttachments.file })
         .from(mediaAttachments)
         .where(and(eq(mediaAttachments.accountId, accountId), isNotNull(mediaAttachments.statusId), isNull(mediaAttachments.remoteUrl), gt(mediaAttachments.id, after)))
         .orderBy(asc(mediaAttachments.id))
-        .limit(BATCH)
-        .all();
+        .limit(BATCH);
       if (rows.length === 0) return;
       after = rows[rows.length - 1]!.id;
       for (const row of rows) if (row.file) yield row.file;
@@ -163,19 +164,19 @@ export class ArchiveExport {
   }
 
   /** likes.json or bookmarks.json: the IRIs of the statuses, as Mastodon lists them (no totalItems). */
-  private async *collection(id: string, table: typeof favourites | typeof bookmarks, accountId: number): AsyncGenerator<string> {
+  private async *collection(id: string, table: DatabasePort["tables"]["favourites"] | DatabasePort["tables"]["bookmarks"], accountId: number): AsyncGenerator<string> {
+    const { statuses } = this.db.tables;
     yield `{"@context":"https://www.w3.org/ns/activitystreams","id":${JSON.stringify(id)},"type":"OrderedCollection","orderedItems":[`;
     let after = 0;
     let first = true;
     for (;;) {
-      const rows = this.db
+      const rows = await this.db.orm
         .select({ id: table.id, status: statuses })
         .from(table)
         .innerJoin(statuses, eq(statuses.id, table.statusId))
         .where(and(eq(table.accountId, accountId), gt(table.id, after)))
         .orderBy(asc(table.id))
-        .limit(BATCH)
-        .all();
+        .limit(BATCH);
       if (rows.length === 0) break;
       after = rows[rows.length - 1]!.id;
       for (const { status } of rows) {

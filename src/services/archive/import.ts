@@ -1,8 +1,8 @@
 import { availableParallelism } from "node:os";
 import { basename } from "node:path";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
-import { statusOrigins, type AccountRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import type { AccountRow } from "../../db/schema.ts";
 import { ApiError } from "../../errors.ts";
 import { ID_EPOCH, idAt, idFloorForTime } from "../../ids.ts";
 import { LIMITS } from "../../limits.ts";
@@ -71,19 +71,19 @@ const EARLY_IDS = idFloorForTime(ID_EPOCH + 60_000);
  * posts, unless asked for (`withReplies`: then kept as posts of their own).
  */
 export class ArchiveImport {
-  private q;
-
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private clock: Clock,
     private posting: Pick<PostingService, "publishImported">,
     private media: Pick<MediaService, "upload">,
-  ) {
-    const sqlite = db.$client;
-    this.q = {
-      origin: sqlite.query<{ status_id: number | null }, [number, string]>("SELECT status_id FROM status_origins WHERE account_id = ? AND uri = ?"),
-      taken: sqlite.query<{ one: number }, [number]>("SELECT 1 AS one FROM statuses WHERE id = ?"),
-    };
+  ) {}
+
+  private origin(accountId: number, uri: string) {
+    return this.db.get<{ status_id: number | null }>("SELECT status_id FROM status_origins WHERE account_id = ? AND uri = ?", [accountId, uri]);
+  }
+
+  private async taken(id: number): Promise<boolean> {
+    return (await this.db.get("SELECT 1 AS one FROM statuses WHERE id = ?", [id])) !== undefined;
   }
 
   async importArchive(account: AccountRow, path: string, options: ImportOptions = {}): Promise<ImportSummary> {
@@ -129,7 +129,7 @@ export class ArchiveImport {
     const wanted: ArchivedPost[] = [];
     for (const post of posts) {
       if (post.visibility === "private" || post.visibility === "direct") summary.skipped[post.visibility]++;
-      else if (this.q.origin.get(account.id, post.uri)) summary.alreadyImported++;
+      else if (await this.origin(account.id, post.uri)) summary.alreadyImported++;
       else if (post.inReplyTo !== null && !ownUri(post.inReplyTo) && !options.withReplies) summary.skipped.replies++;
       else wanted.push(post);
     }
@@ -137,7 +137,7 @@ export class ArchiveImport {
     wanted.sort((a, b) => a.published - b.published);
 
     const uploads = await this.uploadMedia(account, archive, wanted, summary, options);
-    this.writePosts(account, wanted, uploads, summary, options);
+    await this.writePosts(account, wanted, uploads, summary, options);
     return summary;
   }
 
@@ -187,20 +187,21 @@ export class ArchiveImport {
     return uploads;
   }
 
-  private writePosts(account: AccountRow, posts: ArchivedPost[], uploads: Map<string, number>, summary: ImportSummary, options: ImportOptions) {
+  private async writePosts(account: AccountRow, posts: ArchivedPost[], uploads: Map<string, number>, summary: ImportSummary, options: ImportOptions) {
     const now = this.clock.now();
     const written = new Map<string, number>();
-    const parentOf = (uri: string | null) => (uri === null ? null : (written.get(uri) ?? this.q.origin.get(account.id, uri)?.status_id ?? null));
+    const parentOf = async (uri: string | null) => (uri === null ? null : (written.get(uri) ?? (await this.origin(account.id, uri))?.status_id ?? null));
     options.progress?.({ phase: "posts", done: 0, total: posts.length });
     for (let start = 0; start < posts.length; start += BATCH) {
-      this.db.transaction((tx) => {
+      // Inside, only the port is awaited (publishImported, not yet converted, joins the transaction synchronously).
+      await this.db.transaction(async () => {
         for (const post of posts.slice(start, start + BATCH)) {
           const html = sanitizeRemoteHtml(post.html);
           const createdAt = Math.min(post.published, now);
-          const parent = parentOf(post.inReplyTo);
+          const parent = await parentOf(post.inReplyTo);
           const poll = post.poll && { ...post.poll, expiresAt: Math.min(post.poll.expiresAt, now), closedAt: Math.min(post.poll.closedAt ?? now, now) };
           const row = this.posting.publishImported({
-            id: this.freeId(createdAt),
+            id: await this.freeId(createdAt),
             accountId: account.id,
             html,
             text: htmlToText(html),
@@ -214,7 +215,7 @@ export class ArchiveImport {
             mediaIds: post.media.flatMap((m) => uploads.get(m.path) ?? []),
             poll,
           });
-          tx.insert(statusOrigins).values({ accountId: account.id, uri: post.uri, statusId: row.id, importedAt: now }).run();
+          await this.db.orm.insert(this.db.tables.statusOrigins).values({ accountId: account.id, uri: post.uri, statusId: row.id, importedAt: now });
           written.set(post.uri, row.id);
           summary.imported++;
           if (parent !== null) summary.threads++;
@@ -226,15 +227,15 @@ export class ArchiveImport {
   }
 
   /** An id of `ms` no status has (see EARLY_FROM for the years before Rookery's epoch). */
-  private freeId(ms: number): number {
+  private async freeId(ms: number): Promise<number> {
     if (ms >= ID_EPOCH) {
       for (;;) {
         const id = idAt(ms);
-        if (!this.q.taken.get(id)) return id;
+        if (!(await this.taken(id))) return id;
       }
     }
     let id = 1 + Math.floor(((Math.max(ms, EARLY_FROM) - EARLY_FROM) / (ID_EPOCH - EARLY_FROM)) * EARLY_IDS);
-    while (this.q.taken.get(id)) id++;
+    while (await this.taken(id)) id++;
     return id;
   }
 }

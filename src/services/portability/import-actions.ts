@@ -1,6 +1,4 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
-import type { Db } from "../../db/connection.ts";
-import { accounts, listAccounts } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { ApiError } from "../../errors.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
@@ -19,7 +17,7 @@ export type ImportOutcome = { ok: true; targetAccountId?: number } | { ok: false
 const failed = (failure: ImportFailure, detail: string): ImportOutcome => ({ ok: false, failure, detail });
 
 export interface ImportActionDeps {
-  db: Db;
+  db: DatabasePort;
   follows: FollowService;
   moderation: ModerationService;
   domainBlocks: AccountDomainBlocks;
@@ -80,11 +78,7 @@ export class ImportActions {
         const list = lists.all(accountId).find((l) => l.title === entry.list) ?? lists.create(accountId, { title: entry.list });
         const relationship = follows.relationship(accountId, targetId);
         if (!relationship.following && !relationship.requested) follows.follow(accountId, targetId, {});
-        const member = this.deps.db
-          .select({ id: listAccounts.accountId })
-          .from(listAccounts)
-          .where(and(eq(listAccounts.listId, list.id), eq(listAccounts.accountId, targetId)))
-          .get();
+        const member = await this.deps.db.get("SELECT 1 AS one FROM list_accounts WHERE list_id = ? AND account_id = ?", [list.id, targetId]);
         if (!member) lists.addMembers(accountId, list.id, [targetId]);
         return { ok: true, targetAccountId: targetId };
       }
@@ -96,11 +90,7 @@ export class ImportActions {
   private async account(acct: string, signal: AbortSignal): Promise<ImportOutcome> {
     const at = acct.indexOf("@");
     if (at < 0) {
-      const local = this.deps.db
-        .select({ id: accounts.id })
-        .from(accounts)
-        .where(and(sql`lower(${accounts.username}) = ${acct.toLowerCase()}`, isNull(accounts.domain)))
-        .get();
+      const local = await this.deps.db.get<{ id: number }>("SELECT id FROM accounts WHERE lower(username) = ? AND domain IS NULL", [acct.toLowerCase()]);
       return local ? { ok: true, targetAccountId: local.id } : failed("unknown_account", `there is no account ${acct} on this server`);
     }
     const username = acct.slice(0, at);

@@ -1,4 +1,4 @@
-import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import type { ImportRow } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
@@ -11,7 +11,7 @@ import type { ImportEntry } from "./formats.ts";
 export const REMOVALS_PER_TURN = 100;
 
 export interface OverwriteDeps {
-  db: Db;
+  db: DatabasePort;
   follows: FollowService;
   moderation: ModerationService;
   domainBlocks: AccountDomainBlocks;
@@ -27,50 +27,30 @@ export interface OverwriteDeps {
  * file gives them again). Done a turn at a time; done when a turn finds nothing left.
  */
 export class ImportOverwrite {
-  private q;
-
-  constructor(private deps: OverwriteDeps) {
-    const sqlite = deps.db.$client;
-    const named = (table: string, column = "target_account_id", extra = "") =>
-      sqlite.query<{ id: number; acct: string }, [number]>(
-        `SELECT a.id, lower(CASE WHEN a.domain IS NULL THEN a.username ELSE a.username || '@' || a.domain END) AS acct
-         FROM ${table} t JOIN accounts a ON a.id = t.${column} WHERE t.account_id = ? ${extra}`,
-      );
-    this.q = {
-      entries: sqlite.query<{ data: string }, [number]>("SELECT data FROM import_rows WHERE import_id = ?"),
-      follows: named("follows"),
-      requests: named("follow_requests"),
-      blocks: named("blocks"),
-      mutes: named("mutes"),
-      bookmarks: sqlite.query<{ id: number; uri: string | null; username: string }, [number]>(
-        `SELECT s.id, s.uri, a.username FROM bookmarks b JOIN statuses s ON s.id = b.status_id JOIN accounts a ON a.id = s.account_id WHERE b.account_id = ?`,
-      ),
-      members: sqlite.query<{ listId: number; accountId: number }, [number]>(
-        "SELECT m.list_id AS listId, m.account_id AS accountId FROM list_accounts m JOIN lists l ON l.id = m.list_id WHERE l.account_id = ?",
-      ),
-    };
-  }
+  constructor(private deps: OverwriteDeps) {}
 
   /** One turn of removals for an import; true when nothing was left to remove. */
-  step(imp: ImportRow): boolean {
-    const entries = this.q.entries.all(imp.id).map((r) => JSON.parse(r.data) as ImportEntry);
+  async step(imp: ImportRow): Promise<boolean> {
+    const db = this.deps.db;
     const accountId = imp.accountId;
+    const named = (table: string) => db.all<{ id: number; acct: string }>(NAMED(table), [accountId]);
+    const entries = (await db.all<{ data: string }>("SELECT data FROM import_rows WHERE import_id = ?", [imp.id])).map((r) => JSON.parse(r.data) as ImportEntry);
     const { follows, moderation, domainBlocks, lists, statusActions } = this.deps;
     const wantedAccts = new Set(entries.map((e) => e.acct?.toLowerCase()));
     const unwanted = (rows: { id: number; acct: string }[]) => rows.filter((r) => !wantedAccts.has(r.acct)).slice(0, REMOVALS_PER_TURN);
     switch (imp.type) {
       case "following": {
-        const gone = unwanted([...this.q.follows.all(accountId), ...this.q.requests.all(accountId)]);
+        const gone = unwanted([...(await named("follows")), ...(await named("follow_requests"))]);
         for (const r of gone) follows.unfollow(accountId, r.id);
         return gone.length === 0;
       }
       case "blocks": {
-        const gone = unwanted(this.q.blocks.all(accountId));
+        const gone = unwanted(await named("blocks"));
         for (const r of gone) moderation.unblock(accountId, r.id);
         return gone.length === 0;
       }
       case "mutes": {
-        const gone = unwanted(this.q.mutes.all(accountId));
+        const gone = unwanted(await named("mutes"));
         for (const r of gone) moderation.unmute(accountId, r.id);
         return gone.length === 0;
       }
@@ -82,8 +62,7 @@ export class ImportOverwrite {
       }
       case "bookmarks": {
         const wanted = new Set(entries.map((e) => e.uri));
-        const gone = this.q.bookmarks
-          .all(accountId)
+        const gone = (await db.all<{ id: number; uri: string | null; username: string }>(BOOKMARKED, [accountId]))
           .filter((r) => !wanted.has(r.uri ?? `${this.deps.publicUrl}/users/${r.username}/statuses/${r.id}`))
           .slice(0, REMOVALS_PER_TURN);
         for (const r of gone) statusActions.unbookmark(accountId, r.id);
@@ -95,7 +74,7 @@ export class ImportOverwrite {
         for (const l of gone) lists.remove(accountId, l.id);
         // Membership does not change what a list's timeline already holds: the members are
         // simply cleared, and the file's entries add them back (as Mastodon does).
-        const members = this.q.members.all(accountId).slice(0, REMOVALS_PER_TURN);
+        const members = (await db.all<{ listId: number; accountId: number }>(MEMBERS, [accountId])).slice(0, REMOVALS_PER_TURN);
         const byList = new Map<number, number[]>();
         for (const m of members) byList.set(m.listId, [...(byList.get(m.listId) ?? []), m.accountId]);
         for (const [listId, ids] of byList) lists.removeMembers(accountId, listId, ids);
@@ -105,3 +84,9 @@ export class ImportOverwrite {
     return true;
   }
 }
+
+// Portable SQL: positional `?`, aliases quoted (PostgreSQL folds unquoted ones to lower case).
+const NAMED = (table: string) => `SELECT a.id, lower(CASE WHEN a.domain IS NULL THEN a.username ELSE a.username || '@' || a.domain END) AS acct
+  FROM ${table} t JOIN accounts a ON a.id = t.target_account_id WHERE t.account_id = ?`;
+const BOOKMARKED = "SELECT s.id, s.uri, a.username FROM bookmarks b JOIN statuses s ON s.id = b.status_id JOIN accounts a ON a.id = s.account_id WHERE b.account_id = ?";
+const MEMBERS = `SELECT m.list_id AS "listId", m.account_id AS "accountId" FROM list_accounts m JOIN lists l ON l.id = m.list_id WHERE l.account_id = ?`;

@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import type { ImportRow } from "../../db/schema.ts";
 import { log } from "../../log.ts";
 import type { ImportEntry, ImportType } from "./formats.ts";
@@ -51,34 +51,26 @@ export class ImportWorker {
   private q;
 
   constructor(
-    db: Db,
+    private db: DatabasePort,
     private clock: Clock,
     private actions: ImportActions,
     private overwrite: ImportOverwrite,
     private rates: ImportRates,
   ) {
-    const sqlite = db.$client;
+    // Portable SQL: positional `?`, aliases quoted (PostgreSQL folds unquoted ones to lower case).
     const running = "JOIN imports i ON i.id = r.import_id AND i.state = 'running'";
     this.q = {
-      queued: sqlite.query<ImportRow, []>(
-        `SELECT id, account_id AS accountId, type, overwrite, state, total_items AS totalItems, created_at AS createdAt, finished_at AS finishedAt
+      queued: `SELECT id, account_id AS "accountId", type, overwrite, state, total_items AS "totalItems", created_at AS "createdAt", finished_at AS "finishedAt"
          FROM imports WHERE state = 'queued' ORDER BY id LIMIT 1`,
-      ),
-      run: sqlite.query<unknown, [number]>("UPDATE imports SET state = 'running' WHERE id = ?"),
-      local: sqlite.query<Entry, []>(`SELECT r.id, r.data, i.account_id AS accountId, i.type FROM import_rows r ${running} WHERE r.state = 'pending' AND r.host IS NULL ORDER BY r.id LIMIT ${LOCAL_PER_TURN}`),
-      hosts: sqlite.query<{ host: string; id: number }, []>(`SELECT r.host, min(r.id) AS id FROM import_rows r ${running} WHERE r.state = 'pending' AND r.host IS NOT NULL GROUP BY r.host`),
-      entry: sqlite.query<Entry, [number]>(`SELECT r.id, r.data, i.account_id AS accountId, i.type FROM import_rows r JOIN imports i ON i.id = r.import_id WHERE r.id = ? AND r.state = 'pending'`),
-      record: sqlite.query<unknown, [string, string | null, string | null, number | null, number, number]>(
-        "UPDATE import_rows SET state = ?, failure = ?, detail = ?, target_account_id = ?, processed_at = ? WHERE id = ? AND state = 'pending'",
-      ),
-      giveUp: sqlite.query<unknown, [string, number, string]>(
-        `UPDATE import_rows SET state = 'failed', failure = 'server_down', detail = ?, processed_at = ?
+      run: "UPDATE imports SET state = 'running' WHERE id = ?",
+      local: `SELECT r.id, r.data, i.account_id AS "accountId", i.type FROM import_rows r ${running} WHERE r.state = 'pending' AND r.host IS NULL ORDER BY r.id LIMIT ${LOCAL_PER_TURN}`,
+      hosts: `SELECT r.host, min(r.id) AS id FROM import_rows r ${running} WHERE r.state = 'pending' AND r.host IS NOT NULL GROUP BY r.host`,
+      entry: `SELECT r.id, r.data, i.account_id AS "accountId", i.type FROM import_rows r JOIN imports i ON i.id = r.import_id WHERE r.id = ? AND r.state = 'pending'`,
+      record: "UPDATE import_rows SET state = ?, failure = ?, detail = ?, target_account_id = ?, processed_at = ? WHERE id = ? AND state = 'pending'",
+      giveUp: `UPDATE import_rows SET state = 'failed', failure = 'server_down', detail = ?, processed_at = ?
          WHERE state = 'pending' AND host = ? AND import_id IN (SELECT id FROM imports WHERE state = 'running')`,
-      ),
-      finish: sqlite.query<unknown, [number]>(
-        `UPDATE imports SET state = 'finished', finished_at = ? WHERE state = 'running'
+      finish: `UPDATE imports SET state = 'finished', finished_at = ? WHERE state = 'running'
          AND NOT EXISTS (SELECT 1 FROM import_rows r WHERE r.import_id = imports.id AND r.state = 'pending')`,
-      ),
     };
   }
 
@@ -137,21 +129,23 @@ export class ImportWorker {
     let next: number | null = null;
     const soon = (ms: number) => (next = next === null ? ms : Math.min(next, ms));
     try {
-      const queued = this.q.queued.get();
-      if (queued) {
-        if (this.overwrite.step(queued)) this.q.run.run(queued.id);
+      const raw = await this.db.get<ImportRow & { overwrite: unknown }>(this.q.queued);
+      if (raw) {
+        // 0/1 on SQLite, a boolean on PostgreSQL.
+        const queued: ImportRow = { ...raw, overwrite: Boolean(raw.overwrite) };
+        if (await this.overwrite.step(queued)) await this.db.run(this.q.run, [queued.id]);
         soon(0);
       }
-      const local = this.q.local.all();
+      const local = await this.db.all<Entry>(this.q.local);
       for (const entry of local) {
         const outcome = await this.actions.apply(entry.accountId, entry.type, JSON.parse(entry.data) as ImportEntry, this.abort.signal);
         if (!this.started) return;
-        this.record(entry.id, outcome);
+        await this.record(entry.id, outcome);
       }
       if (local.length === LOCAL_PER_TURN) soon(0);
       const now = this.clock.now();
       if (this.hostNextAt.size > 1000) for (const [host, at] of this.hostNextAt) if (at <= now) this.hostNextAt.delete(host);
-      for (const { host, id } of this.q.hosts.all()) {
+      for (const { host, id } of await this.db.all<{ host: string; id: number }>(this.q.hosts)) {
         if (this.inFlight.size >= MAX_IN_FLIGHT) break;
         if (this.inFlight.has(host)) continue;
         const hostAt = this.hostNextAt.get(host) ?? 0;
@@ -167,7 +161,7 @@ export class ImportWorker {
         this.nextAt = now + intervalOf(this.rates.total);
         this.begin(id, host);
       }
-      this.q.finish.run(this.clock.now());
+      await this.db.run(this.q.finish, [this.clock.now()]);
     } catch (e) {
       if (!this.started) return;
       log("error", "import worker failed", { error: String(e).split("\n")[0] });
@@ -179,33 +173,35 @@ export class ImportWorker {
   }
 
   private begin(id: number, host: string) {
-    const entry = this.q.entry.get(id);
-    if (!entry) return;
     const signal = this.abort.signal;
-    const work = this.actions
-      .apply(entry.accountId, entry.type, JSON.parse(entry.data) as ImportEntry, signal)
-      .then((outcome) => {
-        if (signal.aborted) return;
-        this.record(entry.id, outcome);
-        this.countAnswer(host, outcome);
-      })
+    // In flight from the start (before the entry is read), so the same turn starts no second one for the host.
+    let started = false;
+    const work = (async () => {
+      const entry = await this.db.get<Entry>(this.q.entry, [id]);
+      if (!entry) return;
+      started = true;
+      const outcome = await this.actions.apply(entry.accountId, entry.type, JSON.parse(entry.data) as ImportEntry, signal);
+      if (signal.aborted) return;
+      await this.record(entry.id, outcome);
+      await this.countAnswer(host, outcome);
+    })()
       .catch((e) => {
         if (!signal.aborted) log("error", "import entry failed", { entry: id, error: String(e).split("\n")[0] });
       })
       .finally(() => {
         this.inFlight.delete(host);
-        this.schedule(0);
+        if (started) this.schedule(0);
       });
     this.inFlight.set(host, work);
   }
 
-  private record(id: number, outcome: ImportOutcome) {
-    if (outcome.ok) this.q.record.run("done", null, null, outcome.targetAccountId ?? null, this.clock.now(), id);
-    else this.q.record.run("failed", outcome.failure, outcome.detail, null, this.clock.now(), id);
+  private async record(id: number, outcome: ImportOutcome) {
+    if (outcome.ok) await this.db.run(this.q.record, ["done", null, null, outcome.targetAccountId ?? null, this.clock.now(), id]);
+    else await this.db.run(this.q.record, ["failed", outcome.failure, outcome.detail, null, this.clock.now(), id]);
   }
 
   /** A host that does not answer several entries in a row is not asked about the rest of them. */
-  private countAnswer(host: string, outcome: ImportOutcome) {
+  private async countAnswer(host: string, outcome: ImportOutcome) {
     if (outcome.ok || outcome.failure !== "server_down") {
       this.unanswered.delete(host);
       return;
@@ -214,7 +210,7 @@ export class ImportWorker {
     this.unanswered.set(host, count);
     if (count < DOWN_AFTER) return;
     this.unanswered.delete(host);
-    this.q.giveUp.run(`not asked: ${host} left ${DOWN_AFTER} entries in a row unanswered`, this.clock.now(), host);
+    await this.db.run(this.q.giveUp, [`not asked: ${host} left ${DOWN_AFTER} entries in a row unanswered`, this.clock.now(), host]);
     log("warn", "import: a server is down, its entries fail", { host });
   }
 }
