@@ -25,12 +25,17 @@ export interface ListInput {
  * status is posted, so reading one is a range scan and the list stream knows its audience.
  */
 export class ListService {
+  /** Whether the account is in anyone's list: most authors are in none, and then delivery asks nothing more. */
+  private inAnyList;
+
   constructor(
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
-  ) {}
+  ) {
+    this.inAnyList = db.$client.query<{ one: number }, [number]>("SELECT 1 AS one FROM list_accounts WHERE account_id = ? LIMIT 1");
+  }
 
   all(accountId: number): ListRow[] {
     return this.db.select().from(lists).where(eq(lists.accountId, accountId)).orderBy(lists.id).all();
@@ -165,7 +170,7 @@ export class ListService {
    * policy; direct statuses never go to lists. Returns the lists it went into.
    */
   deliver(status: StatusRow, original: StatusRow | null): number[] {
-    if (status.visibility === "direct") return [];
+    if (status.visibility === "direct" || !this.inAnyList.get(status.accountId)) return [];
     const replyTo = !original && status.inReplyToAccountId !== null && status.inReplyToAccountId !== status.accountId ? status.inReplyToAccountId : null;
     const origin = original?.accountId ?? status.accountId;
     const rows = this.db.$client
