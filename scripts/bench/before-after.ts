@@ -5,7 +5,7 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
@@ -125,6 +125,15 @@ try {
       { label: "GET /api/v1/exports/stats", path: "/api/v1/exports/stats", options: {} },
       { label: "GET /api/v1/imports (40)", path: "/api/v1/imports", options: {} },
       { label: "POST /api/v1/import (one line)", path: "/api/v1/import", options: IMPORT_OPTIONS },
+    ],
+    // An app reads itself through its token, and a new app is registered each request.
+    oauth: [
+      { label: "GET /api/v1/apps/verify_credentials", path: "/api/v1/apps/verify_credentials", options: {} },
+      {
+        label: "POST /api/v1/apps",
+        path: "/api/v1/apps",
+        options: { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "bench", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" }) },
+      },
     ],
     reports: [
       {

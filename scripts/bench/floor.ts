@@ -39,8 +39,8 @@ try {
   const base = ctx.config.publicUrl;
   const make = async (username: string) => {
     const account = await services.accounts.create({ username, email: `${username}@floor.test`, password: "floor floor floor" }, { api: false });
-    const { app: client } = services.applications.register({ name: "floor", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow" });
-    return { id: String(account.id), token: services.tokens.issue(client.id, account.id, parseScopes("read write follow")).accessToken };
+    const { app: client } = await services.applications.register({ name: "floor", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow" });
+    return { id: String(account.id), token: (await services.tokens.issue(client.id, account.id, parseScopes("read write follow"))).accessToken };
   };
   const state = await seedReads(base, await make("author"), await make("reader"), 200);
   const signedIn = { authorization: `Bearer ${state.reader.token}` };

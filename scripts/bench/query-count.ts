@@ -18,13 +18,13 @@ async function countingServer(): Promise<{ server: RunningServer; base: string; 
   const { services } = server.ctx;
   const author = await services.accounts.create({ username: "author", email: "a@q.test", password: "query counting" }, { api: false });
   const reader = await services.accounts.create({ username: "reader", email: "r@q.test", password: "query counting" }, { api: false });
-  const { app } = services.applications.register({ name: "q", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow" });
-  const token = (id: number) => services.tokens.issue(app.id, id, parseScopes("read write follow")).accessToken;
+  const { app } = await services.applications.register({ name: "q", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow" });
+  const token = async (id: number) => (await services.tokens.issue(app.id, id, parseScopes("read write follow"))).accessToken;
   return {
     server,
     base: server.ctx.config.publicUrl,
     counted,
-    users: { author: { id: String(author.id), token: token(author.id) }, reader: { id: String(reader.id), token: token(reader.id) } },
+    users: { author: { id: String(author.id), token: await token(author.id) }, reader: { id: String(reader.id), token: await token(reader.id) } },
     async stop() {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
@@ -129,9 +129,9 @@ export async function countPostStatements(): Promise<{ request: string[]; after:
   try {
     const author = await services.accounts.create({ username: "author", email: "a@q.test", password: "query counting" }, { api: false });
     const reader = await services.accounts.create({ username: "reader", email: "r@q.test", password: "query counting" }, { api: false });
-    const { app } = services.applications.register({ name: "q", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow push" });
-    const authorToken = services.tokens.issue(app.id, author.id, parseScopes("read write follow push")).accessToken;
-    const readerToken = services.tokens.issue(app.id, reader.id, parseScopes("read write follow push")).accessToken;
+    const { app } = await services.applications.register({ name: "q", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow push" });
+    const authorToken = (await services.tokens.issue(app.id, author.id, parseScopes("read write follow push"))).accessToken;
+    const readerToken = (await services.tokens.issue(app.id, reader.id, parseScopes("read write follow push"))).accessToken;
     const h = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
     await fetch(`${base}/api/v1/accounts/${author.id}/follow`, { method: "POST", headers: h(readerToken), body: JSON.stringify({ notify: true }) });
     const keys = (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"])) as CryptoKeyPair;

@@ -56,9 +56,9 @@ export function accountRoutes(ctx: AppContext) {
         reason: str(p.reason, "reason"),
         inviteCode: str(p.invite_code, "invite_code"),
       });
-      const app = services.applications.findById(auth.applicationId);
+      const app = await services.applications.findById(auth.applicationId);
       const scopes = parseScopes(app?.scopes);
-      const { accessToken, auth: issued } = services.tokens.issue(auth.applicationId, account.id, scopes);
+      const { accessToken, auth: issued } = await services.tokens.issue(auth.applicationId, account.id, scopes);
       return { access_token: accessToken, token_type: "Bearer", scope: scopes.join(" "), created_at: Math.floor(issued.createdAt / 1000) };
     })
     .get("/api/v1/accounts/verify_credentials", (c) => {

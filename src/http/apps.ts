@@ -9,9 +9,9 @@ import { str, strArray } from "./params.ts";
 export function appRoutes(ctx: AppContext) {
   const { services, keys } = ctx;
   return new Elysia()
-    .post("/api/v1/apps", (c) => {
+    .post("/api/v1/apps", async (c) => {
       const p = input(c);
-      const { app, clientSecret } = services.applications.register({
+      const { app, clientSecret } = await services.applications.register({
         name: str(p.client_name, "client_name"),
         redirectUris: Array.isArray(p.redirect_uris) ? strArray(p.redirect_uris, "redirect_uris") : str(p.redirect_uris, "redirect_uris"),
         // Mastodon ignores an array here (it only permits a string); a list of scopes is too
@@ -21,9 +21,9 @@ export function appRoutes(ctx: AppContext) {
       });
       return serializeCredentialApplication(app, clientSecret, keys.vapidPublicKey);
     })
-    .get("/api/v1/apps/verify_credentials", (c) => {
+    .get("/api/v1/apps/verify_credentials", async (c) => {
       const auth = requireToken(ctx, c.request);
-      const app = services.applications.findById(auth.applicationId);
+      const app = await services.applications.findById(auth.applicationId);
       if (!app) throw notFound();
       return serializeApplication(app, keys.vapidPublicKey);
     });

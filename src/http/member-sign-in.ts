@@ -34,8 +34,8 @@ export function memberSignInRoutes(ctx: AppContext) {
   };
   const codeForm = (ticket: string, status = 200, error?: string, extra: Record<string, string> = {}) =>
     page(twoFactorPage({ action: "/oauth/sign_in/two_factor", ticket, error, appName: server, member: true }), status, [], extra);
-  const signedIn = (request: Request, accountId: number, returnTo: string) => {
-    const session = services.webSessions.create(accountId, signInOrigin(request));
+  const signedIn = async (request: Request, accountId: number, returnTo: string) => {
+    const session = await services.webSessions.create(accountId, signInOrigin(request));
     const headers = new Headers({ location: `${config.publicUrl}${returnTo}`, "cache-control": "no-store" });
     headers.append("set-cookie", `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secure ? "; Secure" : ""}`);
     return new Response(null, { status: 303, headers });

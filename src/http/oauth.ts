@@ -84,9 +84,9 @@ export function oauthRoutes(ctx: AppContext) {
   const secureCookie = secure ? "; Secure" : "";
   const foreignPost = () => html(errorPage("The request did not come from this server's pages."), 403);
 
-  const validate = (params: AuthorizeParams): AuthorizationRequest | Response => {
+  const validate = async (params: AuthorizeParams): Promise<AuthorizationRequest | Response> => {
     try {
-      return services.grants.validateAuthorization(params);
+      return await services.grants.validateAuthorization(params);
     } catch (e) {
       if (e instanceof OAuthError) return html(errorPage(e.description), e.status);
       throw e;
@@ -125,8 +125,8 @@ export function oauthRoutes(ctx: AppContext) {
     html(twoFactorPage({ action: "/oauth/authorize/two_factor", ticket, error, appName: request.app.name }), status, headers);
 
   // The browser is signed in (a web session) and goes on to the consent page.
-  const signedIn = (httpRequest: Request, request: AuthorizationRequest, params: AuthorizeParams, accountId: number) => {
-    const session = services.webSessions.create(accountId, signInOrigin(httpRequest));
+  const signedIn = async (httpRequest: Request, request: AuthorizationRequest, params: AuthorizeParams, accountId: number) => {
+    const session = await services.webSessions.create(accountId, signInOrigin(httpRequest));
     return consent(httpRequest, request, params, accountId, `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=1209600${secureCookie}`);
   };
 
@@ -144,7 +144,7 @@ export function oauthRoutes(ctx: AppContext) {
     if (!services.tickets.claim(ticket.jti, ticket.exp)) {
       return html(errorPage("This authorization page has expired. Please start again from the application."), 422);
     }
-    const request = validate(ticket.oauth);
+    const request = await validate(ticket.oauth);
     if (request instanceof Response) return request;
     if (deny || str(p._method, "_method")?.toLowerCase() === "delete" || str(p.decision, "decision") === "deny") {
       if (request.redirectUri === OOB_REDIRECT_URI) {
@@ -155,7 +155,7 @@ export function oauthRoutes(ctx: AppContext) {
       }
       return redirectResult(request, { error: "access_denied", error_description: ACCESS_DENIED_DESCRIPTION, state: request.state });
     }
-    const code = services.grants.issueCode(request, Number(ticket.sub));
+    const code = await services.grants.issueCode(request, Number(ticket.sub));
     if (request.redirectUri === OOB_REDIRECT_URI) {
       return new Response(null, { status: 302, headers: { location: `/oauth/authorize/native?code=${encodeURIComponent(code)}`, "cache-control": "no-store" } });
     }
@@ -166,7 +166,7 @@ export function oauthRoutes(ctx: AppContext) {
     .get("/oauth/authorize", async (c) => {
       const p = input(c);
       const params = oauthParams(p);
-      const request = validate(params);
+      const request = await validate(params);
       if (request instanceof Response) return request;
       const accountId = services.webSessions.accountFor(cookie(c.request, SESSION_COOKIE));
       if (accountId !== null && str(p.force_login, "force_login") !== "true") return consent(c.request, request, params, accountId);
@@ -175,7 +175,7 @@ export function oauthRoutes(ctx: AppContext) {
     .post("/oauth/authorize/sign_in", async (c) => {
       const p = input(c);
       const params = oauthParams(p);
-      const request = validate(params);
+      const request = await validate(params);
       if (request instanceof Response) return request;
       if (!fromOwnPages(c.request, config.publicUrl)) return foreignPost();
       const token = await services.tickets.verify("login", str(p.authenticity_token, "authenticity_token"));
@@ -202,7 +202,7 @@ export function oauthRoutes(ctx: AppContext) {
       // Without a good ticket there is no OAuth request to go back to: the app starts again.
       if (step.kind === "restart") return html(errorPage("Your sign-in expired. Please start again from the application."), step.status);
       const params = oauthParams(step.next);
-      const request = validate(params);
+      const request = await validate(params);
       if (request instanceof Response) return request;
       if (step.kind === "again") return codeForm(request, step.ticket, step.status, step.error, step.limits ? limitHeaders(step.limits) : {});
       return signedIn(c.request, request, params, step.accountId);
@@ -246,10 +246,10 @@ export function oauthRoutes(ctx: AppContext) {
         throw e;
       }
     })
-    .post("/oauth/revoke", (c) => {
+    .post("/oauth/revoke", async (c) => {
       const p = input(c);
       try {
-        services.grants.revoke(str(p.token, "token"), { clientId: str(p.client_id, "client_id"), clientSecret: str(p.client_secret, "client_secret") }, basicCredentials(c.request));
+        await services.grants.revoke(str(p.token, "token"), { clientId: str(p.client_id, "client_id"), clientSecret: str(p.client_secret, "client_secret") }, basicCredentials(c.request));
         return {};
       } catch (e) {
         if (e instanceof OAuthError) return oauthJson(e);

@@ -12,8 +12,8 @@ import { pathId } from "./params.ts";
  */
 export function settingsSecurityRoutes(ctx: AppContext, pages: MemberPages) {
   const { services } = ctx;
-  const sessions = ({ viewer, csrf }: PageRequest) => sessionsPage(services.webSessions.list(viewer.account.id, viewer.session), csrf);
-  const applications = ({ viewer, csrf }: PageRequest) => applicationsPage(services.tokens.authorizedApps(viewer.account.id), csrf);
+  const sessions = async ({ viewer, csrf }: PageRequest) => sessionsPage(await services.webSessions.list(viewer.account.id, viewer.session), csrf);
+  const applications = async ({ viewer, csrf }: PageRequest) => applicationsPage(await services.tokens.authorizedApps(viewer.account.id), csrf);
   const password = ({ csrf }: PageRequest) => passwordPage(csrf);
 
   return new Elysia()
@@ -37,9 +37,9 @@ export function settingsSecurityRoutes(ctx: AppContext, pages: MemberPages) {
     .post("/settings/sessions/:id/revoke", (c) =>
       pages.act(
         c,
-        ({ viewer }) => {
+        async ({ viewer }) => {
           // Another member's session, or one already gone, is none of theirs to name.
-          if (!services.webSessions.revoke(viewer.account.id, pathId(c.params.id))) throw notFound();
+          if (!(await services.webSessions.revoke(viewer.account.id, pathId(c.params.id)))) throw notFound();
           return { notice: "Session successfully revoked.", to: "/settings/sessions" };
         },
         sessions,
@@ -49,8 +49,8 @@ export function settingsSecurityRoutes(ctx: AppContext, pages: MemberPages) {
     .post("/settings/applications/:id/revoke", (c) =>
       pages.act(
         c,
-        ({ viewer }) => {
-          if (services.tokens.revokeApp(viewer.account.id, pathId(c.params.id)) === 0) throw notFound();
+        async ({ viewer }) => {
+          if ((await services.tokens.revokeApp(viewer.account.id, pathId(c.params.id))) === 0) throw notFound();
           return { notice: "Application revoked.", to: "/settings/applications" };
         },
         applications,

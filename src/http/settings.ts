@@ -54,8 +54,8 @@ export function settingsRoutes(ctx: AppContext) {
       .post("/settings/sign_out", (c) =>
         pages.act(
           c,
-          ({ viewer }) => {
-            ctx.services.webSessions.destroy(viewer.session);
+          async ({ viewer }) => {
+            await ctx.services.webSessions.destroy(viewer.session);
             return { to: "/", cookies: [`${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? "; Secure" : ""}`] };
           },
           () => ({ title: "Sign out", body: html`<p><a href="/settings">Back to your settings</a></p>` }),

@@ -161,21 +161,21 @@ export function createServices(deps: ServiceDeps) {
   const writes = new GroupCommit(port);
   const wheel = new TimerWheel(clock);
 
-  const tokens = new TokenService(db, ids, clock, events);
-  const applications = new ApplicationService(db, ids, clock);
+  const tokens = new TokenService(port, db, ids, clock, events);
+  const applications = new ApplicationService(port, ids, clock);
   // Local statuses and profiles keep the custom emojis they use when they are written.
   const customEmojis = new CustomEmojiService(db, port, ids, clock, storage);
   const localEmojis = (texts: string[]) => customEmojis.inTexts(texts);
   const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
   // Two-factor secrets are sealed under their own key file beside the database (see TwoFactor).
   const twoFactor = new TwoFactor(db, ids, clock, new TokenSeal(config.dataDir, TWO_FACTOR_KEY_FILE), config.domain);
-  const grants = new GrantService(db, ids, clock, applications, tokens, accounts, (accountId) => twoFactor.enabled(accountId));
+  const grants = new GrantService(port, ids, clock, applications, tokens, accounts, (accountId) => twoFactor.enabled(accountId));
   // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
   const invites = new InviteService(db, ids, clock, config.publicUrl);
   // REGISTRATIONS is the mode until an admin saves one (/admin/settings), read at each sign-up.
   const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl, config.registrations);
   const registrations = new RegistrationService(() => instanceInfo.registrationsMode().mode, accounts, invites);
-  const webSessions = new WebSessionService(db, ids, clock);
+  const webSessions = new WebSessionService(port, db, ids, clock);
   const passwords = new Passwords(db, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);
   const follows = new FollowService(db, ids, clock, events);

@@ -48,7 +48,7 @@ const ACCOUNT_KEYS = [
 
 describe("POST /api/v1/accounts (registration)", () => {
   test("an app token registers an account that can sign in at once", async () => {
-    const { token } = appToken(server, "read write");
+    const { token } = await appToken(server, "read write");
     const res = await http.post("/api/v1/accounts", {
       token,
       form: { username: "newbie", email: "newbie@example.test", password: "s3cret-enough", agreement: "true", locale: "en" },
@@ -62,7 +62,7 @@ describe("POST /api/v1/accounts (registration)", () => {
   });
 
   test("invalid input: 422 with Mastodon's error and details, nothing stored", async () => {
-    const { token } = appToken(server, "read write");
+    const { token } = await appToken(server, "read write");
     const res = await http.post("/api/v1/accounts", {
       token,
       json: { username: "alice", email: "bad-email", password: "short", agreement: false },
@@ -106,7 +106,7 @@ describe("POST /api/v1/accounts (registration)", () => {
   });
 
   test("usernames are unique regardless of case", async () => {
-    const { token } = appToken(server, "write");
+    const { token } = await appToken(server, "write");
     const res = await http.post("/api/v1/accounts", { token, json: { username: "ALICE", email: "other@example.test", password: "longenough", agreement: true } });
     expect(res.status).toBe(422);
     expect(res.body.details.username[0].error).toBe("ERR_TAKEN");
@@ -116,7 +116,7 @@ describe("POST /api/v1/accounts (registration)", () => {
     const none = await http.post("/api/v1/accounts", { json: { username: "x" } });
     expect(none.status).toBe(401);
     expect(none.body).toEqual({ error: "The access token is invalid" });
-    const { token } = appToken(server, "read");
+    const { token } = await appToken(server, "read");
     const scoped = await http.post("/api/v1/accounts", { token, json: { username: "x" } });
     expect(scoped.status).toBe(403);
     expect(scoped.body).toEqual({ error: "This action is outside the authorized scopes" });
@@ -125,7 +125,7 @@ describe("POST /api/v1/accounts (registration)", () => {
   test("closed registrations answer 403 Forbidden", async () => {
     const closed = await startTestServer({ REGISTRATIONS: "closed" });
     try {
-      const { token } = appToken(closed, "read write");
+      const { token } = await appToken(closed, "read write");
       const res = await new Client(closed.base).post("/api/v1/accounts", {
         token,
         json: { username: "someone", email: "someone@example.test", password: "longenough", agreement: true },

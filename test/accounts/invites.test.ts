@@ -77,7 +77,7 @@ describe("the invite page", () => {
     const notes = await owner.client.get("/api/v1/notifications", { query: { "types[]": "admin.sign_up" } });
     expect(notes.body.map((n: any) => n.account.username)).toContain("invited");
 
-    const { app, clientSecret } = registerApp(server, "read");
+    const { app, clientSecret } = await registerApp(server, "read");
     const grant = await http.post("/oauth/token", { form: { grant_type: "password", username: "invited", password: "rooks-nest-42", client_id: app.clientId, client_secret: clientSecret } });
     expect(grant.status).toBe(200);
     const me = await new Client(server.base, grant.body.access_token).get("/api/v1/accounts/verify_credentials");
@@ -85,7 +85,7 @@ describe("the invite page", () => {
     expect(me.body.username).toBe("invited");
 
     // The API stays closed for everyone else.
-    const { token } = appToken(server);
+    const { token } = await appToken(server);
     const api = await http.post("/api/v1/accounts", { token, json: { ...person("walkin"), agreement: true } });
     expect(api.status).toBe(403);
     expect(api.body).toEqual({ error: "Forbidden" });

@@ -26,7 +26,7 @@ function userRow(server: TestServer, username: string) {
 const count = (server: TestServer, table: string) => (server.ctx.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 
 async function signUp(server: TestServer, body: Record<string, unknown>) {
-  const { token } = appToken(server, "read write");
+  const { token } = await appToken(server, "read write");
   return new Client(server.base).post("/api/v1/accounts", { token, json: { password: "longenough", agreement: true, locale: "en", ...body } });
 }
 
@@ -140,7 +140,7 @@ describe("REGISTRATIONS=approval", () => {
 
   test("the password grant answers as Mastodon's: a token whose requests are refused until approval, then accepted", async () => {
     expect((await signUp(server, { username: "patient", email: "patient@example.test" })).status).toBe(200);
-    const { app, clientSecret } = registerApp(server, "read write");
+    const { app, clientSecret } = await registerApp(server, "read write");
     const grant = await http.post("/oauth/token", {
       form: { grant_type: "password", username: "patient@example.test", password: "longenough", client_id: app.clientId, client_secret: clientSecret, scope: "read" },
     });

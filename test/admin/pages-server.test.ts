@@ -165,8 +165,8 @@ describe("rules, announcements, description", () => {
 
 describe("the registrations mode", () => {
   const modeRow = () => server.ctx.db.$client.query("SELECT value FROM instance_settings WHERE key = 'registrations_mode'").get() as { value: string } | null;
-  const signUp = (username: string) => {
-    const { token } = appToken(server, "read write");
+  const signUp = async (username: string) => {
+    const { token } = await appToken(server, "read write");
     return new Client(server.base).post("/api/v1/accounts", { token, json: { username, email: `${username}@example.test`, password: "longenough", agreement: true, locale: "en", reason: "Knitting" } });
   };
 

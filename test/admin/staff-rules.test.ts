@@ -59,8 +59,8 @@ describe("resetting a password", () => {
     await expect(t.services.adminAccounts.resetPassword(actor("adam"), ids.ada!)).rejects.toMatchObject({ status: 403 });
     await expect(t.services.adminAccounts.resetPassword(actor("adam"), ids.uma!, "short")).rejects.toMatchObject({ status: 422, message: "Validation failed: Password is too short (minimum is 8 characters)" });
     expect(lines().length).toBe(before);
-    const app = t.services.applications.register({ name: "x", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read" });
-    const { accessToken } = t.services.tokens.issue(app.app.id, ids.uma!, ["read"]);
+    const app = await t.services.applications.register({ name: "x", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read" });
+    const { accessToken } = await t.services.tokens.issue(app.app.id, ids.uma!, ["read"]);
     const { password } = await t.services.adminAccounts.resetPassword(actor("adam"), ids.uma!);
     expect(password.length).toBeGreaterThanOrEqual(16);
     expect(await t.services.accounts.verifyLogin("uma", password)).toBe(ids.uma!);

@@ -108,8 +108,8 @@ describe.skipIf(!available)("settings pages in Chromium", () => {
   }, 60_000);
 
   test("authorised apps: one revoked", async () => {
-    const app = server.ctx.services.applications.register({ name: "Tusky Test", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read", website: "https://tusky.example" }).app;
-    const { accessToken } = server.ctx.services.tokens.issue(app.id, nora.account.id, parseScopes("read"));
+    const app = (await server.ctx.services.applications.register({ name: "Tusky Test", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read", website: "https://tusky.example" })).app;
+    const { accessToken } = await server.ctx.services.tokens.issue(app.id, nora.account.id, parseScopes("read"));
     await page.getByRole("link", { name: "Authorised apps" }).click();
     await shot(page, "applications");
     await submit(page, "Revoke Tusky Test");

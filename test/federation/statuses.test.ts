@@ -153,7 +153,7 @@ async function tokenFor(server: TestServer, username: string): Promise<TestUser>
   const account = services.accounts.findByUsername(username)!;
   const { parseScopes } = await import("../../src/auth/scopes.ts");
   const { Client } = await import("../support/http.ts");
-  const { app, clientSecret } = services.applications.register({ name: "t", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" });
-  const { accessToken } = services.tokens.issue(app.id, account.id, parseScopes("read write"));
+  const { app, clientSecret } = await services.applications.register({ name: "t", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" });
+  const { accessToken } = await services.tokens.issue(app.id, account.id, parseScopes("read write"));
   return { account, id: String(account.id), token: accessToken, client: new Client(server.base, accessToken), app, clientSecret };
 }

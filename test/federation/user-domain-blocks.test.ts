@@ -123,7 +123,7 @@ describe("a user blocks a domain", () => {
     await alice.client.post("/api/v1/domain_blocks", { json: { domain: "kept.example" } });
     const writer = await createUser(a, "writer", { scopes: "write" });
     const reader = await createUser(a, "reader2", { scopes: "read" });
-    const app = appToken(a, "read write");
+    const app = await appToken(a, "read write");
     const cases: [string, string | null, Record<string, unknown> | undefined, number, unknown][] = [
       ["GET", null, undefined, 401, { error: "The access token is invalid" }],
       ["GET", writer.token, undefined, 403, { error: "This action is outside the authorized scopes" }],

@@ -83,7 +83,7 @@ describe("WHITELIST_MODE: federation reads", () => {
 
 describe("WHITELIST_MODE: what the instance tells about itself", () => {
   test("peers and activity: 401 without a user (Mastodon's words), 404 with nothing in it for a user", async () => {
-    const app = appToken(w, "read");
+    const app = await appToken(w, "read");
     for (const path of ["/api/v1/instance/peers", "/api/v1/instance/activity"]) {
       for (const token of [null, app.token]) {
         const anonymous = await new Client(w.base).get(path, { token });

@@ -74,7 +74,7 @@ describe("size and time limits", () => {
 
 describe("input validation found in review", () => {
   test("registration: over-long e-mail, unknown locale dropped, agreement must be exactly true", async () => {
-    const { token } = appToken(server, "read write");
+    const { token } = await appToken(server, "read write");
     const long = await anon.post("/api/v1/accounts", { token, json: { username: "longmail", email: `${"a".repeat(400)}@example.test`, password: "longenough", agreement: true } });
     expect(long.status).toBe(422);
     expect(long.body.details.email).toEqual([{ error: "ERR_TOO_LONG", description: "is too long (maximum is 320 characters)" }]);

@@ -62,7 +62,7 @@ interface WriteCase {
   lists?: string[];
   /** Parameters that take a hash (a lone value or a list is refused). */
   hashes?: string[];
-  client?: () => Client;
+  client?: () => Promise<Client>;
 }
 
 const WRITES: WriteCase[] = [
@@ -111,7 +111,7 @@ const WRITES: WriteCase[] = [
     path: () => "/api/v1/accounts",
     base: { username: "typed", email: "typed@example.test", password: "long enough pw", agreement: true },
     scalars: ["username", "email", "password", "locale"],
-    client: () => alice.client.withToken(appToken(server, "read write").token),
+    client: async () => alice.client.withToken((await appToken(server, "read write")).token),
   },
 ];
 
@@ -149,7 +149,7 @@ function wrongShapes(c: WriteCase): { name: string; value: unknown }[] {
 describe("a write parameter of the wrong shape is 422, and nothing changes", () => {
   for (const c of WRITES) {
     test(`${c.method} ${c.path.toString().replace(/^\(\) => |[`"]/g, "")}: ${[...c.scalars, ...(c.lists ?? []), ...(c.hashes ?? [])].join(", ")}`, async () => {
-      const client = c.client?.() ?? alice.client;
+      const client = (await c.client?.()) ?? alice.client;
       for (const { name, value } of wrongShapes(c)) {
         const body = withParam(c.base ?? {}, name, value);
         const expected = { error: `Validation failed: ${humanize(name)} is invalid` };

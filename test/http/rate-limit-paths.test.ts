@@ -109,7 +109,7 @@ describe("every limit, whatever the spelling of its path", () => {
 
   test("app sign-up: 5 per 30 minutes per address across /api/v1/accounts and /api/v1/accounts/", async () => {
     server.clock.set(START + 90 * MINUTE);
-    const { token } = appToken(server, "read write");
+    const { token } = await appToken(server, "read write");
     const signUp = (path: string, i: number) => raw("POST", path, { token, json: { username: `signup${i}`, email: `s${i}@example.test`, password: "longenough", agreement: true } });
     for (let i = 0; i < 5; i++) expect((await signUp(i % 2 === 0 ? "/api/v1/accounts/" : "//api/v1/accounts", i)).status).toBe(200);
     for (const [i, path] of ["/api/v1/accounts", "/api/v1/accounts/", "//api/v1/accounts", "/API/v1/accounts"].entries()) {

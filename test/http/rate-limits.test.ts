@@ -66,7 +66,7 @@ describe("IP access: 300 per 5 minutes for requests without an account", () => {
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual({ error: "Too many requests" });
     // An app's own token is no account: it is counted by address too.
-    const { token } = appToken(server, "read");
+    const { token } = await appToken(server, "read");
     expect((await anon.get("/api/v1/apps/verify_credentials", { token })).status).toBe(429);
     // Pages outside /api are not limited.
     expect((await anon.get("/.well-known/nodeinfo")).status).toBe(200);
@@ -111,7 +111,7 @@ describe("the specific buckets", () => {
 
   test("app sign-up: 5 per 30 minutes per address", async () => {
     server.clock.set(START + 100 * MINUTE);
-    const { token } = appToken(server, "read write");
+    const { token } = await appToken(server, "read write");
     for (let i = 0; i < 5; i++) {
       const res = await anon.post("/api/v1/accounts", { token, json: { username: `signup${i}`, email: `s${i}@example.test`, password: "longenough", agreement: true } });
       expect(res.status).toBe(200);

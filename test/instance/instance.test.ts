@@ -185,7 +185,7 @@ describe("whitelist mode", () => {
       expect((await user.client.get(`/api/v1/accounts/${user.id}`)).status).toBe(200);
       // What the instance tells about itself (counts, rules, emojis) is for its users too, as
       // Mastodon's instance controllers in limited federation mode: an app token is not a user.
-      const app = appToken(locked, "read");
+      const app = await appToken(locked, "read");
       for (const path of ["/api/v1/instance", "/api/v2/instance", "/api/v1/instance/rules", "/api/v1/instance/extended_description", "/api/v1/instance/translation_languages", "/api/v1/custom_emojis"]) {
         for (const token of [null, app.token]) {
           const res = await new Client(locked.base).get(path, { token });

@@ -77,7 +77,7 @@ describe("the sign-in form belongs to the browser it was shown in", () => {
   test("over https the cookie is Secure", async () => {
     const https = await startTestServer({ PUBLIC_URL: "https://rookery.example" });
     try {
-      const { app } = { app: https.ctx.services.applications.register({ name: "Secure App", redirectUris: CALLBACK, scopes: "read" }).app };
+      const { app } = { app: (await https.ctx.services.applications.register({ name: "Secure App", redirectUris: CALLBACK, scopes: "read" })).app };
       const res = await fetch(`${https.url}/oauth/authorize?client_id=${app.clientId}&redirect_uri=${encodeURIComponent(CALLBACK)}&response_type=code`);
       expect(res.status).toBe(200);
       expect(res.headers.getSetCookie()[0]).toEndWith("; Secure");

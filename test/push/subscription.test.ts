@@ -93,8 +93,8 @@ describe("/api/v1/push/subscription", () => {
   });
 
   test("revoking the token ends its subscription", async () => {
-    const { app, clientSecret } = registerApp(server, "read write push");
-    const token = server.ctx.services.tokens.issue(app.id, alice.account.id, ["read", "write", "push"]).accessToken;
+    const { app, clientSecret } = await registerApp(server, "read write push");
+    const token = (await server.ctx.services.tokens.issue(app.id, alice.account.id, ["read", "write", "push"])).accessToken;
     const client = new Client(server.base, token);
     expect((await client.post("/api/v1/push/subscription", subscription())).status).toBe(200);
     expect(rows()).toBe(1);

@@ -111,7 +111,7 @@ describe("GET /api/v1/accounts/search", () => {
     const none = await anon.get("/api/v1/accounts/search", { query: { q: "ala" } });
     expect(none.status).toBe(401);
     expect(none.body).toEqual({ error: "The access token is invalid" });
-    const app = await anon.get("/api/v1/accounts/search", { query: { q: "ala" }, token: appToken(server, "read").token });
+    const app = await anon.get("/api/v1/accounts/search", { query: { q: "ala" }, token: (await appToken(server, "read")).token });
     expect(app.status).toBe(422);
     expect(app.body).toEqual({ error: "This method requires an authenticated user" });
   });

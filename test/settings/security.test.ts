@@ -108,10 +108,10 @@ describe("sign-in sessions", () => {
 describe("authorised apps", () => {
   test("lists the apps holding tokens, and revoking one takes its tokens and unexchanged codes back", async () => {
     const { services } = server.ctx;
-    const app = services.applications.register({ name: "Pocket Elephant", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write push", website: "https://pocket.example" }).app;
-    const one = services.tokens.issue(app.id, erin.account.id, parseScopes("read"));
-    const two = services.tokens.issue(app.id, erin.account.id, parseScopes("read write"));
-    const theirs = services.tokens.issue(app.id, frank.account.id, parseScopes("read"));
+    const app = (await services.applications.register({ name: "Pocket Elephant", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write push", website: "https://pocket.example" })).app;
+    const one = await services.tokens.issue(app.id, erin.account.id, parseScopes("read"));
+    const two = await services.tokens.issue(app.id, erin.account.id, parseScopes("read write"));
+    const theirs = await services.tokens.issue(app.id, frank.account.id, parseScopes("read"));
     const browser = await signedIn(server, "erin");
     const page = await browser.get("/settings/applications");
     expect(page.text).toContain('<a href="https://pocket.example" rel="noopener noreferrer nofollow"><bdi>Pocket Elephant</bdi></a>');
@@ -131,9 +131,9 @@ describe("authorised apps", () => {
 
   test("an app that holds nothing of the account, or a post without the ticket: refused, nothing revoked", async () => {
     const { services } = server.ctx;
-    const app = registerApp(server, "read").app;
-    const token = services.tokens.issue(app.id, frank.account.id, parseScopes("read"));
-    const mine = services.tokens.issue(app.id, erin.account.id, parseScopes("read"));
+    const app = (await registerApp(server, "read")).app;
+    const token = await services.tokens.issue(app.id, frank.account.id, parseScopes("read"));
+    const mine = await services.tokens.issue(app.id, erin.account.id, parseScopes("read"));
     const browser = await signedIn(server, "erin");
     const ticket = formTo(await browser.get("/settings/applications"), "/settings/sign_out").fields.authenticity_token!;
     const none = await browser.post("/settings/applications/999999/revoke", { form: { authenticity_token: ticket } });

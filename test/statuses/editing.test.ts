@@ -159,7 +159,7 @@ describe("PUT /api/v1/statuses/:id", () => {
     const noToken = await anon.put(`/api/v1/statuses/${s.id}`, { json: { status: "x" } });
     expect(noToken.status).toBe(401);
     expect(noToken.body).toEqual({ error: "The access token is invalid" });
-    const app = await anon.put(`/api/v1/statuses/${s.id}`, { json: { status: "x" }, token: appToken(server, "write").token });
+    const app = await anon.put(`/api/v1/statuses/${s.id}`, { json: { status: "x" }, token: (await appToken(server, "write")).token });
     expect(app.status).toBe(422);
     expect(app.body).toEqual({ error: "This method requires an authenticated user" });
     const blank = await alice.client.put(`/api/v1/statuses/${s.id}`, { json: { status: "  " } });

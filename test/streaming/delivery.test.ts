@@ -194,7 +194,7 @@ describe("who receives what", () => {
   });
 
   test("a token without read:notifications gets no notifications on the user stream", async () => {
-    const limited = server.ctx.services.tokens.issue(max.app.id, max.account.id, ["read:statuses"]).accessToken;
+    const limited = (await server.ctx.services.tokens.issue(max.app.id, max.account.id, ["read:statuses"])).accessToken;
     const sse = await SseClient.open(url("/user"), { token: limited });
     const full = await SseClient.open(url("/user"), { token: max.token });
     await postStatus(ann, { status: "@max ping" });
@@ -249,7 +249,7 @@ describe("robustness of delivery", () => {
   });
 
   test("a token that may not read statuses is refused on public streams too", async () => {
-    const writeOnly = server.ctx.services.tokens.issue(sam.app.id, sam.account.id, ["write"]).accessToken;
+    const writeOnly = (await server.ctx.services.tokens.issue(sam.app.id, sam.account.id, ["write"])).accessToken;
     for (const path of ["/public", "/hashtag?tag=x"]) {
       const res = await fetch(url(path), { headers: { authorization: `Bearer ${writeOnly}` } });
       expect(res.status).toBe(401);

@@ -68,7 +68,7 @@ describe("SSE errors", () => {
     const notif = await refused("/user/notification", { headers: { authorization: `Bearer ${statusesOnly.token}` } });
     expect(notif.status).toBe(401);
     expect(notif.body).toEqual({ error: "Access token does not have the required scopes" });
-    const app = await refused("/user", { headers: { authorization: `Bearer ${appToken(server).token}` } });
+    const app = await refused("/user", { headers: { authorization: `Bearer ${(await appToken(server)).token}` } });
     expect(app.status).toBe(401);
     expect(app.body).toEqual({ error: "This method requires an authenticated user" });
   });
@@ -168,8 +168,8 @@ describe("SSE protocol", () => {
   });
 
   test("revoking the token ends its streams, others stay", async () => {
-    const { app, clientSecret } = appToken(server);
-    const token = server.ctx.services.tokens.issue(app.id, bob.account.id, ["read"]).accessToken;
+    const { app, clientSecret } = await appToken(server);
+    const token = (await server.ctx.services.tokens.issue(app.id, bob.account.id, ["read"])).accessToken;
     const doomed = await SseClient.open(url("/user"), { token });
     const other = await SseClient.open(url("/user"), { token: bob.token });
     const res = await fetch(`${server.base}/oauth/revoke`, {

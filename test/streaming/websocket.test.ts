@@ -155,10 +155,10 @@ describe("WebSocket multiplexing", () => {
     const anonymous = await WsClient.open(wsUrl());
     anonymous.send({ type: "subscribe", stream: "direct" });
     expect(await anonymous.waitFor(() => true)).toEqual({ error: "Missing access token", status: 401 });
-    const app = await WsClient.open(wsUrl(), appToken(server).token);
+    const app = await WsClient.open(wsUrl(), (await appToken(server)).token);
     app.send({ type: "subscribe", stream: "user" });
     expect(await app.waitFor(() => true)).toEqual({ error: "This method requires an authenticated user", status: 401 });
-    const writeOnly = server.ctx.services.tokens.issue(alice.app.id, alice.account.id, ["write"]).accessToken;
+    const writeOnly = (await server.ctx.services.tokens.issue(alice.app.id, alice.account.id, ["write"])).accessToken;
     const writer = await WsClient.open(wsUrl(), writeOnly);
     writer.send({ type: "subscribe", stream: "user:notification" });
     expect(await writer.waitFor(() => true)).toEqual({ error: "Access token does not have the required scopes", status: 401 });

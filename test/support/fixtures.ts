@@ -16,8 +16,8 @@ export interface TestUser {
 }
 
 /** An app registered through the service (the same code POST /api/v1/apps runs). */
-export function registerApp(server: TestServer, scopes = "read write follow push", redirectUris = "urn:ietf:wg:oauth:2.0:oob") {
-  return server.ctx.services.applications.register({ name: "Test client", redirectUris, scopes });
+export async function registerApp(server: TestServer, scopes = "read write follow push", redirectUris = "urn:ietf:wg:oauth:2.0:oob") {
+  return await server.ctx.services.applications.register({ name: "Test client", redirectUris, scopes });
 }
 
 /** An account made as the admin CLI makes it, and a user token for it. */
@@ -26,15 +26,15 @@ export async function createUser(server: TestServer, username: string, options: 
   const account = await services.accounts.create({ username, email: `${username.toLowerCase()}@example.test`, password: PASSWORD }, { api: false });
   if (options.locked) await services.accounts.updateCredentials(account.id, { locked: true });
   const scopes = options.scopes ?? "read write follow push";
-  const { app, clientSecret } = registerApp(server, scopes);
-  const { accessToken } = services.tokens.issue(app.id, account.id, parseScopes(scopes));
+  const { app, clientSecret } = await registerApp(server, scopes);
+  const { accessToken } = await services.tokens.issue(app.id, account.id, parseScopes(scopes));
   return { account, id: String(account.id), token: accessToken, client: new Client(server.base, accessToken), app, clientSecret };
 }
 
 /** A token of an app alone (client_credentials). */
-export function appToken(server: TestServer, scopes = "read write") {
-  const { app, clientSecret } = registerApp(server, scopes);
-  const { accessToken } = server.ctx.services.tokens.issue(app.id, null, parseScopes(scopes));
+export async function appToken(server: TestServer, scopes = "read write") {
+  const { app, clientSecret } = await registerApp(server, scopes);
+  const { accessToken } = await server.ctx.services.tokens.issue(app.id, null, parseScopes(scopes));
   return { app, clientSecret, token: accessToken };
 }
 

@@ -78,7 +78,7 @@ describe("lists CRUD", () => {
     expect(write.status).toBe(403);
     expect(write.body).toEqual({ error: "This action is outside the authorized scopes" });
     expect((await readOnly.client.get("/api/v1/lists")).status).toBe(200);
-    const app = await alice.client.get("/api/v1/lists", { token: appToken(server).token });
+    const app = await alice.client.get("/api/v1/lists", { token: (await appToken(server)).token });
     expect(app.status).toBe(422);
     expect(app.body).toEqual({ error: "This method requires an authenticated user" });
   });

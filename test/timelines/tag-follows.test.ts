@@ -72,7 +72,7 @@ describe("following hashtags", () => {
     const none = await anon.post("/api/v1/tags/rookery/follow");
     expect(none.status).toBe(401);
     expect(none.body).toEqual({ error: "The access token is invalid" });
-    const app = await anon.post("/api/v1/tags/rookery/follow", { token: appToken(server, "write").token });
+    const app = await anon.post("/api/v1/tags/rookery/follow", { token: (await appToken(server, "write")).token });
     expect(app.status).toBe(422);
     expect(app.body).toEqual({ error: "This method requires an authenticated user" });
     const readOnly = await createUser(server, "reader", { scopes: "read" });

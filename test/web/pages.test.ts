@@ -130,11 +130,11 @@ describe("/@name/:id, a status page", () => {
     const post = await postStatus(alice, { status: "not for the blocked", visibility: "public" });
     const [blocked, welcome] = [await createUser(server, "blockedone"), await createUser(server, "welcome")];
     expect((await alice.client.post(`/api/v1/accounts/${blocked.id}/block`)).status).toBe(200);
-    const session = (user: TestUser) => `_rookery_session=${server.ctx.services.webSessions.create(user.account.id)}`;
+    const session = async (user: TestUser) => `_rookery_session=${await server.ctx.services.webSessions.create(user.account.id)}`;
     for (const round of ["fresh", "kept"]) {
-      const asBlocked = await fetch(`${server.base}/@alice/${post.id}`, { headers: { accept: "text/html", cookie: session(blocked) } });
+      const asBlocked = await fetch(`${server.base}/@alice/${post.id}`, { headers: { accept: "text/html", cookie: await session(blocked) } });
       expect([round, asBlocked.status]).toEqual([round, 404]);
-      const asWelcome = await fetch(`${server.base}/@alice/${post.id}`, { headers: { accept: "text/html", cookie: session(welcome) } });
+      const asWelcome = await fetch(`${server.base}/@alice/${post.id}`, { headers: { accept: "text/html", cookie: await session(welcome) } });
       expect([round, asWelcome.status]).toEqual([round, 200]);
     }
   });

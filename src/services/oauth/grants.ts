@@ -1,7 +1,7 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import { changes, type Db } from "../../db/connection.ts";
-import { authorizationCodes, type ApplicationRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import type { ApplicationRow, authorizationCodes } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret, safeEqual, sha256Base64Url } from "../../auth/secrets.ts";
 import { DEFAULT_SCOPES, isSubset, parseScopes, unknownScopes } from "../../auth/scopes.ts";
@@ -97,8 +97,11 @@ export interface TokenResponse {
 
 /** The token endpoint, authorization codes and consent: Doorkeeper's part of Mastodon. */
 export class GrantService {
+  /** Statements built once (drizzle spends more building a query than SQLite running it). */
+  private q;
+
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
     private applications: ApplicationService,
@@ -106,12 +109,43 @@ export class GrantService {
     private accounts: AccountService,
     /** Whether an account signs in with a second factor: the password grant cannot carry one. */
     private requiresSecondFactor: (accountId: number) => boolean,
-  ) {}
+  ) {
+    const { authorizationCodes: codes } = db.tables;
+    const orm = db.orm;
+    this.q = {
+      insert: orm
+        .insert(codes)
+        .values({
+          id: sql.placeholder("id"),
+          codeHash: sql.placeholder("codeHash"),
+          applicationId: sql.placeholder("applicationId"),
+          accountId: sql.placeholder("accountId"),
+          redirectUri: sql.placeholder("redirectUri"),
+          scopes: sql.placeholder("scopes"),
+          codeChallenge: sql.placeholder("codeChallenge"),
+          codeChallengeMethod: sql.placeholder("codeChallengeMethod"),
+          createdAt: sql.placeholder("createdAt"),
+          expiresAt: sql.placeholder("expiresAt"),
+        })
+        .prepare(),
+      byHash: orm.select().from(codes).where(eq(codes.codeHash, sql.placeholder("codeHash"))).prepare(),
+      claim: orm
+        .update(codes)
+        .set({ usedAt: sql.placeholder("now") as unknown as number })
+        .where(and(eq(codes.id, sql.placeholder("id")), isNull(codes.usedAt)))
+        .prepare(),
+      gave: orm
+        .update(codes)
+        .set({ tokenId: sql.placeholder("tokenId") as unknown as number })
+        .where(eq(codes.id, sql.placeholder("id")))
+        .prepare(),
+    };
+  }
 
   /** Doorkeeper's PreAuthorization checks, in its order; the first failure wins. */
-  validateAuthorization(p: AuthorizeParams): AuthorizationRequest {
+  async validateAuthorization(p: AuthorizeParams): Promise<AuthorizationRequest> {
     if (!p.client_id) throw missingParameter("client_id");
-    const app = this.applications.findByClientId(p.client_id);
+    const app = await this.applications.findByClientId(p.client_id);
     if (!app) throw oauthError("invalid_client");
     // Control characters (CR/LF, tab) are refused, not dropped as URL parsing would: Doorkeeper's
     // URI parser refuses them too, and the redirect must never carry them into a header.
@@ -158,24 +192,21 @@ export class GrantService {
     return requested;
   }
 
-  issueCode(request: AuthorizationRequest, accountId: number): string {
+  async issueCode(request: AuthorizationRequest, accountId: number): Promise<string> {
     const code = randomSecret();
     const now = this.clock.now();
-    this.db
-      .insert(authorizationCodes)
-      .values({
-        id: this.ids.next(),
-        codeHash: digest(code),
-        applicationId: request.app.id,
-        accountId,
-        redirectUri: request.requestedRedirectUri,
-        scopes: request.scopes.join(" "),
-        codeChallenge: request.codeChallenge ?? null,
-        codeChallengeMethod: request.codeChallengeMethod ?? null,
-        createdAt: now,
-        expiresAt: now + CODE_LIFETIME_MS,
-      })
-      .run();
+    await this.q.insert.execute({
+      id: this.ids.next(),
+      codeHash: digest(code),
+      applicationId: request.app.id,
+      accountId,
+      redirectUri: request.requestedRedirectUri,
+      scopes: request.scopes.join(" "),
+      codeChallenge: request.codeChallenge ?? null,
+      codeChallengeMethod: request.codeChallengeMethod ?? null,
+      createdAt: now,
+      expiresAt: now + CODE_LIFETIME_MS,
+    });
     return code;
   }
 
@@ -189,28 +220,28 @@ export class GrantService {
     throw oauthError("unsupported_grant_type");
   }
 
-  private client(p: TokenParams, basic: ClientCredentials): ApplicationRow {
+  private async client(p: TokenParams, basic: ClientCredentials): Promise<ApplicationRow> {
     // A Basic header with a client id wins over body parameters (Doorkeeper's order).
     const creds = basic.clientId ? basic : { clientId: p.client_id, clientSecret: p.client_secret };
-    const app = this.applications.authenticateClient(creds.clientId, creds.clientSecret);
+    const app = await this.applications.authenticateClient(creds.clientId, creds.clientSecret);
     if (!app) throw oauthError("invalid_client");
     return app;
   }
 
-  private respond(applicationId: number, accountId: number | null, scopes: string[]): TokenResponse {
-    return tokenBody(this.tokens.issue(applicationId, accountId, scopes), scopes);
+  private async respond(applicationId: number, accountId: number | null, scopes: string[]): Promise<TokenResponse> {
+    return tokenBody(await this.tokens.issue(applicationId, accountId, scopes), scopes);
   }
 
-  private authorizationCodeGrant(p: TokenParams, basic: ClientCredentials): TokenResponse {
+  private async authorizationCodeGrant(p: TokenParams, basic: ClientCredentials): Promise<TokenResponse> {
     if (!p.code) throw missingParameter("code");
-    const found = this.db.select().from(authorizationCodes).where(eq(authorizationCodes.codeHash, digest(p.code))).get();
+    const [found] = (await this.q.byHash.execute({ codeHash: digest(p.code) })) as (typeof authorizationCodes.$inferSelect)[];
     const grant = found?.usedAt === null ? found : undefined;
     if (grant?.codeChallenge && !p.code_verifier) throw missingParameter("code_verifier");
     if (!p.redirect_uri) throw missingParameter("redirect_uri");
-    const app = this.client(p, basic);
+    const app = await this.client(p, basic);
     if (found && found.usedAt !== null && found.applicationId === app.id && found.tokenId !== null) {
       // RFC 6749 section 4.1.2: a code presented twice may have been stolen; what it gave is taken back.
-      this.tokens.revokeById(found.tokenId);
+      await this.tokens.revokeById(found.tokenId);
     }
     if (!grant || grant.applicationId !== app.id || grant.expiresAt <= this.clock.now()) throw oauthError("invalid_grant");
     if (grant.redirectUri !== p.redirect_uri) throw oauthError("invalid_grant");
@@ -222,20 +253,20 @@ export class GrantService {
       throw oauthError("invalid_grant");
     }
     // Single use even under concurrent redemption: only one UPDATE can flip used_at.
-    const claimed = this.db
-      .update(authorizationCodes)
-      .set({ usedAt: this.clock.now() })
-      .where(and(eq(authorizationCodes.id, grant.id), isNull(authorizationCodes.usedAt)))
-      .run();
-    if (changes(claimed) !== 1) throw oauthError("invalid_grant");
-    const scopes = parseScopes(grant.scopes);
-    const issued = this.tokens.issue(app.id, grant.accountId, scopes);
-    this.db.update(authorizationCodes).set({ tokenId: issued.auth.tokenId }).where(eq(authorizationCodes.id, grant.id)).run();
-    return tokenBody(issued, scopes);
+    // The claim, the token and the code's link to it are one transaction: a failure between them
+    // leaves the code unused rather than spent on a token that does not exist.
+    return this.db.transaction(async () => {
+      const claimed = await this.q.claim.execute({ id: grant.id, now: this.clock.now() });
+      if (this.db.changes(claimed) !== 1) throw oauthError("invalid_grant");
+      const scopes = parseScopes(grant.scopes);
+      const issued = await this.tokens.issue(app.id, grant.accountId, scopes);
+      await this.q.gave.execute({ id: grant.id, tokenId: issued.auth.tokenId });
+      return tokenBody(issued, scopes);
+    });
   }
 
   private async passwordGrant(p: TokenParams, basic: ClientCredentials): Promise<TokenResponse> {
-    const app = this.client(p, basic);
+    const app = await this.client(p, basic);
     const accountId = await this.accounts.verifyLogin(p.username ?? "", p.password ?? "");
     // Mastodon's resource_owner_from_credentials answers no one for an account with
     // otp_required_for_login, so Doorkeeper answers as for a wrong password: invalid_grant.
@@ -243,18 +274,18 @@ export class GrantService {
     return this.respond(app.id, accountId, this.requestedScopes(p.scope, app));
   }
 
-  private clientCredentialsGrant(p: TokenParams, basic: ClientCredentials): TokenResponse {
-    const app = this.client(p, basic);
+  private async clientCredentialsGrant(p: TokenParams, basic: ClientCredentials): Promise<TokenResponse> {
+    const app = await this.client(p, basic);
     return this.respond(app.id, null, this.requestedScopes(p.scope, app));
   }
 
   /** POST /oauth/revoke (RFC 7009). */
-  revoke(token: string | undefined, p: ClientCredentials, basic: ClientCredentials): void {
+  async revoke(token: string | undefined, p: ClientCredentials, basic: ClientCredentials): Promise<void> {
     const creds = basic.clientId ? basic : p;
-    const app = this.applications.authenticateClient(creds.clientId, creds.clientSecret);
+    const app = await this.applications.authenticateClient(creds.clientId, creds.clientSecret);
     if (!app) throw oauthError("unauthorized_client");
     if (!token) return;
-    if (this.tokens.revoke(token, app.id) === "foreign") throw oauthError("unauthorized_client");
+    if ((await this.tokens.revoke(token, app.id)) === "foreign") throw oauthError("unauthorized_client");
   }
 }
 

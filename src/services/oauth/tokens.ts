@@ -1,7 +1,8 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accessTokens, authorizationCodes } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { accessTokens } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret } from "../../auth/secrets.ts";
 import { parseScopes } from "../../auth/scopes.ts";
@@ -68,13 +69,54 @@ export class TokenService {
   private dataVersion;
   private seenVersion = -1;
   private lookup;
+  /** The port's statements, built once (drizzle spends more building a query than SQLite running it). */
+  private q;
 
+  /**
+   * `db` (synchronous) serves what must stay synchronous for now: `authenticate`, on every
+   * signed-in request and in the serving threads' and ReadSnapshot's synchronous reads, where an
+   * await would add work per request; and `revokeAllFor`, called by AccountPurge, not yet on
+   * the port. The rest is on the port (issue 31).
+   */
   constructor(
+    private port: DatabasePort,
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
   ) {
+    const { accessTokens: tokens, authorizationCodes: codes } = port.tables;
+    const orm = port.orm;
+    this.q = {
+      insert: orm
+        .insert(tokens)
+        .values({
+          id: sql.placeholder("id"),
+          tokenHash: sql.placeholder("tokenHash"),
+          applicationId: sql.placeholder("applicationId"),
+          accountId: sql.placeholder("accountId"),
+          scopes: sql.placeholder("scopes"),
+          createdAt: sql.placeholder("createdAt"),
+        })
+        .prepare(),
+      byHash: orm.select().from(tokens).where(eq(tokens.tokenHash, sql.placeholder("tokenHash"))).prepare(),
+      byId: orm.select().from(tokens).where(eq(tokens.id, sql.placeholder("id"))).prepare(),
+      revoke: orm
+        .update(tokens)
+        .set({ revokedAt: sql.placeholder("now") as unknown as number })
+        .where(eq(tokens.id, sql.placeholder("id")))
+        .prepare(),
+      liveOfApp: orm
+        .select()
+        .from(tokens)
+        .where(and(eq(tokens.accountId, sql.placeholder("accountId")), eq(tokens.applicationId, sql.placeholder("applicationId")), isNull(tokens.revokedAt)))
+        .prepare(),
+      useCodesOfApp: orm
+        .update(codes)
+        .set({ usedAt: sql.placeholder("now") as unknown as number })
+        .where(and(eq(codes.accountId, sql.placeholder("accountId")), eq(codes.applicationId, sql.placeholder("applicationId")), isNull(codes.usedAt)))
+        .prepare(),
+    };
     this.dataVersion = db.$client.query<{ data_version: number }, []>("PRAGMA data_version");
     this.lookup = db.$client.query<TokenLookup, [string]>(
       `SELECT t.id, t.token_hash AS tokenHash, t.application_id AS applicationId, t.account_id AS accountId, t.scopes, t.created_at AS createdAt,
@@ -84,7 +126,7 @@ export class TokenService {
     );
   }
 
-  issue(applicationId: number, accountId: number | null, scopes: string[]): IssuedToken {
+  async issue(applicationId: number, accountId: number | null, scopes: string[]): Promise<IssuedToken> {
     const accessToken = randomSecret();
     const row = {
       id: this.ids.next(),
@@ -94,7 +136,7 @@ export class TokenService {
       scopes: scopes.join(" "),
       createdAt: this.clock.now(),
     };
-    this.db.insert(accessTokens).values(row).run();
+    await this.q.insert.execute(row);
     return { accessToken, auth: toAuth(row) };
   }
 
@@ -150,30 +192,45 @@ export class TokenService {
    * RFC 7009: revokes the token when it belongs to the calling app. An unknown or already
    * revoked token is "unknown" (the caller still answers success); another app's is "foreign".
    */
-  revoke(accessToken: string, applicationId: number): "revoked" | "unknown" | "foreign" {
-    const row = this.db.select().from(accessTokens).where(eq(accessTokens.tokenHash, digest(accessToken))).get();
+  async revoke(accessToken: string, applicationId: number): Promise<"revoked" | "unknown" | "foreign"> {
+    const [row] = (await this.q.byHash.execute({ tokenHash: digest(accessToken) })) as TokenRow[];
     if (!row || row.revokedAt !== null) return "unknown";
     if (row.applicationId !== applicationId) return "foreign";
-    this.revokeRow(row);
+    await this.revokeRow(row);
     return "revoked";
   }
 
   /** Revokes a token by its id (a replayed authorization code takes back what it gave). */
-  revokeById(tokenId: number) {
-    const row = this.db.select().from(accessTokens).where(eq(accessTokens.id, tokenId)).get();
-    if (row && row.revokedAt === null) this.revokeRow(row);
+  async revokeById(tokenId: number) {
+    const [row] = (await this.q.byId.execute({ id: tokenId })) as TokenRow[];
+    if (row && row.revokedAt === null) await this.revokeRow(row);
   }
 
   /** The apps with live tokens of the account, the most recently let in first. */
-  authorizedApps(accountId: number): AuthorizedApp[] {
-    const rows = this.db.$client
-      .query<{ applicationId: number; name: string; website: string | null; scopes: string; authorizedAt: number; lastAt: number; tokens: number }, [number]>(
-        `SELECT a.id AS applicationId, a.name, a.website, group_concat(t.scopes, ' ') AS scopes, min(t.created_at) AS authorizedAt, max(t.created_at) AS lastAt, count(*) AS tokens
-         FROM oauth_access_tokens t JOIN applications a ON a.id = t.application_id
-         WHERE t.account_id = ? AND t.revoked_at IS NULL GROUP BY a.id ORDER BY lastAt DESC, a.id DESC`,
-      )
-      .all(accountId);
-    return rows.map(({ lastAt: _, ...r }) => ({ ...r, scopes: [...new Set(parseScopes(r.scopes))] }));
+  async authorizedApps(accountId: number): Promise<AuthorizedApp[]> {
+    // Each token's scopes are joined in JavaScript: SQLite's group_concat and PostgreSQL's
+    // string_agg differ, and an account holds a few tokens.
+    const rows = await this.port.all<{ applicationId: number; name: string; website: string | null; scopes: string; createdAt: number }>(
+      `SELECT a.id AS "applicationId", a.name, a.website, t.scopes, t.created_at AS "createdAt"
+       FROM oauth_access_tokens t JOIN applications a ON a.id = t.application_id
+       WHERE t.account_id = ? AND t.revoked_at IS NULL ORDER BY t.id`,
+      [accountId],
+    );
+    const apps = new Map<number, AuthorizedApp & { lastAt: number; all: string[] }>();
+    for (const r of rows) {
+      const app = apps.get(r.applicationId);
+      if (!app) {
+        apps.set(r.applicationId, { applicationId: r.applicationId, name: r.name, website: r.website, scopes: [], authorizedAt: r.createdAt, lastAt: r.createdAt, tokens: 1, all: [r.scopes] });
+        continue;
+      }
+      app.authorizedAt = Math.min(app.authorizedAt, r.createdAt);
+      app.lastAt = Math.max(app.lastAt, r.createdAt);
+      app.tokens++;
+      app.all.push(r.scopes);
+    }
+    return [...apps.values()]
+      .sort((a, b) => b.lastAt - a.lastAt || b.applicationId - a.applicationId)
+      .map(({ lastAt: _, all, ...r }) => ({ ...r, scopes: [...new Set(parseScopes(all.join(" ")))] }));
   }
 
   /**
@@ -181,18 +238,10 @@ export class TokenService {
    * Mastodon's authorised-apps page does): its live tokens, and the codes it was given and has
    * not exchanged yet. Answers how many tokens were revoked; 0 when it held none.
    */
-  revokeApp(accountId: number, applicationId: number): number {
-    const rows = this.db
-      .select()
-      .from(accessTokens)
-      .where(and(eq(accessTokens.accountId, accountId), eq(accessTokens.applicationId, applicationId), isNull(accessTokens.revokedAt)))
-      .all();
-    this.db
-      .update(authorizationCodes)
-      .set({ usedAt: this.clock.now() })
-      .where(and(eq(authorizationCodes.accountId, accountId), eq(authorizationCodes.applicationId, applicationId), isNull(authorizationCodes.usedAt)))
-      .run();
-    for (const row of rows) this.revokeRow(row);
+  async revokeApp(accountId: number, applicationId: number): Promise<number> {
+    const rows = (await this.q.liveOfApp.execute({ accountId, applicationId })) as TokenRow[];
+    await this.q.useCodesOfApp.execute({ accountId, applicationId, now: this.clock.now() });
+    for (const row of rows) await this.revokeRow(row);
     return rows.length;
   }
 
@@ -203,17 +252,27 @@ export class TokenService {
       .from(accessTokens)
       .where(and(eq(accessTokens.accountId, accountId), isNull(accessTokens.revokedAt)))
       .all();
-    for (const row of rows) this.revokeRow(row);
+    for (const row of rows) {
+      this.db.update(accessTokens).set({ revokedAt: this.clock.now() }).where(eq(accessTokens.id, row.id)).run();
+      this.revoked(row);
+    }
     return rows.length;
   }
 
-  private revokeRow(row: typeof accessTokens.$inferSelect) {
-    this.db.update(accessTokens).set({ revokedAt: this.clock.now() }).where(eq(accessTokens.id, row.id)).run();
+  private async revokeRow(row: TokenRow) {
+    await this.q.revoke.execute({ id: row.id, now: this.clock.now() });
+    this.revoked(row);
+  }
+
+  /** What follows a token's revocation once it is written. */
+  private revoked(row: TokenRow) {
     this.drop(row.tokenHash);
     // Its push subscriptions go with it, its streams are closed (consequences.ts).
     this.events.emit({ type: "token.revoked", tokenId: row.id, accountId: row.accountId });
   }
 }
+
+type TokenRow = typeof accessTokens.$inferSelect;
 
 interface TokenLookup {
   id: number;

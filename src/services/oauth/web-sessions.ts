@@ -1,6 +1,7 @@
-import { and, desc, eq, gt, lt, ne } from "drizzle-orm";
+import { and, desc, eq, gt, lt, ne, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { webSessions } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret } from "../../auth/secrets.ts";
@@ -26,29 +27,62 @@ export interface WebSessionView {
 
 /** Browser sessions of the sign-in, consent and settings pages (never used by the API); the cookie holds a secret, the table its digest. */
 export class WebSessionService {
+  /** The port's statements, built once (drizzle spends more building a query than SQLite running it). */
+  private q;
+
+  /**
+   * `db` (synchronous) serves what must stay synchronous for now: `accountFor`, which the
+   * synchronous page helpers of src/http (web.ts, member-pages.ts, edge.ts) ask on many routes,
+   * and `destroyAllFor` and `revokeOthers`, called by AccountPurge and Passwords, not yet on the
+   * port. The rest is on the port (issue 31).
+   */
   constructor(
+    private port: DatabasePort,
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
-  ) {}
+  ) {
+    const { webSessions: sessions } = port.tables;
+    const orm = port.orm;
+    this.q = {
+      expire: orm.delete(sessions).where(lt(sessions.expiresAt, sql.placeholder("now"))).prepare(),
+      insert: orm
+        .insert(sessions)
+        .values({
+          id: sql.placeholder("id"),
+          tokenHash: sql.placeholder("tokenHash"),
+          accountId: sql.placeholder("accountId"),
+          createdAt: sql.placeholder("createdAt"),
+          expiresAt: sql.placeholder("expiresAt"),
+          userAgent: sql.placeholder("userAgent"),
+          ip: sql.placeholder("ip"),
+        })
+        .prepare(),
+      destroy: orm.delete(sessions).where(eq(sessions.tokenHash, sql.placeholder("tokenHash"))).prepare(),
+      list: orm
+        .select()
+        .from(sessions)
+        .where(and(eq(sessions.accountId, sql.placeholder("accountId")), gt(sessions.expiresAt, sql.placeholder("now"))))
+        .orderBy(desc(sessions.createdAt), desc(sessions.id))
+        .prepare(),
+      revoke: orm.delete(sessions).where(and(eq(sessions.id, sql.placeholder("id")), eq(sessions.accountId, sql.placeholder("accountId")))).prepare(),
+    };
+  }
 
-  create(accountId: number, origin: SignInOrigin = {}): string {
+  async create(accountId: number, origin: SignInOrigin = {}): Promise<string> {
     const secret = randomSecret();
     const now = this.clock.now();
-    this.db.delete(webSessions).where(lt(webSessions.expiresAt, now)).run();
-    this.db
-      .insert(webSessions)
-      .values({
-        id: this.ids.next(),
-        tokenHash: digest(secret),
-        accountId,
-        createdAt: now,
-        expiresAt: now + SESSION_LIFETIME_MS,
-        // As much as anyone needs to tell two browsers apart; a browser may send kilobytes.
-        userAgent: (origin.userAgent ?? "").slice(0, 300),
-        ip: origin.ip ?? null,
-      })
-      .run();
+    await this.q.expire.execute({ now });
+    await this.q.insert.execute({
+      id: this.ids.next(),
+      tokenHash: digest(secret),
+      accountId,
+      createdAt: now,
+      expiresAt: now + SESSION_LIFETIME_MS,
+      // As much as anyone needs to tell two browsers apart; a browser may send kilobytes.
+      userAgent: (origin.userAgent ?? "").slice(0, 300),
+      ip: origin.ip ?? null,
+    });
     return secret;
   }
 
@@ -67,26 +101,21 @@ export class WebSessionService {
     this.db.delete(webSessions).where(eq(webSessions.accountId, accountId)).run();
   }
 
-  destroy(secret: string | undefined) {
+  async destroy(secret: string | undefined) {
     if (!secret) return;
-    this.db.delete(webSessions).where(eq(webSessions.tokenHash, digest(secret))).run();
+    await this.q.destroy.execute({ tokenHash: digest(secret) });
   }
 
   /** The account's sessions that have not expired, newest first; `currentSecret` marks the asking browser's. */
-  list(accountId: number, currentSecret?: string): WebSessionView[] {
+  async list(accountId: number, currentSecret?: string): Promise<WebSessionView[]> {
     const current = currentSecret ? digest(currentSecret) : null;
-    return this.db
-      .select()
-      .from(webSessions)
-      .where(and(eq(webSessions.accountId, accountId), gt(webSessions.expiresAt, this.clock.now())))
-      .orderBy(desc(webSessions.createdAt), desc(webSessions.id))
-      .all()
-      .map((r) => ({ id: r.id, createdAt: r.createdAt, expiresAt: r.expiresAt, userAgent: r.userAgent, ip: r.ip, current: r.tokenHash === current }));
+    const rows = (await this.q.list.execute({ accountId, now: this.clock.now() })) as (typeof webSessions.$inferSelect)[];
+    return rows.map((r) => ({ id: r.id, createdAt: r.createdAt, expiresAt: r.expiresAt, userAgent: r.userAgent, ip: r.ip, current: r.tokenHash === current }));
   }
 
   /** Ends one of the account's sessions (Mastodon's Settings::SessionsController#destroy); false when it names none of theirs. */
-  revoke(accountId: number, sessionId: number): boolean {
-    return this.db.delete(webSessions).where(and(eq(webSessions.id, sessionId), eq(webSessions.accountId, accountId))).returning({ id: webSessions.id }).all().length > 0;
+  async revoke(accountId: number, sessionId: number): Promise<boolean> {
+    return this.port.changes(await this.q.revoke.execute({ id: sessionId, accountId })) > 0;
   }
 
   /** Ends every session of the account but the one of `keepSecret` (Mastodon's clear_other_sessions); answers how many. */
