@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { afterCommitOf } from "../infra/after-commit.ts";
 import { embeddedMigrations } from "./migrations.macro.ts" with { type: "macro" };
+import { withoutReprepareOnBind } from "./rebind.ts";
 import * as schema from "./schema.ts";
 import { ForeignTransactionError, SqlitePort } from "./sqlite-port.ts";
 
@@ -44,6 +45,7 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHand
   sqlite.run("PRAGMA foreign_keys = ON");
   sqlite.run("PRAGMA temp_store = MEMORY");
   forgetPlannerStatistics(sqlite);
+  withoutReprepareOnBind(sqlite);
   cacheStatements(sqlite);
   if (options.onQuery) countStatements(sqlite, options.onQuery);
   const db = drizzle({ client: sqlite, schema }) as Db;
@@ -73,6 +75,7 @@ function openReader(path: string, options: OpenOptions): DbHandle {
   const sqlite = new Database(path, { readonly: true, strict: true });
   sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA temp_store = MEMORY");
+  withoutReprepareOnBind(sqlite);
   cacheStatements(sqlite);
   if (options.onQuery) countStatements(sqlite, options.onQuery);
   const db = drizzle({ client: sqlite, schema }) as Db;
