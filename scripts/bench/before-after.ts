@@ -5,7 +5,7 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
@@ -72,6 +72,26 @@ async function seedTags(url: string, token: string) {
   for (let i = 0; i < 20; i++) await post(`/api/v1/tags/followed${i}/follow`, {});
 }
 
+/**
+ * What the reads family reads (issue 30's endpoints): 30 statuses of the reader's (a thread of 10
+ * among them), another account following the reader and favouriting 20 of them (notifications).
+ */
+async function seedReads(url: string, token: string, fanToken: string): Promise<{ statusId: string; threadId: string; accountId: string }> {
+  const call = async (path: string, body: unknown, as = token) => {
+    const r = await fetch(`${url}${path}`, { method: "POST", headers: { authorization: `Bearer ${as}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    if (!r.ok) throw new Error(`${path}: ${r.status}`);
+    return (await r.json()) as { id: string; account: { id: string } };
+  };
+  const first = await call("/api/v1/statuses", { status: "a thread starts here #bench" });
+  let parent = first;
+  for (let i = 0; i < 9; i++) parent = await call("/api/v1/statuses", { status: `reply ${i}`, in_reply_to_id: parent.id });
+  const ids = [first.id];
+  for (let i = 0; i < 20; i++) ids.push((await call("/api/v1/statuses", { status: `post ${i} with a link https://example.com/${i} and #tag${i % 3}` })).id);
+  await call(`/api/v1/accounts/${first.account.id}/follow`, {}, fanToken);
+  for (const id of ids) await call(`/api/v1/statuses/${id}/favourite`, {}, fanToken);
+  return { statusId: ids.at(-1)!, threadId: parent.id, accountId: first.account.id };
+}
+
 const servers = [
   { name: "before", server: await startRookery(4620, {}, undefined, beforeRoot) },
   { name: "after", server: await startRookery(4621) },
@@ -96,6 +116,8 @@ try {
     }
   }
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
+  const read = new Map<string, { statusId: string; threadId: string; accountId: string }>();
+  if (family === "reads") for (const s of servers) read.set(s.name, await seedReads(s.server.url, tokens.get(s.name)!, (await seedUser(s.server, "fan")).token));
   // Two announcements (one reacted to) and two custom emojis in each, made as the operator makes them.
   const announced = new Map<string, string>();
   if (family === "announcements") {
@@ -134,6 +156,15 @@ try {
         path: "/api/v1/apps",
         options: { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "bench", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" }) },
       },
+    ],
+    reads: [
+      { label: "GET /api/v1/timelines/home", path: "/api/v1/timelines/home?limit=20", options: {} },
+      { label: "GET /api/v1/statuses/:id (signed in)", path: `/api/v1/statuses/${read.get(server)?.statusId}`, options: {} },
+      { label: "GET /api/v1/notifications", path: "/api/v1/notifications?limit=20", options: {} },
+      { label: "GET /api/v1/accounts/:id/statuses", path: `/api/v1/accounts/${read.get(server)?.accountId}/statuses?limit=20`, options: {} },
+      { label: "GET /api/v1/statuses/:id/context", path: `/api/v1/statuses/${read.get(server)?.threadId}/context`, options: {} },
+      { label: "GET /api/v1/accounts/verify_credentials", path: "/api/v1/accounts/verify_credentials", options: {} },
+      { label: "GET /api/v1/instance", path: "/api/v1/instance", options: {} },
     ],
     reports: [
       {
