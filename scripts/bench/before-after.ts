@@ -5,10 +5,10 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|filters]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
- * announcements (and custom emojis), or tags (featured tags, followed tags), or reports. `--only`
+ * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or filters. `--only`
  * takes parts of labels, comma-separated.
  */
 import { rmSync, writeFileSync } from "node:fs";
@@ -55,6 +55,30 @@ async function seedTags(url: string, token: string) {
   for (let i = 0; i < 20; i++) await post(`/api/v1/tags/followed${i}/follow`, {});
 }
 
+// A PUT that renames one keyword on each request (a write, and the matcher rebuilt, each time).
+const RENAMING_PUT = `
+n = 0
+request = function()
+  n = n + 1
+  return wrk.format("PUT", nil, nil, '{"keyword":"spoiler' .. n .. '"}')
+end`;
+
+/** What the filters family reads: three filters of four keywords each, one filtering a status; answers a keyword's id. */
+async function seedFilters(url: string, token: string): Promise<string> {
+  const post = async (path: string, body: unknown) => {
+    const r = await fetch(`${url}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    if (!r.ok) throw new Error(`${path}: ${r.status}`);
+    return r.json() as Promise<{ id: string; keywords: { id: string }[] }>;
+  };
+  const status = await post("/api/v1/statuses", { status: "the butler did it" });
+  const made = [];
+  for (const title of ["spoilers", "sport", "politics"]) {
+    made.push(await post("/api/v2/filters", { title, context: ["home", "public"], keywords_attributes: ["a", "b", "c", "d"].map((k) => ({ keyword: `${title}-${k}` })) }));
+  }
+  await post(`/api/v2/filters/${made[0]!.id}/statuses`, { status_id: status.id });
+  return made[0]!.keywords[0]!.id;
+}
+
 const servers = [
   { name: "before", server: await startRookery(4620, {}, undefined, beforeRoot) },
   { name: "after", server: await startRookery(4621) },
@@ -69,6 +93,8 @@ try {
     for (const s of servers) await seedTags(s.server.url, tokens.get(s.name)!);
     for (const s of servers) writers.set(s.name, (await seedUser(s.server, "writer")).token);
   }
+  const keywords = new Map<string, string>();
+  if (family === "filters") for (const s of servers) keywords.set(s.name, await seedFilters(s.server.url, tokens.get(s.name)!));
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
   // Two announcements (one reacted to) and two custom emojis in each, made as the operator makes them.
   const announced = new Map<string, string>();
@@ -94,6 +120,10 @@ try {
       { label: "GET /api/v1/announcements", path: "/api/v1/announcements", options: {} },
       { label: "POST /api/v1/announcements/:id/dismiss", path: `/api/v1/announcements/${announced.get(server) ?? "0"}/dismiss`, options: { method: "POST" } },
       { label: "GET /api/v1/custom_emojis", path: "/api/v1/custom_emojis", options: {} },
+    ],
+    filters: [
+      { label: "GET /api/v2/filters", path: "/api/v2/filters", options: {} },
+      { label: "PUT /api/v2/filters/keywords/:id (renames)", path: `/api/v2/filters/keywords/${keywords.get(server) ?? "0"}`, options: { method: "PUT", headers: { "content-type": "application/json" }, lua: RENAMING_PUT } },
     ],
     reports: [
       {
