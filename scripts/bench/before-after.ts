@@ -5,11 +5,12 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|reads]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
- * (the export counts, the imports' reports, a one-line import). `--only`
+ * (the export counts, the imports' reports, a one-line import), or oauth, or filters; or issue 30's
+ * reads (`reads`). `--only`
  * takes parts of labels, comma-separated.
  */
 import { rmSync, writeFileSync } from "node:fs";
@@ -92,6 +93,30 @@ async function seedReads(url: string, token: string, fanToken: string): Promise<
   return { statusId: ids.at(-1)!, threadId: parent.id, accountId: first.account.id };
 }
 
+// A PUT that renames one keyword on each request (a write, and the matcher rebuilt, each time).
+const RENAMING_PUT = `
+n = 0
+request = function()
+  n = n + 1
+  return wrk.format("PUT", nil, nil, '{"keyword":"spoiler' .. n .. '"}')
+end`;
+
+/** What the filters family reads: three filters of four keywords each, one filtering a status; answers a keyword's id. */
+async function seedFilters(url: string, token: string): Promise<string> {
+  const post = async (path: string, body: unknown) => {
+    const r = await fetch(`${url}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    if (!r.ok) throw new Error(`${path}: ${r.status}`);
+    return r.json() as Promise<{ id: string; keywords: { id: string }[] }>;
+  };
+  const status = await post("/api/v1/statuses", { status: "the butler did it" });
+  const made = [];
+  for (const title of ["spoilers", "sport", "politics"]) {
+    made.push(await post("/api/v2/filters", { title, context: ["home", "public"], keywords_attributes: ["a", "b", "c", "d"].map((k) => ({ keyword: `${title}-${k}` })) }));
+  }
+  await post(`/api/v2/filters/${made[0]!.id}/statuses`, { status_id: status.id });
+  return made[0]!.keywords[0]!.id;
+}
+
 const servers = [
   { name: "before", server: await startRookery(4620, {}, undefined, beforeRoot) },
   { name: "after", server: await startRookery(4621) },
@@ -115,6 +140,8 @@ try {
       }
     }
   }
+  const keywords = new Map<string, string>();
+  if (family === "filters") for (const s of servers) keywords.set(s.name, await seedFilters(s.server.url, tokens.get(s.name)!));
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
   const read = new Map<string, { statusId: string; threadId: string; accountId: string }>();
   if (family === "reads") for (const s of servers) read.set(s.name, await seedReads(s.server.url, tokens.get(s.name)!, (await seedUser(s.server, "fan")).token));
@@ -165,6 +192,10 @@ try {
       { label: "GET /api/v1/statuses/:id/context", path: `/api/v1/statuses/${read.get(server)?.threadId}/context`, options: {} },
       { label: "GET /api/v1/accounts/verify_credentials", path: "/api/v1/accounts/verify_credentials", options: {} },
       { label: "GET /api/v1/instance", path: "/api/v1/instance", options: {} },
+    ],
+    filters: [
+      { label: "GET /api/v2/filters", path: "/api/v2/filters", options: {} },
+      { label: "PUT /api/v2/filters/keywords/:id (renames)", path: `/api/v2/filters/keywords/${keywords.get(server) ?? "0"}`, options: { method: "PUT", headers: { "content-type": "application/json" }, lua: RENAMING_PUT } },
     ],
     reports: [
       {

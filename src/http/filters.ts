@@ -79,94 +79,94 @@ export function filterRoutes(ctx: AppContext) {
   const { services } = ctx;
   const filters = services.filters;
   return new Elysia()
-    .get("/api/v2/filters", (c) => {
+    .get("/api/v2/filters", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
-      return filters.list(auth.accountId).map(serializeFilter);
+      return (await filters.list(auth.accountId)).map(serializeFilter);
     })
-    .post("/api/v2/filters", (c) => {
+    .post("/api/v2/filters", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      return serializeFilter(filters.create(auth.accountId, filterInput(input(c))));
+      return serializeFilter(await filters.create(auth.accountId, filterInput(input(c))));
     })
-    .get("/api/v2/filters/keywords/:id", (c) => {
+    .get("/api/v2/filters/keywords/:id", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
-      return serializeKeyword(filters.getKeyword(auth.accountId, pathId(c.params.id)));
+      return serializeKeyword(await filters.getKeyword(auth.accountId, pathId(c.params.id)));
     })
-    .put("/api/v2/filters/keywords/:id", (c) => {
+    .put("/api/v2/filters/keywords/:id", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
       const p = input(c);
-      return serializeKeyword(filters.updateKeyword(auth.accountId, pathId(c.params.id), str(p.keyword, "keyword"), bool(p.whole_word, "whole_word")));
+      return serializeKeyword(await filters.updateKeyword(auth.accountId, pathId(c.params.id), str(p.keyword, "keyword"), bool(p.whole_word, "whole_word")));
     })
-    .delete("/api/v2/filters/keywords/:id", (c) => {
+    .delete("/api/v2/filters/keywords/:id", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      filters.removeKeyword(auth.accountId, pathId(c.params.id));
+      await filters.removeKeyword(auth.accountId, pathId(c.params.id));
       return {};
     })
-    .get("/api/v2/filters/statuses/:id", (c) => {
+    .get("/api/v2/filters/statuses/:id", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
-      return serializeFilterStatus(filters.getStatus(auth.accountId, pathId(c.params.id)));
+      return serializeFilterStatus(await filters.getStatus(auth.accountId, pathId(c.params.id)));
     })
-    .delete("/api/v2/filters/statuses/:id", (c) => {
+    .delete("/api/v2/filters/statuses/:id", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      filters.removeStatus(auth.accountId, pathId(c.params.id));
+      await filters.removeStatus(auth.accountId, pathId(c.params.id));
       return {};
     })
-    .get("/api/v2/filters/:id", (c) => {
+    .get("/api/v2/filters/:id", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
-      return serializeFilter(filters.get(auth.accountId, pathId(c.params.id)));
+      return serializeFilter(await filters.get(auth.accountId, pathId(c.params.id)));
     })
-    .put("/api/v2/filters/:id", (c) => {
+    .put("/api/v2/filters/:id", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      return serializeFilter(filters.update(auth.accountId, pathId(c.params.id), filterInput(input(c))));
+      return serializeFilter(await filters.update(auth.accountId, pathId(c.params.id), filterInput(input(c))));
     })
-    .delete("/api/v2/filters/:id", (c) => {
+    .delete("/api/v2/filters/:id", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      filters.remove(auth.accountId, pathId(c.params.id));
+      await filters.remove(auth.accountId, pathId(c.params.id));
       return {};
     })
-    .get("/api/v2/filters/:id/keywords", (c) => {
+    .get("/api/v2/filters/:id/keywords", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
-      return filters.get(auth.accountId, pathId(c.params.id)).keywords.map(serializeKeyword);
+      return (await filters.get(auth.accountId, pathId(c.params.id))).keywords.map(serializeKeyword);
     })
-    .post("/api/v2/filters/:id/keywords", (c) => {
+    .post("/api/v2/filters/:id/keywords", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
       const p = input(c);
-      return serializeKeyword(filters.addKeyword(auth.accountId, pathId(c.params.id), str(p.keyword, "keyword"), bool(p.whole_word, "whole_word")));
+      return serializeKeyword(await filters.addKeyword(auth.accountId, pathId(c.params.id), str(p.keyword, "keyword"), bool(p.whole_word, "whole_word")));
     })
-    .get("/api/v2/filters/:id/statuses", (c) => {
+    .get("/api/v2/filters/:id/statuses", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
-      return filters.get(auth.accountId, pathId(c.params.id)).statuses.map(serializeFilterStatus);
+      return (await filters.get(auth.accountId, pathId(c.params.id))).statuses.map(serializeFilterStatus);
     })
-    .post("/api/v2/filters/:id/statuses", (c) => {
+    .post("/api/v2/filters/:id/statuses", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      return serializeFilterStatus(filters.addStatus(auth.accountId, pathId(c.params.id), parseId(str(input(c).status_id, "status_id"))));
+      return serializeFilterStatus(await filters.addStatus(auth.accountId, pathId(c.params.id), parseId(str(input(c).status_id, "status_id"))));
     })
     .group("/api/v1/filters", (v1) =>
       v1
         .onAfterHandle(({ set }) => {
           set.headers.deprecation = DEPRECATION;
         })
-        .get("", (c) => {
+        .get("", async (c) => {
           const auth = requireUser(ctx, c.request, READ);
-          return services.filtersV1.list(auth.accountId).map((f) => serializeV1Filter(f.filter, f.keyword));
+          return (await services.filtersV1.list(auth.accountId)).map((f) => serializeV1Filter(f.filter, f.keyword));
         })
-        .post("", (c) => {
+        .post("", async (c) => {
           const auth = requireUser(ctx, c.request, WRITE);
-          const f = services.filtersV1.create(auth.accountId, v1Input(input(c)));
+          const f = await services.filtersV1.create(auth.accountId, v1Input(input(c)));
           return serializeV1Filter(f.filter, f.keyword);
         })
-        .get("/:id", (c) => {
+        .get("/:id", async (c) => {
           const auth = requireUser(ctx, c.request, READ);
-          const f = services.filtersV1.get(auth.accountId, pathId(c.params.id));
+          const f = await services.filtersV1.get(auth.accountId, pathId(c.params.id));
           return serializeV1Filter(f.filter, f.keyword);
         })
-        .put("/:id", (c) => {
+        .put("/:id", async (c) => {
           const auth = requireUser(ctx, c.request, WRITE);
-          const f = services.filtersV1.update(auth.accountId, pathId(c.params.id), v1Input(input(c)));
+          const f = await services.filtersV1.update(auth.accountId, pathId(c.params.id), v1Input(input(c)));
           return serializeV1Filter(f.filter, f.keyword);
         })
-        .delete("/:id", (c) => {
+        .delete("/:id", async (c) => {
           const auth = requireUser(ctx, c.request, WRITE);
-          services.filtersV1.remove(auth.accountId, pathId(c.params.id));
+          await services.filtersV1.remove(auth.accountId, pathId(c.params.id));
           return {};
         }),
     );

@@ -25,17 +25,17 @@ export interface V1Filter {
 export class V1FilterService {
   constructor(private filters: FilterService) {}
 
-  list(accountId: number): V1Filter[] {
-    return this.filters.list(accountId).flatMap(({ filter, keywords }) => keywords.map((keyword) => ({ filter, keyword })));
+  async list(accountId: number): Promise<V1Filter[]> {
+    return (await this.filters.list(accountId)).flatMap(({ filter, keywords }) => keywords.map((keyword) => ({ filter, keyword })));
   }
 
-  get(accountId: number, keywordId: number | null): V1Filter {
-    const keyword = this.filters.getKeyword(accountId, keywordId);
-    return { filter: this.filters.get(accountId, keyword.filterId).filter, keyword };
+  async get(accountId: number, keywordId: number | null): Promise<V1Filter> {
+    const keyword = await this.filters.getKeyword(accountId, keywordId);
+    return { filter: (await this.filters.get(accountId, keyword.filterId)).filter, keyword };
   }
 
-  create(accountId: number, input: V1FilterInput): V1Filter {
-    const created = this.filters.create(accountId, {
+  async create(accountId: number, input: V1FilterInput): Promise<V1Filter> {
+    const created = await this.filters.create(accountId, {
       title: input.phrase,
       context: input.context,
       action: input.irreversible ? "hide" : "warn",
@@ -48,8 +48,8 @@ export class V1FilterService {
     return { filter: created.filter, keyword };
   }
 
-  update(accountId: number, keywordId: number | null, input: V1FilterInput): V1Filter {
-    const { filter, keyword } = this.get(accountId, keywordId);
+  async update(accountId: number, keywordId: number | null, input: V1FilterInput): Promise<V1Filter> {
+    const { filter, keyword } = await this.get(accountId, keywordId);
     const context = input.context === undefined ? undefined : [...new Set(input.context)];
     const action = input.irreversible === undefined ? undefined : input.irreversible ? "hide" : "warn";
     const filterChanges = {
@@ -59,20 +59,20 @@ export class V1FilterService {
       // An expiry is relative to now, so giving one always changes it.
       ...(input.expiresIn !== undefined ? { expiresIn: input.expiresIn } : {}),
     };
-    if (Object.keys(filterChanges).length > 0 && this.filters.get(accountId, filter.id).keywords.length > 1) {
+    if (Object.keys(filterChanges).length > 0 && (await this.filters.get(accountId, filter.id)).keywords.length > 1) {
       throw new ApiError(
         422,
         "These parameters cannot be changed from this application because they apply to more than one filter keyword. Use a more recent application or the web interface.",
       );
     }
-    const updated = this.filters.update(accountId, filter.id, {
+    const updated = await this.filters.update(accountId, filter.id, {
       ...filterChanges,
       keywords: [{ id: keyword.id, keyword: input.phrase, wholeWord: input.wholeWord }],
     });
     return { filter: updated.filter, keyword: updated.keywords.find((k) => k.id === keyword.id) ?? keyword };
   }
 
-  remove(accountId: number, keywordId: number | null) {
-    this.filters.removeKeyword(accountId, keywordId);
+  async remove(accountId: number, keywordId: number | null) {
+    await this.filters.removeKeyword(accountId, keywordId);
   }
 }

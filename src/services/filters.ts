@@ -1,11 +1,13 @@
-import { and, count, eq, inArray, sql } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
+import type { DatabasePort } from "../db/port.ts";
 import { customFilterKeywords, customFilters, customFilterStatuses, type CustomFilterRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { ApiError, notFound, validationFailed } from "../errors.ts";
 import type { EventBus } from "../infra/events.ts";
 import { FilterMatcherCache } from "./filters-cache.ts";
+import { filterQueries, type FilterQueries } from "./filters-queries.ts";
 import type { StatusReader } from "./statuses/reader.ts";
 import type { FilterMatch, FilterWithRules, KeywordRow } from "../models/views.ts";
 
@@ -56,38 +58,56 @@ const TOO_LONG_ACCOUNT_KEYWORDS = `You have reached the maximum length of all fi
  * Keyword and status filters (v2, with the v1 per-keyword view on top). Statuses rendered
  * for a signed-in viewer carry the viewer's matching filters in `filtered`, whatever the
  * context, as Mastodon does; clients hide or warn. Any change announces `filters.changed`.
+ *
+ * The routes' reads and writes are on the database port (issue 31). The matching side
+ * (`hasFilters`, `matches` and the compiled filters they keep) stays synchronous on `Db`: the
+ * presenters call it while rendering a page, inside home's and the signed-in status's
+ * synchronous ReadSnapshot, and it converts with them.
  */
 export class FilterService {
   /** account -> its filters compiled for matching; compiled again on any change of them. */
-  private compiled = new FilterMatcherCache((accountId) => this.list(accountId));
+  private compiled = new FilterMatcherCache((accountId) => this.rulesNow(accountId));
+  private q: FilterQueries;
 
   constructor(
+    private port: DatabasePort,
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
     private reader: StatusReader,
-  ) {}
+  ) {
+    this.q = filterQueries(port);
+  }
 
   /** Accounts with at least one filter; null until first asked (then kept up to date). */
   private owners: Set<number> | null = null;
 
-  private changed(accountId: number) {
+  private async changed(accountId: number) {
     this.compiled.rebuild(accountId);
     if (this.owners) {
-      const any = this.db.select({ id: customFilters.id }).from(customFilters).where(eq(customFilters.accountId, accountId)).limit(1).get();
+      const [any] = await this.q.anyOf.execute({ accountId });
       if (any) this.owners.add(accountId);
       else this.owners.delete(accountId);
     }
     this.events.emit({ type: "filters.changed", accountId });
   }
 
-  list(accountId: number): FilterWithRules[] {
-    const filters = this.db.select().from(customFilters).where(eq(customFilters.accountId, accountId)).orderBy(customFilters.id).all();
-    return this.withRules(filters);
+  async list(accountId: number): Promise<FilterWithRules[]> {
+    const filters = await this.q.filtersOf.execute({ accountId });
+    if (filters.length === 0) return [];
+    const keywords = await this.q.keywordsOfAccount.execute({ accountId });
+    const statuses = await this.q.statusesOfAccount.execute({ accountId });
+    return filters.map((filter) => ({
+      filter,
+      keywords: keywords.filter((k) => k.filterId === filter.id),
+      statuses: statuses.filter((s) => s.filterId === filter.id),
+    }));
   }
 
-  private withRules(filters: CustomFilterRow[]): FilterWithRules[] {
+  /** `list` for the matcher, synchronously on `Db` (see the class's comment). */
+  private rulesNow(accountId: number): FilterWithRules[] {
+    const filters = this.db.select().from(customFilters).where(eq(customFilters.accountId, accountId)).orderBy(customFilters.id).all();
     if (filters.length === 0) return [];
     const ids = filters.map((f) => f.id);
     const keywords = this.db.select().from(customFilterKeywords).where(inArray(customFilterKeywords.filterId, ids)).orderBy(customFilterKeywords.id).all();
@@ -99,10 +119,12 @@ export class FilterService {
     }));
   }
 
-  get(accountId: number, id: number | null): FilterWithRules {
-    const filter = id === null ? undefined : this.db.select().from(customFilters).where(and(eq(customFilters.id, id), eq(customFilters.accountId, accountId))).get();
+  async get(accountId: number, id: number | null): Promise<FilterWithRules> {
+    const [filter] = id === null ? [] : await this.q.filter.execute({ id, accountId });
     if (!filter) throw notFound();
-    return this.withRules([filter])[0] as FilterWithRules;
+    const keywords = await this.q.keywordsOfFilter.execute({ filterId: filter.id });
+    const statuses = await this.q.statusesOfFilter.execute({ filterId: filter.id });
+    return { filter, keywords, statuses };
   }
 
   private validate(input: FilterInput, creating: boolean): string[] {
@@ -137,11 +159,9 @@ export class FilterService {
     return this.clock.now() + expiresIn * 1000;
   }
 
-  create(accountId: number, input: FilterInput): FilterWithRules {
+  async create(accountId: number, input: FilterInput): Promise<FilterWithRules> {
     const errors = this.validate(input, true);
     if (errors.length) throw validationFailed(...errors);
-    const filters = this.db.select({ n: count() }).from(customFilters).where(eq(customFilters.accountId, accountId)).get()?.n ?? 0;
-    if (filters >= MAX_FILTERS_PER_ACCOUNT) throw validationFailed(TOO_MANY_FILTERS);
     const row: CustomFilterRow = {
       id: this.ids.next(),
       accountId,
@@ -151,171 +171,159 @@ export class FilterService {
       expiresAt: this.expiresAt(input.expiresIn) ?? null,
       createdAt: this.clock.now(),
     };
-    this.db.transaction((tx) => {
-      tx.insert(customFilters).values(row).run();
-      this.applyKeywords(tx as unknown as Db, row.id, input.keywords ?? []);
-      this.checkKeywordCaps(tx as unknown as Db, accountId, row.id);
+    // Counted and written in one transaction: a request running beside it cannot slip past the caps.
+    await this.port.transaction(async () => {
+      const filters = (await this.q.countOf.execute({ accountId }))[0]?.n ?? 0;
+      if (filters >= MAX_FILTERS_PER_ACCOUNT) throw validationFailed(TOO_MANY_FILTERS);
+      await this.q.insertFilter.execute(row);
+      await this.applyKeywords(row.id, input.keywords ?? []);
+      await this.checkKeywordCaps(accountId, row.id);
     });
-    this.changed(accountId);
+    await this.changed(accountId);
     return this.get(accountId, row.id);
   }
 
-  update(accountId: number, id: number | null, input: FilterInput): FilterWithRules {
-    const { filter } = this.get(accountId, id);
-    const errors = this.validate(input, false);
-    if (errors.length) throw validationFailed(...errors);
-    const changes: Partial<CustomFilterRow> = {};
-    if (input.title !== undefined) changes.title = input.title.trim();
-    if (input.context !== undefined) changes.context = JSON.stringify([...new Set(input.context)]);
-    if (input.action !== undefined) changes.action = input.action;
-    const expiresAt = this.expiresAt(input.expiresIn);
-    if (expiresAt !== undefined) changes.expiresAt = expiresAt;
-    this.db.transaction((tx) => {
-      if (Object.keys(changes).length) tx.update(customFilters).set(changes).where(eq(customFilters.id, filter.id)).run();
-      this.applyKeywords(tx as unknown as Db, filter.id, input.keywords ?? []);
-      this.checkKeywordCaps(tx as unknown as Db, accountId, filter.id);
+  async update(accountId: number, id: number | null, input: FilterInput): Promise<FilterWithRules> {
+    const { customFilters: table } = this.port.tables;
+    // Found in the writing transaction: a filter removed meanwhile is not found, not half written.
+    const filterId = await this.port.transaction(async () => {
+      const { filter } = await this.get(accountId, id);
+      const errors = this.validate(input, false);
+      if (errors.length) throw validationFailed(...errors);
+      const changes: Partial<CustomFilterRow> = {};
+      if (input.title !== undefined) changes.title = input.title.trim();
+      if (input.context !== undefined) changes.context = JSON.stringify([...new Set(input.context)]);
+      if (input.action !== undefined) changes.action = input.action;
+      const expiresAt = this.expiresAt(input.expiresIn);
+      if (expiresAt !== undefined) changes.expiresAt = expiresAt;
+      // A change of a few columns, made by hand: built on the call.
+      if (Object.keys(changes).length) await this.port.orm.update(table).set(changes).where(eq(table.id, filter.id));
+      await this.applyKeywords(filter.id, input.keywords ?? []);
+      await this.checkKeywordCaps(accountId, filter.id);
+      return filter.id;
     });
-    this.changed(accountId);
-    return this.get(accountId, filter.id);
+    await this.changed(accountId);
+    return this.get(accountId, filterId);
   }
 
-  /** Rails' nested attributes: new keywords, changed ones (by id), and `_destroy`. Blank entries are skipped. */
-  private applyKeywords(tx: Db, filterId: number, keywords: KeywordInput[]) {
+  /** Rails' nested attributes: new keywords, changed ones (by id), and `_destroy`. Blank entries are skipped. In the caller's transaction. */
+  private async applyKeywords(filterId: number, keywords: KeywordInput[]) {
     for (const k of keywords) {
       if (k.id != null) {
-        const existing = tx.select().from(customFilterKeywords).where(and(eq(customFilterKeywords.id, k.id), eq(customFilterKeywords.filterId, filterId))).get();
+        const [existing] = await this.q.keywordInFilter.execute({ id: k.id, filterId });
         if (!existing) throw notFound();
-        if (k.destroy) tx.delete(customFilterKeywords).where(eq(customFilterKeywords.id, k.id)).run();
+        if (k.destroy) await this.q.deleteKeyword.execute({ id: k.id });
         else {
           const set: Partial<KeywordRow> = {};
           if (k.keyword !== undefined) set.keyword = k.keyword;
           if (k.wholeWord !== undefined) set.wholeWord = k.wholeWord;
-          if (Object.keys(set).length) tx.update(customFilterKeywords).set(set).where(eq(customFilterKeywords.id, k.id)).run();
+          if (Object.keys(set).length) await this.setKeyword(k.id, set);
         }
       } else if (!k.destroy && (k.keyword ?? "").trim() !== "") {
-        tx.insert(customFilterKeywords).values({ id: this.ids.next(), filterId, keyword: k.keyword as string, wholeWord: k.wholeWord ?? true }).run();
+        await this.q.insertKeyword.execute({ id: this.ids.next(), filterId, keyword: k.keyword as string, wholeWord: k.wholeWord ?? true });
       }
     }
+  }
+
+  private async setKeyword(id: number, set: Partial<KeywordRow>) {
+    const { customFilterKeywords: table } = this.port.tables;
+    await this.port.orm.update(table).set(set).where(eq(table.id, id));
   }
 
   /**
    * The caps on keywords, counted as stored (inside the writing transaction, so a refusal rolls
    * everything back) with `adding` more to come.
    */
-  private checkKeywordCaps(db: Db, accountId: number, filterId: number, adding: { keywords: number; characters: number } = { keywords: 0, characters: 0 }) {
-    const inFilter = db.select({ n: count() }).from(customFilterKeywords).where(eq(customFilterKeywords.filterId, filterId)).get()?.n ?? 0;
+  private async checkKeywordCaps(accountId: number, filterId: number, adding: { keywords: number; characters: number } = { keywords: 0, characters: 0 }) {
+    const inFilter = (await this.q.keywordsInFilter.execute({ filterId }))[0]?.n ?? 0;
     if (inFilter + adding.keywords > MAX_KEYWORDS_PER_FILTER) throw validationFailed(TOO_MANY_KEYWORDS);
-    // SQLite's length() counts code points: the automaton's unit.
-    const inAccount = db
-      .select({ n: count(), characters: sql<number | null>`sum(length(${customFilterKeywords.keyword}))` })
-      .from(customFilterKeywords)
-      .innerJoin(customFilters, eq(customFilters.id, customFilterKeywords.filterId))
-      .where(eq(customFilters.accountId, accountId))
-      .get();
+    const [inAccount] = await this.q.keywordsInAccount.execute({ accountId });
     if ((inAccount?.n ?? 0) + adding.keywords > MAX_KEYWORDS_PER_ACCOUNT) throw validationFailed(TOO_MANY_ACCOUNT_KEYWORDS);
     if ((inAccount?.characters ?? 0) + adding.characters > MAX_KEYWORD_CHARACTERS_PER_ACCOUNT) throw validationFailed(TOO_LONG_ACCOUNT_KEYWORDS);
   }
 
-  remove(accountId: number, id: number | null) {
-    const { filter } = this.get(accountId, id);
-    this.db.delete(customFilters).where(eq(customFilters.id, filter.id)).run();
-    this.changed(accountId);
+  async remove(accountId: number, id: number | null) {
+    const { filter } = await this.get(accountId, id);
+    await this.q.deleteFilter.execute({ id: filter.id });
+    await this.changed(accountId);
   }
 
   // ---- keywords and statuses of one filter ----
 
-  private keywordOf(accountId: number, id: number | null): KeywordRow {
-    const row =
-      id === null
-        ? undefined
-        : this.db
-            .select({ keyword: customFilterKeywords, owner: customFilters.accountId })
-            .from(customFilterKeywords)
-            .innerJoin(customFilters, eq(customFilters.id, customFilterKeywords.filterId))
-            .where(eq(customFilterKeywords.id, id))
-            .get();
+  async getKeyword(accountId: number, id: number | null): Promise<KeywordRow> {
+    const [row] = id === null ? [] : await this.q.keywordWithOwner.execute({ id });
     if (!row || row.owner !== accountId) throw notFound();
     return row.keyword;
   }
 
-  getKeyword(accountId: number, id: number | null): KeywordRow {
-    return this.keywordOf(accountId, id);
-  }
-
-  addKeyword(accountId: number, filterId: number | null, keyword: string | undefined, wholeWord: boolean | undefined): KeywordRow {
-    const { filter } = this.get(accountId, filterId);
-    if ((keyword ?? "").trim() === "") throw validationFailed("Keyword can't be blank");
-    if ((keyword as string).length > MAX_KEYWORD) throw validationFailed(`Keyword is too long (maximum is ${MAX_KEYWORD} characters)`);
-    this.checkKeywordCaps(this.db, accountId, filter.id, { keywords: 1, characters: [...(keyword as string)].length });
-    const row: KeywordRow = { id: this.ids.next(), filterId: filter.id, keyword: keyword as string, wholeWord: wholeWord ?? true };
-    this.db.insert(customFilterKeywords).values(row).run();
-    this.changed(accountId);
+  async addKeyword(accountId: number, filterId: number | null, keyword: string | undefined, wholeWord: boolean | undefined): Promise<KeywordRow> {
+    // The filter found, the caps counted and the keyword added in one transaction: a request
+    // running beside it can neither remove the filter under it nor slip past the caps.
+    const row = await this.port.transaction(async () => {
+      const { filter } = await this.get(accountId, filterId);
+      if ((keyword ?? "").trim() === "") throw validationFailed("Keyword can't be blank");
+      if ((keyword as string).length > MAX_KEYWORD) throw validationFailed(`Keyword is too long (maximum is ${MAX_KEYWORD} characters)`);
+      await this.checkKeywordCaps(accountId, filter.id, { keywords: 1, characters: [...(keyword as string)].length });
+      const row: KeywordRow = { id: this.ids.next(), filterId: filter.id, keyword: keyword as string, wholeWord: wholeWord ?? true };
+      await this.q.insertKeyword.execute({ ...row });
+      return row;
+    });
+    await this.changed(accountId);
     return row;
   }
 
-  updateKeyword(accountId: number, id: number | null, keyword: string | undefined, wholeWord: boolean | undefined): KeywordRow {
-    const row = this.keywordOf(accountId, id);
+  async updateKeyword(accountId: number, id: number | null, keyword: string | undefined, wholeWord: boolean | undefined): Promise<KeywordRow> {
+    const row = await this.getKeyword(accountId, id);
     if (keyword !== undefined && keyword.trim() === "") throw validationFailed("Keyword can't be blank");
     if (keyword !== undefined && keyword.length > MAX_KEYWORD) throw validationFailed(`Keyword is too long (maximum is ${MAX_KEYWORD} characters)`);
     const set: Partial<KeywordRow> = {};
     if (keyword !== undefined) set.keyword = keyword;
     if (wholeWord !== undefined) set.wholeWord = wholeWord;
     if (Object.keys(set).length) {
-      this.db.transaction((tx) => {
-        tx.update(customFilterKeywords).set(set).where(eq(customFilterKeywords.id, row.id)).run();
-        if (set.keyword !== undefined) this.checkKeywordCaps(tx as unknown as Db, accountId, row.filterId);
+      await this.port.transaction(async () => {
+        await this.setKeyword(row.id, set);
+        if (set.keyword !== undefined) await this.checkKeywordCaps(accountId, row.filterId);
       });
     }
-    this.changed(accountId);
+    await this.changed(accountId);
     return { ...row, ...set };
   }
 
-  removeKeyword(accountId: number, id: number | null) {
-    const row = this.keywordOf(accountId, id);
-    this.db.delete(customFilterKeywords).where(eq(customFilterKeywords.id, row.id)).run();
-    this.changed(accountId);
+  async removeKeyword(accountId: number, id: number | null) {
+    const row = await this.getKeyword(accountId, id);
+    await this.q.deleteKeyword.execute({ id: row.id });
+    await this.changed(accountId);
   }
 
-  private statusOf(accountId: number, id: number | null) {
-    const row =
-      id === null
-        ? undefined
-        : this.db
-            .select({ status: customFilterStatuses, owner: customFilters.accountId })
-            .from(customFilterStatuses)
-            .innerJoin(customFilters, eq(customFilters.id, customFilterStatuses.filterId))
-            .where(eq(customFilterStatuses.id, id))
-            .get();
+  async getStatus(accountId: number, id: number | null) {
+    const [row] = id === null ? [] : await this.q.statusWithOwner.execute({ id });
     if (!row || row.owner !== accountId) throw notFound();
     return row.status;
   }
 
-  getStatus(accountId: number, id: number | null) {
-    return this.statusOf(accountId, id);
-  }
-
   /** Filters a status the owner can see (Mastodon's validate_status_access). */
-  addStatus(accountId: number, filterId: number | null, statusId: number | null) {
-    const { filter } = this.get(accountId, filterId);
-    const status = statusId === null ? undefined : this.reader.findRow(statusId);
-    if (!status) throw validationFailed("Status must exist");
-    if (this.reader.visible([status], accountId).length === 0) throw validationFailed("Status is invalid");
-    const exists = this.db
-      .select()
-      .from(customFilterStatuses)
-      .where(and(eq(customFilterStatuses.filterId, filter.id), eq(customFilterStatuses.statusId, status.id)))
-      .get();
-    if (exists) throw new ApiError(422, "Validation failed: Status has already been taken");
-    const row = { id: this.ids.next(), filterId: filter.id, statusId: status.id };
-    this.db.insert(customFilterStatuses).values(row).run();
-    this.changed(accountId);
+  async addStatus(accountId: number, filterId: number | null, statusId: number | null) {
+    // Checked and written in one transaction, as addKeyword: the pair is unique, and a second
+    // request beside this one gets the 422 below rather than the index's refusal.
+    const row = await this.port.transaction(async () => {
+      const { filter } = await this.get(accountId, filterId);
+      const status = statusId === null ? undefined : this.reader.findRow(statusId);
+      if (!status) throw validationFailed("Status must exist");
+      if (this.reader.visible([status], accountId).length === 0) throw validationFailed("Status is invalid");
+      const [exists] = await this.q.statusInFilter.execute({ filterId: filter.id, statusId: status.id });
+      if (exists) throw new ApiError(422, "Validation failed: Status has already been taken");
+      const row = { id: this.ids.next(), filterId: filter.id, statusId: status.id };
+      await this.q.insertStatus.execute(row);
+      return row;
+    });
+    await this.changed(accountId);
     return row;
   }
 
-  removeStatus(accountId: number, id: number | null) {
-    const row = this.statusOf(accountId, id);
-    this.db.delete(customFilterStatuses).where(eq(customFilterStatuses.id, row.id)).run();
-    this.changed(accountId);
+  async removeStatus(accountId: number, id: number | null) {
+    const row = await this.getStatus(accountId, id);
+    await this.q.deleteStatus.execute({ id: row.id });
+    await this.changed(accountId);
   }
 
   /** Another connection committed: what is kept of the filters is read again. */

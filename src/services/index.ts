@@ -210,7 +210,7 @@ export function createServices(deps: ServiceDeps) {
   const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
   const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);
   const signInLimits = new RateLimiter(clock, SIGN_IN_BUCKETS);
-  const filters = new FilterService(db, ids, clock, events, reader);
+  const filters = new FilterService(port, db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(db, ids, notifications, events);
   const goneAccounts = new GoneAccounts(db, follows, removal);
