@@ -129,7 +129,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   services.polls.restore();
   services.media.restore();
   services.scheduled.restore();
-  services.pushDeliveries.restore();
+  await services.pushDeliveries.restore();
   services.quoteChecks.restore();
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();

@@ -5,11 +5,11 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|reads]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
- * (the export counts, the imports' reports, a one-line import), or oauth, or filters; or issue 30's
+ * (the export counts, the imports' reports, a one-line import), or oauth, or filters, or push; or issue 30's
  * reads (`reads`). `--only`
  * takes parts of labels, comma-separated.
  */
@@ -61,6 +61,12 @@ const IMPORT_BODY = [
   "",
 ].join("\r\n");
 const IMPORT_OPTIONS = { method: "POST", headers: { "content-type": "multipart/form-data; boundary=bench" }, body: IMPORT_BODY };
+
+// A P-256 point and a 16-byte secret, as a browser's PushSubscription gives them.
+const PUSH_SUBSCRIPTION = JSON.stringify({
+  subscription: { endpoint: "https://push.example/bench", keys: { p256dh: Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 7)]).toString("base64url"), auth: Buffer.alloc(16, 9).toString("base64url") } },
+  data: { alerts: { mention: true }, policy: "all" },
+});
 
 /** What the tags family reads: three featured tags over a few tagged statuses, and twenty followed tags. */
 async function seedTags(url: string, token: string) {
@@ -123,7 +129,14 @@ const servers = [
 ];
 try {
   const tokens = new Map<string, string>();
-  for (const s of servers) tokens.set(s.name, (await seedUser(s.server, "reader")).token);
+  for (const s of servers) tokens.set(s.name, (await seedUser(s.server, "reader", family === "push" ? "read write follow push" : undefined)).token);
+  // The reader's token subscribes to Web Push (the endpoint is never posted to: nothing notifies the reader).
+  if (family === "push") {
+    for (const s of servers) {
+      const r = await fetch(`${s.server.url}/api/v1/push/subscription`, { method: "POST", headers: { authorization: `Bearer ${tokens.get(s.name)}`, "content-type": "application/json" }, body: PUSH_SUBSCRIPTION });
+      if (r.status !== 200) throw new Error(`push subscription: ${r.status}`);
+    }
+  }
   // The follows written go to another account, so that the reader's list stays as seeded.
   const writers = new Map<string, string>();
   const reported = new Map<string, string>();
@@ -196,6 +209,15 @@ try {
     filters: [
       { label: "GET /api/v2/filters", path: "/api/v2/filters", options: {} },
       { label: "PUT /api/v2/filters/keywords/:id (renames)", path: `/api/v2/filters/keywords/${keywords.get(server) ?? "0"}`, options: { method: "PUT", headers: { "content-type": "application/json" }, lua: RENAMING_PUT } },
+    ],
+    // The token's subscription read, and its alerts changed (one UPDATE each request).
+    push: [
+      { label: "GET /api/v1/push/subscription", path: "/api/v1/push/subscription", options: {} },
+      {
+        label: "PUT /api/v1/push/subscription",
+        path: "/api/v1/push/subscription",
+        options: { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ data: { alerts: { mention: true, follow: false }, policy: "followed" } }) },
+      },
     ],
     reports: [
       {

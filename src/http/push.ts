@@ -25,13 +25,13 @@ export function pushRoutes(ctx: AppContext) {
   const { services, keys } = ctx;
   const present = (row: Parameters<typeof serializePushSubscription>[0]) => serializePushSubscription(row, keys.vapidPublicKey);
   return new Elysia()
-    .post("/api/v1/push/subscription", (c) => {
+    .post("/api/v1/push/subscription", async (c) => {
       const auth = requireUser(ctx, c.request, "push");
       const p = input(c);
       const subscription = obj(p.subscription, "subscription");
       if (!subscription) throw new ApiError(400, "param is missing or the value is empty: subscription");
       const keysParam = obj(subscription.keys, "subscription[keys]") ?? {};
-      const row = services.pushSubscriptions.subscribe(
+      const row = await services.pushSubscriptions.subscribe(
         auth.tokenId,
         bearerToken(c.request)!,
         auth.accountId,
@@ -40,13 +40,13 @@ export function pushRoutes(ctx: AppContext) {
       );
       return present(row);
     })
-    .get("/api/v1/push/subscription", (c) => present(services.pushSubscriptions.show(requireUser(ctx, c.request, "push").tokenId)))
-    .put("/api/v1/push/subscription", (c) => {
+    .get("/api/v1/push/subscription", async (c) => present(await services.pushSubscriptions.show(requireUser(ctx, c.request, "push").tokenId)))
+    .put("/api/v1/push/subscription", async (c) => {
       const auth = requireUser(ctx, c.request, "push");
-      return present(services.pushSubscriptions.update(auth.tokenId, dataOf(input(c))));
+      return present(await services.pushSubscriptions.update(auth.tokenId, dataOf(input(c))));
     })
-    .delete("/api/v1/push/subscription", (c) => {
-      services.pushSubscriptions.unsubscribe(requireUser(ctx, c.request, "push").tokenId);
+    .delete("/api/v1/push/subscription", async (c) => {
+      await services.pushSubscriptions.unsubscribe(requireUser(ctx, c.request, "push").tokenId);
       return {};
     });
 }

@@ -96,7 +96,7 @@ export function registerConsequences(events: EventBus, services: Services, trans
   const { notifications, homeFeed, counters, renderCache, lists, endorsements, follows, conversations, polls, pushDeliveries, pushSubscriptions, quotes } = services;
 
   // ── Tokens: a revoked token's Web Push subscriptions go with it (its streams close: streams).
-  events.within("token.revoked", (e) => pushSubscriptions.unsubscribe(e.tokenId));
+  events.within("token.revoked", (e) => pushSubscriptions.unsubscribeWithin(e.tokenId));
 
   // ── Relationships: notifications, home feeds and lists follow them; rendered accounts (their counts) are stale.
   events.within("follow.created", (e) => {

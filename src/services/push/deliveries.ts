@@ -1,7 +1,9 @@
 import type { Statement } from "bun:sqlite";
+import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accounts, notifications, pushSubscriptions, statuses, type AccountRow, type NotificationRow, type PushSubscriptionRow, type StatusRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { pushSubscriptions, type AccountRow, type NotificationRow, type PushSubscriptionRow, type StatusRow } from "../../db/schema.ts";
 import { rowReader } from "../../db/rows.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
@@ -15,9 +17,6 @@ import type { TokenSeal } from "./token-seal.ts";
 import { buildPushRequest, type VapidSigner } from "./web-push.ts";
 
 const SUBSCRIPTION = rowReader(pushSubscriptions);
-const NOTIFICATION = rowReader(notifications);
-const ACCOUNT = rowReader(accounts);
-const STATUS = rowReader(statuses);
 
 interface DeliveryRow {
   id: number;
@@ -49,29 +48,28 @@ function retryDelayMs(attempts: number): number {
  * 429 means the push service forgot the subscription (404/410 above all): the subscription is
  * deleted, as Mastodon does; anything else is tried again later, five times. Delivery is at
  * least once: a crash between the push service's 2xx and the row's removal sends it again.
+ *
+ * Sending (the wheel's job) and `restore` are on the database port (issue 31); `enqueue` stays
+ * on the old synchronous API: it is a `within` listener of notification.created, run inside the
+ * notification's transaction, until the event bus's listeners are async.
  */
 export class PushDeliveries {
   private inFlight = new Set<Promise<void>>();
   private stopped = false;
   /** The deliveries `enqueue` wrote for a notification, put on the wheel once it commits (the event carries the same row to both). */
   private written = new WeakMap<NotificationRow, number[]>();
-  /** Every notification and every push runs these: prepared once, rows read without drizzle's mapping. */
-  private q: {
+  /** Every notification runs these (`enqueue`, synchronous): prepared once, rows read without drizzle's mapping. */
+  private now: {
     subscriptionsOf: Statement<unknown[], [number]>;
-    subscription: Statement<unknown[], [number]>;
     insert: Statement<unknown, [number, number, number, number]>;
-    delivery: Statement<DeliveryRow, [number]>;
-    notification: Statement<unknown[], [number]>;
-    account: Statement<unknown[], [number]>;
-    status: Statement<unknown[], [number]>;
-    user: Statement<{ locale: string | null; language: string | null }, [number]>;
     follows: Statement<{ one: number }, [number, number]>;
-    remove: Statement<unknown, [number]>;
-    retry: Statement<unknown, [number, number, number]>;
   };
+  /** Every push runs these: built once (src/db/port.ts). */
+  private q;
 
   constructor(
-    private db: Db,
+    port: DatabasePort,
+    db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private wheel: TimerWheel,
@@ -85,18 +83,34 @@ export class PushDeliveries {
   ) {
     wheel.handle("push", (id) => this.track(this.send(Number(id))));
     const sqlite = db.$client;
-    this.q = {
+    this.now = {
       subscriptionsOf: sqlite.query(`SELECT ${SUBSCRIPTION.columns} ${SUBSCRIPTION.from} WHERE account_id = ?`),
-      subscription: sqlite.query(`SELECT ${SUBSCRIPTION.columns} ${SUBSCRIPTION.from} WHERE id = ?`),
       insert: sqlite.query("INSERT INTO push_deliveries (id, subscription_id, notification_id, attempts, due_at) VALUES (?, ?, ?, 0, ?)"),
-      delivery: sqlite.query("SELECT id, subscription_id AS subscriptionId, notification_id AS notificationId, attempts, due_at AS dueAt FROM push_deliveries WHERE id = ?"),
-      notification: sqlite.query(`SELECT ${NOTIFICATION.columns} ${NOTIFICATION.from} WHERE id = ?`),
-      account: sqlite.query(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id = ?`),
-      status: sqlite.query(`SELECT ${STATUS.columns} ${STATUS.from} WHERE id = ?`),
-      user: sqlite.query("SELECT locale, default_language AS language FROM users WHERE account_id = ?"),
       follows: sqlite.query("SELECT 1 AS one FROM follows WHERE account_id = ? AND target_account_id = ?"),
-      remove: sqlite.query("DELETE FROM push_deliveries WHERE id = ?"),
-      retry: sqlite.query("UPDATE push_deliveries SET attempts = ?, due_at = ? WHERE id = ?"),
+    };
+    const t = port.tables;
+    const orm = port.orm;
+    const id = sql.placeholder("id");
+    this.q = {
+      subscription: orm.select().from(t.pushSubscriptions).where(eq(t.pushSubscriptions.id, id)).limit(1).prepare(),
+      delivery: orm.select().from(t.pushDeliveries).where(eq(t.pushDeliveries.id, id)).limit(1).prepare(),
+      notification: orm.select().from(t.notifications).where(eq(t.notifications.id, id)).limit(1).prepare(),
+      account: orm.select().from(t.accounts).where(eq(t.accounts.id, id)).limit(1).prepare(),
+      status: orm.select().from(t.statuses).where(eq(t.statuses.id, id)).limit(1).prepare(),
+      locale: orm.select({ locale: t.users.locale }).from(t.users).where(eq(t.users.accountId, id)).limit(1).prepare(),
+      follows: orm
+        .select({ one: sql<number>`1` })
+        .from(t.follows)
+        .where(and(eq(t.follows.accountId, sql.placeholder("accountId")), eq(t.follows.targetAccountId, sql.placeholder("targetAccountId"))))
+        .limit(1)
+        .prepare(),
+      remove: orm.delete(t.pushDeliveries).where(eq(t.pushDeliveries.id, id)).prepare(),
+      retry: orm
+        .update(t.pushDeliveries)
+        .set({ attempts: sql.placeholder("attempts") as unknown as number, dueAt: sql.placeholder("dueAt") as unknown as number })
+        .where(eq(t.pushDeliveries.id, id))
+        .prepare(),
+      waiting: orm.select({ id: t.pushDeliveries.id, dueAt: t.pushDeliveries.dueAt }).from(t.pushDeliveries).prepare(),
     };
   }
 
@@ -109,11 +123,12 @@ export class PushDeliveries {
   enqueue(n: NotificationRow): void {
     if (!this.subscriptions.hasAny(n.accountId)) return;
     const ids: number[] = [];
-    for (const raw of this.q.subscriptionsOf.values(n.accountId)) {
+    for (const raw of this.now.subscriptionsOf.values(n.accountId)) {
       const s = SUBSCRIPTION.map(raw);
-      if (!this.pushable(s, n)) continue;
+      const wanted = pushable(s, n);
+      if (wanted === false || (wanted !== true && this.now.follows.get(wanted.accountId, wanted.targetAccountId) === null)) continue;
       const id = this.ids.next();
-      this.q.insert.run(id, s.id, n.id, this.clock.now());
+      this.now.insert.run(id, s.id, n.id, this.clock.now());
       ids.push(id);
     }
     if (ids.length > 0) this.written.set(n, ids);
@@ -126,10 +141,8 @@ export class PushDeliveries {
   }
 
   /** At start: what was waiting when the server stopped. */
-  restore(): void {
-    for (const row of this.db.$client.query<{ id: number; dueAt: number }, []>("SELECT id, due_at AS dueAt FROM push_deliveries").all()) {
-      this.wheel.schedule("push", row.id, row.dueAt);
-    }
+  async restore(): Promise<void> {
+    for (const row of (await this.q.waiting.execute()) as { id: number; dueAt: number }[]) this.wheel.schedule("push", row.id, row.dueAt);
   }
 
   /** Waits for the pushes being sent (the rest stay in the table for the next start). */
@@ -138,24 +151,11 @@ export class PushDeliveries {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  /** Web::PushSubscription#pushable?: the alert is on and the policy lets the sender through. */
-  private pushable(s: PushSubscriptionRow, n: NotificationRow): boolean {
-    const alerts = JSON.parse(s.alerts) as Record<string, boolean>;
-    if (alerts[n.type] !== true) return false;
-    switch (s.policy) {
-      case "none":
-        return false;
-      case "followed":
-        return this.follows(n.accountId, n.fromAccountId);
-      case "follower":
-        return this.follows(n.fromAccountId, n.accountId);
-      default:
-        return true;
-    }
-  }
-
-  private follows(accountId: number, targetAccountId: number): boolean {
-    return this.q.follows.get(accountId, targetAccountId) !== null;
+  /** `pushable` with its follow looked up, if it needs one. */
+  private async wants(s: PushSubscriptionRow, n: NotificationRow): Promise<boolean> {
+    const wanted = pushable(s, n);
+    if (typeof wanted === "boolean") return wanted;
+    return (await this.q.follows.execute(wanted)).length > 0;
   }
 
   private track(work: Promise<void>): Promise<void> {
@@ -165,14 +165,14 @@ export class PushDeliveries {
 
   private async send(id: number): Promise<void> {
     if (this.stopped) return;
-    const delivery = this.q.delivery.get(id);
+    const [delivery] = (await this.q.delivery.execute({ id })) as DeliveryRow[];
     if (!delivery) return;
-    const subscription = this.read(this.q.subscription, SUBSCRIPTION.map, delivery.subscriptionId);
-    const notification = this.read(this.q.notification, NOTIFICATION.map, delivery.notificationId);
+    const [subscription] = (await this.q.subscription.execute({ id: delivery.subscriptionId })) as PushSubscriptionRow[];
+    const [notification] = (await this.q.notification.execute({ id: delivery.notificationId })) as NotificationRow[];
     // The notification was dismissed or withdrawn (an unfavourite), or the subscription changed
     // its mind: nothing to tell any more (Mastodon's worker checks pushable? when it runs, too).
-    if (!subscription || !notification || !this.pushable(subscription, notification)) return this.done(id);
-    const payload = this.payload(subscription, notification);
+    if (!subscription || !notification || !(await this.wants(subscription, notification))) return this.done(id);
+    const payload = await this.payload(subscription, notification);
     if (payload === null) return this.done(id);
     let status: number;
     let refused = false;
@@ -197,19 +197,18 @@ export class PushDeliveries {
     // (or not http) would be refused at every try: either way the subscription goes.
     if (refused || (status >= 400 && status < 500 && status !== 408 && status !== 429)) {
       log("info", "push subscription gone", { subscription: subscription.id, status });
-      this.subscriptions.remove(subscription.id);
-      return;
+      return this.subscriptions.remove(subscription.id);
     }
     return this.retry(id, delivery.attempts + 1, status);
   }
 
   /** What the push tells, decided here (who sent it, which status, in which language), rendered by `render`. */
-  private payload(subscription: PushSubscriptionRow, n: NotificationRow): string | null {
-    const from = this.read<AccountRow>(this.q.account, ACCOUNT.map, n.fromAccountId);
+  private async payload(subscription: PushSubscriptionRow, n: NotificationRow): Promise<string | null> {
+    const [from] = (await this.q.account.execute({ id: n.fromAccountId })) as AccountRow[];
     if (!from) return null;
-    let status = n.statusId !== null ? (this.read<StatusRow>(this.q.status, STATUS.map, n.statusId) ?? null) : null;
-    if (status?.reblogOfId != null) status = this.read<StatusRow>(this.q.status, STATUS.map, status.reblogOfId) ?? status;
-    const user = this.q.user.get(n.accountId);
+    let status = n.statusId !== null ? (((await this.q.status.execute({ id: n.statusId })) as StatusRow[])[0] ?? null) : null;
+    if (status?.reblogOfId != null) status = ((await this.q.status.execute({ id: status.reblogOfId })) as StatusRow[])[0] ?? status;
+    const [user] = await this.q.locale.execute({ id: n.accountId });
     return this.render({
       accessToken: subscription.sealedToken ? this.seal.open(subscription.sealedToken) : null,
       locale: user?.locale || "en",
@@ -219,23 +218,37 @@ export class PushDeliveries {
     });
   }
 
-  private read<T>(statement: Statement<unknown[], [number]>, map: (r: unknown[]) => T, id: number): T | undefined {
-    const raw = statement.values(id)[0];
-    return raw === undefined ? undefined : map(raw);
+  private async done(id: number): Promise<void> {
+    await this.writes.run(async () => void (await this.q.remove.execute({ id })));
   }
 
-  private done(id: number): Promise<void> {
-    return this.writes.run(() => void this.q.remove.run(id));
-  }
-
-  private retry(id: number, attempts: number, status: number): Promise<void> | undefined {
+  private async retry(id: number, attempts: number, status: number): Promise<void> {
     if (attempts > MAX_RETRIES) {
       log("warn", "push given up", { delivery: id, status });
       return this.done(id);
     }
     const dueAt = this.clock.now() + retryDelayMs(attempts);
-    this.q.retry.run(attempts, dueAt, id);
+    await this.q.retry.execute({ attempts, dueAt, id });
     if (!this.stopped) this.wheel.schedule("push", id, dueAt);
-    return undefined;
+  }
+}
+
+/**
+ * Web::PushSubscription#pushable?: the alert is on and the policy lets the sender through; for
+ * the policies that depend on a follow, the follow to look up (by whoever calls: `enqueue`
+ * synchronously, sending through the port).
+ */
+function pushable(s: PushSubscriptionRow, n: NotificationRow): boolean | { accountId: number; targetAccountId: number } {
+  const alerts = JSON.parse(s.alerts) as Record<string, boolean>;
+  if (alerts[n.type] !== true) return false;
+  switch (s.policy) {
+    case "none":
+      return false;
+    case "followed":
+      return { accountId: n.accountId, targetAccountId: n.fromAccountId };
+    case "follower":
+      return { accountId: n.fromAccountId, targetAccountId: n.accountId };
+    default:
+      return true;
   }
 }

@@ -1,6 +1,7 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { pushSubscriptions, type PushSubscriptionRow } from "../../db/schema.ts";
 import { notFound, validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
@@ -29,9 +30,17 @@ export interface SubscriptionData {
  * https, or, with ALLOW_PRIVATE_ADDRESSES (tests, loopback set-ups), http too: deliveries refuse
  * private addresses anyway unless allowed. The keys are checked for what they must be (a P-256
  * public point and a 16-byte secret), so that a bad one is refused here, not at each delivery.
+ *
+ * On the database port (issue 31), but for what synchronous code needs: the set of subscribed
+ * accounts is read in the constructor (which cannot await), and `unsubscribeWithin` is the
+ * `token.revoked` listener, run inside the revoking transaction of the old API.
  */
 export class PushSubscriptions {
+  /** Built once: the routes and each push's removal run them (src/db/port.ts). */
+  private q;
+
   constructor(
+    private port: DatabasePort,
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -39,6 +48,20 @@ export class PushSubscriptions {
     private seal: TokenSeal,
   ) {
     for (const row of db.selectDistinct({ accountId: pushSubscriptions.accountId }).from(pushSubscriptions).all()) this.subscribed.add(row.accountId);
+    const { pushSubscriptions: subs } = port.tables;
+    const orm = port.orm;
+    const ofToken = eq(subs.accessTokenId, sql.placeholder("tokenId"));
+    this.q = {
+      ofToken: orm.select().from(subs).where(ofToken).limit(1).prepare(),
+      deleteOfToken: orm.delete(subs).where(ofToken).returning({ accountId: subs.accountId }).prepare(),
+      deleteOne: orm.delete(subs).where(eq(subs.id, sql.placeholder("id"))).returning({ accountId: subs.accountId }).prepare(),
+      anyOf: orm.select({ id: subs.id }).from(subs).where(eq(subs.accountId, sql.placeholder("accountId"))).limit(1).prepare(),
+      update: orm
+        .update(subs)
+        .set({ alerts: sql.placeholder("alerts") as unknown as string, policy: sql.placeholder("policy") as unknown as string })
+        .where(eq(subs.id, sql.placeholder("id")))
+        .prepare(),
+    };
   }
 
   /**
@@ -46,13 +69,15 @@ export class PushSubscriptions {
    * most accounts have none (subscriptions change only through this class).
    */
   private subscribed = new Set<number>();
+  /** Subscriptions made so far, for `recheck`. */
+  private added = 0;
 
   hasAny(accountId: number): boolean {
     return this.subscribed.has(accountId);
   }
 
   /** `token` is the subscribing access token itself, kept sealed for the payloads (see TokenSeal). */
-  subscribe(tokenId: number, token: string, accountId: number, input: SubscriptionInput, data: SubscriptionData): PushSubscriptionRow {
+  async subscribe(tokenId: number, token: string, accountId: number, input: SubscriptionInput, data: SubscriptionData): Promise<PushSubscriptionRow> {
     const errors: string[] = [];
     const endpoint = input.endpoint?.trim() ?? "";
     if (!endpoint) errors.push("Endpoint can't be blank");
@@ -77,44 +102,62 @@ export class PushSubscriptions {
       sealedToken: this.seal.seal(token),
       createdAt: this.clock.now(),
     };
-    this.db.transaction((tx) => {
-      tx.delete(pushSubscriptions).where(eq(pushSubscriptions.accessTokenId, tokenId)).run();
-      tx.insert(pushSubscriptions).values(row).run();
+    const { pushSubscriptions: subs } = this.port.tables;
+    // A new subscription replaces the token's old one; once a year, not worth preparing.
+    await this.port.transaction(async () => {
+      await this.port.orm.delete(subs).where(eq(subs.accessTokenId, tokenId));
+      await this.port.orm.insert(subs).values(row);
     });
     this.subscribed.add(accountId);
+    this.added++;
     return row;
   }
 
   /** The token's subscription, or 404. */
-  show(tokenId: number): PushSubscriptionRow {
-    const row = this.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.accessTokenId, tokenId)).get();
+  async show(tokenId: number): Promise<PushSubscriptionRow> {
+    const [row] = (await this.q.ofToken.execute({ tokenId })) as PushSubscriptionRow[];
     if (!row) throw notFound();
     return row;
   }
 
   /** PUT: only the alerts and the policy change (all of `data` replaces what was there, as Mastodon's update!). */
-  update(tokenId: number, data: SubscriptionData): PushSubscriptionRow {
-    const row = this.show(tokenId);
+  async update(tokenId: number, data: SubscriptionData): Promise<PushSubscriptionRow> {
+    const row = await this.show(tokenId);
     const policy = data.policy ?? "all";
     if (!(POLICIES as readonly string[]).includes(policy)) throw validationFailed("Policy is not included in the list");
     const alerts = JSON.stringify(knownAlerts(data.alerts));
-    this.db.update(pushSubscriptions).set({ alerts, policy }).where(eq(pushSubscriptions.id, row.id)).run();
+    await this.q.update.execute({ alerts, policy, id: row.id });
     return { ...row, alerts, policy };
   }
 
-  unsubscribe(tokenId: number): void {
+  /** DELETE /api/v1/push/subscription. */
+  async unsubscribe(tokenId: number): Promise<void> {
+    const gone = (await this.q.deleteOfToken.execute({ tokenId })) as { accountId: number }[];
+    for (const { accountId } of gone) await this.recheck(accountId);
+  }
+
+  /**
+   * `unsubscribe` for the `token.revoked` listener, which runs synchronously inside the revoking
+   * transaction (EventBus.within): synchronous, on the old API, until the bus's listeners are async.
+   */
+  unsubscribeWithin(tokenId: number): void {
     const gone = this.db.delete(pushSubscriptions).where(eq(pushSubscriptions.accessTokenId, tokenId)).returning({ accountId: pushSubscriptions.accountId }).all();
-    for (const { accountId } of gone) this.recheck(accountId);
+    for (const { accountId } of gone) {
+      if (!this.db.select({ id: pushSubscriptions.id }).from(pushSubscriptions).where(eq(pushSubscriptions.accountId, accountId)).limit(1).get()) this.subscribed.delete(accountId);
+    }
   }
 
   /** The push service forgot it (4xx), or its endpoint can never be reached: gone. */
-  remove(id: number): void {
-    const gone = this.db.delete(pushSubscriptions).where(eq(pushSubscriptions.id, id)).returning({ accountId: pushSubscriptions.accountId }).all();
-    for (const { accountId } of gone) this.recheck(accountId);
+  async remove(id: number): Promise<void> {
+    const gone = (await this.q.deleteOne.execute({ id })) as { accountId: number }[];
+    for (const { accountId } of gone) await this.recheck(accountId);
   }
 
-  private recheck(accountId: number) {
-    if (!this.db.select({ id: pushSubscriptions.id }).from(pushSubscriptions).where(eq(pushSubscriptions.accountId, accountId)).limit(1).get()) this.subscribed.delete(accountId);
+  private async recheck(accountId: number) {
+    // A subscription added while this read was awaited may have been inserted after it: the
+    // account stays in the set then (one too many costs `enqueue` a query; one too few, a push).
+    const added = this.added;
+    if ((await this.q.anyOf.execute({ accountId })).length === 0 && this.added === added) this.subscribed.delete(accountId);
   }
 
   private validEndpoint(endpoint: string): boolean {
