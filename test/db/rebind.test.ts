@@ -12,8 +12,9 @@ import { unaryPlusParameters, withoutReprepareOnBind } from "../../src/db/rebind
  * answer: the same rows for every kind of value, affinity and collation.
  */
 describe("compared parameters, written as expressions", () => {
-  test("= and IS before a parameter of any form are rewritten; other comparisons, values and string literals are not", () => {
-    expect(unaryPlusParameters(`select 1 from "a" where ("a"."id" = ? and "a"."x" IS ?) limit ?`)).toBe(`select 1 from "a" where ("a"."id" = +? and "a"."x" IS +?) limit ?`);
+  test("= and IS, LIMIT and OFFSET before a parameter of any form are rewritten; other comparisons, values and string literals are not", () => {
+    expect(unaryPlusParameters(`select 1 from "a" where ("a"."id" = ? and "a"."x" IS ?) limit ?`)).toBe(`select 1 from "a" where ("a"."id" = +? and "a"."x" IS +?) limit +?`);
+    expect(unaryPlusParameters("SELECT id FROM t ORDER BY id DESC LIMIT $limit OFFSET ?3")).toBe("SELECT id FROM t ORDER BY id DESC LIMIT +$limit OFFSET +?3");
     expect(unaryPlusParameters("WHERE a = ?1 AND b==$name AND c = :p AND d = @q AND e is ?2")).toBe("WHERE a = +?1 AND b==+$name AND c = +:p AND d = +@q AND e is +?2");
     expect(unaryPlusParameters("WHERE c >= ? AND d <= ?2 AND e != ? AND f IS NOT ? AND g IN (?, ?) AND h > $x")).toBe("WHERE c >= ? AND d <= ?2 AND e != ? AND f IS NOT ? AND g IN (?, ?) AND h > $x");
     expect(unaryPlusParameters("SELECT '=' || ?, 'it''s = ?' FROM t WHERE k = ?")).toBe("SELECT '=' || ?, 'it''s = ?' FROM t WHERE k = +?");
@@ -40,6 +41,8 @@ describe("compared parameters, written as expressions", () => {
       ["SELECT t.id FROM t JOIN u ON u.t_id = t.id WHERE t.b = ? ORDER BY t.id", [new Uint8Array([1, 2])]],
       ["SELECT t.id FROM t JOIN u ON u.t_id = t.id WHERE t.n IS ? ORDER BY t.id", [null]],
       ["SELECT t.id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.t_id = t.id AND u.id = ?) ORDER BY t.id", [2]],
+      ["SELECT t.id FROM t JOIN u ON u.t_id = t.id ORDER BY t.id DESC LIMIT ? OFFSET ?", [2, 1]],
+      ["SELECT t.id FROM t JOIN u ON u.t_id = t.id ORDER BY t.id DESC LIMIT ?", ["2"]],
     ];
     for (const [sql, args] of cases) {
       const want = plain.query(sql).all(...(args as []));
