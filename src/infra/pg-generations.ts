@@ -57,7 +57,7 @@ export class PgCacheGenerations {
 
   /**
    * The writes other processes must forget, once committed (the table in consequences.ts calls
-   * this as the `caches` transport). The render cache's changes come through its own hook
+   * this through the `processes` transport). The render cache's changes come through its own hook
    * (`renderKey` of each RenderCacheChange), and domain blocks and notification policies have
    * no event yet: their services would bump them.
    */

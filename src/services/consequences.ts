@@ -62,6 +62,7 @@ import type { Services } from "./index.ts";
  *   list.delivered, conversation.updated, notifications.merged, filters.changed,
  *   announcement.published / .deleted / .reaction                           streams
  *   token.revoked, account.updated, filters.changed, block.*               other processes' caches (PostgreSQL)
+ *   (and what streams hear, to other processes' streams: transports.processes)
  */
 export interface Transports {
   /** Stream events to open connections (StreamFanout.subscribe in src/streaming/fanout.ts). */
@@ -70,8 +71,8 @@ export interface Transports {
   federation?: Subscribe;
   /** The serving threads' streams (src/threads, WEB_THREADS > 1): the events streams hear, passed on. */
   threads?: Subscribe;
-  /** Other processes on the same PostgreSQL: the caches a write made stale there (PgCacheGenerations.subscribe). */
-  caches?: Subscribe;
+  /** Other processes on the same PostgreSQL (src/cross-process.ts): what streams hear, and the caches a write made stale there. */
+  processes?: Subscribe;
 }
 
 /**
@@ -79,8 +80,10 @@ export interface Transports {
  * committed, for its own streams; it writes nothing, so no `within` listener runs there. What
  * it keeps of the database follows the database itself (forgetCached).
  */
-export function registerReaderConsequences(events: EventBus, transports: Pick<Transports, "streams">): void {
+export function registerReaderConsequences(events: EventBus, transports: Pick<Transports, "streams" | "threads">): void {
   transports.streams?.(events);
+  // Another process's events (src/cross-process.ts), to this process's serving threads too.
+  transports.threads?.(events);
 }
 
 /**
@@ -217,8 +220,8 @@ export function registerConsequences(events: EventBus, services: Services, trans
   transports.federation?.(events);
   // What streams hear, to the other serving threads' streams.
   transports.threads?.(events);
-  // Revoked tokens, changed filters and blocks: to other processes' caches (several processes on PostgreSQL).
-  transports.caches?.(events);
+  // What streams hear, and revoked tokens, changed filters and blocks (their caches): to other processes on PostgreSQL.
+  transports.processes?.(events);
 }
 
 /**
