@@ -34,7 +34,12 @@ export async function linkProcesses(url: string, port: Pick<DatabasePort, "after
   const listener = new PgListener(url);
   const origin = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const generations = new PgCacheGenerations(sql, listener, origin);
-  await generations.start();
+  try {
+    await generations.start();
+  } catch (e) {
+    await closeLink(sql, listener);
+    throw e;
+  }
   return { sql, listener, generations, origin, renderChanged: (change) => port.afterCommit(() => generations.bump("render", renderKey(change))) };
 }
 
@@ -53,7 +58,13 @@ export async function startLinkedProcesses(link: ProcessLink, services: Services
   const bus = relayedBus();
   registerReaderConsequences(bus, { streams: (events) => streaming.fanout.subscribe(events), threads: threads ? (events) => threads.subscribe(events) : undefined });
   const relay = new PgEventRelay({ sql: link.sql, listener: link.listener, origin: link.origin, tell: (event) => bus.emit(event) });
-  await relay.start();
+  try {
+    await relay.start();
+  } catch (e) {
+    await relay.stop();
+    await closeLink(link.sql, link.listener);
+    throw e;
+  }
   return {
     subscribe: (events) => {
       relay.subscribe(events, STREAM_EVENTS);
@@ -62,8 +73,12 @@ export async function startLinkedProcesses(link: ProcessLink, services: Services
     stop: async () => {
       await relay.stop();
       await link.generations.published();
-      await link.listener.close();
-      await link.sql.close();
+      await closeLink(link.sql, link.listener);
     },
   };
+}
+
+async function closeLink(sql: SQL, listener: PgListener) {
+  await listener.close();
+  await sql.close().catch(() => {});
 }

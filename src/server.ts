@@ -110,7 +110,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const storage = mediaStorageFor(config);
   const counters = config.webThreads > 1 ? new SharedCounters().buffer : undefined;
   const fills = config.webThreads > 1 ? new SharedIds().buffer : undefined;
-  const link = options.linkProcesses ? await linkProcesses(options.linkProcesses, database.port) : null;
+  let link: Awaited<ReturnType<typeof linkProcesses>> | null = null;
+  try {
+    link = options.linkProcesses ? await linkProcesses(options.linkProcesses, database.port) : null;
+  } catch (e) {
+    server.stop(true);
+    database.close();
+    throw e;
+  }
   const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted), afterCommitOf(database.sqlite)) : null;
   const { services, urls, core } = assembleServices(
     { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link) },
@@ -129,7 +136,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp(ctx);
   streaming = new Streaming(ctx);
   const federation = core ? lazyRookeryFederation(core, { urls: ctx.urls, services }) : null;
-  const linked: LinkedProcesses | null = link ? await startLinkedProcesses(link, services, streaming, threads) : null;
+  let linked: LinkedProcesses | null = null;
+  try {
+    linked = link ? await startLinkedProcesses(link, services, streaming, threads) : null;
+  } catch (e) {
+    server.stop(true);
+    database.close();
+    throw e;
+  }
   // Every listener, before the wheel can fire anything (a scheduled status or a poll come due).
   registerConsequences(services.events, services, {
     streams: (events) => streaming!.fanout.subscribe(events),

@@ -71,4 +71,15 @@ describe.skipIf(!postgresAvailable)("servers linked through PostgreSQL", () => {
     expect(updates(onB)).toEqual([res.body.id, second.body.id]);
     expect(onB.events.filter((e) => e.event === "delete").length).toBe(1);
   });
+
+  test("a server whose PostgreSQL cannot be reached does not start, and leaves its data directory free for the next", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "rookery-linked-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const config = loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", PUBLIC_URL: "https://rookery.test", LOG_REQUESTS: "false", FEDERATION: "off" });
+    // Port 1 on loopback: refused at once.
+    await expect(startServer(config, { linkProcesses: "postgres://rookery@127.0.0.1:1/rookery" })).rejects.toThrow();
+    const server = await startServer(config);
+    cleanups.push(() => server.stop());
+    expect((await fetch(`${server.url}/api/v1/instance`)).status).toBe(200);
+  });
 });
