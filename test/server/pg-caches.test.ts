@@ -104,6 +104,7 @@ describe.skipIf(!postgresAvailable)("caches across processes", () => {
     await a.published();
     await eventually(() => seen.length === 1, "one notification");
     expect(seen[0]).toEqual(["*"]);
+    await eventually(() => heard.length === 1, "the notification on the test's own connection");
     expect(heard).toEqual(["a render *"]);
   });
 
