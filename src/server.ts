@@ -13,11 +13,13 @@ import type { PushNotificationView } from "./models/views.ts";
 import type { Urls } from "./presenters/account.ts";
 import { serializePushNotification } from "./presenters/push-notification.ts";
 import { createServices, type ServiceDeps } from "./services/index.ts";
+import type { RenderCacheChange } from "./services/statuses/render-cache.ts";
 import { forgetCached, registerConsequences } from "./services/consequences.ts";
 import { SharedCounters } from "./infra/shared-counters.ts";
 import { SharedIds } from "./infra/shared-ids.ts";
 import { afterCommitOf } from "./infra/after-commit.ts";
 import { ServingThreads } from "./threads/pool.ts";
+import { linkProcesses, startLinkedProcesses, type LinkedProcesses } from "./cross-process.ts";
 import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance-keys.ts";
 import { Streaming } from "./streaming/index.ts";
@@ -51,6 +53,12 @@ export interface StartOptions {
   resolve?: Resolver;
   /** What sends requests to other servers once checked (tests reach plain-http servers as if over https). */
   transport?: typeof fetch;
+  /**
+   * A PostgreSQL URL through which this process shares its stream events and cache
+   * invalidations with others (src/cross-process.ts). DATABASE_URL will set it once the server
+   * runs on PostgreSQL; until then only tests do. Without it nothing of this is made.
+   */
+  linkProcesses?: string;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -102,9 +110,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const storage = mediaStorageFor(config);
   const counters = config.webThreads > 1 ? new SharedCounters().buffer : undefined;
   const fills = config.webThreads > 1 ? new SharedIds().buffer : undefined;
+  let link: Awaited<ReturnType<typeof linkProcesses>> | null = null;
+  try {
+    link = options.linkProcesses ? await linkProcesses(options.linkProcesses, database.port) : null;
+  } catch (e) {
+    server.stop(true);
+    database.close();
+    throw e;
+  }
   const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted), afterCommitOf(database.sqlite)) : null;
   const { services, urls, core } = assembleServices(
-    { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: threads ? (change) => threads.renderChanged(change) : undefined },
+    { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link) },
     { federation: config.federation },
   );
   const ctx: AppContext = {
@@ -120,11 +136,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp(ctx);
   streaming = new Streaming(ctx);
   const federation = core ? lazyRookeryFederation(core, { urls: ctx.urls, services }) : null;
+  let linked: LinkedProcesses | null = null;
+  try {
+    linked = link ? await startLinkedProcesses(link, services, streaming, threads) : null;
+  } catch (e) {
+    server.stop(true);
+    database.close();
+    throw e;
+  }
   // Every listener, before the wheel can fire anything (a scheduled status or a poll come due).
   registerConsequences(services.events, services, {
     streams: (events) => streaming!.fanout.subscribe(events),
     federation: federation?.subscribe,
     threads: threads ? (events) => threads.subscribe(events) : undefined,
+    processes: linked?.subscribe,
   });
   services.polls.restore();
   services.media.restore();
@@ -164,6 +189,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await services.accountHistory.stop();
       await services.quoteRechecks.stop();
       await federation?.stop();
+      await linked?.stop();
       await services.linkCards.stop();
       await services.pushDeliveries.stop();
       await services.media.queue.stop();
@@ -193,6 +219,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     threads,
     stop,
   };
+}
+
+/** Who hears of the render cache's changes: the serving threads, other processes; nobody (no call at all) without either. */
+function renderChanges(threads: ServingThreads | null, link: { renderChanged(change: RenderCacheChange): void } | null): ((change: RenderCacheChange) => void) | undefined {
+  if (threads && link) return (change) => (threads.renderChanged(change), link.renderChanged(change));
+  if (threads) return (change) => threads.renderChanged(change);
+  return link ? (change) => link.renderChanged(change) : undefined;
 }
 
 /**

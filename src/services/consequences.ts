@@ -1,4 +1,6 @@
 import type { EventBus, Subscribe } from "../infra/events.ts";
+import type { CacheKind } from "../infra/pg-generations.ts";
+import { applyRenderKeys } from "./statuses/render-cache.ts";
 import type { Services } from "./index.ts";
 
 /**
@@ -59,6 +61,8 @@ import type { Services } from "./index.ts";
  *   relay.subscribed / .unsubscribed  -                                     federation (Follow, Undo Follow)
  *   list.delivered, conversation.updated, notifications.merged, filters.changed,
  *   announcement.published / .deleted / .reaction                           streams
+ *   token.revoked, account.updated, filters.changed, block.*               other processes' caches (PostgreSQL)
+ *   (and what streams hear, to other processes' streams: transports.processes)
  */
 export interface Transports {
   /** Stream events to open connections (StreamFanout.subscribe in src/streaming/fanout.ts). */
@@ -67,6 +71,8 @@ export interface Transports {
   federation?: Subscribe;
   /** The serving threads' streams (src/threads, WEB_THREADS > 1): the events streams hear, passed on. */
   threads?: Subscribe;
+  /** Other processes on the same PostgreSQL (src/cross-process.ts): what streams hear, and the caches a write made stale there. */
+  processes?: Subscribe;
 }
 
 /**
@@ -74,8 +80,10 @@ export interface Transports {
  * committed, for its own streams; it writes nothing, so no `within` listener runs there. What
  * it keeps of the database follows the database itself (forgetCached).
  */
-export function registerReaderConsequences(events: EventBus, transports: Pick<Transports, "streams">): void {
+export function registerReaderConsequences(events: EventBus, transports: Pick<Transports, "streams" | "threads">): void {
   transports.streams?.(events);
+  // Another process's events (src/cross-process.ts), to this process's serving threads too.
+  transports.threads?.(events);
 }
 
 /**
@@ -212,4 +220,24 @@ export function registerConsequences(events: EventBus, services: Services, trans
   transports.federation?.(events);
   // What streams hear, to the other serving threads' streams.
   transports.threads?.(events);
+  // What streams hear, and revoked tokens, changed filters and blocks (their caches): to other processes on PostgreSQL.
+  transports.processes?.(events);
+}
+
+/**
+ * Another process made a kind of cache stale (src/infra/pg-generations.ts): the one call that
+ * forgets it here, for `keys` (or "*": all). `database` has nothing here: what is keyed on it
+ * (the kept JSON) compares the generation itself.
+ */
+export function forgetKind(services: Services, kind: CacheKind, keys: string[]): void {
+  const all = keys.includes("*");
+  if (kind === "render") applyRenderKeys(services.renderCache, keys);
+  else if (kind === "moderation") services.moderation.forgetCached();
+  else if (kind === "domain-blocks") services.domainBlocks.forgetCached();
+  else if (kind === "filters") services.filters.forgetCached();
+  else if (kind === "notification-policies") services.notificationPolicies.forgetCached();
+  else if (kind === "tokens") {
+    if (all) services.tokens.forgetAll();
+    else for (const key of keys) services.tokens.forgetAccount(Number(key));
+  }
 }

@@ -188,6 +188,12 @@ export class TokenService {
     this.byAccount.delete(accountId);
   }
 
+  /** Another process changed tokens it could not name (PgCacheGenerations): every one is read again. */
+  forgetAll() {
+    this.cache.clear();
+    this.byAccount.clear();
+  }
+
   /**
    * RFC 7009: revokes the token when it belongs to the calling app. An unknown or already
    * revoked token is "unknown" (the caller still answers success); another app's is "foreign".

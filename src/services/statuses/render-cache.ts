@@ -11,6 +11,20 @@ interface Entry {
 /** What made entries stale, as the serving threads (src/threads) replay it on their own caches. */
 export type RenderCacheChange = { status: number } | { account: number } | "clear";
 
+/** A change as a key of the `render` cache kind across processes (src/infra/pg-generations.ts): `s<id>`, `a<id>` or `*`. */
+export function renderKey(change: RenderCacheChange): string {
+  return change === "clear" ? "*" : "status" in change ? `s${change.status}` : `a${change.account}`;
+}
+
+/** Another process's changes (renderKey's keys), applied to this process's cache. */
+export function applyRenderKeys(cache: RenderCache, keys: string[]): void {
+  for (const key of keys) {
+    if (key[0] === "s") cache.invalidateStatus(Number(key.slice(1)));
+    else if (key[0] === "a") cache.touchAccount(Number(key.slice(1)));
+    else cache.clear();
+  }
+}
+
 /**
  * Rendered statuses, the hottest reads of a server. An entry is dropped when its status
  * changes (counters, deletion, media finishing processing) and is ignored once its
