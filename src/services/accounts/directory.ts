@@ -1,10 +1,7 @@
-import type { Db } from "../../db/connection.ts";
+import { and, desc, eq, isNull, notInArray, sql } from "drizzle-orm";
+import type { DatabasePort } from "../../db/port.ts";
 import type { AccountRow } from "../../db/schema.ts";
-import { rowReader } from "../../db/rows.ts";
-import { accounts } from "../../db/schema.ts";
 import type { ModerationService } from "./moderation.ts";
-
-const ACCOUNT = rowReader(accounts);
 
 export interface DirectoryQuery {
   offset: number;
@@ -22,25 +19,32 @@ export interface DirectoryQuery {
  */
 export class Directory {
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private moderation: ModerationService,
   ) {}
 
-  list(viewerId: number | null, query: DirectoryQuery): AccountRow[] {
-    const order = query.order === "new" ? `"accounts"."id" DESC` : `"accounts"."last_status_at" IS NULL, "accounts"."last_status_at" DESC, "accounts"."id" DESC`;
+  async list(viewerId: number | null, query: DirectoryQuery): Promise<AccountRow[]> {
+    const { accounts, users } = this.db.tables;
     const hidden = viewerId === null ? [] : [...this.moderation.hiddenAccounts(viewerId), viewerId];
     const blockedDomains = viewerId === null || query.local ? [] : this.moderation.blockedDomains(viewerId);
-    const rows = this.db.$client
-      .query<unknown[], [string, string]>(
-        `SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
-         WHERE "accounts"."discoverable" = 1 AND "accounts"."moved_to_account_id" IS NULL AND "accounts"."suspended_at" IS NULL AND "accounts"."silenced_at" IS NULL
-           ${query.local ? `AND "accounts"."domain" IS NULL` : ""}
-           AND "accounts"."id" NOT IN (SELECT value FROM json_each(?1))
-           AND "accounts"."id" NOT IN (SELECT "account_id" FROM "users" WHERE "approved" = 0)
-           AND coalesce(lower("accounts"."domain"), '') NOT IN (SELECT value FROM json_each(?2))
-         ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
+    // Built per call: the lists of hidden accounts and domains are the reader's own.
+    return this.db.orm
+      .select()
+      .from(accounts)
+      .where(
+        and(
+          eq(accounts.discoverable, true),
+          isNull(accounts.movedToAccountId),
+          isNull(accounts.suspendedAt),
+          isNull(accounts.silencedAt),
+          query.local ? isNull(accounts.domain) : undefined,
+          hidden.length === 0 ? undefined : notInArray(accounts.id, hidden),
+          notInArray(accounts.id, this.db.orm.select({ id: users.accountId }).from(users).where(eq(users.approved, false))),
+          blockedDomains.length === 0 ? undefined : notInArray(sql<string>`coalesce(lower(${accounts.domain}), '')`, blockedDomains),
+        ),
       )
-      .values(JSON.stringify(hidden), JSON.stringify(blockedDomains));
-    return rows.map((r) => ACCOUNT.map(r));
+      .orderBy(...(query.order === "new" ? [desc(accounts.id)] : [sql`${accounts.lastStatusAt} IS NULL`, desc(accounts.lastStatusAt), desc(accounts.id)]))
+      .limit(query.limit)
+      .offset(query.offset);
   }
 }
