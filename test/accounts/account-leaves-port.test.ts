@@ -133,7 +133,17 @@ for (const arm of portArms) {
       const listed = await endorsements.list(alice.id, { limit: 40 });
       expect(listed.map((l) => l.account.username)).toEqual(["bob"]);
       expect(listed[0]!.account).toEqual(bob);
+      // A second endorsement: the pages, newest first whichever way they are asked for.
+      const carol = await member(a, "carol");
+      await a.port.run("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), alice.id, carol.id, a.t.clock.now()]);
+      await endorsements.pin(alice.id, carol.id);
+      const [newest] = await endorsements.list(alice.id, { limit: 1 });
+      expect(newest!.account.username).toBe("carol");
+      expect((await endorsements.list(alice.id, { limit: 40, maxId: newest!.cursor })).map((l) => l.account.username)).toEqual(["bob"]);
+      expect((await endorsements.list(alice.id, { limit: 40, sinceId: newest!.cursor })).map((l) => l.account.username)).toEqual([]);
+      expect((await endorsements.list(alice.id, { limit: 1, minId: 0 })).map((l) => l.account.username)).toEqual(["bob"]);
       await endorsements.unpin(alice.id, bob.id);
+      await endorsements.unpin(alice.id, carol.id);
       expect(await endorsements.list(alice.id, { limit: 40 })).toEqual([]);
     });
 

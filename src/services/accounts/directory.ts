@@ -1,7 +1,10 @@
-import { and, desc, eq, isNull, notInArray, sql } from "drizzle-orm";
 import type { DatabasePort } from "../../db/port.ts";
 import type { AccountRow } from "../../db/schema.ts";
+import { rowReader } from "../../db/rows.ts";
+import { accounts } from "../../db/schema.ts";
 import type { ModerationService } from "./moderation.ts";
+
+const ACCOUNT = rowReader(accounts);
 
 export interface DirectoryQuery {
   offset: number;
@@ -11,11 +14,19 @@ export interface DirectoryQuery {
   local: boolean;
 }
 
+/** `?, ?, ...` for a list of n values (at least one: an empty list is left out of the statement). */
+const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+
 /**
  * The profile directory (Mastodon's Api::V1::DirectoriesController): accounts that chose to be
  * discoverable, local or known remote ones, most recently active first or newest first, paged by
  * offset; for a signed-in reader without those it blocks, mutes or is blocked by, or whose domain
  * it blocks. Sign-ups still waiting for approval are not listed (Mastodon's without_unapproved).
+ *
+ * Raw SQL read into rows by rowReader, not a builder: drizzle spends several hundred microseconds
+ * building this statement over the accounts table's columns and mapping its rows (measured: 620
+ * µs against 47 for ten rows), and the lists differ per reader, so it cannot be prepared once.
+ * The port keeps each statement text prepared (one per length of the reader's lists).
  */
 export class Directory {
   constructor(
@@ -24,27 +35,19 @@ export class Directory {
   ) {}
 
   async list(viewerId: number | null, query: DirectoryQuery): Promise<AccountRow[]> {
-    const { accounts, users } = this.db.tables;
+    const order = query.order === "new" ? `"accounts"."id" DESC` : `"accounts"."last_status_at" IS NULL, "accounts"."last_status_at" DESC, "accounts"."id" DESC`;
     const hidden = viewerId === null ? [] : [...this.moderation.hiddenAccounts(viewerId), viewerId];
     const blockedDomains = viewerId === null || query.local ? [] : this.moderation.blockedDomains(viewerId);
-    // Built per call: the lists of hidden accounts and domains are the reader's own.
-    return this.db.orm
-      .select()
-      .from(accounts)
-      .where(
-        and(
-          eq(accounts.discoverable, true),
-          isNull(accounts.movedToAccountId),
-          isNull(accounts.suspendedAt),
-          isNull(accounts.silencedAt),
-          query.local ? isNull(accounts.domain) : undefined,
-          hidden.length === 0 ? undefined : notInArray(accounts.id, hidden),
-          notInArray(accounts.id, this.db.orm.select({ id: users.accountId }).from(users).where(eq(users.approved, false))),
-          blockedDomains.length === 0 ? undefined : notInArray(sql<string>`coalesce(lower(${accounts.domain}), '')`, blockedDomains),
-        ),
-      )
-      .orderBy(...(query.order === "new" ? [desc(accounts.id)] : [sql`${accounts.lastStatusAt} IS NULL`, desc(accounts.lastStatusAt), desc(accounts.id)]))
-      .limit(query.limit)
-      .offset(query.offset);
+    const rows = await this.db.values(
+      `SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
+       WHERE "accounts"."discoverable" = ? AND "accounts"."moved_to_account_id" IS NULL AND "accounts"."suspended_at" IS NULL AND "accounts"."silenced_at" IS NULL
+         ${query.local ? `AND "accounts"."domain" IS NULL` : ""}
+         ${hidden.length > 0 ? `AND "accounts"."id" NOT IN (${marks(hidden.length)})` : ""}
+         AND "accounts"."id" NOT IN (SELECT "account_id" FROM "users" WHERE "approved" = ?)
+         ${blockedDomains.length > 0 ? `AND coalesce(lower("accounts"."domain"), '') NOT IN (${marks(blockedDomains.length)})` : ""}
+       ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
+      [true, ...hidden, false, ...blockedDomains],
+    );
+    return rows.map((r) => ACCOUNT.map(r));
   }
 }

@@ -2,12 +2,17 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { accountPins } from "../../db/schema.ts";
+import { rowReader } from "../../db/rows.ts";
+import { accountPins, accounts } from "../../db/schema.ts";
 import { notFound, validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import type { ListedAccount, Relationship } from "../../models/views.ts";
-import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import { finishPage, type Page } from "../../infra/pagination.ts";
 import type { FollowService } from "./follows.ts";
+
+const ACCOUNT = rowReader(accounts);
+/** Where the endorsement's id (the page's cursor) is in a row of list(): after the account's columns. */
+const CURSOR = ACCOUNT.columns.split(", ").length;
 
 /**
  * Endorsements (Mastodon's AccountPin): accounts a user features on its profile. Mastodon
@@ -81,17 +86,31 @@ export class Endorsements {
       .run();
   }
 
-  /** The endorsed accounts, newest endorsement first, paged by the endorsement's id. */
+  /**
+   * The endorsed accounts, newest endorsement first, paged by the endorsement's id. Raw SQL read
+   * by rowReader: a builder over the accounts table's columns costs several hundred microseconds
+   * to build and map (see Directory), and the page's bounds vary; the port keeps each text prepared.
+   */
   async list(accountId: number, page: Page): Promise<ListedAccount[]> {
-    const { accounts, accountPins } = this.port.tables;
-    const q = pageQuery(accountPins.id, page);
-    const rows = await this.port.orm
-      .select({ account: accounts, cursor: accountPins.id })
-      .from(accountPins)
-      .innerJoin(accounts, eq(accounts.id, accountPins.targetAccountId))
-      .where(and(eq(accountPins.accountId, accountId), q.where))
-      .orderBy(q.orderBy)
-      .limit(page.limit);
-    return finishPage(rows, q.reverse);
+    const params: number[] = [accountId];
+    let bounds = "";
+    const bound = (op: string, id: number | undefined) => {
+      if (id === undefined) return;
+      bounds += ` AND "account_pins"."id" ${op} ?`;
+      params.push(id);
+    };
+    bound("<", page.maxId);
+    bound(">", page.sinceId);
+    bound(">", page.minId);
+    const forward = page.minId !== undefined;
+    const rows = await this.port.values(
+      `SELECT ${ACCOUNT.columns}, "account_pins"."id" FROM "account_pins" INNER JOIN "accounts" ON "accounts"."id" = "account_pins"."target_account_id"
+       WHERE "account_pins"."account_id" = ?${bounds} ORDER BY "account_pins"."id" ${forward ? "ASC" : "DESC"} LIMIT ${page.limit}`,
+      params,
+    );
+    return finishPage(
+      rows.map((r) => ({ account: ACCOUNT.map(r), cursor: r[CURSOR] as number })),
+      forward,
+    );
   }
 }
