@@ -5,11 +5,12 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|reads]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
- * (the export counts, the imports' reports, a one-line import), or oauth, or filters, or push; or issue 30's
+ * (the export counts, the imports' reports, a one-line import), or oauth, or filters, or push, or
+ * endorsements (the accounts family's leaves: endorsements and the directory); or issue 30's
  * reads (`reads`). `--only`
  * takes parts of labels, comma-separated.
  */
@@ -107,6 +108,32 @@ request = function()
   return wrk.format("PUT", nil, nil, '{"keyword":"spoiler' .. n .. '"}')
 end`;
 
+// Unpins and pins again an endorsed account, in turn (a DELETE, then an INSERT, each a write).
+const repinning = (id: string) => `
+n = 0
+request = function()
+  n = n + 1
+  if n % 2 == 1 then return wrk.format("POST", "/api/v1/accounts/${id}/unpin") end
+  return wrk.format("POST", "/api/v1/accounts/${id}/pin")
+end`;
+
+/** What the endorsements family reads: ten discoverable accounts the reader follows and endorses; answers one's id. */
+async function seedEndorsements(server: Parameters<typeof seedUser>[0], token: string): Promise<string> {
+  const auth = { authorization: `Bearer ${token}` };
+  let last = "";
+  for (let i = 0; i < 10; i++) {
+    const star = await seedUser(server, `star${i}`);
+    const profile = await fetch(`${server.url}/api/v1/accounts/update_credentials`, { method: "PATCH", headers: { authorization: `Bearer ${star.token}`, "content-type": "application/json" }, body: JSON.stringify({ discoverable: true }) });
+    if (profile.status !== 200) throw new Error(`discoverable: ${profile.status}`);
+    for (const step of ["follow", "pin"]) {
+      const r = await fetch(`${server.url}/api/v1/accounts/${star.id}/${step}`, { method: "POST", headers: auth });
+      if (r.status !== 200) throw new Error(`${step}: ${r.status}`);
+    }
+    last = star.id;
+  }
+  return last;
+}
+
 /** What the filters family reads: three filters of four keywords each, one filtering a status; answers a keyword's id. */
 async function seedFilters(url: string, token: string): Promise<string> {
   const post = async (path: string, body: unknown) => {
@@ -153,6 +180,8 @@ try {
       }
     }
   }
+  const endorsed = new Map<string, string>();
+  if (family === "endorsements") for (const s of servers) endorsed.set(s.name, await seedEndorsements(s.server, tokens.get(s.name)!));
   const keywords = new Map<string, string>();
   if (family === "filters") for (const s of servers) keywords.set(s.name, await seedFilters(s.server.url, tokens.get(s.name)!));
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
@@ -218,6 +247,11 @@ try {
         path: "/api/v1/push/subscription",
         options: { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ data: { alerts: { mention: true, follow: false }, policy: "followed" } }) },
       },
+    ],
+    endorsements: [
+      { label: "GET /api/v1/endorsements (10)", path: "/api/v1/endorsements", options: {} },
+      { label: "GET /api/v1/directory (10)", path: "/api/v1/directory", options: {} },
+      { label: "POST /api/v1/accounts/:id/unpin, pin", path: `/api/v1/accounts/${endorsed.get(server) ?? "0"}/pin`, options: { method: "POST", lua: repinning(endorsed.get(server) ?? "0") } },
     ],
     reports: [
       {

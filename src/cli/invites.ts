@@ -29,12 +29,12 @@ function listing({ invite, maker, state }: InviteListing): string {
 export async function invitesCommand(args: string[]) {
   const [sub, ...rest] = args;
   const { options, positional } = parseArgs(rest);
-  await withServices((services) => {
+  await withServices(async (services) => {
     const invites = services.invites;
     switch (sub) {
       case "create": {
         const by = options.get("by");
-        const maker = by !== undefined ? services.accounts.findByUsername(by.replace(/^@/, ""))?.id : invites.operator();
+        const maker = by !== undefined ? services.accounts.findByUsername(by.replace(/^@/, ""))?.id : await invites.operator();
         if (maker === undefined) throw new CliFailure(`no local account named ${by}`);
         if (maker === null) throw new CliFailure("no owner or admin account to make the invite: name its maker with --by <username>");
         const expires = options.has("expires") ? parseDuration(options.get("expires")!) : 7 * UNITS.d!;
@@ -44,7 +44,7 @@ export async function invitesCommand(args: string[]) {
         if (Number.isNaN(maxUses)) throw new CliFailure(`--uses must be a whole number of sign-ups from 1 (got "${usesText}")`);
         let issued;
         try {
-          issued = invites.create(maker, { maxUses, expiresInMs: expires, comment: options.get("comment") });
+          issued = await invites.create(maker, { maxUses, expiresInMs: expires, comment: options.get("comment") });
         } catch (e) {
           if (e instanceof InviteUnusable) throw new CliFailure("that account cannot make invites (it waits for approval or is suspended)");
           throw e;
@@ -60,7 +60,7 @@ export async function invitesCommand(args: string[]) {
         return;
       }
       case "list": {
-        const rows = invites.list();
+        const rows = await invites.list();
         if (rows.length === 0) out("No invites yet.");
         for (const row of rows) out(listing(row));
         return;

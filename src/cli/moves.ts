@@ -64,7 +64,7 @@ export async function aliasCommand(args: string[]) {
     const account = localAccount(services, username, ALIAS_USAGE);
     const aliases = services.accountAliases;
     if (sub === "list") {
-      const list = aliases.list(account.id);
+      const list = await aliases.list(account.id);
       if (list.length === 0) out(`${account.username} has no aliases.`);
       for (const uri of list) out(uri);
     } else if (sub === "add") {

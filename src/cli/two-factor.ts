@@ -9,10 +9,10 @@ import { CliFailure, withServices } from "./admin.ts";
 export async function twoFactorCommand(args: string[]) {
   const [username, action] = args;
   if (!username || (action !== "status" && action !== "off")) throw new CliFailure("usage: rookery accounts two-factor <username> status|off");
-  await withServices((services) => {
+  await withServices(async (services) => {
     const account = services.accounts.findByUsername(username);
     if (!account || account.domain !== null) throw new CliFailure(`no local account named ${username}`);
-    const state = services.twoFactor.state(account.id);
+    const state = await services.twoFactor.state(account.id);
     if (action === "status") {
       process.stdout.write(state.enabled ? `on since ${new Date(state.enabledAt!).toISOString()}, ${state.recoveryCodesLeft} recovery codes left\n` : "off\n");
       return;

@@ -62,7 +62,7 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
   const announcements = ({ csrf }: PageRequest) => announcementsPage(services.announcements.all(), csrf);
   const settings = ({ csrf }: PageRequest) =>
     settingsPage(services.instanceInfo.extendedDescriptionSource().text, { ...services.instanceInfo.registrationsMode(), setting: services.instanceInfo.registrationsSetting }, csrf);
-  const invites = ({ csrf }: PageRequest) => adminInvitesPage(services.invites.list(), csrf);
+  const invites = async ({ csrf }: PageRequest) => adminInvitesPage(await services.invites.list(), csrf);
   const health = async ({ viewer }: PageRequest) => healthPage(await services.federationHealth.report(actor(viewer)), ctx.clock.now());
   const auditLog = ({ params }: PageRequest) => {
     const p = pageParams(params, 50, 100);

@@ -58,7 +58,7 @@ export function adminPageRoutes(ctx: AppContext) {
       ),
     );
   };
-  const accountDetail = (id: number | null) => ({ viewer, csrf }: PageRequest) => {
+  const accountDetail = (id: number | null) => async ({ viewer, csrf }: PageRequest) => {
     const role = roleOf(viewer.user.role);
     const view = admin.get(actor(viewer), id);
     return accountPage(view, {
@@ -66,7 +66,7 @@ export function adminPageRoutes(ctx: AppContext) {
       canManageRoles: can(role, "manage_roles"),
       canReset: can(role, "manage_user_access"),
       canDelete: can(role, "delete_user_data"),
-      twoFactor: view.user !== null && services.twoFactor.enabled(view.account.id),
+      twoFactor: view.user !== null && (await services.twoFactor.enabled(view.account.id)),
       // UserPolicy#disable_2fa?: the button only where the rule lets it work.
       canDisableTwoFactor: view.user !== null && can(role, "manage_user_access") && overrides(role, roleOf(view.user.role)),
     });

@@ -8,13 +8,13 @@ import { bool, int, limitParam, OFFSET, str } from "./params.ts";
 /** GET /api/v1/directory: the profile directory (offset paging, 40 by default, 80 at most). */
 export function directoryRoutes(ctx: AppContext) {
   const { services } = ctx;
-  return new Elysia().get("/api/v1/directory", (c) => {
+  return new Elysia().get("/api/v1/directory", async (c) => {
     const viewer = viewerId(optionalUser(ctx, c.request));
     const p = input(c);
     const limit = limitParam(p.limit, 40);
     const offset = int(p.offset, "offset", OFFSET) ?? 0;
     const order = str(p.order, "order") === "new" ? "new" : "active";
-    const rows = services.directory.list(viewer, { offset, limit, order, local: bool(p.local, "local") === true });
+    const rows = await services.directory.list(viewer, { offset, limit, order, local: bool(p.local, "local") === true });
     return services.accounts.views(rows).map((account) => serializeAccount(ctx.urls, account));
   });
 }

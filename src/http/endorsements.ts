@@ -11,17 +11,17 @@ import { renderAccountList } from "./render.ts";
 export function endorsementRoutes(ctx: AppContext) {
   const { services } = ctx;
   return new Elysia()
-    .post("/api/v1/accounts/:id/pin", (c) => {
+    .post("/api/v1/accounts/:id/pin", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");
-      return serializeRelationship(services.endorsements.pin(auth.accountId, pathId(c.params.id)));
+      return serializeRelationship(await services.endorsements.pin(auth.accountId, pathId(c.params.id)));
     })
-    .post("/api/v1/accounts/:id/unpin", (c) => {
+    .post("/api/v1/accounts/:id/unpin", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");
-      return serializeRelationship(services.endorsements.unpin(auth.accountId, pathId(c.params.id)));
+      return serializeRelationship(await services.endorsements.unpin(auth.accountId, pathId(c.params.id)));
     })
-    .get("/api/v1/endorsements", (c) => {
+    .get("/api/v1/endorsements", async (c) => {
       const auth = requireUser(ctx, c.request, "read:accounts");
       const page = pageParams(input(c), 40, 80);
-      return renderAccountList(ctx, c.request, c.set, services.endorsements.list(auth.accountId, page), page.limit);
+      return renderAccountList(ctx, c.request, c.set, await services.endorsements.list(auth.accountId, page), page.limit);
     });
 }

@@ -66,7 +66,7 @@ export function inviteRoutes(ctx: AppContext) {
 
   return new Elysia()
     .get("/invite/:code", async (c) => {
-      const { state } = services.invites.find(c.params.code);
+      const { state } = await services.invites.find(c.params.code);
       if (state !== "usable") return refused(state);
       return form(c.request, c.params.code);
     })
@@ -74,7 +74,7 @@ export function inviteRoutes(ctx: AppContext) {
       const code = c.params.code;
       const action = `/invite/${encodeURIComponent(code)}`;
       if (!fromOwnPages(c.request, config.publicUrl)) return page(inviteFormRefusedPage(site, "The form did not come from this server's pages.", action), 403);
-      const { state } = services.invites.find(code);
+      const { state } = await services.invites.find(code);
       if (state !== "usable") return refused(state);
       const p = input(c);
       const ticket = await services.tickets.verify("invite", str(p.authenticity_token, "authenticity_token"));

@@ -63,7 +63,7 @@ export function memberSignInRoutes(ctx: AppContext) {
       const accountId = await services.accounts.verifyLogin(loginName, str(p.password, "password") ?? "");
       if (accountId === null) return form(c.request, returnTo, 401, "Invalid username, e-mail address or password.", loginName);
       if (services.accounts.user(accountId)?.approved === false) return page(pendingPage(), 403);
-      if (services.twoFactor.enabled(accountId)) return codeForm(await pendingSignIn(ctx, accountId, { return_to: returnTo }, cookie(c.request, FORM_COOKIE)!));
+      if (await services.twoFactor.enabled(accountId)) return codeForm(await pendingSignIn(ctx, accountId, { return_to: returnTo }, cookie(c.request, FORM_COOKIE)!));
       return signedIn(c.request, accountId, returnTo);
     })
     .post("/oauth/sign_in/two_factor", async (c) => {

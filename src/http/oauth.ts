@@ -191,7 +191,7 @@ export function oauthRoutes(ctx: AppContext) {
       const accountId = await services.accounts.verifyLogin(loginName, password);
       if (accountId === null) return login(c.request, request, params, 401, "Invalid username, e-mail address or password.", loginName);
       if (services.accounts.user(accountId)?.approved === false) return html(pendingPage(), 403);
-      if (services.twoFactor.enabled(accountId)) {
+      if (await services.twoFactor.enabled(accountId)) {
         return codeForm(request, await pendingSignIn(ctx, accountId, { ...params }, cookie(c.request, FORM_COOKIE)!));
       }
       return signedIn(c.request, request, params, accountId);

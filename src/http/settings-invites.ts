@@ -14,7 +14,7 @@ import { pathId } from "./params.ts";
  */
 export function settingsInvitesRoutes(ctx: AppContext, pages: MemberPages) {
   const invites = ctx.services.invites;
-  const list = ({ viewer, csrf }: PageRequest) => invitesPage(invites.list(viewer.account.id), csrf);
+  const list = async ({ viewer, csrf }: PageRequest) => invitesPage(await invites.list(viewer.account.id), csrf);
 
   return new Elysia()
     .get("/settings/invites", (c) => pages.show(c, list))
@@ -30,7 +30,7 @@ export function settingsInvitesRoutes(ctx: AppContext, pages: MemberPages) {
           if (!INVITE_EXPIRIES.some(([s]) => s === expiresIn)) throw validationFailed("Expires in is not included in the list");
           let issued;
           try {
-            issued = invites.create(viewer.account.id, {
+            issued = await invites.create(viewer.account.id, {
               maxUses: maxUses === "" ? null : Number(maxUses),
               expiresInMs: expiresIn === "" ? null : Number(expiresIn) * 1000,
               comment: field(params, "comment") ?? "",
@@ -39,7 +39,7 @@ export function settingsInvitesRoutes(ctx: AppContext, pages: MemberPages) {
             if (e instanceof InviteUnusable) throw forbidden();
             throw e;
           }
-          return { notice: "The invite link is made.", show: invitesPage(invites.list(viewer.account.id), await pages.ticketFor(viewer), issued) };
+          return { notice: "The invite link is made.", show: invitesPage(await invites.list(viewer.account.id), await pages.ticketFor(viewer), issued) };
         },
         list,
       ),

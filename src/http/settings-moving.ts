@@ -15,7 +15,7 @@ import { bool } from "./params.ts";
 export function settingsMovingRoutes(ctx: AppContext, pages: MemberPages) {
   const { services, config } = ctx;
   const handle = (a: AccountRow) => `@${a.username}@${a.domain ?? config.domain}`;
-  const aliases = ({ viewer, csrf }: PageRequest) => aliasesPage(services.accountAliases.list(viewer.account.id), handle(viewer.account), csrf);
+  const aliases = async ({ viewer, csrf }: PageRequest) => aliasesPage(await services.accountAliases.list(viewer.account.id), handle(viewer.account), csrf);
   const migration = ({ viewer, csrf }: PageRequest) => {
     const account = services.accounts.findById(viewer.account.id) ?? viewer.account;
     const target = account.movedToAccountId === null ? undefined : services.accounts.findById(account.movedToAccountId);

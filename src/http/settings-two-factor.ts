@@ -13,8 +13,8 @@ import type { Params } from "./params.ts";
  */
 export function settingsTwoFactorRoutes(ctx: AppContext, pages: MemberPages) {
   const { twoFactor } = ctx.services;
-  const page = ({ viewer, csrf }: PageRequest) =>
-    twoFactorPage(twoFactor.state(viewer.account.id), twoFactor.pending(viewer.account.id, viewer.account.username), csrf);
+  const page = async ({ viewer, csrf }: PageRequest) =>
+    twoFactorPage(await twoFactor.state(viewer.account.id), await twoFactor.pending(viewer.account.id, viewer.account.username), csrf);
 
   const throttle = (request: Request, viewer: Viewer) => {
     const throttled = signInThrottled(ctx, request, viewer.account.username);
@@ -27,8 +27,8 @@ export function settingsTwoFactorRoutes(ctx: AppContext, pages: MemberPages) {
     .post("/settings/two-factor/setup", (c) =>
       pages.act(
         c,
-        ({ viewer }) => {
-          twoFactor.begin(viewer.account.id, viewer.account.username);
+        async ({ viewer }) => {
+          await twoFactor.begin(viewer.account.id, viewer.account.username);
           return { to: "/settings/two-factor" };
         },
         page,
@@ -37,9 +37,9 @@ export function settingsTwoFactorRoutes(ctx: AppContext, pages: MemberPages) {
     .post("/settings/two-factor/confirm", (c) =>
       pages.act(
         c,
-        ({ viewer, request, params }) => {
+        async ({ viewer, request, params }) => {
           throttle(request, viewer);
-          const codes = twoFactor.confirm(viewer.account.id, field(params, "otp_attempt"));
+          const codes = await twoFactor.confirm(viewer.account.id, field(params, "otp_attempt"));
           return { show: recoveryCodesPage(codes), notice: "Two-factor authentication successfully enabled." };
         },
         page,

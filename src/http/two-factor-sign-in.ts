@@ -28,9 +28,9 @@ export interface PendingSignIn extends JWTPayload {
 }
 
 /** The ticket the code page carries after the password step of `accountId`. */
-export function pendingSignIn(ctx: AppContext, accountId: number, next: Record<string, string | undefined>, formCookie: string): Promise<string> {
+export async function pendingSignIn(ctx: AppContext, accountId: number, next: Record<string, string | undefined>, formCookie: string): Promise<string> {
   const kept = Object.fromEntries(Object.entries(next).filter((e): e is [string, string] => typeof e[1] === "string"));
-  const payload = { sub: String(accountId), stamp: ctx.services.twoFactor.stamp(accountId), next: kept };
+  const payload = { sub: String(accountId), stamp: await ctx.services.twoFactor.stamp(accountId), next: kept };
   return ctx.services.tickets.sign(TICKET, payload, TICKET_LIFETIME_S, formCookie);
 }
 
@@ -55,11 +55,11 @@ export async function secondStep(ctx: AppContext, request: Request, p: Params): 
   }
   const accountId = Number(pending.sub);
   const account = services.accounts.findById(accountId);
-  if (!account || pending.stamp !== services.twoFactor.stamp(accountId)) return { kind: "restart", status: 422, error: EXPIRED };
+  if (!account || pending.stamp !== (await services.twoFactor.stamp(accountId))) return { kind: "restart", status: 422, error: EXPIRED };
   const next = pending.next ?? {};
   const throttled = signInThrottled(ctx, request, account.username);
   if (throttled) return { kind: "again", status: 429, error: "Too many sign-in attempts. Please try again later.", ticket, next, limits: throttled };
-  if (services.twoFactor.verify(accountId, str(p.otp_attempt, "otp_attempt")) === null) return { kind: "again", status: 401, error: INVALID_SIGN_IN_CODE, ticket, next };
+  if ((await services.twoFactor.verify(accountId, str(p.otp_attempt, "otp_attempt"))) === null) return { kind: "again", status: 401, error: INVALID_SIGN_IN_CODE, ticket, next };
   // One sign-in per password step.
   if (!services.tickets.claim(pending.jti, pending.exp)) return { kind: "restart", status: 422, error: EXPIRED };
   return { kind: "signed-in", accountId, next };

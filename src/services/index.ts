@@ -168,21 +168,21 @@ export function createServices(deps: ServiceDeps) {
   const localEmojis = (texts: string[]) => customEmojis.inTexts(texts);
   const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
   // Two-factor secrets are sealed under their own key file beside the database (see TwoFactor).
-  const twoFactor = new TwoFactor(db, ids, clock, new TokenSeal(config.dataDir, TWO_FACTOR_KEY_FILE), config.domain);
+  const twoFactor = new TwoFactor(port, db, ids, clock, new TokenSeal(config.dataDir, TWO_FACTOR_KEY_FILE), config.domain);
   const grants = new GrantService(port, ids, clock, applications, tokens, accounts, (accountId) => twoFactor.enabled(accountId));
   // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
-  const invites = new InviteService(db, ids, clock, config.publicUrl);
+  const invites = new InviteService(port, db, ids, clock, config.publicUrl);
   // REGISTRATIONS is the mode until an admin saves one (/admin/settings), read at each sign-up.
   const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl, config.registrations);
   const registrations = new RegistrationService(() => instanceInfo.registrationsMode().mode, accounts, invites);
   const webSessions = new WebSessionService(port, db, ids, clock);
-  const passwords = new Passwords(db, webSessions);
+  const passwords = new Passwords(port, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);
   const follows = new FollowService(db, ids, clock, events);
   const domainBlocks = new AccountDomainBlocks(db, ids, clock, follows, events);
   const moderation = new ModerationService(db, ids, clock, follows, events, domainBlocks);
-  const directory = new Directory(db, moderation);
-  const endorsements = new Endorsements(db, ids, clock, follows);
+  const directory = new Directory(port, moderation);
+  const endorsements = new Endorsements(port, db, ids, clock, follows);
   const markers = new MarkerService(port, clock);
   const notificationPolicies = new NotificationPolicies(db, ids, clock);
   const notifications = new NotificationService(db, ids, clock, moderation, events, notificationPolicies);
@@ -266,7 +266,7 @@ export function createServices(deps: ServiceDeps) {
   const actorRefs = new ActorRefs(accounts, remoteAccounts, fetcher, config.publicUrl);
   const followerMoves = new FollowerMoves(db, follows, moderation);
   const accountMoves = new AccountMoves(db, remoteAccounts, actorRefs, followerMoves, events);
-  const accountAliases = new AccountAliases(db, actorRefs, events);
+  const accountAliases = new AccountAliases(port, actorRefs, events);
   const accountMoving = new AccountMoving(db, clock, accounts, actorRefs, followerMoves, events);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, goneAccounts);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);

@@ -48,7 +48,7 @@ describe("a member's invites", () => {
     expect(link).toMatch(/\/invite\/[A-Za-z0-9_-]{16,}$/);
     const [row] = invitesOf("wren");
     expect(row).toMatchObject({ maxUses: 5, lifetime: 86_400_000, comment: "for the birding club" });
-    expect(server.ctx.services.invites.find(link.split("/").pop()!).state).toBe("usable");
+    expect((await server.ctx.services.invites.find(link.split("/").pop()!)).state).toBe("usable");
     expect((await new Client(server.base).get(new URL(link).pathname, { headers: { accept: "text/html" } })).status).toBe(200);
 
     // Listed afterwards without the link: only its digest is kept.
@@ -59,7 +59,7 @@ describe("a member's invites", () => {
 
     const revoked = await submitOn(member, "/settings/invites", `/settings/invites/${row!.id}/revoke`);
     expect(noticeOf(revoked.page)).toBe("The invite is revoked: its link lets nobody in now.");
-    expect(server.ctx.services.invites.find(link.split("/").pop()!).state).toBe("expired");
+    expect((await server.ctx.services.invites.find(link.split("/").pop()!)).state).toBe("expired");
     expect(revoked.page.text).toContain("<td>Expired</td>");
   });
 
@@ -79,10 +79,10 @@ describe("a member's invites", () => {
     expect(missing.status).toBe(422);
     expect(count()).toBe(before);
 
-    const theirs = server.ctx.services.invites.create(server.ctx.services.accounts.findByUsername("jay")!.id, {});
+    const theirs = await server.ctx.services.invites.create(server.ctx.services.accounts.findByUsername("jay")!.id, {});
     const other = await member.post(`/settings/invites/${theirs.invite.id}/revoke`, { form: { authenticity_token: await ticketOf(member) } });
     expect(other.status).toBe(404);
-    expect(server.ctx.services.invites.find(theirs.code).state).toBe("usable");
+    expect((await server.ctx.services.invites.find(theirs.code)).state).toBe("usable");
     expect(auditLines(server).length).toBe(audit);
   });
 });
@@ -90,7 +90,7 @@ describe("a member's invites", () => {
 describe("/admin/invites", () => {
   test("an admin sees every member's invites with their maker and revokes one, in the audit log", async () => {
     const jay = server.ctx.services.accounts.findByUsername("jay")!;
-    const issued = server.ctx.services.invites.create(jay.id, { comment: "for my sister" });
+    const issued = await server.ctx.services.invites.create(jay.id, { comment: "for my sister" });
     const before = auditLines(server).length;
     const page = await admin.get("/admin/invites");
     expect(page.status).toBe(200);
@@ -98,7 +98,7 @@ describe("/admin/invites", () => {
     expect(page.text).toContain("for my sister");
     const { page: after } = await submitOn(admin, "/admin/invites", `/admin/invites/${issued.invite.id}/revoke`);
     expect(noticeOf(after)).toBe("The invite is revoked: its link lets nobody in now.");
-    expect(server.ctx.services.invites.find(issued.code).state).toBe("expired");
+    expect((await server.ctx.services.invites.find(issued.code)).state).toBe("expired");
     const adam = server.ctx.services.accounts.findByUsername("adam")!;
     expect(auditSince(server, before)).toEqual([["destroy", "Invite", String(issued.invite.id), adam.id]]);
     const summary = server.ctx.db.$client.query("SELECT summary FROM admin_actions ORDER BY id DESC LIMIT 1").get() as { summary: string };
@@ -107,7 +107,7 @@ describe("/admin/invites", () => {
 
   test("a moderator gets the 403 page and cannot revoke; an unknown invite is a 404 page; a post without a ticket changes nothing", async () => {
     const jay = server.ctx.services.accounts.findByUsername("jay")!;
-    const issued = server.ctx.services.invites.create(jay.id, {});
+    const issued = await server.ctx.services.invites.create(jay.id, {});
     const before = auditLines(server).length;
     const mod = await signedIn(server, "mona");
     expect((await mod.get("/admin/invites")).status).toBe(403);
@@ -117,7 +117,7 @@ describe("/admin/invites", () => {
     expect(missing.status).toBe(422);
     const unknown = await admin.post("/admin/invites/999999/revoke", { form: { authenticity_token: await ticketOf(admin) } });
     expect(unknown.status).toBe(404);
-    expect(server.ctx.services.invites.find(issued.code).state).toBe("usable");
+    expect((await server.ctx.services.invites.find(issued.code)).state).toBe("usable");
     expect(auditLines(server).length).toBe(before);
   });
 });

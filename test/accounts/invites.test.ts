@@ -24,7 +24,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const count = (table: string) => (server.ctx.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-const usesOf = (id: number) => server.ctx.services.invites.list().find((l) => l.invite.id === id)!.invite.uses;
+const usesOf = async (id: number) => (await server.ctx.services.invites.list()).find((l) => l.invite.id === id)!.invite.uses;
 const invite = (input: Parameters<TestServer["ctx"]["services"]["invites"]["create"]>[1] = {}) => server.ctx.services.invites.create(owner.account.id, input);
 const pathOf = (url: string) => new URL(url).pathname;
 
@@ -48,7 +48,7 @@ function expectRefusedPage(res: Res, status: number, words: string) {
 
 describe("the invite page", () => {
   test("shows a labelled sign-up form with the rules, under the pages' CSP, with no script", async () => {
-    const { page, form } = await openInvite(invite().url);
+    const { page, form } = await openInvite((await invite()).url);
     expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
     expect(page.headers.get("content-security-policy")).toContain("form-action 'self'");
     expect(page.headers.get("cache-control")).toBe("private, no-store");
@@ -65,14 +65,14 @@ describe("the invite page", () => {
   });
 
   test("signs up while registrations are closed: approved at once, the use counted, staff told, the account signs in", async () => {
-    const issued = invite({ maxUses: 5 });
+    const issued = await invite({ maxUses: 5 });
     const { browser, form } = await openInvite(issued.url);
     const res = await browser.submit(form, person("invited"));
     expect(res.status).toBe(201);
     expect(res.text).toContain("Welcome, @invited!");
     const row = server.ctx.db.$client.query("SELECT u.approved, u.invite_id AS inviteId FROM users u JOIN accounts a ON a.id = u.account_id WHERE a.username = 'invited'").get();
     expect(row).toEqual({ approved: 1, inviteId: issued.invite.id });
-    expect(usesOf(issued.invite.id)).toBe(1);
+    expect(await usesOf(issued.invite.id)).toBe(1);
 
     const notes = await owner.client.get("/api/v1/notifications", { query: { "types[]": "admin.sign_up" } });
     expect(notes.body.map((n: any) => n.account.username)).toContain("invited");
@@ -92,7 +92,7 @@ describe("the invite page", () => {
   });
 
   test("invalid input: 422 with the problems listed, what was typed kept (not the password), nothing stored or counted", async () => {
-    const issued = invite();
+    const issued = await invite();
     const { browser, form } = await openInvite(issued.url);
     const users = count("users");
     const res = await browser.submit(form, { ...person("owner"), email: "not-an-address", agreement: "" });
@@ -108,11 +108,11 @@ describe("the invite page", () => {
     expect(mismatch.status).toBe(422);
     expect(mismatch.text).toContain("Password confirmation doesn&#39;t match Password");
     expect(count("users")).toBe(users);
-    expect(usesOf(issued.invite.id)).toBe(0);
+    expect(await usesOf(issued.invite.id)).toBe(0);
   });
 
   test("a used-up invite is refused: the page and the form say so, nothing is created", async () => {
-    const issued = invite({ maxUses: 1 });
+    const issued = await invite({ maxUses: 1 });
     const first = await openInvite(issued.url);
     const second = await openInvite(issued.url);
     expect((await first.browser.submit(first.form, person("onlyone"))).status).toBe(201);
@@ -121,11 +121,11 @@ describe("the invite page", () => {
     expectRefusedPage(await second.browser.submit(second.form, person("toolate")), 410, "This invite link has been used up");
     expectRefusedPage(await http.get(pathOf(issued.url)), 410, "This invite link has been used up");
     expect(count("users")).toBe(users);
-    expect(usesOf(issued.invite.id)).toBe(1);
+    expect(await usesOf(issued.invite.id)).toBe(1);
   });
 
   test("two sign-ups racing for an invite's last use: one gets it, the other is refused, the count stays true", async () => {
-    const issued = invite({ maxUses: 1 });
+    const issued = await invite({ maxUses: 1 });
     const a = await openInvite(issued.url);
     const b = await openInvite(issued.url);
     const users = count("users");
@@ -134,11 +134,11 @@ describe("the invite page", () => {
     expect(results.map((r) => r.status).sort()).toEqual([201, 410]);
     expect(results.find((r) => r.status === 410)!.text).toContain("This invite link has been used up");
     expect(count("users")).toBe(users + 1);
-    expect(usesOf(issued.invite.id)).toBe(1);
+    expect(await usesOf(issued.invite.id)).toBe(1);
   });
 
   test("an expired invite is refused", async () => {
-    const issued = invite({ expiresInMs: 60 * 60 * 1000 });
+    const issued = await invite({ expiresInMs: 60 * 60 * 1000 });
     const { browser, form } = await openInvite(issued.url);
     server.clock.advance(60 * 60 * 1000 + 1);
     const users = count("users");
@@ -148,7 +148,7 @@ describe("the invite page", () => {
   });
 
   test("a revoked invite is refused (it expires now, as Mastodon's)", async () => {
-    const issued = invite();
+    const issued = await invite();
     const { browser, form } = await openInvite(issued.url);
     expect(server.ctx.services.invites.revoke(issued.invite.id)).toBe("revoked");
     expect(server.ctx.services.invites.revoke(issued.invite.id)).toBe("expired");
@@ -162,14 +162,14 @@ describe("the invite page", () => {
     expectRefusedPage(await http.post("/invite/not-a-real-code", { form: person("nobody"), headers: { origin: server.base } }), 404, "This invite link is not valid");
 
     const maker = await createUser(server, "maker");
-    const issued = server.ctx.services.invites.create(maker.account.id, {});
+    const issued = await server.ctx.services.invites.create(maker.account.id, {});
     server.ctx.db.$client.run("UPDATE accounts SET suspended_at = 1 WHERE id = ?", [maker.account.id]);
     expectRefusedPage(await http.get(pathOf(issued.url)), 410, "This invite link no longer works");
-    expect(server.ctx.services.invites.list().find((l) => l.invite.id === issued.invite.id)!.state).toBe("disabled");
+    expect((await server.ctx.services.invites.list()).find((l) => l.invite.id === issued.invite.id)!.state).toBe("disabled");
   });
 
   test("the only copy of a code is the link: the table keeps its digest", async () => {
-    const issued = invite();
+    const issued = await invite();
     const stored = server.ctx.db.$client.query("SELECT code_hash AS h FROM invites WHERE id = ?").get(issued.invite.id) as { h: string };
     expect(stored.h).toMatch(/^[0-9a-f]{64}$/);
     expect(stored.h).not.toContain(issued.code);
@@ -179,14 +179,14 @@ describe("the invite page", () => {
 
 describe("the invite form's CSRF protection", () => {
   async function refused(send: (form: HtmlForm, browser: BrowserSession) => Promise<Res>, status: number, words: string) {
-    const issued = invite();
+    const issued = await invite();
     const { browser, form } = await openInvite(issued.url);
     const users = count("users");
     const res = await send(form, browser);
     expect(res.status).toBe(status);
     expect(res.text).toContain(words);
     expect(count("users")).toBe(users);
-    expect(usesOf(issued.invite.id)).toBe(0);
+    expect(await usesOf(issued.invite.id)).toBe(0);
   }
 
   test("without the ticket: 422", () =>
@@ -215,7 +215,7 @@ describe("REGISTRATIONS=approval", () => {
     const approval = await startTestServer({ REGISTRATIONS: "approval" });
     try {
       const maker = await createUser(approval, "maker");
-      const issued = approval.ctx.services.invites.create(maker.account.id, {});
+      const issued = await approval.ctx.services.invites.create(maker.account.id, {});
       const browser = new BrowserSession(approval.base);
       const page = await browser.get(pathOf(issued.url));
       const res = await browser.submit(parseForms(page.text).find((f) => f.method === "post")!, person("vouched"));

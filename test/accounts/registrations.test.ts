@@ -186,7 +186,7 @@ describe("REGISTRATIONS=approval", () => {
   });
 
   test("a usable invite code given to the API spares the wait; an unusable one is ignored", async () => {
-    const invite = server.ctx.services.invites.create(owner.account.id, { maxUses: 1 });
+    const invite = await server.ctx.services.invites.create(owner.account.id, { maxUses: 1 });
     const res = await signUp(server, { username: "invitee", email: "invitee@example.test", invite_code: invite.code });
     expect(res.status).toBe(200);
     expect(userRow(server, "invitee")).toEqual({ approved: 1, reason: null, inviteId: invite.invite.id });
@@ -196,7 +196,7 @@ describe("REGISTRATIONS=approval", () => {
     const again = await signUp(server, { username: "latecomer", email: "latecomer@example.test", invite_code: invite.code });
     expect(again.status).toBe(200);
     expect(userRow(server, "latecomer")).toEqual({ approved: 0, reason: null, inviteId: null });
-    expect(server.ctx.services.invites.list().find((l) => l.invite.id === invite.invite.id)?.invite.uses).toBe(1);
+    expect((await server.ctx.services.invites.list()).find((l) => l.invite.id === invite.invite.id)?.invite.uses).toBe(1);
   });
 });
 
@@ -222,7 +222,7 @@ describe("REGISTRATIONS=open and closed", () => {
     const server = await startTestServer({ REGISTRATIONS: "closed" });
     try {
       const owner = await createUser(server, "boss");
-      const invite = server.ctx.services.invites.create(owner.account.id, {});
+      const invite = await server.ctx.services.invites.create(owner.account.id, {});
       const users = count(server, "users");
       for (const body of [{ username: "shut", email: "shut@example.test" }, { username: "shut", email: "shut@example.test", invite_code: invite.code }]) {
         const res = await signUp(server, body);
@@ -230,7 +230,7 @@ describe("REGISTRATIONS=open and closed", () => {
         expect(res.body).toEqual({ error: "Forbidden" });
       }
       expect(count(server, "users")).toBe(users);
-      expect(server.ctx.services.invites.list()[0]!.invite.uses).toBe(0);
+      expect((await server.ctx.services.invites.list())[0]!.invite.uses).toBe(0);
       const v1 = await new Client(server.base).get("/api/v1/instance");
       expect([v1.body.registrations, v1.body.approval_required]).toEqual([false, false]);
     } finally {

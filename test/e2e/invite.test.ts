@@ -36,7 +36,7 @@ afterAll(async () => {
 describe.skipIf(!available)("the invite page in Chromium", () => {
   for (const scheme of ["light", "dark"] as const) {
     test(`sign up through an invite link while registrations are closed, ${scheme}`, async () => {
-      const issued = server.ctx.services.invites.create(owner.account.id, { maxUses: 1 });
+      const issued = await server.ctx.services.invites.create(owner.account.id, { maxUses: 1 });
       const context = await browser.newContext({ colorScheme: scheme, viewport: { width: 420, height: 900 } });
       const page = await context.newPage();
       const problems: string[] = [];

@@ -114,7 +114,7 @@ describe.skipIf(!available)("two-factor sign-in in Chromium", () => {
       await page.locator("#disable-password").fill(PASSWORD);
       await submit(page, "Disable two-factor authentication");
       expect(await notice(page)).toBe("Two-factor authentication successfully disabled.");
-      expect(server.ctx.services.twoFactor.enabled(rosa.account.id)).toBe(false);
+      expect(await server.ctx.services.twoFactor.enabled(rosa.account.id)).toBe(false);
       expect(problems).toEqual([]);
       await context.close();
     }

@@ -112,7 +112,7 @@ describe("Web Push delivery", () => {
     const from = push.received.length;
     // A sign-up through an invite link (registrations are closed here).
     const browser = new BrowserSession(server.base);
-    const page = await browser.get(new URL(server.ctx.services.invites.create(boss.account.id).url).pathname);
+    const page = await browser.get(new URL((await server.ctx.services.invites.create(boss.account.id)).url).pathname);
     const form = parseForms(page.text).find((f) => f.method === "post")!;
     const signedUp = await browser.submit(form, { username: "newbie", email: "newbie@example.test", password: "longenough", password_confirmation: "longenough", agreement: "1" });
     expect(signedUp.status).toBe(201);

@@ -29,7 +29,7 @@ const enabled = (id: number) => server.ctx.services.twoFactor.enabled(id);
 describe("an admin turns a member's two-factor off", () => {
   test("from the account's page: the state shown, the button pressed, secret and recovery codes gone, the audit line written", async () => {
     const member = await createUser(server, "lostphone");
-    enableTwoFactor(server, member.account.id, "lostphone");
+    await enableTwoFactor(server, member.account.id, "lostphone");
     const page = await adminBrowser.get(`/admin/accounts/${member.account.id}`);
     expect(page.text).toContain("<dt>Two-factor sign-in</dt><dd>on</dd>");
     const before = auditLines(server).length;
@@ -39,7 +39,7 @@ describe("an admin turns a member's two-factor off", () => {
     expect(noticeOf(after)).toBe("Two-factor sign-in is off for @lostphone: the password alone signs it in now.");
     expect(after.text).toContain("<dt>Two-factor sign-in</dt><dd>off</dd>");
     expect(after.text).not.toContain("/disable_2fa");
-    expect(enabled(member.account.id)).toBe(false);
+    expect(await enabled(member.account.id)).toBe(false);
     expect(count(server, "two_factor_recovery_codes", `account_id = ${member.account.id}`)).toBe(0);
     expect(auditSince(server, before)).toEqual([["disable_2fa", "User", String(member.account.id), admin.account.id]]);
     // The member signs in with the password alone again.
@@ -55,7 +55,7 @@ describe("refusals change nothing", () => {
     const member = await createUser(server, "keepsit");
     // Signed in before turning it on: the sign-in would ask for a code afterwards.
     const ownerBrowser = await signedIn(server, "olga");
-    for (const u of [owner, peer, member]) enableTwoFactor(server, u.account.id, u.account.username);
+    for (const u of [owner, peer, member]) await enableTwoFactor(server, u.account.id, u.account.username);
     await createStaff(server, "mona", "moderator");
     const mod = await signedIn(server, "mona");
     const before = auditLines(server).length;
@@ -73,12 +73,12 @@ describe("refusals change nothing", () => {
     }
     expect((await post(adminBrowser, member.account.id)).status).toBe(422);
     expect((await post(mod, member.account.id, await ticketOf(mod))).status).toBe(403);
-    expect([owner, peer, member].map((u) => enabled(u.account.id))).toEqual([true, true, true]);
+    expect(await Promise.all([owner, peer, member].map((u) => enabled(u.account.id)))).toEqual([true, true, true]);
     expect(auditLines(server).length).toBe(before);
 
     // The owner outranks an admin.
     const { page } = await submitOn(ownerBrowser, `/admin/accounts/${peer.account.id}`, `/admin/accounts/${peer.account.id}/disable_2fa`);
     expect(noticeOf(page)).toBe("Two-factor sign-in is off for @alba: the password alone signs it in now.");
-    expect(enabled(peer.account.id)).toBe(false);
+    expect(await enabled(peer.account.id)).toBe(false);
   });
 });

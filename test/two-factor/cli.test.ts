@@ -25,7 +25,7 @@ describe("rookery accounts two-factor", () => {
     const alice = await createUser(server, "alice");
     await createUser(server, "bob");
     expect(cli(["accounts", "two-factor", "alice", "status"]).stdout).toBe("off\n");
-    enableTwoFactor(server, alice.account.id, "alice");
+    await enableTwoFactor(server, alice.account.id, "alice");
     const status = cli(["accounts", "two-factor", "ALICE", "status"]);
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/^on since \d{4}-\d\d-\d\dT[\d:.]+Z, 10 recovery codes left\n$/);
@@ -39,13 +39,13 @@ describe("rookery accounts two-factor", () => {
       expect(res.code).toBe(1);
       expect(res.stderr).toContain(message);
       expect(res.stderr).not.toContain("    at ");
-      expect(server.ctx.services.twoFactor.enabled(alice.account.id)).toBe(true);
+      expect(await server.ctx.services.twoFactor.enabled(alice.account.id)).toBe(true);
     }
     const off = cli(["accounts", "two-factor", "alice", "off"]);
     expect(off.code).toBe(0);
     expect(off.stdout).toBe("Two-factor sign-in turned off for alice; the password alone signs in now.\n");
-    expect(server.ctx.services.twoFactor.enabled(alice.account.id)).toBe(false);
-    expect(server.ctx.services.twoFactor.state(alice.account.id).recoveryCodesLeft).toBe(0);
+    expect(await server.ctx.services.twoFactor.enabled(alice.account.id)).toBe(false);
+    expect((await server.ctx.services.twoFactor.state(alice.account.id)).recoveryCodesLeft).toBe(0);
     // In the audit log as the operator's, as the admin page's is the admin's.
     expect(auditLines(server).at(-1)).toEqual(["disable_2fa", "User", String(alice.account.id), null]);
   });

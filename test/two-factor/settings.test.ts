@@ -62,7 +62,7 @@ describe("enrolment", () => {
     expect(setup.text).toContain(qrSvg(uri, "QR code of the two-factor secret for your authenticator app").value);
     expect(setup.headers.get("cache-control")).toBe("private, no-store");
     // Waiting for a code is not on: signing in still needs the password only.
-    expect(server.ctx.services.twoFactor.enabled(accountId)).toBe(false);
+    expect(await server.ctx.services.twoFactor.enabled(accountId)).toBe(false);
     // Sealed at rest, under a key file of its own that only the server's user reads.
     expect(secretRow(accountId)!.sealed_secret).not.toContain(secret);
     expect(statSync(join(server.dataDir, "two-factor.key")).mode & 0o777).toBe(0o600);
@@ -111,7 +111,7 @@ describe("enrolment", () => {
 describe("once it is on", () => {
   test("new recovery codes need the password or a code; the old ones stop working", async () => {
     const bob = await createUser(server, "bob");
-    const { secret, recoveryCodes } = enableTwoFactor(server, bob.account.id, "bob");
+    const { secret, recoveryCodes } = await enableTwoFactor(server, bob.account.id, "bob");
     const browser = await signInBrowser("bob", secret);
     const page = await browser.get(PAGE);
     const before = await digestsOf(bob.account.id);
@@ -140,13 +140,13 @@ describe("once it is on", () => {
 
   test("disabling: refused without the right password or code, done with either; then the password alone signs in", async () => {
     const carol = await createUser(server, "carol");
-    const { secret } = enableTwoFactor(server, carol.account.id, "carol");
+    const { secret } = await enableTwoFactor(server, carol.account.id, "carol");
     const browser = await signInBrowser("carol", secret);
     const page = await browser.get(PAGE);
     for (const fields of [{ current_password: "wrong password" }, {}, { otp_attempt: "000000", current_password: PASSWORD }] as Record<string, string>[]) {
       const res = await browser.submit(formTo(page, "/settings/two-factor/disable"), fields);
       expect(res.status).toBe(422);
-      expect(server.ctx.services.twoFactor.enabled(carol.account.id)).toBe(true);
+      expect(await server.ctx.services.twoFactor.enabled(carol.account.id)).toBe(true);
     }
     const { post, page: after } = await submitOn(browser, PAGE, "/settings/two-factor/disable", { current_password: PASSWORD });
     expect(post.status).toBe(303);
@@ -160,19 +160,19 @@ describe("once it is on", () => {
     expect(grant.status).toBe(200);
     // With a code, on another account.
     const dave = await createUser(server, "dave");
-    const daveKeys = enableTwoFactor(server, dave.account.id, "dave");
+    const daveKeys = await enableTwoFactor(server, dave.account.id, "dave");
     const daveBrowser = await signInBrowser("dave", daveKeys.secret);
     server.clock.advance(STEP_MS);
     const byCode = await submitOn(daveBrowser, PAGE, "/settings/two-factor/disable", { otp_attempt: codeFor(server, daveKeys.secret) });
     expect(byCode.post.status).toBe(303);
-    expect(server.ctx.services.twoFactor.enabled(dave.account.id)).toBe(false);
+    expect(await server.ctx.services.twoFactor.enabled(dave.account.id)).toBe(false);
   });
 });
 
 describe("every form of the page is refused from elsewhere or without its ticket", () => {
   test("setup, confirm, new codes and disable", async () => {
     const erin = await createUser(server, "erin");
-    const { secret } = enableTwoFactor(server, erin.account.id, "erin");
+    const { secret } = await enableTwoFactor(server, erin.account.id, "erin");
     const browser = await signInBrowser("erin", secret);
     const page = await browser.get(PAGE);
     const token = formTo(page, "/settings/two-factor/disable").fields.authenticity_token!;
@@ -211,7 +211,7 @@ describe("throttling", () => {
     const limited = await startTestServer({ RATE_LIMITS: "on" }, { clock: new ManualClock(START) });
     try {
       const frank = await createUser(limited, "frank");
-      const { secret } = enableTwoFactor(limited, frank.account.id, "frank");
+      const { secret } = await enableTwoFactor(limited, frank.account.id, "frank");
           const browser = new BrowserSession(limited.base);
       const signIn = await browser.get("/oauth/sign_in");
       const step = await browser.submit(parseForms(signIn.text)[0]!, { username: "frank", password: PASSWORD });
@@ -229,7 +229,7 @@ describe("throttling", () => {
       limited.clock.advance(STEP_MS);
       const right = await browser.submit(formTo(page, "/settings/two-factor/disable"), { current_password: PASSWORD });
       expect(right.status).toBe(429);
-      expect(limited.ctx.services.twoFactor.enabled(frank.account.id)).toBe(true);
+      expect(await limited.ctx.services.twoFactor.enabled(frank.account.id)).toBe(true);
     } finally {
       await limited.close();
     }

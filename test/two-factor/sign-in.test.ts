@@ -28,7 +28,7 @@ beforeAll(async () => {
   http = new Client(server.base);
   alice = await createUser(server, "alice");
   await createUser(server, "bob");
-  ({ secret, recoveryCodes } = enableTwoFactor(server, alice.account.id, "alice"));
+  ({ secret, recoveryCodes } = await enableTwoFactor(server, alice.account.id, "alice"));
 });
 afterAll(() => server.close());
 
@@ -207,7 +207,7 @@ describe("the code form is protected as the password form is", () => {
 
   test("a password changed between the two steps sends the browser back to the password", async () => {
     const carol = await createUser(server, "carol");
-    const { secret: carolSecret } = enableTwoFactor(server, carol.account.id, "carol");
+    const { secret: carolSecret } = await enableTwoFactor(server, carol.account.id, "carol");
     const { browser, form } = await passwordStep("carol");
     server.ctx.db.$client.run(`UPDATE users SET password_hash = 'changed' WHERE account_id = ${carol.account.id}`);
     const before = sessions();
@@ -300,7 +300,7 @@ describe("throttling", () => {
     const limited = await startTestServer({ RATE_LIMITS: "on" }, { clock: new ManualClock(START) });
     try {
       const dave = await createUser(limited, "dave");
-      const { secret: daveSecret } = enableTwoFactor(limited, dave.account.id, "dave");
+      const { secret: daveSecret } = await enableTwoFactor(limited, dave.account.id, "dave");
       const browser = new BrowserSession(limited.base);
       const signIn = await browser.get("/oauth/sign_in");
       const form = parseForms((await browser.submit(parseForms(signIn.text)[0]!, { username: "dave", password: PASSWORD })).text)[0]!;

@@ -14,10 +14,10 @@ export function codeFor(server: TestServer, secret: string, offsetSteps = 0): st
  * Two-factor turned on for an account through its rules (the pages' enrolment has its own
  * tests), the clock then moved to the next step: the code that confirmed it is spent.
  */
-export function enableTwoFactor(server: TestServer, accountId: number, username: string): { secret: string; recoveryCodes: string[] } {
+export async function enableTwoFactor(server: TestServer, accountId: number, username: string): Promise<{ secret: string; recoveryCodes: string[] }> {
   const { twoFactor } = server.ctx.services;
-  const { secret } = twoFactor.begin(accountId, username);
-  const recoveryCodes = twoFactor.confirm(accountId, codeFor(server, secret));
+  const { secret } = await twoFactor.begin(accountId, username);
+  const recoveryCodes = await twoFactor.confirm(accountId, codeFor(server, secret));
   server.clock.advance(STEP_MS);
   return { secret, recoveryCodes };
 }

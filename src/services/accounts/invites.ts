@@ -1,6 +1,7 @@
-import { and, desc, eq, type SQL } from "drizzle-orm";
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { accounts, invites, users, type InviteRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret } from "../../auth/secrets.ts";
@@ -48,21 +49,40 @@ export interface InviteListing {
  * Mastodon's default role allows (`invite_users`); an invite lets its holder sign up whatever
  * REGISTRATIONS says and approved at once (RegistrationService), while it is unexpired, not used
  * up, and its maker may still sign in (Invite#valid_for_use?).
+ *
+ * On the database port, but for what runs inside another service's synchronous transaction, on
+ * `db` until those convert: use() (the sign-up's), listing() and revoke() (AdminInstance's).
  */
 export class InviteService {
+  // Built once (src/db/port.ts): drizzle spends more building a query than SQLite running it.
+  private q;
+
   constructor(
+    private port: DatabasePort,
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private publicUrl: string,
-  ) {}
+  ) {
+    const { accounts, invites, users } = port.tables;
+    const orm = port.orm;
+    this.q = {
+      byCode: orm.select().from(invites).where(eq(invites.codeHash, sql.placeholder("codeHash"))).prepare(),
+      maker: orm
+        .select({ approved: users.approved, suspendedAt: accounts.suspendedAt })
+        .from(users)
+        .innerJoin(accounts, eq(accounts.id, users.accountId))
+        .where(eq(users.accountId, sql.placeholder("accountId")))
+        .prepare(),
+    };
+  }
 
   linkFor(code: string): string {
     return `${this.publicUrl}/invite/${code}`;
   }
 
-  create(accountId: number, input: NewInvite = {}): IssuedInvite {
-    if (this.makerRefusal(accountId) !== null) throw new InviteUnusable("disabled");
+  async create(accountId: number, input: NewInvite = {}): Promise<IssuedInvite> {
+    if ((await this.makerState(accountId)) !== null) throw new InviteUnusable("disabled");
     const errors = new ValidationErrors();
     const maxUses = input.maxUses ?? null;
     if (maxUses !== null && (!Number.isInteger(maxUses) || maxUses < 1 || maxUses > MAX_USES)) {
@@ -88,28 +108,29 @@ export class InviteService {
       comment: comment === "" ? null : comment,
       createdAt: now,
     };
-    this.db.insert(invites).values(invite).run();
+    await this.port.orm.insert(this.port.tables.invites).values(invite);
     return { invite, code, url: this.linkFor(code) };
   }
 
   /** Whose invites the operator's command makes unless told: the owner's, else the first admin's. */
-  operator(): number | null {
-    const row = this.db.$client
-      .query<{ id: number }, []>("SELECT account_id AS id FROM users WHERE role IN ('owner', 'admin') ORDER BY role = 'owner' DESC, account_id LIMIT 1")
-      .get();
+  async operator(): Promise<number | null> {
+    const row = await this.port.get<{ id: number }>(
+      "SELECT account_id AS id FROM users WHERE role IN ('owner', 'admin') ORDER BY CASE WHEN role = 'owner' THEN 0 ELSE 1 END, account_id LIMIT 1",
+    );
     return row?.id ?? null;
   }
 
   /** The invite a link's code names, and whether it lets anyone in now. */
-  find(code: string): { invite: InviteRow | null; state: "usable" | InviteRefusal } {
+  async find(code: string): Promise<{ invite: InviteRow | null; state: "usable" | InviteRefusal }> {
     if (code.length === 0 || code.length > 128) return { invite: null, state: "unknown" };
-    const invite = this.db.select().from(invites).where(eq(invites.codeHash, digest(code))).get() ?? null;
-    return { invite, state: invite ? this.stateOf(invite) : "unknown" };
+    const [invite] = (await this.q.byCode.execute({ codeHash: digest(code) })) as InviteRow[];
+    if (!invite) return { invite: null, state: "unknown" };
+    return { invite, state: this.stateOf(invite, await this.makerState(invite.accountId)) };
   }
 
   /** The invite, when it lets anyone in; null otherwise. */
-  usable(code: string): InviteRow | null {
-    const { invite, state } = this.find(code);
+  async usable(code: string): Promise<InviteRow | null> {
+    const { invite, state } = await this.find(code);
     return state === "usable" ? invite : null;
   }
 
@@ -123,29 +144,35 @@ export class InviteService {
       .run(inviteId, this.clock.now());
     if (counted.changes === 0) {
       const row = this.db.select().from(invites).where(eq(invites.id, inviteId)).get();
-      throw new InviteUnusable(row ? (this.stateOf(row) as InviteRefusal) : "unknown");
+      throw new InviteUnusable(row ? (this.stateOf(row, this.makerRefusal(row.accountId)) as InviteRefusal) : "unknown");
     }
   }
 
   /** One invite by its id, as listed. */
   listing(inviteId: number): InviteListing | undefined {
-    return this.listed(eq(invites.id, inviteId))[0];
+    const row = this.db
+      .select({ invite: invites, maker: accounts.username })
+      .from(invites)
+      .innerJoin(accounts, eq(accounts.id, invites.accountId))
+      .where(eq(invites.id, inviteId))
+      .get();
+    return row && { ...row, state: this.stateOf(row.invite, this.makerRefusal(row.invite.accountId)) };
   }
 
   /** Every invite (the operator's list), or one user's, newest first. */
-  list(accountId?: number): InviteListing[] {
-    return this.listed(accountId === undefined ? undefined : eq(invites.accountId, accountId));
-  }
-
-  private listed(where: SQL | undefined): InviteListing[] {
-    const rows = this.db
+  async list(accountId?: number): Promise<InviteListing[]> {
+    const { accounts, invites } = this.port.tables;
+    const where: SQL | undefined = accountId === undefined ? undefined : eq(invites.accountId, accountId);
+    const rows = await this.port.orm
       .select({ invite: invites, maker: accounts.username })
       .from(invites)
       .innerJoin(accounts, eq(accounts.id, invites.accountId))
       .where(where)
-      .orderBy(desc(invites.id))
-      .all();
-    return rows.map((r) => ({ ...r, state: this.stateOf(r.invite) }));
+      .orderBy(desc(invites.id));
+    // Most lists are one maker's: their state is read once.
+    const makers = new Map<number, "disabled" | null>();
+    for (const r of rows) if (!makers.has(r.invite.accountId)) makers.set(r.invite.accountId, await this.makerState(r.invite.accountId));
+    return rows.map((r) => ({ ...r, state: this.stateOf(r.invite, makers.get(r.invite.accountId)!) }));
   }
 
   /**
@@ -163,11 +190,17 @@ export class InviteService {
     return exists ? "expired" : null;
   }
 
-  private stateOf(invite: InviteRow): "usable" | InviteRefusal {
+  private stateOf(invite: InviteRow, maker: "disabled" | null): "usable" | InviteRefusal {
     if (invite.expiresAt !== null && invite.expiresAt <= this.clock.now()) return "expired";
     if (invite.maxUses !== null && invite.uses >= invite.maxUses) return "used_up";
-    if (this.makerRefusal(invite.accountId) !== null) return "disabled";
+    if (maker !== null) return "disabled";
     return "usable";
+  }
+
+  /** makerRefusal, on the port. */
+  private async makerState(accountId: number): Promise<"disabled" | null> {
+    const [row] = await this.q.maker.execute({ accountId });
+    return row && row.approved && row.suspendedAt === null ? null : "disabled";
   }
 
   /** Whether the user may make invites, and their invites let anyone in: one who may sign in (approved, not suspended). */

@@ -1,6 +1,5 @@
 import { eq } from "drizzle-orm";
-import type { Db } from "../../db/connection.ts";
-import { users } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { hashPassword, verifyPassword } from "../../auth/secrets.ts";
 import type { WebSessionService } from "../oauth/web-sessions.ts";
 import { ValidationErrors } from "./validation.ts";
@@ -20,13 +19,14 @@ export interface PasswordChange {
  */
 export class Passwords {
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private webSessions: WebSessionService,
   ) {}
 
   /** Answers how many other sessions were ended. */
   async change(accountId: number, change: PasswordChange, keepSession: string | undefined): Promise<number> {
-    const row = this.db.select({ hash: users.passwordHash }).from(users).where(eq(users.accountId, accountId)).get();
+    const { users } = this.db.tables;
+    const [row] = await this.db.orm.select({ hash: users.passwordHash }).from(users).where(eq(users.accountId, accountId)).limit(1);
     if (!row) throw new Error("user vanished");
     const current = change.current ?? "";
     const password = change.password ?? "";
@@ -41,7 +41,7 @@ export class Passwords {
     if ((change.confirmation ?? "") !== password) errors.add("password_confirmation", "Password confirmation", "INVALID", "doesn't match Password");
     errors.throwIfAny(false);
     const passwordHash = await hashPassword(password);
-    this.db.update(users).set({ passwordHash }).where(eq(users.accountId, accountId)).run();
+    await this.db.orm.update(users).set({ passwordHash }).where(eq(users.accountId, accountId));
     return this.webSessions.revokeOthers(accountId, keepSession);
   }
 }

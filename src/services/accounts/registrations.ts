@@ -56,14 +56,14 @@ export class RegistrationService {
   async signUp(input: SignUp): Promise<AccountRow> {
     const mode = this.mode;
     if (mode === "closed") throw new ApiError(403, "Forbidden");
-    const invite = input.inviteCode ? this.invites.usable(input.inviteCode) : null;
+    const invite = input.inviteCode ? await this.invites.usable(input.inviteCode) : null;
     if (invite) return this.withInvite(invite.id, input);
     return this.accounts.create(input, { api: true }, { approved: mode === "open", inviteId: null });
   }
 
   /** The invite page's sign-up: open whatever the mode; throws InviteUnusable for a link that lets nobody in. */
   async signUpWithInvite(code: string, input: NewAccount): Promise<AccountRow> {
-    const { invite, state } = this.invites.find(code);
+    const { invite, state } = await this.invites.find(code);
     if (!invite || state !== "usable") throw new InviteUnusable(state === "usable" ? "unknown" : state);
     return this.withInvite(invite.id, input);
   }

@@ -108,7 +108,7 @@ export class GrantService {
     private tokens: TokenService,
     private accounts: AccountService,
     /** Whether an account signs in with a second factor: the password grant cannot carry one. */
-    private requiresSecondFactor: (accountId: number) => boolean,
+    private requiresSecondFactor: (accountId: number) => boolean | Promise<boolean>,
   ) {
     const { authorizationCodes: codes } = db.tables;
     const orm = db.orm;
@@ -270,7 +270,7 @@ export class GrantService {
     const accountId = await this.accounts.verifyLogin(p.username ?? "", p.password ?? "");
     // Mastodon's resource_owner_from_credentials answers no one for an account with
     // otp_required_for_login, so Doorkeeper answers as for a wrong password: invalid_grant.
-    if (accountId === null || this.requiresSecondFactor(accountId)) throw oauthError("invalid_grant");
+    if (accountId === null || (await this.requiresSecondFactor(accountId))) throw oauthError("invalid_grant");
     return this.respond(app.id, accountId, this.requestedScopes(p.scope, app));
   }
 
