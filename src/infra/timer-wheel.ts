@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.ts";
 import { log } from "../log.ts";
+import type { TimerClaims } from "./pg-timer-claims.ts";
 
 const SLOT_MS = 1000;
 const SLOTS = 512;
@@ -10,6 +11,8 @@ interface Timer {
   /** Full turns of the wheel left before the timer's slot is really its time. */
   rounds: number;
   slot: number;
+  /** The due time the timer's claim is for, when it waits for another process's lease (see claims). */
+  claimDueAt?: number;
 }
 
 /**
@@ -20,6 +23,10 @@ interface Timer {
  * and a restart rebuilds the wheel from the database.
  *
  * The wheel ticks every second of real time and also whenever a test moves the clock.
+ *
+ * With `claims` (several processes on PostgreSQL, each with a wheel holding the same timers) a
+ * fired timer runs only if this process wins its claim; a loser holds it again until the
+ * winner's lease ends, and runs it then if the winner died without finishing it.
  */
 export class TimerWheel {
   private slots: Map<string, Timer>[] = Array.from({ length: SLOTS }, () => new Map());
@@ -33,7 +40,10 @@ export class TimerWheel {
   /** Handlers that returned a promise and have not settled yet. */
   private running = new Set<Promise<void>>();
 
-  constructor(private clock: Clock) {
+  constructor(
+    private clock: Clock,
+    private claims: TimerClaims | null = null,
+  ) {
     this.cursor = Math.floor(clock.now() / SLOT_MS) - 1;
     this.stopJump = clock.onJump(() => this.tick());
   }
@@ -72,7 +82,10 @@ export class TimerWheel {
   }
 
   schedule(kind: string, id: string | number, dueAt: number) {
-    const key = `${kind}:${id}`;
+    this.place(`${kind}:${id}`, dueAt);
+  }
+
+  private place(key: string, dueAt: number, claimDueAt?: number) {
     this.cancelKey(key);
     // The tick of second T runs once the clock has reached T: a timer goes in the first second
     // at or after its time, so it never fires early. Already due: the next slot, which tick()
@@ -81,6 +94,7 @@ export class TimerWheel {
     const ahead = Math.max(0, second - this.cursor - 1);
     const slot = (this.cursor + 1 + ahead) % SLOTS;
     const timer: Timer = { key, dueAt, rounds: Math.floor(ahead / SLOTS), slot };
+    if (claimDueAt !== undefined) timer.claimDueAt = claimDueAt;
     this.slots[slot]!.set(key, timer);
     this.timers.set(key, timer);
     if (dueAt <= this.clock.now()) queueMicrotask(() => this.tick());
@@ -134,10 +148,7 @@ export class TimerWheel {
     for (const s of this.slots) s.clear();
     for (const timer of all) {
       if (timer.dueAt <= now) this.fire(timer);
-      else {
-        const [kind, ...rest] = timer.key.split(":");
-        this.schedule(kind as string, rest.join(":"), timer.dueAt);
-      }
+      else this.place(timer.key, timer.dueAt, timer.claimDueAt);
     }
   }
 
@@ -147,14 +158,45 @@ export class TimerWheel {
     const colon = timer.key.indexOf(":");
     const handler = this.handlers.get(timer.key.slice(0, colon));
     if (!handler) return;
+    if (this.claims) {
+      this.track(this.fireClaimed(this.claims, timer, handler));
+      return;
+    }
     try {
       const result = handler(timer.key.slice(colon + 1));
-      if (result instanceof Promise) {
-        const settled = result.catch((e) => log("error", "timer failed", { timer: timer.key, error: String(e) })).finally(() => this.running.delete(settled));
-        this.running.add(settled);
-      }
+      if (result instanceof Promise) this.track(result, timer.key);
     } catch (e) {
       log("error", "timer failed", { timer: timer.key, error: String(e) });
     }
+  }
+
+  private track(work: Promise<void>, key?: string) {
+    const settled = work.catch((e) => log("error", "timer failed", { ...(key ? { timer: key } : {}), error: String(e) })).finally(() => this.running.delete(settled));
+    this.running.add(settled);
+  }
+
+  /** Runs the timer if this process wins its claim; else holds it until the winner's lease ends. */
+  private async fireClaimed(claims: TimerClaims, timer: Timer, handler: (id: string) => void | Promise<void>) {
+    const dueAt = timer.claimDueAt ?? timer.dueAt;
+    const answer = await claims.claim(timer.key, dueAt);
+    if (!answer.run) {
+      // Scheduled again meanwhile (a new time): that timer stands instead.
+      if (answer.retryAt !== null && !this.timers.has(timer.key)) this.place(timer.key, answer.retryAt, dueAt);
+      return;
+    }
+    let renewing: Promise<unknown> = Promise.resolve();
+    const renewal = setInterval(() => {
+      renewing = answer.renew();
+    }, claims.renewEveryMs);
+    try {
+      await handler(timer.key.slice(timer.key.indexOf(":") + 1));
+    } catch (e) {
+      log("error", "timer failed", { timer: timer.key, error: String(e) });
+    } finally {
+      clearInterval(renewal);
+      // A renewal still on its way would find the claim done and call it lost.
+      await renewing;
+    }
+    await claims.finish(timer.key, dueAt);
   }
 }
