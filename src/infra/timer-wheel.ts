@@ -11,8 +11,6 @@ interface Timer {
   /** Full turns of the wheel left before the timer's slot is really its time. */
   rounds: number;
   slot: number;
-  /** The due time the timer's claim is for, when it waits for another process's lease (see claims). */
-  claimDueAt?: number;
 }
 
 /**
@@ -39,6 +37,12 @@ export class TimerWheel {
   private ticking = false;
   /** Handlers that returned a promise and have not settled yet. */
   private running = new Set<Promise<void>>();
+  /**
+   * With claims: the due time a timer's claim is for, while the timer waits in the wheel for
+   * another process's lease to end (it is placed at the lease's end). Kept out of Timer, whose
+   * size the wheel without claims keeps as it was.
+   */
+  private claimDue = new Map<string, number>();
 
   constructor(
     private clock: Clock,
@@ -82,10 +86,12 @@ export class TimerWheel {
   }
 
   schedule(kind: string, id: string | number, dueAt: number) {
-    this.place(`${kind}:${id}`, dueAt);
+    const key = `${kind}:${id}`;
+    if (this.claims) this.claimDue.delete(key);
+    this.place(key, dueAt);
   }
 
-  private place(key: string, dueAt: number, claimDueAt?: number) {
+  private place(key: string, dueAt: number) {
     this.cancelKey(key);
     // The tick of second T runs once the clock has reached T: a timer goes in the first second
     // at or after its time, so it never fires early. Already due: the next slot, which tick()
@@ -94,14 +100,15 @@ export class TimerWheel {
     const ahead = Math.max(0, second - this.cursor - 1);
     const slot = (this.cursor + 1 + ahead) % SLOTS;
     const timer: Timer = { key, dueAt, rounds: Math.floor(ahead / SLOTS), slot };
-    if (claimDueAt !== undefined) timer.claimDueAt = claimDueAt;
     this.slots[slot]!.set(key, timer);
     this.timers.set(key, timer);
     if (dueAt <= this.clock.now()) queueMicrotask(() => this.tick());
   }
 
   cancel(kind: string, id: string | number) {
-    this.cancelKey(`${kind}:${id}`);
+    const key = `${kind}:${id}`;
+    if (this.claims) this.claimDue.delete(key);
+    this.cancelKey(key);
   }
 
   private cancelKey(key: string) {
@@ -148,7 +155,7 @@ export class TimerWheel {
     for (const s of this.slots) s.clear();
     for (const timer of all) {
       if (timer.dueAt <= now) this.fire(timer);
-      else this.place(timer.key, timer.dueAt, timer.claimDueAt);
+      else this.place(timer.key, timer.dueAt);
     }
   }
 
@@ -177,11 +184,15 @@ export class TimerWheel {
 
   /** Runs the timer if this process wins its claim; else holds it until the winner's lease ends. */
   private async fireClaimed(claims: TimerClaims, timer: Timer, handler: (id: string) => void | Promise<void>) {
-    const dueAt = timer.claimDueAt ?? timer.dueAt;
+    const dueAt = this.claimDue.get(timer.key) ?? timer.dueAt;
+    this.claimDue.delete(timer.key);
     const answer = await claims.claim(timer.key, dueAt);
     if (!answer.run) {
       // Scheduled again meanwhile (a new time): that timer stands instead.
-      if (answer.retryAt !== null && !this.timers.has(timer.key)) this.place(timer.key, answer.retryAt, dueAt);
+      if (answer.retryAt !== null && !this.timers.has(timer.key)) {
+        this.claimDue.set(timer.key, dueAt);
+        this.place(timer.key, answer.retryAt);
+      }
       return;
     }
     let renewing: Promise<unknown> = Promise.resolve();
