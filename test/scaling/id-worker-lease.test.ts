@@ -41,6 +41,14 @@ describe.skipIf(!postgresAvailable)("id worker numbers leased from PostgreSQL", 
     expect(rows.map((r: { holder: string }) => r.holder).sort()).toEqual(["a", "b", "c", "d"]);
   });
 
+  test("a number of workers out of range is refused, and nothing is leased", async () => {
+    const { sql } = await database();
+    for (const workers of [0, 257, 1.5]) {
+      await expect(IdWorkerLease.claim({ sql, workers, holder: "a" })).rejects.toThrow("workers must be a whole number from 1 to 256");
+    }
+    expect((await sql`SELECT count(*)::int AS n FROM id_workers`)[0].n).toBe(0);
+  });
+
   test("a number given back at a clean stop is the next one claimed", async () => {
     const { sql } = await database();
     const first = await claim(sql, "a");

@@ -93,6 +93,12 @@ describe.skipIf(!postgresAvailable)("rate limits in PostgreSQL", () => {
     expect(verdicts.filter((v) => v!.limited).every((v) => v!.bucket === "account access" && v!.remaining === "0")).toBe(true);
   });
 
+  test("the counters' table is UNLOGGED (the hand-written line of PostgreSQL migration 0002)", async () => {
+    const { sql } = await database();
+    const [row] = await sql`SELECT relpersistence FROM pg_class WHERE relname = 'rate_limit_counters'`;
+    expect(row.relpersistence).toBe("u");
+  });
+
   test("no bucket applies: no verdict and no row; finished windows are swept, live ones kept", async () => {
     const { sql } = await database();
     const clock = new ManualClock(START);

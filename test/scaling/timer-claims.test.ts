@@ -80,6 +80,32 @@ describe.skipIf(!postgresAvailable)("timer jobs claimed once across processes", 
     ]);
   });
 
+  test("a job whose handler throws is done all the same (not run again by another process), and a day later its claim is swept", async () => {
+    const { sql, client } = await database();
+    const clock = new SystemClock();
+    const claims = new PgTimerClaims({ sql: client(), clock, holder: "a", leaseMs: 1000 });
+    const wheel = new TimerWheel(clock, claims);
+    let calls = 0;
+    wheel.handle("job", () => {
+      calls++;
+      throw new Error("the job failed");
+    });
+    cleanups.push(() => wheel.stop());
+    const due = Date.now();
+    wheel.schedule("job", 1, due);
+    await wheel.idle();
+    expect(calls).toBe(1);
+    const other = wheelOn(client(), "b", 1000);
+    other.schedule("job", 1, due);
+    await other.idle();
+    expect(await runsOf(sql)).toEqual([]);
+    expect(other.size).toBe(0);
+    expect(await claims.sweep()).toBe(0);
+    await sql`UPDATE timer_claims SET due_at = due_at - 24 * 60 * 60 * 1000`;
+    expect(await claims.sweep()).toBe(1);
+    expect((await sql`SELECT count(*)::int AS n FROM timer_claims`)[0].n).toBe(0);
+  });
+
   test("a process killed with kill -9 mid-job: its claim is renewed while it lives, then another process runs the job once, after the lease", async () => {
     const { url, sql } = await database();
     const due = Date.now();
