@@ -13,3 +13,4 @@ export * from "./schema/backfills.ts";
 export * from "./schema/tombstones.ts";
 export * from "./schema/traffic.ts";
 export * from "./schema/two-factor.ts";
+export * from "./schema/shared-state.ts";

@@ -97,6 +97,14 @@ export interface Verdict {
   retryAfter: number;
 }
 
+/**
+ * What the edge asks of a limiter: the in-memory RateLimiter below answers at once; the one over
+ * PostgreSQL (pg-rate-limits.ts, several processes) after one round trip.
+ */
+export interface RequestLimiter {
+  check(facts: RequestFacts): Verdict | null | Promise<Verdict | null>;
+}
+
 /** Remaining counts as strings, made once. */
 const COUNTS = Array.from({ length: 301 }, (_, i) => String(i));
 
@@ -108,16 +116,35 @@ function iso6(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
+/** Per bucket: the window whose reset time was last formatted, and that text. */
+export type ResetTexts = { window: number; text: string }[];
+
+/**
+ * The verdict on bucket `best` (the one that refused, or the closest to its limit) with
+ * `remaining` left in `window`, for PgRateLimiter. RateLimiter.check has the same lines inlined
+ * (the hot path is left exactly as it was); test/scaling/pg-rate-limits.test.ts holds the
+ * two answers equal.
+ */
+export function verdictOf(buckets: readonly Bucket[], resets: ResetTexts, best: number, limited: boolean, remaining: number, window: number, now: number): Verdict {
+  const bucket = buckets[best] as Bucket;
+  const reset = resets[best] as { window: number; text: string };
+  if (reset.window !== window) {
+    reset.window = window;
+    reset.text = iso6((window + 1) * bucket.periodMs);
+  }
+  const retryAfter = Math.max(1, Math.ceil(((window + 1) * bucket.periodMs - now) / 1000));
+  return { limited, limit: COUNTS[bucket.limit] ?? String(bucket.limit), remaining: COUNTS[remaining] ?? String(remaining), reset: reset.text, bucket: bucket.name, retryAfter };
+}
+
 /**
  * Fixed windows aligned to multiples of the period since the epoch, counted the way
  * rack-attack counts: a request counts first, and is refused when the count passes the
  * limit (refused requests count too). Counters live in memory, a map per bucket; those of
  * finished windows are swept.
  */
-export class RateLimiter {
+export class RateLimiter implements RequestLimiter {
   private counters: Map<number | string, Counter>[];
-  /** Per bucket: the window whose reset time was last formatted, and that text. */
-  private resets: { window: number; text: string }[];
+  private resets: ResetTexts;
 
   constructor(
     private clock: Clock,
@@ -159,6 +186,7 @@ export class RateLimiter {
       }
     }
     if (best < 0) return null;
+    // verdictOf's body, inlined: this runs on every request (see pg-rate-limits.ts for the shared one).
     const bucket = this.buckets[best] as Bucket;
     const reset = this.resets[best] as { window: number; text: string };
     if (reset.window !== bestWindow) {

@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.ts";
 import { log } from "../log.ts";
+import type { TimerClaims } from "./pg-timer-claims.ts";
 
 const SLOT_MS = 1000;
 const SLOTS = 512;
@@ -20,6 +21,10 @@ interface Timer {
  * and a restart rebuilds the wheel from the database.
  *
  * The wheel ticks every second of real time and also whenever a test moves the clock.
+ *
+ * With `claims` (several processes on PostgreSQL, each with a wheel holding the same timers) a
+ * fired timer runs only if this process wins its claim; a loser holds it again until the
+ * winner's lease ends, and runs it then if the winner died without finishing it.
  */
 export class TimerWheel {
   private slots: Map<string, Timer>[] = Array.from({ length: SLOTS }, () => new Map());
@@ -32,8 +37,17 @@ export class TimerWheel {
   private ticking = false;
   /** Handlers that returned a promise and have not settled yet. */
   private running = new Set<Promise<void>>();
+  /**
+   * With claims: the due time a timer's claim is for, while the timer waits in the wheel for
+   * another process's lease to end (it is placed at the lease's end). Kept out of Timer, whose
+   * size the wheel without claims keeps as it was.
+   */
+  private claimDue = new Map<string, number>();
 
-  constructor(private clock: Clock) {
+  constructor(
+    private clock: Clock,
+    private claims: TimerClaims | null = null,
+  ) {
     this.cursor = Math.floor(clock.now() / SLOT_MS) - 1;
     this.stopJump = clock.onJump(() => this.tick());
   }
@@ -73,6 +87,11 @@ export class TimerWheel {
 
   schedule(kind: string, id: string | number, dueAt: number) {
     const key = `${kind}:${id}`;
+    if (this.claims) this.claimDue.delete(key);
+    this.place(key, dueAt);
+  }
+
+  private place(key: string, dueAt: number) {
     this.cancelKey(key);
     // The tick of second T runs once the clock has reached T: a timer goes in the first second
     // at or after its time, so it never fires early. Already due: the next slot, which tick()
@@ -87,7 +106,9 @@ export class TimerWheel {
   }
 
   cancel(kind: string, id: string | number) {
-    this.cancelKey(`${kind}:${id}`);
+    const key = `${kind}:${id}`;
+    if (this.claims) this.claimDue.delete(key);
+    this.cancelKey(key);
   }
 
   private cancelKey(key: string) {
@@ -134,10 +155,7 @@ export class TimerWheel {
     for (const s of this.slots) s.clear();
     for (const timer of all) {
       if (timer.dueAt <= now) this.fire(timer);
-      else {
-        const [kind, ...rest] = timer.key.split(":");
-        this.schedule(kind as string, rest.join(":"), timer.dueAt);
-      }
+      else this.place(timer.key, timer.dueAt);
     }
   }
 
@@ -147,14 +165,49 @@ export class TimerWheel {
     const colon = timer.key.indexOf(":");
     const handler = this.handlers.get(timer.key.slice(0, colon));
     if (!handler) return;
+    if (this.claims) {
+      this.track(this.fireClaimed(this.claims, timer, handler));
+      return;
+    }
     try {
       const result = handler(timer.key.slice(colon + 1));
-      if (result instanceof Promise) {
-        const settled = result.catch((e) => log("error", "timer failed", { timer: timer.key, error: String(e) })).finally(() => this.running.delete(settled));
-        this.running.add(settled);
-      }
+      if (result instanceof Promise) this.track(result, timer.key);
     } catch (e) {
       log("error", "timer failed", { timer: timer.key, error: String(e) });
     }
+  }
+
+  private track(work: Promise<void>, key?: string) {
+    const settled = work.catch((e) => log("error", "timer failed", { ...(key ? { timer: key } : {}), error: String(e) })).finally(() => this.running.delete(settled));
+    this.running.add(settled);
+  }
+
+  /** Runs the timer if this process wins its claim; else holds it until the winner's lease ends. */
+  private async fireClaimed(claims: TimerClaims, timer: Timer, handler: (id: string) => void | Promise<void>) {
+    const dueAt = this.claimDue.get(timer.key) ?? timer.dueAt;
+    this.claimDue.delete(timer.key);
+    const answer = await claims.claim(timer.key, dueAt);
+    if (!answer.run) {
+      // Scheduled again meanwhile (a new time): that timer stands instead.
+      if (answer.retryAt !== null && !this.timers.has(timer.key)) {
+        this.claimDue.set(timer.key, dueAt);
+        this.place(timer.key, answer.retryAt);
+      }
+      return;
+    }
+    let renewing: Promise<unknown> = Promise.resolve();
+    const renewal = setInterval(() => {
+      renewing = answer.renew();
+    }, claims.renewEveryMs);
+    try {
+      await handler(timer.key.slice(timer.key.indexOf(":") + 1));
+    } catch (e) {
+      log("error", "timer failed", { timer: timer.key, error: String(e) });
+    } finally {
+      clearInterval(renewal);
+      // A renewal still on its way would find the claim done and call it lost.
+      await renewing;
+    }
+    await claims.finish(timer.key, dueAt);
   }
 }

@@ -161,21 +161,21 @@ describe.skipIf(!postgresAvailable)("rookery migrate-to-postgres", () => {
     expect(copied.stderr).toBe("");
     expect(copied.code).toBe(0);
     const lines = copied.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(new RegExp(`^Copying 71 tables \\(\\d+ rows\\) of .*rookery\\.sqlite3, at ${LATEST}, to postgres://rookery@127\\.0\\.0\\.1:\\d+/rookery_test_`));
+    expect(lines[0]).toMatch(new RegExp(`^Copying 74 tables \\(\\d+ rows\\) of .*rookery\\.sqlite3, at ${LATEST}, to postgres://rookery@127\\.0\\.0\\.1:\\d+/rookery_test_`));
     // Not a terminal: a plain line per table, then the check, then the summary.
-    expect(lines.filter((l) => l.startsWith("copied ")).length).toBe(71);
+    expect(lines.filter((l) => l.startsWith("copied ")).length).toBe(74);
     expect(lines).toContain("copied accounts: 3 rows");
     expect(lines).toContain("reading every table back to compare it");
     expect(lines).toContain(`PostgreSQL migrations applied: ${pgJournal.entries.map((e) => e.tag).join(", ")}`);
-    expect(lines.at(-2)).toMatch(/^All 71 tables agree \(\d+ rows, the same count and the same rows on both sides\); 48 identities continue after their largest id\.$/);
+    expect(lines.at(-2)).toMatch(/^All 74 tables agree \(\d+ rows, the same count and the same rows on both sides\); 48 identities continue after their largest id\.$/);
     expect(lines.at(-1)).toContain("serving from PostgreSQL is not finished in this release");
     expect(lines.find((l) => /^\s+accounts\s/.test(l))).toMatch(/^\s+accounts\s+3\s+3\s+same$/);
-    expect(lines.filter((l) => /\s(same|DIFFERS)$/.test(l)).length).toBe(71);
+    expect(lines.filter((l) => /\s(same|DIFFERS)$/.test(l)).length).toBe(74);
   });
 
   test("each table holds the same rows on both sides, column by column: ids, booleans, nulls and text as they were", async () => {
     const columns = await pgColumns(sql);
-    expect(columns.size).toBe(71);
+    expect(columns.size).toBe(74);
     const before = sqliteRows(join(moved, "rookery.sqlite3"), columns);
     const after = await pgRows(sql, columns);
     for (const table of columns.keys()) expect([table, after.get(table)]).toEqual([table, before.get(table)]);
@@ -249,7 +249,7 @@ describe.skipIf(!postgresAvailable)("rookery migrate-to-postgres", () => {
       const orphan = await run(dir, [other.url]);
       expect(orphan.code).toBe(1);
       expect(orphan.stderr).toMatch(/^rookery: the SQLite database has rows whose references are missing \(insert or update on table "favourites" violates foreign key constraint "favourites_account_id_accounts_id_fk": Key \(account_id\)=\(999\) is not present in table "accounts"\..*\); nothing was written to PostgreSQL\n$/);
-      expect(orphan.stdout).not.toContain("All 71 tables agree");
+      expect(orphan.stdout).not.toContain("All 74 tables agree");
       expect(await counts(pg, tables)).toEqual(empty);
       expect(await pg`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`).toEqual([{ n: PG_MIGRATIONS }]);
 

@@ -13,3 +13,4 @@ export * from "./backfills.ts";
 export * from "./tombstones.ts";
 export * from "./traffic.ts";
 export * from "./two-factor.ts";
+export * from "./shared-state.ts";

@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
+import type { IdempotencyGuard } from "./port-idempotency.ts";
 
 export const IDEMPOTENCY_TTL_MS = 60 * 60 * 1000;
 /** Mastodon keeps keys as sent; a longer one is cut here so a row stays small. */
@@ -18,7 +19,7 @@ export type Made = { kind: "status" | "scheduled"; id: number };
  * The in-memory map only guards requests in flight: a duplicate that arrives while the first
  * is still running waits for it instead of posting again. Entries leave it when they settle.
  */
-export class IdempotencyStore {
+export class IdempotencyStore implements IdempotencyGuard {
   private inFlight = new Map<string, Promise<Made>>();
   private q;
 
