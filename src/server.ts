@@ -127,7 +127,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     threads: threads ? (events) => threads.subscribe(events) : undefined,
   });
   services.polls.restore();
-  services.media.restore();
+  await services.media.restore();
   services.scheduled.restore();
   await services.pushDeliveries.restore();
   services.quoteChecks.restore();
