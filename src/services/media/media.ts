@@ -17,6 +17,7 @@ import { imageError, PROCESSING_FAILED } from "./av.ts";
 import { validateMediaInput, type MediaInput } from "./media-input.ts";
 import { animatedSource, AvUploads } from "./av-uploads.ts";
 import { MediaQueue, Slots } from "./queue.ts";
+import { unchangedSince } from "./row-guard.ts";
 
 /** Unattached media are kept this long (from upload, or from the deletion of their status). */
 export const UNATTACHED_TTL_MS = 24 * 60 * 60 * 1000;
@@ -225,17 +226,16 @@ export class MediaService {
         update = (meta) => ({ focus: meta.focus, ...rendered.meta, small: meta.small });
       }
       await this.queue.pass("rendered");
-      // Read and written in one transaction: nothing can change the row in the middle.
-      const written = await this.db.transaction(async () => {
+      // Written only over the row as read (a PUT may change its meta meanwhile: then read again).
+      for (;;) {
         const [current] = await orm.select().from(mediaAttachments).where(stillCurrent).limit(1);
-        if (!current) return false;
+        if (!current) {
+          await this.storage.remove(file);
+          return;
+        }
         const meta = update(JSON.parse(current.meta) as Meta);
-        await orm.update(mediaAttachments).set({ processing: "complete", file, uploadFile: null, meta: JSON.stringify(meta) }).where(stillCurrent);
-        return true;
-      });
-      if (!written) {
-        await this.storage.remove(file);
-        return;
+        const set = { processing: "complete", file, uploadFile: null, meta: JSON.stringify(meta) } as const;
+        if (this.db.changes(await orm.update(mediaAttachments).set(set).where(unchangedSince(mediaAttachments, current))) > 0) break;
       }
     } catch (e) {
       log("warn", "media processing failed", { media_id: id, error: String(e).split("\n")[0] });
@@ -307,18 +307,18 @@ export class MediaService {
       await this.storage.removeAll(written);
       throw e;
     }
-    // Read and written in one transaction: the row read is the row replaced.
+    // Written only over the row as read, so that the files replaced are the ones it held (the
+    // background job may finish meanwhile: then read again).
     const mediaAttachments = this.db.tables.mediaAttachments;
-    const saved = await this.db.transaction(async () => {
+    let saved: { current: MediaRow; changes: Partial<MediaRow>; replaced: (string | null)[] };
+    for (;;) {
       const [current] = await this.q.byId.execute({ id: row.id });
-      if (!current) return null;
-      const changes = this.changesOf(current, input, focus, newOriginal, newPreview);
-      await this.db.orm.update(mediaAttachments).set(changes.changes).where(eq(mediaAttachments.id, row.id));
-      return { current, ...changes };
-    });
-    if (!saved) {
-      await this.storage.removeAll(written);
-      throw notFound();
+      if (!current) {
+        await this.storage.removeAll(written);
+        throw notFound();
+      }
+      saved = { current, ...this.changesOf(current, input, focus, newOriginal, newPreview) };
+      if (this.db.changes(await this.db.orm.update(mediaAttachments).set(saved.changes).where(unchangedSince(mediaAttachments, current))) > 0) break;
     }
     await this.storage.removeAll(saved.replaced);
     const updated = { ...saved.current, ...saved.changes };
@@ -386,19 +386,16 @@ export class MediaService {
   async cleanup(): Promise<number> {
     const cutoff = this.clock.now() - UNATTACHED_TTL_MS;
     const m = this.db.tables.mediaAttachments;
-    // Chosen and deleted in one transaction: a post cannot take one of them in between.
-    const stale = await this.db.transaction(async () => {
-      const rows = (
-        await this.db.orm
-          .select()
-          .from(m)
-          .where(and(isNull(m.statusId), isNull(m.scheduledStatusId), lt(sql`coalesce(${m.detachedAt}, ${m.createdAt})`, cutoff)))
-      ).filter((row) => row.processing !== "queued" && row.processing !== "in_progress");
-      for (const row of rows) await this.q.remove.execute({ id: row.id });
-      return rows;
-    });
-    // The rows are gone; the files follow (a store's failure is logged by remove).
-    for (const row of stale) void this.removeFiles(row);
-    return stale.length;
+    const unattached = and(isNull(m.statusId), isNull(m.scheduledStatusId), lt(sql`coalesce(${m.detachedAt}, ${m.createdAt})`, cutoff));
+    const stale = (await this.db.orm.select().from(m).where(unattached)).filter((row) => row.processing !== "queued" && row.processing !== "in_progress");
+    let removed = 0;
+    for (const row of stale) {
+      // Deleted only if still unattached and unchanged: a post may have taken it since the read.
+      if (this.db.changes(await this.db.orm.delete(m).where(and(unattached, unchangedSince(m, row)))) === 0) continue;
+      removed++;
+      // The row is gone; the files follow (a store's failure is logged by remove).
+      void this.removeFiles(row);
+    }
+    return removed;
   }
 }

@@ -8,6 +8,7 @@ import type { MediaStorage } from "../../media-files/storage.ts";
 import type { EventBus } from "../../infra/events.ts";
 import type { RenderCache } from "../statuses/render-cache.ts";
 import type { Meta } from "./media.ts";
+import { unchangedSince } from "./row-guard.ts";
 
 export interface RemoteMediaCacheOptions {
   /** Bound of all cached files together; past it the oldest statuses' copies go first. */
@@ -90,19 +91,19 @@ export class RemoteMediaCache {
       await this.storage.removeAll([file, small]);
       throw e;
     }
-    // Read and written in one transaction: a status deleted meanwhile keeps no copy.
+    // Written only over the row as read: a status deleted meanwhile keeps no copy (and a
+    // change in between means reading again).
     const { orm, tables } = this.db;
     const mediaAttachments = tables.mediaAttachments;
-    const saved = await this.db.transaction(async () => {
+    for (;;) {
       const [current] = await orm.select().from(mediaAttachments).where(and(eq(mediaAttachments.id, row.id), isNull(mediaAttachments.file))).limit(1);
-      if (!current || current.statusId === null) return false;
+      if (!current || current.statusId === null) {
+        await this.storage.removeAll([file, small]);
+        return false;
+      }
       const meta: Meta = { ...(JSON.parse(current.meta) as Meta), original: geometry(original.width, original.height), small: geometry(preview.width, preview.height) };
-      await orm.update(mediaAttachments).set({ file, preview: small, meta: JSON.stringify(meta), blurhash, processing: "complete" }).where(eq(mediaAttachments.id, row.id));
-      return true;
-    });
-    if (!saved) {
-      await this.storage.removeAll([file, small]);
-      return false;
+      const set = { file, preview: small, meta: JSON.stringify(meta), blurhash, processing: "complete" };
+      if (this.db.changes(await orm.update(mediaAttachments).set(set).where(unchangedSince(mediaAttachments, current))) > 0) break;
     }
     this.total! += original.data.byteLength + preview.data.byteLength;
     return true;
