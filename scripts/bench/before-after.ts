@@ -5,11 +5,11 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|reads]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|media|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
- * (the export counts, the imports' reports, a one-line import), or oauth, or filters, or push; or issue 30's
+ * (the export counts, the imports' reports, a one-line import), or oauth, or filters, or push, or media; or issue 30's
  * reads (`reads`). `--only`
  * takes parts of labels, comma-separated.
  */
@@ -123,6 +123,16 @@ async function seedFilters(url: string, token: string): Promise<string> {
   return made[0]!.keywords[0]!.id;
 }
 
+/** What the media family reads: one small upload, not yet on a status; answers its id. */
+async function seedMedia(url: string, token: string): Promise<string> {
+  const form = new FormData();
+  const jpeg = await sharp({ create: { width: 64, height: 48, channels: 3, background: "#3366aa" } }).jpeg().toBuffer();
+  form.append("file", new Blob([jpeg as Uint8Array<ArrayBuffer>]), "bench.jpg");
+  const r = await fetch(`${url}/api/v1/media`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: form });
+  if (!r.ok) throw new Error(`media: ${r.status}`);
+  return ((await r.json()) as { id: string }).id;
+}
+
 const servers = [
   { name: "before", server: await startRookery(4620, {}, undefined, beforeRoot) },
   { name: "after", server: await startRookery(4621) },
@@ -153,6 +163,8 @@ try {
       }
     }
   }
+  const uploads = new Map<string, string>();
+  if (family === "media") for (const s of servers) uploads.set(s.name, await seedMedia(s.server.url, tokens.get(s.name)!));
   const keywords = new Map<string, string>();
   if (family === "filters") for (const s of servers) keywords.set(s.name, await seedFilters(s.server.url, tokens.get(s.name)!));
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
@@ -217,6 +229,15 @@ try {
         label: "PUT /api/v1/push/subscription",
         path: "/api/v1/push/subscription",
         options: { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ data: { alerts: { mention: true, follow: false }, policy: "followed" } }) },
+      },
+    ],
+    // The upload read back, and its description written (the row read and updated in one transaction).
+    media: [
+      { label: "GET /api/v1/media/:id", path: `/api/v1/media/${uploads.get(server) ?? "0"}`, options: {} },
+      {
+        label: "PUT /api/v1/media/:id (description)",
+        path: `/api/v1/media/${uploads.get(server) ?? "0"}`,
+        options: { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ description: "a blue rectangle" }) },
       },
     ],
     reports: [
