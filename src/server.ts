@@ -152,7 +152,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     processes: linked?.subscribe,
   });
   services.polls.restore();
-  services.media.restore();
+  await services.media.restore();
   services.scheduled.restore();
   await services.pushDeliveries.restore();
   services.quoteChecks.restore();

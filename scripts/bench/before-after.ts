@@ -5,12 +5,12 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|reads]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
  * (the export counts, the imports' reports, a one-line import), or oauth, or filters, or push, or
- * endorsements (the accounts family's leaves: endorsements and the directory); or issue 30's
+ * endorsements (the accounts family's leaves: endorsements and the directory), or media; or issue 30's
  * reads (`reads`). `--only`
  * takes parts of labels, comma-separated.
  */
@@ -150,6 +150,16 @@ async function seedFilters(url: string, token: string): Promise<string> {
   return made[0]!.keywords[0]!.id;
 }
 
+/** What the media family reads: one small upload, not yet on a status; answers its id. */
+async function seedMedia(url: string, token: string): Promise<string> {
+  const form = new FormData();
+  const jpeg = await sharp({ create: { width: 64, height: 48, channels: 3, background: "#3366aa" } }).jpeg().toBuffer();
+  form.append("file", new Blob([jpeg as Uint8Array<ArrayBuffer>]), "bench.jpg");
+  const r = await fetch(`${url}/api/v1/media`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: form });
+  if (!r.ok) throw new Error(`media: ${r.status}`);
+  return ((await r.json()) as { id: string }).id;
+}
+
 const servers = [
   { name: "before", server: await startRookery(4620, {}, undefined, beforeRoot) },
   { name: "after", server: await startRookery(4621) },
@@ -182,6 +192,8 @@ try {
   }
   const endorsed = new Map<string, string>();
   if (family === "endorsements") for (const s of servers) endorsed.set(s.name, await seedEndorsements(s.server, tokens.get(s.name)!));
+  const uploads = new Map<string, string>();
+  if (family === "media") for (const s of servers) uploads.set(s.name, await seedMedia(s.server.url, tokens.get(s.name)!));
   const keywords = new Map<string, string>();
   if (family === "filters") for (const s of servers) keywords.set(s.name, await seedFilters(s.server.url, tokens.get(s.name)!));
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
@@ -252,6 +264,15 @@ try {
       { label: "GET /api/v1/endorsements (10)", path: "/api/v1/endorsements", options: {} },
       { label: "GET /api/v1/directory (10)", path: "/api/v1/directory", options: {} },
       { label: "POST /api/v1/accounts/:id/unpin, pin", path: `/api/v1/accounts/${endorsed.get(server) ?? "0"}/pin`, options: { method: "POST", lua: repinning(endorsed.get(server) ?? "0") } },
+    ],
+    // The upload read back, and its description written (the row read and updated in one transaction).
+    media: [
+      { label: "GET /api/v1/media/:id", path: `/api/v1/media/${uploads.get(server) ?? "0"}`, options: {} },
+      {
+        label: "PUT /api/v1/media/:id (description)",
+        path: `/api/v1/media/${uploads.get(server) ?? "0"}`,
+        options: { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ description: "a blue rectangle" }) },
+      },
     ],
     reports: [
       {

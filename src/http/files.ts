@@ -61,8 +61,8 @@ export function fileRoutes(ctx: AppContext) {
       return serve(served?.file ?? null, TYPES[rel.slice(rel.lastIndexOf(".") + 1)], request.headers.get("range"));
     })
     // A status's short media link (the attachment's text_url) leads to the original file.
-    .get("/media/:shortcode", ({ params }) => {
-      const file = /^[A-Za-z0-9_-]{1,64}$/.test(params.shortcode) ? ctx.services.statusMedia.publicFileByShortcode(params.shortcode) : null;
+    .get("/media/:shortcode", async ({ params }) => {
+      const file = /^[A-Za-z0-9_-]{1,64}$/.test(params.shortcode) ? await ctx.services.statusMedia.publicFileByShortcode(params.shortcode) : null;
       if (!file) throw notFound();
       return new Response(null, { status: 302, headers: { location: ctx.urls.media(file), "access-control-allow-origin": ANY_ORIGIN } });
     })

@@ -31,9 +31,9 @@ export function mediaRoutes(ctx: AppContext) {
       // The spec: 202 with url null, whether or not the queue has already finished.
       return { ...serializeAttachment(urls, row), url: null };
     })
-    .get("/api/v1/media/:id", (c) => {
+    .get("/api/v1/media/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "write:media");
-      return render(c.set, services.media.show(auth.accountId, parseId(c.params.id)));
+      return render(c.set, await services.media.show(auth.accountId, parseId(c.params.id)));
     })
     .put("/api/v1/media/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "write:media");

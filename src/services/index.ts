@@ -188,7 +188,7 @@ export function createServices(deps: ServiceDeps) {
   const notifications = new NotificationService(db, ids, clock, moderation, events, notificationPolicies);
 
   const policy = new StatusPolicy(follows, moderation, db);
-  const statusMedia = new StatusMedia(db, clock);
+  const statusMedia = new StatusMedia(db, port, clock);
   const quotePolicy = new QuotePolicy(db.$client, follows, moderation, policy);
   const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(db.$client, policy, moderation), policy: quotePolicy });
   const homeFeed = new HomeFeedService(db, clock);
@@ -205,7 +205,7 @@ export function createServices(deps: ServiceDeps) {
   const timelines = new TimelineService(db, reader, homeFeed, moderation, lists, renderCache);
   const threads = new ThreadService(db, reader, moderation);
   const idempotency = new IdempotencyStore(db.$client, clock);
-  const media = new MediaService(db, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
+  const media = new MediaService(port, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
 
   const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
   const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);
@@ -286,12 +286,12 @@ export function createServices(deps: ServiceDeps) {
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions, quotes);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
   // rate-limit counters of windows already over, Idempotency-Keys past their hour.
-  wheel.handle("maintenance", () => {
-    media.cleanup();
+  wheel.handle("maintenance", async () => {
     rateLimits.sweep();
     signInLimits.sweep();
     idempotency.sweep();
     wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);
+    await media.cleanup();
   });
 
   // Web Push subscriptions go with their token.
@@ -313,7 +313,7 @@ export function createServices(deps: ServiceDeps) {
     mediaBucket: config.mediaStorage.kind === "s3" ? config.mediaStorage.bucket : null,
   });
   const remoteMediaCache = config.remoteMediaCache
-    ? new RemoteMediaCache(db, storage, renderCache, {
+    ? new RemoteMediaCache(port, storage, renderCache, {
         maxTotalBytes: config.remoteMediaCache.maxTotalBytes,
         download: (url, maxBytes) => outgoing.bytes(url, { maxBytes, totalMs: REMOTE_MEDIA_TIMEOUT_MS, accept: "image/*" }),
       })

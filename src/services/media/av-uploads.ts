@@ -24,7 +24,7 @@ export interface MediaParts {
   readImage(file: File, label: "File" | "Thumbnail"): Promise<Image>;
   store(kind: string, data: Uint8Array, ext: string): Promise<string>;
   previewOf(image: Image): Promise<{ preview: { data: Uint8Array; ext: string; width: number; height: number }; blurhash: string }>;
-  insertUpload(fields: Pick<MediaRow, "accountId" | "type" | "processing" | "uploadFile" | "file" | "preview" | "thumbnail" | "meta" | "description" | "blurhash">): MediaRow;
+  insertUpload(fields: Pick<MediaRow, "accountId" | "type" | "processing" | "uploadFile" | "file" | "preview" | "thumbnail" | "meta" | "description" | "blurhash">): Promise<MediaRow>;
 }
 
 /** An animation that becomes a gifv, or null for a still image. */
@@ -75,7 +75,7 @@ export class AvUploads {
         written.push(file);
         rendered = made.meta;
       }
-      const row = this.m.insertUpload({
+      const row = await this.m.insertUpload({
         accountId,
         type: prepared.type,
         processing: prepared.failed ? "failed" : options.background ? "queued" : "complete",

@@ -3,8 +3,8 @@ import { existsSync, readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
-import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import type { MediaRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { notFound, unprocessable, validationFailed } from "../../errors.ts";
 import { log } from "../../log.ts";
@@ -17,6 +17,7 @@ import { imageError, PROCESSING_FAILED } from "./av.ts";
 import { validateMediaInput, type MediaInput } from "./media-input.ts";
 import { animatedSource, AvUploads } from "./av-uploads.ts";
 import { MediaQueue, Slots } from "./queue.ts";
+import { unchangedSince } from "./row-guard.ts";
 
 /** Unattached media are kept this long (from upload, or from the deletion of their status). */
 export const UNATTACHED_TTL_MS = 24 * 60 * 60 * 1000;
@@ -52,9 +53,12 @@ export class MediaService {
   readonly previews = new Slots(2);
   readonly tools: () => Promise<MediaTools | null>;
   private av: AvUploads;
+  // Built once (drizzle spends more building a query than SQLite running it); a prepared query
+  // runs in whichever transaction executes it (src/db/port.ts).
+  private q;
 
   constructor(
-    readonly db: Db,
+    readonly db: DatabasePort,
     readonly ids: IdGenerator,
     readonly clock: Clock,
     readonly storage: MediaStorage,
@@ -66,6 +70,15 @@ export class MediaService {
     this.tools = options.tools;
     this.av = new AvUploads(this);
     this.avSupported = options.available;
+    const m = db.tables.mediaAttachments;
+    const byId = eq(m.id, sql.placeholder("id"));
+    const ownRow = and(byId, eq(m.accountId, sql.placeholder("accountId")));
+    this.q = {
+      byId: db.orm.select().from(m).where(byId).prepare(),
+      own: db.orm.select().from(m).where(and(ownRow, isNull(m.statusId))).prepare(),
+      ownAttachedToo: db.orm.select().from(m).where(ownRow).prepare(),
+      remove: db.orm.delete(m).where(byId).prepare(),
+    };
     if (!this.avSupported) log("warn", "no ffmpeg found: video and audio uploads are refused (set FFMPEG_PATH and FFPROBE_PATH)");
   }
 
@@ -77,12 +90,12 @@ export class MediaService {
    * media_uploads: uploads of requests it died in (up to 99 MB each), and the output of
    * transcodes it was killed in (their jobs start again from the upload).
    */
-  restore() {
-    const unfinished = this.db
-      .select({ id: mediaAttachments.id, type: mediaAttachments.type, uploadFile: mediaAttachments.uploadFile })
-      .from(mediaAttachments)
-      .where(or(eq(mediaAttachments.processing, "queued"), eq(mediaAttachments.processing, "in_progress")))
-      .all();
+  async restore() {
+    const m = this.db.tables.mediaAttachments;
+    const unfinished = await this.db.orm
+      .select({ id: m.id, type: m.type, uploadFile: m.uploadFile })
+      .from(m)
+      .where(or(eq(m.processing, "queued"), eq(m.processing, "in_progress")));
     const kept = new Set(unfinished.map((row) => row.uploadFile));
     const uploads = join(this.storage.root, "media_uploads");
     if (existsSync(uploads)) {
@@ -147,7 +160,7 @@ export class MediaService {
         meta.original = geometry(original.width, original.height);
       }
       if (focus) meta.focus = focus;
-      const row = this.insertUpload({
+      const row = await this.insertUpload({
         accountId,
         type: "image",
         processing: options.background ? "queued" : "complete",
@@ -168,7 +181,7 @@ export class MediaService {
   }
 
   /** A new upload's row, with what every upload starts as (unattached, its short link), stored. */
-  insertUpload(fields: Pick<MediaRow, "accountId" | "type" | "processing" | "uploadFile" | "file" | "preview" | "thumbnail" | "meta" | "description" | "blurhash">): MediaRow {
+  async insertUpload(fields: Pick<MediaRow, "accountId" | "type" | "processing" | "uploadFile" | "file" | "preview" | "thumbnail" | "meta" | "description" | "blurhash">): Promise<MediaRow> {
     const row: MediaRow = {
       id: this.ids.next(),
       statusId: null,
@@ -180,7 +193,7 @@ export class MediaService {
       remoteUrl: null,
       ...fields,
     };
-    this.db.insert(mediaAttachments).values(row).run();
+    await this.db.orm.insert(this.db.tables.mediaAttachments).values(row);
     return row;
   }
 
@@ -190,9 +203,11 @@ export class MediaService {
    * failure) is stale: it is written only if the row still holds the upload it started from.
    */
   private async processQueued(id: number) {
-    const row = this.db.select().from(mediaAttachments).where(eq(mediaAttachments.id, id)).get();
+    const { orm, tables } = this.db;
+    const mediaAttachments = tables.mediaAttachments;
+    const [row] = await this.q.byId.execute({ id });
     if (!row || (row.processing !== "queued" && row.processing !== "in_progress")) return;
-    this.db.update(mediaAttachments).set({ processing: "in_progress" }).where(eq(mediaAttachments.id, id)).run();
+    await orm.update(mediaAttachments).set({ processing: "in_progress" }).where(eq(mediaAttachments.id, id));
     await this.queue.pass("claimed");
     const uploadPath = row.uploadFile ? this.storage.resolve(row.uploadFile) : null;
     const stillCurrent = and(eq(mediaAttachments.id, id), row.uploadFile === null ? isNull(mediaAttachments.uploadFile) : eq(mediaAttachments.uploadFile, row.uploadFile));
@@ -211,45 +226,37 @@ export class MediaService {
         update = (meta) => ({ focus: meta.focus, ...rendered.meta, small: meta.small });
       }
       await this.queue.pass("rendered");
-      // Read and written with no await between: nothing can change the row in the middle.
-      const current = this.db.select().from(mediaAttachments).where(stillCurrent).get();
-      if (!current) {
-        await this.storage.remove(file);
-        return;
+      // Written only over the row as read (a PUT may change its meta meanwhile: then read again).
+      for (;;) {
+        const [current] = await orm.select().from(mediaAttachments).where(stillCurrent).limit(1);
+        if (!current) {
+          await this.storage.remove(file);
+          return;
+        }
+        const meta = update(JSON.parse(current.meta) as Meta);
+        const set = { processing: "complete", file, uploadFile: null, meta: JSON.stringify(meta) } as const;
+        if (this.db.changes(await orm.update(mediaAttachments).set(set).where(unchangedSince(mediaAttachments, current))) > 0) break;
       }
-      const meta = update(JSON.parse(current.meta) as Meta);
-      this.db
-        .update(mediaAttachments)
-        .set({ processing: "complete", file, uploadFile: null, meta: JSON.stringify(meta) })
-        .where(stillCurrent)
-        .run();
     } catch (e) {
       log("warn", "media processing failed", { media_id: id, error: String(e).split("\n")[0] });
-      this.db.update(mediaAttachments).set({ processing: "failed", uploadFile: null }).where(stillCurrent).run();
+      await orm.update(mediaAttachments).set({ processing: "failed", uploadFile: null }).where(stillCurrent);
     } finally {
       await this.storage.remove(row.uploadFile);
     }
-    const after = this.db.select({ statusId: mediaAttachments.statusId }).from(mediaAttachments).where(eq(mediaAttachments.id, id)).get();
+    const [after] = await this.q.byId.execute({ id });
     if (after?.statusId) this.cache.invalidateStatus(after.statusId);
   }
 
   /** The caller's own attachment (by default only one not on a status yet, as GET and PUT want); else 404. */
-  own(accountId: number, id: number | null, options: { attachedToo?: boolean } = {}): MediaRow {
-    const row =
-      id === null
-        ? undefined
-        : this.db
-            .select()
-            .from(mediaAttachments)
-            .where(and(eq(mediaAttachments.id, id), eq(mediaAttachments.accountId, accountId), options.attachedToo ? undefined : isNull(mediaAttachments.statusId)))
-            .get();
+  async own(accountId: number, id: number | null, options: { attachedToo?: boolean } = {}): Promise<MediaRow> {
+    const [row] = id === null ? [] : await (options.attachedToo ? this.q.ownAttachedToo : this.q.own).execute({ id, accountId });
     if (!row) throw notFound();
     return row;
   }
 
   /** GET /api/v1/media/:id: the attachment, and whether it is ready (200) or not yet (206). */
-  show(accountId: number, id: number | null): { row: MediaRow; ready: boolean } {
-    const row = this.own(accountId, id);
+  async show(accountId: number, id: number | null): Promise<{ row: MediaRow; ready: boolean }> {
+    const row = await this.own(accountId, id);
     if (row.processing === "failed") throw unprocessable(PROCESSING_FAILED);
     return { row, ready: row.processing === "complete" };
   }
@@ -260,7 +267,7 @@ export class MediaService {
    * from the row as it is then, so no file is overwritten unseen or left behind.
    */
   async update(accountId: number, id: number | null, input: MediaInput): Promise<{ row: MediaRow; ready: boolean }> {
-    const row = this.own(accountId, id);
+    const row = await this.own(accountId, id);
     if (row.processing === "failed" && !input.file) throw unprocessable(PROCESSING_FAILED);
     const head = input.file ? sniff(new Uint8Array(await input.file.slice(0, 64).arrayBuffer())) : null;
     const { focus } = validateMediaInput(input, { fileRequired: false, larger: head === "av" });
@@ -300,12 +307,32 @@ export class MediaService {
       await this.storage.removeAll(written);
       throw e;
     }
-    // From here to the write, no await: the row read is the row replaced.
-    const current = this.db.select().from(mediaAttachments).where(eq(mediaAttachments.id, row.id)).get();
-    if (!current) {
-      await this.storage.removeAll(written);
-      throw notFound();
+    // Written only over the row as read, so that the files replaced are the ones it held (the
+    // background job may finish meanwhile: then read again).
+    const mediaAttachments = this.db.tables.mediaAttachments;
+    let saved: { current: MediaRow; changes: Partial<MediaRow>; replaced: (string | null)[] };
+    for (;;) {
+      const [current] = await this.q.byId.execute({ id: row.id });
+      if (!current) {
+        await this.storage.removeAll(written);
+        throw notFound();
+      }
+      saved = { current, ...this.changesOf(current, input, focus, newOriginal, newPreview) };
+      if (this.db.changes(await this.db.orm.update(mediaAttachments).set(saved.changes).where(unchangedSince(mediaAttachments, current))) > 0) break;
     }
+    await this.storage.removeAll(saved.replaced);
+    const updated = { ...saved.current, ...saved.changes };
+    return { row: updated, ready: updated.processing === "complete" };
+  }
+
+  /** What a PUT makes of the row as it is now, and the files it replaces. */
+  private changesOf(
+    current: MediaRow,
+    input: MediaInput,
+    focus: Meta["focus"] | undefined,
+    newOriginal: { path: string; type: MediaRow["type"]; original: Meta["original"]; fields: Record<string, unknown> } | undefined,
+    newPreview: { path: string | null; geometry: Meta["small"]; blurhash: string | null; custom: boolean } | undefined,
+  ): { changes: Partial<MediaRow>; replaced: (string | null)[] } {
     const changes: Partial<MediaRow> = {};
     const meta = JSON.parse(current.meta) as Meta;
     const replaced: (string | null)[] = [];
@@ -335,17 +362,14 @@ export class MediaService {
     // Mastodon rewrites meta in the order focus, original, small on every update.
     const { focus: f, original: o, small: sm, ...rest } = meta;
     changes.meta = JSON.stringify({ focus: f, ...(newOriginal ? newOriginal.fields : rest), original: o, small: sm });
-    this.db.update(mediaAttachments).set(changes).where(eq(mediaAttachments.id, row.id)).run();
-    await this.storage.removeAll(replaced);
-    const updated = { ...current, ...changes };
-    return { row: updated, ready: updated.processing === "complete" };
+    return { changes, replaced };
   }
 
   /** DELETE /api/v1/media/:id (Mastodon 4.4): only media not on a status. */
   async remove(accountId: number, id: number | null): Promise<void> {
-    const row = this.own(accountId, id, { attachedToo: true });
+    const row = await this.own(accountId, id, { attachedToo: true });
     if (row.statusId !== null) throw unprocessable("Media attachment is currently used by a status");
-    this.db.delete(mediaAttachments).where(eq(mediaAttachments.id, row.id)).run();
+    await this.q.remove.execute({ id: row.id });
     await this.removeFiles(row);
   }
 
@@ -359,25 +383,19 @@ export class MediaService {
   }
 
   /** Removes unattached media past their day of grace, with their files. Returns how many went. */
-  cleanup(): number {
+  async cleanup(): Promise<number> {
     const cutoff = this.clock.now() - UNATTACHED_TTL_MS;
-    const stale = this.db
-      .select()
-      .from(mediaAttachments)
-      .where(
-        and(
-          isNull(mediaAttachments.statusId),
-          isNull(mediaAttachments.scheduledStatusId),
-          lt(sql`coalesce(${mediaAttachments.detachedAt}, ${mediaAttachments.createdAt})`, cutoff),
-        ),
-      )
-      .all()
-      .filter((row) => row.processing !== "queued" && row.processing !== "in_progress");
+    const m = this.db.tables.mediaAttachments;
+    const unattached = and(isNull(m.statusId), isNull(m.scheduledStatusId), lt(sql`coalesce(${m.detachedAt}, ${m.createdAt})`, cutoff));
+    const stale = (await this.db.orm.select().from(m).where(unattached)).filter((row) => row.processing !== "queued" && row.processing !== "in_progress");
+    let removed = 0;
     for (const row of stale) {
-      this.db.delete(mediaAttachments).where(eq(mediaAttachments.id, row.id)).run();
-      // The rows are gone; the files follow (a store's failure is logged by remove).
+      // Deleted only if still unattached and unchanged: a post may have taken it since the read.
+      if (this.db.changes(await this.db.orm.delete(m).where(and(unattached, unchangedSince(m, row)))) === 0) continue;
+      removed++;
+      // The row is gone; the files follow (a store's failure is logged by remove).
       void this.removeFiles(row);
     }
-    return stale.length;
+    return removed;
   }
 }

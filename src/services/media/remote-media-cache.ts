@@ -1,6 +1,6 @@
 import { and, asc, eq, isNotNull, isNull } from "drizzle-orm";
-import type { Db } from "../../db/connection.ts";
-import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import type { MediaRow } from "../../db/schema.ts";
 import { LIMITS } from "../../limits.ts";
 import { log } from "../../log.ts";
 import { blurhashOf, geometry, inspect, renderOriginal, renderPreview } from "../../media-files/images.ts";
@@ -8,6 +8,7 @@ import type { MediaStorage } from "../../media-files/storage.ts";
 import type { EventBus } from "../../infra/events.ts";
 import type { RenderCache } from "../statuses/render-cache.ts";
 import type { Meta } from "./media.ts";
+import { unchangedSince } from "./row-guard.ts";
 
 export interface RemoteMediaCacheOptions {
   /** Bound of all cached files together; past it the oldest statuses' copies go first. */
@@ -31,7 +32,7 @@ export class RemoteMediaCache {
   private chain: Promise<void> = Promise.resolve();
 
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private storage: MediaStorage,
     private cache: RenderCache,
     private options: RemoteMediaCacheOptions,
@@ -53,12 +54,13 @@ export class RemoteMediaCache {
   }
 
   private async run(statusId: number) {
-    const rows = this.db
+    const { orm, tables } = this.db;
+    const mediaAttachments = tables.mediaAttachments;
+    const rows = await orm
       .select()
       .from(mediaAttachments)
       .where(and(eq(mediaAttachments.statusId, statusId), isNotNull(mediaAttachments.remoteUrl), isNull(mediaAttachments.file), eq(mediaAttachments.type, "image")))
-      .orderBy(asc(mediaAttachments.position))
-      .all();
+      .orderBy(asc(mediaAttachments.position));
     await this.cachedBytes();
     let changed = false;
     for (const row of rows) {
@@ -89,14 +91,20 @@ export class RemoteMediaCache {
       await this.storage.removeAll([file, small]);
       throw e;
     }
-    // Read and written with no await between: a status deleted meanwhile keeps no copy.
-    const current = this.db.select().from(mediaAttachments).where(and(eq(mediaAttachments.id, row.id), isNull(mediaAttachments.file))).get();
-    if (!current || current.statusId === null) {
-      await this.storage.removeAll([file, small]);
-      return false;
+    // Written only over the row as read: a status deleted meanwhile keeps no copy (and a
+    // change in between means reading again).
+    const { orm, tables } = this.db;
+    const mediaAttachments = tables.mediaAttachments;
+    for (;;) {
+      const [current] = await orm.select().from(mediaAttachments).where(and(eq(mediaAttachments.id, row.id), isNull(mediaAttachments.file))).limit(1);
+      if (!current || current.statusId === null) {
+        await this.storage.removeAll([file, small]);
+        return false;
+      }
+      const meta: Meta = { ...(JSON.parse(current.meta) as Meta), original: geometry(original.width, original.height), small: geometry(preview.width, preview.height) };
+      const set = { file, preview: small, meta: JSON.stringify(meta), blurhash, processing: "complete" };
+      if (this.db.changes(await orm.update(mediaAttachments).set(set).where(unchangedSince(mediaAttachments, current))) > 0) break;
     }
-    const meta: Meta = { ...(JSON.parse(current.meta) as Meta), original: geometry(original.width, original.height), small: geometry(preview.width, preview.height) };
-    this.db.update(mediaAttachments).set({ file, preview: small, meta: JSON.stringify(meta), blurhash, processing: "complete" }).where(eq(mediaAttachments.id, row.id)).run();
     this.total! += original.data.byteLength + preview.data.byteLength;
     return true;
   }
@@ -105,22 +113,22 @@ export class RemoteMediaCache {
   private async evict() {
     let total = await this.cachedBytes();
     if (total <= this.options.maxTotalBytes) return;
-    const cached = this.db
+    const { orm, tables } = this.db;
+    const mediaAttachments = tables.mediaAttachments;
+    const cached = await orm
       .select()
       .from(mediaAttachments)
       .where(and(isNotNull(mediaAttachments.remoteUrl), isNotNull(mediaAttachments.file)))
-      .orderBy(asc(mediaAttachments.statusId), asc(mediaAttachments.position))
-      .all();
+      .orderBy(asc(mediaAttachments.statusId), asc(mediaAttachments.position));
     for (const row of cached) {
       if (total <= this.options.maxTotalBytes) break;
       total -= await this.sizeOf(row);
-      // Let go only if it is still the copy sized (no await between this write and the next read).
-      const gone = this.db
+      // Let go only if it is still the copy sized: the condition is checked by the write itself.
+      const [gone] = await orm
         .update(mediaAttachments)
         .set({ file: null, preview: null })
         .where(and(eq(mediaAttachments.id, row.id), eq(mediaAttachments.file, row.file!)))
-        .returning({ id: mediaAttachments.id })
-        .get();
+        .returning({ id: mediaAttachments.id });
       if (!gone) continue;
       await this.storage.removeAll([row.file, row.preview]);
       if (row.statusId !== null) this.cache.invalidateStatus(row.statusId);
@@ -131,11 +139,11 @@ export class RemoteMediaCache {
   /** The running total; the first time, read from the files of the copies made before this start. */
   private async cachedBytes(): Promise<number> {
     if (this.total !== null) return this.total;
-    const rows = this.db
+    const mediaAttachments = this.db.tables.mediaAttachments;
+    const rows = await this.db.orm
       .select()
       .from(mediaAttachments)
-      .where(and(isNotNull(mediaAttachments.remoteUrl), isNotNull(mediaAttachments.file)))
-      .all();
+      .where(and(isNotNull(mediaAttachments.remoteUrl), isNotNull(mediaAttachments.file)));
     let total = 0;
     for (const row of rows) total += await this.sizeOf(row);
     this.total ??= total;

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, isNull, or } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
 import { ApiError, unprocessable } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -8,6 +9,9 @@ import type { MediaAttacher } from "../statuses/posting.ts";
 import { parseFocus } from "./media-input.ts";
 import type { Meta } from "./media.ts";
 import { visibleToSql } from "../statuses/visibility.ts";
+
+const SHORTCODE_FILE = `SELECT m.file FROM media_attachments m JOIN statuses s ON s.id = m.status_id
+  WHERE m.shortcode = ? AND m.processing = 'complete' AND ${visibleToSql("s", null)}`;
 
 const NOT_READY = "Cannot attach files that have not finished processing. Try again in a moment!";
 
@@ -26,10 +30,16 @@ function checkCombination(rows: { type: string; processing: string }[]) {
  * Attachments as parts of statuses: checked and attached when a status is posted or edited,
  * read in order for rendering, let go when a status is deleted, and reached by their short
  * link once public. The uploads themselves are the media service's.
+ *
+ * On the database port (issue 31) only the short link, an entry of its own. The rest stays on
+ * `Db`, synchronous, for its callers not yet converted: posting resolves and attaches inside
+ * its transaction, editing (`forEdit`, `reattach`), removal (`detachFrom`) and the status
+ * reader (`forStatuses`, also the archive export's and federation's) need the result at once.
  */
 export class StatusMedia implements MediaAttacher {
   constructor(
     private db: Db,
+    private port: DatabasePort,
     private clock: Clock,
   ) {}
 
@@ -106,13 +116,8 @@ export class StatusMedia implements MediaAttacher {
    * The original file behind a `text_url`, for anyone: only media on a public or unlisted
    * status, once processed (Mastodon's MediaController lets through what the status lets through).
    */
-  publicFileByShortcode(shortcode: string): string | null {
-    const row = this.db.$client
-      .query<{ file: string | null }, [string]>(
-        `SELECT m.file FROM media_attachments m JOIN statuses s ON s.id = m.status_id
-         WHERE m.shortcode = ? AND m.processing = 'complete' AND ${visibleToSql("s", null)}`,
-      )
-      .get(shortcode);
+  async publicFileByShortcode(shortcode: string): Promise<string | null> {
+    const row = await this.port.get<{ file: string | null }>(SHORTCODE_FILE, [shortcode]);
     return row?.file ?? null;
   }
 
