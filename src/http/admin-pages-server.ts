@@ -54,8 +54,8 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
   const page = (render: Render) => (c: { request: Request }) => pages.show(c, render, "admin");
   const post = (render: Render, act: Act) => (c: { request: Request; body?: unknown }) => pages.act(c, act, render, "admin");
 
-  const blocks = ({ viewer, csrf }: PageRequest) => domainsPage("blocks", domains.blocks(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
-  const allows = ({ viewer, csrf }: PageRequest) => domainsPage("allows", domains.allows(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
+  const blocks = async ({ viewer, csrf }: PageRequest) => domainsPage("blocks", await domains.blocks(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
+  const allows = async ({ viewer, csrf }: PageRequest) => domainsPage("allows", await domains.allows(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
   const relays = async ({ viewer, csrf }: PageRequest) => relaysPage(await services.federationHealth.relays(actor(viewer)), csrf);
   const emojis = async ({ csrf }: PageRequest) => emojisPage((await services.customEmojis.list()).map((row) => ({ row, url: services.customEmojis.entity(row).url })), csrf);
   const rules = ({ csrf }: PageRequest) => rulesPage(services.instanceInfo.rules(), csrf);
@@ -83,9 +83,9 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
     .get("/admin/domain_blocks", page(blocks))
     .post(
       "/admin/domain_blocks",
-      post(blocks, ({ viewer, params }) => {
+      post(blocks, async ({ viewer, params }) => {
         try {
-          const row = domains.createBlock(actor(viewer), { domain: field(params, "domain") });
+          const row = await domains.createBlock(actor(viewer), { domain: field(params, "domain") });
           return { notice: `${row.domain} is blocked.` };
         } catch (e) {
           // The block already in force, named (Mastodon's ExistingDomainBlockErrorSerializer's words).
@@ -95,24 +95,24 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
       }),
     )
     .post("/admin/domain_blocks/:id/delete", (c) =>
-      post(blocks, ({ viewer }) => {
-        const row = domains.block(actor(viewer), pathId(c.params.id));
-        domains.removeBlock(actor(viewer), row.id);
+      post(blocks, async ({ viewer }) => {
+        const row = await domains.block(actor(viewer), pathId(c.params.id));
+        await domains.removeBlock(actor(viewer), row.id);
         return { notice: `${row.domain} is no longer blocked.`, to: "/admin/domain_blocks" };
       })(c),
     )
     .get("/admin/domain_allows", page(allows))
     .post(
       "/admin/domain_allows",
-      post(allows, ({ viewer, params }) => {
-        const row = domains.createAllow(actor(viewer), { domain: field(params, "domain") });
+      post(allows, async ({ viewer, params }) => {
+        const row = await domains.createAllow(actor(viewer), { domain: field(params, "domain") });
         return { notice: `${row.domain} is allowed.` };
       }),
     )
     .post("/admin/domain_allows/:id/delete", (c) =>
-      post(allows, ({ viewer }) => {
-        const row = domains.allow(actor(viewer), pathId(c.params.id));
-        domains.removeAllow(actor(viewer), row.id);
+      post(allows, async ({ viewer }) => {
+        const row = await domains.allow(actor(viewer), pathId(c.params.id));
+        await domains.removeAllow(actor(viewer), row.id);
         return { notice: `${row.domain} is no longer allowed.`, to: "/admin/domain_allows" };
       })(c),
     )

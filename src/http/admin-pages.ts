@@ -71,12 +71,12 @@ export function adminPageRoutes(ctx: AppContext) {
       canDisableTwoFactor: view.user !== null && can(role, "manage_user_access") && overrides(role, roleOf(view.user.role)),
     });
   };
-  const reportsList = ({ viewer, params }: PageRequest) => {
+  const reportsList = async ({ viewer, params }: PageRequest) => {
     const resolved = field(params, "resolved") === "1";
-    return reportsPage(reports.list(actor(viewer), { resolved }, { limit: 100 }), resolved);
+    return reportsPage(await reports.list(actor(viewer), { resolved }, { limit: 100 }), resolved);
   };
-  const reportDetail = (id: number | null) => ({ viewer, csrf }: PageRequest) => {
-    const view = reports.get(actor(viewer), id);
+  const reportDetail = (id: number | null) => async ({ viewer, csrf }: PageRequest) => {
+    const view = await reports.get(actor(viewer), id);
     const statuses = view.statusIds.flatMap((s) => services.reader.findRow(s) ?? []);
     // The account's page is for admins (ADMIN_AREA): a moderator is not shown a link to a 403.
     return reportPage(view, statuses, csrf, hasRole(viewer.role, "admin"));
@@ -182,39 +182,39 @@ export function adminPageRoutes(ctx: AppContext) {
     .get("/admin/reports", (c) => pages.show(c, reportsList))
     .get("/admin/reports/:id", (c) => pages.show(c, reportDetail(parseId(c.params.id))).catch(notFoundPage(pages, "report")))
     .post(
-      ...onReport("resolve", (a, id) => {
-        reports.resolve(a, id);
+      ...onReport("resolve", async (a, id) => {
+        await reports.resolve(a, id);
         return { notice: `Report #${id} is resolved.` };
       }),
     )
     .post(
-      ...onReport("reopen", (a, id) => {
-        reports.reopen(a, id);
+      ...onReport("reopen", async (a, id) => {
+        await reports.reopen(a, id);
         return { notice: `Report #${id} is open again.` };
       }),
     )
     .post(
-      ...onReport("assign_to_self", (a, id) => {
-        reports.assignToSelf(a, id);
+      ...onReport("assign_to_self", async (a, id) => {
+        await reports.assignToSelf(a, id);
         return { notice: `Report #${id} is assigned to you.` };
       }),
     )
     .post(
-      ...onReport("unassign", (a, id) => {
-        reports.unassign(a, id);
+      ...onReport("unassign", async (a, id) => {
+        await reports.unassign(a, id);
         return { notice: `Report #${id} is assigned to nobody.` };
       }),
     )
     .post(
-      ...onReport("silence", (a, id) => {
-        const target = reports.get(a, id).target.account.id;
+      ...onReport("silence", async (a, id) => {
+        const target = (await reports.get(a, id)).target.account.id;
         admin.act(a, target, { type: "silence", reportId: id });
         return { notice: `${named(target)} is limited, and its reports are resolved.` };
       }),
     )
     .post(
-      ...onReport("suspend", (a, id) => {
-        const target = reports.get(a, id).target.account.id;
+      ...onReport("suspend", async (a, id) => {
+        const target = (await reports.get(a, id)).target.account.id;
         admin.act(a, target, { type: "suspend", reportId: id });
         return { notice: `${named(target)} is suspended, and its reports are resolved.` };
       }),
@@ -224,8 +224,8 @@ export function adminPageRoutes(ctx: AppContext) {
       return pages
         .act(
           c,
-          ({ viewer }) => {
-            reports.removeStatus(actor(viewer), id, pathId(c.params.status_id));
+          async ({ viewer }) => {
+            await reports.removeStatus(actor(viewer), id, pathId(c.params.status_id));
             return { notice: "The status is deleted.", to: `/admin/reports/${id}` };
           },
           reportDetail(id),

@@ -234,10 +234,10 @@ export function createServices(deps: ServiceDeps) {
   const embeds = new EmbedLoader(accounts, reader, reports);
   // Staff actions (src/services/admin): on accounts, reports and domains, each in the audit log.
   const auditLog = new AuditLog(db, ids, clock);
-  const adminReports = new AdminReports(db, clock, accounts, reader, removal, instanceInfo, auditLog);
+  const adminReports = new AdminReports(port, db, clock, accounts, reader, removal, instanceInfo, auditLog);
   const accountPurge = new AccountPurge(db, events, follows, removal, tokens, webSessions, new ProfileImageService(storage));
   const adminAccounts = new AdminAccounts(db, clock, accounts, accountPurge, auditLog, adminReports, events, twoFactor);
-  const adminDomains = new AdminDomains(db, federationDomains, auditLog);
+  const adminDomains = new AdminDomains(port, federationDomains, auditLog);
 
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);
