@@ -9,7 +9,7 @@ import { CliFailure, withServices } from "./admin.ts";
 export async function twoFactorCommand(args: string[]) {
   const [username, action] = args;
   if (!username || (action !== "status" && action !== "off")) throw new CliFailure("usage: rookery accounts two-factor <username> status|off");
-  await withServices((services) => {
+  await withServices(async (services) => {
     const account = services.accounts.findByUsername(username);
     if (!account || account.domain !== null) throw new CliFailure(`no local account named ${username}`);
     const state = services.twoFactor.state(account.id);
@@ -19,7 +19,7 @@ export async function twoFactorCommand(args: string[]) {
     }
     if (!state.enabled) throw new CliFailure(`two-factor sign-in is not on for ${username}`);
     // Through the staff rule, so that the audit log has it, as the operator's.
-    services.adminAccounts.disableTwoFactor(OPERATOR, account.id);
+    await services.adminAccounts.disableTwoFactor(OPERATOR, account.id);
     process.stdout.write(`Two-factor sign-in turned off for ${username}; the password alone signs in now.\n`);
   });
 }

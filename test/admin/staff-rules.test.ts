@@ -14,7 +14,7 @@ beforeAll(async () => {
   t = await startTestServices();
   for (const [name, role] of [["olive", "owner"], ["adam", "admin"], ["ada", "admin"], ["mona", "moderator"], ["uma", "user"]] as const) {
     ids[name] = (await t.local(name)).id;
-    if (role !== "user") t.services.adminAccounts.changeRole(OPERATOR, ids[name]!, role);
+    if (role !== "user") await t.services.adminAccounts.changeRole(OPERATOR, ids[name]!, role);
   }
 });
 afterAll(() => t?.close());
@@ -42,9 +42,9 @@ describe("changing roles (UserPolicy#change_role?)", () => {
     await refused(() => t.services.adminAccounts.changeRole(actor("adam"), ids.uma!, "captain"), 422, "Validation failed: Role is not included in the list");
     expect([roleOf("uma"), roleOf("ada"), roleOf("olive")]).toEqual(["user", "admin", "owner"]);
     expect(lines().length).toBe(before);
-    t.services.adminAccounts.changeRole(actor("adam"), ids.uma!, "admin");
+    await t.services.adminAccounts.changeRole(actor("adam"), ids.uma!, "admin");
     expect(roleOf("uma")).toBe("admin");
-    t.services.adminAccounts.changeRole(actor("olive"), ids.uma!, "user");
+    await t.services.adminAccounts.changeRole(actor("olive"), ids.uma!, "user");
     expect(lines().slice(before)).toEqual([
       { action: "change_role", account_id: ids.adam! },
       { action: "change_role", account_id: ids.olive! },

@@ -70,7 +70,7 @@ export class AdminDomains {
       // FederationDomains is not on the port yet: synchronous, it joins this transaction.
       this.rules.block(domain);
       const [row] = await this.q.blockOf.execute({ domain });
-      this.log.record(actor, { action: "create", targetType: "DomainBlock", targetId: row!.id, summary: domain });
+      await this.log.record(actor, { action: "create", targetType: "DomainBlock", targetId: row!.id, summary: domain });
       return row!;
     });
   }
@@ -79,15 +79,15 @@ export class AdminDomains {
   async updateBlock(actor: StaffActor, id: number | null, input: { severity?: string }): Promise<DomainBlockRow> {
     const row = await this.block(actor, id);
     checkSeverity(input.severity);
-    this.log.record(actor, { action: "update", targetType: "DomainBlock", targetId: row.id, summary: row.domain });
+    await this.log.record(actor, { action: "update", targetType: "DomainBlock", targetId: row.id, summary: row.domain });
     return row;
   }
 
   async removeBlock(actor: StaffActor, id: number | null): Promise<void> {
     const row = await this.block(actor, id);
-    await this.db.transaction(() => {
+    await this.db.transaction(async () => {
       this.rules.unblock(row.domain);
-      this.log.record(actor, { action: "destroy", targetType: "DomainBlock", targetId: row.id, summary: row.domain });
+      await this.log.record(actor, { action: "destroy", targetType: "DomainBlock", targetId: row.id, summary: row.domain });
     });
   }
 
@@ -111,16 +111,16 @@ export class AdminDomains {
     return this.db.transaction(async () => {
       this.rules.allow(domain);
       const [row] = await this.q.allowOf.execute({ domain });
-      this.log.record(actor, { action: "create", targetType: "DomainAllow", targetId: row!.id, summary: domain });
+      await this.log.record(actor, { action: "create", targetType: "DomainAllow", targetId: row!.id, summary: domain });
       return row!;
     });
   }
 
   async removeAllow(actor: StaffActor, id: number | null): Promise<void> {
     const row = await this.allow(actor, id);
-    await this.db.transaction(() => {
+    await this.db.transaction(async () => {
       this.rules.disallow(row.domain);
-      this.log.record(actor, { action: "destroy", targetType: "DomainAllow", targetId: row.id, summary: row.domain });
+      await this.log.record(actor, { action: "destroy", targetType: "DomainAllow", targetId: row.id, summary: row.domain });
     });
   }
 }

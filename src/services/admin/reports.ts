@@ -1,8 +1,7 @@
 import { and, eq, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { reports, type AccountRow, type ReportRow } from "../../db/schema.ts";
+import type { AccountRow, ReportRow } from "../../db/schema.ts";
 import { forbidden, notFound, validationFailed } from "../../errors.ts";
 import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
 import type { AdminAccountView, AdminReportView } from "../../models/admin.ts";
@@ -30,13 +29,8 @@ export class AdminReports {
   // Built once: drizzle spends more building a query than SQLite running it (docs/architecture.md).
   private q;
 
-  /**
-   * On the port but for `row`, `openAbout` and `resolveWithin`, which AdminAccounts calls inside
-   * its synchronous transactions: they stay on `Db` until it converts.
-   */
   constructor(
     private port: DatabasePort,
-    private db: Db,
     private clock: Clock,
     private accounts: AccountService,
     private reader: StatusReader,
@@ -52,6 +46,11 @@ export class AdminReports {
         .update(t)
         .set({ actionTakenAt: p("now"), actionTakenByAccountId: p("by"), updatedAt: p("now") })
         .where(eq(t.id, p("id")))
+        .prepare(),
+      openAbout: port.orm
+        .select({ id: t.id })
+        .from(t)
+        .where(and(eq(t.targetAccountId, p("accountId")), isNull(t.actionTakenAt)))
         .prepare(),
     };
   }
@@ -82,10 +81,7 @@ export class AdminReports {
     const report = await this.found(id);
     authorize(actor);
     const now = this.clock.now();
-    await this.port.transaction(async () => {
-      await this.q.resolve.execute({ id: report.id, now, by: actor.kind === "staff" ? actor.accountId : null });
-      this.log.record(actor, { action: "resolve", targetType: "Report", targetId: report.id, summary: `#${report.id}` });
-    });
+    await this.port.transaction(() => this.resolveWithin(actor, report.id, now));
     return this.viewOrNotFound(await this.found(report.id));
   }
 
@@ -133,36 +129,23 @@ export class AdminReports {
     if (!status) throw notFound();
     const author = this.accounts.findById(status.accountId);
     // The removal is not on the port yet: synchronous, it joins this transaction.
-    await this.port.transaction(() => {
-      this.log.record(actor, { action: "destroy", targetType: "Status", targetId: status.id, summary: `${author ? acct(author) : `#${status.accountId}`}: ${status.text.slice(0, 80)}` });
+    await this.port.transaction(async () => {
+      await this.log.record(actor, { action: "destroy", targetType: "Status", targetId: status.id, summary: `${author ? acct(author) : `#${status.accountId}`}: ${status.text.slice(0, 80)}` });
       this.removal.remove(status);
     });
   }
 
   // ── For the account actions (AdminAccounts), which resolve reports as part of their own write.
 
-  row(id: number): ReportRow | undefined {
-    return this.db.select().from(reports).where(eq(reports.id, id)).get();
-  }
-
   /** Open reports about an account, which an action on it resolves. */
-  openAbout(accountId: number): number[] {
-    return this.db
-      .select({ id: reports.id })
-      .from(reports)
-      .where(and(eq(reports.targetAccountId, accountId), isNull(reports.actionTakenAt)))
-      .all()
-      .map((r) => r.id);
+  async openAbout(accountId: number): Promise<number[]> {
+    return (await this.q.openAbout.execute({ accountId })).map((r) => r.id);
   }
 
   /** Report#resolve! with its audit line, inside the caller's transaction. */
-  resolveWithin(actor: StaffActor, reportId: number, now: number): void {
-    this.db
-      .update(reports)
-      .set({ actionTakenAt: now, actionTakenByAccountId: actor.kind === "staff" ? actor.accountId : null, updatedAt: now })
-      .where(eq(reports.id, reportId))
-      .run();
-    this.log.record(actor, { action: "resolve", targetType: "Report", targetId: reportId, summary: `#${reportId}` });
+  async resolveWithin(actor: StaffActor, reportId: number, now: number): Promise<void> {
+    await this.q.resolve.execute({ id: reportId, now, by: actor.kind === "staff" ? actor.accountId : null });
+    await this.log.record(actor, { action: "resolve", targetType: "Report", targetId: reportId, summary: `#${reportId}` });
   }
 
   private async change(actor: StaffActor, id: number | null, action: string, values: Partial<ReportRow>): Promise<AdminReportView> {
@@ -174,7 +157,7 @@ export class AdminReports {
         .update(t)
         .set({ ...values, updatedAt: this.clock.now() })
         .where(eq(t.id, report.id));
-      this.log.record(actor, { action, targetType: "Report", targetId: report.id, summary: `#${report.id}` });
+      await this.log.record(actor, { action, targetType: "Report", targetId: report.id, summary: `#${report.id}` });
     });
     return this.viewOrNotFound(await this.found(report.id));
   }
