@@ -5,10 +5,11 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|admin]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
- * announcements (and custom emojis), or tags (featured tags, followed tags), or reports. `--only`
+ * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or admin
+ * (the admin API's account list, a report assigned by staff, each assignment an audit line). `--only`
  * takes parts of labels, comma-separated.
  */
 import { rmSync, writeFileSync } from "node:fs";
@@ -70,6 +71,23 @@ try {
     for (const s of servers) writers.set(s.name, (await seedUser(s.server, "writer")).token);
   }
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
+  // An admin, five more accounts for its list, and a report about one of them for it to assign.
+  const report = new Map<string, string>();
+  if (family === "admin") {
+    for (const s of servers) {
+      const admin = await seedUser(s.server, "adam", "read write follow admin:read admin:write");
+      s.server.cli(["accounts", "role", "adam", "admin"]);
+      writers.set(s.name, admin.token);
+      const ids = [];
+      for (let i = 0; i < 5; i++) ids.push((await seedUser(s.server, `member${i}`)).id);
+      const made = await fetch(`${s.server.url}/api/v1/reports`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${tokens.get(s.name)}`, "content-type": "application/json" },
+        body: JSON.stringify({ account_id: ids[0], comment: "spam", category: "spam" }),
+      });
+      report.set(s.name, ((await made.json()) as { id: string }).id);
+    }
+  }
   // Two announcements (one reacted to) and two custom emojis in each, made as the operator makes them.
   const announced = new Map<string, string>();
   if (family === "announcements") {
@@ -94,6 +112,10 @@ try {
       { label: "GET /api/v1/announcements", path: "/api/v1/announcements", options: {} },
       { label: "POST /api/v1/announcements/:id/dismiss", path: `/api/v1/announcements/${announced.get(server) ?? "0"}/dismiss`, options: { method: "POST" } },
       { label: "GET /api/v1/custom_emojis", path: "/api/v1/custom_emojis", options: {} },
+    ],
+    admin: [
+      { label: "GET /api/v1/admin/accounts", path: "/api/v1/admin/accounts", options: {}, writer: true },
+      { label: "POST /api/v1/admin/reports/:id/assign_to_self", path: `/api/v1/admin/reports/${report.get(server) ?? "0"}/assign_to_self`, options: { method: "POST" }, writer: true },
     ],
     reports: [
       {

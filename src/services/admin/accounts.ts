@@ -57,6 +57,9 @@ export class AdminAccounts {
     private twoFactor: TwoFactor,
   ) {}
 
+  /** Prepared list queries by shape (listQuery). */
+  private lists = new Map<string, ReturnType<AdminAccounts["listQuery"]>>();
+
   /** The staff actor a signed-in account is (its role as stored now). */
   actorFor(accountId: number): StaffActor {
     return { kind: "staff", accountId, role: roleOf(this.accounts.user(accountId)?.role) };
@@ -64,14 +67,39 @@ export class AdminAccounts {
 
   async list(actor: StaffActor, filter: AccountFilter, page: Page): Promise<AdminAccountView[]> {
     authorize(actor, "manage_users");
-    const { accounts, users } = this.db.tables;
-    const conditions: (SQL | undefined)[] = [];
-    if (filter.origin !== undefined) {
-      if (!ORIGINS.includes(filter.origin)) throw badRequest(`Unknown origin: ${filter.origin}`);
-      conditions.push(filter.origin === "local" ? isNull(accounts.domain) : isNotNull(accounts.domain));
+    if (filter.origin !== undefined && !ORIGINS.includes(filter.origin)) throw badRequest(`Unknown origin: ${filter.origin}`);
+    if (filter.status !== undefined && !STATUSES.includes(filter.status)) throw badRequest(`Unknown status: ${filter.status}`);
+    const values = {
+      username: filter.username ? `${escapeLike(filter.username.toLowerCase())}%` : undefined,
+      displayName: filter.displayName ? `%${escapeLike(filter.displayName.toLowerCase())}%` : undefined,
+      email: filter.email ? `%${escapeLike(filter.email.toLowerCase())}%` : undefined,
+      byDomain: filter.byDomain ? filter.byDomain.trim().toLowerCase() : undefined,
+      maxId: page.maxId,
+      sinceId: page.sinceId,
+      minId: page.minId,
+      limit: page.limit,
+    };
+    // The query's shape: which conditions it has (values are placeholders), and the roles asked for.
+    const shape = [filter.origin, filter.status, filter.roles?.join(","), ...Object.entries(values).map(([k, v]) => (v === undefined ? "" : k))].join("|");
+    let query = this.lists.get(shape);
+    if (!query) {
+      // Few shapes are ever asked for; a flood of odd ones only costs building them again.
+      if (this.lists.size >= 64) this.lists.clear();
+      this.lists.set(shape, (query = this.listQuery(filter, values)));
     }
+    const rows = await query.execute(values);
+    const ordered = finishPage(rows, page.minId !== undefined);
+    const views = this.accounts.views(ordered.map((r) => r.account));
+    return views.map((account, i) => ({ account, user: ordered[i]!.user }));
+  }
+
+  /** The list's query for one shape of filter and page, prepared: building it costs more than running it. */
+  private listQuery(filter: AccountFilter, values: Record<string, string | number | undefined>) {
+    const { accounts, users } = this.db.tables;
+    const p = (name: string) => sql.placeholder(name) as unknown as string;
+    const conditions: (SQL | undefined)[] = [];
+    if (filter.origin !== undefined) conditions.push(filter.origin === "local" ? isNull(accounts.domain) : isNotNull(accounts.domain));
     if (filter.status !== undefined) {
-      if (!STATUSES.includes(filter.status)) throw badRequest(`Unknown status: ${filter.status}`);
       conditions.push(
         {
           active: isNull(accounts.suspendedAt),
@@ -84,22 +112,21 @@ export class AdminAccounts {
         }[filter.status],
       );
     }
-    if (filter.username) conditions.push(sql`lower(${accounts.username}) LIKE ${`${escapeLike(filter.username.toLowerCase())}%`} ESCAPE '\\'`);
-    if (filter.displayName) conditions.push(sql`lower(${accounts.displayName}) LIKE ${`%${escapeLike(filter.displayName.toLowerCase())}%`} ESCAPE '\\'`);
-    if (filter.email) conditions.push(sql`lower(${users.email}) LIKE ${`%${escapeLike(filter.email.toLowerCase())}%`} ESCAPE '\\'`);
-    if (filter.byDomain) conditions.push(sql`lower(${accounts.domain}) = ${filter.byDomain.trim().toLowerCase()}`);
+    if (values.username !== undefined) conditions.push(sql`lower(${accounts.username}) LIKE ${p("username")} ESCAPE '\\'`);
+    if (values.displayName !== undefined) conditions.push(sql`lower(${accounts.displayName}) LIKE ${p("displayName")} ESCAPE '\\'`);
+    if (values.email !== undefined) conditions.push(sql`lower(${users.email}) LIKE ${p("email")} ESCAPE '\\'`);
+    if (values.byDomain !== undefined) conditions.push(sql`lower(${accounts.domain}) = ${p("byDomain")}`);
     if (filter.roles) conditions.push(filter.roles.length ? inArray(users.role, filter.roles) : NOTHING);
-    const q = pageQuery(accounts.id, page);
-    const rows = await this.db.orm
+    const id = (name: string) => (values[name] === undefined ? undefined : (sql.placeholder(name) as unknown as number));
+    const q = pageQuery(accounts.id, { limit: 0, maxId: id("maxId"), sinceId: id("sinceId"), minId: id("minId") });
+    return this.db.orm
       .select({ account: accounts, user: users })
       .from(accounts)
       .leftJoin(users, eq(users.accountId, accounts.id))
       .where(and(q.where, ...conditions))
       .orderBy(q.orderBy)
-      .limit(page.limit);
-    const ordered = finishPage(rows, q.reverse);
-    const views = this.accounts.views(ordered.map((r) => r.account));
-    return views.map((account, i) => ({ account, user: ordered[i]!.user }));
+      .limit(sql.placeholder("limit") as unknown as number)
+      .prepare();
   }
 
   get(actor: StaffActor, id: number | null): AdminAccountView {
