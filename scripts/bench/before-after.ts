@@ -5,13 +5,14 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|reads]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
  * (the export counts, the imports' reports, a one-line import), or oauth, or filters, or push, or
- * endorsements (the accounts family's leaves: endorsements and the directory), or media; or issue 30's
- * reads (`reads`). `--only`
+ * endorsements (the accounts family's leaves: endorsements and the directory), or media, or admin
+ * (the admin API's account list, a report assigned by staff, each assignment an audit line); or
+ * issue 30's reads (`reads`). `--only`
  * takes parts of labels, comma-separated.
  */
 import { rmSync, writeFileSync } from "node:fs";
@@ -199,6 +200,23 @@ try {
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
   const read = new Map<string, { statusId: string; threadId: string; accountId: string }>();
   if (family === "reads") for (const s of servers) read.set(s.name, await seedReads(s.server.url, tokens.get(s.name)!, (await seedUser(s.server, "fan")).token));
+  // An admin, five more accounts for its list, and a report about one of them for it to assign.
+  const report = new Map<string, string>();
+  if (family === "admin") {
+    for (const s of servers) {
+      const admin = await seedUser(s.server, "adam", "read write follow admin:read admin:write");
+      s.server.cli(["accounts", "role", "adam", "admin"]);
+      writers.set(s.name, admin.token);
+      const ids = [];
+      for (let i = 0; i < 5; i++) ids.push((await seedUser(s.server, `member${i}`)).id);
+      const made = await fetch(`${s.server.url}/api/v1/reports`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${tokens.get(s.name)}`, "content-type": "application/json" },
+        body: JSON.stringify({ account_id: ids[0], comment: "spam", category: "spam" }),
+      });
+      report.set(s.name, ((await made.json()) as { id: string }).id);
+    }
+  }
   // Two announcements (one reacted to) and two custom emojis in each, made as the operator makes them.
   const announced = new Map<string, string>();
   if (family === "announcements") {
@@ -273,6 +291,10 @@ try {
         path: `/api/v1/media/${uploads.get(server) ?? "0"}`,
         options: { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ description: "a blue rectangle" }) },
       },
+    ],
+    admin: [
+      { label: "GET /api/v1/admin/accounts", path: "/api/v1/admin/accounts", options: {}, writer: true },
+      { label: "POST /api/v1/admin/reports/:id/assign_to_self", path: `/api/v1/admin/reports/${report.get(server) ?? "0"}/assign_to_self`, options: { method: "POST" }, writer: true },
     ],
     reports: [
       {

@@ -140,8 +140,8 @@ export async function reportsCommand(args: string[]) {
       case "resolve": {
         // As staff resolve one, into the audit log (by the operator).
         const id = parseId(positional[0]);
-        if (id === null || !services.adminReports.row(id)) throw new CliFailure(`no report with id ${positional[0] ?? ""}`);
-        const resolved = services.adminReports.resolve(OPERATOR, id);
+        if (id === null || !(await services.adminReports.find(id))) throw new CliFailure(`no report with id ${positional[0] ?? ""}`);
+        const resolved = await services.adminReports.resolve(OPERATOR, id);
         out(`Resolved report ${resolved.report.id}`);
         return;
       }

@@ -59,20 +59,20 @@ export async function staffAccountCommand(args: string[]) {
     switch (sub) {
       case "suspend": {
         if (account.suspendedAt !== null) throw new CliFailure(`${acct(account)} is suspended already`);
-        admin.suspend(OPERATOR, account.id);
+        await admin.suspend(OPERATOR, account.id);
         out(`Suspended ${acct(account)}: ${account.domain === null ? "signed out everywhere, hidden, and its followers' servers told" : "hidden here, its follows of local accounts rejected"}`);
         return;
       }
       case "unsuspend": {
         if (account.suspendedAt === null) throw new CliFailure(`${acct(account)} is not suspended`);
-        admin.unsuspend(OPERATOR, account.id);
+        await admin.unsuspend(OPERATOR, account.id);
         out(`Unsuspended ${acct(account)}`);
         return;
       }
       case "delete": {
         // The operator deletes at once (as tootctl does): suspended first, then its data removed.
-        if (account.suspendedAt === null) admin.suspend(OPERATOR, account.id);
-        admin.remove(OPERATOR, account.id);
+        if (account.suspendedAt === null) await admin.suspend(OPERATOR, account.id);
+        await admin.remove(OPERATOR, account.id);
         out(`Deleted ${acct(account)}: its statuses, follows and profile are gone, its name stays taken${account.domain === null ? "; its followers' servers are sent Delete" : ""}`);
         return;
       }
@@ -86,14 +86,14 @@ export async function staffAccountCommand(args: string[]) {
       case "role": {
         if (!user) throw new CliFailure(`${acct(account)} is not a local account`);
         if (user.role === role) throw new CliFailure(`${account.username} is ${role} already`);
-        admin.changeRole(OPERATOR, account.id, role as string);
+        await admin.changeRole(OPERATOR, account.id, role as string);
         out(`${account.username} is now ${role} (was ${user.role})`);
         return;
       }
       case "approve": {
         if (!user) throw new CliFailure(`${acct(account)} is not a local account`);
         if (user.approved) throw new CliFailure(`${account.username} is approved already`);
-        admin.approve(OPERATOR, account.id);
+        await admin.approve(OPERATOR, account.id);
         out(`Approved ${account.username}: they can sign in now`);
         return;
       }

@@ -19,7 +19,7 @@ export async function twoFactorCommand(args: string[]) {
     }
     if (!state.enabled) throw new CliFailure(`two-factor sign-in is not on for ${username}`);
     // Through the staff rule, so that the audit log has it, as the operator's.
-    services.adminAccounts.disableTwoFactor(OPERATOR, account.id);
+    await services.adminAccounts.disableTwoFactor(OPERATOR, account.id);
     process.stdout.write(`Two-factor sign-in turned off for ${username}; the password alone signs in now.\n`);
   });
 }

@@ -63,11 +63,11 @@ export function adminAccountRoutes(ctx: AppContext) {
   const read = (request: Request) => requireStaff(ctx, request, "admin:read:accounts");
   const write = (request: Request) => requireStaff(ctx, request, "admin:write:accounts");
 
-  const index = (version: "v1" | "v2") => (c: { request: Request; set: { headers: Record<string, string | number> }; query: unknown; body?: unknown }) => {
+  const index = (version: "v1" | "v2") => async (c: { request: Request; set: { headers: Record<string, string | number> }; query: unknown; body?: unknown }) => {
     const actor = read(c.request);
     const p = input(c);
     const page = pageParams(p, 100, 200);
-    const views = admin.list(actor, version === "v1" ? v1Filter(p) : v2Filter(p), page);
+    const views = await admin.list(actor, version === "v1" ? v1Filter(p) : v2Filter(p), page);
     if (views.length > 0) {
       const first = views[0]!.account.id;
       const last = views[views.length - 1]!.account.id;
@@ -82,24 +82,24 @@ export function adminAccountRoutes(ctx: AppContext) {
     .get("/api/v1/admin/accounts", index("v1"))
     .get("/api/v2/admin/accounts", index("v2"))
     .get("/api/v1/admin/accounts/:id", (c) => render(admin.get(read(c.request), parseId(c.params.id))))
-    .post("/api/v1/admin/accounts/:id/action", (c) => {
+    .post("/api/v1/admin/accounts/:id/action", async (c) => {
       const actor = write(c.request);
       const p = input(c);
-      admin.act(actor, parseId(c.params.id), { type: str(p.type, "type"), reportId: p.report_id === undefined ? undefined : parseId(str(p.report_id, "report_id")), text: str(p.text, "text") });
+      await admin.act(actor, parseId(c.params.id), { type: str(p.type, "type"), reportId: p.report_id === undefined ? undefined : parseId(str(p.report_id, "report_id")), text: str(p.text, "text") });
       return {};
     })
-    .post("/api/v1/admin/accounts/:id/approve", (c) => render(admin.approve(write(c.request), parseId(c.params.id))))
-    .post("/api/v1/admin/accounts/:id/reject", (c) => {
-      admin.reject(write(c.request), parseId(c.params.id));
+    .post("/api/v1/admin/accounts/:id/approve", async (c) => render(await admin.approve(write(c.request), parseId(c.params.id))))
+    .post("/api/v1/admin/accounts/:id/reject", async (c) => {
+      await admin.reject(write(c.request), parseId(c.params.id));
       return {};
     })
-    .post("/api/v1/admin/accounts/:id/unsuspend", (c) => render(admin.unsuspend(write(c.request), parseId(c.params.id))))
-    .post("/api/v1/admin/accounts/:id/unsilence", (c) => render(admin.unsilence(write(c.request), parseId(c.params.id))))
+    .post("/api/v1/admin/accounts/:id/unsuspend", async (c) => render(await admin.unsuspend(write(c.request), parseId(c.params.id))))
+    .post("/api/v1/admin/accounts/:id/unsilence", async (c) => render(await admin.unsilence(write(c.request), parseId(c.params.id))))
     // Nobody is disabled or sensitized here: these answer the account as it is, to those who may ask.
     .post("/api/v1/admin/accounts/:id/enable", (c) => render(admin.unchanged(write(c.request), parseId(c.params.id), true)))
     .post("/api/v1/admin/accounts/:id/unsensitive", (c) => render(admin.unchanged(write(c.request), parseId(c.params.id), false)))
-    .delete("/api/v1/admin/accounts/:id", (c) => {
-      admin.remove(write(c.request), parseId(c.params.id));
+    .delete("/api/v1/admin/accounts/:id", async (c) => {
+      await admin.remove(write(c.request), parseId(c.params.id));
       return {};
     });
 }

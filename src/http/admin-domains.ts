@@ -26,44 +26,44 @@ export function adminDomainRoutes(ctx: AppContext) {
   const allows = { read: scope("read", "domain_allows"), write: scope("write", "domain_allows") };
 
   return new Elysia()
-    .get("/api/v1/admin/domain_blocks", (c) => {
+    .get("/api/v1/admin/domain_blocks", async (c) => {
       const actor = blocks.read(c.request);
       const page = pageParams(input(c), 100, 200);
-      const rows = domains.blocks(actor, page);
+      const rows = await domains.blocks(actor, page);
       link(c.request, c.set, rows, page.limit);
       return rows.map(serializeDomainBlock);
     })
-    .get("/api/v1/admin/domain_blocks/:id", (c) => serializeDomainBlock(domains.block(blocks.read(c.request), parseId(c.params.id))))
-    .post("/api/v1/admin/domain_blocks", (c) => {
+    .get("/api/v1/admin/domain_blocks/:id", async (c) => serializeDomainBlock(await domains.block(blocks.read(c.request), parseId(c.params.id))))
+    .post("/api/v1/admin/domain_blocks", async (c) => {
       const actor = blocks.write(c.request);
       const p = input(c);
       try {
-        return serializeDomainBlock(domains.createBlock(actor, { domain: str(p.domain, "domain"), severity: str(p.severity, "severity") }));
+        return serializeDomainBlock(await domains.createBlock(actor, { domain: str(p.domain, "domain"), severity: str(p.severity, "severity") }));
       } catch (e) {
         // REST::Admin::ExistingDomainBlockErrorSerializer: the words, and the block in force.
         if (e instanceof ExistingDomainBlock) return jsonResponse({ error: e.message, existing_domain_block: serializeDomainBlock(e.block) }, 422);
         throw e;
       }
     })
-    .put("/api/v1/admin/domain_blocks/:id", (c) => {
+    .put("/api/v1/admin/domain_blocks/:id", async (c) => {
       const actor = blocks.write(c.request);
-      return serializeDomainBlock(domains.updateBlock(actor, parseId(c.params.id), { severity: str(input(c).severity, "severity") }));
+      return serializeDomainBlock(await domains.updateBlock(actor, parseId(c.params.id), { severity: str(input(c).severity, "severity") }));
     })
-    .delete("/api/v1/admin/domain_blocks/:id", (c) => {
-      domains.removeBlock(blocks.write(c.request), parseId(c.params.id));
+    .delete("/api/v1/admin/domain_blocks/:id", async (c) => {
+      await domains.removeBlock(blocks.write(c.request), parseId(c.params.id));
       return {};
     })
-    .get("/api/v1/admin/domain_allows", (c) => {
+    .get("/api/v1/admin/domain_allows", async (c) => {
       const actor = allows.read(c.request);
       const page = pageParams(input(c), 100, 200);
-      const rows = domains.allows(actor, page);
+      const rows = await domains.allows(actor, page);
       link(c.request, c.set, rows, page.limit);
       return rows.map(serializeDomainAllow);
     })
-    .get("/api/v1/admin/domain_allows/:id", (c) => serializeDomainAllow(domains.allow(allows.read(c.request), parseId(c.params.id))))
-    .post("/api/v1/admin/domain_allows", (c) => serializeDomainAllow(domains.createAllow(allows.write(c.request), { domain: str(input(c).domain, "domain") })))
-    .delete("/api/v1/admin/domain_allows/:id", (c) => {
-      domains.removeAllow(allows.write(c.request), parseId(c.params.id));
+    .get("/api/v1/admin/domain_allows/:id", async (c) => serializeDomainAllow(await domains.allow(allows.read(c.request), parseId(c.params.id))))
+    .post("/api/v1/admin/domain_allows", async (c) => serializeDomainAllow(await domains.createAllow(allows.write(c.request), { domain: str(input(c).domain, "domain") })))
+    .delete("/api/v1/admin/domain_allows/:id", async (c) => {
+      await domains.removeAllow(allows.write(c.request), parseId(c.params.id));
       return {};
     });
 }

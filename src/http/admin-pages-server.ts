@@ -54,8 +54,8 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
   const page = (render: Render) => (c: { request: Request }) => pages.show(c, render, "admin");
   const post = (render: Render, act: Act) => (c: { request: Request; body?: unknown }) => pages.act(c, act, render, "admin");
 
-  const blocks = ({ viewer, csrf }: PageRequest) => domainsPage("blocks", domains.blocks(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
-  const allows = ({ viewer, csrf }: PageRequest) => domainsPage("allows", domains.allows(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
+  const blocks = async ({ viewer, csrf }: PageRequest) => domainsPage("blocks", await domains.blocks(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
+  const allows = async ({ viewer, csrf }: PageRequest) => domainsPage("allows", await domains.allows(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
   const relays = async ({ viewer, csrf }: PageRequest) => relaysPage(await services.federationHealth.relays(actor(viewer)), csrf);
   const emojis = async ({ csrf }: PageRequest) => emojisPage((await services.customEmojis.list()).map((row) => ({ row, url: services.customEmojis.entity(row).url })), csrf);
   const rules = ({ csrf }: PageRequest) => rulesPage(services.instanceInfo.rules(), csrf);
@@ -64,9 +64,9 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
     settingsPage(services.instanceInfo.extendedDescriptionSource().text, { ...services.instanceInfo.registrationsMode(), setting: services.instanceInfo.registrationsSetting }, csrf);
   const invites = async ({ csrf }: PageRequest) => adminInvitesPage(await services.invites.list(), csrf);
   const health = async ({ viewer }: PageRequest) => healthPage(await services.federationHealth.report(actor(viewer)), ctx.clock.now());
-  const auditLog = ({ params }: PageRequest) => {
+  const auditLog = async ({ params }: PageRequest) => {
     const p = pageParams(params, 50, 100);
-    const rows = services.auditLog.list(p);
+    const rows = await services.auditLog.list(p);
     const entries: AuditLogView[] = rows.map((entry) => ({ entry, actor: entry.accountId === null ? null : (services.accounts.findById(entry.accountId) ?? null) }));
     return auditLogPage(
       entries,
@@ -83,9 +83,9 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
     .get("/admin/domain_blocks", page(blocks))
     .post(
       "/admin/domain_blocks",
-      post(blocks, ({ viewer, params }) => {
+      post(blocks, async ({ viewer, params }) => {
         try {
-          const row = domains.createBlock(actor(viewer), { domain: field(params, "domain") });
+          const row = await domains.createBlock(actor(viewer), { domain: field(params, "domain") });
           return { notice: `${row.domain} is blocked.` };
         } catch (e) {
           // The block already in force, named (Mastodon's ExistingDomainBlockErrorSerializer's words).
@@ -95,24 +95,24 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
       }),
     )
     .post("/admin/domain_blocks/:id/delete", (c) =>
-      post(blocks, ({ viewer }) => {
-        const row = domains.block(actor(viewer), pathId(c.params.id));
-        domains.removeBlock(actor(viewer), row.id);
+      post(blocks, async ({ viewer }) => {
+        const row = await domains.block(actor(viewer), pathId(c.params.id));
+        await domains.removeBlock(actor(viewer), row.id);
         return { notice: `${row.domain} is no longer blocked.`, to: "/admin/domain_blocks" };
       })(c),
     )
     .get("/admin/domain_allows", page(allows))
     .post(
       "/admin/domain_allows",
-      post(allows, ({ viewer, params }) => {
-        const row = domains.createAllow(actor(viewer), { domain: field(params, "domain") });
+      post(allows, async ({ viewer, params }) => {
+        const row = await domains.createAllow(actor(viewer), { domain: field(params, "domain") });
         return { notice: `${row.domain} is allowed.` };
       }),
     )
     .post("/admin/domain_allows/:id/delete", (c) =>
-      post(allows, ({ viewer }) => {
-        const row = domains.allow(actor(viewer), pathId(c.params.id));
-        domains.removeAllow(actor(viewer), row.id);
+      post(allows, async ({ viewer }) => {
+        const row = await domains.allow(actor(viewer), pathId(c.params.id));
+        await domains.removeAllow(actor(viewer), row.id);
         return { notice: `${row.domain} is no longer allowed.`, to: "/admin/domain_allows" };
       })(c),
     )
@@ -130,8 +130,8 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
     )
     .post(
       "/admin/relays/delete",
-      post(relays, ({ viewer, params }) => {
-        const relay = instance.removeRelay(actor(viewer), field(params, "url") ?? "");
+      post(relays, async ({ viewer, params }) => {
+        const relay = await instance.removeRelay(actor(viewer), field(params, "url") ?? "");
         return { notice: `${relay.url} is removed.`, to: "/admin/relays" };
       }),
     )
@@ -147,31 +147,31 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
     )
     .post(
       "/admin/custom_emojis/delete",
-      post(emojis, ({ viewer, params }) => {
+      post(emojis, async ({ viewer, params }) => {
         const shortcode = field(params, "shortcode") ?? "";
-        instance.removeEmoji(actor(viewer), shortcode);
+        await instance.removeEmoji(actor(viewer), shortcode);
         return { notice: `:${shortcode}: is removed.`, to: "/admin/custom_emojis" };
       }),
     )
     .get("/admin/rules", page(rules))
     .post(
       "/admin/rules",
-      post(rules, ({ viewer, params }) => {
-        instance.addRule(actor(viewer), field(params, "text") ?? "", field(params, "hint"));
+      post(rules, async ({ viewer, params }) => {
+        await instance.addRule(actor(viewer), field(params, "text") ?? "", field(params, "hint"));
         return { notice: "The rule is added." };
       }),
     )
     .post("/admin/rules/:id/delete", (c) =>
-      post(rules, ({ viewer }) => {
-        instance.removeRule(actor(viewer), pathId(c.params.id));
+      post(rules, async ({ viewer }) => {
+        await instance.removeRule(actor(viewer), pathId(c.params.id));
         return { notice: "The rule is removed.", to: "/admin/rules" };
       })(c).catch(notFoundPage(pages, "rule")),
     )
     .get("/admin/announcements", page(announcements))
     .post(
       "/admin/announcements",
-      post(announcements, ({ viewer, params }) => {
-        instance.addAnnouncement(actor(viewer), {
+      post(announcements, async ({ viewer, params }) => {
+        await instance.addAnnouncement(actor(viewer), {
           text: field(params, "text") ?? "",
           startsAt: dateField(params, "starts_at", "Starts"),
           endsAt: dateField(params, "ends_at", "Ends"),
@@ -180,34 +180,34 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
       }),
     )
     .post("/admin/announcements/:id/delete", (c) =>
-      post(announcements, ({ viewer }) => {
-        instance.removeAnnouncement(actor(viewer), pathId(c.params.id));
+      post(announcements, async ({ viewer }) => {
+        await instance.removeAnnouncement(actor(viewer), pathId(c.params.id));
         return { notice: "The announcement is removed.", to: "/admin/announcements" };
       })(c),
     )
     .get("/admin/settings", page(settings))
     .post(
       "/admin/settings",
-      post(settings, ({ viewer, params }) => {
-        instance.setDescription(actor(viewer), field(params, "extended_description") ?? "");
+      post(settings, async ({ viewer, params }) => {
+        await instance.setDescription(actor(viewer), field(params, "extended_description") ?? "");
         return { notice: "Changes successfully saved!" };
       }),
     )
     .post(
       "/admin/settings/registrations",
-      post(settings, ({ viewer, params }) => {
+      post(settings, async ({ viewer, params }) => {
         const value = field(params, "registrations_mode") ?? "";
         const mode = value === "setting" ? null : REGISTRATIONS_MODES.find((m) => m === value);
         // Form::AdminSettings' inclusion validation, in Rails' words.
         if (mode === undefined) throw validationFailed("Registrations mode is not included in the list");
-        instance.setRegistrationsMode(actor(viewer), mode);
+        await instance.setRegistrationsMode(actor(viewer), mode);
         return { notice: "Changes successfully saved!", to: "/admin/settings" };
       }),
     )
     .get("/admin/invites", page(invites))
     .post("/admin/invites/:id/revoke", (c) =>
-      post(invites, ({ viewer }) => {
-        const result = instance.revokeInvite(actor(viewer), pathId(c.params.id));
+      post(invites, async ({ viewer }) => {
+        const result = await instance.revokeInvite(actor(viewer), pathId(c.params.id));
         return { notice: result === "revoked" ? "The invite is revoked: its link lets nobody in now." : "That invite had already expired.", to: "/admin/invites" };
       })(c).catch(notFoundPage(pages, "invite")),
     )

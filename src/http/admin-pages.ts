@@ -43,10 +43,10 @@ export function adminPageRoutes(ctx: AppContext) {
   const reports = services.adminReports;
   const actor = (viewer: Viewer): StaffActor => admin.actorFor(viewer.account.id);
 
-  const accountsList = ({ viewer, params }: PageRequest) => {
+  const accountsList = async ({ viewer, params }: PageRequest) => {
     const filter = { origin: field(params, "origin") || "local", status: field(params, "status") ?? "", username: field(params, "username") ?? "" };
     const page = pageParams(params, 50, 100);
-    const views = admin.list(actor(viewer), { origin: filter.origin, status: filter.status || undefined, username: filter.username || undefined }, page);
+    const views = await admin.list(actor(viewer), { origin: filter.origin, status: filter.status || undefined, username: filter.username || undefined }, page);
     return accountsPage(
       views,
       filter,
@@ -71,12 +71,12 @@ export function adminPageRoutes(ctx: AppContext) {
       canDisableTwoFactor: view.user !== null && can(role, "manage_user_access") && overrides(role, roleOf(view.user.role)),
     });
   };
-  const reportsList = ({ viewer, params }: PageRequest) => {
+  const reportsList = async ({ viewer, params }: PageRequest) => {
     const resolved = field(params, "resolved") === "1";
-    return reportsPage(reports.list(actor(viewer), { resolved }, { limit: 100 }), resolved);
+    return reportsPage(await reports.list(actor(viewer), { resolved }, { limit: 100 }), resolved);
   };
-  const reportDetail = (id: number | null) => ({ viewer, csrf }: PageRequest) => {
-    const view = reports.get(actor(viewer), id);
+  const reportDetail = (id: number | null) => async ({ viewer, csrf }: PageRequest) => {
+    const view = await reports.get(actor(viewer), id);
     const statuses = view.statusIds.flatMap((s) => services.reader.findRow(s) ?? []);
     // The account's page is for admins (ADMIN_AREA): a moderator is not shown a link to a 403.
     return reportPage(view, statuses, csrf, hasRole(viewer.role, "admin"));
@@ -116,46 +116,46 @@ export function adminPageRoutes(ctx: AppContext) {
     .get("/admin/accounts", (c) => pages.show(c, accountsList, "admin"))
     .get("/admin/accounts/:id", (c) => pages.show(c, accountDetail(parseId(c.params.id)), "admin").catch(notFoundPage(pages, "account")))
     .post(
-      ...onAccount("approve", (a, id) => {
-        admin.approve(a, id);
+      ...onAccount("approve", async (a, id) => {
+        await admin.approve(a, id);
         return { notice: `${named(id)} is approved: it can sign in now.` };
       }),
     )
     .post(
-      ...onAccount("reject", (a, id) => {
+      ...onAccount("reject", async (a, id) => {
         const name = named(id);
-        admin.reject(a, id);
+        await admin.reject(a, id);
         return { notice: `${name}'s sign-up is rejected and removed.`, to: "/admin/accounts?status=pending" };
       }),
     )
     .post(
-      ...onAccount("suspend", (a, id) => {
-        admin.suspend(a, id);
+      ...onAccount("suspend", async (a, id) => {
+        await admin.suspend(a, id);
         return { notice: `${named(id)} is suspended.` };
       }),
     )
     .post(
-      ...onAccount("unsuspend", (a, id) => {
-        admin.unsuspend(a, id);
+      ...onAccount("unsuspend", async (a, id) => {
+        await admin.unsuspend(a, id);
         return { notice: `${named(id)} is no longer suspended.` };
       }),
     )
     .post(
-      ...onAccount("silence", (a, id) => {
-        admin.silence(a, id);
+      ...onAccount("silence", async (a, id) => {
+        await admin.silence(a, id);
         return { notice: `${named(id)} is limited.` };
       }),
     )
     .post(
-      ...onAccount("unsilence", (a, id) => {
-        admin.unsilence(a, id);
+      ...onAccount("unsilence", async (a, id) => {
+        await admin.unsilence(a, id);
         return { notice: `${named(id)} is no longer limited.` };
       }),
     )
     .post(
-      ...onAccount("delete", (a, id) => {
+      ...onAccount("delete", async (a, id) => {
         const name = named(id);
-        admin.remove(a, id);
+        await admin.remove(a, id);
         return { notice: `${name}'s data is deleted.` };
       }),
     )
@@ -168,54 +168,54 @@ export function adminPageRoutes(ctx: AppContext) {
       }),
     )
     .post(
-      ...onAccount("disable_2fa", (a, id) => {
-        admin.disableTwoFactor(a, id);
+      ...onAccount("disable_2fa", async (a, id) => {
+        await admin.disableTwoFactor(a, id);
         return { notice: `Two-factor sign-in is off for ${named(id)}: the password alone signs it in now.` };
       }),
     )
     .post(
-      ...onAccount("role", (a, id, params) => {
-        const view = admin.changeRole(a, id, field(params, "role") ?? "");
+      ...onAccount("role", async (a, id, params) => {
+        const view = await admin.changeRole(a, id, field(params, "role") ?? "");
         return { notice: `${named(id)} is now ${roleOf(view.user?.role)}.` };
       }),
     )
     .get("/admin/reports", (c) => pages.show(c, reportsList))
     .get("/admin/reports/:id", (c) => pages.show(c, reportDetail(parseId(c.params.id))).catch(notFoundPage(pages, "report")))
     .post(
-      ...onReport("resolve", (a, id) => {
-        reports.resolve(a, id);
+      ...onReport("resolve", async (a, id) => {
+        await reports.resolve(a, id);
         return { notice: `Report #${id} is resolved.` };
       }),
     )
     .post(
-      ...onReport("reopen", (a, id) => {
-        reports.reopen(a, id);
+      ...onReport("reopen", async (a, id) => {
+        await reports.reopen(a, id);
         return { notice: `Report #${id} is open again.` };
       }),
     )
     .post(
-      ...onReport("assign_to_self", (a, id) => {
-        reports.assignToSelf(a, id);
+      ...onReport("assign_to_self", async (a, id) => {
+        await reports.assignToSelf(a, id);
         return { notice: `Report #${id} is assigned to you.` };
       }),
     )
     .post(
-      ...onReport("unassign", (a, id) => {
-        reports.unassign(a, id);
+      ...onReport("unassign", async (a, id) => {
+        await reports.unassign(a, id);
         return { notice: `Report #${id} is assigned to nobody.` };
       }),
     )
     .post(
-      ...onReport("silence", (a, id) => {
-        const target = reports.get(a, id).target.account.id;
-        admin.act(a, target, { type: "silence", reportId: id });
+      ...onReport("silence", async (a, id) => {
+        const target = (await reports.get(a, id)).target.account.id;
+        await admin.act(a, target, { type: "silence", reportId: id });
         return { notice: `${named(target)} is limited, and its reports are resolved.` };
       }),
     )
     .post(
-      ...onReport("suspend", (a, id) => {
-        const target = reports.get(a, id).target.account.id;
-        admin.act(a, target, { type: "suspend", reportId: id });
+      ...onReport("suspend", async (a, id) => {
+        const target = (await reports.get(a, id)).target.account.id;
+        await admin.act(a, target, { type: "suspend", reportId: id });
         return { notice: `${named(target)} is suspended, and its reports are resolved.` };
       }),
     )
@@ -224,8 +224,8 @@ export function adminPageRoutes(ctx: AppContext) {
       return pages
         .act(
           c,
-          ({ viewer }) => {
-            reports.removeStatus(actor(viewer), id, pathId(c.params.status_id));
+          async ({ viewer }) => {
+            await reports.removeStatus(actor(viewer), id, pathId(c.params.status_id));
             return { notice: "The status is deleted.", to: `/admin/reports/${id}` };
           },
           reportDetail(id),

@@ -233,11 +233,11 @@ export function createServices(deps: ServiceDeps) {
   const reports = new ReportService(port, db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader, reports);
   // Staff actions (src/services/admin): on accounts, reports and domains, each in the audit log.
-  const auditLog = new AuditLog(db, ids, clock);
-  const adminReports = new AdminReports(db, clock, accounts, reader, removal, instanceInfo, auditLog);
-  const accountPurge = new AccountPurge(db, events, follows, removal, tokens, webSessions, new ProfileImageService(storage));
-  const adminAccounts = new AdminAccounts(db, clock, accounts, accountPurge, auditLog, adminReports, events, twoFactor);
-  const adminDomains = new AdminDomains(db, federationDomains, auditLog);
+  const auditLog = new AuditLog(port, ids, clock);
+  const adminReports = new AdminReports(port, clock, accounts, reader, removal, instanceInfo, auditLog);
+  const accountPurge = new AccountPurge(port, events, follows, removal, tokens, webSessions, new ProfileImageService(storage));
+  const adminAccounts = new AdminAccounts(port, clock, accounts, accountPurge, auditLog, adminReports, events, twoFactor);
+  const adminDomains = new AdminDomains(port, federationDomains, auditLog);
 
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);
@@ -248,7 +248,7 @@ export function createServices(deps: ServiceDeps) {
   // Relays the instance actor follows: what they bring fills the federated timeline.
   const relays = new Relays(db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
   // The admin pages' changes to the server itself (relays, emojis, rules, announcements, description), each in the audit log.
-  const adminInstance = new AdminInstance(db, auditLog, relays, customEmojis, instanceInfo, announcements, invites);
+  const adminInstance = new AdminInstance(port, auditLog, relays, customEmojis, instanceInfo, announcements, invites);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(db, clock), writes);
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
@@ -302,7 +302,7 @@ export function createServices(deps: ServiceDeps) {
   const linkCards = new LinkCards(db, ids, clock, renderCache, writes, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));
   // Remote statuses' images are copied here when the operator asked for it.
   const federationHealth = new FederationHealth({
-    db,
+    db: port,
     clock,
     dataDir: config.dataDir,
     databaseFile: DATABASE_FILE,

@@ -244,11 +244,11 @@ describe("a registrations mode saved by an admin", () => {
     let server = await startTestServer({ REGISTRATIONS: "open" });
     try {
       const { adminInstance } = server.ctx.services;
-      adminInstance.setRegistrationsMode(OPERATOR, "closed");
+      await adminInstance.setRegistrationsMode(OPERATOR, "closed");
       server = await server.restart();
       const closed = await new Client(server.base).get("/api/v1/instance");
       expect([closed.body.registrations, server.ctx.services.registrations.mode]).toEqual([false, "closed"]);
-      server.ctx.services.adminInstance.setRegistrationsMode(OPERATOR, null);
+      await server.ctx.services.adminInstance.setRegistrationsMode(OPERATOR, null);
       expect((await new Client(server.base).get("/api/v1/instance")).body.registrations).toBe(true);
     } finally {
       await server.close();

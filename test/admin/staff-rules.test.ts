@@ -14,14 +14,14 @@ beforeAll(async () => {
   t = await startTestServices();
   for (const [name, role] of [["olive", "owner"], ["adam", "admin"], ["ada", "admin"], ["mona", "moderator"], ["uma", "user"]] as const) {
     ids[name] = (await t.local(name)).id;
-    if (role !== "user") t.services.adminAccounts.changeRole(OPERATOR, ids[name]!, role);
+    if (role !== "user") await t.services.adminAccounts.changeRole(OPERATOR, ids[name]!, role);
   }
 });
 afterAll(() => t?.close());
 
-function refused(run: () => unknown, status = 403, error = "This action is not allowed") {
+async function refused(run: () => unknown, status = 403, error = "This action is not allowed") {
   try {
-    run();
+    await run();
   } catch (e) {
     expect(e).toBeInstanceOf(ApiError);
     expect([(e as ApiError).status, (e as ApiError).message]).toEqual([status, error]);
@@ -33,18 +33,18 @@ function refused(run: () => unknown, status = 403, error = "This action is not a
 const roleOf = (name: string) => t.services.accounts.user(ids[name]!)!.role;
 
 describe("changing roles (UserPolicy#change_role?)", () => {
-  test("an admin gives roles up to its own to those below it; never above, never to its equals or the owner", () => {
+  test("an admin gives roles up to its own to those below it; never above, never to its equals or the owner", async () => {
     const before = lines().length;
-    refused(() => t.services.adminAccounts.changeRole(actor("mona"), ids.uma!, "moderator"));
-    refused(() => t.services.adminAccounts.changeRole(actor("adam"), ids.uma!, "owner"));
-    refused(() => t.services.adminAccounts.changeRole(actor("adam"), ids.ada!, "user"));
-    refused(() => t.services.adminAccounts.changeRole(actor("adam"), ids.olive!, "user"));
-    refused(() => t.services.adminAccounts.changeRole(actor("adam"), ids.uma!, "captain"), 422, "Validation failed: Role is not included in the list");
+    await refused(() => t.services.adminAccounts.changeRole(actor("mona"), ids.uma!, "moderator"));
+    await refused(() => t.services.adminAccounts.changeRole(actor("adam"), ids.uma!, "owner"));
+    await refused(() => t.services.adminAccounts.changeRole(actor("adam"), ids.ada!, "user"));
+    await refused(() => t.services.adminAccounts.changeRole(actor("adam"), ids.olive!, "user"));
+    await refused(() => t.services.adminAccounts.changeRole(actor("adam"), ids.uma!, "captain"), 422, "Validation failed: Role is not included in the list");
     expect([roleOf("uma"), roleOf("ada"), roleOf("olive")]).toEqual(["user", "admin", "owner"]);
     expect(lines().length).toBe(before);
-    t.services.adminAccounts.changeRole(actor("adam"), ids.uma!, "admin");
+    await t.services.adminAccounts.changeRole(actor("adam"), ids.uma!, "admin");
     expect(roleOf("uma")).toBe("admin");
-    t.services.adminAccounts.changeRole(actor("olive"), ids.uma!, "user");
+    await t.services.adminAccounts.changeRole(actor("olive"), ids.uma!, "user");
     expect(lines().slice(before)).toEqual([
       { action: "change_role", account_id: ids.adam! },
       { action: "change_role", account_id: ids.olive! },
@@ -76,11 +76,11 @@ describe("deleting a reported status", () => {
     const other = await t.post(author, { text: "not reported" });
     const report = await t.services.reports.create(ids.ada!, { accountId: author.id, statusIds: [reported.id], ruleIds: [] });
     const before = lines().length;
-    refused(() => t.services.adminReports.removeStatus(actor("uma"), report.report.id, reported.id));
-    refused(() => t.services.adminReports.removeStatus(actor("mona"), report.report.id, other.id), 404, "Record not found");
+    await refused(() => t.services.adminReports.removeStatus(actor("uma"), report.report.id, reported.id));
+    await refused(() => t.services.adminReports.removeStatus(actor("mona"), report.report.id, other.id), 404, "Record not found");
     expect(t.services.reader.findRow(reported.id)).toBeDefined();
     expect(lines().length).toBe(before);
-    t.services.adminReports.removeStatus(actor("mona"), report.report.id, reported.id);
+    await t.services.adminReports.removeStatus(actor("mona"), report.report.id, reported.id);
     expect(t.services.reader.findRow(reported.id)).toBeUndefined();
     expect(t.services.reader.findRow(other.id)).toBeDefined();
     expect(lines().slice(before)).toEqual([{ action: "destroy", account_id: ids.mona! }]);

@@ -48,7 +48,7 @@ describe("admin.report", () => {
     expect((await carol.client.post("/api/v1/reports", { json: { account_id: bob.id, comment: "me too" } })).status).toBe(200);
     expect(await reportsOf(owner)).toHaveLength(1);
 
-    for (const r of await server.ctx.services.reports.list(false)) server.ctx.services.adminReports.resolve(OPERATOR, r.report.id);
+    for (const r of await server.ctx.services.reports.list(false)) await server.ctx.services.adminReports.resolve(OPERATOR, r.report.id);
     const next = await carol.client.post("/api/v1/reports", { json: { account_id: bob.id, comment: "still at it" } });
     const list = await reportsOf(owner);
     expect(list).toHaveLength(2);

@@ -8,7 +8,7 @@ export const ADMIN_SCOPES = "read write follow push admin:read admin:write";
 /** A user with a staff role (given as the operator gives it, at the command line) and a token with the admin scopes. */
 export async function createStaff(server: TestServer, username: string, role: Role, scopes = ADMIN_SCOPES): Promise<TestUser> {
   const user = await createUser(server, username, { scopes });
-  if (role !== "user") server.ctx.services.adminAccounts.changeRole(OPERATOR, user.account.id, role);
+  if (role !== "user") await server.ctx.services.adminAccounts.changeRole(OPERATOR, user.account.id, role);
   return user;
 }
 

@@ -1,6 +1,5 @@
 import { and, eq, isNotNull, or } from "drizzle-orm";
-import type { Db } from "../../db/connection.ts";
-import { accounts, followRequests, follows, statuses, users } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import type { EventBus } from "../../infra/events.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { ProfileImageService } from "../accounts/profile-images.ts";
@@ -11,11 +10,13 @@ import type { RemovalService } from "../statuses/removal.ts";
 /**
  * What suspending and deleting an account take away, as Mastodon's SuspendAccountService and
  * DeleteAccountService do. Each runs inside the caller's transaction; what the outside is told
- * follows from the events emitted (the table in consequences.ts).
+ * follows from the events emitted (the table in consequences.ts). The services it calls (follows,
+ * removal, tokens, sessions) are not on the port yet: synchronous, they join the caller's
+ * transaction.
  */
 export class AccountPurge {
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private events: EventBus,
     private follows: FollowService,
     private removal: RemovalService,
@@ -39,8 +40,9 @@ export class AccountPurge {
    * A remote account suspended here may not go on reading local accounts' posts through its
    * follows: each is removed and answered with Reject (Mastodon's reject_remote_follows!).
    */
-  rejectFollowsOf(accountId: number): void {
-    const followed = this.db.select({ target: follows.targetAccountId }).from(follows).where(eq(follows.accountId, accountId)).all();
+  async rejectFollowsOf(accountId: number): Promise<void> {
+    const { follows } = this.db.tables;
+    const followed = await this.db.orm.select({ target: follows.targetAccountId }).from(follows).where(eq(follows.accountId, accountId));
     for (const { target } of followed) {
       this.follows.removeFollow(accountId, target);
       this.events.emit({ type: "follow.rejected", accountId, targetAccountId: target });
@@ -55,36 +57,35 @@ export class AccountPurge {
    * again. Returns the remote accounts that followed it, which a local account's Delete is sent
    * to, and its avatar and header files, for the caller to remove once the deletion is committed.
    */
-  purge(accountId: number, now: number): { remoteFollowers: number[]; files: string[] } {
-    const row = this.db.select().from(accounts).where(eq(accounts.id, accountId)).get();
+  async purge(accountId: number, now: number): Promise<{ remoteFollowers: number[]; files: string[] }> {
+    const { accounts, followRequests, follows, statuses, users } = this.db.tables;
+    const orm = this.db.orm;
+    const [row] = await orm.select().from(accounts).where(eq(accounts.id, accountId)).limit(1);
     if (!row) return { remoteFollowers: [], files: [] };
     const remoteFollowers =
       row.domain === null
-        ? this.db
-            .select({ id: follows.accountId })
-            .from(follows)
-            .innerJoin(accounts, eq(accounts.id, follows.accountId))
-            .where(and(eq(follows.targetAccountId, accountId), isNotNull(accounts.domain)))
-            .all()
-            .map((r) => r.id)
+        ? (
+            await orm
+              .select({ id: follows.accountId })
+              .from(follows)
+              .innerJoin(accounts, eq(accounts.id, follows.accountId))
+              .where(and(eq(follows.targetAccountId, accountId), isNotNull(accounts.domain)))
+          ).map((r) => r.id)
         : [];
-    for (const status of this.db.select().from(statuses).where(eq(statuses.accountId, accountId)).all()) {
+    for (const status of await orm.select().from(statuses).where(eq(statuses.accountId, accountId))) {
       // A boost of its that an earlier removal took along (its own status boosted) is gone already.
-      if (this.db.select({ id: statuses.id }).from(statuses).where(eq(statuses.id, status.id)).get()) this.removal.remove(status);
+      const [still] = await orm.select({ id: statuses.id }).from(statuses).where(eq(statuses.id, status.id)).limit(1);
+      if (still) this.removal.remove(status);
     }
-    if (row.domain !== null) this.rejectFollowsOf(accountId);
-    const pairs = this.db
+    if (row.domain !== null) await this.rejectFollowsOf(accountId);
+    const pairs = await orm
       .select({ accountId: follows.accountId, targetId: follows.targetAccountId })
       .from(follows)
-      .where(or(eq(follows.accountId, accountId), eq(follows.targetAccountId, accountId)))
-      .all();
+      .where(or(eq(follows.accountId, accountId), eq(follows.targetAccountId, accountId)));
     for (const pair of pairs) this.follows.removeFollow(pair.accountId, pair.targetId);
-    this.db
-      .delete(followRequests)
-      .where(or(eq(followRequests.accountId, accountId), eq(followRequests.targetAccountId, accountId)))
-      .run();
+    await orm.delete(followRequests).where(or(eq(followRequests.accountId, accountId), eq(followRequests.targetAccountId, accountId)));
     const files = [row.avatarFile, row.headerFile].filter((f): f is string => f !== null);
-    this.db
+    await orm
       .update(accounts)
       .set({
         suspendedAt: row.suspendedAt ?? now,
@@ -107,11 +108,10 @@ export class AccountPurge {
         movedToAccountId: null,
         alsoKnownAs: "[]",
       })
-      .where(eq(accounts.id, accountId))
-      .run();
+      .where(eq(accounts.id, accountId));
     if (row.domain === null) {
       this.signOut(accountId);
-      this.db.delete(users).where(eq(users.accountId, accountId)).run();
+      await orm.delete(users).where(eq(users.accountId, accountId));
     }
     return { remoteFollowers, files };
   }

@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
-import { accounts, users, type AccountRow, type UserRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import type { AccountRow, UserRow } from "../../db/schema.ts";
 import { ApiError, badRequest, forbidden, notFound, validationFailed } from "../../errors.ts";
 import { hashPassword, randomSecret } from "../../auth/secrets.ts";
 import type { EventBus } from "../../infra/events.ts";
@@ -32,6 +32,9 @@ export interface AccountFilter {
 const ORIGINS = ["local", "remote"];
 const STATUSES = ["active", "pending", "disabled", "silenced", "suspended", "sensitized"];
 
+/** A condition no row meets (`0` alone is no boolean to PostgreSQL). */
+const NOTHING = sql`1 = 0`;
+
 const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
@@ -44,7 +47,7 @@ const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\${c}`);
  */
 export class AdminAccounts {
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private clock: Clock,
     private accounts: AccountService,
     private purge: AccountPurge,
@@ -54,49 +57,76 @@ export class AdminAccounts {
     private twoFactor: TwoFactor,
   ) {}
 
+  /** Prepared list queries by shape (listQuery). */
+  private lists = new Map<string, ReturnType<AdminAccounts["listQuery"]>>();
+
   /** The staff actor a signed-in account is (its role as stored now). */
   actorFor(accountId: number): StaffActor {
     return { kind: "staff", accountId, role: roleOf(this.accounts.user(accountId)?.role) };
   }
 
-  list(actor: StaffActor, filter: AccountFilter, page: Page): AdminAccountView[] {
+  async list(actor: StaffActor, filter: AccountFilter, page: Page): Promise<AdminAccountView[]> {
     authorize(actor, "manage_users");
-    const conditions: (SQL | undefined)[] = [];
-    if (filter.origin !== undefined) {
-      if (!ORIGINS.includes(filter.origin)) throw badRequest(`Unknown origin: ${filter.origin}`);
-      conditions.push(filter.origin === "local" ? isNull(accounts.domain) : isNotNull(accounts.domain));
+    if (filter.origin !== undefined && !ORIGINS.includes(filter.origin)) throw badRequest(`Unknown origin: ${filter.origin}`);
+    if (filter.status !== undefined && !STATUSES.includes(filter.status)) throw badRequest(`Unknown status: ${filter.status}`);
+    const values = {
+      username: filter.username ? `${escapeLike(filter.username.toLowerCase())}%` : undefined,
+      displayName: filter.displayName ? `%${escapeLike(filter.displayName.toLowerCase())}%` : undefined,
+      email: filter.email ? `%${escapeLike(filter.email.toLowerCase())}%` : undefined,
+      byDomain: filter.byDomain ? filter.byDomain.trim().toLowerCase() : undefined,
+      maxId: page.maxId,
+      sinceId: page.sinceId,
+      minId: page.minId,
+      limit: page.limit,
+    };
+    // The query's shape: which conditions it has (values are placeholders), and the roles asked for.
+    const shape = [filter.origin, filter.status, filter.roles?.join(","), ...Object.entries(values).map(([k, v]) => (v === undefined ? "" : k))].join("|");
+    let query = this.lists.get(shape);
+    if (!query) {
+      // Few shapes are ever asked for; a flood of odd ones only costs building them again.
+      if (this.lists.size >= 64) this.lists.clear();
+      this.lists.set(shape, (query = this.listQuery(filter, values)));
     }
+    const rows = await query.execute(values);
+    const ordered = finishPage(rows, page.minId !== undefined);
+    const views = this.accounts.views(ordered.map((r) => r.account));
+    return views.map((account, i) => ({ account, user: ordered[i]!.user }));
+  }
+
+  /** The list's query for one shape of filter and page, prepared: building it costs more than running it. */
+  private listQuery(filter: AccountFilter, values: Record<string, string | number | undefined>) {
+    const { accounts, users } = this.db.tables;
+    const p = (name: string) => sql.placeholder(name) as unknown as string;
+    const conditions: (SQL | undefined)[] = [];
+    if (filter.origin !== undefined) conditions.push(filter.origin === "local" ? isNull(accounts.domain) : isNotNull(accounts.domain));
     if (filter.status !== undefined) {
-      if (!STATUSES.includes(filter.status)) throw badRequest(`Unknown status: ${filter.status}`);
       conditions.push(
         {
           active: isNull(accounts.suspendedAt),
-          pending: sql`${users.approved} = 0`,
+          pending: eq(users.approved, false),
           silenced: isNotNull(accounts.silencedAt),
           suspended: isNotNull(accounts.suspendedAt),
           // Neither is held here: nobody is disabled or sensitized.
-          disabled: sql`0`,
-          sensitized: sql`0`,
+          disabled: NOTHING,
+          sensitized: NOTHING,
         }[filter.status],
       );
     }
-    if (filter.username) conditions.push(sql`lower(${accounts.username}) LIKE ${`${escapeLike(filter.username.toLowerCase())}%`} ESCAPE '\\'`);
-    if (filter.displayName) conditions.push(sql`lower(${accounts.displayName}) LIKE ${`%${escapeLike(filter.displayName.toLowerCase())}%`} ESCAPE '\\'`);
-    if (filter.email) conditions.push(sql`lower(${users.email}) LIKE ${`%${escapeLike(filter.email.toLowerCase())}%`} ESCAPE '\\'`);
-    if (filter.byDomain) conditions.push(sql`lower(${accounts.domain}) = ${filter.byDomain.trim().toLowerCase()}`);
-    if (filter.roles) conditions.push(filter.roles.length ? inArray(users.role, filter.roles) : sql`0`);
-    const q = pageQuery(accounts.id, page);
-    const rows = this.db
+    if (values.username !== undefined) conditions.push(sql`lower(${accounts.username}) LIKE ${p("username")} ESCAPE '\\'`);
+    if (values.displayName !== undefined) conditions.push(sql`lower(${accounts.displayName}) LIKE ${p("displayName")} ESCAPE '\\'`);
+    if (values.email !== undefined) conditions.push(sql`lower(${users.email}) LIKE ${p("email")} ESCAPE '\\'`);
+    if (values.byDomain !== undefined) conditions.push(sql`lower(${accounts.domain}) = ${p("byDomain")}`);
+    if (filter.roles) conditions.push(filter.roles.length ? inArray(users.role, filter.roles) : NOTHING);
+    const id = (name: string) => (values[name] === undefined ? undefined : (sql.placeholder(name) as unknown as number));
+    const q = pageQuery(accounts.id, { limit: 0, maxId: id("maxId"), sinceId: id("sinceId"), minId: id("minId") });
+    return this.db.orm
       .select({ account: accounts, user: users })
       .from(accounts)
       .leftJoin(users, eq(users.accountId, accounts.id))
       .where(and(q.where, ...conditions))
       .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    const ordered = finishPage(rows, q.reverse);
-    const views = this.accounts.views(ordered.map((r) => r.account));
-    return views.map((account, i) => ({ account, user: ordered[i]!.user }));
+      .limit(sql.placeholder("limit") as unknown as number)
+      .prepare();
   }
 
   get(actor: StaffActor, id: number | null): AdminAccountView {
@@ -112,31 +142,33 @@ export class AdminAccounts {
     return account ? this.view(account) : null;
   }
 
-  approve(actor: StaffActor, id: number | null): AdminAccountView {
+  async approve(actor: StaffActor, id: number | null): Promise<AdminAccountView> {
     const { account, user } = this.localUser(id);
     if (!allowed(actor, "manage_users") || user.approved) throw forbidden();
-    this.db.transaction(() => {
-      this.db.update(users).set({ approved: true }).where(eq(users.accountId, account.id)).run();
-      this.log.record(actor, { action: "approve", targetType: "User", targetId: account.id, summary: account.username });
+    const { users } = this.db.tables;
+    await this.db.transaction(async () => {
+      await this.db.orm.update(users).set({ approved: true }).where(eq(users.accountId, account.id));
+      await this.log.record(actor, { action: "approve", targetType: "User", targetId: account.id, summary: account.username });
     });
     return this.view(this.target(account.id));
   }
 
   /** A sign-up refused: the account goes entirely, its name free again (DeleteAccountService without reserving it). */
-  reject(actor: StaffActor, id: number | null): void {
+  async reject(actor: StaffActor, id: number | null): Promise<void> {
     const { account, user } = this.localUser(id);
     if (!allowed(actor, "manage_users") || user.approved) throw forbidden();
-    this.db.transaction(() => {
-      this.log.record(actor, { action: "reject", targetType: "User", targetId: account.id, summary: account.username });
-      this.db.delete(accounts).where(eq(accounts.id, account.id)).run();
+    const { accounts } = this.db.tables;
+    await this.db.transaction(async () => {
+      await this.log.record(actor, { action: "reject", targetType: "User", targetId: account.id, summary: account.username });
+      await this.db.orm.delete(accounts).where(eq(accounts.id, account.id));
     });
   }
 
-  suspend(actor: StaffActor, id: number | null, reportId?: number | null): AdminAccountView {
+  suspend(actor: StaffActor, id: number | null, reportId?: number | null): Promise<AdminAccountView> {
     return this.act(actor, id, { type: "suspend", reportId });
   }
 
-  silence(actor: StaffActor, id: number | null, reportId?: number | null): AdminAccountView {
+  silence(actor: StaffActor, id: number | null, reportId?: number | null): Promise<AdminAccountView> {
     return this.act(actor, id, { type: "silence", reportId });
   }
 
@@ -145,47 +177,50 @@ export class AdminAccounts {
    * account, or nothing; every open report about it is resolved with it (with `none`, only
    * the report named).
    */
-  act(actor: StaffActor, id: number | null, input: { type?: string; reportId?: number | null; text?: string }): AdminAccountView {
+  async act(actor: StaffActor, id: number | null, input: { type?: string; reportId?: number | null; text?: string }): Promise<AdminAccountView> {
     const account = this.target(id);
     authorize(actor, "manage_users");
     const type = input.type ?? "";
     if (type === "") throw validationFailed("Type can't be blank");
     if (!(ACCOUNT_ACTION_TYPES as readonly string[]).includes(type)) throw validationFailed("Type is not included in the list");
-    const report = input.reportId === undefined || input.reportId === null ? null : this.reports.row(input.reportId);
+    const report = input.reportId === undefined || input.reportId === null ? null : await this.reports.find(input.reportId);
     if (input.reportId !== undefined && input.reportId !== null && !report) throw notFound();
     const now = this.clock.now();
-    this.db.transaction(() => {
-      if (type === "suspend") this.applySuspension(actor, account, now);
+    const { accounts } = this.db.tables;
+    await this.db.transaction(async () => {
+      if (type === "suspend") await this.applySuspension(actor, account, now);
       if (type === "silence") {
         if (!allowed(actor, "manage_users", "manage_reports") || !this.outranks(actor, account)) throw forbidden();
-        this.log.record(actor, { action: "silence", targetType: "Account", targetId: account.id, summary: acctOf(account) });
-        if (account.silencedAt === null) this.db.update(accounts).set({ silencedAt: now }).where(eq(accounts.id, account.id)).run();
+        await this.log.record(actor, { action: "silence", targetType: "Account", targetId: account.id, summary: acctOf(account) });
+        if (account.silencedAt === null) await this.db.orm.update(accounts).set({ silencedAt: now }).where(eq(accounts.id, account.id));
       }
-      const open = type === "none" ? (report && report.actionTakenAt === null ? [report.id] : []) : this.reports.openAbout(account.id);
-      for (const reportId of open) this.reports.resolveWithin(actor, reportId, now);
+      const open = type === "none" ? (report && report.actionTakenAt === null ? [report.id] : []) : await this.reports.openAbout(account.id);
+      for (const reportId of open) await this.reports.resolveWithin(actor, reportId, now);
     });
     return this.view(this.target(account.id));
   }
 
-  unsuspend(actor: StaffActor, id: number | null): AdminAccountView {
+  async unsuspend(actor: StaffActor, id: number | null): Promise<AdminAccountView> {
     const account = this.target(id);
     // AccountPolicy#unsuspend?: only what this server suspended, and a deleted account stays deleted.
     if (!allowed(actor, "manage_users") || account.suspendedAt === null || this.isDeleted(account)) throw forbidden();
-    this.db.transaction(() => {
-      this.db.update(accounts).set({ suspendedAt: null }).where(eq(accounts.id, account.id)).run();
-      this.log.record(actor, { action: "unsuspend", targetType: "Account", targetId: account.id, summary: acctOf(account) });
+    const { accounts } = this.db.tables;
+    await this.db.transaction(async () => {
+      await this.db.orm.update(accounts).set({ suspendedAt: null }).where(eq(accounts.id, account.id));
+      await this.log.record(actor, { action: "unsuspend", targetType: "Account", targetId: account.id, summary: acctOf(account) });
       if (account.domain === null) this.events.emit({ type: "account.updated", accountId: account.id });
     });
     return this.view(this.target(account.id));
   }
 
-  unsilence(actor: StaffActor, id: number | null): AdminAccountView {
+  async unsilence(actor: StaffActor, id: number | null): Promise<AdminAccountView> {
     const account = this.target(id);
     if (!allowed(actor, "manage_users")) throw forbidden();
+    const { accounts } = this.db.tables;
     if (account.silencedAt !== null) {
-      this.db.transaction(() => {
-        this.db.update(accounts).set({ silencedAt: null }).where(eq(accounts.id, account.id)).run();
-        this.log.record(actor, { action: "unsilence", targetType: "Account", targetId: account.id, summary: acctOf(account) });
+      await this.db.transaction(async () => {
+        await this.db.orm.update(accounts).set({ silencedAt: null }).where(eq(accounts.id, account.id));
+        await this.log.record(actor, { action: "unsilence", targetType: "Account", targetId: account.id, summary: acctOf(account) });
       });
     }
     return this.view(this.target(account.id));
@@ -202,13 +237,13 @@ export class AdminAccounts {
    * Deletes a suspended account's data (AccountPolicy#destroy?: suspended first, by a role that
    * may delete user data). The account stays as a tombstone: its name taken, its actor 410.
    */
-  remove(actor: StaffActor, id: number | null): void {
+  async remove(actor: StaffActor, id: number | null): Promise<void> {
     const account = this.target(id);
     if (!allowed(actor, "delete_user_data") || account.suspendedAt === null) throw forbidden();
     let files: string[] = [];
-    this.db.transaction(() => {
-      this.log.record(actor, { action: "destroy", targetType: "Account", targetId: account.id, summary: acctOf(account) });
-      const purged = this.purge.purge(account.id, this.clock.now());
+    await this.db.transaction(async () => {
+      await this.log.record(actor, { action: "destroy", targetType: "Account", targetId: account.id, summary: acctOf(account) });
+      const purged = await this.purge.purge(account.id, this.clock.now());
       files = purged.files;
       if (account.domain === null) this.events.emit({ type: "account.deleted", accountId: account.id, recipientIds: purged.remoteFollowers });
     });
@@ -226,10 +261,11 @@ export class AdminAccounts {
     if (chosen.length < 8) throw validationFailed("Password is too short (minimum is 8 characters)");
     if (chosen.length > 72) throw validationFailed("Password is too long (maximum is 72 characters)");
     const hash = await hashPassword(chosen);
-    this.db.transaction(() => {
-      this.db.update(users).set({ passwordHash: hash }).where(eq(users.accountId, account.id)).run();
+    const { users } = this.db.tables;
+    await this.db.transaction(async () => {
+      await this.db.orm.update(users).set({ passwordHash: hash }).where(eq(users.accountId, account.id));
       this.purge.signOut(account.id);
-      this.log.record(actor, { action: "reset_password", targetType: "User", targetId: account.id, summary: account.username });
+      await this.log.record(actor, { action: "reset_password", targetType: "User", targetId: account.id, summary: account.username });
     });
     return { account: this.view(this.target(account.id)), password: chosen };
   }
@@ -239,12 +275,13 @@ export class AdminAccounts {
    * (Admin::TwoFactorAuthenticationsController, UserPolicy#disable_2fa?: manage_user_access and a
    * role above theirs), logged as Mastodon logs it. Off already: refused, nothing logged.
    */
-  disableTwoFactor(actor: StaffActor, id: number | null): AdminAccountView {
+  async disableTwoFactor(actor: StaffActor, id: number | null): Promise<AdminAccountView> {
     const { account, user } = this.localUser(id);
     if (!allowed(actor, "manage_user_access") || !outranksRole(actor, roleOf(user.role))) throw forbidden();
-    this.db.transaction(() => {
+    await this.db.transaction(async () => {
+      // TwoFactor is not on the port yet: synchronous, it joins this transaction.
       if (!this.twoFactor.reset(account.id)) throw new ApiError(422, "Two-factor authentication is not enabled.");
-      this.log.record(actor, { action: "disable_2fa", targetType: "User", targetId: account.id, summary: account.username });
+      await this.log.record(actor, { action: "disable_2fa", targetType: "User", targetId: account.id, summary: account.username });
     });
     return this.view(this.target(account.id));
   }
@@ -253,38 +290,41 @@ export class AdminAccounts {
    * Gives a local user a role (UserPolicy#change_role?): by a role that manages roles and ranks
    * above the user, and never a role above the actor's own.
    */
-  changeRole(actor: StaffActor, id: number | null, role: string): AdminAccountView {
+  async changeRole(actor: StaffActor, id: number | null, role: string): Promise<AdminAccountView> {
     const { account, user } = this.localUser(id);
     if (!(ROLES as readonly string[]).includes(role)) throw validationFailed("Role is not included in the list");
     const next = role as Role;
     const current = roleOf(user.role);
     if (!allowed(actor, "manage_roles") || !outranksRole(actor, current) || (actor.kind === "staff" && overrides(next, actor.role))) throw forbidden();
     if (next !== current) {
-      this.db.transaction(() => {
-        this.db.update(users).set({ role: next }).where(eq(users.accountId, account.id)).run();
-        this.log.record(actor, { action: "change_role", targetType: "User", targetId: account.id, summary: `${account.username}: ${current} -> ${next}` });
+      const { users } = this.db.tables;
+      await this.db.transaction(async () => {
+        await this.db.orm.update(users).set({ role: next }).where(eq(users.accountId, account.id));
+        await this.log.record(actor, { action: "change_role", targetType: "User", targetId: account.id, summary: `${account.username}: ${current} -> ${next}` });
       });
     }
     return this.view(this.target(account.id));
   }
 
   /** Accounts with a staff role, for telling staff of something (sign-ups waiting, reports). */
-  staffIds(...roles: Role[]): number[] {
+  async staffIds(...roles: Role[]): Promise<number[]> {
     const wanted = roles.length ? roles : ROLES.filter(isStaff);
-    return this.db.select({ id: users.accountId }).from(users).where(inArray(users.role, wanted)).all().map((r) => r.id);
+    const { users } = this.db.tables;
+    return (await this.db.orm.select({ id: users.accountId }).from(users).where(inArray(users.role, wanted))).map((r) => r.id);
   }
 
-  private applySuspension(actor: StaffActor, account: AccountRow, now: number): void {
+  private async applySuspension(actor: StaffActor, account: AccountRow, now: number): Promise<void> {
     if (!allowed(actor, "manage_users", "manage_reports") || !this.outranks(actor, account)) throw forbidden();
-    this.log.record(actor, { action: "suspend", targetType: "Account", targetId: account.id, summary: acctOf(account) });
+    await this.log.record(actor, { action: "suspend", targetType: "Account", targetId: account.id, summary: acctOf(account) });
     if (account.suspendedAt !== null) return;
-    this.db.update(accounts).set({ suspendedAt: now }).where(eq(accounts.id, account.id)).run();
+    const { accounts } = this.db.tables;
+    await this.db.orm.update(accounts).set({ suspendedAt: now }).where(eq(accounts.id, account.id));
     if (account.domain === null) {
       this.purge.signOut(account.id);
       // Its followers' servers are sent its actor again, which says it is suspended.
       this.events.emit({ type: "account.updated", accountId: account.id });
     } else {
-      this.purge.rejectFollowsOf(account.id);
+      await this.purge.rejectFollowsOf(account.id);
     }
   }
 

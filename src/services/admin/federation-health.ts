@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { forbidden } from "../../errors.ts";
 import type { DeliveryQueueReport, FederationHealthReport, PeerCount, RelayHealth, StorageUsed } from "../../models/federation-health.ts";
 import { can } from "../../models/roles.ts";
@@ -18,7 +18,7 @@ const REMOTE_CACHE_DIRS = new Set(["remote_media", "remote_previews"]);
 const TOP_PEERS = 20;
 
 export interface FederationHealthDeps {
-  db: Db;
+  db: DatabasePort;
   clock: Clock;
   /** DATA_DIR: the database file and the media folder are in it. */
   dataDir: string;
@@ -47,7 +47,7 @@ export class FederationHealth {
     if (actor.kind === "staff" && !can(actor.role, "manage_federation")) throw forbidden();
     const queue = await this.deps.deliveryQueue();
     const relays = this.deps.relays.list().map((relay) => ({ relay, failing: queue.failing.find((f) => f.domain === hostOf(relay.inboxUrl)) ?? null }));
-    return { queue, peers: this.peers(), inbox: this.deps.traffic.inboxRate(), traffic: this.deps.traffic.hours(24), relays, storage: this.storageUsed() };
+    return { queue, peers: await this.peers(), inbox: this.deps.traffic.inboxRate(), traffic: this.deps.traffic.hours(24), relays, storage: this.storageUsed() };
   }
 
   /** The relays with whether deliveries to each fail (the relays page: no storage walk, no peers). */
@@ -57,15 +57,13 @@ export class FederationHealth {
     return this.deps.relays.list().map((relay) => ({ relay, failing: failing.find((f) => f.domain === hostOf(relay.inboxUrl)) ?? null }));
   }
 
-  private peers() {
-    const sqlite = this.deps.db.$client;
-    const totals = sqlite.query<{ domains: number; accounts: number }, []>("SELECT count(DISTINCT domain) AS domains, count(*) AS accounts FROM accounts WHERE domain IS NOT NULL").get() ?? {
+  private async peers() {
+    const db = this.deps.db;
+    const totals = (await db.get<{ domains: number; accounts: number }>("SELECT count(DISTINCT domain) AS domains, count(*) AS accounts FROM accounts WHERE domain IS NOT NULL")) ?? {
       domains: 0,
       accounts: 0,
     };
-    const top = sqlite
-      .query<PeerCount, [number]>("SELECT domain, count(*) AS accounts FROM accounts WHERE domain IS NOT NULL GROUP BY domain ORDER BY accounts DESC, domain LIMIT ?")
-      .all(TOP_PEERS);
+    const top = await db.all<PeerCount>("SELECT domain, count(*) AS accounts FROM accounts WHERE domain IS NOT NULL GROUP BY domain ORDER BY accounts DESC, domain LIMIT ?", [TOP_PEERS]);
     return { ...totals, top };
   }
 

@@ -1,4 +1,4 @@
-import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import type { AnnouncementRow, CustomEmojiRow, InstanceRuleRow, RelayRow } from "../../db/schema.ts";
 import { forbidden, notFound } from "../../errors.ts";
 import { can, type Permission } from "../../models/roles.ts";
@@ -19,7 +19,7 @@ import type { AuditLog, StaffActor } from "./audit-log.ts";
  */
 export class AdminInstance {
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private log: AuditLog,
     private relays: Relays,
     private emojis: CustomEmojiService,
@@ -32,16 +32,16 @@ export class AdminInstance {
   async addRelay(actor: StaffActor, url: string, kind?: RelayKind): Promise<{ relay: RelayRow; created: boolean; guessed: boolean }> {
     authorize(actor, "manage_federation");
     const added = await this.relays.add(url, kind);
-    if (added.created) this.log.record(actor, { action: "create", targetType: "Relay", targetId: added.relay.id, summary: added.relay.url });
+    if (added.created) await this.log.record(actor, { action: "create", targetType: "Relay", targetId: added.relay.id, summary: added.relay.url });
     return added;
   }
 
-  removeRelay(actor: StaffActor, url: string): RelayRow {
+  async removeRelay(actor: StaffActor, url: string): Promise<RelayRow> {
     authorize(actor, "manage_federation");
-    return this.db.transaction(() => {
+    return this.db.transaction(async () => {
       const relay = this.relays.remove(url);
       if (!relay) throw notFound();
-      this.log.record(actor, { action: "destroy", targetType: "Relay", targetId: relay.id, summary: relay.url });
+      await this.log.record(actor, { action: "destroy", targetType: "Relay", targetId: relay.id, summary: relay.url });
       return relay;
     });
   }
@@ -50,66 +50,66 @@ export class AdminInstance {
   async addEmoji(actor: StaffActor, shortcode: string, image: Uint8Array, category?: string): Promise<CustomEmojiRow> {
     authorize(actor, "manage_custom_emojis");
     const row = await this.emojis.add(shortcode, image, { category });
-    this.log.record(actor, { action: "create", targetType: "CustomEmoji", targetId: row.id, summary: row.shortcode });
+    await this.log.record(actor, { action: "create", targetType: "CustomEmoji", targetId: row.id, summary: row.shortcode });
     return row;
   }
 
-  removeEmoji(actor: StaffActor, shortcode: string): void {
+  async removeEmoji(actor: StaffActor, shortcode: string): Promise<void> {
     authorize(actor, "manage_custom_emojis");
     const row = this.emojis.find(shortcode);
     if (!row) throw notFound();
-    this.db.transaction(() => {
+    await this.db.transaction(async () => {
       void this.emojis.remove(shortcode);
-      this.log.record(actor, { action: "destroy", targetType: "CustomEmoji", targetId: row.id, summary: row.shortcode });
+      await this.log.record(actor, { action: "destroy", targetType: "CustomEmoji", targetId: row.id, summary: row.shortcode });
     });
   }
 
   /** Admin::RulesController: manage_rules. */
-  addRule(actor: StaffActor, text: string, hint?: string): InstanceRuleRow {
+  async addRule(actor: StaffActor, text: string, hint?: string): Promise<InstanceRuleRow> {
     authorize(actor, "manage_rules");
-    return this.db.transaction(() => {
+    return this.db.transaction(async () => {
       const rule = this.info.addRule(text, hint);
-      this.log.record(actor, { action: "create", targetType: "Rule", targetId: rule.id, summary: rule.text.slice(0, 80) });
+      await this.log.record(actor, { action: "create", targetType: "Rule", targetId: rule.id, summary: rule.text.slice(0, 80) });
       return rule;
     });
   }
 
-  removeRule(actor: StaffActor, id: number | null): void {
+  async removeRule(actor: StaffActor, id: number | null): Promise<void> {
     authorize(actor, "manage_rules");
     const rule = this.info.rules().find((r) => r.id === id);
     if (!rule) throw notFound();
-    this.db.transaction(() => {
+    await this.db.transaction(async () => {
       this.info.removeRule(rule.id);
-      this.log.record(actor, { action: "destroy", targetType: "Rule", targetId: rule.id, summary: rule.text.slice(0, 80) });
+      await this.log.record(actor, { action: "destroy", targetType: "Rule", targetId: rule.id, summary: rule.text.slice(0, 80) });
     });
   }
 
   /** Admin::AnnouncementsController: manage_announcements. */
-  addAnnouncement(actor: StaffActor, input: AnnouncementInput): AnnouncementRow {
+  async addAnnouncement(actor: StaffActor, input: AnnouncementInput): Promise<AnnouncementRow> {
     authorize(actor, "manage_announcements");
-    return this.db.transaction(() => {
+    return this.db.transaction(async () => {
       const row = this.announcements.create(input);
-      this.log.record(actor, { action: "create", targetType: "Announcement", targetId: row.id, summary: row.text.slice(0, 80) });
+      await this.log.record(actor, { action: "create", targetType: "Announcement", targetId: row.id, summary: row.text.slice(0, 80) });
       return row;
     });
   }
 
-  removeAnnouncement(actor: StaffActor, id: number | null): void {
+  async removeAnnouncement(actor: StaffActor, id: number | null): Promise<void> {
     authorize(actor, "manage_announcements");
     const row = this.announcements.all().find((a) => a.id === id);
     if (!row) throw notFound();
-    this.db.transaction(() => {
+    await this.db.transaction(async () => {
       this.announcements.remove(row.id);
-      this.log.record(actor, { action: "destroy", targetType: "Announcement", targetId: row.id, summary: row.text.slice(0, 80) });
+      await this.log.record(actor, { action: "destroy", targetType: "Announcement", targetId: row.id, summary: row.text.slice(0, 80) });
     });
   }
 
   /** Admin::SettingsController (manage_settings): the extended description (the about page's text). */
-  setDescription(actor: StaffActor, text: string): void {
+  async setDescription(actor: StaffActor, text: string): Promise<void> {
     authorize(actor, "manage_settings");
-    this.db.transaction(() => {
+    await this.db.transaction(async () => {
       this.info.setExtendedDescription(text);
-      this.log.record(actor, { action: "update", targetType: "Instance", targetId: null, summary: "extended description" });
+      await this.log.record(actor, { action: "update", targetType: "Instance", targetId: null, summary: "extended description" });
     });
   }
 
@@ -117,15 +117,15 @@ export class AdminInstance {
    * Admin::InvitesController#destroy (manage_invites): any member's invite expires now, logged as
    * Mastodon logs it. "expired": it had already (nothing to log); a missing invite is a 404.
    */
-  revokeInvite(actor: StaffActor, id: number | null): "revoked" | "expired" {
+  async revokeInvite(actor: StaffActor, id: number | null): Promise<"revoked" | "expired"> {
     authorize(actor, "manage_invites");
     if (id === null) throw notFound();
-    return this.db.transaction(() => {
+    return this.db.transaction(async () => {
       const listing = this.invites.listing(id);
       const result = listing ? this.invites.revoke(id) : null;
       if (!listing || result === null) throw notFound();
       const summary = `@${listing.maker}'s invite${listing.invite.comment ? `: ${listing.invite.comment.slice(0, 60)}` : ""}`;
-      if (result === "revoked") this.log.record(actor, { action: "destroy", targetType: "Invite", targetId: id, summary });
+      if (result === "revoked") await this.log.record(actor, { action: "destroy", targetType: "Invite", targetId: id, summary });
       return result;
     });
   }
@@ -135,12 +135,12 @@ export class AdminInstance {
    * over REGISTRATIONS; null gives the choice back to REGISTRATIONS. Mastodon does not log its
    * settings; here the mode is logged as the description is.
    */
-  setRegistrationsMode(actor: StaffActor, mode: RegistrationsMode | null): void {
+  async setRegistrationsMode(actor: StaffActor, mode: RegistrationsMode | null): Promise<void> {
     authorize(actor, "manage_settings");
-    this.db.transaction(() => {
+    await this.db.transaction(async () => {
       this.info.setRegistrationsMode(mode);
       const summary = mode === null ? `registrations mode: as REGISTRATIONS says (${this.info.registrationsSetting})` : `registrations mode: ${mode}`;
-      this.log.record(actor, { action: "update", targetType: "Instance", targetId: null, summary });
+      await this.log.record(actor, { action: "update", targetType: "Instance", targetId: null, summary });
     });
   }
 }

@@ -1,7 +1,7 @@
-import { and, eq, isNotNull, isNull, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
-import { reports, type AccountRow, type ReportRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import type { AccountRow, ReportRow } from "../../db/schema.ts";
 import { forbidden, notFound, validationFailed } from "../../errors.ts";
 import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
 import type { AdminAccountView, AdminReportView } from "../../models/admin.ts";
@@ -26,62 +26,87 @@ export interface ReportFilter {
  * corrected, a reported status deleted. Each change is in the audit log.
  */
 export class AdminReports {
+  // Built once: drizzle spends more building a query than SQLite running it (docs/architecture.md).
+  private q;
+
   constructor(
-    private db: Db,
+    private port: DatabasePort,
     private clock: Clock,
     private accounts: AccountService,
     private reader: StatusReader,
     private removal: RemovalService,
     private rules: InstanceInfo,
     private log: AuditLog,
-  ) {}
+  ) {
+    const t = port.tables.reports;
+    const p = (name: string) => sql.placeholder(name) as unknown as number;
+    this.q = {
+      row: port.orm.select().from(t).where(eq(t.id, p("id"))).prepare(),
+      resolve: port.orm
+        .update(t)
+        .set({ actionTakenAt: p("now"), actionTakenByAccountId: p("by"), updatedAt: p("now") })
+        .where(eq(t.id, p("id")))
+        .prepare(),
+      openAbout: port.orm
+        .select({ id: t.id })
+        .from(t)
+        .where(and(eq(t.targetAccountId, p("accountId")), isNull(t.actionTakenAt)))
+        .prepare(),
+    };
+  }
 
-  list(actor: StaffActor, filter: ReportFilter, page: Page): AdminReportView[] {
+  async list(actor: StaffActor, filter: ReportFilter, page: Page): Promise<AdminReportView[]> {
     authorize(actor);
-    const q = pageQuery(reports.id, page);
-    const conditions: (SQL | undefined)[] = [q.where, filter.resolved ? isNotNull(reports.actionTakenAt) : isNull(reports.actionTakenAt)];
-    if (filter.accountId !== undefined) conditions.push(filter.accountId === null ? undefined : eq(reports.accountId, filter.accountId));
-    if (filter.targetAccountId !== undefined) conditions.push(filter.targetAccountId === null ? undefined : eq(reports.targetAccountId, filter.targetAccountId));
-    const rows = this.db
+    const t = this.port.tables.reports;
+    const q = pageQuery(t.id, page);
+    const conditions: (SQL | undefined)[] = [q.where, filter.resolved ? isNotNull(t.actionTakenAt) : isNull(t.actionTakenAt)];
+    if (filter.accountId !== undefined) conditions.push(filter.accountId === null ? undefined : eq(t.accountId, filter.accountId));
+    if (filter.targetAccountId !== undefined) conditions.push(filter.targetAccountId === null ? undefined : eq(t.targetAccountId, filter.targetAccountId));
+    const rows = await this.port.orm
       .select()
-      .from(reports)
+      .from(t)
       .where(and(...conditions))
       .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
+      .limit(page.limit);
     return finishPage(rows, q.reverse).flatMap((r) => this.view(r) ?? []);
   }
 
-  get(actor: StaffActor, id: number | null): AdminReportView {
-    const report = this.found(id);
+  async get(actor: StaffActor, id: number | null): Promise<AdminReportView> {
+    const report = await this.found(id);
     authorize(actor);
     return this.viewOrNotFound(report);
   }
 
-  resolve(actor: StaffActor, id: number | null): AdminReportView {
-    const report = this.found(id);
+  async resolve(actor: StaffActor, id: number | null): Promise<AdminReportView> {
+    const report = await this.found(id);
     authorize(actor);
-    this.db.transaction(() => this.resolveWithin(actor, report.id, this.clock.now()));
-    return this.viewOrNotFound(this.found(report.id));
+    const now = this.clock.now();
+    await this.port.transaction(() => this.resolveWithin(actor, report.id, now));
+    return this.viewOrNotFound(await this.found(report.id));
   }
 
-  reopen(actor: StaffActor, id: number | null): AdminReportView {
+  /** The report with this id, or nothing (the command line's check before it resolves one). */
+  async find(id: number): Promise<ReportRow | undefined> {
+    return (await this.q.row.execute({ id }))[0];
+  }
+
+  async reopen(actor: StaffActor, id: number | null): Promise<AdminReportView> {
     return this.change(actor, id, "reopen", { actionTakenAt: null, actionTakenByAccountId: null });
   }
 
-  assignToSelf(actor: StaffActor, id: number | null): AdminReportView {
+  async assignToSelf(actor: StaffActor, id: number | null): Promise<AdminReportView> {
     // The operator at the command line is nobody to assign to.
     if (actor.kind !== "staff") throw forbidden();
     return this.change(actor, id, "assigned_to_self", { assignedAccountId: actor.accountId });
   }
 
-  unassign(actor: StaffActor, id: number | null): AdminReportView {
+  async unassign(actor: StaffActor, id: number | null): Promise<AdminReportView> {
     return this.change(actor, id, "unassigned", { assignedAccountId: null });
   }
 
   /** PUT /api/v1/admin/reports/:id: its category and the rules it names, as Report validates them. */
-  update(actor: StaffActor, id: number | null, input: { category?: string; ruleIds?: (number | null)[] }): AdminReportView {
-    const report = this.found(id);
+  async update(actor: StaffActor, id: number | null, input: { category?: string; ruleIds?: (number | null)[] }): Promise<AdminReportView> {
+    const report = await this.found(id);
     authorize(actor);
     const category = input.category ?? report.category;
     const ruleIds = input.ruleIds === undefined ? (report.ruleIds === null ? null : (JSON.parse(report.ruleIds) as number[])) : [...new Set(input.ruleIds)];
@@ -96,61 +121,49 @@ export class AdminReports {
   }
 
   /** Deletes one of a report's statuses (the admin pages' "delete the status"), as its author's deletion would. */
-  removeStatus(actor: StaffActor, reportId: number | null, statusId: number | null): void {
-    const report = this.found(reportId);
+  async removeStatus(actor: StaffActor, reportId: number | null, statusId: number | null): Promise<void> {
+    const report = await this.found(reportId);
     authorize(actor);
     const statusIds = JSON.parse(report.statusIds) as number[];
     const status = statusId === null || !statusIds.includes(statusId) ? undefined : this.reader.findRow(statusId);
     if (!status) throw notFound();
     const author = this.accounts.findById(status.accountId);
-    this.db.transaction(() => {
-      this.log.record(actor, { action: "destroy", targetType: "Status", targetId: status.id, summary: `${author ? acct(author) : `#${status.accountId}`}: ${status.text.slice(0, 80)}` });
+    // The removal is not on the port yet: synchronous, it joins this transaction.
+    await this.port.transaction(async () => {
+      await this.log.record(actor, { action: "destroy", targetType: "Status", targetId: status.id, summary: `${author ? acct(author) : `#${status.accountId}`}: ${status.text.slice(0, 80)}` });
       this.removal.remove(status);
     });
   }
 
   // ── For the account actions (AdminAccounts), which resolve reports as part of their own write.
 
-  row(id: number): ReportRow | undefined {
-    return this.db.select().from(reports).where(eq(reports.id, id)).get();
-  }
-
   /** Open reports about an account, which an action on it resolves. */
-  openAbout(accountId: number): number[] {
-    return this.db
-      .select({ id: reports.id })
-      .from(reports)
-      .where(and(eq(reports.targetAccountId, accountId), isNull(reports.actionTakenAt)))
-      .all()
-      .map((r) => r.id);
+  async openAbout(accountId: number): Promise<number[]> {
+    return (await this.q.openAbout.execute({ accountId })).map((r) => r.id);
   }
 
   /** Report#resolve! with its audit line, inside the caller's transaction. */
-  resolveWithin(actor: StaffActor, reportId: number, now: number): void {
-    this.db
-      .update(reports)
-      .set({ actionTakenAt: now, actionTakenByAccountId: actor.kind === "staff" ? actor.accountId : null, updatedAt: now })
-      .where(eq(reports.id, reportId))
-      .run();
-    this.log.record(actor, { action: "resolve", targetType: "Report", targetId: reportId, summary: `#${reportId}` });
+  async resolveWithin(actor: StaffActor, reportId: number, now: number): Promise<void> {
+    await this.q.resolve.execute({ id: reportId, now, by: actor.kind === "staff" ? actor.accountId : null });
+    await this.log.record(actor, { action: "resolve", targetType: "Report", targetId: reportId, summary: `#${reportId}` });
   }
 
-  private change(actor: StaffActor, id: number | null, action: string, values: Partial<ReportRow>): AdminReportView {
-    const report = this.found(id);
+  private async change(actor: StaffActor, id: number | null, action: string, values: Partial<ReportRow>): Promise<AdminReportView> {
+    const report = await this.found(id);
     authorize(actor);
-    this.db.transaction(() => {
-      this.db
-        .update(reports)
+    const t = this.port.tables.reports;
+    await this.port.transaction(async () => {
+      await this.port.orm
+        .update(t)
         .set({ ...values, updatedAt: this.clock.now() })
-        .where(eq(reports.id, report.id))
-        .run();
-      this.log.record(actor, { action, targetType: "Report", targetId: report.id, summary: `#${report.id}` });
+        .where(eq(t.id, report.id));
+      await this.log.record(actor, { action, targetType: "Report", targetId: report.id, summary: `#${report.id}` });
     });
-    return this.viewOrNotFound(this.found(report.id));
+    return this.viewOrNotFound(await this.found(report.id));
   }
 
-  private found(id: number | null): ReportRow {
-    const report = id === null ? undefined : this.row(id);
+  private async found(id: number | null): Promise<ReportRow> {
+    const report = id === null ? undefined : await this.find(id);
     if (!report) throw notFound();
     return report;
   }
