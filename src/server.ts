@@ -155,7 +155,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   await services.media.restore();
   services.scheduled.restore();
   await services.pushDeliveries.restore();
-  services.quoteChecks.restore();
+  await services.quoteChecks.restore();
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);
   services.wheel.start();
   federation?.start();

@@ -42,7 +42,7 @@ export async function relaysCommand(args: string[]) {
       if (guessed) out(GUESSED_NOTE);
       return;
     }
-    const removed = services.relays.remove(url);
+    const removed = await services.relays.remove(url);
     if (removed === null) throw new CliFailure(`${url} is not a relay of this server`);
     out(`Unsubscribed from ${removed.url}: Undo of the Follow sent`);
   });

@@ -243,13 +243,13 @@ export function createServices(deps: ServiceDeps) {
   const federationActors = new FederationActors(db);
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   // Quotes that could not be settled for want of an answer are checked again later, off the wheel.
-  const quoteChecks = new QuoteChecks(db, clock, wheel, (id) => quotes.forStatus(id));
+  const quoteChecks = new QuoteChecks(port, db, clock, wheel, (id) => quotes.forStatus(id));
   const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id), (id) => reader.findRow(id), quoteChecks);
   // Relays the instance actor follows: what they bring fills the federated timeline.
-  const relays = new Relays(db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
+  const relays = new Relays(port, db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
   // The admin pages' changes to the server itself (relays, emojis, rules, announcements, description), each in the audit log.
   const adminInstance = new AdminInstance(port, auditLog, relays, customEmojis, instanceInfo, announcements, invites);
-  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(db, clock), writes);
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(port, db, clock), writes);
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
   const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
@@ -261,7 +261,7 @@ export function createServices(deps: ServiceDeps) {
   const threadFill = new ThreadFill(db, clock, remoteNotes, remoteAccounts, asyncRefreshes, fetcher, deps.sharedFills ? new SharedIds(deps.sharedFills) : null);
   const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, threadFill, fetcher, deps.servingThread ?? null);
   // A remote account's pinned and newest public posts, fetched when it is followed or its profile opened.
-  const accountHistory = new AccountHistory(db, clock, accounts, remoteNotes, federationActors, statusActions, fetcher);
+  const accountHistory = new AccountHistory(port, clock, accounts, remoteNotes, federationActors, statusActions, fetcher);
   // Moves, in and out, and the aliases they are believed by: accounts named by handle or IRI, here or fetched.
   const actorRefs = new ActorRefs(accounts, remoteAccounts, fetcher, config.publicUrl);
   const followerMoves = new FollowerMoves(db, follows, moderation);

@@ -67,7 +67,7 @@ describe("a quote checked again when its stamp's server did not answer", () => {
     const before = a.clock.now();
     const quoting = await zoeQuotes("1", quoted.id, stampUri);
     expect(quoting.quote).toMatchObject({ state: "pending", approvalUri: stampUri });
-    const first = waiting(quoting.quote.id)!;
+    const first = (await waiting(quoting.quote.id))!;
     expect(first.attempts).toBe(0);
     expect(first.dueAt).toBeGreaterThanOrEqual(before + 30 * SECOND);
     expect(first.dueAt).toBeLessThanOrEqual(a.clock.now() + 600 * SECOND);
@@ -78,14 +78,14 @@ describe("a quote checked again when its stamp's server did not answer", () => {
     await later(601 * SECOND);
     expect(asked(stampPath)).toBe(2 * perCheck);
     expect(quoteOf(quoting.id)?.state).toBe("pending");
-    expect(waiting(quoting.quote.id)?.attempts).toBe(1);
+    expect((await waiting(quoting.quote.id))?.attempts).toBe(1);
 
     const stream = await SseClient.open(`${a.base}/api/v1/streaming/public`);
     try {
       stampOf("1", quoting.uri, quoted.id);
       await later(16 * SECOND);
       expect(quoteOf(quoting.id)?.state).toBe("accepted");
-      expect(waiting(quoting.quote.id)).toBeUndefined();
+      expect(await waiting(quoting.quote.id)).toBeUndefined();
       expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(1);
       expect((await alice.client.get(`/api/v1/statuses/${quoting.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: quoted.id } });
       await delivered(a, stream);
@@ -103,10 +103,10 @@ describe("a quote checked again when its stamp's server did not answer", () => {
     const perCheck = asked(stampPath);
     for (const [wait, attempts] of [[601, 1], [16, 2], [36, 3]] as const) {
       await later(wait * SECOND);
-      expect(waiting(quoting.quote.id)?.attempts).toBe(attempts);
+      expect((await waiting(quoting.quote.id))?.attempts).toBe(attempts);
     }
     await later(336 * SECOND);
-    expect(waiting(quoting.quote.id)).toBeUndefined();
+    expect(await waiting(quoting.quote.id)).toBeUndefined();
     expect(asked(stampPath)).toBe(5 * perCheck);
     expect(quoteOf(quoting.id)?.state).toBe("pending");
     await later(3600 * SECOND);
@@ -120,11 +120,11 @@ describe("a quote checked again when its stamp's server did not answer", () => {
     m.forget(stampPath);
     await later(601 * SECOND);
     expect(quoteOf(quoting.id)?.state).toBe("rejected");
-    expect(waiting(quoting.quote.id)).toBeUndefined();
+    expect(await waiting(quoting.quote.id)).toBeUndefined();
 
     const gone = await zoeQuotes("3b", quoted.id, `${m.base}/actors/yan/quote_authorizations/never`);
     expect(gone.quote.state).toBe("rejected");
-    expect(waiting(gone.quote.id)).toBeUndefined();
+    expect(await waiting(gone.quote.id)).toBeUndefined();
   });
 });
 
@@ -137,13 +137,13 @@ describe("a quote checked again when its quoted post could not be fetched", () =
     const quoting = await zoeQuotes("4", quotedUri, stampUri);
     expect(quoting.quote).toMatchObject({ state: "pending", quotedStatusId: null, quotedUri });
     expect(rowByUri(quotedUri)).toBeNull();
-    expect(waiting(quoting.quote.id)?.attempts).toBe(0);
+    expect((await waiting(quoting.quote.id))?.attempts).toBe(0);
 
     mastodonNote(m, yan, quotedPath);
     await later(601 * SECOND);
     const quotedRow = rowByUri(quotedUri)!;
     expect(quoteOf(quoting.id)).toMatchObject({ state: "accepted", quotedStatusId: quotedRow.id, approvalUri: stampUri });
-    expect(waiting(quoting.quote.id)).toBeUndefined();
+    expect(await waiting(quoting.quote.id)).toBeUndefined();
     expect((await alice.client.get(`/api/v1/statuses/${quoting.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: quotedUri } });
   });
 
@@ -160,12 +160,12 @@ describe("a stamped quote unchecked for a week", () => {
 
     // Read within the week: nothing to check.
     await alice.client.get(`/api/v1/statuses/${quoting.id}`);
-    expect(waiting(quoting.quote.id)).toBeUndefined();
+    expect(await waiting(quoting.quote.id)).toBeUndefined();
     await later(8 * 24 * 3600 * SECOND);
     expect((await fetch(`${a.base}/api/v1/statuses/${quoting.id}`)).status).toBe(200);
-    expect(waiting(quoting.quote.id)).toBeUndefined();
+    expect(await waiting(quoting.quote.id)).toBeUndefined();
     await alice.client.get(`/api/v1/statuses/${quoting.id}`);
-    const due = waiting(quoting.quote.id)!;
+    const due = (await waiting(quoting.quote.id))!;
     expect(due.dueAt).toBeLessThanOrEqual(a.clock.now() + 6 * 3600 * SECOND);
 
     m.forget(stampPath);
@@ -174,7 +174,7 @@ describe("a stamped quote unchecked for a week", () => {
     expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(0);
     // Checked now: another read asks for nothing more.
     await alice.client.get(`/api/v1/statuses/${quoting.id}`);
-    expect(waiting(quoting.quote.id)).toBeUndefined();
+    expect(await waiting(quoting.quote.id)).toBeUndefined();
   });
 });
 

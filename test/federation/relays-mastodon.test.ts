@@ -215,7 +215,7 @@ describe("what a Mastodon relay brings", () => {
       expect((await refusing.post(`${a.base}/inbox`, second.signed)).status).toBe(202);
       expect(statusByUri(a, second.uri)).toBeNull();
       expect(counts(a)).toEqual(before);
-      expect(a.ctx.services.relays.remove(refusing.inbox)?.state).toBe("refused");
+      expect((await a.ctx.services.relays.remove(refusing.inbox))?.state).toBe("refused");
     } finally {
       refusing.stop();
     }

@@ -173,7 +173,7 @@ describe("two serving threads", () => {
       expect(a.status).toBe(200);
       expect(a.body.id).toBe(quoting.id);
     }
-    expect(server.ctx.services.quoteChecks.waiting(77_777)).toBeTruthy();
+    expect(await server.ctx.services.quoteChecks.waiting(77_777)).toBeTruthy();
   });
 
   test("a body past its cap is refused as the main thread refuses it, and changes nothing", async () => {

@@ -12,7 +12,7 @@ export const onAccept =
   async (ctx, accept) => {
     if (accept.actorId === null) return;
     // A relay's answer to the instance actor's Follow, which it names by its IRI.
-    if (accept.objectId !== null && services.relays.answered(accept.objectId.href, accept.actorId.href, true)) return;
+    if (accept.objectId !== null && (await services.relays.answered(accept.objectId.href, accept.actorId.href, true))) return;
     const quote = await quoteAnswerOf(ctx, accept);
     if (quote && services.remoteQuotes.accepted(accept.actorId.href, quote.answer, quote.result)) return;
     const follower = await answeredFollower(ctx, accept);

@@ -32,7 +32,7 @@ export const onFollow =
  * relays do, to hear from it): accepted. The instance actor is followed by no one else.
  */
 async function followedBack(ctx: Parameters<Listener<Follow>>[0], follow: Follow, services: Inbound["services"], identifier: string): Promise<void> {
-  if (!services.relays.isRelayActor(follow.actorId!.href)) return;
+  if (!(await services.relays.isRelayActor(follow.actorId!.href))) return;
   const relay = await follow.getActor(ctx);
   if (!relay || relay.id?.href !== follow.actorId!.href) return;
   const actor = ctx.getActorUri(identifier);

@@ -9,7 +9,7 @@ export const onReject =
   async (ctx, reject) => {
     if (reject.actorId === null) return;
     // A relay's answer to the instance actor's Follow, which it names by its IRI.
-    if (reject.objectId !== null && services.relays.answered(reject.objectId.href, reject.actorId.href, false)) return;
+    if (reject.objectId !== null && (await services.relays.answered(reject.objectId.href, reject.actorId.href, false))) return;
     const quote = await quoteAnswerOf(ctx, reject);
     if (quote && services.remoteQuotes.rejected(reject.actorId.href, quote.answer)) return;
     const follower = await answeredFollower(ctx, reject);

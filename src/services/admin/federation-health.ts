@@ -46,7 +46,7 @@ export class FederationHealth {
   async report(actor: StaffActor): Promise<FederationHealthReport> {
     if (actor.kind === "staff" && !can(actor.role, "manage_federation")) throw forbidden();
     const queue = await this.deps.deliveryQueue();
-    const relays = this.deps.relays.list().map((relay) => ({ relay, failing: queue.failing.find((f) => f.domain === hostOf(relay.inboxUrl)) ?? null }));
+    const relays = (await this.deps.relays.list()).map((relay) => ({ relay, failing: queue.failing.find((f) => f.domain === hostOf(relay.inboxUrl)) ?? null }));
     return { queue, peers: await this.peers(), inbox: this.deps.traffic.inboxRate(), traffic: this.deps.traffic.hours(24), relays, storage: this.storageUsed() };
   }
 
@@ -54,7 +54,7 @@ export class FederationHealth {
   async relays(actor: StaffActor): Promise<RelayHealth[]> {
     if (actor.kind === "staff" && !can(actor.role, "manage_federation")) throw forbidden();
     const { failing } = await this.deps.deliveryQueue();
-    return this.deps.relays.list().map((relay) => ({ relay, failing: failing.find((f) => f.domain === hostOf(relay.inboxUrl)) ?? null }));
+    return (await this.deps.relays.list()).map((relay) => ({ relay, failing: failing.find((f) => f.domain === hostOf(relay.inboxUrl)) ?? null }));
   }
 
   private async peers() {

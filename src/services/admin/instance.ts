@@ -39,7 +39,7 @@ export class AdminInstance {
   async removeRelay(actor: StaffActor, url: string): Promise<RelayRow> {
     authorize(actor, "manage_federation");
     return this.db.transaction(async () => {
-      const relay = this.relays.remove(url);
+      const relay = await this.relays.remove(url);
       if (!relay) throw notFound();
       await this.log.record(actor, { action: "destroy", targetType: "Relay", targetId: relay.id, summary: relay.url });
       return relay;

@@ -1,6 +1,5 @@
-import type { Statement } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { AccountService } from "../accounts/accounts.ts";
 import type { StatusActionService } from "../statuses/actions.ts";
@@ -40,16 +39,11 @@ const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
  * follow is accepted (backfill). The pins are made what the featured collection says.
  */
 export class AccountHistory {
-  private q: {
-    fetchedAt: Statement<{ fetched_at: number }, [number]>;
-    touch: Statement<unknown, [number, number]>;
-    known: Statement<{ n: number }, [number, number]>;
-  };
   private slots = new BackgroundSlots(RUNNING_FILLS, WAITING_FILLS);
   private fills = new Map<number, Promise<unknown>>();
 
   constructor(
-    db: Db,
+    private db: DatabasePort,
     private clock: Clock,
     private accounts: AccountService,
     private notes: RemoteNotes,
@@ -57,14 +51,7 @@ export class AccountHistory {
     private actions: StatusActionService,
     /** Null while federation is off: nothing is fetched. */
     private fetcher: RemoteFetcher | null,
-  ) {
-    const sqlite = db.$client;
-    this.q = {
-      fetchedAt: sqlite.query("SELECT fetched_at FROM history_fetches WHERE account_id = ?"),
-      touch: sqlite.query("INSERT INTO history_fetches (account_id, fetched_at) VALUES (?1, ?2) ON CONFLICT (account_id) DO UPDATE SET fetched_at = excluded.fetched_at"),
-      known: sqlite.query("SELECT count(*) AS n FROM (SELECT 1 FROM statuses WHERE account_id = ? LIMIT ?)"),
-    };
-  }
+  ) {}
 
   /** A local account asked to follow `targetId`: a remote account's profile is filled in the background. */
   followed(followerId: number, targetId: number): void {
@@ -74,7 +61,8 @@ export class AccountHistory {
 
   /** A signed-in reader opens a profile: when little of it is known, it is filled, waited for a moment. */
   async viewed(accountId: number): Promise<void> {
-    if ((this.q.known.get(accountId, LITTLE_KNOWN)?.n ?? 0) >= LITTLE_KNOWN) return;
+    const known = await this.db.get<{ n: number }>("SELECT count(*) AS n FROM (SELECT 1 FROM statuses WHERE account_id = ? LIMIT ?) AS s", [accountId, LITTLE_KNOWN]);
+    if ((known?.n ?? 0) >= LITTLE_KNOWN) return;
     const fill = this.start(accountId);
     if (fill) await Promise.race([fill, Bun.sleep(VIEW_WAIT_MS)]);
   }
@@ -90,21 +78,30 @@ export class AccountHistory {
     await this.idle();
   }
 
-  /** The fill of a remote account: the one under way, or one started now; null when none is due. */
+  /**
+   * The fill of a remote account: the one under way, or one started now (it ends at once when
+   * the account was filled within the cooldown); null when none can start. Taken into `fills`
+   * before the cooldown is read, so that two asking at once start one fill.
+   */
   private start(accountId: number): Promise<unknown> | null {
     const running = this.fills.get(accountId);
     if (running) return running;
     const account = this.accounts.findById(accountId);
     if (!this.fetcher || !account || account.domain === null || account.uri === null || this.slots.full()) return null;
-    const last = this.q.fetchedAt.get(accountId)?.fetched_at;
-    if (last !== undefined && this.clock.now() - last < HISTORY_COOLDOWN_MS) return null;
-    this.q.touch.run(accountId, this.clock.now());
-    const fill = this.slots
-      .run(() => this.fill(account))
+    const fill = this.due(accountId)
+      .then((due) => (due ? this.slots.run(() => this.fill(account)) : undefined))
       .catch(() => {})
       .finally(() => this.fills.delete(accountId));
     this.fills.set(accountId, fill);
     return fill;
+  }
+
+  /** Not filled within the cooldown: marked filled now (a failed fill waits out the cooldown too). */
+  private async due(accountId: number): Promise<boolean> {
+    const last = await this.db.get<{ fetched_at: number }>("SELECT fetched_at FROM history_fetches WHERE account_id = ?", [accountId]);
+    if (last !== undefined && this.clock.now() - last.fetched_at < HISTORY_COOLDOWN_MS) return false;
+    await this.db.run("INSERT INTO history_fetches (account_id, fetched_at) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET fetched_at = excluded.fetched_at", [accountId, this.clock.now()]);
+    return true;
   }
 
   private async fill(account: AccountRow): Promise<void> {

@@ -85,7 +85,7 @@ export class RemoteNotes {
     // The IRI is shown as the status's address when it gives none (its `url`): http(s) only.
     if (new URL(note.uri).origin !== new URL(note.authorUri).origin || httpUrlOrNull(note.uri) === null) return null;
     // Deleted by its author: its Create sent again, or fetched back, is not believed.
-    if (this.tombstones.has(note.uri)) return null;
+    if (await this.tombstones.has(note.uri)) return null;
     const known = this.remote.statusByUri(note.uri);
     if (known) return this.reader.findRow(known.id) ?? null;
     let author: AccountRow | null = this.remote.byUri(note.authorUri) ?? null;

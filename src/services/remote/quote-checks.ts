@@ -1,6 +1,7 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { quoteChecks, type QuoteRow } from "../../db/schema.ts";
 import type { TimerWheel } from "../../infra/timer-wheel.ts";
 import { log } from "../../log.ts";
@@ -33,13 +34,33 @@ function backoffMs(failed: number): number {
  * failed one, then the quote stays as it is. What a check does is the runner's (QuoteRechecks).
  */
 export class QuoteChecks {
+  /** Read and written on every check the wheel runs: prepared once. */
+  private q;
+
   constructor(
+    private port: DatabasePort,
+    /**
+     * The synchronous connection, for `schedule` and `done`: NoteQuotes (not yet converted) runs
+     * them inside the transaction that stores or settles a quote, and a status's reading runs
+     * `refreshIfStale`.
+     */
     private db: Db,
     private clock: Clock,
     private wheel: TimerWheel,
     /** A status's quote (QuoteService.forStatus). */
     private quoteOf: (statusId: number) => QuoteRow | undefined,
-  ) {}
+  ) {
+    const t = port.tables.quoteChecks;
+    const quoteId = eq(t.quoteId, sql.placeholder("quoteId"));
+    this.q = {
+      one: port.orm.select({ attempts: t.attempts, dueAt: t.dueAt }).from(t).where(quoteId).limit(1).prepare(),
+      move: port.orm
+        .update(t)
+        .set({ attempts: sql.placeholder("attempts") as unknown as number, dueAt: sql.placeholder("dueAt") as unknown as number })
+        .where(quoteId)
+        .prepare(),
+    };
+  }
 
   /** A signed-in reader opened the status: its quote is checked again if it is stale (refreshIfStale). */
   opened(statusId: number): void {
@@ -65,8 +86,8 @@ export class QuoteChecks {
   }
 
   /** The check failed for now: the next one after Mastodon's backoff, or none past the bound. */
-  again(quoteId: number): void {
-    const row = this.db.select().from(quoteChecks).where(eq(quoteChecks.quoteId, quoteId)).get();
+  async again(quoteId: number): Promise<void> {
+    const row = await this.waiting(quoteId);
     if (!row) return;
     const attempts = row.attempts + 1;
     if (attempts >= MAX_ATTEMPTS) {
@@ -74,7 +95,7 @@ export class QuoteChecks {
       return this.done(quoteId);
     }
     const dueAt = this.clock.now() + backoffMs(attempts);
-    this.db.update(quoteChecks).set({ attempts, dueAt }).where(eq(quoteChecks.quoteId, quoteId)).run();
+    await this.q.move.execute({ quoteId, attempts, dueAt });
     this.wheel.schedule("quote-check", quoteId, dueAt);
   }
 
@@ -84,13 +105,14 @@ export class QuoteChecks {
   }
 
   /** Whether a check of the quote is waiting (and how many were made). */
-  waiting(quoteId: number): { attempts: number; dueAt: number } | undefined {
-    return this.db.select({ attempts: quoteChecks.attempts, dueAt: quoteChecks.dueAt }).from(quoteChecks).where(eq(quoteChecks.quoteId, quoteId)).get();
+  async waiting(quoteId: number): Promise<{ attempts: number; dueAt: number } | undefined> {
+    return ((await this.q.one.execute({ quoteId })) as { attempts: number; dueAt: number }[])[0];
   }
 
   /** At start: the checks waiting when the server stopped. */
-  restore(): void {
-    for (const row of this.db.select().from(quoteChecks).all()) this.wheel.schedule("quote-check", row.quoteId, row.dueAt);
+  async restore(): Promise<void> {
+    const t = this.port.tables.quoteChecks;
+    for (const row of await this.port.orm.select().from(t)) this.wheel.schedule("quote-check", row.quoteId, row.dueAt);
   }
 }
 
@@ -125,7 +147,7 @@ export class QuoteRechecks {
   }
 
   private async run(quoteId: number): Promise<void> {
-    if (this.stopped || !this.checks.waiting(quoteId)) return;
+    if (this.stopped || !(await this.checks.waiting(quoteId))) return;
     let outcome: RecheckOutcome;
     try {
       outcome = await this.recheck(quoteId);
@@ -135,6 +157,6 @@ export class QuoteRechecks {
     }
     if (this.stopped) return;
     if (outcome === "settled") this.checks.done(quoteId);
-    else this.checks.again(quoteId);
+    else await this.checks.again(quoteId);
   }
 }

@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { relays, type RelayRow } from "../../db/schema.ts";
 import { unprocessable } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
@@ -34,8 +35,15 @@ export type DeliveredBy = () => Promise<DeliverySigner | null>;
 export class Relays {
   /** Asked after every local public post: prepared once. */
   private acceptedQuery;
+  /** Asked on every Follow of the instance actor and every Accept or Reject: prepared once. */
+  private q;
 
   constructor(
+    private port: DatabasePort,
+    /**
+     * The synchronous connection, for what RemoteNotes, RemoteInteractions and the outbound
+     * recipients (not yet converted) ask while they cannot wait: accepted, byActor, brought.
+     */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -46,10 +54,16 @@ export class Relays {
     private publicUrl: string,
   ) {
     this.acceptedQuery = db.select().from(relays).where(eq(relays.state, "accepted")).prepare();
+    const t = port.tables.relays;
+    this.q = {
+      byFollow: port.orm.select().from(t).where(eq(t.followActivityId, sql.placeholder("followId"))).limit(1).prepare(),
+      byActor: port.orm.select({ id: t.id }).from(t).where(eq(t.actorUri, sql.placeholder("actorUri"))).limit(1).prepare(),
+    };
   }
 
-  list(): RelayRow[] {
-    return this.db.select().from(relays).orderBy(relays.id).all();
+  async list(): Promise<RelayRow[]> {
+    const t = this.port.tables.relays;
+    return this.port.orm.select().from(t).orderBy(t.id);
   }
 
   /**
@@ -61,7 +75,7 @@ export class Relays {
    */
   async add(given: string, kind?: RelayKind): Promise<{ relay: RelayRow; created: boolean; guessed: boolean }> {
     const url = this.checked(given);
-    const known = this.byUrl(url);
+    const known = await this.byUrl(url);
     if (known && known.state !== "refused") return { relay: known, created: false, guessed: false };
     const actor = kind === "mastodon" ? null : await this.relayActor(url);
     if (kind === "litepub" && actor === null) throw unprocessable(`no relay actor could be fetched at ${url}`);
@@ -77,23 +91,26 @@ export class Relays {
       followActivityId: `${this.publicUrl}/relays/${id}#follows/${crypto.randomUUID()}`,
       stateChangedAt: now,
     };
-    const relay = known
-      ? this.db.update(relays).set(values).where(eq(relays.id, id)).returning().get()!
-      : this.db
-          .insert(relays)
-          .values({ id, ...values, createdAt: now })
-          .returning()
-          .get();
+    const t = this.port.tables.relays;
+    const relay = (
+      known
+        ? await this.port.orm.update(t).set(values).where(eq(t.id, id)).returning()
+        : await this.port.orm
+            .insert(t)
+            .values({ id, ...values, createdAt: now })
+            .returning()
+    )[0]!;
     this.events.emit({ type: "relay.subscribed", relay });
     return { relay, created: true, guessed: kind === undefined && actor === null };
   }
 
   /** Unsubscribes (the relay is sent Undo of its Follow); null when no relay has that URL. */
-  remove(given: string): RelayRow | null {
+  async remove(given: string): Promise<RelayRow | null> {
     const url = this.checked(given, { refused: true });
-    const relay = this.byUrl(url);
+    const relay = await this.byUrl(url);
     if (!relay) return null;
-    this.db.delete(relays).where(eq(relays.id, relay.id)).run();
+    const t = this.port.tables.relays;
+    await this.port.orm.delete(t).where(eq(t.id, relay.id));
     this.events.emit({ type: "relay.unsubscribed", relay });
     return relay;
   }
@@ -104,16 +121,16 @@ export class Relays {
    * the answering actor is on the origin of the relay's URL (a Mastodon relay's actor is
    * learnt so).
    */
-  answered(followId: string, actorUri: string, accepted: boolean): boolean {
-    const relay = this.db.select().from(relays).where(eq(relays.followActivityId, followId)).get();
+  async answered(followId: string, actorUri: string, accepted: boolean): Promise<boolean> {
+    const [relay] = (await this.q.byFollow.execute({ followId })) as RelayRow[];
     if (!relay) return false;
     if (new URL(actorUri).origin !== new URL(relay.url).origin) return true;
     if (relay.actorUri !== null && relay.actorUri !== actorUri) return true;
-    this.db
-      .update(relays)
+    const t = this.port.tables.relays;
+    await this.port.orm
+      .update(t)
       .set({ state: accepted ? "accepted" : "refused", actorUri, stateChangedAt: this.clock.now() })
-      .where(eq(relays.id, relay.id))
-      .run();
+      .where(eq(t.id, relay.id));
     return true;
   }
 
@@ -140,8 +157,8 @@ export class Relays {
   }
 
   /** Whether the actor is a relay subscribed to (a LitePub relay following back is answered). */
-  isRelayActor(actorUri: string): boolean {
-    return this.db.select({ id: relays.id }).from(relays).where(eq(relays.actorUri, actorUri)).get() !== undefined;
+  async isRelayActor(actorUri: string): Promise<boolean> {
+    return ((await this.q.byActor.execute({ actorUri })) as unknown[]).length > 0;
   }
 
   /** A status came through the relay: counted, and when. */
@@ -160,8 +177,9 @@ export class Relays {
       .filter((r) => !this.refuses(r.inboxUrl) && (r.actorUri === null || !this.refuses(r.actorUri)));
   }
 
-  private byUrl(url: string): RelayRow | undefined {
-    return this.db.select().from(relays).where(eq(relays.url, url)).get();
+  private async byUrl(url: string): Promise<RelayRow | undefined> {
+    const t = this.port.tables.relays;
+    return (await this.port.orm.select().from(t).where(eq(t.url, url)).limit(1))[0];
   }
 
   /** The URL as stored, or the reason it cannot be a relay's. */

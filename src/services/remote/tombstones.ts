@@ -1,6 +1,8 @@
 import type { Statement } from "bun:sqlite";
+import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 
 /**
  * The IRIs of remote statuses their authors deleted (Mastodon's Tombstone, the tombstones
@@ -10,28 +12,27 @@ import type { Db } from "../../db/connection.ts";
  * its Create (relays do not keep order) keeps the post out too.
  */
 export class Tombstones {
-  private q: {
-    has: Statement<{ one: number }, [string]>;
-    add: Statement<unknown, [string, number, number]>;
-  };
+  /** Asked for every remote post stored: prepared once. */
+  private hasQuery;
+  /** `add` stays synchronous: RemoteNotes.deleted (not yet converted) runs it for the inbox's Delete. */
+  private addQuery: Statement<unknown, [string, number, number]>;
 
   constructor(
+    port: DatabasePort,
     db: Db,
     private clock: Clock,
   ) {
-    const sqlite = db.$client;
-    this.q = {
-      has: sqlite.query("SELECT 1 AS one FROM tombstones WHERE uri = ?"),
-      add: sqlite.query("INSERT INTO tombstones (uri, account_id, created_at) VALUES (?1, ?2, ?3) ON CONFLICT (uri) DO NOTHING"),
-    };
+    const t = port.tables.tombstones;
+    this.hasQuery = port.orm.select({ uri: t.uri }).from(t).where(eq(t.uri, sql.placeholder("uri"))).limit(1).prepare();
+    this.addQuery = db.$client.query("INSERT INTO tombstones (uri, account_id, created_at) VALUES (?1, ?2, ?3) ON CONFLICT (uri) DO NOTHING");
   }
 
-  has(uri: string): boolean {
-    return this.q.has.get(uri) !== null;
+  async has(uri: string): Promise<boolean> {
+    return ((await this.hasQuery.execute({ uri })) as unknown[]).length > 0;
   }
 
   /** `accountId` deleted `uri`, an object of its own server (the caller has checked). */
   add(uri: string, accountId: number): void {
-    this.q.add.run(uri, accountId, this.clock.now());
+    this.addQuery.run(uri, accountId, this.clock.now());
   }
 }
