@@ -59,6 +59,7 @@ export class QuoteChecks {
         .set({ attempts: sql.placeholder("attempts") as unknown as number, dueAt: sql.placeholder("dueAt") as unknown as number })
         .where(quoteId)
         .prepare(),
+      remove: port.orm.delete(t).where(quoteId).prepare(),
     };
   }
 
@@ -92,13 +93,20 @@ export class QuoteChecks {
     const attempts = row.attempts + 1;
     if (attempts >= MAX_ATTEMPTS) {
       log("info", "quote left unchecked", { quote: quoteId, attempts });
-      return this.done(quoteId);
+      return this.settled(quoteId);
     }
     const dueAt = this.clock.now() + backoffMs(attempts);
     await this.q.move.execute({ quoteId, attempts, dueAt });
     this.wheel.schedule("quote-check", quoteId, dueAt);
   }
 
+  /** No check waits any more (the runner's: the check settled it, or past the bound). */
+  async settled(quoteId: number): Promise<void> {
+    await this.q.remove.execute({ quoteId });
+    this.wheel.cancel("quote-check", quoteId);
+  }
+
+  /** `settled` for NoteQuotes, synchronous: inside the transaction that settles the quote. */
   done(quoteId: number): void {
     this.db.delete(quoteChecks).where(eq(quoteChecks.quoteId, quoteId)).run();
     this.wheel.cancel("quote-check", quoteId);
@@ -156,7 +164,7 @@ export class QuoteRechecks {
       outcome = "again";
     }
     if (this.stopped) return;
-    if (outcome === "settled") this.checks.done(quoteId);
+    if (outcome === "settled") await this.checks.settled(quoteId);
     else await this.checks.again(quoteId);
   }
 }
