@@ -5,16 +5,19 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|reads]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
  * (the export counts, the imports' reports, a one-line import), or oauth, or filters, or push, or
  * endorsements (the accounts family's leaves: endorsements and the directory), or media, or admin
- * (the admin API's account list, a report assigned by staff, each assignment an audit line); or
+ * (the admin API's account list, a report assigned by staff, each assignment an audit line), or
+ * remote (a little-known remote account's profile opened by a signed-in reader: its history's
+ * count and cooldown read each time); or
  * issue 30's reads (`reads`). `--only`
  * takes parts of labels, comma-separated.
  */
+import { Database } from "bun:sqlite";
 import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -217,6 +220,17 @@ try {
       report.set(s.name, ((await made.json()) as { id: string }).id);
     }
   }
+  // A remote account (at an address never fetched from: its one fill fails at once), its profile opened by the reader.
+  const remoteAccount = new Map<string, string>();
+  if (family === "remote") {
+    for (const s of servers) {
+      const db = new Database(join(s.server.dataDir, "rookery.sqlite3"));
+      const id = 2 ** 46 + 7;
+      db.run("INSERT INTO accounts (id, username, domain, uri, url, inbox_url, created_at) VALUES (?, 'far', '127.0.0.9', 'http://127.0.0.9:9/users/far', 'http://127.0.0.9:9/@far', 'http://127.0.0.9:9/users/far/inbox', ?)", [id, Date.now()]);
+      db.close();
+      remoteAccount.set(s.name, String(id));
+    }
+  }
   // Two announcements (one reacted to) and two custom emojis in each, made as the operator makes them.
   const announced = new Map<string, string>();
   if (family === "announcements") {
@@ -296,6 +310,7 @@ try {
       { label: "GET /api/v1/admin/accounts", path: "/api/v1/admin/accounts", options: {}, writer: true },
       { label: "POST /api/v1/admin/reports/:id/assign_to_self", path: `/api/v1/admin/reports/${report.get(server) ?? "0"}/assign_to_self`, options: { method: "POST" }, writer: true },
     ],
+    remote: [{ label: "GET /api/v1/accounts/:id/statuses (remote, little known)", path: `/api/v1/accounts/${remoteAccount.get(server) ?? "0"}/statuses`, options: {} }],
     reports: [
       {
         label: "POST /api/v1/reports",

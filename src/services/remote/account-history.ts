@@ -63,8 +63,8 @@ export class AccountHistory {
   async viewed(accountId: number): Promise<void> {
     const known = await this.db.get<{ n: number }>("SELECT count(*) AS n FROM (SELECT 1 FROM statuses WHERE account_id = ? LIMIT ?) AS s", [accountId, LITTLE_KNOWN]);
     if ((known?.n ?? 0) >= LITTLE_KNOWN) return;
-    const fill = this.start(accountId);
-    if (fill) await Promise.race([fill, Bun.sleep(VIEW_WAIT_MS)]);
+    const started = await this.start(accountId);
+    if (started) await Promise.race([started.fill, Bun.sleep(VIEW_WAIT_MS)]);
   }
 
   /** Resolves once the fills under way are done (tests, a stop). */
@@ -79,21 +79,28 @@ export class AccountHistory {
   }
 
   /**
-   * The fill of a remote account: the one under way, or one started now (it ends at once when
-   * the account was filled within the cooldown); null when none can start. Taken into `fills`
-   * before the cooldown is read, so that two asking at once start one fill.
+   * The fill of a remote account: the one under way, or one started now; null when none is due
+   * (filled within the cooldown) or can start. Taken into `fills` while the cooldown is read, so
+   * that two asking at once start one fill. The fill is returned in a box: an async function
+   * would wait for the promise itself.
    */
-  private start(accountId: number): Promise<unknown> | null {
+  private async start(accountId: number): Promise<{ fill: Promise<unknown> } | null> {
     const running = this.fills.get(accountId);
-    if (running) return running;
+    if (running) return { fill: running };
     const account = this.accounts.findById(accountId);
     if (!this.fetcher || !account || account.domain === null || account.uri === null || this.slots.full()) return null;
-    const fill = this.due(accountId)
-      .then((due) => (due ? this.slots.run(() => this.fill(account)) : undefined))
+    const due = this.due(accountId).catch(() => false);
+    this.fills.set(accountId, due);
+    if (!(await due)) {
+      this.fills.delete(accountId);
+      return null;
+    }
+    const fill = this.slots
+      .run(() => this.fill(account))
       .catch(() => {})
       .finally(() => this.fills.delete(accountId));
     this.fills.set(accountId, fill);
-    return fill;
+    return { fill };
   }
 
   /** Not filled within the cooldown: marked filled now (a failed fill waits out the cooldown too). */
