@@ -3,6 +3,7 @@ import type { DatabasePort } from "../../src/db/port.ts";
 import { ApiError } from "../../src/errors.ts";
 import { EventBus } from "../../src/infra/events.ts";
 import { TimerWheel } from "../../src/infra/timer-wheel.ts";
+import { AccountHistory } from "../../src/services/remote/account-history.ts";
 import { QuoteChecks } from "../../src/services/remote/quote-checks.ts";
 import { Relays } from "../../src/services/remote/relays.ts";
 import { Tombstones } from "../../src/services/remote/tombstones.ts";
@@ -144,6 +145,19 @@ for (const arm of portArms) {
       expect(await checks.waiting(quoteId)).toBeUndefined();
       expect(await port.all("SELECT quote_id FROM quote_checks")).toEqual([]);
       wheel.stop();
+    });
+
+    test("account history: a little-known profile opened while federation is off is counted, and nothing is fetched or marked", async () => {
+      const a = await arm.open();
+      const { t, port } = a;
+      const s = t.services;
+      const history = new AccountHistory(port, t.clock, s.accounts, s.remoteNotes, s.federationActors, s.statusActions, null);
+      const far = await a.mirror(t.remote("far", "m.example"));
+      await port.run("INSERT INTO statuses (id, account_id, visibility, conversation_id, created_at) VALUES (?, ?, 'public', ?, ?)", [t.ids.next(), far.id, 1, t.clock.now()]);
+      await history.viewed(far.id);
+      await history.viewed(far.id + 1);
+      await history.idle();
+      expect(await port.all("SELECT account_id FROM history_fetches")).toEqual([]);
     });
 
     test("quote checks: settled, the check goes", async () => {
