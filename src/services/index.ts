@@ -252,7 +252,7 @@ export function createServices(deps: ServiceDeps) {
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(db, clock));
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
-  const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
+  const search = new SearchService(port, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(port, ids, clock, search);
   const featuredTags = new FeaturedTagService(port, ids, clock, search);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher, relays);
