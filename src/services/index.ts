@@ -173,7 +173,7 @@ export function createServices(deps: ServiceDeps) {
   // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
   const invites = new InviteService(db, ids, clock, config.publicUrl);
   // REGISTRATIONS is the mode until an admin saves one (/admin/settings), read at each sign-up.
-  const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl, config.registrations);
+  const instanceInfo = new InstanceInfo(db, port, ids, clock, config.publicUrl, config.registrations);
   const registrations = new RegistrationService(() => instanceInfo.registrationsMode().mode, accounts, invites);
   const webSessions = new WebSessionService(db, ids, clock);
   const passwords = new Passwords(db, webSessions);
