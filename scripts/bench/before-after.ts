@@ -5,10 +5,11 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|search] [--port=4620]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
- * announcements (and custom emojis), or tags (featured tags, followed tags), or reports. `--only`
+ * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or search
+ * (search, tags, trends, and the instance's activity and description). `--only`
  * takes parts of labels, comma-separated.
  */
 import { rmSync, writeFileSync } from "node:fs";
@@ -25,6 +26,8 @@ const rounds = Number(arg("rounds") ?? 3);
 const seconds = Number(arg("seconds") ?? 3);
 const only = arg("only");
 const family = arg("family") ?? "markers";
+// The two servers listen on this port and the next: another engineer's run on a shared machine may hold the default.
+const port = Number(arg("port") ?? 4620);
 
 // A POST that moves the home marker on each request (a write each time, version + 1).
 const MOVING_POST = `
@@ -56,8 +59,8 @@ async function seedTags(url: string, token: string) {
 }
 
 const servers = [
-  { name: "before", server: await startRookery(4620, {}, undefined, beforeRoot) },
-  { name: "after", server: await startRookery(4621) },
+  { name: "before", server: await startRookery(port, {}, undefined, beforeRoot) },
+  { name: "after", server: await startRookery(port + 1) },
 ];
 try {
   const tokens = new Map<string, string>();
@@ -68,6 +71,12 @@ try {
   if (family === "tags") {
     for (const s of servers) await seedTags(s.server.url, tokens.get(s.name)!);
     for (const s of servers) writers.set(s.name, (await seedUser(s.server, "writer")).token);
+  }
+  if (family === "search") {
+    // A few accounts whose names the search finds, and tagged statuses for the trends and the tags' history.
+    for (const s of servers) for (const name of ["annabel", "anna", "annika", "anneli", "bob"]) s.server.cli(["accounts", "create", name, "--email", `${name}@bench.test`, "--password", "benchmark password"]);
+    for (const s of servers) await seedTags(s.server.url, tokens.get(s.name)!);
+    for (const s of servers) s.server.cli(["description", "set", "About this #bench server: https://example.com"]);
   }
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
   // Two announcements (one reacted to) and two custom emojis in each, made as the operator makes them.
@@ -94,6 +103,15 @@ try {
       { label: "GET /api/v1/announcements", path: "/api/v1/announcements", options: {} },
       { label: "POST /api/v1/announcements/:id/dismiss", path: `/api/v1/announcements/${announced.get(server) ?? "0"}/dismiss`, options: { method: "POST" } },
       { label: "GET /api/v1/custom_emojis", path: "/api/v1/custom_emojis", options: {} },
+    ],
+    search: [
+      { label: "GET /api/v2/search (accounts)", path: "/api/v2/search?q=ann&type=accounts", options: {} },
+      { label: "GET /api/v2/search (both)", path: "/api/v2/search?q=rus", options: {} },
+      { label: "GET /api/v1/tags/:name", path: "/api/v1/tags/rust", options: {} },
+      { label: "GET /api/v1/trends/tags", path: "/api/v1/trends/tags", options: {} },
+      { label: "GET /api/v1/instance/activity", path: "/api/v1/instance/activity", options: {} },
+      { label: "GET /api/v1/instance/extended_descr.", path: "/api/v1/instance/extended_description", options: {} },
+      { label: "GET /api/v1/instance", path: "/api/v1/instance", options: {} },
     ],
     reports: [
       {
