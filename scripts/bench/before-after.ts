@@ -5,7 +5,8 @@
  * so that the load of a shared machine falls on both alike. CPU is the server's utime+stime
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
- *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|reads]
+ *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--port=4620]
+ *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
@@ -13,8 +14,9 @@
  * endorsements (the accounts family's leaves: endorsements and the directory), or media, or admin
  * (the admin API's account list, a report assigned by staff, each assignment an audit line), or
  * remote (a little-known remote account's profile opened by a signed-in reader: its history's
- * count and cooldown read each time); or
- * issue 30's reads (`reads`). `--only`
+ * count and cooldown read each time), or search (search, tags, trends, and the instance's
+ * activity and description); or issue 30's reads (`reads`). `--port` is the first of the two
+ * servers' ports. `--only`
  * takes parts of labels, comma-separated.
  */
 import { Database } from "bun:sqlite";
@@ -32,6 +34,8 @@ const rounds = Number(arg("rounds") ?? 3);
 const seconds = Number(arg("seconds") ?? 3);
 const only = arg("only");
 const family = arg("family") ?? "markers";
+// The two servers listen on this port and the next: another engineer's run on a shared machine may hold the default.
+const port = Number(arg("port") ?? 4620);
 
 // A POST that moves the home marker on each request (a write each time, version + 1).
 const MOVING_POST = `
@@ -165,8 +169,8 @@ async function seedMedia(url: string, token: string): Promise<string> {
 }
 
 const servers = [
-  { name: "before", server: await startRookery(4620, {}, undefined, beforeRoot) },
-  { name: "after", server: await startRookery(4621) },
+  { name: "before", server: await startRookery(port, {}, undefined, beforeRoot) },
+  { name: "after", server: await startRookery(port + 1) },
 ];
 try {
   const tokens = new Map<string, string>();
@@ -200,6 +204,12 @@ try {
   if (family === "media") for (const s of servers) uploads.set(s.name, await seedMedia(s.server.url, tokens.get(s.name)!));
   const keywords = new Map<string, string>();
   if (family === "filters") for (const s of servers) keywords.set(s.name, await seedFilters(s.server.url, tokens.get(s.name)!));
+  if (family === "search") {
+    // A few accounts whose names the search finds, and tagged statuses for the trends and the tags' history.
+    for (const s of servers) for (const name of ["annabel", "anna", "annika", "anneli", "bob"]) s.server.cli(["accounts", "create", name, "--email", `${name}@bench.test`, "--password", "benchmark password"]);
+    for (const s of servers) await seedTags(s.server.url, tokens.get(s.name)!);
+    for (const s of servers) s.server.cli(["description", "set", "About this #bench server: https://example.com"]);
+  }
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
   const read = new Map<string, { statusId: string; threadId: string; accountId: string }>();
   if (family === "reads") for (const s of servers) read.set(s.name, await seedReads(s.server.url, tokens.get(s.name)!, (await seedUser(s.server, "fan")).token));
@@ -311,6 +321,15 @@ try {
       { label: "POST /api/v1/admin/reports/:id/assign_to_self", path: `/api/v1/admin/reports/${report.get(server) ?? "0"}/assign_to_self`, options: { method: "POST" }, writer: true },
     ],
     remote: [{ label: "GET /api/v1/accounts/:id/statuses (remote, little known)", path: `/api/v1/accounts/${remoteAccount.get(server) ?? "0"}/statuses`, options: {} }],
+    search: [
+      { label: "GET /api/v2/search (accounts)", path: "/api/v2/search?q=ann&type=accounts", options: {} },
+      { label: "GET /api/v2/search (both)", path: "/api/v2/search?q=rus", options: {} },
+      { label: "GET /api/v1/tags/:name", path: "/api/v1/tags/rust", options: {} },
+      { label: "GET /api/v1/trends/tags", path: "/api/v1/trends/tags", options: {} },
+      { label: "GET /api/v1/instance/activity", path: "/api/v1/instance/activity", options: {} },
+      { label: "GET /api/v1/instance/extended_descr.", path: "/api/v1/instance/extended_description", options: {} },
+      { label: "GET /api/v1/instance", path: "/api/v1/instance", options: {} },
+    ],
     reports: [
       {
         label: "POST /api/v1/reports",

@@ -101,13 +101,13 @@ export async function descriptionCommand(args: string[]) {
     text = file !== undefined ? await Bun.file(file === "-" ? "/dev/stdin" : file).text() : positional[0];
     if (text === undefined) throw new CliFailure('description set needs the text: description set "<text>" (or --file <file>, - for standard input)');
   }
-  await withServices((services) => {
+  await withServices(async (services) => {
     const info = services.instanceInfo;
     if (sub === "set") {
       info.setExtendedDescription(text as string);
       out("Extended description updated");
     } else if (sub === "show") {
-      const { text: current, updatedAt } = info.extendedDescriptionSource();
+      const { text: current, updatedAt } = await info.extendedDescriptionSource();
       out(updatedAt === null ? "No extended description yet." : `${current}\n(updated ${new Date(updatedAt).toISOString()})`);
     } else {
       throw new CliFailure(`unknown description command "${sub ?? ""}"; use description set or show`);

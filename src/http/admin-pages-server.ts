@@ -60,8 +60,8 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
   const emojis = async ({ csrf }: PageRequest) => emojisPage((await services.customEmojis.list()).map((row) => ({ row, url: services.customEmojis.entity(row).url })), csrf);
   const rules = ({ csrf }: PageRequest) => rulesPage(services.instanceInfo.rules(), csrf);
   const announcements = ({ csrf }: PageRequest) => announcementsPage(services.announcements.all(), csrf);
-  const settings = ({ csrf }: PageRequest) =>
-    settingsPage(services.instanceInfo.extendedDescriptionSource().text, { ...services.instanceInfo.registrationsMode(), setting: services.instanceInfo.registrationsSetting }, csrf);
+  const settings = async ({ csrf }: PageRequest) =>
+    settingsPage((await services.instanceInfo.extendedDescriptionSource()).text, { ...services.instanceInfo.registrationsMode(), setting: services.instanceInfo.registrationsSetting }, csrf);
   const invites = async ({ csrf }: PageRequest) => adminInvitesPage(await services.invites.list(), csrf);
   const health = async ({ viewer }: PageRequest) => healthPage(await services.federationHealth.report(actor(viewer)), ctx.clock.now());
   const auditLog = async ({ params }: PageRequest) => {

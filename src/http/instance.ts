@@ -165,10 +165,10 @@ export function instanceRoutes(ctx: AppContext) {
       return (await services.customEmojis.list()).filter((r) => r.visibleInPicker).map((r) => serializeCustomEmoji(services.customEmojis.entity(r), r.category));
     })
     .get("/api/v1/instance/peers", ({ request }) => closedInWhitelistMode(request) ?? knownPeers(db))
-    .get("/api/v1/instance/activity", ({ request }) => closedInWhitelistMode(request) ?? services.instanceInfo.activity().map(serializeWeek))
-    .get("/api/v1/instance/extended_description", ({ request }) => {
+    .get("/api/v1/instance/activity", async ({ request }) => closedInWhitelistMode(request) ?? (await services.instanceInfo.activity()).map(serializeWeek))
+    .get("/api/v1/instance/extended_description", async ({ request }) => {
       userInWhitelistMode(request);
-      const { html, updatedAt } = services.instanceInfo.extendedDescription();
+      const { html, updatedAt } = await services.instanceInfo.extendedDescription();
       return { updated_at: updatedAt === null ? null : new Date(updatedAt).toISOString(), content: html };
     })
     .get("/api/v1/instance/translation_languages", ({ request }) => (userInWhitelistMode(request), {}))

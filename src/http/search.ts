@@ -67,7 +67,7 @@ export function searchRoutes(ctx: AppContext) {
     })
     .get("/api/v1/tags/:name", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request));
-      const tag = services.search.tag(tagName(c.params.name));
+      const tag = await services.search.tag(tagName(c.params.name));
       if (!tag) throw notFound();
       return serializeTag(urls, tag, viewer, viewer !== null && tag.id !== null && (await services.tagFollows.followed(viewer, [tag.id])).size > 0);
     })

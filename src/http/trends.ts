@@ -20,7 +20,7 @@ export function trendRoutes(ctx: AppContext) {
     const p = input(c);
     const limit = limitParam(p.limit, DEFAULT_LIMIT, MAX_LIMIT);
     const offset = int(p.offset, "offset", OFFSET) ?? 0;
-    const found = services.search.trendingTags(limit, offset);
+    const found = await services.search.trendingTags(limit, offset);
     const path = new URL(c.request.url).pathname;
     const link = (at: number) => `${ctx.config.publicUrl}${path}?${new URLSearchParams({ limit: String(limit), offset: String(at) })}`;
     const links: string[] = [];

@@ -162,9 +162,9 @@ export function webRoutes(ctx: AppContext) {
       if (!browser(c.request) || !exactly(c.params.name)) throw notFound();
       return Response.redirect(`${config.publicUrl}/@${c.params.name}/${c.params.id}`, 302);
     })
-    .get("/", (c) => {
+    .get("/", async (c) => {
       const stats = instanceStats(ctx.db);
-      const about = services.instanceInfo.extendedDescription().html;
+      const about = (await services.instanceInfo.extendedDescription()).html;
       const rules = services.instanceInfo.rules().map((r) => ({ text: r.text, hint: r.hint }));
       const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, aboutHtml: about, rules, contactEmail: config.contactEmail, registrations: services.registrations.mode, users: stats.userCount, statuses: stats.statusCount });
       return page(c.request, body, undefined);

@@ -173,7 +173,7 @@ export function createServices(deps: ServiceDeps) {
   // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
   const invites = new InviteService(port, db, ids, clock, config.publicUrl);
   // REGISTRATIONS is the mode until an admin saves one (/admin/settings), read at each sign-up.
-  const instanceInfo = new InstanceInfo(db, ids, clock, config.publicUrl, config.registrations);
+  const instanceInfo = new InstanceInfo(db, port, ids, clock, config.publicUrl, config.registrations);
   const registrations = new RegistrationService(() => instanceInfo.registrationsMode().mode, accounts, invites);
   const webSessions = new WebSessionService(port, db, ids, clock);
   const passwords = new Passwords(port, webSessions);
@@ -252,7 +252,7 @@ export function createServices(deps: ServiceDeps) {
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(port, db, clock), writes);
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
-  const search = new SearchService(db, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
+  const search = new SearchService(port, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(port, ids, clock, search);
   const featuredTags = new FeaturedTagService(port, ids, clock, search);
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher, relays);

@@ -1,6 +1,7 @@
 import { asc, eq, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
+import type { DatabasePort } from "../db/port.ts";
 import { instanceRules, instanceSettings, type InstanceRuleRow } from "../db/schema.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import { idFloorForTime, type IdGenerator } from "../ids.ts";
@@ -20,40 +21,49 @@ const MODES: readonly RegistrationsMode[] = ["open", "approval", "closed"];
  * What the operator says about the server and what the instance endpoints count: the rules,
  * the extended description (both set with the CLI), the registrations mode (REGISTRATIONS
  * until an admin sets one on /admin/settings), and the weekly activity.
+ *
+ * On the database port (issue 31): the extended description and the activity. The rest stays
+ * on the synchronous API for now, for synchronous callers: the rules are read while the kept
+ * instance documents are built (src/http/kept-json.ts) and by AdminReports, the registrations
+ * mode by RegistrationService's `mode` (read for every instance document), and every write
+ * runs inside AdminInstance's synchronous transactions (with its audit log entry).
  */
 const ACTIVITY_CACHE_MS = 60 * 60 * 1000;
 
 export class InstanceInfo {
   private q;
+  private p;
 
   constructor(
     private db: Db,
+    private port: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
     private publicUrl: string,
     /** REGISTRATIONS: the mode while no admin has chosen one. */
     private defaultRegistrations: RegistrationsMode,
   ) {
-    const sqlite = db.$client;
     this.q = {
       // Read on every instance document (the registrations mode): kept prepared, not built each time.
       setting: db.$client.query<{ value: string }, [string]>("SELECT value FROM instance_settings WHERE key = ?"),
-      // Local posts (boosts are not posts), per week.
-      // A rowid range by the ids of the week's bounds (ids grow with time); `+` keeps the reblog
-      // test off the reblog_of index, which would visit every original status ever stored.
-      statuses: sqlite.query<{ n: number }, [number, number, number, number]>(
-        `SELECT count(*) AS n FROM statuses s JOIN accounts a ON a.id = s.account_id
-         WHERE s.id >= ?1 AND s.id < ?2 AND a.domain IS NULL AND +s.reblog_of_id IS NULL AND s.created_at >= ?3 AND s.created_at < ?4`,
-      ),
+    };
+    const postgres = port.dialect === "postgres";
+    this.p = {
+      // Raw SQL through the statement cache: cheaper per run than drizzle's prepared query and its row mapping.
+      description: "SELECT key, value FROM instance_settings WHERE key IN (?, ?)",
+      // Local posts (boosts are not posts), per week. On SQLite, a rowid range by the ids of the
+      // week's bounds (ids grow with time), and `+` keeps the reblog test off the reblog_of
+      // index, which would visit every original status ever stored; PostgreSQL plans for itself.
+      // Parameters: the ids of the bounds, then the times.
+      statuses: `SELECT count(*) AS n FROM statuses s JOIN accounts a ON a.id = s.account_id
+         WHERE s.id >= ? AND s.id < ? AND a.domain IS NULL AND ${postgres ? "" : "+"}s.reblog_of_id IS NULL AND s.created_at >= ? AND s.created_at < ?`,
       // Rookery keeps no per-request sign-in times: a login is an account that signed in that
       // week (was issued a token or opened a web session), each account counted once.
-      logins: sqlite.query<{ n: number }, [number, number]>(
-        `SELECT count(DISTINCT account_id) AS n FROM (
+      logins: `SELECT count(DISTINCT account_id) AS n FROM (
            SELECT account_id, created_at FROM oauth_access_tokens WHERE account_id IS NOT NULL
-           UNION ALL SELECT account_id, created_at FROM web_sessions)
-         WHERE created_at >= ?1 AND created_at < ?2`,
-      ),
-      registrations: sqlite.query<{ n: number }, [number, number]>("SELECT count(*) AS n FROM users WHERE created_at >= ? AND created_at < ?"),
+           UNION ALL SELECT account_id, created_at FROM web_sessions) AS signins
+         WHERE created_at >= ? AND created_at < ?`,
+      registrations: "SELECT count(*) AS n FROM users WHERE created_at >= ? AND created_at < ?",
     };
   }
 
@@ -79,17 +89,22 @@ export class InstanceInfo {
   }
 
   /** The extended description as its source text, and when it was last set (null: never). */
-  extendedDescriptionSource(): { text: string; updatedAt: number | null } {
-    const text = this.setting(DESCRIPTION_KEY) ?? "";
-    const updated = this.setting(DESCRIPTION_UPDATED_KEY);
+  async extendedDescriptionSource(): Promise<{ text: string; updatedAt: number | null }> {
+    const rows = await this.port.all<{ key: string; value: string }>(this.p.description, [DESCRIPTION_KEY, DESCRIPTION_UPDATED_KEY]);
+    const text = rows.find((r) => r.key === DESCRIPTION_KEY)?.value ?? "";
+    const updated = rows.find((r) => r.key === DESCRIPTION_UPDATED_KEY)?.value;
     return { text, updatedAt: updated === undefined ? null : Number(updated) };
   }
 
   /** As the API shows it: the text in paragraphs, its links made links. */
-  extendedDescription(): { html: string; updatedAt: number | null } {
-    const { text, updatedAt } = this.extendedDescriptionSource();
-    return { html: formatText(text, { multiline: true, tagBaseUrl: `${this.publicUrl}/tags/` }).html, updatedAt };
+  async extendedDescription(): Promise<{ html: string; updatedAt: number | null }> {
+    const { text, updatedAt } = await this.extendedDescriptionSource();
+    // Formatting costs more than reading the text, which seldom changes: the last one is kept.
+    if (this.formatted?.text !== text) this.formatted = { text, html: formatText(text, { multiline: true, tagBaseUrl: `${this.publicUrl}/tags/` }).html };
+    return { html: this.formatted.html, updatedAt };
   }
+
+  private formatted: { text: string; html: string } | null = null;
 
   setExtendedDescription(text: string) {
     const now = String(this.clock.now());
@@ -119,23 +134,25 @@ export class InstanceInfo {
   }
 
   /** Mastodon's instance activity: the last 12 ISO weeks (Monday to Monday, UTC), this one first. */
-  activity(): WeekActivity[] {
+  async activity(): Promise<WeekActivity[]> {
     const now = this.clock.now();
     // Anyone may ask, and it is 36 counts: kept for an hour, as Mastodon caches its answer.
     if (this.activityCache && this.activityCache.at <= now && now < this.activityCache.at + ACTIVITY_CACHE_MS) return this.activityCache.weeks;
     const day = Math.floor(now / (24 * 60 * 60 * 1000));
     // 1970-01-01 was a Thursday: (day + 3) % 7 is days since Monday.
     const monday = (day - ((day + 3) % 7)) * 24 * 60 * 60 * 1000;
-    const weeks = Array.from({ length: 12 }, (_, i) => {
+    const count = async (text: string, params: number[]) => (await this.port.get<{ n: number }>(text, params))?.n ?? 0;
+    const weeks: WeekActivity[] = [];
+    for (let i = 0; i < 12; i++) {
       const start = monday - i * WEEK;
       const end = start + WEEK;
-      return {
+      weeks.push({
         week: start,
-        statuses: this.q.statuses.get(idFloorForTime(start), idFloorForTime(end), start, end)?.n ?? 0,
-        logins: this.q.logins.get(start, end)?.n ?? 0,
-        registrations: this.q.registrations.get(start, end)?.n ?? 0,
-      };
-    });
+        statuses: await count(this.p.statuses, [idFloorForTime(start), idFloorForTime(end), start, end]),
+        logins: await count(this.p.logins, [start, end]),
+        registrations: await count(this.p.registrations, [start, end]),
+      });
+    }
     this.activityCache = { at: now, weeks };
     return weeks;
   }

@@ -1,7 +1,6 @@
 import { accountDomain } from "../net/domains.ts";
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
-import type { Db } from "../db/connection.ts";
+import type { DatabasePort } from "../db/port.ts";
 import { accounts, type AccountRow, type StatusRow } from "../db/schema.ts";
 import { rowReader } from "../db/rows.ts";
 import { normalizeTag } from "../text/format.ts";
@@ -49,7 +48,7 @@ const MAX_TRENDING = 100;
 export class SearchService {
   private q;
   constructor(
-    db: Db,
+    private db: DatabasePort,
     private clock: Clock,
     private reader: StatusReader,
     private remote: RemoteAccounts,
@@ -60,49 +59,58 @@ export class SearchService {
     private publicUrl: string,
     private domain: string,
   ) {
-    const sqlite: Database = db.$client;
+    const postgres = db.dialect === "postgres";
+    // A prefix (or a word of the display name) by position, not LIKE: SQLite prepares a
+    // statement again on every run when a LIKE pattern is a bound parameter (its LIKE
+    // optimization depends on the value), 25-60 µs each time, more than the search itself.
+    // PostgreSQL spells instr strpos.
+    const instr = postgres ? "strpos" : "instr";
+    // Raw SQL, run through the port's statement cache (SQLite's query cache): the planner hints
+    // below and the list of tag ids are not drizzle's to build. Parameters are positional, so
+    // one that is used twice is given twice. The viewer's id is compared with 0 as a BIGINT:
+    // PostgreSQL would take a bare `? = 0` for an int4 and refuse an id over 2^31.
+    const viewer = "CAST(? AS BIGINT)";
     this.q = {
-      // A name prefix (or a word of the display name) by instr, not LIKE: SQLite prepares a
-      // statement again on every run when a LIKE pattern is a bound parameter (its LIKE
-      // optimization depends on the value), 25-60 µs each time, more than the search itself.
-      accounts: sqlite.query<unknown[], [string, string, string, number, number, number, number]>(`
+      // Parameters: name, name, " name", viewer, viewer, viewer, following, viewer, name, viewer, limit, offset.
+      accounts: `
         SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
-        WHERE (instr(lower(username), ?1) = 1 OR instr(lower(display_name), ?1) = 1 OR instr(lower(display_name), ?2) > 0)
+        WHERE (${instr}(lower(username), ?) = 1 OR ${instr}(lower(display_name), ?) = 1 OR ${instr}(lower(display_name), ?) > 0)
           AND suspended_at IS NULL
-          AND (?4 = 0 OR (
-                id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?4)
-            AND id NOT IN (SELECT account_id FROM blocks WHERE target_account_id = ?4)))
-          AND (?5 = 0 OR id IN (SELECT target_account_id FROM follows WHERE account_id = ?4))
-          AND id NOT IN (SELECT account_id FROM users WHERE approved = 0)
-        ORDER BY lower(username) = ?3 DESC,
-                 id IN (SELECT target_account_id FROM follows WHERE account_id = ?4) DESC,
+          AND (${viewer} = 0 OR (
+                id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?)
+            AND id NOT IN (SELECT account_id FROM blocks WHERE target_account_id = ?)))
+          AND (? = 0 OR id IN (SELECT target_account_id FROM follows WHERE account_id = ?))
+          AND id NOT IN (SELECT account_id FROM users WHERE approved = FALSE)
+        ORDER BY lower(username) = ? DESC,
+                 id IN (SELECT target_account_id FROM follows WHERE account_id = ?) DESC,
                  domain IS NULL DESC,
                  followers_count DESC, id
-        LIMIT ?6 OFFSET ?7`),
-      byUsername: sqlite.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ? AND domain IS NULL AND id NOT IN (SELECT account_id FROM users WHERE approved = 0)`),
-      byHandle: sqlite.query<unknown[], [string, string, number]>(`
-        SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ?1 AND lower(domain) = ?2
-          AND (?3 = 0 OR (
-                id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?3)
-            AND id NOT IN (SELECT account_id FROM blocks WHERE target_account_id = ?3)))`),
-      tags: sqlite.query<{ id: number; name: string }, [string, number, number]>(
-        // Names are stored normalized, as the query is: a prefix by instr (see accounts, above).
-        `SELECT id, name FROM tags WHERE instr(name, ?1) = 1 ORDER BY length(name), name LIMIT ?2 OFFSET ?3`,
-      ),
-      follows: sqlite.query<{ one: number }, [number, number]>("SELECT 1 AS one FROM follows WHERE account_id = ? AND target_account_id = ?"),
-      tagByName: sqlite.query<{ id: number; name: string }, [string]>("SELECT id, name FROM tags WHERE name = ?"),
+        LIMIT ? OFFSET ?`,
+      byUsername: `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ? AND domain IS NULL AND id NOT IN (SELECT account_id FROM users WHERE approved = FALSE)`,
+      // Parameters: username, domain, viewer, viewer, viewer.
+      byHandle: `
+        SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ? AND lower(domain) = ?
+          AND (${viewer} = 0 OR (
+                id NOT IN (SELECT target_account_id FROM blocks WHERE account_id = ?)
+            AND id NOT IN (SELECT account_id FROM blocks WHERE target_account_id = ?)))`,
+      // Names are stored normalized, as the query is: a prefix by position (see accounts, above).
+      tags: `SELECT id, name FROM tags WHERE ${instr}(name, ?) = 1 ORDER BY length(name), name LIMIT ? OFFSET ?`,
+      follows: "SELECT 1 AS one FROM follows WHERE account_id = ? AND target_account_id = ?",
+      tagByName: "SELECT id, name FROM tags WHERE name = ?",
       // Tags used in the public statuses of the last days, by how many accounts used them.
-      // CROSS JOIN keeps statuses the outer loop, read as a rowid range from the id of a week
-      // ago (ids grow with time); `+` keeps the reblog test off the reblog_of index.
-      trending: sqlite.query<{ id: number; name: string }, [number, number, number]>(`
-        SELECT t.id, t.name FROM statuses s CROSS JOIN status_tags st ON st.status_id = s.id JOIN tags t ON t.id = st.tag_id
-        WHERE s.id >= ?1 AND s.created_at >= ?2 AND s.visibility = 'public' AND +s.reblog_of_id IS NULL
-        GROUP BY t.id ORDER BY count(DISTINCT s.account_id) DESC, count(*) DESC, t.name LIMIT ?3`),
-      usage: sqlite.query<{ tagId: number; day: number; uses: number; accounts: number }, [string, number]>(`
-        SELECT st.tag_id AS tagId, (s.created_at / ${DAY}) * ${DAY} AS day, count(*) AS uses, count(DISTINCT s.account_id) AS accounts
+      // On SQLite, CROSS JOIN keeps statuses the outer loop, read as a rowid range from the id
+      // of a week ago (ids grow with time), and `+` keeps the reblog test off the reblog_of
+      // index; PostgreSQL plans for itself (and has no CROSS JOIN ... ON).
+      trending: `
+        SELECT t.id, t.name FROM statuses s ${postgres ? "JOIN" : "CROSS JOIN"} status_tags st ON st.status_id = s.id JOIN tags t ON t.id = st.tag_id
+        WHERE s.id >= ? AND s.created_at >= ? AND s.visibility = 'public' AND ${postgres ? "" : "+"}s.reblog_of_id IS NULL
+        GROUP BY t.id ORDER BY count(DISTINCT s.account_id) DESC, count(*) DESC, t.name LIMIT ?`,
+      // The tag ids are a list of `?` (at most a page of tags), written in by usage().
+      usage: (ids: number) => `
+        SELECT st.tag_id AS "tagId", (s.created_at / ${DAY}) * ${DAY} AS day, count(*) AS uses, count(DISTINCT s.account_id) AS accounts
         FROM status_tags st JOIN statuses s ON s.id = st.status_id
-        WHERE st.tag_id IN (SELECT value FROM json_each(?1)) AND s.created_at >= ?2 AND ${visibleToSql("s", null)}
-        GROUP BY st.tag_id, day`),
+        WHERE st.tag_id IN (${Array(ids).fill("?").join(", ")}) AND s.created_at >= ? AND ${visibleToSql("s", null)}
+        GROUP BY st.tag_id, day`,
     };
   }
 
@@ -115,7 +123,7 @@ export class SearchService {
 
     if (/^https?:\/\//i.test(query)) {
       if (options.resolve && offset === 0) {
-        if (query.toLowerCase().startsWith(`${this.publicUrl.toLowerCase()}/`)) this.resolveUrl(query, viewerId, options.type, results);
+        if (query.toLowerCase().startsWith(`${this.publicUrl.toLowerCase()}/`)) await this.resolveUrl(query, viewerId, options.type, results);
         else await this.resolveRemoteUrl(query, viewerId, options.type, results);
       }
       return results;
@@ -124,7 +132,7 @@ export class SearchService {
     if (wants("accounts") && !(query.startsWith("#") || (query.includes("@") && query.includes(" ")))) {
       results.accounts = await this.findAccounts(viewerId, query, { ...options, offset });
     }
-    if (wants("hashtags") && !query.includes("@")) results.hashtags = this.hashtags(query, options.limit, offset);
+    if (wants("hashtags") && !query.includes("@")) results.hashtags = await this.hashtags(query, options.limit, offset);
     return results;
   }
 
@@ -155,16 +163,17 @@ export class SearchService {
   }
 
   /** Accounts stored here matching a query: local and remote ones by name prefix, or one remote handle exactly. */
-  private accounts(viewerId: number | null, rawQuery: string, options: { limit: number; offset: number; following: boolean }): AccountRow[] {
+  private async accounts(viewerId: number | null, rawQuery: string, options: { limit: number; offset: number; following: boolean }): Promise<AccountRow[]> {
     const query = rawQuery.trim().replace(/^@/, "");
     const [username = "", domain] = query.split("@");
     if (domain !== undefined && !this.isLocal(accountDomain(domain) ?? domain.toLowerCase())) {
       const handle = this.remoteHandle(query);
       if (!handle || options.offset > 0 || options.limit <= 0) return [];
-      const row = this.q.byHandle.values(handle.username.toLowerCase(), handle.domain, viewerId ?? 0)[0];
+      const viewer = viewerId ?? 0;
+      const [row] = await this.db.values(this.q.byHandle, [handle.username.toLowerCase(), handle.domain, viewer, viewer, viewer]);
       if (!row) return [];
       const account = ACCOUNT.map(row);
-      return options.following && viewerId !== null && !this.q.follows.get(viewerId, account.id) ? [] : [account];
+      return options.following && viewerId !== null && !(await this.db.get(this.q.follows, [viewerId, account.id])) ? [] : [account];
     }
     const name = username.toLowerCase();
     if (name === "" || options.limit <= 0) return [];
@@ -172,18 +181,18 @@ export class SearchService {
     if (viewerId === null && name.length < MIN_QUERY_LENGTH) {
       // Too short to search for anonymously: only `user@domain` written out finds its account.
       if (domain === undefined || options.offset > 0) return [];
-      const exact = this.q.byUsername.values(name)[0];
+      const [exact] = await this.db.values(this.q.byUsername, [name]);
       return exact ? [ACCOUNT.map(exact)] : [];
     }
-    return this.q.accounts
-      .values(name, ` ${name}`, name, viewerId ?? 0, following ? 1 : 0, options.limit, options.offset)
-      .map(ACCOUNT.map);
+    const viewer = viewerId ?? 0;
+    const rows = await this.db.values(this.q.accounts, [name, name, ` ${name}`, viewer, viewer, viewer, following ? 1 : 0, viewer, name, viewer, options.limit, options.offset]);
+    return rows.map(ACCOUNT.map);
   }
 
-  hashtags(rawQuery: string, limit: number, offset: number): TagHit[] {
+  async hashtags(rawQuery: string, limit: number, offset: number): Promise<TagHit[]> {
     const name = normalizeTag(rawQuery.trim().replace(/^#/, ""));
     if (name === "") return [];
-    const rows = this.q.tags.all(name, limit, offset);
+    const rows = await this.db.all<{ id: number; name: string }>(this.q.tags, [name, limit, offset]);
     // The exact tag leads, as Mastodon patches its results.
     const exactIndex = rows.findIndex((r) => r.name === name);
     if (exactIndex > 0) rows.unshift(...rows.splice(exactIndex, 1));
@@ -195,12 +204,12 @@ export class SearchService {
    * public statuses this server holds (its own and those federation brought) of the last
    * seven days, those used by the most accounts first, then by the most statuses.
    */
-  trendingTags(limit: number, offset: number): TagHit[] {
+  async trendingTags(limit: number, offset: number): Promise<TagHit[]> {
     const now = this.clock.now();
     // Ranked once every few minutes (clients ask at every start; the ranking moves slowly).
     if (!this.trends || this.trends.at + TRENDS_CACHE_MS <= now || this.trends.at > now) {
       const since = now - 7 * DAY;
-      this.trends = { at: now, rows: this.q.trending.all(idFloorForTime(since), since, MAX_TRENDING) };
+      this.trends = { at: now, rows: await this.db.all<{ id: number; name: string }>(this.q.trending, [idFloorForTime(since), since, MAX_TRENDING]) };
     }
     return this.withHistory(this.trends.rows.slice(offset, offset + limit));
   }
@@ -208,11 +217,11 @@ export class SearchService {
   private trends: { at: number; rows: { id: number; name: string }[] } | null = null;
 
   /** One tag by name (GET /api/v1/tags/:name); one that was never used has no id. */
-  tag(rawName: string): TagHit | null {
+  async tag(rawName: string): Promise<TagHit | null> {
     const name = normalizeTag(rawName);
     if (name === "") return null;
-    const row = this.q.tagByName.get(name);
-    return row ? (this.withHistory([row])[0] as TagHit) : { id: null, name, history: this.emptyHistory() };
+    const row = await this.db.get<{ id: number; name: string }>(this.q.tagByName, [name]);
+    return row ? ((await this.withHistory([row]))[0] as TagHit) : { id: null, name, history: this.emptyHistory() };
   }
 
   private emptyHistory() {
@@ -224,13 +233,16 @@ export class SearchService {
    * These tags with Mastodon's 7-day usage history, today first; one never used (no id) has an
    * empty one. Public for the services that read their tags through the database port.
    */
-  withHistory(rows: { id: number | null; name: string }[]): TagHit[] {
+  async withHistory(rows: { id: number | null; name: string }[]): Promise<TagHit[]> {
     if (rows.length === 0) return [];
     const days = this.emptyHistory();
     const since = days[days.length - 1]!.day;
     const usage = new Map<string, { uses: number; accounts: number }>();
     const ids = rows.flatMap((r) => (r.id === null ? [] : [r.id]));
-    if (ids.length > 0) for (const u of this.q.usage.all(JSON.stringify(ids), since)) usage.set(`${u.tagId}:${u.day}`, u);
+    if (ids.length > 0) {
+      const used = await this.db.all<{ tagId: number; day: number; uses: number; accounts: number }>(this.q.usage(ids.length), [...ids, since]);
+      for (const u of used) usage.set(`${u.tagId}:${u.day}`, u);
+    }
     return rows.map((r) => ({
       id: r.id,
       name: r.name,
@@ -255,7 +267,7 @@ export class SearchService {
   }
 
   /** A URL of this server naming an account or a status the viewer may see. */
-  private resolveUrl(query: string, viewerId: number | null, type: SearchType | undefined, results: SearchResults) {
+  private async resolveUrl(query: string, viewerId: number | null, type: SearchType | undefined, results: SearchResults) {
     const path = query.slice(this.publicUrl.length).replace(/[?#].*$/, "").replace(/\/$/, "");
     const status = /^\/(?:@([A-Za-z0-9_]+)|users\/([A-Za-z0-9_]+)\/statuses)\/(\d{1,19})$/.exec(path);
     if (status) {
@@ -268,7 +280,7 @@ export class SearchService {
     const account = /^\/(?:@|users\/)([A-Za-z0-9_]+)$/.exec(path);
     if (account) {
       if (type && type !== "accounts") return;
-      const row = this.q.byUsername.values((account[1] as string).toLowerCase())[0];
+      const [row] = await this.db.values(this.q.byUsername, [(account[1] as string).toLowerCase()]);
       if (row) results.accounts = [ACCOUNT.map(row)];
     }
   }

@@ -48,7 +48,7 @@ export class TagFollowService {
       await this.q.follow.execute({ id: this.ids.next(), accountId, tagId: tag.id, now });
       return tag;
     });
-    return this.search.withHistory([tag])[0]!;
+    return (await this.search.withHistory([tag]))[0]!;
   }
 
   async unfollow(accountId: number, rawName: string): Promise<TagHit> {
@@ -57,7 +57,7 @@ export class TagFollowService {
     const [tag] = await this.q.tagByName.execute({ name });
     if (tag) await this.q.unfollow.execute({ accountId, tagId: tag.id });
     // A tag never used is answered all the same, without an id (as GET /api/v1/tags/:name).
-    return this.search.withHistory([tag ?? { id: null, name }])[0]!;
+    return (await this.search.withHistory([tag ?? { id: null, name }]))[0]!;
   }
 
   /** Of these tags, the ones the account follows. */
@@ -86,7 +86,7 @@ export class TagFollowService {
       [...params, page.limit],
     );
     if (forward) rows.reverse();
-    const hits = this.search.withHistory(rows);
+    const hits = await this.search.withHistory(rows);
     return rows.map((r, i) => ({ tag: hits[i]!, cursor: r.cursor }));
   }
 }
