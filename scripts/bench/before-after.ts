@@ -6,7 +6,7 @@
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
  *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--port=4620]
- *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|reads]
+ *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
@@ -15,7 +15,8 @@
  * (the admin API's account list, a report assigned by staff, each assignment an audit line), or
  * remote (a little-known remote account's profile opened by a signed-in reader: its history's
  * count and cooldown read each time), or search (search, tags, trends, and the instance's
- * activity and description); or issue 30's reads (`reads`). `--port` is the first of the two
+ * activity and description), or lists (a list's five members read, the list renamed); or issue
+ * 30's reads (`reads`). `--port` is the first of the two
  * servers' ports. `--only`
  * takes parts of labels, comma-separated.
  */
@@ -142,6 +143,21 @@ async function seedEndorsements(server: Parameters<typeof seedUser>[0], token: s
   return last;
 }
 
+/** What the lists family reads: a list of five followed accounts; answers its id. */
+async function seedList(server: Parameters<typeof seedUser>[0], token: string): Promise<string> {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status}`);
+    return (await r.json()) as { id: string };
+  };
+  const ids = [];
+  for (let i = 0; i < 5; i++) ids.push((await seedUser(server, `friend${i}`)).id);
+  for (const id of ids) await call("POST", `/api/v1/accounts/${id}/follow`);
+  const list = await call("POST", "/api/v1/lists", { title: "Friends" });
+  await call("POST", `/api/v1/lists/${list.id}/accounts`, { account_ids: ids });
+  return list.id;
+}
+
 /** What the filters family reads: three filters of four keywords each, one filtering a status; answers a keyword's id. */
 async function seedFilters(url: string, token: string): Promise<string> {
   const post = async (path: string, body: unknown) => {
@@ -202,6 +218,8 @@ try {
   if (family === "endorsements") for (const s of servers) endorsed.set(s.name, await seedEndorsements(s.server, tokens.get(s.name)!));
   const uploads = new Map<string, string>();
   if (family === "media") for (const s of servers) uploads.set(s.name, await seedMedia(s.server.url, tokens.get(s.name)!));
+  const listed = new Map<string, string>();
+  if (family === "lists") for (const s of servers) listed.set(s.name, await seedList(s.server, tokens.get(s.name)!));
   const keywords = new Map<string, string>();
   if (family === "filters") for (const s of servers) keywords.set(s.name, await seedFilters(s.server.url, tokens.get(s.name)!));
   if (family === "search") {
@@ -329,6 +347,14 @@ try {
       { label: "GET /api/v1/instance/activity", path: "/api/v1/instance/activity", options: {} },
       { label: "GET /api/v1/instance/extended_descr.", path: "/api/v1/instance/extended_description", options: {} },
       { label: "GET /api/v1/instance", path: "/api/v1/instance", options: {} },
+    ],
+    lists: [
+      { label: "GET /api/v1/lists/:id/accounts (5)", path: `/api/v1/lists/${listed.get(server) ?? "0"}/accounts`, options: {} },
+      {
+        label: "PUT /api/v1/lists/:id (renames)",
+        path: `/api/v1/lists/${listed.get(server) ?? "0"}`,
+        options: { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "Close friends", replies_policy: "followed" }) },
+      },
     ],
     reports: [
       {

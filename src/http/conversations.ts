@@ -12,29 +12,29 @@ export function conversationRoutes(ctx: AppContext) {
   const { services } = ctx;
   const render = (rows: AccountConversationRow[], ownerId: number) => renderConversations(services, ctx.urls, rows, services.embeds.conversations(rows, ownerId), ownerId);
   return new Elysia()
-    .get("/api/v1/conversations", (c) => {
+    .get("/api/v1/conversations", async (c) => {
       const auth = requireUser(ctx, c.request, "read:statuses");
       const page = pageParams(input(c), 20, 40);
-      const rows = services.conversations.list(auth.accountId, page);
+      const rows = await services.conversations.list(auth.accountId, page);
       if (rows.length > 0) {
         const link = linkHeader(ctx.config.publicUrl, c.request, { next: rows[rows.length - 1]!.lastStatusId, prev: rows[0]!.lastStatusId });
         if (link) c.set.headers.link = link;
       }
       return render(rows, auth.accountId);
     })
-    .post("/api/v1/conversations/:id/read", (c) => {
+    .post("/api/v1/conversations/:id/read", async (c) => {
       const auth = requireUser(ctx, c.request, "write:conversations");
-      const row = services.conversations.markRead(auth.accountId, pathId(c.params.id), false);
+      const row = await services.conversations.markRead(auth.accountId, pathId(c.params.id), false);
       return render([row], auth.accountId)[0];
     })
-    .post("/api/v1/conversations/:id/unread", (c) => {
+    .post("/api/v1/conversations/:id/unread", async (c) => {
       const auth = requireUser(ctx, c.request, "write:conversations");
-      const row = services.conversations.markRead(auth.accountId, pathId(c.params.id), true);
+      const row = await services.conversations.markRead(auth.accountId, pathId(c.params.id), true);
       return render([row], auth.accountId)[0];
     })
-    .delete("/api/v1/conversations/:id", (c) => {
+    .delete("/api/v1/conversations/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "write:conversations");
-      services.conversations.remove(auth.accountId, pathId(c.params.id));
+      await services.conversations.remove(auth.accountId, pathId(c.params.id));
       return {};
     });
 }

@@ -34,34 +34,34 @@ function accountIds(p: Params): number[] {
 export function listRoutes(ctx: AppContext) {
   const { services } = ctx;
   return new Elysia()
-    .get("/api/v1/lists", (c) => {
+    .get("/api/v1/lists", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
-      return services.lists.all(auth.accountId).map(serializeList);
+      return (await services.lists.all(auth.accountId)).map(serializeList);
     })
-    .post("/api/v1/lists", (c) => {
+    .post("/api/v1/lists", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      return serializeList(services.lists.create(auth.accountId, listInput(input(c))));
+      return serializeList(await services.lists.create(auth.accountId, listInput(input(c))));
     })
-    .get("/api/v1/lists/:id", (c) => {
+    .get("/api/v1/lists/:id", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
-      return serializeList(services.lists.own(auth.accountId, pathId(c.params.id)));
+      return serializeList(await services.lists.own(auth.accountId, pathId(c.params.id)));
     })
-    .put("/api/v1/lists/:id", (c) => {
+    .put("/api/v1/lists/:id", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      return serializeList(services.lists.update(auth.accountId, pathId(c.params.id), listInput(input(c))));
+      return serializeList(await services.lists.update(auth.accountId, pathId(c.params.id), listInput(input(c))));
     })
-    .delete("/api/v1/lists/:id", (c) => {
+    .delete("/api/v1/lists/:id", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      services.lists.remove(auth.accountId, pathId(c.params.id));
+      await services.lists.remove(auth.accountId, pathId(c.params.id));
       return {};
     })
-    .get("/api/v1/lists/:id/accounts", (c) => {
+    .get("/api/v1/lists/:id/accounts", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
       const p = input(c);
       // limit=0 means every member, with no Link header (Mastodon's unlimited? case).
       const unlimited = str(p.limit, "limit") !== undefined && pageParams(p, 40, 80).limit === 0;
       const page = unlimited ? { limit: 1_000_000 } : pageParams(p, 40, 80);
-      const rows = services.lists.members(auth.accountId, pathId(c.params.id), page);
+      const rows = await services.lists.members(auth.accountId, pathId(c.params.id), page);
       if (!unlimited && rows.length > 0) {
         const link = linkHeader(ctx.config.publicUrl, c.request, {
           next: rows.length >= page.limit ? rows[rows.length - 1]!.cursor : null,
@@ -72,21 +72,21 @@ export function listRoutes(ctx: AppContext) {
       }
       return services.accounts.views(rows.map((r) => r.account)).map((account) => serializeAccount(ctx.urls, account));
     })
-    .post("/api/v1/lists/:id/accounts", (c) => {
+    .post("/api/v1/lists/:id/accounts", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      services.lists.addMembers(auth.accountId, pathId(c.params.id), accountIds(input(c)));
+      await services.lists.addMembers(auth.accountId, pathId(c.params.id), accountIds(input(c)));
       return {};
     })
-    .delete("/api/v1/lists/:id/accounts", (c) => {
+    .delete("/api/v1/lists/:id/accounts", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
-      services.lists.removeMembers(auth.accountId, pathId(c.params.id), accountIds(input(c)));
+      await services.lists.removeMembers(auth.accountId, pathId(c.params.id), accountIds(input(c)));
       return {};
     })
-    .get("/api/v1/accounts/:id/lists", (c) => {
+    .get("/api/v1/accounts/:id/lists", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
       const accountId = pathId(c.params.id);
       if (!services.accounts.findById(accountId)) throw notFound();
-      return services.lists.containing(auth.accountId, accountId).map(serializeList);
+      return (await services.lists.containing(auth.accountId, accountId)).map(serializeList);
     })
     .get("/api/v1/timelines/list/:id", (c) => {
       const auth = requireUser(ctx, c.request, READ);

@@ -1,5 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/connection.ts";
+import type { DatabasePort } from "../db/port.ts";
 import { accountConversations, type AccountConversationRow, type StatusRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { notFound } from "../errors.ts";
@@ -14,12 +15,25 @@ import { mentionedIds } from "../models/mentions.ts";
  * it mentions, unread for all but its author; each change is announced to that participant.
  */
 export class ConversationService {
+  private q;
+
   constructor(
+    private port: DatabasePort,
+    /** For the synchronous half: `added` and `removed` are status events' `within` listeners, `findRow` streaming's. */
     private db: Db,
     private ids: IdGenerator,
     private notifications: NotificationService,
     private events: EventBus,
-  ) {}
+  ) {
+    const { accountConversations: rows } = port.tables;
+    const id = sql.placeholder("id");
+    const accountId = sql.placeholder("accountId");
+    this.q = {
+      find: port.orm.select().from(rows).where(and(eq(rows.id, id), eq(rows.accountId, accountId))).prepare(),
+      mark: port.orm.update(rows).set({ unread: sql.placeholder("unread") as never }).where(eq(rows.id, id)).prepare(),
+      remove: port.orm.delete(rows).where(eq(rows.id, id)).prepare(),
+    };
+  }
 
   /** Called for every new status; only direct ones matter. */
   added(status: StatusRow) {
@@ -81,34 +95,34 @@ export class ConversationService {
     return this.db.select().from(accountConversations).where(and(eq(accountConversations.id, id), eq(accountConversations.accountId, accountId))).get();
   }
 
-  find(accountId: number, id: number | null): AccountConversationRow {
-    const row = id === null ? undefined : this.findRow(accountId, id);
+  async find(accountId: number, id: number | null): Promise<AccountConversationRow> {
+    const [row] = id === null ? [] : await this.q.find.execute({ id, accountId });
     if (!row) throw notFound();
     return row;
   }
 
   /** Newest first, paged by the last status's id (Mastodon's cursor for this list). */
-  list(accountId: number, page: Page): AccountConversationRow[] {
-    const q = pageQuery(accountConversations.lastStatusId, page);
-    const rows = this.db
+  async list(accountId: number, page: Page): Promise<AccountConversationRow[]> {
+    const { accountConversations: table } = this.port.tables;
+    const q = pageQuery(table.lastStatusId, page);
+    const rows = await this.port.orm
       .select()
-      .from(accountConversations)
-      .where(and(eq(accountConversations.accountId, accountId), q.where))
+      .from(table)
+      .where(and(eq(table.accountId, accountId), q.where))
       .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
+      .limit(page.limit);
     return finishPage(rows, q.reverse);
   }
 
-  markRead(accountId: number, id: number | null, unread = false): AccountConversationRow {
-    const row = this.find(accountId, id);
-    this.db.update(accountConversations).set({ unread }).where(eq(accountConversations.id, row.id)).run();
+  async markRead(accountId: number, id: number | null, unread = false): Promise<AccountConversationRow> {
+    const row = await this.find(accountId, id);
+    await this.q.mark.execute({ id: row.id, unread });
     this.events.emit({ type: "conversation.updated", accountId, conversationId: row.id });
     return { ...row, unread };
   }
 
-  remove(accountId: number, id: number | null) {
-    const row = this.find(accountId, id);
-    this.db.delete(accountConversations).where(eq(accountConversations.id, row.id)).run();
+  async remove(accountId: number, id: number | null) {
+    const row = await this.find(accountId, id);
+    await this.q.remove.execute({ id: row.id });
   }
 }

@@ -201,7 +201,7 @@ export function createServices(deps: ServiceDeps) {
   const removal = new RemovalService(db, events, renderCache, statusMedia, quotes);
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events, newStatuses);
   const polls = new PollService(db, ids, clock, reader, moderation, wheel, events);
-  const lists = new ListService(db, ids, clock, events);
+  const lists = new ListService(port, db, ids, clock, events);
   const timelines = new TimelineService(db, reader, homeFeed, moderation, lists, renderCache);
   const threads = new ThreadService(db, reader, moderation);
   const idempotency = new IdempotencyStore(db.$client, clock);
@@ -212,7 +212,7 @@ export function createServices(deps: ServiceDeps) {
   const signInLimits = new RateLimiter(clock, SIGN_IN_BUCKETS);
   const filters = new FilterService(port, db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
-  const conversations = new ConversationService(db, ids, notifications, events);
+  const conversations = new ConversationService(port, db, ids, notifications, events);
   const goneAccounts = new GoneAccounts(db, follows, removal);
   const federationDomains = new FederationDomains(db, ids, clock, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
   // Every request to another server (federation, link previews, the media cache, push) goes through this one.

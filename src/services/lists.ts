@@ -1,7 +1,9 @@
-import { and, count, eq, inArray } from "drizzle-orm";
+import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
-import { accounts, follows, followRequests, listAccounts, listFeed, lists, type AccountRow, type ListRow, type StatusRow } from "../db/schema.ts";
+import type { DatabasePort } from "../db/port.ts";
+import { rowReader } from "../db/rows.ts";
+import { accounts, listAccounts, listFeed, lists, type AccountRow, type ListRow, type StatusRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { ApiError, notFound, validationFailed } from "../errors.ts";
 import type { EventBus } from "../infra/events.ts";
@@ -13,6 +15,7 @@ export const REPLIES_POLICIES = ["followed", "list", "none"] as const;
 const MAX_LISTS = 50;
 const MAX_TITLE = 256;
 const BACKFILL = 400;
+const ACCOUNT = rowReader(accounts);
 
 export interface ListInput {
   title?: string;
@@ -27,21 +30,55 @@ export interface ListInput {
 export class ListService {
   /** Whether the account is in anyone's list: most authors are in none, and then delivery asks nothing more. */
   private inAnyList;
+  /** The statements the routes run on every request, prepared once (see docs/architecture.md, the database port). */
+  private q;
 
   constructor(
+    private port: DatabasePort,
+    /**
+     * For the synchronous half: delivery and unfollow are `within` listeners, and streaming's
+     * `owners`, `owns`, `holding` and timelines' `page` are called from code not yet converted.
+     */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
   ) {
     this.inAnyList = db.$client.query<{ one: number }, [number]>("SELECT 1 AS one FROM list_accounts WHERE account_id = ? LIMIT 1");
+    const { lists: listRows, listAccounts: members } = port.tables;
+    const orm = port.orm;
+    const accountId = sql.placeholder("accountId");
+    const id = sql.placeholder("id");
+    this.q = {
+      all: orm.select().from(listRows).where(eq(listRows.accountId, accountId)).orderBy(listRows.id).prepare(),
+      own: orm.select().from(listRows).where(and(eq(listRows.id, id), eq(listRows.accountId, accountId))).prepare(),
+      count: orm.select({ n: count().mapWith(Number) }).from(listRows).where(eq(listRows.accountId, accountId)).prepare(),
+      insert: orm
+        .insert(listRows)
+        .values({ id, accountId, title: sql.placeholder("title"), repliesPolicy: sql.placeholder("repliesPolicy"), exclusive: sql.placeholder("exclusive"), createdAt: sql.placeholder("createdAt") })
+        .prepare(),
+      remove: orm.delete(listRows).where(eq(listRows.id, id)).prepare(),
+      containing: orm
+        .select({ list: listRows })
+        .from(members)
+        .innerJoin(listRows, eq(listRows.id, members.listId))
+        .where(and(eq(listRows.accountId, accountId), eq(members.accountId, sql.placeholder("memberId"))))
+        .prepare(),
+    };
   }
 
-  all(accountId: number): ListRow[] {
-    return this.db.select().from(lists).where(eq(lists.accountId, accountId)).orderBy(lists.id).all();
+  async all(accountId: number): Promise<ListRow[]> {
+    return this.q.all.execute({ accountId });
   }
 
-  own(accountId: number, id: number | null): ListRow {
+  async own(accountId: number, id: number | null): Promise<ListRow> {
+    const [row] = id === null ? [] : await this.q.own.execute({ id, accountId });
+    if (!row) throw notFound();
+    return row;
+  }
+
+  /** `own` for the synchronous list timeline (`page`). */
+  private ownNow(accountId: number, id: number | null): ListRow {
     const row = id === null ? undefined : this.db.select().from(lists).where(and(eq(lists.id, id), eq(lists.accountId, accountId))).get();
     if (!row) throw notFound();
     return row;
@@ -60,10 +97,10 @@ export class ListService {
     if (errors.length) throw validationFailed(...errors);
   }
 
-  create(accountId: number, input: ListInput): ListRow {
+  async create(accountId: number, input: ListInput): Promise<ListRow> {
     this.validate(input, true);
-    const existing = this.db.select({ n: count() }).from(lists).where(eq(lists.accountId, accountId)).get()?.n ?? 0;
-    if (existing >= MAX_LISTS) throw validationFailed("You have reached the maximum number of lists");
+    const [counted] = await this.q.count.execute({ accountId });
+    if ((counted?.n ?? 0) >= MAX_LISTS) throw validationFailed("You have reached the maximum number of lists");
     const row: ListRow = {
       id: this.ids.next(),
       accountId,
@@ -72,81 +109,87 @@ export class ListService {
       exclusive: input.exclusive ?? false,
       createdAt: this.clock.now(),
     };
-    this.db.insert(lists).values(row).run();
+    await this.q.insert.execute(row);
     return row;
   }
 
-  update(accountId: number, id: number | null, input: ListInput): ListRow {
-    const row = this.own(accountId, id);
+  async update(accountId: number, id: number | null, input: ListInput): Promise<ListRow> {
+    const row = await this.own(accountId, id);
     this.validate(input, false);
     const changes: Partial<ListRow> = {};
     if (input.title !== undefined) changes.title = input.title.trim();
     if (input.repliesPolicy !== undefined) changes.repliesPolicy = input.repliesPolicy;
     if (input.exclusive !== undefined) changes.exclusive = input.exclusive;
-    if (Object.keys(changes).length) this.db.update(lists).set(changes).where(eq(lists.id, row.id)).run();
+    const { lists: listRows } = this.port.tables;
+    if (Object.keys(changes).length) await this.port.orm.update(listRows).set(changes).where(eq(listRows.id, row.id));
     return { ...row, ...changes };
   }
 
-  remove(accountId: number, id: number | null) {
-    const row = this.own(accountId, id);
-    this.db.delete(lists).where(eq(lists.id, row.id)).run();
+  async remove(accountId: number, id: number | null) {
+    const row = await this.own(accountId, id);
+    await this.q.remove.execute({ id: row.id });
   }
 
-  members(accountId: number, id: number | null, page: Page): { account: AccountRow; cursor: number }[] {
-    const list = this.own(accountId, id);
-    const q = pageQuery(listAccounts.accountId, page);
-    const rows = this.db
-      .select({ account: accounts, cursor: listAccounts.accountId })
-      .from(listAccounts)
-      .innerJoin(accounts, eq(accounts.id, listAccounts.accountId))
-      .where(and(eq(listAccounts.listId, list.id), q.where))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    return finishPage(rows, q.reverse);
+  async members(accountId: number, id: number | null, page: Page): Promise<{ account: AccountRow; cursor: number }[]> {
+    const list = await this.own(accountId, id);
+    // Raw SQL read by rowReader: a builder selecting whole accounts rows costs far more than running it.
+    const where = ["la.list_id = ?"];
+    const params: unknown[] = [list.id];
+    if (page.maxId !== undefined) (where.push("la.account_id < ?"), params.push(page.maxId));
+    if (page.sinceId !== undefined) (where.push("la.account_id > ?"), params.push(page.sinceId));
+    if (page.minId !== undefined) (where.push("la.account_id > ?"), params.push(page.minId));
+    const forward = page.minId !== undefined;
+    const rows = await this.port.values(
+      `SELECT ${ACCOUNT.columns}, la.account_id FROM list_accounts la JOIN accounts ON accounts.id = la.account_id
+       WHERE ${where.join(" AND ")} ORDER BY la.account_id ${forward ? "ASC" : "DESC"} LIMIT ?`,
+      [...params, page.limit],
+    );
+    return finishPage(
+      rows.map((r) => ({ account: ACCOUNT.map(r), cursor: Number(r[r.length - 1]) })),
+      forward,
+    );
   }
 
   /** Adds accounts the owner follows (or has asked to follow); all or nothing. */
-  addMembers(accountId: number, id: number | null, accountIds: number[]) {
-    const list = this.own(accountId, id);
+  async addMembers(accountId: number, id: number | null, accountIds: number[]) {
+    const list = await this.own(accountId, id);
     const unique = [...new Set(accountIds)];
     if (unique.length === 0) return;
-    const known = new Set(this.db.select({ id: accounts.id }).from(accounts).where(inArray(accounts.id, unique)).all().map((r) => r.id));
+    const { accounts: accountRows, follows: followRows, followRequests: requests, listAccounts: members } = this.port.tables;
+    const orm = this.port.orm;
+    const known = new Set((await orm.select({ id: accountRows.id }).from(accountRows).where(inArray(accountRows.id, unique))).map((r) => r.id));
     if (unique.some((a) => !known.has(a))) throw notFound();
     const followed = new Set([
-      ...this.db.select({ id: follows.targetAccountId }).from(follows).where(and(eq(follows.accountId, accountId), inArray(follows.targetAccountId, unique))).all().map((r) => r.id),
-      ...this.db
-        .select({ id: followRequests.targetAccountId })
-        .from(followRequests)
-        .where(and(eq(followRequests.accountId, accountId), inArray(followRequests.targetAccountId, unique)))
-        .all()
-        .map((r) => r.id),
+      ...(await orm.select({ id: followRows.targetAccountId }).from(followRows).where(and(eq(followRows.accountId, accountId), inArray(followRows.targetAccountId, unique)))).map((r) => r.id),
+      ...(await orm.select({ id: requests.targetAccountId }).from(requests).where(and(eq(requests.accountId, accountId), inArray(requests.targetAccountId, unique)))).map((r) => r.id),
     ]);
     const present = new Set(
-      this.db.select({ id: listAccounts.accountId }).from(listAccounts).where(and(eq(listAccounts.listId, list.id), inArray(listAccounts.accountId, unique))).all().map((r) => r.id),
+      (await orm.select({ id: members.accountId }).from(members).where(and(eq(members.listId, list.id), inArray(members.accountId, unique)))).map((r) => r.id),
     );
     const errors: string[] = [];
     if (unique.some((a) => a !== accountId && !followed.has(a))) errors.push("Account must be a followed account");
     if (unique.some((a) => present.has(a))) errors.push("Account is already on the list");
     if (errors.length) throw new ApiError(422, `Validation failed: ${errors.join(", ")}`);
-    this.db.transaction((tx) => {
-      for (const member of unique) tx.insert(listAccounts).values({ listId: list.id, accountId: member, createdAt: this.clock.now() }).run();
+    await this.port.transaction(async () => {
+      const createdAt = this.clock.now();
+      await orm.insert(members).values(unique.map((member) => ({ listId: list.id, accountId: member, createdAt })));
     });
-    for (const member of unique) this.backfill(list, member);
+    for (const member of unique) await this.backfill(list, member);
   }
 
-  removeMembers(accountId: number, id: number | null, accountIds: number[]) {
-    const list = this.own(accountId, id);
+  async removeMembers(accountId: number, id: number | null, accountIds: number[]) {
+    const list = await this.own(accountId, id);
     if (accountIds.length === 0) return;
-    this.db.transaction((tx) => {
-      tx.delete(listAccounts).where(and(eq(listAccounts.listId, list.id), inArray(listAccounts.accountId, accountIds))).run();
-      tx.delete(listFeed).where(and(eq(listFeed.listId, list.id), inArray(listFeed.authorId, accountIds))).run();
+    const { listAccounts: members, listFeed: feed } = this.port.tables;
+    await this.port.transaction(async () => {
+      await this.port.orm.delete(members).where(and(eq(members.listId, list.id), inArray(members.accountId, accountIds)));
+      await this.port.orm.delete(feed).where(and(eq(feed.listId, list.id), inArray(feed.authorId, accountIds)));
     });
   }
 
   /** After an unfollow: the account leaves the follower's lists (as Mastodon ties list membership to the follow). */
   forgetFollow(ownerId: number, targetId: number) {
-    const owned = this.all(ownerId).map((l) => l.id);
+    const owned = this.db.select({ id: lists.id }).from(lists).where(eq(lists.accountId, ownerId)).all().map((l) => l.id);
     if (owned.length === 0) return;
     this.db.transaction((tx) => {
       tx.delete(listAccounts).where(and(inArray(listAccounts.listId, owned), eq(listAccounts.accountId, targetId))).run();
@@ -155,14 +198,8 @@ export class ListService {
   }
 
   /** Lists of `ownerId` that `accountId` is in (GET /api/v1/accounts/:id/lists). */
-  containing(ownerId: number, accountId: number): ListRow[] {
-    return this.db
-      .select({ list: lists })
-      .from(listAccounts)
-      .innerJoin(lists, eq(lists.id, listAccounts.listId))
-      .where(and(eq(lists.accountId, ownerId), eq(listAccounts.accountId, accountId)))
-      .all()
-      .map((r) => r.list);
+  async containing(ownerId: number, accountId: number): Promise<ListRow[]> {
+    return (await this.q.containing.execute({ accountId: ownerId, memberId: accountId })).map((r) => r.list);
   }
 
   /**
@@ -213,19 +250,23 @@ export class ListService {
   }
 
   /** A new member brings their recent statuses the owner may see, less direct messages (as home feeds). */
-  private backfill(list: ListRow, memberId: number) {
-    this.db.$client
-      .query(
-        `INSERT OR IGNORE INTO list_feed (list_id, status_id, author_id)
-         SELECT $list, s.id, s.account_id FROM statuses s
-         WHERE s.account_id = $member AND ${visibleToSql("s", "$owner")} AND s.visibility <> 'direct'
-         ORDER BY s.id DESC LIMIT ${BACKFILL}`,
-      )
-      .run({ list: list.id, member: memberId, owner: list.accountId });
+  private async backfill(list: ListRow, memberId: number) {
+    // Portable: ON CONFLICT DO NOTHING for INSERT OR IGNORE; the viewer bound twice in visibleToSql's text.
+    // hostSql's instr is strpos on PostgreSQL (same arguments, same answer).
+    const text = visibleToSql("s", "\u0000");
+    const visible = (this.port.dialect === "postgres" ? text.replaceAll("instr(", "strpos(") : text).split("\u0000");
+    await this.port.run(
+      `INSERT INTO list_feed (list_id, status_id, author_id)
+       SELECT ?, s.id, s.account_id FROM statuses s
+       WHERE s.account_id = ? AND ${visible.join("?")} AND s.visibility <> 'direct'
+       ORDER BY s.id DESC LIMIT ${BACKFILL}
+       ON CONFLICT DO NOTHING`,
+      [list.id, memberId, ...visible.slice(1).map(() => list.accountId)],
+    );
   }
 
   page(accountId: number, id: number | null, page: Page): number[] {
-    const list = this.own(accountId, id);
+    const list = this.ownNow(accountId, id);
     const q = pageQuery(listFeed.statusId, page);
     const rows = this.db
       .select({ id: listFeed.statusId })

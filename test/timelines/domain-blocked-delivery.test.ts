@@ -55,8 +55,8 @@ beforeAll(async () => {
     t.services.follows.follow(viewer.id, remote.id, {});
     t.services.follows.authorizeRequest(remote.id, viewer.id);
   }
-  listId = t.services.lists.create(viewer.id, { title: "friends" }).id;
-  t.services.lists.addMembers(viewer.id, listId, [friend.id, blockedAuthor.id, otherAuthor.id]);
+  listId = (await t.services.lists.create(viewer.id, { title: "friends" })).id;
+  await t.services.lists.addMembers(viewer.id, listId, [friend.id, blockedAuthor.id, otherAuthor.id]);
 });
 afterAll(() => t.close());
 

@@ -75,11 +75,11 @@ export class ImportActions {
         return { ok: true, targetAccountId: targetId };
       case "lists": {
         // As Mastodon: the list is made when missing, and its members must be followed (a request will do).
-        const list = lists.all(accountId).find((l) => l.title === entry.list) ?? lists.create(accountId, { title: entry.list });
+        const list = (await lists.all(accountId)).find((l) => l.title === entry.list) ?? (await lists.create(accountId, { title: entry.list }));
         const relationship = follows.relationship(accountId, targetId);
         if (!relationship.following && !relationship.requested) follows.follow(accountId, targetId, {});
         const member = await this.deps.db.get("SELECT 1 AS one FROM list_accounts WHERE list_id = ? AND account_id = ?", [list.id, targetId]);
-        if (!member) lists.addMembers(accountId, list.id, [targetId]);
+        if (!member) await lists.addMembers(accountId, list.id, [targetId]);
         return { ok: true, targetAccountId: targetId };
       }
     }

@@ -70,14 +70,14 @@ export class ImportOverwrite {
       }
       case "lists": {
         const wanted = new Set(entries.map((e) => e.list));
-        const gone = lists.all(accountId).filter((l) => !wanted.has(l.title));
-        for (const l of gone) lists.remove(accountId, l.id);
+        const gone = (await lists.all(accountId)).filter((l) => !wanted.has(l.title));
+        for (const l of gone) await lists.remove(accountId, l.id);
         // Membership does not change what a list's timeline already holds: the members are
         // simply cleared, and the file's entries add them back (as Mastodon does).
         const members = (await db.all<{ listId: number; accountId: number }>(MEMBERS, [accountId])).slice(0, REMOVALS_PER_TURN);
         const byList = new Map<number, number[]>();
         for (const m of members) byList.set(m.listId, [...(byList.get(m.listId) ?? []), m.accountId]);
-        for (const [listId, ids] of byList) lists.removeMembers(accountId, listId, ids);
+        for (const [listId, ids] of byList) await lists.removeMembers(accountId, listId, ids);
         return gone.length === 0 && members.length === 0;
       }
     }

@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { accountConversations, follows, statuses } from "../../src/db/schema.ts";
+import { ApiError } from "../../src/errors.ts";
+import { EventBus } from "../../src/infra/events.ts";
+import { ConversationService } from "../../src/services/conversations.ts";
+import { ListService } from "../../src/services/lists.ts";
+import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
+
+/**
+ * Lists and conversations on the database port (issue 31): their CRUD and reads run on SQLite and
+ * on PostgreSQL. Their behaviour over HTTP is tested in lists.test.ts and conversations.test.ts;
+ * this holds their SQL on both databases. Delivery (synchronous, on the arm's SQLite services)
+ * makes the rows; on PostgreSQL they are copied over, as the accounts are mirrored.
+ */
+
+afterEach(closePortArms);
+
+/** The rows the arm's SQLite services wrote to `table`, in the port's database too. */
+async function copy(arm: PortArm, name: "follows" | "statuses" | "accountConversations") {
+  if (arm.port.dialect !== "postgres") return;
+  const rows = arm.t.database.db.select().from({ follows, statuses, accountConversations }[name]).all();
+  if (rows.length) await arm.port.orm.insert(arm.port.tables[name]).values(rows as never);
+}
+
+const rejection = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as ApiError);
+const count = async (arm: PortArm, table: string) => Number((await arm.port.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n);
+
+for (const arm of portArms) {
+  describe.skipIf(arm.skip)(`lists and conversations on ${arm.name}`, () => {
+    test("lists: created, read, renamed, members added with their statuses, paged, removed, deleted; bad input changes nothing", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const bob = await a.mirror(await a.t.local("bob"));
+      const carol = await a.mirror(await a.t.local("carol"));
+      a.t.services.follows.follow(alice.id, bob.id, {});
+      const posted = await a.t.post(bob, { text: "before the list" });
+      await copy(a, "follows");
+      await copy(a, "statuses");
+      const lists = new ListService(a.port, a.t.database.db, a.t.ids, a.t.clock, new EventBus(a.port));
+
+      const list = await lists.create(alice.id, { title: "  Friends ", exclusive: true });
+      expect(list).toMatchObject({ accountId: alice.id, title: "Friends", repliesPolicy: "list", exclusive: true });
+      expect(await lists.all(alice.id)).toEqual([list]);
+      expect(await lists.own(alice.id, list.id)).toEqual(list);
+      const renamed = await lists.update(alice.id, list.id, { title: "Close friends", repliesPolicy: "followed", exclusive: false });
+      expect(renamed).toMatchObject({ title: "Close friends", repliesPolicy: "followed", exclusive: false });
+      expect(await lists.own(alice.id, list.id)).toEqual(renamed);
+
+      await lists.addMembers(alice.id, list.id, [bob.id, alice.id]);
+      const members = await lists.members(alice.id, list.id, { limit: 10 });
+      expect(members.map((m) => [m.account.username, m.cursor])).toEqual(
+        [
+          ["alice", alice.id],
+          ["bob", bob.id],
+        ].sort((x, y) => (y[1] as number) - (x[1] as number)),
+      );
+      expect(members[0]!.account).toMatchObject({ id: members[0]!.cursor, locked: expect.any(Boolean) });
+      expect((await lists.members(alice.id, list.id, { limit: 1, minId: Math.min(alice.id, bob.id) })).map((m) => m.cursor)).toEqual([Math.max(alice.id, bob.id)]);
+      expect((await lists.containing(alice.id, bob.id)).map((l) => l.id)).toEqual([list.id]);
+      // The backfill brought bob's earlier status into the list.
+      expect(await a.port.all("SELECT status_id AS id FROM list_feed WHERE list_id = ?", [list.id])).toEqual([{ id: posted.id }]);
+
+      // Bad input: a stranger (not followed), a duplicate, an unknown account, a blank title, another's list.
+      expect((await rejection(lists.addMembers(alice.id, list.id, [carol.id])))?.message).toBe("Validation failed: Account must be a followed account");
+      expect((await rejection(lists.addMembers(alice.id, list.id, [bob.id])))?.message).toBe("Validation failed: Account is already on the list");
+      expect((await rejection(lists.addMembers(alice.id, list.id, [404])))?.status).toBe(404);
+      expect((await rejection(lists.create(alice.id, { title: " " })))?.message).toBe("Validation failed: Title can't be blank");
+      expect((await rejection(lists.update(bob.id, list.id, { title: "mine" })))?.status).toBe(404);
+      expect((await rejection(lists.remove(bob.id, list.id)))?.status).toBe(404);
+      expect(await count(a, "lists")).toBe(1);
+      expect(await count(a, "list_accounts")).toBe(2);
+      expect(await lists.own(alice.id, list.id)).toEqual(renamed);
+
+      await lists.removeMembers(alice.id, list.id, [bob.id]);
+      expect((await lists.members(alice.id, list.id, { limit: 10 })).map((m) => m.account.username)).toEqual(["alice"]);
+      expect(await count(a, "list_feed")).toBe(0);
+      await lists.remove(alice.id, list.id);
+      expect(await lists.all(alice.id)).toEqual([]);
+      expect((await rejection(lists.own(alice.id, list.id)))?.status).toBe(404);
+      expect((await rejection(lists.own(alice.id, null)))?.status).toBe(404);
+    });
+
+    test("conversations: listed newest first and paged, marked read and unread, left; another's or unknown is 404 and changes nothing", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const bob = await a.mirror(await a.t.local("bob"));
+      const first = await a.t.post(alice, { text: "@bob psst", visibility: "direct" });
+      const second = await a.t.post(bob, { text: "@alice a new thread", visibility: "direct" });
+      await copy(a, "statuses");
+      await copy(a, "accountConversations");
+      const events = new EventBus(a.port);
+      const heard: number[] = [];
+      events.afterCommit("conversation.updated", (e) => void heard.push(e.conversationId));
+      const conversations = new ConversationService(a.port, a.t.database.db, a.t.ids, a.t.services.notifications, events);
+
+      const bobs = await conversations.list(bob.id, { limit: 10 });
+      expect(bobs.map((c) => [c.lastStatusId, c.unread])).toEqual([
+        [second.id, false],
+        [first.id, true],
+      ]);
+      expect((await conversations.list(bob.id, { limit: 10, maxId: second.id })).map((c) => c.lastStatusId)).toEqual([first.id]);
+      expect((await conversations.list(bob.id, { limit: 1, minId: 0 })).map((c) => c.lastStatusId)).toEqual([first.id]);
+      const thread = bobs[1]!;
+      expect(await conversations.markRead(bob.id, thread.id)).toEqual({ ...thread, unread: false });
+      expect((await conversations.find(bob.id, thread.id)).unread).toBe(false);
+      expect((await conversations.markRead(bob.id, thread.id, true)).unread).toBe(true);
+      expect(heard).toEqual([thread.id, thread.id]);
+
+      expect((await rejection(conversations.markRead(alice.id, thread.id)))?.status).toBe(404);
+      expect((await rejection(conversations.remove(alice.id, thread.id)))?.status).toBe(404);
+      expect((await rejection(conversations.find(bob.id, null)))?.status).toBe(404);
+      expect((await conversations.find(bob.id, thread.id)).unread).toBe(true);
+      expect(heard).toHaveLength(2);
+
+      await conversations.remove(bob.id, thread.id);
+      expect((await conversations.list(bob.id, { limit: 10 })).map((c) => c.lastStatusId)).toEqual([second.id]);
+      expect((await conversations.list(alice.id, { limit: 10 })).length).toBe(2);
+    });
+  });
+}
