@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { IdWorkerLease } from "../../src/infra/pg-id-worker.ts";
-import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
+import { pgDatabaseWithClient, postgresAvailable } from "../support/postgres.ts";
 import { eventually } from "../support/wait.ts";
 import { startProcess } from "./processes.ts";
 
@@ -16,13 +16,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function database() {
-  const db = await freshPgDatabase();
-  cleanups.push(() => db.drop());
-  const sql = new SQL(db.url, { max: 4 });
-  cleanups.push(() => sql.close());
-  return { url: db.url, sql };
-}
+const database = () => pgDatabaseWithClient(cleanups, 4);
 
 async function claim(sql: SQL, holder: string, workers = 4, leaseMs = 30_000) {
   const lease = await IdWorkerLease.claim({ sql, workers, holder, leaseMs });

@@ -7,7 +7,7 @@ import type { StatusParts } from "../../src/models/views.ts";
 import { forgetKind } from "../../src/services/consequences.ts";
 import { applyRenderKeys, RenderCache, renderKey } from "../../src/services/statuses/render-cache.ts";
 import { createUser } from "../support/fixtures.ts";
-import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
+import { pgDatabaseWithClient, postgresAvailable } from "../support/postgres.ts";
 import { startTestServer } from "../support/server.ts";
 import { eventually } from "../support/wait.ts";
 
@@ -22,13 +22,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function database() {
-  const db = await freshPgDatabase();
-  cleanups.push(() => db.drop());
-  const sql = new SQL(db.url, { max: 1 });
-  cleanups.push(() => sql.close());
-  return { url: db.url, sql };
-}
+const database = () => pgDatabaseWithClient(cleanups, 1);
 
 /** One process's generations, on its own pool and listen connection. */
 async function generations(url: string, origin: string) {

@@ -5,7 +5,7 @@ import type { DomainEvent } from "../../src/infra/events.ts";
 import { EVENTS_CHANNEL, INLINE_LIMIT, PgEventRelay, relayedBus } from "../../src/infra/pg-events.ts";
 import { PgListener } from "../../src/infra/pg-listener.ts";
 import { STREAM_EVENTS } from "../../src/streaming/fanout.ts";
-import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
+import { pgDatabaseWithClient, postgresAvailable } from "../support/postgres.ts";
 import { eventually } from "../support/wait.ts";
 
 /**
@@ -22,13 +22,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function database() {
-  const db = await freshPgDatabase();
-  cleanups.push(() => db.drop());
-  const sql = new SQL(db.url, { max: 2 });
-  cleanups.push(() => sql.close());
-  return { url: db.url, sql };
-}
+const database = () => pgDatabaseWithClient(cleanups, 2);
 
 /**
  * One process's side: its pool, listen connection and relay, and the bus its stream fan-out

@@ -150,3 +150,15 @@ async function startCluster(): Promise<PgCluster> {
   }
   return c;
 }
+
+/**
+ * A fresh database with a Bun.SQL client of `max` connections on it; `cleanups` (run by the
+ * test file's afterEach) closes the client and drops the database.
+ */
+export async function pgDatabaseWithClient(cleanups: (() => Promise<void> | void)[], max: number): Promise<{ url: string; sql: SQL }> {
+  const db = await freshPgDatabase();
+  cleanups.push(() => db.drop());
+  const sql = new SQL(db.url, { max });
+  cleanups.push(() => sql.close());
+  return { url: db.url, sql };
+}
