@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { ApiError, notFound, OwnersWork } from "../errors.ts";
 import { log } from "../log.ts";
+import { isReadOnlyRefusal } from "../db/errors.ts";
 import { accountRoutes } from "./accounts.ts";
 import { accountMoveRoutes } from "./account-moves.ts";
 import { appRoutes } from "./apps.ts";
@@ -127,7 +128,7 @@ export function createApp(ctx: AppContext) {
       if (code === "VALIDATION") return errorResponse(422, { error: "Validation failed: invalid parameters" });
       // A read of a serving thread that tried to write (its connection is read-only): the
       // thread passes the request to the main thread (src/http/read-routes.ts).
-      if ((error as { code?: unknown }).code === "SQLITE_READONLY") return errorResponse(500, { error: "There was a problem processing your request" }, { [NEEDS_OWNER]: "1" });
+      if (isReadOnlyRefusal(error)) return errorResponse(500, { error: "There was a problem processing your request" }, { [NEEDS_OWNER]: "1" });
       // A read that would set off the main thread's work (a thread's fill): passed on, as planned.
       if (error instanceof OwnersWork) return errorResponse(500, { error: "There was a problem processing your request" }, { [NEEDS_OWNER]: OWNERS_WORK });
       // First line only: driver errors append the statement's parameters (e-mails, hashes).
