@@ -36,19 +36,34 @@ async function twoProcesses(): Promise<[DatabasePort, DatabasePort]> {
   return ports;
 }
 
-/** What posting does in the guard's transaction: makes a row; `slow` holds the transaction open a while first, `fail` rolls it back. */
-function work(port: DatabasePort, id: number, by: string, options: { slow?: boolean; fail?: boolean } = {}) {
+/**
+ * What posting does in the guard's transaction: makes a row; `until` holds the transaction open
+ * until the test lets it go (a gate, not a time: PostgreSQL's adapter may await anything inside
+ * a transaction), `fail` rolls it back.
+ */
+function work(port: DatabasePort, id: number, by: string, options: { until?: Promise<void>; fail?: boolean } = {}) {
   return async (): Promise<Made> => {
     await port.run("INSERT INTO made (id, by) VALUES (?, ?)", [id, by]);
-    if (options.slow) await port.get("SELECT pg_sleep(0.5)");
+    if (options.until) await options.until;
     if (options.fail) throw new Error("the first attempt failed");
     return { kind: "status", id };
   };
 }
 
+/** A gate the first request's transaction waits at, and the hand that opens it. */
+function gate(): { until: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const until = new Promise<void>((resolve) => (open = resolve));
+  return { until, open };
+}
+
 /** Until a's transaction holds the key's advisory lock, seen from another connection. */
 const lockHeld = (port: DatabasePort) =>
   eventually(async () => (await port.get<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted"))!.n === 1, "the first request to hold the key's lock");
+
+/** Until the second request waits on that lock: its statement is blocked behind the first's transaction. */
+const lockAwaited = (port: DatabasePort) =>
+  eventually(async () => (await port.get<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"))!.n === 1, "the second request to wait for the key's lock");
 
 const made = async (port: DatabasePort) => port.all<{ id: number; by: string }>("SELECT id, by FROM made ORDER BY id");
 
@@ -56,10 +71,13 @@ describe.skipIf(!postgresAvailable)("the Idempotency-Key guard on PostgreSQL", (
   test("the same key sent to two processes at once makes one status; the second waits and answers with it", async () => {
     const [a, b] = await twoProcesses();
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
-    const first = new PortIdempotencyGuard(a, clock).once(ACCOUNT, "key-1", work(a, 101, "a", { slow: true }));
-    // b's request arrives while a's transaction is still open (it holds the lock).
+    const held = gate();
+    const first = new PortIdempotencyGuard(a, clock).once(ACCOUNT, "key-1", work(a, 101, "a", { until: held.until }));
+    // b's request arrives while a's transaction is open (it holds the lock), and waits for it.
     await lockHeld(b);
     const second = new PortIdempotencyGuard(b, clock).once(ACCOUNT, "key-1", work(b, 102, "b"));
+    await lockAwaited(a);
+    held.open();
     expect(await Promise.all([first, second])).toEqual([
       { kind: "status", id: 101 },
       { kind: "status", id: 101 },
@@ -89,10 +107,13 @@ describe.skipIf(!postgresAvailable)("the Idempotency-Key guard on PostgreSQL", (
   test("a first attempt that fails leaves the key free: the waiting one makes the status, and nothing of the first remains", async () => {
     const [a, b] = await twoProcesses();
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
-    const first = new PortIdempotencyGuard(a, clock).once(ACCOUNT, "key-2", work(a, 401, "a", { slow: true, fail: true }));
+    const held = gate();
+    const first = new PortIdempotencyGuard(a, clock).once(ACCOUNT, "key-2", work(a, 401, "a", { until: held.until, fail: true }));
     first.catch(() => {});
     await lockHeld(b);
     const second = new PortIdempotencyGuard(b, clock).once(ACCOUNT, "key-2", work(b, 402, "b"));
+    await lockAwaited(a);
+    held.open();
     await expect(first).rejects.toThrow("the first attempt failed");
     expect(await second).toEqual({ kind: "status", id: 402 });
     expect(await made(a)).toEqual([{ id: 402, by: "b" }]);
