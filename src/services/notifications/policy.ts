@@ -97,9 +97,16 @@ export class NotificationPolicies {
   /** Kept in memory once read (every filterable notification asks): only PATCH changes a policy. */
   private cache = new Map<number, Policy>();
 
+  /**
+   * Bumped whenever cached policies may be stale: a policy read through the port is kept only if
+   * nothing changed while it was awaited (an update in between would otherwise be hidden by it).
+   */
+  private generation = 0;
+
   /** Another connection committed: policies are read again. */
   forgetCached() {
     this.cache.clear();
+    this.generation++;
   }
 
   private keep(accountId: number, policy: Policy) {
@@ -110,8 +117,9 @@ export class NotificationPolicies {
   async get(accountId: number): Promise<Policy> {
     let policy = this.cache.get(accountId);
     if (!policy) {
+      const generation = this.generation;
       policy = fromRow((await this.q.policy.execute({ accountId }))[0]);
-      this.keep(accountId, policy);
+      if (generation === this.generation) this.keep(accountId, policy);
     }
     return { ...policy };
   }
@@ -145,6 +153,7 @@ export class NotificationPolicies {
     const { notificationPolicies: policies } = this.port.tables;
     await this.port.orm.insert(policies).values(row).onConflictDoUpdate({ target: policies.accountId, set: row });
     this.cache.delete(accountId);
+    this.generation++;
     return next;
   }
 
