@@ -6,7 +6,7 @@
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
  *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--port=4620]
- *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|reads]
+ *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
@@ -15,7 +15,8 @@
  * (the admin API's account list, a report assigned by staff, each assignment an audit line), or
  * remote (a little-known remote account's profile opened by a signed-in reader: its history's
  * count and cooldown read each time), or search (search, tags, trends, and the instance's
- * activity and description), or lists (a list's five members read, the list renamed); or issue
+ * activity and description), or lists (a list's five members read, the list renamed), or
+ * notifications (v1 and v2 lists, the policy read and written: notifications-seed.ts); or issue
  * 30's reads (`reads`). `--port` is the first of the two
  * servers' ports. `--only`
  * takes parts of labels, comma-separated.
@@ -26,6 +27,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
 import { cpuSeconds, fmt, requireWrk, seedUser, startRookery, wrk } from "./lib.ts";
+import { seedNotifications } from "./notifications-seed.ts";
 
 requireWrk();
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -228,6 +230,7 @@ try {
     for (const s of servers) await seedTags(s.server.url, tokens.get(s.name)!);
     for (const s of servers) s.server.cli(["description", "set", "About this #bench server: https://example.com"]);
   }
+  if (family === "notifications") for (const s of servers) await seedNotifications(s.server, tokens.get(s.name)!);
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
   const read = new Map<string, { statusId: string; threadId: string; accountId: string }>();
   if (family === "reads") for (const s of servers) read.set(s.name, await seedReads(s.server.url, tokens.get(s.name)!, (await seedUser(s.server, "fan")).token));
@@ -354,6 +357,16 @@ try {
         label: "PUT /api/v1/lists/:id (renames)",
         path: `/api/v1/lists/${listed.get(server) ?? "0"}`,
         options: { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "Close friends", replies_policy: "followed" }) },
+      },
+    ],
+    notifications: [
+      { label: "GET /api/v1/notifications", path: "/api/v1/notifications?limit=20", options: {} },
+      { label: "GET /api/v2/notifications", path: "/api/v2/notifications?limit=20", options: {} },
+      { label: "GET /api/v2/notifications/policy", path: "/api/v2/notifications/policy", options: {} },
+      {
+        label: "PATCH /api/v2/notifications/policy",
+        path: "/api/v2/notifications/policy",
+        options: { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ for_not_following: "filter", for_new_accounts: "accept" }) },
       },
     ],
     reports: [

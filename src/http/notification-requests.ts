@@ -27,30 +27,30 @@ const V1_FIELDS: Record<string, PolicyField> = {
 export function notificationRequestRoutes(ctx: AppContext) {
   const { services } = ctx;
   const policies = services.notificationPolicies;
-  const v2 = (accountId: number, policy: Policy) => ({ ...policy, summary: policies.summary(accountId) });
-  const v1 = (accountId: number, policy: Policy) => ({
+  const v2 = async (accountId: number, policy: Policy) => ({ ...policy, summary: await policies.summary(accountId) });
+  const v1 = async (accountId: number, policy: Policy) => ({
     ...Object.fromEntries(Object.entries(V1_FIELDS).map(([v1Name, field]) => [v1Name, policy[field] !== "accept"])),
-    summary: policies.summary(accountId),
+    summary: await policies.summary(accountId),
   });
   const render = (rows: NotificationRequest[], viewerId: number) =>
     notificationRequestsJson(services, ctx.urls, rows, services.embeds.notificationRequests(rows, viewerId), viewerId);
   const ids = (p: Params) => (strArray(p.id, "id") ?? []).map((id) => parseId(id)).filter((id): id is number => id !== null);
   return new Elysia()
-    .get("/api/v2/notifications/policy", (c) => {
+    .get("/api/v2/notifications/policy", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
-      return v2(auth.accountId, policies.get(auth.accountId));
+      return v2(auth.accountId, await policies.get(auth.accountId));
     })
-    .patch("/api/v2/notifications/policy", (c) => {
+    .patch("/api/v2/notifications/policy", async (c) => {
       const auth = requireUser(ctx, c.request, "write:notifications");
       const p = input(c);
       const changes = Object.fromEntries(POLICY_FIELDS.map((f) => [f, str(p[f], f)]));
-      return v2(auth.accountId, policies.update(auth.accountId, changes));
+      return v2(auth.accountId, await policies.update(auth.accountId, changes));
     })
-    .get("/api/v1/notifications/policy", (c) => {
+    .get("/api/v1/notifications/policy", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
-      return v1(auth.accountId, policies.get(auth.accountId));
+      return v1(auth.accountId, await policies.get(auth.accountId));
     })
-    .patch("/api/v1/notifications/policy", (c) => {
+    .patch("/api/v1/notifications/policy", async (c) => {
       const auth = requireUser(ctx, c.request, "write:notifications");
       const p = input(c);
       const changes: Partial<Record<PolicyField, string>> = {};
@@ -58,12 +58,12 @@ export function notificationRequestRoutes(ctx: AppContext) {
         const value = bool(p[v1Name], v1Name);
         if (value !== undefined) changes[field] = value ? "filter" : "accept";
       }
-      return v1(auth.accountId, policies.update(auth.accountId, changes));
+      return v1(auth.accountId, await policies.update(auth.accountId, changes));
     })
-    .get("/api/v1/notifications/requests", (c) => {
+    .get("/api/v1/notifications/requests", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const p = input(c);
-      const rows = policies.listRequests(auth.accountId, pageParams(p, 40, 80));
+      const rows = await policies.listRequests(auth.accountId, pageParams(p, 40, 80));
       const body = `[${render(rows, auth.accountId).join(",")}]`;
       if (rows.length === 0) return jsonText(body);
       const link = linkHeader(ctx.config.publicUrl, c.request, { next: rows[rows.length - 1]!.id, prev: rows[0]!.id, keep: ["limit"] });
@@ -74,30 +74,30 @@ export function notificationRequestRoutes(ctx: AppContext) {
       requireUser(ctx, c.request, "read:notifications");
       return { merged: true };
     })
-    .post("/api/v1/notifications/requests/accept", (c) => {
+    .post("/api/v1/notifications/requests/accept", async (c) => {
       const auth = requireUser(ctx, c.request, "write:notifications");
-      for (const id of ids(input(c))) services.notifications.acceptRequest(auth.accountId, id, { ignoreMissing: true });
+      for (const id of ids(input(c))) await services.notifications.acceptRequest(auth.accountId, id, { ignoreMissing: true });
       return {};
     })
-    .post("/api/v1/notifications/requests/dismiss", (c) => {
+    .post("/api/v1/notifications/requests/dismiss", async (c) => {
       const auth = requireUser(ctx, c.request, "write:notifications");
-      for (const id of ids(input(c))) services.notifications.dismissRequest(auth.accountId, id, { ignoreMissing: true });
+      for (const id of ids(input(c))) await services.notifications.dismissRequest(auth.accountId, id, { ignoreMissing: true });
       return {};
     })
-    .get("/api/v1/notifications/requests/:id", (c) => {
+    .get("/api/v1/notifications/requests/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
-      const [json] = render([policies.request(auth.accountId, pathId(c.params.id))], auth.accountId);
+      const [json] = render([await policies.request(auth.accountId, pathId(c.params.id))], auth.accountId);
       if (!json) throw notFound();
       return jsonText(json);
     })
-    .post("/api/v1/notifications/requests/:id/accept", (c) => {
+    .post("/api/v1/notifications/requests/:id/accept", async (c) => {
       const auth = requireUser(ctx, c.request, "write:notifications");
-      services.notifications.acceptRequest(auth.accountId, pathId(c.params.id));
+      await services.notifications.acceptRequest(auth.accountId, pathId(c.params.id));
       return {};
     })
-    .post("/api/v1/notifications/requests/:id/dismiss", (c) => {
+    .post("/api/v1/notifications/requests/:id/dismiss", async (c) => {
       const auth = requireUser(ctx, c.request, "write:notifications");
-      services.notifications.dismissRequest(auth.accountId, pathId(c.params.id));
+      await services.notifications.dismissRequest(auth.accountId, pathId(c.params.id));
       return {};
     });
 }

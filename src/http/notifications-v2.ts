@@ -32,13 +32,13 @@ export function notificationV2Routes(ctx: AppContext) {
       includeFiltered: bool(p.include_filtered, "include_filtered") ?? false,
     });
   return new Elysia()
-    .get("/api/v2/notifications", (c) => {
+    .get("/api/v2/notifications", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const p = input(c);
       const expand = expandAccounts(p);
       const page = pageParams(p, 40, 80);
       const where = filtersOf(auth.accountId, p);
-      const groups = where === "none" ? [] : services.notifications.groups.page(auth.accountId, { page, where, groupedTypes: strArray(p.grouped_types, "grouped_types") });
+      const groups = where === "none" ? [] : await services.notifications.groups.page(auth.accountId, { page, where, groupedTypes: strArray(p.grouped_types, "grouped_types") });
       const embeds = services.embeds.notificationGroups(groups, auth.accountId);
       const body = groupedNotificationsJson(services, ctx.urls, groups, embeds, auth.accountId, { expand, paginated: true });
       if (groups.length === 0) return jsonText(body);
@@ -63,30 +63,30 @@ export function notificationV2Routes(ctx: AppContext) {
       const where = filtersOf(auth.accountId, p);
       if (where === "none") return { count: 0 };
       const after = marker ? (parseId(marker.lastReadId) ?? undefined) : undefined;
-      return { count: services.notifications.groups.countAfter(auth.accountId, after, limit, where, strArray(p.grouped_types, "grouped_types")) };
+      return { count: await services.notifications.groups.countAfter(auth.accountId, after, limit, where, strArray(p.grouped_types, "grouped_types")) };
     })
-    .post("/api/v2/notifications/clear", (c) => {
+    .post("/api/v2/notifications/clear", async (c) => {
       const auth = requireUser(ctx, c.request, "write:notifications");
-      services.notifications.clear(auth.accountId);
+      await services.notifications.clear(auth.accountId);
       return {};
     })
-    .get("/api/v2/notifications/:group_key", (c) => {
+    .get("/api/v2/notifications/:group_key", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const where = services.notifications.filters(auth.accountId, { includeFiltered: true });
-      const group = services.notifications.groups.one(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
+      const group = await services.notifications.groups.one(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
       const embeds = services.embeds.notificationGroups([group], auth.accountId);
       return jsonText(groupedNotificationsJson(services, ctx.urls, [group], embeds, auth.accountId, { expand: "full", paginated: false }));
     })
-    .get("/api/v2/notifications/:group_key/accounts", (c) => {
+    .get("/api/v2/notifications/:group_key/accounts", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const where = services.notifications.filters(auth.accountId, { includeFiltered: true });
-      const ids = services.notifications.groups.accountIds(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
+      const ids = await services.notifications.groups.accountIds(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
       const byId = new Map(services.accounts.viewsByIds(ids).map((a) => [a.id, a]));
       return ids.flatMap((id) => (byId.has(id) ? [serializeAccount(ctx.urls, byId.get(id)!)] : []));
     })
-    .post("/api/v2/notifications/:group_key/dismiss", (c) => {
+    .post("/api/v2/notifications/:group_key/dismiss", async (c) => {
       const auth = requireUser(ctx, c.request, "write:notifications");
-      services.notifications.groups.dismiss(auth.accountId, c.params.group_key);
+      await services.notifications.groups.dismiss(auth.accountId, c.params.group_key);
       return {};
     });
 }

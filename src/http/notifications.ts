@@ -14,11 +14,11 @@ export function notificationRoutes(ctx: AppContext) {
   const { services } = ctx;
   const render = (rows: NotificationRow[], viewerId: number) => notificationsJson(services, ctx.urls, rows, services.embeds.notifications(rows, viewerId), viewerId);
   return new Elysia()
-    .get("/api/v1/notifications", (c) => {
+    .get("/api/v1/notifications", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const p = input(c);
       const page = pageParams(p, 40, 80);
-      const rows = services.notifications.list(auth.accountId, {
+      const rows = await services.notifications.list(auth.accountId, {
         page,
         types: strArray(p.types, "types"),
         excludeTypes: strArray(p.exclude_types, "exclude_types"),
@@ -41,7 +41,7 @@ export function notificationRoutes(ctx: AppContext) {
       const p = input(c);
       const limit = pageParams(p, 100, 1000).limit;
       const marker = (await services.markers.get(auth.accountId, ["notifications"]))[0];
-      const rows = services.notifications.list(auth.accountId, {
+      const rows = await services.notifications.list(auth.accountId, {
         page: { limit, ...(marker ? { minId: parseId(marker.lastReadId) ?? 0 } : {}) },
         types: strArray(p.types, "types"),
         excludeTypes: strArray(p.exclude_types, "exclude_types"),
@@ -49,21 +49,21 @@ export function notificationRoutes(ctx: AppContext) {
       });
       return { count: rows.length };
     })
-    .get("/api/v1/notifications/:id", (c) => {
+    .get("/api/v1/notifications/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
-      const row = services.notifications.get(auth.accountId, parseId(c.params.id) ?? -1);
+      const row = await services.notifications.get(auth.accountId, parseId(c.params.id) ?? -1);
       const [rendered] = render([row], auth.accountId);
       if (!rendered) throw notFound();
       return jsonText(rendered);
     })
-    .post("/api/v1/notifications/clear", (c) => {
+    .post("/api/v1/notifications/clear", async (c) => {
       const auth = requireUser(ctx, c.request, "write:notifications");
-      services.notifications.clear(auth.accountId);
+      await services.notifications.clear(auth.accountId);
       return {};
     })
-    .post("/api/v1/notifications/:id/dismiss", (c) => {
+    .post("/api/v1/notifications/:id/dismiss", async (c) => {
       const auth = requireUser(ctx, c.request, "write:notifications");
-      services.notifications.dismiss(auth.accountId, parseId(c.params.id) ?? -1);
+      await services.notifications.dismiss(auth.accountId, parseId(c.params.id) ?? -1);
       return {};
     });
 }

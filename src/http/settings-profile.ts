@@ -21,7 +21,7 @@ export function settingsProfileRoutes(ctx: AppContext, pages: MemberPages) {
     const user = services.accounts.user(viewer.account.id) ?? viewer.user;
     return preferencesPage({ privacy: user.defaultPrivacy, quotePolicy: user.defaultQuotePolicy, language: user.defaultLanguage, sensitive: user.defaultSensitive }, csrf);
   };
-  const policy = ({ viewer, csrf }: PageRequest) => notificationPolicyPage(services.notificationPolicies.get(viewer.account.id), csrf);
+  const policy = async ({ viewer, csrf }: PageRequest) => notificationPolicyPage(await services.notificationPolicies.get(viewer.account.id), csrf);
 
   return new Elysia()
     .get("/settings/profile", (c) => pages.show(c, profile))
@@ -61,10 +61,10 @@ export function settingsProfileRoutes(ctx: AppContext, pages: MemberPages) {
     .post("/settings/notifications", (c) =>
       pages.act(
         c,
-        ({ viewer, params }) => {
+        async ({ viewer, params }) => {
           const changes: Partial<Record<PolicyField, string>> = {};
           for (const name of POLICY_FIELDS) changes[name] = field(params, name);
-          services.notificationPolicies.update(viewer.account.id, changes);
+          await services.notificationPolicies.update(viewer.account.id, changes);
           return { notice: "Changes successfully saved!" };
         },
         policy,

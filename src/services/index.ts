@@ -184,8 +184,8 @@ export function createServices(deps: ServiceDeps) {
   const directory = new Directory(port, moderation);
   const endorsements = new Endorsements(port, db, ids, clock, follows);
   const markers = new MarkerService(port, clock);
-  const notificationPolicies = new NotificationPolicies(db, ids, clock);
-  const notifications = new NotificationService(db, ids, clock, moderation, events, notificationPolicies);
+  const notificationPolicies = new NotificationPolicies(port, db, ids, clock);
+  const notifications = new NotificationService(port, db, ids, clock, moderation, events, notificationPolicies);
 
   const policy = new StatusPolicy(follows, moderation, db);
   const statusMedia = new StatusMedia(db, port, clock);

@@ -63,10 +63,10 @@ describe("statuses rendered from the cache", () => {
     }
   });
 
-  test("notifications embed the same statuses as the full rendering", () => {
+  test("notifications embed the same statuses as the full rendering", async () => {
     const { services, urls } = server.ctx;
     const viewer = alice.account.id;
-    const rows = services.notifications.list(viewer, { page: { limit: 40 } });
+    const rows = await services.notifications.list(viewer, { page: { limit: 40 } });
     // bob's follow, mention, favourite and boost; carol's boost.
     expect(rows.map((n) => n.type).sort()).toEqual(["favourite", "follow", "mention", "reblog", "reblog"]);
     const statuses = new Map(renderStatuses(services, urls, services.reader.rowsByIds(rows.flatMap((n) => (n.statusId ? [n.statusId] : []))), viewer).map((r) => [r.id, r]));

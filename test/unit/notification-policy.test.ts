@@ -50,7 +50,7 @@ describe("the notification policy", () => {
   });
   afterAll(() => t?.close());
 
-  test("each rule holds back what it names, and only that", () => {
+  test("each rule holds back what it names, and only that", async () => {
     const cases: [Partial<Policy>, Record<string, AccountRow>, Record<string, AccountRow>][] = [
       // for_not_following: senders rita does not follow.
       [{ for_not_following: "filter" }, { stranger, fan, newbie }, { friend, newFriend }],
@@ -60,28 +60,28 @@ describe("the notification policy", () => {
       [{ for_new_accounts: "filter" }, { newbie, newFan }, { stranger, fan, friend, newFriend }],
     ];
     for (const [policy, held, passed] of cases) {
-      setPolicy(policy);
+      await setPolicy(policy);
       for (const [name, from] of Object.entries(held)) expect([policy, name, decide(from)]).toEqual([policy, name, "filter"]);
       for (const [name, from] of Object.entries(passed)) expect([policy, name, decide(from)]).toEqual([policy, name, "accept"]);
     }
   });
 
-  test("a follower of three days is a follower", () => {
-    setPolicy({ for_not_followers: "filter" });
+  test("a follower of three days is a follower", async () => {
+    await setPolicy({ for_not_followers: "filter" });
     expect(decide(newFan)).toBe("filter");
     t.clock.advance(3 * DAY + 1);
     expect(decide(newFan)).toBe("accept");
   });
 
-  test("drop is filter's rule with the notification thrown away; filtered ones are stored, held back", () => {
-    setPolicy({ for_not_following: "drop", for_new_accounts: "filter" });
+  test("drop is filter's rule with the notification thrown away; filtered ones are stored, held back", async () => {
+    await setPolicy({ for_not_following: "drop", for_new_accounts: "filter" });
     expect(decide(stranger)).toBe("drop");
     expect(decide(friend)).toBe("accept");
     expect(decide(newFriend)).toBe("accept");
     const { notifications: service } = t.services;
     expect(service.notify(rita.id, stranger.id, "follow")).toBeNull();
     expect(stored(stranger)).toEqual([]);
-    setPolicy({ for_not_following: "filter" });
+    await setPolicy({ for_not_following: "filter" });
     expect(service.notify(rita.id, stranger.id, "follow")).toMatchObject({ filtered: true });
     expect(stored(stranger)).toEqual([{ type: "follow", filtered: true }]);
     expect(service.notify(rita.id, friend.id, "follow")).toMatchObject({ filtered: false });
@@ -89,7 +89,7 @@ describe("the notification policy", () => {
   });
 
   test("private mentions (held back by default) are those not answering rita, from senders she does not follow", async () => {
-    setPolicy({});
+    await setPolicy({});
     const own = await t.post(rita, { text: "anyone?", visibility: "public" });
     const privately = await t.post(stranger, { text: "@rita a secret", visibility: "direct" });
     const answering = await t.post(stranger, { text: "@rita an answer", visibility: "direct", inReplyToId: String(own.id) });
@@ -103,24 +103,24 @@ describe("the notification policy", () => {
     expect(decide(stranger, "favourite", privately.id)).toBe("accept");
   });
 
-  test("what is not filterable (polls, statuses, edits) and one's own actions always pass", () => {
-    setPolicy({ for_not_following: "drop", for_not_followers: "drop", for_new_accounts: "drop", for_private_mentions: "drop" });
+  test("what is not filterable (polls, statuses, edits) and one's own actions always pass", async () => {
+    await setPolicy({ for_not_following: "drop", for_not_followers: "drop", for_new_accounts: "drop", for_private_mentions: "drop" });
     for (const type of ["poll", "status", "update"]) expect([type, decide(newbie, type)]).toEqual([type, "accept"]);
     expect(policies().decide(rita.id, rita.id, "favourite", null)).toBe("accept");
     expect(decide(newbie, "favourite")).toBe("drop");
   });
 
   test("a held-back mention opens its sender's request; accepting it lets the sender through from then on", async () => {
-    setPolicy({});
+    await setPolicy({});
     const sender = await t.local("whisperer");
     await t.post(sender, { text: "@rita psst", visibility: "direct" });
     expect(stored(sender)).toEqual([{ type: "mention", filtered: true }]);
-    const [request] = policies().listRequests(rita.id, { limit: 40 }).filter((r) => r.fromAccountId === sender.id);
+    const [request] = (await policies().listRequests(rita.id, { limit: 40 })).filter((r) => r.fromAccountId === sender.id);
     expect(request).toMatchObject({ fromAccountId: sender.id, notificationsCount: 1 });
-    t.services.notifications.acceptRequest(rita.id, request!.id);
+    await t.services.notifications.acceptRequest(rita.id, request!.id);
     expect(stored(sender)).toEqual([{ type: "mention", filtered: false }]);
-    expect(policies().listRequests(rita.id, { limit: 40 }).filter((r) => r.fromAccountId === sender.id)).toEqual([]);
-    setPolicy({ for_not_following: "drop" });
+    expect((await policies().listRequests(rita.id, { limit: 40 })).filter((r) => r.fromAccountId === sender.id)).toEqual([]);
+    await setPolicy({ for_not_following: "drop" });
     expect(decide(sender)).toBe("accept");
     const again = await t.post(sender, { text: "@rita psst again", visibility: "direct" });
     expect(decide(sender, "mention", again.id)).toBe("accept");
@@ -131,23 +131,23 @@ describe("the notification policy", () => {
   });
 
   test("dismissing a request deletes what it held, and the sender is still held back", async () => {
-    setPolicy({});
+    await setPolicy({});
     const sender = await t.local("pest");
     await t.post(sender, { text: "@rita buy now", visibility: "direct" });
-    const [request] = policies().listRequests(rita.id, { limit: 40 }).filter((r) => r.fromAccountId === sender.id);
-    t.services.notifications.dismissRequest(rita.id, request!.id);
+    const [request] = (await policies().listRequests(rita.id, { limit: 40 })).filter((r) => r.fromAccountId === sender.id);
+    await t.services.notifications.dismissRequest(rita.id, request!.id);
     expect(stored(sender)).toEqual([]);
     const next = await t.post(sender, { text: "@rita buy now!", visibility: "direct" });
     expect(decide(sender, "mention", next.id)).toBe("filter");
   });
 
-  test("a level that is not accept, filter or drop is Mastodon's 422, and the policy is unchanged", () => {
-    setPolicy({ for_not_following: "filter" });
+  test("a level that is not accept, filter or drop is Mastodon's 422, and the policy is unchanged", async () => {
+    await setPolicy({ for_not_following: "filter" });
     const row = () => t.database.db.select().from(notificationPolicies).where(eq(notificationPolicies.accountId, rita.id)).get();
     const before = row();
     let refused: unknown;
     try {
-      policies().update(rita.id, { for_not_following: "ignore", for_new_accounts: "accept", for_private_mentions: "maybe" });
+      await policies().update(rita.id, { for_not_following: "ignore", for_new_accounts: "accept", for_private_mentions: "maybe" });
     } catch (e) {
       refused = e;
     }
@@ -155,6 +155,6 @@ describe("the notification policy", () => {
     const { status, message } = refused as ApiError;
     expect({ status, message }).toEqual({ status: 422, message: "Validation failed: For not following is not included in the list, For private mentions is not included in the list" });
     expect(row()).toEqual(before!);
-    expect(policies().get(rita.id)).toEqual({ ...DEFAULTS, for_not_following: "filter" });
+    expect(await policies().get(rita.id)).toEqual({ ...DEFAULTS, for_not_following: "filter" });
   });
 });

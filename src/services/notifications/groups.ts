@@ -1,5 +1,7 @@
-import { and, asc, desc, eq, gt, gte, lt, lte, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, lt } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { rowReader } from "../../db/rows.ts";
 import { notifications, type NotificationRow } from "../../db/schema.ts";
 import { notFound } from "../../errors.ts";
 import type { NotificationGroup } from "../../models/views.ts";
@@ -10,18 +12,54 @@ export const GROUPABLE_TYPES = ["favourite", "reblog", "follow"] as const;
 const MAX_GROUP_SPAN_HOURS = 12;
 const SAMPLE_ACCOUNTS = 8;
 const HOUR_MS = 3600 * 1000;
+const NOTIFICATION = rowReader(notifications);
+
+/**
+ * Conditions on the notifications table as portable SQL text (columns unqualified, `?` for
+ * each of `params`, in order), joined with AND; "" for none. Raw text rather than drizzle's
+ * SQL: the lists read it on every request, and building a builder cost more than running it.
+ */
+export interface Conditions {
+  text: string;
+  params: unknown[];
+}
+
+export const NO_CONDITIONS: Conditions = { text: "", params: [] };
+
+/** `(a) AND (b)` of the parts that are not empty. */
+export function allOf(...parts: Conditions[]): Conditions {
+  const some = parts.filter((p) => p.text !== "");
+  return { text: some.map((p) => p.text).join(" AND "), params: some.flatMap((p) => p.params) };
+}
+
+/** `?, ?, ?` for a list of values (portable, where SQLite's json_each is not). */
+export function marks(values: readonly unknown[]): string {
+  return values.map(() => "?").join(", ");
+}
+
+function groupPrefix(type: string, statusId: number | null): string | null {
+  if (!(GROUPABLE_TYPES as readonly string[]).includes(type)) return null;
+  return type === "follow" ? type : `${type}-${statusId}`;
+}
+
+/** The key from the latest key with its prefix: the group goes on within 12 hours of its first. */
+function keyAfter(prefix: string, createdAt: number, latest: string | null | undefined): string {
+  let hour = Math.floor(createdAt / HOUR_MS);
+  const previous = Number(latest?.slice(prefix.length + 1) ?? NaN);
+  if (Number.isFinite(previous) && hour < previous + MAX_GROUP_SPAN_HOURS && hour >= previous) hour = previous;
+  return `${prefix}-${hour}`;
+}
 
 /**
  * The group key a new notification gets (Notification::Groups#set_group_key!): favourites and
  * boosts of one status, or follows, share `<type>[-<status>]-<hour>` where the hour is when the
  * group began; a notification more than 12 hours after that begins a new group. Mastodon keeps
  * the group's first hour in Redis; here it is read back from the latest key with the same prefix
- * (one index range on (account_id, group_key)).
+ * (one index range on (account_id, group_key)). Synchronous: it runs in the creating write.
  */
 export function groupKeyFor(db: Db, recipientId: number, type: string, statusId: number | null, createdAt: number): string | null {
-  if (!(GROUPABLE_TYPES as readonly string[]).includes(type)) return null;
-  const prefix = type === "follow" ? type : `${type}-${statusId}`;
-  let hour = Math.floor(createdAt / HOUR_MS);
+  const prefix = groupPrefix(type, statusId);
+  if (prefix === null) return null;
   // Every key with this prefix lies between `<prefix>-` and `<prefix>.` ('.' follows '-').
   const latest = db
     .select({ key: notifications.groupKey })
@@ -30,15 +68,24 @@ export function groupKeyFor(db: Db, recipientId: number, type: string, statusId:
     .orderBy(desc(notifications.groupKey))
     .limit(1)
     .get();
-  const previous = Number(latest?.key?.slice(prefix.length + 1) ?? NaN);
-  if (Number.isFinite(previous) && hour < previous + MAX_GROUP_SPAN_HOURS && hour >= previous) hour = previous;
-  return `${prefix}-${hour}`;
+  return keyAfter(prefix, createdAt, latest?.key);
+}
+
+/** `groupKeyFor` through the port, for an accepted request's notifications. */
+export async function groupKeyThrough(port: DatabasePort, recipientId: number, type: string, statusId: number | null, createdAt: number): Promise<string | null> {
+  const prefix = groupPrefix(type, statusId);
+  if (prefix === null) return null;
+  const latest = await port.get<{ k: string | null }>(
+    "SELECT group_key AS k FROM notifications WHERE account_id = ? AND group_key >= ? AND group_key < ? ORDER BY group_key DESC LIMIT 1",
+    [recipientId, `${prefix}-`, `${prefix}.`],
+  );
+  return keyAfter(prefix, createdAt, latest?.k);
 }
 
 export interface GroupQuery {
   page: Page;
   /** The list's filters (types, sender, hidden accounts, filtered), as NotificationService builds them. */
-  where: SQL | undefined;
+  where: Conditions | undefined;
   /** Types grouped in this answer (Mastodon's `grouped_types`; all groupable ones by default). */
   groupedTypes?: string[];
 }
@@ -47,9 +94,11 @@ export interface GroupQuery {
  * Grouped pages (Mastodon 4.3's GET /api/v2/notifications): notifications are walked newest
  * first, the first one met of each group standing for it, until `limit` groups; then each
  * group's count, newest sender ids and bounds within the page are read (NotificationGroup).
+ * Raw SQL through the port, one statement text per shape (the port's connection keeps them
+ * prepared).
  */
 export class NotificationGroups {
-  constructor(private db: Db) {}
+  constructor(private port: DatabasePort) {}
 
   private keyOf(n: NotificationRow, grouped: Set<string>): string {
     return n.groupKey && grouped.has(n.type) ? n.groupKey : `ungrouped-${n.id}`;
@@ -61,9 +110,9 @@ export class NotificationGroups {
   }
 
   /** One page of groups, newest first, each with its count, newest senders and bounds in the page. */
-  page(accountId: number, query: GroupQuery): NotificationGroup[] {
+  async page(accountId: number, query: GroupQuery): Promise<NotificationGroup[]> {
     const grouped = this.groupedSet(query.groupedTypes);
-    const picked = this.walk(accountId, query, grouped);
+    const picked = await this.walk(accountId, query, grouped);
     if (picked.length === 0) return [];
     const { page } = query;
     let range = { low: picked[picked.length - 1]!.id, high: picked[0]!.id };
@@ -76,12 +125,15 @@ export class NotificationGroups {
           ? { low: range.low, high: page.maxId !== undefined ? page.maxId - 1 : Number.MAX_SAFE_INTEGER }
           : { low: page.sinceId !== undefined ? page.sinceId + 1 : 0, high: range.high };
     }
-    return picked.map((n) => this.describe(accountId, n, this.keyOf(n, grouped), range, query.where));
+    const groups: NotificationGroup[] = [];
+    // One after another: on SQLite the port runs them in turn anyway, and inside a transaction it must.
+    for (const n of picked) groups.push(await this.describe(accountId, n, this.keyOf(n, grouped), range, query.where));
+    return groups;
   }
 
   /** How many groups begin after `afterId`, up to `limit` (the unread count of grouped clients): the walk alone. */
-  countAfter(accountId: number, afterId: number | undefined, limit: number, where: SQL | undefined, groupedTypes?: string[]): number {
-    return this.walk(accountId, { page: { limit, ...(afterId !== undefined ? { minId: afterId } : {}) }, where, groupedTypes }, this.groupedSet(groupedTypes)).length;
+  async countAfter(accountId: number, afterId: number | undefined, limit: number, where: Conditions | undefined, groupedTypes?: string[]): Promise<number> {
+    return (await this.walk(accountId, { page: { limit, ...(afterId !== undefined ? { minId: afterId } : {}) }, where, groupedTypes }, this.groupedSet(groupedTypes))).length;
   }
 
   /**
@@ -89,7 +141,7 @@ export class NotificationGroups {
    * oldest first from min_id), the first met of each group standing for it, until `limit`
    * groups; returned newest first.
    */
-  private walk(accountId: number, query: GroupQuery, grouped: Set<string>): NotificationRow[] {
+  private async walk(accountId: number, query: GroupQuery, grouped: Set<string>): Promise<NotificationRow[]> {
     const { page } = query;
     const forward = page.minId !== undefined;
     const batch = Math.max(40, page.limit * 2);
@@ -97,22 +149,14 @@ export class NotificationGroups {
     const picked: NotificationRow[] = [];
     let cursor: number | undefined = forward ? page.minId : page.maxId;
     for (;;) {
-      const bound = cursor === undefined ? undefined : forward ? gt(notifications.id, cursor) : lt(notifications.id, cursor);
-      const rows = this.db
-        .select()
-        .from(notifications)
-        .where(
-          and(
-            eq(notifications.accountId, accountId),
-            query.where,
-            bound,
-            !forward && page.sinceId !== undefined ? gt(notifications.id, page.sinceId) : undefined,
-            forward && page.maxId !== undefined ? lt(notifications.id, page.maxId) : undefined,
-          ),
-        )
-        .orderBy(forward ? asc(notifications.id) : desc(notifications.id))
-        .limit(batch)
-        .all();
+      const bounds: Conditions[] = [];
+      if (cursor !== undefined) bounds.push({ text: forward ? "id > ?" : "id < ?", params: [cursor] });
+      if (!forward && page.sinceId !== undefined) bounds.push({ text: "id > ?", params: [page.sinceId] });
+      if (forward && page.maxId !== undefined) bounds.push({ text: "id < ?", params: [page.maxId] });
+      const where = allOf({ text: "account_id = ?", params: [accountId] }, query.where ?? NO_CONDITIONS, ...bounds);
+      const rows = (
+        await this.port.values(`SELECT ${NOTIFICATION.columns} ${NOTIFICATION.from} WHERE ${where.text} ORDER BY id ${forward ? "ASC" : "DESC"} LIMIT ?`, [...where.params, batch])
+      ).map(NOTIFICATION.map);
       for (const row of rows) {
         const key = this.keyOf(row, grouped);
         if (seen.has(key)) continue;
@@ -127,62 +171,57 @@ export class NotificationGroups {
   }
 
   /** GET /api/v2/notifications/:group_key: the group as a whole, or 404. */
-  one(accountId: number, key: string, where: SQL | undefined): NotificationGroup {
-    const newest = this.db
-      .select()
-      .from(notifications)
-      .where(and(eq(notifications.accountId, accountId), this.byKey(key), where))
-      .orderBy(desc(notifications.id))
-      .limit(1)
-      .get();
+  async one(accountId: number, key: string, where: Conditions | undefined): Promise<NotificationGroup> {
+    const c = allOf({ text: "account_id = ?", params: [accountId] }, this.byKey(key), where ?? NO_CONDITIONS);
+    const [newest] = (await this.port.values(`SELECT ${NOTIFICATION.columns} ${NOTIFICATION.from} WHERE ${c.text} ORDER BY id DESC LIMIT 1`, c.params)).map(NOTIFICATION.map);
     if (!newest) throw notFound();
     return this.describe(accountId, newest, key, null, where);
   }
 
   /** The senders of a group, newest first. */
-  accountIds(accountId: number, key: string, where: SQL | undefined): number[] {
-    const rows = this.db
-      .select({ from: notifications.fromAccountId })
-      .from(notifications)
-      .where(and(eq(notifications.accountId, accountId), this.byKey(key), where))
-      .orderBy(desc(notifications.id))
-      .all();
+  async accountIds(accountId: number, key: string, where: Conditions | undefined): Promise<number[]> {
+    const c = allOf({ text: "account_id = ?", params: [accountId] }, this.byKey(key), where ?? NO_CONDITIONS);
+    const rows = await this.port.values(`SELECT from_account_id FROM notifications WHERE ${c.text} ORDER BY id DESC`, c.params);
     if (rows.length === 0) throw notFound();
-    return [...new Set(rows.map((r) => r.from))];
+    return [...new Set(rows.map((r) => r[0] as number))];
   }
 
   /** POST /api/v2/notifications/:group_key/dismiss: every notification of the group goes. */
-  dismiss(accountId: number, key: string): void {
-    this.db.delete(notifications).where(and(eq(notifications.accountId, accountId), this.byKey(key))).run();
+  async dismiss(accountId: number, key: string): Promise<void> {
+    const c = allOf({ text: "account_id = ?", params: [accountId] }, this.byKey(key));
+    await this.port.run(`DELETE FROM notifications WHERE ${c.text}`, c.params);
   }
 
   /** Mastodon's by_group_key: `ungrouped-<id>` is that notification, anything else a group key. */
-  private byKey(key: string): SQL {
+  private byKey(key: string): Conditions {
     if (key.startsWith("ungrouped-")) {
       const id = Number(key.slice("ungrouped-".length));
-      return Number.isSafeInteger(id) ? eq(notifications.id, id) : sql`0`;
+      return Number.isSafeInteger(id) ? { text: "id = ?", params: [id] } : { text: "FALSE", params: [] };
     }
-    return eq(notifications.groupKey, key);
+    return { text: "group_key = ?", params: [key] };
   }
 
-  private describe(accountId: number, n: NotificationRow, key: string, range: { low: number; high: number } | null, where: SQL | undefined): NotificationGroup {
+  private async describe(accountId: number, n: NotificationRow, key: string, range: { low: number; high: number } | null, where: Conditions | undefined): Promise<NotificationGroup> {
     if (key.startsWith("ungrouped-")) {
       return { key, notification: n, count: 1, mostRecentId: n.id, sampleAccountIds: [n.fromAccountId], ...(range ? { page: { minId: n.id, latestAt: n.createdAt } } : {}) };
     }
-    const inGroup = and(eq(notifications.accountId, accountId), eq(notifications.groupKey, key), where, range ? lte(notifications.id, range.high) : undefined);
-    const newest = this.db.select({ id: notifications.id, from: notifications.fromAccountId, at: notifications.createdAt }).from(notifications).where(inGroup).orderBy(desc(notifications.id)).limit(SAMPLE_ACCOUNTS).all();
-    const count = this.db.select({ n: sql<number>`count(*)` }).from(notifications).where(inGroup).get()?.n ?? 0;
-    const group: NotificationGroup = { key, notification: n, count, mostRecentId: newest[0]?.id ?? n.id, sampleAccountIds: newest.map((r) => r.from) };
+    const group = allOf({ text: "account_id = ? AND group_key = ?", params: [accountId, key] }, where ?? NO_CONDITIONS);
+    const inGroup = range ? allOf(group, { text: "id <= ?", params: [range.high] }) : group;
+    const newest = await this.port.values(`SELECT id, from_account_id, created_at FROM notifications WHERE ${inGroup.text} ORDER BY id DESC LIMIT ?`, [...inGroup.params, SAMPLE_ACCOUNTS]);
+    const counted = await this.port.values(`SELECT count(*) FROM notifications WHERE ${inGroup.text}`, inGroup.params);
+    const count = Number(counted[0]?.[0] ?? 0);
+    const result: NotificationGroup = {
+      key,
+      notification: n,
+      count,
+      mostRecentId: (newest[0]?.[0] as number | undefined) ?? n.id,
+      sampleAccountIds: newest.map((r) => r[1] as number),
+    };
     if (range) {
-      const oldestInPage = this.db
-        .select({ id: notifications.id })
-        .from(notifications)
-        .where(and(eq(notifications.accountId, accountId), eq(notifications.groupKey, key), where, gte(notifications.id, range.low)))
-        .orderBy(asc(notifications.id))
-        .limit(1)
-        .get();
-      group.page = { minId: oldestInPage?.id ?? n.id, latestAt: newest[0]?.at ?? n.createdAt };
+      const low = allOf(group, { text: "id >= ?", params: [range.low] });
+      const oldest = await this.port.values(`SELECT id FROM notifications WHERE ${low.text} ORDER BY id ASC LIMIT 1`, low.params);
+      result.page = { minId: (oldest[0]?.[0] as number | undefined) ?? n.id, latestAt: (newest[0]?.[2] as number | undefined) ?? n.createdAt };
     }
-    return group;
+    return result;
   }
 }

@@ -1,13 +1,14 @@
-import { and, eq, inArray, ne, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import type { Statement } from "bun:sqlite";
 import { notifications, statuses, users, type NotificationRow, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { notFound } from "../../errors.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { EventBus } from "../../infra/events.ts";
-import { groupKeyFor, NotificationGroups } from "./groups.ts";
+import { allOf, groupKeyFor, groupKeyThrough, marks, NotificationGroups, NO_CONDITIONS, type Conditions } from "./groups.ts";
 import type { NotificationPolicies, StatusFacts } from "./policy.ts";
 import { finishPage, type Page } from "../../infra/pagination.ts";
 import { mentionedIds } from "../../models/mentions.ts";
@@ -48,7 +49,16 @@ function sameActivity(recipientId: number, fromAccountId: number, type: string, 
  * dismisses them, and announces each new one.
  */
 export class NotificationService {
+  /** The routes' reads and writes, prepared once (docs/architecture.md, the database port). */
+  private reads;
+
   constructor(
+    private port: DatabasePort,
+    /**
+     * For the synchronous half: creating and withdrawing notifications are `within` listeners of
+     * other families' writes, `dropsMention` is the conversations' (also a `within` listener) and
+     * `existing` streaming's, none of them converted yet.
+     */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -56,7 +66,16 @@ export class NotificationService {
     private events: EventBus,
     private policies: NotificationPolicies,
   ) {
-    this.groups = new NotificationGroups(db);
+    this.groups = new NotificationGroups(port);
+    const { notifications: rows } = port.tables;
+    const id = sql.placeholder("id");
+    const accountId = sql.placeholder("accountId");
+    this.reads = {
+      own: port.orm.select().from(rows).where(and(eq(rows.id, id), eq(rows.accountId, accountId))).prepare(),
+      byId: port.orm.select().from(rows).where(eq(rows.id, id)).prepare(),
+      remove: port.orm.delete(rows).where(eq(rows.id, id)).prepare(),
+      clear: port.orm.delete(rows).where(eq(rows.accountId, accountId)).prepare(),
+    };
     this.notifyFollowers = db.$client.query<{ id: number }, [number]>("SELECT account_id AS id FROM follows WHERE target_account_id = ? AND notify = 1");
     // Every notification runs these (a post to followers with the bell on, one each): prepared once.
     this.q = {
@@ -210,26 +229,26 @@ export class NotificationService {
    * the list with its group keys, in one transaction. `ignoreMissing` for the batch form, which
    * skips ids that are not the viewer's requests rather than failing.
    */
-  acceptRequest(accountId: number, requestId: number, options: { ignoreMissing?: boolean } = {}): void {
-    this.db.transaction(() => {
-      const request = this.requestOrNull(accountId, requestId, options);
+  async acceptRequest(accountId: number, requestId: number, options: { ignoreMissing?: boolean } = {}): Promise<void> {
+    await this.port.transaction(async () => {
+      const request = await this.requestOrNull(accountId, requestId, options);
       if (!request) return;
-      this.policies.accept(request, (ids) => this.regroup(ids));
+      await this.policies.accept(request, (ids) => this.regroup(ids));
       this.events.emit({ type: "notifications.merged", accountId });
     });
   }
 
   /** Dismisses a request: it and the notifications it held are deleted. */
-  dismissRequest(accountId: number, requestId: number, options: { ignoreMissing?: boolean } = {}): void {
-    this.db.transaction(() => {
-      const request = this.requestOrNull(accountId, requestId, options);
-      if (request) this.policies.dismiss(request);
+  async dismissRequest(accountId: number, requestId: number, options: { ignoreMissing?: boolean } = {}): Promise<void> {
+    await this.port.transaction(async () => {
+      const request = await this.requestOrNull(accountId, requestId, options);
+      if (request) await this.policies.dismiss(request);
     });
   }
 
-  private requestOrNull(accountId: number, requestId: number, options: { ignoreMissing?: boolean }) {
+  private async requestOrNull(accountId: number, requestId: number, options: { ignoreMissing?: boolean }) {
     try {
-      return this.policies.request(accountId, requestId);
+      return await this.policies.request(accountId, requestId);
     } catch (e) {
       if (options.ignoreMissing) return null;
       throw e;
@@ -237,28 +256,32 @@ export class NotificationService {
   }
 
   /** A request accepted: its notifications, oldest first, get the group keys they would have had. */
-  regroup(ids: number[]): void {
+  private async regroup(ids: number[]): Promise<void> {
     for (const id of ids) {
-      const n = this.db.select().from(notifications).where(eq(notifications.id, id)).get();
+      const [n] = await this.reads.byId.execute({ id });
       if (!n) continue;
-      const groupKey = groupKeyFor(this.db, n.accountId, n.type, n.statusId, n.createdAt);
-      if (groupKey) this.db.update(notifications).set({ groupKey }).where(eq(notifications.id, id)).run();
+      const groupKey = await groupKeyThrough(this.port, n.accountId, n.type, n.statusId, n.createdAt);
+      if (groupKey) await this.port.run("UPDATE notifications SET group_key = ? WHERE id = ?", [groupKey, id]);
     }
   }
 
-  /** The list's filters as SQL (types, sender, hidden accounts, held-back ones), for flat and grouped lists alike. */
-  filters(accountId: number, query: Omit<NotificationQuery, "page">): SQL | undefined | "none" {
+  /**
+   * The list's filters (types, sender, hidden accounts, held-back ones) as portable SQL, for flat
+   * and grouped lists alike; "none" when only unknown types were asked for.
+   */
+  filters(accountId: number, query: Omit<NotificationQuery, "page">): Conditions | "none" {
     const known = new Set<string>(NOTIFICATION_TYPES);
     const types = query.types?.filter((t) => known.has(t));
     if (types && types.length === 0 && query.types && query.types.length > 0) return "none";
     const hidden = [...this.moderation.hiddenAccounts(accountId)];
-    return and(
-      types && types.length ? inArray(notifications.type, types) : undefined,
-      query.excludeTypes?.length ? notInArray(notifications.type, query.excludeTypes) : undefined,
-      query.fromAccountId !== undefined ? eq(notifications.fromAccountId, query.fromAccountId) : undefined,
-      query.includeFiltered || query.fromAccountId !== undefined ? undefined : eq(notifications.filtered, false),
-      hidden.length ? notInArray(notifications.fromAccountId, hidden) : undefined,
-    );
+    const parts: Conditions[] = [];
+    if (types && types.length) parts.push({ text: `type IN (${marks(types)})`, params: types });
+    if (query.excludeTypes?.length) parts.push({ text: `type NOT IN (${marks(query.excludeTypes)})`, params: query.excludeTypes });
+    if (query.fromAccountId !== undefined) parts.push({ text: "from_account_id = ?", params: [query.fromAccountId] });
+    // `= FALSE` reads SQLite's 0 and PostgreSQL's boolean alike.
+    if (!query.includeFiltered && query.fromAccountId === undefined) parts.push({ text: "filtered = FALSE", params: [] });
+    if (hidden.length) parts.push({ text: `from_account_id NOT IN (${marks(hidden)})`, params: hidden });
+    return parts.length ? allOf(...parts) : NO_CONDITIONS;
   }
 
   private isLocal(accountId: number): boolean {
@@ -291,50 +314,38 @@ export class NotificationService {
   }
 
   /**
-   * A page of the flat list. Written as SQL text, one statement per shape of the query (bun:sqlite
-   * keeps them prepared): drizzle built the same SQL again on every read of the list, most of
-   * its cost. The conditions are filters()'s, which the grouped list uses.
+   * A page of the flat list: raw SQL read by rowReader, one statement text per shape of the
+   * query (kept prepared by the port's connection); drizzle built the same SQL again on every
+   * read of the list, most of its cost. The conditions are filters()'s, which the grouped list uses.
    */
-  list(accountId: number, query: NotificationQuery): NotificationRow[] {
-    const known = new Set<string>(NOTIFICATION_TYPES);
-    const types = query.types?.filter((t) => known.has(t));
-    if (types && types.length === 0 && query.types && query.types.length > 0) return [];
-    const hidden = [...this.moderation.hiddenAccounts(accountId)];
+  async list(accountId: number, query: NotificationQuery): Promise<NotificationRow[]> {
+    const filters = this.filters(accountId, query);
+    if (filters === "none") return [];
     const { page } = query;
-    const where = ["account_id = $account"];
-    const params: Record<string, number | string> = { account: accountId, limit: page.limit };
-    if (page.maxId !== undefined) (where.push("id < $max"), (params.max = page.maxId));
-    if (page.sinceId !== undefined) (where.push("id > $since"), (params.since = page.sinceId));
-    if (page.minId !== undefined) (where.push("id > $min"), (params.min = page.minId));
-    if (types && types.length) (where.push("type IN (SELECT value FROM json_each($types))"), (params.types = JSON.stringify(types)));
-    if (query.excludeTypes?.length) (where.push("type NOT IN (SELECT value FROM json_each($exclude))"), (params.exclude = JSON.stringify(query.excludeTypes)));
-    if (query.fromAccountId !== undefined) (where.push("from_account_id = $from"), (params.from = query.fromAccountId));
-    if (!query.includeFiltered && query.fromAccountId === undefined) where.push("filtered = 0");
-    if (hidden.length) (where.push("from_account_id NOT IN (SELECT value FROM json_each($hidden))"), (params.hidden = JSON.stringify(hidden)));
+    const bounds: Conditions[] = [];
+    if (page.maxId !== undefined) bounds.push({ text: "id < ?", params: [page.maxId] });
+    if (page.sinceId !== undefined) bounds.push({ text: "id > ?", params: [page.sinceId] });
+    if (page.minId !== undefined) bounds.push({ text: "id > ?", params: [page.minId] });
+    const where = allOf({ text: "account_id = ?", params: [accountId] }, ...bounds, filters);
     const forward = page.minId !== undefined;
-    const rows = this.db.$client
-      .query<unknown[], Record<string, number | string>>(`SELECT ${NOTIFICATION.columns} ${NOTIFICATION.from} WHERE ${where.join(" AND ")} ORDER BY id ${forward ? "ASC" : "DESC"} LIMIT $limit`)
-      .values(params)
-      .map(NOTIFICATION.map);
+    const rows = (
+      await this.port.values(`SELECT ${NOTIFICATION.columns} ${NOTIFICATION.from} WHERE ${where.text} ORDER BY id ${forward ? "ASC" : "DESC"} LIMIT ?`, [...where.params, page.limit])
+    ).map(NOTIFICATION.map);
     return finishPage(rows, forward);
   }
 
-  get(accountId: number, id: number): NotificationRow {
-    const row = this.db
-      .select()
-      .from(notifications)
-      .where(and(eq(notifications.id, id), eq(notifications.accountId, accountId)))
-      .get();
+  async get(accountId: number, id: number): Promise<NotificationRow> {
+    const [row] = await this.reads.own.execute({ id, accountId });
     if (!row) throw notFound();
     return row;
   }
 
-  dismiss(accountId: number, id: number) {
-    this.get(accountId, id);
-    this.db.delete(notifications).where(eq(notifications.id, id)).run();
+  async dismiss(accountId: number, id: number): Promise<void> {
+    await this.get(accountId, id);
+    await this.reads.remove.execute({ id });
   }
 
-  clear(accountId: number) {
-    this.db.delete(notifications).where(eq(notifications.accountId, accountId)).run();
+  async clear(accountId: number): Promise<void> {
+    await this.reads.clear.execute({ accountId });
   }
 }

@@ -1,13 +1,13 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import {
   accounts,
   follows,
   notificationPermissions,
   notificationPolicies,
   notificationRequests,
-  notifications,
   statuses,
   type NotificationPolicyRow,
   type NotificationRequestRow,
@@ -34,7 +34,8 @@ const MAX_MEANINGFUL_COUNT = 100;
 /** Mentions the policy holds back from a request's sender, counted up to Mastodon's 100 (correlated: one index range each). */
 // Spelled out: drizzle leaves columns unqualified in a one-table select, which inside the subquery
 // would name the notification's own columns.
-const heldMentions = sql<number>`(SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE n.account_id = notification_requests.account_id AND n.from_account_id = notification_requests.from_account_id AND n.type = 'mention' AND n.filtered = 1 LIMIT 100))`;
+// `= TRUE` reads SQLite's 1 and PostgreSQL's boolean alike; the count is PostgreSQL's int8, hence mapWith.
+const heldMentions = sql<number>`(SELECT count(*) FROM (SELECT 1 FROM notifications n WHERE n.account_id = notification_requests.account_id AND n.from_account_id = notification_requests.from_account_id AND n.type = 'mention' AND n.filtered = TRUE LIMIT 100) held)`.mapWith(Number);
 
 /** What the policy needs of a mention's status, when the caller has the row at hand. */
 export interface StatusFacts {
@@ -69,38 +70,78 @@ function fromRow(row: NotificationPolicyRow | undefined): Policy {
  * recipient's (Mastodon also looks for earlier mentions of the sender up the thread).
  */
 export class NotificationPolicies {
+  /** The statements the routes run, prepared once (docs/architecture.md, the database port). */
+  private q;
+
   constructor(
+    private port: DatabasePort,
+    /** For the synchronous half: `decide` and `held` run inside notification.created's `within` listeners. */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
-  ) {}
+  ) {
+    const { notificationPolicies: policies, notificationRequests: requests } = port.tables;
+    const orm = port.orm;
+    const accountId = sql.placeholder("accountId");
+    this.q = {
+      policy: orm.select().from(policies).where(eq(policies.accountId, accountId)).prepare(),
+      held: orm.select({ held: heldMentions }).from(requests).where(eq(requests.accountId, accountId)).prepare(),
+      request: orm
+        .select({ request: requests, held: heldMentions })
+        .from(requests)
+        .where(and(eq(requests.id, sql.placeholder("id")), eq(requests.accountId, accountId)))
+        .prepare(),
+    };
+  }
 
   /** Kept in memory once read (every filterable notification asks): only PATCH changes a policy. */
   private cache = new Map<number, Policy>();
 
+  /**
+   * Bumped whenever cached policies may be stale: a policy read through the port is kept only if
+   * nothing changed while it was awaited (an update in between would otherwise be hidden by it).
+   */
+  private generation = 0;
+
   /** Another connection committed: policies are read again. */
   forgetCached() {
     this.cache.clear();
+    this.generation++;
   }
 
-  get(accountId: number): Policy {
+  private keep(accountId: number, policy: Policy) {
+    if (this.cache.size >= POLICY_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(accountId, policy);
+  }
+
+  async get(accountId: number): Promise<Policy> {
     let policy = this.cache.get(accountId);
     if (!policy) {
-      policy = fromRow(this.db.select().from(notificationPolicies).where(eq(notificationPolicies.accountId, accountId)).get());
-      if (this.cache.size >= POLICY_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(accountId, policy);
+      const generation = this.generation;
+      policy = fromRow((await this.q.policy.execute({ accountId }))[0]);
+      if (generation === this.generation) this.keep(accountId, policy);
     }
     return { ...policy };
   }
 
+  /** `get` for `decide`, which runs synchronously inside the notifying write. */
+  private getNow(accountId: number): Policy {
+    let policy = this.cache.get(accountId);
+    if (!policy) {
+      policy = fromRow(this.db.select().from(notificationPolicies).where(eq(notificationPolicies.accountId, accountId)).get());
+      this.keep(accountId, policy);
+    }
+    return policy;
+  }
+
   /** Sets the fields given; each must be accept, filter or drop (Mastodon's 422 otherwise). */
-  update(accountId: number, changes: Partial<Record<PolicyField, string>>): Policy {
+  async update(accountId: number, changes: Partial<Record<PolicyField, string>>): Promise<Policy> {
     const errors: string[] = [];
     for (const [field, value] of Object.entries(changes)) {
       if (value !== undefined && !LEVELS.includes(value as PolicyLevel)) errors.push(`${field.replace(/^for_/, "For ").replace(/_/g, " ")} is not included in the list`);
     }
     if (errors.length) throw validationFailed(...errors);
-    const next = { ...this.get(accountId), ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) } as Policy;
+    const next = { ...(await this.get(accountId)), ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) } as Policy;
     const row = {
       accountId,
       forNotFollowing: next.for_not_following,
@@ -109,19 +150,15 @@ export class NotificationPolicies {
       forPrivateMentions: next.for_private_mentions,
       forLimitedAccounts: next.for_limited_accounts,
     };
-    this.db.insert(notificationPolicies).values(row).onConflictDoUpdate({ target: notificationPolicies.accountId, set: row }).run();
+    const { notificationPolicies: policies } = this.port.tables;
+    await this.port.orm.insert(policies).values(row).onConflictDoUpdate({ target: policies.accountId, set: row });
     this.cache.delete(accountId);
+    this.generation++;
     return next;
   }
 
-  summary(accountId: number): { pending_requests_count: number; pending_notifications_count: number } {
-    const counts = this.db
-      .select({ held: heldMentions })
-      .from(notificationRequests)
-      .where(eq(notificationRequests.accountId, accountId))
-      .all()
-      .map((r) => r.held)
-      .filter((n) => n > 0);
+  async summary(accountId: number): Promise<{ pending_requests_count: number; pending_notifications_count: number }> {
+    const counts = (await this.q.held.execute({ accountId })).map((r) => r.held).filter((n) => n > 0);
     return {
       pending_requests_count: Math.min(counts.length, MAX_MEANINGFUL_COUNT),
       pending_notifications_count: Math.min(counts.reduce((a, b) => a + b, 0), MAX_MEANINGFUL_COUNT),
@@ -135,7 +172,7 @@ export class NotificationPolicies {
    */
   decide(recipientId: number, fromAccountId: number, type: string, statusId: number | null, status?: StatusFacts): PolicyLevel {
     if (!FILTERABLE.has(type) || recipientId === fromAccountId) return "accept";
-    const policy = this.get(recipientId);
+    const policy = this.getNow(recipientId);
     const now = this.clock.now();
     const once = <T>(read: () => T) => {
       let value: { v: T } | null = null;
@@ -174,55 +211,50 @@ export class NotificationPolicies {
   }
 
   /** The viewer's requests that still hold something, newest first, with how many mentions each holds. */
-  listRequests(accountId: number, page: Page): NotificationRequest[] {
-    const q = pageQuery(notificationRequests.id, page);
-    const rows = this.db
-      .select({ request: notificationRequests, held: heldMentions })
-      .from(notificationRequests)
-      .where(and(eq(notificationRequests.accountId, accountId), q.where, sql`${heldMentions} > 0`))
+  async listRequests(accountId: number, page: Page): Promise<NotificationRequest[]> {
+    const { notificationRequests: requests } = this.port.tables;
+    const q = pageQuery(requests.id, page);
+    const rows = await this.port.orm
+      .select({ request: requests, held: heldMentions })
+      .from(requests)
+      .where(and(eq(requests.accountId, accountId), q.where, sql`${heldMentions} > 0`))
       .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
+      .limit(page.limit);
     return finishPage(rows, q.reverse).map((r) => ({ ...r.request, notificationsCount: r.held }));
   }
 
   /** One of the viewer's requests, or 404 (also when it no longer holds anything). */
-  request(accountId: number, id: number): NotificationRequest {
-    const row = this.db
-      .select({ request: notificationRequests, held: heldMentions })
-      .from(notificationRequests)
-      .where(and(eq(notificationRequests.id, id), eq(notificationRequests.accountId, accountId)))
-      .get();
+  async request(accountId: number, id: number): Promise<NotificationRequest> {
+    const [row] = await this.q.request.execute({ id, accountId });
     if (!row || row.held === 0) throw notFound();
     return { ...row.request, notificationsCount: row.held };
   }
 
   /**
    * Accepting lets the sender through from now on and brings its held notifications into the
-   * list; `regroup` gives each its group key (NotificationService owns that rule).
+   * list; `regroup` gives each its group key (NotificationService owns that rule). Inside the
+   * caller's transaction.
    */
-  accept(request: NotificationRequestRow, regroup: (ids: number[]) => void): void {
-    this.db.insert(notificationPermissions).values({ accountId: request.accountId, fromAccountId: request.fromAccountId, createdAt: this.clock.now() }).onConflictDoNothing().run();
-    const held = this.heldIds(request);
-    this.db.update(notifications).set({ filtered: false }).where(and(eq(notifications.accountId, request.accountId), eq(notifications.fromAccountId, request.fromAccountId), eq(notifications.filtered, true))).run();
-    regroup(held);
-    this.db.delete(notificationRequests).where(eq(notificationRequests.id, request.id)).run();
+  async accept(request: NotificationRequestRow, regroup: (ids: number[]) => Promise<void>): Promise<void> {
+    const { notificationPermissions: permissions, notifications: rows, notificationRequests: requests } = this.port.tables;
+    const orm = this.port.orm;
+    await orm.insert(permissions).values({ accountId: request.accountId, fromAccountId: request.fromAccountId, createdAt: this.clock.now() }).onConflictDoNothing();
+    const held = (await orm.select({ id: rows.id }).from(rows).where(this.heldBy(request)).orderBy(rows.id)).map((r) => r.id);
+    await orm.update(rows).set({ filtered: false }).where(this.heldBy(request));
+    await regroup(held);
+    await orm.delete(requests).where(eq(requests.id, request.id));
   }
 
-  /** Dismissing deletes the request and the notifications it held. */
-  dismiss(request: NotificationRequestRow): void {
-    this.db.delete(notifications).where(and(eq(notifications.accountId, request.accountId), eq(notifications.fromAccountId, request.fromAccountId), eq(notifications.filtered, true))).run();
-    this.db.delete(notificationRequests).where(eq(notificationRequests.id, request.id)).run();
+  /** Dismissing deletes the request and the notifications it held (inside the caller's transaction). */
+  async dismiss(request: NotificationRequestRow): Promise<void> {
+    const { notificationRequests: requests } = this.port.tables;
+    await this.port.orm.delete(this.port.tables.notifications).where(this.heldBy(request));
+    await this.port.orm.delete(requests).where(eq(requests.id, request.id));
   }
 
-  private heldIds(request: NotificationRequestRow): number[] {
-    return this.db
-      .select({ id: notifications.id })
-      .from(notifications)
-      .where(and(eq(notifications.accountId, request.accountId), eq(notifications.fromAccountId, request.fromAccountId), eq(notifications.filtered, true)))
-      .orderBy(notifications.id)
-      .all()
-      .map((r) => r.id);
+  private heldBy(request: NotificationRequestRow) {
+    const { notifications: rows } = this.port.tables;
+    return and(eq(rows.accountId, request.accountId), eq(rows.fromAccountId, request.fromAccountId), eq(rows.filtered, true));
   }
 
   private followedAt(accountId: number, targetAccountId: number): number | null {
