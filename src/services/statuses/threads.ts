@@ -1,11 +1,16 @@
-import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
-import { accounts, favourites, statuses, type StatusRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { rowReader } from "../../db/rows.ts";
+import { accounts, type StatusRow } from "../../db/schema.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { ListedAccount } from "../../models/views.ts";
-import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import { finishPage, type Page } from "../../infra/pagination.ts";
 import type { StatusReader } from "./reader.ts";
-import { visibleTo } from "./visibility.ts";
+import { Conditions } from "./timeline-sql.ts";
+
+const ACCOUNT = rowReader(accounts);
+/** Where the cursor is, after the account's columns. */
+const CURSOR = ACCOUNT.columns.split(", ").length;
 
 /** Mastodon's context limits: tighter for anonymous readers. */
 const ANONYMOUS = { ancestors: 40, descendants: 60, depth: 20 };
@@ -18,12 +23,19 @@ const SIGNED_IN = { ancestors: 4096, descendants: 4096, depth: 4096 };
 /** How far up a thread is followed (a cycle in remote data ends here too). */
 const MAX_THREAD_DEPTH = 256;
 
+/**
+ * Who boosted and favourited a status are on the database port (issue 31); a thread's walks
+ * (`context`, `topAncestor`) stay synchronous on Db for now: RemoteThreads (the remote family,
+ * converted apart) calls them, `topAncestor` between its fetches and on serving threads in
+ * synchronous code.
+ */
 export class ThreadService {
   /** The thread's walks, kept prepared (built again on every read of a thread, they cost more than they read). */
   private q;
 
   constructor(
-    private db: Db,
+    db: Db,
+    private port: DatabasePort,
     private reader: StatusReader,
     private moderation: ModerationService,
   ) {
@@ -80,36 +92,32 @@ export class ThreadService {
     return visible.filter((r) => r.accountId === viewerId || !hidden.has(r.accountId));
   }
 
-  rebloggedBy(statusId: number, viewerId: number | null, page: Page): ListedAccount[] {
-    const q = pageQuery(statuses.id, page);
-    const rows = this.db
-      .select({ account: accounts, cursor: statuses.id })
-      .from(statuses)
-      .innerJoin(accounts, eq(accounts.id, statuses.accountId))
-      .where(and(eq(statuses.reblogOfId, statusId), visibleTo("statuses", null), q.where, this.notHidden(viewerId)))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    return finishPage(rows, q.reverse);
+  /** Accounts that boosted the status (boosts of a public or unlisted one), by the boost's id. */
+  rebloggedBy(statusId: number, viewerId: number | null, page: Page): Promise<ListedAccount[]> {
+    const where = new Conditions(this.port.dialect).add("statuses.reblog_of_id = ?", statusId).visibleTo("statuses", null);
+    return this.accountsBy("statuses", "statuses.id", where, viewerId, page);
   }
 
-  favouritedBy(statusId: number, viewerId: number | null, page: Page): ListedAccount[] {
-    const q = pageQuery(favourites.id, page);
-    const rows = this.db
-      .select({ account: accounts, cursor: favourites.id })
-      .from(favourites)
-      .innerJoin(accounts, eq(accounts.id, favourites.accountId))
-      .where(and(eq(favourites.statusId, statusId), q.where, this.notHidden(viewerId)))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    return finishPage(rows, q.reverse);
+  /** Accounts that favourited the status, by the favourite's id. */
+  favouritedBy(statusId: number, viewerId: number | null, page: Page): Promise<ListedAccount[]> {
+    const where = new Conditions(this.port.dialect).add("favourites.status_id = ?", statusId);
+    return this.accountsBy("favourites", "favourites.id", where, viewerId, page);
   }
 
-  private notHidden(viewerId: number | null) {
-    if (viewerId === null) return undefined;
-    const hidden = [...this.moderation.hiddenAccounts(viewerId)];
-    return hidden.length ? sql`${accounts.id} NOT IN (${sql.join(hidden.map((id) => sql`${id}`), sql`, `)})` : undefined;
+  /** The accounts of `table`'s rows (raw, read by rowReader: drizzle's mapping of whole account rows cost more than the query). */
+  private async accountsBy(table: "statuses" | "favourites", cursor: string, where: Conditions, viewerId: number | null, page: Page): Promise<ListedAccount[]> {
+    if (viewerId !== null) where.notIn("accounts.id", [...this.moderation.hiddenAccounts(viewerId)]);
+    where.page(cursor, page);
+    const forward = page.minId !== undefined;
+    const rows = await this.port.values(
+      `SELECT ${ACCOUNT.columns}, ${cursor} FROM ${table} INNER JOIN accounts ON accounts.id = ${table}.account_id
+       WHERE ${where.where} ORDER BY ${cursor} ${forward ? "ASC" : "DESC"} LIMIT ${page.limit}`,
+      where.params,
+    );
+    return finishPage(
+      rows.map((r) => ({ account: ACCOUNT.map(r), cursor: r[CURSOR] as number })),
+      forward,
+    );
   }
 }
 
