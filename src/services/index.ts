@@ -105,6 +105,7 @@ import type { ArchiveRenderer } from "./archive/ports.ts";
 import { QuotePolicy } from "./quotes/policy.ts";
 import { QuoteService } from "./quotes/quotes.ts";
 import { QuoteReads } from "./quotes/reads.ts";
+import { QuoteListing } from "./quotes/listing.ts";
 import { AuditLog } from "./admin/audit-log.ts";
 import { AccountPurge } from "./admin/account-purge.ts";
 import { AdminAccounts } from "./admin/accounts.ts";
@@ -332,6 +333,7 @@ export function createServices(deps: ServiceDeps) {
     federationHealth,
     adminInstance,
     quotes,
+    quoteListing: new QuoteListing(port, reader),
     archiveExport,
     archiveImport,
     outgoing,
