@@ -204,7 +204,7 @@ export function createServices(deps: ServiceDeps) {
   const polls = new PollService(db, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(port, db, ids, clock, events);
   const timelines = new TimelineService(port, reader, homeFeed, moderation, lists, renderCache);
-  const threads = new ThreadService(db, port, reader, moderation);
+  const threads = new ThreadService(port, reader, moderation);
   const idempotency = new IdempotencyStore(db.$client, clock);
   const media = new MediaService(port, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
 

@@ -8,7 +8,7 @@ import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
 /**
  * The statuses family's reads on the database port (issue 31): the public, tag and account
- * timelines, bookmarks, favourites, who boosted or favourited a status and a status's quotes run
+ * timelines, bookmarks, favourites, a thread's walks, who boosted or favourited a status and a status's quotes run
  * on SQLite and on PostgreSQL. Their behaviour over HTTP is tested in timelines.test.ts,
  * reading.test.ts and quotes-manage.test.ts; this holds their SQL on both databases. The rows are
  * made by the arm's SQLite services (posting is not converted) and copied over on PostgreSQL; what
@@ -45,6 +45,9 @@ for (const arm of portArms) {
       const own = await a.t.post(alice, { text: "alice's", visibility: "public" });
       const quoting = await a.t.post(bob, { text: "look", visibility: "public", quotedStatusId: String(own.id) });
       await a.t.post(carol, { text: "carol #birds", visibility: "public" });
+      // A thread under bob's first status (replies to others' statuses stay off public timelines).
+      const replyOne = await a.t.post(alice, { text: "reply one", visibility: "public", inReplyToId: String(first.id) });
+      const replyTwo = await a.t.post(carol, { text: "reply two", visibility: "public", inReplyToId: String(replyOne.id) });
       services.statusActions.favourite(bob.id, own.id);
       services.statusActions.favourite(carol.id, own.id);
       services.statusActions.reblog(bob.id, own.id, undefined);
@@ -58,7 +61,7 @@ for (const arm of portArms) {
       await copyAll(a);
 
       const timelines = new TimelineService(a.port, services.reader, services.homeFeed, services.moderation, services.lists, services.renderCache);
-      const threads = new ThreadService(a.t.database.db, a.port, services.reader, services.moderation);
+      const threads = new ThreadService(a.port, services.reader, services.moderation);
       const listing = new QuoteListing(a.port, services.reader);
 
       // Public: newest first, without the private status; carol hidden from alice; paged both ways.
@@ -111,6 +114,14 @@ for (const arm of portArms) {
       expect((await threads.favouritedBy(own.id, null, { limit: 40, minId: favs[0]!.cursor })).map((l) => l.account.username)).toEqual([]);
       expect(await threads.rebloggedBy(first.id, null, { limit: 40 })).toEqual([]);
 
+      // A thread's walks: ancestors root first, descendants depth first; carol hidden from alice.
+      expect(texts((await threads.context(first, null)).descendants)).toEqual(["reply one", "reply two"]);
+      expect((await threads.context(first, null)).ancestors).toEqual([]);
+      expect(texts((await threads.context(first, alice.id)).descendants)).toEqual(["reply one"]);
+      expect(texts((await threads.context(replyTwo, null)).ancestors)).toEqual(["first #Birds", "reply one"]);
+      expect((await threads.topAncestor(replyTwo)).id).toBe(first.id);
+      expect((await threads.topAncestor(first)).id).toBe(first.id);
+
       // Quotes of alice's status: hers to read; bob is refused, an unknown or hidden status is 404.
       const found = await listing.quotesOf(alice.id, own.id, { limit: 20 });
       expect(texts(found.rows)).toEqual(["look"]);
@@ -121,7 +132,7 @@ for (const arm of portArms) {
       expect((await rejection(listing.quotesOf(alice.id, null, { limit: 20 })))?.status).toBe(404);
       // Reads change nothing.
       expect(Number((await a.port.get<{ n: number }>("SELECT count(*) AS n FROM quotes"))!.n)).toBe(1);
-      expect(Number((await a.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses"))!.n)).toBe(7);
+      expect(Number((await a.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses"))!.n)).toBe(9);
     });
   });
 }

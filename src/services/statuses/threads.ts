@@ -1,4 +1,3 @@
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
 import { accounts, type StatusRow } from "../../db/schema.ts";
@@ -23,54 +22,55 @@ const SIGNED_IN = { ancestors: 4096, descendants: 4096, depth: 4096 };
 /** How far up a thread is followed (a cycle in remote data ends here too). */
 const MAX_THREAD_DEPTH = 256;
 
-/**
- * Who boosted and favourited a status are on the database port (issue 31); a thread's walks
- * (`context`, `topAncestor`) stay synchronous on Db for now: RemoteThreads (the remote family,
- * converted apart) calls them, `topAncestor` between its fetches and on serving threads in
- * synchronous code.
- */
+/** On the database port (issue 31): a thread's walks and who boosted or favourited a status. */
 export class ThreadService {
-  /** The thread's walks, kept prepared (built again on every read of a thread, they cost more than they read). */
+  /** The thread's walks: the same text on every read, so the driver keeps them prepared (built again each time, they cost more than they read). */
   private q;
 
   constructor(
-    db: Db,
     private port: DatabasePort,
     private reader: StatusReader,
     private moderation: ModerationService,
   ) {
+    // A path sorts by zero-padded ids: printf on SQLite, lpad on PostgreSQL.
+    const padded = (id: string) => (port.dialect === "postgres" ? `lpad(${id}::text, 16, '0')` : `printf('%016d', ${id})`);
     this.q = {
-      ancestors: db.$client.query<{ id: number }, [number, number]>(`
+      ancestors: `
         WITH RECURSIVE up(id, depth) AS (
-          SELECT in_reply_to_id, 1 FROM statuses WHERE id = ?1 AND in_reply_to_id IS NOT NULL
+          SELECT in_reply_to_id, 1 FROM statuses WHERE id = ? AND in_reply_to_id IS NOT NULL
           UNION ALL
           SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id
-          WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ?2
+          WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ?
         )
-        SELECT id FROM up ORDER BY depth DESC`),
-      descendants: db.$client.query<{ id: number }, [number, number, number]>(`
+        SELECT id FROM up ORDER BY depth DESC`,
+      descendants: `
         WITH RECURSIVE down(id, path, depth) AS (
-          SELECT id, printf('%016d', id), 1 FROM statuses WHERE in_reply_to_id = ?1
+          SELECT id, ${padded("id")}, 1 FROM statuses WHERE in_reply_to_id = ?
           UNION ALL
-          SELECT s.id, down.path || '/' || printf('%016d', s.id), down.depth + 1
-          FROM down JOIN statuses s ON s.in_reply_to_id = down.id WHERE down.depth < ?2
+          SELECT s.id, down.path || '/' || ${padded("s.id")}, down.depth + 1
+          FROM down JOIN statuses s ON s.in_reply_to_id = down.id WHERE down.depth < ?
         )
-        SELECT id FROM down ORDER BY path LIMIT ?3`),
-      top: db.$client.query<{ id: number }, [number, number]>(`
+        SELECT id FROM down ORDER BY path LIMIT ?`,
+      // The id cast, so that PostgreSQL knows the parameter's type in the recursive union.
+      top: `
         WITH RECURSIVE up(id, depth) AS (
-          SELECT ?1, 0
+          SELECT CAST(? AS BIGINT), 0
           UNION ALL
           SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id
-          WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ?2
+          WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ?
         )
-        SELECT id FROM up ORDER BY depth DESC LIMIT 1`),
+        SELECT id FROM up ORDER BY depth DESC LIMIT 1`,
     };
   }
 
-  context(row: StatusRow, viewerId: number | null): { ancestors: StatusRow[]; descendants: StatusRow[] } {
+  private async ids(text: string, params: number[]): Promise<number[]> {
+    return (await this.port.values(text, params)).map((r) => r[0] as number);
+  }
+
+  async context(row: StatusRow, viewerId: number | null): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[] }> {
     const limits = viewerId === null ? ANONYMOUS : SIGNED_IN;
-    const ancestorIds = this.q.ancestors.all(row.id, limits.ancestors).map((r) => r.id);
-    const descendantIds = this.q.descendants.all(row.id, limits.depth, limits.descendants).map((r) => r.id);
+    const ancestorIds = await this.ids(this.q.ancestors, [row.id, limits.ancestors]);
+    const descendantIds = await this.ids(this.q.descendants, [row.id, limits.depth, limits.descendants]);
     // Both sides read and checked in one batch: whether a status is shown is decided row by row.
     const shown = new Map(this.filter(this.reader.rowsByIds([...new Set([...ancestorIds, ...descendantIds])]), viewerId).map((r) => [r.id, r]));
     const inOrder = (ids: number[]) => ids.flatMap((id) => shown.get(id) ?? []);
@@ -78,10 +78,10 @@ export class ThreadService {
   }
 
   /** The highest ancestor of a status stored here (itself when it replies to nothing stored). */
-  topAncestor(row: StatusRow): StatusRow {
-    const top = this.q.top.get(row.id, MAX_THREAD_DEPTH);
-    if (!top || top.id === row.id) return row;
-    return this.reader.findRow(top.id) ?? row;
+  async topAncestor(row: StatusRow): Promise<StatusRow> {
+    const [top] = await this.ids(this.q.top, [row.id, MAX_THREAD_DEPTH]);
+    if (top === undefined || top === row.id) return row;
+    return this.reader.findRow(top) ?? row;
   }
 
   /** What the viewer may see, without authors they block or mute (their own kept). */
