@@ -17,7 +17,7 @@
  * count and cooldown read each time), or search (search, tags, trends, and the instance's
  * activity and description), or lists (a list's five members read, the list renamed), or
  * notifications (v1 and v2 lists, the policy read and written: notifications-seed.ts); or issue
- * 30's reads (`reads`). `--port` is the first of the two
+ * 30's reads (`reads`, with the statuses family's reads converted to the port). `--port` is the first of the two
  * servers' ports. `--only`
  * takes parts of labels, comma-separated.
  */
@@ -309,6 +309,11 @@ try {
       { label: "GET /api/v1/statuses/:id/context", path: `/api/v1/statuses/${read.get(server)?.threadId}/context`, options: {} },
       { label: "GET /api/v1/accounts/verify_credentials", path: "/api/v1/accounts/verify_credentials", options: {} },
       { label: "GET /api/v1/instance", path: "/api/v1/instance", options: {} },
+      // Those the statuses family's reads put on the database port (issue 31).
+      { label: "GET /api/v1/timelines/public", path: "/api/v1/timelines/public?limit=20", options: {} },
+      { label: "GET /api/v1/timelines/tag/:tag", path: "/api/v1/timelines/tag/tag1?limit=20", options: {} },
+      { label: "GET /api/v1/statuses/:id/favourited_by", path: `/api/v1/statuses/${read.get(server)?.statusId}/favourited_by`, options: {} },
+      { label: "GET /api/v1/bookmarks", path: "/api/v1/bookmarks?limit=20", options: {} },
     ],
     filters: [
       { label: "GET /api/v2/filters", path: "/api/v2/filters", options: {} },

@@ -15,10 +15,10 @@ import { jsonText } from "./render.ts";
 export function quoteRoutes(ctx: AppContext) {
   const { services, urls } = ctx;
   return new Elysia()
-    .get("/api/v1/statuses/:id/quotes", (c) => {
+    .get("/api/v1/statuses/:id/quotes", async (c) => {
       const auth = requireUser(ctx, c.request, "read:statuses");
       const page = pageParams(input(c), 20, 40);
-      const { rows, cursors } = services.quotes.quotesOf(auth.accountId, parseId(c.params.id), page);
+      const { rows, cursors } = await services.quoteListing.quotesOf(auth.accountId, parseId(c.params.id), page);
       const headers: Record<string, string> = {};
       // Paged by the quotes' own ids; `next` only after a full page, `prev` by since_id (Api::V1::Statuses::QuotesController).
       if (cursors.length > 0) {

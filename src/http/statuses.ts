@@ -106,16 +106,16 @@ export function statusRoutes(ctx: AppContext) {
       const list = (rows: StatusRow[]) => `[${rows.flatMap((r) => byId.get(r.id) ?? []).join(",")}]`;
       return jsonText(`{"ancestors":${list(ancestors)},"descendants":${list(descendants)}}`);
     })
-    .get("/api/v1/statuses/:id/reblogged_by", (c) => {
+    .get("/api/v1/statuses/:id/reblogged_by", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));
       const row = services.reader.visibleRow(statusId(c.params), viewer);
       const page = pageParams(input(c.request), 40, 80);
-      return renderAccountList(ctx, c.request, c.set, services.threads.rebloggedBy(row.id, viewer, page), page.limit, "since_id");
+      return renderAccountList(ctx, c.request, c.set, await services.threads.rebloggedBy(row.id, viewer, page), page.limit, "since_id");
     })
-    .get("/api/v1/statuses/:id/favourited_by", (c) => {
+    .get("/api/v1/statuses/:id/favourited_by", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));
       const row = services.reader.visibleRow(statusId(c.params), viewer);
       const page = pageParams(input(c.request), 40, 80);
-      return renderAccountList(ctx, c.request, c.set, services.threads.favouritedBy(row.id, viewer, page), page.limit, "since_id");
+      return renderAccountList(ctx, c.request, c.set, await services.threads.favouritedBy(row.id, viewer, page), page.limit, "since_id");
     });
 }

@@ -20,18 +20,18 @@ export function timelineRoutes(ctx: AppContext) {
         return renderTimeline(ctx, c.request, page, auth.accountId, true, ["limit", "local"]);
       }),
     )
-    .get("/api/v1/timelines/public", (c) => {
+    .get("/api/v1/timelines/public", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const p = input(c.request);
       const local = bool(p.local, "local") === true;
-      const page = services.timelines.public(viewer, pageParams(p, 20, 40), { onlyMedia: bool(p.only_media, "only_media"), local, remote: bool(p.remote, "remote") === true && !local });
+      const page = await services.timelines.public(viewer, pageParams(p, 20, 40), { onlyMedia: bool(p.only_media, "only_media"), local, remote: bool(p.remote, "remote") === true && !local });
       return renderTimeline(ctx, c.request, page, viewer, true, ["limit", "local", "remote", "only_media"]);
     })
-    .get("/api/v1/timelines/tag/:hashtag", (c) => {
+    .get("/api/v1/timelines/tag/:hashtag", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const p = input(c.request);
       const local = bool(p.local, "local") === true;
-      const page = services.timelines.tag(viewer, c.params.hashtag, pageParams(p, 20, 40), {
+      const page = await services.timelines.tag(viewer, c.params.hashtag, pageParams(p, 20, 40), {
         any: strArray(p.any, "any"),
         all: strArray(p.all, "all"),
         none: strArray(p.none, "none"),
@@ -49,7 +49,7 @@ export function timelineRoutes(ctx: AppContext) {
       // (for a moment at most); a local account's posts are all here.
       if (viewer !== null && account.domain !== null) await services.accountHistory.viewed(account.id);
       const p = input(c.request);
-      const page = services.timelines.account(viewer, account.id, pageParams(p, 20, 40), {
+      const page = await services.timelines.account(viewer, account.id, pageParams(p, 20, 40), {
         pinned: bool(p.pinned, "pinned"),
         excludeReplies: bool(p.exclude_replies, "exclude_replies"),
         excludeReblogs: bool(p.exclude_reblogs, "exclude_reblogs"),
@@ -58,14 +58,14 @@ export function timelineRoutes(ctx: AppContext) {
       });
       return renderTimeline(ctx, c.request, page, viewer, false, ["limit", "pinned", "exclude_replies", "exclude_reblogs", "only_media", "tagged"]);
     })
-    .get("/api/v1/bookmarks", (c) => {
+    .get("/api/v1/bookmarks", async (c) => {
       const auth = requireUser(ctx, c.request, "read:bookmarks");
-      const page = services.timelines.bookmarks(auth.accountId, pageParams(input(c.request), 20, 40));
+      const page = await services.timelines.bookmarks(auth.accountId, pageParams(input(c.request), 20, 40));
       return renderTimeline(ctx, c.request, page, auth.accountId, false);
     })
-    .get("/api/v1/favourites", (c) => {
+    .get("/api/v1/favourites", async (c) => {
       const auth = requireUser(ctx, c.request, "read:favourites");
-      const page = services.timelines.favourites(auth.accountId, pageParams(input(c.request), 20, 40));
+      const page = await services.timelines.favourites(auth.accountId, pageParams(input(c.request), 20, 40));
       return renderTimeline(ctx, c.request, page, auth.accountId, false);
     });
 }

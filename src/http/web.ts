@@ -169,47 +169,47 @@ export function webRoutes(ctx: AppContext) {
       const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, aboutHtml: about, rules, contactEmail: config.contactEmail, registrations: services.registrations.mode, users: stats.userCount, statuses: stats.statusCount });
       return page(c.request, body, undefined);
     })
-    .get("/tags/:name", (c) => {
+    .get("/tags/:name", async (c) => {
       const closed = membersOnly(c.request);
       if (closed) return closed;
       const raw = c.params.name;
       const feed = raw.endsWith(".rss");
       const tag = feed ? raw.slice(0, -4) : raw;
       const p = pageParams(input(c), 20, 40);
-      const posts = services.timelines.tag(null, tag, p, {});
+      const posts = await services.timelines.tag(null, tag, p, {});
       const statuses = parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null));
       const url = `${config.publicUrl}/tags/${encodeURIComponent(tag)}`;
       if (feed) return rss(rssFeed({ title: `#${tag}`, link: url, description: `Public posts with #${tag} on ${site.title}`, self: `${url}.rss` }, statuses));
       return page(c.request, tagPage(site, tag, statuses, posts.full && posts.last !== null ? `${url}?max_id=${posts.last}` : null), undefined);
     })
-    .get("/:handle", (c) => {
+    .get("/:handle", async (c) => {
       const account = accountOf(c.params.handle);
       const closed = membersOnly(c.request);
       if (closed) return closed;
       const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, services.accounts.view(account))));
       if (c.params.handle.endsWith(".rss")) {
         // Public posts only, replies and boosts left out, as Mastodon's account feed.
-        const posts = services.timelines.account(null, account.id, { limit: 20 }, { excludeReplies: true, excludeReblogs: true });
+        const posts = await services.timelines.account(null, account.id, { limit: 20 }, { excludeReplies: true, excludeReblogs: true });
         const statuses = parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null)).filter((s) => s.visibility === "public");
         const description = htmlToText(entity.note) || `Public posts from @${entity.acct}`;
         return rss(rssFeed({ title: `${entity.display_name || entity.username} (@${entity.acct})`, link: entity.url, description, self: `${entity.url}.rss`, image: entity.avatar }, statuses));
       }
       const p = pageParams(input(c), 20, 40);
-      const posts = services.timelines.account(null, account.id, p, {});
-      const pinned = p.maxId === undefined && p.minId === undefined && p.sinceId === undefined ? services.timelines.account(null, account.id, { limit: 20 }, { pinned: true }).rows : [];
+      const posts = await services.timelines.account(null, account.id, p, {});
+      const pinned = p.maxId === undefined && p.minId === undefined && p.sinceId === undefined ? (await services.timelines.account(null, account.id, { limit: 20 }, { pinned: true })).rows : [];
       const next = posts.full && posts.last !== null ? `${entity.url}?max_id=${posts.last}` : null;
       const body = profilePage(site, entity, parsed<StatusEntity[]>(statusesJson(services, ctx.urls, pinned, null)), parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null)), next);
       return page(c.request, body, entity.uri);
     })
     // A featured hashtag's `url` (Mastodon's short_account_tag_url): the profile, only the posts with that tag.
-    .get("/:handle/tagged/:tag", (c) => {
+    .get("/:handle/tagged/:tag", async (c) => {
       const account = accountOf(c.params.handle);
       const closed = membersOnly(c.request);
       if (closed) return closed;
       const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, services.accounts.view(account))));
       const tag = c.params.tag;
       const p = pageParams(input(c), 20, 40);
-      const posts = services.timelines.account(null, account.id, p, { tagged: tag });
+      const posts = await services.timelines.account(null, account.id, p, { tagged: tag });
       const here = `${entity.url}/tagged/${encodeURIComponent(tag)}`;
       const next = posts.full && posts.last !== null ? `${here}?max_id=${posts.last}` : null;
       return page(c.request, profilePage(site, entity, [], parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null)), next), entity.uri);

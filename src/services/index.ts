@@ -105,6 +105,7 @@ import type { ArchiveRenderer } from "./archive/ports.ts";
 import { QuotePolicy } from "./quotes/policy.ts";
 import { QuoteService } from "./quotes/quotes.ts";
 import { QuoteReads } from "./quotes/reads.ts";
+import { QuoteListing } from "./quotes/listing.ts";
 import { AuditLog } from "./admin/audit-log.ts";
 import { AccountPurge } from "./admin/account-purge.ts";
 import { AdminAccounts } from "./admin/accounts.ts";
@@ -202,8 +203,8 @@ export function createServices(deps: ServiceDeps) {
   const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events, newStatuses);
   const polls = new PollService(db, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(port, db, ids, clock, events);
-  const timelines = new TimelineService(db, reader, homeFeed, moderation, lists, renderCache);
-  const threads = new ThreadService(db, reader, moderation);
+  const timelines = new TimelineService(port, reader, homeFeed, moderation, lists, renderCache);
+  const threads = new ThreadService(port, reader, moderation);
   const idempotency = new IdempotencyStore(db.$client, clock);
   const media = new MediaService(port, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
 
@@ -332,6 +333,7 @@ export function createServices(deps: ServiceDeps) {
     federationHealth,
     adminInstance,
     quotes,
+    quoteListing: new QuoteListing(port, reader),
     archiveExport,
     archiveImport,
     outgoing,

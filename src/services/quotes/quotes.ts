@@ -8,7 +8,6 @@ import { parseId, type IdGenerator } from "../../ids.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { escapeHtml } from "../../text/format.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
-import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
 import type { StatusReader } from "../statuses/reader.ts";
 import type { RenderCache } from "../statuses/render-cache.ts";
 import type { QuoteDecision, QuotePolicy } from "./policy.ts";
@@ -281,28 +280,6 @@ export class QuoteService {
     if (!quote) return;
     this.db.delete(quotes).where(eq(quotes.id, quote.id)).run();
     this.events.emit({ type: "quote.removed", quote });
-  }
-
-  /**
-   * GET /api/v1/statuses/:id/quotes: the accepted quotes of a status, newest first, paged by the
-   * quote's id. Its author's to read (as Mastodon's guide says), who sees them all; anyone else
-   * who may see the status is refused (403), anyone who may not gets 404.
-   */
-  quotesOf(accountId: number, statusId: number | null, page: Page): { rows: StatusRow[]; cursors: number[] } {
-    const status = this.reader.visibleRow(statusId, accountId);
-    if (status.accountId !== accountId) throw forbidden();
-    const q = pageQuery(quotes.id, page);
-    const found = this.db
-      .select({ id: quotes.id, statusId: quotes.statusId })
-      .from(quotes)
-      .where(and(eq(quotes.quotedStatusId, status.id), eq(quotes.state, "accepted"), q.where))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    const ordered = finishPage(found, q.reverse);
-    const byId = new Map(this.reader.rowsByIds(ordered.map((r) => r.statusId)).map((r) => [r.id, r]));
-    const kept = ordered.filter((r) => byId.has(r.statusId));
-    return { rows: kept.map((r) => byId.get(r.statusId)!), cursors: ordered.map((r) => r.id) };
   }
 
   /** Local quoters' statuses quoting `statusId` (accepted ones): who hears of its edits (`quoted_update`). */

@@ -46,11 +46,11 @@ export class RemoteThreads {
     const filled = viewerId !== null ? await this.fillAncestors(row) : null;
     // The whole thread's replies, from its top; when the top is this server's own (replies to it
     // are delivered here, and no one else lists them), those of the remote status opened.
-    const top = filled ?? this.threads.topAncestor(row);
+    const top = filled ?? (await this.threads.topAncestor(row));
     const from = top.uri === null && row.uri !== null ? row : top;
     // Anyone is told of a fill under way, as Mastodon does; only a signed-in reader starts one.
     const refresh = viewerId !== null ? this.replies.refresh(from) : this.replies.running(from);
-    return { ...this.threads.context(row, viewerId), refresh };
+    return { ...(await this.threads.context(row, viewerId)), refresh };
   }
 
   /**
@@ -58,13 +58,13 @@ export class RemoteThreads {
    * federation on, a signed-in reader has missing ancestors fetched and a due fill started, and
    * anyone is told of a fill under way (its refresh, counted as it goes, is the main thread's).
    */
-  private contextHere(row: StatusRow, viewerId: number | null, federation: boolean): { ancestors: StatusRow[]; descendants: StatusRow[]; refresh: null } {
+  private async contextHere(row: StatusRow, viewerId: number | null, federation: boolean): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[]; refresh: null }> {
     const starts = federation && viewerId !== null;
-    const top = this.threads.topAncestor(row);
+    const top = await this.threads.topAncestor(row);
     if (starts && top.inReplyToUri !== null) throw new OwnersWork();
     const from = top.uri === null && row.uri !== null ? row : top;
     if (this.replies.ownersWork(from, starts)) throw new OwnersWork();
-    return { ...this.threads.context(row, viewerId), refresh: null };
+    return { ...(await this.threads.context(row, viewerId)), refresh: null };
   }
 
   /** The status's top ancestor once those missing were fetched (null without a fetcher, or when a fetch stopped). */
@@ -72,13 +72,13 @@ export class RemoteThreads {
     const fetcher = this.fetcher;
     if (!fetcher) return null;
     const signal = AbortSignal.timeout(FETCH_BUDGET_MS);
-    let top = this.threads.topAncestor(row);
+    let top = await this.threads.topAncestor(row);
     for (let fetched = 0; fetched < MAX_FETCHED && top.inReplyToUri !== null && !signal.aborted; fetched++) {
       const parent = await this.fetchStatus(fetcher, top.inReplyToUri, signal).catch(() => null);
       // Not found, or stored but not linked (a status of this server's own that is not visible): stop.
       const linked = parent && this.reader.findRow(top.id)?.inReplyToId === parent.id;
       if (!parent || !linked) return null;
-      top = this.threads.topAncestor(parent);
+      top = await this.threads.topAncestor(parent);
     }
     return top;
   }

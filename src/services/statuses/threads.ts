@@ -1,11 +1,15 @@
-import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/connection.ts";
-import { accounts, favourites, statuses, type StatusRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { rowReader } from "../../db/rows.ts";
+import { accounts, type StatusRow } from "../../db/schema.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { ListedAccount } from "../../models/views.ts";
-import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import { finishPage, type Page } from "../../infra/pagination.ts";
 import type { StatusReader } from "./reader.ts";
-import { visibleTo } from "./visibility.ts";
+import { Conditions } from "./timeline-sql.ts";
+
+const ACCOUNT = rowReader(accounts);
+/** Where the cursor is, after the account's columns. */
+const CURSOR = ACCOUNT.columns.split(", ").length;
 
 /** Mastodon's context limits: tighter for anonymous readers. */
 const ANONYMOUS = { ancestors: 40, descendants: 60, depth: 20 };
@@ -18,47 +22,55 @@ const SIGNED_IN = { ancestors: 4096, descendants: 4096, depth: 4096 };
 /** How far up a thread is followed (a cycle in remote data ends here too). */
 const MAX_THREAD_DEPTH = 256;
 
+/** On the database port (issue 31): a thread's walks and who boosted or favourited a status. */
 export class ThreadService {
-  /** The thread's walks, kept prepared (built again on every read of a thread, they cost more than they read). */
+  /** The thread's walks: the same text on every read, so the driver keeps them prepared (built again each time, they cost more than they read). */
   private q;
 
   constructor(
-    private db: Db,
+    private port: DatabasePort,
     private reader: StatusReader,
     private moderation: ModerationService,
   ) {
+    // A path sorts by zero-padded ids: printf on SQLite, lpad on PostgreSQL.
+    const padded = (id: string) => (port.dialect === "postgres" ? `lpad(${id}::text, 16, '0')` : `printf('%016d', ${id})`);
     this.q = {
-      ancestors: db.$client.query<{ id: number }, [number, number]>(`
+      ancestors: `
         WITH RECURSIVE up(id, depth) AS (
-          SELECT in_reply_to_id, 1 FROM statuses WHERE id = ?1 AND in_reply_to_id IS NOT NULL
+          SELECT in_reply_to_id, 1 FROM statuses WHERE id = ? AND in_reply_to_id IS NOT NULL
           UNION ALL
           SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id
-          WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ?2
+          WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ?
         )
-        SELECT id FROM up ORDER BY depth DESC`),
-      descendants: db.$client.query<{ id: number }, [number, number, number]>(`
+        SELECT id FROM up ORDER BY depth DESC`,
+      descendants: `
         WITH RECURSIVE down(id, path, depth) AS (
-          SELECT id, printf('%016d', id), 1 FROM statuses WHERE in_reply_to_id = ?1
+          SELECT id, ${padded("id")}, 1 FROM statuses WHERE in_reply_to_id = ?
           UNION ALL
-          SELECT s.id, down.path || '/' || printf('%016d', s.id), down.depth + 1
-          FROM down JOIN statuses s ON s.in_reply_to_id = down.id WHERE down.depth < ?2
+          SELECT s.id, down.path || '/' || ${padded("s.id")}, down.depth + 1
+          FROM down JOIN statuses s ON s.in_reply_to_id = down.id WHERE down.depth < ?
         )
-        SELECT id FROM down ORDER BY path LIMIT ?3`),
-      top: db.$client.query<{ id: number }, [number, number]>(`
+        SELECT id FROM down ORDER BY path LIMIT ?`,
+      // The id cast, so that PostgreSQL knows the parameter's type in the recursive union.
+      top: `
         WITH RECURSIVE up(id, depth) AS (
-          SELECT ?1, 0
+          SELECT CAST(? AS BIGINT), 0
           UNION ALL
           SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id
-          WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ?2
+          WHERE s.in_reply_to_id IS NOT NULL AND up.depth < ?
         )
-        SELECT id FROM up ORDER BY depth DESC LIMIT 1`),
+        SELECT id FROM up ORDER BY depth DESC LIMIT 1`,
     };
   }
 
-  context(row: StatusRow, viewerId: number | null): { ancestors: StatusRow[]; descendants: StatusRow[] } {
+  private async ids(text: string, params: number[]): Promise<number[]> {
+    return (await this.port.values(text, params)).map((r) => r[0] as number);
+  }
+
+  async context(row: StatusRow, viewerId: number | null): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[] }> {
     const limits = viewerId === null ? ANONYMOUS : SIGNED_IN;
-    const ancestorIds = this.q.ancestors.all(row.id, limits.ancestors).map((r) => r.id);
-    const descendantIds = this.q.descendants.all(row.id, limits.depth, limits.descendants).map((r) => r.id);
+    const ancestorIds = await this.ids(this.q.ancestors, [row.id, limits.ancestors]);
+    const descendantIds = await this.ids(this.q.descendants, [row.id, limits.depth, limits.descendants]);
     // Both sides read and checked in one batch: whether a status is shown is decided row by row.
     const shown = new Map(this.filter(this.reader.rowsByIds([...new Set([...ancestorIds, ...descendantIds])]), viewerId).map((r) => [r.id, r]));
     const inOrder = (ids: number[]) => ids.flatMap((id) => shown.get(id) ?? []);
@@ -66,10 +78,10 @@ export class ThreadService {
   }
 
   /** The highest ancestor of a status stored here (itself when it replies to nothing stored). */
-  topAncestor(row: StatusRow): StatusRow {
-    const top = this.q.top.get(row.id, MAX_THREAD_DEPTH);
-    if (!top || top.id === row.id) return row;
-    return this.reader.findRow(top.id) ?? row;
+  async topAncestor(row: StatusRow): Promise<StatusRow> {
+    const [top] = await this.ids(this.q.top, [row.id, MAX_THREAD_DEPTH]);
+    if (top === undefined || top === row.id) return row;
+    return this.reader.findRow(top) ?? row;
   }
 
   /** What the viewer may see, without authors they block or mute (their own kept). */
@@ -80,36 +92,32 @@ export class ThreadService {
     return visible.filter((r) => r.accountId === viewerId || !hidden.has(r.accountId));
   }
 
-  rebloggedBy(statusId: number, viewerId: number | null, page: Page): ListedAccount[] {
-    const q = pageQuery(statuses.id, page);
-    const rows = this.db
-      .select({ account: accounts, cursor: statuses.id })
-      .from(statuses)
-      .innerJoin(accounts, eq(accounts.id, statuses.accountId))
-      .where(and(eq(statuses.reblogOfId, statusId), visibleTo("statuses", null), q.where, this.notHidden(viewerId)))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    return finishPage(rows, q.reverse);
+  /** Accounts that boosted the status (boosts of a public or unlisted one), by the boost's id. */
+  rebloggedBy(statusId: number, viewerId: number | null, page: Page): Promise<ListedAccount[]> {
+    const where = new Conditions(this.port.dialect).add("statuses.reblog_of_id = ?", statusId).visibleTo("statuses", null);
+    return this.accountsBy("statuses", "statuses.id", where, viewerId, page);
   }
 
-  favouritedBy(statusId: number, viewerId: number | null, page: Page): ListedAccount[] {
-    const q = pageQuery(favourites.id, page);
-    const rows = this.db
-      .select({ account: accounts, cursor: favourites.id })
-      .from(favourites)
-      .innerJoin(accounts, eq(accounts.id, favourites.accountId))
-      .where(and(eq(favourites.statusId, statusId), q.where, this.notHidden(viewerId)))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    return finishPage(rows, q.reverse);
+  /** Accounts that favourited the status, by the favourite's id. */
+  favouritedBy(statusId: number, viewerId: number | null, page: Page): Promise<ListedAccount[]> {
+    const where = new Conditions(this.port.dialect).add("favourites.status_id = ?", statusId);
+    return this.accountsBy("favourites", "favourites.id", where, viewerId, page);
   }
 
-  private notHidden(viewerId: number | null) {
-    if (viewerId === null) return undefined;
-    const hidden = [...this.moderation.hiddenAccounts(viewerId)];
-    return hidden.length ? sql`${accounts.id} NOT IN (${sql.join(hidden.map((id) => sql`${id}`), sql`, `)})` : undefined;
+  /** The accounts of `table`'s rows (raw, read by rowReader: drizzle's mapping of whole account rows cost more than the query). */
+  private async accountsBy(table: "statuses" | "favourites", cursor: string, where: Conditions, viewerId: number | null, page: Page): Promise<ListedAccount[]> {
+    if (viewerId !== null) where.notIn("accounts.id", [...this.moderation.hiddenAccounts(viewerId)]);
+    where.page(cursor, page);
+    const forward = page.minId !== undefined;
+    const rows = await this.port.values(
+      `SELECT ${ACCOUNT.columns}, ${cursor} FROM ${table} INNER JOIN accounts ON accounts.id = ${table}.account_id
+       WHERE ${where.where} ORDER BY ${cursor} ${forward ? "ASC" : "DESC"} LIMIT ${page.limit}`,
+      where.params,
+    );
+    return finishPage(
+      rows.map((r) => ({ account: ACCOUNT.map(r), cursor: r[CURSOR] as number })),
+      forward,
+    );
   }
 }
 

@@ -1,6 +1,6 @@
-import { and, desc, eq, gt, lt, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../../db/connection.ts";
-import { bookmarks, favourites, statuses, statusTags, tags, type StatusRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import type { StatusRow } from "../../db/schema.ts";
+import { statuses } from "../../db/schema.ts";
 import { normalizeTag } from "../../text/format.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { Page } from "../../infra/pagination.ts";
@@ -8,10 +8,12 @@ import type { ListService } from "../lists.ts";
 import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";
 import type { RenderCache } from "./render-cache.ts";
-import { domainBlockedSql, visibleToSql } from "./visibility.ts";
 import { rowReader } from "../../db/rows.ts";
+import { Conditions } from "./timeline-sql.ts";
 
 const STATUS = rowReader(statuses);
+/** Where a saved list's own id (its cursor) is, after the status's columns. */
+const CURSOR = STATUS.columns.split(", ").length;
 
 /** A page of statuses with the cursor each one was found by (for Link headers). */
 export interface TimelinePage {
@@ -26,20 +28,12 @@ export interface TimelinePage {
 // The exact predicate of the statuses_public partial index, so SQLite can use it. Public
 // timelines show public statuses only: a condition of these timelines, narrower than the
 // visibility rule (visibleTo), and blocks are left out with the viewer's hidden accounts.
-const PUBLIC_TIMELINE = sql.raw("visibility = 'public' AND reblog_of_id IS NULL AND (in_reply_to_id IS NULL OR in_reply_to_account_id = account_id)");
+const PUBLIC_TIMELINE = "visibility = 'public' AND reblog_of_id IS NULL AND (in_reply_to_id IS NULL OR in_reply_to_account_id = account_id)";
 
 // Public and tag timelines leave out what staff suspended or limited (Mastodon's PublicFeed:
 // Account.without_suspended.without_silenced); a limited account's followers see it at home.
 // One primary-key lookup a row.
-const SHOWN_PUBLICLY = sql.raw("NOT EXISTS (SELECT 1 FROM accounts pa WHERE pa.id = statuses.account_id AND (pa.suspended_at IS NOT NULL OR pa.silenced_at IS NOT NULL))");
-
-function cursorConditions(column: SQL | import("drizzle-orm/sqlite-core").SQLiteColumn, page: Page): SQL[] {
-  const out: SQL[] = [];
-  if (page.maxId !== undefined) out.push(lt(column as never, page.maxId));
-  if (page.sinceId !== undefined) out.push(gt(column as never, page.sinceId));
-  if (page.minId !== undefined) out.push(gt(column as never, page.minId));
-  return out;
-}
+const SHOWN_PUBLICLY = "NOT EXISTS (SELECT 1 FROM accounts pa WHERE pa.id = statuses.account_id AND (pa.suspended_at IS NOT NULL OR pa.silenced_at IS NOT NULL))";
 
 function pageOf(rows: StatusRow[], limit: number, cursors?: number[]): TimelinePage {
   const ids = cursors ?? rows.map((r) => r.id);
@@ -60,9 +54,15 @@ export interface AccountTimelineOptions {
   tagged?: string;
 }
 
+/**
+ * Timelines (issue 31: on the database port). Home and list timelines stay synchronous: home is
+ * read inside ReadSnapshot (one SQLite read transaction for the token, page and rendering), and
+ * a list's page is ListService's synchronous `page`. The rows found are then checked and
+ * rendered by StatusReader, which stays synchronous for its many unconverted callers.
+ */
 export class TimelineService {
   constructor(
-    private db: Db,
+    private port: DatabasePort,
     private reader: StatusReader,
     private feed: HomeFeedService,
     private moderation: ModerationService,
@@ -74,40 +74,18 @@ export class TimelineService {
     return viewerId === null ? [] : [...this.moderation.hiddenAccounts(viewerId)];
   }
 
-  /** Statuses of domains the viewer blocks stay out (no condition at all for viewers without domain blocks). */
-  private domainFilter(viewerId: number | null, account: string): SQL[] {
-    if (viewerId === null || this.moderation.blockedDomains(viewerId).length === 0) return [];
-    return [sql`NOT ${sql.raw(domainBlockedSql(String(viewerId), account))}`];
+  private where(): Conditions {
+    return new Conditions(this.port.dialect);
   }
 
-  /**
-   * Rows in the page's order; `forward` pages were read oldest first and are turned around.
-   * `index`: the index to read them by, when SQLite's planner would pick a worse one.
-   */
-  private run(query: { where: SQL[]; orderColumn: SQL | import("drizzle-orm/sqlite-core").SQLiteColumn; index?: string }, page: Page): StatusRow[] {
-    const forward = page.minId !== undefined;
-    if (query.index) {
-      // Drizzle selects no table's columns from a source it did not make: the ids, then the rows.
-      const ids = this.db
-        .select({ id: sql<number>`statuses.id` })
-        .from(sql`statuses INDEXED BY ${sql.raw(query.index)}`)
-        .where(and(...query.where, ...cursorConditions(query.orderColumn, page)))
-        .orderBy(forward ? (query.orderColumn as never) : desc(query.orderColumn as never))
-        .limit(page.limit)
-        .all()
-        .map((r) => r.id);
-      const byId = new Map(this.reader.rowsByIds(ids).map((r) => [r.id, r]));
-      const rows = ids.map((id) => byId.get(id)).filter((r): r is StatusRow => r !== undefined);
-      return forward ? rows.reverse() : rows;
-    }
-    const rows = this.db
-      .select()
-      .from(statuses)
-      .where(and(...query.where, ...cursorConditions(query.orderColumn, page)))
-      .orderBy(forward ? (query.orderColumn as never) : desc(query.orderColumn as never))
-      .limit(page.limit)
-      .all();
-    return forward ? rows.reverse() : rows;
+  /** Statuses of domains the viewer blocks stay out (no condition at all for viewers without domain blocks). */
+  private domainFilter(where: Conditions, viewerId: number | null, account: string) {
+    if (viewerId !== null && this.moderation.blockedDomains(viewerId).length > 0) where.notDomainBlocked(viewerId, account);
+  }
+
+  /** Status rows, read from the values of a statement selecting STATUS.columns. */
+  private async rows(text: string, params: unknown[]): Promise<StatusRow[]> {
+    return (await this.port.values(text, params)).map(STATUS.map);
   }
 
   home(viewerId: number, page: Page): TimelinePage {
@@ -145,104 +123,97 @@ export class TimelineService {
     return ids.map((id, i) => found[i] ?? read.get(id)).filter((r): r is StatusRow => r !== undefined);
   }
 
-  public(viewerId: number | null, page: Page, options: PublicOptions): TimelinePage {
-    const hidden = this.hidden(viewerId);
-    const rows = this.run(
-      {
-        where: [
-          PUBLIC_TIMELINE,
-          SHOWN_PUBLICLY,
-          // Remote statuses carry their IRI; local ones have none.
-          ...(options.local ? [sql`uri IS NULL`] : options.remote ? [sql`uri IS NOT NULL`] : []),
-          ...(options.onlyMedia ? [sql`has_media = 1`] : []),
-          ...(hidden.length ? [sql`account_id NOT IN (${sql.join(hidden.map((id) => sql`${id}`), sql`, `)})`] : []),
-          ...this.domainFilter(viewerId, "statuses.account_id"),
-        ],
-        orderColumn: statuses.id,
-        // Without it SQLite reads every original through statuses_reblog_of (reblog_of_id IS
-        // NULL) and sorts them all for each page: with relays' thousands of statuses, a read
-        // cost 10 ms and more (issue 28's benchmark); by the partial index, a range of 20.
-        index: "statuses_public",
-      },
-      page,
+  async public(viewerId: number | null, page: Page, options: PublicOptions): Promise<TimelinePage> {
+    const where = this.where().add(PUBLIC_TIMELINE).add(SHOWN_PUBLICLY);
+    // Remote statuses carry their IRI; local ones have none.
+    if (options.local) where.add("uri IS NULL");
+    else if (options.remote) where.add("uri IS NOT NULL");
+    if (options.onlyMedia) where.add("has_media = TRUE");
+    where.notIn("account_id", this.hidden(viewerId));
+    this.domainFilter(where, viewerId, "statuses.account_id");
+    where.page("statuses.id", page);
+    const forward = page.minId !== undefined;
+    // Without the index SQLite reads every original through statuses_reblog_of (reblog_of_id IS
+    // NULL) and sorts them all for each page: with relays' thousands of statuses, a read cost
+    // 10 ms and more (issue 28's benchmark); by the partial index, a range of 20. PostgreSQL
+    // takes no such hint.
+    const from = this.port.dialect === "sqlite" ? "statuses INDEXED BY statuses_public" : "statuses";
+    const rows = await this.rows(
+      `SELECT ${STATUS.columns} FROM ${from} WHERE ${where.where} ORDER BY statuses.id ${forward ? "ASC" : "DESC"} LIMIT ${page.limit}`,
+      where.params,
     );
-    return pageOf(rows, page.limit);
+    return pageOf(forward ? rows.reverse() : rows, page.limit);
   }
 
   /** Public statuses carrying the tag (and any of `any`, all of `all`, none of `none`). */
-  tag(viewerId: number | null, name: string, page: Page, options: { any?: string[]; all?: string[]; none?: string[]; onlyMedia?: boolean; remote?: boolean }): TimelinePage {
+  async tag(viewerId: number | null, name: string, page: Page, options: { any?: string[]; all?: string[]; none?: string[]; onlyMedia?: boolean; remote?: boolean }): Promise<TimelinePage> {
     if (options.remote) return pageOf([], page.limit);
-    const tagIds = (names: string[] | undefined) =>
-      (names ?? [])
-        .slice(0, 4)
-        .map((n) => this.db.select({ id: tags.id }).from(tags).where(eq(tags.name, normalizeTag(n))).get()?.id)
-        .filter((id): id is number => id !== undefined);
-    const main = this.db.select({ id: tags.id }).from(tags).where(eq(tags.name, normalizeTag(name))).get();
-    const anyIds = [...(main ? [main.id] : []), ...tagIds(options.any)];
+    const allNames = (options.all ?? []).slice(0, 4).map(normalizeTag);
+    const anyNames = [normalizeTag(name), ...(options.any ?? []).slice(0, 4).map(normalizeTag)];
+    const noneNames = (options.none ?? []).slice(0, 4).map(normalizeTag);
+    const ids = await this.tagIds([...anyNames, ...allNames, ...noneNames]);
+    const idsOf = (names: string[]) => names.flatMap((n) => ids.get(n) ?? []);
+    const anyIds = [...new Set(idsOf(anyNames))];
     if (anyIds.length === 0) return pageOf([], page.limit);
-    const allNames = (options.all ?? []).slice(0, 4);
-    const allIds = tagIds(allNames);
+    const allIds = idsOf(allNames);
     if (allIds.length < allNames.length) return pageOf([], page.limit);
-    const noneIds = tagIds(options.none);
-    const hidden = this.hidden(viewerId);
+    const where = this.where()
+      .add(`status_tags.tag_id IN (${anyIds.map(() => "?").join(", ")})`, ...anyIds)
+      .add("statuses.visibility = 'public'")
+      .add(SHOWN_PUBLICLY)
+      .page("status_tags.status_id", page);
+    for (const id of allIds) where.add("EXISTS (SELECT 1 FROM status_tags a WHERE a.status_id = statuses.id AND a.tag_id = ?)", id);
+    for (const id of idsOf(noneNames)) where.add("NOT EXISTS (SELECT 1 FROM status_tags n WHERE n.status_id = statuses.id AND n.tag_id = ?)", id);
+    if (options.onlyMedia) where.add("statuses.has_media = TRUE");
+    where.notIn("statuses.account_id", this.hidden(viewerId));
+    this.domainFilter(where, viewerId, "statuses.account_id");
     const forward = page.minId !== undefined;
-    const rows = this.db
-      .select({ status: statuses })
-      .from(statusTags)
-      .innerJoin(statuses, eq(statuses.id, statusTags.statusId))
-      .where(
-        and(
-          anyIds.length === 1 ? eq(statusTags.tagId, anyIds[0]!) : sql`${statusTags.tagId} IN (${sql.join(anyIds.map((id) => sql`${id}`), sql`, `)})`,
-          sql`${statuses.visibility} = 'public'`,
-          SHOWN_PUBLICLY,
-          ...cursorConditions(statusTags.statusId, page),
-          ...allIds.map((id) => sql`EXISTS (SELECT 1 FROM status_tags a WHERE a.status_id = ${statuses.id} AND a.tag_id = ${id})`),
-          ...noneIds.map((id) => sql`NOT EXISTS (SELECT 1 FROM status_tags n WHERE n.status_id = ${statuses.id} AND n.tag_id = ${id})`),
-          ...(options.onlyMedia ? [sql`${statuses.hasMedia} = 1`] : []),
-          ...(hidden.length ? [sql`${statuses.accountId} NOT IN (${sql.join(hidden.map((id) => sql`${id}`), sql`, `)})`] : []),
-          ...this.domainFilter(viewerId, "statuses.account_id"),
-        ),
-      )
-      .groupBy(statusTags.statusId)
-      .orderBy(forward ? statusTags.statusId : desc(statusTags.statusId))
-      .limit(page.limit)
-      .all()
-      .map((r) => r.status);
+    // A status carrying two of the tags is one entry; grouped by the status's key too, so that
+    // PostgreSQL takes its columns (one tag needs no grouping: a status carries a tag once).
+    const group = anyIds.length > 1 ? " GROUP BY status_tags.status_id, statuses.id" : "";
+    const rows = await this.rows(
+      `SELECT ${STATUS.columns} FROM status_tags INNER JOIN statuses ON statuses.id = status_tags.status_id
+       WHERE ${where.where}${group} ORDER BY status_tags.status_id ${forward ? "ASC" : "DESC"} LIMIT ${page.limit}`,
+      where.params,
+    );
     return pageOf(forward ? rows.reverse() : rows, page.limit);
+  }
+
+  /** Tags' ids by their normalized names (those that exist). */
+  private async tagIds(names: string[]): Promise<Map<string, number>> {
+    const unique = [...new Set(names)];
+    const found = await this.port.values(`SELECT name, id FROM tags WHERE name IN (${unique.map(() => "?").join(", ")})`, unique);
+    return new Map(found.map((r) => [r[0] as string, r[1] as number]));
   }
 
   /**
    * An account's statuses as the viewer may see them (Mastodon's AccountStatusesFilter). Its
-   * query is SQL text, one statement per shape (bun:sqlite keeps them prepared): drizzle built
-   * it, the visibility rule included, again on every read of a profile.
+   * query is SQL text, one statement per shape (kept prepared by the driver): drizzle built it,
+   * the visibility rule included, again on every read of a profile.
    */
-  account(viewerId: number | null, accountId: number, page: Page, options: AccountTimelineOptions): TimelinePage {
+  async account(viewerId: number | null, accountId: number, page: Page, options: AccountTimelineOptions): Promise<TimelinePage> {
     if (viewerId !== null && viewerId !== accountId && this.moderation.isBlocking(accountId, viewerId)) return pageOf([], page.limit);
-    const where = ["statuses.account_id = $account"];
-    const params: Record<string, number | string> = { account: accountId };
+    const where = this.where().add("statuses.account_id = ?", accountId);
     // Filtered in the query, so that pages are full; the rows are checked again below.
-    if (viewerId !== accountId) where.push(visibleToSql("statuses", viewerId === null ? null : "$viewer"));
-    if (viewerId !== null && viewerId !== accountId) params.viewer = viewerId;
-    if (options.excludeReplies) where.push("(statuses.in_reply_to_id IS NULL OR statuses.in_reply_to_account_id = statuses.account_id)");
-    if (options.excludeReblogs) where.push("statuses.reblog_of_id IS NULL");
-    if (options.onlyMedia) where.push("statuses.has_media = 1");
+    if (viewerId !== accountId) where.visibleTo("statuses", viewerId);
+    if (options.excludeReplies) where.add("(statuses.in_reply_to_id IS NULL OR statuses.in_reply_to_account_id = statuses.account_id)");
+    if (options.excludeReblogs) where.add("statuses.reblog_of_id IS NULL");
+    if (options.onlyMedia) where.add("statuses.has_media = TRUE");
     if (options.tagged !== undefined) {
-      where.push("statuses.id IN (SELECT st.status_id FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = $tag)");
-      params.tag = normalizeTag(options.tagged);
+      where.add("statuses.id IN (SELECT st.status_id FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE t.name = ?)", normalizeTag(options.tagged));
     }
-    const read = (text: string) => this.db.$client.query<unknown[], Record<string, number | string>>(text).values(params).map(STATUS.map);
     if (options.pinned) {
       // Pins are few (five at most): all of them, newest pin first, on the first page only.
       if (page.maxId !== undefined || page.minId !== undefined || page.sinceId !== undefined) return pageOf([], page.limit);
-      const rows = read(`SELECT ${STATUS.columns} FROM status_pins JOIN statuses ON statuses.id = status_pins.status_id WHERE status_pins.account_id = $account AND ${where.join(" AND ")} ORDER BY status_pins.id DESC`);
+      const rows = await this.rows(
+        `SELECT ${STATUS.columns} FROM status_pins JOIN statuses ON statuses.id = status_pins.status_id WHERE status_pins.account_id = ? AND ${where.where} ORDER BY status_pins.id DESC`,
+        [accountId, ...where.params],
+      );
       return { ...pageOf(rows, page.limit), full: false };
     }
-    if (page.maxId !== undefined) (where.push("statuses.id < $max"), (params.max = page.maxId));
-    if (page.sinceId !== undefined) (where.push("statuses.id > $since"), (params.since = page.sinceId));
-    if (page.minId !== undefined) (where.push("statuses.id > $min"), (params.min = page.minId));
+    where.page("statuses.id", page);
     const forward = page.minId !== undefined;
-    params.limit = page.limit;
-    const found = read(`SELECT ${STATUS.columns} ${STATUS.from} WHERE ${where.join(" AND ")} ORDER BY statuses.id ${forward ? "ASC" : "DESC"} LIMIT $limit`);
+    const found = await this.rows(`SELECT ${STATUS.columns} ${STATUS.from} WHERE ${where.where} ORDER BY statuses.id ${forward ? "ASC" : "DESC"} LIMIT ${page.limit}`, where.params);
     const rows = forward ? found.reverse() : found;
     const hidden = new Set(this.hidden(viewerId));
     const visible = hidden.size === 0 ? rows : this.withoutBoostsOf(rows, hidden);
@@ -254,25 +225,25 @@ export class TimelineService {
     return rows.filter((r) => r.reblogOfId === null || !hidden.has(originals.get(r.reblogOfId)?.accountId ?? -1));
   }
 
-  bookmarks(viewerId: number, page: Page): TimelinePage {
-    return this.savedList(bookmarks, viewerId, page);
+  bookmarks(viewerId: number, page: Page): Promise<TimelinePage> {
+    return this.savedList("bookmarks", viewerId, page);
   }
 
-  favourites(viewerId: number, page: Page): TimelinePage {
-    return this.savedList(favourites, viewerId, page);
+  favourites(viewerId: number, page: Page): Promise<TimelinePage> {
+    return this.savedList("favourites", viewerId, page);
   }
 
   /** Bookmarks and favourites page by their own ids, newest saved first. */
-  private savedList(table: typeof bookmarks | typeof favourites, viewerId: number, page: Page): TimelinePage {
+  private async savedList(table: "bookmarks" | "favourites", viewerId: number, page: Page): Promise<TimelinePage> {
     const forward = page.minId !== undefined;
-    const found = this.db
-      .select({ cursor: table.id, status: statuses })
-      .from(table)
-      .innerJoin(statuses, eq(statuses.id, table.statusId))
-      .where(and(eq(table.accountId, viewerId), ...cursorConditions(table.id, page)))
-      .orderBy(forward ? table.id : desc(table.id))
-      .limit(page.limit)
-      .all();
+    const where = this.where().add("saved.account_id = ?", viewerId).page("saved.id", page);
+    const found = (
+      await this.port.values(
+        `SELECT ${STATUS.columns}, saved.id FROM ${table} saved INNER JOIN statuses ON statuses.id = saved.status_id
+         WHERE ${where.where} ORDER BY saved.id ${forward ? "ASC" : "DESC"} LIMIT ${page.limit}`,
+        where.params,
+      )
+    ).map((r) => ({ status: STATUS.map(r), cursor: r[CURSOR] as number }));
     if (forward) found.reverse();
     const visible = new Set(this.reader.visible(found.map((f) => f.status), viewerId).map((r) => r.id));
     return {
