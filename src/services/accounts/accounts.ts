@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
@@ -38,10 +38,10 @@ let dummyHash: Promise<string> | null = null;
  * Accounts and their users: registration, sign-in, the profile's own changes, and reads.
  *
  * On the database port (issue 31): registration, sign-in, update_credentials, the CLI's list and
- * the asynchronous reads (`get`, `getMany`, `getLocal`, `getRemote`, `getUser`, `show`,
+ * sign-in throttle key, the asynchronous reads (`get`, `getMany`, `getLocal`, `getRemote`, `getUser`, `show`,
  * `showMany`, `showByIds`) that the routes, the CLI and ActorRefs await. The synchronous reads
  * (`findById`, `findByIds`, `view`, `views`, `viewsByIds`, `findByUsername`, `findRemote`,
- * `user`, `mentionResolver`, `localIds`, `signInKey`) stay on `Db`: presenters, `within`
+ * `user`, `mentionResolver`, `localIds`) stay on `Db`: presenters, `within`
  * listeners, streaming and services not yet converted (follows, statuses, notifications, remote,
  * federation) need their answers synchronously; they go when those callers convert.
  */
@@ -240,15 +240,18 @@ export class AccountService {
   /**
    * What a sign-in attempt is counted against: the account the name leads to (by username or
    * e-mail alike, so switching between them gains nothing), or the name itself when it
-   * leads to nobody. Synchronous: the sign-in forms' throttle (oauth-forms.ts) asks it inline.
+   * leads to nobody.
    */
-  signInKey(login: string): number | string {
+  async signInKey(login: string): Promise<number | string> {
     const name = login.trim().toLowerCase().slice(0, 320);
     if (name === "") return "";
-    const row = name.includes("@")
-      ? this.db.select({ id: users.accountId }).from(users).where(sql`lower(${users.email}) = ${name}`).get()
-      : this.db.select({ id: accounts.id }).from(accounts).innerJoin(users, eq(users.accountId, accounts.id)).where(sql`lower(${accounts.username}) = ${name}`).get();
-    return row?.id ?? name;
+    const [row] = await this.port.values(
+      name.includes("@")
+        ? `SELECT "users"."account_id" FROM "users" WHERE lower("users"."email") = ?`
+        : `SELECT "accounts"."id" FROM "accounts" INNER JOIN "users" ON "users"."account_id" = "accounts"."id" WHERE lower("accounts"."username") = ?`,
+      [name],
+    );
+    return (row?.[0] as number | undefined) ?? name;
   }
 
   /** The account whose username or e-mail and password match, else null. */
