@@ -38,6 +38,13 @@ export function accountRoutes(ctx: AppContext) {
   const databaseNow = databaseGeneration(ctx.db);
   const keptCredentials = new Map<number, Kept>();
   const KEPT_ACCOUNTS = 10_000;
+  const keepCredentials = async (request: Request, accountId: number, generation: string) => {
+    const entity = await credentialAccount(accountId);
+    const kept = keep(undefined, generation, () => entity);
+    if (keptCredentials.size >= KEPT_ACCOUNTS && !keptCredentials.has(accountId)) keptCredentials.clear();
+    keptCredentials.set(accountId, kept);
+    return answerKept(request, kept);
+  };
 
   return new Elysia()
     .post("/api/v1/accounts", async (c) => {
@@ -67,12 +74,7 @@ export function accountRoutes(ctx: AppContext) {
       // No-store as every API answer (src/http/edge.ts); the ETag still spares the bytes. The
       // kept bytes answer without a promise: nothing to await.
       if (held !== undefined && held.generation === generation) return answerKept(c.request, held);
-      return credentialAccount(auth.accountId).then((entity) => {
-        const kept = keep(undefined, generation, () => entity);
-        if (keptCredentials.size >= KEPT_ACCOUNTS && !keptCredentials.has(auth.accountId)) keptCredentials.clear();
-        keptCredentials.set(auth.accountId, kept);
-        return answerKept(c.request, kept);
-      });
+      return keepCredentials(c.request, auth.accountId, generation);
     })
     .patch("/api/v1/accounts/update_credentials", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");
