@@ -202,7 +202,7 @@ async function accounts(args: string[]) {
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
   const emojis = new CustomEmojiService(handle.db, handle.port, ids, clock, storage);
-  const service = new AccountService(handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage), new EventBus(handle.port), (texts) => emojis.inTexts(texts));
+  const service = new AccountService(handle.port, handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage), new EventBus(handle.port), (texts) => emojis.inTexts(texts));
   try {
     const [sub, ...rest] = args;
     if (sub === "create") {
@@ -222,7 +222,7 @@ async function accounts(args: string[]) {
         throw e;
       }
     } else if (sub === "list") {
-      const rows = service.list();
+      const rows = await service.list();
       if (rows.length === 0) process.stdout.write("No accounts yet.\n");
       for (const { account, email } of rows) process.stdout.write(`${account.id}\t${account.username}\t${email}\n`);
     } else {

@@ -6,7 +6,7 @@
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
  *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--port=4620]
- *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|reads]
+ *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|accounts|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
@@ -16,7 +16,8 @@
  * remote (a little-known remote account's profile opened by a signed-in reader: its history's
  * count and cooldown read each time), or search (search, tags, trends, and the instance's
  * activity and description), or lists (a list's five members read, the list renamed), or
- * notifications (v1 and v2 lists, the policy read and written: notifications-seed.ts); or issue
+ * notifications (v1 and v2 lists, the policy read and written: notifications-seed.ts), or accounts
+ * (an account, its lookup, forty at once, and the profile's display name written); or issue
  * 30's reads (`reads`, with the statuses family's reads converted to the port). `--port` is the first of the two
  * servers' ports. `--only`
  * takes parts of labels, comma-separated.
@@ -192,7 +193,12 @@ const servers = [
 ];
 try {
   const tokens = new Map<string, string>();
-  for (const s of servers) tokens.set(s.name, (await seedUser(s.server, "reader", family === "push" ? "read write follow push" : undefined)).token);
+  const readerIds = new Map<string, string>();
+  for (const s of servers) {
+    const reader = await seedUser(s.server, "reader", family === "push" ? "read write follow push" : undefined);
+    tokens.set(s.name, reader.token);
+    readerIds.set(s.name, reader.id);
+  }
   // The reader's token subscribes to Web Push (the endpoint is never posted to: nothing notifies the reader).
   if (family === "push") {
     for (const s of servers) {
@@ -372,6 +378,16 @@ try {
         label: "PATCH /api/v2/notifications/policy",
         path: "/api/v2/notifications/policy",
         options: { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ for_not_following: "filter", for_new_accounts: "accept" }) },
+      },
+    ],
+    accounts: [
+      { label: "GET /api/v1/accounts/:id", path: `/api/v1/accounts/${readerIds.get(server)}`, options: {} },
+      { label: "GET /api/v1/accounts/lookup", path: "/api/v1/accounts/lookup?acct=reader", options: {} },
+      { label: "GET /api/v1/accounts?id[]= (40, one known)", path: `/api/v1/accounts?${Array.from({ length: 40 }, (_, i) => `id[]=${i === 0 ? readerIds.get(server) : 1000 + i}`).join("&")}`, options: {} },
+      {
+        label: "PATCH update_credentials (name)",
+        path: "/api/v1/accounts/update_credentials",
+        options: { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ display_name: "Reader" }) },
       },
     ],
     reports: [

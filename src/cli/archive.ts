@@ -13,9 +13,9 @@ import { CliFailure, parseArgs, withServices } from "./admin.ts";
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
-function localAccount(services: Services, name: string | undefined, usage: string): AccountRow {
+async function localAccount(services: Services, name: string | undefined, usage: string): Promise<AccountRow> {
   if (!name) throw new CliFailure(usage);
-  const account = services.accounts.findByUsername(name.replace(/^@/, ""));
+  const account = await services.accounts.getLocal(name.replace(/^@/, ""));
   if (!account || account.domain !== null) throw new CliFailure(`no local account named ${name}`);
   return account;
 }
@@ -36,7 +36,7 @@ export async function exportArchiveCommand(args: string[]) {
   if (!existsSync(dirname(file))) throw new CliFailure(`${dirname(file)} does not exist; make the folder first (mkdir -p ${dirname(file)})`);
   const format = formatOf(file, options.get("format"));
   await withServices(async (services) => {
-    const account = localAccount(services, name, usage);
+    const account = await localAccount(services, name, usage);
     if (!services.archiveExport) throw new CliFailure("archives cannot be written here");
     // Written beside the target and renamed at the end: a file of that name is a whole archive.
     const partial = `${file}.part`;
@@ -67,7 +67,7 @@ export async function importArchiveCommand(args: string[]) {
   const [name, source] = positional;
   if (!source) throw new CliFailure(usage);
   await withServices(async (services) => {
-    const account = localAccount(services, name, usage);
+    const account = await localAccount(services, name, usage);
     const bar = progressBar();
     let summary: ImportSummary;
     try {

@@ -34,7 +34,7 @@ export async function invitesCommand(args: string[]) {
     switch (sub) {
       case "create": {
         const by = options.get("by");
-        const maker = by !== undefined ? services.accounts.findByUsername(by.replace(/^@/, ""))?.id : await invites.operator();
+        const maker = by !== undefined ? (await services.accounts.getLocal(by.replace(/^@/, "")))?.id : await invites.operator();
         if (maker === undefined) throw new CliFailure(`no local account named ${by}`);
         if (maker === null) throw new CliFailure("no owner or admin account to make the invite: name its maker with --by <username>");
         const expires = options.has("expires") ? parseDuration(options.get("expires")!) : 7 * UNITS.d!;

@@ -17,9 +17,9 @@ const WATCH_MS = 500;
 /** Without progress for this long, the command says what it is waiting for. */
 const QUIET_MS = 15_000;
 
-function localAccount(services: Services, name: string | undefined, usage: string): number {
+async function localAccount(services: Services, name: string | undefined, usage: string): Promise<number> {
   if (!name) throw new CliFailure(usage);
-  const account = services.accounts.findByUsername(name.replace(/^@/, ""));
+  const account = await services.accounts.getLocal(name.replace(/^@/, ""));
   if (!account) throw new CliFailure(`no local account ${name}`);
   return account.id;
 }
@@ -31,7 +31,7 @@ export async function exportCommand(args: string[]) {
   const dir = options.get("csv");
   if (!dir) throw new CliFailure(usage);
   await withServices(async (services) => {
-    const accountId = localAccount(services, positional[0], usage);
+    const accountId = await localAccount(services, positional[0], usage);
     const folder = resolve(dir);
     mkdirSync(folder, { recursive: true });
     for (const kind of EXPORT_KINDS) {
@@ -68,7 +68,7 @@ export async function importCommand(args: string[]) {
   if (size > MAX_IMPORT_BYTES) throw new CliFailure(`Data is too large (at most ${MAX_IMPORT_BYTES / 1024 / 1024} MB)`);
   const data = new Uint8Array(readFileSync(file));
   await withServices(async (services) => {
-    const accountId = localAccount(services, positional[0], usage);
+    const accountId = await localAccount(services, positional[0], usage);
     const queued = await services.imports.submit(accountId, { type: options.get("type"), mode: options.has("overwrite") ? "overwrite" : "merge", data });
     out(`Queued import ${queued.id}: ${queued.total} ${queued.type} entr${queued.total === 1 ? "y" : "ies"}${queued.overwrite ? ", replacing what is not in the file" : ""}`);
     if (options.has("no-wait")) {

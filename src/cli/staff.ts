@@ -26,11 +26,11 @@ const USAGE: Record<string, string> = {
 };
 
 /** A local account by username, or a stored remote one by user@domain. */
-function accountNamed(services: Services, name: string | undefined, usage: string): AccountRow {
+async function accountNamed(services: Services, name: string | undefined, usage: string): Promise<AccountRow> {
   if (!name) throw new CliFailure(`needs an account: ${usage}`);
   const handle = name.replace(/^@/, "");
   const at = handle.indexOf("@");
-  const account = at < 0 ? services.accounts.findByUsername(handle) : services.accounts.findRemote(handle.slice(0, at), handle.slice(at + 1));
+  const account = at < 0 ? await services.accounts.getLocal(handle) : await services.accounts.getRemote(handle.slice(0, at), handle.slice(at + 1));
   if (!account) throw new CliFailure(at < 0 ? `no local account named ${handle}` : `no account ${handle} is known here`);
   return account;
 }
@@ -52,8 +52,8 @@ export async function staffAccountCommand(args: string[]) {
   // Suspending and deleting local accounts are told to other servers, when there is federation.
   const body = async (services: Services) => {
     const admin = services.adminAccounts;
-    const account = accountNamed(services, positional[0], usage);
-    const user = account.domain === null ? services.accounts.user(account.id) : undefined;
+    const account = await accountNamed(services, positional[0], usage);
+    const user = account.domain === null ? await services.accounts.getUser(account.id) : undefined;
     const deleted = account.domain === null && !user;
     if (deleted) throw new CliFailure(`${acct(account)} was deleted`);
     switch (sub) {

@@ -10,7 +10,7 @@ export async function twoFactorCommand(args: string[]) {
   const [username, action] = args;
   if (!username || (action !== "status" && action !== "off")) throw new CliFailure("usage: rookery accounts two-factor <username> status|off");
   await withServices(async (services) => {
-    const account = services.accounts.findByUsername(username);
+    const account = await services.accounts.getLocal(username);
     if (!account || account.domain !== null) throw new CliFailure(`no local account named ${username}`);
     const state = await services.twoFactor.state(account.id);
     if (action === "status") {

@@ -28,17 +28,23 @@ const accountIdParam = (params: { id?: string }) => pathId(params.id);
 export function accountRoutes(ctx: AppContext) {
   const { services, urls } = ctx;
 
-  const credentialAccount = (accountId: number) => {
-    const account = services.accounts.findById(accountId);
-    const user = services.accounts.user(accountId);
+  const credentialAccount = async (accountId: number) => {
+    const [account, user] = await Promise.all([services.accounts.get(accountId), services.accounts.getUser(accountId)]);
     if (!account || !user) throw notFound();
-    return serializeCredentialAccount(urls, services.accounts.view(account), user, services.follows.pendingRequestCount(accountId, 40));
+    return serializeCredentialAccount(urls, await services.accounts.show(account), user, services.follows.pendingRequestCount(accountId, 40));
   };
   // verify_credentials, the same for every token of an account until the database changes: its
   // bytes kept per account (the latest generation only; bounded, as accounts signed in are).
   const databaseNow = databaseGeneration(ctx.db);
   const keptCredentials = new Map<number, Kept>();
   const KEPT_ACCOUNTS = 10_000;
+  const keepCredentials = async (request: Request, accountId: number, generation: string) => {
+    const entity = await credentialAccount(accountId);
+    const kept = keep(undefined, generation, () => entity);
+    if (keptCredentials.size >= KEPT_ACCOUNTS && !keptCredentials.has(accountId)) keptCredentials.clear();
+    keptCredentials.set(accountId, kept);
+    return answerKept(request, kept);
+  };
 
   return new Elysia()
     .post("/api/v1/accounts", async (c) => {
@@ -63,11 +69,12 @@ export function accountRoutes(ctx: AppContext) {
     })
     .get("/api/v1/accounts/verify_credentials", (c) => {
       const auth = requireUser(ctx, c.request, ["read:accounts", "profile"]);
-      const kept = keep(keptCredentials.get(auth.accountId), databaseNow(), () => credentialAccount(auth.accountId));
-      if (keptCredentials.size >= KEPT_ACCOUNTS && !keptCredentials.has(auth.accountId)) keptCredentials.clear();
-      keptCredentials.set(auth.accountId, kept);
-      // No-store as every API answer (src/http/edge.ts); the ETag still spares the bytes.
-      return answerKept(c.request, kept);
+      const generation = databaseNow();
+      const held = keptCredentials.get(auth.accountId);
+      // No-store as every API answer (src/http/edge.ts); the ETag still spares the bytes. The
+      // kept bytes answer without a promise: nothing to await.
+      if (held !== undefined && held.generation === generation) return answerKept(c.request, held);
+      return keepCredentials(c.request, auth.accountId, generation);
     })
     .patch("/api/v1/accounts/update_credentials", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");
@@ -89,12 +96,12 @@ export function accountRoutes(ctx: AppContext) {
         language: str(source.language, "source[language]"),
         quotePolicy: str(source.quote_policy, "source[quote_policy]"),
       });
-      return credentialAccount(auth.accountId);
+      return await credentialAccount(auth.accountId);
     })
-    .get("/api/v1/accounts/relationships", (c) => {
+    .get("/api/v1/accounts/relationships", async (c) => {
       const auth = requireUser(ctx, c.request, "read:follows");
       const ids = [...new Set((strArray(input(c).id, "id") ?? []).map(parseId).filter((id): id is number => id !== null))];
-      const existing = new Set(services.accounts.findByIds(ids).map((a) => a.id));
+      const existing = new Set((await services.accounts.getMany(ids)).map((a) => a.id));
       return services.follows.relationships(auth.accountId, ids.filter((id) => existing.has(id))).map(serializeRelationship);
     })
     .get("/api/v1/accounts/lookup", async (c) => {
@@ -103,36 +110,36 @@ export function accountRoutes(ctx: AppContext) {
       const [username, domain] = acct.split("@");
       if (!username) throw notFound();
       const remote = domain !== undefined && domain.toLowerCase() !== ctx.config.domain.toLowerCase();
-      const account = remote ? await services.remoteAccounts.lookup(username, domain) : services.accounts.findByUsername(username);
+      const account = remote ? await services.remoteAccounts.lookup(username, domain) : await services.accounts.getLocal(username);
       if (!account) throw notFound();
-      return serializeAccount(urls, services.accounts.view(account));
+      return serializeAccount(urls, await services.accounts.show(account));
     })
-    .get("/api/v1/accounts", (c) => {
+    .get("/api/v1/accounts", async (c) => {
       optionalUser(ctx, c.request, "read:accounts");
       const raw = strArray(input(c).id, "id") ?? [];
       if (raw.length > 40) throw new ApiError(422, "Mastodon::ValidationError");
       const ids = raw.map(parseId).filter((id): id is number => id !== null);
-      const byId = new Map(services.accounts.viewsByIds(ids).map((a) => [a.id, a]));
+      const byId = new Map((await services.accounts.showByIds(ids)).map((a) => [a.id, a]));
       return ids.flatMap((id) => (byId.has(id) ? [serializeAccount(urls, byId.get(id)!)] : []));
     })
-    .get("/api/v1/accounts/familiar_followers", (c) => {
+    .get("/api/v1/accounts/familiar_followers", async (c) => {
       const auth = requireUser(ctx, c.request, "read:follows");
       const ids = [...new Set((strArray(input(c).id, "id") ?? []).slice(0, 40).map(parseId).filter((id): id is number => id !== null))];
       // In the order asked for, as Mastodon answers (not the database's order).
-      const byId = new Map(services.accounts.findByIds(ids).map((a) => [a.id, a]));
+      const byId = new Map((await services.accounts.getMany(ids)).map((a) => [a.id, a]));
       const targets = ids.flatMap((id) => byId.get(id) ?? []);
       const familiar = services.follows.familiarFollowers(auth.accountId, targets);
       // Every target's followers shown at once: those that moved, with where to.
-      const shown = new Map(services.accounts.views([...familiar.values()].flat()).map((a) => [a.id, a]));
+      const shown = new Map((await services.accounts.showMany([...familiar.values()].flat())).map((a) => [a.id, a]));
       return targets.map((t) => ({ id: String(t.id), accounts: (familiar.get(t.id) ?? []).map((a) => serializeAccount(urls, shown.get(a.id)!)) }));
     })
-    .get("/api/v1/accounts/:id", (c) => {
+    .get("/api/v1/accounts/:id", async (c) => {
       optionalUser(ctx, c.request, "read:accounts");
-      const account = services.accounts.findById(accountIdParam(c.params));
+      const account = await services.accounts.get(accountIdParam(c.params));
       if (!account) throw notFound();
       // A remote account shown a day after its last fetch is fetched again, without waiting.
       services.remoteAccounts.refreshIfStale(account);
-      return serializeAccount(urls, services.accounts.view(account));
+      return serializeAccount(urls, await services.accounts.show(account));
     })
     .post("/api/v1/accounts/:id/follow", (c) => {
       const auth = requireUser(ctx, c.request, "write:follows");

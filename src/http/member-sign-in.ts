@@ -55,14 +55,14 @@ export function memberSignInRoutes(ctx: AppContext) {
       if (!token) return form(c.request, returnTo, 422, "Your sign-in form expired. Please try again.");
       if (!services.tickets.isBoundTo(token, cookie(c.request, FORM_COOKIE))) return form(c.request, returnTo, 403, "Your sign-in form was opened in another browser. Please try again.");
       const loginName = str(p.username, "username") ?? "";
-      const throttled = signInThrottled(ctx, c.request, loginName);
+      const throttled = await signInThrottled(ctx, c.request, loginName);
       if (throttled) {
         const limits = { "x-ratelimit-limit": throttled.limit, "x-ratelimit-remaining": throttled.remaining, "x-ratelimit-reset": throttled.reset };
         return form(c.request, returnTo, 429, "Too many sign-in attempts. Please try again later.", loginName, limits);
       }
       const accountId = await services.accounts.verifyLogin(loginName, str(p.password, "password") ?? "");
       if (accountId === null) return form(c.request, returnTo, 401, "Invalid username, e-mail address or password.", loginName);
-      if (services.accounts.user(accountId)?.approved === false) return page(pendingPage(), 403);
+      if ((await services.accounts.getUser(accountId))?.approved === false) return page(pendingPage(), 403);
       if (await services.twoFactor.enabled(accountId)) return codeForm(await pendingSignIn(ctx, accountId, { return_to: returnTo }, cookie(c.request, FORM_COOKIE)!));
       return signedIn(c.request, accountId, returnTo);
     })

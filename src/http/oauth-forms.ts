@@ -68,9 +68,9 @@ export function fromOwnPages(request: Request, publicUrl: string): boolean {
 }
 
 /** Counts a password about to be checked; the verdict when it is one too many (null otherwise). */
-export function signInThrottled(ctx: AppContext, request: Request, loginName: string): Verdict | null {
+export async function signInThrottled(ctx: AppContext, request: Request, loginName: string): Promise<Verdict | null> {
   if (!ctx.config.rateLimits) return null;
-  const verdict = ctx.services.signInLimits.check({ method: "POST", path: "", ip: getMeta(request).ip, accountId: null, login: ctx.services.accounts.signInKey(loginName) });
+  const verdict = ctx.services.signInLimits.check({ method: "POST", path: "", ip: getMeta(request).ip, accountId: null, login: await ctx.services.accounts.signInKey(loginName) });
   return verdict?.limited ? verdict : null;
 }
 

@@ -186,11 +186,11 @@ export function oauthRoutes(ctx: AppContext) {
       }
       const loginName = str(p.username, "username") ?? "";
       const password = str(p.password, "password") ?? "";
-      const throttled = tooManySignIns(c.request, loginName);
+      const throttled = await tooManySignIns(c.request, loginName);
       if (throttled) return login(c.request, request, params, 429, "Too many sign-in attempts. Please try again later.", loginName, limitHeaders(throttled));
       const accountId = await services.accounts.verifyLogin(loginName, password);
       if (accountId === null) return login(c.request, request, params, 401, "Invalid username, e-mail address or password.", loginName);
-      if (services.accounts.user(accountId)?.approved === false) return html(pendingPage(), 403);
+      if ((await services.accounts.getUser(accountId))?.approved === false) return html(pendingPage(), 403);
       if (await services.twoFactor.enabled(accountId)) {
         return codeForm(request, await pendingSignIn(ctx, accountId, { ...params }, cookie(c.request, FORM_COOKIE)!));
       }
@@ -217,7 +217,7 @@ export function oauthRoutes(ctx: AppContext) {
     .post("/oauth/token", async (c) => {
       const p = input(c);
       if (str(p.grant_type, "grant_type") === "password") {
-        const throttled = tooManySignIns(c.request, str(p.username, "username") ?? "");
+        const throttled = await tooManySignIns(c.request, str(p.username, "username") ?? "");
         if (throttled) {
           // Mastodon's throttled responder: exactly this type, this body.
           return new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers: { "content-type": "application/json", ...limitHeaders(throttled) } });

@@ -16,8 +16,8 @@ export function settingsTwoFactorRoutes(ctx: AppContext, pages: MemberPages) {
   const page = async ({ viewer, csrf }: PageRequest) =>
     twoFactorPage(await twoFactor.state(viewer.account.id), await twoFactor.pending(viewer.account.id, viewer.account.username), csrf);
 
-  const throttle = (request: Request, viewer: Viewer) => {
-    const throttled = signInThrottled(ctx, request, viewer.account.username);
+  const throttle = async (request: Request, viewer: Viewer) => {
+    const throttled = await signInThrottled(ctx, request, viewer.account.username);
     if (throttled) throw new ApiError(429, "Too many attempts. Please try again later.");
   };
   const proof = (params: Params) => ({ password: secret(params, "current_password"), code: field(params, "otp_attempt") });
@@ -38,7 +38,7 @@ export function settingsTwoFactorRoutes(ctx: AppContext, pages: MemberPages) {
       pages.act(
         c,
         async ({ viewer, request, params }) => {
-          throttle(request, viewer);
+          await throttle(request, viewer);
           const codes = await twoFactor.confirm(viewer.account.id, field(params, "otp_attempt"));
           return { show: recoveryCodesPage(codes), notice: "Two-factor authentication successfully enabled." };
         },
@@ -49,7 +49,7 @@ export function settingsTwoFactorRoutes(ctx: AppContext, pages: MemberPages) {
       pages.act(
         c,
         async ({ viewer, request, params }) => {
-          throttle(request, viewer);
+          await throttle(request, viewer);
           const codes = await twoFactor.regenerateRecoveryCodes(viewer.account.id, proof(params));
           return { show: recoveryCodesPage(codes), notice: "Recovery codes successfully regenerated." };
         },
@@ -60,7 +60,7 @@ export function settingsTwoFactorRoutes(ctx: AppContext, pages: MemberPages) {
       pages.act(
         c,
         async ({ viewer, request, params }) => {
-          throttle(request, viewer);
+          await throttle(request, viewer);
           await twoFactor.disable(viewer.account.id, proof(params));
           return { notice: "Two-factor authentication successfully disabled.", to: "/settings/two-factor" };
         },

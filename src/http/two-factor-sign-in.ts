@@ -54,10 +54,10 @@ export async function secondStep(ctx: AppContext, request: Request, p: Params): 
     return { kind: "refused", status: 403, error: "Your sign-in form was opened in another browser. Please try again." };
   }
   const accountId = Number(pending.sub);
-  const account = services.accounts.findById(accountId);
+  const account = await services.accounts.get(accountId);
   if (!account || pending.stamp !== (await services.twoFactor.stamp(accountId))) return { kind: "restart", status: 422, error: EXPIRED };
   const next = pending.next ?? {};
-  const throttled = signInThrottled(ctx, request, account.username);
+  const throttled = await signInThrottled(ctx, request, account.username);
   if (throttled) return { kind: "again", status: 429, error: "Too many sign-in attempts. Please try again later.", ticket, next, limits: throttled };
   if ((await services.twoFactor.verify(accountId, str(p.otp_attempt, "otp_attempt"))) === null) return { kind: "again", status: 401, error: INVALID_SIGN_IN_CODE, ticket, next };
   // One sign-in per password step.

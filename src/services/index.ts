@@ -167,7 +167,7 @@ export function createServices(deps: ServiceDeps) {
   // Local statuses and profiles keep the custom emojis they use when they are written.
   const customEmojis = new CustomEmojiService(db, port, ids, clock, storage);
   const localEmojis = (texts: string[]) => customEmojis.inTexts(texts);
-  const accounts = new AccountService(db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
+  const accounts = new AccountService(port, db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
   // Two-factor secrets are sealed under their own key file beside the database (see TwoFactor).
   const twoFactor = new TwoFactor(port, db, ids, clock, new TokenSeal(config.dataDir, TWO_FACTOR_KEY_FILE), config.domain);
   const grants = new GrantService(port, ids, clock, applications, tokens, accounts, (accountId) => twoFactor.enabled(accountId));

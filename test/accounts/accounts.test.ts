@@ -102,7 +102,7 @@ describe("POST /api/v1/accounts (registration)", () => {
     expect(tooLong.body.details.username).toEqual([{ error: "ERR_TOO_LONG", description: "is too long (maximum is 30 characters)" }]);
 
     expect(server.ctx.services.accounts.findByUsername("bad name!")).toBeUndefined();
-    expect(server.ctx.services.accounts.list().some((r) => r.email === "a@b.test")).toBe(false);
+    expect((await server.ctx.services.accounts.list()).some((r) => r.email === "a@b.test")).toBe(false);
   });
 
   test("usernames are unique regardless of case", async () => {

@@ -29,3 +29,19 @@ export function oneWithMovedTo(row: AccountRow, find: (id: number) => AccountRow
   }
   return row as AccountView;
 }
+
+/** withMovedTo, with `load` through the database port. */
+export async function withMovedToAsync(rows: AccountRow[], load: (ids: number[]) => Promise<AccountRow[]>): Promise<AccountView[]> {
+  let targets: number[] | undefined;
+  for (const row of rows) if (row.movedToAccountId !== null) (targets ??= []).push(row.movedToAccountId);
+  if (!targets) return rows as AccountView[];
+  const found = await load(targets);
+  return withMovedTo(rows, () => found);
+}
+
+/** oneWithMovedTo, with `find` through the database port. */
+export async function oneWithMovedToAsync(row: AccountRow, find: (id: number) => Promise<AccountRow | undefined>): Promise<AccountView> {
+  if (row.movedToAccountId === null) return row as AccountView;
+  const target = await find(row.movedToAccountId);
+  return oneWithMovedTo(row, () => target);
+}

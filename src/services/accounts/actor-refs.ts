@@ -38,7 +38,7 @@ export class ActorRefs {
   private readonly domain: string;
 
   constructor(
-    private accounts: Pick<AccountService, "findByUsername" | "findById">,
+    private accounts: Pick<AccountService, "getLocal" | "get">,
     private remote: Pick<RemoteAccounts, "upsert">,
     /** Null while federation is off: only local accounts can be named. */
     private fetcher: RemoteFetcher | null,
@@ -58,12 +58,12 @@ export class ActorRefs {
   }
 
   /** The local account an IRI or handle names, if it names one of this server's. */
-  local(ref: TypedRef): AccountRow | null {
-    if ("handle" in ref) return ref.handle.domain === this.domain ? (this.accounts.findByUsername(ref.handle.username) ?? null) : null;
+  async local(ref: TypedRef): Promise<AccountRow | null> {
+    if ("handle" in ref) return ref.handle.domain === this.domain ? ((await this.accounts.getLocal(ref.handle.username)) ?? null) : null;
     const prefix = `${this.publicUrl}/users/`;
     if (!ref.uri.startsWith(prefix)) return null;
     const username = decodeURIComponent(ref.uri.slice(prefix.length));
-    return /^[A-Za-z0-9_]+$/.test(username) ? (this.accounts.findByUsername(username) ?? null) : null;
+    return /^[A-Za-z0-9_]+$/.test(username) ? ((await this.accounts.getLocal(username)) ?? null) : null;
   }
 
   /**
@@ -71,8 +71,8 @@ export class ActorRefs {
    * server this moment); null when there is none to be had.
    */
   async resolve(ref: TypedRef): Promise<ActorRef | null> {
-    const own = this.local(ref);
-    if (own) return { account: own, uri: this.localUri(own), aliases: aliasesOf(own), movedTo: this.movedToOf(own) };
+    const own = await this.local(ref);
+    if (own) return { account: own, uri: this.localUri(own), aliases: aliasesOf(own), movedTo: await this.movedToOf(own) };
     // Another IRI of this server's that names no account here is no account at all.
     if ("uri" in ref && new URL(ref.uri).origin === new URL(this.publicUrl).origin) return null;
     if ("handle" in ref && ref.handle.domain === this.domain) return null;
@@ -85,9 +85,9 @@ export class ActorRefs {
     return { account, uri: account.uri!, aliases: actor.aliases, movedTo: actor.movedTo };
   }
 
-  private movedToOf(account: AccountRow): string | null {
+  private async movedToOf(account: AccountRow): Promise<string | null> {
     if (account.movedToAccountId === null) return null;
-    const target = this.accounts.findById(account.movedToAccountId);
+    const target = await this.accounts.get(account.movedToAccountId);
     return target ? this.uriOf(target) : null;
   }
 }
