@@ -6,7 +6,7 @@
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
  *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--port=4620]
- *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|accounts|reads]
+ *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|accounts|follows|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
@@ -17,7 +17,8 @@
  * count and cooldown read each time), or search (search, tags, trends, and the instance's
  * activity and description), or lists (a list's five members read, the list renamed), or
  * notifications (v1 and v2 lists, the policy read and written: notifications-seed.ts), or accounts
- * (an account, its lookup, forty at once, and the profile's display name written); or issue
+ * (an account, its lookup, forty at once, and the profile's display name written), or follows
+ * (relationships with five accounts, the five followed listed, a follow and its undoing in turn); or issue
  * 30's reads (`reads`, with the statuses family's reads converted to the port). `--port` is the first of the two
  * servers' ports. `--only`
  * takes parts of labels, comma-separated.
@@ -161,6 +162,30 @@ async function seedList(server: Parameters<typeof seedUser>[0], token: string): 
   return list.id;
 }
 
+/** What the follows family reads: five accounts the reader follows, one following back; answers their ids, the reader's, and a sixth's. */
+async function seedFollows(server: Parameters<typeof seedUser>[0], token: string): Promise<{ ids: string[]; reader: string; other: string }> {
+  const call = async (path: string, auth = token, method = "POST") => {
+    const r = await fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${auth}` } });
+    if (r.status !== 200) throw new Error(`${path}: ${r.status}`);
+    return (await r.json()) as { id: string };
+  };
+  const reader = (await call("/api/v1/accounts/verify_credentials", token, "GET")).id;
+  const pals = [];
+  for (let i = 0; i < 5; i++) pals.push(await seedUser(server, `pal${i}`));
+  for (const pal of pals) await call(`/api/v1/accounts/${pal.id}/follow`);
+  await call(`/api/v1/accounts/${reader}/follow`, pals[0]!.token);
+  return { ids: pals.map((p) => p.id), reader, other: (await seedUser(server, "other")).id };
+}
+
+// Follows an account, then unfollows it, in turn (an INSERT with its counters, then a DELETE with its counters).
+const refollowing = (id: string) => `
+n = 0
+request = function()
+  n = n + 1
+  if n % 2 == 1 then return wrk.format("POST", "/api/v1/accounts/${id}/follow") end
+  return wrk.format("POST", "/api/v1/accounts/${id}/unfollow")
+end`;
+
 /** What the filters family reads: three filters of four keywords each, one filtering a status; answers a keyword's id. */
 async function seedFilters(url: string, token: string): Promise<string> {
   const post = async (path: string, body: unknown) => {
@@ -228,6 +253,8 @@ try {
   if (family === "media") for (const s of servers) uploads.set(s.name, await seedMedia(s.server.url, tokens.get(s.name)!));
   const listed = new Map<string, string>();
   if (family === "lists") for (const s of servers) listed.set(s.name, await seedList(s.server, tokens.get(s.name)!));
+  const followed = new Map<string, { ids: string[]; reader: string; other: string }>();
+  if (family === "follows") for (const s of servers) followed.set(s.name, await seedFollows(s.server, tokens.get(s.name)!));
   const keywords = new Map<string, string>();
   if (family === "filters") for (const s of servers) keywords.set(s.name, await seedFilters(s.server.url, tokens.get(s.name)!));
   if (family === "search") {
@@ -388,6 +415,15 @@ try {
         label: "PATCH update_credentials (name)",
         path: "/api/v1/accounts/update_credentials",
         options: { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ display_name: "Reader" }) },
+      },
+    ],
+    follows: [
+      { label: "GET /api/v1/accounts/relationships (5)", path: `/api/v1/accounts/relationships?${(followed.get(server)?.ids ?? []).map((id) => `id[]=${id}`).join("&")}`, options: {} },
+      { label: "GET /api/v1/accounts/:id/following (5)", path: `/api/v1/accounts/${followed.get(server)?.reader ?? "0"}/following`, options: {} },
+      {
+        label: "POST /api/v1/accounts/:id/follow, unfollow",
+        path: `/api/v1/accounts/${followed.get(server)?.other ?? "0"}/follow`,
+        options: { method: "POST", lua: refollowing(followed.get(server)?.other ?? "0") },
       },
     ],
     reports: [

@@ -89,7 +89,7 @@ export async function moveCommand(args: string[]) {
   await withFederation(async (services) => {
     const account = localAccount(services, positional[0], MOVE_USAGE);
     if (options.has("cancel")) {
-      out(services.accountMoving.cancel(account.id) ? `${account.username} no longer points to another account` : `${account.username} had not moved`);
+      out((await services.accountMoving.cancel(account.id)) ? `${account.username} no longer points to another account` : `${account.username} had not moved`);
       return;
     }
     const redirectOnly = options.has("redirect-only");

@@ -102,7 +102,7 @@ export function accountRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "read:follows");
       const ids = [...new Set((strArray(input(c).id, "id") ?? []).map(parseId).filter((id): id is number => id !== null))];
       const existing = new Set((await services.accounts.getMany(ids)).map((a) => a.id));
-      return services.follows.relationships(auth.accountId, ids.filter((id) => existing.has(id))).map(serializeRelationship);
+      return (await services.follows.relationships(auth.accountId, ids.filter((id) => existing.has(id)))).map(serializeRelationship);
     })
     .get("/api/v1/accounts/lookup", async (c) => {
       optionalUser(ctx, c.request, "read:accounts");
@@ -128,7 +128,7 @@ export function accountRoutes(ctx: AppContext) {
       // In the order asked for, as Mastodon answers (not the database's order).
       const byId = new Map((await services.accounts.getMany(ids)).map((a) => [a.id, a]));
       const targets = ids.flatMap((id) => byId.get(id) ?? []);
-      const familiar = services.follows.familiarFollowers(auth.accountId, targets);
+      const familiar = await services.follows.familiarFollowers(auth.accountId, targets);
       // Every target's followers shown at once: those that moved, with where to.
       const shown = new Map((await services.accounts.showMany([...familiar.values()].flat())).map((a) => [a.id, a]));
       return targets.map((t) => ({ id: String(t.id), accounts: (familiar.get(t.id) ?? []).map((a) => serializeAccount(urls, shown.get(a.id)!)) }));
@@ -141,25 +141,25 @@ export function accountRoutes(ctx: AppContext) {
       services.remoteAccounts.refreshIfStale(account);
       return serializeAccount(urls, await services.accounts.show(account));
     })
-    .post("/api/v1/accounts/:id/follow", (c) => {
+    .post("/api/v1/accounts/:id/follow", async (c) => {
       const auth = requireUser(ctx, c.request, "write:follows");
       const p: Params = input(c);
       const languages = p.languages === undefined ? undefined : (strArray(p.languages, "languages") ?? null);
-      const rel = services.follows.follow(auth.accountId, accountIdParam(c.params), {
+      const rel = await services.follows.follow(auth.accountId, accountIdParam(c.params), {
         reblogs: bool(p.reblogs, "reblogs"),
         notify: bool(p.notify, "notify"),
         languages: languages && languages.length === 0 ? null : languages,
       });
       return serializeRelationship(rel);
     })
-    .post("/api/v1/accounts/:id/unfollow", (c) => {
+    .post("/api/v1/accounts/:id/unfollow", async (c) => {
       const auth = requireUser(ctx, c.request, "write:follows");
-      return serializeRelationship(services.follows.unfollow(auth.accountId, accountIdParam(c.params)));
+      return serializeRelationship(await services.follows.unfollow(auth.accountId, accountIdParam(c.params)));
     })
     .get("/api/v1/accounts/:id/followers", (c) => followList(c, "followers"))
     .get("/api/v1/accounts/:id/following", (c) => followList(c, "following"));
 
-  function followList(c: { request: Request; params: { id?: string }; set: any; body?: unknown }, direction: "followers" | "following") {
+  async function followList(c: { request: Request; params: { id?: string }; set: any; body?: unknown }, direction: "followers" | "following") {
     const auth = optionalUser(ctx, c.request, "read:accounts");
     const account = services.accounts.findById(accountIdParam(c.params));
     if (!account) throw notFound();
@@ -169,7 +169,7 @@ export function accountRoutes(ctx: AppContext) {
     if (account.hideCollections && viewer !== account.id) return [];
     const blocks = viewer !== null ? services.follows.filters.blocked(viewer, [account.id]) : null;
     if (blocks?.blockedBy.has(account.id)) return [];
-    const rows = services.follows.listFollows(account.id, direction, page, viewer !== null && viewer !== account.id ? hiddenFrom(viewer) : new Set());
+    const rows = await services.follows.listFollows(account.id, direction, page, viewer !== null && viewer !== account.id ? hiddenFrom(viewer) : new Set());
     return renderAccountList(ctx, c.request, c.set, rows, page.limit);
   }
 

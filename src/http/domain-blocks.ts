@@ -13,24 +13,24 @@ import { str } from "./params.ts";
 export function domainBlockRoutes(ctx: AppContext) {
   const { services } = ctx;
   return new Elysia()
-    .get("/api/v1/domain_blocks", (c) => {
+    .get("/api/v1/domain_blocks", async (c) => {
       const auth = requireUser(ctx, c.request, "read:blocks");
       const { limit, maxId, sinceId } = pageParams(input(c), 100, 200);
-      const rows = services.domainBlocks.list(auth.accountId, { limit, maxId, sinceId });
+      const rows = await services.domainBlocks.list(auth.accountId, { limit, maxId, sinceId });
       if (rows.length > 0) {
         const link = linkHeader(ctx.config.publicUrl, c.request, { next: rows.length >= limit ? rows[rows.length - 1]!.cursor : null, prev: rows[0]!.cursor, prevKey: "since_id" });
         if (link) c.set.headers.link = link;
       }
       return rows.map((r) => r.domain);
     })
-    .post("/api/v1/domain_blocks", (c) => {
+    .post("/api/v1/domain_blocks", async (c) => {
       const auth = requireUser(ctx, c.request, "write:blocks");
-      services.domainBlocks.block(auth.accountId, str(input(c).domain, "domain"));
+      await services.domainBlocks.block(auth.accountId, str(input(c).domain, "domain"));
       return {};
     })
-    .delete("/api/v1/domain_blocks", (c) => {
+    .delete("/api/v1/domain_blocks", async (c) => {
       const auth = requireUser(ctx, c.request, "write:blocks");
-      services.domainBlocks.unblock(auth.accountId, str(input(c).domain, "domain"));
+      await services.domainBlocks.unblock(auth.accountId, str(input(c).domain, "domain"));
       return {};
     });
 }

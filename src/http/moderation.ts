@@ -13,34 +13,34 @@ export function moderationRoutes(ctx: AppContext) {
   const { services } = ctx;
   const target = pathId;
   return new Elysia()
-    .post("/api/v1/accounts/:id/block", (c) => {
+    .post("/api/v1/accounts/:id/block", async (c) => {
       const auth = requireUser(ctx, c.request, "write:blocks");
-      return serializeRelationship(services.moderation.block(auth.accountId, target(c.params.id)));
+      return serializeRelationship(await services.moderation.block(auth.accountId, target(c.params.id)));
     })
-    .post("/api/v1/accounts/:id/unblock", (c) => {
+    .post("/api/v1/accounts/:id/unblock", async (c) => {
       const auth = requireUser(ctx, c.request, "write:blocks");
-      return serializeRelationship(services.moderation.unblock(auth.accountId, target(c.params.id)));
+      return serializeRelationship(await services.moderation.unblock(auth.accountId, target(c.params.id)));
     })
-    .post("/api/v1/accounts/:id/mute", (c) => {
+    .post("/api/v1/accounts/:id/mute", async (c) => {
       const auth = requireUser(ctx, c.request, "write:mutes");
       const p = input(c);
       return serializeRelationship(
-        services.moderation.mute(auth.accountId, target(c.params.id), { notifications: bool(p.notifications, "notifications"), durationSeconds: int(p.duration, "duration", SECONDS) }),
+        await services.moderation.mute(auth.accountId, target(c.params.id), { notifications: bool(p.notifications, "notifications"), durationSeconds: int(p.duration, "duration", SECONDS) }),
       );
     })
-    .post("/api/v1/accounts/:id/unmute", (c) => {
+    .post("/api/v1/accounts/:id/unmute", async (c) => {
       const auth = requireUser(ctx, c.request, "write:mutes");
-      return serializeRelationship(services.moderation.unmute(auth.accountId, target(c.params.id)));
+      return serializeRelationship(await services.moderation.unmute(auth.accountId, target(c.params.id)));
     })
-    .get("/api/v1/blocks", (c) => {
+    .get("/api/v1/blocks", async (c) => {
       const auth = requireUser(ctx, c.request, "read:blocks");
       const page = pageParams(input(c), 40, 80);
-      return renderAccountList(ctx, c.request, c.set, services.moderation.listBlocks(auth.accountId, page), page.limit, "since_id");
+      return renderAccountList(ctx, c.request, c.set, await services.moderation.listBlocks(auth.accountId, page), page.limit, "since_id");
     })
-    .get("/api/v1/mutes", (c) => {
+    .get("/api/v1/mutes", async (c) => {
       const auth = requireUser(ctx, c.request, "read:mutes");
       const page = pageParams(input(c), 40, 80);
-      const rows = services.moderation.listMutes(auth.accountId, page);
+      const rows = await services.moderation.listMutes(auth.accountId, page);
       // MutedAccountSerializer: the account with mute_expires_at after its attributes.
       return renderAccountList(ctx, c.request, c.set, rows, page.limit, "since_id", (r, account) => {
         const { emojis, roles, fields, ...attributes } = serializeAccount(ctx.urls, account);

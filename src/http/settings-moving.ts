@@ -71,7 +71,7 @@ export function settingsMovingRoutes(ctx: AppContext, pages: MemberPages) {
     .post("/settings/migration/cancel", (c) =>
       pages.act(
         c,
-        ({ viewer }) => ({ notice: services.accountMoving.cancel(viewer.account.id) ? "The redirect is cancelled: your profile is yours again." : "Your account did not point anywhere.", to: "/settings/migration" }),
+        async ({ viewer }) => ({ notice: (await services.accountMoving.cancel(viewer.account.id)) ? "The redirect is cancelled: your profile is yours again." : "Your account did not point anywhere.", to: "/settings/migration" }),
         migration,
       ),
     );

@@ -179,9 +179,9 @@ export function createServices(deps: ServiceDeps) {
   const webSessions = new WebSessionService(port, db, ids, clock);
   const passwords = new Passwords(port, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);
-  const follows = new FollowService(db, ids, clock, events);
-  const domainBlocks = new AccountDomainBlocks(db, ids, clock, follows, events);
-  const moderation = new ModerationService(db, ids, clock, follows, events, domainBlocks);
+  const follows = new FollowService(port, db, ids, clock, events);
+  const domainBlocks = new AccountDomainBlocks(port, db, ids, clock, follows, events);
+  const moderation = new ModerationService(port, db, ids, clock, follows, events, domainBlocks);
   const directory = new Directory(port, moderation);
   const endorsements = new Endorsements(port, db, ids, clock, follows);
   const markers = new MarkerService(port, clock);
@@ -265,10 +265,10 @@ export function createServices(deps: ServiceDeps) {
   const accountHistory = new AccountHistory(port, clock, accounts, remoteNotes, federationActors, statusActions, fetcher);
   // Moves, in and out, and the aliases they are believed by: accounts named by handle or IRI, here or fetched.
   const actorRefs = new ActorRefs(accounts, remoteAccounts, fetcher, config.publicUrl);
-  const followerMoves = new FollowerMoves(db, follows, moderation);
+  const followerMoves = new FollowerMoves(port, clock, follows, moderation);
   const accountMoves = new AccountMoves(db, remoteAccounts, actorRefs, followerMoves, events);
   const accountAliases = new AccountAliases(port, actorRefs, events);
-  const accountMoving = new AccountMoving(db, clock, accounts, actorRefs, followerMoves, events);
+  const accountMoving = new AccountMoving(port, clock, accounts, actorRefs, followerMoves, events);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, goneAccounts);
   const remoteMentions = new RemoteMentions(remoteAccounts, config.domain);
   // Lists in and out as CSV: imports are worked off in the background, at a bounded rate per server.

@@ -140,7 +140,7 @@ describe("rookery domains", () => {
       const mal = (await server.federation!.storeActor(
         new Person({ id: new URL("https://social.spam.example/users/mal"), preferredUsername: "mal", inbox: new URL("https://social.spam.example/users/mal/inbox") }),
       ))!;
-      server.ctx.services.follows.follow(mal.id, kit.account.id, {});
+      await server.ctx.services.follows.follow(mal.id, kit.account.id, {});
       const status = await postStatus(kit, { status: "counted", visibility: "public" });
       // Rendered once: the server now holds kit's status with its counters.
       expect((await kit.client.get(`/api/v1/statuses/${status.id}`)).body.account.followers_count).toBe(1);

@@ -235,7 +235,7 @@ describe("a remote account blocks a local one, then unblocks", () => {
     expect((await send({ id: blockId, type: "Block", object: `${a.base}/users/gina` })).status).toBe(202);
     await eventually(async () => (await relationship(gina, remoteCarol.id))?.blocked_by === true, "gina is blocked");
     const bobOnA = a.ctx.services.remoteAccounts.byUri(`${b.base}/users/bob`)!;
-    a.ctx.services.moderation.block(bobOnA.id, gina.account.id);
+    await a.ctx.services.moderation.block(bobOnA.id, gina.account.id);
     const undo = await send({ id: `${blockId}/undo`, type: "Undo", object: { id: `${b.base}/users/bob#blocks/x`, type: "Block", actor: `${b.base}/users/bob`, object: `${a.base}/users/gina` } });
     expect(undo.status).toBe(202);
     await a.federation!.idle();

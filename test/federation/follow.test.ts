@@ -162,7 +162,7 @@ describe("ALLOW_PRIVATE_ADDRESSES=false (the default)", () => {
       const follower = (await guarded.federation!.storeActor(
         new Person({ id: new URL("https://public.example/users/mal"), preferredUsername: "mal", inbox: new URL(`${receiver.base}/actors/carol/inbox`), endpoints: new Endpoints({ sharedInbox: new URL(`${receiver.base}/inbox`) }) }),
       ))!;
-      guarded.ctx.services.follows.follow(follower.id, kim.account.id, {});
+      await guarded.ctx.services.follows.follow(follower.id, kim.account.id, {});
       await postStatus(kim, { status: "not for loopback", visibility: "public" });
       await guarded.federation!.idle();
       expect(guarded.federation!.queue.pending()).toBe(0);

@@ -49,8 +49,8 @@ describe("events of real writes", () => {
     const [cat, dan] = await Promise.all([createUser(server, "ev_cat"), createUser(server, "ev_dan")]);
     const { writes, follows } = server.ctx.services;
     heard.length = 0;
-    const failed = writes.run(() => {
-      follows.follow(cat!.account.id, dan!.account.id, {});
+    const failed = writes.run(async () => {
+      await follows.follow(cat!.account.id, dan!.account.id, {});
       throw new Error("refused after the follow");
     });
     await expect(failed).rejects.toThrow("refused after the follow");

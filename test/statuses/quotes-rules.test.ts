@@ -36,7 +36,7 @@ describe("quote rules", () => {
 
   test("each policy decides who is accepted at once; the author always, a direct post or a boost nobody", async () => {
     const carol = await t.local("carol");
-    t.services.follows.follow(carol.id, alice.id, {});
+    await t.services.follows.follow(carol.id, alice.id, {});
     const open = await t.post(alice, { text: "anyone", quotePolicy: "public" });
     const followers = await t.post(alice, { text: "followers", quotePolicy: "followers" });
     const nobody = await t.post(alice, { text: "nobody", quotePolicy: "nobody" });
@@ -64,12 +64,12 @@ describe("quote rules", () => {
     const before = t.database.db.select().from(statuses).all().length;
     const notFound = { status: 404, error: QUOTED_NOT_FOUND };
     expect(await refusal(t.post(bob, { text: "no", quotedStatusId: String(nobody.id) }))).toEqual(notFound);
-    t.services.follows.follow(bob.id, alice.id, {});
+    await t.services.follows.follow(bob.id, alice.id, {});
     expect(await refusal(t.post(bob, { text: "no", quotedStatusId: String(secret.id) }))).toEqual(notFound);
-    t.services.moderation.block(bob.id, alice.id);
+    await t.services.moderation.block(bob.id, alice.id);
     expect(await refusal(t.post(bob, { text: "no", quotedStatusId: String(open.id) }))).toEqual(notFound);
-    t.services.moderation.unblock(bob.id, alice.id);
-    t.services.moderation.block(alice.id, bob.id);
+    await t.services.moderation.unblock(bob.id, alice.id);
+    await t.services.moderation.block(alice.id, bob.id);
     expect(await refusal(t.post(bob, { text: "no", quotedStatusId: String(open.id) }))).toEqual(notFound);
     expect(await refusal(t.post(bob, { text: "no", quotedStatusId: "12345" }))).toEqual(notFound);
     expect(t.database.db.select().from(statuses).all().length).toBe(before);

@@ -49,11 +49,11 @@ beforeAll(async () => {
   otherAuthor = t.remote("welcome", "other.example");
   blockedStranger = t.remote("shunned_too", "blocked.example");
   otherStranger = t.remote("welcome_too", "other.example");
-  t.services.domainBlocks.block(viewer.id, "blocked.example");
-  t.services.follows.follow(viewer.id, friend.id, {});
+  await t.services.domainBlocks.block(viewer.id, "blocked.example");
+  await t.services.follows.follow(viewer.id, friend.id, {});
   for (const remote of [blockedAuthor, otherAuthor]) {
-    t.services.follows.follow(viewer.id, remote.id, {});
-    t.services.follows.authorizeRequest(remote.id, viewer.id);
+    await t.services.follows.follow(viewer.id, remote.id, {});
+    await t.services.follows.authorizeRequest(remote.id, viewer.id);
   }
   listId = (await t.services.lists.create(viewer.id, { title: "friends" })).id;
   await t.services.lists.addMembers(viewer.id, listId, [friend.id, blockedAuthor.id, otherAuthor.id]);

@@ -32,7 +32,7 @@ for (const arm of portArms) {
       const alice = await a.mirror(await a.t.local("alice"));
       const bob = await a.mirror(await a.t.local("bob"));
       const carol = await a.mirror(await a.t.local("carol"));
-      a.t.services.follows.follow(alice.id, bob.id, {});
+      await a.t.services.follows.follow(alice.id, bob.id, {});
       const posted = await a.t.post(bob, { text: "before the list" });
       await copy(a, "follows");
       await copy(a, "statuses");

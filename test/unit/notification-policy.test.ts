@@ -41,12 +41,12 @@ describe("the notification policy", () => {
     t = await startTestServices();
     const { follows } = t.services;
     [rita, friend, fan, stranger] = (await Promise.all(["rita", "friend", "fan", "stranger"].map((n) => t.local(n)))) as [AccountRow, AccountRow, AccountRow, AccountRow];
-    follows.follow(rita.id, friend.id, {});
-    follows.follow(fan.id, rita.id, {});
+    await follows.follow(rita.id, friend.id, {});
+    await follows.follow(fan.id, rita.id, {});
     t.clock.advance(31 * DAY);
     [newFan, newbie, newFriend] = (await Promise.all(["newfan", "newbie", "newfriend"].map((n) => t.local(n)))) as [AccountRow, AccountRow, AccountRow];
-    follows.follow(newFan.id, rita.id, {});
-    follows.follow(rita.id, newFriend.id, {});
+    await follows.follow(newFan.id, rita.id, {});
+    await follows.follow(rita.id, newFriend.id, {});
   });
   afterAll(() => t?.close());
 

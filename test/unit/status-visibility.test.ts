@@ -76,12 +76,12 @@ describe("who may see a status", () => {
     const [follower, mentioned, both, stranger, blocked, blocking, muting] = await Promise.all(
       ["follower", "mentioned", "both", "stranger", "blocked", "blocking", "muting"].map((name) => t.local(name)),
     );
-    for (const fan of [follower!, both!, blocking!, muting!]) follows.follow(fan.id, author.id, {});
+    for (const fan of [follower!, both!, blocking!, muting!]) await follows.follow(fan.id, author.id, {});
     for (const visibility of VISIBILITIES) posted.set(visibility, await t.post(author, { text: `@mentioned @both @blocked ${visibility}`, visibility }));
-    moderation.block(author.id, blocked!.id);
-    moderation.block(blocking!.id, author.id);
-    moderation.mute(muting!.id, author.id, { notifications: true });
-    domainBlocks.block(author.id, "shunned.example");
+    await moderation.block(author.id, blocked!.id);
+    await moderation.block(blocking!.id, author.id);
+    await moderation.mute(muting!.id, author.id, { notifications: true });
+    await domainBlocks.block(author.id, "shunned.example");
     const entries: [Viewer, AccountRow | null][] = [
       ["the author", author],
       ["a follower", follower!],
@@ -128,22 +128,22 @@ describe("who may see a status", () => {
     const newcomer = await t.local("newcomer");
     const [priv, pub] = [posted.get("private")!, posted.get("public")!];
     expect([sees(pub, newcomer), sees(priv, newcomer)]).toEqual([true, false]);
-    follows.follow(newcomer.id, author.id, {});
+    await follows.follow(newcomer.id, author.id, {});
     expect([sees(pub, newcomer), sees(priv, newcomer)]).toEqual([true, true]);
-    follows.unfollow(newcomer.id, author.id);
+    await follows.unfollow(newcomer.id, author.id);
     expect([sees(pub, newcomer), sees(priv, newcomer)]).toEqual([true, false]);
 
     // A block ends the follow: once lifted, the public status is back, the private one is not.
-    follows.follow(newcomer.id, author.id, {});
-    moderation.block(author.id, newcomer.id);
+    await follows.follow(newcomer.id, author.id, {});
+    await moderation.block(author.id, newcomer.id);
     expect([sees(pub, newcomer), sees(priv, newcomer)]).toEqual([false, false]);
-    moderation.unblock(author.id, newcomer.id);
+    await moderation.unblock(author.id, newcomer.id);
     expect([sees(pub, newcomer), sees(priv, newcomer)]).toEqual([true, false]);
 
     const shunned = viewers.get("remote, on a domain the author blocks")!;
-    domainBlocks.unblock(author.id, "shunned.example");
+    await domainBlocks.unblock(author.id, "shunned.example");
     expect(sees(pub, shunned)).toBe(true);
-    domainBlocks.block(author.id, "shunned.example");
+    await domainBlocks.block(author.id, "shunned.example");
     expect(sees(pub, shunned)).toBe(false);
   });
 });

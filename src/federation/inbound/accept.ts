@@ -16,5 +16,5 @@ export const onAccept =
     const quote = await quoteAnswerOf(ctx, accept);
     if (quote && services.remoteQuotes.accepted(accept.actorId.href, quote.answer, quote.result)) return;
     const follower = await answeredFollower(ctx, accept);
-    if (follower !== null) services.federationInbox.accepted(accept.actorId.href, follower);
+    if (follower !== null) await services.federationInbox.accepted(accept.actorId.href, follower);
   };

@@ -13,5 +13,5 @@ export const onReject =
     const quote = await quoteAnswerOf(ctx, reject);
     if (quote && services.remoteQuotes.rejected(reject.actorId.href, quote.answer)) return;
     const follower = await answeredFollower(ctx, reject);
-    if (follower !== null) services.federationInbox.rejected(reject.actorId.href, follower);
+    if (follower !== null) await services.federationInbox.rejected(reject.actorId.href, follower);
   };

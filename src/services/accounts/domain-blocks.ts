@@ -2,12 +2,13 @@ import type { Statement } from "bun:sqlite";
 import { and, eq, inArray, or } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { accountDomainBlocks, followRequests, homeFeed, notifications } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { accountDomainBlocks } from "../../db/schema.ts";
 import { unprocessable } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { hostSql, normalizeDomain } from "../../net/domains.ts";
 import type { EventBus } from "../../infra/events.ts";
-import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import { finishPage, type Page } from "../../infra/pagination.ts";
 import type { FollowService } from "./follows.ts";
 
 /** A blocked domain with the id of its block (the page cursor). */
@@ -33,12 +34,13 @@ export class AccountDomainBlocks {
     domains: Statement<{ domain: string }, [number]>;
     blockedAmong: Statement<{ id: number }, [number, string]>;
     hidingFrom: Statement<{ id: number }, [number, string]>;
-    accountsOn: Statement<{ id: number }, [string]>;
   };
   /** Every account that has, or ever had since start-up, a domain block: a superset, so that others skip the query. */
   private withBlocks: Set<number> | null = null;
 
   constructor(
+    private port: DatabasePort,
+    /** For the synchronous reads (`domainsOf`, `blockedAmong`, `hidingFrom`): visibility and the presenters ask them synchronously. */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -56,60 +58,55 @@ export class AccountDomainBlocks {
         `SELECT b.account_id AS id FROM account_domain_blocks b
          WHERE b.account_id IN (SELECT value FROM json_each(?2)) AND b.domain = (SELECT ${hostSql("v.domain")} FROM accounts v WHERE v.id = ?1)`,
       ),
-      // Read when a block is made only: a scan of the remote accounts.
-      accountsOn: sqlite.query(`SELECT id FROM accounts WHERE domain IS NOT NULL AND ${hostSql("domain")} = ?`),
     };
   }
 
   /** Blocks a domain for an account (again: nothing more happens), with Mastodon's consequences. */
-  block(accountId: number, input: string | undefined): void {
+  async block(accountId: number, input: string | undefined): Promise<void> {
     const domain = checkedDomain(input);
-    this.db.transaction((tx) => {
-      tx.insert(accountDomainBlocks).values({ id: this.ids.next(), accountId, domain, createdAt: this.clock.now() }).onConflictDoNothing().run();
-      this.parties().add(accountId);
-      const there = this.q.accountsOn.all(domain).map((r) => r.id);
+    const { accountDomainBlocks: rules, notifications: notes, homeFeed: feed } = this.port.tables;
+    const parties = await this.partiesRead();
+    await this.port.transaction(async () => {
+      await this.port.orm.insert(rules).values({ id: this.ids.next(), accountId, domain, createdAt: this.clock.now() }).onConflictDoNothing();
+      parties.add(accountId);
+      // Read when a block is made only: the accounts there, `host` or `host:port` (portable, where hostSql is SQLite's).
+      const there = (await this.port.values("SELECT id FROM accounts WHERE domain = ? OR substr(domain, 1, ?) = ?", [domain, domain.length + 1, `${domain}:`])).map((r) => Number(r[0]));
       if (there.length === 0) return;
       for (const id of there) {
-        this.follows.removeFollow(accountId, id);
-        const followed = this.follows.isFollowing(id, accountId);
-        const requested = tx
-          .delete(followRequests)
-          .where(and(eq(followRequests.accountId, id), eq(followRequests.targetAccountId, accountId)))
-          .returning({ id: followRequests.id })
-          .all();
-        if (followed) this.follows.removeFollow(id, accountId);
-        if (followed || requested.length > 0) this.events.emit({ type: "follow.rejected", accountId: id, targetAccountId: accountId });
+        await this.follows.sever(accountId, id);
+        const followed = await this.follows.following(id, accountId);
+        const requested = await this.port.run("DELETE FROM follow_requests WHERE account_id = ? AND target_account_id = ?", [id, accountId]);
+        if (followed) await this.follows.sever(id, accountId);
+        if (followed || requested > 0) this.events.emit({ type: "follow.rejected", accountId: id, targetAccountId: accountId });
       }
-      tx.delete(notifications)
-        .where(and(eq(notifications.accountId, accountId), inArray(notifications.fromAccountId, there)))
-        .run();
-      tx.delete(homeFeed)
-        .where(and(eq(homeFeed.accountId, accountId), or(inArray(homeFeed.authorId, there), inArray(homeFeed.originAuthorId, there))))
-        .run();
+      await this.port.orm.delete(notes).where(and(eq(notes.accountId, accountId), inArray(notes.fromAccountId, there)));
+      await this.port.orm.delete(feed).where(and(eq(feed.accountId, accountId), or(inArray(feed.authorId, there), inArray(feed.originAuthorId, there))));
     });
   }
 
   /** Lifts a block; a domain that was not blocked (or is not a domain at all) changes nothing, as in Mastodon. */
-  unblock(accountId: number, input: string | undefined): void {
+  async unblock(accountId: number, input: string | undefined): Promise<void> {
     const checked = normalizeDomain(input);
     if ("error" in checked) return;
-    this.db
-      .delete(accountDomainBlocks)
-      .where(and(eq(accountDomainBlocks.accountId, accountId), eq(accountDomainBlocks.domain, checked.domain)))
-      .run();
+    await this.port.run("DELETE FROM account_domain_blocks WHERE account_id = ? AND domain = ?", [accountId, checked.domain]);
   }
 
   /** The account's blocked domains, newest block first (Mastodon pages them by max_id and since_id). */
-  list(accountId: number, page: Page): ListedDomainBlock[] {
-    const q = pageQuery(accountDomainBlocks.id, page);
-    const rows = this.db
-      .select({ domain: accountDomainBlocks.domain, cursor: accountDomainBlocks.id })
-      .from(accountDomainBlocks)
-      .where(and(eq(accountDomainBlocks.accountId, accountId), q.where))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    return finishPage(rows, q.reverse);
+  async list(accountId: number, page: Page): Promise<ListedDomainBlock[]> {
+    const where = ["account_id = ?"];
+    const params: unknown[] = [accountId];
+    if (page.maxId !== undefined) (where.push("id < ?"), params.push(page.maxId));
+    if (page.sinceId !== undefined) (where.push("id > ?"), params.push(page.sinceId));
+    if (page.minId !== undefined) (where.push("id > ?"), params.push(page.minId));
+    const forward = page.minId !== undefined;
+    const rows = await this.port.all<{ domain: string; cursor: number }>(
+      `SELECT domain, id AS cursor FROM account_domain_blocks WHERE ${where.join(" AND ")} ORDER BY id ${forward ? "ASC" : "DESC"} LIMIT ?`,
+      [...params, page.limit],
+    );
+    return finishPage(
+      rows.map((r) => ({ domain: r.domain, cursor: Number(r.cursor) })),
+      forward,
+    );
   }
 
   /** The domains the account blocks (none, without a query, for most accounts). */
@@ -133,6 +130,15 @@ export class AccountDomainBlocks {
   /** Another connection committed: who has domain blocks is read again. */
   forgetCached() {
     this.withBlocks = null;
+  }
+
+  /** `parties` read through the port, for the converted block. */
+  private async partiesRead(): Promise<Set<number>> {
+    if (!this.withBlocks) {
+      const ids = (await this.port.values("SELECT DISTINCT account_id FROM account_domain_blocks")).map((r) => Number(r[0]));
+      this.withBlocks ??= new Set(ids);
+    }
+    return this.withBlocks;
   }
 
   private parties(): Set<number> {

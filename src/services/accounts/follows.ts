@@ -1,14 +1,21 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import { changes, type Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { rowReader } from "../../db/rows.ts";
 import { accountPins, accounts, followRequests, follows, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, validationFailed } from "../../errors.ts";
 import { inJsonList, jsonList } from "../../db/prepared.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
-import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import { finishPage, type Page } from "../../infra/pagination.ts";
 import type { EventBus } from "../../infra/events.ts";
 import type { ListedAccount, Relationship } from "../../models/views.ts";
+import { assembleRelationships, relationshipFacts } from "./follow-relationships.ts";
+
+const ACCOUNT = rowReader(accounts);
+/** Where a listed row's cursor is: after the account's columns. */
+const CURSOR = ACCOUNT.columns.split(", ").length;
 
 export interface FollowOptions {
   reblogs?: boolean;
@@ -31,11 +38,22 @@ const noFilters: RelationshipFilters = {
   muted: () => new Map(),
 };
 
+/**
+ * Follows and follow requests. On the database port (issue 31): what the routes, the CLI,
+ * imports and inbound federation call. Still synchronous on `Db`, for callers not yet
+ * converted: `isFollowing` and `followedAmong` (visibility, quote policy, notifications),
+ * `removeFollow` and `removeFollowRequests` (account purge, gone accounts, delivery),
+ * `authorizeAll` (account.unlocked's `within` listener), `pendingRequestCount` (the credential
+ * account, the accounts routes' synchronous helper) and `relationshipNow` (outbound Undo).
+ */
 export class FollowService {
   filters: RelationshipFilters = noFilters;
   private followedQuery;
+  /** The statements the routes run on every request, prepared once (docs/architecture.md, the database port). */
+  private q;
 
   constructor(
+    private port: DatabasePort,
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -46,6 +64,36 @@ export class FollowService {
       .from(follows)
       .where(and(eq(follows.accountId, sql.placeholder("viewer")), inJsonList(follows.targetAccountId, "ids")))
       .prepare();
+    const t = port.tables;
+    const orm = port.orm;
+    const accountId = sql.placeholder("accountId");
+    const targetId = sql.placeholder("targetId");
+    const row = {
+      id: sql.placeholder("id"),
+      accountId,
+      targetAccountId: targetId,
+      showReblogs: sql.placeholder("showReblogs"),
+      notify: sql.placeholder("notify"),
+      languages: sql.placeholder("languages"),
+      createdAt: sql.placeholder("createdAt"),
+    };
+    this.q = {
+      target: orm.select({ locked: t.accounts.locked, domain: t.accounts.domain }).from(t.accounts).where(eq(t.accounts.id, targetId)).prepare(),
+      follow: orm.select().from(t.follows).where(and(eq(t.follows.accountId, accountId), eq(t.follows.targetAccountId, targetId))).prepare(),
+      request: orm
+        .select()
+        .from(t.followRequests)
+        .where(and(eq(t.followRequests.accountId, accountId), eq(t.followRequests.targetAccountId, targetId)))
+        .prepare(),
+      insertFollow: orm.insert(t.follows).values(row).prepare(),
+      insertRequest: orm.insert(t.followRequests).values(row).prepare(),
+      deleteFollow: orm.delete(t.follows).where(and(eq(t.follows.accountId, accountId), eq(t.follows.targetAccountId, targetId))).prepare(),
+      deleteRequest: orm
+        .delete(t.followRequests)
+        .where(and(eq(t.followRequests.accountId, accountId), eq(t.followRequests.targetAccountId, targetId)))
+        .prepare(),
+      deleteRequestById: orm.delete(t.followRequests).where(eq(t.followRequests.id, sql.placeholder("id"))).prepare(),
+    };
   }
 
   isFollowing(accountId: number, targetId: number): boolean {
@@ -56,16 +104,29 @@ export class FollowService {
       .get();
   }
 
+  /** `isFollowing` through the port. */
+  async following(accountId: number, targetId: number): Promise<boolean> {
+    return (await this.q.follow.execute({ accountId, targetId })).length > 0;
+  }
+
+  /** Whether either account blocks the other (the follow is refused), read through the port. */
+  private async blockedEitherWay(a: number, b: number): Promise<boolean> {
+    const row = await this.port.get(
+      "SELECT 1 AS one FROM blocks WHERE (account_id = ? AND target_account_id = ?) OR (account_id = ? AND target_account_id = ?) LIMIT 1",
+      [a, b, b, a],
+    );
+    return row !== undefined;
+  }
+
   /**
    * Follows at once, or asks when the target is locked; following again updates the options
    * (reblogs, notify, languages) of the follow or the pending request.
    */
-  follow(actorId: number, targetId: number, options: FollowOptions): Relationship {
+  async follow(actorId: number, targetId: number, options: FollowOptions): Promise<Relationship> {
     if (actorId === targetId) throw notFound();
-    const target = this.db.select().from(accounts).where(eq(accounts.id, targetId)).get();
+    const [target] = await this.q.target.execute({ targetId });
     if (!target) throw notFound();
-    const blocks = this.filters.blocked(actorId, [targetId]);
-    if (blocks.blocking.has(targetId) || blocks.blockedBy.has(targetId)) throw forbidden();
+    if (await this.blockedEitherWay(actorId, targetId)) throw forbidden();
     if (options.languages && (options.languages.length > 100 || options.languages.some((l) => normalizeLanguage(l) !== l))) {
       throw validationFailed("Languages is invalid");
     }
@@ -76,27 +137,23 @@ export class FollowService {
       languages: options.languages === undefined ? undefined : options.languages === null ? null : JSON.stringify(options.languages),
     };
     const set = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
-    let created: "follow" | "request" | null = null;
+    const { follows: followRows, followRequests: requestRows } = this.port.tables;
 
-    this.db.transaction((tx) => {
-      const existing = tx.select().from(follows).where(and(eq(follows.accountId, actorId), eq(follows.targetAccountId, targetId))).get();
+    await this.port.transaction(async () => {
+      const [existing] = await this.q.follow.execute({ accountId: actorId, targetId });
       if (existing) {
-        if (Object.keys(set).length) tx.update(follows).set(set).where(eq(follows.id, existing.id)).run();
+        if (Object.keys(set).length) await this.port.orm.update(followRows).set(set).where(eq(followRows.id, existing.id));
         return;
       }
-      const pending = tx
-        .select()
-        .from(followRequests)
-        .where(and(eq(followRequests.accountId, actorId), eq(followRequests.targetAccountId, targetId)))
-        .get();
+      const [pending] = await this.q.request.execute({ accountId: actorId, targetId });
       if (pending) {
-        if (Object.keys(set).length) tx.update(followRequests).set(set).where(eq(followRequests.id, pending.id)).run();
+        if (Object.keys(set).length) await this.port.orm.update(requestRows).set(set).where(eq(requestRows.id, pending.id));
         return;
       }
       const row = {
         id: this.ids.next(),
         accountId: actorId,
-        targetAccountId: targetId,
+        targetId,
         showReblogs: options.reblogs ?? true,
         notify: options.notify ?? false,
         languages: values.languages ?? null,
@@ -104,25 +161,21 @@ export class FollowService {
       };
       // A remote account answers a follow with Accept: requested until then.
       if (target.locked || target.domain !== null) {
-        tx.insert(followRequests).values(row).run();
-        created = "request";
+        await this.q.insertRequest.execute(row);
+        this.events.emit({ type: "follow_request.created", accountId: actorId, targetAccountId: targetId });
       } else {
-        tx.insert(follows).values(row).run();
-        adjustFollowCounts(tx, actorId, targetId, 1);
-        created = "follow";
+        await this.q.insertFollow.execute(row);
+        await this.adjustCounts(actorId, targetId, 1);
+        this.events.emit({ type: "follow.created", accountId: actorId, targetAccountId: targetId });
       }
-      if (created) this.events.emit({ type: created === "follow" ? "follow.created" : "follow_request.created", accountId: actorId, targetAccountId: targetId });
     });
     return this.relationship(actorId, targetId);
   }
 
-  unfollow(actorId: number, targetId: number): Relationship {
-    if (!this.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, targetId)).get()) throw notFound();
-    this.removeFollow(actorId, targetId);
-    this.db
-      .delete(followRequests)
-      .where(and(eq(followRequests.accountId, actorId), eq(followRequests.targetAccountId, targetId)))
-      .run();
+  async unfollow(actorId: number, targetId: number): Promise<Relationship> {
+    if ((await this.q.target.execute({ targetId })).length === 0) throw notFound();
+    await this.sever(actorId, targetId);
+    await this.q.deleteRequest.execute({ accountId: actorId, targetId });
     return this.relationship(actorId, targetId);
   }
 
@@ -139,6 +192,16 @@ export class FollowService {
     });
   }
 
+  /** `removeFollow` through the port. */
+  async sever(accountId: number, targetId: number): Promise<void> {
+    await this.port.transaction(async () => {
+      const deleted = await this.q.deleteFollow.execute({ accountId, targetId });
+      if (this.port.changes(deleted) === 0) return;
+      await this.adjustCounts(accountId, targetId, -1);
+      this.events.emit({ type: "follow.removed", accountId, targetAccountId: targetId });
+    });
+  }
+
   removeFollowRequests(accountId: number, targetId: number) {
     this.db
       .delete(followRequests)
@@ -148,8 +211,44 @@ export class FollowService {
       .run();
   }
 
-  authorizeRequest(targetId: number, requesterId: number): Relationship {
-    let accepted = false;
+  /** `removeFollowRequests` through the port: the requests between the two, either way. */
+  async severRequests(accountId: number, targetId: number): Promise<void> {
+    await this.port.run(
+      "DELETE FROM follow_requests WHERE (account_id = ? AND target_account_id = ?) OR (account_id = ? AND target_account_id = ?)",
+      [accountId, targetId, targetId, accountId],
+    );
+  }
+
+  /** Followers' and followees' counters, never below zero (portable: no two-argument max). */
+  private async adjustCounts(followerId: number, targetId: number, delta: number) {
+    await this.port.run("UPDATE accounts SET following_count = CASE WHEN following_count + ? < 0 THEN 0 ELSE following_count + ? END WHERE id = ?", [delta, delta, followerId]);
+    await this.port.run("UPDATE accounts SET followers_count = CASE WHEN followers_count + ? < 0 THEN 0 ELSE followers_count + ? END WHERE id = ?", [delta, delta, targetId]);
+  }
+
+  async authorizeRequest(targetId: number, requesterId: number): Promise<Relationship> {
+    const accepted = await this.port.transaction(async () => {
+      const [request] = await this.q.request.execute({ accountId: requesterId, targetId });
+      if (!request) return false;
+      await this.q.deleteRequestById.execute({ id: request.id });
+      if ((await this.q.follow.execute({ accountId: requesterId, targetId })).length === 0) {
+        await this.q.insertFollow.execute({ ...request, targetId, id: this.ids.next(), createdAt: this.clock.now() });
+        await this.adjustCounts(requesterId, targetId, 1);
+      }
+      this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
+      return true;
+    });
+    if (!accepted) throw notFound();
+    return this.relationship(targetId, requesterId);
+  }
+
+  /** An account that stopped being locked takes every pending request, as Mastodon does. */
+  authorizeAll(targetId: number) {
+    const pending = this.db.select({ id: followRequests.accountId }).from(followRequests).where(eq(followRequests.targetAccountId, targetId)).all();
+    for (const { id } of pending) this.authorizeNow(targetId, id);
+  }
+
+  /** `authorizeRequest` for `authorizeAll`, synchronous inside account.unlocked's `within` listener. */
+  private authorizeNow(targetId: number, requesterId: number) {
     this.db.transaction((tx) => {
       const request = tx
         .select()
@@ -169,40 +268,35 @@ export class FollowService {
           .run();
         adjustFollowCounts(tx, requesterId, targetId, 1);
       }
-      accepted = true;
       this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
     });
-    if (!accepted) throw notFound();
-    return this.relationship(targetId, requesterId);
   }
 
-  /** An account that stopped being locked takes every pending request, as Mastodon does. */
-  authorizeAll(targetId: number) {
-    const pending = this.db.select({ id: followRequests.accountId }).from(followRequests).where(eq(followRequests.targetAccountId, targetId)).all();
-    for (const { id } of pending) this.authorizeRequest(targetId, id);
-  }
-
-  rejectRequest(targetId: number, requesterId: number): Relationship {
-    const removed = this.db
-      .delete(followRequests)
-      .where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, targetId)))
-      .run();
-    if (changes(removed) === 0) throw notFound();
+  async rejectRequest(targetId: number, requesterId: number): Promise<Relationship> {
+    const removed = await this.q.deleteRequest.execute({ accountId: requesterId, targetId });
+    if (this.port.changes(removed) === 0) throw notFound();
     this.events.emit({ type: "follow_request.rejected", accountId: requesterId, targetAccountId: targetId });
     return this.relationship(targetId, requesterId);
   }
 
-  pendingRequests(targetId: number, page: Page): ListedAccount[] {
-    const q = pageQuery(followRequests.id, page);
-    const rows = this.db
-      .select({ account: accounts, cursor: followRequests.id })
-      .from(followRequests)
-      .innerJoin(accounts, eq(accounts.id, followRequests.accountId))
-      .where(and(eq(followRequests.targetAccountId, targetId), q.where))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    return finishPage(rows, q.reverse);
+  /** Raw SQL read by rowReader: a builder selecting whole accounts rows costs far more than running it. */
+  private async listed(from: string, cursor: string, where: string[], params: unknown[], page: Page): Promise<ListedAccount[]> {
+    if (page.maxId !== undefined) (where.push(`${cursor} < ?`), params.push(page.maxId));
+    if (page.sinceId !== undefined) (where.push(`${cursor} > ?`), params.push(page.sinceId));
+    if (page.minId !== undefined) (where.push(`${cursor} > ?`), params.push(page.minId));
+    const forward = page.minId !== undefined;
+    const rows = await this.port.values(`SELECT ${ACCOUNT.columns}, ${cursor} ${from} WHERE ${where.join(" AND ")} ORDER BY ${cursor} ${forward ? "ASC" : "DESC"} LIMIT ?`, [
+      ...params,
+      page.limit,
+    ]);
+    return finishPage(
+      rows.map((r) => ({ account: ACCOUNT.map(r), cursor: Number(r[CURSOR]) })),
+      forward,
+    );
+  }
+
+  async pendingRequests(targetId: number, page: Page): Promise<ListedAccount[]> {
+    return this.listed("FROM follow_requests r JOIN accounts ON accounts.id = r.account_id", "r.id", ["r.target_account_id = ?"], [targetId], page);
   }
 
   pendingRequestCount(targetId: number, cap: number): number {
@@ -214,20 +308,12 @@ export class FollowService {
   }
 
   /** Followers (who follow `accountId`) or following (whom it follows), newest follow first. */
-  listFollows(accountId: number, direction: "followers" | "following", page: Page, excludeIds: Set<number> = new Set()): ListedAccount[] {
-    const q = pageQuery(follows.id, page);
-    const ownSide = direction === "followers" ? follows.targetAccountId : follows.accountId;
-    const otherSide = direction === "followers" ? follows.accountId : follows.targetAccountId;
+  async listFollows(accountId: number, direction: "followers" | "following", page: Page, excludeIds: Set<number> = new Set()): Promise<ListedAccount[]> {
+    const [ownSide, otherSide] = direction === "followers" ? ["f.target_account_id", "f.account_id"] : ["f.account_id", "f.target_account_id"];
     const exclude = [...excludeIds];
-    const rows = this.db
-      .select({ account: accounts, cursor: follows.id })
-      .from(follows)
-      .innerJoin(accounts, eq(accounts.id, otherSide))
-      .where(and(eq(ownSide, accountId), q.where, exclude.length ? sql`${otherSide} NOT IN ${exclude}` : undefined))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    return finishPage(rows, q.reverse);
+    const where = [`${ownSide} = ?`];
+    if (exclude.length) where.push(`${otherSide} NOT IN (${exclude.map(() => "?").join(", ")})`);
+    return this.listed(`FROM follows f JOIN accounts ON accounts.id = ${otherSide}`, "f.id", where, [accountId, ...exclude], page);
   }
 
   /** Ids among `accountIds` that `viewerId` follows. */
@@ -240,43 +326,36 @@ export class FollowService {
    * For each target, the accounts the viewer follows that follow it (Mastodon's familiar
    * followers); a target that hides its collections shows none.
    */
-  familiarFollowers(viewerId: number, targets: AccountRow[]): Map<number, AccountRow[]> {
+  async familiarFollowers(viewerId: number, targets: AccountRow[]): Promise<Map<number, AccountRow[]>> {
     const out = new Map<number, AccountRow[]>(targets.map((t) => [t.id, []]));
     const open = targets.filter((t) => !t.hideCollections).map((t) => t.id);
     if (open.length === 0) return out;
-    const rows = this.db
-      .select({ target: follows.targetAccountId, account: accounts })
-      .from(follows)
-      .innerJoin(accounts, eq(accounts.id, follows.accountId))
-      .where(
-        and(
-          inArray(follows.targetAccountId, open),
-          inArray(follows.accountId, this.db.select({ id: follows.targetAccountId }).from(follows).where(eq(follows.accountId, viewerId))),
-        ),
-      )
-      .orderBy(follows.id)
-      .all();
-    for (const r of rows) out.get(r.target)?.push(r.account);
+    const rows = await this.port.values(
+      `SELECT ${ACCOUNT.columns}, f.target_account_id FROM follows f JOIN accounts ON accounts.id = f.account_id
+       WHERE f.target_account_id IN (${open.map(() => "?").join(", ")})
+         AND f.account_id IN (SELECT target_account_id FROM follows WHERE account_id = ?)
+       ORDER BY f.id`,
+      [...open, viewerId],
+    );
+    for (const r of rows) out.get(Number(r[CURSOR]))?.push(ACCOUNT.map(r));
     return out;
   }
 
-  relationship(viewerId: number, targetId: number): Relationship {
-    return this.relationships(viewerId, [targetId])[0] as Relationship;
+  async relationship(viewerId: number, targetId: number): Promise<Relationship> {
+    return (await this.relationships(viewerId, [targetId]))[0] as Relationship;
   }
 
-  relationships(viewerId: number, targetIds: number[]): Relationship[] {
+  async relationships(viewerId: number, targetIds: number[]): Promise<Relationship[]> {
     const ids = [...new Set(targetIds)];
     if (ids.length === 0) return [];
-    const outgoing = this.db
-      .select()
-      .from(follows)
-      .where(and(eq(follows.accountId, viewerId), inArray(follows.targetAccountId, ids)))
-      .all();
-    const incoming = this.db
-      .select({ id: follows.accountId })
-      .from(follows)
-      .where(and(eq(follows.targetAccountId, viewerId), inArray(follows.accountId, ids)))
-      .all();
+    return assembleRelationships(targetIds, await relationshipFacts(this.port, viewerId, ids, this.clock.now()));
+  }
+
+  /** `relationship` for synchronous callers (the outbound Undo's check of a block). */
+  relationshipNow(viewerId: number, targetId: number): Relationship {
+    const ids = [targetId];
+    const outgoing = this.db.select().from(follows).where(and(eq(follows.accountId, viewerId), inArray(follows.targetAccountId, ids))).all();
+    const incoming = this.db.select({ id: follows.accountId }).from(follows).where(and(eq(follows.targetAccountId, viewerId), inArray(follows.accountId, ids))).all();
     const requested = this.db
       .select()
       .from(followRequests)
@@ -288,40 +367,22 @@ export class FollowService {
       .where(and(eq(followRequests.targetAccountId, viewerId), inArray(followRequests.accountId, ids)))
       .all();
     const blocks = this.filters.blocked(viewerId, ids);
-    const mutes = this.filters.muted(viewerId, ids);
-    const domainBlocking = this.filters.domainBlocking?.(viewerId, ids) ?? new Set<number>();
-    const endorsed = new Set(
-      this.db
-        .select({ id: accountPins.targetAccountId })
-        .from(accountPins)
-        .where(and(eq(accountPins.accountId, viewerId), inArray(accountPins.targetAccountId, ids)))
-        .all()
-        .map((r) => r.id),
-    );
-    const followedBy = new Set(incoming.map((r) => r.id));
-    const requestedById = new Set(requestedBy.map((r) => r.id));
-    return targetIds.map((id) => {
-      const follow = outgoing.find((f) => f.targetAccountId === id);
-      const request = requested.find((f) => f.targetAccountId === id);
-      const source = follow ?? request;
-      const mute = mutes.get(id);
-      return {
-        id,
-        following: !!follow,
-        showingReblogs: source ? source.showReblogs : false,
-        notifying: source ? source.notify : false,
-        languages: source?.languages ? (JSON.parse(source.languages) as string[]) : null,
-        followedBy: followedBy.has(id),
-        blocking: blocks.blocking.has(id),
-        blockedBy: blocks.blockedBy.has(id),
-        muting: !!mute,
-        mutingNotifications: mute?.notifications ?? false,
-        requested: !!request,
-        requestedBy: requestedById.has(id),
-        domainBlocking: domainBlocking.has(id),
-        endorsed: endorsed.has(id),
-      };
-    });
+    const endorsed = this.db
+      .select({ id: accountPins.targetAccountId })
+      .from(accountPins)
+      .where(and(eq(accountPins.accountId, viewerId), inArray(accountPins.targetAccountId, ids)))
+      .all();
+    return assembleRelationships(ids, {
+      outgoing,
+      requested,
+      followedBy: new Set(incoming.map((r) => r.id)),
+      requestedBy: new Set(requestedBy.map((r) => r.id)),
+      blocking: blocks.blocking,
+      blockedBy: blocks.blockedBy,
+      mutes: this.filters.muted(viewerId, ids),
+      domainBlocking: this.filters.domainBlocking?.(viewerId, ids) ?? new Set<number>(),
+      endorsed: new Set(endorsed.map((r) => r.id)),
+    })[0] as Relationship;
   }
 }
 

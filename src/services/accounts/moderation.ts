@@ -1,15 +1,21 @@
-import { and, eq, gt, isNull, or } from "drizzle-orm";
+import { and, eq, or, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import { changes, type Db } from "../../db/connection.ts";
-import { accounts, blocks, homeFeed, mutes, notifications, type AccountRow } from "../../db/schema.ts";
+import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { rowReader } from "../../db/rows.ts";
+import { accounts, blocks, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { notFound } from "../../errors.ts";
-import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import { finishPage, type Page } from "../../infra/pagination.ts";
 import type { EventBus } from "../../infra/events.ts";
 import type { FollowService, RelationshipFilters } from "./follows.ts";
 import type { Relationship } from "../../models/views.ts";
 import { hostSql } from "../../net/domains.ts";
 import type { AccountDomainBlocks } from "./domain-blocks.ts";
+
+const ACCOUNT = rowReader(accounts);
+/** Where a listed row's cursor is: after the account's columns. */
+const CURSOR = ACCOUNT.columns.split(", ").length;
 
 export interface ListedMute {
   account: AccountRow;
@@ -20,9 +26,16 @@ export interface ListedMute {
 /**
  * Blocks and mutes: who may not see or reach whom. A block severs follows both ways; a
  * mute hides an account from the muter's timelines (and, by default, notifications).
+ *
+ * On the database port (issue 31): blocking, muting, their undoing and their lists (the routes,
+ * imports, inbound Block). The filters (RelationshipFilters, `shunning`, `silences`, ...) stay
+ * synchronous on `Db`: visibility, timelines, notifications and the presenters ask them
+ * synchronously, inside ReadSnapshot and `within` listeners.
  */
 export class ModerationService implements RelationshipFilters {
   private q;
+  /** The converted writes' statements, prepared once. */
+  private w;
   /**
    * Everyone who blocks or was ever blocked since start-up: a superset (added before the
    * block commits, never removed), so an account outside it has no blocks and every status
@@ -31,6 +44,7 @@ export class ModerationService implements RelationshipFilters {
   private inBlocks: Set<number> | null = null;
 
   constructor(
+    private port: DatabasePort,
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -40,6 +54,36 @@ export class ModerationService implements RelationshipFilters {
     private domains: AccountDomainBlocks,
   ) {
     follows.filters = this;
+    const t = port.tables;
+    const orm = port.orm;
+    const accountId = sql.placeholder("accountId");
+    const targetId = sql.placeholder("targetId");
+    this.w = {
+      insertBlock: orm
+        .insert(t.blocks)
+        .values({ id: sql.placeholder("id"), accountId, targetAccountId: targetId, createdAt: sql.placeholder("createdAt") })
+        .onConflictDoNothing()
+        .prepare(),
+      deleteBlock: orm.delete(t.blocks).where(and(eq(t.blocks.accountId, accountId), eq(t.blocks.targetAccountId, targetId))).prepare(),
+      upsertMute: orm
+        .insert(t.mutes)
+        .values({
+          id: sql.placeholder("id"),
+          accountId,
+          targetAccountId: targetId,
+          hideNotifications: sql.placeholder("hide"),
+          expiresAt: sql.placeholder("expiresAt"),
+          createdAt: sql.placeholder("createdAt"),
+        })
+        .onConflictDoUpdate({ target: [t.mutes.accountId, t.mutes.targetAccountId], set: { hideNotifications: sql`excluded.hide_notifications`, expiresAt: sql`excluded.expires_at` } })
+        .prepare(),
+      deleteMute: orm.delete(t.mutes).where(and(eq(t.mutes.accountId, accountId), eq(t.mutes.targetAccountId, targetId))).prepare(),
+      dropNotifications: orm.delete(t.notifications).where(and(eq(t.notifications.accountId, accountId), eq(t.notifications.fromAccountId, targetId))).prepare(),
+      clearFeed: orm
+        .delete(t.homeFeed)
+        .where(and(eq(t.homeFeed.accountId, accountId), or(eq(t.homeFeed.authorId, targetId), eq(t.homeFeed.originAuthorId, targetId))))
+        .prepare(),
+    };
     this.q = {
       blocks: db.$client.query<{ accountId: number; targetId: number }, [number, string, number, string]>(
         `SELECT account_id AS accountId, target_account_id AS targetId FROM blocks
@@ -72,103 +116,101 @@ export class ModerationService implements RelationshipFilters {
     };
   }
 
-  private activeMute() {
-    return or(isNull(mutes.expiresAt), gt(mutes.expiresAt, this.clock.now()));
+  private async requireAccount(id: number) {
+    if (!(await this.port.get("SELECT 1 AS one FROM accounts WHERE id = ?", [id]))) throw notFound();
   }
 
-  private requireAccount(id: number) {
-    if (!this.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, id)).get()) throw notFound();
-  }
-
-  block(actorId: number, targetId: number): Relationship {
-    this.requireAccount(targetId);
+  async block(actorId: number, targetId: number): Promise<Relationship> {
+    await this.requireAccount(targetId);
     if (actorId !== targetId) {
       // A follower or a pending request from the target is cut: a remote one is told (Reject).
-      const before = this.follows.relationship(actorId, targetId);
+      const before = await this.follows.relationship(actorId, targetId);
       const severedFollower = before.followedBy || before.requestedBy;
-      this.follows.removeFollow(actorId, targetId);
-      this.follows.removeFollow(targetId, actorId);
-      this.follows.removeFollowRequests(actorId, targetId);
-      this.blockParties().add(actorId).add(targetId);
-      this.db.transaction((tx) => {
-        tx.insert(blocks)
-          .values({ id: this.ids.next(), accountId: actorId, targetAccountId: targetId, createdAt: this.clock.now() })
-          .onConflictDoNothing()
-          .run();
-        clearFeedOf(tx, actorId, targetId);
-        clearFeedOf(tx, targetId, actorId);
-        tx.delete(notifications)
-          .where(and(eq(notifications.accountId, actorId), eq(notifications.fromAccountId, targetId)))
-          .run();
+      (await this.blockPartiesRead()).add(actorId).add(targetId);
+      // One transaction: the follows' removal is heard (outbound Undo, after commit) with the block
+      // already there, which is how the Undo knows to stay unsent to a server that blocked us.
+      await this.port.transaction(async () => {
+        await this.follows.sever(actorId, targetId);
+        await this.follows.sever(targetId, actorId);
+        await this.follows.severRequests(actorId, targetId);
+        await this.w.insertBlock.execute({ id: this.ids.next(), accountId: actorId, targetId, createdAt: this.clock.now() });
+        await this.clearFeedOf(actorId, targetId);
+        await this.clearFeedOf(targetId, actorId);
+        await this.w.dropNotifications.execute({ accountId: actorId, targetId });
         this.events.emit({ type: "block.created", accountId: actorId, targetAccountId: targetId, severedFollower });
       });
     }
     return this.follows.relationship(actorId, targetId);
   }
 
-  unblock(actorId: number, targetId: number): Relationship {
-    this.requireAccount(targetId);
-    this.db.transaction(() => {
-      const removed = this.db.delete(blocks).where(and(eq(blocks.accountId, actorId), eq(blocks.targetAccountId, targetId))).run();
-      if (changes(removed) > 0) this.events.emit({ type: "block.removed", accountId: actorId, targetAccountId: targetId });
+  async unblock(actorId: number, targetId: number): Promise<Relationship> {
+    await this.requireAccount(targetId);
+    await this.port.transaction(async () => {
+      const removed = await this.w.deleteBlock.execute({ accountId: actorId, targetId });
+      if (this.port.changes(removed) > 0) this.events.emit({ type: "block.removed", accountId: actorId, targetAccountId: targetId });
     });
     return this.follows.relationship(actorId, targetId);
   }
 
-  mute(actorId: number, targetId: number, options: { notifications?: boolean; durationSeconds?: number }): Relationship {
-    this.requireAccount(targetId);
+  async mute(actorId: number, targetId: number, options: { notifications?: boolean; durationSeconds?: number }): Promise<Relationship> {
+    await this.requireAccount(targetId);
     if (actorId !== targetId) {
       const hide = options.notifications ?? true;
       const expiresAt = options.durationSeconds && options.durationSeconds > 0 ? this.clock.now() + options.durationSeconds * 1000 : null;
-      this.db.transaction((tx) => {
-        tx.insert(mutes)
-          .values({ id: this.ids.next(), accountId: actorId, targetAccountId: targetId, hideNotifications: hide, expiresAt, createdAt: this.clock.now() })
-          .onConflictDoUpdate({ target: [mutes.accountId, mutes.targetAccountId], set: { hideNotifications: hide, expiresAt } })
-          .run();
-        clearFeedOf(tx, actorId, targetId);
-        if (hide) {
-          tx.delete(notifications)
-            .where(and(eq(notifications.accountId, actorId), eq(notifications.fromAccountId, targetId)))
-            .run();
-        }
+      await this.port.transaction(async () => {
+        await this.w.upsertMute.execute({ id: this.ids.next(), accountId: actorId, targetId, hide, expiresAt, createdAt: this.clock.now() });
+        await this.clearFeedOf(actorId, targetId);
+        if (hide) await this.w.dropNotifications.execute({ accountId: actorId, targetId });
       });
     }
     return this.follows.relationship(actorId, targetId);
   }
 
-  unmute(actorId: number, targetId: number): Relationship {
-    this.requireAccount(targetId);
-    this.db.transaction(() => {
-      const removed = this.db.delete(mutes).where(and(eq(mutes.accountId, actorId), eq(mutes.targetAccountId, targetId))).run();
-      if (changes(removed) > 0) this.events.emit({ type: "mute.removed", accountId: actorId, targetAccountId: targetId });
+  async unmute(actorId: number, targetId: number): Promise<Relationship> {
+    await this.requireAccount(targetId);
+    await this.port.transaction(async () => {
+      const removed = await this.w.deleteMute.execute({ accountId: actorId, targetId });
+      if (this.port.changes(removed) > 0) this.events.emit({ type: "mute.removed", accountId: actorId, targetAccountId: targetId });
     });
     return this.follows.relationship(actorId, targetId);
   }
 
-  listBlocks(accountId: number, page: Page): { account: AccountRow; cursor: number }[] {
-    const q = pageQuery(blocks.id, page);
-    const rows = this.db
-      .select({ account: accounts, cursor: blocks.id })
-      .from(blocks)
-      .innerJoin(accounts, eq(accounts.id, blocks.targetAccountId))
-      .where(and(eq(blocks.accountId, accountId), q.where))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    return finishPage(rows, q.reverse);
+  /** The owner's home feed loses what `authorId` wrote or boosted. */
+  private async clearFeedOf(ownerId: number, authorId: number) {
+    await this.w.clearFeed.execute({ accountId: ownerId, targetId: authorId });
   }
 
-  listMutes(accountId: number, page: Page): ListedMute[] {
-    const q = pageQuery(mutes.id, page);
-    const rows = this.db
-      .select({ account: accounts, cursor: mutes.id, expiresAt: mutes.expiresAt })
-      .from(mutes)
-      .innerJoin(accounts, eq(accounts.id, mutes.targetAccountId))
-      .where(and(eq(mutes.accountId, accountId), this.activeMute(), q.where))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all();
-    return finishPage(rows, q.reverse);
+  /** Raw SQL read by rowReader: a builder selecting whole accounts rows costs far more than running it. */
+  private async listed(table: "blocks" | "mutes", accountId: number, page: Page): Promise<{ row: unknown[]; account: AccountRow; cursor: number }[]> {
+    const where = ["x.account_id = ?"];
+    const params: unknown[] = [accountId];
+    if (table === "mutes") (where.push("(x.expires_at IS NULL OR x.expires_at > ?)"), params.push(this.clock.now()));
+    if (page.maxId !== undefined) (where.push("x.id < ?"), params.push(page.maxId));
+    if (page.sinceId !== undefined) (where.push("x.id > ?"), params.push(page.sinceId));
+    if (page.minId !== undefined) (where.push("x.id > ?"), params.push(page.minId));
+    const forward = page.minId !== undefined;
+    const extra = table === "mutes" ? ", x.expires_at" : "";
+    const rows = await this.port.values(
+      `SELECT ${ACCOUNT.columns}, x.id${extra} FROM ${table} x JOIN accounts ON accounts.id = x.target_account_id
+       WHERE ${where.join(" AND ")} ORDER BY x.id ${forward ? "ASC" : "DESC"} LIMIT ?`,
+      [...params, page.limit],
+    );
+    return finishPage(
+      rows.map((row) => ({ row, account: ACCOUNT.map(row), cursor: Number(row[CURSOR]) })),
+      forward,
+    );
+  }
+
+  async listBlocks(accountId: number, page: Page): Promise<{ account: AccountRow; cursor: number }[]> {
+    return (await this.listed("blocks", accountId, page)).map(({ account, cursor }) => ({ account, cursor }));
+  }
+
+  async listMutes(accountId: number, page: Page): Promise<ListedMute[]> {
+    return (await this.listed("mutes", accountId, page)).map(({ row, account, cursor }) => ({
+      account,
+      cursor,
+      expiresAt: row[CURSOR + 1] === null ? null : Number(row[CURSOR + 1]),
+    }));
   }
 
   // ---- RelationshipFilters ----
@@ -189,6 +231,16 @@ export class ModerationService implements RelationshipFilters {
   /** Another connection committed: who is in a block is read again. */
   forgetCached() {
     this.inBlocks = null;
+  }
+
+  /** `blockParties` read through the port, for the converted writes. */
+  private async blockPartiesRead(): Promise<Set<number>> {
+    if (!this.inBlocks) {
+      const parties = new Set<number>();
+      for (const [a, t] of await this.port.values("SELECT account_id, target_account_id FROM blocks")) parties.add(Number(a)).add(Number(t));
+      this.inBlocks ??= parties;
+    }
+    return this.inBlocks;
   }
 
   private blockParties(): Set<number> {
@@ -257,10 +309,4 @@ export class ModerationService implements RelationshipFilters {
     if (this.domains.blockedAmong(recipientId, [fromId]).has(fromId) && !this.follows.isFollowing(recipientId, fromId)) return true;
     return this.q.muteHides.get(recipientId, fromId, this.clock.now())?.hide === 1;
   }
-}
-
-function clearFeedOf(tx: Pick<Db, "delete">, ownerId: number, authorId: number) {
-  tx.delete(homeFeed)
-    .where(and(eq(homeFeed.accountId, ownerId), or(eq(homeFeed.authorId, authorId), eq(homeFeed.originAuthorId, authorId))))
-    .run();
 }

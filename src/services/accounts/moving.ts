@@ -1,7 +1,6 @@
-import { eq } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
-import { accounts, type AccountRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import type { AccountRow } from "../../db/schema.ts";
 import { badRequest, forbidden, notFound, unprocessable } from "../../errors.ts";
 import type { EventBus } from "../../infra/events.ts";
 import type { AccountService } from "./accounts.ts";
@@ -33,7 +32,7 @@ export interface MoveRequest {
  */
 export class AccountMoving {
   constructor(
-    private db: Db,
+    private port: DatabasePort,
     private clock: Clock,
     private accounts: Pick<AccountService, "findById" | "verifyLogin">,
     private refs: ActorRefs,
@@ -68,8 +67,8 @@ export class AccountMoving {
     const again = previous !== undefined && previous.id === target.account.id;
     if (options.redirectOnly) {
       if (again) throw unprocessable(`account ${self} already redirects to ${target.uri}`);
-      this.db.transaction((tx) => {
-        tx.update(accounts).set({ movedToAccountId: target.account.id }).where(eq(accounts.id, account.id)).run();
+      await this.port.transaction(async () => {
+        await this.port.run("UPDATE accounts SET moved_to_account_id = ? WHERE id = ?", [target.account.id, account.id]);
         this.events.emit({ type: "account.updated", accountId: account.id });
       });
       return target.account;
@@ -86,16 +85,14 @@ export class AccountMoving {
     }
     if (target.movedTo !== null) throw unprocessable(`target account ${target.uri} has already Moved somewhere else (${target.movedTo}); you will not be able to Move to that account`);
 
-    this.db.transaction((tx) => {
-      tx.update(accounts)
-        .set({ movedToAccountId: target.account.id, movedAt: again && account.movedAt !== null ? account.movedAt : this.clock.now() })
-        .where(eq(accounts.id, account.id))
-        .run();
+    await this.port.transaction(async () => {
+      const movedAt = again && account.movedAt !== null ? account.movedAt : this.clock.now();
+      await this.port.run("UPDATE accounts SET moved_to_account_id = ?, moved_at = ? WHERE id = ?", [target.account.id, movedAt, account.id]);
       // The actor document (movedTo) first, then the Move: its receivers may read the document.
       this.events.emit({ type: "account.updated", accountId: account.id });
       this.events.emit({ type: "account.moved", accountId: account.id, targetAccountId: target.account.id });
     });
-    this.followers.move(account.id, target.account.id);
+    await this.followers.move(account.id, target.account.id);
     return target.account;
   }
 
@@ -103,12 +100,12 @@ export class AccountMoving {
    * Points the profile back at itself (Mastodon's "cancel redirect"): it shows no `moved` and may
    * post again; followers who moved stay where they are. Answers whether it had moved.
    */
-  cancel(accountId: number): boolean {
+  async cancel(accountId: number): Promise<boolean> {
     const account = this.accounts.findById(accountId);
     if (!account || account.domain !== null) throw notFound();
     if (account.movedToAccountId === null) return false;
-    this.db.transaction((tx) => {
-      tx.update(accounts).set({ movedToAccountId: null }).where(eq(accounts.id, account.id)).run();
+    await this.port.transaction(async () => {
+      await this.port.run("UPDATE accounts SET moved_to_account_id = NULL WHERE id = ?", [account.id]);
       this.events.emit({ type: "account.updated", accountId: account.id });
     });
     return true;

@@ -55,7 +55,7 @@ export class ImportActions {
   private async act(accountId: number, type: ImportType, entry: ImportEntry, signal: AbortSignal): Promise<ImportOutcome> {
     const { follows, moderation, lists } = this.deps;
     if (type === "domain_blocks") {
-      this.deps.domainBlocks.block(accountId, entry.domain);
+      await this.deps.domainBlocks.block(accountId, entry.domain);
       return { ok: true };
     }
     if (type === "bookmarks") return this.bookmark(accountId, entry.uri!, signal);
@@ -65,19 +65,19 @@ export class ImportActions {
     if (targetId === accountId) return failed("invalid", "this is the importing account itself");
     switch (type) {
       case "following":
-        follows.follow(accountId, targetId, { reblogs: entry.reblogs, notify: entry.notify, languages: entry.languages });
+        await follows.follow(accountId, targetId, { reblogs: entry.reblogs, notify: entry.notify, languages: entry.languages });
         return { ok: true, targetAccountId: targetId };
       case "blocks":
-        moderation.block(accountId, targetId);
+        await moderation.block(accountId, targetId);
         return { ok: true, targetAccountId: targetId };
       case "mutes":
-        moderation.mute(accountId, targetId, { notifications: entry.hideNotifications });
+        await moderation.mute(accountId, targetId, { notifications: entry.hideNotifications });
         return { ok: true, targetAccountId: targetId };
       case "lists": {
         // As Mastodon: the list is made when missing, and its members must be followed (a request will do).
         const list = (await lists.all(accountId)).find((l) => l.title === entry.list) ?? (await lists.create(accountId, { title: entry.list }));
-        const relationship = follows.relationship(accountId, targetId);
-        if (!relationship.following && !relationship.requested) follows.follow(accountId, targetId, {});
+        const relationship = await follows.relationship(accountId, targetId);
+        if (!relationship.following && !relationship.requested) await follows.follow(accountId, targetId, {});
         const member = await this.deps.db.get("SELECT 1 AS one FROM list_accounts WHERE list_id = ? AND account_id = ?", [list.id, targetId]);
         if (!member) await lists.addMembers(accountId, list.id, [targetId]);
         return { ok: true, targetAccountId: targetId };

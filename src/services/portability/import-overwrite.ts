@@ -41,23 +41,23 @@ export class ImportOverwrite {
     switch (imp.type) {
       case "following": {
         const gone = unwanted([...(await named("follows")), ...(await named("follow_requests"))]);
-        for (const r of gone) follows.unfollow(accountId, r.id);
+        for (const r of gone) await follows.unfollow(accountId, r.id);
         return gone.length === 0;
       }
       case "blocks": {
         const gone = unwanted(await named("blocks"));
-        for (const r of gone) moderation.unblock(accountId, r.id);
+        for (const r of gone) await moderation.unblock(accountId, r.id);
         return gone.length === 0;
       }
       case "mutes": {
         const gone = unwanted(await named("mutes"));
-        for (const r of gone) moderation.unmute(accountId, r.id);
+        for (const r of gone) await moderation.unmute(accountId, r.id);
         return gone.length === 0;
       }
       case "domain_blocks": {
         const wanted = new Set(entries.map((e) => e.domain));
         const gone = domainBlocks.domainsOf(accountId).filter((d) => !wanted.has(d)).slice(0, REMOVALS_PER_TURN);
-        for (const d of gone) domainBlocks.unblock(accountId, d);
+        for (const d of gone) await domainBlocks.unblock(accountId, d);
         return gone.length === 0;
       }
       case "bookmarks": {

@@ -91,7 +91,7 @@ export class FederationInbox {
     if (!follower) return null;
     let relationship;
     try {
-      relationship = this.follows.follow(follower.id, target.id, {});
+      relationship = await this.follows.follow(follower.id, target.id, {});
     } catch {
       // Blocked either way: nothing is stored, and the follower is told with Reject (as Mastodon does).
       return { followerId: follower.id, answer: "Reject", kept: false };
@@ -104,15 +104,15 @@ export class FederationInbox {
    * A remote account blocks a local one, as Mastodon's ActivityPub::Activity::Block: follows
    * both ways end and the block is kept (the local account sees `blocked_by`, cannot follow it).
    */
-  block(actorUri: string, targetIdentifier: string): void {
+  async block(actorUri: string, targetIdentifier: string): Promise<void> {
     const pair = this.blockPair(actorUri, targetIdentifier);
-    if (pair) this.moderation.block(pair.remoteId, pair.localId);
+    if (pair) await this.moderation.block(pair.remoteId, pair.localId);
   }
 
   /** Undo of a Block, by the actor who sent it. */
-  unblock(actorUri: string, targetIdentifier: string): void {
+  async unblock(actorUri: string, targetIdentifier: string): Promise<void> {
     const pair = this.blockPair(actorUri, targetIdentifier);
-    if (pair) this.moderation.unblock(pair.remoteId, pair.localId);
+    if (pair) await this.moderation.unblock(pair.remoteId, pair.localId);
   }
 
   private blockPair(actorUri: string, targetIdentifier: string): { remoteId: number; localId: number } | null {
@@ -122,32 +122,32 @@ export class FederationInbox {
   }
 
   /** Undo of a Follow, by the actor who sent it: the follow or the request goes. */
-  unfollow(actorUri: string, targetIdentifier: string): void {
+  async unfollow(actorUri: string, targetIdentifier: string): Promise<void> {
     const follower = this.remote.byUri(actorUri);
     if (!follower) return;
     const target = this.actors.localAccount(targetIdentifier);
     if (!target) return;
-    this.follows.removeFollow(follower.id, target.id);
-    this.follows.removeFollowRequests(follower.id, target.id);
+    await this.follows.sever(follower.id, target.id);
+    await this.follows.severRequests(follower.id, target.id);
   }
 
   /** A remote account accepts a local account's Follow: the request becomes a follow. */
-  accepted(actorUri: string, followerIdentifier: string): void {
+  async accepted(actorUri: string, followerIdentifier: string): Promise<void> {
     const pair = this.answered(actorUri, followerIdentifier);
     if (!pair) return;
     try {
-      this.follows.authorizeRequest(pair.remoteId, pair.localId);
+      await this.follows.authorizeRequest(pair.remoteId, pair.localId);
     } catch {
       // No request waiting (answered twice, or withdrawn meanwhile): nothing to do.
     }
   }
 
   /** A remote account refuses (or removes) a local follower. */
-  rejected(actorUri: string, followerIdentifier: string): void {
+  async rejected(actorUri: string, followerIdentifier: string): Promise<void> {
     const pair = this.answered(actorUri, followerIdentifier);
     if (!pair) return;
-    this.follows.removeFollowRequests(pair.localId, pair.remoteId);
-    this.follows.removeFollow(pair.localId, pair.remoteId);
+    await this.follows.severRequests(pair.localId, pair.remoteId);
+    await this.follows.sever(pair.localId, pair.remoteId);
   }
 
   /** The local follower and the remote followee (the answer's actor) an Accept or Reject concerns. */

@@ -38,7 +38,7 @@ export class AccountMoves {
       tx.update(accounts).set({ movedToAccountId: target.account.id }).where(eq(accounts.id, origin.id)).run();
       this.events.emit({ type: "account.updated", accountId: origin.id });
     });
-    const moved = this.followers.move(origin.id, target.account.id);
+    const moved = await this.followers.move(origin.id, target.account.id);
     log("info", "Move accepted", { actor: actorUri, target: target.uri, followers_moved: moved });
   }
 }
