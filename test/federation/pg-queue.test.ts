@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { Temporal } from "@js-temporal/polyfill";
 import { ManualClock } from "../../src/clock.ts";
 import { openDatabase } from "../../src/db/connection.ts";
-import { SqliteMessageQueue } from "../../src/federation/queue.ts";
+import { PortMessageQueue } from "../../src/federation/queue.ts";
 import { PgMessageQueue, type PgMessageQueueOptions } from "../../src/federation/pg-queue.ts";
 import { OutgoingHttp } from "../../src/net/outgoing.ts";
 import { freshPgDatabase, postgresAvailable, type PgDatabase } from "../support/postgres.ts";
@@ -116,7 +116,7 @@ afterEach(() => {
 /** Each queue over a fresh database; `reopen` is a queue over the same one, as after a restart. */
 const kinds = [
   {
-    name: "SqliteMessageQueue",
+    name: "PortMessageQueue",
     skip: false,
     make: async (clock: ManualClock, refusesDomain?: (url: string) => boolean) => {
       const dir = mkdtempSync(join(tmpdir(), "rookery-queue-"));
@@ -125,7 +125,7 @@ const kinds = [
         db.close();
         rmSync(dir, { recursive: true, force: true });
       });
-      const reopen = () => new SqliteMessageQueue(db.sqlite, clock, outgoing, refusesDomain);
+      const reopen = () => new PortMessageQueue(db.port, clock, outgoing, refusesDomain);
       return { queue: reopen(), reopen };
     },
   },
