@@ -13,7 +13,13 @@ interface Row {
 /** How often an idle worker looks for delayed messages that came due. */
 const IDLE_POLL_MS = 1000;
 
-const INSERT = "INSERT INTO fedify_messages (message, run_at, ordering_key, created_at) VALUES (?, ?, ?, ?)";
+/**
+ * Rows go in by statements of many rows each (in chunks of these sizes, so that only three
+ * statements are ever compiled): one awaited statement per row cost a turn's batch a third
+ * more CPU than bun:sqlite's synchronous loop did.
+ */
+const CHUNKS = [64, 8, 1];
+const INSERTS = new Map(CHUNKS.map((n) => [n, `INSERT INTO fedify_messages (message, run_at, ordering_key, created_at) VALUES ${Array(n).fill("(?, ?, ?, ?)").join(", ")}`]));
 // The oldest due message whose ordering key has no earlier message still waiting or running.
 const CLAIM = `
   UPDATE fedify_messages SET locked_until = ?
@@ -98,15 +104,24 @@ export class PortMessageQueue implements MessageQueue {
     const batch = this.inserts;
     this.inserts = [];
     try {
-      await this.db.transaction(async () => {
-        for (const { row } of batch) await this.db.run(INSERT, row);
-      });
+      const rows = batch.map((b) => b.row);
+      // A statement is atomic by itself: a transaction would only add its cost.
+      if (rows.length < CHUNKS[1]!) await this.insertRows(rows);
+      else await this.db.transaction(() => this.insertRows(rows));
     } catch (e) {
       for (const { reject } of batch) reject(e);
       return;
     }
     for (const { resolve } of batch) resolve();
     this.wake?.();
+  }
+
+  /** Inserts the rows in their order, so that ids follow it (ordering keys are run by id). */
+  private async insertRows(rows: [string, number, string | null, number][]) {
+    let at = 0;
+    for (const size of CHUNKS) {
+      for (; rows.length - at >= size; at += size) await this.db.run(INSERTS.get(size)!, rows.slice(at, at + size).flat());
+    }
   }
 
   async enqueueMany(messages: readonly unknown[], options?: MessageQueueEnqueueOptions): Promise<void> {
@@ -151,10 +166,13 @@ export class PortMessageQueue implements MessageQueue {
       if (message?.type === "outbox") this.traffic.attempted();
       const held = this.handling?.held ?? [];
       this.handling = null;
-      await this.db.transaction(async () => {
-        await this.db.run(REMOVE, [row.id]);
-        for (const next of held) await this.db.run(INSERT, next);
-      });
+      // Most handlers hold nothing (a delivery that went through): the removal alone is atomic.
+      if (held.length === 0) await this.db.run(REMOVE, [row.id]);
+      else
+        await this.db.transaction(async () => {
+          await this.db.run(REMOVE, [row.id]);
+          await this.insertRows(held);
+        });
     }
   }
 
