@@ -266,7 +266,7 @@ export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote"
     ...deps,
     renderPush: (view: PushNotificationView) => serializePushNotification(urls, view),
     remote: options.federation ? remote : undefined,
-    archiveRenderer: lazyArchiveRenderer({ config, db, port, clock, urls }),
+    archiveRenderer: lazyArchiveRenderer({ config, port, clock, urls }),
     deliveryQueue: () => deliveryQueueReport(port, clock),
   });
   return { services, urls, core: made.core ?? null };

@@ -231,7 +231,7 @@ export function lazyRookeryFederation(core: LazyFederationCore, deps: { urls: Ur
  * The archive renderer (archive.ts, over Fedify) made at the first status or actor an export
  * renders. A status's IRI needs no Fedify: it is the one the API gives as `uri`.
  */
-export function lazyArchiveRenderer(deps: { config: Config; db: Db; port: DatabasePort; clock: Clock; urls: Urls }): ArchiveRenderer {
+export function lazyArchiveRenderer(deps: { config: Config; port: DatabasePort; clock: Clock; urls: Urls }): ArchiveRenderer {
   let made: Promise<ArchiveRenderer> | null = null;
   const renderer = () => (made ??= import("./archive.ts").then(({ createArchiveRenderer }) => createArchiveRenderer(deps)));
   return {
