@@ -314,7 +314,7 @@ async function main(argv: string[]) {
         const config = loadConfig();
         const handle = openDatabase(config.dataDir);
         try {
-          process.stdout.write(await federationStatus(handle.sqlite, new SystemClock()));
+          process.stdout.write(await federationStatus(handle.port, new SystemClock()));
         } finally {
           handle.close();
         }

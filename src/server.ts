@@ -106,7 +106,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const ids = new IdGenerator(clock, config.idWorker);
   ids.seed(largestId(database.sqlite));
-  const keys = await loadInstanceKeys(database.db);
+  const keys = await loadInstanceKeys(database.port);
   const storage = mediaStorageFor(config);
   const counters = config.webThreads > 1 ? new SharedCounters().buffer : undefined;
   const fills = config.webThreads > 1 ? new SharedIds().buffer : undefined;
@@ -258,16 +258,16 @@ function watchOtherWriters(database: DbHandle, changed: () => void): ReturnType<
  * table of consequences once its transports exist.
  */
 export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote" | "archiveRenderer" | "deliveryQueue">, options: { federation: boolean }) {
-  const { config, db, clock, storage } = deps;
+  const { config, db, port, clock, storage } = deps;
   const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
   const made: { core?: LazyFederationCore } = {};
-  const remote = (infra: RemoteInfra) => (made.core = lazyFederationCore({ config, clock, db, ...infra })).fetcher;
+  const remote = (infra: RemoteInfra) => (made.core = lazyFederationCore({ config, clock, db, port, ...infra })).fetcher;
   const services = createServices({
     ...deps,
     renderPush: (view: PushNotificationView) => serializePushNotification(urls, view),
     remote: options.federation ? remote : undefined,
-    archiveRenderer: lazyArchiveRenderer({ config, db, clock, urls }),
-    deliveryQueue: () => deliveryQueueReport(db.$client, clock),
+    archiveRenderer: lazyArchiveRenderer({ config, port, clock, urls }),
+    deliveryQueue: () => deliveryQueueReport(port, clock),
   });
   return { services, urls, core: made.core ?? null };
 }

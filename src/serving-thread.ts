@@ -54,7 +54,7 @@ async function serve(start: ThreadStart) {
   const { config } = start;
   const clock = new SystemClock();
   const database = openDatabase(config.dataDir, { readonly: true });
-  const keys = await loadInstanceKeys(database.db);
+  const keys = await loadInstanceKeys(database.port);
   const storage = mediaStorageFor(config);
   const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
   const ids = new IdGenerator(clock);

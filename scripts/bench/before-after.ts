@@ -6,7 +6,7 @@
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
  *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--port=4620]
- *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|accounts|follows|reads]
+ *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|accounts|follows|federation|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
@@ -310,6 +310,8 @@ try {
     rmSync(emoji);
   }
   const families = (server: string): Record<string, { label: string; path: string; options: object; writer?: boolean }[]> => ({
+    // The reader's actor document, as another server fetches it: its key pairs (AccountKeys) and Fedify's rendering.
+    federation: [{ label: "GET /users/reader (actor)", path: "/users/reader", options: { headers: { accept: "application/activity+json" } } }],
     tags: [
       { label: "GET /api/v1/featured_tags", path: "/api/v1/featured_tags", options: {} },
       { label: "GET /api/v1/followed_tags", path: "/api/v1/followed_tags", options: {} },

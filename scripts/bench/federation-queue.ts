@@ -4,7 +4,7 @@
  * later delivery that has an ordering key (all status deliveries do) is claimed only once no
  * earlier message of its key is left, and fedify_messages has no index on ordering_key: the
  * claim reads every earlier row, past its message text, to find out. Measured with the real
- * SqliteMessageQueue on a database made by the real migrations, then with the index a
+ * PortMessageQueue on a database made by the real migrations, then with the index a
  * migration would add, in a throwaway copy. Also timed: queueing the due deliveries all at
  * once, as Fedify does for a post (one enqueue call per inbox), which holds the event loop.
  *
@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { Temporal } from "@js-temporal/polyfill";
 import { ManualClock } from "../../src/clock.ts";
 import { openDatabase } from "../../src/db/connection.ts";
-import { SqliteMessageQueue } from "../../src/federation/queue.ts";
+import { PortMessageQueue } from "../../src/federation/queue.ts";
 import { OutgoingHttp } from "../../src/net/outgoing.ts";
 import { fmt } from "./lib.ts";
 
@@ -34,7 +34,7 @@ async function run(withIndex: boolean) {
     const clock = new ManualClock(Date.now());
     // Any address allowed: nothing is sent, the handler only counts.
     const outgoing = new OutgoingHttp({ allowPrivateAddresses: true, refusesHost: () => false, resolve: async () => ["127.0.0.1"], userAgent: "bench", limits: { firstByteMs: 1000, totalMs: 1000, maxPerHost: 8, maxTotal: 64 } });
-    const queue = new SqliteMessageQueue(db.sqlite, clock, outgoing);
+    const queue = new PortMessageQueue(db.port, clock, outgoing);
     const later = { delay: Temporal.Duration.from({ hours: 1 }) };
     await Promise.all(Array.from({ length: RETRIES }, (_, i) => queue.enqueue(message(`http://dead${i % 50}.example/inbox`), { ...later, orderingKey: `note-${i % 50}\nhttp://dead${i % 50}.example` })));
     const enqueueStarted = performance.now();

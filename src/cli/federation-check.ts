@@ -20,7 +20,7 @@ export interface Outcome {
 export interface CheckInput {
   config: Config;
   /** The instance actor's public keys in this data directory (after the actor was served). */
-  storedKeys(): JsonWebKey[];
+  storedKeys(): Promise<JsonWebKey[]> | JsonWebKey[];
   /** A local username to look up by WebFinger beside the instance actor, if there is one. */
   someUsername: string | null;
   /** Where to read the right time from: servers' origins, tried in order. */
@@ -176,7 +176,7 @@ async function webfinger(input: CheckInput, insecure: boolean): Promise<Outcome>
     if (actor.status !== 200 || document?.id !== actorUrl) return failed(check, `${actorUrl} answers ${actor.status}${document?.id ? ` with the id ${JSON.stringify(document.id)}` : ""}, not the instance actor`);
     const pem = (document.publicKey as { publicKeyPem?: string } | undefined)?.publicKeyPem;
     const served = pem ? await jwkOfPem(pem) : null;
-    const stored = input.storedKeys().find((k) => k.kty === "RSA");
+    const stored = (await input.storedKeys()).find((k) => k.kty === "RSA");
     if (!served || !stored) return skipped(check, `${names.map((n) => `${n}@${config.domain}`).join(" and ")} resolve to ${config.publicUrl}/users/..., but whose key it is cannot be told (none ${served ? "in this data directory" : "served"})`);
     if (served.n !== stored.n || served.e !== stored.e) return failed(check, `${actorUrl} serves another key than this data directory's: another server (or another DATA_DIR) answers at PUBLIC_URL`);
     return ok(check, `${names.map((n) => `@${n}@${config.domain}`).join(" and ")} resolve to ${config.publicUrl}/users/..., served with this data directory's key (handles here end in @${config.domain})`);
@@ -303,7 +303,7 @@ export async function federationCheckCommand(args: string[]): Promise<void> {
       .map((r) => `https://${r.domain}/`);
     const outcomes = await federationCheck({
       config,
-      storedKeys: () => storedInstanceActorKeys(handle.db),
+      storedKeys: () => storedInstanceActorKeys(handle.port),
       someUsername,
       timeSources: timeFrom !== undefined ? [timeFrom] : peers.length > 0 ? peers : ["https://mastodon.social/"],
       now: () => Date.now(),

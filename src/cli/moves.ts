@@ -31,7 +31,7 @@ export async function withFederation<T>(run: (services: Services) => T | Promise
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
   const storage = mediaStorageFor(config);
-  const { services, urls, core } = assembleServices({ config, db: handle.db, port: handle.port, clock, ids, storage, keys: await loadInstanceKeys(handle.db) }, { federation: true });
+  const { services, urls, core } = assembleServices({ config, db: handle.db, port: handle.port, clock, ids, storage, keys: await loadInstanceKeys(handle.port) }, { federation: true });
   const federation = lazyRookeryFederation(core!, { urls, services });
   registerConsequences(services.events, services, { federation: federation.subscribe });
   try {

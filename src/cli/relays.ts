@@ -24,7 +24,7 @@ export async function relaysCommand(args: string[]) {
     const config = loadConfig();
     const handle = openDatabase(config.dataDir);
     try {
-      process.stdout.write(await relaysReport(handle.sqlite, new SystemClock()));
+      process.stdout.write(await relaysReport(handle.port, new SystemClock()));
     } finally {
       handle.close();
     }

@@ -3,8 +3,7 @@ import { Announce, Emoji, Note, PUBLIC_COLLECTION } from "@fedify/fedify/vocab";
 import { and, eq, isNull } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import type { Db } from "../db/connection.ts";
-import { accounts } from "../db/schema.ts";
+import type { DatabasePort } from "../db/port.ts";
 import type { Urls } from "../presenters/account.ts";
 import type { ArchiveRenderer } from "../services/archive/ports.ts";
 import { AccountKeys } from "./keys.ts";
@@ -17,15 +16,17 @@ import { actorOf, actorUriOf, createOf, instant, noteOf, noteUriOf } from "./voc
  * dispatchers serve, dispatchers.ts and index.ts; the export test checks they agree), so
  * that an archive is written with FEDERATION=off and from the CLI alike.
  */
-export function createArchiveRenderer(deps: { config: Config; db: Db; clock: Clock; urls: Urls }): ArchiveRenderer {
+export function createArchiveRenderer(deps: { config: Config; port: DatabasePort; clock: Clock; urls: Urls }): ArchiveRenderer {
   const publicUrl = new URL(deps.config.publicUrl);
-  const keys = new AccountKeys(deps.db, deps.clock);
+  const keys = new AccountKeys(deps.port, deps.clock);
   const federation = createFederation<void>({ kv: new MemoryKvStore(), origin: { handleHost: publicUrl.host, webOrigin: publicUrl.origin } });
-  const localId = (username: string) => deps.db.select({ id: accounts.id }).from(accounts).where(and(eq(accounts.username, username), isNull(accounts.domain))).get()?.id;
+  const { accounts } = deps.port.tables;
+  const localId = async (username: string) =>
+    (await deps.port.orm.select({ id: accounts.id }).from(accounts).where(and(eq(accounts.username, username), isNull(accounts.domain))).limit(1))[0]?.id;
   federation
     .setActorDispatcher("/users/{identifier}", () => null)
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
-      const id = localId(identifier);
+      const id = await localId(identifier);
       return id === undefined ? [] : keys.keyPairs(id);
     });
   federation.setInboxListeners("/users/{identifier}/inbox", "/inbox");

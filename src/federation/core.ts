@@ -2,14 +2,15 @@ import { createFederation, type Context, type DocumentLoader, type Federation } 
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/connection.ts";
+import type { DatabasePort } from "../db/port.ts";
 import type { RemoteFetcher, RemoteInfra } from "../services/remote/fetcher.ts";
 import { loadersOf } from "./access.ts";
 import { DELIVERY_RETRY_POLICY, PERMANENT_FAILURES, recordFailure } from "./delivery.ts";
 import { remoteFetcher } from "./fetcher.ts";
 import { InstanceActor } from "./instance-actor.ts";
 import { AccountKeys } from "./keys.ts";
-import type { SqliteKvStore } from "./kv.ts";
-import type { SqliteMessageQueue } from "./queue.ts";
+import type { PortKvStore } from "./kv.ts";
+import type { PortMessageQueue } from "./queue.ts";
 import { withoutRefusedKeys } from "./refusals.ts";
 import { federationStores, type FederationStores } from "./stores.ts";
 
@@ -23,8 +24,8 @@ export interface FederationCore extends RemoteInfra {
   clock: Clock;
   db: Db;
   federation: Federation<void>;
-  kv: SqliteKvStore;
-  queue: SqliteMessageQueue;
+  kv: PortKvStore;
+  queue: PortMessageQueue;
   instance: InstanceActor;
   /** The key pairs of local accounts. */
   keys: AccountKeys;
@@ -37,11 +38,11 @@ export interface FederationCore extends RemoteInfra {
   fetcher: RemoteFetcher;
 }
 
-export function createFederationCore(deps: { config: Config; clock: Clock; db: Db } & RemoteInfra, stores: FederationStores = federationStores(deps)): FederationCore {
+export function createFederationCore(deps: { config: Config; clock: Clock; db: Db; port: DatabasePort } & RemoteInfra, stores: FederationStores = federationStores(deps)): FederationCore {
   const { config, clock, outgoing, refuses, traffic } = deps;
   const { kv, queue } = stores;
   const publicUrl = new URL(config.publicUrl);
-  const instance = new InstanceActor(deps.db, publicUrl.hostname);
+  const instance = new InstanceActor(deps.port, publicUrl.hostname);
   const federation: Federation<void> = createFederation<void>({
     // A refused domain's kept keys are not read: none of its signatures verifies.
     kv: withoutRefusedKeys(kv, (url) => refuses(url)),
@@ -83,5 +84,5 @@ export function createFederationCore(deps: { config: Config; clock: Clock; db: D
   // of private addresses.
   const linked: DocumentLoader = async (url, options) => (await signedLoader(context()))(url, options);
   const fetcher = remoteFetcher({ signedContext, outgoing, loader: linked });
-  return { ...deps, federation, kv, queue, instance, keys: new AccountKeys(deps.db, clock), publicUrl, context, linked, fetcher };
+  return { ...deps, federation, kv, queue, instance, keys: new AccountKeys(deps.port, clock), publicUrl, context, linked, fetcher };
 }

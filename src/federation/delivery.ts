@@ -3,7 +3,7 @@ import { Temporal } from "@js-temporal/polyfill";
 import type { Clock } from "../clock.ts";
 import { log } from "../log.ts";
 import { failureKey, type DeliveryFailure } from "./failures.ts";
-import type { SqliteKvStore } from "./kv.ts";
+import type { PortKvStore } from "./kv.ts";
 import type { FederationServices } from "./port.ts";
 
 /**
@@ -24,7 +24,7 @@ const FAILURE_TTL = { days: 7 };
  * that answered is named by the error; one that never answered (refused, timed out, no such
  * name: the commonest failure) only by the queue's message, `handling`.
  */
-export async function recordFailure(kv: SqliteKvStore, clock: Clock, error: Error, handling: string | null = null): Promise<void> {
+export async function recordFailure(kv: PortKvStore, clock: Clock, error: Error, handling: string | null = null): Promise<void> {
   const inbox = error instanceof SendActivityError ? error.inbox : handling !== null && URL.canParse(handling) ? new URL(handling) : null;
   if (!inbox) return;
   const domain = inbox.host;

@@ -12,11 +12,11 @@ import { actorInput } from "./inbound/actor.ts";
 import { goneActorHandler } from "./inbound/gone-actor.ts";
 import { listen } from "./inbound/index.ts";
 import type { AccountKeyPair } from "./keys.ts";
-import type { SqliteKvStore } from "./kv.ts";
+import type { PortKvStore } from "./kv.ts";
 import { subscribe, type Outbound } from "./outbound/index.ts";
 import { Sender } from "./outbound/sender.ts";
 import type { FederationServices } from "./port.ts";
-import type { SqliteMessageQueue } from "./queue.ts";
+import type { PortMessageQueue } from "./queue.ts";
 import { federationReaders } from "./readers.ts";
 import { refusingActors } from "./refusals.ts";
 import type { NoteLookups } from "./vocab.ts";
@@ -33,8 +33,8 @@ export interface RookeryFederation {
   federation: Federation<void>;
   /** What the edge hands ActivityPub requests to: Fedify, with the request kept for the inbox listeners (delivered-by.ts). */
   handler: FederationHandler;
-  kv: SqliteKvStore;
-  queue: SqliteMessageQueue;
+  kv: PortKvStore;
+  queue: PortMessageQueue;
   /** Fetches a remote actor by its IRI and stores it (the start of `resolve=true`); null when it is none. */
   resolveActor(uri: string): Promise<AccountRow | null>;
   /** A local account's key pairs (made on first need). */
@@ -124,8 +124,8 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
     start() {
       // Expired cache entries nobody reads again are swept hourly, like the other housekeeping.
       const HOUR = 60 * 60 * 1000;
-      services.wheel.handle("federation-sweep", () => {
-        kv.sweep();
+      services.wheel.handle("federation-sweep", async () => {
+        await kv.sweep();
         services.wheel.schedule("federation-sweep", "hourly", clock.now() + HOUR);
       });
       services.wheel.schedule("federation-sweep", "hourly", clock.now() + HOUR);

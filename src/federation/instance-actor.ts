@@ -1,14 +1,19 @@
 import { exportJwk, generateCryptoKeyPair, importJwk, type Context } from "@fedify/fedify";
 import { Application, Endpoints } from "@fedify/fedify/vocab";
 import { eq } from "drizzle-orm";
-import type { Db } from "../db/connection.ts";
-import { instanceSettings } from "../db/schema.ts";
+import type { DatabasePort } from "../db/port.ts";
 
 const SETTING = "federation_instance_actor_keys";
 
+/** Read once per process (the pairs are kept in memory after), so not prepared. */
+async function storedValue(db: DatabasePort): Promise<string | undefined> {
+  const { instanceSettings } = db.tables;
+  return (await db.orm.select({ value: instanceSettings.value }).from(instanceSettings).where(eq(instanceSettings.key, SETTING)).limit(1))[0]?.value;
+}
+
 /** The instance actor's public keys as this database holds them (none until first needed): `rookery federation check` compares them with what PUBLIC_URL serves. */
-export function storedInstanceActorKeys(db: Db): JsonWebKey[] {
-  const value = db.select().from(instanceSettings).where(eq(instanceSettings.key, SETTING)).get()?.value;
+export async function storedInstanceActorKeys(db: DatabasePort): Promise<JsonWebKey[]> {
+  const value = await storedValue(db);
   return value ? (JSON.parse(value) as { publicKey: JsonWebKey }[]).map((p) => p.publicKey) : [];
 }
 
@@ -25,7 +30,7 @@ export class InstanceActor {
   private pending: Promise<CryptoKeyPair[]> | null = null;
 
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     /** The identifier in its URI: PUBLIC_URL's hostname. */
     readonly identifier: string,
   ) {}
@@ -54,16 +59,15 @@ export class InstanceActor {
   }
 
   private async load(): Promise<CryptoKeyPair[]> {
-    const read = () => this.db.select().from(instanceSettings).where(eq(instanceSettings.key, SETTING)).get()?.value;
-    if (!read()) {
+    if (!(await storedValue(this.db))) {
       // RSA 2048 as Mastodon makes them (draft-cavage signatures), and Ed25519.
       const rsa = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
       const ed = await generateCryptoKeyPair("Ed25519");
       const stored = await Promise.all([rsa, ed].map(async (pair) => ({ publicKey: await exportJwk(pair.publicKey), privateKey: await exportJwk(pair.privateKey) })));
       // Another process (the CLI) may have made them meanwhile: the first write stays.
-      this.db.insert(instanceSettings).values({ key: SETTING, value: JSON.stringify(stored) }).onConflictDoNothing().run();
+      await this.db.orm.insert(this.db.tables.instanceSettings).values({ key: SETTING, value: JSON.stringify(stored) }).onConflictDoNothing();
     }
-    const pairs = JSON.parse(read()!) as { publicKey: JsonWebKey; privateKey: JsonWebKey }[];
+    const pairs = JSON.parse((await storedValue(this.db))!) as { publicKey: JsonWebKey; privateKey: JsonWebKey }[];
     return Promise.all(pairs.map(async (p) => ({ publicKey: await importJwk(p.publicKey, "public"), privateKey: await importJwk(p.privateKey, "private") })));
   }
 }

@@ -1,8 +1,7 @@
 import { exportJwk, generateCryptoKeyPair, importJwk } from "@fedify/fedify";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
-import type { Db } from "../db/connection.ts";
-import { accountKeys } from "../db/schema.ts";
+import type { DatabasePort } from "../db/port.ts";
 
 export type KeyAlgorithm = "RSASSA-PKCS1-v1_5" | "Ed25519";
 const ALGORITHMS: readonly KeyAlgorithm[] = ["RSASSA-PKCS1-v1_5", "Ed25519"];
@@ -27,15 +26,21 @@ export class AccountKeys {
    */
   private kept = new Map<number, Promise<AccountKeyPair[]>>();
 
+  /** An account's stored pairs: read once per account and process, prepared all the same. */
+  private readonly stored;
+
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private clock: Clock,
-  ) {}
+  ) {
+    const { accountKeys } = db.tables;
+    this.stored = db.orm.select().from(accountKeys).where(eq(accountKeys.accountId, sql.placeholder("accountId"))).prepare();
+  }
 
   async keyPairs(accountId: number): Promise<AccountKeyPair[]> {
     const kept = this.kept.get(accountId);
     if (kept) return kept;
-    const stored = this.db.select().from(accountKeys).where(eq(accountKeys.accountId, accountId)).all();
+    const stored = await this.stored.execute({ accountId });
     if (stored.length === ALGORITHMS.length) {
       const imported = Promise.all(ALGORITHMS.map((a) => this.imported(stored.find((k) => k.algorithm === a)!)));
       this.kept.set(accountId, imported);
@@ -58,8 +63,8 @@ export class AccountKeys {
         algorithm === "Ed25519"
           ? await generateCryptoKeyPair("Ed25519")
           : ((await crypto.subtle.generateKey({ name: algorithm, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair);
-      this.db
-        .insert(accountKeys)
+      await this.db.orm
+        .insert(this.db.tables.accountKeys)
         .values({
           accountId,
           algorithm,
@@ -67,10 +72,9 @@ export class AccountKeys {
           privateKey: JSON.stringify(await exportJwk(pair.privateKey)),
           createdAt: this.clock.now(),
         })
-        .onConflictDoNothing()
-        .run();
+        .onConflictDoNothing();
     }
-    const stored = this.db.select().from(accountKeys).where(eq(accountKeys.accountId, accountId)).all();
+    const stored = await this.stored.execute({ accountId });
     return Promise.all(ALGORITHMS.map((a) => this.imported(stored.find((k) => k.algorithm === a)!)));
   }
 

@@ -2,6 +2,7 @@ import type { Actor } from "@fedify/fedify/vocab";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/connection.ts";
+import type { DatabasePort } from "../db/port.ts";
 import type { AccountRow } from "../db/schema.ts";
 import type { DomainEvent, EventBus } from "../infra/events.ts";
 import { log } from "../log.ts";
@@ -12,9 +13,9 @@ import type { RemoteFetcher, RemoteInfra } from "../services/remote/fetcher.ts";
 import type { FederationCore } from "./core.ts";
 import type { RookeryFederation } from "./index.ts";
 import type { AccountKeyPair } from "./keys.ts";
-import type { SqliteKvStore } from "./kv.ts";
+import type { PortKvStore } from "./kv.ts";
 import type { FederationServices } from "./port.ts";
-import type { SqliteMessageQueue } from "./queue.ts";
+import type { PortMessageQueue } from "./queue.ts";
 import { federationStores } from "./stores.ts";
 
 /**
@@ -64,8 +65,8 @@ const QUEUE_WATCH_MS = 1000;
 
 /** The core (core.ts) before Fedify is loaded: its store and queue, and the services' fetcher. */
 export interface LazyFederationCore {
-  kv: SqliteKvStore;
-  queue: SqliteMessageQueue;
+  kv: PortKvStore;
+  queue: PortMessageQueue;
   /** The services' RemoteFetcher: each call loads Fedify first, if it is not yet. */
   fetcher: RemoteFetcher;
   /** Fedify's core alone (no dispatchers). */
@@ -84,7 +85,7 @@ export interface LazyFederationCore {
   knowsOtherServers(): boolean;
 }
 
-export function lazyFederationCore(deps: { config: Config; clock: Clock; db: Db } & RemoteInfra): LazyFederationCore {
+export function lazyFederationCore(deps: { config: Config; clock: Clock; db: Db; port: DatabasePort } & RemoteInfra): LazyFederationCore {
   const stores = federationStores(deps);
   let core: Promise<FederationCore> | null = null;
   const load = () => (core ??= import("./core.ts").then(({ createFederationCore }) => createFederationCore(deps, stores)));
@@ -198,17 +199,18 @@ export function lazyRookeryFederation(core: LazyFederationCore, deps: { urls: Ur
       started = true;
       if (real) return real.start();
       // Deliveries a restart or a command (rookery relays add, accounts move) left in the queue.
-      const look = () => {
-        if (!loading && queue.pending() > 0) loadLogged();
+      const look = async () => {
+        if (!loading && (await queue.pending()) > 0) loadLogged();
       };
-      look();
+      const looked = () => void look().catch((e) => log("warn", "federation queue could not be read", { error: String(e).split("\n")[0] }));
+      looked();
       if (!loading) {
-        watcher = setInterval(look, QUEUE_WATCH_MS);
+        watcher = setInterval(looked, QUEUE_WATCH_MS);
         watcher.unref?.();
       }
     },
     async idle() {
-      if (!loading && queue.pending() > 0) loadLogged();
+      if (!loading && (await queue.pending()) > 0) loadLogged();
       if (!loading) await deps.services.remoteAccounts.idle();
       // Loaded meanwhile (a refresh fetched), or before.
       if (loading) await (await loading).idle();
@@ -229,7 +231,7 @@ export function lazyRookeryFederation(core: LazyFederationCore, deps: { urls: Ur
  * The archive renderer (archive.ts, over Fedify) made at the first status or actor an export
  * renders. A status's IRI needs no Fedify: it is the one the API gives as `uri`.
  */
-export function lazyArchiveRenderer(deps: { config: Config; db: Db; clock: Clock; urls: Urls }): ArchiveRenderer {
+export function lazyArchiveRenderer(deps: { config: Config; port: DatabasePort; clock: Clock; urls: Urls }): ArchiveRenderer {
   let made: Promise<ArchiveRenderer> | null = null;
   const renderer = () => (made ??= import("./archive.ts").then(({ createArchiveRenderer }) => createArchiveRenderer(deps)));
   return {

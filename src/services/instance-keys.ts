@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/connection.ts";
-import { accounts, instanceSettings } from "../db/schema.ts";
+import type { DatabasePort } from "../db/port.ts";
+import { accounts } from "../db/schema.ts";
 import { randomSecret } from "../auth/secrets.ts";
 
 export interface InstanceKeys {
@@ -13,22 +14,23 @@ export interface InstanceKeys {
 }
 
 /** Keys made on first start and kept in the database, so restarts keep sessions valid. */
-export async function loadInstanceKeys(db: Db): Promise<InstanceKeys> {
-  const get = (key: string) => db.select().from(instanceSettings).where(eq(instanceSettings.key, key)).get()?.value;
-  const put = (key: string, value: string) => db.insert(instanceSettings).values({ key, value }).onConflictDoNothing().run();
+export async function loadInstanceKeys(db: DatabasePort): Promise<InstanceKeys> {
+  const { instanceSettings } = db.tables;
+  const get = async (key: string) => (await db.orm.select({ value: instanceSettings.value }).from(instanceSettings).where(eq(instanceSettings.key, key)).limit(1))[0]?.value;
+  const put = async (key: string, value: string) => void (await db.orm.insert(instanceSettings).values({ key, value }).onConflictDoNothing());
 
-  if (!get("secret_key")) put("secret_key", randomSecret(48));
-  if (!get("vapid_public_key")) {
+  if (!(await get("secret_key"))) await put("secret_key", randomSecret(48));
+  if (!(await get("vapid_public_key"))) {
     const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
     const publicRaw = Buffer.from(await crypto.subtle.exportKey("raw", pair.publicKey)).toString("base64url");
     const privateJwk = JSON.stringify(await crypto.subtle.exportKey("jwk", pair.privateKey));
-    put("vapid_private_key", privateJwk);
-    put("vapid_public_key", publicRaw);
+    await put("vapid_private_key", privateJwk);
+    await put("vapid_public_key", publicRaw);
   }
   return {
-    secret: Buffer.from(get("secret_key") as string, "base64url"),
-    vapidPublicKey: get("vapid_public_key") as string,
-    vapidPrivateJwk: get("vapid_private_key") as string,
+    secret: Buffer.from((await get("secret_key")) as string, "base64url"),
+    vapidPublicKey: (await get("vapid_public_key")) as string,
+    vapidPrivateJwk: (await get("vapid_private_key")) as string,
   };
 }
 

@@ -49,6 +49,6 @@ describe("a local post reaches remote followers", () => {
     // acknowledged a moment after carol answered it), everything delivered is accounted for.
     await a.federation!.idle();
     expect(receiver.received.filter((x) => x instanceof Create)).toHaveLength(3);
-    expect(a.federation!.queue.pending()).toBe(0);
+    expect(await a.federation!.queue.pending()).toBe(0);
   });
 });

@@ -165,7 +165,7 @@ describe("ALLOW_PRIVATE_ADDRESSES=false (the default)", () => {
       await guarded.ctx.services.follows.follow(follower.id, kim.account.id, {});
       await postStatus(kim, { status: "not for loopback", visibility: "public" });
       await guarded.federation!.idle();
-      expect(guarded.federation!.queue.pending()).toBe(0);
+      expect(await guarded.federation!.queue.pending()).toBe(0);
       expect(receiver.posts).toEqual([]);
     } finally {
       receiver.stop();

@@ -60,7 +60,7 @@ describe("Fedify loaded at first use", () => {
     expect(create.objectId?.href).toBe(post.uri);
     expect(a.federation!.loaded()).toBe(true);
     await a.federation!.idle();
-    expect(a.federation!.queue.pending()).toBe(0);
+    expect(await a.federation!.queue.pending()).toBe(0);
     expect(receiver.received.filter((x) => x instanceof Create)).toHaveLength(1);
   });
 });

@@ -1,32 +1,31 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Temporal } from "@js-temporal/polyfill";
 import { ManualClock } from "../../src/clock.ts";
 import { openDatabase } from "../../src/db/connection.ts";
-import { SqliteKvStore } from "../../src/federation/kv.ts";
-import { PgKvStore } from "../../src/federation/pg-kv.ts";
+import { PostgresPort } from "../../src/db/postgres-port.ts";
+import { PortKvStore } from "../../src/federation/kv.ts";
 import { freshPgDatabase, postgresAvailable, type PgDatabase } from "../support/postgres.ts";
 
 /**
- * Fedify's key-value store on PostgreSQL (src/federation/pg-kv.ts): the same behaviour as the
- * SQLite store's (both run the first tests), then what only PostgreSQL has to show: writes
- * skipped, and compare-and-swap between two processes' connections.
+ * Fedify's key-value store (src/federation/kv.ts) through the database port: the same
+ * behaviour on SQLite and PostgreSQL (both run the first tests), then what PostgreSQL has to
+ * show: writes skipped, and compare-and-swap between two processes' connections.
  */
 
-const opened: { db: PgDatabase; clients: SQL[] }[] = [];
+const opened: { db: PgDatabase; clients: PostgresPort[] }[] = [];
 async function database() {
   const db = await freshPgDatabase();
-  const entry = { db, clients: [] as SQL[] };
+  const entry = { db, clients: [] as PostgresPort[] };
   opened.push(entry);
   return {
     url: db.url,
     client: () => {
-      const sql = new SQL(db.url, { max: 2 });
-      entry.clients.push(sql);
-      return sql;
+      const port = new PostgresPort(db.url, { max: 2 });
+      entry.clients.push(port);
+      return port;
     },
   };
 }
@@ -46,7 +45,7 @@ afterEach(() => {
 
 const kinds = [
   {
-    name: "SqliteKvStore",
+    name: "PortKvStore on SQLite",
     skip: false,
     make: async (clock: ManualClock) => {
       const dir = mkdtempSync(join(tmpdir(), "rookery-kv-"));
@@ -55,10 +54,10 @@ const kinds = [
         db.close();
         rmSync(dir, { recursive: true, force: true });
       });
-      return new SqliteKvStore(db.sqlite, clock);
+      return new PortKvStore(db.port, clock);
     },
   },
-  { name: "PgKvStore", skip: !postgresAvailable, make: async (clock: ManualClock) => new PgKvStore((await database()).client(), clock) },
+  { name: "PortKvStore on PostgreSQL", skip: !postgresAvailable, make: async (clock: ManualClock) => new PortKvStore((await database()).client(), clock) },
 ];
 
 for (const kind of kinds) {
@@ -117,13 +116,13 @@ for (const kind of kinds) {
   });
 }
 
-describe.skipIf(!postgresAvailable)("PgKvStore", () => {
+describe.skipIf(!postgresAvailable)("PortKvStore on PostgreSQL", () => {
   test("a set of the value already there writes nothing; a new value or a new expiry is written; an expired value is swapped as absent", async () => {
     const clock = new ManualClock(1_000_000);
-    const sql = (await database()).client();
-    const kv = new PgKvStore(sql, clock);
+    const port = (await database()).client();
+    const kv = new PortKvStore(port, clock);
     // The row's xmin names the transaction that last wrote it.
-    const version = async () => (await sql`SELECT xmin::text AS v FROM fedify_kv`)[0].v as string;
+    const version = async () => (await port.get<{ v: string }>("SELECT xmin::text AS v FROM fedify_kv"))!.v;
     await kv.set(["spec", "https://remote.example"], "rfc9421");
     const first = await version();
     await kv.set(["spec", "https://remote.example"], "rfc9421");
@@ -133,19 +132,19 @@ describe.skipIf(!postgresAvailable)("PgKvStore", () => {
     expect(second).not.toBe(first);
     await kv.set(["spec", "https://remote.example"], "draft-cavage-http-signatures-12", ttl(10));
     expect(await version()).not.toBe(second);
-    expect(await sql`SELECT expires_at FROM fedify_kv`).toEqual([{ expires_at: String(1_010_000) }]);
+    expect(await port.all("SELECT expires_at FROM fedify_kv")).toEqual([{ expires_at: 1_010_000 }]);
     clock.advance(10_000);
     expect(await kv.cas(["spec", "https://remote.example"], "draft-cavage-http-signatures-12", "x")).toBe(false);
     expect(await kv.cas(["spec", "https://remote.example"], undefined, "rfc9421")).toBe(true);
     expect(await kv.get(["spec", "https://remote.example"])).toBe("rfc9421");
-    expect(await sql`SELECT expires_at FROM fedify_kv`).toEqual([{ expires_at: null }]);
+    expect(await port.all("SELECT expires_at FROM fedify_kv")).toEqual([{ expires_at: null }]);
   });
 
   test("of many swaps from one value raced by two processes' connections, exactly one wins each round", async () => {
     const clock = new ManualClock(1_000_000);
     const db = await database();
-    const a = new PgKvStore(db.client(), clock);
-    const b = new PgKvStore(db.client(), clock);
+    const a = new PortKvStore(db.client(), clock);
+    const b = new PortKvStore(db.client(), clock);
     await a.set(["counter"], 0);
     for (let round = 0; round < 20; round++) {
       const tries = [a, b, a, b].map((kv, i) => kv.cas(["counter"], round, round + 1).then((won) => (won ? i : -1)));

@@ -6,15 +6,17 @@ import { join } from "node:path";
 import { Temporal } from "@js-temporal/polyfill";
 import { ManualClock } from "../../src/clock.ts";
 import { openDatabase } from "../../src/db/connection.ts";
-import { SqliteMessageQueue } from "../../src/federation/queue.ts";
+import { PostgresPort } from "../../src/db/postgres-port.ts";
+import { PortMessageQueue } from "../../src/federation/queue.ts";
 import { PgMessageQueue, type PgMessageQueueOptions } from "../../src/federation/pg-queue.ts";
 import { OutgoingHttp } from "../../src/net/outgoing.ts";
 import { freshPgDatabase, postgresAvailable, type PgDatabase } from "../support/postgres.ts";
 import { eventually } from "../support/wait.ts";
 
 /**
- * Fedify's message queue on PostgreSQL (src/federation/pg-queue.ts): the behaviour the SQLite
- * queue has (the first tests run on both), then what several processes need:
+ * Fedify's message queue on PostgreSQL (src/federation/pg-queue.ts): the behaviour the
+ * one-process queue has (the first tests run on all three: queue.ts through the database port
+ * on SQLite and on PostgreSQL, and pg-queue.ts), then what several processes need:
  * workers on separate connections and in a second `bun` process sharing the messages, a worker
  * killed with kill -9 mid-handler, ordering keys across workers, delays, and NOTIFY.
  */
@@ -116,8 +118,14 @@ afterEach(() => {
 /** Each queue over a fresh database; `reopen` is a queue over the same one, as after a restart. */
 const kinds = [
   {
-    name: "SqliteMessageQueue",
+    name: "PortMessageQueue on SQLite",
     skip: false,
+    /**
+     * Whether a count begun in the turn of the enqueues surely runs before their write: on SQLite
+     * the count runs at once, and pg-queue.ts's write first waits for its keys' advisory locks;
+     * through the port on PostgreSQL the two race on two connections.
+     */
+    countsFirst: true,
     make: async (clock: ManualClock, refusesDomain?: (url: string) => boolean) => {
       const dir = mkdtempSync(join(tmpdir(), "rookery-queue-"));
       const db = openDatabase(dir);
@@ -125,13 +133,26 @@ const kinds = [
         db.close();
         rmSync(dir, { recursive: true, force: true });
       });
-      const reopen = () => new SqliteMessageQueue(db.sqlite, clock, outgoing, refusesDomain);
+      const reopen = () => new PortMessageQueue(db.port, clock, outgoing, refusesDomain);
+      return { queue: reopen(), reopen };
+    },
+  },
+  {
+    name: "PortMessageQueue on PostgreSQL",
+    skip: !postgresAvailable,
+    countsFirst: false,
+    make: async (clock: ManualClock, refusesDomain?: (url: string) => boolean) => {
+      const db = await database();
+      const port = new PostgresPort(db.url, { max: 2 });
+      cleanups.push(() => port.close());
+      const reopen = () => new PortMessageQueue(port, clock, outgoing, refusesDomain);
       return { queue: reopen(), reopen };
     },
   },
   {
     name: "PgMessageQueue",
     skip: !postgresAvailable,
+    countsFirst: true,
     make: async (clock: ManualClock, refusesDomain?: (url: string) => boolean) => {
       const db = await database();
       const reopen = () => queueOn(db.client(), clock, refusesDomain ? { refusesDomain } : {});
@@ -162,7 +183,7 @@ for (const kind of kinds) {
       const clock = new ManualClock(1_000_000);
       const { queue } = await kind.make(clock);
       const calls = Array.from({ length: 100 }, (_, n) => queue.enqueue({ n }, { orderingKey: `k${n % 7}` }));
-      expect(await queue.pending()).toBe(0);
+      if (kind.countsFirst) expect(await queue.pending()).toBe(0);
       await Promise.all(calls);
       expect(await queue.pending()).toBe(100);
       await queue.enqueueMany(Array.from({ length: 50 }, (_, n) => ({ n: 100 + n })));

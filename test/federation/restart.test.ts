@@ -29,13 +29,13 @@ describe("the delivery queue survives a restart", () => {
     // The queue stops first, as a crash would stop it: the delivery stays in the database.
     await a.federation!.stop();
     const post = await postStatus(alice, { status: "sent after the restart", visibility: "public" });
-    await eventually(() => a.federation!.queue.pending() > 0, "the delivery is queued");
+    await eventually(async () => (await a.federation!.queue.pending()) > 0, "the delivery is queued");
     expect(receiver.received.filter((x) => x instanceof Create)).toHaveLength(0);
 
     a = await a.restart();
     const create = await eventually(() => receiver.received.find((x): x is Create => x instanceof Create), "delivered after restart");
     expect(create.objectId?.href).toBe(post.uri);
-    await eventually(() => a.federation!.queue.pending() === 0, "queue empty");
+    await eventually(async () => (await a.federation!.queue.pending()) === 0, "queue empty");
     expect(receiver.received.filter((x) => x instanceof Create)).toHaveLength(1);
   });
 });

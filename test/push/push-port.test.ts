@@ -40,7 +40,7 @@ async function push(arm: PortArm) {
   // A wheel of its own, driven by the test's clock: the SQLite arm's services have theirs.
   const wheel = new TimerWheel(t.clock);
   cleanups.push(() => wheel.stop());
-  const keys = await loadInstanceKeys(t.database.db);
+  const keys = await loadInstanceKeys(t.database.port);
   const vapid = new VapidSigner(keys.vapidPrivateJwk, keys.vapidPublicKey, "mailto:admin@rookery.test", t.clock);
   const urls = { publicUrl: "http://rookery.test", media: (path: string) => `http://rookery.test/media/${path}` };
   const deliveries = new PushDeliveries(

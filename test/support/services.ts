@@ -40,7 +40,7 @@ export async function startTestServices(env: Record<string, string> = {}, start 
   const clock = new ManualClock(start);
   const ids = new IdGenerator(clock);
   ids.seed(largestId(database.sqlite));
-  const keys = await loadInstanceKeys(database.db);
+  const keys = await loadInstanceKeys(database.port);
   const storage = new MediaStorage(dataDir, config.publicUrl);
   const { services } = assembleServices({ config, db: database.db, port: database.port, clock, ids, storage, keys }, { federation: false });
   // What follows a write, as in the server (no streams, no federation here).

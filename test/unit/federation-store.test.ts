@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { Temporal } from "@js-temporal/polyfill";
 import { ManualClock } from "../../src/clock.ts";
 import { openDatabase, type DbHandle } from "../../src/db/connection.ts";
-import { SqliteKvStore } from "../../src/federation/kv.ts";
-import { SqliteMessageQueue } from "../../src/federation/queue.ts";
+import { PortKvStore } from "../../src/federation/kv.ts";
+import { PortMessageQueue } from "../../src/federation/queue.ts";
 import { OutgoingHttp } from "../../src/net/outgoing.ts";
 
 /** Deliveries' requests, allowed to any address (none is sent here). */
@@ -29,7 +29,7 @@ afterEach(() => {
 });
 
 /** Runs the queue until `count` messages were handled, then stops it. */
-async function drain(queue: SqliteMessageQueue, count: number): Promise<unknown[]> {
+async function drain(queue: PortMessageQueue, count: number): Promise<unknown[]> {
   const seen: unknown[] = [];
   const controller = new AbortController();
   await queue.listen(
@@ -42,11 +42,11 @@ async function drain(queue: SqliteMessageQueue, count: number): Promise<unknown[
   return seen;
 }
 
-describe("SqliteKvStore", () => {
+describe("PortKvStore", () => {
   test("get, set, delete, prefix listing, expiry and compare-and-swap", async () => {
     const clock = new ManualClock(1_000_000);
     const { db } = open();
-    const kv = new SqliteKvStore(db.sqlite, clock);
+    const kv = new PortKvStore(db.port, clock);
     await kv.set(["a", "b"], { x: 1 });
     await kv.set(["a", "c"], 2, { ttl: Temporal.Duration.from({ seconds: 10 }) });
     await kv.set(["ab"], 3);
@@ -72,7 +72,7 @@ describe("SqliteKvStore", () => {
   test("a set of the value already there writes nothing; a new value or a new expiry is written", async () => {
     const clock = new ManualClock(1_000_000);
     const { db } = open();
-    const kv = new SqliteKvStore(db.sqlite, clock);
+    const kv = new PortKvStore(db.port, clock);
     const changes = () => (db.sqlite.query("SELECT total_changes() AS n").get() as { n: number }).n;
     await kv.set(["spec", "https://remote.example"], "rfc9421");
     const before = changes();
@@ -89,11 +89,11 @@ describe("SqliteKvStore", () => {
   });
 });
 
-describe("SqliteMessageQueue", () => {
+describe("PortMessageQueue", () => {
   test("messages survive a restart and are handed out in order; delayed ones wait for their time", async () => {
     const clock = new ManualClock(1_000_000);
     const first = open();
-    const queue = new SqliteMessageQueue(first.db.sqlite, clock, outgoing);
+    const queue = new PortMessageQueue(first.db.port, clock, outgoing);
     await queue.enqueue({ n: 1 }, { orderingKey: "k" });
     await queue.enqueue({ n: 2 }, { orderingKey: "k" });
     await queue.enqueue({ later: true }, { delay: Temporal.Duration.from({ minutes: 5 }) });
@@ -101,24 +101,24 @@ describe("SqliteMessageQueue", () => {
     first.db.close();
 
     const second = open(first.dir);
-    const reopened = new SqliteMessageQueue(second.db.sqlite, clock, outgoing);
+    const reopened = new PortMessageQueue(second.db.port, clock, outgoing);
     expect(await drain(reopened, 2)).toEqual([{ n: 1 }, { n: 2 }]);
-    expect(reopened.pending()).toBe(1);
+    expect(await reopened.pending()).toBe(1);
     clock.advance(5 * 60 * 1000);
     expect(await drain(reopened, 1)).toEqual([{ later: true }]);
-    expect(reopened.pending()).toBe(0);
+    expect(await reopened.pending()).toBe(0);
     second.db.close();
   });
 
   test("messages enqueued in one turn are written together, in the order they were enqueued, before their promises settle", async () => {
     const clock = new ManualClock(1_000_000);
     const { db } = open();
-    const queue = new SqliteMessageQueue(db.sqlite, clock, outgoing);
+    const queue = new PortMessageQueue(db.port, clock, outgoing);
     // As Fedify queues a post's deliveries: every call at once, then waits for all of them.
     const calls = Array.from({ length: 100 }, (_, n) => queue.enqueue({ n }, { orderingKey: `k${n % 7}` }));
-    expect(queue.pending()).toBe(0);
+    expect(await queue.pending()).toBe(0);
     await Promise.all(calls);
-    expect(queue.pending()).toBe(100);
+    expect(await queue.pending()).toBe(100);
     expect(await drain(queue, 100)).toEqual(Array.from({ length: 100 }, (_, n) => ({ n })));
     db.close();
   });
@@ -126,20 +126,20 @@ describe("SqliteMessageQueue", () => {
   test("a message whose handler was cut short by a crash is handed out again after restart", async () => {
     const clock = new ManualClock(1_000_000);
     const first = open();
-    const queue = new SqliteMessageQueue(first.db.sqlite, clock, outgoing);
+    const queue = new PortMessageQueue(first.db.port, clock, outgoing);
     await queue.enqueue({ n: 1 });
     // What a worker killed mid-delivery leaves behind: the row, locked.
     first.db.sqlite.run("UPDATE fedify_messages SET locked_until = 9999999999999");
     first.db.close();
     const second = open(first.dir);
-    expect(await drain(new SqliteMessageQueue(second.db.sqlite, clock, outgoing), 1)).toEqual([{ n: 1 }]);
+    expect(await drain(new PortMessageQueue(second.db.port, clock, outgoing), 1)).toEqual([{ n: 1 }]);
     second.db.close();
   });
 
   test("a handler that throws does not keep its message forever (Fedify retries by enqueueing anew)", async () => {
     const clock = new ManualClock(1_000_000);
     const { db } = open();
-    const queue = new SqliteMessageQueue(db.sqlite, clock, outgoing);
+    const queue = new PortMessageQueue(db.port, clock, outgoing);
     await queue.enqueue({ n: 1 });
     await queue.enqueue({ n: 2 });
     const seen: unknown[] = [];
@@ -153,7 +153,7 @@ describe("SqliteMessageQueue", () => {
       { signal: controller.signal },
     );
     expect(seen).toEqual([{ n: 1 }, { n: 2 }]);
-    expect(queue.pending()).toBe(0);
+    expect(await queue.pending()).toBe(0);
     db.close();
   });
 
@@ -161,7 +161,7 @@ describe("SqliteMessageQueue", () => {
     const clock = new ManualClock(1_000_000);
     const { db } = open();
     // Private addresses allowed: the inbox check would look b.example up in the DNS.
-    const queue = new SqliteMessageQueue(db.sqlite, clock, outgoing);
+    const queue = new PortMessageQueue(db.port, clock, outgoing);
     const rows = () => db.sqlite.query<{ message: string }, []>("SELECT message FROM fedify_messages ORDER BY id").all().map((r) => JSON.parse(r.message));
     await queue.enqueue({ type: "outbox", activityId: "https://a.example/1", inbox: "https://b.example/inbox", attempt: 0 });
     const controller = new AbortController();
@@ -190,12 +190,12 @@ describe("SqliteMessageQueue", () => {
   });
 });
 
-describe("SqliteMessageQueue drops what concerns a refused domain", () => {
+describe("PortMessageQueue drops what concerns a refused domain", () => {
   test("deliveries to it and queued activities from it are removed unhandled; the rest are handled in order", async () => {
     const clock = new ManualClock(1_000_000);
     const { db } = open();
     const refused = (url: string) => new URL(url).hostname.endsWith("blocked.example");
-    const queue = new SqliteMessageQueue(db.sqlite, clock, outgoing, refused);
+    const queue = new PortMessageQueue(db.port, clock, outgoing, refused);
     await queue.enqueue({ type: "outbox", inbox: "https://social.blocked.example/inbox", n: 1 });
     await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: "https://blocked.example/users/mal" }, n: 2 });
     await queue.enqueue({ type: "inbox", activity: { type: "Create", actor: { id: "https://blocked.example/users/mal" } }, n: 3 });
@@ -209,7 +209,7 @@ describe("SqliteMessageQueue drops what concerns a refused domain", () => {
       { type: "inbox", activity: { type: "Create", actor: "https://friendly.example/users/amy" }, n: 6 },
       { type: "inbox", activity: { type: "Create" }, n: 7 },
     ]);
-    expect(queue.pending()).toBe(0);
+    expect(await queue.pending()).toBe(0);
     db.close();
   });
 });
