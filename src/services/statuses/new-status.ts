@@ -1,5 +1,6 @@
 import { getTableColumns, sql } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { polls, statuses, type PollRow, type StatusRow } from "../../db/schema.ts";
 
 /**
@@ -94,36 +95,56 @@ export interface NewPollFields {
  * nothing). The caller's transaction holds them: they run on the same connection.
  */
 export class NewStatuses {
-  private insertStatus;
-  private insertPoll;
+  private syncStatus;
+  private syncPoll;
+  /** The same statements on the database port, for the converted writers (`insert`, `insertPoll`). */
+  private portStatus;
+  private portPoll;
 
-  constructor(db: Db) {
+  /** `db` for the writers still synchronous (a remote status's edit, RemoteNotes' paths). */
+  constructor(db: Db, port: DatabasePort) {
     const placeholders = (table: typeof statuses | typeof polls) => Object.fromEntries(Object.keys(getTableColumns(table)).map((k) => [k, sql.placeholder(k)]));
-    this.insertStatus = db.insert(statuses).values(placeholders(statuses) as never).prepare();
-    this.insertPoll = db.insert(polls).values(placeholders(polls) as never).prepare();
+    this.syncStatus = db.insert(statuses).values(placeholders(statuses) as never).prepare();
+    this.syncPoll = db.insert(polls).values(placeholders(polls) as never).prepare();
+    this.portStatus = port.orm.insert(port.tables.statuses).values(placeholders(statuses) as never).prepare();
+    this.portPoll = port.orm.insert(port.tables.polls).values(placeholders(polls) as never).prepare();
   }
 
   add(row: StatusRow): void {
-    this.insertStatus.run(row);
+    this.syncStatus.run(row);
+  }
+
+  async insert(row: StatusRow): Promise<void> {
+    await this.portStatus.execute(row);
   }
 
   addPoll(f: NewPollFields): PollRow {
-    const votes = f.tallies?.reduce((a, b) => a + b, 0) ?? 0;
-    const row: PollRow = {
-      id: f.id,
-      statusId: f.statusId,
-      accountId: f.accountId,
-      options: JSON.stringify(f.options),
-      tallies: JSON.stringify(f.tallies ?? f.options.map(() => 0)),
-      multiple: f.multiple,
-      hideTotals: f.hideTotals ?? false,
-      votesCount: f.votesCount ?? votes,
-      votersCount: f.votersCount ?? 0,
-      expiresAt: f.expiresAt,
-      endedAt: f.endedAt ?? null,
-      createdAt: f.createdAt,
-    };
-    this.insertPoll.run(row);
+    const row = pollRow(f);
+    this.syncPoll.run(row);
     return row;
   }
+
+  async insertPoll(f: NewPollFields): Promise<PollRow> {
+    const row = pollRow(f);
+    await this.portPoll.execute(row);
+    return row;
+  }
+}
+
+function pollRow(f: NewPollFields): PollRow {
+  const votes = f.tallies?.reduce((a, b) => a + b, 0) ?? 0;
+  return {
+    id: f.id,
+    statusId: f.statusId,
+    accountId: f.accountId,
+    options: JSON.stringify(f.options),
+    tallies: JSON.stringify(f.tallies ?? f.options.map(() => 0)),
+    multiple: f.multiple,
+    hideTotals: f.hideTotals ?? false,
+    votesCount: f.votesCount ?? votes,
+    votersCount: f.votersCount ?? 0,
+    expiresAt: f.expiresAt,
+    endedAt: f.endedAt ?? null,
+    createdAt: f.createdAt,
+  };
 }
