@@ -153,7 +153,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   services.polls.restore();
   await services.media.restore();
-  services.scheduled.restore();
+  await services.scheduled.restore();
   await services.pushDeliveries.restore();
   await services.quoteChecks.restore();
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);

@@ -197,17 +197,17 @@ export function createServices(deps: ServiceDeps) {
   const newStatuses = new NewStatuses(db, port);
   // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).
   const quotes = new QuoteService(db, ids, clock, events, quotePolicy, reader, renderCache, config.publicUrl);
-  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
+  const posting = new PostingService(port, db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
   const removal = new RemovalService(db, events, renderCache, statusMedia, quotes);
   const statusActions = new StatusActionService(port, db, ids, clock, reader, moderation, removal, events, newStatuses);
   const polls = new PollService(db, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(port, db, ids, clock, events);
   const timelines = new TimelineService(db, reader, homeFeed, moderation, lists, renderCache);
   const threads = new ThreadService(db, reader, moderation);
-  const idempotency = new IdempotencyStore(db.$client, clock);
+  const idempotency = new IdempotencyStore(port, clock);
   const media = new MediaService(port, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
 
-  const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
+  const scheduled = new ScheduledStatusService(port, ids, clock, posting, wheel);
   const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);
   const signInLimits = new RateLimiter(clock, SIGN_IN_BUCKETS);
   const filters = new FilterService(port, db, ids, clock, events, reader);
@@ -289,7 +289,7 @@ export function createServices(deps: ServiceDeps) {
   wheel.handle("maintenance", async () => {
     rateLimits.sweep();
     signInLimits.sweep();
-    idempotency.sweep();
+    await idempotency.sweep();
     wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);
     await media.cleanup();
   });
