@@ -42,7 +42,7 @@ export class StatusActionService {
       favourite: orm.insert(favourites).values({ id: p("id"), accountId, statusId, createdAt: p("now") }).onConflictDoNothing().prepare(),
       favouriteOf: orm.select({ id: favourites.id }).from(favourites).where(and(eq(favourites.accountId, accountId), eq(favourites.statusId, statusId))).limit(1).prepare(),
       unfavourite: orm.delete(favourites).where(eq(favourites.id, p("id"))).prepare(),
-      boostOf: orm.select({ id: statuses.id }).from(statuses).where(and(eq(statuses.accountId, accountId), eq(statuses.reblogOfId, statusId))).limit(1).prepare(),
+      boostOf: orm.select().from(statuses).where(and(eq(statuses.accountId, accountId), eq(statuses.reblogOfId, statusId))).limit(1).prepare(),
       bookmark: orm.insert(bookmarks).values({ id: p("id"), accountId, statusId, createdAt: p("now") }).onConflictDoNothing().prepare(),
       unbookmark: orm.delete(bookmarks).where(and(eq(bookmarks.accountId, accountId), eq(bookmarks.statusId, statusId))).prepare(),
       mute: orm.insert(conversationMutes).values({ accountId, conversationId: p("conversationId") }).onConflictDoNothing().prepare(),
@@ -94,7 +94,7 @@ export class StatusActionService {
     if (this.moderation.isBlocking(actorId, original.accountId)) throw forbidden();
 
     const [existing] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
-    if (existing) return this.reader.findRow(existing.id) as StatusRow;
+    if (existing) return existing;
 
     let visibility = visibilityParam ?? "public";
     if (visibility === "direct" || visibility === "limited") throw validationFailed("Visibility is reserved");
@@ -120,10 +120,9 @@ export class StatusActionService {
   async unreblog(actorId: number, statusId: number | null): Promise<StatusRow> {
     const { subject: original } = this.target(statusId, actorId);
     const [boost] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
-    const row = boost && this.reader.findRow(boost.id);
-    if (!row) throw notFound();
+    if (!boost) throw notFound();
     // Removal stays synchronous (its callers in federation and admin are): inside this flow it is part of the group commit's transaction.
-    this.removal.remove(row);
+    this.removal.remove(boost);
     return this.reader.findRow(original.id) as StatusRow;
   }
 
