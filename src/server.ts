@@ -151,7 +151,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     threads: threads ? (events) => threads.subscribe(events) : undefined,
     processes: linked?.subscribe,
   });
-  services.polls.restore();
+  await services.polls.restore();
   await services.media.restore();
   await services.scheduled.restore();
   await services.pushDeliveries.restore();

@@ -200,7 +200,7 @@ export function createServices(deps: ServiceDeps) {
   const posting = new PostingService(port, db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
   const removal = new RemovalService(db, events, renderCache, statusMedia, quotes);
   const statusActions = new StatusActionService(port, db, ids, clock, reader, moderation, removal, events, newStatuses);
-  const polls = new PollService(db, ids, clock, reader, moderation, wheel, events);
+  const polls = new PollService(port, db, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(port, db, ids, clock, events);
   const timelines = new TimelineService(db, reader, homeFeed, moderation, lists, renderCache);
   const threads = new ThreadService(db, reader, moderation);
@@ -239,7 +239,7 @@ export function createServices(deps: ServiceDeps) {
   const adminAccounts = new AdminAccounts(port, clock, accounts, accountPurge, auditLog, adminReports, events, twoFactor);
   const adminDomains = new AdminDomains(port, federationDomains, auditLog);
 
-  const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
+  const editing = new EditingService(port, db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   // Quotes that could not be settled for want of an answer are checked again later, off the wheel.

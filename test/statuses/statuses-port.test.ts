@@ -3,8 +3,10 @@ import { statuses } from "../../src/db/schema.ts";
 import { ApiError } from "../../src/errors.ts";
 import { EventBus } from "../../src/infra/events.ts";
 import { StatusActionService } from "../../src/services/statuses/actions.ts";
+import { EditingService } from "../../src/services/statuses/editing.ts";
 import { IdempotencyStore } from "../../src/services/statuses/idempotency.ts";
 import { NewStatuses } from "../../src/services/statuses/new-status.ts";
+import { PollService } from "../../src/services/statuses/polls.ts";
 import { PostingService } from "../../src/services/statuses/posting.ts";
 import { ScheduledStatusService } from "../../src/services/statuses/scheduled.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
@@ -43,6 +45,8 @@ function family(arm: PortArm) {
     actions: new StatusActionService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.removal, events, rows),
     scheduled: new ScheduledStatusService(port, t.ids, t.clock, posting, s.wheel),
     keys: new IdempotencyStore(port, t.clock),
+    editing: new EditingService(port, t.database.db, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: s.media, statuses: s.statusMedia }, rows, () => null),
+    polls: new PollService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.wheel, events),
   };
 }
 
@@ -155,6 +159,41 @@ for (const arm of portArms) {
       await scheduled.cancel(alice.id, second.id);
       expect(await scheduled.list(alice.id, { limit: 10 })).toEqual([]);
       expect((await rejection(scheduled.cancel(alice.id, second.id)))?.status).toBe(404);
+    });
+
+    test("an edit: both versions kept, tags replaced, a poll added and ended once; another's edit and a blank one refused with nothing changed", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const bob = await a.mirror(await a.t.local("bob"));
+      const status = await a.t.post(alice, { text: "first #one" });
+      await copyStatuses(a);
+      await a.port.run("DELETE FROM status_tags");
+      const { editing, polls, events } = family(a);
+      const heard: string[] = [];
+      for (const type of ["status.updated", "poll.opened", "poll.ended", "quote_policy.changed"] as const) events.within(type, () => void heard.push(type));
+
+      const edited = await editing.edit(alice.id, status.id, { text: "second #two", poll: { options: ["a", "b"], expiresIn: 600 } });
+      expect(edited).toMatchObject({ text: "second #two", hasPoll: true, editedAt: a.t.clock.now() });
+      expect(await a.port.all("SELECT text, poll_options FROM status_edits WHERE status_id = ? ORDER BY id", [status.id])).toEqual([
+        { text: "first #one", poll_options: null },
+        { text: "second #two", poll_options: JSON.stringify(["a", "b"]) },
+      ]);
+      expect(await a.port.all("SELECT t.name FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE st.status_id = ?", [status.id])).toEqual([{ name: "two" }]);
+      expect(await a.port.get("SELECT text, has_poll FROM statuses WHERE id = ?", [status.id])).toMatchObject({ text: "second #two" });
+
+      expect((await rejection(editing.edit(bob.id, status.id, { text: "mine now" })))?.status).toBe(404);
+      expect((await rejection(editing.edit(alice.id, status.id, { text: " " })))?.message).toBe("Validation failed: Text can't be blank");
+      expect(await count(a, "status_edits")).toBe(2);
+      expect(await a.port.get("SELECT text FROM statuses WHERE id = ?", [status.id])).toEqual({ text: "second #two" });
+
+      const poll = (await a.port.get<{ id: number }>("SELECT id FROM polls WHERE status_id = ?", [status.id]))!;
+      await polls.end(poll.id);
+      expect(await a.port.get("SELECT ended_at FROM polls WHERE id = ?", [poll.id])).toEqual({ ended_at: null });
+      a.t.clock.advance(600_000);
+      await polls.end(poll.id);
+      await polls.end(poll.id);
+      expect(Number((await a.port.get<{ ended_at: number }>("SELECT ended_at FROM polls WHERE id = ?", [poll.id]))!.ended_at)).toBe(a.t.clock.now());
+      expect(heard).toEqual(["poll.opened", "status.updated", "poll.ended"]);
     });
 
     test("Idempotency-Keys: remembered in the post's transaction, forgotten with its rollback", async () => {
