@@ -299,7 +299,7 @@ export function createServices(deps: ServiceDeps) {
   const pushSubscriptions = new PushSubscriptions(port, db, ids, clock, config.allowPrivateAddresses, tokenSeal);
   const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
   const pushDeliveries = new PushDeliveries(port, db, ids, clock, wheel, deps.renderPush, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions, writes);
-  const linkCards = new LinkCards(db, ids, clock, renderCache, writes, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));
+  const linkCards = new LinkCards(port, ids, clock, renderCache, writes, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));
   // Remote statuses' images are copied here when the operator asked for it.
   const federationHealth = new FederationHealth({
     db: port,

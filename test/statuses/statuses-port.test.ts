@@ -2,6 +2,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { statuses } from "../../src/db/schema.ts";
 import { ApiError } from "../../src/errors.ts";
 import { EventBus } from "../../src/infra/events.ts";
+import { GroupCommit } from "../../src/infra/group-commit.ts";
+import { LinkCards } from "../../src/services/statuses/link-cards.ts";
 import { StatusActionService } from "../../src/services/statuses/actions.ts";
 import { EditingService } from "../../src/services/statuses/editing.ts";
 import { IdempotencyStore } from "../../src/services/statuses/idempotency.ts";
@@ -194,6 +196,29 @@ for (const arm of portArms) {
       await polls.end(poll.id);
       expect(Number((await a.port.get<{ ended_at: number }>("SELECT ended_at FROM polls WHERE id = ?", [poll.id]))!.ended_at)).toBe(a.t.clock.now());
       expect(heard).toEqual(["poll.opened", "status.updated", "poll.ended"]);
+    });
+
+    test("link cards: a page's card kept and set on its status; a page without a title kept as failed, its status left without", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const { posting } = family(a);
+      const pages: Record<string, string> = {
+        "https://news.example/story": "<html><head><title>A story</title><meta property='og:description' content='What happened'></head></html>",
+        "https://news.example/blank": "<html><body>no title</body></html>",
+      };
+      // The network (OutgoingHttp.bytes in the server): these two pages.
+      const download = async (url: string) => new TextEncoder().encode(pages[url] ?? "");
+      const cards = new LinkCards(a.port, a.t.ids, a.t.clock, a.t.services.renderCache, new GroupCommit(a.port), download);
+      const story = await posting.publish(posting.prepare(alice.id, null, { text: "read https://news.example/story" }));
+      const blank = await posting.publish(posting.prepare(alice.id, null, { text: "see https://news.example/blank" }));
+      await cards.forStatus(story);
+      await cards.forStatus(blank);
+      const card = await a.port.get<{ card: string }>("SELECT card FROM statuses WHERE id = ?", [story.id]);
+      expect(JSON.parse(card!.card)).toMatchObject({ url: "https://news.example/story", title: "A story", description: "What happened" });
+      expect(await a.port.get("SELECT card FROM statuses WHERE id = ?", [blank.id])).toEqual({ card: null });
+      expect(await a.port.all("SELECT url FROM preview_cards WHERE card IS NULL AND failed_at IS NOT NULL")).toEqual([{ url: "https://news.example/blank" }]);
+      expect(await count(a, "preview_cards")).toBe(2);
+      await cards.stop();
     });
 
     test("Idempotency-Keys: remembered in the post's transaction, forgotten with its rollback", async () => {
