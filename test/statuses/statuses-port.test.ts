@@ -145,6 +145,10 @@ for (const arm of portArms) {
       const second = await scheduled.schedule(alice.id, null, { text: "even later" }, at(2 * HOUR), {});
       expect(await scheduled.find(alice.id, first.id)).toEqual(first);
       expect((await scheduled.list(alice.id, { limit: 10 })).map((r) => r.id)).toEqual([second.id, first.id]);
+      // Paged both ways: newest first below a cursor, forward from one (answered newest first).
+      expect((await scheduled.list(alice.id, { limit: 1, maxId: second.id })).map((r) => r.id)).toEqual([first.id]);
+      expect((await scheduled.list(alice.id, { limit: 1, minId: 0 })).map((r) => r.id)).toEqual([first.id]);
+      expect((await scheduled.list(alice.id, { limit: 5, sinceId: first.id })).map((r) => r.id)).toEqual([second.id]);
       const moved = await scheduled.reschedule(alice.id, second.id, at(3 * HOUR));
       expect((await scheduled.find(alice.id, second.id)).scheduledAt).toBe(moved.scheduledAt);
 

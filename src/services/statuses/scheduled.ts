@@ -1,11 +1,11 @@
-import { and, count, eq, gte, inArray, lt, ne, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, inArray, lt, ne, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import type { MediaRow, ScheduledStatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { ApiError, notFound, unprocessable, validationFailed } from "../../errors.ts";
 import { log } from "../../log.ts";
-import { finishPage, pageQuery, type Page } from "../../infra/pagination.ts";
+import { finishPage, type Page } from "../../infra/pagination.ts";
 import type { TimerWheel } from "../../infra/timer-wheel.ts";
 import type { PostingService, StatusInput } from "./posting.ts";
 
@@ -61,6 +61,9 @@ export class ScheduledStatusService {
       sameDay: orm.select({ n: count().mapWith(Number) }).from(s).where(and(others, gte(s.scheduledAt, p("from")), lt(s.scheduledAt, p("to")))).prepare(),
       move: orm.update(s).set({ scheduledAt: p("scheduledAt") }).where(eq(s.id, p("id"))).prepare(),
       remove: orm.delete(s).where(eq(s.id, p("id"))).prepare(),
+      // A page of any cursors, in two shapes: newest first, or forward from min_id.
+      page: orm.select().from(s).where(and(eq(s.accountId, p("accountId")), lt(s.id, p("below")), gt(s.id, p("above")))).orderBy(desc(s.id)).limit(p("limit")).prepare(),
+      pageForward: orm.select().from(s).where(and(eq(s.accountId, p("accountId")), lt(s.id, p("below")), gt(s.id, p("above")))).orderBy(asc(s.id)).limit(p("limit")).prepare(),
     };
   }
 
@@ -126,15 +129,10 @@ export class ScheduledStatusService {
   }
 
   async list(accountId: number, page: Page): Promise<ScheduledStatusRow[]> {
-    const s = this.db.tables.scheduledStatuses;
-    const q = pageQuery(s.id, page);
-    const rows = await this.db.orm
-      .select()
-      .from(s)
-      .where(and(eq(s.accountId, accountId), q.where))
-      .orderBy(q.orderBy)
-      .limit(page.limit);
-    return finishPage(rows, q.reverse);
+    const forward = page.minId !== undefined;
+    const bounds = { accountId, below: page.maxId ?? Number.MAX_SAFE_INTEGER, above: Math.max(page.sinceId ?? 0, page.minId ?? 0), limit: page.limit };
+    const rows = await (forward ? this.q.pageForward : this.q.page).execute(bounds);
+    return finishPage(rows, forward);
   }
 
   /** PUT: moves scheduled_at under the same rules. Without one, nothing changes. */
