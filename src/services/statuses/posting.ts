@@ -1,6 +1,5 @@
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
-import { sql } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { backfilledStatuses, mediaAttachments, type StatusRow, type UserRow } from "../../db/schema.ts";
@@ -40,8 +39,6 @@ const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
  */
 export class PostingService {
   private q;
-  /** What a local post, an edit's poll and an archive's post write through the port, prepared once. */
-  private p;
 
   constructor(
     private port: DatabasePort,
@@ -79,13 +76,6 @@ export class PostingService {
       // Asked for every remote status (drizzle built this SQL anew on each call).
       idByUri: sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?"),
       idTaken: sqlite.query<{ id: number }, [number]>("SELECT id FROM statuses WHERE id = ?"),
-    };
-    const { mentions, tags } = port.tables;
-    const ph = (name: string) => sql.placeholder(name) as unknown as number;
-    this.p = {
-      // DO NOTHING: an edit may name someone the status already mentioned silently.
-      mention: port.orm.insert(mentions).values({ statusId: ph("statusId"), accountId: ph("accountId") }).onConflictDoNothing().prepare(),
-      tag: port.orm.insert(tags).values({ id: ph("id"), name: sql.placeholder("name") as unknown as string, createdAt: ph("now") }).onConflictDoNothing().prepare(),
     };
   }
 
@@ -348,9 +338,11 @@ export class PostingService {
 
   /** `writeMentionsAndTags` through the port (portable: no json_each, no OR IGNORE). */
   async insertMentionsAndTags(statusId: number, mentioned: { id: number }[], tagNames: string[], now: number): Promise<void> {
-    for (const m of mentioned) await this.p.mention.execute({ statusId, accountId: m.id });
+    // Raw statements (cached by the driver): cheaper on the post's path than builders' execute.
+    // DO NOTHING: an edit may name someone the status already mentioned silently.
+    for (const m of mentioned) await this.port.run("INSERT INTO mentions (status_id, account_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [statusId, m.id]);
     for (const name of tagNames) {
-      await this.p.tag.execute({ id: this.ids.next(), name, now });
+      await this.port.run("INSERT INTO tags (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [this.ids.next(), name, now]);
       await this.port.run("INSERT INTO status_tags (status_id, tag_id) SELECT ?, id FROM tags WHERE name = ? ON CONFLICT DO NOTHING", [statusId, name]);
     }
   }
