@@ -151,9 +151,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     threads: threads ? (events) => threads.subscribe(events) : undefined,
     processes: linked?.subscribe,
   });
-  services.polls.restore();
+  await services.polls.restore();
   await services.media.restore();
-  services.scheduled.restore();
+  await services.scheduled.restore();
   await services.pushDeliveries.restore();
   await services.quoteChecks.restore();
   services.wheel.schedule("maintenance", "hourly", clock.now() + 60 * 1000);

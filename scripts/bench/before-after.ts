@@ -6,7 +6,7 @@
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
  *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--port=4620]
- *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|accounts|follows|federation|reads]
+ *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|accounts|follows|federation|statuses|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
@@ -18,7 +18,8 @@
  * activity and description), or lists (a list's five members read, the list renamed), or
  * notifications (v1 and v2 lists, the policy read and written: notifications-seed.ts), or accounts
  * (an account, its lookup, forty at once, and the profile's display name written), or follows
- * (relationships with five accounts, the five followed listed, a follow and its undoing in turn); or issue
+ * (relationships with five accounts, the five followed listed, a follow and its undoing in turn), or statuses
+ * (a post with a tag, another's status favourited and unfavourited, the scheduled list); or issue
  * 30's reads (`reads`, with the statuses family's reads converted to the port). `--port` is the first of the two
  * servers' ports. `--only`
  * takes parts of labels, comma-separated.
@@ -122,6 +123,15 @@ request = function()
 end`;
 
 // Unpins and pins again an endorsed account, in turn (a DELETE, then an INSERT, each a write).
+// A status favourited and unfavourited in turn (each request a write, with its event).
+const refavouriting = (id: string) => `
+n = 0
+request = function()
+  n = n + 1
+  if n % 2 == 1 then return wrk.format("POST", "/api/v1/statuses/${id}/favourite") end
+  return wrk.format("POST", "/api/v1/statuses/${id}/unfavourite")
+end`;
+
 const repinning = (id: string) => `
 n = 0
 request = function()
@@ -264,6 +274,15 @@ try {
     for (const s of servers) s.server.cli(["description", "set", "About this #bench server: https://example.com"]);
   }
   if (family === "notifications") for (const s of servers) await seedNotifications(s.server, tokens.get(s.name)!);
+  // The statuses family: another account's status, which the reader favourites and unfavourites.
+  const favourited = new Map<string, string>();
+  if (family === "statuses") {
+    for (const s of servers) {
+      const poster = await seedUser(s.server, "poster");
+      const res = await fetch(`${s.server.url}/api/v1/statuses`, { method: "POST", headers: { authorization: `Bearer ${poster.token}`, "content-type": "application/json" }, body: JSON.stringify({ status: "favourite me" }) });
+      favourited.set(s.name, ((await res.json()) as { id: string }).id);
+    }
+  }
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
   const read = new Map<string, { statusId: string; threadId: string; accountId: string }>();
   if (family === "reads") for (const s of servers) read.set(s.name, await seedReads(s.server.url, tokens.get(s.name)!, (await seedUser(s.server, "fan")).token));
@@ -427,6 +446,15 @@ try {
         path: `/api/v1/accounts/${followed.get(server)?.other ?? "0"}/follow`,
         options: { method: "POST", lua: refollowing(followed.get(server)?.other ?? "0") },
       },
+    ],
+    statuses: [
+      {
+        label: "POST /api/v1/statuses (a tag)",
+        path: "/api/v1/statuses",
+        options: { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ status: "measured #bench post", visibility: "public" }) },
+      },
+      { label: "POST /api/v1/statuses/:id/favourite, unfav.", path: `/api/v1/statuses/${favourited.get(server) ?? "0"}/favourite`, options: { method: "POST", lua: refavouriting(favourited.get(server) ?? "0") } },
+      { label: "GET /api/v1/scheduled_statuses", path: "/api/v1/scheduled_statuses", options: {} },
     ],
     reports: [
       {

@@ -56,7 +56,7 @@ export function statusRoutes(ctx: AppContext) {
         sent: p,
         idempotencyKey: c.request.headers.get("idempotency-key"),
       });
-      if (posted.kind === "scheduled") return renderScheduled(ctx, [posted.scheduled])[0];
+      if (posted.kind === "scheduled") return (await renderScheduled(ctx, [posted.scheduled]))[0];
       return renderStatus(services, ctx.urls, posted.status, auth.accountId);
     })
     .get("/api/v1/statuses", (c) => {

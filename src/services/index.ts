@@ -195,20 +195,20 @@ export function createServices(deps: ServiceDeps) {
   const homeFeed = new HomeFeedService(db, clock);
   const renderCache = new RenderCache(deps.renderCacheChanges);
   const counters = new Counters(db.$client, renderCache);
-  const newStatuses = new NewStatuses(db);
+  const newStatuses = new NewStatuses(db, port);
   // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).
   const quotes = new QuoteService(db, ids, clock, events, quotePolicy, reader, renderCache, config.publicUrl);
-  const posting = new PostingService(db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
+  const posting = new PostingService(port, db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
   const removal = new RemovalService(db, events, renderCache, statusMedia, quotes);
-  const statusActions = new StatusActionService(db, ids, clock, reader, moderation, removal, events, newStatuses);
-  const polls = new PollService(db, ids, clock, reader, moderation, wheel, events);
+  const statusActions = new StatusActionService(port, db, ids, clock, reader, moderation, removal, events, newStatuses);
+  const polls = new PollService(port, db, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(port, db, ids, clock, events);
   const timelines = new TimelineService(port, reader, homeFeed, moderation, lists, renderCache);
   const threads = new ThreadService(port, reader, moderation);
-  const idempotency = new IdempotencyStore(db.$client, clock);
+  const idempotency = new IdempotencyStore(port, clock);
   const media = new MediaService(port, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
 
-  const scheduled = new ScheduledStatusService(db, ids, clock, posting, wheel);
+  const scheduled = new ScheduledStatusService(port, ids, clock, posting, wheel);
   const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);
   const signInLimits = new RateLimiter(clock, SIGN_IN_BUCKETS);
   const filters = new FilterService(port, db, ids, clock, events, reader);
@@ -240,7 +240,7 @@ export function createServices(deps: ServiceDeps) {
   const adminAccounts = new AdminAccounts(port, clock, accounts, accountPurge, auditLog, adminReports, events, twoFactor);
   const adminDomains = new AdminDomains(port, federationDomains, auditLog);
 
-  const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
+  const editing = new EditingService(port, db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
   const federationActors = new FederationActors(db);
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   // Quotes that could not be settled for want of an answer are checked again later, off the wheel.
@@ -290,7 +290,7 @@ export function createServices(deps: ServiceDeps) {
   wheel.handle("maintenance", async () => {
     rateLimits.sweep();
     signInLimits.sweep();
-    idempotency.sweep();
+    await idempotency.sweep();
     wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);
     await media.cleanup();
   });
@@ -300,7 +300,7 @@ export function createServices(deps: ServiceDeps) {
   const pushSubscriptions = new PushSubscriptions(port, db, ids, clock, config.allowPrivateAddresses, tokenSeal);
   const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
   const pushDeliveries = new PushDeliveries(port, db, ids, clock, wheel, deps.renderPush, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions, writes);
-  const linkCards = new LinkCards(db, ids, clock, renderCache, writes, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));
+  const linkCards = new LinkCards(port, ids, clock, renderCache, writes, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));
   // Remote statuses' images are copied here when the operator asked for it.
   const federationHealth = new FederationHealth({
     db: port,

@@ -98,7 +98,7 @@ describe("publication", () => {
     const mention = await bob.client.get("/api/v1/notifications", { query: { "types[]": "mention" } });
     expect(mention.body[0].status.id).toBe(published[0].id);
     // A second firing finds nothing to publish.
-    server.ctx.services.scheduled.publishDue(Number(scheduled.id));
+    await server.ctx.services.scheduled.publishDue(Number(scheduled.id));
     expect((await alice.client.get(`/api/v1/accounts/${alice.id}/statuses`)).body.filter((s: { content: string }) => s.content.includes("scheduled hello"))).toHaveLength(1);
   });
 
@@ -207,9 +207,9 @@ describe("the scheduled_statuses endpoints", () => {
     expect(nextDay.status).toBe(200);
 
     const { services } = server.ctx;
-    for (let day = 3; services.scheduled.list(carol.account.id, { limit: 400 }).length < 300; day++) {
-      for (let i = 0; i < 25 && services.scheduled.list(carol.account.id, { limit: 400 }).length < 300; i++) {
-        services.scheduled.schedule(carol.account.id, null, { text: "filler" }, at(dayStart + day * 86_400_000 + i * MINUTE), {});
+    for (let day = 3; (await services.scheduled.list(carol.account.id, { limit: 400 })).length < 300; day++) {
+      for (let i = 0; i < 25 && (await services.scheduled.list(carol.account.id, { limit: 400 })).length < 300; i++) {
+        await services.scheduled.schedule(carol.account.id, null, { text: "filler" }, at(dayStart + day * 86_400_000 + i * MINUTE), {});
       }
     }
     const full = await carol.client.post("/api/v1/statuses", { json: { status: "301st", scheduled_at: at(dayStart + 400 * 86_400_000) } });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManualClock } from "../../src/clock.ts";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig, type Config } from "../../src/config.ts";
 import { largestId, openDatabase, type DbHandle } from "../../src/db/connection.ts";
 import { accounts, type AccountRow, type StatusRow } from "../../src/db/schema.ts";
 import { IdGenerator } from "../../src/ids.ts";
@@ -19,6 +19,8 @@ export interface TestServices {
   clock: ManualClock;
   /** The services' id generator, for a service a test builds beside them. */
   ids: IdGenerator;
+  /** The configuration they were assembled with, likewise. */
+  config: Config;
   /** A local account, made as the admin CLI makes it. */
   local(username: string): Promise<AccountRow>;
   /** An account of another server, stored as federation stores one (no server is asked). */
@@ -50,6 +52,7 @@ export async function startTestServices(env: Record<string, string> = {}, start 
     database,
     clock,
     ids,
+    config,
     local: (username) => services.accounts.create({ username, email: `${username}@example.test`, password: "correct horse battery staple" }, { api: false }),
     remote(username, domain) {
       const uri = `https://${domain}/users/${username}`;

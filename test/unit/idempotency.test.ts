@@ -17,7 +17,7 @@ beforeEach(() => {
   handle = openDatabase(dir);
   handle.sqlite.run("INSERT INTO accounts (id, username, created_at) VALUES (1, 'alice', 0), (2, 'bob', 0)");
   clock = new ManualClock(START);
-  store = new IdempotencyStore(handle.sqlite, clock);
+  store = new IdempotencyStore(handle.port, clock);
 });
 afterEach(() => {
   handle.close();
@@ -38,52 +38,52 @@ function deferred<T>() {
 }
 
 describe("IdempotencyStore", () => {
-  test("remembers what a key made for an hour, per account", () => {
-    store.remember(1, "K", { kind: "status", id: 10 });
-    store.remember(2, "K", { kind: "scheduled", id: 20 });
-    expect(store.recall(1, "K")).toEqual({ kind: "status", id: 10 });
-    expect(store.recall(2, "K")).toEqual({ kind: "scheduled", id: 20 });
-    expect(store.recall(1, "other")).toBeNull();
+  test("remembers what a key made for an hour, per account", async () => {
+    await store.remember(1, "K", { kind: "status", id: 10 });
+    await store.remember(2, "K", { kind: "scheduled", id: 20 });
+    expect(await store.recall(1, "K")).toEqual({ kind: "status", id: 10 });
+    expect(await store.recall(2, "K")).toEqual({ kind: "scheduled", id: 20 });
+    expect(await store.recall(1, "other")).toBeNull();
     clock.advance(IDEMPOTENCY_TTL_MS - 1);
-    expect(store.recall(1, "K")).toEqual({ kind: "status", id: 10 });
+    expect(await store.recall(1, "K")).toEqual({ kind: "status", id: 10 });
     clock.advance(1);
-    expect(store.recall(1, "K")).toBeNull();
+    expect(await store.recall(1, "K")).toBeNull();
   });
 
-  test("an expired key is replaced by the next post with it", () => {
-    store.remember(1, "K", { kind: "status", id: 10 });
+  test("an expired key is replaced by the next post with it", async () => {
+    await store.remember(1, "K", { kind: "status", id: 10 });
     clock.advance(IDEMPOTENCY_TTL_MS);
-    store.remember(1, "K", { kind: "status", id: 11 });
-    expect(store.recall(1, "K")).toEqual({ kind: "status", id: 11 });
+    await store.remember(1, "K", { kind: "status", id: 11 });
+    expect(await store.recall(1, "K")).toEqual({ kind: "status", id: 11 });
     expect(rows()).toBe(1);
   });
 
-  test("sweep drops only the keys whose hour is over", () => {
-    store.remember(1, "old", { kind: "status", id: 10 });
+  test("sweep drops only the keys whose hour is over", async () => {
+    await store.remember(1, "old", { kind: "status", id: 10 });
     clock.advance(30 * 60 * 1000);
-    store.remember(1, "new", { kind: "status", id: 11 });
+    await store.remember(1, "new", { kind: "status", id: 11 });
     clock.advance(30 * 60 * 1000);
-    expect(store.sweep()).toBe(1);
+    expect(await store.sweep()).toBe(1);
     expect(rows()).toBe(1);
-    expect(store.recall(1, "new")).toEqual({ kind: "status", id: 11 });
+    expect(await store.recall(1, "new")).toEqual({ kind: "status", id: 11 });
   });
 
-  test("keys survive a restart: a new store over the reopened database finds them", () => {
-    store.remember(1, "K", { kind: "status", id: 10 });
+  test("keys survive a restart: a new store over the reopened database finds them", async () => {
+    await store.remember(1, "K", { kind: "status", id: 10 });
     handle.close();
     handle = openDatabase(dir);
-    const reopened = new IdempotencyStore(handle.sqlite, clock);
-    expect(reopened.recall(1, "K")).toEqual({ kind: "status", id: 10 });
+    const reopened = new IdempotencyStore(handle.port, clock);
+    expect(await reopened.recall(1, "K")).toEqual({ kind: "status", id: 10 });
   });
 
-  test("a key recorded in a transaction that rolls back is not kept", () => {
-    expect(() =>
-      handle.sqlite.transaction(() => {
-        store.remember(1, "K", { kind: "status", id: 10 });
+  test("a key recorded in a transaction that rolls back is not kept", async () => {
+    await expect(
+      handle.port.transaction(async () => {
+        await store.remember(1, "K", { kind: "status", id: 10 });
         throw new Error("the post failed");
-      })(),
-    ).toThrow("the post failed");
-    expect(store.recall(1, "K")).toBeNull();
+      }),
+    ).rejects.toThrow("the post failed");
+    expect(await store.recall(1, "K")).toBeNull();
     expect(rows()).toBe(0);
   });
 

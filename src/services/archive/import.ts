@@ -193,14 +193,14 @@ export class ArchiveImport {
     const parentOf = async (uri: string | null) => (uri === null ? null : (written.get(uri) ?? (await this.origin(account.id, uri))?.status_id ?? null));
     options.progress?.({ phase: "posts", done: 0, total: posts.length });
     for (let start = 0; start < posts.length; start += BATCH) {
-      // Inside, only the port is awaited (publishImported, not yet converted, joins the transaction synchronously).
+      // Inside, only the port is awaited.
       await this.db.transaction(async () => {
         for (const post of posts.slice(start, start + BATCH)) {
           const html = sanitizeRemoteHtml(post.html);
           const createdAt = Math.min(post.published, now);
           const parent = await parentOf(post.inReplyTo);
           const poll = post.poll && { ...post.poll, expiresAt: Math.min(post.poll.expiresAt, now), closedAt: Math.min(post.poll.closedAt ?? now, now) };
-          const row = this.posting.publishImported({
+          const row = await this.posting.publishImported({
             id: await this.freeId(createdAt),
             accountId: account.id,
             html,

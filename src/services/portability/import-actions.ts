@@ -119,7 +119,7 @@ export class ImportActions {
       if (!local && host && !(await this.deps.answers(host, signal))) return failed("server_down", `${host} did not answer`);
       return failed("not_found", "no status there that this account may see");
     }
-    this.deps.statusActions.bookmark(accountId, statusId);
+    await this.deps.statusActions.bookmark(accountId, statusId);
     return { ok: true };
   }
 }

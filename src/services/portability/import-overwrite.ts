@@ -65,7 +65,7 @@ export class ImportOverwrite {
         const gone = (await db.all<{ id: number; uri: string | null; username: string }>(BOOKMARKED, [accountId]))
           .filter((r) => !wanted.has(r.uri ?? `${this.deps.publicUrl}/users/${r.username}/statuses/${r.id}`))
           .slice(0, REMOVALS_PER_TURN);
-        for (const r of gone) statusActions.unbookmark(accountId, r.id);
+        for (const r of gone) await statusActions.unbookmark(accountId, r.id);
         return gone.length === 0;
       }
       case "lists": {

@@ -60,7 +60,7 @@ export class RemoteInteractions {
     const pair = await this.localTarget(actor, object);
     if (!pair) return;
     try {
-      this.actions.favourite(pair.account.id, pair.status.id);
+      await this.actions.favourite(pair.account.id, pair.status.id);
     } catch {
       // Not a status it may see, or it blocks the author: nothing to count.
     }
@@ -71,7 +71,7 @@ export class RemoteInteractions {
     const pair = await this.localTarget(actor, object);
     if (!pair) return;
     try {
-      this.actions.unfavourite(pair.account.id, pair.status.id);
+      await this.actions.unfavourite(pair.account.id, pair.status.id);
     } catch {
       // The status is no longer visible to it: its favourite went with that.
     }
@@ -104,7 +104,7 @@ export class RemoteInteractions {
     const { to, cc } = announce;
     const visibility = to.includes(PUBLIC) ? "public" : cc.includes(PUBLIC) ? "unlisted" : "private";
     try {
-      this.actions.reblog(account.id, original.id, visibility, { uri: announce.uri, createdAt: announce.publishedAt ?? Date.now() });
+      await this.actions.reblog(account.id, original.id, visibility, { uri: announce.uri, createdAt: announce.publishedAt ?? Date.now() });
     } catch {
       // Not boostable by it (private, direct, or it blocks the author): nothing is stored.
     }
@@ -136,8 +136,8 @@ export class RemoteInteractions {
     }
     if (!status || status.accountId !== account.id) return;
     try {
-      if (kind === "Add") this.actions.pin(account.id, status.id, { remote: true });
-      else this.actions.unpin(account.id, status.id);
+      if (kind === "Add") await this.actions.pin(account.id, status.id, { remote: true });
+      else await this.actions.unpin(account.id, status.id);
     } catch {
       // Pinned already, or not pinnable (a boost, a private status): nothing changes.
     }

@@ -1,7 +1,8 @@
 import { and, count, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import { changes, type Db } from "../../db/connection.ts";
-import { bookmarks, conversationMutes, favourites, statusPins, statuses, type StatusRow } from "../../db/schema.ts";
+import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { conversationMutes, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -17,7 +18,12 @@ import { newStatusRow, type NewStatuses } from "./new-status.ts";
  * row the answer is about; the route renders it for the caller.
  */
 export class StatusActionService {
+  /** The statements each action runs, prepared once (docs/architecture.md, the database port). */
+  private q;
+
   constructor(
+    private port: DatabasePort,
+    /** For `threadMuters`, which streaming's synchronous payloads call. */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -26,7 +32,26 @@ export class StatusActionService {
     private removal: RemovalService,
     private events: EventBus,
     private rows: NewStatuses,
-  ) {}
+  ) {
+    const { bookmarks, conversationMutes, favourites, statusPins, statuses } = port.tables;
+    const orm = port.orm;
+    const p = (name: string) => sql.placeholder(name) as unknown as number;
+    const accountId = p("accountId");
+    const statusId = p("statusId");
+    this.q = {
+      favourite: orm.insert(favourites).values({ id: p("id"), accountId, statusId, createdAt: p("now") }).onConflictDoNothing().prepare(),
+      favouriteOf: orm.select({ id: favourites.id }).from(favourites).where(and(eq(favourites.accountId, accountId), eq(favourites.statusId, statusId))).limit(1).prepare(),
+      unfavourite: orm.delete(favourites).where(eq(favourites.id, p("id"))).prepare(),
+      boostOf: orm.select().from(statuses).where(and(eq(statuses.accountId, accountId), eq(statuses.reblogOfId, statusId))).limit(1).prepare(),
+      bookmark: orm.insert(bookmarks).values({ id: p("id"), accountId, statusId, createdAt: p("now") }).onConflictDoNothing().prepare(),
+      unbookmark: orm.delete(bookmarks).where(and(eq(bookmarks.accountId, accountId), eq(bookmarks.statusId, statusId))).prepare(),
+      mute: orm.insert(conversationMutes).values({ accountId, conversationId: p("conversationId") }).onConflictDoNothing().prepare(),
+      unmute: orm.delete(conversationMutes).where(and(eq(conversationMutes.accountId, accountId), eq(conversationMutes.conversationId, p("conversationId")))).prepare(),
+      pinned: orm.select({ n: count().mapWith(Number) }).from(statusPins).where(eq(statusPins.accountId, accountId)).prepare(),
+      pin: orm.insert(statusPins).values({ id: p("id"), accountId, statusId, createdAt: p("now") }).onConflictDoNothing().prepare(),
+      unpin: orm.delete(statusPins).where(and(eq(statusPins.accountId, accountId), eq(statusPins.statusId, statusId))).prepare(),
+    };
+  }
 
   /** The visible status and what it stands for (a boost's original). */
   private target(statusId: number | null, actorId: number): { row: StatusRow; subject: StatusRow } {
@@ -35,24 +60,24 @@ export class StatusActionService {
     return { row, subject };
   }
 
-  favourite(actorId: number, statusId: number | null): StatusRow {
+  async favourite(actorId: number, statusId: number | null): Promise<StatusRow> {
     const { row, subject } = this.target(statusId, actorId);
     if (this.moderation.isBlocking(actorId, subject.accountId)) throw forbidden();
-    this.db.transaction((tx) => {
+    await this.port.transaction(async () => {
       const id = this.ids.next();
-      const inserted = tx.insert(favourites).values({ id, accountId: actorId, statusId: subject.id, createdAt: this.clock.now() }).onConflictDoNothing().run();
-      if (changes(inserted) === 0) return;
+      const inserted = await this.q.favourite.execute({ id, accountId: actorId, statusId: subject.id, now: this.clock.now() });
+      if (this.port.changes(inserted) === 0) return;
       this.events.emit({ type: "favourite.created", favouriteId: id, accountId: actorId, statusId: subject.id, statusAccountId: subject.accountId });
     });
     return row;
   }
 
-  unfavourite(actorId: number, statusId: number | null): StatusRow {
+  async unfavourite(actorId: number, statusId: number | null): Promise<StatusRow> {
     const { row, subject } = this.target(statusId, actorId);
-    this.db.transaction((tx) => {
-      const favourite = tx.select({ id: favourites.id }).from(favourites).where(and(eq(favourites.accountId, actorId), eq(favourites.statusId, subject.id))).get();
+    await this.port.transaction(async () => {
+      const [favourite] = await this.q.favouriteOf.execute({ accountId: actorId, statusId: subject.id });
       if (!favourite) return;
-      tx.delete(favourites).where(eq(favourites.id, favourite.id)).run();
+      await this.q.unfavourite.execute({ id: favourite.id });
       this.events.emit({ type: "favourite.removed", favouriteId: favourite.id, accountId: actorId, statusId: subject.id, statusAccountId: subject.accountId });
     });
     return row;
@@ -62,17 +87,13 @@ export class StatusActionService {
    * Boosts the status (or what a boost boosts); boosting again returns the existing boost.
    * A remote account's boost (an Announce) carries its IRI and date in `remote`.
    */
-  reblog(actorId: number, statusId: number | null, visibilityParam: string | undefined, remote?: { uri: string; createdAt: number }): StatusRow {
+  async reblog(actorId: number, statusId: number | null, visibilityParam: string | undefined, remote?: { uri: string; createdAt: number }): Promise<StatusRow> {
     const { subject: original } = this.target(statusId, actorId);
     if (original.visibility === "direct") throw forbidden();
     if (original.visibility === "private" && original.accountId !== actorId) throw forbidden();
     if (this.moderation.isBlocking(actorId, original.accountId)) throw forbidden();
 
-    const existing = this.db
-      .select()
-      .from(statuses)
-      .where(and(eq(statuses.accountId, actorId), eq(statuses.reblogOfId, original.id)))
-      .get();
+    const [existing] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
     if (existing) return existing;
 
     let visibility = visibilityParam ?? "public";
@@ -83,15 +104,11 @@ export class StatusActionService {
 
     const now = remote ? Math.min(remote.createdAt, this.clock.now()) : this.clock.now();
     const row = newStatusRow({ id: this.ids.next(), accountId: actorId, visibility, reblogOf: original, createdAt: now, uri: remote?.uri ?? null });
-    const created = this.db.transaction((tx) => {
+    const created = await this.port.transaction(async () => {
       // Two boosts racing: the second finds the first inside the transaction.
-      const raced = tx
-        .select({ id: statuses.id })
-        .from(statuses)
-        .where(and(eq(statuses.accountId, actorId), eq(statuses.reblogOfId, original.id)))
-        .get();
+      const [raced] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
       if (raced) return false;
-      this.rows.add(row);
+      await this.rows.insert(row);
       this.events.emit({ type: "status.created", status: row, original, homeRecipients: [] });
       return true;
     });
@@ -100,50 +117,39 @@ export class StatusActionService {
   }
 
   /** Takes back the caller's boost; 404 when there is none. Returns the original. */
-  unreblog(actorId: number, statusId: number | null): StatusRow {
+  async unreblog(actorId: number, statusId: number | null): Promise<StatusRow> {
     const { subject: original } = this.target(statusId, actorId);
-    const boost = this.db
-      .select()
-      .from(statuses)
-      .where(and(eq(statuses.accountId, actorId), eq(statuses.reblogOfId, original.id)))
-      .get();
+    const [boost] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
     if (!boost) throw notFound();
+    // Removal stays synchronous (its callers in federation and admin are): inside this flow it is part of the group commit's transaction.
     this.removal.remove(boost);
     return this.reader.findRow(original.id) as StatusRow;
   }
 
-  bookmark(actorId: number, statusId: number | null): StatusRow {
+  async bookmark(actorId: number, statusId: number | null): Promise<StatusRow> {
     const { row, subject } = this.target(statusId, actorId);
-    this.db
-      .insert(bookmarks)
-      .values({ id: this.ids.next(), accountId: actorId, statusId: subject.id, createdAt: this.clock.now() })
-      .onConflictDoNothing()
-      .run();
+    await this.q.bookmark.execute({ id: this.ids.next(), accountId: actorId, statusId: subject.id, now: this.clock.now() });
     return row;
   }
 
   /** 404 when the status was not bookmarked, as the spec's transitions table says. */
-  unbookmark(actorId: number, statusId: number | null): StatusRow {
+  async unbookmark(actorId: number, statusId: number | null): Promise<StatusRow> {
     const { row, subject } = this.target(statusId, actorId);
-    const deleted = this.db.delete(bookmarks).where(and(eq(bookmarks.accountId, actorId), eq(bookmarks.statusId, subject.id))).run();
-    if (changes(deleted) === 0) throw notFound();
+    if (this.port.changes(await this.q.unbookmark.execute({ accountId: actorId, statusId: subject.id })) === 0) throw notFound();
     return row;
   }
 
   /** Mutes the thread for its participants: its authors and the accounts mentioned in it. */
-  muteThread(actorId: number, statusId: number | null): StatusRow {
+  async muteThread(actorId: number, statusId: number | null): Promise<StatusRow> {
     const { row, subject } = this.target(statusId, actorId);
-    if (!this.participates(actorId, subject.conversationId)) throw forbidden();
-    this.db.insert(conversationMutes).values({ accountId: actorId, conversationId: subject.conversationId }).onConflictDoNothing().run();
+    if (!(await this.participates(actorId, subject.conversationId))) throw forbidden();
+    await this.q.mute.execute({ accountId: actorId, conversationId: subject.conversationId });
     return row;
   }
 
-  unmuteThread(actorId: number, statusId: number | null): StatusRow {
+  async unmuteThread(actorId: number, statusId: number | null): Promise<StatusRow> {
     const { row, subject } = this.target(statusId, actorId);
-    this.db
-      .delete(conversationMutes)
-      .where(and(eq(conversationMutes.accountId, actorId), eq(conversationMutes.conversationId, subject.conversationId)))
-      .run();
+    await this.q.unmute.execute({ accountId: actorId, conversationId: subject.conversationId });
     return row;
   }
 
@@ -154,40 +160,37 @@ export class StatusActionService {
     );
   }
 
-  private participates(accountId: number, conversationId: number): boolean {
-    const row = this.db.get<{ one: number } | undefined>(sql`
-      SELECT 1 AS one FROM statuses WHERE conversation_id = ${conversationId} AND account_id = ${accountId}
+  private async participates(accountId: number, conversationId: number): Promise<boolean> {
+    const row = await this.port.get(
+      `SELECT 1 AS one FROM statuses WHERE conversation_id = ? AND account_id = ?
       UNION ALL
-      SELECT 1 FROM mentions m JOIN statuses s ON s.id = m.status_id WHERE m.account_id = ${accountId} AND s.conversation_id = ${conversationId}
-      LIMIT 1`);
+      SELECT 1 FROM mentions m JOIN statuses s ON s.id = m.status_id WHERE m.account_id = ? AND s.conversation_id = ?
+      LIMIT 1`,
+      [conversationId, accountId, accountId, conversationId],
+    );
     return !!row;
   }
 
   /** Pins one's own public status (Mastodon's StatusPinValidator, in its order, and its limit of 5). */
   /** Pins the caller's own status; a remote account's pins (Add to its featured collection) know no maximum here. */
-  pin(actorId: number, statusId: number | null, options: { remote?: boolean } = {}): StatusRow {
+  async pin(actorId: number, statusId: number | null, options: { remote?: boolean } = {}): Promise<StatusRow> {
     const row = this.reader.visibleRow(statusId, actorId);
     const errors: string[] = [];
     if (row.reblogOfId !== null) errors.push("A boost cannot be pinned");
     if (row.accountId !== actorId) errors.push("Someone else's toot cannot be pinned");
     if (row.visibility !== "public" && row.visibility !== "unlisted") errors.push("Non-public toot cannot be pinned");
-    const pinned = options.remote ? 0 : (this.db.select({ n: count() }).from(statusPins).where(eq(statusPins.accountId, actorId)).get()?.n ?? 0);
+    const pinned = options.remote ? 0 : ((await this.q.pinned.execute({ accountId: actorId }))[0]?.n ?? 0);
     if (pinned >= LIMITS.maxPinnedStatuses) errors.push("Maximum number of pinned toots already reached");
     if (errors.length > 0) throw validationFailed(...errors);
-    const inserted = this.db
-      .insert(statusPins)
-      .values({ id: this.ids.next(), accountId: actorId, statusId: row.id, createdAt: this.clock.now() })
-      .onConflictDoNothing()
-      .run();
-    if (changes(inserted) === 0) throw new ApiError(422, "Duplicate record");
+    const inserted = await this.q.pin.execute({ id: this.ids.next(), accountId: actorId, statusId: row.id, now: this.clock.now() });
+    if (this.port.changes(inserted) === 0) throw new ApiError(422, "Duplicate record");
     this.events.emit({ type: "status.pinned", accountId: actorId, statusId: row.id });
     return row;
   }
 
-  unpin(actorId: number, statusId: number | null): StatusRow {
+  async unpin(actorId: number, statusId: number | null): Promise<StatusRow> {
     const row = this.reader.visibleRow(statusId, actorId);
-    const deleted = this.db.delete(statusPins).where(and(eq(statusPins.accountId, actorId), eq(statusPins.statusId, row.id))).run();
-    if (changes(deleted) > 0) this.events.emit({ type: "status.unpinned", accountId: actorId, statusId: row.id });
+    if (this.port.changes(await this.q.unpin.execute({ accountId: actorId, statusId: row.id })) > 0) this.events.emit({ type: "status.unpinned", accountId: actorId, statusId: row.id });
     return row;
   }
 

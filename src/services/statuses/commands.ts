@@ -43,13 +43,13 @@ export class StatusCommands {
 
   /** Favourite, boost, bookmark, mute, pin or an undo; the status with its counters as they are now. */
   act(action: StatusActionName, actorId: number, statusId: number | null, options: { visibility?: string } = {}): Promise<StatusRow> {
-    return this.writes.run(() => {
-      const row = this.perform(action, actorId, statusId, options);
+    return this.writes.run(async () => {
+      const row = await this.perform(action, actorId, statusId, options);
       return this.reader.findRow(row.id) ?? row;
     });
   }
 
-  private perform(action: StatusActionName, actorId: number, statusId: number | null, options: { visibility?: string }): StatusRow {
+  private perform(action: StatusActionName, actorId: number, statusId: number | null, options: { visibility?: string }): Promise<StatusRow> {
     const a = this.actions;
     switch (action) {
       case "favourite":

@@ -49,7 +49,7 @@ export class StatusComposer {
     await this.remoteMentions.resolve(request.fields.text);
     const made = await this.make(request);
     if (made.kind !== (request.scheduledAt ? "scheduled" : "status")) throw notFound();
-    if (made.kind === "scheduled") return { kind: "scheduled", scheduled: this.scheduled.find(request.accountId, made.id) };
+    if (made.kind === "scheduled") return { kind: "scheduled", scheduled: await this.scheduled.find(request.accountId, made.id) };
     const status = this.reader.findRow(made.id);
     if (!status || status.accountId !== request.accountId) throw notFound();
     return { kind: "status", status };
@@ -57,17 +57,17 @@ export class StatusComposer {
 
   private make(request: PostRequest): Promise<Made> {
     const { accountId } = request;
-    const write = (): Made =>
+    const write = async (): Promise<Made> =>
       request.scheduledAt
         ? {
             kind: "scheduled",
-            id: this.scheduled.schedule(accountId, request.applicationId, request.fields, request.scheduledAt, scheduledParams(request)).id,
+            id: (await this.scheduled.schedule(accountId, request.applicationId, request.fields, request.scheduledAt, scheduledParams(request))).id,
           }
-        : { kind: "status", id: this.posting.publish(this.posting.prepare(accountId, request.applicationId, request.fields)).id };
+        : { kind: "status", id: (await this.posting.publish(this.posting.prepare(accountId, request.applicationId, request.fields))).id };
     const key = IdempotencyStore.normalize(request.idempotencyKey);
     if (key === null) return this.writes.run(write);
     // The lookup and the record happen in the same transaction as the post itself.
-    return this.keys.once(accountId, key, () => this.writes.run(() => this.keys.recall(accountId, key) ?? this.keys.remember(accountId, key, write())));
+    return this.keys.once(accountId, key, () => this.writes.run(async () => (await this.keys.recall(accountId, key)) ?? this.keys.remember(accountId, key, await write())));
   }
 }
 

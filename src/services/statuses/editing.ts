@@ -1,7 +1,8 @@
-import { asc, eq, inArray } from "drizzle-orm";
+import { asc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
-import { homeFeed, listFeed, mediaAttachments, pollVotes, polls, statusEdits, statusTags, statuses, type MediaRow, type StatusEditRow, type StatusRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { homeFeed, listFeed, mediaAttachments, polls, statusEdits, statusTags, statuses, type MediaRow, type PollRow, type StatusEditRow, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -41,7 +42,12 @@ const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
  * (`update` notifications), newly mentioned ones get their mention, streams `status.update`.
  */
 export class EditingService {
+  /** What a local edit runs each time, prepared once (docs/architecture.md, the database port). */
+  private q;
+
   constructor(
+    private port: DatabasePort,
+    /** For a remote status's edit and quote policy (RemoteNotes, still synchronous) and `history` (the status reads). */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -53,9 +59,29 @@ export class EditingService {
     private rows: NewStatuses,
     /** The status a quote post quotes, if it is stored (QuoteService.quotedStatusOf). */
     private quotedStatusOf: (statusId: number) => StatusRow | null,
-  ) {}
+  ) {
+    const t = port.tables;
+    const orm = port.orm;
+    const statusId = sql.placeholder("statusId");
+    const columns = (table: typeof t.statusEdits) => Object.fromEntries(Object.keys(getTableColumns(table)).map((k) => [k, sql.placeholder(k)]));
+    this.q = {
+      pollOf: orm.select().from(t.polls).where(eq(t.polls.statusId, statusId)).prepare(),
+      edited: orm.select({ id: t.statusEdits.id }).from(t.statusEdits).where(eq(t.statusEdits.statusId, statusId)).limit(1).prepare(),
+      record: orm.insert(t.statusEdits).values(columns(t.statusEdits) as never).prepare(),
+      media: orm
+        .select({ id: t.mediaAttachments.id, description: t.mediaAttachments.description })
+        .from(t.mediaAttachments)
+        .where(eq(t.mediaAttachments.statusId, statusId))
+        .orderBy(asc(t.mediaAttachments.position))
+        .prepare(),
+      untag: orm.delete(t.statusTags).where(eq(t.statusTags.statusId, statusId)).prepare(),
+      homeRecipients: orm.select({ id: t.homeFeed.accountId }).from(t.homeFeed).where(eq(t.homeFeed.statusId, statusId)).prepare(),
+      listIds: orm.select({ id: t.listFeed.listId }).from(t.listFeed).where(eq(t.listFeed.statusId, statusId)).prepare(),
+      quoteApproval: orm.update(t.statuses).set({ quoteApproval: sql.placeholder("quoteApproval") as unknown as string }).where(eq(t.statuses.id, statusId)).prepare(),
+    };
+  }
 
-  edit(accountId: number, statusId: number | null, input: EditInput): StatusRow {
+  async edit(accountId: number, statusId: number | null, input: EditInput): Promise<StatusRow> {
     const row = statusId === null ? undefined : this.reader.findRow(statusId);
     if (!row || row.accountId !== accountId || row.reblogOfId !== null) throw notFound();
 
@@ -87,14 +113,14 @@ export class EditingService {
     }
     if (errors.length > 0) throw validationFailed(...errors);
 
-    const before = this.snapshotOf(row);
-    const poll = this.db.select().from(polls).where(eq(polls.statusId, row.id)).get();
+    const before = await this.snapshot(row);
+    const [poll] = await this.q.pollOf.execute({ statusId: row.id });
     // A poll in an edit always moves its deadline, so it always counts as a change.
     const pollChanged = input.poll !== undefined || poll !== undefined;
     const mediaChanged = JSON.stringify(nextMedia.map((m) => m.id)) !== before.mediaIds || (input.mediaAttributes?.length ?? 0) > 0;
     const changed = text !== row.text || spoilerText !== row.spoilerText || sensitive !== row.sensitive || language !== row.language || pollChanged || mediaChanged;
     // Only who may quote it changed: no new version, as PUT .../interaction_policy.
-    if (!changed && quoteApproval !== row.quoteApproval) return this.setQuoteApproval(row, quoteApproval as string);
+    if (!changed && quoteApproval !== row.quoteApproval) return this.writeQuoteApproval(row, quoteApproval as string);
     if (!changed) return row;
 
     const now = this.clock.now();
@@ -120,29 +146,30 @@ export class EditingService {
     };
     let newPoll: { id: number; expiresAt: number } | null = null;
 
-    this.db.transaction((tx) => {
-      const db = tx as unknown as Db;
-      const edited = tx.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, row.id)).limit(1).get();
-      if (!edited) this.record(db, row.id, { ...before, createdAt: row.createdAt });
-      this.media.statuses.reattach(db, row.id, nextMedia, input.mediaAttributes ?? []);
-      newPoll = this.replacePoll(db, row, poll, input.poll, now);
-      tx.update(statuses)
+    await this.port.transaction(async () => {
+      const [edited] = await this.q.edited.execute({ statusId: row.id });
+      if (!edited) await this.insertVersion(row.id, { ...before, createdAt: row.createdAt });
+      // StatusMedia is still synchronous: inside this flow it joins the port's transaction on SQLite.
+      this.media.statuses.reattach(this.db, row.id, nextMedia, input.mediaAttributes ?? []);
+      newPoll = await this.replacePoll(row, poll, input.poll, now);
+      const { statuses } = this.port.tables;
+      await this.port.orm
+        .update(statuses)
         .set({ text, contentHtml: html, spoilerText, sensitive, language, mentions: updated.mentions, tags: updated.tags, emojis: updated.emojis, hasMedia: updated.hasMedia, hasPoll: updated.hasPoll, quoteApproval, editedAt: now })
-        .where(eq(statuses.id, row.id))
-        .run();
+        .where(eq(statuses.id, row.id));
       // No mention row goes: one the new text no longer makes stays as a silent mention (the
       // row's list no longer names it), as Mastodon's ProcessMentionsService keeps it, since
       // withdrawing access from someone already notified would confuse; so does the quoted
       // author's of a private quote (Quote#ensure_quoted_access).
-      tx.delete(statusTags).where(eq(statusTags.statusId, row.id)).run();
-      this.posting.writeMentionsAndTags(row.id, mentioned, tagNames, now);
-      this.record(db, row.id, { ...this.snapshotOf(updated), createdAt: now });
+      await this.q.untag.execute({ statusId: row.id });
+      await this.posting.insertMentionsAndTags(row.id, mentioned, tagNames, now);
+      await this.insertVersion(row.id, { ...(await this.snapshot(updated)), createdAt: now });
     });
 
     this.cache.invalidateStatus(row.id);
     if (newPoll) this.events.emit({ type: "poll.opened", pollId: (newPoll as { id: number }).id, statusId: row.id, expiresAt: (newPoll as { expiresAt: number }).expiresAt });
-    const homeRecipients = this.db.select({ id: homeFeed.accountId }).from(homeFeed).where(eq(homeFeed.statusId, row.id)).all().map((r) => r.id);
-    const listIds = this.db.select({ id: listFeed.listId }).from(listFeed).where(eq(listFeed.statusId, row.id)).all().map((r) => r.id);
+    const homeRecipients = (await this.q.homeRecipients.execute({ statusId: row.id })).map((r) => r.id);
+    const listIds = (await this.q.listIds.execute({ statusId: row.id })).map((r) => r.id);
     this.events.emit({ type: "status.updated", status: updated, previous: row, homeRecipients, listIds });
     return updated;
   }
@@ -151,13 +178,13 @@ export class EditingService {
    * Who may quote the author's own status, changed without an edit (PUT .../interaction_policy,
    * or an edit that changes nothing else): no new version; `quote_policy.changed` tells the world.
    */
-  changeQuotePolicy(accountId: number, statusId: number | null, policy: string | undefined): StatusRow {
+  async changeQuotePolicy(accountId: number, statusId: number | null, policy: string | undefined): Promise<StatusRow> {
     const row = this.reader.visibleRow(statusId, accountId);
     if (row.accountId !== accountId) throw forbidden();
     if (policy === undefined || policy === "") return row;
     if (!isQuotePolicy(policy)) throw unprocessable("Record invalid");
     const approval = approvalJson(policy, row.visibility);
-    return approval === row.quoteApproval ? row : this.setQuoteApproval(row, approval);
+    return approval === row.quoteApproval ? row : this.writeQuoteApproval(row, approval);
   }
 
   /**
@@ -167,6 +194,17 @@ export class EditingService {
    */
   applyRemoteQuotePolicy(row: StatusRow, quoteApproval: string | null): StatusRow {
     return quoteApproval === row.quoteApproval ? row : this.setQuoteApproval(row, quoteApproval);
+  }
+
+  /** `setQuoteApproval` through the port, for the local paths. */
+  private async writeQuoteApproval(row: StatusRow, quoteApproval: string | null): Promise<StatusRow> {
+    const updated = { ...row, quoteApproval };
+    await this.port.transaction(async () => {
+      await this.q.quoteApproval.execute({ quoteApproval, statusId: row.id });
+      this.events.emit({ type: "quote_policy.changed", status: updated });
+    });
+    this.cache.invalidateStatus(row.id);
+    return updated;
   }
 
   private setQuoteApproval(row: StatusRow, quoteApproval: string | null): StatusRow {
@@ -231,26 +269,30 @@ export class EditingService {
       ? this.db.select({ id: mediaAttachments.id, description: mediaAttachments.description }).from(mediaAttachments).where(eq(mediaAttachments.statusId, row.id)).orderBy(asc(mediaAttachments.position)).all()
       : [];
     const poll = row.hasPoll ? this.db.select({ options: polls.options }).from(polls).where(eq(polls.statusId, row.id)).get() : undefined;
-    return {
-      accountId: row.accountId,
-      text: row.text,
-      contentHtml: row.contentHtml,
-      spoilerText: row.spoilerText,
-      sensitive: row.sensitive,
-      mediaIds: JSON.stringify(media.map((m) => m.id)),
-      mediaDescriptions: JSON.stringify(media.map((m) => m.description)),
-      pollOptions: poll?.options ?? null,
-    };
+    return version(row, media, poll);
+  }
+
+  /** `snapshotOf` through the port. */
+  private async snapshot(row: StatusRow) {
+    const media = row.hasMedia ? await this.q.media.execute({ statusId: row.id }) : [];
+    const poll = row.hasPoll ? (await this.q.pollOf.execute({ statusId: row.id }))[0] : undefined;
+    return version(row, media, poll);
   }
 
   private record(db: Db, statusId: number, version: Omit<StatusEditRow, "id" | "statusId">) {
     db.insert(statusEdits).values({ ...version, id: this.ids.next(), statusId }).run();
   }
 
+  private async insertVersion(statusId: number, version: Omit<StatusEditRow, "id" | "statusId">) {
+    await this.q.record.execute({ ...version, id: this.ids.next(), statusId });
+  }
+
   /** Mastodon resets the votes when the options or `multiple` change. */
-  private replacePoll(db: Db, row: StatusRow, poll: typeof polls.$inferSelect | undefined, input: PollInput | undefined, now: number) {
+  private async replacePoll(row: StatusRow, poll: PollRow | undefined, input: PollInput | undefined, now: number) {
+    const { polls, pollVotes } = this.port.tables;
+    const orm = this.port.orm;
     if (!input) {
-      if (poll) db.delete(polls).where(eq(polls.id, poll.id)).run();
+      if (poll) await orm.delete(polls).where(eq(polls.id, poll.id));
       return null;
     }
     // The deadline counts from the edit, as Mastodon sets expires_in again.
@@ -258,15 +300,29 @@ export class EditingService {
     const values = { options: JSON.stringify(input.options), multiple: !!input.multiple, hideTotals: !!input.hideTotals, expiresAt, endedAt: null };
     if (!poll) {
       const id = this.ids.next();
-      this.rows.addPoll({ id, statusId: row.id, accountId: row.accountId, options: input.options, multiple: !!input.multiple, hideTotals: !!input.hideTotals, expiresAt, createdAt: now });
+      await this.rows.insertPoll({ id, statusId: row.id, accountId: row.accountId, options: input.options, multiple: !!input.multiple, hideTotals: !!input.hideTotals, expiresAt, createdAt: now });
       return { id, expiresAt };
     }
     const reset = JSON.stringify(input.options) !== poll.options || !!input.multiple !== poll.multiple;
-    if (reset) db.delete(pollVotes).where(eq(pollVotes.pollId, poll.id)).run();
-    db.update(polls)
+    if (reset) await orm.delete(pollVotes).where(eq(pollVotes.pollId, poll.id));
+    await orm
+      .update(polls)
       .set({ ...values, ...(reset ? { tallies: JSON.stringify(input.options.map(() => 0)), votesCount: 0, votersCount: 0 } : {}) })
-      .where(eq(polls.id, poll.id))
-      .run();
+      .where(eq(polls.id, poll.id));
     return { id: poll.id, expiresAt };
   }
+}
+
+/** A version of a status as status_edits keeps it, from its row, media and poll. */
+function version(row: StatusRow, media: { id: number; description: string | null }[], poll: { options: string } | undefined) {
+  return {
+    accountId: row.accountId,
+    text: row.text,
+    contentHtml: row.contentHtml,
+    spoilerText: row.spoilerText,
+    sensitive: row.sensitive,
+    mediaIds: JSON.stringify(media.map((m) => m.id)),
+    mediaDescriptions: JSON.stringify(media.map((m) => m.description)),
+    pollOptions: poll?.options ?? null,
+  };
 }

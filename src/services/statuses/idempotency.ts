@@ -1,5 +1,5 @@
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import type { IdempotencyGuard } from "./port-idempotency.ts";
 
 export const IDEMPOTENCY_TTL_MS = 60 * 60 * 1000;
@@ -21,24 +21,11 @@ export type Made = { kind: "status" | "scheduled"; id: number };
  */
 export class IdempotencyStore implements IdempotencyGuard {
   private inFlight = new Map<string, Promise<Made>>();
-  private q;
 
   constructor(
-    sqlite: Database,
+    private db: DatabasePort,
     private clock: Clock,
-  ) {
-    this.q = {
-      find: sqlite.query<{ status_id: number | null; scheduled_status_id: number | null }, [number, string, number]>(
-        "SELECT status_id, scheduled_status_id FROM idempotency_keys WHERE account_id = ? AND key = ? AND expires_at > ?",
-      ),
-      // An expired row of the same key may still be there (not swept yet): it is replaced.
-      upsert: sqlite.query(
-        `INSERT INTO idempotency_keys (account_id, key, status_id, scheduled_status_id, expires_at) VALUES ($account, $key, $status, $scheduled, $expires)
-         ON CONFLICT (account_id, key) DO UPDATE SET status_id = excluded.status_id, scheduled_status_id = excluded.scheduled_status_id, expires_at = excluded.expires_at`,
-      ),
-      sweep: sqlite.query<never, [number]>("DELETE FROM idempotency_keys WHERE expires_at <= ?"),
-    };
-  }
+  ) {}
 
   /** The key as it is stored: cut at 256 characters; an empty header is no key. */
   static normalize(key: string | null | undefined): string | null {
@@ -63,27 +50,29 @@ export class IdempotencyStore implements IdempotencyGuard {
   }
 
   /** What the key made within the last hour, or null. */
-  recall(accountId: number, key: string): Made | null {
-    const row = this.q.find.get(accountId, key, this.clock.now());
+  async recall(accountId: number, key: string): Promise<Made | null> {
+    const row = await this.db.get<{ status_id: number | null; scheduled_status_id: number | null }>(
+      "SELECT status_id, scheduled_status_id FROM idempotency_keys WHERE account_id = ? AND key = ? AND expires_at > ?",
+      [accountId, key, this.clock.now()],
+    );
     if (!row) return null;
-    return row.status_id !== null ? { kind: "status", id: row.status_id } : { kind: "scheduled", id: row.scheduled_status_id as number };
+    return row.status_id !== null ? { kind: "status", id: Number(row.status_id) } : { kind: "scheduled", id: Number(row.scheduled_status_id) };
   }
 
   /** Records what the key made; call inside the transaction that made it. */
-  remember(accountId: number, key: string, made: Made): Made {
-    this.q.upsert.run({
-      account: accountId,
-      key,
-      status: made.kind === "status" ? made.id : null,
-      scheduled: made.kind === "scheduled" ? made.id : null,
-      expires: this.clock.now() + IDEMPOTENCY_TTL_MS,
-    });
+  async remember(accountId: number, key: string, made: Made): Promise<Made> {
+    // An expired row of the same key may still be there (not swept yet): it is replaced.
+    await this.db.run(
+      `INSERT INTO idempotency_keys (account_id, key, status_id, scheduled_status_id, expires_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (account_id, key) DO UPDATE SET status_id = excluded.status_id, scheduled_status_id = excluded.scheduled_status_id, expires_at = excluded.expires_at`,
+      [accountId, key, made.kind === "status" ? made.id : null, made.kind === "scheduled" ? made.id : null, this.clock.now() + IDEMPOTENCY_TTL_MS],
+    );
     return made;
   }
 
   /** Drops the keys whose hour is over; returns how many. */
-  sweep(): number {
-    return this.q.sweep.run(this.clock.now()).changes;
+  sweep(): Promise<number> {
+    return this.db.run("DELETE FROM idempotency_keys WHERE expires_at <= ?", [this.clock.now()]);
   }
 
   /** Attempts still running (for tests). */

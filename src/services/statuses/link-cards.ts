@@ -1,6 +1,5 @@
-import type { Statement } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
@@ -39,17 +38,12 @@ export function firstLink(html: string): string | null {
  * status that asked for it. Statuses with media or a poll get none, as in Mastodon.
  */
 export class LinkCards {
-  private q: {
-    byUrl: Statement<{ id: number; card: string | null; fetched_at: number; failed_at: number | null }, [string]>;
-    upsert: Statement<unknown, [number, string, string | null, number, number | null]>;
-    setCard: Statement<unknown, [string | null, number]>;
-  };
   private inFlight = new Map<string, Promise<string | null>>();
   private chain: Promise<unknown> = Promise.resolve();
   private stopped = false;
 
   constructor(
-    db: Db,
+    private db: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
     private renderCache: RenderCache,
@@ -61,14 +55,13 @@ export class LinkCards {
     /** Downloads a page under a cap (OutgoingHttp.bytes in src/net/outgoing.ts, in the server). */
     private download: (url: string, maxBytes: number, timeoutMs: number) => Promise<Uint8Array>,
   ) {
-    const sqlite = db.$client;
-    this.q = {
-      byUrl: sqlite.query("SELECT id, card, fetched_at, failed_at FROM preview_cards WHERE url = ?"),
-      upsert: sqlite.query(
-        "INSERT INTO preview_cards (id, url, card, fetched_at, failed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (url) DO UPDATE SET card = excluded.card, fetched_at = excluded.fetched_at, failed_at = excluded.failed_at",
-      ),
-      setCard: sqlite.query("UPDATE statuses SET card = ? WHERE id = ?"),
-    };
+  }
+
+  private upsert(id: number, url: string, card: string | null, fetchedAt: number, failedAt: number | null): Promise<number> {
+    return this.db.run(
+      "INSERT INTO preview_cards (id, url, card, fetched_at, failed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (url) DO UPDATE SET card = excluded.card, fetched_at = excluded.fetched_at, failed_at = excluded.failed_at",
+      [id, url, card, fetchedAt, failedAt],
+    );
   }
 
   /** Link previews of new and edited statuses, fetched once they are stored. */
@@ -91,8 +84,8 @@ export class LinkCards {
   }
 
   private setCard(statusId: number, card: string | null): Promise<void> {
-    return this.writes.run(() => {
-      this.q.setCard.run(card, statusId);
+    return this.writes.run(async () => {
+      await this.db.run("UPDATE statuses SET card = ? WHERE id = ?", [card, statusId]);
       this.renderCache.invalidateStatus(statusId);
     });
   }
@@ -104,13 +97,14 @@ export class LinkCards {
   }
 
   /** The card JSON for a URL: kept, or fetched once (one fetch per URL at a time, one page at a time). */
-  private cardOf(url: string): Promise<string | null> {
-    const kept = this.q.byUrl.get(url);
-    if (kept?.card) return Promise.resolve(kept.card);
-    if (kept?.failed_at && this.clock.now() - kept.failed_at < RETRY_AFTER_MS) return Promise.resolve(null);
+  private async cardOf(url: string): Promise<string | null> {
+    const kept = await this.db.get<{ id: number; card: string | null; failed_at: number | null }>("SELECT id, card, failed_at FROM preview_cards WHERE url = ?", [url]);
+    if (kept?.card) return kept.card;
+    if (kept?.failed_at && this.clock.now() - Number(kept.failed_at) < RETRY_AFTER_MS) return null;
+    // Nothing awaited from here to the map: a second call for the URL finds this one's fetch.
     const running = this.inFlight.get(url);
     if (running) return running;
-    const next = this.chain.then(() => (this.stopped ? null : this.fetchCard(url, kept?.id)));
+    const next = this.chain.then(() => (this.stopped ? null : this.fetchCard(url, kept ? Number(kept.id) : undefined)));
     this.chain = next.catch(() => {});
     this.inFlight.set(url, next);
     return next.finally(() => this.inFlight.delete(url));
@@ -145,11 +139,11 @@ export class LinkCards {
         published_at: summary.publishedAt && !Number.isNaN(Date.parse(summary.publishedAt)) ? new Date(summary.publishedAt).toISOString() : null,
         authors: [],
       });
-      this.q.upsert.run(id ?? this.ids.next(), url, card, now, null);
+      await this.upsert(id ?? this.ids.next(), url, card, now, null);
       return card;
     } catch (e) {
       log("info", "no link preview", { url, error: String(e).split("\n")[0] });
-      if (!this.stopped) this.q.upsert.run(id ?? this.ids.next(), url, null, now, now);
+      if (!this.stopped) await this.upsert(id ?? this.ids.next(), url, null, now, now);
       return null;
     }
   }

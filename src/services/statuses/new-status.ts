@@ -1,5 +1,6 @@
-import { getTableColumns, sql } from "drizzle-orm";
+import { getTableColumns, getTableName, sql } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { polls, statuses, type PollRow, type StatusRow } from "../../db/schema.ts";
 
 /**
@@ -94,36 +95,66 @@ export interface NewPollFields {
  * nothing). The caller's transaction holds them: they run on the same connection.
  */
 export class NewStatuses {
-  private insertStatus;
-  private insertPoll;
+  private syncStatus;
+  private syncPoll;
+  /** The same statements on the database port, for the converted writers (`insert`, `insertPoll`). */
+  private portStatus;
+  private portPoll;
 
-  constructor(db: Db) {
+  /** `db` for the writers still synchronous (a remote status's edit, RemoteNotes' paths). */
+  constructor(db: Db, port: DatabasePort) {
     const placeholders = (table: typeof statuses | typeof polls) => Object.fromEntries(Object.keys(getTableColumns(table)).map((k) => [k, sql.placeholder(k)]));
-    this.insertStatus = db.insert(statuses).values(placeholders(statuses) as never).prepare();
-    this.insertPoll = db.insert(polls).values(placeholders(polls) as never).prepare();
+    this.syncStatus = db.insert(statuses).values(placeholders(statuses) as never).prepare();
+    this.syncPoll = db.insert(polls).values(placeholders(polls) as never).prepare();
+    this.portStatus = rawInsert(port, statuses);
+    this.portPoll = rawInsert(port, polls);
   }
 
   add(row: StatusRow): void {
-    this.insertStatus.run(row);
+    this.syncStatus.run(row);
+  }
+
+  async insert(row: StatusRow): Promise<void> {
+    await this.portStatus(row);
   }
 
   addPoll(f: NewPollFields): PollRow {
-    const votes = f.tallies?.reduce((a, b) => a + b, 0) ?? 0;
-    const row: PollRow = {
-      id: f.id,
-      statusId: f.statusId,
-      accountId: f.accountId,
-      options: JSON.stringify(f.options),
-      tallies: JSON.stringify(f.tallies ?? f.options.map(() => 0)),
-      multiple: f.multiple,
-      hideTotals: f.hideTotals ?? false,
-      votesCount: f.votesCount ?? votes,
-      votersCount: f.votersCount ?? 0,
-      expiresAt: f.expiresAt,
-      endedAt: f.endedAt ?? null,
-      createdAt: f.createdAt,
-    };
-    this.insertPoll.run(row);
+    const row = pollRow(f);
+    this.syncPoll.run(row);
     return row;
   }
+
+  async insertPoll(f: NewPollFields): Promise<PollRow> {
+    const row = pollRow(f);
+    await this.portPoll(row);
+    return row;
+  }
+}
+
+/**
+ * An INSERT of every column, raw: on the post's path a prepared builder's execute costs more CPU
+ * than the statement (drizzle's layers per call), and a raw statement is cached by the driver.
+ */
+function rawInsert(port: DatabasePort, table: typeof statuses | typeof polls) {
+  const columns = Object.entries(getTableColumns(table));
+  const text = `INSERT INTO ${getTableName(table)} (${columns.map(([, c]) => c.name).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+  return (row: object) => port.run(text, columns.map(([key]) => (row as Record<string, unknown>)[key] ?? null));
+}
+
+function pollRow(f: NewPollFields): PollRow {
+  const votes = f.tallies?.reduce((a, b) => a + b, 0) ?? 0;
+  return {
+    id: f.id,
+    statusId: f.statusId,
+    accountId: f.accountId,
+    options: JSON.stringify(f.options),
+    tallies: JSON.stringify(f.tallies ?? f.options.map(() => 0)),
+    multiple: f.multiple,
+    hideTotals: f.hideTotals ?? false,
+    votesCount: f.votesCount ?? votes,
+    votersCount: f.votersCount ?? 0,
+    expiresAt: f.expiresAt,
+    endedAt: f.endedAt ?? null,
+    createdAt: f.createdAt,
+  };
 }

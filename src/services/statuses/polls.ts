@@ -1,6 +1,7 @@
 import { and, eq, isNull, lte, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import { changes, type Db } from "../../db/connection.ts";
+import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { pollVotes, polls, type PollRow, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts";
@@ -15,7 +16,12 @@ import type { StatusReader } from "./reader.ts";
  * exactly once (the ended_at flag is claimed in the same statement that checks it).
  */
 export class PollService {
+  /** The wheel's statements (a poll's end), prepared once. */
+  private q;
+
   constructor(
+    private port: DatabasePort,
+    /** For votes, reads and remote counts: RemoteNotes, the presenters and a `within` listener call them synchronously. */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -25,11 +31,23 @@ export class PollService {
     private events: EventBus,
   ) {
     wheel.handle("poll", (id) => this.end(Number(id)));
+    const p = port.tables.polls;
+    const ph = (name: string) => sql.placeholder(name) as unknown as number;
+    this.q = {
+      byId: port.orm.select().from(p).where(eq(p.id, ph("id"))).prepare(),
+      // Claimed in the statement that checks it: exactly once.
+      claimEnd: port.orm
+        .update(p)
+        .set({ endedAt: ph("now") })
+        .where(and(eq(p.id, ph("id")), isNull(p.endedAt), lte(p.expiresAt, ph("now"))))
+        .prepare(),
+    };
   }
 
   /** Puts every poll still open (or ended while the server was down) on the wheel. */
-  restore() {
-    for (const p of this.db.select({ id: polls.id, expiresAt: polls.expiresAt }).from(polls).where(isNull(polls.endedAt)).all()) {
+  async restore() {
+    const polls = this.port.tables.polls;
+    for (const p of await this.port.orm.select({ id: polls.id, expiresAt: polls.expiresAt }).from(polls).where(isNull(polls.endedAt))) {
       this.wheel.schedule("poll", p.id, p.expiresAt);
     }
   }
@@ -105,21 +123,19 @@ export class PollService {
   }
 
   /** Ends a poll whose time has come: tells its author and every voter, once. */
-  end(pollId: number) {
+  async end(pollId: number) {
     const now = this.clock.now();
-    const poll = this.db.select().from(polls).where(eq(polls.id, pollId)).get();
+    const [poll] = await this.q.byId.execute({ id: pollId });
     if (!poll) return;
     if (poll.expiresAt > now) {
       this.wheel.schedule("poll", poll.id, poll.expiresAt);
       return;
     }
-    const claimed = this.db
-      .update(polls)
-      .set({ endedAt: now })
-      .where(and(eq(polls.id, pollId), isNull(polls.endedAt), lte(polls.expiresAt, now)))
-      .run();
-    if (changes(claimed) === 0) return;
-    this.events.emit({ type: "poll.ended", pollId, statusId: poll.statusId, accountId: poll.accountId });
+    // The claim and its consequences (the voters' notifications, written by within listeners) commit together.
+    await this.port.transaction(async () => {
+      if (this.port.changes(await this.q.claimEnd.execute({ id: pollId, now })) === 0) return;
+      this.events.emit({ type: "poll.ended", pollId, statusId: poll.statusId, accountId: poll.accountId });
+    });
   }
 
   /** The accounts that voted in a poll. */

@@ -1,6 +1,7 @@
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { backfilledStatuses, mediaAttachments, type StatusRow, type UserRow } from "../../db/schema.ts";
 import { idAt, parseId, type IdGenerator } from "../../ids.ts";
 import { ApiError, unprocessable, validationFailed } from "../../errors.ts";
@@ -18,60 +19,12 @@ import { mentionRef } from "../../models/mentions.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
 import type { ImportedStatusInput, RemoteStatusInput } from "./remote-input.ts";
 import { newStatusRow, type NewPollFields, type NewStatuses } from "./new-status.ts";
-import { pollErrors, type PollInput } from "./poll-input.ts";
+import { pollErrors } from "./poll-input.ts";
+import type { MediaAttacher, PreparedStatus, QuoteAttacher, StatusInput } from "./posting-input.ts";
 import { approvalJson, isQuotePolicy } from "../quotes/policy.ts";
 import { QUOTED_NOT_MENTIONED } from "../quotes/quotes.ts";
 
-/** POST /api/v1/statuses parameters, as the route read them. */
-export interface StatusInput {
-  text?: string;
-  mediaIds?: string[];
-  poll?: PollInput;
-  inReplyToId?: string;
-  sensitive?: boolean;
-  spoilerText?: string;
-  visibility?: string;
-  language?: string;
-  /** The status to quote (Mastodon 4.5's quoted_status_id). */
-  quotedStatusId?: string;
-  /** Who may quote this one: public | followers | nobody (quote_approval_policy); the user's default when absent. */
-  quotePolicy?: string;
-}
-
-/** A status that passed every check and can be published now or at its scheduled time. */
-export interface PreparedStatus {
-  accountId: number;
-  applicationId: number | null;
-  text: string;
-  spoilerText: string;
-  sensitive: boolean;
-  visibility: Visibility;
-  language: string | null;
-  inReplyToId: number | null;
-  mediaIds: number[];
-  poll: { options: string[]; expiresIn: number; multiple: boolean; hideTotals: boolean } | null;
-  /** The status it quotes (checked when prepared, checked again when published). */
-  quotedStatusId: number | null;
-  /** Its quote_approval, as the row keeps it. */
-  quoteApproval: string;
-}
-
-/** Quotes, as the quote service provides them (src/services/quotes). */
-export interface QuoteAttacher {
-  /** The status `accountId` may quote, or Mastodon's 404. */
-  quotable(id: string, accountId: number): StatusRow;
-  /** Records the quote of a new status, in its transaction. */
-  attach(status: StatusRow, quoted: StatusRow): unknown;
-  /** The status's HTML with the fallback link to what it quotes, for clients that do not show quotes. */
-  fallbackHtml(quoted: StatusRow, quotedAuthorUsername: string, text: string, html: string): string;
-}
-
-/** Media checks and attachment, provided by the media service. */
-export interface MediaAttacher {
-  /** The caller's unattached media for these ids, in order; throws Mastodon's errors. */
-  resolve(accountId: number, ids: string[]): number[];
-  attach(tx: Db, statusId: number, mediaIds: number[]): void;
-}
+export type { MediaAttacher, PreparedStatus, QuoteAttacher, StatusInput } from "./posting-input.ts";
 
 export const REPLY_NOT_FOUND = "The post you are trying to reply to does not appear to exist.";
 
@@ -88,6 +41,8 @@ export class PostingService {
   private q;
 
   constructor(
+    private port: DatabasePort,
+    /** For the remote path (`publishRemote`) and editing's `writeMentionsAndTags`, whose callers are still synchronous. */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -202,7 +157,7 @@ export class PostingService {
   }
 
   /** Writes a prepared status (now: a scheduled one is dated when it is published, as in Mastodon). */
-  publish(prepared: PreparedStatus): StatusRow {
+  async publish(prepared: PreparedStatus): Promise<StatusRow> {
     const now = this.clock.now();
     const id = this.ids.next();
     const parent = prepared.inReplyToId !== null ? (this.reader.findRow(prepared.inReplyToId) ?? null) : null;
@@ -232,8 +187,9 @@ export class PostingService {
       quoteApproval: prepared.quoteApproval,
     });
     const poll = prepared.poll && { options: prepared.poll.options, multiple: prepared.poll.multiple, hideTotals: prepared.poll.hideTotals, expiresAt: now + prepared.poll.expiresIn * 1000 };
-    this.store(row, mentioned, tagNames, poll, (tx) => {
-      if (prepared.mediaIds.length > 0) this.media.attach(tx, id, prepared.mediaIds);
+    // Media and quotes are still synchronous (StatusMedia, QuoteService): inside this flow they join the port's transaction on SQLite.
+    await this.insert(row, mentioned, tagNames, poll, () => {
+      if (prepared.mediaIds.length > 0) this.media.attach(this.db, id, prepared.mediaIds);
       if (quoted) this.quotes.attach(row, quoted);
     });
     return row;
@@ -309,7 +265,7 @@ export class PostingService {
    * already, its poll ended. `status.imported`, not `status.created`: it is counted, and goes to
    * no feed, no notification and no other server (it is no new post).
    */
-  publishImported(input: ImportedStatusInput): StatusRow {
+  async publishImported(input: ImportedStatusInput): Promise<StatusRow> {
     const parent = input.inReplyToId !== null ? (this.reader.findRow(input.inReplyToId) ?? null) : null;
     const row = newStatusRow({
       id: input.id,
@@ -327,7 +283,7 @@ export class PostingService {
       createdAt: input.createdAt,
     });
     const poll = pollAsCounted(input.poll);
-    this.store(row, [], input.tags, poll, (tx) => this.media.attach(tx, row.id, input.mediaIds), "status.imported");
+    await this.insert(row, [], input.tags, poll, () => this.media.attach(this.db, row.id, input.mediaIds), "status.imported");
     return row;
   }
 
@@ -356,6 +312,39 @@ export class PostingService {
       if (event === "status.imported") this.events.emit({ type: event, status: row });
       else this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [], ...(event === "backfill" ? { backfill: true } : {}) });
     });
+  }
+
+  /** `store` through the database port, for the converted paths (a local post, an archive's post). */
+  private insert(
+    row: StatusRow,
+    mentioned: { id: number }[],
+    tagNames: string[],
+    poll: Omit<NewPollFields, "id" | "statusId" | "accountId" | "createdAt"> | null,
+    more: () => void,
+    event: "status.created" | "status.imported" = "status.created",
+  ): Promise<void> {
+    return this.port.transaction(async () => {
+      await this.rows.insert(row);
+      await this.insertMentionsAndTags(row.id, mentioned, tagNames, row.createdAt);
+      if (poll) {
+        const added = await this.rows.insertPoll({ ...poll, id: this.ids.next(), statusId: row.id, accountId: row.accountId, createdAt: row.createdAt });
+        if (added.endedAt === null) this.events.emit({ type: "poll.opened", pollId: added.id, statusId: row.id, expiresAt: added.expiresAt });
+      }
+      more();
+      if (event === "status.imported") this.events.emit({ type: event, status: row });
+      else this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [] });
+    });
+  }
+
+  /** `writeMentionsAndTags` through the port (portable: no json_each, no OR IGNORE). */
+  async insertMentionsAndTags(statusId: number, mentioned: { id: number }[], tagNames: string[], now: number): Promise<void> {
+    // Raw statements (cached by the driver): cheaper on the post's path than builders' execute.
+    // DO NOTHING: an edit may name someone the status already mentioned silently.
+    for (const m of mentioned) await this.port.run("INSERT INTO mentions (status_id, account_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [statusId, m.id]);
+    for (const name of tagNames) {
+      await this.port.run("INSERT INTO tags (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [this.ids.next(), name, now]);
+      await this.port.run("INSERT INTO status_tags (status_id, tag_id) SELECT ?, id FROM tags WHERE name = ? ON CONFLICT DO NOTHING", [statusId, name]);
+    }
   }
 
   /** An id of the time `ms` that no status has (its random low bits rarely meet another's). */
