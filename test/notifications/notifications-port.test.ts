@@ -79,11 +79,11 @@ for (const arm of portArms) {
       expect(await service.groups.accountIds(rita.id, favourites.key, where)).toEqual([carol.id, bob.id]);
 
       // Hidden senders (muted, notifications kept) leave the lists, flat and grouped; the rows stay.
-      a.t.services.moderation.mute(rita.id, dave.id, { notifications: false });
+      await a.t.services.moderation.mute(rita.id, dave.id, { notifications: false });
       expect((await service.list(rita.id, { page: { limit: 40 } })).map((n) => n.type)).toEqual(["favourite", "favourite", "follow"]);
       const hiding = service.filters(rita.id, {});
       expect((await service.groups.page(rita.id, { page: { limit: 40 }, where: hiding === "none" ? undefined : hiding })).length).toBe(2);
-      a.t.services.moderation.unmute(rita.id, dave.id);
+      await a.t.services.moderation.unmute(rita.id, dave.id);
 
       // Bad input: another's notification or group, an unknown group key; nothing changes.
       expect((await rejection(service.get(bob.id, follow.id)))?.status).toBe(404);

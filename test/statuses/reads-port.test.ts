@@ -48,16 +48,16 @@ for (const arm of portArms) {
       // A thread under bob's first status (replies to others' statuses stay off public timelines).
       const replyOne = await a.t.post(alice, { text: "reply one", visibility: "public", inReplyToId: String(first.id) });
       const replyTwo = await a.t.post(carol, { text: "reply two", visibility: "public", inReplyToId: String(replyOne.id) });
-      services.statusActions.favourite(bob.id, own.id);
-      services.statusActions.favourite(carol.id, own.id);
-      services.statusActions.reblog(bob.id, own.id, undefined);
-      services.statusActions.bookmark(alice.id, first.id);
-      services.statusActions.bookmark(alice.id, second.id);
-      services.statusActions.favourite(alice.id, second.id);
-      services.statusActions.pin(bob.id, second.id);
+      await services.statusActions.favourite(bob.id, own.id);
+      await services.statusActions.favourite(carol.id, own.id);
+      await services.statusActions.reblog(bob.id, own.id, undefined);
+      await services.statusActions.bookmark(alice.id, first.id);
+      await services.statusActions.bookmark(alice.id, second.id);
+      await services.statusActions.favourite(alice.id, second.id);
+      await services.statusActions.pin(bob.id, second.id);
       // Alice mutes carol and blocks a domain: the hidden-account and domain conditions run too.
-      services.moderation.mute(alice.id, carol.id, {});
-      services.domainBlocks.block(alice.id, "blocked.example");
+      await services.moderation.mute(alice.id, carol.id, {});
+      await services.domainBlocks.block(alice.id, "blocked.example");
       await copyAll(a);
 
       const timelines = new TimelineService(a.port, services.reader, services.homeFeed, services.moderation, services.lists, services.renderCache);
