@@ -117,7 +117,7 @@ export class RemoteAccounts {
         // know which failure this was): the account goes, as if the actor had sent its Delete.
         if (!actor && (await fetcher.gone(uri))) {
           log("info", "remote account gone (its actor answers 404 or 410); removed", { account: uri });
-          this.gone.remove(id);
+          await this.gone.remove(id);
         }
       })
       .catch((error: unknown) => {

@@ -54,10 +54,10 @@ export class FederationInbox {
    * arrived, it is kept out: RemoteNotes.deleted); an actor deleting itself takes its account
    * here with it; a Delete from anyone else changes nothing.
    */
-  delete(actorUri: string, objectUri: string): void {
+  async delete(actorUri: string, objectUri: string): Promise<void> {
     if (objectUri === actorUri) {
       const gone = this.remote.byUri(actorUri);
-      if (gone) this.gone.remove(gone.id);
+      if (gone) await this.gone.remove(gone.id);
       return;
     }
     const found = this.remote.statusByUri(objectUri);
