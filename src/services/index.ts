@@ -228,7 +228,7 @@ export function createServices(deps: ServiceDeps) {
   // Federation counts what it sends and receives here, for the admin pages' health page.
   const federationTraffic = new FederationTraffic(db, clock);
   const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url), traffic: federationTraffic }) ?? null;
-  const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains, fetcher, goneAccounts);
+  const remoteAccounts = new RemoteAccounts(port, ids, clock, events, federationDomains, fetcher, goneAccounts);
   const announcements = new AnnouncementService(db, port, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(port, db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader, reports);
@@ -240,7 +240,7 @@ export function createServices(deps: ServiceDeps) {
   const adminDomains = new AdminDomains(port, federationDomains, auditLog);
 
   const editing = new EditingService(db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
-  const federationActors = new FederationActors(db);
+  const federationActors = new FederationActors(port, db);
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   // Quotes that could not be settled for want of an answer are checked again later, off the wheel.
   const quoteChecks = new QuoteChecks(port, db, clock, wheel, (id) => quotes.forStatus(id));
@@ -265,7 +265,7 @@ export function createServices(deps: ServiceDeps) {
   // Moves, in and out, and the aliases they are believed by: accounts named by handle or IRI, here or fetched.
   const actorRefs = new ActorRefs(accounts, remoteAccounts, fetcher, config.publicUrl);
   const followerMoves = new FollowerMoves(db, follows, moderation);
-  const accountMoves = new AccountMoves(db, remoteAccounts, actorRefs, followerMoves, events);
+  const accountMoves = new AccountMoves(port, remoteAccounts, actorRefs, followerMoves, events);
   const accountAliases = new AccountAliases(port, actorRefs, events);
   const accountMoving = new AccountMoving(db, clock, accounts, actorRefs, followerMoves, events);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, goneAccounts);

@@ -11,7 +11,7 @@ export const onBlock =
   ({ services }: Inbound): Listener<Block> =>
   async (ctx, block) => {
     const blocked = blockedBy(ctx, block);
-    if (blocked) services.federationInbox.block(blocked.actorUri, blocked.target);
+    if (blocked) await services.federationInbox.block(blocked.actorUri, blocked.target);
   };
 
 /** Who blocks which local account (by its identifier), for a Block and its Undo. */

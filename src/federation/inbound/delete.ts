@@ -12,6 +12,6 @@ export const onDelete =
     if (del.actorId === null || del.objectId === null) return;
     await services.federationInbox.delete(del.actorId.href, del.objectId.href);
     // A local post's quote revoked: its followers hear of it from here, the Delete as signed by its author.
-    const quoter = services.remoteQuotes.revoked(del.actorId.href, del.objectId.href);
+    const quoter = await services.remoteQuotes.revoked(del.actorId.href, del.objectId.href);
     if (quoter !== null) await ctx.forwardActivity({ identifier: quoter }, "followers", { skipIfUnsigned: true, preferSharedInbox: true });
   };

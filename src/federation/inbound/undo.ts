@@ -19,10 +19,10 @@ export const onUndo =
     if (object instanceof Announce) return services.remoteInteractions.unannounce(undo.actorId.href, object.id?.href ?? null);
     if (object instanceof Block) {
       const blocked = blockedBy(ctx, object);
-      if (blocked) services.federationInbox.unblock(blocked.actorUri, blocked.target);
+      if (blocked) await services.federationInbox.unblock(blocked.actorUri, blocked.target);
       return;
     }
     if (!(object instanceof Follow) || object.objectId === null) return;
     const target = localActorOf(ctx, object.objectId);
-    if (target !== null) services.federationInbox.unfollow(undo.actorId.href, target);
+    if (target !== null) await services.federationInbox.unfollow(undo.actorId.href, target);
   };

@@ -125,7 +125,7 @@ export class AccountHistory {
         if (row) pinned.push(row);
       }
       // A page was read: the pins become what it lists (Mastodon's SynchronizeFeaturedCollection).
-      if (featured && !signal.aborted) this.syncPins(account.id, pinned);
+      if (featured && !signal.aborted) await this.syncPins(account.id, pinned);
     }
     if (actor.outboxUrl) {
       const outbox = await fetcher.collection(actor.outboxUrl, signal).catch(() => null);
@@ -161,9 +161,9 @@ export class AccountHistory {
     return this.notes.store(node.note, { fetched: true, backfill: true }).catch(() => null);
   }
 
-  private syncPins(accountId: number, listed: StatusRow[]): void {
+  private async syncPins(accountId: number, listed: StatusRow[]): Promise<void> {
     const keep = new Set(listed.map((r) => r.id));
-    for (const row of this.actors.pinned(accountId)) if (!keep.has(row.id)) this.quietly(() => this.actions.unpin(accountId, row.id));
+    for (const row of await this.actors.pinned(accountId)) if (!keep.has(row.id)) this.quietly(() => this.actions.unpin(accountId, row.id));
     // Pinned in the order listed, the first on top (the newest pin shows first).
     for (const row of [...listed].reverse()) this.quietly(() => this.actions.pin(accountId, row.id, { remote: true }));
   }

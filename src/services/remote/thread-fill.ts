@@ -176,7 +176,7 @@ export class ThreadFill {
     /** Statuses from the context whose parent has not been kept (yet), by that parent: kept once it is, else never. */
     const parked = new Map<string, { node: RemoteThreadNode; job: Job }[]>();
     const keep = async (node: RemoteThreadNode, job: Job): Promise<void> => {
-      const known = this.remote.statusByUri(node.note.uri) !== undefined;
+      const known = (await this.remote.statusByUri(node.note.uri)) !== undefined;
       const row = await this.notes.store(node.note, { fetched: true, backfill: true }).catch(() => null);
       if (!row) return;
       if (!known) this.refreshes.increment(key);
