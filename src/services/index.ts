@@ -258,7 +258,7 @@ export function createServices(deps: ServiceDeps) {
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher, relays);
   // A thread's missing replies, fetched in the background when it is opened; clients follow the work as an async refresh.
   const asyncRefreshes = new AsyncRefreshes(clock);
-  const threadFill = new ThreadFill(db, clock, remoteNotes, remoteAccounts, asyncRefreshes, fetcher, deps.sharedFills ? new SharedIds(deps.sharedFills) : null);
+  const threadFill = new ThreadFill(port, clock, remoteNotes, remoteAccounts, asyncRefreshes, fetcher, deps.sharedFills ? new SharedIds(deps.sharedFills) : null);
   const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, threadFill, fetcher, deps.servingThread ?? null);
   // A remote account's pinned and newest public posts, fetched when it is followed or its profile opened.
   const accountHistory = new AccountHistory(port, clock, accounts, remoteNotes, federationActors, statusActions, fetcher);

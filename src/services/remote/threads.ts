@@ -49,7 +49,7 @@ export class RemoteThreads {
     const top = filled ?? this.threads.topAncestor(row);
     const from = top.uri === null && row.uri !== null ? row : top;
     // Anyone is told of a fill under way, as Mastodon does; only a signed-in reader starts one.
-    const refresh = viewerId !== null ? this.replies.refresh(from) : this.replies.running(from);
+    const refresh = viewerId !== null ? await this.replies.refresh(from) : this.replies.running(from);
     return { ...this.threads.context(row, viewerId), refresh };
   }
 
@@ -58,12 +58,12 @@ export class RemoteThreads {
    * federation on, a signed-in reader has missing ancestors fetched and a due fill started, and
    * anyone is told of a fill under way (its refresh, counted as it goes, is the main thread's).
    */
-  private contextHere(row: StatusRow, viewerId: number | null, federation: boolean): { ancestors: StatusRow[]; descendants: StatusRow[]; refresh: null } {
+  private async contextHere(row: StatusRow, viewerId: number | null, federation: boolean): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[]; refresh: null }> {
     const starts = federation && viewerId !== null;
     const top = this.threads.topAncestor(row);
     if (starts && top.inReplyToUri !== null) throw new OwnersWork();
     const from = top.uri === null && row.uri !== null ? row : top;
-    if (this.replies.ownersWork(from, starts)) throw new OwnersWork();
+    if (await this.replies.ownersWork(from, starts)) throw new OwnersWork();
     return { ...this.threads.context(row, viewerId), refresh: null };
   }
 
