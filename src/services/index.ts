@@ -249,7 +249,7 @@ export function createServices(deps: ServiceDeps) {
   const relays = new Relays(port, db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
   // The admin pages' changes to the server itself (relays, emojis, rules, announcements, description), each in the audit log.
   const adminInstance = new AdminInstance(port, auditLog, relays, customEmojis, instanceInfo, announcements, invites);
-  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(port, db, clock), writes);
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(port, clock), writes);
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
   const search = new SearchService(port, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);

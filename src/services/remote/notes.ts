@@ -141,7 +141,7 @@ export class RemoteNotes {
     };
     const published = await this.writes.run(() => this.posting.publishRemote(input));
     if (published && quoting) this.quotes.attach(published, quoting);
-    if (published && relay) this.relays.brought(relay.id);
+    if (published && relay) await this.relays.brought(relay.id);
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
     return published ?? this.reader.findRow((await this.remote.statusByUri(note.uri))?.id ?? 0) ?? null;
   }
@@ -153,7 +153,7 @@ export class RemoteNotes {
    */
   async deleted(actorUri: string, objectUri: string): Promise<void> {
     const account = await this.remote.byUri(actorUri);
-    if (account && httpUrlOrNull(objectUri) !== null && new URL(objectUri).origin === new URL(actorUri).origin) this.tombstones.add(objectUri, account.id);
+    if (account && httpUrlOrNull(objectUri) !== null && new URL(objectUri).origin === new URL(actorUri).origin) await this.tombstones.add(objectUri, account.id);
   }
 
   /** Where a quoted post is found: stored here, or fetched from its server while the chain is short enough. */
