@@ -239,7 +239,7 @@ async function accounts(args: string[]) {
  */
 async function domains(args: string[]) {
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  await withServices((services, config) => {
+  await withServices(async (services, config) => {
     const rules = services.federationDomains;
     const [sub, domain] = args;
     const needsDomain = (name: string) => {
@@ -248,27 +248,27 @@ async function domains(args: string[]) {
     };
     switch (sub) {
       case "block": {
-        const r = rules.block(needsDomain("block"));
+        const r = await rules.block(needsDomain("block"));
         out(`${r.created ? "Blocked" : "Already blocked:"} ${r.domain} and its subdomains${r.removedAccounts ? `; ${r.removedAccounts} account(s) from there removed` : ""}`);
         break;
       }
       case "unblock": {
-        const r = rules.unblock(needsDomain("unblock"));
+        const r = await rules.unblock(needsDomain("unblock"));
         out(r.removed ? `Unblocked ${r.domain}` : `${r.domain} was not blocked`);
         break;
       }
       case "allow": {
-        const r = rules.allow(needsDomain("allow"));
+        const r = await rules.allow(needsDomain("allow"));
         out(`${r.created ? "Allowed" : "Already allowed:"} ${r.domain}${config.whitelistMode ? "" : " (the allow list applies under WHITELIST_MODE=true)"}`);
         break;
       }
       case "disallow": {
-        const r = rules.disallow(needsDomain("disallow"));
+        const r = await rules.disallow(needsDomain("disallow"));
         out(r.removed ? `Disallowed ${r.domain}` : `${r.domain} was not allowed`);
         break;
       }
       case "list": {
-        const { blocked, allowed } = rules.list();
+        const { blocked, allowed } = await rules.list();
         if (blocked.length === 0 && allowed.length === 0) out("No blocked or allowed domains.");
         for (const r of blocked) out(`blocked\t${r.domain}`);
         for (const r of allowed) out(`allowed\t${r.domain}`);

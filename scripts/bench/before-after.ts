@@ -14,7 +14,7 @@
  * endorsements (the accounts family's leaves: endorsements and the directory), or media, or admin
  * (the admin API's account list, a report assigned by staff, each assignment an audit line), or
  * remote (a little-known remote account's profile opened by a signed-in reader: its history's
- * count and cooldown read each time), or search (search, tags, trends, and the instance's
+ * count and cooldown read each time; the account looked up by its handle; the reader's actor document), or search (search, tags, trends, and the instance's
  * activity and description), or lists (a list's five members read, the list renamed), or
  * notifications (v1 and v2 lists, the policy read and written: notifications-seed.ts), or accounts
  * (an account, its lookup, forty at once, and the profile's display name written), or follows
@@ -400,7 +400,12 @@ try {
       { label: "GET /api/v1/admin/accounts", path: "/api/v1/admin/accounts", options: {}, writer: true },
       { label: "POST /api/v1/admin/reports/:id/assign_to_self", path: `/api/v1/admin/reports/${report.get(server) ?? "0"}/assign_to_self`, options: { method: "POST" }, writer: true },
     ],
-    remote: [{ label: "GET /api/v1/accounts/:id/statuses (remote, little known)", path: `/api/v1/accounts/${remoteAccount.get(server) ?? "0"}/statuses`, options: {} }],
+    remote: [
+      { label: "GET /api/v1/accounts/:id/statuses (remote, little known)", path: `/api/v1/accounts/${remoteAccount.get(server) ?? "0"}/statuses`, options: {} },
+      // RemoteAccounts.lookup (a stored remote account by its handle) and the actor dispatcher (FederationActors.localAccount).
+      { label: "GET /api/v1/accounts/lookup (remote)", path: "/api/v1/accounts/lookup?acct=far@127.0.0.9", options: {} },
+      { label: "GET /users/reader (actor document)", path: "/users/reader", options: { headers: { accept: "application/activity+json" } } },
+    ],
     search: [
       { label: "GET /api/v2/search (accounts)", path: "/api/v2/search?q=ann&type=accounts", options: {} },
       { label: "GET /api/v2/search (both)", path: "/api/v2/search?q=rus", options: {} },

@@ -40,11 +40,11 @@ export async function recordFailure(kv: PortKvStore, clock: Clock, error: Error,
  * nothing more is queued for them.
  */
 export function wirePermanentFailures(services: Pick<FederationServices, "remoteAccounts" | "federationActors" | "follows">, federation: Federation<void>): void {
-  federation.setOutboxPermanentFailureHandler((_ctx, failure) => {
+  federation.setOutboxPermanentFailureHandler(async (_ctx, failure) => {
     for (const actorId of failure.actorIds) {
-      const account = services.remoteAccounts.byUri(actorId.href);
+      const account = await services.remoteAccounts.byUri(actorId.href);
       if (!account) continue;
-      const followed = services.federationActors.localFollowed(account.id);
+      const followed = await services.federationActors.localFollowed(account.id);
       for (const localId of followed) services.follows.removeFollow(account.id, localId);
       if (followed.length > 0) log("info", "federation: a follower's inbox is gone; it follows nobody here now", { actor: actorId.href, status: failure.statusCode });
     }

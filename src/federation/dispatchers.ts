@@ -41,26 +41,26 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
    * followers dispatcher is also asked outside any request, to deliver: no reader there.)
    */
   const hidden = async (ctx: Context<void>, account: AccountRow) =>
-    "request" in ctx && readers.hides(account.id, await readers.readerOf(ctx as RequestContext<void>));
+    "request" in ctx && (await readers.hides(account.id, await readers.readerOf(ctx as RequestContext<void>)));
 
   /** The account behind an identifier, exactly as its URIs spell it (one actor per account). */
-  const actorAccount = (identifier: string) => {
-    const account = actors.localAccount(identifier);
+  const actorAccount = async (identifier: string) => {
+    const account = await actors.localAccount(identifier);
     return account && account.username === identifier ? account : undefined;
   };
   /** An account whose collections and statuses are served: none while staff suspend it (its actor alone says so). */
-  const local = (identifier: string) => {
-    const account = actorAccount(identifier);
+  const local = async (identifier: string) => {
+    const account = await actorAccount(identifier);
     return account && account.suspendedAt === null ? account : undefined;
   };
 
   federation
     .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
       if (identifier === instance.identifier) return instance.actor(ctx);
-      const account = actorAccount(identifier);
+      const account = await actorAccount(identifier);
       if (!account) return null;
       // Deleted by staff: gone for good (410, WebFinger too), as Mastodon answers for a deleted account.
-      if (actors.deletedLocally(account)) return new Tombstone({ id: ctx.getActorUri(identifier), deleted: instant(account.suspendedAt!) });
+      if (await actors.deletedLocally(account)) return new Tombstone({ id: ctx.getActorUri(identifier), deleted: instant(account.suspendedAt!) });
       // Secure mode: an unsigned fetch gets what checking a signature needs, not the profile;
       // so does a reader the account blocks. (Fedify also asks for the actor at an inbox POST.)
       const fetched = ctx.request.method === "GET" || ctx.request.method === "HEAD";
@@ -70,21 +70,21 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
       if (identifier === instance.identifier) return instance.keyPairs();
       // A suspended or deleted account still signs: its Update and Delete must verify.
-      const account = actorAccount(identifier);
+      const account = await actorAccount(identifier);
       return account ? keys.keyPairs(account.id) : [];
     });
 
   federation
     .setOutboxDispatcher("/users/{identifier}/outbox", async (ctx, identifier, cursor) => {
-      const account = local(identifier);
+      const account = await local(identifier);
       if (!account || cursor === null) return null;
       if (await hidden(ctx, account)) return { items: [] };
-      const page = actors.outbox(account.id, cursorOf(cursor), PAGE_SIZE);
+      const page = await actors.outbox(account.id, cursorOf(cursor), PAGE_SIZE);
       const items = page.items.map((status) => createOf(ctx, noteOf(ctx, urls, account, status, lookups), account, status));
       return { items, nextCursor: page.next };
     })
-    .setCounter((_ctx, identifier) => {
-      const account = local(identifier);
+    .setCounter(async (_ctx, identifier) => {
+      const account = await local(identifier);
       return account ? actors.outboxCount(account.id) : null;
     })
     .setFirstCursor(() => FIRST)
@@ -92,31 +92,31 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
 
   federation
     .setFollowersDispatcher("/users/{identifier}/followers", async (ctx, identifier, cursor) => {
-      const account = local(identifier);
+      const account = await local(identifier);
       if (!account) return null;
       // The whole collection is what delivery to "followers" asks for: only remote inboxes.
       if (cursor === null) return { items: actors.remoteFollowers(account.id).map(recipientOf) };
       if (await hidden(ctx, account)) return { items: [] };
-      const page = actors.followers(account.id, cursorOf(cursor), PAGE_SIZE);
+      const page = await actors.followers(account.id, cursorOf(cursor), PAGE_SIZE);
       const items: Recipient[] = page.items.map((f) => (f.domain === null ? { id: ctx.getActorUri(f.username), inboxId: null } : recipientOf(f)));
       return { items, nextCursor: page.next };
     })
-    .setCounter((_ctx, identifier) => local(identifier)?.followersCount ?? null)
+    .setCounter(async (_ctx, identifier) => (await local(identifier))?.followersCount ?? null)
     .setFirstCursor(() => FIRST)
     .authorize(authorized);
 
   // Mastodon shows the count of followed accounts, not who they are.
   federation
-    .setFollowingDispatcher("/users/{identifier}/following", (_ctx, identifier) => (local(identifier) ? { items: [] } : null))
-    .setCounter((_ctx, identifier) => local(identifier)?.followingCount ?? null)
+    .setFollowingDispatcher("/users/{identifier}/following", async (_ctx, identifier) => ((await local(identifier)) ? { items: [] } : null))
+    .setCounter(async (_ctx, identifier) => (await local(identifier))?.followingCount ?? null)
     .authorize(authorized);
 
   federation
     .setFeaturedDispatcher("/users/{identifier}/featured", async (ctx, identifier) => {
-      const account = local(identifier);
+      const account = await local(identifier);
       if (!account) return null;
       if (await hidden(ctx, account)) return { items: [] };
-      return { items: actors.pinned(account.id).map((status) => noteOf(ctx, urls, account, status, lookups)) };
+      return { items: (await actors.pinned(account.id)).map((status) => noteOf(ctx, urls, account, status, lookups)) };
     })
     .authorize(authorized);
 
@@ -134,15 +134,15 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
   const shown = async (ctx: RequestContext<void>, account: AccountRow, status: StatusRow) => {
     const published = status.visibility === "public" || status.visibility === "unlisted";
     const reader = await readers.readerOf(ctx);
-    if (readers.hides(account.id, reader)) return false;
+    if (await readers.hides(account.id, reader)) return false;
     if (!reader.viewer) return published;
     return services.reader.visible([status], reader.viewer.id).length === 1;
   };
 
   const readable = async (ctx: RequestContext<void>, identifier: string, id: string) => {
-    const account = local(identifier);
+    const account = await local(identifier);
     if (!account || !/^\d+$/.test(id)) return null;
-    const status = actors.ownStatus(account.id, Number(id));
+    const status = await actors.ownStatus(account.id, Number(id));
     if (!status) return null;
     return (await shown(ctx, account, status)) ? { account, status } : null;
   };
@@ -159,7 +159,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
   // to whoever may see the quoted post. Other servers fetch one to believe a quote of it.
   federation
     .setObjectDispatcher(QuoteAuthorization, STAMP_PATH, async (ctx, { identifier, id }) => {
-      const account = local(identifier);
+      const account = await local(identifier);
       const quote = account && /^\d+$/.test(id) ? services.quotes.find(Number(id)) : undefined;
       if (!account || !quote || quote.state !== "accepted" || quote.quotedAccountId !== account.id || quote.quotedStatusId === null) return null;
       const quoted = lookups.status(quote.quotedStatusId);
@@ -186,7 +186,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
     .setCollectionDispatcher("replies", Note, "/users/{identifier}/statuses/{id}/replies", async (ctx, { identifier, id }, cursor) => {
       const found = await readable(ctx, identifier, id);
       if (!found || cursor === null) return null;
-      const page = actors.replies(found.status.id, cursorOf(cursor), PAGE_SIZE);
+      const page = await actors.replies(found.status.id, cursorOf(cursor), PAGE_SIZE);
       return { items: threadItems(ctx, page.items), nextCursor: page.next };
     })
     .setFirstCursor(() => FIRST)
@@ -198,7 +198,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
     .setCollectionDispatcher("context", Note, "/users/{identifier}/statuses/{id}/context", async (ctx, { identifier, id }, cursor) => {
       const found = await readable(ctx, identifier, id);
       if (!found || found.status.conversationId !== found.status.id || cursor === null) return null;
-      const page = actors.conversation(found.status.id, cursorOf(cursor), PAGE_SIZE);
+      const page = await actors.conversation(found.status.id, cursorOf(cursor), PAGE_SIZE);
       return { items: threadItems(ctx, page.items), nextCursor: page.next };
     })
     .setFirstCursor(() => FIRST)

@@ -45,7 +45,7 @@ export function federationReaders(
     if (!reader) {
       // Checked against the request as its sender signed it (src/federation/signed-at.ts).
       const asSent = asSigned(request);
-      reader = (asSent === request ? signerOf(ctx) : signerAt(asSent)).then((signer) => ({ signer, viewer: signer?.id ? services.remoteAccounts.byUri(signer.id.href) : undefined }));
+      reader = (asSent === request ? signerOf(ctx) : signerAt(asSent)).then(async (signer) => ({ signer, viewer: signer?.id ? await services.remoteAccounts.byUri(signer.id.href) : undefined }));
       known.set(request, reader);
     }
     return reader;
@@ -57,14 +57,14 @@ export function federationReaders(
     /** Under secure mode, collections and statuses are for signed requests only (401 otherwise). */
     authorized: async (ctx: RequestContext<void>) => !secure || (await readerOf(ctx)).signer !== null,
     /** The account hides itself from this reader: it blocks it, or its domain. */
-    hides(accountId: number, reader: Reader): boolean {
+    async hides(accountId: number, reader: Reader): Promise<boolean> {
       if (reader.signer?.id == null) return false;
       return services.federationActors.hidesFrom(accountId, { accountId: reader.viewer?.id ?? null, host: hostOf(reader.signer.id) });
     },
     /** Whether this GET sees only the bare actor: unsigned in secure mode, or a reader the account hides from. */
     async seesBareActor(ctx: RequestContext<void>, account: AccountRow): Promise<boolean> {
       const reader = await readerOf(ctx);
-      return (secure && reader.signer === null) || this.hides(account.id, reader);
+      return (secure && reader.signer === null) || (await this.hides(account.id, reader));
     },
   };
 }

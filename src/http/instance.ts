@@ -205,7 +205,7 @@ export function instanceRoutes(ctx: AppContext) {
         { headers: { "content-type": "application/xrd+xml; charset=utf-8", "cache-control": DISCOVERY_CACHE } },
       );
     })
-    .get("/.well-known/webfinger", (c) => {
+    .get("/.well-known/webfinger", async (c) => {
       const resource = (str(input(c).resource, "resource") ?? "").trim();
       if (resource === "") return new Response(null, { status: 400 });
       let username: string | null = null;
@@ -224,7 +224,7 @@ export function instanceRoutes(ctx: AppContext) {
       const account = username ? services.accounts.findByUsername(username) : undefined;
       if (!account) return new Response(null, { status: 404 });
       // Deleted by staff: gone (Mastodon's WebfingerController for a permanently unavailable account).
-      if (services.federationActors.deletedLocally(account)) return new Response(null, { status: 410 });
+      if (await services.federationActors.deletedLocally(account)) return new Response(null, { status: 410 });
       return new Response(JSON.stringify(webfinger(account.username)), {
         headers: { "content-type": "application/jrd+json; charset=utf-8", "cache-control": DISCOVERY_CACHE },
       });

@@ -214,8 +214,8 @@ export function createServices(deps: ServiceDeps) {
   const filters = new FilterService(port, db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(port, db, ids, notifications, events);
-  const goneAccounts = new GoneAccounts(db, follows, removal);
-  const federationDomains = new FederationDomains(db, ids, clock, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
+  const goneAccounts = new GoneAccounts(port, follows, removal);
+  const federationDomains = new FederationDomains(port, db, ids, clock, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
   // Every request to another server (federation, link previews, the media cache, push) goes through this one.
   const outgoing = new OutgoingHttp({
     allowPrivateAddresses: config.allowPrivateAddresses,
@@ -229,7 +229,7 @@ export function createServices(deps: ServiceDeps) {
   // Federation counts what it sends and receives here, for the admin pages' health page.
   const federationTraffic = new FederationTraffic(db, clock);
   const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url), traffic: federationTraffic }) ?? null;
-  const remoteAccounts = new RemoteAccounts(db, ids, clock, events, federationDomains, fetcher, goneAccounts);
+  const remoteAccounts = new RemoteAccounts(port, ids, clock, events, federationDomains, fetcher, goneAccounts);
   const announcements = new AnnouncementService(db, port, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(port, db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader, reports);
@@ -241,7 +241,7 @@ export function createServices(deps: ServiceDeps) {
   const adminDomains = new AdminDomains(port, federationDomains, auditLog);
 
   const editing = new EditingService(port, db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
-  const federationActors = new FederationActors(db);
+  const federationActors = new FederationActors(port, db);
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   // Quotes that could not be settled for want of an answer are checked again later, off the wheel.
   const quoteChecks = new QuoteChecks(port, db, clock, wheel, (id) => quotes.forStatus(id));
@@ -250,7 +250,7 @@ export function createServices(deps: ServiceDeps) {
   const relays = new Relays(port, db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
   // The admin pages' changes to the server itself (relays, emojis, rules, announcements, description), each in the audit log.
   const adminInstance = new AdminInstance(port, auditLog, relays, customEmojis, instanceInfo, announcements, invites);
-  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(port, db, clock), writes);
+  const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(port, clock), writes);
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
   const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
   const search = new SearchService(port, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
@@ -259,14 +259,14 @@ export function createServices(deps: ServiceDeps) {
   const remoteInteractions = new RemoteInteractions(federationActors, remoteAccounts, statusActions, removal, reader, remoteNotes, fetcher, relays);
   // A thread's missing replies, fetched in the background when it is opened; clients follow the work as an async refresh.
   const asyncRefreshes = new AsyncRefreshes(clock);
-  const threadFill = new ThreadFill(db, clock, remoteNotes, remoteAccounts, asyncRefreshes, fetcher, deps.sharedFills ? new SharedIds(deps.sharedFills) : null);
+  const threadFill = new ThreadFill(port, clock, remoteNotes, remoteAccounts, asyncRefreshes, fetcher, deps.sharedFills ? new SharedIds(deps.sharedFills) : null);
   const remoteThreads = new RemoteThreads(threads, reader, remoteNotes, threadFill, fetcher, deps.servingThread ?? null);
   // A remote account's pinned and newest public posts, fetched when it is followed or its profile opened.
   const accountHistory = new AccountHistory(port, clock, accounts, remoteNotes, federationActors, statusActions, fetcher);
   // Moves, in and out, and the aliases they are believed by: accounts named by handle or IRI, here or fetched.
   const actorRefs = new ActorRefs(accounts, remoteAccounts, fetcher, config.publicUrl);
   const followerMoves = new FollowerMoves(port, clock, follows, moderation);
-  const accountMoves = new AccountMoves(db, remoteAccounts, actorRefs, followerMoves, events);
+  const accountMoves = new AccountMoves(port, remoteAccounts, actorRefs, followerMoves, events);
   const accountAliases = new AccountAliases(port, actorRefs, events);
   const accountMoving = new AccountMoving(port, clock, accounts, actorRefs, followerMoves, events);
   const federationInbox = new FederationInbox(federationActors, remoteAccounts, follows, removal, reader, moderation, remoteNotes, goneAccounts);

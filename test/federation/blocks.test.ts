@@ -89,7 +89,7 @@ describe("what a blocked server is told", () => {
     };
     await eventually(() => receiver.received.some((x) => x instanceof Accept && x.actorId?.href === `${a.base}/users/alice`), "alice accepted carol");
     await eventually(async () => (await dora.client.get("/api/v1/follow_requests")).body.length === 1, "dora has carol's request");
-    const remoteCarol = a.ctx.services.remoteAccounts.byUri(receiver.actor)!;
+    const remoteCarol = (await a.ctx.services.remoteAccounts.byUri(receiver.actor))!;
 
     for (const [user, name] of [[alice, "alice"], [dora, "dora"]] as const) {
       const res = await user.client.post(`/api/v1/accounts/${remoteCarol.id}/block`);
@@ -224,7 +224,7 @@ describe("a remote account blocks a local one, then unblocks", () => {
 
   test("an Undo of a Block sent by another actor than the blocker changes nothing", async () => {
     const gina = await createUser(a, "gina");
-    const remoteCarol = a.ctx.services.remoteAccounts.byUri(receiver.actor)!;
+    const remoteCarol = (await a.ctx.services.remoteAccounts.byUri(receiver.actor))!;
     // The receiver's actor blocks gina, then "someone else" (bob on B, whose key the receiver lacks) cannot undo it:
     // the receiver signs as itself an Undo whose Block names bob as the actor.
     const send = async (activity: Record<string, unknown>) => {
@@ -234,7 +234,7 @@ describe("a remote account blocks a local one, then unblocks", () => {
     const blockId = `${receiver.base}/blocks/gina`;
     expect((await send({ id: blockId, type: "Block", object: `${a.base}/users/gina` })).status).toBe(202);
     await eventually(async () => (await relationship(gina, remoteCarol.id))?.blocked_by === true, "gina is blocked");
-    const bobOnA = a.ctx.services.remoteAccounts.byUri(`${b.base}/users/bob`)!;
+    const bobOnA = (await a.ctx.services.remoteAccounts.byUri(`${b.base}/users/bob`))!;
     await a.ctx.services.moderation.block(bobOnA.id, gina.account.id);
     const undo = await send({ id: `${blockId}/undo`, type: "Undo", object: { id: `${b.base}/users/bob#blocks/x`, type: "Block", actor: `${b.base}/users/bob`, object: `${a.base}/users/gina` } });
     expect(undo.status).toBe(202);

@@ -44,7 +44,7 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
     const fromB = await postStatus(bob, { status: "hello from B", visibility: "public" });
     await eventually(async () => (await alice.client.get("/api/v1/timelines/home")).body.some((s: any) => s.uri === fromB.uri), "bob's post in alice's home");
 
-    const blocked = a.ctx.services.federationDomains.block(hostB);
+    const blocked = await a.ctx.services.federationDomains.block(hostB);
     expect(blocked).toEqual({ domain: hostB, created: true, removedAccounts: 1 });
     // On A: bob is gone with his status and both follows; alice's counters say so.
     expect(count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
@@ -54,7 +54,7 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
     expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body).toMatchObject({ followers_count: 0, following_count: 0 });
     expect((await alice.client.get(`/api/v1/accounts/${remoteBob.id}`)).status).toBe(404);
     // Blocking again changes nothing.
-    expect(a.ctx.services.federationDomains.block(hostB)).toEqual({ domain: hostB, created: false, removedAccounts: 0 });
+    expect(await a.ctx.services.federationDomains.block(hostB)).toEqual({ domain: hostB, created: false, removedAccounts: 0 });
 
     // Its accounts are not fetched again: by URL, by handle, by search.
     expect(await a.federation!.resolveActor(`${b.base}/users/bob`)).toBeNull();
@@ -93,20 +93,20 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
     expect((await bob.client.get(`/api/v1/accounts/${bob.id}`)).body).toMatchObject({ followers_count: 1, following_count: 1 });
 
     // Unblocked: B is heard again.
-    expect(a.ctx.services.federationDomains.unblock(hostB)).toEqual({ domain: hostB, removed: true });
-    expect(a.ctx.services.federationDomains.unblock(hostB)).toEqual({ domain: hostB, removed: false });
+    expect(await a.ctx.services.federationDomains.unblock(hostB)).toEqual({ domain: hostB, removed: true });
+    expect(await a.ctx.services.federationDomains.unblock(hostB)).toEqual({ domain: hostB, removed: false });
     const back = await signedBy(b, bob, `${a.base}/users/alice/inbox`, { method: "POST", body: activity });
     expect(back.status).toBe(202);
     await eventually(async () => (await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.followers_count === 1, "bob follows alice again");
   });
 
-  test("a rule covers its domain and the subdomains, not lookalikes; this server itself is never refused", () => {
+  test("a rule covers its domain and the subdomains, not lookalikes; this server itself is never refused", async () => {
     const domains = a.ctx.services.federationDomains;
-    domains.block("Example.com");
-    expect(domains.list().blocked.map((r) => r.domain)).toEqual(["example.com"]);
+    await domains.block("Example.com");
+    expect((await domains.list()).blocked.map((r) => r.domain)).toEqual(["example.com"]);
     for (const url of ["https://example.com/users/a", "https://social.example.com/inbox", "https://a.b.example.com", "example.com:8443"]) expect(domains.refuses(url)).toBe(true);
     for (const url of ["https://notexample.com/inbox", "https://example.com.evil/inbox", "https://example.org", `${b.base}/inbox`, `${a.base}/inbox`]) expect(domains.refuses(url)).toBe(false);
-    domains.unblock("example.com");
+    await domains.unblock("example.com");
     expect(domains.refuses("https://social.example.com/inbox")).toBe(false);
   });
 
@@ -122,8 +122,8 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
     expect((await alice.client.get(`/api/v1/accounts/${eve!.id}`)).body.acct).toBe("eve@blocked.example:8443");
 
     // The rule, typed with a trailing dot and in capitals, is the domain (Addressable's normalized_host).
-    expect(domains.block("Blocked.Example.")).toEqual({ domain: "blocked.example", created: true, removedAccounts: 1 });
-    expect(domains.list().blocked.map((r) => r.domain)).toEqual(["blocked.example"]);
+    expect(await domains.block("Blocked.Example.")).toEqual({ domain: "blocked.example", created: true, removedAccounts: 1 });
+    expect((await domains.list()).blocked.map((r) => r.domain)).toEqual(["blocked.example"]);
     expect(count(a, "SELECT count(*) AS n FROM accounts WHERE uri = 'https://blocked.example.:8443/users/eve'")).toBe(0);
     for (const spelling of ["https://BLOCKED.example./inbox", "https://blocked.example..:8443/x", "https://social.Blocked.Example./x", "BLOCKED.example.", "blocked.example.:8443", "Blocked.Example:443"]) {
       expect([spelling, domains.refuses(spelling)]).toEqual([spelling, true]);
@@ -138,22 +138,22 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
       expect([keyId, res.status, await res.json()]).toEqual([keyId, 403, { error: `Public key not found for key ${new URL(keyId).href}` }]);
     }
     expect(stored()).toEqual(before);
-    expect(domains.unblock("BLOCKED.EXAMPLE.")).toEqual({ domain: "blocked.example", removed: true });
+    expect(await domains.unblock("BLOCKED.EXAMPLE.")).toEqual({ domain: "blocked.example", removed: true });
 
     // An IDN: the rule typed in Unicode, the host spelled in Unicode or in punycode.
-    expect(domains.block("Bücher.Example")).toMatchObject({ domain: "xn--bcher-kva.example", created: true });
+    expect(await domains.block("Bücher.Example")).toMatchObject({ domain: "xn--bcher-kva.example", created: true });
     for (const spelling of ["https://BÜCHER.example./x", "https://xn--bcher-kva.example:8443/x", "bücher.example.", "sub.BÜCHER.example"]) expect([spelling, domains.refuses(spelling)]).toEqual([spelling, true]);
-    expect(domains.unblock("xn--bcher-kva.example.")).toEqual({ domain: "xn--bcher-kva.example", removed: true });
-    expect(domains.list().blocked).toEqual([]);
+    expect(await domains.unblock("xn--bcher-kva.example.")).toEqual({ domain: "xn--bcher-kva.example", removed: true });
+    expect((await domains.list()).blocked).toEqual([]);
   });
 
-  test("a blank or invalid domain is refused with Mastodon's validation error, and no rule is made", () => {
+  test("a blank or invalid domain is refused with Mastodon's validation error, and no rule is made", async () => {
     const domains = a.ctx.services.federationDomains;
-    const before = domains.list();
+    const before = await domains.list();
     expect(() => domains.block("  ")).toThrow("Validation failed: Domain can't be blank");
     expect(() => domains.block("https://example.com/")).toThrow("Validation failed: Domain is invalid");
     expect(() => domains.allow("exa mple.com")).toThrow("Validation failed: Domain is invalid");
-    expect(domains.list()).toEqual(before);
+    expect(await domains.list()).toEqual(before);
   });
 });
 
@@ -176,15 +176,15 @@ describe("WHITELIST_MODE=true: only allow-listed domains federate (Mastodon's LI
       expect(count(w, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
 
       // An allowed domain is matched exactly, however it was typed and however a host spells it.
-      expect(domains.allow("Friendly.Example.")).toEqual({ domain: "friendly.example", created: true });
+      expect(await domains.allow("Friendly.Example.")).toEqual({ domain: "friendly.example", created: true });
       for (const spelling of ["https://FRIENDLY.example./inbox", "friendly.example.:8443", "https://Friendly.Example:443/x"]) expect([spelling, domains.refuses(spelling)]).toEqual([spelling, false]);
       for (const other of ["https://social.friendly.example/inbox", "https://friendly.example.evil/x"]) expect([other, domains.refuses(other)]).toEqual([other, true]);
-      expect(domains.disallow("FRIENDLY.EXAMPLE.")).toEqual({ domain: "friendly.example", removed: true });
+      expect(await domains.disallow("FRIENDLY.EXAMPLE.")).toEqual({ domain: "friendly.example", removed: true });
       expect(domains.refuses("https://friendly.example/inbox")).toBe(true);
 
       // B and the receiver's server allowed: both follow wendy.
-      domains.allow(new URL(b.base).hostname);
-      domains.allow(new URL(receiver.base).hostname);
+      await domains.allow(new URL(b.base).hostname);
+      await domains.allow(new URL(receiver.base).hostname);
       const remoteWendy = (await b.federation!.resolveActor(`${w.base}/users/wendy`))!;
       await bob.client.post(`/api/v1/accounts/${remoteWendy.id}/follow`);
       await receiver.follow(`${w.base}/users/wendy`, `${w.base}/users/wendy/inbox`);
@@ -192,7 +192,7 @@ describe("WHITELIST_MODE=true: only allow-listed domains federate (Mastodon's LI
       await eventually(() => receiver.received.some((x) => x instanceof Accept && x.actorId?.href === `${w.base}/users/wendy`), "the receiver has wendy's Accept");
 
       // The receiver's server taken off the list: its deliveries are refused, nothing goes to it.
-      domains.disallow(new URL(receiver.base).hostname);
+      await domains.disallow(new URL(receiver.base).hostname);
       const postsBefore = receiver.posts.length;
       const post = await postStatus(wendy, { status: "allowed readers only", visibility: "public" });
       await eventually(async () => (await bob.client.get("/api/v1/timelines/home")).body.some((s: any) => s.uri === post.uri), "wendy's post reached B");

@@ -127,7 +127,7 @@ describe("a domain the server does not federate with is never contacted", () => 
     const http = connectionCounter("127.0.0.77", 0);
     const c = await startTestServer({ HOST: "127.0.0.4", ALLOW_PRIVATE_ADDRESSES: "true" }, { resolve: async () => ["127.0.0.77"] });
     try {
-      c.ctx.services.federationDomains.block("blocked.test");
+      await c.ctx.services.federationDomains.block("blocked.test");
       const carl = await createUser(c, "carl");
       for (const q of ["@someone@blocked.test", "someone@blocked.test", `http://blocked.test:${http.port}/users/someone`, `https://blocked.test/@someone`, "@someone@sub.blocked.test", "@someone@BLOCKED.test."]) {
         const found = await carl.client.get("/api/v2/search", { query: { q, resolve: "true" } });

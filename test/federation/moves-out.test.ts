@@ -26,7 +26,7 @@ afterAll(async () => {
 
 const relationship = async (user: TestUser, id: number | string) => (await user.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(id) } })).body[0];
 const follows = async (user: TestUser, server: TestServer, uri: string) => {
-  const row = server.ctx.services.remoteAccounts.byUri(uri) ?? (await server.federation!.resolveActor(uri));
+  const row = (await server.ctx.services.remoteAccounts.byUri(uri)) ?? (await server.federation!.resolveActor(uri));
   return row ? (await relationship(user, row.id)).following === true : false;
 };
 const row = (server: TestServer, id: string) => server.ctx.services.accounts.findById(Number(id))!;
@@ -110,7 +110,7 @@ describe("moving out: POST /api/v1/accounts/move", () => {
     // No Move went out: the follower on C still follows alice, who shows no move there.
     await settled();
     expect(await follows(fan, c, `${a.base}/users/alice`)).toBe(true);
-    expect(c.ctx.services.remoteAccounts.byUri(`${a.base}/users/alice`)!.movedToAccountId).toBeNull();
+    expect((await c.ctx.services.remoteAccounts.byUri(`${a.base}/users/alice`))!.movedToAccountId).toBeNull();
     expect(await relationship(neighbour, alice.id)).toMatchObject({ following: true });
   });
 
@@ -125,7 +125,7 @@ describe("moving out: POST /api/v1/accounts/move", () => {
     expect(page).toContain(`alice has indicated that their new account is now <a href="${b.base}/@alice2">@alice2@${new URL(b.base).host}</a>`);
 
     // The follower here follows alice2 now (a request until B accepts it), and no longer alice.
-    const alice2OnA = a.ctx.services.remoteAccounts.byUri(`${b.base}/users/alice2`)!;
+    const alice2OnA = (await a.ctx.services.remoteAccounts.byUri(`${b.base}/users/alice2`))!;
     expect(await relationship(neighbour, alice.id)).toMatchObject({ following: false });
     await eventually(async () => (await relationship(neighbour, alice2OnA.id)).following === true, "neighbour follows alice2");
     // The follower on C re-follows when its server gets the Move.
@@ -147,7 +147,7 @@ describe("moving out: POST /api/v1/accounts/move", () => {
     const refused = await alice.client.post("/api/v1/accounts/move", { form: { moved_to_uri: `${b.base}/users/other`, password: PASSWORD } });
     expect(refused.status).toBe(422);
     expect(refused.body.error).toContain("it cannot Move again before");
-    expect(row(a, alice.id).movedToAccountId).toBe(a.ctx.services.remoteAccounts.byUri(`${b.base}/users/alice2`)!.id);
+    expect(row(a, alice.id).movedToAccountId).toBe((await a.ctx.services.remoteAccounts.byUri(`${b.base}/users/alice2`))!.id);
     const again = await alice.client.post("/api/v1/accounts/move", { form: { moved_to_uri: `${b.base}/users/alice2`, password: PASSWORD } });
     expect(again.status).toBe(202);
     // Thirty days on, she may move on (Mastodon's cooldown is over).

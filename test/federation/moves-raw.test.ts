@@ -65,7 +65,7 @@ describe("receiving Move", () => {
     const target = raw.actor("gts-new", "gtsnew", { "@context": GOTOSOCIAL_CONTEXT, alsoKnownAs: [old.uri], manuallyApprovesFollowers: false });
     expect((await move(old.uri!, target, "1")).status).toBe(202);
     await eventually(async () => (await alice.client.get(`/api/v1/accounts/${old.id}`)).body.moved?.uri === target, () => `the old account shows moved (log: ${lines.filter((l) => l.includes("Move")).join("; ")})`);
-    const moved = a.ctx.services.remoteAccounts.byUri(target)!;
+    const moved = (await a.ctx.services.remoteAccounts.byUri(target))!;
     expect(await relationship(moved.id)).toMatchObject({ requested: true });
     expect(await relationship(old.id)).toMatchObject({ following: false });
     expect(lines.some((l) => l.includes('msg="Move accepted"') && l.includes(target))).toBe(true);
@@ -76,7 +76,7 @@ describe("receiving Move", () => {
     const target = raw.actor("obj-new", "objnew", { alsoKnownAs: [{ id: "javascript:alert(1)" }, { id: old.uri }] });
     expect((await move(old.uri!, target, "1")).status).toBe(202);
     await eventually(async () => (await alice.client.get(`/api/v1/accounts/${old.id}`)).body.moved?.uri === target, "the old account shows moved");
-    expect(a.ctx.services.remoteAccounts.byUri(target)).toBeDefined();
+    expect((await a.ctx.services.remoteAccounts.byUri(target))).toBeDefined();
   });
 
   test("refused Moves change nothing and are logged with the reason: no alias, a forged alias, a new account that cannot be fetched", async () => {

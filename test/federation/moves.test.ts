@@ -47,7 +47,7 @@ describe("Move", () => {
     }, "the old account shows moved");
     expect(shown.moved).toMatchObject({ acct: `carol@${new URL(after.base).host}`, uri: after.actor });
     expect(shown.moved.moved).toBeUndefined();
-    const moved = a.ctx.services.remoteAccounts.byUri(after.actor)!;
+    const moved = (await a.ctx.services.remoteAccounts.byUri(after.actor))!;
     expect(await relationship(moved.id)).toMatchObject({ requested: true });
     expect(await relationship(old.id)).toMatchObject({ following: false });
     await a.federation!.idle();
@@ -57,7 +57,7 @@ describe("Move", () => {
   });
 
   test("the moved account shows `moved` wherever it is shown: as a status's author (cached or not), a notification's sender, in groups, lists and account lists", async () => {
-    const old = a.ctx.services.remoteAccounts.byUri(before.actor)!;
+    const old = (await a.ctx.services.remoteAccounts.byUri(before.actor))!;
     const movedTo = { acct: `carol@${new URL(after.base).host}`, uri: after.actor };
     const id = new URL(`${before.base}/notes/after-the-move`);
     const aliceUri = new URL(`${a.base}/users/alice`);

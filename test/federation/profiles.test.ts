@@ -53,7 +53,7 @@ const shownOnB = async (id: number | string) => {
   expect(res.status).toBe(200);
   return res.body;
 };
-const carolOnB = () => b.ctx.services.remoteAccounts.byUri(receiver.actor)!;
+const carolOnB = async () => (await b.ctx.services.remoteAccounts.byUri(receiver.actor))!;
 const receiverHost = () => new URL(receiver.base).host;
 
 describe("remote profiles are stored and shown as Mastodon shows them", () => {
@@ -152,7 +152,7 @@ describe("remote profiles are stored and shown as Mastodon shows them", () => {
       // Not said: no, as Mastodon reads it.
       indexable: false,
     });
-    const stored = JSON.stringify(carolOnB());
+    const stored = JSON.stringify(await carolOnB());
     for (const bad of ["<script", "javascript:", "onerror", "onclick", "onmouseover", "<iframe", "<style", "data:image", "phishing"]) expect(stored).not.toContain(bad);
   });
 
@@ -167,7 +167,7 @@ describe("remote profiles are stored and shown as Mastodon shows them", () => {
     };
     await receiver.updateProfile(`${b.base}/users/bob`, `${b.base}/inbox`);
     await b.federation!.idle();
-    expect(await shownOnB(carolOnB().id)).toMatchObject({
+    expect(await shownOnB((await carolOnB()).id)).toMatchObject({
       display_name: "Carol Changed",
       note: "<p>new note</p>",
       avatar: "https://carol.example/avatar.png",
@@ -186,8 +186,8 @@ describe("remote accounts are fetched again when looked at a day after the last 
     // Past Fedify's five minutes of caching documents it fetched.
     b.clock.advance(10 * 60 * 1000);
     await b.federation!.resolveActor(receiver.actor);
-    expect(carolOnB().displayName).toBe("Carol One");
-    const { id, fetchedAt } = carolOnB();
+    expect((await carolOnB()).displayName).toBe("Carol One");
+    const { id, fetchedAt } = await carolOnB();
     const asked = receiver.actorGets;
 
     // Fresh, even 23 hours on: shown as stored, nothing fetched.
@@ -198,7 +198,7 @@ describe("remote accounts are fetched again when looked at a day after the last 
       expect((await bob.client.get("/api/v1/accounts/lookup", { query: { acct: `carol@${receiverHost()}` } })).body.display_name).toBe("Carol One");
       await b.federation!.idle();
       expect(receiver.actorGets).toBe(asked);
-      expect(carolOnB().fetchedAt).toBe(fetchedAt);
+      expect((await carolOnB()).fetchedAt).toBe(fetchedAt);
     }
 
     // Stale: every view answers at once with what is stored while the one refetch is held up.
@@ -210,7 +210,7 @@ describe("remote accounts are fetched again when looked at a day after the last 
     await b.federation!.idle();
     expect(receiver.actorGets).toBe(asked + 1);
     expect(await shownOnB(id)).toMatchObject({ display_name: "Carol Two", note: "<p>two</p>", avatar: "https://carol.example/two.png" });
-    expect(carolOnB().fetchedAt!).toBeGreaterThan(fetchedAt! + DAY);
+    expect((await carolOnB()).fetchedAt!).toBeGreaterThan(fetchedAt! + DAY);
 
     // Looked up by its handle a day later: the same.
     b.clock.advance(DAY + HOUR);
@@ -223,7 +223,7 @@ describe("remote accounts are fetched again when looked at a day after the last 
   });
 
   test("a refetch that fails changes nothing and fails no view; it is tried again an hour later, not on every view", async () => {
-    const { id, fetchedAt } = carolOnB();
+    const { id, fetchedAt } = await carolOnB();
     const before = await shownOnB(id);
     b.clock.advance(DAY + HOUR);
     receiver.actorStatus = 500;
@@ -235,7 +235,7 @@ describe("remote accounts are fetched again when looked at a day after the last 
       const tried = receiver.actorGets;
       expect(tried).toBeGreaterThan(asked);
       expect(await shownOnB(id)).toEqual(before);
-      expect(carolOnB().fetchedAt).toBe(fetchedAt);
+      expect((await carolOnB()).fetchedAt).toBe(fetchedAt);
       // Within the hour, views do not ask again.
       b.clock.advance(30 * 60 * 1000);
       expect(await shownOnB(id)).toEqual(before);

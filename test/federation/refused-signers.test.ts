@@ -27,7 +27,7 @@ beforeAll(async () => {
   carolHost = new URL(carol.base).hostname;
   alice = await createUser(open, "alice");
   wendy = await createUser(listed, "wendy");
-  listed.ctx.services.federationDomains.allow(carolHost);
+  await listed.ctx.services.federationDomains.allow(carolHost);
   // carol follows both: each server verified her signature, and keeps her key.
   await carol.follow(`${open.base}/users/alice`, `${open.base}/users/alice/inbox`);
   await carol.follow(`${listed.base}/users/wendy`, `${listed.base}/users/wendy/inbox`);
@@ -77,7 +77,7 @@ async function signedWithDecoy(inbox: string, activity: object, decoy: string): 
 describe("a refused server's signed activities", () => {
   test("WHITELIST_MODE, taken off the list: an RFC 9421 signature with a decoy key id in Signature is refused (Mastodon's 403); its DM is not stored", async () => {
     const before = traces(listed);
-    listed.ctx.services.federationDomains.disallow(carolHost);
+    await listed.ctx.services.federationDomains.disallow(carolHost);
     const res = await signedWithDecoy(`${listed.base}/users/wendy/inbox`, directMessage(`${listed.base}/users/wendy`, "dm-listed"), `${listed.base}/users/wendy#main-key`);
     expect([res.status, await res.json()]).toEqual([403, { error: `Public key not found for key ${carol.keyId.href}` }]);
     expect(traces(listed)).toEqual(before);
@@ -85,7 +85,7 @@ describe("a refused server's signed activities", () => {
   });
 
   test("blocked: its Follow, signed so, is refused the same way, never a 500; nothing is stored", async () => {
-    open.ctx.services.federationDomains.block(carolHost);
+    await open.ctx.services.federationDomains.block(carolHost);
     const before = traces(open);
     const follow = { "@context": "https://www.w3.org/ns/activitystreams", id: `${carol.base}/follows/again`, type: "Follow", actor: carol.actor, object: `${open.base}/users/alice` };
     for (const decoy of [`${open.base}/users/alice#main-key`, "https://allowed.example/x"]) {

@@ -43,7 +43,7 @@ beforeAll(async () => {
   [w, relay, raw] = await Promise.all([startTestServer({ HOST: "127.0.0.91", ALLOW_PRIVATE_ADDRESSES: "true", WHITELIST_MODE: "true" }), startRelay("127.0.0.93", "mastodon"), startRawServer("127.0.0.94")]);
   wendy = await createUser(w, "wendy");
   dave = raw.actor("dave", "dave");
-  w.ctx.services.federationDomains.allow(host(relay.base));
+  await w.ctx.services.federationDomains.allow(host(relay.base));
   await w.ctx.services.relays.add(relay.inbox);
   await eventually(() => stateOf(relay.inbox) === "accepted", "the relay accepted under WHITELIST_MODE", 20_000);
 });
@@ -62,7 +62,7 @@ describe("relays under WHITELIST_MODE", () => {
     expect(statusByUri(refused.uri)).toBeNull();
     expect(counts()).toEqual(before);
 
-    w.ctx.services.federationDomains.allow(host(dave));
+    await w.ctx.services.federationDomains.allow(host(dave));
     // Another actor of that server: Fedify remembers for 10 minutes that dave's key could not be had.
     const allowed = await daveCreate("2", raw.actor("dave2", "dave2"));
     expect((await relay.post(`${w.base}/inbox`, allowed.signed)).status).toBe(202);
@@ -70,7 +70,7 @@ describe("relays under WHITELIST_MODE", () => {
   });
 
   test("a relay off the allow list: what it forwards is refused at the door, it is sent nothing, and it cannot be added", async () => {
-    w.ctx.services.federationDomains.disallow(host(relay.base));
+    await w.ctx.services.federationDomains.disallow(host(relay.base));
     try {
       const forwarded = await daveCreate("3");
       const before = counts();
@@ -87,7 +87,7 @@ describe("relays under WHITELIST_MODE", () => {
       expect(await cliBeside(w)(["relays", "add", other])).toMatchObject({ code: 1, stderr: `rookery: ${host(relay.base)} is a domain this server does not federate with\n` });
       expect(w.database.sqlite.query("SELECT url FROM relays").all()).toEqual([{ url: relay.inbox }]);
     } finally {
-      w.ctx.services.federationDomains.allow(host(relay.base));
+      await w.ctx.services.federationDomains.allow(host(relay.base));
     }
   });
 });

@@ -96,13 +96,13 @@ describe("a LitePub relay", () => {
     expect(counts(a)).toEqual(known);
 
     const blocked = note("/notes/public", [PUBLIC]);
-    a.ctx.services.federationDomains.block("127.0.0.84");
+    await a.ctx.services.federationDomains.block("127.0.0.84");
     try {
       expect(await relay.announce(blocked)).toEqual(expect.arrayContaining([202]));
       expect(statusByUri(a, blocked)).toBeNull();
       expect(counts(a)).toEqual(before);
     } finally {
-      a.ctx.services.federationDomains.unblock("127.0.0.84");
+      await a.ctx.services.federationDomains.unblock("127.0.0.84");
     }
     // Once the domain is federated with again, the same public note is taken.
     await relay.announce(blocked);

@@ -13,7 +13,7 @@ import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
  * The remote family's leaves on the database port (issue 31): relays, tombstones and quote
  * checks, the same services on SQLite and on PostgreSQL, for what their routes, the CLI, the
  * inbound handlers and the wheel call. What unconverted callers still run synchronously on
- * SQLite (relays' accepted, Tombstones.add, QuoteChecks.schedule) is tested over HTTP in the
+ * SQLite (relays' accepted, QuoteChecks.schedule) is tested over HTTP in the
  * relays and quote-checks files of this folder.
  */
 
@@ -103,12 +103,12 @@ for (const arm of portArms) {
     test("tombstones: a deleted IRI is known as such; another is not", async () => {
       const a = await arm.open();
       const { t, port } = a;
-      const tombstones = new Tombstones(port, t.database.db, t.clock);
+      const tombstones = new Tombstones(port, t.clock);
       const author = await a.mirror(t.remote("zoe", "m.example"));
       expect(await tombstones.has("https://m.example/users/zoe/statuses/1")).toBe(false);
-      // Written as RemoteNotes.deleted writes it (synchronously, on SQLite), or straight into the port's database.
-      if (port === t.database.port) tombstones.add("https://m.example/users/zoe/statuses/1", author.id);
-      else await port.run("INSERT INTO tombstones (uri, account_id, created_at) VALUES (?, ?, ?)", ["https://m.example/users/zoe/statuses/1", author.id, t.clock.now()]);
+      await tombstones.add("https://m.example/users/zoe/statuses/1", author.id);
+      // Added twice (a Delete delivered again): the first stands.
+      await tombstones.add("https://m.example/users/zoe/statuses/1", author.id);
       expect(await tombstones.has("https://m.example/users/zoe/statuses/1")).toBe(true);
       expect(await tombstones.has("https://m.example/users/zoe/statuses/2")).toBe(false);
     });

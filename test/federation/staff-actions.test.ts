@@ -66,7 +66,7 @@ describe("a remote account suspended here", () => {
   test("its follows of local accounts end, each answered with Reject quoting the Follow; it is hidden here", async () => {
     const dora = await createUser(a, "dora");
     const follow = await followedByCarol(dora);
-    const carol = a.ctx.services.remoteAccounts.byUri(receiver.actor)!;
+    const carol = (await a.ctx.services.remoteAccounts.byUri(receiver.actor))!;
     const res = await admin.client.post(`/api/v1/admin/accounts/${carol.id}/action`, { json: { type: "suspend" } });
     expect(res.status).toBe(200);
     const reject = await eventually(() => receiver.received.find((x): x is Reject => x instanceof Reject && x.actorId?.href === `${a.base}/users/dora`), "dora's Reject");

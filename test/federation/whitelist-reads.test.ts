@@ -19,7 +19,7 @@ beforeAll(async () => {
     startTestServer({ HOST: "127.0.0.44", ALLOW_PRIVATE_ADDRESSES: "true", WHITELIST_MODE: "true" }),
     startTestServer({ HOST: "127.0.0.45", ALLOW_PRIVATE_ADDRESSES: "true" }),
   ]);
-  w.ctx.services.federationDomains.allow(new URL(b.base).hostname);
+  await w.ctx.services.federationDomains.allow(new URL(b.base).hostname);
   wendy = await createUser(w, "wendy");
   bob = await createUser(b, "bob");
   expect((await wendy.client.patch("/api/v1/accounts/update_credentials", { json: { note: "For allowed servers only" } })).status).toBe(200);

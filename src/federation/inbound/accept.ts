@@ -14,7 +14,7 @@ export const onAccept =
     // A relay's answer to the instance actor's Follow, which it names by its IRI.
     if (accept.objectId !== null && (await services.relays.answered(accept.objectId.href, accept.actorId.href, true))) return;
     const quote = await quoteAnswerOf(ctx, accept);
-    if (quote && services.remoteQuotes.accepted(accept.actorId.href, quote.answer, quote.result)) return;
+    if (quote && (await services.remoteQuotes.accepted(accept.actorId.href, quote.answer, quote.result))) return;
     const follower = await answeredFollower(ctx, accept);
     if (follower !== null) await services.federationInbox.accepted(accept.actorId.href, follower);
   };

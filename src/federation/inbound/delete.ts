@@ -10,8 +10,8 @@ export const onDelete =
   ({ services }: Inbound): Listener<Delete> =>
   async (ctx, del) => {
     if (del.actorId === null || del.objectId === null) return;
-    services.federationInbox.delete(del.actorId.href, del.objectId.href);
+    await services.federationInbox.delete(del.actorId.href, del.objectId.href);
     // A local post's quote revoked: its followers hear of it from here, the Delete as signed by its author.
-    const quoter = services.remoteQuotes.revoked(del.actorId.href, del.objectId.href);
+    const quoter = await services.remoteQuotes.revoked(del.actorId.href, del.objectId.href);
     if (quoter !== null) await ctx.forwardActivity({ identifier: quoter }, "followers", { skipIfUnsigned: true, preferSharedInbox: true });
   };

@@ -16,7 +16,7 @@ export const onFollow =
     if (follow.id === null || follow.actorId === null || follow.objectId === null) return;
     const identifier = localActorOf(ctx, follow.objectId);
     if (identifier === instanceIdentifier) return followedBack(ctx, follow, services, identifier);
-    const target = identifier === null ? null : services.federationInbox.followTarget(identifier);
+    const target = identifier === null ? null : await services.federationInbox.followTarget(identifier);
     if (!target) return;
     const actor = await follow.getActor(ctx);
     if (!actor || actor.id?.href !== follow.actorId.href) return;

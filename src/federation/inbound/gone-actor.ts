@@ -7,9 +7,9 @@ import type { OutgoingHttp } from "../../net/outgoing.ts";
 export interface GoneActorDeps {
   outgoing: OutgoingHttp;
   /** The stored remote account of an actor IRI. */
-  accountByUri(uri: string): AccountRow | undefined;
+  accountByUri(uri: string): AccountRow | undefined | Promise<AccountRow | undefined>;
   /** Removes an account that deleted itself (statuses, follows, notifications). */
-  remove(accountId: number): void;
+  remove(accountId: number): Promise<void>;
 }
 
 /**
@@ -28,11 +28,11 @@ export function goneActorHandler(deps: GoneActorDeps) {
     const accepted = new Response(null, { status: 202 });
     if (reason.type !== "keyFetchError") return accepted;
     const actor = activity.actorId.href;
-    const account = deps.accountByUri(actor);
+    const account = await deps.accountByUri(actor);
     if (!account || !(JSON.parse(account.keyIds) as string[]).includes(reason.keyId.href)) return accepted;
     if ((await originStatus(deps.outgoing, actor)) === 410) {
       log("info", "federation: an account deleted on its server is removed", { actor });
-      deps.remove(account.id);
+      await deps.remove(account.id);
     }
     return accepted;
   };

@@ -46,7 +46,7 @@ export function listen(inbox: InboxListenerSetters<void>, deps: Inbound): InboxL
    * while suspended).
    */
   const heard = <T extends Activity>(listener: Listener<T>): Listener<T> => async (ctx, activity) => {
-    const actor = activity.actorId ? deps.services.remoteAccounts.byUri(activity.actorId.href) : undefined;
+    const actor = activity.actorId ? await deps.services.remoteAccounts.byUri(activity.actorId.href) : undefined;
     if (actor?.suspendedAt != null) return;
     await listener(ctx, activity);
   };

@@ -67,8 +67,7 @@ export class AdminDomains {
     const [existing] = await this.db.orm.select().from(domainBlocks).where(inArray(domainBlocks.domain, domainAndParents(domain))).orderBy(desc(domainBlocks.id)).limit(1);
     if (existing) throw new ExistingDomainBlock(existing);
     return this.db.transaction(async () => {
-      // FederationDomains is not on the port yet: synchronous, it joins this transaction.
-      this.rules.block(domain);
+      await this.rules.block(domain);
       const [row] = await this.q.blockOf.execute({ domain });
       await this.log.record(actor, { action: "create", targetType: "DomainBlock", targetId: row!.id, summary: domain });
       return row!;
@@ -86,7 +85,7 @@ export class AdminDomains {
   async removeBlock(actor: StaffActor, id: number | null): Promise<void> {
     const row = await this.block(actor, id);
     await this.db.transaction(async () => {
-      this.rules.unblock(row.domain);
+      await this.rules.unblock(row.domain);
       await this.log.record(actor, { action: "destroy", targetType: "DomainBlock", targetId: row.id, summary: row.domain });
     });
   }
@@ -109,7 +108,7 @@ export class AdminDomains {
     const [existing] = await this.q.allowOf.execute({ domain });
     if (existing) return existing;
     return this.db.transaction(async () => {
-      this.rules.allow(domain);
+      await this.rules.allow(domain);
       const [row] = await this.q.allowOf.execute({ domain });
       await this.log.record(actor, { action: "create", targetType: "DomainAllow", targetId: row!.id, summary: domain });
       return row!;
@@ -119,7 +118,7 @@ export class AdminDomains {
   async removeAllow(actor: StaffActor, id: number | null): Promise<void> {
     const row = await this.allow(actor, id);
     await this.db.transaction(async () => {
-      this.rules.disallow(row.domain);
+      await this.rules.disallow(row.domain);
       await this.log.record(actor, { action: "destroy", targetType: "DomainAllow", targetId: row.id, summary: row.domain });
     });
   }

@@ -105,7 +105,7 @@ export class ImportActions {
   }
 
   private async bookmark(accountId: number, uri: string, signal: AbortSignal): Promise<ImportOutcome> {
-    const stored = this.deps.remoteAccounts.statusByUri(uri);
+    const stored = await this.deps.remoteAccounts.statusByUri(uri);
     let statusId = stored?.id;
     if (statusId === undefined) {
       const found = await this.deps.search.search(accountId, uri, { type: "statuses", resolve: true, limit: 1, offset: 0, following: false });

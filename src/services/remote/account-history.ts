@@ -163,7 +163,7 @@ export class AccountHistory {
 
   private async syncPins(accountId: number, listed: StatusRow[]): Promise<void> {
     const keep = new Set(listed.map((r) => r.id));
-    for (const row of this.actors.pinned(accountId)) if (!keep.has(row.id)) await this.quietly(() => this.actions.unpin(accountId, row.id));
+    for (const row of await this.actors.pinned(accountId)) if (!keep.has(row.id)) await this.quietly(() => this.actions.unpin(accountId, row.id));
     // Pinned in the order listed, the first on top (the newest pin shows first).
     for (const row of [...listed].reverse()) await this.quietly(() => this.actions.pin(accountId, row.id, { remote: true }));
   }

@@ -1,7 +1,8 @@
-import { and, eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
-import { accounts, statuses, type AccountRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { rowReader } from "../../db/rows.ts";
+import { accounts, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { log } from "../../log.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
@@ -24,6 +25,15 @@ const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
 /** After a refetch that failed, the next waits this long: a server that is down is not asked on every view. */
 const RETRY_AFTER_MS = 60 * 60 * 1000;
 
+const ACCOUNT = rowReader(accounts);
+/**
+ * Looked up for every incoming activity: raw SQL, whole rows read by rowReader (drizzle builds
+ * and maps a whole accounts row for more than it costs to run the statement).
+ */
+const BY_URI = `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE uri = ?`;
+const BY_HANDLE = `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ? AND lower(domain) = ? LIMIT 1`;
+const STATUS_BY_URI = "SELECT s.id, a.uri FROM statuses s JOIN accounts a ON a.id = s.account_id WHERE s.uri = ?";
+
 /**
  * Remote actors stored in the accounts table (domain set), keyed by their actor IRI and
  * upserted on every sight, with their profile as Mastodon shows it (read by
@@ -34,7 +44,7 @@ const RETRY_AFTER_MS = 60 * 60 * 1000;
  */
 export class RemoteAccounts {
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
@@ -44,23 +54,8 @@ export class RemoteAccounts {
     private fetcher: RemoteFetcher | null,
     /** Removes an account whose actor is gone, as a Delete of it would. */
     private gone: Pick<GoneAccounts, "remove">,
-  ) {
-    this.q = {
-      byUri: db.select().from(accounts).where(eq(accounts.uri, sql.placeholder("uri"))).prepare(),
-      statusByUri: db
-        .select({ id: statuses.id, authorUri: accounts.uri })
-        .from(statuses)
-        .innerJoin(accounts, eq(accounts.id, statuses.accountId))
-        .where(eq(statuses.uri, sql.placeholder("uri")))
-        .prepare(),
-    };
-  }
+  ) {}
 
-  /**
-   * Looked up for every incoming activity, prepared once: drizzle builds a query's SQL anew on
-   * each call, which for a whole accounts row cost more than running it.
-   */
-  private readonly q;
   private refreshing = new Map<number, Promise<void>>();
   private failedAt = new Map<number, number>();
   private stopped = false;
@@ -70,11 +65,8 @@ export class RemoteAccounts {
     // As accounts' domains are stored: `Example.COM.` finds the accounts of example.com.
     const domain = accountDomain(typedDomain);
     if (domain === null || this.domains.refuses(domain)) return null;
-    const stored = this.db
-      .select()
-      .from(accounts)
-      .where(and(sql`lower(${accounts.username}) = ${username.toLowerCase()}`, sql`lower(${accounts.domain}) = ${domain}`))
-      .get();
+    const [row] = await this.db.values(BY_HANDLE, [username.toLowerCase(), domain]);
+    const stored = row && ACCOUNT.map(row);
     if (stored) {
       this.refreshIfStale(stored);
       return stored;
@@ -117,7 +109,7 @@ export class RemoteAccounts {
         // know which failure this was): the account goes, as if the actor had sent its Delete.
         if (!actor && (await fetcher.gone(uri))) {
           log("info", "remote account gone (its actor answers 404 or 410); removed", { account: uri });
-          this.gone.remove(id);
+          await this.gone.remove(id);
         }
       })
       .catch((error: unknown) => {
@@ -139,12 +131,14 @@ export class RemoteAccounts {
   }
 
   /** A stored remote status by its IRI, with its author's actor IRI (to check who may change it). */
-  statusByUri(uri: string): { id: number; authorUri: string | null } | undefined {
-    return this.q.statusByUri.get({ uri });
+  async statusByUri(uri: string): Promise<{ id: number; authorUri: string | null } | undefined> {
+    const [row] = await this.db.values(STATUS_BY_URI, [uri]);
+    return row && { id: row[0] as number, authorUri: row[1] as string | null };
   }
 
-  byUri(uri: string): AccountRow | undefined {
-    return this.q.byUri.get({ uri });
+  async byUri(uri: string): Promise<AccountRow | undefined> {
+    const [row] = await this.db.values(BY_URI, [uri]);
+    return row && ACCOUNT.map(row);
   }
 
   /**
@@ -191,20 +185,23 @@ export class RemoteAccounts {
       keyIds: JSON.stringify(actor.keyIds),
       fetchedAt: now,
     };
-    this.db.transaction((tx) => {
-      const existing = tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.uri, uri)).get();
+    const t = this.db.tables.accounts;
+    await this.db.transaction(async () => {
+      const [existing] = await this.db.values("SELECT id FROM accounts WHERE uri = ?", [uri]);
       if (existing) {
-        tx.update(accounts).set(values).where(eq(accounts.id, existing.id)).run();
-        this.events.emit({ type: "account.updated", accountId: existing.id });
+        const id = existing[0] as number;
+        await this.db.orm.update(t).set(values).where(eq(t.id, id));
+        // Its within listeners (the render cache, tokens) are synchronous: they run inside this transaction.
+        this.events.emit({ type: "account.updated", accountId: id });
       } else {
-        tx.insert(accounts)
+        await this.db.orm
+          .insert(t)
           .values({ id: this.ids.next(), createdAt: now, ...values })
           // Another actor took this name on that domain (a renamed account): the newer IRI wins.
-          .onConflictDoUpdate({ target: [accounts.uri], set: values })
-          .run();
+          .onConflictDoUpdate({ target: [t.uri], set: values });
       }
     });
-    return this.byUri(uri) ?? null;
+    return (await this.byUri(uri)) ?? null;
   }
 }
 

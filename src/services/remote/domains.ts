@@ -1,8 +1,7 @@
 import type { Statement } from "bun:sqlite";
-import { eq, isNotNull } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import { changes, type Db } from "../../db/connection.ts";
-import { accounts, domainAllows, domainBlocks } from "../../db/schema.ts";
+import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { domainAndParents, hostOf, normalizeDomain, normalizeHost } from "../../net/domains.ts";
@@ -40,8 +39,6 @@ export class FederationDomains {
   private q: {
     blocked: Statement<{ one: number }, [string]>;
     allowed: Statement<{ one: number }, [string]>;
-    cached: Statement<{ key: string }, [string]>;
-    uncache: Statement<unknown, [string]>;
     dataVersion: Statement<{ data_version: number }, []>;
   };
   private localHost: string | null;
@@ -52,6 +49,11 @@ export class FederationDomains {
   private ruleWrites = 0;
 
   constructor(
+    private port: DatabasePort,
+    /**
+     * The synchronous connection, for `refuses`: asked synchronously wherever federation meets
+     * the outside (fetches, deliveries, the inbox's edge, services not yet converted).
+     */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -65,12 +67,6 @@ export class FederationDomains {
     this.q = {
       blocked: sqlite.query("SELECT 1 AS one FROM domain_blocks WHERE domain IN (SELECT value FROM json_each(?)) LIMIT 1"),
       allowed: sqlite.query("SELECT 1 AS one FROM domain_allows WHERE domain IN (SELECT value FROM json_each(?)) LIMIT 1"),
-      // Fedify's cached keys and documents in its store (src/federation/kv.ts), keyed by the JSON
-      // of ["_fedify", "publicKey", (…,) url] and ["_fedify", "remoteDocument", url].
-      cached: sqlite.query(
-        `SELECT key FROM fedify_kv WHERE (key LIKE '["_fedify","publicKey",%' OR key LIKE '["_fedify","remoteDocument",%') AND key LIKE '%' || ? || '%'`,
-      ),
-      uncache: sqlite.query("DELETE FROM fedify_kv WHERE key = ?"),
       dataVersion: sqlite.query("PRAGMA data_version"),
     };
   }
@@ -110,51 +106,67 @@ export class FederationDomains {
    * deleted itself goes (GoneAccounts: statuses, follows both ways, notifications). Nothing is
    * told to the domain: deliveries to it are refused from now on. Blocking again changes nothing.
    */
-  block(input: string): { domain: string; created: boolean; removedAccounts: number } {
+  block(input: string): Promise<{ domain: string; created: boolean; removedAccounts: number }> {
+    // Checked before anything is awaited: a bad domain throws at once, as before the port.
     const domain = domainRule(input);
     this.ruleWrites++;
-    let created = false;
-    let removedAccounts = 0;
-    this.db.transaction((tx) => {
-      const inserted = tx.insert(domainBlocks).values({ id: this.ids.next(), domain, createdAt: this.clock.now() }).onConflictDoNothing().run();
-      created = changes(inserted) > 0;
-      for (const { id } of this.accountsCoveredBy(domain)) {
-        this.gone.remove(id);
+    return this.port.transaction(async () => {
+      const created = (await this.port.run("INSERT INTO domain_blocks (id, domain, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [this.ids.next(), domain, this.clock.now()])) > 0;
+      // Bumped again now the rule is written: a verdict read meanwhile (from the tables as they were) is not kept.
+      this.ruleWrites++;
+      let removedAccounts = 0;
+      for (const id of await this.accountsCoveredBy(domain)) {
+        await this.gone.remove(id);
         removedAccounts++;
       }
-      this.forgetKeysOf(domain);
+      await this.forgetKeysOf(domain);
+      return { domain, created, removedAccounts };
     });
-    return { domain, created, removedAccounts };
   }
 
   /** Lifts a suspension; the accounts it removed come back only when they are met again. */
-  unblock(input: string): { domain: string; removed: boolean } {
+  unblock(input: string): Promise<{ domain: string; removed: boolean }> {
     const domain = domainRule(input);
     this.ruleWrites++;
-    return { domain, removed: changes(this.db.delete(domainBlocks).where(eq(domainBlocks.domain, domain)).run()) > 0 };
+    return this.unblockChecked(domain);
   }
 
-  /** Puts a domain on the allow list (only read under WHITELIST_MODE). */
-  allow(input: string): { domain: string; created: boolean } {
-    const domain = domainRule(input);
+  private async unblockChecked(domain: string): Promise<{ domain: string; removed: boolean }> {
+    const removed = (await this.port.run("DELETE FROM domain_blocks WHERE domain = ?", [domain])) > 0;
     this.ruleWrites++;
-    const inserted = this.db.insert(domainAllows).values({ id: this.ids.next(), domain, createdAt: this.clock.now() }).onConflictDoNothing().run();
-    return { domain, created: changes(inserted) > 0 };
-  }
-
-  /** Takes a domain off the allow list: under WHITELIST_MODE, it is refused from now on, its keys forgotten. */
-  disallow(input: string): { domain: string; removed: boolean } {
-    const domain = domainRule(input);
-    this.ruleWrites++;
-    const removed = changes(this.db.delete(domainAllows).where(eq(domainAllows.domain, domain)).run()) > 0;
-    this.forgetKeysOf(domain);
     return { domain, removed };
   }
 
-  list(): { blocked: DomainRule[]; allowed: DomainRule[] } {
-    const rules = (table: typeof domainBlocks | typeof domainAllows) =>
-      this.db.select({ domain: table.domain, createdAt: table.createdAt }).from(table).orderBy(table.domain).all();
-    return { blocked: rules(domainBlocks), allowed: rules(domainAllows) };
+  /** Puts a domain on the allow list (only read under WHITELIST_MODE). */
+  allow(input: string): Promise<{ domain: string; created: boolean }> {
+    const domain = domainRule(input);
+    this.ruleWrites++;
+    return this.allowChecked(domain);
+  }
+
+  private async allowChecked(domain: string): Promise<{ domain: string; created: boolean }> {
+    const created = (await this.port.run("INSERT INTO domain_allows (id, domain, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [this.ids.next(), domain, this.clock.now()])) > 0;
+    this.ruleWrites++;
+    return { domain, created };
+  }
+
+  /** Takes a domain off the allow list: under WHITELIST_MODE, it is refused from now on, its keys forgotten. */
+  disallow(input: string): Promise<{ domain: string; removed: boolean }> {
+    const domain = domainRule(input);
+    this.ruleWrites++;
+    return this.disallowChecked(domain);
+  }
+
+  private async disallowChecked(domain: string): Promise<{ domain: string; removed: boolean }> {
+    const removed = (await this.port.run("DELETE FROM domain_allows WHERE domain = ?", [domain])) > 0;
+    this.ruleWrites++;
+    await this.forgetKeysOf(domain);
+    return { domain, removed };
+  }
+
+  async list(): Promise<{ blocked: DomainRule[]; allowed: DomainRule[] }> {
+    const rules = (table: "domain_blocks" | "domain_allows") => this.port.all<DomainRule>(`SELECT domain, created_at AS "createdAt" FROM ${table} ORDER BY domain`);
+    return { blocked: await rules("domain_blocks"), allowed: await rules("domain_allows") };
   }
 
   /**
@@ -163,23 +175,27 @@ export class FederationDomains {
    * refuses it. Read before this, or cached by a fetch that was under way, a refused domain's
    * key is read as absent all the same (src/federation/refusals.ts).
    */
-  private forgetKeysOf(domain: string): void {
-    for (const { key } of this.q.cached.all(domain)) {
+  private async forgetKeysOf(domain: string): Promise<void> {
+    // Fedify's cached keys and documents in its store (src/federation/kv.ts), keyed by the JSON
+    // of ["_fedify", "publicKey", (…,) url] and ["_fedify", "remoteDocument", url].
+    const cached = await this.port.all<{ key: string }>(
+      `SELECT key FROM fedify_kv WHERE (key LIKE '["_fedify","publicKey",%' OR key LIKE '["_fedify","remoteDocument",%') AND key LIKE '%' || ? || '%'`,
+      [domain],
+    );
+    for (const { key } of cached) {
       const url = (JSON.parse(key) as unknown[]).at(-1);
-      if (typeof url === "string" && this.refuses(url)) this.q.uncache.run(key);
+      if (typeof url === "string" && this.refuses(url)) await this.port.run("DELETE FROM fedify_kv WHERE key = ?", [key]);
     }
   }
 
   /** Stored remote accounts on the domain or one of its subdomains (few enough to read them all: an admin's rare act). */
-  private accountsCoveredBy(domain: string): { id: number }[] {
-    return this.db
-      .select({ id: accounts.id, domain: accounts.domain })
-      .from(accounts)
-      .where(isNotNull(accounts.domain))
-      .all()
+  private async accountsCoveredBy(domain: string): Promise<number[]> {
+    const stored = await this.port.all<{ id: number; domain: string }>("SELECT id, domain FROM accounts WHERE domain IS NOT NULL");
+    return stored
       .filter((a) => {
-        const host = hostOf(a.domain!);
+        const host = hostOf(a.domain);
         return host !== null && domainAndParents(host).includes(domain);
-      });
+      })
+      .map((a) => a.id);
   }
 }

@@ -1,8 +1,10 @@
-import { eq, or } from "drizzle-orm";
-import type { Db } from "../../db/connection.ts";
-import { accounts, follows, statuses } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { rowReader } from "../../db/rows.ts";
+import { statuses } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { RemovalService } from "../statuses/removal.ts";
+
+const STATUS = rowReader(statuses);
 
 /**
  * A remote account that deleted itself (Delete of its actor), removed here as Mastodon's
@@ -14,26 +16,27 @@ import type { RemovalService } from "../statuses/removal.ts";
  */
 export class GoneAccounts {
   constructor(
-    private db: Db,
-    private follows: FollowService,
-    private removal: RemovalService,
+    private db: DatabasePort,
+    /** Not on the port yet: synchronous, their writes join this transaction (SQLite's one connection). */
+    private follows: Pick<FollowService, "removeFollow">,
+    private removal: Pick<RemovalService, "remove">,
   ) {}
 
-  remove(accountId: number): void {
-    this.db.transaction((tx) => {
-      const account = tx.select({ domain: accounts.domain }).from(accounts).where(eq(accounts.id, accountId)).get();
+  async remove(accountId: number): Promise<void> {
+    await this.db.transaction(async () => {
+      const account = await this.db.get<{ domain: string | null }>("SELECT domain FROM accounts WHERE id = ?", [accountId]);
       if (!account || account.domain === null) return;
-      for (const row of tx.select().from(statuses).where(eq(statuses.accountId, accountId)).all()) {
+      const rows = (await this.db.values(`SELECT ${STATUS.columns} ${STATUS.from} WHERE account_id = ?`, [accountId])).map(STATUS.map);
+      for (const row of rows) {
         // A boost of its that an earlier removal took along is gone already.
-        if (tx.select({ id: statuses.id }).from(statuses).where(eq(statuses.id, row.id)).get()) this.removal.remove(row);
+        if (await this.db.get("SELECT id FROM statuses WHERE id = ?", [row.id])) this.removal.remove(row);
       }
-      const pairs = tx
-        .select({ accountId: follows.accountId, targetId: follows.targetAccountId })
-        .from(follows)
-        .where(or(eq(follows.accountId, accountId), eq(follows.targetAccountId, accountId)))
-        .all();
-      for (const pair of pairs) this.follows.removeFollow(pair.accountId, pair.targetId);
-      tx.delete(accounts).where(eq(accounts.id, accountId)).run();
+      const pairs = await this.db.all<{ account_id: number; target_account_id: number }>(
+        "SELECT account_id, target_account_id FROM follows WHERE account_id = ? OR target_account_id = ?",
+        [accountId, accountId],
+      );
+      for (const pair of pairs) this.follows.removeFollow(pair.account_id, pair.target_account_id);
+      await this.db.run("DELETE FROM accounts WHERE id = ?", [accountId]);
     });
   }
 }

@@ -37,13 +37,13 @@ export class FederationInbox {
 
   /** Update of an actor: its own profile only, and only of an account stored here. */
   async updateActor(actorUri: string, actor: RemoteActorInput): Promise<void> {
-    if (actor.uri === actorUri && this.remote.byUri(actor.uri)) await this.remote.upsert(actor);
+    if (actor.uri === actorUri && (await this.remote.byUri(actor.uri))) await this.remote.upsert(actor);
   }
 
   /** Update of a Note by its author: anything else, an Update of someone else's status, changes nothing. */
   async updateNote(actorUri: string, note: RemoteNoteInput): Promise<void> {
     if (note.authorUri !== actorUri) return;
-    const found = this.remote.statusByUri(note.uri);
+    const found = await this.remote.statusByUri(note.uri);
     if (!found || found.authorUri !== actorUri) return;
     const row = this.reader.findRow(found.id);
     if (row) await this.notes.applyEdit(note, row);
@@ -54,15 +54,15 @@ export class FederationInbox {
    * arrived, it is kept out: RemoteNotes.deleted); an actor deleting itself takes its account
    * here with it; a Delete from anyone else changes nothing.
    */
-  delete(actorUri: string, objectUri: string): void {
+  async delete(actorUri: string, objectUri: string): Promise<void> {
     if (objectUri === actorUri) {
-      const gone = this.remote.byUri(actorUri);
-      if (gone) this.gone.remove(gone.id);
+      const gone = await this.remote.byUri(actorUri);
+      if (gone) await this.gone.remove(gone.id);
       return;
     }
-    const found = this.remote.statusByUri(objectUri);
+    const found = await this.remote.statusByUri(objectUri);
     if (found && found.authorUri !== actorUri) return;
-    this.notes.deleted(actorUri, objectUri);
+    await this.notes.deleted(actorUri, objectUri);
     const row = found && this.reader.findRow(found.id);
     if (row) this.removal.remove(row);
   }
@@ -77,8 +77,8 @@ export class FederationInbox {
   }
 
   /** The local account a Follow (or a Block) names, exactly as its IRI spells it. */
-  followTarget(identifier: string): AccountRow | null {
-    const target = this.actors.localAccount(identifier);
+  async followTarget(identifier: string): Promise<AccountRow | null> {
+    const target = await this.actors.localAccount(identifier);
     return target && target.username === identifier ? target : null;
   }
 
@@ -105,27 +105,27 @@ export class FederationInbox {
    * both ways end and the block is kept (the local account sees `blocked_by`, cannot follow it).
    */
   async block(actorUri: string, targetIdentifier: string): Promise<void> {
-    const pair = this.blockPair(actorUri, targetIdentifier);
+    const pair = await this.blockPair(actorUri, targetIdentifier);
     if (pair) await this.moderation.block(pair.remoteId, pair.localId);
   }
 
   /** Undo of a Block, by the actor who sent it. */
   async unblock(actorUri: string, targetIdentifier: string): Promise<void> {
-    const pair = this.blockPair(actorUri, targetIdentifier);
+    const pair = await this.blockPair(actorUri, targetIdentifier);
     if (pair) await this.moderation.unblock(pair.remoteId, pair.localId);
   }
 
-  private blockPair(actorUri: string, targetIdentifier: string): { remoteId: number; localId: number } | null {
-    const target = this.actors.localAccount(targetIdentifier);
-    const blocker = this.remote.byUri(actorUri);
+  private async blockPair(actorUri: string, targetIdentifier: string): Promise<{ remoteId: number; localId: number } | null> {
+    const target = await this.actors.localAccount(targetIdentifier);
+    const blocker = await this.remote.byUri(actorUri);
     return target && blocker ? { remoteId: blocker.id, localId: target.id } : null;
   }
 
   /** Undo of a Follow, by the actor who sent it: the follow or the request goes. */
   async unfollow(actorUri: string, targetIdentifier: string): Promise<void> {
-    const follower = this.remote.byUri(actorUri);
+    const follower = await this.remote.byUri(actorUri);
     if (!follower) return;
-    const target = this.actors.localAccount(targetIdentifier);
+    const target = await this.actors.localAccount(targetIdentifier);
     if (!target) return;
     await this.follows.sever(follower.id, target.id);
     await this.follows.severRequests(follower.id, target.id);
@@ -133,7 +133,7 @@ export class FederationInbox {
 
   /** A remote account accepts a local account's Follow: the request becomes a follow. */
   async accepted(actorUri: string, followerIdentifier: string): Promise<void> {
-    const pair = this.answered(actorUri, followerIdentifier);
+    const pair = await this.answered(actorUri, followerIdentifier);
     if (!pair) return;
     try {
       await this.follows.authorizeRequest(pair.remoteId, pair.localId);
@@ -144,16 +144,16 @@ export class FederationInbox {
 
   /** A remote account refuses (or removes) a local follower. */
   async rejected(actorUri: string, followerIdentifier: string): Promise<void> {
-    const pair = this.answered(actorUri, followerIdentifier);
+    const pair = await this.answered(actorUri, followerIdentifier);
     if (!pair) return;
     await this.follows.severRequests(pair.localId, pair.remoteId);
     await this.follows.sever(pair.localId, pair.remoteId);
   }
 
   /** The local follower and the remote followee (the answer's actor) an Accept or Reject concerns. */
-  private answered(actorUri: string, followerIdentifier: string): { localId: number; remoteId: number } | null {
-    const local = this.actors.localAccount(followerIdentifier);
-    const remote = this.remote.byUri(actorUri);
+  private async answered(actorUri: string, followerIdentifier: string): Promise<{ localId: number; remoteId: number } | null> {
+    const local = await this.actors.localAccount(followerIdentifier);
+    const remote = await this.remote.byUri(actorUri);
     return local && remote ? { localId: local.id, remoteId: remote.id } : null;
   }
 }

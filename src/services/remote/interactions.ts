@@ -80,22 +80,22 @@ export class RemoteInteractions {
   async announce(announce: AnnounceInput): Promise<void> {
     // A server speaks for its own activities only; the IRI is shown as the boost's address (http(s) only).
     if (new URL(announce.uri).origin !== new URL(announce.actor.uri).origin || httpUrlOrNull(announce.uri) === null) return;
-    if (this.remote.statusByUri(announce.uri)) return;
+    if (await this.remote.statusByUri(announce.uri)) return;
     // A LitePub relay announces what it carries: the status is fetched from its own server and
     // kept as relayed; the relay is no account here and boosts nothing (Mastodon's Announce
     // returns once requested_through_relay?).
     const relay = this.relays.byActor(announce.actor.uri);
     if (relay) {
-      if (this.statusAt(announce.object)) return;
+      if (await this.statusAt(announce.object)) return;
       const object = await announce.fetchObject();
       if (object) await this.notes.store(object, { fetched: false, relayedBy: relay });
       return;
     }
     const account = await this.actorOf(announce.actor);
     if (!account) return;
-    let original = this.statusAt(announce.object);
+    let original = await this.statusAt(announce.object);
     if (!original) {
-      if (!this.actors.hasLocalFollowers(account.id)) return;
+      if (!(await this.actors.hasLocalFollowers(account.id))) return;
       const object = await announce.fetchObject();
       if (!object) return;
       original = await this.notes.store(object, { fetched: true });
@@ -111,10 +111,10 @@ export class RemoteInteractions {
   }
 
   /** An Undo of an Announce (its IRI, when it has one), by the Announce's own actor (checked by the caller). */
-  unannounce(actorUri: string, announceUri: string | null): void {
-    const account = this.remote.byUri(actorUri);
+  async unannounce(actorUri: string, announceUri: string | null): Promise<void> {
+    const account = await this.remote.byUri(actorUri);
     if (!account) return;
-    const byUri = announceUri !== null ? this.remote.statusByUri(announceUri) : undefined;
+    const byUri = announceUri !== null ? await this.remote.statusByUri(announceUri) : undefined;
     const boost = byUri ? this.reader.findRow(byUri.id) : undefined;
     if (boost && boost.accountId === account.id && boost.reblogOfId !== null) this.removal.remove(boost);
   }
@@ -125,11 +125,11 @@ export class RemoteInteractions {
    * stored yet is fetched from its server.
    */
   async feature(kind: "Add" | "Remove", activity: FeatureInput): Promise<void> {
-    const account = this.remote.byUri(activity.actorUri);
+    const account = await this.remote.byUri(activity.actorUri);
     if (!account || !this.fetcher) return;
     const actor = await this.fetcher.actor(activity.actorUri).catch(() => null);
     if (!actor || actor.featuredUrl !== activity.target) return;
-    let status = this.statusAt(activity.object);
+    let status = await this.statusAt(activity.object);
     if (!status && kind === "Add") {
       const object = await activity.fetchObject();
       status = object ? await this.notes.store(object, { fetched: true }) : null;
@@ -145,7 +145,7 @@ export class RemoteInteractions {
 
   /** The remote actor and the local status a Like names. */
   private async localTarget(actor: ActorSource, object: IriRef): Promise<{ account: AccountRow; status: StatusRow } | null> {
-    const status = this.statusAt(object);
+    const status = await this.statusAt(object);
     if (!status || status.uri !== null) return null;
     const account = await this.actorOf(actor);
     return account ? { account, status } : null;
@@ -153,15 +153,15 @@ export class RemoteInteractions {
 
   /** The activity's actor as stored, fetched and stored when it is new. */
   private async actorOf(actor: ActorSource): Promise<AccountRow | null> {
-    const stored = this.remote.byUri(actor.uri);
+    const stored = await this.remote.byUri(actor.uri);
     if (stored) return stored;
     const fetched = await actor.load();
     return fetched ? this.remote.upsert(fetched) : null;
   }
 
   /** A status stored here by its IRI: a local one (at our URIs) or a remote one. */
-  private statusAt(iri: IriRef): StatusRow | null {
-    const found = this.notes.statusAt(iri);
+  private async statusAt(iri: IriRef): Promise<StatusRow | null> {
+    const found = await this.notes.statusAt(iri);
     return found ? (this.reader.findRow(found.id) ?? null) : null;
   }
 }

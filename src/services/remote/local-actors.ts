@@ -1,12 +1,15 @@
-import { and, asc, desc, eq, gt, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/connection.ts";
-import { accounts, follows, statusPins, statuses, users, type AccountRow, type StatusRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
+import { accounts, statuses, type AccountRow, type StatusRow } from "../../db/schema.ts";
 
 const ACCOUNT = rowReader(accounts);
+const STATUS = rowReader(statuses);
 
 /** Visibilities that appear in the outbox and as fetchable objects without authorization. */
 export const PUBLISHED_VISIBILITIES = ["public", "unlisted"] as const;
+/** The same, as SQL: constants of the code, never input. */
+const PUBLISHED = `(${PUBLISHED_VISIBILITIES.map((v) => `'${v}'`).join(", ")})`;
 
 export interface Page<T> {
   items: T[];
@@ -15,116 +18,85 @@ export interface Page<T> {
 }
 
 /**
+ * The statements, raw and read by rowReader: they run for every incoming activity (the local
+ * accounts it names, whether its author has followers here) and every fetch of ours, and
+ * drizzle's building and mapping of whole rows costs more than running them.
+ */
+const Q = {
+  localAccount: `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ? AND domain IS NULL LIMIT 1`,
+  hasUser: "SELECT 1 AS one FROM users WHERE account_id = ?",
+  published: `SELECT ${STATUS.columns} ${STATUS.from} WHERE id = ? AND account_id = ? AND visibility IN ${PUBLISHED} AND reblog_of_id IS NULL`,
+  own: `SELECT ${STATUS.columns} ${STATUS.from} WHERE id = ? AND account_id = ? AND reblog_of_id IS NULL`,
+  outbox: `SELECT ${STATUS.columns} ${STATUS.from} WHERE account_id = ? AND visibility IN ${PUBLISHED} AND reblog_of_id IS NULL`,
+  outboxCount: `SELECT count(*) AS n FROM statuses WHERE account_id = ? AND visibility IN ${PUBLISHED} AND reblog_of_id IS NULL`,
+  followers: `SELECT ${ACCOUNT.columns}, f.id FROM follows f JOIN accounts ON accounts.id = f.account_id WHERE f.target_account_id = ?`,
+  localFollowed: "SELECT f.target_account_id AS id FROM follows f JOIN accounts a ON a.id = f.target_account_id WHERE f.account_id = ? AND a.domain IS NULL",
+  hasLocalFollowers: "SELECT 1 AS one FROM follows f JOIN accounts a ON a.id = f.account_id WHERE f.target_account_id = ? AND a.domain IS NULL LIMIT 1",
+  hides: `SELECT 1 AS one FROM blocks WHERE account_id = ? AND target_account_id = ?
+    UNION ALL SELECT 1 FROM account_domain_blocks WHERE account_id = ? AND domain = ? LIMIT 1`,
+  pinned: `SELECT ${STATUS.columns} FROM status_pins p JOIN statuses ON statuses.id = p.status_id WHERE p.account_id = ? AND statuses.visibility IN ${PUBLISHED} ORDER BY p.id DESC`,
+};
+
+/**
  * What the actor documents and collections read: local accounts, published statuses,
  * followers, pins (their key pairs are src/federation/keys.ts's).
  */
 export class FederationActors {
-  /**
-   * The lookups every incoming activity makes, prepared once: drizzle builds a query's SQL
-   * anew on each call (tens of microseconds for a whole accounts row), more than running it.
-   */
-  private readonly q;
   /** Asked after every local post (whom to deliver it to): prepared once, rows read without drizzle's mapping. */
   private remoteFollowersQuery;
 
-  constructor(private db: Db) {
+  constructor(
+    private port: DatabasePort,
+    /**
+     * The synchronous connection, for `remoteFollowers` alone: the outbound recipients of an
+     * after-commit listener (src/federation/outbound) are worked out synchronously.
+     */
+    db: Db,
+  ) {
     this.remoteFollowersQuery = db.$client.query<unknown[], [number]>(
       `SELECT ${ACCOUNT.columns} FROM follows f JOIN accounts ON accounts.id = f.account_id WHERE f.target_account_id = ? AND accounts.domain IS NOT NULL`,
     );
-    this.q = {
-      localAccount: db
-        .select()
-        .from(accounts)
-        .where(sql`lower(${accounts.username}) = ${sql.placeholder("username")} AND ${accounts.domain} IS NULL`)
-        .prepare(),
-      hasLocalFollowers: db
-        .select({ one: sql`1` })
-        .from(follows)
-        .innerJoin(accounts, eq(accounts.id, follows.accountId))
-        .where(and(eq(follows.targetAccountId, sql.placeholder("account")), sql`${accounts.domain} IS NULL`))
-        .limit(1)
-        .prepare(),
-    };
   }
 
-  localAccount(username: string): AccountRow | undefined {
-    return this.q.localAccount.get({ username: username.toLowerCase() });
+  async localAccount(username: string): Promise<AccountRow | undefined> {
+    const [row] = await this.port.values(Q.localAccount, [username.toLowerCase()]);
+    return row && ACCOUNT.map(row);
   }
 
   /** A local account staff deleted: its row stays (suspended, its name taken), its user is gone. */
-  deletedLocally(account: AccountRow): boolean {
-    return account.domain === null && account.suspendedAt !== null && !this.db.select({ id: users.accountId }).from(users).where(eq(users.accountId, account.id)).get();
+  async deletedLocally(account: AccountRow): Promise<boolean> {
+    return account.domain === null && account.suspendedAt !== null && !(await this.port.get(Q.hasUser, [account.id]));
   }
 
   /** A status of this account that anyone may fetch (public or unlisted, not a boost). */
-  publishedStatus(accountId: number, statusId: number): StatusRow | undefined {
-    return this.db
-      .select()
-      .from(statuses)
-      .where(
-        and(
-          eq(statuses.id, statusId),
-          eq(statuses.accountId, accountId),
-          inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES]),
-          sql`${statuses.reblogOfId} IS NULL`,
-        ),
-      )
-      .get();
+  async publishedStatus(accountId: number, statusId: number): Promise<StatusRow | undefined> {
+    const [row] = await this.port.values(Q.published, [statusId, accountId]);
+    return row && STATUS.map(row);
   }
 
   /** A status of this account, whatever its visibility (not a boost): for a signed fetch by someone who may see it. */
-  ownStatus(accountId: number, statusId: number): StatusRow | undefined {
-    return this.db
-      .select()
-      .from(statuses)
-      .where(and(eq(statuses.id, statusId), eq(statuses.accountId, accountId), sql`${statuses.reblogOfId} IS NULL`))
-      .get();
+  async ownStatus(accountId: number, statusId: number): Promise<StatusRow | undefined> {
+    const [row] = await this.port.values(Q.own, [statusId, accountId]);
+    return row && STATUS.map(row);
   }
 
   /** Newest first; the cursor is the id below which the next page starts. */
-  outbox(accountId: number, cursor: string | null, limit: number): Page<StatusRow> {
-    const below = cursor === null ? null : Number(cursor);
-    const rows = this.db
-      .select()
-      .from(statuses)
-      .where(
-        and(
-          eq(statuses.accountId, accountId),
-          inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES]),
-          sql`${statuses.reblogOfId} IS NULL`,
-          below === null || !Number.isSafeInteger(below) ? undefined : lt(statuses.id, below),
-        ),
-      )
-      .orderBy(desc(statuses.id))
-      .limit(limit + 1)
-      .all();
-    const items = rows.slice(0, limit);
-    return { items, next: rows.length > limit ? String(items[items.length - 1]!.id) : null };
+  async outbox(accountId: number, cursor: string | null, limit: number): Promise<Page<StatusRow>> {
+    const below = cursorId(cursor);
+    const rows = await this.port.values(`${Q.outbox}${below === null ? "" : " AND id < ?"} ORDER BY id DESC LIMIT ?`, below === null ? [accountId, limit + 1] : [accountId, below, limit + 1]);
+    return pageOf(rows.map(STATUS.map), limit, (s) => s.id);
   }
 
-  outboxCount(accountId: number): number {
-    return (
-      this.db
-        .select({ n: sql<number>`count(*)` })
-        .from(statuses)
-        .where(and(eq(statuses.accountId, accountId), inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES]), sql`${statuses.reblogOfId} IS NULL`))
-        .get()?.n ?? 0
-    );
+  async outboxCount(accountId: number): Promise<number> {
+    return Number((await this.port.get<{ n: number }>(Q.outboxCount, [accountId]))?.n ?? 0);
   }
 
   /** Followers, newest first, as the accounts' usernames; the cursor is a follow row id. */
-  followers(accountId: number, cursor: string | null, limit: number): Page<AccountRow> {
-    const below = cursor === null ? null : Number(cursor);
-    const rows = this.db
-      .select({ id: follows.id, account: accounts })
-      .from(follows)
-      .innerJoin(accounts, eq(accounts.id, follows.accountId))
-      .where(and(eq(follows.targetAccountId, accountId), below === null || !Number.isSafeInteger(below) ? undefined : lt(follows.id, below)))
-      .orderBy(desc(follows.id))
-      .limit(limit + 1)
-      .all();
-    const items = rows.slice(0, limit);
-    return { items: items.map((r) => r.account), next: rows.length > limit ? String(items[items.length - 1]!.id) : null };
+  async followers(accountId: number, cursor: string | null, limit: number): Promise<Page<AccountRow>> {
+    const below = cursorId(cursor);
+    const rows = await this.port.values(`${Q.followers}${below === null ? "" : " AND f.id < ?"} ORDER BY f.id DESC LIMIT ?`, below === null ? [accountId, limit + 1] : [accountId, below, limit + 1]);
+    const page = pageOf(rows, limit, (r) => Number(r[r.length - 1]));
+    return { items: page.items.map(ACCOUNT.map), next: page.next };
   }
 
   /** The remote followers' inboxes (for delivery; local followers read the database). */
@@ -133,18 +105,12 @@ export class FederationActors {
   }
 
   /** The local accounts a (remote) account follows. */
-  localFollowed(accountId: number): number[] {
-    return this.db
-      .select({ id: follows.targetAccountId })
-      .from(follows)
-      .innerJoin(accounts, eq(accounts.id, follows.targetAccountId))
-      .where(and(eq(follows.accountId, accountId), sql`${accounts.domain} IS NULL`))
-      .all()
-      .map((r) => r.id);
+  async localFollowed(accountId: number): Promise<number[]> {
+    return (await this.port.all<{ id: number }>(Q.localFollowed, [accountId])).map((r) => r.id);
   }
 
-  hasLocalFollowers(accountId: number): boolean {
-    return !!this.q.hasLocalFollowers.get({ account: accountId });
+  async hasLocalFollowers(accountId: number): Promise<boolean> {
+    return (await this.port.values(Q.hasLocalFollowers, [accountId])).length > 0;
   }
 
   /**
@@ -153,57 +119,44 @@ export class FederationActors {
    * `blocking?` or `domain_blocking?`). The reader is a remote account we may not have stored
    * (null) and the host it signs from, normalized as domain rules are.
    */
-  hidesFrom(accountId: number, reader: { accountId: number | null; host: string | null }): boolean {
-    return !!this.db.$client
-      .query<{ one: number }, [number, number, string]>(
-        `SELECT 1 AS one FROM blocks WHERE account_id = ?1 AND target_account_id = ?2
-         UNION ALL SELECT 1 FROM account_domain_blocks WHERE account_id = ?1 AND domain = ?3 LIMIT 1`,
-      )
-      .get(accountId, reader.accountId ?? 0, reader.host ?? "");
+  async hidesFrom(accountId: number, reader: { accountId: number | null; host: string | null }): Promise<boolean> {
+    return (await this.port.values(Q.hides, [accountId, reader.accountId ?? 0, accountId, reader.host ?? ""])).length > 0;
   }
 
   /**
    * The public and unlisted replies to a status, local and remote, oldest first (Mastodon's
    * replies collection lists those too); the cursor is the id after which the next page starts.
    */
-  replies(statusId: number, cursor: string | null, limit: number): Page<StatusRow> {
-    return this.thread(eq(statuses.inReplyToId, statusId), cursor, limit);
+  replies(statusId: number, cursor: string | null, limit: number): Promise<Page<StatusRow>> {
+    return this.thread("in_reply_to_id", statusId, cursor, limit);
   }
 
   /** The public and unlisted statuses of a thread (its top's and its replies', at any depth), oldest first: its FEP-7888 context. */
-  conversation(conversationId: number, cursor: string | null, limit: number): Page<StatusRow> {
-    return this.thread(eq(statuses.conversationId, conversationId), cursor, limit);
+  conversation(conversationId: number, cursor: string | null, limit: number): Promise<Page<StatusRow>> {
+    return this.thread("conversation_id", conversationId, cursor, limit);
   }
 
-  private thread(which: SQL, cursor: string | null, limit: number): Page<StatusRow> {
-    const after = cursor === null ? null : Number(cursor);
-    const rows = this.db
-      .select()
-      .from(statuses)
-      .where(
-        and(
-          which,
-          inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES]),
-          sql`${statuses.reblogOfId} IS NULL`,
-          after === null || !Number.isSafeInteger(after) ? undefined : gt(statuses.id, after),
-        ),
-      )
-      .orderBy(asc(statuses.id))
-      .limit(limit + 1)
-      .all();
-    const items = rows.slice(0, limit);
-    return { items, next: rows.length > limit ? String(items[items.length - 1]!.id) : null };
+  private async thread(column: "in_reply_to_id" | "conversation_id", id: number, cursor: string | null, limit: number): Promise<Page<StatusRow>> {
+    const after = cursorId(cursor);
+    const where = `${column} = ? AND visibility IN ${PUBLISHED} AND reblog_of_id IS NULL${after === null ? "" : " AND id > ?"}`;
+    const rows = await this.port.values(`SELECT ${STATUS.columns} ${STATUS.from} WHERE ${where} ORDER BY id ASC LIMIT ?`, after === null ? [id, limit + 1] : [id, after, limit + 1]);
+    return pageOf(rows.map(STATUS.map), limit, (s) => s.id);
   }
 
   /** Pinned statuses that anyone may see, newest pin first. */
-  pinned(accountId: number): StatusRow[] {
-    return this.db
-      .select({ status: statuses })
-      .from(statusPins)
-      .innerJoin(statuses, eq(statuses.id, statusPins.statusId))
-      .where(and(eq(statusPins.accountId, accountId), inArray(statuses.visibility, [...PUBLISHED_VISIBILITIES])))
-      .orderBy(desc(statusPins.id))
-      .all()
-      .map((r) => r.status);
+  async pinned(accountId: number): Promise<StatusRow[]> {
+    return (await this.port.values(Q.pinned, [accountId])).map(STATUS.map);
   }
+}
+
+/** A page's cursor as an id; a cursor that is none is ignored (the first page), as before. */
+function cursorId(cursor: string | null): number | null {
+  const id = cursor === null ? null : Number(cursor);
+  return id === null || !Number.isSafeInteger(id) ? null : id;
+}
+
+/** The first `limit` of `limit + 1` rows read, and the cursor of the next page when there is one. */
+function pageOf<T>(rows: T[], limit: number, idOf: (row: T) => number): Page<T> {
+  const items = rows.slice(0, limit);
+  return { items, next: rows.length > limit ? String(idOf(items[items.length - 1]!)) : null };
 }

@@ -1,6 +1,4 @@
-import { eq } from "drizzle-orm";
-import type { Db } from "../../db/connection.ts";
-import { accounts } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { log } from "../../log.ts";
 import type { ActorRefs } from "../accounts/actor-refs.ts";
@@ -16,7 +14,7 @@ import type { RemoteAccounts } from "./accounts.ts";
  */
 export class AccountMoves {
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private remote: Pick<RemoteAccounts, "byUri">,
     /** Resolves the new account, here or fetched fresh from its server (never when federation is off). */
     private refs: ActorRefs,
@@ -27,15 +25,15 @@ export class AccountMoves {
   /** The actor at `actorUri` says it moved to `targetUri` (the caller checked that it moves itself). */
   async move(actorUri: string, targetUri: string): Promise<void> {
     const refuse = (reason: string) => log("info", "Move refused", { actor: actorUri, target: targetUri, reason });
-    const origin = this.remote.byUri(actorUri);
+    const origin = await this.remote.byUri(actorUri);
     if (!origin) return refuse("the account that moves is not known here");
     if (targetUri === origin.uri) return refuse("an account cannot move to itself");
     const target = await this.refs.resolve({ uri: targetUri }).catch(() => null);
     if (!target) return refuse("the new account could not be fetched");
     if (!target.aliases.includes(actorUri)) return refuse(`the new account does not name the old one among its aliases (alsoKnownAs: ${JSON.stringify(target.aliases)})`);
     if (target.account.id === origin.id) return refuse("an account cannot move to itself");
-    this.db.transaction((tx) => {
-      tx.update(accounts).set({ movedToAccountId: target.account.id }).where(eq(accounts.id, origin.id)).run();
+    await this.db.transaction(async () => {
+      await this.db.run("UPDATE accounts SET moved_to_account_id = ? WHERE id = ?", [target.account.id, origin.id]);
       this.events.emit({ type: "account.updated", accountId: origin.id });
     });
     const moved = await this.followers.move(origin.id, target.account.id);

@@ -17,7 +17,7 @@ export interface ResolvedQuote {
 
 /** How the quoted post is found: stored here (by its IRI), or fetched and stored (null when it cannot be had). */
 export interface QuotedLookup {
-  stored(ref: IriRef): StatusRow | null;
+  stored(ref: IriRef): Promise<StatusRow | null>;
   fetch(ref: IriRef): Promise<StatusRow | null>;
   /** Whether `fetch` asks other servers at all (not while federation is off). */
   fetching: boolean;
@@ -45,7 +45,7 @@ export class NoteQuotes {
   async resolve(input: RemoteQuoteInput, quoting: { uri: string; accountId: number }, lookup: QuotedLookup): Promise<ResolvedQuote | null> {
     if (input.quoted === null) return null;
     const ref = input.quoted;
-    const quoted = lookup.stored(ref) ?? (ref.ours ? null : await lookup.fetch(ref).catch(() => null));
+    const quoted = (await lookup.stored(ref)) ?? (ref.ours ? null : await lookup.fetch(ref).catch(() => null));
     if (quoted && !holdable(quoted, quoting.accountId)) return null;
     const quotedAuthor = quoted ? this.accountById(quoted.accountId) : undefined;
     // A stamp on this server's own posts is ours to issue: one named by the quoting post proves nothing.
@@ -125,7 +125,7 @@ export class NoteQuotes {
     if (!quoted) {
       // Only quotes of posts of other servers are checked again: the IRI is theirs.
       const ref: IriRef = { href: quote.quotedUri, ours: false, actor: null, status: null };
-      quoted = lookup.stored(ref) ?? (await lookup.fetch(ref).catch(() => null));
+      quoted = (await lookup.stored(ref)) ?? (await lookup.fetch(ref).catch(() => null));
       if (!quoted) return "again";
       if (!holdable(quoted, status.accountId)) return "settled";
       this.quotes.setQuoted(quote.id, quoted);

@@ -86,9 +86,9 @@ export class RemoteNotes {
     if (new URL(note.uri).origin !== new URL(note.authorUri).origin || httpUrlOrNull(note.uri) === null) return null;
     // Deleted by its author: its Create sent again, or fetched back, is not believed.
     if (await this.tombstones.has(note.uri)) return null;
-    const known = this.remote.statusByUri(note.uri);
+    const known = await this.remote.statusByUri(note.uri);
     if (known) return this.reader.findRow(known.id) ?? null;
-    let author: AccountRow | null = this.remote.byUri(note.authorUri) ?? null;
+    let author: AccountRow | null = (await this.remote.byUri(note.authorUri)) ?? null;
     if (!author) {
       const actor = await note.author();
       author = actor ? await this.remote.upsert(actor) : null;
@@ -96,15 +96,15 @@ export class RemoteNotes {
     if (!author || author.uri !== note.authorUri) return null;
     const { to, cc } = note;
     const tags = await note.tags();
-    const mentions = this.mentionsOf(tags.mentioned, author);
-    const parent = note.inReplyTo ? this.statusAt(note.inReplyTo) : null;
+    const mentions = await this.mentionsOf(tags.mentioned, author);
+    const parent = note.inReplyTo ? await this.statusAt(note.inReplyTo) : null;
     // A Note named by a poll option, answering a poll here, is a vote (Mastodon's votes).
     if (note.name !== null && parent?.local) return this.vote(author, parent.id, note.name);
     const mentionsLocal = mentions.some((m) => m.acct === undefined);
     const quote = await note.quote();
-    const quotesLocal = quote?.quoted?.ours === true && this.statusAt(quote.quoted)?.local === true;
+    const quotesLocal = quote?.quoted?.ours === true && (await this.statusAt(quote.quoted))?.local === true;
     let relay: RelayRow | null = null;
-    if (!options.fetched && !this.actors.hasLocalFollowers(author.id) && !mentionsLocal && !parent?.local && !quotesLocal) {
+    if (!options.fetched && !(await this.actors.hasLocalFollowers(author.id)) && !mentionsLocal && !parent?.local && !quotesLocal) {
       // Relays carry public statuses only; anything else through one concerns nobody here.
       const via = options.relayedBy;
       relay = !to.includes(PUBLIC) || via === undefined ? null : typeof via === "function" ? await this.relays.carrier(via, author.uri) : via;
@@ -141,9 +141,9 @@ export class RemoteNotes {
     };
     const published = await this.writes.run(() => this.posting.publishRemote(input));
     if (published && quoting) this.quotes.attach(published, quoting);
-    if (published && relay) this.relays.brought(relay.id);
+    if (published && relay) await this.relays.brought(relay.id);
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
-    return published ?? this.reader.findRow(this.remote.statusByUri(note.uri)?.id ?? 0) ?? null;
+    return published ?? this.reader.findRow((await this.remote.statusByUri(note.uri))?.id ?? 0) ?? null;
   }
 
   /**
@@ -151,17 +151,17 @@ export class RemoteNotes {
    * stored here, no status will be stored under that IRI again (Mastodon's Delete#delete_note
    * keeps a Tombstone so). The caller removes the status, if one is stored.
    */
-  deleted(actorUri: string, objectUri: string): void {
-    const account = this.remote.byUri(actorUri);
-    if (account && httpUrlOrNull(objectUri) !== null && new URL(objectUri).origin === new URL(actorUri).origin) this.tombstones.add(objectUri, account.id);
+  async deleted(actorUri: string, objectUri: string): Promise<void> {
+    const account = await this.remote.byUri(actorUri);
+    if (account && httpUrlOrNull(objectUri) !== null && new URL(objectUri).origin === new URL(actorUri).origin) await this.tombstones.add(objectUri, account.id);
   }
 
   /** Where a quoted post is found: stored here, or fetched from its server while the chain is short enough. */
   private quotedLookup(depth: number): QuotedLookup {
     return {
       fetching: this.fetcher !== null,
-      stored: (ref) => {
-        const found = this.statusAt(ref);
+      stored: async (ref) => {
+        const found = await this.statusAt(ref);
         return found ? (this.reader.findRow(found.id) ?? null) : null;
       },
       fetch: async (ref) => {
@@ -177,15 +177,15 @@ export class RemoteNotes {
    * local actors it is addressed to. Local accounts that block the author are left out;
    * remote accounts only when already stored (nothing is fetched for them).
    */
-  private mentionsOf(mentioned: IriRef[], author: AccountRow): MentionRef[] {
+  private async mentionsOf(mentioned: IriRef[], author: AccountRow): Promise<MentionRef[]> {
     const found = new Map<number, MentionRef>();
     for (const ref of mentioned) {
       if (ref.actor !== null) {
-        const local = this.actors.localAccount(ref.actor);
+        const local = await this.actors.localAccount(ref.actor);
         if (local && local.username === ref.actor) found.set(local.id, { id: local.id, username: local.username });
         continue;
       }
-      const remote = ref.ours ? undefined : this.remote.byUri(ref.href);
+      const remote = ref.ours ? undefined : await this.remote.byUri(ref.href);
       if (remote && remote.id !== author.id) found.set(remote.id, { id: remote.id, username: remote.username, acct: `${remote.username}@${remote.domain}`, url: remote.url ?? ref.href });
     }
     const locals = [...found.values()].filter((m) => m.acct === undefined).map((m) => m.id);
@@ -209,7 +209,7 @@ export class RemoteNotes {
     }
     const tags = await note.tags();
     const edited = this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await note.emojis(), editedAt: note.updatedAt ?? Date.now() });
-    const author = this.remote.byUri(note.authorUri);
+    const author = await this.remote.byUri(note.authorUri);
     if (author) this.editing.applyRemoteQuotePolicy(edited, remoteQuoteApproval(note.quotePolicy, author));
     // An edit, as Mastodon tells one (handle_explicit_update!): an `updated` newer than the last.
     const explicit = note.updatedAt !== null && (row.editedAt === null || note.updatedAt > row.editedAt);
@@ -242,14 +242,14 @@ export class RemoteNotes {
   }
 
   /** A stored status by its IRI: a local one (served at our URIs) or a remote one kept here. */
-  statusAt(iri: IriRef): { id: number; local: boolean } | null {
+  async statusAt(iri: IriRef): Promise<{ id: number; local: boolean } | null> {
     if (iri.status !== null) {
       const id = Number(iri.status.id);
       const row = Number.isSafeInteger(id) ? this.reader.findRow(id) : undefined;
-      const author = row && this.actors.localAccount(iri.status.identifier);
+      const author = row && (await this.actors.localAccount(iri.status.identifier));
       return row && author && author.id === row.accountId && row.uri === null ? { id: row.id, local: true } : null;
     }
-    const remote = this.remote.statusByUri(iri.href);
+    const remote = await this.remote.statusByUri(iri.href);
     return remote ? { id: remote.id, local: false } : null;
   }
 }

@@ -51,7 +51,7 @@ export class RemoteQuotes {
    */
   async request(input: QuoteRequestInput): Promise<"reject" | null> {
     if (hostOf(input.id) === null || hostOf(input.id) !== hostOf(input.actor.uri)) return null;
-    const target = this.notes.statusAt(input.object);
+    const target = await this.notes.statusAt(input.object);
     const quoted = target?.local ? this.reader.findRow(target.id) : undefined;
     if (!quoted || quoted.reblogOfId !== null || (quoted.visibility !== "public" && quoted.visibility !== "unlisted")) return null;
     const account = await this.account(input.actor);
@@ -70,20 +70,20 @@ export class RemoteQuotes {
    * answering account's post is accepted with the stamp it names (`result`), which must be on
    * that account's server. False when it answers no quote request (it may answer a Follow).
    */
-  accepted(actorUri: string, answer: QuoteAnswerInput, result: string | null): boolean {
-    const quote = this.answered(answer);
+  async accepted(actorUri: string, answer: QuoteAnswerInput, result: string | null): Promise<boolean> {
+    const quote = await this.answered(answer);
     if (!quote) return false;
-    const account = this.remote.byUri(actorUri);
+    const account = await this.remote.byUri(actorUri);
     const stamp = httpUrlOrNull(result);
     if (account && stamp !== null && hostOf(stamp) === hostOf(actorUri)) this.quotes.acceptRemote(quote.activityUri!, stamp, account.id);
     return true;
   }
 
   /** A Reject of a request sent from here: the quote is refused (revoked, if it had been accepted). False when it answers no quote request. */
-  rejected(actorUri: string, answer: QuoteAnswerInput): boolean {
-    const quote = this.answered(answer);
+  async rejected(actorUri: string, answer: QuoteAnswerInput): Promise<boolean> {
+    const quote = await this.answered(answer);
     if (!quote) return false;
-    const account = this.remote.byUri(actorUri);
+    const account = await this.remote.byUri(actorUri);
     if (account) this.quotes.rejectRemote(quote.activityUri!, account.id);
     return true;
   }
@@ -94,24 +94,24 @@ export class RemoteQuotes {
    * author, whose followers are to be told (the Delete forwarded, as Mastodon's Forwarder does:
    * they believed the quote on that stamp and are not among those its author's server reaches).
    */
-  revoked(actorUri: string, objectUri: string): string | null {
-    const account = this.remote.byUri(actorUri);
+  async revoked(actorUri: string, objectUri: string): Promise<string | null> {
+    const account = await this.remote.byUri(actorUri);
     const quote = account ? this.quotes.revokeStamp(objectUri, account.id) : null;
     const quoter = quote ? this.accountById(quote.accountId) : undefined;
     return quoter && quoter.domain === null ? quoter.username : null;
   }
 
   /** The local quote a request of ours stands for: by the request's IRI, or (a server that does not echo it) by the quoting post. */
-  private answered(answer: QuoteAnswerInput): QuoteRow | undefined {
+  private async answered(answer: QuoteAnswerInput): Promise<QuoteRow | undefined> {
     const byId = answer.requestId === null ? undefined : this.quotes.byActivityUri(answer.requestId);
     if (byId) return byId;
-    const quoting = answer.instrument ? this.notes.statusAt(answer.instrument) : null;
+    const quoting = answer.instrument ? await this.notes.statusAt(answer.instrument) : null;
     const quote = quoting?.local ? this.quotes.forStatus(quoting.id) : undefined;
     return quote?.activityUri ? quote : undefined;
   }
 
   private async account(actor: ActorSource): Promise<AccountRow | null> {
-    const stored = this.remote.byUri(actor.uri);
+    const stored = await this.remote.byUri(actor.uri);
     if (stored) return stored;
     const loaded = await actor.load();
     return loaded ? this.remote.upsert(loaded) : null;
@@ -120,7 +120,7 @@ export class RemoteQuotes {
   /** The quoting post: stored already, or as the request gives it (by the requester, on its server). */
   private async quoting(input: QuoteRequestInput, account: AccountRow) {
     if (input.instrument === null) return null;
-    const known = this.remote.statusByUri(input.instrument);
+    const known = await this.remote.statusByUri(input.instrument);
     if (known) return this.reader.findRow(known.id) ?? null;
     const note = await input.instrumentNote();
     if (!note || note.uri !== input.instrument || note.authorUri !== account.uri) return null;

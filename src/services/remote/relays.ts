@@ -41,10 +41,10 @@ export class Relays {
   constructor(
     private port: DatabasePort,
     /**
-     * The synchronous connection, for what RemoteNotes, RemoteInteractions and the outbound
-     * recipients (not yet converted) ask while they cannot wait: accepted, byActor, brought.
+     * The synchronous connection, for what the outbound recipients (after-commit listeners, not
+     * yet converted) ask while they cannot wait: accepted, and byActor and carrier over it.
      */
-    private db: Db,
+    db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
@@ -162,12 +162,8 @@ export class Relays {
   }
 
   /** A status came through the relay: counted, and when. */
-  brought(relayId: number): void {
-    this.db
-      .update(relays)
-      .set({ receivedCount: sql`${relays.receivedCount} + 1`, lastActivityAt: this.clock.now() })
-      .where(eq(relays.id, relayId))
-      .run();
+  async brought(relayId: number): Promise<void> {
+    await this.port.run("UPDATE relays SET received_count = received_count + 1, last_activity_at = ? WHERE id = ?", [this.clock.now(), relayId]);
   }
 
   /** The relays local public statuses are delivered to. */

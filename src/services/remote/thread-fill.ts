@@ -1,6 +1,5 @@
-import type { Statement } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import type { SharedIds } from "../../infra/shared-ids.ts";
 import type { AsyncRefreshes, AsyncRefreshView } from "../async-refreshes.ts";
@@ -20,6 +19,10 @@ export const THREAD_FILL_BOUNDS = { statuses: 200, pages: 100, depth: 20, timeMs
 
 /** Mastodon's Status::FETCH_REPLIES_COOLDOWN_MINUTES: a thread's replies are fetched once in this. */
 export const REPLIES_COOLDOWN_MS = 15 * 60 * 1000;
+
+/** When a thread's replies were last fetched (reply_fetches), read when it is opened and written when a fill starts. */
+const FETCHED_AT = "SELECT fetched_at FROM reply_fetches WHERE status_id = ?";
+const TOUCH = "INSERT INTO reply_fetches (status_id, fetched_at) VALUES (?, ?) ON CONFLICT (status_id) DO UPDATE SET fetched_at = excluded.fetched_at";
 
 /** Fills of different threads under way at once, and waiting for a turn; past these, none starts (the next request tries again). */
 const RUNNING_FILLS = 2;
@@ -50,16 +53,12 @@ interface Job {
  * into no home feed (backfill).
  */
 export class ThreadFill {
-  private q: {
-    fetchedAt: Statement<{ fetched_at: number }, [number]>;
-    touch: Statement<unknown, [number, number]>;
-  };
   private slots = new BackgroundSlots(RUNNING_FILLS, WAITING_FILLS);
   /** Fills under way, by the top's id. */
   private fills = new Map<number, Promise<unknown>>();
 
   constructor(
-    db: Db,
+    private db: DatabasePort,
     private clock: Clock,
     private notes: RemoteNotes,
     private remote: RemoteAccounts,
@@ -71,25 +70,29 @@ export class ThreadFill {
      * without): the main thread adds and removes, a serving thread reads (`ownersWork`).
      */
     private underWay: SharedIds | null = null,
-  ) {
-    const sqlite = db.$client;
-    this.q = {
-      fetchedAt: sqlite.query("SELECT fetched_at FROM reply_fetches WHERE status_id = ?"),
-      touch: sqlite.query("INSERT INTO reply_fetches (status_id, fetched_at) VALUES (?1, ?2) ON CONFLICT (status_id) DO UPDATE SET fetched_at = excluded.fetched_at"),
-    };
-  }
+  ) {}
 
   /**
    * The thread of `top` is being filled, or starts to be now: its refresh; null when it is not
    * to be filled (a local or non-public top, fetched within the cooldown, too many fills).
    */
-  refresh(top: StatusRow): AsyncRefreshView | null {
+  async refresh(top: StatusRow): Promise<AsyncRefreshView | null> {
     const known = this.running(top);
     if (known) return known;
     const key = refreshKey(top);
-    if (!this.shouldFill(top) || this.slots.full()) return null;
+    if (!(await this.shouldFill(top))) return null;
+    // Another request may have started it while this one read the cooldown.
+    const started = this.running(top);
+    if (started) return started;
+    if (this.slots.full()) return null;
+    // Running from here on: a request that comes meanwhile is told of this fill and starts none.
     const refresh = this.refreshes.create(key, { countResults: true });
-    this.q.touch.run(top.id, this.clock.now());
+    try {
+      await this.db.run(TOUCH, [top.id, this.clock.now()]);
+    } catch (error) {
+      this.refreshes.finish(key);
+      throw error;
+    }
     // Before the answer: a read of this thread on a serving thread, from now on, is passed here.
     this.underWay?.add(top.id);
     const fill = this.slots
@@ -128,19 +131,19 @@ export class ThreadFill {
    * free is the main thread's to say). Read only: the reply_fetches row the main thread wrote
    * before it answered, and the tops under way it shares.
    */
-  ownersWork(top: StatusRow, starts: boolean): boolean {
-    return (this.underWay?.has(top.id) ?? false) || (starts && this.due(top));
+  async ownersWork(top: StatusRow, starts: boolean): Promise<boolean> {
+    return (this.underWay?.has(top.id) ?? false) || (starts && (await this.due(top)));
   }
 
   /** Mastodon's should_fetch_replies?, while federation is on. */
-  private shouldFill(top: StatusRow): boolean {
-    return this.fetcher !== null && this.due(top);
+  private async shouldFill(top: StatusRow): Promise<boolean> {
+    return this.fetcher !== null && (await this.due(top));
   }
 
   /** Mastodon's should_fetch_replies?: a remote status others may see, not fetched within the cooldown. */
-  private due(top: StatusRow): boolean {
+  private async due(top: StatusRow): Promise<boolean> {
     if (top.uri === null || (top.visibility !== "public" && top.visibility !== "unlisted")) return false;
-    const last = this.q.fetchedAt.get(top.id)?.fetched_at;
+    const last = (await this.db.get<{ fetched_at: number }>(FETCHED_AT, [top.id]))?.fetched_at;
     return last === undefined || this.clock.now() - last >= REPLIES_COOLDOWN_MS;
   }
 
@@ -176,7 +179,7 @@ export class ThreadFill {
     /** Statuses from the context whose parent has not been kept (yet), by that parent: kept once it is, else never. */
     const parked = new Map<string, { node: RemoteThreadNode; job: Job }[]>();
     const keep = async (node: RemoteThreadNode, job: Job): Promise<void> => {
-      const known = this.remote.statusByUri(node.note.uri) !== undefined;
+      const known = (await this.remote.statusByUri(node.note.uri)) !== undefined;
       const row = await this.notes.store(node.note, { fetched: true, backfill: true }).catch(() => null);
       if (!row) return;
       if (!known) this.refreshes.increment(key);

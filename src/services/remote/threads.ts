@@ -49,7 +49,7 @@ export class RemoteThreads {
     const top = filled ?? (await this.threads.topAncestor(row));
     const from = top.uri === null && row.uri !== null ? row : top;
     // Anyone is told of a fill under way, as Mastodon does; only a signed-in reader starts one.
-    const refresh = viewerId !== null ? this.replies.refresh(from) : this.replies.running(from);
+    const refresh = viewerId !== null ? await this.replies.refresh(from) : this.replies.running(from);
     return { ...(await this.threads.context(row, viewerId)), refresh };
   }
 
@@ -63,7 +63,7 @@ export class RemoteThreads {
     const top = await this.threads.topAncestor(row);
     if (starts && top.inReplyToUri !== null) throw new OwnersWork();
     const from = top.uri === null && row.uri !== null ? row : top;
-    if (this.replies.ownersWork(from, starts)) throw new OwnersWork();
+    if (await this.replies.ownersWork(from, starts)) throw new OwnersWork();
     return { ...(await this.threads.context(row, viewerId)), refresh: null };
   }
 

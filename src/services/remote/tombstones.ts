@@ -1,7 +1,5 @@
-import type { Statement } from "bun:sqlite";
 import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 
 /**
@@ -14,17 +12,13 @@ import type { DatabasePort } from "../../db/port.ts";
 export class Tombstones {
   /** Asked for every remote post stored: prepared once. */
   private hasQuery;
-  /** `add` stays synchronous: RemoteNotes.deleted (not yet converted) runs it for the inbox's Delete. */
-  private addQuery: Statement<unknown, [string, number, number]>;
 
   constructor(
-    port: DatabasePort,
-    db: Db,
+    private port: DatabasePort,
     private clock: Clock,
   ) {
     const t = port.tables.tombstones;
     this.hasQuery = port.orm.select({ uri: t.uri }).from(t).where(eq(t.uri, sql.placeholder("uri"))).limit(1).prepare();
-    this.addQuery = db.$client.query("INSERT INTO tombstones (uri, account_id, created_at) VALUES (?1, ?2, ?3) ON CONFLICT (uri) DO NOTHING");
   }
 
   async has(uri: string): Promise<boolean> {
@@ -32,7 +26,7 @@ export class Tombstones {
   }
 
   /** `accountId` deleted `uri`, an object of its own server (the caller has checked). */
-  add(uri: string, accountId: number): void {
-    this.addQuery.run(uri, accountId, this.clock.now());
+  async add(uri: string, accountId: number): Promise<void> {
+    await this.port.run("INSERT INTO tombstones (uri, account_id, created_at) VALUES (?, ?, ?) ON CONFLICT (uri) DO NOTHING", [uri, accountId, this.clock.now()]);
   }
 }

@@ -1,0 +1,190 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import type { AccountRow } from "../../src/db/schema.ts";
+import { EventBus, type DomainEvent } from "../../src/infra/events.ts";
+import { RemoteAccounts } from "../../src/services/remote/accounts.ts";
+import { FederationDomains } from "../../src/services/remote/domains.ts";
+import { GoneAccounts } from "../../src/services/remote/gone-accounts.ts";
+import type { RemoteActorInput } from "../../src/services/remote/inputs.ts";
+import { FederationActors } from "../../src/services/remote/local-actors.ts";
+import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
+
+/**
+ * The remote family's core on the database port (issue 31): remote accounts (stored, updated,
+ * read by IRI and handle), the local actors' collections and checks, domain rules, and a gone
+ * account's removal, the same services on SQLite and on PostgreSQL. What they hand to services
+ * not yet converted (statuses' removal, follows) runs on SQLite only: the accounts removed here
+ * have no statuses or follows on PostgreSQL. Their behaviour over HTTP and federation is tested
+ * in the other files of this folder.
+ */
+
+afterEach(closePortArms);
+
+const PUBLIC_URL = "http://rookery.test";
+
+function actor(uri: string, fields: Partial<RemoteActorInput> = {}): RemoteActorInput {
+  return {
+    uri,
+    inboxUrl: `${uri}/inbox`,
+    sharedInboxUrl: null,
+    followersUrl: `${uri}/followers`,
+    featuredUrl: null,
+    outboxUrl: null,
+    aliases: [],
+    movedTo: null,
+    username: uri.split("/").at(-1)!,
+    displayName: "Zoe",
+    url: uri,
+    locked: false,
+    bot: false,
+    discoverable: true,
+    indexable: true,
+    publishedAt: null,
+    keyIds: [`${uri}#main-key`],
+    profile: async () => ({ noteHtml: "<p>hi</p>", fields: [], avatarRemoteUrl: null, headerRemoteUrl: null, emojis: [] }),
+    ...fields,
+  };
+}
+
+function servicesOn({ t, port }: PortArm) {
+  const gone = new GoneAccounts(port, t.services.follows, t.services.removal);
+  const domains = new FederationDomains(port, t.database.db, t.ids, t.clock, false, new URL(PUBLIC_URL).hostname, gone);
+  const told: DomainEvent[] = [];
+  const events = new EventBus(port);
+  events.within("account.updated", (e) => void told.push(e));
+  const remote = new RemoteAccounts(port, t.ids, t.clock, events, domains, null, gone);
+  return { gone, domains, remote, told, actors: new FederationActors(port, t.database.db) };
+}
+
+async function count(arm: PortArm, table: string): Promise<number> {
+  return Number((await arm.port.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n);
+}
+
+/** A status of `author` straight into the port's database (posting is not on the port yet). */
+async function aStatus(arm: PortArm, author: AccountRow, fields: { visibility?: string; uri?: string | null; inReplyToId?: number | null; conversationId?: number } = {}) {
+  const id = arm.t.ids.next();
+  await arm.port.run("INSERT INTO statuses (id, account_id, uri, visibility, in_reply_to_id, conversation_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [
+    id,
+    author.id,
+    fields.uri ?? null,
+    fields.visibility ?? "public",
+    fields.inReplyToId ?? null,
+    fields.conversationId ?? id,
+    arm.t.clock.now(),
+  ]);
+  return id;
+}
+
+for (const arm of portArms) {
+  describe.skipIf(arm.skip)(`the remote family's core on ${arm.name}`, () => {
+    test("remote accounts: an actor stored, found by IRI and handle, updated in place (told), and what is not a usable actor refused with nothing stored", async () => {
+      const a = await arm.open();
+      const { remote, told } = servicesOn(a);
+      const before = await count(a, "accounts");
+      const stored = await remote.upsert(actor("https://m.example/users/zoe"));
+      expect(stored).toMatchObject({ username: "zoe", domain: "m.example", displayName: "Zoe", noteHtml: "<p>hi</p>", locked: false, discoverable: true, inboxUrl: "https://m.example/users/zoe/inbox" });
+      expect(told).toEqual([]);
+      expect(await remote.byUri("https://m.example/users/zoe")).toEqual(stored!);
+      expect(await remote.lookup("ZOE", "M.Example.")).toEqual(stored!);
+      expect(await remote.byUri("https://m.example/users/nobody")).toBeUndefined();
+      expect(await remote.lookup("nobody", "m.example")).toBeNull();
+
+      a.t.clock.advance(1000);
+      const updated = await remote.upsert(actor("https://m.example/users/zoe", { displayName: "Zoe Two", locked: true }));
+      expect(updated).toMatchObject({ id: stored!.id, displayName: "Zoe Two", locked: true, fetchedAt: a.t.clock.now() });
+      expect(told).toEqual([{ type: "account.updated", accountId: stored!.id }]);
+
+      // Not an http(s) IRI, no inbox, a name Mastodon would not take: refused, nothing stored.
+      expect(await remote.upsert(actor("ftp://m.example/users/eve"))).toBeNull();
+      expect(await remote.upsert(actor("https://m.example/users/eve", { inboxUrl: null }))).toBeNull();
+      expect(await remote.upsert(actor("https://m.example/users/eve", { username: "e\u200bve" }))).toBeNull();
+      expect(await count(a, "accounts")).toBe(before + 1);
+    });
+
+    test("remote accounts: a stored status is found by its IRI with its author's", async () => {
+      const a = await arm.open();
+      const { remote } = servicesOn(a);
+      const zoe = (await remote.upsert(actor("https://m.example/users/zoe")))!;
+      const id = await aStatus(a, zoe, { uri: "https://m.example/users/zoe/statuses/1" });
+      expect(await remote.statusByUri("https://m.example/users/zoe/statuses/1")).toEqual({ id, authorUri: zoe.uri });
+      expect(await remote.statusByUri("https://m.example/users/zoe/statuses/2")).toBeUndefined();
+    });
+
+    test("local actors: found by name, their outbox and replies paged, followers, pins and blocks read", async () => {
+      const a = await arm.open();
+      const { actors } = servicesOn(a);
+      const ann = await a.mirror(await a.t.local("ann"));
+      const zoe = await a.mirror(a.t.remote("zoe", "m.example"));
+      expect((await actors.localAccount("ANN"))?.id).toBe(ann.id);
+      expect(await actors.localAccount("zoe")).toBeUndefined();
+      expect(await actors.deletedLocally(ann)).toBe(false);
+
+      const published = [await aStatus(a, ann), await aStatus(a, ann, { visibility: "unlisted" }), await aStatus(a, ann)];
+      const hidden = await aStatus(a, ann, { visibility: "private" });
+      const first = await actors.outbox(ann.id, null, 2);
+      expect(first.items.map((s) => s.id)).toEqual([published[2]!, published[1]!]);
+      const second = await actors.outbox(ann.id, first.next, 2);
+      expect([second.items.map((s) => s.id), second.next]).toEqual([[published[0]!], null]);
+      expect(await actors.outboxCount(ann.id)).toBe(3);
+      expect(await actors.publishedStatus(ann.id, hidden)).toBeUndefined();
+      expect((await actors.ownStatus(ann.id, hidden))?.visibility).toBe("private");
+
+      const reply = await aStatus(a, zoe, { uri: "https://m.example/users/zoe/statuses/9", inReplyToId: published[0]!, conversationId: published[0]! });
+      expect((await actors.replies(published[0]!, null, 10)).items.map((s) => s.id)).toEqual([reply]);
+      expect((await actors.conversation(published[0]!, null, 10)).items.map((s) => s.id)).toEqual([published[0]!, reply]);
+      expect((await actors.replies(published[0]!, String(reply), 10)).items).toEqual([]);
+
+      expect(await actors.hasLocalFollowers(zoe.id)).toBe(false);
+      await a.port.run("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), ann.id, zoe.id, a.t.clock.now()]);
+      await a.port.run("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), zoe.id, ann.id, a.t.clock.now()]);
+      expect(await actors.hasLocalFollowers(zoe.id)).toBe(true);
+      expect(await actors.localFollowed(zoe.id)).toEqual([ann.id]);
+      expect((await actors.followers(ann.id, null, 10)).items.map((f) => f.id)).toEqual([zoe.id]);
+
+      await a.port.run("INSERT INTO status_pins (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), ann.id, published[1]!, a.t.clock.now()]);
+      await a.port.run("INSERT INTO status_pins (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), ann.id, hidden, a.t.clock.now()]);
+      expect((await actors.pinned(ann.id)).map((s) => s.id)).toEqual([published[1]!]);
+
+      expect(await actors.hidesFrom(ann.id, { accountId: zoe.id, host: "m.example" })).toBe(false);
+      await a.port.run("INSERT INTO account_domain_blocks (id, account_id, domain, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), ann.id, "m.example", a.t.clock.now()]);
+      expect(await actors.hidesFrom(ann.id, { accountId: null, host: "m.example" })).toBe(true);
+      expect(await actors.hidesFrom(ann.id, { accountId: null, host: "other.example" })).toBe(false);
+    });
+
+    test("domain rules: blocked (its accounts removed), allowed, listed, lifted; a bad domain throws Mastodon's error and changes nothing", async () => {
+      const a = await arm.open();
+      const { domains, remote } = servicesOn(a);
+      const zoe = (await remote.upsert(actor("https://sub.m.example/users/zoe")))!;
+      const kept = (await remote.upsert(actor("https://notm.example/users/kim")))!;
+      expect(await domains.block("M.Example.")).toEqual({ domain: "m.example", created: true, removedAccounts: 1 });
+      expect(await domains.block("m.example")).toEqual({ domain: "m.example", created: false, removedAccounts: 0 });
+      expect(await remote.byUri(zoe.uri!)).toBeUndefined();
+      expect((await remote.byUri(kept.uri!))?.id).toBe(kept.id);
+      expect(await domains.allow("friendly.example")).toEqual({ domain: "friendly.example", created: true });
+      expect(await domains.list()).toEqual({ blocked: [{ domain: "m.example", createdAt: a.t.clock.now() }], allowed: [{ domain: "friendly.example", createdAt: a.t.clock.now() }] });
+
+      const before = await domains.list();
+      expect(() => domains.block("  ")).toThrow("Validation failed: Domain can't be blank");
+      expect(() => domains.allow("https://x.example/")).toThrow("Validation failed: Domain is invalid");
+      expect(await domains.list()).toEqual(before);
+
+      expect(await domains.unblock("m.example")).toEqual({ domain: "m.example", removed: true });
+      expect(await domains.unblock("m.example")).toEqual({ domain: "m.example", removed: false });
+      expect(await domains.disallow("friendly.example")).toEqual({ domain: "friendly.example", removed: true });
+      expect(await domains.list()).toEqual({ blocked: [], allowed: [] });
+    });
+
+    test("a gone account is removed; a local account, or one not stored, is left alone", async () => {
+      const a = await arm.open();
+      const { gone, remote } = servicesOn(a);
+      const zoe = (await remote.upsert(actor("https://m.example/users/zoe")))!;
+      const ann = await a.mirror(await a.t.local("ann"));
+      const before = await count(a, "accounts");
+      await gone.remove(ann.id);
+      await gone.remove(zoe.id + 1000);
+      expect(await count(a, "accounts")).toBe(before);
+      await gone.remove(zoe.id);
+      expect(await remote.byUri(zoe.uri!)).toBeUndefined();
+      expect(await count(a, "accounts")).toBe(before - 1);
+    });
+  });
+}
