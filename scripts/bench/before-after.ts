@@ -6,7 +6,7 @@
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
  *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--port=4620]
- *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|accounts|follows|federation|statuses|reads]
+ *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|accounts|follows|federation|statuses|statusmedia|reads]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
@@ -19,7 +19,9 @@
  * notifications (v1 and v2 lists, the policy read and written: notifications-seed.ts), or accounts
  * (an account, its lookup, forty at once, and the profile's display name written), or follows
  * (relationships with five accounts, the five followed listed, a follow and its undoing in turn), or statuses
- * (a post with a tag, another's status favourited and unfavourited, the scheduled list); or issue
+ * (a post with a tag, another's status favourited and unfavourited, the scheduled list), or statusmedia (a
+ * post with one of the reader's uploads, a fresh one each request, seeded as rows; an edit of a
+ * status's media description, a new one each request); or issue
  * 30's reads (`reads`, with the statuses family's reads converted to the port). `--port` is the first of the two
  * servers' ports. `--only`
  * takes parts of labels, comma-separated.
@@ -130,6 +132,22 @@ request = function()
   n = n + 1
   if n % 2 == 1 then return wrk.format("POST", "/api/v1/statuses/${id}/favourite") end
   return wrk.format("POST", "/api/v1/statuses/${id}/unfavourite")
+end`;
+
+// The statusmedia family's uploads: ids from MEDIA_BASE, MEDIA_PER_RUN for each wrk run (one thread, one connection's worth of Lua state).
+const MEDIA_BASE = 1_000_000;
+const MEDIA_PER_RUN = 20_000 * seconds;
+const postingMedia = (base: number) => `
+n = 0
+request = function()
+  n = n + 1
+  return wrk.format("POST", nil, nil, '{"status":"measured","media_ids":["' .. (${base} + n) .. '"]}')
+end`;
+const describingMedia = (id: number) => `
+n = 0
+request = function()
+  n = n + 1
+  return wrk.format("PUT", nil, nil, '{"status":"edit me","media_ids":["${id}"],"media_attributes":[{"id":"${id}","description":"d' .. n .. '"}]}')
 end`;
 
 const repinning = (id: string) => `
@@ -284,6 +302,30 @@ try {
     }
   }
   if (family === "reports") for (const s of servers) reported.set(s.name, (await seedUser(s.server, "spammer")).id);
+  // The statusmedia family: processed uploads of the reader's, as rows (a post takes one each), and
+  // a status with one for each round to edit (an edit costs more as a status's versions pile up).
+  const mediaPosts = new Map<string, { next: number; round: number; edited: { statusId: string; mediaId: number }[] }>();
+  if (family === "statusmedia") {
+    for (const s of servers) {
+      const db = new Database(join(s.server.dataDir, "rookery.sqlite3"));
+      const insert = db.prepare("INSERT INTO media_attachments (id, account_id, type, processing, file, meta, created_at) VALUES (?, ?, 'image', 'complete', 'media_attachments/bench.jpg', '{}', ?)");
+      // Below the server's own ids (time-sortable, far larger), so they never meet.
+      const insertOne = (id: number) => insert.run(id, Number(readerIds.get(s.name)), Date.now());
+      db.transaction(() => {
+        for (let i = 0; i < rounds * MEDIA_PER_RUN; i++) insertOne(MEDIA_BASE + i);
+      })();
+      const edited: { statusId: string; mediaId: number }[] = [];
+      for (let r = 0; r < rounds; r++) {
+        const mediaId = MEDIA_BASE - 1 - r;
+        insertOne(mediaId);
+        const res = await fetch(`${s.server.url}/api/v1/statuses`, { method: "POST", headers: { authorization: `Bearer ${tokens.get(s.name)}`, "content-type": "application/json" }, body: JSON.stringify({ status: "edit me", media_ids: [String(mediaId)] }) });
+        if (!res.ok) throw new Error(`statusmedia: ${res.status}`);
+        edited.push({ statusId: ((await res.json()) as { id: string }).id, mediaId });
+      }
+      db.close();
+      mediaPosts.set(s.name, { next: MEDIA_BASE, round: 0, edited });
+    }
+  }
   const read = new Map<string, { statusId: string; threadId: string; accountId: string }>();
   if (family === "reads") for (const s of servers) read.set(s.name, await seedReads(s.server.url, tokens.get(s.name)!, (await seedUser(s.server, "fan")).token));
   // An admin, five more accounts for its list, and a report about one of them for it to assign.
@@ -461,6 +503,20 @@ try {
       { label: "POST /api/v1/statuses/:id/favourite, unfav.", path: `/api/v1/statuses/${favourited.get(server) ?? "0"}/favourite`, options: { method: "POST", lua: refavouriting(favourited.get(server) ?? "0") } },
       { label: "GET /api/v1/scheduled_statuses", path: "/api/v1/scheduled_statuses", options: {} },
     ],
+    statusmedia: (() => {
+      const seeded = mediaPosts.get(server);
+      const base = seeded?.next ?? MEDIA_BASE;
+      const edited = seeded?.edited[seeded.round];
+      if (seeded) (seeded.next += MEDIA_PER_RUN), seeded.round++;
+      return [
+        { label: "POST /api/v1/statuses (a media id)", path: "/api/v1/statuses", options: { method: "POST", headers: { "content-type": "application/json" }, lua: postingMedia(base) } },
+        {
+          label: "PUT /api/v1/statuses/:id (media description)",
+          path: `/api/v1/statuses/${edited?.statusId ?? "0"}`,
+          options: { method: "PUT", headers: { "content-type": "application/json" }, lua: describingMedia(edited?.mediaId ?? 0) },
+        },
+      ];
+    })(),
     reports: [
       {
         label: "POST /api/v1/reports",

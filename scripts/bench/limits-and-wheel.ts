@@ -35,7 +35,7 @@ const { services } = server.ctx;
 const account = await services.accounts.create({ username: "reader", email: "r@bench.test", password: "benchmark password" }, { api: false });
 const { app } = await services.applications.register({ name: "bench", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" });
 const token = (await services.tokens.issue(app.id, account.id, parseScopes("read write"))).accessToken;
-const statusId = (await services.posting.publish(services.posting.prepare(account.id, app.id, { text: "measured #bench https://example.com" }))).id;
+const statusId = (await services.posting.publish(await services.posting.prepare(account.id, app.id, { text: "measured #bench https://example.com" }))).id;
 const url = `http://127.0.0.1:3924/api/v1/statuses/${statusId}`;
 const script = (authorization?: string) => {
   const path = join(dataDir, `${authorization ? "signed-in" : "anonymous"}.lua`);

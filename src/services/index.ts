@@ -197,7 +197,7 @@ export function createServices(deps: ServiceDeps) {
   const counters = new Counters(db.$client, renderCache);
   const newStatuses = new NewStatuses(db, port);
   // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).
-  const quotes = new QuoteService(db, ids, clock, events, quotePolicy, reader, renderCache, config.publicUrl);
+  const quotes = new QuoteService(db, port, ids, clock, events, quotePolicy, reader, renderCache, config.publicUrl);
   const posting = new PostingService(port, db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
   const removal = new RemovalService(db, events, renderCache, statusMedia, quotes);
   const statusActions = new StatusActionService(port, db, ids, clock, reader, moderation, removal, events, newStatuses);

@@ -62,26 +62,19 @@ for (const arm of portArms) {
       const created: number[] = [];
       events.within("status.created", (e) => void created.push(e.status.id));
 
-      const row = await posting.publish(posting.prepare(alice.id, null, { text: "hello @bob #Port", poll: { options: ["yes", "no"], expiresIn: 3600 } }));
+      const row = await posting.publish(await posting.prepare(alice.id, null, { text: "hello @bob #Port", poll: { options: ["yes", "no"], expiresIn: 3600 } }));
       expect(created).toEqual([row.id]);
       expect(await a.port.get("SELECT account_id, text, visibility, has_poll FROM statuses WHERE id = ?", [row.id])).toMatchObject({ account_id: alice.id, text: "hello @bob #Port", visibility: "public" });
       expect(await a.port.all("SELECT account_id FROM mentions WHERE status_id = ?", [row.id])).toEqual([{ account_id: bob.id }]);
       expect(await a.port.all("SELECT t.name FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE st.status_id = ?", [row.id])).toEqual([{ name: "port" }]);
       expect(await a.port.get("SELECT options, votes_count FROM polls WHERE status_id = ?", [row.id])).toEqual({ options: JSON.stringify(["yes", "no"]), votes_count: 0 });
       // The same tag again: one tags row, two statuses under it.
-      const again = await posting.publish(posting.prepare(bob.id, null, { text: "#port again" }));
+      const again = await posting.publish(await posting.prepare(bob.id, null, { text: "#port again" }));
       expect(await count(a, "tags")).toBe(1);
       expect(Number((await a.port.get<{ n: number }>("SELECT count(*) AS n FROM status_tags WHERE status_id IN (?, ?)", [row.id, again.id]))!.n)).toBe(2);
 
       const before = await count(a, "statuses");
-      const refused = (() => {
-        try {
-          posting.prepare(alice.id, null, { text: "  " });
-          return null;
-        } catch (e) {
-          return e as ApiError;
-        }
-      })();
+      const refused = await rejection(posting.prepare(alice.id, null, { text: "  " }));
       expect(refused).toMatchObject({ status: 422, message: "Validation failed: Text can't be blank" });
       expect(await count(a, "statuses")).toBe(before);
     });
@@ -213,8 +206,8 @@ for (const arm of portArms) {
       // The network (OutgoingHttp.bytes in the server): these two pages.
       const download = async (url: string) => new TextEncoder().encode(pages[url] ?? "");
       const cards = new LinkCards(a.port, a.t.ids, a.t.clock, a.t.services.renderCache, new GroupCommit(a.port), download);
-      const story = await posting.publish(posting.prepare(alice.id, null, { text: "read https://news.example/story" }));
-      const blank = await posting.publish(posting.prepare(alice.id, null, { text: "see https://news.example/blank" }));
+      const story = await posting.publish(await posting.prepare(alice.id, null, { text: "read https://news.example/story" }));
+      const blank = await posting.publish(await posting.prepare(alice.id, null, { text: "see https://news.example/blank" }));
       await cards.forStatus(story);
       await cards.forStatus(blank);
       const card = await a.port.get<{ card: string }>("SELECT card FROM statuses WHERE id = ?", [story.id]);

@@ -1,7 +1,8 @@
-import { and, asc, eq, inArray, isNull, or } from "drizzle-orm";
+import { asc, eq, inArray } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
+import { rowReader } from "../../db/rows.ts";
 import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
 import { ApiError, unprocessable } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -12,6 +13,9 @@ import { visibleToSql } from "../statuses/visibility.ts";
 
 const SHORTCODE_FILE = `SELECT m.file FROM media_attachments m JOIN statuses s ON s.id = m.status_id
   WHERE m.shortcode = ? AND m.processing = 'complete' AND ${visibleToSql("s", null)}`;
+
+const ATTACH = "UPDATE media_attachments SET status_id = ?, scheduled_status_id = NULL, position = ?, detached_at = NULL WHERE id = ?";
+const MEDIA = rowReader(mediaAttachments);
 
 const NOT_READY = "Cannot attach files that have not finished processing. Try again in a moment!";
 
@@ -31,10 +35,11 @@ function checkCombination(rows: { type: string; processing: string }[]) {
  * read in order for rendering, let go when a status is deleted, and reached by their short
  * link once public. The uploads themselves are the media service's.
  *
- * On the database port (issue 31) only the short link, an entry of its own. The rest stays on
- * `Db`, synchronous, for its callers not yet converted: posting resolves and attaches inside
- * its transaction, editing (`forEdit`, `reattach`), removal (`detachFrom`) and the status
- * reader (`forStatuses`, also the archive export's and federation's) need the result at once.
+ * On the database port (issue 31): the short link, and what posting and editing call inside
+ * their port transactions (`resolve`, `attach`, `forEdit`, `reattach`). Still on `Db`,
+ * synchronous, for callers not yet converted: removal (`detachFrom`, inside RemovalService's
+ * synchronous transaction) and the status reader (`forStatuses`, also the archive export's and
+ * federation's), which need the result at once.
  */
 export class StatusMedia implements MediaAttacher {
   constructor(
@@ -43,13 +48,15 @@ export class StatusMedia implements MediaAttacher {
     private clock: Clock,
   ) {}
 
-  resolve(accountId: number, ids: string[]): number[] {
+  /** The caller's unattached media for these ids (posting checks them before its transaction, publishing again inside it). */
+  async resolve(accountId: number, ids: string[]): Promise<number[]> {
     const numeric = ids.map((id) => (/^\d{1,16}$/.test(id) ? Number(id) : 0));
-    const rows = this.db
-      .select({ id: mediaAttachments.id, type: mediaAttachments.type, processing: mediaAttachments.processing })
-      .from(mediaAttachments)
-      .where(and(eq(mediaAttachments.accountId, accountId), isNull(mediaAttachments.statusId), inArray(mediaAttachments.id, numeric.slice(0, LIMITS.mediaAttachments))))
-      .all();
+    const wanted = numeric.slice(0, LIMITS.mediaAttachments);
+    // Raw, one shape per count (at most four): a builder's building costs more than the statement.
+    const rows = await this.port.all<{ id: number; type: string; processing: string }>(
+      `SELECT id, type, processing FROM media_attachments WHERE account_id = ? AND status_id IS NULL AND id IN (${wanted.map(() => "?").join(", ")})`,
+      [accountId, ...wanted],
+    );
     const found = new Set(rows.map((r) => r.id));
     const missing = ids.filter((_, i) => !found.has(numeric[i] as number));
     if (missing.length > 0) throw new ApiError(422, `Media ${missing.join(", ")} not found or already attached to another post`);
@@ -57,10 +64,9 @@ export class StatusMedia implements MediaAttacher {
     return [...new Set(numeric)];
   }
 
-  attach(tx: Db, statusId: number, mediaIds: number[]) {
-    mediaIds.forEach((id, position) => {
-      tx.update(mediaAttachments).set({ statusId, scheduledStatusId: null, position, detachedAt: null }).where(eq(mediaAttachments.id, id)).run();
-    });
+  /** Puts these media on a new status, in order (inside the post's transaction). */
+  async attach(statusId: number, mediaIds: number[]): Promise<void> {
+    for (const [position, id] of mediaIds.entries()) await this.port.run(ATTACH, [statusId, position, id]);
   }
 
   /**
@@ -68,20 +74,14 @@ export class StatusMedia implements MediaAttacher {
    * unattached or already on this status, at most four (unknown ids are passed over, as
    * Mastodon does). All must be processed.
    */
-  forEdit(accountId: number, statusId: number, ids: string[]): MediaRow[] {
+  async forEdit(accountId: number, statusId: number, ids: string[]): Promise<MediaRow[]> {
     const wanted = ids.slice(0, LIMITS.mediaAttachments).map((id) => (/^\d{1,16}$/.test(id) ? Number(id) : 0));
-    const rows = this.db
-      .select()
-      .from(mediaAttachments)
-      .where(
-        and(
-          eq(mediaAttachments.accountId, accountId),
-          or(isNull(mediaAttachments.statusId), eq(mediaAttachments.statusId, statusId)),
-          isNull(mediaAttachments.scheduledStatusId),
-          inArray(mediaAttachments.id, wanted),
-        ),
+    const rows = (
+      await this.port.values(
+        `SELECT ${MEDIA.columns} ${MEDIA.from} WHERE account_id = ? AND (status_id IS NULL OR status_id = ?) AND scheduled_status_id IS NULL AND id IN (${wanted.map(() => "?").join(", ")})`,
+        [accountId, statusId, ...wanted],
       )
-      .all();
+    ).map(MEDIA.map);
     checkCombination(rows);
     if (rows.some((r) => r.processing !== "complete")) throw unprocessable(NOT_READY);
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -90,21 +90,24 @@ export class StatusMedia implements MediaAttacher {
 
   /**
    * Puts exactly `next` on the status, in order, with their new descriptions and focus
-   * points; attachments it drops start the grace period of unattached media.
+   * points; attachments it drops start the grace period of unattached media. Inside the edit's transaction.
    */
-  reattach(tx: Db, statusId: number, next: MediaRow[], attributes: { id: string; description?: string; focus?: string }[]) {
-    const keep = new Set(next.map((m) => m.id));
-    for (const old of tx.select({ id: mediaAttachments.id }).from(mediaAttachments).where(eq(mediaAttachments.statusId, statusId)).all()) {
-      if (!keep.has(old.id)) tx.update(mediaAttachments).set({ statusId: null, detachedAt: this.clock.now() }).where(eq(mediaAttachments.id, old.id)).run();
-    }
-    next.forEach((m, position) => {
-      const changes: Partial<MediaRow> = { statusId, position, detachedAt: null };
+  async reattach(statusId: number, next: MediaRow[], attributes: { id: string; description?: string; focus?: string }[]): Promise<void> {
+    // Raw statements, one shape per count or set of changes (cached by the driver): builders' building cost the edit's path CPU.
+    const keep = next.map((m) => m.id);
+    await this.port.run(
+      `UPDATE media_attachments SET status_id = NULL, detached_at = ? WHERE status_id = ?${keep.length > 0 ? ` AND id NOT IN (${keep.map(() => "?").join(", ")})` : ""}`,
+      [this.clock.now(), statusId, ...keep],
+    );
+    for (const [position, m] of next.entries()) {
+      const sets = ["status_id = ?", "position = ?", "detached_at = NULL"];
+      const params: unknown[] = [statusId, position];
       const attr = attributes.find((a) => a.id === String(m.id));
-      if (attr?.description !== undefined) changes.description = attr.description;
+      if (attr?.description !== undefined) sets.push("description = ?"), params.push(attr.description);
       const focus = attr?.focus ? parseFocus(attr.focus) : null;
-      if (focus) changes.meta = JSON.stringify({ ...(JSON.parse(m.meta) as Meta), focus });
-      tx.update(mediaAttachments).set(changes).where(eq(mediaAttachments.id, m.id)).run();
-    });
+      if (focus) sets.push("meta = ?"), params.push(JSON.stringify({ ...(JSON.parse(m.meta) as Meta), focus }));
+      await this.port.run(`UPDATE media_attachments SET ${sets.join(", ")} WHERE id = ?`, [...params, m.id]);
+    }
   }
 
   /** Media of a status about to be deleted start their redraft grace period now. */

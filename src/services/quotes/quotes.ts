@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, isNull, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import type { DatabasePort } from "../../db/port.ts";
 import { accounts, mentions, quotes, type QuoteRow, type StatusRow } from "../../db/schema.ts";
 import { ApiError, forbidden, notFound } from "../../errors.ts";
 import { parseId, type IdGenerator } from "../../ids.ts";
@@ -16,6 +17,8 @@ import type { QuoteDecision, QuotePolicy } from "./policy.ts";
 export const QUOTED_NOT_FOUND = "The post you are trying to quote does not appear to exist.";
 /** Mastodon's statuses.errors.quoted_user_not_mentioned (a private mention quoting someone it does not mention). */
 export const QUOTED_NOT_MENTIONED = "Cannot quote a non-mentioned user in a Private Mention post.";
+
+const SILENT_MENTION = "INSERT INTO mentions (status_id, account_id) VALUES (?, ?) ON CONFLICT DO NOTHING";
 
 export type QuoteState = "pending" | "accepted" | "rejected" | "revoked" | "deleted";
 
@@ -45,12 +48,21 @@ export interface RemoteQuoteInput {
  * quote.removed) and what follows it (quotes_count, the `quote` notification, activities to
  * other servers) is in the table of consequences. Every write here runs inside the caller's
  * transaction or its own.
+ *
+ * On the database port (issue 31): `attach`, a local post's quote written in the post's port
+ * transaction. The rest stays on `Db`, synchronous, for callers not yet converted: RemoteNotes,
+ * NoteQuotes, RemoteInteractions and the quote checks (the remote paths), RemovalService
+ * (`removing`, inside its synchronous transaction), the revoke route's `revoke`, and the reads
+ * the synchronous reader, policy and editing ask (`forStatus`, `quotedStatusOf`, `localQuotesOf`).
  */
 export class QuoteService {
   private byStatusQuery;
 
+  private insertQuery;
+
   constructor(
     private db: Db,
+    private port: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
@@ -61,6 +73,8 @@ export class QuoteService {
     private publicUrl: string,
   ) {
     this.byStatusQuery = db.select().from(quotes).where(eq(quotes.statusId, sql.placeholder("status"))).prepare();
+    const t = port.tables.quotes;
+    this.insertQuery = port.orm.insert(t).values(Object.fromEntries(Object.keys(getTableColumns(t)).map((k) => [k, sql.placeholder(k)])) as never).prepare();
   }
 
   /** The status a new post of `accountId` may quote, or Mastodon's 404 (unknown, invisible, a boost, or refused by its policy). */
@@ -98,7 +112,7 @@ export class QuoteService {
    * a local quoted status answers at once (accepted when the policy lets it, else rejected); a
    * remote one is asked (pending, `quote.requested`: the federation side sends the QuoteRequest).
    */
-  attach(status: StatusRow, quoted: StatusRow): QuoteRow {
+  async attach(status: StatusRow, quoted: StatusRow): Promise<QuoteRow> {
     const now = this.clock.now();
     const local = quoted.uri === null;
     const row: QuoteRow = {
@@ -110,20 +124,26 @@ export class QuoteService {
       quotedUri: null,
       state: "pending",
       // Mastodon's Quote#set_activity_uri: the request's id, under the quoting actor.
-      activityUri: local ? null : `${this.publicUrl}/users/${this.username(status.accountId)}/quote_requests/${randomUUID()}`,
+      activityUri: local ? null : `${this.publicUrl}/users/${await this.usernameOf(status.accountId)}/quote_requests/${randomUUID()}`,
       approvalUri: null,
       legacy: false,
       createdAt: now,
       updatedAt: now,
     };
-    this.db.insert(quotes).values(row).run();
-    this.ensureQuotedAccess(row);
+    await this.insertQuery.execute(row);
+    // Mastodon's Quote#ensure_quoted_access (see `ensureQuotedAccess`).
+    if (row.quotedAccountId !== row.accountId) await this.port.run(SILENT_MENTION, [row.statusId, row.quotedAccountId]);
     this.cache.invalidateStatus(row.statusId);
     if (!local) {
       this.events.emit({ type: "quote.requested", quote: row });
       return row;
     }
-    return this.answer(row, this.policy.mayQuote(quoted, status.accountId), true);
+    // A local quoted status answers at once: accepted when the policy lets it, else rejected (Mastodon offers no manual review).
+    const state = this.policy.mayQuote(quoted, status.accountId) === "automatic" ? "accepted" : "rejected";
+    const updated: QuoteRow = { ...row, state, updatedAt: this.clock.now() };
+    await this.port.run("UPDATE quotes SET state = ?, updated_at = ? WHERE id = ?", [state, updated.updatedAt, row.id]);
+    this.moved(updated, true);
+    return updated;
   }
 
   /**
@@ -318,8 +338,8 @@ export class QuoteService {
   }
 
   /** A local quoted status's answer: accepted when the policy lets it at once, else rejected (Mastodon offers no manual review). */
-  private answer(quote: QuoteRow, decision: QuoteDecision, withStatus = false): QuoteRow {
-    return this.move(quote, decision === "automatic" ? "accepted" : "rejected", quote.approvalUri, withStatus);
+  private answer(quote: QuoteRow, decision: QuoteDecision): QuoteRow {
+    return this.move(quote, decision === "automatic" ? "accepted" : "rejected", quote.approvalUri);
   }
 
   /** Mastodon's Quote#reject!: an accepted quote is revoked, any other rejected (a revoked one stays so). */
@@ -328,18 +348,22 @@ export class QuoteService {
     return this.move(quote, quote.state === "accepted" ? "revoked" : "rejected", quote.approvalUri);
   }
 
-  /** `withStatus`: decided in the quoting status's own transaction (see the events). */
-  private move(quote: QuoteRow, state: "accepted" | "rejected" | "revoked", approvalUri: string | null, withStatus = false): QuoteRow {
+  private move(quote: QuoteRow, state: "accepted" | "rejected" | "revoked", approvalUri: string | null): QuoteRow {
     if (quote.state === state) return quote;
     const updated: QuoteRow = { ...quote, state, approvalUri, updatedAt: this.clock.now() };
     this.db.update(quotes).set({ state, approvalUri, updatedAt: updated.updatedAt }).where(eq(quotes.id, quote.id)).run();
-    this.cache.invalidateStatus(quote.statusId);
-    if (state === "revoked") this.events.emit({ type: "quote.revoked", quote: updated });
-    else this.events.emit({ type: `quote.${state}`, quote: updated, ...(withStatus ? { withStatus } : {}) });
+    this.moved(updated, false);
     return updated;
   }
 
-  private username(accountId: number): string {
-    return this.db.select({ username: accounts.username }).from(accounts).where(eq(accounts.id, accountId)).get()?.username ?? "";
+  /** What follows a quote's move to its new state, once written. `withStatus`: decided in the quoting status's own transaction (see the events). */
+  private moved(updated: QuoteRow, withStatus: boolean): void {
+    this.cache.invalidateStatus(updated.statusId);
+    if (updated.state === "revoked") this.events.emit({ type: "quote.revoked", quote: updated });
+    else this.events.emit({ type: `quote.${updated.state as "accepted" | "rejected"}`, quote: updated, ...(withStatus ? { withStatus } : {}) });
+  }
+
+  private async usernameOf(accountId: number): Promise<string> {
+    return (await this.port.get<{ username: string }>("SELECT username FROM accounts WHERE id = ?", [accountId]))?.username ?? "";
   }
 }

@@ -63,7 +63,7 @@ export class StatusComposer {
             kind: "scheduled",
             id: (await this.scheduled.schedule(accountId, request.applicationId, request.fields, request.scheduledAt, scheduledParams(request))).id,
           }
-        : { kind: "status", id: (await this.posting.publish(this.posting.prepare(accountId, request.applicationId, request.fields))).id };
+        : { kind: "status", id: (await this.posting.publish(await this.posting.prepare(accountId, request.applicationId, request.fields))).id };
     const key = IdempotencyStore.normalize(request.idempotencyKey);
     if (key === null) return this.writes.run(write);
     // The lookup and the record happen in the same transaction as the post itself.

@@ -88,7 +88,7 @@ export class EditingService {
     // Mastodon's order: media, then the poll, then the text.
     const mediaIds = input.mediaIds ?? [];
     if (mediaIds.length > LIMITS.mediaAttachments || (mediaIds.length > 0 && input.poll)) throw unprocessable(`Cannot attach more than ${LIMITS.mediaAttachments} files`);
-    const nextMedia = mediaIds.length > 0 ? this.media.statuses.forEdit(accountId, row.id, mediaIds) : [];
+    const nextMedia = mediaIds.length > 0 ? await this.media.statuses.forEdit(accountId, row.id, mediaIds) : [];
     if (input.mediaAttributes?.length) this.media.uploads.checkAttributes(input.mediaAttributes);
     if (input.poll) {
       const errors = pollErrors(input.poll);
@@ -149,8 +149,7 @@ export class EditingService {
     await this.port.transaction(async () => {
       const [edited] = await this.q.edited.execute({ statusId: row.id });
       if (!edited) await this.insertVersion(row.id, { ...before, createdAt: row.createdAt });
-      // StatusMedia is still synchronous: inside this flow it joins the port's transaction on SQLite.
-      this.media.statuses.reattach(this.db, row.id, nextMedia, input.mediaAttributes ?? []);
+      await this.media.statuses.reattach(row.id, nextMedia, input.mediaAttributes ?? []);
       newPoll = await this.replacePoll(row, poll, input.poll, now);
       const { statuses } = this.port.tables;
       await this.port.orm

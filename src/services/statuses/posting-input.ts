@@ -1,4 +1,3 @@
-import type { Db } from "../../db/connection.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import type { PollInput } from "./poll-input.ts";
 import type { Visibility } from "./visibility.ts";
@@ -43,8 +42,8 @@ export interface PreparedStatus {
 export interface QuoteAttacher {
   /** The status `accountId` may quote, or Mastodon's 404. */
   quotable(id: string, accountId: number): StatusRow;
-  /** Records the quote of a new status, in its transaction. */
-  attach(status: StatusRow, quoted: StatusRow): unknown;
+  /** Records the quote of a new status, in its (port) transaction. */
+  attach(status: StatusRow, quoted: StatusRow): Promise<unknown>;
   /** The status's HTML with the fallback link to what it quotes, for clients that do not show quotes. */
   fallbackHtml(quoted: StatusRow, quotedAuthorUsername: string, text: string, html: string): string;
 }
@@ -52,6 +51,7 @@ export interface QuoteAttacher {
 /** Media checks and attachment, provided by the media service. */
 export interface MediaAttacher {
   /** The caller's unattached media for these ids, in order; throws Mastodon's errors. */
-  resolve(accountId: number, ids: string[]): number[];
-  attach(tx: Db, statusId: number, mediaIds: number[]): void;
+  resolve(accountId: number, ids: string[]): Promise<number[]>;
+  /** Puts them on a new status, in its (port) transaction. */
+  attach(statusId: number, mediaIds: number[]): Promise<void>;
 }

@@ -80,7 +80,7 @@ export class PostingService {
   }
 
   /** Validates a new status in Mastodon's order. Throws the error Mastodon would answer with. */
-  prepare(accountId: number, applicationId: number | null, input: StatusInput): PreparedStatus {
+  async prepare(accountId: number, applicationId: number | null, input: StatusInput): Promise<PreparedStatus> {
     // A local account that moved away posts no more (Mastodon: it is no longer functional).
     if (this.accounts.findById(accountId)?.movedToAccountId != null) throw movedAccountRefusal();
     const user = this.accounts.user(accountId) as UserRow;
@@ -102,7 +102,7 @@ export class PostingService {
     let mediaIds: number[] = [];
     if (input.mediaIds && input.mediaIds.length > 0) {
       if (input.mediaIds.length > LIMITS.mediaAttachments || input.poll) throw unprocessable(`Cannot attach more than ${LIMITS.mediaAttachments} files`);
-      mediaIds = this.media.resolve(accountId, input.mediaIds);
+      mediaIds = await this.media.resolve(accountId, input.mediaIds);
     }
 
     let text = (input.text ?? "").trim();
@@ -187,10 +187,9 @@ export class PostingService {
       quoteApproval: prepared.quoteApproval,
     });
     const poll = prepared.poll && { options: prepared.poll.options, multiple: prepared.poll.multiple, hideTotals: prepared.poll.hideTotals, expiresAt: now + prepared.poll.expiresIn * 1000 };
-    // Media and quotes are still synchronous (StatusMedia, QuoteService): inside this flow they join the port's transaction on SQLite.
-    await this.insert(row, mentioned, tagNames, poll, () => {
-      if (prepared.mediaIds.length > 0) this.media.attach(this.db, id, prepared.mediaIds);
-      if (quoted) this.quotes.attach(row, quoted);
+    await this.insert(row, mentioned, tagNames, poll, async () => {
+      if (prepared.mediaIds.length > 0) await this.media.attach(id, prepared.mediaIds);
+      if (quoted) await this.quotes.attach(row, quoted);
     });
     return row;
   }
@@ -283,7 +282,7 @@ export class PostingService {
       createdAt: input.createdAt,
     });
     const poll = pollAsCounted(input.poll);
-    await this.insert(row, [], input.tags, poll, () => this.media.attach(this.db, row.id, input.mediaIds), "status.imported");
+    await this.insert(row, [], input.tags, poll, () => this.media.attach(row.id, input.mediaIds), "status.imported");
     return row;
   }
 
@@ -320,7 +319,7 @@ export class PostingService {
     mentioned: { id: number }[],
     tagNames: string[],
     poll: Omit<NewPollFields, "id" | "statusId" | "accountId" | "createdAt"> | null,
-    more: () => void,
+    more: () => Promise<void>,
     event: "status.created" | "status.imported" = "status.created",
   ): Promise<void> {
     return this.port.transaction(async () => {
@@ -330,7 +329,7 @@ export class PostingService {
         const added = await this.rows.insertPoll({ ...poll, id: this.ids.next(), statusId: row.id, accountId: row.accountId, createdAt: row.createdAt });
         if (added.endedAt === null) this.events.emit({ type: "poll.opened", pollId: added.id, statusId: row.id, expiresAt: added.expiresAt });
       }
-      more();
+      await more();
       if (event === "status.imported") this.events.emit({ type: event, status: row });
       else this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [] });
     });

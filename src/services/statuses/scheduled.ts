@@ -85,7 +85,7 @@ export class ScheduledStatusService {
     if (scheduledAt === null) throw unprocessable("Record invalid");
     let mediaIds: number[];
     try {
-      mediaIds = this.posting.prepare(accountId, applicationId, input).mediaIds;
+      mediaIds = (await this.posting.prepare(accountId, applicationId, input)).mediaIds;
     } catch (e) {
       if (e instanceof ApiError && e.status === 422 && e.message.startsWith("Validation failed:")) throw unprocessable("Record invalid");
       throw e;
@@ -178,7 +178,7 @@ export class ScheduledStatusService {
         // Claiming the row and publishing commit together: exactly once.
         if (this.db.changes(await this.q.remove.execute({ id: row.id })) !== 1) return;
         const input = JSON.parse(row.input) as StatusInput;
-        await this.posting.publish(this.posting.prepare(row.accountId, row.applicationId, input));
+        await this.posting.publish(await this.posting.prepare(row.accountId, row.applicationId, input));
       });
     } catch (e) {
       // What can no longer be posted (a reply whose parent is gone, media deleted meanwhile)
