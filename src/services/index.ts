@@ -195,11 +195,11 @@ export function createServices(deps: ServiceDeps) {
   const homeFeed = new HomeFeedService(db, clock);
   const renderCache = new RenderCache(deps.renderCacheChanges);
   const counters = new Counters(db.$client, renderCache);
-  const newStatuses = new NewStatuses(db, port);
+  const newStatuses = new NewStatuses(port);
   // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).
   const quotes = new QuoteService(db, port, ids, clock, events, quotePolicy, reader, renderCache, config.publicUrl);
-  const posting = new PostingService(port, db, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
-  const removal = new RemovalService(db, events, renderCache, statusMedia, quotes);
+  const posting = new PostingService(port, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
+  const removal = new RemovalService(port, events, renderCache, statusMedia, quotes);
   const statusActions = new StatusActionService(port, db, ids, clock, reader, moderation, removal, events, newStatuses);
   const polls = new PollService(port, db, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(port, db, ids, clock, events);

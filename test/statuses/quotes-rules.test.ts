@@ -106,7 +106,7 @@ describe("quote rules", () => {
 
   test("a remote quoted status waits for its server: pending, and the request announced", async () => {
     const carol = t.remote("carol", "remote.example");
-    const remoteStatus = t.services.posting.publishRemote({
+    const remoteStatus = (await t.services.posting.publishRemote({
       accountId: carol.id,
       uri: "https://remote.example/users/carol/statuses/1",
       url: "https://remote.example/@carol/1",
@@ -124,7 +124,7 @@ describe("quote rules", () => {
       emojis: [],
       media: [],
       poll: null,
-    })!;
+    }))!;
     // Its server stated a policy (interactionPolicy.canQuote) that lets anyone quote.
     t.database.db.update(statuses).set({ quoteApproval: JSON.stringify({ automatic: ["public"], manual: [] }) }).where(eq(statuses.id, remoteStatus.id)).run();
     const requested: unknown[] = [];

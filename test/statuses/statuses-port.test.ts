@@ -39,8 +39,8 @@ function family(arm: PortArm) {
   const { t, port } = arm;
   const s = t.services;
   const events = new EventBus(port);
-  const rows = new NewStatuses(t.database.db, port);
-  const posting = new PostingService(port, t.database.db, t.ids, t.clock, t.config, s.accounts, s.moderation, s.reader, events, s.counters, s.statusMedia, rows, s.quotes, s.posting.localEmojis);
+  const rows = new NewStatuses(port);
+  const posting = new PostingService(port, t.ids, t.clock, t.config, s.accounts, s.moderation, s.reader, events, s.counters, s.statusMedia, rows, s.quotes, s.posting.localEmojis);
   return {
     events,
     posting,

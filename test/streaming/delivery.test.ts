@@ -221,7 +221,7 @@ describe("robustness of delivery", () => {
     const { posting, removal } = server.ctx.services;
     // Posted and deleted within one turn of the event loop: the fan-out runs after both.
     const row = await posting.publish(await posting.prepare(ann.account.id, null, { text: "gone in an instant" }));
-    removal.remove(row);
+    await removal.remove(row);
     await sse.waitFor((e) => e.event === "delete" && e.data === String(row.id));
     await delivered(server, sse);
     expect(sse.events.filter((e) => e.event === "update")).toEqual([]);

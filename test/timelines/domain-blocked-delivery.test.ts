@@ -16,8 +16,8 @@ let blockedStranger: AccountRow;
 let otherStranger: AccountRow;
 let listId: number;
 
-const remoteStatus = (author: AccountRow, n: number): StatusRow =>
-  t.services.posting.publishRemote({
+const remoteStatus = async (author: AccountRow, n: number): Promise<StatusRow> =>
+  (await t.services.posting.publishRemote({
     accountId: author.id,
     uri: `https://${author.domain}/users/${author.username}/statuses/${n}`,
     url: null,
@@ -35,7 +35,7 @@ const remoteStatus = (author: AccountRow, n: number): StatusRow =>
     media: [],
     emojis: [],
     poll: null,
-  })!;
+  }))!;
 
 const home = (account: AccountRow) =>
   t.database.sqlite.query<{ id: number }, [number]>("SELECT status_id AS id FROM home_feed WHERE account_id = ? ORDER BY status_id").all(account.id).map((r) => r.id);
@@ -62,11 +62,11 @@ afterAll(() => t.close());
 
 describe("delivery and the owner's domain blocks", () => {
   test("a status by an account on a blocked domain, and a boost of one, reach neither the home feed nor a list; the same from elsewhere and from local accounts do", async () => {
-    const shunned = remoteStatus(blockedAuthor, 1);
-    const welcome = remoteStatus(otherAuthor, 2);
+    const shunned = await remoteStatus(blockedAuthor, 1);
+    const welcome = await remoteStatus(otherAuthor, 2);
     const local = await t.post(friend, { text: "a local post" });
-    const boostOfShunned = await t.services.writes.run(() => t.services.statusActions.reblog(friend.id, remoteStatus(blockedStranger, 3).id, undefined));
-    const boostOfWelcome = await t.services.writes.run(() => t.services.statusActions.reblog(friend.id, remoteStatus(otherStranger, 4).id, undefined));
+    const boostOfShunned = await t.services.writes.run(async () => t.services.statusActions.reblog(friend.id, (await remoteStatus(blockedStranger, 3)).id, undefined));
+    const boostOfWelcome = await t.services.writes.run(async () => t.services.statusActions.reblog(friend.id, (await remoteStatus(otherStranger, 4)).id, undefined));
 
     const delivered = [welcome.id, local.id, boostOfWelcome.id].sort();
     expect(home(viewer)).toEqual(delivered);

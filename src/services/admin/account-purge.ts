@@ -10,9 +10,9 @@ import type { RemovalService } from "../statuses/removal.ts";
 /**
  * What suspending and deleting an account take away, as Mastodon's SuspendAccountService and
  * DeleteAccountService do. Each runs inside the caller's transaction; what the outside is told
- * follows from the events emitted (the table in consequences.ts). The services it calls (follows,
- * removal, tokens, sessions) are not on the port yet: synchronous, they join the caller's
- * transaction.
+ * follows from the events emitted (the table in consequences.ts). Removal is on the port; the
+ * other services it calls (follows, tokens, sessions) are not yet: synchronous, they join the
+ * caller's transaction.
  */
 export class AccountPurge {
   constructor(
@@ -75,7 +75,7 @@ export class AccountPurge {
     for (const status of await orm.select().from(statuses).where(eq(statuses.accountId, accountId))) {
       // A boost of its that an earlier removal took along (its own status boosted) is gone already.
       const [still] = await orm.select({ id: statuses.id }).from(statuses).where(eq(statuses.id, status.id)).limit(1);
-      if (still) this.removal.remove(status);
+      if (still) await this.removal.remove(status);
     }
     if (row.domain !== null) await this.rejectFollowsOf(accountId);
     const pairs = await orm

@@ -128,10 +128,9 @@ export class AdminReports {
     const status = statusId === null || !statusIds.includes(statusId) ? undefined : this.reader.findRow(statusId);
     if (!status) throw notFound();
     const author = this.accounts.findById(status.accountId);
-    // The removal is not on the port yet: synchronous, it joins this transaction.
     await this.port.transaction(async () => {
       await this.log.record(actor, { action: "destroy", targetType: "Status", targetId: status.id, summary: `${author ? acct(author) : `#${status.accountId}`}: ${status.text.slice(0, 80)}` });
-      this.removal.remove(status);
+      await this.removal.remove(status);
     });
   }
 

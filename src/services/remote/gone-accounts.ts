@@ -17,7 +17,7 @@ const STATUS = rowReader(statuses);
 export class GoneAccounts {
   constructor(
     private db: DatabasePort,
-    /** Not on the port yet: synchronous, their writes join this transaction (SQLite's one connection). */
+    /** Not on the port yet: synchronous, its writes join this transaction (SQLite's one connection). */
     private follows: Pick<FollowService, "removeFollow">,
     private removal: Pick<RemovalService, "remove">,
   ) {}
@@ -29,7 +29,7 @@ export class GoneAccounts {
       const rows = (await this.db.values(`SELECT ${STATUS.columns} ${STATUS.from} WHERE account_id = ?`, [accountId])).map(STATUS.map);
       for (const row of rows) {
         // A boost of its that an earlier removal took along is gone already.
-        if (await this.db.get("SELECT id FROM statuses WHERE id = ?", [row.id])) this.removal.remove(row);
+        if (await this.db.get("SELECT id FROM statuses WHERE id = ?", [row.id])) await this.removal.remove(row);
       }
       const pairs = await this.db.all<{ account_id: number; target_account_id: number }>(
         "SELECT account_id, target_account_id FROM follows WHERE account_id = ? OR target_account_id = ?",

@@ -64,7 +64,7 @@ export class FederationInbox {
     if (found && found.authorUri !== actorUri) return;
     await this.notes.deleted(actorUri, objectUri);
     const row = found && this.reader.findRow(found.id);
-    if (row) this.removal.remove(row);
+    if (row) await this.removal.remove(row);
   }
 
   /**

@@ -116,7 +116,7 @@ export class RemoteInteractions {
     if (!account) return;
     const byUri = announceUri !== null ? await this.remote.statusByUri(announceUri) : undefined;
     const boost = byUri ? this.reader.findRow(byUri.id) : undefined;
-    if (boost && boost.accountId === account.id && boost.reblogOfId !== null) this.removal.remove(boost);
+    if (boost && boost.accountId === account.id && boost.reblogOfId !== null) await this.removal.remove(boost);
   }
 
   /**

@@ -205,12 +205,12 @@ export class RemoteNotes {
     // A poll's counts change without an edit (Mastodon's Update of a Question).
     if (row.hasPoll) {
       const poll = await note.poll();
-      if (poll) this.polls.applyRemoteCounts(row.id, poll);
+      if (poll) await this.polls.applyRemoteCounts(row.id, poll);
     }
     const tags = await note.tags();
-    const edited = this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await note.emojis(), editedAt: note.updatedAt ?? Date.now() });
+    const edited = await this.editing.applyRemoteEdit(row, { ...this.contentOf(note, tags.hashtags), emojis: await note.emojis(), editedAt: note.updatedAt ?? Date.now() });
     const author = await this.remote.byUri(note.authorUri);
-    if (author) this.editing.applyRemoteQuotePolicy(edited, remoteQuoteApproval(note.quotePolicy, author));
+    if (author) await this.editing.applyRemoteQuotePolicy(edited, remoteQuoteApproval(note.quotePolicy, author));
     // An edit, as Mastodon tells one (handle_explicit_update!): an `updated` newer than the last.
     const explicit = note.updatedAt !== null && (row.editedAt === null || note.updatedAt > row.editedAt);
     await this.quotes.edited(edited, await note.quote(), this.quotedLookup(0), explicit);
@@ -229,12 +229,12 @@ export class RemoteNotes {
   }
 
   /** A remote account's vote in a local poll, by the option's title; never stored as a status. */
-  private vote(author: AccountRow, statusId: number, title: string): null {
-    const poll = this.polls.ofStatus(statusId);
+  private async vote(author: AccountRow, statusId: number, title: string): Promise<null> {
+    const poll = await this.polls.pollOf(statusId);
     const choice = poll ? (JSON.parse(poll.options) as string[]).indexOf(title) : -1;
     if (!poll || choice < 0) return null;
     try {
-      this.polls.vote(author.id, poll.id, [String(choice)]);
+      await this.polls.vote(author.id, poll.id, [String(choice)]);
     } catch {
       // Ended, already voted, or not a poll it may see: Mastodon drops such a vote too.
     }

@@ -121,8 +121,7 @@ export class StatusActionService {
     const { subject: original } = this.target(statusId, actorId);
     const [boost] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
     if (!boost) throw notFound();
-    // Removal stays synchronous (its callers in federation and admin are): inside this flow it is part of the group commit's transaction.
-    this.removal.remove(boost);
+    await this.removal.remove(boost);
     return this.reader.findRow(original.id) as StatusRow;
   }
 

@@ -81,10 +81,10 @@ export class StatusCommands {
    * they are after the deletion.
    */
   delete(accountId: number, statusId: number | null): Promise<StatusView> {
-    return this.writes.run(() => {
+    return this.writes.run(async () => {
       const row = this.actions.ownStatus(accountId, statusId);
       const view = this.reader.view(row, accountId);
-      this.removal.remove(row);
+      await this.removal.remove(row);
       const author = this.accounts.findById(row.accountId);
       return {
         ...view,

@@ -2,7 +2,7 @@ import { asc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { homeFeed, listFeed, mediaAttachments, polls, statusEdits, statusTags, statuses, type MediaRow, type PollRow, type StatusEditRow, type StatusRow } from "../../db/schema.ts";
+import { mediaAttachments, polls, statusEdits, type MediaRow, type PollRow, type StatusEditRow, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -47,7 +47,7 @@ export class EditingService {
 
   constructor(
     private port: DatabasePort,
-    /** For a remote status's edit and quote policy (RemoteNotes, still synchronous) and `history` (the status reads). */
+    /** For `history` (the status reads, still synchronous) and StatusMedia's `reattach`. */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -191,25 +191,15 @@ export class EditingService {
    * as statuses.quote_approval keeps it; null when it states none), as Mastodon's
    * ProcessStatusUpdateService takes it with every Update.
    */
-  applyRemoteQuotePolicy(row: StatusRow, quoteApproval: string | null): StatusRow {
-    return quoteApproval === row.quoteApproval ? row : this.setQuoteApproval(row, quoteApproval);
+  async applyRemoteQuotePolicy(row: StatusRow, quoteApproval: string | null): Promise<StatusRow> {
+    return quoteApproval === row.quoteApproval ? row : this.writeQuoteApproval(row, quoteApproval);
   }
 
-  /** `setQuoteApproval` through the port, for the local paths. */
+  /** A new quote policy, no new version; `quote_policy.changed` tells the world. */
   private async writeQuoteApproval(row: StatusRow, quoteApproval: string | null): Promise<StatusRow> {
     const updated = { ...row, quoteApproval };
     await this.port.transaction(async () => {
       await this.q.quoteApproval.execute({ quoteApproval, statusId: row.id });
-      this.events.emit({ type: "quote_policy.changed", status: updated });
-    });
-    this.cache.invalidateStatus(row.id);
-    return updated;
-  }
-
-  private setQuoteApproval(row: StatusRow, quoteApproval: string | null): StatusRow {
-    const updated = { ...row, quoteApproval };
-    this.db.transaction((tx) => {
-      tx.update(statuses).set({ quoteApproval }).where(eq(statuses.id, row.id)).run();
       this.events.emit({ type: "quote_policy.changed", status: updated });
     });
     this.cache.invalidateStatus(row.id);
@@ -221,28 +211,33 @@ export class EditingService {
    * events as a local edit. Its HTML is the remote server's, sanitized by the caller.
    * Its mentions stay those it arrived with. Not yet: media and polls of remote statuses.
    */
-  applyRemoteEdit(row: StatusRow, input: { html: string; text: string; spoilerText: string; sensitive: boolean; tags: string[]; emojis: CustomEmoji[]; editedAt: number }): StatusRow {
+  async applyRemoteEdit(row: StatusRow, input: { html: string; text: string; spoilerText: string; sensitive: boolean; tags: string[]; emojis: CustomEmoji[]; editedAt: number }): Promise<StatusRow> {
     const sensitive = input.sensitive || input.spoilerText !== "";
     const emojis = JSON.stringify(input.emojis);
     if (input.html === row.contentHtml && input.spoilerText === row.spoilerText && sensitive === row.sensitive && emojis === row.emojis) return row;
     const now = Math.min(input.editedAt, this.clock.now());
     const updated: StatusRow = { ...row, text: input.text, contentHtml: input.html, spoilerText: input.spoilerText, sensitive, tags: JSON.stringify(input.tags), emojis, editedAt: now };
-    const before = this.snapshotOf(row);
-    this.db.transaction((tx) => {
-      const db = tx as unknown as Db;
-      const edited = tx.select({ id: statusEdits.id }).from(statusEdits).where(eq(statusEdits.statusId, row.id)).limit(1).get();
-      if (!edited) this.record(db, row.id, { ...before, createdAt: row.createdAt });
-      tx.update(statuses)
-        .set({ text: updated.text, contentHtml: updated.contentHtml, spoilerText: updated.spoilerText, sensitive, tags: updated.tags, emojis, editedAt: now })
-        .where(eq(statuses.id, row.id))
-        .run();
-      tx.delete(statusTags).where(eq(statusTags.statusId, row.id)).run();
-      this.posting.writeMentionsAndTags(row.id, [], input.tags, now);
-      this.record(db, row.id, { ...this.snapshotOf(updated), createdAt: now });
+    const before = await this.snapshot(row);
+    await this.port.transaction(async () => {
+      const [edited] = await this.q.edited.execute({ statusId: row.id });
+      if (!edited) await this.insertVersion(row.id, { ...before, createdAt: row.createdAt });
+      await this.port.run("UPDATE statuses SET text = ?, content_html = ?, spoiler_text = ?, sensitive = ?, tags = ?, emojis = ?, edited_at = ? WHERE id = ?", [
+        updated.text,
+        updated.contentHtml,
+        updated.spoilerText,
+        sensitive,
+        updated.tags,
+        emojis,
+        now,
+        row.id,
+      ]);
+      await this.q.untag.execute({ statusId: row.id });
+      await this.posting.insertMentionsAndTags(row.id, [], input.tags, now);
+      await this.insertVersion(row.id, { ...(await this.snapshot(updated)), createdAt: now });
     });
     this.cache.invalidateStatus(row.id);
-    const homeRecipients = this.db.select({ id: homeFeed.accountId }).from(homeFeed).where(eq(homeFeed.statusId, row.id)).all().map((r) => r.id);
-    const listIds = this.db.select({ id: listFeed.listId }).from(listFeed).where(eq(listFeed.statusId, row.id)).all().map((r) => r.id);
+    const homeRecipients = (await this.q.homeRecipients.execute({ statusId: row.id })).map((r) => r.id);
+    const listIds = (await this.q.listIds.execute({ statusId: row.id })).map((r) => r.id);
     this.events.emit({ type: "status.updated", status: updated, previous: row, homeRecipients, listIds });
     return updated;
   }
@@ -276,10 +271,6 @@ export class EditingService {
     const media = row.hasMedia ? await this.q.media.execute({ statusId: row.id }) : [];
     const poll = row.hasPoll ? (await this.q.pollOf.execute({ statusId: row.id }))[0] : undefined;
     return version(row, media, poll);
-  }
-
-  private record(db: Db, statusId: number, version: Omit<StatusEditRow, "id" | "statusId">) {
-    db.insert(statusEdits).values({ ...version, id: this.ids.next(), statusId }).run();
   }
 
   private async insertVersion(statusId: number, version: Omit<StatusEditRow, "id" | "statusId">) {

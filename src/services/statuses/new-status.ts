@@ -1,5 +1,4 @@
-import { getTableColumns, getTableName, sql } from "drizzle-orm";
-import type { Db } from "../../db/connection.ts";
+import { getTableColumns, getTableName } from "drizzle-orm";
 import type { DatabasePort } from "../../db/port.ts";
 import { polls, statuses, type PollRow, type StatusRow } from "../../db/schema.ts";
 
@@ -91,42 +90,25 @@ export interface NewPollFields {
 }
 
 /**
- * Writes new status and poll rows, as prepared statements of every column (a post compiles
- * nothing). The caller's transaction holds them: they run on the same connection.
+ * Writes new status and poll rows, as raw statements of every column (a post compiles nothing),
+ * in the caller's transaction (the database port's).
  */
 export class NewStatuses {
-  private syncStatus;
-  private syncPoll;
-  /** The same statements on the database port, for the converted writers (`insert`, `insertPoll`). */
-  private portStatus;
-  private portPoll;
+  private status;
+  private poll;
 
-  /** `db` for the writers still synchronous (a remote status's edit, RemoteNotes' paths). */
-  constructor(db: Db, port: DatabasePort) {
-    const placeholders = (table: typeof statuses | typeof polls) => Object.fromEntries(Object.keys(getTableColumns(table)).map((k) => [k, sql.placeholder(k)]));
-    this.syncStatus = db.insert(statuses).values(placeholders(statuses) as never).prepare();
-    this.syncPoll = db.insert(polls).values(placeholders(polls) as never).prepare();
-    this.portStatus = rawInsert(port, statuses);
-    this.portPoll = rawInsert(port, polls);
-  }
-
-  add(row: StatusRow): void {
-    this.syncStatus.run(row);
+  constructor(port: DatabasePort) {
+    this.status = rawInsert(port, statuses);
+    this.poll = rawInsert(port, polls);
   }
 
   async insert(row: StatusRow): Promise<void> {
-    await this.portStatus(row);
-  }
-
-  addPoll(f: NewPollFields): PollRow {
-    const row = pollRow(f);
-    this.syncPoll.run(row);
-    return row;
+    await this.status(row);
   }
 
   async insertPoll(f: NewPollFields): Promise<PollRow> {
     const row = pollRow(f);
-    await this.portPoll(row);
+    await this.poll(row);
     return row;
   }
 }

@@ -21,7 +21,7 @@ export class PollService {
 
   constructor(
     private port: DatabasePort,
-    /** For votes, reads and remote counts: RemoteNotes, the presenters and a `within` listener call them synchronously. */
+    /** For the reads that synchronous callers make: `ofStatus` (rendering a Note, the archive), `visiblePoll` (the dispatcher, the poll's read, a vote's check) and `voters` (a `within` listener). */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -35,6 +35,12 @@ export class PollService {
     const ph = (name: string) => sql.placeholder(name) as unknown as number;
     this.q = {
       byId: port.orm.select().from(p).where(eq(p.id, ph("id"))).prepare(),
+      ofStatus: port.orm.select().from(p).where(eq(p.statusId, ph("statusId"))).limit(1).prepare(),
+      previousVotes: port.orm
+        .select({ choice: port.tables.pollVotes.choice })
+        .from(port.tables.pollVotes)
+        .where(and(eq(port.tables.pollVotes.pollId, ph("pollId")), eq(port.tables.pollVotes.accountId, ph("accountId"))))
+        .prepare(),
       // Claimed in the statement that checks it: exactly once.
       claimEnd: port.orm
         .update(p)
@@ -61,16 +67,24 @@ export class PollService {
     return this.db.select().from(polls).where(eq(polls.statusId, statusId)).get();
   }
 
+  /** A status's poll, through the port (RemoteNotes); `ofStatus` stays for the synchronous lookups (rendering a Note, the archive). */
+  async pollOf(statusId: number): Promise<PollRow | undefined> {
+    return (await this.q.ofStatus.execute({ statusId }))[0];
+  }
+
   /** A remote poll's counts as its server says them now (an Update of its Question). */
-  applyRemoteCounts(statusId: number, counts: { tallies: number[]; votersCount: number | null; closedAt: number | null; multiple: boolean }) {
-    const poll = this.ofStatus(statusId);
+  async applyRemoteCounts(statusId: number, counts: { tallies: number[]; votersCount: number | null; closedAt: number | null; multiple: boolean }) {
+    const poll = await this.pollOf(statusId);
     if (!poll || (JSON.parse(poll.options) as string[]).length !== counts.tallies.length) return;
     const votes = counts.tallies.reduce((a, b) => a + b, 0);
-    this.db
-      .update(polls)
-      .set({ tallies: JSON.stringify(counts.tallies), votesCount: votes, votersCount: counts.votersCount ?? (counts.multiple ? poll.votersCount : votes), ...(counts.closedAt !== null && poll.endedAt === null ? { endedAt: counts.closedAt } : {}) })
-      .where(eq(polls.id, poll.id))
-      .run();
+    const ended = counts.closedAt !== null && poll.endedAt === null ? counts.closedAt : poll.endedAt;
+    await this.port.run("UPDATE polls SET tallies = ?, votes_count = ?, voters_count = ?, ended_at = ? WHERE id = ?", [
+      JSON.stringify(counts.tallies),
+      votes,
+      counts.votersCount ?? (counts.multiple ? poll.votersCount : votes),
+      ended,
+      poll.id,
+    ]);
   }
 
   /** The poll and its status, if the viewer may see the status. */
@@ -80,7 +94,7 @@ export class PollService {
     return { poll, status: this.reader.visibleRow(poll.statusId, viewerId) };
   }
 
-  vote(actorId: number, pollId: number | null, choices: string[] | undefined): StatusRow {
+  async vote(actorId: number, pollId: number | null, choices: string[] | undefined): Promise<StatusRow> {
     const { poll, status } = this.visiblePoll(pollId, actorId);
     if (choices === undefined) throw new ApiError(400, "param is missing or the value is empty: choices");
     if (choices.length === 0) return status;
@@ -89,8 +103,8 @@ export class PollService {
 
     const options = (JSON.parse(poll.options) as string[]).length;
     const picked = choices.map((c) => (/^-?\d+$/.test(c.trim()) ? Number(c) : NaN));
-    this.db.transaction((tx) => {
-      const previous = tx.select({ choice: pollVotes.choice }).from(pollVotes).where(and(eq(pollVotes.pollId, poll.id), eq(pollVotes.accountId, actorId))).all();
+    await this.port.transaction(async () => {
+      const previous = await this.q.previousVotes.execute({ pollId: poll.id, accountId: actorId });
       const errors: string[] = [];
       if (poll.expiresAt <= this.clock.now()) errors.push("The poll has already ended");
       if (picked.some((c) => !Number.isInteger(c) || c < 0 || c >= options)) errors.push("The chosen vote option does not exist");
@@ -106,17 +120,15 @@ export class PollService {
 
       const tallies = JSON.parse(poll.tallies) as number[];
       for (const c of picked) {
-        tx.insert(pollVotes).values({ id: this.ids.next(), pollId: poll.id, accountId: actorId, choice: c, createdAt: this.clock.now() }).run();
+        await this.port.run("INSERT INTO poll_votes (id, poll_id, account_id, choice, created_at) VALUES (?, ?, ?, ?, ?)", [this.ids.next(), poll.id, actorId, c, this.clock.now()]);
         tallies[c] = (tallies[c] ?? 0) + 1;
       }
-      tx.update(polls)
-        .set({
-          tallies: JSON.stringify(tallies),
-          votesCount: sql`${polls.votesCount} + ${picked.length}`,
-          votersCount: previous.length === 0 ? sql`${polls.votersCount} + 1` : polls.votersCount,
-        })
-        .where(eq(polls.id, poll.id))
-        .run();
+      await this.port.run("UPDATE polls SET tallies = ?, votes_count = votes_count + ?, voters_count = voters_count + ? WHERE id = ?", [
+        JSON.stringify(tallies),
+        picked.length,
+        previous.length === 0 ? 1 : 0,
+        poll.id,
+      ]);
       this.events.emit({ type: "poll.voted", pollId: poll.id, statusId: poll.statusId, accountId: actorId, choices: picked });
     });
     return status;

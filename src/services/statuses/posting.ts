@@ -1,8 +1,7 @@
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { backfilledStatuses, mediaAttachments, type StatusRow, type UserRow } from "../../db/schema.ts";
+import type { StatusRow, UserRow } from "../../db/schema.ts";
 import { idAt, parseId, type IdGenerator } from "../../ids.ts";
 import { ApiError, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -38,12 +37,8 @@ const MAX_RAW_STATUS_LENGTH = 20 * LIMITS.statusCharacters;
  * (src/services/consequences.ts).
  */
 export class PostingService {
-  private q;
-
   constructor(
     private port: DatabasePort,
-    /** For the remote path (`publishRemote`) and editing's `writeMentionsAndTags`, whose callers are still synchronous. */
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private config: Config,
@@ -57,27 +52,26 @@ export class PostingService {
     private quotes: QuoteAttacher,
     /** This server's custom emojis used in some texts (CustomEmojiService.inTexts), kept on a local status when it is written (and edited). */
     readonly localEmojis: (texts: string[]) => CustomEmoji[],
-  ) {
-    const sqlite = db.$client;
-    this.q = {
-      // OR IGNORE: an edit may name someone the status already mentioned silently.
-      insertMentions: sqlite.query("INSERT OR IGNORE INTO mentions (status_id, account_id) SELECT $status, value FROM json_each($ids)"),
-      insertTag: sqlite.query("INSERT OR IGNORE INTO tags (id, name, created_at) VALUES ($id, $name, $now)"),
-      tagStatus: sqlite.query("INSERT OR IGNORE INTO status_tags (status_id, tag_id) SELECT $status, id FROM tags WHERE name = $name"),
-      threadTopWaitsFor: sqlite.query<{ one: number }, [number, string]>(`
+  ) {}
+
+  /** The remote path's statements: raw, portable, cached by the driver (a builder's execute costs more CPU on this path than the statement). */
+  private readonly sql = {
+    threadTopWaitsFor: `
         WITH RECURSIVE up(id, depth) AS (
-          SELECT ?1, 0
+          SELECT id, 0 FROM statuses WHERE id = ?
           UNION ALL
           SELECT s.in_reply_to_id, up.depth + 1 FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_id IS NOT NULL AND up.depth < 256
         )
-        SELECT 1 AS one FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_uri = ?2 LIMIT 1`),
-      orphansOf: sqlite.query<{ id: number; visibility: string }, [string]>("SELECT id, visibility FROM statuses WHERE in_reply_to_uri = ? AND in_reply_to_id IS NULL"),
-      adopt: sqlite.query("UPDATE statuses SET in_reply_to_id = ?1, in_reply_to_account_id = ?2, in_reply_to_uri = NULL WHERE id = ?3"),
-      // Asked for every remote status (drizzle built this SQL anew on each call).
-      idByUri: sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?"),
-      idTaken: sqlite.query<{ id: number }, [number]>("SELECT id FROM statuses WHERE id = ?"),
-    };
-  }
+        SELECT 1 AS one FROM up JOIN statuses s ON s.id = up.id WHERE s.in_reply_to_uri = ? LIMIT 1`,
+    orphansOf: "SELECT id, visibility FROM statuses WHERE in_reply_to_uri = ? AND in_reply_to_id IS NULL",
+    adopt: "UPDATE statuses SET in_reply_to_id = ?, in_reply_to_account_id = ?, in_reply_to_uri = NULL WHERE id = ?",
+    // Asked for every remote status.
+    idByUri: "SELECT id FROM statuses WHERE uri = ?",
+    idTaken: "SELECT id FROM statuses WHERE id = ?",
+    remoteMedia:
+      "INSERT INTO media_attachments (id, account_id, status_id, position, type, processing, meta, description, blurhash, created_at, remote_url) VALUES (?, ?, ?, ?, ?, 'complete', ?, ?, ?, ?, ?)",
+    backfilled: "INSERT INTO backfilled_statuses (status_id) VALUES (?)",
+  };
 
   /** Validates a new status in Mastodon's order. Throws the error Mastodon would answer with. */
   async prepare(accountId: number, applicationId: number | null, input: StatusInput): Promise<PreparedStatus> {
@@ -208,17 +202,17 @@ export class PostingService {
    * Its HTML is the remote server's, sanitized as Mastodon sanitizes it.
    * Not yet: media, polls, custom emojis.
    */
-  publishRemote(input: RemoteStatusInput): StatusRow | null {
-    if (this.q.idByUri.get(input.uri)) return null;
+  async publishRemote(input: RemoteStatusInput): Promise<StatusRow | null> {
+    if (await this.port.get(this.sql.idByUri, [input.uri])) return null;
     const tagNames = input.tags;
     // Dated as its server says, but never in the future (it would pin itself to the top of timelines).
     const now = this.clock.now();
     const createdAt = Math.min(input.createdAt, now);
     // Its id tells that date too (Mastodon's Snowflake.id_at), so it sorts where it was written.
-    const id = createdAt < now ? this.freeIdAt(createdAt) : this.ids.next();
+    const id = createdAt < now ? await this.freeIdAt(createdAt) : this.ids.next();
     let parent = input.inReplyToId !== null ? (this.reader.findRow(input.inReplyToId) ?? null) : null;
     // A thread that loops (its top waits for this very status as its parent) is cut here.
-    if (parent && this.q.threadTopWaitsFor.get(parent.id, input.uri)) parent = null;
+    if (parent && (await this.port.get(this.sql.threadTopWaitsFor, [parent.id, input.uri]))) parent = null;
     const row = newStatusRow({
       id,
       accountId: input.accountId,
@@ -242,18 +236,17 @@ export class PostingService {
       quoteApproval: input.quoteApproval ?? null,
     });
     const poll = pollAsCounted(input.poll);
-    this.store(row, input.mentions, tagNames, poll, (tx) => {
-      input.media.forEach((m, position) =>
-        tx.insert(mediaAttachments)
-          .values({ id: this.ids.next(), accountId: input.accountId, statusId: id, position, type: m.type, processing: "complete", meta: JSON.stringify(m.meta), description: m.description, blurhash: m.blurhash, createdAt, remoteUrl: m.url })
-          .run(),
-      );
-      // Replies that arrived before it (a thread fetched upwards) now answer it.
-      for (const child of this.q.orphansOf.all(input.uri)) {
-        this.q.adopt.run(id, input.accountId, child.id);
-        this.counters.replyLinked(id, child.id, child.visibility);
+    await this.insert(row, input.mentions, tagNames, poll, async () => {
+      let position = 0;
+      for (const m of input.media) {
+        await this.port.run(this.sql.remoteMedia, [this.ids.next(), input.accountId, id, position++, m.type, JSON.stringify(m.meta), m.description, m.blurhash, createdAt, m.url]);
       }
-      if (input.backfill) tx.insert(backfilledStatuses).values({ statusId: id }).run();
+      // Replies that arrived before it (a thread fetched upwards) now answer it.
+      for (const [childId, visibility] of (await this.port.values(this.sql.orphansOf, [input.uri])) as [number, string][]) {
+        await this.port.run(this.sql.adopt, [id, input.accountId, childId]);
+        this.counters.replyLinked(id, childId, visibility);
+      }
+      if (input.backfill) await this.port.run(this.sql.backfilled, [id]);
     }, input.backfill ? "backfill" : "status.created");
     return row;
   }
@@ -291,36 +284,14 @@ export class PostingService {
    * tags and poll (its end told to the wheel while open), what the path adds (media, replies
    * waiting for it), then `status.created`, whose consequences are written within it.
    */
-  private store(
-    row: StatusRow,
-    mentioned: { id: number }[],
-    tagNames: string[],
-    poll: Omit<NewPollFields, "id" | "statusId" | "accountId" | "createdAt"> | null,
-    more: (tx: Db) => void,
-    /** "backfill": status.created marked as fetched to fill a thread or a profile (RemoteStatusInput.backfill). */
-    event: "status.created" | "status.imported" | "backfill" = "status.created",
-  ) {
-    this.db.transaction((tx) => {
-      this.rows.add(row);
-      this.writeMentionsAndTags(row.id, mentioned, tagNames, row.createdAt);
-      if (poll) {
-        const added = this.rows.addPoll({ ...poll, id: this.ids.next(), statusId: row.id, accountId: row.accountId, createdAt: row.createdAt });
-        if (added.endedAt === null) this.events.emit({ type: "poll.opened", pollId: added.id, statusId: row.id, expiresAt: added.expiresAt });
-      }
-      more(tx as unknown as Db);
-      if (event === "status.imported") this.events.emit({ type: event, status: row });
-      else this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [], ...(event === "backfill" ? { backfill: true } : {}) });
-    });
-  }
-
-  /** `store` through the database port, for the converted paths (a local post, an archive's post). */
   private insert(
     row: StatusRow,
     mentioned: { id: number }[],
     tagNames: string[],
     poll: Omit<NewPollFields, "id" | "statusId" | "accountId" | "createdAt"> | null,
-    more: () => Promise<void>,
-    event: "status.created" | "status.imported" = "status.created",
+    more: () => void | Promise<void>,
+    /** "backfill": status.created marked as fetched to fill a thread or a profile (RemoteStatusInput.backfill). */
+    event: "status.created" | "status.imported" | "backfill" = "status.created",
   ): Promise<void> {
     return this.port.transaction(async () => {
       await this.rows.insert(row);
@@ -331,7 +302,7 @@ export class PostingService {
       }
       await more();
       if (event === "status.imported") this.events.emit({ type: event, status: row });
-      else this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [] });
+      else this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [], ...(event === "backfill" ? { backfill: true } : {}) });
     });
   }
 
@@ -347,10 +318,10 @@ export class PostingService {
   }
 
   /** An id of the time `ms` that no status has (its random low bits rarely meet another's). */
-  private freeIdAt(ms: number): number {
+  private async freeIdAt(ms: number): Promise<number> {
     for (;;) {
       const id = idAt(ms);
-      if (!this.q.idTaken.get(id)) return id;
+      if (!(await this.port.get(this.sql.idTaken, [id]))) return id;
     }
   }
 
@@ -365,15 +336,6 @@ export class PostingService {
     const mentioned = formatted.mentions.filter((m) => !blocking.has(m.id));
     const tagNames = [...new Set(formatted.tags.map(normalizeTag).filter((t) => t !== ""))];
     return { html: formatted.html, mentioned, tagNames };
-  }
-
-  /** The mention and tag rows of a status (an edit clears the old ones first). */
-  writeMentionsAndTags(statusId: number, mentioned: { id: number }[], tagNames: string[], now: number) {
-    if (mentioned.length > 0) this.q.insertMentions.run({ status: statusId, ids: JSON.stringify(mentioned.map((m) => m.id)) });
-    for (const name of tagNames) {
-      this.q.insertTag.run({ id: this.ids.next(), name, now });
-      this.q.tagStatus.run({ status: statusId, name });
-    }
   }
 }
 

@@ -1,8 +1,10 @@
-import { eq } from "drizzle-orm";
-import type { Db } from "../../db/connection.ts";
-import { homeFeed, listFeed, statuses, type StatusRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { rowReader } from "../../db/rows.ts";
+import { statuses, type StatusRow } from "../../db/schema.ts";
 import type { EventBus } from "../../infra/events.ts";
 import type { RenderCache } from "./render-cache.ts";
+
+const STATUS = rowReader(statuses);
 
 /**
  * Deletes statuses with everything that hangs on them. Boosts of a deleted status go with
@@ -12,38 +14,35 @@ import type { RenderCache } from "./render-cache.ts";
  * follow the announcement (src/services/consequences.ts).
  */
 export class RemovalService {
+  private readonly sql = {
+    boosts: `SELECT ${STATUS.columns} ${STATUS.from} WHERE reblog_of_id = ?`,
+    homeRecipients: "SELECT account_id FROM home_feed WHERE status_id = ?",
+    listIds: "SELECT list_id FROM list_feed WHERE status_id = ?",
+    remove: "DELETE FROM statuses WHERE id = ?",
+  };
+
   constructor(
-    private db: Db,
+    private db: DatabasePort,
     private events: EventBus,
     private cache: RenderCache,
-    /** Detaches a status's media before it goes (they start their grace period). */
+    /** Detaches a status's media before it goes (they start their grace period); still synchronous, it joins the port's transaction on SQLite. */
     private media: { detachFrom(statusId: number): void },
     /** Takes a quoting status's quote away before it goes (QuoteService.removing), so that what it counted is counted back. */
     private quotes: { removing(statusId: number): void },
   ) {}
 
-  remove(row: StatusRow) {
+  async remove(row: StatusRow): Promise<void> {
     const removed: { row: StatusRow; homeRecipients: number[]; listIds: number[] }[] = [];
-    this.db.transaction((tx) => {
-      const boosts = row.reblogOfId === null ? tx.select().from(statuses).where(eq(statuses.reblogOfId, row.id)).all() : [];
+    await this.db.transaction(async () => {
+      const boosts = row.reblogOfId === null ? (await this.db.values(this.sql.boosts, [row.id])).map(STATUS.map) : [];
       for (const target of [...boosts, row]) {
-        const recipients = tx
-          .select({ id: homeFeed.accountId })
-          .from(homeFeed)
-          .where(eq(homeFeed.statusId, target.id))
-          .all()
-          .map((r) => r.id);
-        const listIds = tx
-          .select({ id: listFeed.listId })
-          .from(listFeed)
-          .where(eq(listFeed.statusId, target.id))
-          .all()
-          .map((r) => r.id);
+        const recipients = (await this.db.values(this.sql.homeRecipients, [target.id])).map((r) => r[0] as number);
+        const listIds = (await this.db.values(this.sql.listIds, [target.id])).map((r) => r[0] as number);
         // Mentions, tags, favourites, bookmarks, pins, feed entries, notifications and the
         // poll go by foreign key; media are detached (ON DELETE SET NULL).
         this.media.detachFrom(target.id);
         this.quotes.removing(target.id);
-        tx.delete(statuses).where(eq(statuses.id, target.id)).run();
+        await this.db.run(this.sql.remove, [target.id]);
         removed.push({ row: target, homeRecipients: recipients, listIds });
       }
       // Counters and notifications follow each deletion, as listeners of the event.

@@ -1,0 +1,207 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { polls, statuses, type AccountRow } from "../../src/db/schema.ts";
+import type { ApiError } from "../../src/errors.ts";
+import { EventBus } from "../../src/infra/events.ts";
+import { EditingService } from "../../src/services/statuses/editing.ts";
+import { NewStatuses, newStatusRow } from "../../src/services/statuses/new-status.ts";
+import { PollService } from "../../src/services/statuses/polls.ts";
+import { PostingService } from "../../src/services/statuses/posting.ts";
+import { RemovalService } from "../../src/services/statuses/removal.ts";
+import type { RemoteStatusInput } from "../../src/services/statuses/remote-input.ts";
+import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
+
+/**
+ * The statuses family's remote writes on the database port (issue 31): what the inbox writes
+ * for a Create (publishRemote), an Update (applyRemoteEdit, applyRemoteQuotePolicy, a poll's
+ * counts), a vote in a local poll, and a Delete or an Undo of an Announce (RemovalService), on
+ * SQLite and on PostgreSQL. Their behaviour over federation is tested in test/federation; this
+ * holds their SQL on both databases. As in statuses-port.test.ts, the collaborators not converted
+ * yet (the reader, moderation, media, quotes, counters) read the arm's SQLite services, and the
+ * converted services get an event bus of their own.
+ */
+
+afterEach(closePortArms);
+
+const rejection = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as ApiError);
+const count = async (arm: PortArm, table: string) => Number((await arm.port.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n);
+
+function family(arm: PortArm) {
+  const { t, port } = arm;
+  const s = t.services;
+  const events = new EventBus(port);
+  const rows = new NewStatuses(port);
+  const posting = new PostingService(port, t.ids, t.clock, t.config, s.accounts, s.moderation, s.reader, events, s.counters, s.statusMedia, rows, s.quotes, s.posting.localEmojis);
+  return {
+    events,
+    posting,
+    editing: new EditingService(port, t.database.db, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: s.media, statuses: s.statusMedia }, rows, () => null),
+    polls: new PollService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.wheel, events),
+    removal: new RemovalService(port, events, s.renderCache, s.statusMedia, s.quotes),
+  };
+}
+
+/** A Note as the inbox hands it over, written now by the arm's clock, with what a test changes. */
+function note(arm: PortArm, author: AccountRow, n: number, more: Partial<RemoteStatusInput> = {}): RemoteStatusInput {
+  return {
+    accountId: author.id,
+    uri: `https://${author.domain}/users/${author.username}/statuses/${n}`,
+    url: null,
+    html: `<p>note ${n}</p>`,
+    text: `note ${n}`,
+    spoilerText: "",
+    sensitive: false,
+    tags: [],
+    visibility: "public",
+    language: null,
+    createdAt: arm.t.clock.now(),
+    inReplyToId: null,
+    inReplyToUri: null,
+    mentions: [],
+    media: [],
+    emojis: [],
+    poll: null,
+    ...more,
+  };
+}
+
+/** Rows the arm's SQLite services wrote, in the port's database too (the reader and visiblePoll read SQLite). */
+async function copy(arm: PortArm) {
+  if (arm.port.dialect !== "postgres") return;
+  const db = arm.t.database.db;
+  const statusRows = db.select().from(statuses).all();
+  if (statusRows.length) await arm.port.orm.insert(arm.port.tables.statuses).values(statusRows).onConflictDoNothing();
+  const pollRows = db.select().from(polls).all();
+  if (pollRows.length) await arm.port.orm.insert(arm.port.tables.polls).values(pollRows).onConflictDoNothing();
+}
+
+for (const arm of portArms) {
+  describe.skipIf(arm.skip)(`the statuses family's remote writes on ${arm.name}`, () => {
+    test("a remote Create: its row, mention, tag, media, poll and backfill mark written; a reply that came first adopted; the same IRI again writes nothing", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const { posting, events } = family(a);
+      const created: { id: number; backfill?: boolean }[] = [];
+      events.within("status.created", (e) => void created.push({ id: e.status.id, ...(e.backfill ? { backfill: true } : {}) }));
+
+      // The reply arrives before its parent: kept with the parent's IRI, linked when it comes.
+      const parentUri = "https://remote.example/users/carol/statuses/1";
+      const reply = (await posting.publishRemote(note(a, carol, 2, { inReplyToUri: parentUri })))!;
+      expect(await a.port.get("SELECT in_reply_to_id, in_reply_to_uri FROM statuses WHERE id = ?", [reply.id])).toEqual({ in_reply_to_id: null, in_reply_to_uri: parentUri });
+
+      const hour = 3_600_000;
+      const row = (await posting.publishRemote(
+        note(a, carol, 1, {
+          createdAt: a.t.clock.now() - hour,
+          tags: ["port"],
+          mentions: [{ id: alice.id, username: "alice" }],
+          media: [{ type: "image", url: "https://remote.example/media/1.png", description: "a picture", blurhash: null, meta: { original: { width: 2, height: 1, size: "2x1", aspect: 2 } } }],
+          poll: { options: ["yes", "no"], tallies: [3, 1], multiple: false, expiresAt: a.t.clock.now() + hour, votersCount: null, closedAt: null },
+          backfill: true,
+        }),
+      ))!;
+      expect(created).toEqual([{ id: reply.id }, { id: row.id, backfill: true }]);
+      // Dated as its server said: its id sorts it an hour back.
+      expect(row.id).toBeLessThan(reply.id);
+      expect(await a.port.get("SELECT account_id, uri, visibility, has_media, has_poll FROM statuses WHERE id = ?", [row.id])).toMatchObject({ account_id: carol.id, uri: parentUri, visibility: "public" });
+      expect(await a.port.all("SELECT account_id FROM mentions WHERE status_id = ?", [row.id])).toEqual([{ account_id: alice.id }]);
+      expect(await a.port.all("SELECT t.name FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE st.status_id = ?", [row.id])).toEqual([{ name: "port" }]);
+      expect(await a.port.all("SELECT position, type, processing, description, remote_url FROM media_attachments WHERE status_id = ?", [row.id])).toEqual([
+        { position: 0, type: "image", processing: "complete", description: "a picture", remote_url: "https://remote.example/media/1.png" },
+      ]);
+      expect(await a.port.get("SELECT tallies, votes_count, voters_count FROM polls WHERE status_id = ?", [row.id])).toEqual({ tallies: "[3,1]", votes_count: 4, voters_count: 4 });
+      expect(await a.port.all("SELECT status_id FROM backfilled_statuses")).toEqual([{ status_id: row.id }]);
+      expect(await a.port.get("SELECT in_reply_to_id, in_reply_to_account_id, in_reply_to_uri FROM statuses WHERE id = ?", [reply.id])).toEqual({ in_reply_to_id: row.id, in_reply_to_account_id: carol.id, in_reply_to_uri: null });
+
+      // The same Note delivered again: null, nothing written, nothing announced.
+      const before = await count(a, "statuses");
+      expect(await posting.publishRemote(note(a, carol, 1, { tags: ["port"] }))).toBeNull();
+      expect(await count(a, "statuses")).toBe(before);
+      expect(await count(a, "media_attachments")).toBe(1);
+      expect(created).toHaveLength(2);
+    });
+
+    test("a remote Update: new content with both versions kept and tags replaced, the quote policy and a poll's counts; an Update that changes nothing records nothing", async () => {
+      const a = await arm.open();
+      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const { posting, editing, polls, events } = family(a);
+      const updated: number[] = [];
+      const policies: (string | null)[] = [];
+      events.within("status.updated", (e) => void updated.push(e.status.id));
+      events.within("quote_policy.changed", (e) => void policies.push(e.status.quoteApproval));
+      const poll = { options: ["yes", "no"], tallies: [0, 0], multiple: false, expiresAt: a.t.clock.now() + 60_000, votersCount: null, closedAt: null };
+      const row = (await posting.publishRemote(note(a, carol, 1, { tags: ["old"], poll })))!;
+
+      const edited = await editing.applyRemoteEdit(row, { html: "<p>new</p>", text: "new", spoilerText: "", sensitive: false, tags: ["new"], emojis: [], editedAt: a.t.clock.now() });
+      expect(edited).toMatchObject({ text: "new", contentHtml: "<p>new</p>" });
+      expect(await a.port.get("SELECT text, content_html, tags, edited_at FROM statuses WHERE id = ?", [row.id])).toEqual({ text: "new", content_html: "<p>new</p>", tags: '["new"]', edited_at: edited.editedAt });
+      expect((await a.port.all<{ text: string }>("SELECT text FROM status_edits WHERE status_id = ? ORDER BY id", [row.id])).map((r) => r.text)).toEqual(["note 1", "new"]);
+      expect(await a.port.all("SELECT t.name FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE st.status_id = ?", [row.id])).toEqual([{ name: "new" }]);
+      expect(updated).toEqual([row.id]);
+
+      // The same content again: no version, no event.
+      expect(await editing.applyRemoteEdit(edited, { html: "<p>new</p>", text: "new", spoilerText: "", sensitive: false, tags: ["new"], emojis: [], editedAt: a.t.clock.now() })).toBe(edited);
+      expect(await count(a, "status_edits")).toBe(2);
+      expect(updated).toHaveLength(1);
+
+      const approval = JSON.stringify({ automatic: ["public"], manual: [] });
+      expect((await editing.applyRemoteQuotePolicy(edited, approval)).quoteApproval).toBe(approval);
+      expect(await editing.applyRemoteQuotePolicy({ ...edited, quoteApproval: approval }, approval)).toMatchObject({ quoteApproval: approval });
+      expect(await a.port.get("SELECT quote_approval FROM statuses WHERE id = ?", [row.id])).toEqual({ quote_approval: approval });
+      expect(policies).toEqual([approval]);
+
+      await polls.applyRemoteCounts(row.id, { tallies: [5, 2], votersCount: null, closedAt: 1234, multiple: false });
+      expect(await a.port.get("SELECT tallies, votes_count, voters_count, ended_at FROM polls WHERE status_id = ?", [row.id])).toEqual({ tallies: "[5,2]", votes_count: 7, voters_count: 7, ended_at: 1234 });
+      // Counts of another shape (an option more) are not believed.
+      await polls.applyRemoteCounts(row.id, { tallies: [1, 1, 1], votersCount: 3, closedAt: null, multiple: false });
+      expect(await a.port.get("SELECT tallies, ended_at FROM polls WHERE status_id = ?", [row.id])).toEqual({ tallies: "[5,2]", ended_at: 1234 });
+    });
+
+    test("a vote in a local poll: counted once; a second vote and an unknown option refused with nothing changed", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const status = await a.t.post(alice, { text: "which?", poll: { options: ["a", "b"], expiresIn: 3600 } });
+      await copy(a);
+      const { polls, events } = family(a);
+      const voted: number[][] = [];
+      events.within("poll.voted", (e) => void voted.push(e.choices));
+      const poll = (await polls.pollOf(status.id))!;
+
+      expect((await polls.vote(carol.id, poll.id, ["1"])).id).toBe(status.id);
+      expect(await a.port.all("SELECT account_id, choice FROM poll_votes")).toEqual([{ account_id: carol.id, choice: 1 }]);
+      const counted = { tallies: "[0,1]", votes_count: 1, voters_count: 1 };
+      expect(await a.port.get("SELECT tallies, votes_count, voters_count FROM polls WHERE id = ?", [poll.id])).toEqual(counted);
+      expect(voted).toEqual([[1]]);
+
+      expect(await rejection(polls.vote(carol.id, poll.id, ["0"]))).toMatchObject({ status: 422, message: "Validation failed: You have already voted on this poll" });
+      expect(await rejection(polls.vote(alice.id, poll.id, ["7"]))).toMatchObject({ status: 422, message: "Validation failed: The chosen vote option does not exist, You cannot vote in your own polls" });
+      expect(await count(a, "poll_votes")).toBe(1);
+      expect(await a.port.get("SELECT tallies, votes_count, voters_count FROM polls WHERE id = ?", [poll.id])).toEqual(counted);
+      expect(voted).toHaveLength(1);
+    });
+
+    test("a removal: the status and its boosts go, each announced with the home feeds and lists that held it", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const { posting, removal, events } = family(a);
+      const deleted: { id: number; homeRecipients: number[]; listIds: number[] }[] = [];
+      events.within("status.deleted", (e) => void deleted.push({ id: e.status.id, homeRecipients: e.homeRecipients, listIds: e.listIds }));
+      const row = (await posting.publishRemote(note(a, carol, 1)))!;
+      const other = (await posting.publishRemote(note(a, carol, 2)))!;
+      // A boost of it by alice, in her home feed (written here: the feeds' listeners are not this bus's).
+      const boostId = a.t.ids.next();
+      await new NewStatuses(a.port).insert(newStatusRow({ id: boostId, accountId: alice.id, visibility: "public", reblogOf: row, createdAt: a.t.clock.now() }));
+      await a.port.run("INSERT INTO home_feed (account_id, status_id, author_id, origin_author_id) VALUES (?, ?, ?, ?)", [alice.id, row.id, carol.id, carol.id]);
+
+      await removal.remove(row);
+      expect(await a.port.all("SELECT id FROM statuses")).toEqual([{ id: other.id }]);
+      expect(deleted).toEqual([
+        { id: boostId, homeRecipients: [], listIds: [] },
+        { id: row.id, homeRecipients: [alice.id], listIds: [] },
+      ]);
+      expect(await count(a, "home_feed")).toBe(0);
+    });
+  });
+}
