@@ -1,13 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { ManualClock } from "../../src/clock.ts";
-import { openDatabase } from "../../src/db/connection.ts";
-import type { DatabasePort } from "../../src/db/port.ts";
-import { PostgresPort } from "../../src/db/postgres-port.ts";
 import { MarkerService } from "../../src/services/accounts/markers.ts";
-import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
+import { postgresAvailable } from "../support/postgres.ts";
+import { closePortArms, freshPostgresPort, freshSqlitePort } from "../support/port-arms.ts";
 
 /**
  * The markers, the first family on the database port (issue 31): the same service runs on
@@ -18,25 +13,14 @@ import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
+  await closePortArms();
 });
 
-async function sqlite(): Promise<DatabasePort> {
-  const dir = mkdtempSync(join(tmpdir(), "rookery-markers-"));
-  const handle = openDatabase(dir);
-  cleanups.push(async () => (handle.close(), rmSync(dir, { recursive: true, force: true })));
-  return handle.port;
-}
 
-async function postgres(): Promise<DatabasePort> {
-  const database = await freshPgDatabase();
-  const port = new PostgresPort(database.url, { max: 2 });
-  cleanups.push(async () => (await port.close(), await database.drop()));
-  return port;
-}
 
 for (const [name, open, skip] of [
-  ["SQLite", sqlite, false],
-  ["PostgreSQL", postgres, !postgresAvailable],
+  ["SQLite", freshSqlitePort, false],
+  ["PostgreSQL", freshPostgresPort, !postgresAvailable],
 ] as const) {
   describe.skipIf(skip)(`markers on ${name}`, () => {
     test("saved positions are read back; the version moves only when the position does; unknown timelines are ignored", async () => {

@@ -1,12 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Temporal } from "@js-temporal/polyfill";
 import { ManualClock } from "../../src/clock.ts";
-import { openDatabase } from "../../src/db/connection.ts";
-import type { DatabasePort } from "../../src/db/port.ts";
-import { PostgresPort } from "../../src/db/postgres-port.ts";
 import { deliveryQueueReport, federationStatus, relaysReport } from "../../src/federation/cli-report.ts";
 import { failureKey, type DeliveryFailure } from "../../src/federation/failures.ts";
 import { InstanceActor, storedInstanceActorKeys } from "../../src/federation/instance-actor.ts";
@@ -15,7 +9,8 @@ import { PortKvStore } from "../../src/federation/kv.ts";
 import { PortMessageQueue } from "../../src/federation/queue.ts";
 import { OutgoingHttp } from "../../src/net/outgoing.ts";
 import { loadInstanceKeys } from "../../src/services/instance-keys.ts";
-import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
+import { postgresAvailable } from "../support/postgres.ts";
+import { closePortArms, freshPostgresPort, freshSqlitePort } from "../support/port-arms.ts";
 
 /**
  * The federation family on the database port (issue 31): the keys that sign what Rookery
@@ -28,21 +23,10 @@ import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
+  await closePortArms();
 });
 
-async function sqlite(): Promise<DatabasePort> {
-  const dir = mkdtempSync(join(tmpdir(), "rookery-federation-port-"));
-  const handle = openDatabase(dir);
-  cleanups.push(async () => (handle.close(), rmSync(dir, { recursive: true, force: true })));
-  return handle.port;
-}
 
-async function postgres(): Promise<DatabasePort> {
-  const database = await freshPgDatabase();
-  const port = new PostgresPort(database.url, { max: 2 });
-  cleanups.push(async () => (await port.close(), await database.drop()));
-  return port;
-}
 
 const outgoing = new OutgoingHttp({
   allowPrivateAddresses: true,
@@ -55,8 +39,8 @@ const outgoing = new OutgoingHttp({
 const jwk = (key: CryptoKey) => crypto.subtle.exportKey("jwk", key);
 
 for (const [name, open, skip] of [
-  ["SQLite", sqlite, false],
-  ["PostgreSQL", postgres, !postgresAvailable],
+  ["SQLite", freshSqlitePort, false],
+  ["PostgreSQL", freshPostgresPort, !postgresAvailable],
 ] as const) {
   describe.skipIf(skip)(`the federation family on ${name}`, () => {
     test("an account's key pairs are made once, stored, and read back by another process's AccountKeys", async () => {

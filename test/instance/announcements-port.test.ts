@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { dirname } from "node:path";
 import type { DatabasePort } from "../../src/db/port.ts";
-import { PostgresPort } from "../../src/db/postgres-port.ts";
 import { ApiError } from "../../src/errors.ts";
 import { IdGenerator } from "../../src/ids.ts";
 import { EventBus, type DomainEvent } from "../../src/infra/events.ts";
@@ -9,7 +8,8 @@ import sharp from "../../src/media-files/sharp.ts";
 import { MediaStorage } from "../../src/media-files/storage.ts";
 import { AnnouncementService } from "../../src/services/announcements.ts";
 import { CustomEmojiService } from "../../src/services/custom-emojis.ts";
-import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
+import { postgresAvailable } from "../support/postgres.ts";
+import { closePortArms, freshPostgresPort } from "../support/port-arms.ts";
 import { startTestServices, type TestServices } from "../support/services.ts";
 
 /**
@@ -30,18 +30,13 @@ const BOB = 2 ** 45 + 1;
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
+  await closePortArms();
 });
 
 async function sqlite(t: TestServices): Promise<DatabasePort> {
   return t.database.port;
 }
 
-async function postgres(): Promise<DatabasePort> {
-  const database = await freshPgDatabase();
-  const port = new PostgresPort(database.url, { max: 2 });
-  cleanups.push(async () => (await port.close(), await database.drop()));
-  return port;
-}
 
 /** What was refused: its status and body (as the routes render it). */
 async function refusal(work: Promise<unknown>) {
@@ -55,7 +50,7 @@ async function refusal(work: Promise<unknown>) {
 
 for (const [name, open, skip] of [
   ["SQLite", sqlite, false],
-  ["PostgreSQL", postgres, !postgresAvailable],
+  ["PostgreSQL", freshPostgresPort, !postgresAvailable],
 ] as const) {
   describe.skipIf(skip)(`announcements and custom emojis on ${name}`, () => {
     async function setUp() {

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../../src/db/connection.ts";
 import type { DatabasePort } from "../../src/db/port.ts";
 import { PostgresPort } from "../../src/db/postgres-port.ts";
 import type { AccountRow } from "../../src/db/schema.ts";
@@ -43,4 +47,22 @@ async function open(postgres: boolean): Promise<PortArm> {
       return account;
     },
   };
+}
+
+/**
+ * A bare port on a fresh database of either kind, without services, for code that takes only the
+ * port (markers, federation's stores, announcements); closed by closePortArms.
+ */
+export async function freshSqlitePort(): Promise<DatabasePort> {
+  const dir = mkdtempSync(join(tmpdir(), "rookery-port-"));
+  const handle = openDatabase(dir);
+  cleanups.push(async () => (handle.close(), rmSync(dir, { recursive: true, force: true })));
+  return handle.port;
+}
+
+export async function freshPostgresPort(): Promise<DatabasePort> {
+  const database = await freshPgDatabase();
+  const port = new PostgresPort(database.url, { max: 2 });
+  cleanups.push(async () => (await port.close(), await database.drop()));
+  return port;
 }
