@@ -50,24 +50,13 @@ export class IdempotencyStore implements IdempotencyGuard {
   }
 
   /** What the key made within the last hour, or null. */
-  async recall(accountId: number, key: string): Promise<Made | null> {
-    const row = await this.db.get<{ status_id: number | null; scheduled_status_id: number | null }>(
-      "SELECT status_id, scheduled_status_id FROM idempotency_keys WHERE account_id = ? AND key = ? AND expires_at > ?",
-      [accountId, key, this.clock.now()],
-    );
-    if (!row) return null;
-    return row.status_id !== null ? { kind: "status", id: Number(row.status_id) } : { kind: "scheduled", id: Number(row.scheduled_status_id) };
+  recall(accountId: number, key: string): Promise<Made | null> {
+    return recallKey(this.db, this.clock, accountId, key);
   }
 
   /** Records what the key made; call inside the transaction that made it. */
-  async remember(accountId: number, key: string, made: Made): Promise<Made> {
-    // An expired row of the same key may still be there (not swept yet): it is replaced.
-    await this.db.run(
-      `INSERT INTO idempotency_keys (account_id, key, status_id, scheduled_status_id, expires_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (account_id, key) DO UPDATE SET status_id = excluded.status_id, scheduled_status_id = excluded.scheduled_status_id, expires_at = excluded.expires_at`,
-      [accountId, key, made.kind === "status" ? made.id : null, made.kind === "scheduled" ? made.id : null, this.clock.now() + IDEMPOTENCY_TTL_MS],
-    );
-    return made;
+  remember(accountId: number, key: string, made: Made): Promise<Made> {
+    return rememberKey(this.db, this.clock, accountId, key, made);
   }
 
   /** Drops the keys whose hour is over; returns how many. */
@@ -79,4 +68,25 @@ export class IdempotencyStore implements IdempotencyGuard {
   get inFlightCount() {
     return this.inFlight.size;
   }
+}
+
+/** What `key` made for the account within the last hour, or null (both guards read it so). */
+export async function recallKey(db: DatabasePort, clock: Clock, accountId: number, key: string): Promise<Made | null> {
+  const row = await db.get<{ status_id: number | null; scheduled_status_id: number | null }>(
+    "SELECT status_id, scheduled_status_id FROM idempotency_keys WHERE account_id = ? AND key = ? AND expires_at > ?",
+    [accountId, key, clock.now()],
+  );
+  if (!row) return null;
+  return row.status_id !== null ? { kind: "status", id: Number(row.status_id) } : { kind: "scheduled", id: Number(row.scheduled_status_id) };
+}
+
+/** Records what `key` made, for an hour; run inside the transaction that made it. */
+export async function rememberKey(db: DatabasePort, clock: Clock, accountId: number, key: string, made: Made): Promise<Made> {
+  // An expired row of the same key may still be there (not swept yet): it is replaced.
+  await db.run(
+    `INSERT INTO idempotency_keys (account_id, key, status_id, scheduled_status_id, expires_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (account_id, key) DO UPDATE SET status_id = excluded.status_id, scheduled_status_id = excluded.scheduled_status_id, expires_at = excluded.expires_at`,
+    [accountId, key, made.kind === "status" ? made.id : null, made.kind === "scheduled" ? made.id : null, clock.now() + IDEMPOTENCY_TTL_MS],
+  );
+  return made;
 }

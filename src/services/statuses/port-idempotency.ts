@@ -1,6 +1,6 @@
 import type { Clock } from "../../clock.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { IDEMPOTENCY_TTL_MS, type Made } from "./idempotency.ts";
+import { recallKey, rememberKey, type Made } from "./idempotency.ts";
 
 /**
  * What posting asks of an Idempotency-Key guard: run `work` once per account and key. The
@@ -34,25 +34,9 @@ export class PortIdempotencyGuard implements IdempotencyGuard {
   once(accountId: number, key: string, work: () => Promise<Made>): Promise<Made> {
     return this.db.transaction(async () => {
       if (this.db.dialect === "postgres") await this.db.get("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`idempotency:${accountId}:${key}`]);
-      const found = await this.recall(accountId, key);
+      const found = await recallKey(this.db, this.clock, accountId, key);
       if (found) return found;
-      const made = await work();
-      await this.db.run(
-        `INSERT INTO idempotency_keys (account_id, key, status_id, scheduled_status_id, expires_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (account_id, key) DO UPDATE SET status_id = excluded.status_id, scheduled_status_id = excluded.scheduled_status_id, expires_at = excluded.expires_at`,
-        [accountId, key, made.kind === "status" ? made.id : null, made.kind === "scheduled" ? made.id : null, this.clock.now() + IDEMPOTENCY_TTL_MS],
-      );
-      return made;
+      return rememberKey(this.db, this.clock, accountId, key, await work());
     });
-  }
-
-  /** What the key made within the last hour, or null. */
-  async recall(accountId: number, key: string): Promise<Made | null> {
-    const row = await this.db.get<{ status_id: number | null; scheduled_status_id: number | null }>(
-      "SELECT status_id, scheduled_status_id FROM idempotency_keys WHERE account_id = ? AND key = ? AND expires_at > ?",
-      [accountId, key, this.clock.now()],
-    );
-    if (!row) return null;
-    return row.status_id !== null ? { kind: "status", id: Number(row.status_id) } : { kind: "scheduled", id: Number(row.scheduled_status_id) };
   }
 }
