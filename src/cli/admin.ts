@@ -53,7 +53,7 @@ export async function withServices<T>(run: (services: Services, config: Config) 
     if (e instanceof ApiError) throw new CliFailure(e.message.replace(/^Validation failed: /, ""));
     throw e;
   } finally {
-    services.writes.flush();
+    await services.writes.flush();
     handle.close();
   }
 }

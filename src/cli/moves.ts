@@ -43,7 +43,7 @@ export async function withFederation<T>(run: (services: Services) => T | Promise
     // What the command sent waits in the queue for the server; nothing is lost when this exits.
     await federation.queued();
     await federation.stop();
-    services.writes.flush();
+    await services.writes.flush();
     handle.close();
   }
 }

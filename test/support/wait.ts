@@ -46,7 +46,7 @@ export async function waitFor(condition: () => boolean, timeoutMs = 10_000, what
 export async function drain(server: TestServer): Promise<void> {
   const { wheel, writes, media } = server.ctx.services;
   await wheel.idle();
-  writes.flush();
+  await writes.flush();
   await media.queue.idle();
   await server.streaming.fanout.idle();
 }
