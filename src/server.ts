@@ -101,7 +101,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   try {
     database = openDatabase(config.dataDir, { onQuery: options.onQuery });
   } catch (e) {
-    server.stop(true);
+    void server.stop(true);
     throw e;
   }
   const ids = new IdGenerator(clock, config.idWorker);
@@ -114,7 +114,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   try {
     link = options.linkProcesses ? await linkProcesses(options.linkProcesses, database.port) : null;
   } catch (e) {
-    server.stop(true);
+    void server.stop(true);
     database.close();
     throw e;
   }
@@ -140,7 +140,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   try {
     linked = link ? await startLinkedProcesses(link, services, streaming, threads) : null;
   } catch (e) {
-    server.stop(true);
+    void server.stop(true);
     database.close();
     throw e;
   }

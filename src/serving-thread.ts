@@ -177,7 +177,8 @@ async function serve(start: ThreadStart) {
       ...WS_OPTIONS,
       open: (ws) => {
         listen();
-        streaming.websocket.open(ws);
+        // Bun types the handler `void | Promise<void>`; ours is synchronous.
+        void streaming.websocket.open(ws);
       },
       message: (ws, message) => streaming.websocket.message(ws, message),
       pong: (ws, data) => streaming.websocket.pong(ws, data),

@@ -136,7 +136,8 @@ async function unpack(blob: Blob, name: string, dir: string): Promise<string> {
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    writer.write(value);
+    // Awaited: the sink answers a promise when its buffer is full (backpressure).
+    await writer.write(value);
   }
   await writer.end();
   chmodSync(partial, 0o500);

@@ -102,7 +102,8 @@ export class MediaService {
       for (const entry of readdirSync(uploads, { recursive: true, withFileTypes: true })) {
         if (!entry.isFile()) continue;
         const path = relative(this.storage.root, join(entry.parentPath, entry.name));
-        if (!kept.has(path)) this.storage.remove(path);
+        // Not awaited: a leftover upload goes in the background (remove never rejects).
+        if (!kept.has(path)) void this.storage.remove(path);
       }
     }
     for (const row of unfinished) this.queue.enqueue(row.id, row.type === "image" ? "image" : "av");
