@@ -1,14 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { polls, statuses, type AccountRow } from "../../src/db/schema.ts";
 import type { ApiError } from "../../src/errors.ts";
-import { EventBus } from "../../src/infra/events.ts";
-import { EditingService } from "../../src/services/statuses/editing.ts";
 import { NewStatuses, newStatusRow } from "../../src/services/statuses/new-status.ts";
-import { PollService } from "../../src/services/statuses/polls.ts";
-import { PostingService } from "../../src/services/statuses/posting.ts";
-import { RemovalService } from "../../src/services/statuses/removal.ts";
 import type { RemoteStatusInput } from "../../src/services/statuses/remote-input.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
+import { statusesOnPort } from "../support/statuses-on-port.ts";
 
 /**
  * The statuses family's remote writes on the database port (issue 31): what the inbox writes
@@ -25,20 +21,7 @@ afterEach(closePortArms);
 const rejection = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as ApiError);
 const count = async (arm: PortArm, table: string) => Number((await arm.port.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n);
 
-function family(arm: PortArm) {
-  const { t, port } = arm;
-  const s = t.services;
-  const events = new EventBus(port);
-  const rows = new NewStatuses(port);
-  const posting = new PostingService(port, t.ids, t.clock, t.config, s.accounts, s.moderation, s.reader, events, s.counters, s.statusMedia, rows, s.quotes, s.posting.localEmojis);
-  return {
-    events,
-    posting,
-    editing: new EditingService(port, t.database.db, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: s.media, statuses: s.statusMedia }, rows, () => null),
-    polls: new PollService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.wheel, events),
-    removal: new RemovalService(port, events, s.renderCache, s.statusMedia, s.quotes),
-  };
-}
+const family = statusesOnPort;
 
 /** A Note as the inbox hands it over, written now by the arm's clock, with what a test changes. */
 function note(arm: PortArm, author: AccountRow, n: number, more: Partial<RemoteStatusInput> = {}): RemoteStatusInput {

@@ -1,17 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { statuses } from "../../src/db/schema.ts";
 import { ApiError } from "../../src/errors.ts";
-import { EventBus } from "../../src/infra/events.ts";
 import { GroupCommit } from "../../src/infra/group-commit.ts";
 import { LinkCards } from "../../src/services/statuses/link-cards.ts";
-import { StatusActionService } from "../../src/services/statuses/actions.ts";
-import { EditingService } from "../../src/services/statuses/editing.ts";
-import { IdempotencyStore } from "../../src/services/statuses/idempotency.ts";
-import { NewStatuses } from "../../src/services/statuses/new-status.ts";
-import { PollService } from "../../src/services/statuses/polls.ts";
-import { PostingService } from "../../src/services/statuses/posting.ts";
-import { ScheduledStatusService } from "../../src/services/statuses/scheduled.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
+import { statusesOnPort } from "../support/statuses-on-port.ts";
 
 /**
  * The statuses family's writes on the database port (issue 31): a local post, the actions on a
@@ -35,22 +28,7 @@ async function copyStatuses(arm: PortArm) {
   if (rows.length) await arm.port.orm.insert(arm.port.tables.statuses).values(rows).onConflictDoNothing();
 }
 
-function family(arm: PortArm) {
-  const { t, port } = arm;
-  const s = t.services;
-  const events = new EventBus(port);
-  const rows = new NewStatuses(port);
-  const posting = new PostingService(port, t.ids, t.clock, t.config, s.accounts, s.moderation, s.reader, events, s.counters, s.statusMedia, rows, s.quotes, s.posting.localEmojis);
-  return {
-    events,
-    posting,
-    actions: new StatusActionService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.removal, events, rows),
-    scheduled: new ScheduledStatusService(port, t.ids, t.clock, posting, s.wheel),
-    keys: new IdempotencyStore(port, t.clock),
-    editing: new EditingService(port, t.database.db, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: s.media, statuses: s.statusMedia }, rows, () => null),
-    polls: new PollService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.wheel, events),
-  };
-}
+const family = statusesOnPort;
 
 for (const arm of portArms) {
   describe.skipIf(arm.skip)(`the statuses family's writes on ${arm.name}`, () => {

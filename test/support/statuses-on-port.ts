@@ -1,0 +1,32 @@
+import { EventBus } from "../../src/infra/events.ts";
+import { StatusActionService } from "../../src/services/statuses/actions.ts";
+import { EditingService } from "../../src/services/statuses/editing.ts";
+import { IdempotencyStore } from "../../src/services/statuses/idempotency.ts";
+import { NewStatuses } from "../../src/services/statuses/new-status.ts";
+import { PollService } from "../../src/services/statuses/polls.ts";
+import { PostingService } from "../../src/services/statuses/posting.ts";
+import { RemovalService } from "../../src/services/statuses/removal.ts";
+import { ScheduledStatusService } from "../../src/services/statuses/scheduled.ts";
+import type { PortArm } from "./port-arms.ts";
+
+/**
+ * The statuses family's services built on an arm's port (issue 31), with their own event bus
+ * over it; the collaborators not yet converted come from the arm's SQLite services.
+ */
+export function statusesOnPort(arm: PortArm) {
+  const { t, port } = arm;
+  const s = t.services;
+  const events = new EventBus(port);
+  const rows = new NewStatuses(port);
+  const posting = new PostingService(port, t.ids, t.clock, t.config, s.accounts, s.moderation, s.reader, events, s.counters, s.statusMedia, rows, s.quotes, s.posting.localEmojis);
+  return {
+    events,
+    posting,
+    actions: new StatusActionService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.removal, events, rows),
+    scheduled: new ScheduledStatusService(port, t.ids, t.clock, posting, s.wheel),
+    keys: new IdempotencyStore(port, t.clock),
+    editing: new EditingService(port, t.database.db, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: s.media, statuses: s.statusMedia }, rows, () => null),
+    polls: new PollService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.wheel, events),
+    removal: new RemovalService(port, events, s.renderCache, s.statusMedia, s.quotes),
+  };
+}
