@@ -201,7 +201,7 @@ async function accounts(args: string[]) {
   const storage = mediaStorageFor(config);
   const ids = new IdGenerator(clock);
   ids.seed(largestId(handle.sqlite));
-  const emojis = new CustomEmojiService(handle.db, handle.port, ids, clock, storage);
+  const emojis = new CustomEmojiService(handle.port, ids, clock, storage);
   const service = new AccountService(handle.port, handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage), new EventBus(handle.port), (texts) => emojis.inTexts(texts));
   try {
     const [sub, ...rest] = args;

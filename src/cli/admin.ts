@@ -178,8 +178,9 @@ export async function emojiCommand(args: string[]) {
       }
       case "remove": {
         const shortcode = (positional[0] ?? "").replace(/^:|:$/g, "");
-        if (!emojis.find(shortcode)) throw new CliFailure(`no custom emoji :${shortcode}:`);
-        await emojis.remove(shortcode);
+        if (!(await emojis.find(shortcode))) throw new CliFailure(`no custom emoji :${shortcode}:`);
+        // The command must not exit before the files are gone.
+        await emojis.removeFiles(await emojis.remove(shortcode));
         out(`Removed :${shortcode}:`);
         return;
       }
@@ -199,25 +200,25 @@ export async function announcementsCommand(args: string[]) {
     if (Number.isNaN(ms)) throw new CliFailure(`--${name}: "${raw}" is not a date and time (ISO 8601, e.g. 2026-12-01T18:00:00Z)`);
     return ms;
   };
-  await withServices((services) => {
+  await withServices(async (services) => {
     const announcements = services.announcements;
     const iso = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString());
     switch (sub) {
       case "create": {
         if (positional[0] === undefined) throw new CliFailure('announcements create needs the text: announcements create "<text>" [--starts-at <time> --ends-at <time>] [--all-day]');
-        const row = announcements.create({ text: positional[0], startsAt: time("starts-at"), endsAt: time("ends-at"), allDay: options.has("all-day") });
+        const row = await announcements.create({ text: positional[0], startsAt: time("starts-at"), endsAt: time("ends-at"), allDay: options.has("all-day") });
         out(String(row.id));
         return;
       }
       case "list": {
-        const rows = announcements.all();
+        const rows = await announcements.all();
         if (rows.length === 0) out("No announcements.");
         for (const r of rows) out([r.id, iso(r.publishedAt), r.startsAt === null ? "" : `${iso(r.startsAt)} - ${iso(r.endsAt)}${r.allDay ? " (all day)" : ""}`, JSON.stringify(r.text)].join("\t"));
         return;
       }
       case "delete": {
         try {
-          announcements.remove(parseId(positional[0]));
+          await announcements.remove(parseId(positional[0]));
         } catch (e) {
           if (e instanceof ApiError) throw new CliFailure(`no announcement with id ${positional[0] ?? ""}`);
           throw e;

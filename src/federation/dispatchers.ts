@@ -121,8 +121,8 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
     .authorize(authorized);
 
   // This server's custom emojis, which Notes and actors name by these IRIs.
-  federation.setObjectDispatcher(Emoji, "/emojis/{shortcode}", (ctx, { shortcode }) => {
-    const row = services.customEmojis.find(shortcode);
+  federation.setObjectDispatcher(Emoji, "/emojis/{shortcode}", async (ctx, { shortcode }) => {
+    const row = await services.customEmojis.find(shortcode);
     return row ? emojiOf(ctx, services.customEmojis.entity(row)) : null;
   });
 

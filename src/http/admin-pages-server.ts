@@ -59,7 +59,7 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
   const relays = async ({ viewer, csrf }: PageRequest) => relaysPage(await services.federationHealth.relays(actor(viewer)), csrf);
   const emojis = async ({ csrf }: PageRequest) => emojisPage((await services.customEmojis.list()).map((row) => ({ row, url: services.customEmojis.entity(row).url })), csrf);
   const rules = ({ csrf }: PageRequest) => rulesPage(services.instanceInfo.rules(), csrf);
-  const announcements = ({ csrf }: PageRequest) => announcementsPage(services.announcements.all(), csrf);
+  const announcements = async ({ csrf }: PageRequest) => announcementsPage(await services.announcements.all(), csrf);
   const settings = async ({ csrf }: PageRequest) =>
     settingsPage((await services.instanceInfo.extendedDescriptionSource()).text, { ...services.instanceInfo.registrationsMode(), setting: services.instanceInfo.registrationsSetting }, csrf);
   const invites = async ({ csrf }: PageRequest) => adminInvitesPage(await services.invites.list(), csrf);

@@ -1,10 +1,10 @@
 import { and, asc, count, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
-import type { Db } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
-import { announcements, type AnnouncementRow } from "../db/schema.ts";
+import type { AnnouncementRow } from "../db/schema.ts";
 import { notFound, unprocessable, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
+import type { CustomEmoji } from "../models/emojis.ts";
 import type { AnnouncementView } from "../models/views.ts";
 import { formatText } from "../text/format.ts";
 import type { AccountService } from "./accounts/accounts.ts";
@@ -34,13 +34,7 @@ export class AnnouncementService {
   // Built once: drizzle spends more building a query than SQLite running it (src/db/port.ts).
   private q;
 
-  /**
-   * `db`: the synchronous API, for `create`, `all` and `remove` alone, which AdminInstance (not
-   * yet on the port) calls inside its own synchronous transactions and needs the result of;
-   * everything else is on the port (issue 31).
-   */
   constructor(
-    private db: Db,
     private port: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
@@ -56,6 +50,18 @@ export class AnnouncementService {
     const reaction = and(eq(reactions.announcementId, p("announcementId")), eq(reactions.name, p("name")));
     this.q = {
       ids: orm.select({ id: announcements.id }).from(announcements).prepare(),
+      all: orm.select().from(announcements).orderBy(asc(announcements.id)).prepare(),
+      insert: orm.insert(announcements).values({
+        id: p("id"),
+        text: p("text"),
+        startsAt: p("startsAt"),
+        endsAt: p("endsAt"),
+        allDay: p("allDay"),
+        publishedAt: p("publishedAt"),
+        createdAt: p("createdAt"),
+        updatedAt: p("updatedAt"),
+      } as never).prepare(),
+      remove: orm.delete(announcements).where(eq(announcements.id, p("id"))).returning({ id: announcements.id }).prepare(),
       current: orm
         .select()
         .from(announcements)
@@ -125,7 +131,7 @@ export class AnnouncementService {
     for (const id of known) if (!ids.has(id)) this.events.emit({ type: "announcement.deleted", announcementId: id });
   }
 
-  create(input: AnnouncementInput): AnnouncementRow {
+  async create(input: AnnouncementInput): Promise<AnnouncementRow> {
     const text = input.text.trim();
     const errors: string[] = [];
     if (text === "") errors.push("Text can't be blank");
@@ -136,8 +142,8 @@ export class AnnouncementService {
     if (errors.length) throw validationFailed(...errors);
     const now = this.clock.now();
     const row: AnnouncementRow = { id: this.ids.next(), text, startsAt, endsAt, allDay: input.allDay ?? false, publishedAt: now, createdAt: now, updatedAt: now };
-    this.db.transaction(() => {
-      this.db.insert(announcements).values(row).run();
+    await this.port.transaction(async () => {
+      await this.q.insert.execute(row);
       this.ownChanges++;
       this.known?.add(row.id);
       this.events.emit({ type: "announcement.published", announcementId: row.id });
@@ -146,14 +152,14 @@ export class AnnouncementService {
   }
 
   /** Every announcement, ended ones too (the operator's list), oldest first. */
-  all(): AnnouncementRow[] {
-    return this.db.select().from(announcements).orderBy(asc(announcements.id)).all();
+  async all(): Promise<AnnouncementRow[]> {
+    return (await this.q.all.execute()) as AnnouncementRow[];
   }
 
-  remove(id: number | null) {
+  async remove(id: number | null): Promise<void> {
     if (id === null) throw notFound();
-    this.db.transaction(() => {
-      const gone = this.db.delete(announcements).where(eq(announcements.id, id)).returning({ id: announcements.id }).all();
+    await this.port.transaction(async () => {
+      const gone = (await this.q.remove.execute({ id })) as unknown[];
       if (gone.length === 0) throw notFound();
       this.ownChanges++;
       this.known?.delete(id);
@@ -183,7 +189,7 @@ export class AnnouncementService {
     const row = await this.find(id);
     const errors: string[] = [];
     if (name === "") errors.push("Name can't be blank");
-    else if (!UNICODE_EMOJI.test(name) && !this.emojis.find(name)) errors.push("Name is not a recognized emoji");
+    else if (!UNICODE_EMOJI.test(name) && !(await this.emojis.find(name))) errors.push("Name is not a recognized emoji");
     const names = ((await this.q.names.execute({ announcementId: row.id })) as { name: string }[]).map((r) => r.name);
     if (!names.includes(name) && names.length >= REACTION_LIMIT) errors.push("Limit of different reactions reached");
     if (errors.length) throw validationFailed(...errors);
@@ -218,6 +224,14 @@ export class AnnouncementService {
     const reactions: { name: string; count: number; me: number }[][] = [];
     for (const row of rows) reactions.push((await this.q.reactions.execute({ announcementId: row.id, viewerId: viewerId ?? -1 })) as { name: string; count: number; me: number }[]);
     const resolveMention = this.accounts.mentionResolver(new URL(this.publicUrl).host);
+    const used = await Promise.all(rows.map((row) => this.emojis.inTexts([row.text])));
+    // The custom emojis reacted with, each read once.
+    const custom = new Map<string, CustomEmoji | null>();
+    for (const r of reactions.flat()) {
+      if (UNICODE_EMOJI.test(r.name) || custom.has(r.name)) continue;
+      const emoji = await this.emojis.find(r.name);
+      custom.set(r.name, emoji ? this.emojis.entity(emoji) : null);
+    }
     return rows.map((row, i) => {
       const formatted = formatText(row.text, { multiline: true, tagBaseUrl: `${this.publicUrl}/tags/`, resolveMention });
       return {
@@ -226,11 +240,8 @@ export class AnnouncementService {
         mentions: formatted.mentions,
         statuses: this.linkedStatuses(row.text),
         tags: [...new Set(formatted.tags.map((t) => t.toLowerCase()))],
-        emojis: this.emojis.inTexts([row.text]),
-        reactions: reactions[i]!.map((r) => {
-          const emoji = UNICODE_EMOJI.test(r.name) ? undefined : this.emojis.find(r.name);
-          return { name: r.name, count: r.count, me: viewerId === null ? null : r.me === 1, emoji: emoji ? this.emojis.entity(emoji) : null };
-        }),
+        emojis: used[i]!,
+        reactions: reactions[i]!.map((r) => ({ name: r.name, count: r.count, me: viewerId === null ? null : r.me === 1, emoji: custom.get(r.name) ?? null })),
         read: viewerId === null ? null : dismissed.has(row.id),
       };
     });

@@ -1,7 +1,7 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
-import type { Db } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
+import { rowReader } from "../db/rows.ts";
 import { customEmojis, type CustomEmojiRow } from "../db/schema.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
@@ -16,6 +16,7 @@ const SHORTCODE = /^[a-zA-Z0-9_]{2,}$/;
 /** CustomEmoji::SCAN_RE: `:code:` not inside a word or next to another colon. */
 const SCAN = /(?<=[^\p{L}\p{N}:]|^):([a-zA-Z0-9_]{2,}):(?=[^\p{L}\p{N}:]|$)/gmu;
 const FORMATS: Record<string, string> = { png: "png", gif: "gif", webp: "webp" };
+const EMOJI = rowReader(customEmojis);
 
 /**
  * This server's custom emojis: added by the operator (CLI), listed by
@@ -27,14 +28,7 @@ export class CustomEmojiService {
   // Built once: drizzle spends more building a query than SQLite running it (src/db/port.ts).
   private q;
 
-  /**
-   * `db`: the synchronous API, for the methods whose callers are not yet on the port (issue 31)
-   * and need their result: `inTexts` (posting and profiles, through `localEmojis`), `find` and
-   * `remove` (AdminInstance, inside its synchronous transaction; `find` also for reactions and
-   * the Emoji dispatcher). `list` and `add` are on the port.
-   */
   constructor(
-    private db: Db,
     private port: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
@@ -43,6 +37,8 @@ export class CustomEmojiService {
     const { customEmojis } = port.tables;
     this.q = {
       list: port.orm.select().from(customEmojis).orderBy(asc(customEmojis.shortcode)).prepare(),
+      find: port.orm.select().from(customEmojis).where(eq(customEmojis.shortcode, sql.placeholder("shortcode"))).prepare(),
+      remove: port.orm.delete(customEmojis).where(eq(customEmojis.shortcode, sql.placeholder("shortcode"))).returning().prepare(),
     };
   }
 
@@ -54,7 +50,7 @@ export class CustomEmojiService {
   async add(shortcode: string, image: Uint8Array, options: { category?: string } = {}): Promise<CustomEmojiRow> {
     const errors: string[] = [];
     if (!SHORTCODE.test(shortcode)) errors.push("Shortcode is invalid");
-    else if (this.find(shortcode)) errors.push("Shortcode has already been taken");
+    else if (await this.find(shortcode)) errors.push("Shortcode has already been taken");
     let format: string | undefined;
     try {
       format = FORMATS[(await sharp(image, { limitInputPixels: MAX_INPUT_PIXELS }).metadata()).format ?? ""];
@@ -94,15 +90,21 @@ export class CustomEmojiService {
     return row;
   }
 
-  /** Deletes the row at once; the promise is its files' removal (never rejected), for a command that must not exit before it. */
-  remove(shortcode: string): Promise<void> {
-    const gone = this.db.delete(customEmojis).where(eq(customEmojis.shortcode, shortcode)).returning().get();
+  /** Deletes the row (in the caller's transaction, if any); its files go with `removeFiles`, once that is committed. */
+  async remove(shortcode: string): Promise<CustomEmojiRow> {
+    const [gone] = (await this.q.remove.execute({ shortcode })) as CustomEmojiRow[];
     if (!gone) throw notFound();
-    return this.storage.removeAll([gone.imageFile, gone.staticFile]);
+    return gone;
   }
 
-  find(shortcode: string): CustomEmojiRow | undefined {
-    return this.db.select().from(customEmojis).where(eq(customEmojis.shortcode, shortcode)).get();
+  /** A removed emoji's files (never rejected: a failure is logged by the storage). */
+  removeFiles(row: CustomEmojiRow): Promise<void> {
+    return this.storage.removeAll([row.imageFile, row.staticFile]);
+  }
+
+  async find(shortcode: string): Promise<CustomEmojiRow | undefined> {
+    const [row] = (await this.q.find.execute({ shortcode })) as CustomEmojiRow[];
+    return row;
   }
 
   /** The entity shape (as remote emojis are kept): shortcode, url, static_url, visible_in_picker. */
@@ -110,12 +112,17 @@ export class CustomEmojiService {
     return { shortcode: row.shortcode, url: this.storage.url(row.imageFile), static_url: this.storage.url(row.staticFile), visible_in_picker: row.visibleInPicker };
   }
 
-  /** The local emojis that these texts use, in order of first use (CustomEmoji.from_text). */
-  inTexts(texts: string[]): CustomEmoji[] {
+  /**
+   * The local emojis that these texts use, in order of first use (CustomEmoji.from_text): the
+   * shortcodes they name, read in one statement (most texts name none, and then nothing is read).
+   */
+  async inTexts(texts: string[]): Promise<CustomEmoji[]> {
     const codes = new Set<string>();
     for (const text of texts) for (const m of text.matchAll(SCAN)) codes.add(m[1] as string);
     if (codes.size === 0) return [];
-    const byCode = new Map(this.db.select().from(customEmojis).all().map((r) => [r.shortcode, r]));
+    // Raw, `IN (?, ...)` per count (portable, where a list parameter is not), read by rowReader: a builder costs more to build than this to run.
+    const rows = await this.port.values(`SELECT ${EMOJI.columns} ${EMOJI.from} WHERE shortcode IN (${[...codes].map(() => "?").join(", ")})`, [...codes]);
+    const byCode = new Map(rows.map((r) => EMOJI.map(r)).map((r) => [r.shortcode, r]));
     return [...codes].flatMap((c) => {
       const row = byCode.get(c);
       return row ? [this.entity(row)] : [];

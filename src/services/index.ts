@@ -165,7 +165,7 @@ export function createServices(deps: ServiceDeps) {
   const tokens = new TokenService(port, db, ids, clock, events);
   const applications = new ApplicationService(port, ids, clock);
   // Local statuses and profiles keep the custom emojis they use when they are written.
-  const customEmojis = new CustomEmojiService(db, port, ids, clock, storage);
+  const customEmojis = new CustomEmojiService(port, ids, clock, storage);
   const localEmojis = (texts: string[]) => customEmojis.inTexts(texts);
   const accounts = new AccountService(port, db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
   // Two-factor secrets are sealed under their own key file beside the database (see TwoFactor).
@@ -230,7 +230,7 @@ export function createServices(deps: ServiceDeps) {
   const federationTraffic = new FederationTraffic(db, clock);
   const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url), traffic: federationTraffic }) ?? null;
   const remoteAccounts = new RemoteAccounts(port, ids, clock, events, federationDomains, fetcher, goneAccounts);
-  const announcements = new AnnouncementService(db, port, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
+  const announcements = new AnnouncementService(port, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
   const reports = new ReportService(port, db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader, reports);
   // Staff actions (src/services/admin): on accounts, reports and domains, each in the audit log.

@@ -234,7 +234,7 @@ export class StreamFanout {
   /** Rendered once, for no viewer (no `read`, no `me`), as Mastodon's worker renders it. */
   private async announcementPublished(id: number) {
     const { announcements } = this.ctx.services;
-    const row = announcements.all().find((a) => a.id === id);
+    const row = (await announcements.all()).find((a) => a.id === id);
     if (!row) return;
     const [view] = await announcements.views([row], null);
     this.toEveryUser("announcement", JSON.stringify(serializeAnnouncement(this.ctx.urls, view!)));

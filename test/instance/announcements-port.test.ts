@@ -69,7 +69,7 @@ for (const [name, open, skip] of [
       const ids = new IdGenerator(t.clock);
       ids.seed(2 ** 46);
       const { services } = t;
-      const announcements = new AnnouncementService(t.database.db, port, ids, t.clock, "http://rookery.test", services.accounts, services.reader, services.customEmojis, events);
+      const announcements = new AnnouncementService(port, ids, t.clock, "http://rookery.test", services.accounts, services.reader, services.customEmojis, events);
       // Rows as the CLI writes them (create is not on the port yet).
       const announce = async (id: number, text: string, times: { startsAt?: number; endsAt?: number } = {}) => {
         await port.run("INSERT INTO announcements (id, text, starts_at, ends_at, all_day, published_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
@@ -175,7 +175,7 @@ for (const [name, open, skip] of [
       const storage = new MediaStorage(dirname(t.database.path), "http://rookery.test");
       const ids = new IdGenerator(t.clock);
       ids.seed(2 ** 46);
-      const emojis = new CustomEmojiService(t.database.db, port, ids, t.clock, storage);
+      const emojis = new CustomEmojiService(port, ids, t.clock, storage);
       const png = new Uint8Array(await sharp({ create: { width: 16, height: 16, channels: 4, background: "#ff0000" } }).png().toBuffer());
       expect(await emojis.list()).toEqual([]);
       await emojis.add("zeta_cat", png);

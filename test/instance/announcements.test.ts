@@ -23,15 +23,15 @@ afterAll(() => server.close());
 
 const announce = (text: string, extra: { startsAt?: number; endsAt?: number; allDay?: boolean } = {}) => server.ctx.services.announcements.create({ text, ...extra });
 const count = (table: string) => (server.ctx.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-const clear = () => {
-  for (const a of server.ctx.services.announcements.all()) server.ctx.services.announcements.remove(a.id);
+const clear = async () => {
+  for (const a of await server.ctx.services.announcements.all()) await server.ctx.services.announcements.remove(a.id);
 };
 
 describe("GET /api/v1/announcements", () => {
   test("Mastodon's Announcement entity: content as HTML with its mentions, linked statuses, tags and emojis", async () => {
-    clear();
+    await clear();
     const status = await postStatus(bob, { status: "the release notes" });
-    const row = announce(`Hello @bob! Read ${server.base}/@bob/${status.id} #News :blobcat:\n\nSee you.`, { startsAt: NOW + HOUR, endsAt: NOW + 2 * HOUR });
+    const row = await announce(`Hello @bob! Read ${server.base}/@bob/${status.id} #News :blobcat:\n\nSee you.`, { startsAt: NOW + HOUR, endsAt: NOW + 2 * HOUR });
     const res = await alice.client.get("/api/v1/announcements");
     expect(res.status).toBe(200);
     const emoji = (await new Client(server.base).get("/api/v1/custom_emojis")).body[0];
@@ -55,11 +55,11 @@ describe("GET /api/v1/announcements", () => {
   });
 
   test("only current ones, in the order of what they announce; ended ones are gone", async () => {
-    clear();
-    const later = announce("later", { startsAt: NOW + 5 * HOUR, endsAt: NOW + 6 * HOUR });
-    const plain = announce("no time");
-    const sooner = announce("sooner", { startsAt: NOW - 2 * HOUR, endsAt: NOW + HOUR, allDay: true });
-    announce("over", { startsAt: NOW - 3 * HOUR, endsAt: NOW - HOUR });
+    await clear();
+    const later = await announce("later", { startsAt: NOW + 5 * HOUR, endsAt: NOW + 6 * HOUR });
+    const plain = await announce("no time");
+    const sooner = await announce("sooner", { startsAt: NOW - 2 * HOUR, endsAt: NOW + HOUR, allDay: true });
+    await announce("over", { startsAt: NOW - 3 * HOUR, endsAt: NOW - HOUR });
     const res = await alice.client.get("/api/v1/announcements");
     expect(res.body.map((a: { id: string }) => a.id)).toEqual([sooner.id, plain.id, later.id].map(String));
     expect(res.body[0].all_day).toBe(true);
@@ -78,9 +78,9 @@ describe("GET /api/v1/announcements", () => {
 
 describe("dismiss", () => {
   test("marks it read for that user only, once however often; unknown or ended ones are 404", async () => {
-    clear();
-    const row = announce("read me");
-    const over = announce("over", { startsAt: NOW - 3 * HOUR, endsAt: NOW - HOUR });
+    await clear();
+    const row = await announce("read me");
+    const over = await announce("over", { startsAt: NOW - 3 * HOUR, endsAt: NOW - HOUR });
     for (let i = 0; i < 2; i++) {
       const res = await alice.client.post(`/api/v1/announcements/${row.id}/dismiss`);
       expect(res.status).toBe(200);
@@ -102,15 +102,15 @@ describe("dismiss", () => {
 
 describe("reactions", () => {
   test("unicode and custom emoji reactions are counted, with me per viewer and the emoji's images; taking one back", async () => {
-    clear();
-    const row = announce("react!");
+    await clear();
+    const row = await announce("react!");
     const thumbs = encodeURIComponent("👍");
     for (const [user, name] of [[alice, thumbs], [bob, thumbs], [bob, "blobcat"]] as const) {
       const res = await user.client.put(`/api/v1/announcements/${row.id}/reactions/${name}`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({});
     }
-    const emoji = server.ctx.services.customEmojis.entity(server.ctx.services.customEmojis.find("blobcat")!);
+    const emoji = server.ctx.services.customEmojis.entity((await server.ctx.services.customEmojis.find("blobcat"))!);
     expect((await alice.client.get("/api/v1/announcements")).body[0].reactions).toEqual([
       { name: "👍", count: 2, me: true },
       { name: "blobcat", count: 1, me: false, url: emoji.url, static_url: emoji.static_url },
@@ -123,8 +123,8 @@ describe("reactions", () => {
   });
 
   test("Mastodon's refusals: not an emoji, the same twice, a ninth kind are 422; unknown announcements or reactions 404; nothing changes", async () => {
-    clear();
-    const row = announce("limits");
+    await clear();
+    const row = await announce("limits");
     const put = (user: TestUser, name: string, id: string | number = row.id) => user.client.put(`/api/v1/announcements/${id}/reactions/${encodeURIComponent(name)}`);
     expect((await put(alice, "🎉")).status).toBe(200);
     const before = count("announcement_reactions");
@@ -161,10 +161,10 @@ describe("reactions", () => {
 
 describe("streams", () => {
   test("every user stream hears announcement, announcement.reaction and announcement.delete", async () => {
-    clear();
+    await clear();
     const url = `${server.base}/api/v1/streaming/user`;
     const [a, b] = [await SseClient.open(url, { token: alice.token }), await SseClient.open(url, { token: bob.token })];
-    const row = announce("Streamed");
+    const row = await announce("Streamed");
     const published = await a.waitFor((e) => e.event === "announcement");
     const payload = JSON.parse(published.data!);
     expect(payload).toMatchObject({ id: String(row.id), content: "<p>Streamed</p>", reactions: [] });
@@ -172,7 +172,7 @@ describe("streams", () => {
     await bob.client.put(`/api/v1/announcements/${row.id}/reactions/${encodeURIComponent("👍")}`);
     const reaction = await a.waitFor((e) => e.event === "announcement.reaction");
     expect(JSON.parse(reaction.data!)).toEqual({ name: "👍", count: 1, announcement_id: String(row.id) });
-    server.ctx.services.announcements.remove(row.id);
+    await server.ctx.services.announcements.remove(row.id);
     const deleted = await b.waitFor((e) => e.event === "announcement.delete");
     expect(deleted.data).toBe(String(row.id));
     await delivered(server, a, b);

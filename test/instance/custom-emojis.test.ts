@@ -109,9 +109,9 @@ describe("custom emojis", () => {
     const emojis = server.ctx.services.customEmojis;
     const row = await emojis.add("gone_soon", await image("png"));
     const files = mediaFiles(server).length;
-    await emojis.remove("gone_soon");
+    await emojis.removeFiles(await emojis.remove("gone_soon"));
     expect(mediaFiles(server).length).toBe(files - 2);
     expect((await http.get("/api/v1/custom_emojis")).body.map((e: { shortcode: string }) => e.shortcode)).not.toContain(row.shortcode);
-    expect(() => emojis.remove("gone_soon")).toThrow("Record not found");
+    await expect(emojis.remove("gone_soon")).rejects.toThrow("Record not found");
   });
 });

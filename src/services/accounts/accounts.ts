@@ -58,7 +58,7 @@ export class AccountService {
     private images: ProfileImageService,
     private events: EventBus,
     /** This server's custom emojis used in some texts (CustomEmojiService.inTexts), kept on a profile when it is saved. */
-    private localEmojis: (texts: string[]) => CustomEmoji[],
+    private localEmojis: (texts: string[]) => Promise<CustomEmoji[]>,
   ) {
     this.q = {
       byId: db.$client.query<unknown[], [number]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id = ?`),
@@ -277,7 +277,7 @@ export class AccountService {
   async updateCredentials(accountId: number, input: CredentialsUpdate): Promise<AccountRow> {
     const account = await this.get(accountId);
     if (!account) throw new Error("account vanished");
-    const { changes, userChanges } = credentialChanges(account, input, {
+    const { changes, userChanges } = await credentialChanges(account, input, {
       publicUrl: this.publicUrl,
       resolveMention: this.mentionResolver(new URL(this.publicUrl).host),
       localEmojis: this.localEmojis,

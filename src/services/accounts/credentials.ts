@@ -32,7 +32,7 @@ export interface CredentialsContext {
   publicUrl: string;
   resolveMention: (username: string, host: string | null) => MentionTarget | null;
   /** This server's custom emojis used in some texts, kept on a profile when it is saved. */
-  localEmojis: (texts: string[]) => CustomEmoji[];
+  localEmojis: (texts: string[]) => Promise<CustomEmoji[]>;
 }
 
 /**
@@ -40,7 +40,11 @@ export interface CredentialsContext {
  * and rendered (HTML only for input that passed); the images are the service's, decoded after
  * this. Kept apart from AccountService: no database, only the rules.
  */
-export function credentialChanges(account: AccountRow, input: CredentialsUpdate, context: CredentialsContext): { changes: Partial<AccountRow>; userChanges: Partial<UserRow> } {
+export async function credentialChanges(
+  account: AccountRow,
+  input: CredentialsUpdate,
+  context: CredentialsContext,
+): Promise<{ changes: Partial<AccountRow>; userChanges: Partial<UserRow> }> {
   const errors = new ValidationErrors();
   const changes: Partial<AccountRow> = {};
   const userChanges: Partial<UserRow> = {};
@@ -104,7 +108,7 @@ export function credentialChanges(account: AccountRow, input: CredentialsUpdate,
   if (changes.displayName !== undefined || changes.note !== undefined || changes.fields !== undefined) {
     const fields = JSON.parse(changes.fields ?? account.fields) as ProfileField[];
     const texts = [changes.displayName ?? account.displayName, changes.note ?? account.note, ...fields.flatMap((f) => [f.name, f.value])];
-    changes.emojis = JSON.stringify(context.localEmojis(texts));
+    changes.emojis = JSON.stringify(await context.localEmojis(texts));
   }
   return { changes, userChanges };
 }

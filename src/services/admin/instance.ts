@@ -56,12 +56,15 @@ export class AdminInstance {
 
   async removeEmoji(actor: StaffActor, shortcode: string): Promise<void> {
     authorize(actor, "manage_custom_emojis");
-    const row = this.emojis.find(shortcode);
+    const row = await this.emojis.find(shortcode);
     if (!row) throw notFound();
-    await this.db.transaction(async () => {
-      void this.emojis.remove(shortcode);
+    const removed = await this.db.transaction(async () => {
+      const gone = await this.emojis.remove(shortcode);
       await this.log.record(actor, { action: "destroy", targetType: "CustomEmoji", targetId: row.id, summary: row.shortcode });
+      return gone;
     });
+    // Once committed (a rollback keeps the row, which needs its files); the page need not wait for them.
+    void this.emojis.removeFiles(removed);
   }
 
   /** Admin::RulesController: manage_rules. */
@@ -88,7 +91,7 @@ export class AdminInstance {
   async addAnnouncement(actor: StaffActor, input: AnnouncementInput): Promise<AnnouncementRow> {
     authorize(actor, "manage_announcements");
     return this.db.transaction(async () => {
-      const row = this.announcements.create(input);
+      const row = await this.announcements.create(input);
       await this.log.record(actor, { action: "create", targetType: "Announcement", targetId: row.id, summary: row.text.slice(0, 80) });
       return row;
     });
@@ -96,10 +99,10 @@ export class AdminInstance {
 
   async removeAnnouncement(actor: StaffActor, id: number | null): Promise<void> {
     authorize(actor, "manage_announcements");
-    const row = this.announcements.all().find((a) => a.id === id);
+    const row = (await this.announcements.all()).find((a) => a.id === id);
     if (!row) throw notFound();
     await this.db.transaction(async () => {
-      this.announcements.remove(row.id);
+      await this.announcements.remove(row.id);
       await this.log.record(actor, { action: "destroy", targetType: "Announcement", targetId: row.id, summary: row.text.slice(0, 80) });
     });
   }

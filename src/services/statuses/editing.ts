@@ -138,7 +138,7 @@ export class EditingService {
       language,
       mentions: JSON.stringify(mentioned.map(mentionRef)),
       tags: JSON.stringify(tagNames),
-      emojis: JSON.stringify(this.posting.localEmojis([spoilerText, text, ...(input.poll?.options ?? [])])),
+      emojis: JSON.stringify(await this.posting.localEmojis([spoilerText, text, ...(input.poll?.options ?? [])])),
       hasMedia: nextMedia.length > 0,
       hasPoll: input.poll !== undefined,
       quoteApproval,

@@ -51,7 +51,7 @@ export class PostingService {
     private rows: NewStatuses,
     private quotes: QuoteAttacher,
     /** This server's custom emojis used in some texts (CustomEmojiService.inTexts), kept on a local status when it is written (and edited). */
-    readonly localEmojis: (texts: string[]) => CustomEmoji[],
+    readonly localEmojis: (texts: string[]) => Promise<CustomEmoji[]>,
   ) {}
 
   /** The remote path's statements: raw, portable, cached by the driver (a builder's execute costs more CPU on this path than the statement). */
@@ -174,7 +174,7 @@ export class PostingService {
       parent,
       mentions: JSON.stringify(mentioned.map(mentionRef)),
       tags: JSON.stringify(tagNames),
-      emojis: JSON.stringify(this.localEmojis([prepared.spoilerText, prepared.text, ...(prepared.poll?.options ?? [])])),
+      emojis: JSON.stringify(await this.localEmojis([prepared.spoilerText, prepared.text, ...(prepared.poll?.options ?? [])])),
       hasMedia: prepared.mediaIds.length > 0,
       hasPoll: prepared.poll !== null,
       createdAt: now,
