@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { dirname } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { DatabasePort } from "../../src/db/port.ts";
 import { ApiError } from "../../src/errors.ts";
 import { IdGenerator } from "../../src/ids.ts";
@@ -17,10 +18,9 @@ import { startTestServices, type TestServices } from "../support/services.ts";
  * SQLite and on PostgreSQL. The API's behaviour is tested over HTTP in announcements.test.ts and
  * custom-emojis.test.ts; this holds the rules on both databases.
  *
- * What is not on the port yet (announcements' create, all and remove, emojis' find and inTexts,
- * the accounts and statuses that an announcement's text can name) stays on the SQLite services
- * of `startTestServices`, on both runs: the texts here name no account, status or custom emoji,
- * and the reactions are unicode, so what is tested goes through the port alone.
+ * What is not on the port yet (the accounts and statuses that an announcement's text can name)
+ * stays on the SQLite services of `startTestServices`, on both runs: the texts here name no
+ * account or status, so what is tested goes through the port alone.
  */
 
 const HOUR = 3_600_000;
@@ -69,7 +69,8 @@ for (const [name, open, skip] of [
       const ids = new IdGenerator(t.clock);
       ids.seed(2 ** 46);
       const { services } = t;
-      const announcements = new AnnouncementService(port, ids, t.clock, "http://rookery.test", services.accounts, services.reader, services.customEmojis, events);
+      const emojis = new CustomEmojiService(port, ids, t.clock, new MediaStorage(dirname(t.database.path), "http://rookery.test"));
+      const announcements = new AnnouncementService(port, ids, t.clock, "http://rookery.test", services.accounts, services.reader, emojis, events);
       // Rows as the CLI writes them (create is not on the port yet).
       const announce = async (id: number, text: string, times: { startsAt?: number; endsAt?: number } = {}) => {
         await port.run("INSERT INTO announcements (id, text, starts_at, ends_at, all_day, published_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
@@ -86,7 +87,7 @@ for (const [name, open, skip] of [
       };
       const reactions = () => port.all("SELECT account_id, announcement_id, name FROM announcement_reactions ORDER BY id");
       const dismissals = () => port.all("SELECT account_id, announcement_id FROM announcement_dismissals ORDER BY announcement_id");
-      return { t, port, now, heard, announcements, announce, reactions, dismissals };
+      return { t, port, now, heard, announcements, emojis, announce, reactions, dismissals };
     }
 
     test("current ones in the order of what they announce; dismissed and reacted per viewer; a reaction taken back", async () => {
@@ -193,6 +194,72 @@ for (const [name, open, skip] of [
         body: { error: "Validation failed: Image content type is invalid" },
       });
       expect(await port.all("SELECT * FROM custom_emojis ORDER BY shortcode")).toEqual(rows);
+    });
+
+    test("the operator's announcements: made, listed with ended ones, removed, each told once; a bad one or an unknown id refused and nothing changes", async () => {
+      const { port, now, heard, announcements, announce } = await setUp();
+      const ended = await announce(40, "ended", { startsAt: now - 2 * HOUR, endsAt: now - HOUR });
+      const made = await announcements.create({ text: "  the meeting  ", startsAt: now + HOUR, endsAt: now + 2 * HOUR, allDay: true });
+      expect(made).toMatchObject({ text: "the meeting", startsAt: now + HOUR, endsAt: now + 2 * HOUR, allDay: true, publishedAt: now });
+      expect((await announcements.all()).map((a) => [a.id, a.text, a.allDay])).toEqual([
+        [ended, "ended", false],
+        [made.id, "the meeting", true],
+      ]);
+      expect(heard).toEqual([{ type: "announcement.published", announcementId: made.id }]);
+
+      const rows = () => port.all("SELECT * FROM announcements ORDER BY id");
+      const before = await rows();
+      expect(await refusal(announcements.create({ text: " " }))).toEqual({ status: 422, body: { error: "Validation failed: Text can't be blank" } });
+      expect(await refusal(announcements.create({ text: "half", startsAt: now }))).toEqual({ status: 422, body: { error: "Validation failed: Ends at can't be blank" } });
+      expect(await refusal(announcements.create({ text: "backwards", startsAt: now, endsAt: now - 1 }))).toEqual({
+        status: 422,
+        body: { error: "Validation failed: Ends at must be after the start" },
+      });
+      expect(await refusal(announcements.remove(999))).toEqual({ status: 404, body: { error: "Record not found" } });
+      expect(await refusal(announcements.remove(null))).toEqual({ status: 404, body: { error: "Record not found" } });
+      expect(await rows()).toEqual(before);
+      expect(heard).toHaveLength(1);
+
+      await announcements.remove(ended);
+      expect((await announcements.all()).map((a) => a.id)).toEqual([made.id]);
+      expect(heard.at(-1)).toEqual({ type: "announcement.deleted", announcementId: ended });
+      // Its own creations and removals are not told again as another writer's.
+      await announcements.syncOtherWriters();
+      await announcements.syncOtherWriters();
+      expect(heard).toHaveLength(2);
+    });
+
+    test("custom emojis: found by shortcode, named in texts in order of first use, shown on a reaction; a taken shortcode refused; removed with its files", async () => {
+      const { t, port, announcements, emojis, announce } = await setUp();
+      const png = new Uint8Array(await sharp({ create: { width: 16, height: 16, channels: 4, background: "#00ff00" } }).png().toBuffer());
+      const blobcat = await emojis.add("blobcat", png);
+      await emojis.add("wave", png);
+      expect(await emojis.find("blobcat")).toEqual(blobcat);
+      expect(await emojis.find("nope")).toBeUndefined();
+      expect((await emojis.inTexts(["hi :wave: and :unknown:", "a:blobcat:b :blobcat: :wave:"])).map((e) => e.shortcode)).toEqual(["wave", "blobcat"]);
+      expect(await emojis.inTexts(["no codes here", ":a:"])).toEqual([]);
+
+      const shown = await announce(50, "hello :blobcat:");
+      await announcements.react(ALICE, shown, "blobcat");
+      const [view] = await announcements.views(await announcements.current(), ALICE);
+      expect(view!.emojis).toEqual([emojis.entity(blobcat)]);
+      expect(view!.reactions).toEqual([{ name: "blobcat", count: 1, me: true, emoji: emojis.entity(blobcat) }]);
+
+      const rows = () => port.all("SELECT * FROM custom_emojis ORDER BY shortcode");
+      const before = await rows();
+      expect(await refusal(emojis.add("blobcat", png))).toEqual({ status: 422, body: { error: "Validation failed: Shortcode has already been taken" } });
+      expect(await refusal(emojis.remove("nope"))).toEqual({ status: 404, body: { error: "Record not found" } });
+      expect(await rows()).toEqual(before);
+
+      const files = [blobcat.imageFile, blobcat.staticFile].map((f) => join(dirname(t.database.path), "media", f));
+      expect(files.every((f) => existsSync(f))).toBe(true);
+      const gone = await emojis.remove("blobcat");
+      expect(gone).toEqual(blobcat);
+      // The row first (in the caller's transaction), the files once that committed.
+      expect(files.every((f) => existsSync(f))).toBe(true);
+      await emojis.removeFiles(gone);
+      expect(files.some((f) => existsSync(f))).toBe(false);
+      expect((await emojis.list()).map((r) => r.shortcode)).toEqual(["wave"]);
     });
   });
 }
