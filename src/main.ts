@@ -164,7 +164,7 @@ async function serve() {
     listen: running.url,
     data: config.dataDir,
     migrations_applied: running.database.migrationsApplied,
-    registrations: running.ctx.services.registrations.mode,
+    registrations: await running.ctx.services.registrations.mode(),
   });
   // The executable starts with the JIT held back (scripts/build.ts): start-up code runs once,
   // and compiling it cost time and memory. Requests get the normal policy.

@@ -61,16 +61,16 @@ export async function withServices<T>(run: (services: Services, config: Config) 
 export async function rulesCommand(args: string[]) {
   const [sub, ...rest] = args;
   const { options, positional } = parseArgs(rest);
-  await withServices((services) => {
+  await withServices(async (services) => {
     const info = services.instanceInfo;
     switch (sub) {
       case "add": {
         if (positional[0] === undefined) throw new CliFailure('rules add needs the rule: rules add "<text>" [--hint "<hint>"]');
-        out(String(info.addRule(positional[0], options.get("hint") ?? "").id));
+        out(String((await info.addRule(positional[0], options.get("hint") ?? "")).id));
         return;
       }
       case "list": {
-        const rules = info.rules();
+        const rules = await info.rules();
         if (rules.length === 0) out("No rules yet.");
         for (const r of rules) out(`${r.id}\t${r.text}${r.hint ? `\t${r.hint}` : ""}`);
         return;
@@ -78,7 +78,7 @@ export async function rulesCommand(args: string[]) {
       case "remove": {
         const id = parseId(positional[0]);
         try {
-          info.removeRule(id);
+          await info.removeRule(id);
         } catch (e) {
           if (e instanceof ApiError) throw new CliFailure(`no rule with id ${positional[0] ?? ""}`);
           throw e;
@@ -104,7 +104,7 @@ export async function descriptionCommand(args: string[]) {
   await withServices(async (services) => {
     const info = services.instanceInfo;
     if (sub === "set") {
-      info.setExtendedDescription(text as string);
+      await info.setExtendedDescription(text as string);
       out("Extended description updated");
     } else if (sub === "show") {
       const { text: current, updatedAt } = await info.extendedDescriptionSource();

@@ -58,10 +58,10 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
   const allows = async ({ viewer, csrf }: PageRequest) => domainsPage("allows", await domains.allows(actor(viewer), { limit: 500 }), csrf, config.whitelistMode);
   const relays = async ({ viewer, csrf }: PageRequest) => relaysPage(await services.federationHealth.relays(actor(viewer)), csrf);
   const emojis = async ({ csrf }: PageRequest) => emojisPage((await services.customEmojis.list()).map((row) => ({ row, url: services.customEmojis.entity(row).url })), csrf);
-  const rules = ({ csrf }: PageRequest) => rulesPage(services.instanceInfo.rules(), csrf);
+  const rules = async ({ csrf }: PageRequest) => rulesPage(await services.instanceInfo.rules(), csrf);
   const announcements = async ({ csrf }: PageRequest) => announcementsPage(await services.announcements.all(), csrf);
   const settings = async ({ csrf }: PageRequest) =>
-    settingsPage((await services.instanceInfo.extendedDescriptionSource()).text, { ...services.instanceInfo.registrationsMode(), setting: services.instanceInfo.registrationsSetting }, csrf);
+    settingsPage((await services.instanceInfo.extendedDescriptionSource()).text, { ...(await services.instanceInfo.registrationsMode()), setting: services.instanceInfo.registrationsSetting }, csrf);
   const invites = async ({ csrf }: PageRequest) => adminInvitesPage(await services.invites.list(), csrf);
   const health = async ({ viewer }: PageRequest) => healthPage(await services.federationHealth.report(actor(viewer)), ctx.clock.now());
   const auditLog = async ({ params }: PageRequest) => {

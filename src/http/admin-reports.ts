@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { parseId } from "../ids.ts";
+import type { InstanceRuleRow } from "../db/schema.ts";
 import type { AdminReportView } from "../models/admin.ts";
 import { serializeAdminReport } from "../presenters/admin.ts";
 import { statusesJson } from "../presenters/status-json.ts";
@@ -24,15 +25,16 @@ export function adminReportRoutes(ctx: AppContext) {
   const read = (request: Request) => requireStaff(ctx, request, "admin:read:reports");
   const write = (request: Request) => requireStaff(ctx, request, "admin:write:reports");
 
-  /** The report with its statuses as staff see them (all of them, whoever they were for) and its rules. */
-  const render = (actor: StaffActor, view: AdminReportView) => {
+  /** The report with its statuses as staff see them (all of them, whoever they were for) and the server's rules (read once for a list). */
+  const render = (actor: StaffActor, view: AdminReportView, rules: InstanceRuleRow[]) => {
     const rows = services.reader.rowsByIds(view.statusIds);
     const viewer = actor.kind === "staff" ? actor.accountId : null;
-    return serializeAdminReport(ctx.urls, view, JSON.parse(statusesJson(services, ctx.urls, rows, viewer)) as unknown[], services.instanceInfo.rules());
+    return serializeAdminReport(ctx.urls, view, JSON.parse(statusesJson(services, ctx.urls, rows, viewer)) as unknown[], rules);
   };
   const one = (scope: (r: Request) => StaffActor, act: (actor: StaffActor, id: number | null, p: Params) => Promise<AdminReportView>) => async (c: { request: Request; params: { id: string }; query: unknown; body?: unknown }) => {
     const actor = scope(c.request);
-    return render(actor, await act(actor, parseId(c.params.id), input(c)));
+    const view = await act(actor, parseId(c.params.id), input(c));
+    return render(actor, view, await services.instanceInfo.rules());
   };
 
   return new Elysia()
@@ -53,7 +55,8 @@ export function adminReportRoutes(ctx: AppContext) {
         const link = linkHeader(ctx.config.publicUrl, c.request, { next: views.length >= page.limit ? views[views.length - 1]!.report.id : null, prev: views[0]!.report.id, keep: ["limit", ...FILTERS] });
         if (link) c.set.headers.link = link;
       }
-      return views.map((v) => render(actor, v));
+      const rules = await services.instanceInfo.rules();
+      return views.map((v) => render(actor, v, rules));
     })
     .get("/api/v1/admin/reports/:id", one(read, (actor, id) => reports.get(actor, id)))
     .put(

@@ -11,7 +11,8 @@ import { ROOKERY_VERSION, VERSION_STRING } from "../version.ts";
 import { input } from "./input.ts";
 import { optionalUser } from "./auth.ts";
 import { str } from "./params.ts";
-import { answerKept, databaseGeneration, keep, type Kept } from "./kept-json.ts";
+import type { RegistrationsMode } from "../services/accounts/registrations.ts";
+import { answerKept, databaseGeneration, keepAsync, type Kept } from "./kept-json.ts";
 
 const DISCOVERY_CACHE = "max-age=259200, public";
 
@@ -58,7 +59,9 @@ export function instanceRoutes(ctx: AppContext) {
     ],
   });
 
-  const rules = () => services.instanceInfo.rules().map(serializeRule);
+  const rules = async () => (await services.instanceInfo.rules()).map(serializeRule);
+  /** What the documents show of the database besides the counts, read when they are rebuilt. */
+  const stored = async () => ({ mode: await services.registrations.mode(), rules: (await services.instanceInfo.rules()).map(serializeRule) });
   /**
    * Under WHITELIST_MODE, what servers this one knows and how busy it is are nobody's to read,
    * as Mastodon's require_enabled_api! has it in LIMITED_FEDERATION_MODE: a user is required
@@ -83,13 +86,13 @@ export function instanceRoutes(ctx: AppContext) {
   // WHITELIST_MODE, where a user is required to read it).
   const instanceCache = config.whitelistMode ? "max-age=180, private" : "max-age=180, public";
   const databaseNow = databaseGeneration(db);
-  // What outside the database shapes the documents: the registrations mode (REGISTRATIONS) and
-  // whether ffmpeg was found.
-  const generation = () => `${databaseNow()}.${services.registrations.mode}.${services.media.avSupported}`;
+  // What outside the database shapes the documents: whether ffmpeg was found. (The registrations
+  // mode is the saved one, in the database, else REGISTRATIONS, which a process never changes.)
+  const generation = () => `${databaseNow()}.${services.media.avSupported}`;
   let keptV1: Kept | undefined;
   let keptV2: Kept | undefined;
 
-  const v1 = () => {
+  const v1 = ({ mode, rules }: { mode: RegistrationsMode; rules: ReturnType<typeof serializeRule>[] }) => {
     const stats = instanceStats(db);
     return {
       uri: config.domain,
@@ -105,15 +108,15 @@ export function instanceRoutes(ctx: AppContext) {
       // Mastodon: sign-ups are possible unless closed; approval is said apart. invites_enabled
       // is whether the everyone role may invite (UserRole.everyone.can?(:invite_users)): every
       // member makes invite links at /settings/invites.
-      registrations: services.registrations.mode !== "closed",
-      approval_required: services.registrations.mode === "approval",
+      registrations: mode !== "closed",
+      approval_required: mode === "approval",
       invites_enabled: can("user", "invite_users"),
       configuration: { accounts: { max_featured_tags: LIMITS.maxFeaturedTags }, statuses, media_attachments: mediaAttachments(), polls },
       contact_account: null,
-      rules: rules(),
+      rules,
     };
   };
-  const v2 = () => {
+  const v2 = ({ mode, rules }: { mode: RegistrationsMode; rules: ReturnType<typeof serializeRule>[] }) => {
     const stats = instanceStats(db);
     return {
       domain: config.domain,
@@ -135,27 +138,27 @@ export function instanceRoutes(ctx: AppContext) {
         translation: { enabled: false },
       },
       // No reason is required under approval (Mastodon's require_invite_text is off by default).
-      registrations: { enabled: services.registrations.mode !== "closed", approval_required: services.registrations.mode === "approval", reason_required: false, message: null, url: null },
+      registrations: { enabled: mode !== "closed", approval_required: mode === "approval", reason_required: false, message: null, url: null },
       // 2: grouped notifications (/api/v2/notifications); 7: quote posts (Mastodon 4.5's
       // quoted_status_id, quote_approval, /quotes): clients switch on it.
       api_versions: { mastodon: 7 },
       contact: { email: config.contactEmail, account: null },
-      rules: rules(),
+      rules,
     };
   };
 
   return new Elysia()
-    .get("/api/v1/instance", ({ request }) => {
+    .get("/api/v1/instance", async ({ request }) => {
       userInWhitelistMode(request);
-      keptV1 = keep(keptV1, generation(), v1);
+      keptV1 = await keepAsync(keptV1, generation(), async () => v1(await stored()));
       return answerKept(request, keptV1, instanceCache);
     })
-    .get("/api/v2/instance", ({ request }) => {
+    .get("/api/v2/instance", async ({ request }) => {
       userInWhitelistMode(request);
-      keptV2 = keep(keptV2, generation(), v2);
+      keptV2 = await keepAsync(keptV2, generation(), async () => v2(await stored()));
       return answerKept(request, keptV2, instanceCache);
     })
-    .get("/api/v1/instance/rules", ({ request }) => {
+    .get("/api/v1/instance/rules", async ({ request }) => {
       userInWhitelistMode(request);
       return rules();
     })
@@ -178,7 +181,8 @@ export function instanceRoutes(ctx: AppContext) {
     })
     // Public under WHITELIST_MODE too, counts and all: Mastodon's NodeInfo does not look at
     // LIMITED_FEDERATION_MODE, and servers read it to know what software they talk to.
-    .get("/nodeinfo/2.0", ({ set }) => {
+    .get("/nodeinfo/2.0", async ({ set }) => {
+      const mode = await services.registrations.mode();
       const stats = instanceStats(db);
       set.headers["cache-control"] = "max-age=1800, public";
       set.headers["content-type"] = 'application/json; profile="http://nodeinfo.diaspora.software/ns/schema/2.0#"';
@@ -188,7 +192,7 @@ export function instanceRoutes(ctx: AppContext) {
         protocols: ["activitypub"],
         services: { outbound: [], inbound: [] },
         usage: { users: { total: stats.userCount, activeMonth: stats.userCount, activeHalfyear: stats.userCount }, localPosts: stats.statusCount },
-        openRegistrations: services.registrations.mode !== "closed",
+        openRegistrations: mode !== "closed",
         // megalodon's detector accepts an unknown software whose upstream is Mastodon.
         metadata: { nodeName: config.instanceTitle, nodeDescription: description, upstream: { name: "mastodon", version: "4.3.0" } },
       };

@@ -53,7 +53,7 @@ export function inviteRoutes(ctx: AppContext) {
   const form = async (request: Request, code: string, status = 200, values?: { username?: string; email?: string }, errors?: string[]) => {
     const session = formSession(request, secure, INVITE_FORM);
     const csrf = await services.tickets.sign("invite", {}, 60 * 60, session.value);
-    const rules = services.instanceInfo.rules().map((r) => ({ text: r.text, hint: r.hint }));
+    const rules = (await services.instanceInfo.rules()).map((r) => ({ text: r.text, hint: r.hint }));
     return page(inviteSignUpPage(site, { action: `/invite/${encodeURIComponent(code)}`, csrf, rules, values, errors }), status, session.setCookie);
   };
 

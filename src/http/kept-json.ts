@@ -27,6 +27,13 @@ export function keep(kept: Kept | undefined, generation: string, build: () => un
   return { generation, body, etag: `W/"${Bun.hash(body).toString(36)}"` };
 }
 
+/** `keep`, for a document built from asynchronous reads: they run only when the generation moved. */
+export async function keepAsync(kept: Kept | undefined, generation: string, build: () => Promise<unknown>): Promise<Kept> {
+  if (kept !== undefined && kept.generation === generation) return kept;
+  const built = await build();
+  return keep(undefined, generation, () => built);
+}
+
 /**
  * 304 and no body when the client already holds these bytes (If-None-Match), else 200 and them.
  * Without `cacheControl`, the edge's no-store for the API applies.

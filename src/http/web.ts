@@ -165,8 +165,8 @@ export function webRoutes(ctx: AppContext) {
     .get("/", async (c) => {
       const stats = instanceStats(ctx.db);
       const about = (await services.instanceInfo.extendedDescription()).html;
-      const rules = services.instanceInfo.rules().map((r) => ({ text: r.text, hint: r.hint }));
-      const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, aboutHtml: about, rules, contactEmail: config.contactEmail, registrations: services.registrations.mode, users: stats.userCount, statuses: stats.statusCount });
+      const rules = (await services.instanceInfo.rules()).map((r) => ({ text: r.text, hint: r.hint }));
+      const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, aboutHtml: about, rules, contactEmail: config.contactEmail, registrations: await services.registrations.mode(), users: stats.userCount, statuses: stats.statusCount });
       return page(c.request, body, undefined);
     })
     .get("/tags/:name", async (c) => {

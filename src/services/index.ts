@@ -174,8 +174,8 @@ export function createServices(deps: ServiceDeps) {
   // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
   const invites = new InviteService(port, db, ids, clock, config.publicUrl);
   // REGISTRATIONS is the mode until an admin saves one (/admin/settings), read at each sign-up.
-  const instanceInfo = new InstanceInfo(db, port, ids, clock, config.publicUrl, config.registrations);
-  const registrations = new RegistrationService(() => instanceInfo.registrationsMode().mode, accounts, invites);
+  const instanceInfo = new InstanceInfo(port, ids, clock, config.publicUrl, config.registrations);
+  const registrations = new RegistrationService(async () => (await instanceInfo.registrationsMode()).mode, accounts, invites);
   const webSessions = new WebSessionService(port, db, ids, clock);
   const passwords = new Passwords(port, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);

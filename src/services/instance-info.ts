@@ -1,8 +1,7 @@
 import { asc, eq, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
-import type { Db } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
-import { instanceRules, instanceSettings, type InstanceRuleRow } from "../db/schema.ts";
+import type { InstanceRuleRow } from "../db/schema.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import { idFloorForTime, type IdGenerator } from "../ids.ts";
 import type { WeekActivity } from "../models/views.ts";
@@ -21,12 +20,8 @@ const MODES: readonly RegistrationsMode[] = ["open", "approval", "closed"];
  * What the operator says about the server and what the instance endpoints count: the rules,
  * the extended description (both set with the CLI), the registrations mode (REGISTRATIONS
  * until an admin sets one on /admin/settings), and the weekly activity.
- *
- * On the database port (issue 31): the extended description and the activity. The rest stays
- * on the synchronous API for now, for synchronous callers: the rules are read while the kept
- * instance documents are built (src/http/kept-json.ts) and by AdminReports, the registrations
- * mode by RegistrationService's `mode` (read for every instance document), and every write
- * runs inside AdminInstance's synchronous transactions (with its audit log entry).
+ * On the database port (issue 31); its writes join the caller's transaction (AdminInstance's,
+ * with its audit log entry).
  */
 const ACTIVITY_CACHE_MS = 60 * 60 * 1000;
 
@@ -35,7 +30,6 @@ export class InstanceInfo {
   private p;
 
   constructor(
-    private db: Db,
     private port: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
@@ -43,9 +37,20 @@ export class InstanceInfo {
     /** REGISTRATIONS: the mode while no admin has chosen one. */
     private defaultRegistrations: RegistrationsMode,
   ) {
+    const { instanceRules, instanceSettings } = port.tables;
+    const p = sql.placeholder;
+    // Built once: drizzle spends more building a query than SQLite running it (docs/architecture.md).
     this.q = {
-      // Read on every instance document (the registrations mode): kept prepared, not built each time.
-      setting: db.$client.query<{ value: string }, [string]>("SELECT value FROM instance_settings WHERE key = ?"),
+      rules: port.orm.select().from(instanceRules).orderBy(asc(instanceRules.position), asc(instanceRules.id)).prepare(),
+      lastPosition: port.orm.select({ p: sql<number | null>`max(${instanceRules.position})`.mapWith(Number) }).from(instanceRules).prepare(),
+      removeRule: port.orm.delete(instanceRules).where(eq(instanceRules.id, p("id"))).returning({ id: instanceRules.id }).prepare(),
+      setting: port.orm.select({ value: instanceSettings.value }).from(instanceSettings).where(eq(instanceSettings.key, p("key"))).prepare(),
+      save: port.orm
+        .insert(instanceSettings)
+        .values({ key: p("key"), value: p("value") } as never)
+        .onConflictDoUpdate({ target: instanceSettings.key, set: { value: sql`excluded.value` } })
+        .prepare(),
+      forget: port.orm.delete(instanceSettings).where(eq(instanceSettings.key, p("key"))).prepare(),
     };
     const postgres = port.dialect === "postgres";
     this.p = {
@@ -67,25 +72,28 @@ export class InstanceInfo {
     };
   }
 
-  rules(): InstanceRuleRow[] {
-    return this.db.select().from(instanceRules).orderBy(asc(instanceRules.position), asc(instanceRules.id)).all();
+  async rules(): Promise<InstanceRuleRow[]> {
+    return (await this.q.rules.execute()) as InstanceRuleRow[];
   }
 
-  addRule(text: string, hint = ""): InstanceRuleRow {
+  /** A rule after the others (in the caller's transaction, or in its own: the last position is read first). */
+  async addRule(text: string, hint = ""): Promise<InstanceRuleRow> {
     const trimmed = text.trim();
     const errors: string[] = [];
     if (trimmed === "") errors.push("Text can't be blank");
     else if (trimmed.length > RULE_TEXT_LIMIT) errors.push(`Text is too long (maximum is ${RULE_TEXT_LIMIT} characters)`);
     if (errors.length) throw validationFailed(...errors);
     const now = this.clock.now();
-    const last = this.db.select({ p: sql<number | null>`max(${instanceRules.position})` }).from(instanceRules).get()?.p ?? -1;
-    const row: InstanceRuleRow = { id: this.ids.next(), text: trimmed, hint: hint.trim(), position: last + 1, createdAt: now, updatedAt: now };
-    this.db.insert(instanceRules).values(row).run();
-    return row;
+    return this.port.transaction(async () => {
+      const [last] = (await this.q.lastPosition.execute()) as { p: number | null }[];
+      const row: InstanceRuleRow = { id: this.ids.next(), text: trimmed, hint: hint.trim(), position: (last?.p ?? -1) + 1, createdAt: now, updatedAt: now };
+      await this.port.orm.insert(this.port.tables.instanceRules).values(row);
+      return row;
+    });
   }
 
-  removeRule(id: number | null) {
-    if (id === null || this.db.delete(instanceRules).where(eq(instanceRules.id, id)).returning({ id: instanceRules.id }).all().length === 0) throw notFound();
+  async removeRule(id: number | null): Promise<void> {
+    if (id === null || ((await this.q.removeRule.execute({ id })) as unknown[]).length === 0) throw notFound();
   }
 
   /** The extended description as its source text, and when it was last set (null: never). */
@@ -106,19 +114,17 @@ export class InstanceInfo {
 
   private formatted: { text: string; html: string } | null = null;
 
-  setExtendedDescription(text: string) {
+  async setExtendedDescription(text: string): Promise<void> {
     const now = String(this.clock.now());
-    this.db.transaction((tx) => {
-      for (const [key, value] of [[DESCRIPTION_KEY, text.trim()], [DESCRIPTION_UPDATED_KEY, now]] as const) {
-        tx.insert(instanceSettings).values({ key, value }).onConflictDoUpdate({ target: instanceSettings.key, set: { value } }).run();
-      }
+    await this.port.transaction(async () => {
+      for (const [key, value] of [[DESCRIPTION_KEY, text.trim()], [DESCRIPTION_UPDATED_KEY, now]] as const) await this.q.save.execute({ key, value });
     });
   }
 
   /** Who may sign up now: the mode an admin saved (it wins over REGISTRATIONS), else REGISTRATIONS. */
-  registrationsMode(): { mode: RegistrationsMode; saved: boolean } {
-    const stored = this.setting(REGISTRATIONS_KEY);
-    const mode = MODES.find((m) => m === stored);
+  async registrationsMode(): Promise<{ mode: RegistrationsMode; saved: boolean }> {
+    const [stored] = (await this.q.setting.execute({ key: REGISTRATIONS_KEY })) as { value: string }[];
+    const mode = MODES.find((m) => m === stored?.value);
     return mode ? { mode, saved: true } : { mode: this.defaultRegistrations, saved: false };
   }
 
@@ -128,9 +134,9 @@ export class InstanceInfo {
   }
 
   /** Saves the mode (null: forget it, so that REGISTRATIONS applies again). */
-  setRegistrationsMode(mode: RegistrationsMode | null) {
-    if (mode === null) this.db.delete(instanceSettings).where(eq(instanceSettings.key, REGISTRATIONS_KEY)).run();
-    else this.db.insert(instanceSettings).values({ key: REGISTRATIONS_KEY, value: mode }).onConflictDoUpdate({ target: instanceSettings.key, set: { value: mode } }).run();
+  async setRegistrationsMode(mode: RegistrationsMode | null): Promise<void> {
+    if (mode === null) await this.q.forget.execute({ key: REGISTRATIONS_KEY });
+    else await this.q.save.execute({ key: REGISTRATIONS_KEY, value: mode });
   }
 
   /** Mastodon's instance activity: the last 12 ISO weeks (Monday to Monday, UTC), this one first. */
@@ -158,8 +164,4 @@ export class InstanceInfo {
   }
 
   private activityCache: { at: number; weeks: WeekActivity[] } | null = null;
-
-  private setting(key: string): string | undefined {
-    return this.q.setting.get(key)?.value;
-  }
 }

@@ -73,7 +73,7 @@ export class ReportService {
     if (!(REPORT_CATEGORIES as readonly string[]).includes(category)) errors.push("Category is not included in the list");
     // Report#validate_rule_ids: a violation names rules, every one of them this server's.
     if (category === "violation") {
-      const known = new Set(this.rules.rules().map((r) => r.id));
+      const known = new Set((await this.rules.rules()).map((r) => r.id));
       if (!ruleIds || !ruleIds.every((id) => id !== null && known.has(id))) errors.push("Rule ids does not reference valid rules");
     }
     if (errors.length) throw validationFailed(...errors);

@@ -247,7 +247,7 @@ describe("a registrations mode saved by an admin", () => {
       await adminInstance.setRegistrationsMode(OPERATOR, "closed");
       server = await server.restart();
       const closed = await new Client(server.base).get("/api/v1/instance");
-      expect([closed.body.registrations, server.ctx.services.registrations.mode]).toEqual([false, "closed"]);
+      expect([closed.body.registrations, await server.ctx.services.registrations.mode()]).toEqual([false, "closed"]);
       await server.ctx.services.adminInstance.setRegistrationsMode(OPERATOR, null);
       expect((await new Client(server.base).get("/api/v1/instance")).body.registrations).toBe(true);
     } finally {

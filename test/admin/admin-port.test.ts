@@ -13,6 +13,7 @@ import { AuditLog, OPERATOR, type StaffActor } from "../../src/services/admin/au
 import { AdminDomains, ExistingDomainBlock } from "../../src/services/admin/domains.ts";
 import { AdminReports } from "../../src/services/admin/reports.ts";
 import { ProfileImageService } from "../../src/services/accounts/profile-images.ts";
+import { InstanceInfo } from "../../src/services/instance-info.ts";
 import { ReportService } from "../../src/services/reports.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
@@ -30,12 +31,13 @@ async function setUp({ t, port, mirror }: PortArm) {
   const s = t.services;
   const events = new EventBus(port);
   const log = new AuditLog(port, t.ids, t.clock);
-  const reports = new AdminReports(port, t.clock, s.accounts, s.reader, s.removal, s.instanceInfo, log);
+  const info = new InstanceInfo(port, t.ids, t.clock, "http://rookery.test", "open");
+  const reports = new AdminReports(port, t.clock, s.accounts, s.reader, s.removal, info, log);
   const images = new ProfileImageService(new MediaStorage(mkdtempSync(join(tmpdir(), "rookery-admin-port-")), "http://rookery.test"));
   const purge = new AccountPurge(port, events, s.follows, s.removal, s.tokens, s.webSessions, images);
   const accounts = new AdminAccounts(port, t.clock, s.accounts, purge, log, reports, events, s.twoFactor);
   const domains = new AdminDomains(port, s.federationDomains, log);
-  const userReports = new ReportService(port, t.database.db, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, s.instanceInfo, events);
+  const userReports = new ReportService(port, t.database.db, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, info, events);
   /** A local account with its user, in both databases (the user's role and approval are the port's to change). */
   const local = async (name: string, fields: { role?: string; approved?: boolean } = {}) => {
     const account = await t.local(name);
@@ -45,7 +47,7 @@ async function setUp({ t, port, mirror }: PortArm) {
     return account;
   };
   const lines = async () => (await port.all<{ action: string; target_type: string; target_id: string | null }>("SELECT action, target_type, target_id FROM admin_actions ORDER BY id")).map((r) => [r.action, r.target_type, r.target_id]);
-  return { t, port, mirror, log, reports, accounts, domains, userReports, local, lines };
+  return { t, port, mirror, info, log, reports, accounts, domains, userReports, local, lines };
 }
 
 async function refused(run: () => Promise<unknown>, status: number, error: string) {
@@ -107,12 +109,12 @@ for (const arm of portArms) {
     });
 
     test("reports: listed and read, assigned, corrected, resolved and reopened, each logged; bad input refused and nothing changed", async () => {
-      const { t, port, reports, userReports, lines, local, mirror } = await setUp(await arm.open());
+      const { t, port, info, reports, userReports, lines, local, mirror } = await setUp(await arm.open());
       const mona = await local("mona", { role: "moderator" });
       const moderator = staff(mona, "moderator");
       const alice = await local("alice");
       const bob = await mirror(await t.local("bob"));
-      const rule = t.services.instanceInfo.addRule("No spam");
+      const rule = await info.addRule("No spam");
       const report = (await userReports.create(alice.id, { accountId: bob.id, statusIds: [], ruleIds: [], comment: "spam", category: "spam" })).report;
 
       const [listed] = await reports.list(moderator, {}, { limit: 10 });

@@ -34,7 +34,7 @@ const reportRow = (id: string) =>
 
 describe("/api/v1/admin/reports", () => {
   test("a report as Admin::Report: both accounts as Admin::Account, its statuses (even private ones) and rules", async () => {
-    const rule = server.ctx.services.instanceInfo.addRule("Be kind");
+    const rule = await server.ctx.services.instanceInfo.addRule("Be kind");
     const secret = await postStatus(bob, { status: "for followers", visibility: "private" });
     await alice.client.post(`/api/v1/accounts/${bob.id}/follow`);
     const id = await report({ status_ids: [secret.id], rule_ids: [String(rule.id)], comment: "unkind" });

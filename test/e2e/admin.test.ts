@@ -196,7 +196,7 @@ describe.skipIf(!available)("admin pages in Chromium", () => {
     await page.getByLabel("Who can sign up").selectOption("approval");
     await submit(page, "Save the mode");
     expect(await notice(page)).toBe("Changes successfully saved!");
-    expect(server.ctx.services.registrations.mode).toBe("approval");
+    expect(await server.ctx.services.registrations.mode()).toBe("approval");
     await shot(page, "settings");
     await nav(page, "Invites");
     await shot(page, "invites");

@@ -22,8 +22,8 @@ describe("rules", () => {
   test("rules are listed in order with their hints, in /instance/rules and both instance documents", async () => {
     expect((await http.get("/api/v1/instance/rules")).body).toEqual([]);
     const info = server.ctx.services.instanceInfo;
-    const first = info.addRule("  Be kind ", "No harassment.");
-    const second = info.addRule("No spam");
+    const first = await info.addRule("  Be kind ", "No harassment.");
+    const second = await info.addRule("No spam");
     const expected = [
       { id: String(first.id), text: "Be kind", hint: "No harassment." },
       { id: String(second.id), text: "No spam", hint: "" },
@@ -33,24 +33,24 @@ describe("rules", () => {
     expect(res.body).toEqual(expected);
     expect((await http.get("/api/v1/instance")).body.rules).toEqual(expected);
     expect((await http.get("/api/v2/instance")).body.rules).toEqual(expected);
-    info.removeRule(first.id);
+    await info.removeRule(first.id);
     expect((await http.get("/api/v1/instance/rules")).body).toEqual([expected[1]]);
-    info.removeRule(second.id);
+    await info.removeRule(second.id);
   });
 
-  test("a blank or overlong rule is refused and nothing stored", () => {
+  test("a blank or overlong rule is refused and nothing stored", async () => {
     const info = server.ctx.services.instanceInfo;
-    expect(() => info.addRule("  ")).toThrow("Validation failed: Text can't be blank");
-    expect(() => info.addRule("x".repeat(301))).toThrow("Validation failed: Text is too long (maximum is 300 characters)");
-    expect(() => info.removeRule(12345)).toThrow("Record not found");
-    expect(info.rules()).toEqual([]);
+    await expect(info.addRule("  ")).rejects.toThrow("Validation failed: Text can't be blank");
+    await expect(info.addRule("x".repeat(301))).rejects.toThrow("Validation failed: Text is too long (maximum is 300 characters)");
+    await expect(info.removeRule(12345)).rejects.toThrow("Record not found");
+    expect(await info.rules()).toEqual([]);
   });
 });
 
 describe("extended description", () => {
   test("empty with a null updated_at until set; then HTML paragraphs with links and the time it was set", async () => {
     expect((await http.get("/api/v1/instance/extended_description")).body).toEqual({ updated_at: null, content: "" });
-    server.ctx.services.instanceInfo.setExtendedDescription("Welcome <friends>.\n\nSee https://example.com/about #rookery");
+    await server.ctx.services.instanceInfo.setExtendedDescription("Welcome <friends>.\n\nSee https://example.com/about #rookery");
     const res = await http.get("/api/v1/instance/extended_description");
     expect(res.status).toBe(200);
     expect(res.body.updated_at).toBe(new Date(server.clock.now()).toISOString());

@@ -46,7 +46,7 @@ describe("instance documents kept per generation", () => {
 
   test("a rule added, the registrations mode and a new post change the next answer and its ETag at once", async () => {
     let before = await steady(http, "/api/v1/instance");
-    const rule = server.ctx.services.instanceInfo.addRule("Be kind");
+    const rule = await server.ctx.services.instanceInfo.addRule("Be kind");
     let after = await steady(http, "/api/v1/instance");
     expect(after.etag).not.toBe(before.etag);
     expect(after.body.rules).toEqual([{ id: String(rule.id), text: "Be kind", hint: "" }]);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { EventBus } from "../../src/infra/events.ts";
+import { InstanceInfo } from "../../src/services/instance-info.ts";
 import { ReportService } from "../../src/services/reports.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
@@ -23,8 +24,9 @@ async function setUp({ t, port, mirror }: PortArm) {
   events.within("report.created", () => within.push(port.inTransaction));
   events.afterCommit("report.created", (e) => committed.push(e.reportId));
   const s = t.services;
-  const reports = new ReportService(port, t.database.db, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, s.instanceInfo, events);
-  return { alice, bob, carol, reports, within, committed };
+  const info = new InstanceInfo(port, t.ids, t.clock, "http://rookery.test", "open");
+  const reports = new ReportService(port, t.database.db, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, info, events);
+  return { alice, bob, carol, info, reports, within, committed };
 }
 
 for (const arm of portArms) {
@@ -32,7 +34,7 @@ for (const arm of portArms) {
     test("a report is stored unresolved and told once committed; the operator's list, open ones or all, oldest first", async () => {
       const opened = await arm.open();
       const { t, port } = opened;
-      const { alice, bob, carol, reports, within, committed } = await setUp(opened);
+      const { alice, bob, carol, info, reports, within, committed } = await setUp(opened);
       const one = await t.post(bob, { text: "spam one" });
       const two = await t.post(bob, { text: "spam two", visibility: "unlisted" });
 
@@ -44,7 +46,7 @@ for (const arm of portArms) {
       expect(within).toEqual([true]);
       expect(committed).toEqual([first.report.id]);
 
-      const rule = t.services.instanceInfo.addRule("No spam");
+      const rule = await info.addRule("No spam");
       // Only a remote account's server can be told.
       const second = await reports.create(alice.id, { accountId: carol.id, statusIds: [], ruleIds: [rule.id], forward: true });
       expect(second.report).toMatchObject({ category: "violation", forwarded: true, comment: "" });

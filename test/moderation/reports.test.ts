@@ -51,7 +51,7 @@ describe("POST /api/v1/reports", () => {
   test("form parameters; no category is other; rules make it a violation", async () => {
     const plain = await alice.client.post("/api/v1/reports", { form: { account_id: bob.id } });
     expect(plain.body).toMatchObject({ category: "other", comment: "", status_ids: [], rule_ids: null });
-    const rule = server.ctx.services.instanceInfo.addRule("No spam");
+    const rule = await server.ctx.services.instanceInfo.addRule("No spam");
     const violation = await alice.client.post("/api/v1/reports", { form: { account_id: bob.id, category: "other", "rule_ids[]": String(rule.id) } });
     expect(violation.status).toBe(200);
     expect(violation.body).toMatchObject({ category: "violation", rule_ids: [String(rule.id)] });

@@ -167,7 +167,7 @@ for (const arm of portArms) {
     test("the extended description and the weekly activity are read from the port's database", async () => {
       const a = await arm.open();
       const { port, t } = a;
-      const info = new InstanceInfo(t.database.db, port, t.ids, t.clock, "http://rookery.test", "open");
+      const info = new InstanceInfo(port, t.ids, t.clock, "http://rookery.test", "open");
       expect(await info.extendedDescriptionSource()).toEqual({ text: "", updatedAt: null });
       await port.run("INSERT INTO instance_settings (key, value) VALUES (?, ?), (?, ?)", ["extended_description", "Hello #world", "extended_description_updated_at", "1234"]);
       expect(await info.extendedDescriptionSource()).toEqual({ text: "Hello #world", updatedAt: 1234 });

@@ -35,17 +35,14 @@ export interface SignUp extends NewAccount {
 export class RegistrationService {
   constructor(
     /** The mode now (an admin may change it while the server runs: InstanceInfo). */
-    private currentMode: () => RegistrationsMode,
+    private currentMode: () => Promise<RegistrationsMode>,
     private accounts: AccountService,
     private invites: InviteService,
   ) {}
 
-  get mode(): RegistrationsMode {
+  /** The mode now (read at each call: an admin may change it, another process too). */
+  mode(): Promise<RegistrationsMode> {
     return this.currentMode();
-  }
-
-  get approvalRequired(): boolean {
-    return this.mode === "approval";
   }
 
   /**
@@ -54,7 +51,7 @@ export class RegistrationService {
    * usable invite code spares the wait; an unusable one is ignored, as Mastodon ignores it.
    */
   async signUp(input: SignUp): Promise<AccountRow> {
-    const mode = this.mode;
+    const mode = await this.mode();
     if (mode === "closed") throw new ApiError(403, "Forbidden");
     const invite = input.inviteCode ? await this.invites.usable(input.inviteCode) : null;
     if (invite) return this.withInvite(invite.id, input);

@@ -71,7 +71,7 @@ export class AdminInstance {
   async addRule(actor: StaffActor, text: string, hint?: string): Promise<InstanceRuleRow> {
     authorize(actor, "manage_rules");
     return this.db.transaction(async () => {
-      const rule = this.info.addRule(text, hint);
+      const rule = await this.info.addRule(text, hint);
       await this.log.record(actor, { action: "create", targetType: "Rule", targetId: rule.id, summary: rule.text.slice(0, 80) });
       return rule;
     });
@@ -79,10 +79,10 @@ export class AdminInstance {
 
   async removeRule(actor: StaffActor, id: number | null): Promise<void> {
     authorize(actor, "manage_rules");
-    const rule = this.info.rules().find((r) => r.id === id);
+    const rule = (await this.info.rules()).find((r) => r.id === id);
     if (!rule) throw notFound();
     await this.db.transaction(async () => {
-      this.info.removeRule(rule.id);
+      await this.info.removeRule(rule.id);
       await this.log.record(actor, { action: "destroy", targetType: "Rule", targetId: rule.id, summary: rule.text.slice(0, 80) });
     });
   }
@@ -111,7 +111,7 @@ export class AdminInstance {
   async setDescription(actor: StaffActor, text: string): Promise<void> {
     authorize(actor, "manage_settings");
     await this.db.transaction(async () => {
-      this.info.setExtendedDescription(text);
+      await this.info.setExtendedDescription(text);
       await this.log.record(actor, { action: "update", targetType: "Instance", targetId: null, summary: "extended description" });
     });
   }
@@ -141,7 +141,7 @@ export class AdminInstance {
   async setRegistrationsMode(actor: StaffActor, mode: RegistrationsMode | null): Promise<void> {
     authorize(actor, "manage_settings");
     await this.db.transaction(async () => {
-      this.info.setRegistrationsMode(mode);
+      await this.info.setRegistrationsMode(mode);
       const summary = mode === null ? `registrations mode: as REGISTRATIONS says (${this.info.registrationsSetting})` : `registrations mode: ${mode}`;
       await this.log.record(actor, { action: "update", targetType: "Instance", targetId: null, summary });
     });

@@ -113,7 +113,7 @@ export class AdminReports {
     const errors: string[] = [];
     if (!(REPORT_CATEGORIES as readonly string[]).includes(category)) errors.push("Category is not included in the list");
     if (category === "violation") {
-      const known = new Set(this.rules.rules().map((r) => r.id));
+      const known = new Set((await this.rules.rules()).map((r) => r.id));
       if (!ruleIds || ruleIds.length === 0 || !ruleIds.every((r) => r !== null && known.has(r))) errors.push("Rule ids does not reference valid rules");
     }
     if (errors.length) throw validationFailed(...errors);
