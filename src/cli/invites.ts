@@ -68,7 +68,7 @@ export async function invitesCommand(args: string[]) {
       case "revoke": {
         const id = Number(positional[0]);
         if (!positional[0] || !/^\d{1,19}$/.test(positional[0])) throw new CliFailure("invites revoke needs the invite's id (see invites list): invites revoke <id>");
-        const result = invites.revoke(id);
+        const result = await invites.revoke(id);
         if (result === null) throw new CliFailure(`no invite with id ${positional[0]}`);
         out(result === "revoked" ? `Revoked invite ${positional[0]}: its link lets nobody in now` : `Invite ${positional[0]} had already expired`);
         return;

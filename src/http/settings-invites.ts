@@ -47,10 +47,10 @@ export function settingsInvitesRoutes(ctx: AppContext, pages: MemberPages) {
     .post("/settings/invites/:id/revoke", (c) =>
       pages.act(
         c,
-        ({ viewer }) => {
+        async ({ viewer }) => {
           const id = pathId(c.params.id);
           // Another member's invite is none of theirs to name.
-          const result = id === null ? null : invites.revoke(id, viewer.account.id);
+          const result = id === null ? null : await invites.revoke(id, viewer.account.id);
           if (result === null) throw notFound();
           return { notice: result === "revoked" ? "The invite is revoked: its link lets nobody in now." : "That invite had already expired.", to: "/settings/invites" };
         },

@@ -169,7 +169,7 @@ export function createServices(deps: ServiceDeps) {
   const localEmojis = (texts: string[]) => customEmojis.inTexts(texts);
   const accounts = new AccountService(port, db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
   // Two-factor secrets are sealed under their own key file beside the database (see TwoFactor).
-  const twoFactor = new TwoFactor(port, db, ids, clock, new TokenSeal(config.dataDir, TWO_FACTOR_KEY_FILE), config.domain);
+  const twoFactor = new TwoFactor(port, ids, clock, new TokenSeal(config.dataDir, TWO_FACTOR_KEY_FILE), config.domain);
   const grants = new GrantService(port, ids, clock, applications, tokens, accounts, (accountId) => twoFactor.enabled(accountId));
   // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
   const invites = new InviteService(port, db, ids, clock, config.publicUrl);

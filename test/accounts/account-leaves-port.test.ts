@@ -45,7 +45,7 @@ for (const arm of portArms) {
     test("two-factor: begun, confirmed by a code, its state read; a code is good once; a recovery code too; a wrong proof refused; disabled", async () => {
       const a = await arm.open();
       const alice = await member(a, "alice");
-      const twoFactor = new TwoFactor(a.port, a.t.database.db, a.t.ids, a.t.clock, plainSeal, "rookery.test");
+      const twoFactor = new TwoFactor(a.port, a.t.ids, a.t.clock, plainSeal, "rookery.test");
       const codeNow = (secret: string) => hotp(base32Decode(secret)!, totpStep(a.t.clock.now()));
 
       expect(await twoFactor.state(alice.id)).toEqual({ enabled: false, enabledAt: null, recoveryCodesLeft: 0 });
@@ -84,6 +84,29 @@ for (const arm of portArms) {
       expect(await twoFactor.state(alice.id)).toEqual({ enabled: false, enabledAt: null, recoveryCodesLeft: 0 });
       expect(await count(a, "two_factor_recovery_codes")).toBe(0);
       expect(await count(a, "two_factor_secrets")).toBe(0);
+
+      // The operator's reset, without a proof: off, codes and all; a second one finds it off already.
+      a.t.clock.advance(30_000);
+      const second = await twoFactor.begin(alice.id, "alice");
+      await twoFactor.confirm(alice.id, codeNow(second.secret));
+      expect(await count(a, "two_factor_recovery_codes")).toBe(10);
+      expect(await twoFactor.reset(alice.id)).toBe(true);
+      expect(await twoFactor.state(alice.id)).toEqual({ enabled: false, enabledAt: null, recoveryCodesLeft: 0 });
+      expect(await count(a, "two_factor_recovery_codes")).toBe(0);
+      expect(await count(a, "two_factor_secrets")).toBe(0);
+      expect(await twoFactor.reset(alice.id)).toBe(false);
+      // In a transaction that is rolled back, nothing is reset.
+      const third = await twoFactor.begin(alice.id, "alice");
+      a.t.clock.advance(30_000);
+      await twoFactor.confirm(alice.id, codeNow(third.secret));
+      const undone = await a.port
+        .transaction(async () => {
+          await twoFactor.reset(alice.id);
+          throw new Error("undone");
+        })
+        .catch((e: Error) => e.message);
+      expect(undone).toBe("undone");
+      expect((await twoFactor.state(alice.id)).recoveryCodesLeft).toBe(10);
     });
 
     test("invites: made, found by code, listed with their maker, refused when bad; the operator is the owner or first admin", async () => {
@@ -114,6 +137,34 @@ for (const arm of portArms) {
       expect((disabled as InviteUnusable).refusal).toBe("disabled");
       expect((await invites.list())[0]!.state).toBe("expired");
       expect(await count(a, "invites")).toBe(1);
+    });
+
+    test("invites: one listed by its id; revoked by its maker or the operator, once; another's, an unknown or an expired one refused and unchanged", async () => {
+      const a = await arm.open();
+      const alice = await member(a, "alice");
+      const bob = await member(a, "bob");
+      const invites = new InviteService(a.port, a.t.database.db, a.t.ids, a.t.clock, "https://rookery.test");
+      const mine = await invites.create(alice.id, { comment: "mine" });
+      const other = await invites.create(alice.id);
+      expect(await invites.listing(mine.invite.id)).toEqual({ invite: { ...mine.invite, comment: "mine" }, maker: "alice", state: "usable" });
+      expect(await invites.listing(404)).toBeUndefined();
+
+      const rows = () => a.port.all("SELECT id, expires_at FROM invites ORDER BY id");
+      const before = await rows();
+      expect(await invites.revoke(mine.invite.id, bob.id)).toBeNull();
+      expect(await invites.revoke(404)).toBeNull();
+      expect(await rows()).toEqual(before);
+
+      expect(await invites.revoke(mine.invite.id, alice.id)).toBe("revoked");
+      expect((await invites.listing(mine.invite.id))!.state).toBe("expired");
+      const revoked = await rows();
+      a.t.clock.advance(1000);
+      expect(await invites.revoke(mine.invite.id, alice.id)).toBe("expired");
+      expect(await invites.revoke(mine.invite.id)).toBe("expired");
+      expect(await rows()).toEqual(revoked);
+      // The operator's: any maker's.
+      expect(await invites.revoke(other.invite.id)).toBe("revoked");
+      expect(await invites.usable(other.code)).toBeNull();
     });
 
     test("endorsements: only of a followed account, listed, unpinned; an unknown account is a 404", async () => {

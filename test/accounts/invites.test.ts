@@ -150,8 +150,8 @@ describe("the invite page", () => {
   test("a revoked invite is refused (it expires now, as Mastodon's)", async () => {
     const issued = await invite();
     const { browser, form } = await openInvite(issued.url);
-    expect(server.ctx.services.invites.revoke(issued.invite.id)).toBe("revoked");
-    expect(server.ctx.services.invites.revoke(issued.invite.id)).toBe("expired");
+    expect(await server.ctx.services.invites.revoke(issued.invite.id)).toBe("revoked");
+    expect(await server.ctx.services.invites.revoke(issued.invite.id)).toBe("expired");
     const users = count("users");
     expectRefusedPage(await browser.submit(form, person("revoked")), 410, "This invite link has expired");
     expect(count("users")).toBe(users);

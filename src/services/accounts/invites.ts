@@ -1,4 +1,4 @@
-import { and, desc, eq, sql, type SQL } from "drizzle-orm";
+import { desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
@@ -50,8 +50,8 @@ export interface InviteListing {
  * REGISTRATIONS says and approved at once (RegistrationService), while it is unexpired, not used
  * up, and its maker may still sign in (Invite#valid_for_use?).
  *
- * On the database port, but for what runs inside another service's synchronous transaction, on
- * `db` until those convert: use() (the sign-up's), listing() and revoke() (AdminInstance's).
+ * On the database port, but for use(), which runs inside the sign-up's transaction among its
+ * synchronous `within` work: on `db` until that converts.
  */
 export class InviteService {
   // Built once (src/db/port.ts): drizzle spends more building a query than SQLite running it.
@@ -73,6 +73,12 @@ export class InviteService {
         .from(users)
         .innerJoin(accounts, eq(accounts.id, users.accountId))
         .where(eq(users.accountId, sql.placeholder("accountId")))
+        .prepare(),
+      listing: orm
+        .select({ invite: invites, maker: accounts.username })
+        .from(invites)
+        .innerJoin(accounts, eq(accounts.id, invites.accountId))
+        .where(eq(invites.id, sql.placeholder("inviteId")))
         .prepare(),
     };
   }
@@ -149,14 +155,9 @@ export class InviteService {
   }
 
   /** One invite by its id, as listed. */
-  listing(inviteId: number): InviteListing | undefined {
-    const row = this.db
-      .select({ invite: invites, maker: accounts.username })
-      .from(invites)
-      .innerJoin(accounts, eq(accounts.id, invites.accountId))
-      .where(eq(invites.id, inviteId))
-      .get();
-    return row && { ...row, state: this.stateOf(row.invite, this.makerRefusal(row.invite.accountId)) };
+  async listing(inviteId: number): Promise<InviteListing | undefined> {
+    const [row] = (await this.q.listing.execute({ inviteId })) as { invite: InviteRow; maker: string }[];
+    return row && { ...row, state: this.stateOf(row.invite, await this.makerState(row.invite.accountId)) };
   }
 
   /** Every invite (the operator's list), or one user's, newest first. */
@@ -180,13 +181,14 @@ export class InviteService {
    * user's own (a user revoking theirs); absent, any (the operator). "expired": it already had;
    * null: there is no such invite (of theirs).
    */
-  revoke(inviteId: number, accountId?: number): "revoked" | "expired" | null {
-    const owner = accountId ?? null;
-    const expired = this.db.$client
-      .query("UPDATE invites SET expires_at = ?1 WHERE id = ?2 AND (?3 IS NULL OR account_id = ?3) AND (expires_at IS NULL OR expires_at > ?1)")
-      .run(this.clock.now(), inviteId, owner);
-    if (expired.changes > 0) return "revoked";
-    const exists = this.db.select({ id: invites.id }).from(invites).where(and(eq(invites.id, inviteId), owner === null ? undefined : eq(invites.accountId, owner))).get();
+  async revoke(inviteId: number, accountId?: number): Promise<"revoked" | "expired" | null> {
+    const now = this.clock.now();
+    // Positional parameters, the owner's test written for each case (a parameter's type must be known on PostgreSQL).
+    const mine = accountId === undefined ? "" : " AND account_id = ?";
+    const owner = accountId === undefined ? [] : [accountId];
+    const expired = await this.port.run(`UPDATE invites SET expires_at = ? WHERE id = ?${mine} AND (expires_at IS NULL OR expires_at > ?)`, [now, inviteId, ...owner, now]);
+    if (expired > 0) return "revoked";
+    const exists = await this.port.get(`SELECT id FROM invites WHERE id = ?${mine}`, [inviteId, ...owner]);
     return exists ? "expired" : null;
   }
 

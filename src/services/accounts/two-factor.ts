@@ -1,9 +1,7 @@
 import { and, count, eq, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../../clock.ts";
-import { changes, type Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { twoFactorRecoveryCodes, twoFactorSecrets } from "../../db/schema.ts";
 import { ApiError } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { base32Encode, matchTotp, newTotpSecret, otpauthUri } from "../../auth/totp.ts";
@@ -50,9 +48,6 @@ export const WRONG_SETUP_CODE = "The entered code was invalid! Are server time a
  * nothing that random can be found from its digest, and a slow hash (argon2) would make each
  * sign-in attempt cost ten slow verifications for no gain. Unlike the secret, they do not depend
  * on two-factor.key: a server that lost the key still lets its members in with them.
- *
- * On the database port but for reset(), which AdminAccounts runs inside its synchronous
- * transaction (with the audit line), on `db` until that converts.
  */
 export class TwoFactor {
   // Built once (src/db/port.ts): drizzle spends more building a query than SQLite running it.
@@ -60,8 +55,6 @@ export class TwoFactor {
 
   constructor(
     private port: DatabasePort,
-    /** For reset() alone (see above). */
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private seal: SecretSeal,
@@ -204,11 +197,12 @@ export class TwoFactor {
     return this.port.transaction(() => this.replaceRecoveryCodes(accountId));
   }
 
-  /** Turns two-factor off without a proof: for the operator of a member who lost both app and codes. */
-  reset(accountId: number): boolean {
-    return this.db.transaction(() => {
-      this.db.delete(twoFactorRecoveryCodes).where(eq(twoFactorRecoveryCodes.accountId, accountId)).run();
-      return changes(this.db.delete(twoFactorSecrets).where(eq(twoFactorSecrets.accountId, accountId)).run()) > 0;
+  /** Turns two-factor off without a proof: for the operator of a member who lost both app and codes (in the caller's transaction, if any). */
+  async reset(accountId: number): Promise<boolean> {
+    const { twoFactorRecoveryCodes, twoFactorSecrets } = this.port.tables;
+    return this.port.transaction(async () => {
+      await this.port.orm.delete(twoFactorRecoveryCodes).where(eq(twoFactorRecoveryCodes.accountId, accountId));
+      return this.port.changes(await this.port.orm.delete(twoFactorSecrets).where(eq(twoFactorSecrets.accountId, accountId))) > 0;
     });
   }
 

@@ -279,8 +279,7 @@ export class AdminAccounts {
     const { account, user } = this.localUser(id);
     if (!allowed(actor, "manage_user_access") || !outranksRole(actor, roleOf(user.role))) throw forbidden();
     await this.db.transaction(async () => {
-      // TwoFactor is not on the port yet: synchronous, it joins this transaction.
-      if (!this.twoFactor.reset(account.id)) throw new ApiError(422, "Two-factor authentication is not enabled.");
+      if (!(await this.twoFactor.reset(account.id))) throw new ApiError(422, "Two-factor authentication is not enabled.");
       await this.log.record(actor, { action: "disable_2fa", targetType: "User", targetId: account.id, summary: account.username });
     });
     return this.view(this.target(account.id));

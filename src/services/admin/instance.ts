@@ -124,8 +124,8 @@ export class AdminInstance {
     authorize(actor, "manage_invites");
     if (id === null) throw notFound();
     return this.db.transaction(async () => {
-      const listing = this.invites.listing(id);
-      const result = listing ? this.invites.revoke(id) : null;
+      const listing = await this.invites.listing(id);
+      const result = listing ? await this.invites.revoke(id) : null;
       if (!listing || result === null) throw notFound();
       const summary = `@${listing.maker}'s invite${listing.invite.comment ? `: ${listing.invite.comment.slice(0, 60)}` : ""}`;
       if (result === "revoked") await this.log.record(actor, { action: "destroy", targetType: "Invite", targetId: id, summary });
