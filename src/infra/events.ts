@@ -40,7 +40,8 @@ export type DomainEvent =
   /** A reaction `name` to an announcement was added or taken back (its count changed). */
   | { type: "announcement.reaction"; announcementId: number; name: string }
   /** A user reported an account to this server (forwarded ones are sent on as Flag). */
-  | { type: "report.created"; reportId: number }
+  /** `accountId` reported `targetAccountId`: what staff's notification needs, without reading the report back. */
+  | { type: "report.created"; reportId: number; accountId: number; targetAccountId: number }
   /** `targetAccountId` ended `accountId`'s follow or follow request (a domain block): a remote follower is told with Reject. */
   | { type: "follow.rejected"; accountId: number; targetAccountId: number }
   /** `accountId` blocked `targetAccountId`; `severedFollower` when the target had followed them or asked to (a remote one is told with Reject). */

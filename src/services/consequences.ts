@@ -199,10 +199,7 @@ export function registerConsequences(events: EventBus, services: Services, trans
   events.within("poll.ended", (e) => notifications.pollEnded(e.accountId, e.statusId, polls.voters(e.pollId)));
 
   // ── Reports: staff are told (once per reported account while its reports wait).
-  events.within("report.created", (e) => {
-    const view = services.reports.find(e.reportId);
-    if (view) notifications.reported(view.report);
-  });
+  events.within("report.created", (e) => notifications.reported({ id: e.reportId, accountId: e.accountId, targetAccountId: e.targetAccountId }));
 
   // ── Notifications: one push delivery per subscription that wants it, written with the notification.
   events.within("notification.created", (e) => pushDeliveries.enqueue(e.notification));

@@ -17,21 +17,23 @@ export class EmbedLoader {
     private reports: ReportService,
   ) {}
 
-  notifications(rows: NotificationRow[], viewerId: number): Embeds {
-    return { ...this.load(rows.map((n) => n.fromAccountId), rows.map((n) => n.statusId), viewerId), reports: this.reportsById(rows) };
+  async notifications(rows: NotificationRow[], viewerId: number): Promise<Embeds> {
+    const reports = await this.reportsById(rows);
+    return { ...this.load(rows.map((n) => n.fromAccountId), rows.map((n) => n.statusId), viewerId), reports };
   }
 
-  notificationGroups(groups: NotificationGroup[], viewerId: number): Embeds {
+  async notificationGroups(groups: NotificationGroup[], viewerId: number): Promise<Embeds> {
     const rows = groups.map((g) => g.notification);
-    return { ...this.load(groups.flatMap((g) => g.sampleAccountIds), rows.map((n) => n.statusId), viewerId), reports: this.reportsById(rows) };
+    const reports = await this.reportsById(rows);
+    return { ...this.load(groups.flatMap((g) => g.sampleAccountIds), rows.map((n) => n.statusId), viewerId), reports };
   }
 
   /** The reports of admin.report notifications (only staff are sent those). */
-  private reportsById(rows: NotificationRow[]): Map<number, ReportView> {
+  private async reportsById(rows: NotificationRow[]): Promise<Map<number, ReportView>> {
     const out = new Map<number, ReportView>();
     for (const n of rows) {
       if (n.reportId === null || out.has(n.reportId)) continue;
-      const view = this.reports.find(n.reportId);
+      const view = await this.reports.find(n.reportId);
       if (view) out.set(n.reportId, view);
     }
     return out;

@@ -231,7 +231,7 @@ export function createServices(deps: ServiceDeps) {
   const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url), traffic: federationTraffic }) ?? null;
   const remoteAccounts = new RemoteAccounts(port, ids, clock, events, federationDomains, fetcher, goneAccounts);
   const announcements = new AnnouncementService(port, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
-  const reports = new ReportService(port, db, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
+  const reports = new ReportService(port, ids, clock, config.publicUrl, accounts, reader, instanceInfo, events);
   const embeds = new EmbedLoader(accounts, reader, reports);
   // Staff actions (src/services/admin): on accounts, reports and domains, each in the audit log.
   const auditLog = new AuditLog(port, ids, clock);

@@ -1,8 +1,7 @@
 import { asc, eq, getTableColumns, isNull, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
-import type { Db } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
-import { reports, type ReportRow } from "../db/schema.ts";
+import type { ReportRow } from "../db/schema.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
 import type { ReportView } from "../models/views.ts";
@@ -30,18 +29,15 @@ export interface ReportInput {
  * that the reporter can see. Rules named make the category `violation`. A report of a remote
  * account asked to be forwarded goes to its server too, as Flag from the instance actor
  * (src/federation/reports.ts), once committed.
- *
- * On the database port but for `find`, which the `report.created` listener (within the
- * transaction) and the notifications' EmbedLoader still call synchronously: it stays on `Db`
- * until they convert.
+
  */
 export class ReportService {
   // Built once: drizzle spends more building a query than SQLite running it (docs/architecture.md).
   private insert;
+  private byId;
 
   constructor(
     private port: DatabasePort,
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private publicUrl: string,
@@ -54,6 +50,7 @@ export class ReportService {
     // Every column a placeholder of its own name: the row is given whole.
     const row = Object.fromEntries(Object.keys(getTableColumns(table)).map((k) => [k, sql.placeholder(k)]));
     this.insert = port.orm.insert(table).values(row as never).prepare();
+    this.byId = port.orm.select().from(table).where(eq(table.id, sql.placeholder("id"))).prepare();
   }
 
   async create(reporterId: number, input: ReportInput): Promise<ReportView> {
@@ -98,13 +95,13 @@ export class ReportService {
     };
     await this.port.transaction(async () => {
       await this.insert.execute(report);
-      this.events.emit({ type: "report.created", reportId: id });
+      this.events.emit({ type: "report.created", reportId: id, accountId: reporterId, targetAccountId: target.id });
     });
     return { report, target: this.accounts.view(target), statusIds, ruleIds: ruleIds as number[] | null };
   }
 
-  find(id: number): ReportView | undefined {
-    const report = this.db.select().from(reports).where(eq(reports.id, id)).get();
+  async find(id: number): Promise<ReportView | undefined> {
+    const [report] = (await this.byId.execute({ id })) as ReportRow[];
     return report ? this.view(report) : undefined;
   }
 

@@ -1,5 +1,5 @@
 import type { AppContext } from "../context.ts";
-import type { StatusRow } from "../db/schema.ts";
+import type { NotificationRow, StatusRow } from "../db/schema.ts";
 import { renderConversations } from "../presenters/conversation.ts";
 import { notificationsJson } from "../presenters/notification.ts";
 import { serializeAnnouncement } from "../presenters/announcement.ts";
@@ -167,6 +167,14 @@ export class StreamFanout {
     }
   }
 
+  private async notificationCreated(n: NotificationRow) {
+    const topic = `notifications:${n.accountId}`;
+    if (!this.hub.has(topic)) return;
+    const { services, urls } = this.ctx;
+    const [rendered] = notificationsJson(services, urls, [n], await services.embeds.notifications([n], n.accountId), n.accountId);
+    if (rendered) this.hub.publish(topic, "notification", rendered);
+  }
+
   private deliver(event: DomainEvent): Promise<void> | void {
     switch (event.type) {
       case "status.created":
@@ -180,15 +188,8 @@ export class StreamFanout {
         return this.listDelivered(event.status, event.listIds);
       case "status.deleted":
         return this.statusDeleted(event.status, event.homeRecipients, event.listIds);
-      case "notification.created": {
-        const n = event.notification;
-        const topic = `notifications:${n.accountId}`;
-        if (!this.hub.has(topic)) return;
-        const { services, urls } = this.ctx;
-        const [rendered] = notificationsJson(services, urls, [n], services.embeds.notifications([n], n.accountId), n.accountId);
-        if (rendered) this.hub.publish(topic, "notification", rendered);
-        return;
-      }
+      case "notification.created":
+        return this.notificationCreated(event.notification);
       case "conversation.updated": {
         const topic = `direct:${event.accountId}`;
         if (!this.hub.has(topic)) return;

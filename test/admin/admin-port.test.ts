@@ -37,7 +37,7 @@ async function setUp({ t, port, mirror }: PortArm) {
   const purge = new AccountPurge(port, events, s.follows, s.removal, s.tokens, s.webSessions, images);
   const accounts = new AdminAccounts(port, t.clock, s.accounts, purge, log, reports, events, s.twoFactor);
   const domains = new AdminDomains(port, s.federationDomains, log);
-  const userReports = new ReportService(port, t.database.db, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, info, events);
+  const userReports = new ReportService(port, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, info, events);
   /** A local account with its user, in both databases (the user's role and approval are the port's to change). */
   const local = async (name: string, fields: { role?: string; approved?: boolean } = {}) => {
     const account = await t.local(name);

@@ -94,7 +94,7 @@ describe("rookery reports", () => {
       const listed = cli(["reports", "list"]).stdout;
       expect(listed).toMatch(new RegExp(`^${reportId}\t\\S+\topen\tlegal\tann -> ben\tstatuses ${status.id}\t"Be \\\\"nice\\\\""\n$`));
       expect(cli(["reports", "resolve", reportId]).stdout).toBe(`Resolved report ${reportId}\n`);
-      expect(server.ctx.services.reports.find(Number(reportId))!.report.actionTakenAt).not.toBeNull();
+      expect((await server.ctx.services.reports.find(Number(reportId)))!.report.actionTakenAt).not.toBeNull();
     } finally {
       await server.stop();
     }

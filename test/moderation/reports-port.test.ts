@@ -5,10 +5,10 @@ import { ReportService } from "../../src/services/reports.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
 /**
- * Reports on the database port (issue 31): the same service on SQLite and on PostgreSQL, but
- * for `find`, still synchronous on SQLite (its callers are). The accounts, statuses and rules a
- * report names are read by services not yet converted, from SQLite on both arms; the report is
- * written through the port. The API's behaviour is tested over HTTP in reports.test.ts.
+ * Reports on the database port (issue 31): the same service on SQLite and on PostgreSQL. The
+ * accounts and statuses a report names are read by services not yet converted, from SQLite on
+ * both arms; the report and the rules it names are written and read through the port. The API's
+ * behaviour is tested over HTTP in reports.test.ts.
  */
 
 afterEach(closePortArms);
@@ -21,12 +21,13 @@ async function setUp({ t, port, mirror }: PortArm) {
   const events = new EventBus(port);
   const within: boolean[] = [];
   const committed: number[] = [];
-  events.within("report.created", () => within.push(port.inTransaction));
+  const told: unknown[] = [];
+  events.within("report.created", (e) => (within.push(port.inTransaction), told.push(e)));
   events.afterCommit("report.created", (e) => committed.push(e.reportId));
   const s = t.services;
   const info = new InstanceInfo(port, t.ids, t.clock, "http://rookery.test", "open");
-  const reports = new ReportService(port, t.database.db, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, info, events);
-  return { alice, bob, carol, info, reports, within, committed };
+  const reports = new ReportService(port, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, info, events);
+  return { alice, bob, carol, info, reports, within, committed, told };
 }
 
 for (const arm of portArms) {
@@ -34,7 +35,7 @@ for (const arm of portArms) {
     test("a report is stored unresolved and told once committed; the operator's list, open ones or all, oldest first", async () => {
       const opened = await arm.open();
       const { t, port } = opened;
-      const { alice, bob, carol, info, reports, within, committed } = await setUp(opened);
+      const { alice, bob, carol, info, reports, within, committed, told } = await setUp(opened);
       const one = await t.post(bob, { text: "spam one" });
       const two = await t.post(bob, { text: "spam two", visibility: "unlisted" });
 
@@ -45,6 +46,10 @@ for (const arm of portArms) {
       expect(first.target.id).toBe(bob.id);
       expect(within).toEqual([true]);
       expect(committed).toEqual([first.report.id]);
+      // Who reported whom goes with the event: staff's notification needs no read of the report.
+      expect(told).toEqual([{ type: "report.created", reportId: first.report.id, accountId: alice.id, targetAccountId: bob.id }]);
+      expect(await reports.find(first.report.id)).toEqual(first);
+      expect(await reports.find(404)).toBeUndefined();
 
       const rule = await info.addRule("No spam");
       // Only a remote account's server can be told.

@@ -44,7 +44,7 @@ describe("POST /api/v1/reports", () => {
       rule_ids: null,
       target_account: expect.objectContaining({ id: bob.id, username: "bob" }),
     });
-    const stored = server.ctx.services.reports.find(Number(res.body.id))!;
+    const stored = (await server.ctx.services.reports.find(Number(res.body.id)))!;
     expect(stored.report).toMatchObject({ accountId: alice.account.id, targetAccountId: bob.account.id, actionTakenAt: null });
   });
 
@@ -117,7 +117,7 @@ describe("POST /api/v1/reports", () => {
     expect(flag.actorId?.href).toBe(`${server.base}/users/${new URL(server.base).hostname}`);
     expect(flag.objectIds.map((u) => u.href)).toEqual([receiver.actor]);
     expect(flag.content?.toString()).toBe("Harassment");
-    expect(flag.id?.href).toBe(server.ctx.services.reports.find(Number(res.body.id))!.report.uri);
+    expect(flag.id?.href).toBe((await server.ctx.services.reports.find(Number(res.body.id)))!.report.uri);
     expect(receiver.received.filter((x) => x instanceof Flag)).toHaveLength(1);
   });
 });

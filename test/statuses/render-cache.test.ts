@@ -75,7 +75,7 @@ describe("statuses rendered from the cache", () => {
       const out = serializeNotification(urls, n, from);
       return n.statusId === null ? out : { ...out, status: statuses.get(String(n.statusId)) };
     });
-    expect(`[${notificationsJson(services, urls, rows, services.embeds.notifications(rows, viewer), viewer).join(",")}]`).toBe(JSON.stringify(expected));
+    expect(`[${notificationsJson(services, urls, rows, await services.embeds.notifications(rows, viewer), viewer).join(",")}]`).toBe(JSON.stringify(expected));
   });
 
   test("the viewer's flags are the viewer's own", async () => {

@@ -12,16 +12,19 @@ import { recipientOf } from "./sender.ts";
 export function reports(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
   const { services, context: ctx, instanceIdentifier, sender } = out;
   events.afterCommit("report.created", (e) => {
-    const view = services.reports.find(e.reportId);
-    if (!view?.report.forwarded || view.target.uri === null || view.target.inboxUrl === null) return;
-    const statusUris = view.statusIds.flatMap((id) => services.reader.findRow(id)?.uri ?? []);
-    const c = ctx();
-    const flag = new Flag({
-      id: new URL(view.report.uri),
-      actor: c.getActorUri(instanceIdentifier),
-      content: view.report.comment,
-      objects: [new URL(view.target.uri), ...statusUris.map((u) => new URL(u))],
+    // Read back inside the send (the report is committed): a failure is the send's, logged.
+    sender.send("Flag", async () => {
+      const view = await services.reports.find(e.reportId);
+      if (!view?.report.forwarded || view.target.uri === null || view.target.inboxUrl === null) return;
+      const statusUris = view.statusIds.flatMap((id) => services.reader.findRow(id)?.uri ?? []);
+      const c = ctx();
+      const flag = new Flag({
+        id: new URL(view.report.uri),
+        actor: c.getActorUri(instanceIdentifier),
+        content: view.report.comment,
+        objects: [new URL(view.target.uri), ...statusUris.map((u) => new URL(u))],
+      });
+      await c.sendActivity({ identifier: instanceIdentifier }, recipientOf(view.target), flag);
     });
-    sender.send("Flag", () => c.sendActivity({ identifier: instanceIdentifier }, recipientOf(view.target), flag));
   });
 }
