@@ -3,7 +3,8 @@ import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { SystemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { largestId, migrate, openDatabase, SchemaTooNewError } from "./db/connection.ts";
+import { migrate, openDatabase, SchemaTooNewError } from "./db/connection.ts";
+import { largestId } from "./db/largest-id.ts";
 import { ApiError } from "./errors.ts";
 import { federationStatus } from "./federation/cli-report.ts";
 import { IdGenerator } from "./ids.ts";
@@ -200,7 +201,7 @@ async function accounts(args: string[]) {
   const clock = new SystemClock();
   const storage = mediaStorageFor(config);
   const ids = new IdGenerator(clock);
-  ids.seed(largestId(handle.sqlite));
+  ids.seed(await largestId(handle.port));
   const emojis = new CustomEmojiService(handle.port, ids, clock, storage);
   const service = new AccountService(handle.port, handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage), new EventBus(handle.port), (texts) => emojis.inTexts(texts));
   try {
@@ -363,7 +364,8 @@ async function main(argv: string[]) {
         // upgrade must be the old schema), and possible of one a newer Rookery has migrated.
         const handle = openDatabase(config.dataDir, { migrate: false });
         try {
-          // VACUUM INTO reads one consistent snapshot, even while the server writes.
+          // VACUUM INTO reads one consistent snapshot, even while the server writes. SQLite's alone:
+          // a PostgreSQL database is backed up with its own tools (pg_dump).
           handle.sqlite.run("VACUUM INTO ?", [file]);
         } finally {
           handle.close();

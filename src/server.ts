@@ -2,7 +2,8 @@ import type { Server } from "bun";
 import { SystemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
-import { largestId, openDatabase, type DbHandle } from "./db/connection.ts";
+import { openDatabase, type DbHandle } from "./db/connection.ts";
+import { largestId } from "./db/largest-id.ts";
 import { createApp, type App } from "./http/app.ts";
 import { createEdge, SERVER_BODY_LIMIT } from "./http/edge.ts";
 import { IdGenerator } from "./ids.ts";
@@ -105,7 +106,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     throw e;
   }
   const ids = new IdGenerator(clock, config.idWorker);
-  ids.seed(largestId(database.sqlite));
+  ids.seed(await largestId(database.port));
   const keys = await loadInstanceKeys(database.port);
   const storage = mediaStorageFor(config);
   const counters = config.webThreads > 1 ? new SharedCounters().buffer : undefined;
@@ -118,6 +119,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     database.close();
     throw e;
   }
+  // Serving threads read SQLite's file in parallel (WAL): SQLite's alone, as is AfterCommit of its one connection.
   const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted), afterCommitOf(database.sqlite)) : null;
   const { services, urls, core } = assembleServices(
     { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link) },
@@ -161,16 +163,22 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   federation?.start();
   services.importWorker.start();
   handler = createEdge(ctx, app, streaming, federation?.handler ?? null);
+  const sqliteOnly = database.port.dialect === "sqlite";
   idle = new IdleMemory(() => {
     Bun.gc(true);
-    database.sqlite.run("PRAGMA shrink_memory");
+    // SQLite's page cache, in this process: SQLite's alone (PostgreSQL's is the server's).
+    if (sqliteOnly) database.sqlite.run("PRAGMA shrink_memory");
   });
   idle.start();
   await services.announcements.syncOtherWriters();
-  const external = watchOtherWriters(database, () => {
-    forgetCached(services);
-    services.announcements.syncOtherWriters().catch((e) => log("error", "announcements sync failed", { error: String(e).split("\n")[0] }));
-  });
+  // SQLite's data_version: on PostgreSQL other writers are told by the cross-process generations
+  // (src/cross-process.ts), not polled.
+  const external = sqliteOnly
+    ? watchOtherWriters(database, () => {
+        forgetCached(services);
+        services.announcements.syncOtherWriters().catch((e) => log("error", "announcements sync failed", { error: String(e).split("\n")[0] }));
+      })
+    : null;
 
   let stopping: Promise<void> | null = null;
   const stop = () => {
@@ -181,7 +189,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // In-flight requests get a moment to finish; a peer that stopped reading does not hold the stop up.
       const graceful = server.stop();
       if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
-      clearInterval(external);
+      if (external) clearInterval(external);
       idle?.stop();
       services.wheel.stop();
       await services.importWorker.stop();
@@ -234,7 +242,8 @@ function renderChanges(threads: ServingThreads | null, link: { renderChanged(cha
  * removes accounts with their statuses and follows, `rookery announcements` makes and deletes
  * announcements). SQLite's data_version moves only when another connection commits; when it
  * has, rendered statuses (which carry counters) are dropped, and announcements made or deleted
- * there are told to the streams. Checked once a second, off the request path.
+ * there are told to the streams. Checked once a second, off the request path. `PRAGMA
+ * data_version` is SQLite's alone: on PostgreSQL the cross-process generations play this part.
  */
 function watchOtherWriters(database: DbHandle, changed: () => void): ReturnType<typeof setInterval> {
   const version = database.sqlite.query<{ data_version: number }, []>("PRAGMA data_version");

@@ -78,7 +78,8 @@ async function serve(start: ThreadStart) {
   services.wheel.start();
   const edge = createEdge(ctx, app, streaming, null);
 
-  // The main thread's commits, seen from this connection.
+  // The main thread's commits, seen from this connection: SQLite's data_version, as serving threads
+  // are SQLite's alone (readers of its file beside the writer; on PostgreSQL, processes share the work).
   const version = database.sqlite.query<{ data_version: number }, []>("PRAGMA data_version");
   let seen = version.get()!.data_version;
   const catchUp = () => {
@@ -99,8 +100,7 @@ async function serve(start: ThreadStart) {
     while (Atomics.load(renderSeq, 0) > applied) await new Promise<void>((resolve) => appliedNow.push(resolve));
     Atomics.sub(gauges, 2 * start.slot + 1, 1);
   };
-  const isLocalAccount = database.sqlite.query<{ one: number }, [string]>("SELECT 1 AS one FROM accounts WHERE id = ? AND domain IS NULL");
-  const localAccount = (id: string) => /^\d{1,19}$/.test(id) && isLocalAccount.get(id) !== null;
+  const localAccount = async (id: string) => /^\d{1,19}$/.test(id) && (await services.accounts.get(Number(id)))?.domain === null;
 
   // Requests passed to the main thread, by id, until it answers; their bodies and their answers' carried meanwhile.
   const waiting = new Map<number, (answer: PassedResponse) => void>();
@@ -157,7 +157,10 @@ async function serve(start: ThreadStart) {
     idleTimeout: 60,
     async fetch(request, srv) {
       const path = routePath(pathOf(request.url));
-      if (!request.url.startsWith("http") || !answersHere(request, path, localAccount)) return pass(request, srv);
+      if (!request.url.startsWith("http")) return pass(request, srv);
+      // Awaited only when it is a promise (the one route that reads the account): the others decide at once.
+      const here = answersHere(request, path, localAccount);
+      if (!(typeof here === "boolean" ? here : await here)) return pass(request, srv);
       if (isStreamingPath(path)) listen();
       if (Atomics.load(renderSeq, 0) > applied) await renderedUpToDate();
       catchUp();

@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { SystemClock } from "../clock.ts";
 import { loadConfig, type Config } from "../config.ts";
-import { largestId, openDatabase } from "../db/connection.ts";
+import { openDatabase } from "../db/connection.ts";
+import { largestId } from "../db/largest-id.ts";
 import { ApiError } from "../errors.ts";
 import { IdGenerator, parseId } from "../ids.ts";
 import { mediaStorageFor } from "../media-files/stores.ts";
@@ -42,7 +43,7 @@ export async function withServices<T>(run: (services: Services, config: Config) 
   const handle = openDatabase(config.dataDir);
   const clock = new SystemClock();
   const ids = new IdGenerator(clock);
-  ids.seed(largestId(handle.sqlite));
+  ids.seed(await largestId(handle.port));
   const storage = mediaStorageFor(config);
   const { services } = assembleServices({ config, db: handle.db, port: handle.port, clock, ids, storage, keys: await loadInstanceKeys(handle.port) }, { federation: false });
   // What follows a write, as in the server; the CLI has no streams and sends no activities.

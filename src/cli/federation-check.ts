@@ -295,12 +295,11 @@ export async function federationCheckCommand(args: string[]): Promise<void> {
   const config = loadConfig();
   const handle = openDatabase(config.dataDir);
   try {
-    const someUsername = handle.sqlite.query<{ username: string }, []>("SELECT username FROM accounts WHERE domain IS NULL ORDER BY id LIMIT 1").get()?.username ?? null;
+    const someUsername = (await handle.port.get<{ username: string }>("SELECT username FROM accounts WHERE domain IS NULL ORDER BY id LIMIT 1"))?.username ?? null;
     // The servers this one knows best tell the time; a new server knows none yet.
-    const peers = handle.sqlite
-      .query<{ domain: string }, []>("SELECT domain FROM accounts WHERE domain IS NOT NULL GROUP BY domain ORDER BY count(*) DESC LIMIT 3")
-      .all()
-      .map((r) => `https://${r.domain}/`);
+    const peers = (await handle.port.all<{ domain: string }>("SELECT domain FROM accounts WHERE domain IS NOT NULL GROUP BY domain ORDER BY count(*) DESC, domain LIMIT 3")).map(
+      (r) => `https://${r.domain}/`,
+    );
     const outcomes = await federationCheck({
       config,
       storedKeys: () => storedInstanceActorKeys(handle.port),

@@ -1,6 +1,7 @@
 import { SystemClock } from "../clock.ts";
 import { loadConfig } from "../config.ts";
-import { largestId, openDatabase } from "../db/connection.ts";
+import { openDatabase } from "../db/connection.ts";
+import { largestId } from "../db/largest-id.ts";
 import { ApiError } from "../errors.ts";
 import { lazyRookeryFederation } from "../federation/lazy.ts";
 import { IdGenerator } from "../ids.ts";
@@ -29,7 +30,7 @@ export async function withFederation<T>(run: (services: Services) => T | Promise
   const handle = openDatabase(config.dataDir);
   const clock = new SystemClock();
   const ids = new IdGenerator(clock);
-  ids.seed(largestId(handle.sqlite));
+  ids.seed(await largestId(handle.port));
   const storage = mediaStorageFor(config);
   const { services, urls, core } = assembleServices({ config, db: handle.db, port: handle.port, clock, ids, storage, keys: await loadInstanceKeys(handle.port) }, { federation: true });
   const federation = lazyRookeryFederation(core!, { urls, services });

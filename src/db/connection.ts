@@ -214,14 +214,3 @@ function countApplied(sqlite: Database, table: string): number {
 export function changes(result: unknown): number {
   return (result as { changes?: number } | undefined)?.changes ?? 0;
 }
-
-/** The largest id in any table keyed by generated ids (the id generator continues after it). */
-export function largestId(sqlite: Database): number {
-  const tables = sqlite
-    .query<{ name: string }, []>("SELECT m.name FROM sqlite_master m WHERE m.type = 'table' AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) WHERE name = 'id' AND pk = 1 AND type = 'INTEGER')")
-    .all()
-    .map((t) => t.name);
-  if (tables.length === 0) return 0;
-  const row = sqlite.query<{ id: number | null }, []>(`SELECT max(id) AS id FROM (${tables.map((t) => `SELECT max(id) AS id FROM "${t}"`).join(" UNION ALL ")})`).get();
-  return row?.id ?? 0;
-}

@@ -61,10 +61,13 @@ const ACCOUNT_STATUSES = /^\/api\/v1\/accounts\/([^/]+)\/statuses$/;
 const FALSE = /^(?:false|0|no|off|)$/i;
 
 /**
- * Reads that are reads only for some callers; `localAccount` tells whether an account id is
- * of this server (the thread asks its own connection).
+ * Whether an account id is of this server: the thread reads it through the database port (a
+ * promise, asked only of the one route that needs it); the tests answer at once.
  */
-function conditionsAllow(path: string, request: Request, localAccount: (id: string) => boolean): boolean {
+export type LocalAccount = (id: string) => boolean | Promise<boolean>;
+
+/** Reads that are reads only for some callers. */
+function conditionsAllow(path: string, request: Request, localAccount: LocalAccount): boolean | Promise<boolean> {
   // A page asked for as ActivityPub is Fedify's, which runs on the main thread.
   if (path.startsWith("/@") && ACTIVITY_TYPES.test(request.headers.get("accept") ?? "")) return false;
   // A search that resolves fetches from other servers, and stores what it finds.
@@ -73,12 +76,12 @@ function conditionsAllow(path: string, request: Request, localAccount: (id: stri
   if (path === "/api/v1/accounts/lookup" && (new URL(request.url).searchParams.get("acct") ?? "").replace(/^@/, "").includes("@")) return false;
   // A signed-in reader opening a remote profile has its posts fetched first.
   const statuses = ACCOUNT_STATUSES.exec(path);
-  if (statuses && request.headers.has("authorization") && !localAccount(statuses[1]!)) return false;
+  if (statuses && request.headers.has("authorization")) return localAccount(statuses[1]!);
   return true;
 }
 
 /** Whether a serving thread answers this request itself (`path` as routePath spells it). */
-export function answersHere(request: Request, path: string, localAccount: (id: string) => boolean): boolean {
+export function answersHere(request: Request, path: string, localAccount: LocalAccount): boolean | Promise<boolean> {
   if (request.method !== "GET" && request.method !== "HEAD") return false;
   // Streams are the thread's own: its hub is fed the main thread's events.
   if (isStreamingPath(path)) return true;

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManualClock } from "../../src/clock.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
-import { largestId, openDatabase, type DbHandle } from "../../src/db/connection.ts";
+import { openDatabase, type DbHandle } from "../../src/db/connection.ts";
+import { largestId } from "../../src/db/largest-id.ts";
 import { accounts, type AccountRow, type StatusRow } from "../../src/db/schema.ts";
 import { IdGenerator } from "../../src/ids.ts";
 import { MediaStorage } from "../../src/media-files/storage.ts";
@@ -41,7 +42,7 @@ export async function startTestServices(env: Record<string, string> = {}, start 
   const database = openDatabase(dataDir);
   const clock = new ManualClock(start);
   const ids = new IdGenerator(clock);
-  ids.seed(largestId(database.sqlite));
+  ids.seed(await largestId(database.port));
   const keys = await loadInstanceKeys(database.port);
   const storage = new MediaStorage(dataDir, config.publicUrl);
   const { services } = assembleServices({ config, db: database.db, port: database.port, clock, ids, storage, keys }, { federation: false });
