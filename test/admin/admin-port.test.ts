@@ -6,12 +6,17 @@ import { eq } from "drizzle-orm";
 import { users, type AccountRow } from "../../src/db/schema.ts";
 import { ApiError } from "../../src/errors.ts";
 import { EventBus } from "../../src/infra/events.ts";
+import sharp from "../../src/media-files/sharp.ts";
 import { MediaStorage } from "../../src/media-files/storage.ts";
 import { AccountPurge } from "../../src/services/admin/account-purge.ts";
 import { AdminAccounts } from "../../src/services/admin/accounts.ts";
 import { AuditLog, OPERATOR, type StaffActor } from "../../src/services/admin/audit-log.ts";
 import { AdminDomains, ExistingDomainBlock } from "../../src/services/admin/domains.ts";
+import { AdminInstance } from "../../src/services/admin/instance.ts";
 import { AdminReports } from "../../src/services/admin/reports.ts";
+import { InviteService } from "../../src/services/accounts/invites.ts";
+import { AnnouncementService } from "../../src/services/announcements.ts";
+import { CustomEmojiService } from "../../src/services/custom-emojis.ts";
 import { ProfileImageService } from "../../src/services/accounts/profile-images.ts";
 import { InstanceInfo } from "../../src/services/instance-info.ts";
 import { ReportService } from "../../src/services/reports.ts";
@@ -37,6 +42,11 @@ async function setUp({ t, port, mirror }: PortArm) {
   const purge = new AccountPurge(port, events, s.follows, s.removal, s.tokens, s.webSessions, images);
   const accounts = new AdminAccounts(port, t.clock, s.accounts, purge, log, reports, events, s.twoFactor);
   const domains = new AdminDomains(port, s.federationDomains, log);
+  const storage = new MediaStorage(mkdtempSync(join(tmpdir(), "rookery-admin-port-")), "http://rookery.test");
+  const emojis = new CustomEmojiService(port, t.ids, t.clock, storage);
+  const announcements = new AnnouncementService(port, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, emojis, events);
+  const invites = new InviteService(port, t.database.db, t.ids, t.clock, "http://rookery.test");
+  const instance = new AdminInstance(port, log, s.relays, emojis, info, announcements, invites);
   const userReports = new ReportService(port, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, info, events);
   /** A local account with its user, in both databases (the user's role and approval are the port's to change). */
   const local = async (name: string, fields: { role?: string; approved?: boolean } = {}) => {
@@ -47,7 +57,7 @@ async function setUp({ t, port, mirror }: PortArm) {
     return account;
   };
   const lines = async () => (await port.all<{ action: string; target_type: string; target_id: string | null }>("SELECT action, target_type, target_id FROM admin_actions ORDER BY id")).map((r) => [r.action, r.target_type, r.target_id]);
-  return { t, port, mirror, info, log, reports, accounts, domains, userReports, local, lines };
+  return { t, port, mirror, info, emojis, announcements, invites, instance, log, reports, accounts, domains, userReports, local, lines };
 }
 
 async function refused(run: () => Promise<unknown>, status: number, error: string) {
@@ -195,6 +205,69 @@ for (const arm of portArms) {
       await refused(() => accounts.remove(owner, alice.id), 403, "This action is not allowed");
       expect({ users: await port.all("SELECT * FROM users ORDER BY account_id"), accounts: await port.all("SELECT * FROM accounts ORDER BY id") }).toEqual(before);
       expect(await lines()).toEqual(logged);
+    });
+
+    test("the server's settings: rules, announcements, emojis, the description, the registrations mode and invites, each logged; bad input refused and nothing changed", async () => {
+      const { port, info, emojis, announcements, invites, instance, lines, local } = await setUp(await arm.open());
+      const mona = await local("mona", { role: "moderator" });
+      const adam = staff(await local("adam", { role: "admin" }), "admin");
+      const moderator = staff(mona, "moderator");
+      const owner = OPERATOR;
+
+      const rule = await instance.addRule(adam, "Be kind", "No harassment.");
+      const made = await instance.addAnnouncement(adam, { text: "Maintenance tonight" });
+      const png = new Uint8Array(await sharp({ create: { width: 16, height: 16, channels: 4, background: "#0000ff" } }).png().toBuffer());
+      await instance.addEmoji(adam, "blobcat", png);
+      await instance.setDescription(adam, "About us");
+      await instance.setRegistrationsMode(owner, "approval");
+      const issued = await invites.create(mona.id);
+      expect(await instance.revokeInvite(adam, issued.invite.id)).toBe("revoked");
+      expect(await instance.revokeInvite(adam, issued.invite.id)).toBe("expired");
+      expect((await info.rules()).map((r) => [r.text, r.hint])).toEqual([["Be kind", "No harassment."]]);
+      expect((await announcements.all()).map((a) => a.text)).toEqual(["Maintenance tonight"]);
+      expect((await info.extendedDescriptionSource()).text).toBe("About us");
+      expect(await info.registrationsMode()).toEqual({ mode: "approval", saved: true });
+      const logged = [
+        ["create", "Rule", String(rule.id)],
+        ["create", "Announcement", String(made.id)],
+        ["create", "CustomEmoji", expect.any(String)],
+        ["update", "Instance", null],
+        ["update", "Instance", null],
+        ["destroy", "Invite", String(issued.invite.id)],
+      ];
+      expect(await lines()).toEqual(logged);
+
+      // Refused: a moderator may not, an unknown id is a 404; nothing changes and nothing is logged.
+      const state = async () => ({
+        rules: await port.all("SELECT * FROM instance_rules ORDER BY id"),
+        announcements: await port.all("SELECT * FROM announcements ORDER BY id"),
+        emojis: await port.all("SELECT * FROM custom_emojis ORDER BY id"),
+        settings: await port.all("SELECT * FROM instance_settings ORDER BY key"),
+        invites: await port.all("SELECT id, expires_at FROM invites ORDER BY id"),
+      });
+      const before = await state();
+      await refused(() => instance.addRule(moderator, "Mine"), 403, "This action is not allowed");
+      await refused(() => instance.addRule(adam, " "), 422, "Validation failed: Text can't be blank");
+      await refused(() => instance.removeRule(adam, 404), 404, "Record not found");
+      await refused(() => instance.addAnnouncement(moderator, { text: "Mine" }), 403, "This action is not allowed");
+      await refused(() => instance.removeAnnouncement(adam, 404), 404, "Record not found");
+      await refused(() => instance.removeEmoji(moderator, "blobcat"), 403, "This action is not allowed");
+      await refused(() => instance.removeEmoji(adam, "nope"), 404, "Record not found");
+      await refused(() => instance.setDescription(moderator, "Mine"), 403, "This action is not allowed");
+      await refused(() => instance.setRegistrationsMode(moderator, "open"), 403, "This action is not allowed");
+      await refused(() => instance.revokeInvite(adam, 404), 404, "Record not found");
+      expect(await state()).toEqual(before);
+      expect(await lines()).toEqual(logged);
+
+      await instance.removeRule(adam, rule.id);
+      await instance.removeAnnouncement(adam, made.id);
+      await instance.removeEmoji(adam, "blobcat");
+      await instance.setRegistrationsMode(owner, null);
+      expect(await info.rules()).toEqual([]);
+      expect(await announcements.all()).toEqual([]);
+      expect(await emojis.find("blobcat")).toBeUndefined();
+      expect(await info.registrationsMode()).toEqual({ mode: "open", saved: false });
+      expect((await lines()).slice(logged.length).map(([action, type]) => `${action} ${type}`)).toEqual(["destroy Rule", "destroy Announcement", "destroy CustomEmoji", "update Instance"]);
     });
   });
 }
