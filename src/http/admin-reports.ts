@@ -25,10 +25,10 @@ export function adminReportRoutes(ctx: AppContext) {
   const write = (request: Request) => requireStaff(ctx, request, "admin:write:reports");
 
   /** The report with its statuses as staff see them (all of them, whoever they were for) and its rules. */
-  const render = (actor: StaffActor, view: AdminReportView) => {
-    const rows = services.reader.rowsByIds(view.statusIds);
+  const render = async (actor: StaffActor, view: AdminReportView) => {
+    const rows = await services.reader.rowsByIds(view.statusIds);
     const viewer = actor.kind === "staff" ? actor.accountId : null;
-    return serializeAdminReport(ctx.urls, view, JSON.parse(statusesJson(services, ctx.urls, rows, viewer)) as unknown[], services.instanceInfo.rules());
+    return serializeAdminReport(ctx.urls, view, JSON.parse(await statusesJson(services, ctx.urls, rows, viewer)) as unknown[], services.instanceInfo.rules());
   };
   const one = (scope: (r: Request) => StaffActor, act: (actor: StaffActor, id: number | null, p: Params) => Promise<AdminReportView>) => async (c: { request: Request; params: { id: string }; query: unknown; body?: unknown }) => {
     const actor = scope(c.request);
@@ -53,7 +53,7 @@ export function adminReportRoutes(ctx: AppContext) {
         const link = linkHeader(ctx.config.publicUrl, c.request, { next: views.length >= page.limit ? views[views.length - 1]!.report.id : null, prev: views[0]!.report.id, keep: ["limit", ...FILTERS] });
         if (link) c.set.headers.link = link;
       }
-      return views.map((v) => render(actor, v));
+      return Promise.all(views.map((v) => render(actor, v)));
     })
     .get("/api/v1/admin/reports/:id", one(read, (actor, id) => reports.get(actor, id)))
     .put(

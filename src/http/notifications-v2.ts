@@ -39,8 +39,8 @@ export function notificationV2Routes(ctx: AppContext) {
       const page = pageParams(p, 40, 80);
       const where = filtersOf(auth.accountId, p);
       const groups = where === "none" ? [] : await services.notifications.groups.page(auth.accountId, { page, where, groupedTypes: strArray(p.grouped_types, "grouped_types") });
-      const embeds = services.embeds.notificationGroups(groups, auth.accountId);
-      const body = groupedNotificationsJson(services, ctx.urls, groups, embeds, auth.accountId, { expand, paginated: true });
+      const embeds = await services.embeds.notificationGroups(groups, auth.accountId);
+      const body = await groupedNotificationsJson(services, ctx.urls, groups, embeds, auth.accountId, { expand, paginated: true });
       if (groups.length === 0) return jsonText(body);
       // A page going down with fewer groups than asked has reached the oldest notification, and
       // its groups reach back to their oldest (see NotificationGroups.page): a next page could only
@@ -74,8 +74,8 @@ export function notificationV2Routes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const where = services.notifications.filters(auth.accountId, { includeFiltered: true });
       const group = await services.notifications.groups.one(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
-      const embeds = services.embeds.notificationGroups([group], auth.accountId);
-      return jsonText(groupedNotificationsJson(services, ctx.urls, [group], embeds, auth.accountId, { expand: "full", paginated: false }));
+      const embeds = await services.embeds.notificationGroups([group], auth.accountId);
+      return jsonText(await groupedNotificationsJson(services, ctx.urls, [group], embeds, auth.accountId, { expand: "full", paginated: false }));
     })
     .get("/api/v2/notifications/:group_key/accounts", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");

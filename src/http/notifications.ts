@@ -12,7 +12,7 @@ import { jsonText } from "./render.ts";
 
 export function notificationRoutes(ctx: AppContext) {
   const { services } = ctx;
-  const render = (rows: NotificationRow[], viewerId: number) => notificationsJson(services, ctx.urls, rows, services.embeds.notifications(rows, viewerId), viewerId);
+  const render = async (rows: NotificationRow[], viewerId: number) => notificationsJson(services, ctx.urls, rows, await services.embeds.notifications(rows, viewerId), viewerId);
   return new Elysia()
     .get("/api/v1/notifications", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
@@ -31,9 +31,9 @@ export function notificationRoutes(ctx: AppContext) {
           prev: rows[0]!.id,
           keep: ["limit", "types", "exclude_types", "account_id", "include_filtered"],
         });
-        if (link) return jsonText(`[${render(rows, auth.accountId).join(",")}]`, { link });
+        if (link) return jsonText(`[${(await render(rows, auth.accountId)).join(",")}]`, { link });
       }
-      return jsonText(`[${render(rows, auth.accountId).join(",")}]`);
+      return jsonText(`[${(await render(rows, auth.accountId)).join(",")}]`);
     })
     // Mastodon 4.3: how many notifications arrived after the notifications marker, capped.
     .get("/api/v1/notifications/unread_count", async (c) => {
@@ -52,7 +52,7 @@ export function notificationRoutes(ctx: AppContext) {
     .get("/api/v1/notifications/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const row = await services.notifications.get(auth.accountId, parseId(c.params.id) ?? -1);
-      const [rendered] = render([row], auth.accountId);
+      const [rendered] = await render([row], auth.accountId);
       if (!rendered) throw notFound();
       return jsonText(rendered);
     })

@@ -218,13 +218,14 @@ export class AnnouncementService {
     const reactions: { name: string; count: number; me: number }[][] = [];
     for (const row of rows) reactions.push((await this.q.reactions.execute({ announcementId: row.id, viewerId: viewerId ?? -1 })) as { name: string; count: number; me: number }[]);
     const resolveMention = this.accounts.mentionResolver(new URL(this.publicUrl).host);
+    const linked = await Promise.all(rows.map((row) => this.linkedStatuses(row.text)));
     return rows.map((row, i) => {
       const formatted = formatText(row.text, { multiline: true, tagBaseUrl: `${this.publicUrl}/tags/`, resolveMention });
       return {
         row,
         html: formatted.html,
         mentions: formatted.mentions,
-        statuses: this.linkedStatuses(row.text),
+        statuses: linked[i]!,
         tags: [...new Set(formatted.tags.map((t) => t.toLowerCase()))],
         emojis: this.emojis.inTexts([row.text]),
         reactions: reactions[i]!.map((r) => {
@@ -237,13 +238,13 @@ export class AnnouncementService {
   }
 
   /** Public and unlisted statuses of this server that the text links to. */
-  private linkedStatuses(text: string): { id: number; url: string }[] {
+  private async linkedStatuses(text: string): Promise<{ id: number; url: string }[]> {
     const base = this.publicUrl.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     const link = new RegExp(`${base}/(?:@[A-Za-z0-9_]+|users/[A-Za-z0-9_]+/statuses)/(\\d{1,19})(?![\\d/])`, "g");
     const found = new Map<number, string>();
     for (const m of text.matchAll(link)) {
-      const row = this.reader.findRow(Number(m[1]));
-      if (!row || row.uri !== null || row.reblogOfId !== null || this.reader.visible([row], null).length === 0) continue;
+      const row = await this.reader.findRow(Number(m[1]));
+      if (!row || row.uri !== null || row.reblogOfId !== null || (await this.reader.visible([row], null)).length === 0) continue;
       const author = this.accounts.findById(row.accountId);
       if (author) found.set(row.id, `${this.publicUrl}/@${author.username}/${row.id}`);
     }

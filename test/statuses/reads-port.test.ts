@@ -60,7 +60,7 @@ for (const arm of portArms) {
       await services.domainBlocks.block(alice.id, "blocked.example");
       await copyAll(a);
 
-      const timelines = new TimelineService(a.port, services.reader, services.homeFeed, services.moderation, services.lists, services.renderCache);
+      const timelines = new TimelineService(a.port, services.reader, services.moderation, services.lists, services.renderCache);
       const threads = new ThreadService(a.port, services.reader, services.moderation);
       const listing = new QuoteListing(a.port, services.reader);
 

@@ -14,14 +14,17 @@ export function reports(events: Pick<EventBus, "afterCommit">, out: Outbound): v
   events.afterCommit("report.created", (e) => {
     const view = services.reports.find(e.reportId);
     if (!view?.report.forwarded || view.target.uri === null || view.target.inboxUrl === null) return;
-    const statusUris = view.statusIds.flatMap((id) => services.reader.findRow(id)?.uri ?? []);
-    const c = ctx();
-    const flag = new Flag({
-      id: new URL(view.report.uri),
-      actor: c.getActorUri(instanceIdentifier),
-      content: view.report.comment,
-      objects: [new URL(view.target.uri), ...statusUris.map((u) => new URL(u))],
+    const target = view.target;
+    sender.send("Flag", async () => {
+      const statusUris = (await Promise.all(view.statusIds.map((id) => services.reader.findRow(id)))).flatMap((row) => row?.uri ?? []);
+      const c = ctx();
+      const flag = new Flag({
+        id: new URL(view.report.uri),
+        actor: c.getActorUri(instanceIdentifier),
+        content: view.report.comment,
+        objects: [new URL(target.uri!), ...statusUris.map((u) => new URL(u))],
+      });
+      await c.sendActivity({ identifier: instanceIdentifier }, recipientOf(target), flag);
     });
-    sender.send("Flag", () => c.sendActivity({ identifier: instanceIdentifier }, recipientOf(view.target), flag));
   });
 }
