@@ -49,7 +49,7 @@ export class StatusPayloads {
    * mentioned, or the author blocks them (Mastodon's streaming-side filter).
    */
   async shunnedBy(viewerId: number): Promise<boolean> {
-    this.shunned ??= this.ctx.services.moderation.shunning(this.row.accountId, [this.row.accountId, ...mentionedIds(this.row)]);
+    this.shunned ??= await this.ctx.services.moderation.shunning(this.row.accountId, [this.row.accountId, ...mentionedIds(this.row)]);
     return this.shunned.has(viewerId);
   }
 

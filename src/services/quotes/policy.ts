@@ -118,12 +118,12 @@ export class QuotePolicy {
     if (quoted.visibility === "direct" || quoted.reblogOfId !== null) return "denied";
     if (quoted.accountId === accountId) return "automatic";
     if (!(await this.statuses.canSee(quoted, accountId))) return "denied";
-    const { blocking, blockedBy } = this.moderation.blocked(accountId, [quoted.accountId]);
+    const { blocking, blockedBy } = await this.moderation.blocked(accountId, [quoted.accountId]);
     if (blocking.size > 0 || blockedBy.size > 0) return "denied";
     if (quoted.visibility === "private") return "denied";
     const approval = approvalOf(quoted);
-    const follows = needsFollows(approval) && this.follows.isFollowing(accountId, quoted.accountId);
-    const followedBy = needsFollows(approval) && this.follows.isFollowing(quoted.accountId, accountId);
+    const follows = needsFollows(approval) && (await this.follows.following(accountId, quoted.accountId));
+    const followedBy = needsFollows(approval) && (await this.follows.following(quoted.accountId, accountId));
     return decide(quoted, accountId, follows, followedBy);
   }
 
@@ -136,8 +136,7 @@ export class QuotePolicy {
     }
     const asking = rows.filter((r) => r.accountId !== viewerId && r.visibility !== "direct" && r.reblogOfId === null && needsFollows(approvalOf(r)));
     const authors = [...new Set(asking.map((r) => r.accountId))];
-    const followed = authors.length > 0 ? this.follows.followedAmong(viewerId, authors) : new Set<number>();
-    const followers = authors.length > 0 ? await this.followersAmong(viewerId, authors) : new Set<number>();
+    const [followed, followers] = authors.length > 0 ? await Promise.all([this.follows.followedAmong(viewerId, authors), this.followersAmong(viewerId, authors)]) : [new Set<number>(), new Set<number>()];
     for (const r of rows) out.set(r.id, decide(r, viewerId, followed.has(r.accountId), followers.has(r.accountId)));
     return out;
   }

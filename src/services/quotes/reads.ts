@@ -44,9 +44,9 @@ export class QuoteReads {
     const visible = new Set((await this.statuses.visible([...quoted.values()], viewerId)).map((r) => r.id));
     const authors = [...new Set([...quoted.values()].map((r) => r.accountId).filter((id) => id !== viewerId))];
     const others = viewerId !== null && authors.length > 0;
-    const blocking = others ? this.moderation.blocked(viewerId, authors).blocking : new Set<number>();
-    const domains = others ? this.moderation.domainBlocking(viewerId, authors) : new Set<number>();
-    const muting = others ? this.moderation.muted(viewerId, authors) : new Map();
+    const [{ blocking }, domains, muting] = others
+      ? await Promise.all([this.moderation.blocked(viewerId, authors), this.moderation.domainBlocking(viewerId, authors), this.moderation.muted(viewerId, authors)])
+      : [{ blocking: new Set<number>() }, new Set<number>(), new Map<number, unknown>()];
     for (const q of shown) {
       if (q.state !== "accepted") {
         out.set(q.statusId, { state: q.state, quoted: null });

@@ -189,7 +189,7 @@ export class RemoteNotes {
       if (remote && remote.id !== author.id) found.set(remote.id, { id: remote.id, username: remote.username, acct: `${remote.username}@${remote.domain}`, url: remote.url ?? ref.href });
     }
     const locals = [...found.values()].filter((m) => m.acct === undefined).map((m) => m.id);
-    const blocking = this.moderation.blocked(author.id, locals).blockedBy;
+    const blocking = (await this.moderation.blocked(author.id, locals)).blockedBy;
     return [...found.values()].filter((m) => !blocking.has(m.id));
   }
 

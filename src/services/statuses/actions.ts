@@ -62,7 +62,7 @@ export class StatusActionService {
 
   async favourite(actorId: number, statusId: number | null): Promise<StatusRow> {
     const { row, subject } = await this.target(statusId, actorId);
-    if (this.moderation.isBlocking(actorId, subject.accountId)) throw forbidden();
+    if (await this.moderation.isBlocking(actorId, subject.accountId)) throw forbidden();
     await this.port.transaction(async () => {
       const id = this.ids.next();
       const inserted = await this.q.favourite.execute({ id, accountId: actorId, statusId: subject.id, now: this.clock.now() });
@@ -91,7 +91,7 @@ export class StatusActionService {
     const { subject: original } = await this.target(statusId, actorId);
     if (original.visibility === "direct") throw forbidden();
     if (original.visibility === "private" && original.accountId !== actorId) throw forbidden();
-    if (this.moderation.isBlocking(actorId, original.accountId)) throw forbidden();
+    if (await this.moderation.isBlocking(actorId, original.accountId)) throw forbidden();
 
     const [existing] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
     if (existing) return existing;

@@ -124,7 +124,7 @@ export class EditingService {
     if (!changed) return row;
 
     const now = this.clock.now();
-    const formatted = this.posting.format(accountId, text);
+    const formatted = await this.posting.format(accountId, text);
     const { mentioned, tagNames } = formatted;
     // A quote post keeps its fallback link to what it quotes (the quote itself cannot change).
     const quoted = await this.quotedStatusOf(row.id);

@@ -98,7 +98,7 @@ export class PollService {
     const { poll, status } = await this.visiblePoll(pollId, actorId);
     if (choices === undefined) throw new ApiError(400, "param is missing or the value is empty: choices");
     if (choices.length === 0) return status;
-    const blocks = this.moderation.blocked(actorId, [poll.accountId]);
+    const blocks = await this.moderation.blocked(actorId, [poll.accountId]);
     if (blocks.blocking.has(poll.accountId) || blocks.blockedBy.has(poll.accountId)) throw forbidden();
 
     const options = (JSON.parse(poll.options) as string[]).length;

@@ -128,7 +128,7 @@ export class PostingService {
     if (input.poll) errors.push(...pollErrors(input.poll));
     if (errors.length > 0) throw validationFailed(...errors);
     // A private mention quotes only someone it mentions (or its author's own post).
-    if (quoted && visibility === "direct" && quoted.accountId !== accountId && !this.format(accountId, text).mentioned.some((m) => m.id === quoted.accountId)) {
+    if (quoted && visibility === "direct" && quoted.accountId !== accountId && !(await this.format(accountId, text)).mentioned.some((m) => m.id === quoted.accountId)) {
       throw validationFailed(QUOTED_NOT_MENTIONED);
     }
 
@@ -157,7 +157,7 @@ export class PostingService {
     const parent = prepared.inReplyToId !== null ? ((await this.reader.findRow(prepared.inReplyToId)) ?? null) : null;
     // Checked by prepare(), which a scheduled post goes through again when its time comes.
     const quoted = prepared.quotedStatusId !== null ? ((await this.reader.findRow(prepared.quotedStatusId)) ?? null) : null;
-    const formatted = this.format(prepared.accountId, prepared.text);
+    const formatted = await this.format(prepared.accountId, prepared.text);
     const { mentioned, tagNames } = formatted;
     const html = quoted ? this.quoteFallback(quoted, prepared.text, formatted.html) : formatted.html;
 
@@ -326,13 +326,13 @@ export class PostingService {
   }
 
   /** The author's text as HTML, the local accounts it mentions (less those the author blocks) and its tags. */
-  format(authorId: number, text: string) {
+  async format(authorId: number, text: string) {
     const formatted = formatText(text, {
       tagBaseUrl: `${this.config.publicUrl}/tags/`,
       resolveMention: this.accounts.mentionResolver(this.config.domain),
     });
     // Mentions of accounts the author blocks are dropped, as Mastodon's ProcessMentionsService does.
-    const blocking = this.moderation.blocked(authorId, formatted.mentions.map((m) => m.id)).blocking;
+    const { blocking } = await this.moderation.blocked(authorId, formatted.mentions.map((m) => m.id));
     const mentioned = formatted.mentions.filter((m) => !blocking.has(m.id));
     const tagNames = [...new Set(formatted.tags.map(normalizeTag).filter((t) => t !== ""))];
     return { html: formatted.html, mentioned, tagNames };

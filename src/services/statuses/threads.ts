@@ -88,7 +88,7 @@ export class ThreadService {
   private async filter(rows: StatusRow[], viewerId: number | null): Promise<StatusRow[]> {
     const visible = await this.reader.visible(rows, viewerId);
     if (viewerId === null) return visible;
-    const hidden = this.moderation.hiddenAccounts(viewerId);
+    const hidden = await this.moderation.hiddenAccounts(viewerId);
     return visible.filter((r) => r.accountId === viewerId || !hidden.has(r.accountId));
   }
 
@@ -106,7 +106,7 @@ export class ThreadService {
 
   /** The accounts of `table`'s rows (raw, read by rowReader: drizzle's mapping of whole account rows cost more than the query). */
   private async accountsBy(table: "statuses" | "favourites", cursor: string, where: Conditions, viewerId: number | null, page: Page): Promise<ListedAccount[]> {
-    if (viewerId !== null) where.notIn("accounts.id", [...this.moderation.hiddenAccounts(viewerId)]);
+    if (viewerId !== null) where.notIn("accounts.id", [...(await this.moderation.hiddenAccounts(viewerId))]);
     where.page(cursor, page);
     const forward = page.minId !== undefined;
     const rows = await this.port.values(

@@ -66,8 +66,8 @@ export class TimelineService {
     private kept: Pick<RenderCache, "row" | "keepRow">,
   ) {}
 
-  private hidden(viewerId: number | null): number[] {
-    return viewerId === null ? [] : [...this.moderation.hiddenAccounts(viewerId)];
+  private async hidden(viewerId: number | null): Promise<number[]> {
+    return viewerId === null ? [] : [...(await this.moderation.hiddenAccounts(viewerId))];
   }
 
   private where(): Conditions {
@@ -75,8 +75,8 @@ export class TimelineService {
   }
 
   /** Statuses of domains the viewer blocks stay out (no condition at all for viewers without domain blocks). */
-  private domainFilter(where: Conditions, viewerId: number | null, account: string) {
-    if (viewerId !== null && this.moderation.blockedDomains(viewerId).length > 0) where.notDomainBlocked(viewerId, account);
+  private async domainFilter(where: Conditions, viewerId: number | null, account: string) {
+    if (viewerId !== null && (await this.moderation.blockedDomains(viewerId)).length > 0) where.notDomainBlocked(viewerId, account);
   }
 
   /** Status rows, read from the values of a statement selecting STATUS.columns. */
@@ -98,8 +98,8 @@ export class TimelineService {
   }
 
   /** A list's timeline, filled like home feeds as statuses are posted. */
-  list(viewerId: number, listId: number, page: Page): Promise<TimelinePage> {
-    return this.fromFeed(viewerId, this.lists.page(viewerId, listId, page), page.limit);
+  async list(viewerId: number, listId: number, page: Page): Promise<TimelinePage> {
+    return this.fromFeed(viewerId, await this.lists.page(viewerId, listId, page), page.limit);
   }
 
   /** Status ids read from a feed table, as rows the viewer may (still) see. */
@@ -134,8 +134,8 @@ export class TimelineService {
     if (options.local) where.add("uri IS NULL");
     else if (options.remote) where.add("uri IS NOT NULL");
     if (options.onlyMedia) where.add("has_media = TRUE");
-    where.notIn("account_id", this.hidden(viewerId));
-    this.domainFilter(where, viewerId, "statuses.account_id");
+    where.notIn("account_id", await this.hidden(viewerId));
+    await this.domainFilter(where, viewerId, "statuses.account_id");
     where.page("statuses.id", page);
     const forward = page.minId !== undefined;
     // Without the index SQLite reads every original through statuses_reblog_of (reblog_of_id IS
@@ -170,8 +170,8 @@ export class TimelineService {
     for (const id of allIds) where.add("EXISTS (SELECT 1 FROM status_tags a WHERE a.status_id = statuses.id AND a.tag_id = ?)", id);
     for (const id of idsOf(noneNames)) where.add("NOT EXISTS (SELECT 1 FROM status_tags n WHERE n.status_id = statuses.id AND n.tag_id = ?)", id);
     if (options.onlyMedia) where.add("statuses.has_media = TRUE");
-    where.notIn("statuses.account_id", this.hidden(viewerId));
-    this.domainFilter(where, viewerId, "statuses.account_id");
+    where.notIn("statuses.account_id", await this.hidden(viewerId));
+    await this.domainFilter(where, viewerId, "statuses.account_id");
     const forward = page.minId !== undefined;
     // A status carrying two of the tags is one entry; grouped by the status's key too, so that
     // PostgreSQL takes its columns (one tag needs no grouping: a status carries a tag once).
@@ -197,7 +197,7 @@ export class TimelineService {
    * the visibility rule included, again on every read of a profile.
    */
   async account(viewerId: number | null, accountId: number, page: Page, options: AccountTimelineOptions): Promise<TimelinePage> {
-    if (viewerId !== null && viewerId !== accountId && this.moderation.isBlocking(accountId, viewerId)) return pageOf([], page.limit);
+    if (viewerId !== null && viewerId !== accountId && (await this.moderation.isBlocking(accountId, viewerId))) return pageOf([], page.limit);
     const where = this.where().add("statuses.account_id = ?", accountId);
     // Filtered in the query, so that pages are full; the rows are checked again below.
     if (viewerId !== accountId) where.visibleTo("statuses", viewerId);
@@ -220,7 +220,7 @@ export class TimelineService {
     const forward = page.minId !== undefined;
     const found = await this.rows(`SELECT ${STATUS.columns} ${STATUS.from} WHERE ${where.where} ORDER BY statuses.id ${forward ? "ASC" : "DESC"} LIMIT ${page.limit}`, where.params);
     const rows = forward ? found.reverse() : found;
-    const hidden = new Set(this.hidden(viewerId));
+    const hidden = new Set(await this.hidden(viewerId));
     const visible = hidden.size === 0 ? rows : await this.withoutBoostsOf(rows, hidden);
     return { ...pageOf(await this.reader.visible(visible, viewerId), page.limit, rows.map((r) => r.id)), full: rows.length >= page.limit };
   }

@@ -74,15 +74,18 @@ export class StatusPolicy {
 
   async visible<T extends StatusRow>(all: T[], viewerId: number | null): Promise<T[]> {
     // A suspended author's statuses are shown to nobody, not even to the author (who cannot sign in).
-    const suspended = this.moderation.suspendedAmong([...new Set(all.map((r) => r.accountId))]);
+    const suspended = await this.moderation.suspendedAmong([...new Set(all.map((r) => r.accountId))]);
     const rows = suspended.size === 0 ? all : all.filter((r) => !suspended.has(r.accountId));
     if (viewerId === null) return rows.filter((r) => r.visibility === "public" || r.visibility === "unlisted");
     const others = [...new Set(rows.filter((r) => r.accountId !== viewerId).map((r) => r.accountId))];
     if (others.length === 0) return rows;
     const needsFollow = rows.some((r) => r.visibility === "private" && r.accountId !== viewerId);
-    const followed = needsFollow ? this.follows.followedAmong(viewerId, others) : new Set<number>();
-    const { blockedBy } = this.moderation.blocked(viewerId, others);
-    const hiding = this.moderation.hidingFrom(viewerId, others);
+    // Independent reads, started together: on SQLite each runs at once, and the page waits once.
+    const [followed, { blockedBy }, hiding] = await Promise.all([
+      needsFollow ? this.follows.followedAmong(viewerId, others) : new Set<number>(),
+      this.moderation.blocked(viewerId, others),
+      this.moderation.hidingFrom(viewerId, others),
+    ]);
     const shown = (r: T) => {
       switch (r.visibility) {
         case "public":
