@@ -146,12 +146,13 @@ for (const arm of portArms) {
     test("a page rendered for a viewer: visibility, the viewer's flags, a quote, a poll, a boost of a hidden status; blocked and muted authors left out", async () => {
       const a = await arm.open();
       const { services } = a.t;
-      const [alice, bob, carol, dave, eve] = await Promise.all(["alice", "bob", "carol", "dave", "eve"].map(async (n) => a.mirror(await a.t.local(n))));
+      const mirrored = async (name: string) => a.mirror(await a.t.local(name));
+      const [alice, bob, carol, dave, eve] = [await mirrored("alice"), await mirrored("bob"), await mirrored("carol"), await mirrored("dave"), await mirrored("eve")];
       await services.follows.follow(alice.id, bob.id, {});
       const quoted = await a.t.post(bob, { text: "quote me", visibility: "public" });
       const polled = await a.t.post(bob, { text: "which?", visibility: "public", poll: { options: ["yes", "no"], expiresIn: 3600 } });
       const privateOfBob = await a.t.post(bob, { text: "for followers", visibility: "private" });
-      const quoting = await a.t.post(carol, { text: "look at this", visibility: "public", quotedStatusId: String(quoted.id) });
+      await a.t.post(carol, { text: "look at this", visibility: "public", quotedStatusId: String(quoted.id) });
       const secret = await a.t.post(dave, { text: "dave's followers only", visibility: "private" });
       const byEve = await a.t.post(eve, { text: "eve says", visibility: "public" });
       await services.statusActions.favourite(alice.id, quoted.id);
