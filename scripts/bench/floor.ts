@@ -53,8 +53,8 @@ try {
   const req = (url: string, headers: Record<string, string> = {}) => new Request(url, { headers });
   const readerId = Number(state.reader.id);
   const homePage = () => services.timelines.home(readerId, { limit: 20 });
-  const page = homePage();
-  const row = services.reader.visibleRow(Number(state.statusId), readerId);
+  const page = await homePage();
+  const row = await services.reader.visibleRow(Number(state.statusId), readerId);
 
   const variants: [string, () => unknown][] = [
     ["new Request (with a token header)", () => req(homeUrl, signedIn)],
@@ -72,8 +72,8 @@ try {
     ["  statusesJson (20, viewer's flags)", () => statusesJson(services, ctx.urls, page.rows, readerId)],
     ["  viewerFlags (20)", () => services.reader.viewerFlags(page.rows, readerId)],
     ["  linkHeader", () => linkHeader(base, req(homeUrl), { next: page.last, prev: page.first, keep: ["limit", "local"] })],
-    ["  renderTimeline + body", () => renderTimeline(ctx, req(homeUrl), page, readerId, true, ["limit", "local"]).arrayBuffer()],
-    ["  jsonText(home) + body", () => jsonText(statusesJson(services, ctx.urls, page.rows, readerId)).arrayBuffer()],
+    ["  renderTimeline + body", async () => (await renderTimeline(ctx, req(homeUrl), page, readerId, true, ["limit", "local"])).arrayBuffer()],
+    ["  jsonText(home) + body", async () => jsonText(await statusesJson(services, ctx.urls, page.rows, readerId)).arrayBuffer()],
     ["  status: visibleRow", () => services.reader.visibleRow(Number(state.statusId), readerId)],
     ["  status: statusJson", () => statusJson(services, ctx.urls, row, readerId)],
     ["  status: quoteChecks.opened", () => services.quoteChecks.opened(row.id)],

@@ -136,7 +136,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
     const reader = await readers.readerOf(ctx);
     if (await readers.hides(account.id, reader)) return false;
     if (!reader.viewer) return published;
-    return services.reader.visible([status], reader.viewer.id).length === 1;
+    return (await services.reader.visible([status], reader.viewer.id)).length === 1;
   };
 
   const readable = async (ctx: RequestContext<void>, identifier: string, id: string) => {

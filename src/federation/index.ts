@@ -71,8 +71,8 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
   const remote = services.remoteAccounts;
   const lookups: NoteLookups = {
     account: (id) => services.accounts.findById(id),
-    status: (id) => services.reader.findRow(id),
-    media: (statusId) => services.statusMedia.forStatuses([statusId]).get(statusId) ?? [],
+    status: (id) => services.reader.findRowSync(id),
+    media: (statusId) => services.statusMedia.forStatusesSync([statusId]).get(statusId) ?? [],
     poll: (statusId) => services.polls.ofStatus(statusId),
     quote: (statusId) => services.quotes.forStatus(statusId),
   };

@@ -26,8 +26,8 @@ export interface FederationServices {
   events: Pick<EventBus, "afterCommit">;
   wheel: Pick<TimerWheel, "handle" | "schedule">;
   accounts: Pick<AccountService, "findById">;
-  reader: Pick<StatusReader, "findRow" | "visible">;
-  statusMedia: Pick<StatusMedia, "forStatuses">;
+  reader: Pick<StatusReader, "findRow" | "findRowSync" | "visible">;
+  statusMedia: Pick<StatusMedia, "forStatusesSync">;
   polls: Pick<PollService, "ofStatus">;
   customEmojis: Pick<CustomEmojiService, "find" | "entity">;
   follows: Pick<FollowService, "relationshipNow" | "removeFollow">;

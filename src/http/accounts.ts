@@ -167,7 +167,7 @@ export function accountRoutes(ctx: AppContext) {
     const page = pageParams(input(c), 40, 80);
     // Hidden collections are empty to everyone but their owner, as in Mastodon.
     if (account.hideCollections && viewer !== account.id) return [];
-    const blocks = viewer !== null ? services.follows.filters.blocked(viewer, [account.id]) : null;
+    const blocks = viewer !== null ? await services.moderation.blocked(viewer, [account.id]) : null;
     if (blocks?.blockedBy.has(account.id)) return [];
     const rows = await services.follows.listFollows(account.id, direction, page, viewer !== null && viewer !== account.id ? hiddenFrom(viewer) : new Set());
     return renderAccountList(ctx, c.request, c.set, rows, page.limit);

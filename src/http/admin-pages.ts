@@ -77,7 +77,7 @@ export function adminPageRoutes(ctx: AppContext) {
   };
   const reportDetail = (id: number | null) => async ({ viewer, csrf }: PageRequest) => {
     const view = await reports.get(actor(viewer), id);
-    const statuses = view.statusIds.flatMap((s) => services.reader.findRow(s) ?? []);
+    const statuses = await services.reader.rowsByIds(view.statusIds);
     // The account's page is for admins (ADMIN_AREA): a moderator is not shown a link to a 403.
     return reportPage(view, statuses, csrf, hasRole(viewer.role, "admin"));
   };

@@ -26,10 +26,10 @@ export function adminReportRoutes(ctx: AppContext) {
   const write = (request: Request) => requireStaff(ctx, request, "admin:write:reports");
 
   /** The report with its statuses as staff see them (all of them, whoever they were for) and the server's rules (read once for a list). */
-  const render = (actor: StaffActor, view: AdminReportView, rules: InstanceRuleRow[]) => {
-    const rows = services.reader.rowsByIds(view.statusIds);
+  const render = async (actor: StaffActor, view: AdminReportView, rules: InstanceRuleRow[]) => {
+    const rows = await services.reader.rowsByIds(view.statusIds);
     const viewer = actor.kind === "staff" ? actor.accountId : null;
-    return serializeAdminReport(ctx.urls, view, JSON.parse(statusesJson(services, ctx.urls, rows, viewer)) as unknown[], rules);
+    return serializeAdminReport(ctx.urls, view, JSON.parse(await statusesJson(services, ctx.urls, rows, viewer)) as unknown[], rules);
   };
   const one = (scope: (r: Request) => StaffActor, act: (actor: StaffActor, id: number | null, p: Params) => Promise<AdminReportView>) => async (c: { request: Request; params: { id: string }; query: unknown; body?: unknown }) => {
     const actor = scope(c.request);
@@ -56,7 +56,7 @@ export function adminReportRoutes(ctx: AppContext) {
         if (link) c.set.headers.link = link;
       }
       const rules = await services.instanceInfo.rules();
-      return views.map((v) => render(actor, v, rules));
+      return Promise.all(views.map((v) => render(actor, v, rules)));
     })
     .get("/api/v1/admin/reports/:id", one(read, (actor, id) => reports.get(actor, id)))
     .put(

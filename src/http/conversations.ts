@@ -10,7 +10,7 @@ import { pathId } from "./params.ts";
 /** Direct-message threads: list, mark read or unread, leave. */
 export function conversationRoutes(ctx: AppContext) {
   const { services } = ctx;
-  const render = (rows: AccountConversationRow[], ownerId: number) => renderConversations(services, ctx.urls, rows, services.embeds.conversations(rows, ownerId), ownerId);
+  const render = async (rows: AccountConversationRow[], ownerId: number) => renderConversations(services, ctx.urls, rows, await services.embeds.conversations(rows, ownerId), ownerId);
   return new Elysia()
     .get("/api/v1/conversations", async (c) => {
       const auth = requireUser(ctx, c.request, "read:statuses");
@@ -25,12 +25,12 @@ export function conversationRoutes(ctx: AppContext) {
     .post("/api/v1/conversations/:id/read", async (c) => {
       const auth = requireUser(ctx, c.request, "write:conversations");
       const row = await services.conversations.markRead(auth.accountId, pathId(c.params.id), false);
-      return render([row], auth.accountId)[0];
+      return (await render([row], auth.accountId))[0];
     })
     .post("/api/v1/conversations/:id/unread", async (c) => {
       const auth = requireUser(ctx, c.request, "write:conversations");
       const row = await services.conversations.markRead(auth.accountId, pathId(c.params.id), true);
-      return render([row], auth.accountId)[0];
+      return (await render([row], auth.accountId))[0];
     })
     .delete("/api/v1/conversations/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "write:conversations");

@@ -88,9 +88,9 @@ export function listRoutes(ctx: AppContext) {
       if (!services.accounts.findById(accountId)) throw notFound();
       return (await services.lists.containing(auth.accountId, accountId)).map(serializeList);
     })
-    .get("/api/v1/timelines/list/:id", (c) => {
+    .get("/api/v1/timelines/list/:id", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
-      const page = services.timelines.list(auth.accountId, pathId(c.params.id), pageParams(input(c), 20, 40));
+      const page = await services.timelines.list(auth.accountId, pathId(c.params.id), pageParams(input(c), 20, 40));
       return renderTimeline(ctx, c.request, page, auth.accountId, true);
     });
 }

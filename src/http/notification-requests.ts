@@ -32,8 +32,8 @@ export function notificationRequestRoutes(ctx: AppContext) {
     ...Object.fromEntries(Object.entries(V1_FIELDS).map(([v1Name, field]) => [v1Name, policy[field] !== "accept"])),
     summary: await policies.summary(accountId),
   });
-  const render = (rows: NotificationRequest[], viewerId: number) =>
-    notificationRequestsJson(services, ctx.urls, rows, services.embeds.notificationRequests(rows, viewerId), viewerId);
+  const render = async (rows: NotificationRequest[], viewerId: number) =>
+    notificationRequestsJson(services, ctx.urls, rows, await services.embeds.notificationRequests(rows, viewerId), viewerId);
   const ids = (p: Params) => (strArray(p.id, "id") ?? []).map((id) => parseId(id)).filter((id): id is number => id !== null);
   return new Elysia()
     .get("/api/v2/notifications/policy", async (c) => {
@@ -64,7 +64,7 @@ export function notificationRequestRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const p = input(c);
       const rows = await policies.listRequests(auth.accountId, pageParams(p, 40, 80));
-      const body = `[${render(rows, auth.accountId).join(",")}]`;
+      const body = `[${(await render(rows, auth.accountId)).join(",")}]`;
       if (rows.length === 0) return jsonText(body);
       const link = linkHeader(ctx.config.publicUrl, c.request, { next: rows[rows.length - 1]!.id, prev: rows[0]!.id, keep: ["limit"] });
       return jsonText(body, link ? { link } : undefined);
@@ -86,7 +86,7 @@ export function notificationRequestRoutes(ctx: AppContext) {
     })
     .get("/api/v1/notifications/requests/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
-      const [json] = render([await policies.request(auth.accountId, pathId(c.params.id))], auth.accountId);
+      const [json] = await render([await policies.request(auth.accountId, pathId(c.params.id))], auth.accountId);
       if (!json) throw notFound();
       return jsonText(json);
     })

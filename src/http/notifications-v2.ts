@@ -37,10 +37,10 @@ export function notificationV2Routes(ctx: AppContext) {
       const p = input(c);
       const expand = expandAccounts(p);
       const page = pageParams(p, 40, 80);
-      const where = filtersOf(auth.accountId, p);
+      const where = await filtersOf(auth.accountId, p);
       const groups = where === "none" ? [] : await services.notifications.groups.page(auth.accountId, { page, where, groupedTypes: strArray(p.grouped_types, "grouped_types") });
       const embeds = await services.embeds.notificationGroups(groups, auth.accountId);
-      const body = groupedNotificationsJson(services, ctx.urls, groups, embeds, auth.accountId, { expand, paginated: true });
+      const body = await groupedNotificationsJson(services, ctx.urls, groups, embeds, auth.accountId, { expand, paginated: true });
       if (groups.length === 0) return jsonText(body);
       // A page going down with fewer groups than asked has reached the oldest notification, and
       // its groups reach back to their oldest (see NotificationGroups.page): a next page could only
@@ -60,7 +60,7 @@ export function notificationV2Routes(ctx: AppContext) {
       const p = input(c);
       const limit = pageParams(p, 100, 1000).limit;
       const marker = (await services.markers.get(auth.accountId, ["notifications"]))[0];
-      const where = filtersOf(auth.accountId, p);
+      const where = await filtersOf(auth.accountId, p);
       if (where === "none") return { count: 0 };
       const after = marker ? (parseId(marker.lastReadId) ?? undefined) : undefined;
       return { count: await services.notifications.groups.countAfter(auth.accountId, after, limit, where, strArray(p.grouped_types, "grouped_types")) };
@@ -72,14 +72,14 @@ export function notificationV2Routes(ctx: AppContext) {
     })
     .get("/api/v2/notifications/:group_key", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
-      const where = services.notifications.filters(auth.accountId, { includeFiltered: true });
+      const where = await services.notifications.filters(auth.accountId, { includeFiltered: true });
       const group = await services.notifications.groups.one(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
       const embeds = await services.embeds.notificationGroups([group], auth.accountId);
-      return jsonText(groupedNotificationsJson(services, ctx.urls, [group], embeds, auth.accountId, { expand: "full", paginated: false }));
+      return jsonText(await groupedNotificationsJson(services, ctx.urls, [group], embeds, auth.accountId, { expand: "full", paginated: false }));
     })
     .get("/api/v2/notifications/:group_key/accounts", async (c) => {
       const auth = requireUser(ctx, c.request, "read:notifications");
-      const where = services.notifications.filters(auth.accountId, { includeFiltered: true });
+      const where = await services.notifications.filters(auth.accountId, { includeFiltered: true });
       const ids = await services.notifications.groups.accountIds(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
       const byId = new Map(services.accounts.viewsByIds(ids).map((a) => [a.id, a]));
       return ids.flatMap((id) => (byId.has(id) ? [serializeAccount(ctx.urls, byId.get(id)!)] : []));

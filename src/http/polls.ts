@@ -8,14 +8,14 @@ import { strArray } from "./params.ts";
 
 export function pollRoutes(ctx: AppContext) {
   const { services } = ctx;
-  const render = (statusRowId: number, viewer: number | null) => {
-    const view = services.reader.view(services.reader.findRow(statusRowId)!, viewer);
+  const render = async (statusRowId: number, viewer: number | null) => {
+    const view = await services.reader.view((await services.reader.findRow(statusRowId))!, viewer);
     return serializePoll(view.poll!, viewer);
   };
   return new Elysia()
-    .get("/api/v1/polls/:id", (c) => {
+    .get("/api/v1/polls/:id", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
-      const { status } = services.polls.visiblePoll(parseId(c.params.id), viewer);
+      const { status } = await services.polls.visiblePoll(parseId(c.params.id), viewer);
       return render(status.id, viewer);
     })
     .post("/api/v1/polls/:id/votes", async (c) => {

@@ -25,7 +25,7 @@ export function quoteRoutes(ctx: AppContext) {
         const link = linkHeader(ctx.config.publicUrl, c.request, { next: cursors.length >= page.limit ? cursors[cursors.length - 1] : null, prev: cursors[0], prevKey: "since_id" });
         if (link) headers.link = link;
       }
-      return jsonText(statusesJson(services, urls, rows, auth.accountId), headers);
+      return jsonText(await statusesJson(services, urls, rows, auth.accountId), headers);
     })
     .post("/api/v1/statuses/:id/quotes/:quoting_status_id/revoke", async (c) => {
       const auth = requireUser(ctx, c.request, "write:statuses");

@@ -38,18 +38,18 @@ export function jsonText(json: string, headers: Record<string, string> = {}) {
  * whenever the page has entries; account, bookmark and favourite lists only offer `next`
  * after a full page.
  */
-export function renderTimeline(
+export async function renderTimeline(
   ctx: AppContext,
   request: Request,
   page: TimelinePage,
   viewerId: number | null,
   always: boolean,
   keep: readonly string[] = ["limit"],
-): Response {
+): Promise<Response> {
   const headers: Record<string, string> = {};
   if (page.first !== null) {
     const link = linkHeader(ctx.config.publicUrl, request, { next: always || page.full ? page.last : null, prev: page.first, keep });
     if (link) headers.link = link;
   }
-  return jsonText(statusesJson(ctx.services, ctx.urls, page.rows, viewerId), headers);
+  return jsonText(await statusesJson(ctx.services, ctx.urls, page.rows, viewerId), headers);
 }

@@ -52,7 +52,7 @@ export function searchRoutes(ctx: AppContext) {
       const accounts = JSON.stringify(services.accounts.views(found.accounts).map((a) => serializeAccount(urls, a)));
       const followed = viewer === null ? new Set<number>() : await services.tagFollows.followed(viewer, found.hashtags.map((t) => t.id));
       const hashtags = JSON.stringify(found.hashtags.map((t) => serializeTag(urls, t, viewer, t.id !== null && followed.has(t.id))));
-      return jsonText(`{"accounts":${accounts},"statuses":${statusesJson(services, urls, found.statuses, viewer)},"hashtags":${hashtags}}`);
+      return jsonText(`{"accounts":${accounts},"statuses":${await statusesJson(services, urls, found.statuses, viewer)},"hashtags":${hashtags}}`);
     })
     .get("/api/v1/accounts/search", async (c) => {
       const auth = requireUser(ctx, c.request, "read:accounts");

@@ -46,7 +46,7 @@ export function statusEditRoutes(ctx: AppContext) {
     })
     .get("/api/v1/statuses/:id/history", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
-      const row = services.reader.visibleRow(parseId(c.params.id), viewer);
+      const row = await services.reader.visibleRow(parseId(c.params.id), viewer);
       if (row.reblogOfId !== null) throw notFound();
       const author = services.accounts.findById(row.accountId);
       if (!author) throw notFound();
@@ -59,9 +59,9 @@ export function statusEditRoutes(ctx: AppContext) {
       const shown = services.accounts.view(author);
       return history.map((v) => serializeStatusEdit(urls, shown, v, emojis));
     })
-    .get("/api/v1/statuses/:id/source", (c) => {
+    .get("/api/v1/statuses/:id/source", async (c) => {
       const auth = requireToken(ctx, c.request, "read:statuses");
-      const row = services.reader.visibleRow(parseId(c.params.id), auth.accountId);
+      const row = await services.reader.visibleRow(parseId(c.params.id), auth.accountId);
       return { id: String(row.id), text: row.text, spoiler_text: row.spoilerText };
     });
 }

@@ -57,27 +57,25 @@ export function statusRoutes(ctx: AppContext) {
         idempotencyKey: c.request.headers.get("idempotency-key"),
       });
       if (posted.kind === "scheduled") return (await renderScheduled(ctx, [posted.scheduled]))[0];
-      return renderStatus(services, ctx.urls, posted.status, auth.accountId);
+      return await renderStatus(services, ctx.urls, posted.status, auth.accountId);
     })
-    .get("/api/v1/statuses", (c) => {
+    .get("/api/v1/statuses", async (c) => {
       const auth = optionalUser(ctx, c.request, "read:statuses");
       const ids = (strArray(input(c.request).id, "id") ?? []).slice(0, 20).map(parseId).filter((id): id is number => id !== null);
       const viewer = viewerId(auth);
-      const byId = new Map(services.reader.visible(services.reader.rowsByIds(ids), viewer).map((r) => [r.id, r]));
-      return jsonText(statusesJson(services, ctx.urls, ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), viewer));
+      const byId = new Map((await services.reader.visible(await services.reader.rowsByIds(ids), viewer)).map((r) => [r.id, r]));
+      return jsonText(await statusesJson(services, ctx.urls, ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), viewer));
     })
-    .get("/api/v1/statuses/:id", (c) => {
-      // The token, the row, its visibility and its rendering read in one transaction (ReadSnapshot).
-      const { json, quoting } = services.snapshot.read(() => {
-        const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
-        const id = statusId(c.params);
-        // Anonymous readers all see the same thing: straight from the render cache.
-        const cached = viewer === null && id !== null ? cachedPublicJson(services, id) : null;
-        if (cached) return { json: cached, quoting: undefined };
-        const row = services.reader.visibleRow(id, viewer);
-        // Its quote, for a signed-in reader (QuoteChecks.opened, read here and acted on after).
-        return { json: statusJson(services, ctx.urls, row, viewer), quoting: viewer === null ? undefined : services.quotes.forStatus(row.reblogOfId ?? row.id) };
-      });
+    .get("/api/v1/statuses/:id", async (c) => {
+      const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
+      const id = statusId(c.params);
+      // Anonymous readers all see the same thing: straight from the render cache.
+      const cached = viewer === null && id !== null ? cachedPublicJson(services, id) : null;
+      if (cached) return jsonText(cached);
+      const row = await services.reader.visibleRow(id, viewer);
+      const json = await statusJson(services, ctx.urls, row, viewer);
+      // Its quote, for a signed-in reader (QuoteChecks.opened, read here and acted on after).
+      const quoting = viewer === null ? undefined : services.quotes.forStatus(row.reblogOfId ?? row.id);
       if (json === null) throw notFound();
       // A signed-in reader's look at a quote unchecked for a week has it checked again (a write: after the read).
       if (quoting) services.quoteChecks.refreshIfStale(quoting);
@@ -90,31 +88,31 @@ export function statusRoutes(ctx: AppContext) {
       return serializeStatus(ctx.urls, view, { viewerId: auth.accountId, source: true, filtered: filteredFor(services, auth.accountId) });
     })
     // Removed from Mastodon in 3.0 (the card is on the Status now); clients of 2.x still ask: the card, or {}.
-    .get("/api/v1/statuses/:id/card", (c) => {
+    .get("/api/v1/statuses/:id/card", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
-      const row = services.reader.visibleRow(statusId(c.params), viewer);
-      const shown = row.reblogOfId !== null ? services.reader.findRow(row.reblogOfId) : row;
+      const row = await services.reader.visibleRow(statusId(c.params), viewer);
+      const shown = row.reblogOfId !== null ? await services.reader.findRow(row.reblogOfId) : row;
       return shown?.card ? jsonText(shown.card) : {};
     })
     .get("/api/v1/statuses/:id/context", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
-      const row = services.reader.visibleRow(statusId(c.params), viewer);
+      const row = await services.reader.visibleRow(statusId(c.params), viewer);
       const { ancestors, descendants, refresh } = await services.remoteThreads.context(row, viewer);
       if (refresh) c.set.headers["mastodon-async-refresh"] = asyncRefreshHeader(refresh);
       // Both lists rendered in one batch (one query for the viewer's flags).
-      const byId = statusJsonById(services, ctx.urls, [...ancestors, ...descendants], viewer);
+      const byId = await statusJsonById(services, ctx.urls, [...ancestors, ...descendants], viewer);
       const list = (rows: StatusRow[]) => `[${rows.flatMap((r) => byId.get(r.id) ?? []).join(",")}]`;
       return jsonText(`{"ancestors":${list(ancestors)},"descendants":${list(descendants)}}`);
     })
     .get("/api/v1/statuses/:id/reblogged_by", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));
-      const row = services.reader.visibleRow(statusId(c.params), viewer);
+      const row = await services.reader.visibleRow(statusId(c.params), viewer);
       const page = pageParams(input(c.request), 40, 80);
       return renderAccountList(ctx, c.request, c.set, await services.threads.rebloggedBy(row.id, viewer, page), page.limit, "since_id");
     })
     .get("/api/v1/statuses/:id/favourited_by", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:accounts"));
-      const row = services.reader.visibleRow(statusId(c.params), viewer);
+      const row = await services.reader.visibleRow(statusId(c.params), viewer);
       const page = pageParams(input(c.request), 40, 80);
       return renderAccountList(ctx, c.request, c.set, await services.threads.favouritedBy(row.id, viewer, page), page.limit, "since_id");
     });

@@ -12,14 +12,11 @@ import { renderTimeline } from "./render.ts";
 export function timelineRoutes(ctx: AppContext) {
   const { services } = ctx;
   return new Elysia()
-    // The token, the page and its rendering read in one transaction (ReadSnapshot).
-    .get("/api/v1/timelines/home", (c) =>
-      services.snapshot.read(() => {
-        const auth = requireUser(ctx, c.request, "read:statuses");
-        const page = services.timelines.home(auth.accountId, pageParams(input(c.request), 20, 40));
-        return renderTimeline(ctx, c.request, page, auth.accountId, true, ["limit", "local"]);
-      }),
-    )
+    .get("/api/v1/timelines/home", async (c) => {
+      const auth = requireUser(ctx, c.request, "read:statuses");
+      const page = await services.timelines.home(auth.accountId, pageParams(input(c.request), 20, 40));
+      return renderTimeline(ctx, c.request, page, auth.accountId, true, ["limit", "local"]);
+    })
     .get("/api/v1/timelines/public", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const p = input(c.request);

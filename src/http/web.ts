@@ -126,10 +126,10 @@ export function webRoutes(ctx: AppContext) {
   /** A local account's name, spelled exactly as its IRIs spell it. */
   const exactly = (name: string) => accountOf(`@${name}`).username === name;
   /** A status of the account behind `@name`, as an anonymous reader may see it; else 404. */
-  const visibleOf = (handle: string, id: string) => {
+  const visibleOf = async (handle: string, id: string) => {
     if (handle.endsWith(".rss")) throw notFound();
     const account = accountOf(handle);
-    const row = services.reader.visibleRow(parseId(id), null);
+    const row = await services.reader.visibleRow(parseId(id), null);
     if (row.accountId !== account.id) throw notFound();
     return row;
   };
@@ -138,13 +138,13 @@ export function webRoutes(ctx: AppContext) {
    * Mastodon's StatusPolicy answers it (the page itself stays the anonymous one: public and
    * unlisted only, the same bytes for everyone).
    */
-  const seenByMember = (request: Request, statusId: number) => {
+  const seenByMember = async (request: Request, statusId: number) => {
     const member = services.webSessions.accountFor(cookie(request, SESSION_COOKIE));
-    if (member !== null) services.reader.visibleRow(statusId, member);
+    if (member !== null) await services.reader.visibleRow(statusId, member);
   };
-  const statusOf = (handle: string, id: string) => {
-    const row = visibleOf(handle, id);
-    const json = statusJson(services, ctx.urls, row, null);
+  const statusOf = async (handle: string, id: string) => {
+    const row = await visibleOf(handle, id);
+    const json = await statusJson(services, ctx.urls, row, null);
     if (json === null) throw notFound();
     return { row, json };
   };
@@ -177,7 +177,7 @@ export function webRoutes(ctx: AppContext) {
       const tag = feed ? raw.slice(0, -4) : raw;
       const p = pageParams(input(c), 20, 40);
       const posts = await services.timelines.tag(null, tag, p, {});
-      const statuses = parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null));
+      const statuses = parsed<StatusEntity[]>(await statusesJson(services, ctx.urls, posts.rows, null));
       const url = `${config.publicUrl}/tags/${encodeURIComponent(tag)}`;
       if (feed) return rss(rssFeed({ title: `#${tag}`, link: url, description: `Public posts with #${tag} on ${site.title}`, self: `${url}.rss` }, statuses));
       return page(c.request, tagPage(site, tag, statuses, posts.full && posts.last !== null ? `${url}?max_id=${posts.last}` : null), undefined);
@@ -190,7 +190,7 @@ export function webRoutes(ctx: AppContext) {
       if (c.params.handle.endsWith(".rss")) {
         // Public posts only, replies and boosts left out, as Mastodon's account feed.
         const posts = await services.timelines.account(null, account.id, { limit: 20 }, { excludeReplies: true, excludeReblogs: true });
-        const statuses = parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null)).filter((s) => s.visibility === "public");
+        const statuses = parsed<StatusEntity[]>(await statusesJson(services, ctx.urls, posts.rows, null)).filter((s) => s.visibility === "public");
         const description = htmlToText(entity.note) || `Public posts from @${entity.acct}`;
         return rss(rssFeed({ title: `${entity.display_name || entity.username} (@${entity.acct})`, link: entity.url, description, self: `${entity.url}.rss`, image: entity.avatar }, statuses));
       }
@@ -198,7 +198,7 @@ export function webRoutes(ctx: AppContext) {
       const posts = await services.timelines.account(null, account.id, p, {});
       const pinned = p.maxId === undefined && p.minId === undefined && p.sinceId === undefined ? (await services.timelines.account(null, account.id, { limit: 20 }, { pinned: true })).rows : [];
       const next = posts.full && posts.last !== null ? `${entity.url}?max_id=${posts.last}` : null;
-      const body = profilePage(site, entity, parsed<StatusEntity[]>(statusesJson(services, ctx.urls, pinned, null)), parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null)), next);
+      const body = profilePage(site, entity, parsed<StatusEntity[]>(await statusesJson(services, ctx.urls, pinned, null)), parsed<StatusEntity[]>(await statusesJson(services, ctx.urls, posts.rows, null)), next);
       return page(c.request, body, entity.uri);
     })
     // A featured hashtag's `url` (Mastodon's short_account_tag_url): the profile, only the posts with that tag.
@@ -212,23 +212,23 @@ export function webRoutes(ctx: AppContext) {
       const posts = await services.timelines.account(null, account.id, p, { tagged: tag });
       const here = `${entity.url}/tagged/${encodeURIComponent(tag)}`;
       const next = posts.full && posts.last !== null ? `${here}?max_id=${posts.last}` : null;
-      return page(c.request, profilePage(site, entity, [], parsed<StatusEntity[]>(statusesJson(services, ctx.urls, posts.rows, null)), next), entity.uri);
+      return page(c.request, profilePage(site, entity, [], parsed<StatusEntity[]>(await statusesJson(services, ctx.urls, posts.rows, null)), next), entity.uri);
     })
-    .get("/:handle/:id/embed", (c) => {
+    .get("/:handle/:id/embed", async (c) => {
       const closed = membersOnly(c.request);
       if (closed) return closed;
-      const { json } = statusOf(c.params.handle, c.params.id);
+      const { json } = await statusOf(c.params.handle, c.params.id);
       return new Response(embedPage(site, parsed<StatusEntity>(json)), {
         headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": EMBED_CSP, "x-content-type-options": "nosniff", "cache-control": "public, max-age=60" },
       });
     })
-    .get("/api/oembed", (c) => {
+    .get("/api/oembed", async (c) => {
       if (membersOnly(c.request)) throw notFound();
       const p = input(c);
       const url = typeof p.url === "string" ? p.url : "";
       const match = STATUS_URL.exec(url.startsWith(config.publicUrl) ? url.slice(config.publicUrl.length) : "");
       if (!match) throw notFound();
-      const status = parsed<StatusEntity>(statusOf(`@${match[1] ?? match[2]}`, match[3]!).json);
+      const status = parsed<StatusEntity>((await statusOf(`@${match[1] ?? match[2]}`, match[3]!)).json);
       const width = int(p.maxwidth, "maxwidth", { min: 100, max: 1200 }) ?? 400;
       const embed = `${status.url}/embed`;
       // Mastodon's OEmbedSerializer, in its key order.
@@ -253,18 +253,18 @@ export function webRoutes(ctx: AppContext) {
       const handle = c.params.handle.toLowerCase();
       const id = parseId(c.params.id);
       const cached = id === null ? undefined : statusPages.get(id);
-      if (cached && cached.handle === handle && services.reader.visibleRow(id, null).accountId === cached.accountId) {
-        seenByMember(c.request, id!);
+      if (cached && cached.handle === handle && (await services.reader.visibleRow(id, null)).accountId === cached.accountId) {
+        await seenByMember(c.request, id!);
         return respond(c.request, cached);
       }
-      const row = visibleOf(c.params.handle, c.params.id);
-      seenByMember(c.request, row.id);
+      const row = await visibleOf(c.params.handle, c.params.id);
+      await seenByMember(c.request, row.id);
       const generation = services.renderCache.generation;
-      const json = statusJson(services, ctx.urls, row, null);
+      const json = await statusJson(services, ctx.urls, row, null);
       if (json === null) throw notFound();
       const { ancestors, descendants } = await services.remoteThreads.context(row, null);
       const status = parsed<StatusEntity>(json);
-      const thread = [...parsed<StatusEntity[]>(statusesJson(services, ctx.urls, ancestors, null)), status, ...parsed<StatusEntity[]>(statusesJson(services, ctx.urls, descendants, null))];
+      const thread = [...parsed<StatusEntity[]>(await statusesJson(services, ctx.urls, ancestors, null)), status, ...parsed<StatusEntity[]>(await statusesJson(services, ctx.urls, descendants, null))];
       const body = statusPage(site, status, thread.slice(0, ancestors.length), thread.slice(ancestors.length + 1));
       // Polls change with votes and time, which the render cache does not follow: never kept.
       const made = rendered(body, status.uri);

@@ -14,8 +14,8 @@ export function serializeConversation(urls: Urls, row: AccountConversationRow, p
 }
 
 /** Conversations of one owner, with the participants and last statuses the service loaded for them (`embeds`). */
-export function renderConversations(source: StatusSource, urls: Urls, rows: AccountConversationRow[], embeds: Embeds, ownerId: number) {
-  const statuses = new Map(renderStatuses(source, urls, embeds.statuses, ownerId).map((s) => [Number(s.id), s]));
+export async function renderConversations(source: StatusSource, urls: Urls, rows: AccountConversationRow[], embeds: Embeds, ownerId: number) {
+  const statuses = new Map((await renderStatuses(source, urls, embeds.statuses, ownerId)).map((s) => [Number(s.id), s]));
   return rows.map((row) => {
     const others = JSON.parse(row.participantIds) as number[];
     const participants = (others.length ? others : [ownerId]).map((id) => embeds.accounts.get(id)).filter((a) => a !== undefined);

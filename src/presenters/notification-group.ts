@@ -36,15 +36,15 @@ function serializeGroup(urls: Urls, g: NotificationGroup, paginated: boolean, em
  * in full and the other senders as avatars). A group about a status that is not among `embeds`
  * (those the viewer may see) is left out, as the flat list leaves such notifications out.
  */
-export function groupedNotificationsJson(
+export async function groupedNotificationsJson(
   source: StatusSource,
   urls: Urls,
   groups: NotificationGroup[],
   embeds: Embeds,
   viewerId: number,
   options: { expand: ExpandAccounts; paginated: boolean },
-): string {
-  const statuses = statusJsonById(source, urls, embeds.statuses, viewerId);
+): Promise<string> {
+  const statuses = await statusJsonById(source, urls, embeds.statuses, viewerId);
   const shown = groups.filter(
     (g) => (g.notification.statusId === null || statuses.has(g.notification.statusId)) && (g.notification.reportId === null || embeds.reports?.has(g.notification.reportId)),
   );

@@ -7,8 +7,8 @@ import { statusJsonById, type StatusSource } from "./status-json.ts";
  * string as in Mastodon, `last_status` the newest held-back mention if it is among `embeds`
  * (those the viewer may see). Requests whose sender is gone are left out.
  */
-export function notificationRequestsJson(source: StatusSource, urls: Urls, rows: NotificationRequest[], embeds: Embeds, viewerId: number): string[] {
-  const statuses = statusJsonById(source, urls, embeds.statuses, viewerId);
+export async function notificationRequestsJson(source: StatusSource, urls: Urls, rows: NotificationRequest[], embeds: Embeds, viewerId: number): Promise<string[]> {
+  const statuses = await statusJsonById(source, urls, embeds.statuses, viewerId);
   return rows.flatMap((r) => {
     const from = embeds.accounts.get(r.fromAccountId);
     if (!from) return [];

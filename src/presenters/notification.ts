@@ -22,8 +22,8 @@ export function serializeNotification(urls: Urls, n: NotificationRow, from: Acco
  * statuses composed from the render cache. A notification whose sender or status is not
  * among them (gone, or no longer visible to the viewer) is left out.
  */
-export function notificationsJson(source: StatusSource, urls: Urls, rows: NotificationRow[], embeds: Embeds, viewerId: number): string[] {
-  const statuses = statusJsonById(source, urls, embeds.statuses, viewerId);
+export async function notificationsJson(source: StatusSource, urls: Urls, rows: NotificationRow[], embeds: Embeds, viewerId: number): Promise<string[]> {
+  const statuses = await statusJsonById(source, urls, embeds.statuses, viewerId);
   // A page's notifications come from few accounts: each is serialized once, and each
   // notification is composed as JSON.stringify would write serializeNotification's object.
   const accounts = new Map<number, string>();

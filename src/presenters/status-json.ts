@@ -12,13 +12,13 @@ import { composeStatusJson, serializeStatus, statusPartsJson } from "./status.ts
 export interface StatusSource {
   reader: {
     /** Rows by id (the originals a page of boosts lacks). */
-    rowsByIds(ids: number[]): StatusRow[];
+    rowsByIds(ids: number[]): Promise<StatusRow[]>;
     /** Everything to render the rows for the viewer (authors, media, polls, flags), in one batch. */
-    views(rows: StatusRow[], viewerId: number | null): StatusView[];
+    views(rows: StatusRow[], viewerId: number | null): Promise<StatusView[]>;
     /** The viewer's favourites, boosts, bookmarks, pins and muted threads among the rows: one query. */
-    viewerFlags(rows: StatusRow[], viewerId: number): FlagSets;
+    viewerFlags(rows: StatusRow[], viewerId: number): Promise<FlagSets>;
     /** How each status's quote policy applies to the viewer (quote_approval.current_user), by status id. */
-    quoteCurrentUser(rows: StatusRow[], viewerId: number | null): Map<number, string>;
+    quoteCurrentUser(rows: StatusRow[], viewerId: number | null): Promise<Map<number, string>>;
   };
   /** Statuses rendered as every viewer sees them (see StatusParts). */
   renderCache: {
@@ -50,13 +50,13 @@ export function filteredFor(source: StatusSource, viewerId: number | null): ((vi
 }
 
 /** Statuses for one viewer, in one batch of queries. */
-export function renderStatuses(source: StatusSource, urls: Urls, rows: StatusRow[], viewerId: number | null, options: { source?: boolean } = {}) {
+export async function renderStatuses(source: StatusSource, urls: Urls, rows: StatusRow[], viewerId: number | null, options: { source?: boolean } = {}) {
   const filtered = filteredFor(source, viewerId);
-  return source.reader.views(rows, viewerId).map((view) => serializeStatus(urls, view, { viewerId, source: options.source, filtered }));
+  return (await source.reader.views(rows, viewerId)).map((view) => serializeStatus(urls, view, { viewerId, source: options.source, filtered }));
 }
 
-export function renderStatus(source: StatusSource, urls: Urls, row: StatusRow, viewerId: number | null, options: { source?: boolean } = {}) {
-  return renderStatuses(source, urls, [row], viewerId, options)[0] as Record<string, unknown>;
+export async function renderStatus(source: StatusSource, urls: Urls, row: StatusRow, viewerId: number | null, options: { source?: boolean } = {}) {
+  return (await renderStatuses(source, urls, [row], viewerId, options))[0] as Record<string, unknown>;
 }
 
 /**
@@ -66,9 +66,9 @@ export function renderStatus(source: StatusSource, urls: Urls, row: StatusRow, v
  * (their JSON depends on the viewer beyond the flags). `rows` must already be the ones the
  * viewer may see; the order is kept.
  */
-export function statusesJson(source: StatusSource, urls: Urls, rows: StatusRow[], viewerId: number | null): string {
+export async function statusesJson(source: StatusSource, urls: Urls, rows: StatusRow[], viewerId: number | null): Promise<string> {
   if (rows.length === 0) return "[]";
-  const byId = statusJsonById(source, urls, rows, viewerId);
+  const byId = await statusJsonById(source, urls, rows, viewerId);
   // Brackets and commas joined with the statuses in one join: a template around a join is a
   // rope of 30 KB that the Response copies flat before encoding it (about 10 µs a page).
   const out: string[] = ["["];
@@ -83,18 +83,18 @@ export function statusesJson(source: StatusSource, urls: Urls, rows: StatusRow[]
 }
 
 /** The same, by status id (for entities that embed statuses, such as notifications). */
-export function statusJsonById(source: StatusSource, urls: Urls, rows: StatusRow[], viewerId: number | null): Map<number, string> {
+export async function statusJsonById(source: StatusSource, urls: Urls, rows: StatusRow[], viewerId: number | null): Promise<Map<number, string>> {
   const result = new Map<number, string>();
   if (rows.length === 0) return result;
   const { reader, renderCache, filters } = source;
   if (viewerId !== null && filters.hasFilters(viewerId)) {
-    for (const rendered of renderStatuses(source, urls, rows, viewerId)) result.set(Number(rendered.id), JSON.stringify(rendered));
+    for (const rendered of await renderStatuses(source, urls, rows, viewerId)) result.set(Number(rendered.id), JSON.stringify(rendered));
     return result;
   }
 
   const byId = new Map(rows.map((r) => [r.id, r]));
   const missingOriginals = rows.filter((r) => r.reblogOfId !== null && !byId.has(r.reblogOfId)).map((r) => r.reblogOfId as number);
-  for (const r of reader.rowsByIds([...new Set(missingOriginals)])) byId.set(r.id, r);
+  if (missingOriginals.length > 0) for (const r of await reader.rowsByIds([...new Set(missingOriginals)])) byId.set(r.id, r);
 
   // Render what the cache lacks, anonymously and in one batch.
   const parts = new Map<number, StatusParts>();
@@ -106,7 +106,7 @@ export function statusJsonById(source: StatusSource, urls: Urls, rows: StatusRow
     else uncached.push(row);
   }
   if (uncached.length > 0) {
-    for (const view of reader.views(uncached, null)) {
+    for (const view of await reader.views(uncached, null)) {
       const own = statusPartsJson(urls, view, { viewerId: null });
       parts.set(view.row.id, own);
       renderCache.set(view.row.id, view.row.accountId, own);
@@ -122,12 +122,11 @@ export function statusJsonById(source: StatusSource, urls: Urls, rows: StatusRow
   const slowJson = new Map<number, string>();
   const slowRows = rows.filter((r) => slow.has(r.id));
   if (slowRows.length > 0) {
-    for (const rendered of renderStatuses(source, urls, slowRows, viewerId)) slowJson.set(Number(rendered.id), JSON.stringify(rendered));
+    for (const rendered of await renderStatuses(source, urls, slowRows, viewerId)) slowJson.set(Number(rendered.id), JSON.stringify(rendered));
   }
 
   const fast = [...byId.values()].filter((r) => !slow.has(r.id));
-  const flags = viewerId === null ? null : reader.viewerFlags(fast, viewerId);
-  const currentUser = viewerId === null ? null : reader.quoteCurrentUser(fast.filter((r) => r.reblogOfId === null), viewerId);
+  const [flags, currentUser] = viewerId === null ? [null, null] : await Promise.all([reader.viewerFlags(fast, viewerId), reader.quoteCurrentUser(fast.filter((r) => r.reblogOfId === null), viewerId)]);
   const compose = (row: StatusRow): string | null => {
     const own = parts.get(row.id);
     if (!own) return null;
@@ -166,8 +165,8 @@ export function statusJsonById(source: StatusSource, urls: Urls, rows: StatusRow
 }
 
 /** One status as JSON text for one viewer; null if it cannot be rendered (its author is gone). */
-export function statusJson(source: StatusSource, urls: Urls, row: StatusRow, viewerId: number | null): string | null {
-  const json = statusesJson(source, urls, [row], viewerId);
+export async function statusJson(source: StatusSource, urls: Urls, row: StatusRow, viewerId: number | null): Promise<string | null> {
+  const json = await statusesJson(source, urls, [row], viewerId);
   return json === "[]" ? null : json.slice(1, -1);
 }
 
@@ -183,13 +182,13 @@ export function cachedPublicJson(source: Pick<StatusSource, "renderCache">, stat
  * bookmarked, pinned or muted by them, no filters, no vote. Right after it is posted that
  * is nearly everyone it reaches, so streams render this once and share it.
  */
-export function strangerStatusJson(source: StatusSource, urls: Urls, row: StatusRow): string {
-  const view = source.reader.views([row], null)[0]!;
+export async function strangerStatusJson(source: StatusSource, urls: Urls, row: StatusRow): Promise<string> {
+  const view = (await source.reader.views([row], null))[0]!;
   view.viewer = { favourited: false, reblogged: false, muted: false, bookmarked: false, pinned: false };
   if (view.poll) view.poll = { ...view.poll, ownVotes: [] };
   // As a signed-in reader who follows nobody involved may quote it (viewer 0 is nobody).
   const subject = view.reblog ?? view;
-  const quoting = source.reader.quoteCurrentUser([subject.row], 0).get(subject.row.id) ?? "denied";
+  const quoting = (await source.reader.quoteCurrentUser([subject.row], 0)).get(subject.row.id) ?? "denied";
   subject.quoteApproval = { ...subject.quoteApproval, currentUser: quoting };
   if (view.reblog) view.quoteApproval = subject.quoteApproval;
   // viewerId 0 is nobody: poll totals stay hidden as for any reader but the author.

@@ -232,13 +232,14 @@ export class AnnouncementService {
       const emoji = await this.emojis.find(r.name);
       custom.set(r.name, emoji ? this.emojis.entity(emoji) : null);
     }
+    const linked = await Promise.all(rows.map((row) => this.linkedStatuses(row.text)));
     return rows.map((row, i) => {
       const formatted = formatText(row.text, { multiline: true, tagBaseUrl: `${this.publicUrl}/tags/`, resolveMention });
       return {
         row,
         html: formatted.html,
         mentions: formatted.mentions,
-        statuses: this.linkedStatuses(row.text),
+        statuses: linked[i]!,
         tags: [...new Set(formatted.tags.map((t) => t.toLowerCase()))],
         emojis: used[i]!,
         reactions: reactions[i]!.map((r) => ({ name: r.name, count: r.count, me: viewerId === null ? null : r.me === 1, emoji: custom.get(r.name) ?? null })),
@@ -248,13 +249,13 @@ export class AnnouncementService {
   }
 
   /** Public and unlisted statuses of this server that the text links to. */
-  private linkedStatuses(text: string): { id: number; url: string }[] {
+  private async linkedStatuses(text: string): Promise<{ id: number; url: string }[]> {
     const base = this.publicUrl.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     const link = new RegExp(`${base}/(?:@[A-Za-z0-9_]+|users/[A-Za-z0-9_]+/statuses)/(\\d{1,19})(?![\\d/])`, "g");
     const found = new Map<number, string>();
     for (const m of text.matchAll(link)) {
-      const row = this.reader.findRow(Number(m[1]));
-      if (!row || row.uri !== null || row.reblogOfId !== null || this.reader.visible([row], null).length === 0) continue;
+      const row = await this.reader.findRow(Number(m[1]));
+      if (!row || row.uri !== null || row.reblogOfId !== null || (await this.reader.visible([row], null)).length === 0) continue;
       const author = this.accounts.findById(row.accountId);
       if (author) found.set(row.id, `${this.publicUrl}/@${author.username}/${row.id}`);
     }

@@ -19,13 +19,13 @@ export class EmbedLoader {
 
   async notifications(rows: NotificationRow[], viewerId: number): Promise<Embeds> {
     const reports = await this.reportsById(rows);
-    return { ...this.load(rows.map((n) => n.fromAccountId), rows.map((n) => n.statusId), viewerId), reports };
+    return { ...(await this.load(rows.map((n) => n.fromAccountId), rows.map((n) => n.statusId), viewerId)), reports };
   }
 
   async notificationGroups(groups: NotificationGroup[], viewerId: number): Promise<Embeds> {
     const rows = groups.map((g) => g.notification);
     const reports = await this.reportsById(rows);
-    return { ...this.load(groups.flatMap((g) => g.sampleAccountIds), rows.map((n) => n.statusId), viewerId), reports };
+    return { ...(await this.load(groups.flatMap((g) => g.sampleAccountIds), rows.map((n) => n.statusId), viewerId)), reports };
   }
 
   /** The reports of admin.report notifications (only staff are sent those). */
@@ -39,19 +39,19 @@ export class EmbedLoader {
     return out;
   }
 
-  notificationRequests(rows: NotificationRequest[], viewerId: number): Embeds {
+  notificationRequests(rows: NotificationRequest[], viewerId: number): Promise<Embeds> {
     return this.load(rows.map((r) => r.fromAccountId), rows.map((r) => r.lastStatusId), viewerId);
   }
 
   /** The owner and the other participants; the last statuses as they are (the owner takes part in each). */
-  conversations(rows: AccountConversationRow[], ownerId: number): Embeds {
+  async conversations(rows: AccountConversationRow[], ownerId: number): Promise<Embeds> {
     const participants = rows.flatMap((r) => JSON.parse(r.participantIds) as number[]);
-    return { accounts: this.accountsById([ownerId, ...participants]), statuses: this.reader.rowsByIds([...new Set(rows.map((r) => r.lastStatusId))]) };
+    return { accounts: this.accountsById([ownerId, ...participants]), statuses: await this.reader.rowsByIds([...new Set(rows.map((r) => r.lastStatusId))]) };
   }
 
-  private load(accountIds: number[], statusIds: (number | null)[], viewerId: number): Embeds {
+  private async load(accountIds: number[], statusIds: (number | null)[], viewerId: number): Promise<Embeds> {
     const ids = [...new Set(statusIds.filter((id): id is number => id !== null))];
-    return { accounts: this.accountsById(accountIds), statuses: this.reader.visible(this.reader.rowsByIds(ids), viewerId) };
+    return { accounts: this.accountsById(accountIds), statuses: ids.length === 0 ? [] : await this.reader.visible(await this.reader.rowsByIds(ids), viewerId) };
   }
 
   private accountsById(ids: number[]): Map<number, AccountView> {

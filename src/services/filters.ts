@@ -307,9 +307,9 @@ export class FilterService {
     // request beside this one gets the 422 below rather than the index's refusal.
     const row = await this.port.transaction(async () => {
       const { filter } = await this.get(accountId, filterId);
-      const status = statusId === null ? undefined : this.reader.findRow(statusId);
+      const status = statusId === null ? undefined : await this.reader.findRow(statusId);
       if (!status) throw validationFailed("Status must exist");
-      if (this.reader.visible([status], accountId).length === 0) throw validationFailed("Status is invalid");
+      if ((await this.reader.visible([status], accountId)).length === 0) throw validationFailed("Status is invalid");
       const [exists] = await this.q.statusInFilter.execute({ filterId: filter.id, statusId: status.id });
       if (exists) throw new ApiError(422, "Validation failed: Status has already been taken");
       const row = { id: this.ids.next(), filterId: filter.id, statusId: status.id };

@@ -188,10 +188,10 @@ export function createServices(deps: ServiceDeps) {
   const notificationPolicies = new NotificationPolicies(port, db, ids, clock);
   const notifications = new NotificationService(port, db, ids, clock, moderation, events, notificationPolicies);
 
-  const policy = new StatusPolicy(follows, moderation, db);
+  const policy = new StatusPolicy(follows, moderation, port);
   const statusMedia = new StatusMedia(db, port, clock);
-  const quotePolicy = new QuotePolicy(db.$client, follows, moderation, policy);
-  const reader = new StatusReader(db, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(db.$client, policy, moderation), policy: quotePolicy });
+  const quotePolicy = new QuotePolicy(port, follows, moderation, policy);
+  const reader = new StatusReader(port, db.$client, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(port, policy, moderation), policy: quotePolicy });
   const homeFeed = new HomeFeedService(db, clock);
   const renderCache = new RenderCache(deps.renderCacheChanges);
   const counters = new Counters(db.$client, renderCache);
@@ -203,7 +203,7 @@ export function createServices(deps: ServiceDeps) {
   const statusActions = new StatusActionService(port, db, ids, clock, reader, moderation, removal, events, newStatuses);
   const polls = new PollService(port, db, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(port, db, ids, clock, events);
-  const timelines = new TimelineService(port, reader, homeFeed, moderation, lists, renderCache);
+  const timelines = new TimelineService(port, reader, moderation, lists, renderCache);
   const threads = new ThreadService(port, reader, moderation);
   const idempotency = new IdempotencyStore(port, clock);
   const media = new MediaService(port, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
@@ -245,7 +245,7 @@ export function createServices(deps: ServiceDeps) {
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   // Quotes that could not be settled for want of an answer are checked again later, off the wheel.
   const quoteChecks = new QuoteChecks(port, db, clock, wheel, (id) => quotes.forStatus(id));
-  const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id), (id) => reader.findRow(id), quoteChecks);
+  const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id), (id) => reader.findRowSync(id), quoteChecks);
   // Relays the instance actor follows: what they bring fills the federated timeline.
   const relays = new Relays(port, db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
   // The admin pages' changes to the server itself (relays, emojis, rules, announcements, description), each in the audit log.

@@ -7,7 +7,7 @@ import { accounts, listAccounts, listFeed, lists, type AccountRow, type ListRow,
 import type { IdGenerator } from "../ids.ts";
 import { ApiError, notFound, validationFailed } from "../errors.ts";
 import type { EventBus } from "../infra/events.ts";
-import { finishPage, pageQuery, type Page } from "../infra/pagination.ts";
+import { finishPage, type Page } from "../infra/pagination.ts";
 import { visibleToSql } from "./statuses/visibility.ts";
 import { remoteDomainsBlocked } from "./statuses/home-feed.ts";
 
@@ -73,13 +73,6 @@ export class ListService {
 
   async own(accountId: number, id: number | null): Promise<ListRow> {
     const [row] = id === null ? [] : await this.q.own.execute({ id, accountId });
-    if (!row) throw notFound();
-    return row;
-  }
-
-  /** `own` for the synchronous list timeline (`page`). */
-  private ownNow(accountId: number, id: number | null): ListRow {
-    const row = id === null ? undefined : this.db.select().from(lists).where(and(eq(lists.id, id), eq(lists.accountId, accountId))).get();
     if (!row) throw notFound();
     return row;
   }
@@ -265,17 +258,19 @@ export class ListService {
     );
   }
 
-  page(accountId: number, id: number | null, page: Page): number[] {
-    const list = this.ownNow(accountId, id);
-    const q = pageQuery(listFeed.statusId, page);
-    const rows = this.db
-      .select({ id: listFeed.statusId })
-      .from(listFeed)
-      .where(and(eq(listFeed.listId, list.id), q.where))
-      .orderBy(q.orderBy)
-      .limit(page.limit)
-      .all()
-      .map((r) => r.id);
-    return finishPage(rows, q.reverse);
+  /** Status ids of one page of a list's timeline, newest first (TimelineService reads the rows). */
+  async page(accountId: number, id: number | null, page: Page): Promise<number[]> {
+    const list = await this.own(accountId, id);
+    const where = ["list_id = ?"];
+    const params: number[] = [list.id];
+    if (page.maxId !== undefined) (where.push("status_id < ?"), params.push(page.maxId));
+    if (page.sinceId !== undefined) (where.push("status_id > ?"), params.push(page.sinceId));
+    if (page.minId !== undefined) (where.push("status_id > ?"), params.push(page.minId));
+    const forward = page.minId !== undefined;
+    const found = await this.port.values(`SELECT status_id FROM list_feed WHERE ${where.join(" AND ")} ORDER BY status_id ${forward ? "ASC" : "DESC"} LIMIT ${page.limit}`, params);
+    return finishPage(
+      found.map((r) => r[0] as number),
+      forward,
+    );
   }
 }

@@ -57,11 +57,12 @@ export class ReportService {
     const target = input.accountId === null ? undefined : this.accounts.findById(input.accountId);
     if (!target) throw notFound();
     // AccountStatusesFilter(...).find(ids): each must be the account's and visible to the reporter.
-    const statusIds = [...new Set(input.statusIds)].map((id) => {
-      const row = id === null ? undefined : this.reader.findRow(id);
-      if (!row || row.accountId !== target.id || this.reader.visible([row], reporterId).length === 0) throw notFound();
-      return row.id;
-    });
+    const statusIds: number[] = [];
+    for (const id of new Set(input.statusIds)) {
+      const row = id === null ? undefined : await this.reader.findRow(id);
+      if (!row || row.accountId !== target.id || (await this.reader.visible([row], reporterId)).length === 0) throw notFound();
+      statusIds.push(row.id);
+    }
     const ruleIds = input.ruleIds.length > 0 ? [...new Set(input.ruleIds)] : null;
     const category = ruleIds ? "violation" : input.category || "other";
     const comment = input.comment ?? "";

@@ -256,7 +256,7 @@ export class SearchService {
     const found = await this.fetchAndStore(this.fetcher, query, AbortSignal.timeout(RESOLVE_TIMEOUT_MS)).catch(() => null);
     if (found?.account && (!type || type === "accounts")) results.accounts = [found.account];
     const status = found?.status;
-    if (status && (!type || type === "statuses") && status.reblogOfId === null && this.reader.visible([status], viewerId).length === 1) results.statuses = [status];
+    if (status && (!type || type === "statuses") && status.reblogOfId === null && (await this.reader.visible([status], viewerId)).length === 1) results.statuses = [status];
   }
 
   /** What a URL of another server names, stored: an actor as an account, a Note as a status. */
@@ -273,8 +273,8 @@ export class SearchService {
     if (status) {
       if (type && type !== "statuses") return;
       const id = Number(status[3]);
-      const row = Number.isSafeInteger(id) ? this.reader.findRow(id) : undefined;
-      if (row && row.reblogOfId === null && this.reader.visible([row], viewerId).length === 1) results.statuses = [row];
+      const row = Number.isSafeInteger(id) ? await this.reader.findRow(id) : undefined;
+      if (row && row.reblogOfId === null && (await this.reader.visible([row], viewerId)).length === 1) results.statuses = [row];
       return;
     }
     const account = /^\/(?:@|users\/)([A-Za-z0-9_]+)$/.exec(path);

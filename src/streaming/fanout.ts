@@ -95,23 +95,30 @@ export class StreamFanout {
     if (this.delivering) return;
     const batch = this.queue;
     this.queue = [];
-    const rest = this.deliverFrom(batch, 0, this.vanished(batch));
-    if (rest) {
-      this.delivering = rest.then(() => {
-        this.delivering = null;
-        this.drain();
-      });
+    if (batch.length === 0) {
+      for (const done of this.idleWaiters.splice(0)) done();
       return;
     }
-    for (const done of this.idleWaiters.splice(0)) done();
+    this.delivering = this.deliverBatch(batch).then(() => {
+      this.delivering = null;
+      this.drain();
+    });
+  }
+
+  /** A batch: what vanished since it was announced read first (the rendering reads through the database port). */
+  private async deliverBatch(batch: DomainEvent[]): Promise<void> {
+    try {
+      await this.deliverFrom(batch, 0, await this.vanished(batch));
+    } catch (e) {
+      log("error", "stream delivery failed", { error: String(e).split("\n")[0] });
+    }
   }
 
   /**
-   * Delivers a batch from `from` on, in order. Most deliveries are synchronous; one that reads
-   * through the database port (announcements) answers a promise, and the rest of the batch
-   * follows it.
+   * Delivers a batch from `from` on, in order. A delivery that reads through the database port
+   * (statuses, notifications, announcements) answers a promise, and the rest of the batch follows it.
    */
-  private deliverFrom(batch: DomainEvent[], from: number, gone: ReturnType<StreamFanout["vanished"]>): Promise<void> | undefined {
+  private deliverFrom(batch: DomainEvent[], from: number, gone: Awaited<ReturnType<StreamFanout["vanished"]>>): Promise<void> | undefined {
     const failed = (event: DomainEvent, e: unknown) => log("error", "stream delivery failed", { event: event.type, error: String(e).split("\n")[0] });
     for (let i = from; i < batch.length; i++) {
       const event = batch[i]!;
@@ -140,7 +147,7 @@ export class StreamFanout {
   }
 
   /** Of the statuses and notifications a batch announces, those no longer in the database: one query each. */
-  private vanished(batch: DomainEvent[]) {
+  private async vanished(batch: DomainEvent[]) {
     const statusIds = new Set<number>();
     const notificationIds = new Set<number>();
     for (const e of batch) {
@@ -149,7 +156,7 @@ export class StreamFanout {
       else if (e.type === "notification.created") notificationIds.add(e.notification.id);
     }
     const { reader, notifications } = this.ctx.services;
-    const present = new Set(reader.rowsByIds([...statusIds]).map((r) => r.id));
+    const present = new Set((await reader.rowsByIds([...statusIds])).map((r) => r.id));
     const presentNotes = notifications.existing([...notificationIds]);
     return {
       statuses: new Set([...statusIds].filter((id) => !present.has(id))),
@@ -158,9 +165,9 @@ export class StreamFanout {
   }
 
   /** A reader's own copy; a render that fails costs that reader the event, not the others. */
-  private payloadFor(payloads: StatusPayloads, viewerId: number): string | null {
+  private async payloadFor(payloads: StatusPayloads, viewerId: number): Promise<string | null> {
     try {
-      return payloads.forViewer(viewerId);
+      return await payloads.forViewer(viewerId);
     } catch (e) {
       log("error", "stream render failed", { status: payloads.row.id, error: String(e).split("\n")[0] });
       return null;
@@ -171,7 +178,7 @@ export class StreamFanout {
     const topic = `notifications:${n.accountId}`;
     if (!this.hub.has(topic)) return;
     const { services, urls } = this.ctx;
-    const [rendered] = notificationsJson(services, urls, [n], await services.embeds.notifications([n], n.accountId), n.accountId);
+    const [rendered] = await notificationsJson(services, urls, [n], await services.embeds.notifications([n], n.accountId), n.accountId);
     if (rendered) this.hub.publish(topic, "notification", rendered);
   }
 
@@ -182,8 +189,7 @@ export class StreamFanout {
         if (event.backfill) return;
         return this.statusCreated(event.status, event.homeRecipients);
       case "status.updated":
-        this.statusCreated(event.status, event.homeRecipients, "status.update");
-        return this.listDelivered(event.status, event.listIds, "status.update");
+        return this.statusUpdated(event.status, event.homeRecipients, event.listIds);
       case "list.delivered":
         return this.listDelivered(event.status, event.listIds);
       case "status.deleted":
@@ -195,8 +201,11 @@ export class StreamFanout {
         if (!this.hub.has(topic)) return;
         const { services, urls } = this.ctx;
         const row = services.conversations.findRow(event.accountId, event.conversationId);
-        if (row) this.hub.publish(topic, "conversation", JSON.stringify(renderConversations(services, urls, [row], services.embeds.conversations([row], event.accountId), event.accountId)[0]));
-        return;
+        if (!row) return;
+        return (async () => {
+          const [rendered] = await renderConversations(services, urls, [row], await services.embeds.conversations([row], event.accountId), event.accountId);
+          this.hub.publish(topic, "conversation", JSON.stringify(rendered));
+        })();
       }
       case "filters.changed":
         return this.hub.publish(`user:${event.accountId}`, "filters_changed", undefined);
@@ -223,13 +232,18 @@ export class StreamFanout {
    * state, as Mastodon's RevokeQuoteService, Delete#revoke_quote, QuoteRequest and Accept run
    * DistributionWorker with `update`. Not when the quote was settled with the status itself.
    */
-  private quoteChanged(event: Extract<DomainEvent, { type: "quote.accepted" | "quote.rejected" | "quote.revoked" | "quote.removed" }>) {
+  private async quoteChanged(event: Extract<DomainEvent, { type: "quote.accepted" | "quote.rejected" | "quote.revoked" | "quote.removed" }>) {
     if ("withStatus" in event && event.withStatus) return;
     const { reader, homeFeed, lists } = this.ctx.services;
-    const row = reader.findRow(event.quote.statusId);
+    const row = await reader.findRow(event.quote.statusId);
     if (!row) return;
-    this.statusCreated(row, homeFeed.holding(row.id), "status.update");
-    this.listDelivered(row, lists.holding(row.id), "status.update");
+    await this.statusUpdated(row, homeFeed.holding(row.id), lists.holding(row.id));
+  }
+
+  /** An edited status (or its quote's new state): `status.update` to the streams it went to. */
+  private async statusUpdated(row: StatusRow, homeRecipients: number[], listIds: number[]) {
+    await this.statusCreated(row, homeRecipients, "status.update");
+    await this.listDelivered(row, listIds, "status.update");
   }
 
   /** Rendered once, for no viewer (no `read`, no `me`), as Mastodon's worker renders it. */
@@ -256,7 +270,7 @@ export class StreamFanout {
   }
 
   /** A new status (`update`), or an edited one (`status.update`) to the same readers. */
-  private statusCreated(row: StatusRow, homeRecipients: number[], event: "update" | "status.update" = "update") {
+  private async statusCreated(row: StatusRow, homeRecipients: number[], event: "update" | "status.update" = "update") {
     let payloads: StatusPayloads | undefined;
     const get = () => (payloads ??= new StatusPayloads(this.ctx, row, event === "update"));
     // One frame cache for every reader of this status: most share one payload.
@@ -264,27 +278,43 @@ export class StreamFanout {
     for (const recipient of homeRecipients) {
       const topic = `user:${recipient}`;
       if (!this.hub.has(topic)) continue;
-      const json = this.payloadFor(get(), recipient);
+      const json = await this.payloadFor(get(), recipient);
       if (json !== null) this.hub.publish(topic, event, json, frames);
     }
     const topics = publicTopics(row).filter((t) => this.hub.has(t));
     if (topics.length === 0) return;
     const p = get();
-    const payloadFor = (sub: Subscription) => {
-      const viewer = sub.conn.accountId;
-      if (viewer === null) return p.anonymous();
-      return p.shunnedBy(viewer) ? null : this.payloadFor(p, viewer);
-    };
+    // Each listening reader's copy rendered first (the reads are awaited), then sent to all at once.
+    const ready = new Map<number | null, string | null>();
+    for (const topic of topics) {
+      for (const sub of [...this.hub.listeners(topic)]) {
+        const viewer = sub.conn.accountId;
+        if (ready.has(viewer)) continue;
+        ready.set(viewer, await this.publicPayload(p, viewer));
+      }
+    }
+    const payloadFor = (sub: Subscription) => ready.get(sub.conn.accountId) ?? null;
     for (const topic of topics) this.hub.publish(topic, event, payloadFor, frames);
   }
 
-  private listDelivered(row: StatusRow, listIds: number[], event: "update" | "status.update" = "update") {
+  /** A public or hashtag stream's reader's copy: none for readers who shun the author (see shunnedBy). */
+  private async publicPayload(p: StatusPayloads, viewer: number | null): Promise<string | null> {
+    try {
+      if (viewer === null) return await p.anonymous();
+      return (await p.shunnedBy(viewer)) ? null : await this.payloadFor(p, viewer);
+    } catch (e) {
+      log("error", "stream render failed", { status: p.row.id, error: String(e).split("\n")[0] });
+      return null;
+    }
+  }
+
+  private async listDelivered(row: StatusRow, listIds: number[], event: "update" | "status.update" = "update") {
     const streamed = listIds.filter((id) => this.hub.has(`list:${id}`));
     if (streamed.length === 0) return;
     const payloads = new StatusPayloads(this.ctx, row, event === "update");
     const frames = new FrameCache(event);
     for (const [listId, owner] of this.ctx.services.lists.owners(streamed)) {
-      const json = this.payloadFor(payloads, owner);
+      const json = await this.payloadFor(payloads, owner);
       if (json !== null) this.hub.publish(`list:${listId}`, event, json, frames);
     }
   }

@@ -27,18 +27,18 @@ export class StatusPayloads {
   ) {}
 
   /** As an anonymous reader (or an app-only token) sees it; null if it cannot be rendered. */
-  anonymous(): string | null {
-    if (this.anonymousJson === undefined) this.anonymousJson = statusJson(this.ctx.services, this.ctx.urls, this.row, null);
+  async anonymous(): Promise<string | null> {
+    if (this.anonymousJson === undefined) this.anonymousJson = await statusJson(this.ctx.services, this.ctx.urls, this.row, null);
     return this.anonymousJson;
   }
 
   /** As `viewerId` sees it; null if they may not see it at all. */
-  forViewer(viewerId: number): string | null {
+  async forViewer(viewerId: number): Promise<string | null> {
     if (this.fresh && this.row.reblogOfId === null && !this.differsFor(viewerId)) return this.shared();
     let json = this.own.get(viewerId);
     if (json === undefined) {
-      const visible = this.ctx.services.reader.visible([this.row], viewerId);
-      json = visible.length ? statusJson(this.ctx.services, this.ctx.urls, visible[0]!, viewerId) : null;
+      const visible = await this.ctx.services.reader.visible([this.row], viewerId);
+      json = visible.length ? await statusJson(this.ctx.services, this.ctx.urls, visible[0]!, viewerId) : null;
       this.own.set(viewerId, json);
     }
     return json;
@@ -48,8 +48,8 @@ export class StatusPayloads {
    * Readers that public and hashtag streams skip: they block or mute the author or someone
    * mentioned, or the author blocks them (Mastodon's streaming-side filter).
    */
-  shunnedBy(viewerId: number): boolean {
-    this.shunned ??= this.ctx.services.moderation.shunning(this.row.accountId, [this.row.accountId, ...mentionedIds(this.row)]);
+  async shunnedBy(viewerId: number): Promise<boolean> {
+    this.shunned ??= await this.ctx.services.moderation.shunning(this.row.accountId, [this.row.accountId, ...mentionedIds(this.row)]);
     return this.shunned.has(viewerId);
   }
 
@@ -61,8 +61,8 @@ export class StatusPayloads {
   }
 
   /** A signed-in reader with no relation to the new status yet. */
-  private shared(): string {
-    this.sharedJson ??= strangerStatusJson(this.ctx.services, this.ctx.urls, this.row);
+  private async shared(): Promise<string> {
+    this.sharedJson ??= await strangerStatusJson(this.ctx.services, this.ctx.urls, this.row);
     return this.sharedJson;
   }
 }

@@ -78,11 +78,11 @@ describe("deleting a reported status", () => {
     const before = lines().length;
     await refused(() => t.services.adminReports.removeStatus(actor("uma"), report.report.id, reported.id));
     await refused(() => t.services.adminReports.removeStatus(actor("mona"), report.report.id, other.id), 404, "Record not found");
-    expect(t.services.reader.findRow(reported.id)).toBeDefined();
+    expect(await t.services.reader.findRow(reported.id)).toBeDefined();
     expect(lines().length).toBe(before);
     await t.services.adminReports.removeStatus(actor("mona"), report.report.id, reported.id);
-    expect(t.services.reader.findRow(reported.id)).toBeUndefined();
-    expect(t.services.reader.findRow(other.id)).toBeDefined();
+    expect(await t.services.reader.findRow(reported.id)).toBeUndefined();
+    expect(await t.services.reader.findRow(other.id)).toBeDefined();
     expect(lines().slice(before)).toEqual([{ action: "destroy", account_id: ids.mona! }]);
   });
 });

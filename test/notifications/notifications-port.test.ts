@@ -64,7 +64,7 @@ for (const arm of portArms) {
       expect(await service.get(rita.id, follow.id)).toEqual(follow);
 
       // Grouped: the two favourites of the status are one group, with both senders, newest first.
-      const where = service.filters(rita.id, {});
+      const where = await service.filters(rita.id, {});
       if (where === "none") throw new Error("no filter expected");
       const groups = await service.groups.page(rita.id, { page: { limit: 40 }, where });
       expect(groups.map((g) => [g.key.split("-")[0], g.count, g.sampleAccountIds])).toEqual([
@@ -81,7 +81,7 @@ for (const arm of portArms) {
       // Hidden senders (muted, notifications kept) leave the lists, flat and grouped; the rows stay.
       await a.t.services.moderation.mute(rita.id, dave.id, { notifications: false });
       expect((await service.list(rita.id, { page: { limit: 40 } })).map((n) => n.type)).toEqual(["favourite", "favourite", "follow"]);
-      const hiding = service.filters(rita.id, {});
+      const hiding = await service.filters(rita.id, {});
       expect((await service.groups.page(rita.id, { page: { limit: 40 }, where: hiding === "none" ? undefined : hiding })).length).toBe(2);
       await a.t.services.moderation.unmute(rita.id, dave.id);
 

@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { accountDomainBlocks, bookmarks, favourites, follows, mentions, quotes, statuses, statusPins, statusTags, tags } from "../../src/db/schema.ts";
+import { accountDomainBlocks, blocks, bookmarks, favourites, follows, mentions, mutes, pollVotes, polls, quotes, statuses, statusPins, statusTags, tags } from "../../src/db/schema.ts";
 import type { ApiError } from "../../src/errors.ts";
+import { AccountDomainBlocks } from "../../src/services/accounts/domain-blocks.ts";
+import { FollowService } from "../../src/services/accounts/follows.ts";
+import { ModerationService } from "../../src/services/accounts/moderation.ts";
+import { StatusMedia } from "../../src/services/media/status-media.ts";
 import { QuoteListing } from "../../src/services/quotes/listing.ts";
+import { QuotePolicy } from "../../src/services/quotes/policy.ts";
+import { QuoteReads } from "../../src/services/quotes/reads.ts";
+import { StatusReader } from "../../src/services/statuses/reader.ts";
+import { StatusPolicy } from "../../src/services/statuses/visibility.ts";
 import { ThreadService } from "../../src/services/statuses/threads.ts";
 import { TimelineService } from "../../src/services/statuses/timelines.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
@@ -17,7 +25,7 @@ import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
 afterEach(closePortArms);
 
-const TABLES = { statuses, tags, statusTags, follows, mentions, favourites, bookmarks, statusPins, quotes, accountDomainBlocks };
+const TABLES = { statuses, tags, statusTags, follows, mentions, favourites, bookmarks, statusPins, quotes, accountDomainBlocks, polls, pollVotes, blocks, mutes };
 
 /** The rows the arm's SQLite services wrote, in the port's database too (parents first). */
 async function copyAll(arm: PortArm) {
@@ -60,7 +68,7 @@ for (const arm of portArms) {
       await services.domainBlocks.block(alice.id, "blocked.example");
       await copyAll(a);
 
-      const timelines = new TimelineService(a.port, services.reader, services.homeFeed, services.moderation, services.lists, services.renderCache);
+      const timelines = new TimelineService(a.port, services.reader, services.moderation, services.lists, services.renderCache);
       const threads = new ThreadService(a.port, services.reader, services.moderation);
       const listing = new QuoteListing(a.port, services.reader);
 
@@ -133,6 +141,70 @@ for (const arm of portArms) {
       // Reads change nothing.
       expect(Number((await a.port.get<{ n: number }>("SELECT count(*) AS n FROM quotes"))!.n)).toBe(1);
       expect(Number((await a.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses"))!.n)).toBe(9);
+    });
+
+    test("a page rendered for a viewer: visibility, the viewer's flags, a quote, a poll, a boost of a hidden status; blocked and muted authors left out", async () => {
+      const a = await arm.open();
+      const { services } = a.t;
+      const mirrored = async (name: string) => a.mirror(await a.t.local(name));
+      const [alice, bob, carol, dave, eve] = [await mirrored("alice"), await mirrored("bob"), await mirrored("carol"), await mirrored("dave"), await mirrored("eve")];
+      await services.follows.follow(alice.id, bob.id, {});
+      const quoted = await a.t.post(bob, { text: "quote me", visibility: "public" });
+      const polled = await a.t.post(bob, { text: "which?", visibility: "public", poll: { options: ["yes", "no"], expiresIn: 3600 } });
+      const privateOfBob = await a.t.post(bob, { text: "for followers", visibility: "private" });
+      await a.t.post(carol, { text: "look at this", visibility: "public", quotedStatusId: String(quoted.id) });
+      const secret = await a.t.post(dave, { text: "dave's followers only", visibility: "private" });
+      const byEve = await a.t.post(eve, { text: "eve says", visibility: "public" });
+      await services.statusActions.favourite(alice.id, quoted.id);
+      await services.statusActions.bookmark(alice.id, polled.id);
+      await services.polls.vote(alice.id, (await services.polls.ofStatus(polled.id))!.id, ["1"]);
+      // Dave boosts his own private status: its original is not alice's to see, so neither is the boost.
+      const boostOfSecret = await services.statusActions.reblog(dave.id, secret.id, "private").catch(() => null);
+      await services.moderation.block(alice.id, eve.id);
+      await services.moderation.mute(alice.id, dave.id, {});
+      await copyAll(a);
+
+      // Every read on the arm's port: visibility's and the quotes' filters, the reader and its loaders.
+      const events = services.events;
+      const followsOnPort = new FollowService(a.port, a.t.database.db, a.t.ids, a.t.clock, events);
+      const domains = new AccountDomainBlocks(a.port, a.t.database.db, a.t.ids, a.t.clock, followsOnPort, events);
+      const moderation = new ModerationService(a.port, a.t.database.db, a.t.ids, a.t.clock, followsOnPort, events, domains);
+      const policy = new StatusPolicy(followsOnPort, moderation, a.port);
+      const statusMedia = new StatusMedia(a.t.database.db, a.port, a.t.clock);
+      const quotePolicy = new QuotePolicy(a.port, followsOnPort, moderation, policy);
+      const reader = new StatusReader(a.port, a.t.database.sqlite, a.t.clock, policy, (ids) => statusMedia.forStatuses(ids), { reads: new QuoteReads(a.port, policy, moderation), policy: quotePolicy });
+      const timelines = new TimelineService(a.port, reader, moderation, services.lists, services.renderCache);
+
+      // The public timeline for alice: eve (blocked) and dave (muted) left out, bob's private status too.
+      const page = await timelines.public(alice.id, { limit: 20 }, {});
+      expect(texts(page.rows)).toEqual(["look at this", "which?", "quote me"]);
+      // Alice follows bob: his private status is hers to see, dave's is not, nor a boost of it.
+      expect((await reader.visible([privateOfBob, secret, byEve], alice.id)).map((r) => r.id)).toEqual([privateOfBob.id, byEve.id]);
+      if (boostOfSecret) expect(await reader.visible([boostOfSecret], alice.id)).toEqual([]);
+      expect((await rejection(reader.visibleRow(secret.id, alice.id)))?.status).toBe(404);
+      expect((await rejection(reader.visibleRow(null, alice.id)))?.status).toBe(404);
+
+      const views = await reader.views(page.rows, alice.id);
+      const byText = new Map(views.map((v) => [v.row.text, v]));
+      expect(byText.get("quote me")!.viewer).toEqual({ favourited: true, reblogged: false, muted: false, bookmarked: false, pinned: false });
+      expect(byText.get("which?")!.viewer).toMatchObject({ favourited: false, bookmarked: true });
+      expect(byText.get("which?")!.poll).toMatchObject({ ownVotes: [1], expired: false });
+      expect(JSON.parse(byText.get("which?")!.poll!.row.options)).toEqual(["yes", "no"]);
+      expect(byText.get("look at this")!.quote).toMatchObject({ state: "accepted", quotedStatusId: quoted.id });
+      expect(byText.get("look at this")!.quote!.status!.row.id).toBe(quoted.id);
+      expect(byText.get("look at this")!.account.username).toBe("carol");
+      // Anonymous: no flags, no votes.
+      const anonymous = await reader.views(page.rows, null);
+      expect(anonymous.map((v) => v.viewer)).toEqual([null, null, null]);
+      expect(anonymous.find((v) => v.poll)!.poll!.ownVotes).toBeNull();
+      // The filters through the port answer as the SQLite services do.
+      expect((await moderation.blocked(alice.id, [eve.id, bob.id])).blocking).toEqual(new Set([eve.id]));
+      expect([...(await moderation.hiddenAccounts(alice.id))].sort()).toEqual([dave.id, eve.id].sort());
+      expect(await moderation.isBlocking(alice.id, eve.id)).toBe(true);
+      expect(await followsOnPort.followedAmong(alice.id, [bob.id, carol.id])).toEqual(new Set([bob.id]));
+      expect(await moderation.shunning(eve.id, [eve.id])).toEqual(new Set([alice.id]));
+      // Reads change nothing.
+      expect(Number((await a.port.get<{ n: number }>("SELECT count(*) AS n FROM favourites"))!.n)).toBe(1);
     });
   });
 }

@@ -45,21 +45,21 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-function rows(viewer: number | null) {
+async function rows(viewer: number | null) {
   const { reader } = server.ctx.services;
-  return reader.visible(reader.rowsByIds(ids.map(Number)), viewer);
+  return reader.visible(await reader.rowsByIds(ids.map(Number)), viewer);
 }
 
 describe("statuses rendered from the cache", () => {
-  test("match the full rendering byte for byte, for every viewer, cold and warm", () => {
+  test("match the full rendering byte for byte, for every viewer, cold and warm", async () => {
     // The private and direct statuses only for alice, and bob (a follower, and mentioned).
     for (const [viewer, count] of [[null, 7], [alice.account.id, 9], [bob.account.id, 9], [carol.account.id, 7]] as const) {
-      const visible = rows(viewer);
+      const visible = await rows(viewer);
       expect(visible.length).toBe(count);
       const { services, urls } = server.ctx;
-      const full = JSON.stringify(renderStatuses(services, urls, visible, viewer));
-      expect(statusesJson(services, urls, visible, viewer)).toBe(full);
-      expect(statusesJson(services, urls, visible, viewer)).toBe(full);
+      const full = JSON.stringify(await renderStatuses(services, urls, visible, viewer));
+      expect(await statusesJson(services, urls, visible, viewer)).toBe(full);
+      expect(await statusesJson(services, urls, visible, viewer)).toBe(full);
     }
   });
 
@@ -69,13 +69,13 @@ describe("statuses rendered from the cache", () => {
     const rows = await services.notifications.list(viewer, { page: { limit: 40 } });
     // bob's follow, mention, favourite and boost; carol's boost.
     expect(rows.map((n) => n.type).sort()).toEqual(["favourite", "follow", "mention", "reblog", "reblog"]);
-    const statuses = new Map(renderStatuses(services, urls, services.reader.rowsByIds(rows.flatMap((n) => (n.statusId ? [n.statusId] : []))), viewer).map((r) => [r.id, r]));
+    const statuses = new Map((await renderStatuses(services, urls, await services.reader.rowsByIds(rows.flatMap((n) => (n.statusId ? [n.statusId] : []))), viewer)).map((r) => [r.id, r]));
     const expected = rows.map((n) => {
       const from = services.accounts.viewsByIds([n.fromAccountId])[0]!;
       const out = serializeNotification(urls, n, from);
       return n.statusId === null ? out : { ...out, status: statuses.get(String(n.statusId)) };
     });
-    expect(`[${notificationsJson(services, urls, rows, await services.embeds.notifications(rows, viewer), viewer).join(",")}]`).toBe(JSON.stringify(expected));
+    expect(`[${(await notificationsJson(services, urls, rows, await services.embeds.notifications(rows, viewer), viewer)).join(",")}]`).toBe(JSON.stringify(expected));
   });
 
   test("the viewer's flags are the viewer's own", async () => {

@@ -84,10 +84,10 @@ describe("StatusPolicy and visibleToSql", () => {
   });
   afterAll(() => server.close());
 
-  test("agree on every visibility x relationship, and with Mastodon", () => {
+  test("agree on every visibility x relationship, and with Mastodon", async () => {
     const { follows, moderation, reader } = server.ctx.services;
     const { db } = server.ctx;
-    const policy = new StatusPolicy(follows, moderation, db);
+    const policy = new StatusPolicy(follows, moderation, server.database.port);
     const sqlite = db.$client;
     const results: Record<string, Record<string, { js: boolean; sql: boolean; drizzle: boolean }>> = {};
     const expected: Record<string, Record<string, { js: boolean; sql: boolean; drizzle: boolean }>> = {};
@@ -95,8 +95,8 @@ describe("StatusPolicy and visibleToSql", () => {
       results[relationship] = {};
       expected[relationship] = {};
       for (const [visibility, id] of posted) {
-        const row = reader.findRow(id)!;
-        const js = policy.canSee(row, viewer);
+        const row = (await reader.findRow(id))!;
+        const js = await policy.canSee(row, viewer);
         const text = sqlite
           .query<{ ok: number }, { id: number; viewer: number }>(`SELECT ${visibleToSql("s", viewer === null ? null : "$viewer")} AS ok FROM statuses s WHERE s.id = $id`)
           .get(viewer === null ? ({ id } as never) : { id, viewer });

@@ -16,7 +16,7 @@ export function reports(events: Pick<EventBus, "afterCommit">, out: Outbound): v
     sender.send("Flag", async () => {
       const view = await services.reports.find(e.reportId);
       if (!view?.report.forwarded || view.target.uri === null || view.target.inboxUrl === null) return;
-      const statusUris = view.statusIds.flatMap((id) => services.reader.findRow(id)?.uri ?? []);
+      const statusUris = (await Promise.all(view.statusIds.map((id) => services.reader.findRow(id)))).flatMap((row) => row?.uri ?? []);
       const c = ctx();
       const flag = new Flag({
         id: new URL(view.report.uri),

@@ -36,8 +36,8 @@ export class Directory {
 
   async list(viewerId: number | null, query: DirectoryQuery): Promise<AccountRow[]> {
     const order = query.order === "new" ? `"accounts"."id" DESC` : `"accounts"."last_status_at" IS NULL, "accounts"."last_status_at" DESC, "accounts"."id" DESC`;
-    const hidden = viewerId === null ? [] : [...this.moderation.hiddenAccounts(viewerId), viewerId];
-    const blockedDomains = viewerId === null || query.local ? [] : this.moderation.blockedDomains(viewerId);
+    const hidden = viewerId === null ? [] : [...(await this.moderation.hiddenAccounts(viewerId)), viewerId];
+    const blockedDomains = viewerId === null || query.local ? [] : await this.moderation.blockedDomains(viewerId);
     const rows = await this.db.values(
       `SELECT ${ACCOUNT.columns} ${ACCOUNT.from}
        WHERE "accounts"."discoverable" = ? AND "accounts"."moved_to_account_id" IS NULL AND "accounts"."suspended_at" IS NULL AND "accounts"."silenced_at" IS NULL

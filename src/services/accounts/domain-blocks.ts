@@ -2,6 +2,7 @@ import type { Statement } from "bun:sqlite";
 import { and, eq, inArray, or } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import { marks, padded, paddedSize } from "../../db/prepared.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { accountDomainBlocks } from "../../db/schema.ts";
 import { unprocessable } from "../../errors.ts";
@@ -31,9 +32,7 @@ export interface ListedDomainBlock {
  */
 export class AccountDomainBlocks {
   private q: {
-    domains: Statement<{ domain: string }, [number]>;
     blockedAmong: Statement<{ id: number }, [number, string]>;
-    hidingFrom: Statement<{ id: number }, [number, string]>;
   };
   /** Every account that has, or ever had since start-up, a domain block: a superset, so that others skip the query. */
   private withBlocks: Set<number> | null = null;
@@ -49,17 +48,25 @@ export class AccountDomainBlocks {
   ) {
     const sqlite = db.$client;
     this.q = {
-      domains: sqlite.query("SELECT domain FROM account_domain_blocks WHERE account_id = ? ORDER BY domain"),
       blockedAmong: sqlite.query(
         `SELECT a.id AS id FROM accounts a WHERE a.id IN (SELECT value FROM json_each(?2)) AND a.domain IS NOT NULL
            AND ${hostSql("a.domain")} IN (SELECT domain FROM account_domain_blocks WHERE account_id = ?1)`,
       ),
-      hidingFrom: sqlite.query(
-        `SELECT b.account_id AS id FROM account_domain_blocks b
-         WHERE b.account_id IN (SELECT value FROM json_each(?2)) AND b.domain = (SELECT ${hostSql("v.domain")} FROM accounts v WHERE v.id = ?1)`,
-      ),
+    };
+    // hostSql's instr is strpos on PostgreSQL (same arguments, same answer).
+    const portable = (text: string) => (port.dialect === "postgres" ? text.replaceAll("instr(", "strpos(") : text);
+    this.texts = {
+      blockedAmong: (n: number) =>
+        portable(`SELECT a.id FROM accounts a WHERE a.id IN (${marks(n)}) AND a.domain IS NOT NULL
+           AND ${hostSql("a.domain")} IN (SELECT domain FROM account_domain_blocks WHERE account_id = ?)`),
+      hidingFrom: (n: number) =>
+        portable(`SELECT b.account_id FROM account_domain_blocks b
+         WHERE b.account_id IN (${marks(n)}) AND b.domain = (SELECT ${hostSql("v.domain")} FROM accounts v WHERE v.id = ?)`),
     };
   }
+
+  /** The filters' statements by padded list size (db/prepared.ts). */
+  private texts: { blockedAmong: (n: number) => string; hidingFrom: (n: number) => string };
 
   /** Blocks a domain for an account (again: nothing more happens), with Mastodon's consequences. */
   async block(accountId: number, input: string | undefined): Promise<void> {
@@ -110,21 +117,34 @@ export class AccountDomainBlocks {
   }
 
   /** The domains the account blocks (none, without a query, for most accounts). */
-  domainsOf(accountId: number): string[] {
-    return this.parties().has(accountId) ? this.q.domains.all(accountId).map((r) => r.domain) : [];
+  async domainsOf(accountId: number): Promise<string[]> {
+    if (!(await this.partiesRead()).has(accountId)) return [];
+    return (await this.port.values("SELECT domain FROM account_domain_blocks WHERE account_id = ? ORDER BY domain", [accountId])).map((r) => r[0] as string);
   }
 
   /** Of `targetIds`, the accounts on a domain `viewerId` blocks. */
-  blockedAmong(viewerId: number, targetIds: number[]): Set<number> {
+  async blockedAmong(viewerId: number, targetIds: number[]): Promise<Set<number>> {
+    if (targetIds.length === 0 || !(await this.partiesRead()).has(viewerId)) return new Set();
+    const size = paddedSize(targetIds.length);
+    return new Set((await this.port.values(this.texts.blockedAmong(size), [...padded(targetIds, size), viewerId])).map((r) => r[0] as number));
+  }
+
+  /**
+   * blockedAmong for the one caller that cannot wait yet, on SQLite alone: ModerationService's
+   * `silences`, asked by notifications' creation inside `within` listeners. Goes when they await.
+   */
+  blockedAmongSync(viewerId: number, targetIds: number[]): Set<number> {
     if (targetIds.length === 0 || !this.parties().has(viewerId)) return new Set();
     return new Set(this.q.blockedAmong.all(viewerId, JSON.stringify(targetIds)).map((r) => r.id));
   }
 
   /** Of `authorIds`, those who block the domain of the remote account `viewerId`. */
-  hidingFrom(viewerId: number, authorIds: number[]): Set<number> {
-    const blockers = authorIds.filter((id) => this.parties().has(id));
+  async hidingFrom(viewerId: number, authorIds: number[]): Promise<Set<number>> {
+    const parties = await this.partiesRead();
+    const blockers = authorIds.filter((id) => parties.has(id));
     if (blockers.length === 0) return new Set();
-    return new Set(this.q.hidingFrom.all(viewerId, JSON.stringify(blockers)).map((r) => r.id));
+    const size = paddedSize(blockers.length);
+    return new Set((await this.port.values(this.texts.hidingFrom(size), [...padded(blockers, size), viewerId])).map((r) => r[0] as number));
   }
 
   /** Another connection committed: who has domain blocks is read again. */

@@ -6,7 +6,7 @@ import { rowReader } from "../../db/rows.ts";
 import { accountPins, accounts, followRequests, follows, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, validationFailed } from "../../errors.ts";
-import { inJsonList, jsonList } from "../../db/prepared.ts";
+import { marks, padded, paddedSize } from "../../db/prepared.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
 import { finishPage, type Page } from "../../infra/pagination.ts";
 import type { EventBus } from "../../infra/events.ts";
@@ -40,15 +40,15 @@ const noFilters: RelationshipFilters = {
 
 /**
  * Follows and follow requests. On the database port (issue 31): what the routes, the CLI,
- * imports and inbound federation call. Still synchronous on `Db`, for callers not yet
- * converted: `isFollowing` and `followedAmong` (visibility, quote policy, notifications),
+ * imports and inbound federation call, and `followedAmong` (visibility, quote policy). Still
+ * synchronous on `Db`, for callers not yet converted: `isFollowing` (ModerationService's
+ * `silences`, for notifications' creation; `following` is its form through the port),
  * `removeFollow` and `removeFollowRequests` (account purge, gone accounts, delivery),
  * `authorizeAll` (account.unlocked's `within` listener), `pendingRequestCount` (the credential
  * account, the accounts routes' synchronous helper) and `relationshipNow` (outbound Undo).
  */
 export class FollowService {
   filters: RelationshipFilters = noFilters;
-  private followedQuery;
   /** The statements the routes run on every request, prepared once (docs/architecture.md, the database port). */
   private q;
 
@@ -59,11 +59,6 @@ export class FollowService {
     private clock: Clock,
     private events: EventBus,
   ) {
-    this.followedQuery = db
-      .select({ id: follows.targetAccountId })
-      .from(follows)
-      .where(and(eq(follows.accountId, sql.placeholder("viewer")), inJsonList(follows.targetAccountId, "ids")))
-      .prepare();
     const t = port.tables;
     const orm = port.orm;
     const accountId = sql.placeholder("accountId");
@@ -317,9 +312,11 @@ export class FollowService {
   }
 
   /** Ids among `accountIds` that `viewerId` follows. */
-  followedAmong(viewerId: number, accountIds: number[]): Set<number> {
+  async followedAmong(viewerId: number, accountIds: number[]): Promise<Set<number>> {
     if (accountIds.length === 0) return new Set();
-    return new Set(this.followedQuery.all({ viewer: viewerId, ids: jsonList(accountIds) }).map((r) => r.id));
+    const size = paddedSize(accountIds.length);
+    const found = await this.port.values(`SELECT target_account_id FROM follows WHERE account_id = ? AND target_account_id IN (${marks(size)})`, [viewerId, ...padded(accountIds, size)]);
+    return new Set(found.map((r) => r[0] as number));
   }
 
   /**

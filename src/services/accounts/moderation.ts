@@ -1,6 +1,7 @@
 import { and, eq, or, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
+import { marks, padded, paddedSize } from "../../db/prepared.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
 import { accounts, blocks, type AccountRow } from "../../db/schema.ts";
@@ -28,11 +29,11 @@ export interface ListedMute {
  * mute hides an account from the muter's timelines (and, by default, notifications).
  *
  * On the database port (issue 31): blocking, muting, their undoing and their lists (the routes,
- * imports, inbound Block). The filters (RelationshipFilters, `shunning`, `silences`, ...) stay
- * synchronous on `Db`: visibility, timelines, notifications and the presenters ask them
- * synchronously, inside ReadSnapshot and `within` listeners.
+ * imports, inbound Block), and the read filters (`blocked`, `muted`, `hiddenAccounts`, `shunning`,
+ * ...). `silences` and `relationshipFilters` stay synchronous on `Db` for callers that cannot wait
+ * yet (notifications' creation in `within` listeners, FollowService's `relationshipNow`).
  */
-export class ModerationService implements RelationshipFilters {
+export class ModerationService {
   private q;
   /** The converted writes' statements, prepared once. */
   private w;
@@ -53,7 +54,7 @@ export class ModerationService implements RelationshipFilters {
     /** The account's own domain blocks (AccountDomainBlocks): asked wherever blocks and mutes are. */
     private domains: AccountDomainBlocks,
   ) {
-    follows.filters = this;
+    follows.filters = this.relationshipFilters;
     const t = port.tables;
     const orm = port.orm;
     const accountId = sql.placeholder("accountId");
@@ -84,9 +85,10 @@ export class ModerationService implements RelationshipFilters {
         .where(and(eq(t.homeFeed.accountId, accountId), or(eq(t.homeFeed.authorId, targetId), eq(t.homeFeed.originAuthorId, targetId))))
         .prepare(),
     };
+    // The synchronous forms' statements (relationshipFilters, silences), until their callers await.
     this.q = {
-      blocks: db.$client.query<{ accountId: number; targetId: number }, [number, string, number, string]>(
-        `SELECT account_id AS accountId, target_account_id AS targetId FROM blocks
+      blocks: db.$client.query<unknown[], [number, string, number, string]>(
+        `SELECT account_id, target_account_id FROM blocks
          WHERE (account_id = ? AND target_account_id IN (SELECT value FROM json_each(?)))
             OR (target_account_id = ? AND account_id IN (SELECT value FROM json_each(?)))`,
       ),
@@ -94,27 +96,28 @@ export class ModerationService implements RelationshipFilters {
         `SELECT target_account_id AS id, hide_notifications AS hide FROM mutes
          WHERE account_id = ? AND target_account_id IN (SELECT value FROM json_each(?)) AND (expires_at IS NULL OR expires_at > ?)`,
       ),
-      shunning: db.$client.query<{ id: number }, [string, number, number]>(
-        `SELECT account_id AS id FROM blocks WHERE target_account_id IN (SELECT value FROM json_each(?1))
-         UNION SELECT target_account_id FROM blocks WHERE account_id = ?2
-         UNION SELECT account_id FROM mutes WHERE target_account_id IN (SELECT value FROM json_each(?1)) AND (expires_at IS NULL OR expires_at > ?3)
-         UNION SELECT account_id FROM account_domain_blocks WHERE domain = (SELECT ${hostSql("a.domain")} FROM accounts a WHERE a.id = ?2)`,
-      ),
       isBlocking: db.$client.query<{ one: number }, [number, number]>("SELECT 1 AS one FROM blocks WHERE account_id = ? AND target_account_id = ?"),
       muteHides: db.$client.query<{ hide: number }, [number, number, number]>(
         "SELECT hide_notifications AS hide FROM mutes WHERE account_id = ? AND target_account_id = ? AND (expires_at IS NULL OR expires_at > ?)",
       ),
-      suspended: db.$client.query<{ id: number }, [string]>("SELECT id FROM accounts WHERE id IN (SELECT value FROM json_each(?)) AND suspended_at IS NOT NULL"),
-      // Read on every signed-in list (notifications, profiles, threads). `+?` (the same value)
-      // keeps SQLite from treating the bound ids as constants to plan this compound by: it
-      // otherwise costs 4x as much on every run (12.6 against 2.9 µs, scripts/bench/reads.ts's state).
-      hidden: db.$client.query<{ id: number }, [number, number, number, number]>(
-        `SELECT target_account_id AS id FROM blocks WHERE account_id = +?
-         UNION SELECT account_id FROM blocks WHERE target_account_id = +?
-         UNION SELECT target_account_id FROM mutes WHERE account_id = +? AND (expires_at IS NULL OR expires_at > ?)`,
-      ),
+    };
+    // The read filters' statements by padded list size (db/prepared.ts); hostSql's instr is strpos on PostgreSQL.
+    const portable = (text: string) => (port.dialect === "postgres" ? text.replaceAll("instr(", "strpos(") : text);
+    this.texts = {
+      blocks: (n) => `SELECT account_id, target_account_id FROM blocks
+         WHERE (account_id = ? AND target_account_id IN (${marks(n)})) OR (target_account_id = ? AND account_id IN (${marks(n)}))`,
+      mutes: (n) =>
+        `SELECT target_account_id, hide_notifications FROM mutes WHERE account_id = ? AND target_account_id IN (${marks(n)}) AND (expires_at IS NULL OR expires_at > ?)`,
+      suspended: (n) => `SELECT id FROM accounts WHERE id IN (${marks(n)}) AND suspended_at IS NOT NULL`,
+      shunning: (n) =>
+        portable(`SELECT account_id FROM blocks WHERE target_account_id IN (${marks(n)})
+         UNION SELECT target_account_id FROM blocks WHERE account_id = ?
+         UNION SELECT account_id FROM mutes WHERE target_account_id IN (${marks(n)}) AND (expires_at IS NULL OR expires_at > ?)
+         UNION SELECT account_id FROM account_domain_blocks WHERE domain = (SELECT ${hostSql("a.domain")} FROM accounts a WHERE a.id = ?)`),
     };
   }
+
+  private texts: Record<"blocks" | "mutes" | "suspended" | "shunning", (n: number) => string>;
 
   private async requireAccount(id: number) {
     if (!(await this.port.get("SELECT 1 AS one FROM accounts WHERE id = ?", [id]))) throw notFound();
@@ -213,19 +216,13 @@ export class ModerationService implements RelationshipFilters {
     }));
   }
 
-  // ---- RelationshipFilters ----
+  // ---- The read filters (visibility, timelines, quotes, streams), through the port ----
 
-  blocked(viewerId: number, targetIds: number[]): { blocking: Set<number>; blockedBy: Set<number> } {
-    if (targetIds.length === 0 || !this.blockParties().has(viewerId)) return { blocking: new Set(), blockedBy: new Set() };
-    const ids = JSON.stringify(targetIds);
-    const rows = this.q.blocks.all(viewerId, ids, viewerId, ids);
-    const blocking = new Set<number>();
-    const blockedBy = new Set<number>();
-    for (const r of rows) {
-      if (r.accountId === viewerId) blocking.add(r.targetId);
-      else blockedBy.add(r.accountId);
-    }
-    return { blocking, blockedBy };
+  async blocked(viewerId: number, targetIds: number[]): Promise<{ blocking: Set<number>; blockedBy: Set<number> }> {
+    if (targetIds.length === 0 || !(await this.blockPartiesRead()).has(viewerId)) return { blocking: new Set(), blockedBy: new Set() };
+    const size = paddedSize(targetIds.length);
+    const ids = padded(targetIds, size);
+    return blockSides(viewerId, await this.port.values(this.texts.blocks(size), [viewerId, ...ids, viewerId, ...ids]));
   }
 
   /** Another connection committed: who is in a block is read again. */
@@ -233,7 +230,7 @@ export class ModerationService implements RelationshipFilters {
     this.inBlocks = null;
   }
 
-  /** `blockParties` read through the port, for the converted writes. */
+  /** Who is party to a block (see inBlocks), read through the port. */
   private async blockPartiesRead(): Promise<Set<number>> {
     if (!this.inBlocks) {
       const parties = new Set<number>();
@@ -252,35 +249,37 @@ export class ModerationService implements RelationshipFilters {
   }
 
   /** Of `targetIds`, the accounts on a domain the viewer blocks (`domain_blocking`). */
-  domainBlocking(viewerId: number, targetIds: number[]): Set<number> {
+  domainBlocking(viewerId: number, targetIds: number[]): Promise<Set<number>> {
     return this.domains.blockedAmong(viewerId, targetIds);
   }
 
   /** The domains the viewer blocks: their statuses stay out of its public timelines. */
-  blockedDomains(viewerId: number): string[] {
+  blockedDomains(viewerId: number): Promise<string[]> {
     return this.domains.domainsOf(viewerId);
   }
 
   /** Of `authorIds`, those who block the domain of the (remote) viewer: their statuses are not its to see. */
-  hidingFrom(viewerId: number, authorIds: number[]): Set<number> {
+  hidingFrom(viewerId: number, authorIds: number[]): Promise<Set<number>> {
     return this.domains.hidingFrom(viewerId, authorIds);
   }
 
   /** Of `accountIds`, those staff suspended (or deleted): their statuses are nobody's to see (Mastodon's StatusPolicy#show?). */
-  suspendedAmong(accountIds: number[]): Set<number> {
+  async suspendedAmong(accountIds: number[]): Promise<Set<number>> {
     if (accountIds.length === 0) return new Set();
-    return new Set(this.q.suspended.all(JSON.stringify(accountIds)).map((r) => r.id));
+    const size = paddedSize(accountIds.length);
+    return new Set((await this.port.values(this.texts.suspended(size), padded(accountIds, size))).map((r) => r[0] as number));
   }
 
-  muted(viewerId: number, targetIds: number[]): Map<number, { notifications: boolean }> {
+  async muted(viewerId: number, targetIds: number[]): Promise<Map<number, { notifications: boolean }>> {
     if (targetIds.length === 0) return new Map();
-    const rows = this.q.mutes.all(viewerId, JSON.stringify(targetIds), this.clock.now());
-    return new Map(rows.map((r) => [r.id, { notifications: r.hide === 1 }]));
+    const size = paddedSize(targetIds.length);
+    const rows = await this.port.values(this.texts.mutes(size), [viewerId, ...padded(targetIds, size), this.clock.now()]);
+    return new Map(rows.map(([id, hide]) => [id as number, { notifications: hide === 1 || hide === true }]));
   }
 
   /** Everyone the viewer blocks, mutes or is blocked by: hidden from the viewer's lists and timelines. */
-  hiddenAccounts(viewerId: number): Set<number> {
-    return new Set(this.q.hidden.all(viewerId, viewerId, viewerId, this.clock.now()).map((r) => r.id));
+  async hiddenAccounts(viewerId: number): Promise<Set<number>> {
+    return new Set((await this.port.values(HIDDEN, [viewerId, viewerId, viewerId, this.clock.now()])).map((r) => r[0] as number));
   }
 
   /**
@@ -288,25 +287,64 @@ export class ModerationService implements RelationshipFilters {
    * author or an account it mentions, whoever the author blocks, and whoever blocks the
    * author's domain. One query per status.
    */
-  shunning(authorId: number, involvedIds: number[]): Set<number> {
-    const ids = JSON.stringify(involvedIds);
-    return new Set(this.q.shunning.all(ids, authorId, this.clock.now()).map((r) => r.id));
+  async shunning(authorId: number, involvedIds: number[]): Promise<Set<number>> {
+    const size = paddedSize(involvedIds.length);
+    const ids = padded(involvedIds, size);
+    return new Set((await this.port.values(this.texts.shunning(size), [...ids, authorId, ...ids, this.clock.now(), authorId])).map((r) => r[0] as number));
   }
 
   /** Does `accountId` block `targetId`? */
-  isBlocking(accountId: number, targetId: number): boolean {
-    // Every notification asks: an account party to no block skips the query.
-    if (!this.blockParties().has(accountId)) return false;
-    return this.q.isBlocking.get(accountId, targetId) !== null;
+  async isBlocking(accountId: number, targetId: number): Promise<boolean> {
+    // An account party to no block skips the query.
+    if (!(await this.blockPartiesRead()).has(accountId)) return false;
+    return (await this.port.values(IS_BLOCKING, [accountId, targetId])).length > 0;
   }
+
+  /**
+   * The filters for a relationship read synchronously, on SQLite alone: FollowService's
+   * `relationshipNow` (the outbound Undo's). Goes when it awaits.
+   */
+  readonly relationshipFilters: RelationshipFilters = {
+    blocked: (viewerId, targetIds) => {
+      if (targetIds.length === 0 || !this.blockParties().has(viewerId)) return { blocking: new Set(), blockedBy: new Set() };
+      const ids = JSON.stringify(targetIds);
+      return blockSides(viewerId, this.q.blocks.values(viewerId, ids, viewerId, ids));
+    },
+    muted: (viewerId, targetIds) => {
+      if (targetIds.length === 0) return new Map();
+      const rows = this.q.mutes.all(viewerId, JSON.stringify(targetIds), this.clock.now());
+      return new Map(rows.map((r) => [r.id, { notifications: r.hide === 1 }]));
+    },
+    domainBlocking: (viewerId, targetIds) => this.domains.blockedAmongSync(viewerId, targetIds),
+  };
 
   /**
    * Would a notification from `fromId` be unwelcome to `recipientId`? Also when the recipient
    * blocks the sender's domain and does not follow the sender (Mastodon's NotifyService).
+   * Synchronous, on SQLite alone: notifications' creation asks it inside `within` listeners.
    */
   silences(recipientId: number, fromId: number): boolean {
-    if (this.isBlocking(recipientId, fromId)) return true;
-    if (this.domains.blockedAmong(recipientId, [fromId]).has(fromId) && !this.follows.isFollowing(recipientId, fromId)) return true;
+    if (this.blockParties().has(recipientId) && this.q.isBlocking.get(recipientId, fromId) !== null) return true;
+    if (this.domains.blockedAmongSync(recipientId, [fromId]).has(fromId) && !this.follows.isFollowing(recipientId, fromId)) return true;
     return this.q.muteHides.get(recipientId, fromId, this.clock.now())?.hide === 1;
   }
+}
+
+const IS_BLOCKING = "SELECT 1 FROM blocks WHERE account_id = ? AND target_account_id = ?";
+// Read on every signed-in list (notifications, profiles, threads). `+?` (the same value) keeps
+// SQLite from treating the bound ids as constants to plan this compound by: it otherwise costs 4x
+// as much on every run (12.6 against 2.9 µs, scripts/bench/reads.ts's state).
+const HIDDEN = `SELECT target_account_id FROM blocks WHERE account_id = +?
+  UNION SELECT account_id FROM blocks WHERE target_account_id = +?
+  UNION SELECT target_account_id FROM mutes WHERE account_id = +? AND (expires_at IS NULL OR expires_at > ?)`;
+
+/** A block query's rows (account, target) split into whom the viewer blocks and who blocks the viewer. */
+function blockSides(viewerId: number, rows: unknown[][]): { blocking: Set<number>; blockedBy: Set<number> } {
+  const blocking = new Set<number>();
+  const blockedBy = new Set<number>();
+  for (const [accountId, targetId] of rows as [number, number][]) {
+    if (accountId === viewerId) blocking.add(targetId);
+    else blockedBy.add(accountId);
+  }
+  return { blocking, blockedBy };
 }

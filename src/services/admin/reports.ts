@@ -125,7 +125,7 @@ export class AdminReports {
     const report = await this.found(reportId);
     authorize(actor);
     const statusIds = JSON.parse(report.statusIds) as number[];
-    const status = statusId === null || !statusIds.includes(statusId) ? undefined : this.reader.findRow(statusId);
+    const status = statusId === null || !statusIds.includes(statusId) ? undefined : await this.reader.findRow(statusId);
     if (!status) throw notFound();
     const author = this.accounts.findById(status.accountId);
     await this.port.transaction(async () => {

@@ -33,8 +33,8 @@ export class ArchiveExport {
     private clock: Clock,
     private storage: MediaStorage,
     private accounts: Pick<AccountService, "findById">,
-    private reader: Pick<StatusReader, "findRow">,
-    private statusMedia: Pick<StatusMedia, "forStatuses">,
+    private reader: Pick<StatusReader, "findRowSync">,
+    private statusMedia: Pick<StatusMedia, "forStatusesSync">,
     private polls: Pick<PollService, "ofStatus">,
     private renderer: ArchiveRenderer,
   ) {}
@@ -69,8 +69,8 @@ export class ArchiveExport {
   private lookups(): ArchiveLookups {
     return {
       account: (id) => this.accounts.findById(id),
-      status: (id) => this.reader.findRow(id),
-      media: (statusId) => this.statusMedia.forStatuses([statusId]).get(statusId) ?? [],
+      status: (id) => this.reader.findRowSync(id),
+      media: (statusId) => this.statusMedia.forStatusesSync([statusId]).get(statusId) ?? [],
       poll: (statusId) => this.polls.ofStatus(statusId),
     };
   }

@@ -2,6 +2,7 @@ import { asc, eq, inArray } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
+import { marks, padded, paddedSize } from "../../db/prepared.ts";
 import { rowReader } from "../../db/rows.ts";
 import { mediaAttachments, type MediaRow } from "../../db/schema.ts";
 import { ApiError, unprocessable } from "../../errors.ts";
@@ -124,19 +125,34 @@ export class StatusMedia implements MediaAttacher {
     return row?.file ?? null;
   }
 
-  /** Attachments of these statuses, in their order (for rendering statuses). */
-  forStatuses(statusIds: number[]): Map<number, MediaRow[]> {
-    const out = new Map<number, MediaRow[]>();
-    if (statusIds.length === 0) return out;
-    for (const row of this.db
-      .select()
-      .from(mediaAttachments)
-      .where(inArray(mediaAttachments.statusId, statusIds))
-      .orderBy(asc(mediaAttachments.statusId), asc(mediaAttachments.position))
-      .all()) {
-      const list = out.get(row.statusId as number) ?? out.set(row.statusId as number, []).get(row.statusId as number)!;
-      list.push(row);
-    }
-    return out;
+  /** Attachments of these statuses, in their order (for rendering statuses; the ids padded, db/prepared.ts). */
+  async forStatuses(statusIds: number[]): Promise<Map<number, MediaRow[]>> {
+    if (statusIds.length === 0) return new Map();
+    const size = paddedSize(statusIds.length);
+    const found = await this.port.values(
+      `SELECT ${MEDIA.columns} ${MEDIA.from} WHERE status_id IN (${marks(size)}) ORDER BY status_id, position`,
+      padded(statusIds, size),
+    );
+    return byStatus(found.map(MEDIA.map));
   }
+
+  /**
+   * forStatuses for callers that cannot wait yet, on SQLite alone: the Note and archive
+   * renderers' synchronous lookups (federation/index.ts, archive/export.ts). Goes when they await.
+   */
+  forStatusesSync(statusIds: number[]): Map<number, MediaRow[]> {
+    if (statusIds.length === 0) return new Map();
+    return byStatus(
+      this.db.select().from(mediaAttachments).where(inArray(mediaAttachments.statusId, statusIds)).orderBy(asc(mediaAttachments.statusId), asc(mediaAttachments.position)).all(),
+    );
+  }
+}
+
+function byStatus(rows: MediaRow[]): Map<number, MediaRow[]> {
+  const out = new Map<number, MediaRow[]>();
+  for (const row of rows) {
+    const list = out.get(row.statusId as number) ?? out.set(row.statusId as number, []).get(row.statusId as number)!;
+    list.push(row);
+  }
+  return out;
 }

@@ -269,11 +269,11 @@ export class NotificationService {
    * The list's filters (types, sender, hidden accounts, held-back ones) as portable SQL, for flat
    * and grouped lists alike; "none" when only unknown types were asked for.
    */
-  filters(accountId: number, query: Omit<NotificationQuery, "page">): Conditions | "none" {
+  async filters(accountId: number, query: Omit<NotificationQuery, "page">): Promise<Conditions | "none"> {
     const known = new Set<string>(NOTIFICATION_TYPES);
     const types = query.types?.filter((t) => known.has(t));
     if (types && types.length === 0 && query.types && query.types.length > 0) return "none";
-    const hidden = [...this.moderation.hiddenAccounts(accountId)];
+    const hidden = [...(await this.moderation.hiddenAccounts(accountId))];
     const parts: Conditions[] = [];
     if (types && types.length) parts.push({ text: `type IN (${marks(types)})`, params: types });
     if (query.excludeTypes?.length) parts.push({ text: `type NOT IN (${marks(query.excludeTypes)})`, params: query.excludeTypes });
@@ -319,7 +319,7 @@ export class NotificationService {
    * read of the list, most of its cost. The conditions are filters()'s, which the grouped list uses.
    */
   async list(accountId: number, query: NotificationQuery): Promise<NotificationRow[]> {
-    const filters = this.filters(accountId, query);
+    const filters = await this.filters(accountId, query);
     if (filters === "none") return [];
     const { page } = query;
     const bounds: Conditions[] = [];

@@ -56,7 +56,7 @@ export class ImportOverwrite {
       }
       case "domain_blocks": {
         const wanted = new Set(entries.map((e) => e.domain));
-        const gone = domainBlocks.domainsOf(accountId).filter((d) => !wanted.has(d)).slice(0, REMOVALS_PER_TURN);
+        const gone = (await domainBlocks.domainsOf(accountId)).filter((d) => !wanted.has(d)).slice(0, REMOVALS_PER_TURN);
         for (const d of gone) await domainBlocks.unblock(accountId, d);
         return gone.length === 0;
       }

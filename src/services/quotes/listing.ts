@@ -26,7 +26,7 @@ export class QuoteListing {
    * who may see the status is refused (403), anyone who may not gets 404.
    */
   async quotesOf(accountId: number, statusId: number | null, page: Page): Promise<{ rows: StatusRow[]; cursors: number[] }> {
-    const status = this.reader.visibleRow(statusId, accountId);
+    const status = await this.reader.visibleRow(statusId, accountId);
     if (status.accountId !== accountId) throw forbidden();
     const where = new Conditions(this.port.dialect).add("quotes.quoted_status_id = ?", status.id).add("quotes.state = 'accepted'").page("quotes.id", page);
     const forward = page.minId !== undefined;

@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { DatabasePort } from "../../db/port.ts";
+import { marks, padded, paddedSize } from "../../db/prepared.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
@@ -98,32 +99,36 @@ const needsFollows = (a: QuoteApproval) => !a.automatic.includes("public") && [.
  * `currentUser` is what Status#quote_approval tells a reader, decided for a page at once.
  */
 export class QuotePolicy {
-  private followedBy;
-
   constructor(
-    sqlite: Database,
+    private port: DatabasePort,
     private follows: FollowService,
     private moderation: ModerationService,
     private statuses: StatusPolicy,
   ) {
-    this.followedBy = sqlite.query<{ id: number }, [number, string]>("SELECT account_id AS id FROM follows WHERE target_account_id = ? AND account_id IN (SELECT value FROM json_each(?))");
   }
 
-  mayQuote(quoted: StatusRow, accountId: number): QuoteDecision {
+  /** Which of `accountIds` follow the viewer. */
+  private async followersAmong(viewerId: number, accountIds: number[]): Promise<Set<number>> {
+    const size = paddedSize(accountIds.length);
+    const found = await this.port.values(`SELECT account_id FROM follows WHERE target_account_id = ? AND account_id IN (${marks(size)})`, [viewerId, ...padded(accountIds, size)]);
+    return new Set(found.map((r) => r[0] as number));
+  }
+
+  async mayQuote(quoted: StatusRow, accountId: number): Promise<QuoteDecision> {
     if (quoted.visibility === "direct" || quoted.reblogOfId !== null) return "denied";
     if (quoted.accountId === accountId) return "automatic";
-    if (!this.statuses.canSee(quoted, accountId)) return "denied";
-    const { blocking, blockedBy } = this.moderation.blocked(accountId, [quoted.accountId]);
+    if (!(await this.statuses.canSee(quoted, accountId))) return "denied";
+    const { blocking, blockedBy } = await this.moderation.blocked(accountId, [quoted.accountId]);
     if (blocking.size > 0 || blockedBy.size > 0) return "denied";
     if (quoted.visibility === "private") return "denied";
     const approval = approvalOf(quoted);
-    const follows = needsFollows(approval) && this.follows.isFollowing(accountId, quoted.accountId);
-    const followedBy = needsFollows(approval) && this.follows.isFollowing(quoted.accountId, accountId);
+    const follows = needsFollows(approval) && (await this.follows.following(accountId, quoted.accountId));
+    const followedBy = needsFollows(approval) && (await this.follows.following(quoted.accountId, accountId));
     return decide(quoted, accountId, follows, followedBy);
   }
 
   /** `current_user` of each status's quote_approval for the viewer (denied for nobody signed in); at most two queries, only for policies that name followers. */
-  currentUser(rows: StatusRow[], viewerId: number | null): Map<number, QuoteDecision> {
+  async currentUser(rows: StatusRow[], viewerId: number | null): Promise<Map<number, QuoteDecision>> {
     const out = new Map<number, QuoteDecision>();
     if (viewerId === null) {
       for (const r of rows) out.set(r.id, "denied");
@@ -131,8 +136,7 @@ export class QuotePolicy {
     }
     const asking = rows.filter((r) => r.accountId !== viewerId && r.visibility !== "direct" && r.reblogOfId === null && needsFollows(approvalOf(r)));
     const authors = [...new Set(asking.map((r) => r.accountId))];
-    const followed = authors.length > 0 ? this.follows.followedAmong(viewerId, authors) : new Set<number>();
-    const followers = authors.length > 0 ? new Set(this.followedBy.all(viewerId, JSON.stringify(authors)).map((r) => r.id)) : new Set<number>();
+    const [followed, followers] = authors.length > 0 ? await Promise.all([this.follows.followedAmong(viewerId, authors), this.followersAmong(viewerId, authors)]) : [new Set<number>(), new Set<number>()];
     for (const r of rows) out.set(r.id, decide(r, viewerId, followed.has(r.accountId), followers.has(r.accountId)));
     return out;
   }

@@ -78,9 +78,9 @@ export class QuoteService {
   }
 
   /** The status a new post of `accountId` may quote, or Mastodon's 404 (unknown, invisible, a boost, or refused by its policy). */
-  quotable(id: string, accountId: number): StatusRow {
-    const row = this.reader.findRow(parseId(id) ?? -1);
-    if (!row || this.policy.mayQuote(row, accountId) === "denied") throw new ApiError(404, QUOTED_NOT_FOUND);
+  async quotable(id: string, accountId: number): Promise<StatusRow> {
+    const row = await this.reader.findRow(parseId(id) ?? -1);
+    if (!row || (await this.policy.mayQuote(row, accountId)) === "denied") throw new ApiError(404, QUOTED_NOT_FOUND);
     return row;
   }
 
@@ -102,9 +102,9 @@ export class QuoteService {
   }
 
   /** The status a local status quotes, when it is stored (for the fallback link an edit keeps). */
-  quotedStatusOf(statusId: number): StatusRow | null {
+  async quotedStatusOf(statusId: number): Promise<StatusRow | null> {
     const quote = this.forStatus(statusId);
-    return quote?.quotedStatusId ? (this.reader.findRow(quote.quotedStatusId) ?? null) : null;
+    return quote?.quotedStatusId ? ((await this.reader.findRow(quote.quotedStatusId)) ?? null) : null;
   }
 
   /**
@@ -139,7 +139,7 @@ export class QuoteService {
       return row;
     }
     // A local quoted status answers at once: accepted when the policy lets it, else rejected (Mastodon offers no manual review).
-    const state = this.policy.mayQuote(quoted, status.accountId) === "automatic" ? "accepted" : "rejected";
+    const state = (await this.policy.mayQuote(quoted, status.accountId)) === "automatic" ? "accepted" : "rejected";
     const updated: QuoteRow = { ...row, state, updatedAt: this.clock.now() };
     await this.port.run("UPDATE quotes SET state = ?, updated_at = ? WHERE id = ?", [state, updated.updatedAt, row.id]);
     this.moved(updated, true);
@@ -177,16 +177,17 @@ export class QuoteService {
   }
 
   /** A QuoteRequest for a local status (its quote stored pending by `attachRemote`): decided by the policy, as Mastodon answers automatically. */
-  answerRequest(quoteId: number, activityUri?: string): QuoteRow | null {
+  async answerRequest(quoteId: number, activityUri?: string): Promise<QuoteRow | null> {
     const found = this.find(quoteId);
     if (!found || found.state !== "pending" || found.quotedStatusId === null) return null;
-    const quoted = this.reader.findRow(found.quotedStatusId);
+    const quoted = await this.reader.findRow(found.quotedStatusId);
     if (!quoted || quoted.uri !== null) return null;
+    // Decided before the (synchronous) write: the policy reads through the database port.
+    const decision = await this.policy.mayQuote(quoted, found.accountId);
     return this.db.transaction(() => {
       // The request's IRI, which the answer quotes (Mastodon's quote.update!(activity_uri: ...)).
       const quote = activityUri === undefined ? found : { ...found, activityUri };
       if (activityUri !== undefined) this.db.update(quotes).set({ activityUri }).where(eq(quotes.id, quote.id)).run();
-      const decision = this.policy.mayQuote(quoted, quote.accountId);
       // Mastodon's accept_quote_request! gives the quoted author access before accepting.
       if (decision === "automatic") this.ensureQuotedAccess(quote);
       return this.answer(quote, decision);
@@ -237,11 +238,11 @@ export class QuoteService {
    * counted. An accepted quote of a post of this server is revoked first, so that its stamp is
    * deleted where it was believed (Mastodon's RevokeQuoteService before the destroy).
    */
-  dropRemote(quoteId: number): QuoteRow | null {
+  async dropRemote(quoteId: number): Promise<QuoteRow | null> {
     const found = this.find(quoteId);
     if (!found) return null;
+    const local = found.quotedStatusId !== null && (await this.reader.findRow(found.quotedStatusId))?.uri === null;
     return this.db.transaction(() => {
-      const local = found.quotedStatusId !== null && this.reader.findRow(found.quotedStatusId)?.uri === null;
       const quote = found.state === "accepted" && local ? this.reject(found) : found;
       this.db.delete(quotes).where(eq(quotes.id, quote.id)).run();
       this.cache.invalidateStatus(quote.statusId);
@@ -283,13 +284,13 @@ export class QuoteService {
    * back a quote of it (Mastodon's RevokeQuoteService). The quoted status must be visible (404),
    * the quote one of it (404), and the caller its author (403). The quoting status, as it is now.
    */
-  revoke(accountId: number, quotedStatusId: number | null, quotingStatusId: number | null): StatusRow {
-    const quoted = this.reader.visibleRow(quotedStatusId, accountId);
+  async revoke(accountId: number, quotedStatusId: number | null, quotingStatusId: number | null): Promise<StatusRow> {
+    const quoted = await this.reader.visibleRow(quotedStatusId, accountId);
     const quote = quotingStatusId === null ? undefined : this.db.select().from(quotes).where(and(eq(quotes.quotedStatusId, quoted.id), eq(quotes.statusId, quotingStatusId))).get();
     if (!quote) throw notFound();
     if (quote.quotedAccountId !== accountId) throw forbidden();
     this.db.transaction(() => this.reject(quote));
-    const status = this.reader.findRow(quote.statusId);
+    const status = await this.reader.findRow(quote.statusId);
     if (!status) throw notFound();
     return status;
   }

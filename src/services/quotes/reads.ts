@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { DatabasePort } from "../../db/port.ts";
+import { marks, padded, paddedSize } from "../../db/prepared.ts";
 import type { QuoteRow, StatusRow } from "../../db/schema.ts";
 import { rowReader } from "../../db/rows.ts";
 import { quotes } from "../../db/schema.ts";
@@ -22,32 +23,30 @@ export interface QuoteFacts {
  * ask (legacy) is shown only once accepted; otherwise every quote is shown with its state.
  */
 export class QuoteReads {
-  private byStatuses;
-
   constructor(
-    sqlite: Database,
+    private port: DatabasePort,
     private statuses: StatusPolicy,
     private moderation: ModerationService,
-  ) {
-    this.byStatuses = sqlite.query<unknown[], [string]>(`SELECT ${QUOTE.columns} ${QUOTE.from} WHERE status_id IN (SELECT value FROM json_each(?))`);
-  }
+  ) {}
 
   /** By quoting status id; statuses without a quote shown are absent. `load` reads statuses by id (the reader's). */
-  forStatuses(rows: StatusRow[], viewerId: number | null, load: (ids: number[]) => StatusRow[]): Map<number, QuoteFacts> {
+  async forStatuses(rows: StatusRow[], viewerId: number | null, load: (ids: number[]) => Promise<StatusRow[]>): Promise<Map<number, QuoteFacts>> {
     const out = new Map<number, QuoteFacts>();
     const ids = rows.filter((r) => r.reblogOfId === null).map((r) => r.id);
     if (ids.length === 0) return out;
-    const found = this.byStatuses.values(JSON.stringify(ids)).map(QUOTE.map) as QuoteRow[];
+    const size = paddedSize(ids.length);
+    const found = (await this.port.values(`SELECT ${QUOTE.columns} ${QUOTE.from} WHERE status_id IN (${marks(size)})`, padded(ids, size))).map(QUOTE.map) as QuoteRow[];
     const shown = found.filter((q) => q.state === "accepted" || !q.legacy);
     if (shown.length === 0) return out;
     const accepted = shown.filter((q) => q.state === "accepted" && q.quotedStatusId !== null);
-    const quoted = new Map(load([...new Set(accepted.map((q) => q.quotedStatusId as number))]).map((r) => [r.id, r]));
-    const visible = new Set(this.statuses.visible([...quoted.values()], viewerId).map((r) => r.id));
+    const wanted = [...new Set(accepted.map((q) => q.quotedStatusId as number))];
+    const quoted = new Map((wanted.length === 0 ? [] : await load(wanted)).map((r) => [r.id, r]));
+    const visible = new Set((await this.statuses.visible([...quoted.values()], viewerId)).map((r) => r.id));
     const authors = [...new Set([...quoted.values()].map((r) => r.accountId).filter((id) => id !== viewerId))];
     const others = viewerId !== null && authors.length > 0;
-    const blocking = others ? this.moderation.blocked(viewerId, authors).blocking : new Set<number>();
-    const domains = others ? this.moderation.domainBlocking(viewerId, authors) : new Set<number>();
-    const muting = others ? this.moderation.muted(viewerId, authors) : new Map();
+    const [{ blocking }, domains, muting] = others
+      ? await Promise.all([this.moderation.blocked(viewerId, authors), this.moderation.domainBlocking(viewerId, authors), this.moderation.muted(viewerId, authors)])
+      : [{ blocking: new Set<number>() }, new Set<number>(), new Map<number, unknown>()];
     for (const q of shown) {
       if (q.state !== "accepted") {
         out.set(q.statusId, { state: q.state, quoted: null });

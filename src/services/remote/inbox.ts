@@ -45,7 +45,7 @@ export class FederationInbox {
     if (note.authorUri !== actorUri) return;
     const found = await this.remote.statusByUri(note.uri);
     if (!found || found.authorUri !== actorUri) return;
-    const row = this.reader.findRow(found.id);
+    const row = await this.reader.findRow(found.id);
     if (row) await this.notes.applyEdit(note, row);
   }
 
@@ -63,7 +63,7 @@ export class FederationInbox {
     const found = await this.remote.statusByUri(objectUri);
     if (found && found.authorUri !== actorUri) return;
     await this.notes.deleted(actorUri, objectUri);
-    const row = found && this.reader.findRow(found.id);
+    const row = found && (await this.reader.findRow(found.id));
     if (row) await this.removal.remove(row);
   }
 

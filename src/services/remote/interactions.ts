@@ -115,7 +115,7 @@ export class RemoteInteractions {
     const account = await this.remote.byUri(actorUri);
     if (!account) return;
     const byUri = announceUri !== null ? await this.remote.statusByUri(announceUri) : undefined;
-    const boost = byUri ? this.reader.findRow(byUri.id) : undefined;
+    const boost = byUri ? await this.reader.findRow(byUri.id) : undefined;
     if (boost && boost.accountId === account.id && boost.reblogOfId !== null) await this.removal.remove(boost);
   }
 
@@ -162,6 +162,6 @@ export class RemoteInteractions {
   /** A status stored here by its IRI: a local one (at our URIs) or a remote one. */
   private async statusAt(iri: IriRef): Promise<StatusRow | null> {
     const found = await this.notes.statusAt(iri);
-    return found ? (this.reader.findRow(found.id) ?? null) : null;
+    return found ? ((await this.reader.findRow(found.id)) ?? null) : null;
   }
 }

@@ -91,7 +91,7 @@ export class NoteQuotes {
     if (input === null || input.quoted === null || input.quoted.href !== existing.quotedUri) {
       if (!explicit) return;
       this.checks.done(existing.id);
-      this.quotes.dropRemote(existing.id);
+      await this.quotes.dropRemote(existing.id);
       const resolved = input && (await this.resolve(input, quoting, lookup));
       if (resolved) this.attach(status, resolved, false);
       return;

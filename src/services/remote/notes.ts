@@ -87,7 +87,7 @@ export class RemoteNotes {
     // Deleted by its author: its Create sent again, or fetched back, is not believed.
     if (await this.tombstones.has(note.uri)) return null;
     const known = await this.remote.statusByUri(note.uri);
-    if (known) return this.reader.findRow(known.id) ?? null;
+    if (known) return (await this.reader.findRow(known.id)) ?? null;
     let author: AccountRow | null = (await this.remote.byUri(note.authorUri)) ?? null;
     if (!author) {
       const actor = await note.author();
@@ -143,7 +143,7 @@ export class RemoteNotes {
     if (published && quoting) this.quotes.attach(published, quoting);
     if (published && relay) await this.relays.brought(relay.id);
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
-    return published ?? this.reader.findRow((await this.remote.statusByUri(note.uri))?.id ?? 0) ?? null;
+    return published ?? (await this.reader.findRow((await this.remote.statusByUri(note.uri))?.id ?? 0)) ?? null;
   }
 
   /**
@@ -162,7 +162,7 @@ export class RemoteNotes {
       fetching: this.fetcher !== null,
       stored: async (ref) => {
         const found = await this.statusAt(ref);
-        return found ? (this.reader.findRow(found.id) ?? null) : null;
+        return found ? ((await this.reader.findRow(found.id)) ?? null) : null;
       },
       fetch: async (ref) => {
         if (depth >= MAX_QUOTE_DEPTH || this.fetcher === null) return null;
@@ -189,7 +189,7 @@ export class RemoteNotes {
       if (remote && remote.id !== author.id) found.set(remote.id, { id: remote.id, username: remote.username, acct: `${remote.username}@${remote.domain}`, url: remote.url ?? ref.href });
     }
     const locals = [...found.values()].filter((m) => m.acct === undefined).map((m) => m.id);
-    const blocking = this.moderation.blocked(author.id, locals).blockedBy;
+    const blocking = (await this.moderation.blocked(author.id, locals)).blockedBy;
     return [...found.values()].filter((m) => !blocking.has(m.id));
   }
 
@@ -245,7 +245,7 @@ export class RemoteNotes {
   async statusAt(iri: IriRef): Promise<{ id: number; local: boolean } | null> {
     if (iri.status !== null) {
       const id = Number(iri.status.id);
-      const row = Number.isSafeInteger(id) ? this.reader.findRow(id) : undefined;
+      const row = Number.isSafeInteger(id) ? await this.reader.findRow(id) : undefined;
       const author = row && (await this.actors.localAccount(iri.status.identifier));
       return row && author && author.id === row.accountId && row.uri === null ? { id: row.id, local: true } : null;
     }

@@ -52,16 +52,16 @@ export class RemoteQuotes {
   async request(input: QuoteRequestInput): Promise<"reject" | null> {
     if (hostOf(input.id) === null || hostOf(input.id) !== hostOf(input.actor.uri)) return null;
     const target = await this.notes.statusAt(input.object);
-    const quoted = target?.local ? this.reader.findRow(target.id) : undefined;
+    const quoted = target?.local ? await this.reader.findRow(target.id) : undefined;
     if (!quoted || quoted.reblogOfId !== null || (quoted.visibility !== "public" && quoted.visibility !== "unlisted")) return null;
     const account = await this.account(input.actor);
     if (!account) return null;
-    if (this.quotes.policy.mayQuote(quoted, account.id) !== "automatic") return "reject";
+    if ((await this.quotes.policy.mayQuote(quoted, account.id)) !== "automatic") return "reject";
     const status = await this.quoting(input, account);
     const quote = status ? this.quotes.forStatus(status.id) : undefined;
     // The quoting post must be the requester's, and quote this very post.
     if (!status || status.accountId !== account.id || !quote || quote.quotedStatusId !== quoted.id) return null;
-    this.quotes.answerRequest(quote.id, input.id);
+    await this.quotes.answerRequest(quote.id, input.id);
     return null;
   }
 
@@ -121,7 +121,7 @@ export class RemoteQuotes {
   private async quoting(input: QuoteRequestInput, account: AccountRow) {
     if (input.instrument === null) return null;
     const known = await this.remote.statusByUri(input.instrument);
-    if (known) return this.reader.findRow(known.id) ?? null;
+    if (known) return (await this.reader.findRow(known.id)) ?? null;
     const note = await input.instrumentNote();
     if (!note || note.uri !== input.instrument || note.authorUri !== account.uri) return null;
     return this.notes.store(note, { fetched: true });

@@ -76,7 +76,7 @@ export class RemoteThreads {
     for (let fetched = 0; fetched < MAX_FETCHED && top.inReplyToUri !== null && !signal.aborted; fetched++) {
       const parent = await this.fetchStatus(fetcher, top.inReplyToUri, signal).catch(() => null);
       // Not found, or stored but not linked (a status of this server's own that is not visible): stop.
-      const linked = parent && this.reader.findRow(top.id)?.inReplyToId === parent.id;
+      const linked = parent && (await this.reader.findRow(top.id))?.inReplyToId === parent.id;
       if (!parent || !linked) return null;
       top = await this.threads.topAncestor(parent);
     }

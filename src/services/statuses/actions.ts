@@ -54,15 +54,15 @@ export class StatusActionService {
   }
 
   /** The visible status and what it stands for (a boost's original). */
-  private target(statusId: number | null, actorId: number): { row: StatusRow; subject: StatusRow } {
-    const row = this.reader.visibleRow(statusId, actorId);
-    const subject = row.reblogOfId !== null ? (this.reader.findRow(row.reblogOfId) as StatusRow) : row;
+  private async target(statusId: number | null, actorId: number): Promise<{ row: StatusRow; subject: StatusRow }> {
+    const row = await this.reader.visibleRow(statusId, actorId);
+    const subject = row.reblogOfId !== null ? ((await this.reader.findRow(row.reblogOfId)) as StatusRow) : row;
     return { row, subject };
   }
 
   async favourite(actorId: number, statusId: number | null): Promise<StatusRow> {
-    const { row, subject } = this.target(statusId, actorId);
-    if (this.moderation.isBlocking(actorId, subject.accountId)) throw forbidden();
+    const { row, subject } = await this.target(statusId, actorId);
+    if (await this.moderation.isBlocking(actorId, subject.accountId)) throw forbidden();
     await this.port.transaction(async () => {
       const id = this.ids.next();
       const inserted = await this.q.favourite.execute({ id, accountId: actorId, statusId: subject.id, now: this.clock.now() });
@@ -73,7 +73,7 @@ export class StatusActionService {
   }
 
   async unfavourite(actorId: number, statusId: number | null): Promise<StatusRow> {
-    const { row, subject } = this.target(statusId, actorId);
+    const { row, subject } = await this.target(statusId, actorId);
     await this.port.transaction(async () => {
       const [favourite] = await this.q.favouriteOf.execute({ accountId: actorId, statusId: subject.id });
       if (!favourite) return;
@@ -88,10 +88,10 @@ export class StatusActionService {
    * A remote account's boost (an Announce) carries its IRI and date in `remote`.
    */
   async reblog(actorId: number, statusId: number | null, visibilityParam: string | undefined, remote?: { uri: string; createdAt: number }): Promise<StatusRow> {
-    const { subject: original } = this.target(statusId, actorId);
+    const { subject: original } = await this.target(statusId, actorId);
     if (original.visibility === "direct") throw forbidden();
     if (original.visibility === "private" && original.accountId !== actorId) throw forbidden();
-    if (this.moderation.isBlocking(actorId, original.accountId)) throw forbidden();
+    if (await this.moderation.isBlocking(actorId, original.accountId)) throw forbidden();
 
     const [existing] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
     if (existing) return existing;
@@ -118,36 +118,36 @@ export class StatusActionService {
 
   /** Takes back the caller's boost; 404 when there is none. Returns the original. */
   async unreblog(actorId: number, statusId: number | null): Promise<StatusRow> {
-    const { subject: original } = this.target(statusId, actorId);
+    const { subject: original } = await this.target(statusId, actorId);
     const [boost] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
     if (!boost) throw notFound();
     await this.removal.remove(boost);
-    return this.reader.findRow(original.id) as StatusRow;
+    return (await this.reader.findRow(original.id)) as StatusRow;
   }
 
   async bookmark(actorId: number, statusId: number | null): Promise<StatusRow> {
-    const { row, subject } = this.target(statusId, actorId);
+    const { row, subject } = await this.target(statusId, actorId);
     await this.q.bookmark.execute({ id: this.ids.next(), accountId: actorId, statusId: subject.id, now: this.clock.now() });
     return row;
   }
 
   /** 404 when the status was not bookmarked, as the spec's transitions table says. */
   async unbookmark(actorId: number, statusId: number | null): Promise<StatusRow> {
-    const { row, subject } = this.target(statusId, actorId);
+    const { row, subject } = await this.target(statusId, actorId);
     if (this.port.changes(await this.q.unbookmark.execute({ accountId: actorId, statusId: subject.id })) === 0) throw notFound();
     return row;
   }
 
   /** Mutes the thread for its participants: its authors and the accounts mentioned in it. */
   async muteThread(actorId: number, statusId: number | null): Promise<StatusRow> {
-    const { row, subject } = this.target(statusId, actorId);
+    const { row, subject } = await this.target(statusId, actorId);
     if (!(await this.participates(actorId, subject.conversationId))) throw forbidden();
     await this.q.mute.execute({ accountId: actorId, conversationId: subject.conversationId });
     return row;
   }
 
   async unmuteThread(actorId: number, statusId: number | null): Promise<StatusRow> {
-    const { row, subject } = this.target(statusId, actorId);
+    const { row, subject } = await this.target(statusId, actorId);
     await this.q.unmute.execute({ accountId: actorId, conversationId: subject.conversationId });
     return row;
   }
@@ -173,7 +173,7 @@ export class StatusActionService {
   /** Pins one's own public status (Mastodon's StatusPinValidator, in its order, and its limit of 5). */
   /** Pins the caller's own status; a remote account's pins (Add to its featured collection) know no maximum here. */
   async pin(actorId: number, statusId: number | null, options: { remote?: boolean } = {}): Promise<StatusRow> {
-    const row = this.reader.visibleRow(statusId, actorId);
+    const row = await this.reader.visibleRow(statusId, actorId);
     const errors: string[] = [];
     if (row.reblogOfId !== null) errors.push("A boost cannot be pinned");
     if (row.accountId !== actorId) errors.push("Someone else's toot cannot be pinned");
@@ -188,14 +188,14 @@ export class StatusActionService {
   }
 
   async unpin(actorId: number, statusId: number | null): Promise<StatusRow> {
-    const row = this.reader.visibleRow(statusId, actorId);
+    const row = await this.reader.visibleRow(statusId, actorId);
     if (this.port.changes(await this.q.unpin.execute({ accountId: actorId, statusId: row.id })) > 0) this.events.emit({ type: "status.unpinned", accountId: actorId, statusId: row.id });
     return row;
   }
 
   /** DELETE /api/v1/statuses/:id: only the author's own statuses (404 for anything else). */
-  ownStatus(actorId: number, statusId: number | null): StatusRow {
-    const row = statusId === null ? undefined : this.reader.findRow(statusId);
+  async ownStatus(actorId: number, statusId: number | null): Promise<StatusRow> {
+    const row = statusId === null ? undefined : await this.reader.findRow(statusId);
     if (!row || row.accountId !== actorId) throw notFound();
     return row;
   }

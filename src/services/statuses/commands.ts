@@ -45,7 +45,7 @@ export class StatusCommands {
   act(action: StatusActionName, actorId: number, statusId: number | null, options: { visibility?: string } = {}): Promise<StatusRow> {
     return this.writes.run(async () => {
       const row = await this.perform(action, actorId, statusId, options);
-      return this.reader.findRow(row.id) ?? row;
+      return (await this.reader.findRow(row.id)) ?? row;
     });
   }
 
@@ -82,8 +82,8 @@ export class StatusCommands {
    */
   delete(accountId: number, statusId: number | null): Promise<StatusView> {
     return this.writes.run(async () => {
-      const row = this.actions.ownStatus(accountId, statusId);
-      const view = this.reader.view(row, accountId);
+      const row = await this.actions.ownStatus(accountId, statusId);
+      const view = await this.reader.view(row, accountId);
       await this.removal.remove(row);
       const author = this.accounts.findById(row.accountId);
       return {

@@ -50,7 +50,7 @@ export class StatusComposer {
     const made = await this.make(request);
     if (made.kind !== (request.scheduledAt ? "scheduled" : "status")) throw notFound();
     if (made.kind === "scheduled") return { kind: "scheduled", scheduled: await this.scheduled.find(request.accountId, made.id) };
-    const status = this.reader.findRow(made.id);
+    const status = await this.reader.findRow(made.id);
     if (!status || status.accountId !== request.accountId) throw notFound();
     return { kind: "status", status };
   }

@@ -58,7 +58,7 @@ export class EditingService {
     private media: { uploads: MediaService; statuses: StatusMedia },
     private rows: NewStatuses,
     /** The status a quote post quotes, if it is stored (QuoteService.quotedStatusOf). */
-    private quotedStatusOf: (statusId: number) => StatusRow | null,
+    private quotedStatusOf: (statusId: number) => Promise<StatusRow | null>,
   ) {
     const t = port.tables;
     const orm = port.orm;
@@ -82,7 +82,7 @@ export class EditingService {
   }
 
   async edit(accountId: number, statusId: number | null, input: EditInput): Promise<StatusRow> {
-    const row = statusId === null ? undefined : this.reader.findRow(statusId);
+    const row = statusId === null ? undefined : await this.reader.findRow(statusId);
     if (!row || row.accountId !== accountId || row.reblogOfId !== null) throw notFound();
 
     // Mastodon's order: media, then the poll, then the text.
@@ -124,10 +124,10 @@ export class EditingService {
     if (!changed) return row;
 
     const now = this.clock.now();
-    const formatted = this.posting.format(accountId, text);
+    const formatted = await this.posting.format(accountId, text);
     const { mentioned, tagNames } = formatted;
     // A quote post keeps its fallback link to what it quotes (the quote itself cannot change).
-    const quoted = this.quotedStatusOf(row.id);
+    const quoted = await this.quotedStatusOf(row.id);
     const html = quoted ? this.posting.quoteFallback(quoted, text, formatted.html) : formatted.html;
     const updated: StatusRow = {
       ...row,
@@ -178,7 +178,7 @@ export class EditingService {
    * or an edit that changes nothing else): no new version; `quote_policy.changed` tells the world.
    */
   async changeQuotePolicy(accountId: number, statusId: number | null, policy: string | undefined): Promise<StatusRow> {
-    const row = this.reader.visibleRow(statusId, accountId);
+    const row = await this.reader.visibleRow(statusId, accountId);
     if (row.accountId !== accountId) throw forbidden();
     if (policy === undefined || policy === "") return row;
     if (!isQuotePolicy(policy)) throw unprocessable("Record invalid");

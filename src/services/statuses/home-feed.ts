@@ -2,7 +2,6 @@ import { and, eq, or, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import { homeFeed, type StatusRow } from "../../db/schema.ts";
-import type { Page } from "../../infra/pagination.ts";
 import { domainBlockedSql, visibleTo } from "./visibility.ts";
 import { mentionedIds } from "../../models/mentions.ts";
 
@@ -140,23 +139,6 @@ export class HomeFeedService {
   /** After an unfollow: what the account posted or boosted leaves the feed. */
   removeAuthor(accountId: number, authorId: number) {
     this.db.delete(homeFeed).where(and(eq(homeFeed.accountId, accountId), eq(homeFeed.authorId, authorId))).run();
-  }
-
-  /** Status ids of one page of the home timeline, newest first. */
-  page(accountId: number, page: Page): number[] {
-    const conditions = ["account_id = $account"];
-    const params: Record<string, number> = { account: accountId, limit: page.limit };
-    if (page.maxId !== undefined) (conditions.push("status_id < $max"), (params.max = page.maxId));
-    if (page.sinceId !== undefined) (conditions.push("status_id > $since"), (params.since = page.sinceId));
-    if (page.minId !== undefined) (conditions.push("status_id > $min"), (params.min = page.minId));
-    const forward = page.minId !== undefined;
-    const rows = this.db.$client
-      .query<{ id: number }, Record<string, number>>(
-        `SELECT status_id AS id FROM home_feed WHERE ${conditions.join(" AND ")} ORDER BY status_id ${forward ? "ASC" : "DESC"} LIMIT $limit`,
-      )
-      .all(params)
-      .map((r) => r.id);
-    return forward ? rows.reverse() : rows;
   }
 
   /** The accounts whose home feeds hold the status (whose streams are told when it changes). */

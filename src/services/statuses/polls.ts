@@ -88,17 +88,17 @@ export class PollService {
   }
 
   /** The poll and its status, if the viewer may see the status. */
-  visiblePoll(pollId: number | null, viewerId: number | null): { poll: PollRow; status: StatusRow } {
+  async visiblePoll(pollId: number | null, viewerId: number | null): Promise<{ poll: PollRow; status: StatusRow }> {
     const poll = pollId === null ? undefined : this.db.select().from(polls).where(eq(polls.id, pollId)).get();
     if (!poll) throw notFound();
-    return { poll, status: this.reader.visibleRow(poll.statusId, viewerId) };
+    return { poll, status: await this.reader.visibleRow(poll.statusId, viewerId) };
   }
 
   async vote(actorId: number, pollId: number | null, choices: string[] | undefined): Promise<StatusRow> {
-    const { poll, status } = this.visiblePoll(pollId, actorId);
+    const { poll, status } = await this.visiblePoll(pollId, actorId);
     if (choices === undefined) throw new ApiError(400, "param is missing or the value is empty: choices");
     if (choices.length === 0) return status;
-    const blocks = this.moderation.blocked(actorId, [poll.accountId]);
+    const blocks = await this.moderation.blocked(actorId, [poll.accountId]);
     if (blocks.blocking.has(poll.accountId) || blocks.blockedBy.has(poll.accountId)) throw forbidden();
 
     const options = (JSON.parse(poll.options) as string[]).length;

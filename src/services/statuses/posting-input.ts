@@ -41,7 +41,7 @@ export interface PreparedStatus {
 /** Quotes, as the quote service provides them (src/services/quotes). */
 export interface QuoteAttacher {
   /** The status `accountId` may quote, or Mastodon's 404. */
-  quotable(id: string, accountId: number): StatusRow;
+  quotable(id: string, accountId: number): Promise<StatusRow>;
   /** Records the quote of a new status, in its (port) transaction. */
   attach(status: StatusRow, quoted: StatusRow): Promise<unknown>;
   /** The status's HTML with the fallback link to what it quotes, for clients that do not show quotes. */

@@ -81,14 +81,14 @@ export class PostingService {
     let inReplyTo: StatusRow | null = null;
     if (input.inReplyToId !== undefined && input.inReplyToId !== "") {
       try {
-        inReplyTo = this.reader.visibleRow(parseId(input.inReplyToId), accountId);
+        inReplyTo = await this.reader.visibleRow(parseId(input.inReplyToId), accountId);
       } catch {
         throw new ApiError(404, REPLY_NOT_FOUND);
       }
       // Replying to a boost replies to what it boosted.
-      if (inReplyTo.reblogOfId !== null) inReplyTo = this.reader.visibleRow(inReplyTo.reblogOfId, accountId);
+      if (inReplyTo.reblogOfId !== null) inReplyTo = await this.reader.visibleRow(inReplyTo.reblogOfId, accountId);
     }
-    const quoted = input.quotedStatusId !== undefined && input.quotedStatusId !== "" ? this.quotes.quotable(input.quotedStatusId, accountId) : null;
+    const quoted = input.quotedStatusId !== undefined && input.quotedStatusId !== "" ? await this.quotes.quotable(input.quotedStatusId, accountId) : null;
     // An unknown policy is refused as Mastodon's InteractionPoliciesConcern refuses it (a bare RecordInvalid).
     const quotePolicy = input.quotePolicy === undefined || input.quotePolicy === "" ? user.defaultQuotePolicy : input.quotePolicy;
     if (!isQuotePolicy(quotePolicy)) throw unprocessable("Record invalid");
@@ -128,7 +128,7 @@ export class PostingService {
     if (input.poll) errors.push(...pollErrors(input.poll));
     if (errors.length > 0) throw validationFailed(...errors);
     // A private mention quotes only someone it mentions (or its author's own post).
-    if (quoted && visibility === "direct" && quoted.accountId !== accountId && !this.format(accountId, text).mentioned.some((m) => m.id === quoted.accountId)) {
+    if (quoted && visibility === "direct" && quoted.accountId !== accountId && !(await this.format(accountId, text)).mentioned.some((m) => m.id === quoted.accountId)) {
       throw validationFailed(QUOTED_NOT_MENTIONED);
     }
 
@@ -154,10 +154,10 @@ export class PostingService {
   async publish(prepared: PreparedStatus): Promise<StatusRow> {
     const now = this.clock.now();
     const id = this.ids.next();
-    const parent = prepared.inReplyToId !== null ? (this.reader.findRow(prepared.inReplyToId) ?? null) : null;
+    const parent = prepared.inReplyToId !== null ? ((await this.reader.findRow(prepared.inReplyToId)) ?? null) : null;
     // Checked by prepare(), which a scheduled post goes through again when its time comes.
-    const quoted = prepared.quotedStatusId !== null ? (this.reader.findRow(prepared.quotedStatusId) ?? null) : null;
-    const formatted = this.format(prepared.accountId, prepared.text);
+    const quoted = prepared.quotedStatusId !== null ? ((await this.reader.findRow(prepared.quotedStatusId)) ?? null) : null;
+    const formatted = await this.format(prepared.accountId, prepared.text);
     const { mentioned, tagNames } = formatted;
     const html = quoted ? this.quoteFallback(quoted, prepared.text, formatted.html) : formatted.html;
 
@@ -210,7 +210,7 @@ export class PostingService {
     const createdAt = Math.min(input.createdAt, now);
     // Its id tells that date too (Mastodon's Snowflake.id_at), so it sorts where it was written.
     const id = createdAt < now ? await this.freeIdAt(createdAt) : this.ids.next();
-    let parent = input.inReplyToId !== null ? (this.reader.findRow(input.inReplyToId) ?? null) : null;
+    let parent = input.inReplyToId !== null ? ((await this.reader.findRow(input.inReplyToId)) ?? null) : null;
     // A thread that loops (its top waits for this very status as its parent) is cut here.
     if (parent && (await this.port.get(this.sql.threadTopWaitsFor, [parent.id, input.uri]))) parent = null;
     const row = newStatusRow({
@@ -258,7 +258,7 @@ export class PostingService {
    * no feed, no notification and no other server (it is no new post).
    */
   async publishImported(input: ImportedStatusInput): Promise<StatusRow> {
-    const parent = input.inReplyToId !== null ? (this.reader.findRow(input.inReplyToId) ?? null) : null;
+    const parent = input.inReplyToId !== null ? ((await this.reader.findRow(input.inReplyToId)) ?? null) : null;
     const row = newStatusRow({
       id: input.id,
       accountId: input.accountId,
@@ -326,13 +326,13 @@ export class PostingService {
   }
 
   /** The author's text as HTML, the local accounts it mentions (less those the author blocks) and its tags. */
-  format(authorId: number, text: string) {
+  async format(authorId: number, text: string) {
     const formatted = formatText(text, {
       tagBaseUrl: `${this.config.publicUrl}/tags/`,
       resolveMention: this.accounts.mentionResolver(this.config.domain),
     });
     // Mentions of accounts the author blocks are dropped, as Mastodon's ProcessMentionsService does.
-    const blocking = this.moderation.blocked(authorId, formatted.mentions.map((m) => m.id)).blocking;
+    const { blocking } = await this.moderation.blocked(authorId, formatted.mentions.map((m) => m.id));
     const mentioned = formatted.mentions.filter((m) => !blocking.has(m.id));
     const tagNames = [...new Set(formatted.tags.map(normalizeTag).filter((t) => t !== ""))];
     return { html: formatted.html, mentioned, tagNames };

@@ -1,10 +1,9 @@
 import type { Database } from "bun:sqlite";
-import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
-import { accounts, applications, pollVotes, polls, statuses, type StatusRow } from "../../db/schema.ts";
+import type { DatabasePort } from "../../db/port.ts";
+import { accounts, polls, statuses, type PollRow, type StatusRow } from "../../db/schema.ts";
 import { notFound } from "../../errors.ts";
-import { inJsonList, jsonList } from "../../db/prepared.ts";
+import { marks, padded, paddedSize } from "../../db/prepared.ts";
 import { rowReader } from "../../db/rows.ts";
 import type { StatusPolicy } from "./visibility.ts";
 import { withMovedTo } from "../accounts/account-views.ts";
@@ -12,7 +11,7 @@ import type { FlagSets, MediaView, PollView, StatusView } from "../../models/vie
 import type { QuoteReads } from "../quotes/reads.ts";
 import { approvalOf, type QuotePolicy } from "../quotes/policy.ts";
 
-export type MediaLoader = (statusIds: number[]) => Map<number, MediaView[]>;
+export type MediaLoader = (statusIds: number[]) => Promise<Map<number, MediaView[]>>;
 
 /** What a page of statuses shows of quotes: their quotes for the viewer, and who may quote them. */
 export interface QuoteSource {
@@ -23,72 +22,102 @@ export interface QuoteSource {
 const APP_CACHE_LIMIT = 1000;
 const STATUS = rowReader(statuses);
 const ACCOUNT = rowReader(accounts);
+const POLL = rowReader(polls);
+
+const STATUS_BY_ID = `SELECT ${STATUS.columns} ${STATUS.from} WHERE id = ?`;
+// Lists of ids padded to a few sizes (db/prepared.ts): each size is one statement prepared once.
+const statusesText = (n: number) => `SELECT ${STATUS.columns} ${STATUS.from} WHERE id IN (${marks(n)})`;
+const accountsText = (n: number) => `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id IN (${marks(n)})`;
+const appsText = (n: number) => `SELECT id, name, website FROM applications WHERE id IN (${marks(n)})`;
+const pollsText = (n: number) => `SELECT ${POLL.columns} ${POLL.from} WHERE status_id IN (${marks(n)})`;
+const votesText = (n: number) => `SELECT poll_id, choice FROM poll_votes WHERE account_id = ? AND poll_id IN (${marks(n)}) ORDER BY id`;
+
+/** The viewer's favourites, boosts, bookmarks, pins (by status) and thread mutes (by conversation) among `size` of each. */
+const flagsText = (size: number) => {
+  const ids = marks(size);
+  return `SELECT 'f' AS k, status_id AS id FROM favourites WHERE account_id = ? AND status_id IN (${ids})
+    UNION ALL SELECT 'b', status_id FROM bookmarks WHERE account_id = ? AND status_id IN (${ids})
+    UNION ALL SELECT 'r', reblog_of_id FROM statuses WHERE account_id = ? AND reblog_of_id IN (${ids})
+    UNION ALL SELECT 'p', status_id FROM status_pins WHERE account_id = ? AND status_id IN (${ids})
+    UNION ALL SELECT 'm', conversation_id FROM conversation_mutes WHERE account_id = ? AND conversation_id IN (${marks(size)})`;
+};
+
+/** Texts by padded size, built once each. */
+function bySize(build: (n: number) => string): (n: number) => string {
+  const texts = new Map<number, string>();
+  return (n) => texts.get(n) ?? texts.set(n, build(n)).get(n)!;
+}
 
 /**
  * Loads statuses for rendering in a fixed number of queries per page, whatever its size:
  * the rows (and boosted originals), their authors, polls with the viewer's votes, media,
- * and the viewer's flags in one UNION query.
+ * and the viewer's flags in one UNION query. Over the database port: each statement's text is
+ * one of a few (lists padded to fixed sizes), so the driver prepares each once.
  */
 export class StatusReader {
   /** Application names never change after registration. */
   private appCache = new Map<number, { name: string; website: string | null }>();
-
-  private q;
-  private sqlite;
-  private flagQueries = new Map<number, ReturnType<typeof flagsQuery>>();
+  private texts = { statuses: bySize(statusesText), accounts: bySize(accountsText), apps: bySize(appsText), polls: bySize(pollsText), votes: bySize(votesText), flags: bySize(flagsText) };
+  /** For the synchronous lookups of Note and archive rendering (see findRowSync). */
+  private statusNow;
 
   constructor(
-    db: Db,
+    private port: DatabasePort,
+    sqlite: Database,
     private clock: Clock,
     private policy: StatusPolicy,
     private media: MediaLoader,
     private quotes: QuoteSource,
   ) {
-    const sqlite = db.$client;
-    this.sqlite = sqlite;
-    this.q = {
-      status: sqlite.query<unknown[], [number]>(`SELECT ${STATUS.columns} ${STATUS.from} WHERE id = ?`),
-      statuses: sqlite.query<unknown[], [string]>(`SELECT ${STATUS.columns} ${STATUS.from} WHERE id IN (SELECT value FROM json_each(?))`),
-      accounts: sqlite.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id IN (SELECT value FROM json_each(?))`),
-      apps: db
-        .select({ id: applications.id, name: applications.name, website: applications.website })
-        .from(applications)
-        .where(inJsonList(applications.id, "ids"))
-        .prepare(),
-      polls: db.select().from(polls).where(inJsonList(polls.statusId, "ids")).prepare(),
-      votes: db
-        .select({ pollId: pollVotes.pollId, choice: pollVotes.choice })
-        .from(pollVotes)
-        .where(and(eq(pollVotes.accountId, sql.placeholder("account")), inJsonList(pollVotes.pollId, "ids")))
-        .orderBy(pollVotes.id)
-        .prepare(),
-    };
+    this.statusNow = sqlite.query<unknown[], [number]>(STATUS_BY_ID);
   }
 
-  /** Authors, and the accounts moved ones moved to. */
-  private accountsByIds = (ids: number[]) => this.q.accounts.values(jsonList(ids)).map(ACCOUNT.map);
+  /** Rows by id, in one padded statement. */
+  private async byIds<T>(text: (n: number) => string, ids: readonly number[], map: (r: unknown[]) => T, before: unknown[] = []): Promise<T[]> {
+    const size = paddedSize(ids.length);
+    return (await this.port.values(text(size), [...before, ...padded(ids, size)])).map(map);
+  }
 
-  findRow(id: number): StatusRow | undefined {
-    const values = this.q.status.values(id)[0];
+  /** Authors, and the accounts moved ones moved to (a second read only when one moved). */
+  private async accountsWithMoves(ids: number[]) {
+    const rows = await this.byIds(this.texts.accounts, ids, ACCOUNT.map);
+    const moved = rows.flatMap((a) => (a.movedToAccountId === null ? [] : [a.movedToAccountId]));
+    if (moved.length === 0) return withMovedTo(rows, () => []);
+    const targets = await this.byIds(this.texts.accounts, [...new Set(moved)], ACCOUNT.map);
+    return withMovedTo(rows, () => targets);
+  }
+
+  async findRow(id: number): Promise<StatusRow | undefined> {
+    const values = (await this.port.values(STATUS_BY_ID, [id]))[0];
     return values ? STATUS.map(values) : undefined;
   }
 
-  rowsByIds(ids: number[]): StatusRow[] {
+  /**
+   * findRow for callers that cannot wait yet, on SQLite alone: the Note and archive renderers'
+   * synchronous lookups (federation/index.ts, archive/export.ts) and NoteQuotes' loader. Goes
+   * when those lookups are awaited.
+   */
+  findRowSync(id: number): StatusRow | undefined {
+    const values = this.statusNow.values(id)[0];
+    return values ? STATUS.map(values) : undefined;
+  }
+
+  async rowsByIds(ids: number[]): Promise<StatusRow[]> {
     if (ids.length === 0) return [];
     if (ids.length === 1) {
-      const row = this.findRow(ids[0] as number);
+      const row = await this.findRow(ids[0] as number);
       return row ? [row] : [];
     }
-    return this.q.statuses.values(jsonList(ids)).map(STATUS.map);
+    return this.byIds(this.texts.statuses, ids, STATUS.map);
   }
 
   /** The status if the viewer may see it (a boost needs its original visible too), else 404. */
-  visibleRow(id: number | null, viewerId: number | null): StatusRow {
-    const row = id === null ? undefined : this.findRow(id);
-    if (!row || !this.policy.canSee(row, viewerId)) throw notFound();
+  async visibleRow(id: number | null, viewerId: number | null): Promise<StatusRow> {
+    const row = id === null ? undefined : await this.findRow(id);
+    if (!row || !(await this.policy.canSee(row, viewerId))) throw notFound();
     if (row.reblogOfId !== null) {
-      const original = this.findRow(row.reblogOfId);
-      if (!original || !this.policy.canSee(original, viewerId)) throw notFound();
+      const original = await this.findRow(row.reblogOfId);
+      if (!original || !(await this.policy.canSee(original, viewerId))) throw notFound();
     }
     return row;
   }
@@ -97,40 +126,46 @@ export class StatusReader {
    * Keeps the rows the viewer may see, boosts only when their original is visible too; order kept.
    * `rowsOf`: how the originals are read (a feed takes the render cache's kept rows).
    */
-  visible(rows: StatusRow[], viewerId: number | null, rowsOf: (ids: number[]) => StatusRow[] = (ids) => this.rowsByIds(ids)): StatusRow[] {
+  async visible(rows: StatusRow[], viewerId: number | null, rowsOf: (ids: number[]) => Promise<StatusRow[]> | StatusRow[] = (ids) => this.rowsByIds(ids)): Promise<StatusRow[]> {
     const boosted = [...new Set(rows.filter((r) => r.reblogOfId !== null).map((r) => r.reblogOfId as number))];
-    const originals = boosted.length === 0 ? [] : rowsOf(boosted);
-    const visibleOriginals = new Set(this.policy.visible(originals, viewerId).map((r) => r.id));
-    return this.policy.visible(rows, viewerId).filter((r) => r.reblogOfId === null || visibleOriginals.has(r.reblogOfId));
+    const originals = boosted.length === 0 ? [] : await rowsOf(boosted);
+    // One visibility decision for the page and its originals together.
+    const shown = new Set((await this.policy.visible(originals.length === 0 ? rows : [...rows, ...originals], viewerId)).map((r) => r.id));
+    const visibleOriginals = new Set(originals.filter((r) => shown.has(r.id)).map((r) => r.id));
+    return rows.filter((r) => shown.has(r.id) && (r.reblogOfId === null || visibleOriginals.has(r.reblogOfId)));
   }
 
-  view(row: StatusRow, viewerId: number | null): StatusView {
-    return this.views([row], viewerId)[0] as StatusView;
+  async view(row: StatusRow, viewerId: number | null): Promise<StatusView> {
+    return (await this.views([row], viewerId))[0] as StatusView;
   }
 
   /**
    * `nested`: the statuses are quoted ones inside a quote post (Mastodon's ShallowStatusSerializer):
    * their own quotes name what they quote without showing it.
    */
-  views(rows: StatusRow[], viewerId: number | null, nested = false): StatusView[] {
+  async views(rows: StatusRow[], viewerId: number | null, nested = false): Promise<StatusView[]> {
     if (rows.length === 0) return [];
     const byId = new Map(rows.map((r) => [r.id, r]));
     const missing = rows.filter((r) => r.reblogOfId !== null && !byId.has(r.reblogOfId)).map((r) => r.reblogOfId as number);
-    for (const r of this.rowsByIds([...new Set(missing)])) byId.set(r.id, r);
+    if (missing.length > 0) for (const r of await this.rowsByIds([...new Set(missing)])) byId.set(r.id, r);
     const all = [...byId.values()];
 
     const accountIds = [...new Set(all.map((r) => r.accountId))];
-    const accountRows = withMovedTo(this.accountsByIds(accountIds), this.accountsByIds);
+    const withMedia = all.filter((r) => r.hasMedia).map((r) => r.id);
+    // Independent reads, started together: on SQLite each runs at once, and the page waits once.
+    const [accountRows, , pollsByStatus, mediaByStatus, flags, quotes, currentUser] = await Promise.all([
+      this.accountsWithMoves(accountIds),
+      this.loadApps(all),
+      this.loadPolls(all, viewerId),
+      withMedia.length > 0 ? this.media(withMedia) : new Map<number, MediaView[]>(),
+      viewerId === null ? null : this.viewerFlags(all, viewerId),
+      this.quotes.reads.forStatuses(all, viewerId, (ids) => this.rowsByIds(ids)),
+      this.quotes.policy.currentUser(all.filter((r) => r.reblogOfId === null), viewerId),
+    ]);
     const accountsById = new Map(accountRows.map((a) => [a.id, a]));
-    this.loadApps(all);
-    const pollsByStatus = this.loadPolls(all, viewerId);
-    const mediaByStatus = all.some((r) => r.hasMedia) ? this.media(all.filter((r) => r.hasMedia).map((r) => r.id)) : new Map();
-    const flags = viewerId === null ? null : this.viewerFlags(all, viewerId);
-    const quotes = this.quotes.reads.forStatuses(all, viewerId, (ids) => this.rowsByIds(ids));
     // The statuses quoted, shown one level down: rendered in one more batch, their quotes shallow.
     const shownQuoted = nested ? [] : [...new Map([...quotes.values()].flatMap((q) => (q.quoted ? [[q.quoted.id, q.quoted] as const] : []))).values()];
-    const quotedViews = new Map(this.views(shownQuoted, viewerId, true).map((v) => [v.row.id, v]));
-    const currentUser = this.quotes.policy.currentUser(all.filter((r) => r.reblogOfId === null), viewerId);
+    const quotedViews = new Map((await this.views(shownQuoted, viewerId, true)).map((v) => [v.row.id, v]));
 
     const build = (row: StatusRow): StatusView | null => {
       const account = accountsById.get(row.accountId);
@@ -165,24 +200,23 @@ export class StatusReader {
     return rows.map(build).filter((v): v is StatusView => v !== null);
   }
 
-  private loadApps(rows: StatusRow[]) {
+  private async loadApps(rows: StatusRow[]): Promise<void> {
     const wanted = [...new Set(rows.map((r) => r.applicationId).filter((id): id is number => id !== null && !this.appCache.has(id)))];
     if (wanted.length === 0) return;
+    const found = await this.byIds(this.texts.apps, wanted, (r) => r);
     if (this.appCache.size > APP_CACHE_LIMIT) this.appCache.clear();
-    for (const app of this.q.apps.all({ ids: jsonList(wanted) })) {
-      this.appCache.set(app.id, { name: app.name, website: app.website || null });
-    }
+    for (const [id, name, website] of found) this.appCache.set(id as number, { name: name as string, website: (website as string | null) || null });
   }
 
-  private loadPolls(rows: StatusRow[], viewerId: number | null): Map<number, PollView> {
+  private async loadPolls(rows: StatusRow[], viewerId: number | null): Promise<Map<number, PollView>> {
     const ids = rows.filter((r) => r.hasPoll).map((r) => r.id);
     const out = new Map<number, PollView>();
     if (ids.length === 0) return out;
-    const pollRows = this.q.polls.all({ ids: jsonList(ids) });
+    const pollRows: PollRow[] = await this.byIds(this.texts.polls, ids, POLL.map);
     const votes = new Map<number, number[]>();
     if (viewerId !== null && pollRows.length > 0) {
-      for (const v of this.q.votes.all({ account: viewerId, ids: jsonList(pollRows.map((p) => p.id)) })) {
-        (votes.get(v.pollId) ?? votes.set(v.pollId, []).get(v.pollId)!).push(v.choice);
+      for (const [pollId, choice] of await this.byIds(this.texts.votes, pollRows.map((p) => p.id), (r) => r as [number, number], [viewerId])) {
+        (votes.get(pollId) ?? votes.set(pollId, []).get(pollId)!).push(choice);
       }
     }
     const now = this.clock.now();
@@ -193,55 +227,26 @@ export class StatusReader {
   }
 
   /** `current_user` of each status's quote approval for the viewer (a boost: its original's). */
-  quoteCurrentUser(rows: StatusRow[], viewerId: number | null): Map<number, string> {
+  quoteCurrentUser(rows: StatusRow[], viewerId: number | null): Promise<Map<number, string>> {
     return this.quotes.policy.currentUser(rows, viewerId);
   }
 
   /** The viewer's favourites, bookmarks, boosts, pins (by status id) and muted threads (by conversation id) among `rows`. */
-  viewerFlags(rows: StatusRow[], viewerId: number): FlagSets {
+  async viewerFlags(rows: StatusRow[], viewerId: number): Promise<FlagSets> {
     const flags: FlagSets = { favourited: new Set(), bookmarked: new Set(), reblogged: new Set(), pinned: new Set(), muted: new Set() };
     if (rows.length === 0) return flags;
     const ids = [...new Set(rows.map((r) => r.id))];
     const conversations = [...new Set(rows.map((r) => r.conversationId))];
-    // Lists padded to a few fixed sizes (repeating the last id), so each size is one
-    // statement prepared once: bound parameters cost a fraction of json_each here.
-    const size = bucket(Math.max(ids.length, conversations.length));
-    let query = this.flagQueries.get(size);
-    if (!query) this.flagQueries.set(size, (query = flagsQuery(this.sqlite, size)));
-    const found = query.all(viewerId, ...pad(ids, size), ...pad(conversations, size));
-    for (const f of found) {
-      if (f.k === "f") flags.favourited.add(f.id);
-      else if (f.k === "b") flags.bookmarked.add(f.id);
-      else if (f.k === "r") flags.reblogged.add(f.id);
-      else if (f.k === "p") flags.pinned.add(f.id);
-      else flags.muted.add(f.id);
+    const size = paddedSize(Math.max(ids.length, conversations.length));
+    const list = padded(ids, size);
+    const found = await this.port.values(this.texts.flags(size), [viewerId, ...list, viewerId, ...list, viewerId, ...list, viewerId, ...list, viewerId, ...padded(conversations, size)]);
+    for (const [k, id] of found as [string, number][]) {
+      if (k === "f") flags.favourited.add(id);
+      else if (k === "b") flags.bookmarked.add(id);
+      else if (k === "r") flags.reblogged.add(id);
+      else if (k === "p") flags.pinned.add(id);
+      else flags.muted.add(id);
     }
     return flags;
   }
-}
-
-// The pages' own sizes among them (20 statuses a page, 40 notifications): padding 20 ids to 32
-// cost a third more of the flags query, the dearest statement of a signed-in page.
-const BUCKETS = [1, 2, 4, 8, 12, 16, 20, 24, 32, 40, 48, 64, 80, 128];
-
-function bucket(n: number): number {
-  return BUCKETS.find((b) => b >= n) ?? Math.ceil(n / 128) * 128;
-}
-
-function pad(values: number[], size: number): number[] {
-  const out = values.slice(0, size);
-  while (out.length < size) out.push(values[values.length - 1] as number);
-  return out;
-}
-
-/** The viewer's favourites, bookmarks, boosts, pins and thread mutes among `size` statuses and conversations. */
-function flagsQuery(sqlite: Database, size: number) {
-  const ids = Array.from({ length: size }, (_, i) => `?${i + 2}`).join(",");
-  const conversations = Array.from({ length: size }, (_, i) => `?${i + 2 + size}`).join(",");
-  return sqlite.query<{ k: string; id: number }, number[]>(`
-    SELECT 'f' AS k, status_id AS id FROM favourites WHERE account_id = ?1 AND status_id IN (${ids})
-    UNION ALL SELECT 'b', status_id FROM bookmarks WHERE account_id = ?1 AND status_id IN (${ids})
-    UNION ALL SELECT 'r', reblog_of_id FROM statuses WHERE account_id = ?1 AND reblog_of_id IN (${ids})
-    UNION ALL SELECT 'p', status_id FROM status_pins WHERE account_id = ?1 AND status_id IN (${ids})
-    UNION ALL SELECT 'm', conversation_id FROM conversation_mutes WHERE account_id = ?1 AND conversation_id IN (${conversations})`);
 }

@@ -72,7 +72,7 @@ export class ThreadService {
     const ancestorIds = await this.ids(this.q.ancestors, [row.id, limits.ancestors]);
     const descendantIds = await this.ids(this.q.descendants, [row.id, limits.depth, limits.descendants]);
     // Both sides read and checked in one batch: whether a status is shown is decided row by row.
-    const shown = new Map(this.filter(this.reader.rowsByIds([...new Set([...ancestorIds, ...descendantIds])]), viewerId).map((r) => [r.id, r]));
+    const shown = new Map((await this.filter(await this.reader.rowsByIds([...new Set([...ancestorIds, ...descendantIds])]), viewerId)).map((r) => [r.id, r]));
     const inOrder = (ids: number[]) => ids.flatMap((id) => shown.get(id) ?? []);
     return { ancestors: inOrder(ancestorIds), descendants: promoteSelfReplies(inOrder(descendantIds)) };
   }
@@ -81,14 +81,14 @@ export class ThreadService {
   async topAncestor(row: StatusRow): Promise<StatusRow> {
     const [top] = await this.ids(this.q.top, [row.id, MAX_THREAD_DEPTH]);
     if (top === undefined || top === row.id) return row;
-    return this.reader.findRow(top) ?? row;
+    return (await this.reader.findRow(top)) ?? row;
   }
 
   /** What the viewer may see, without authors they block or mute (their own kept). */
-  private filter(rows: StatusRow[], viewerId: number | null): StatusRow[] {
-    const visible = this.reader.visible(rows, viewerId);
+  private async filter(rows: StatusRow[], viewerId: number | null): Promise<StatusRow[]> {
+    const visible = await this.reader.visible(rows, viewerId);
     if (viewerId === null) return visible;
-    const hidden = this.moderation.hiddenAccounts(viewerId);
+    const hidden = await this.moderation.hiddenAccounts(viewerId);
     return visible.filter((r) => r.accountId === viewerId || !hidden.has(r.accountId));
   }
 
@@ -106,7 +106,7 @@ export class ThreadService {
 
   /** The accounts of `table`'s rows (raw, read by rowReader: drizzle's mapping of whole account rows cost more than the query). */
   private async accountsBy(table: "statuses" | "favourites", cursor: string, where: Conditions, viewerId: number | null, page: Page): Promise<ListedAccount[]> {
-    if (viewerId !== null) where.notIn("accounts.id", [...this.moderation.hiddenAccounts(viewerId)]);
+    if (viewerId !== null) where.notIn("accounts.id", [...(await this.moderation.hiddenAccounts(viewerId))]);
     where.page(cursor, page);
     const forward = page.minId !== undefined;
     const rows = await this.port.values(

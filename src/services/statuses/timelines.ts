@@ -5,7 +5,6 @@ import { normalizeTag } from "../../text/format.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { Page } from "../../infra/pagination.ts";
 import type { ListService } from "../lists.ts";
-import type { HomeFeedService } from "./home-feed.ts";
 import type { StatusReader } from "./reader.ts";
 import type { RenderCache } from "./render-cache.ts";
 import { rowReader } from "../../db/rows.ts";
@@ -55,23 +54,20 @@ export interface AccountTimelineOptions {
 }
 
 /**
- * Timelines (issue 31: on the database port). Home and list timelines stay synchronous: home is
- * read inside ReadSnapshot (one SQLite read transaction for the token, page and rendering), and
- * a list's page is ListService's synchronous `page`. The rows found are then checked and
- * rendered by StatusReader, which stays synchronous for its many unconverted callers.
+ * Timelines (issue 31: on the database port). Home and list timelines read their feed tables'
+ * ids, then the rows (the render cache keeps a feed's rows), which StatusReader checks and renders.
  */
 export class TimelineService {
   constructor(
     private port: DatabasePort,
     private reader: StatusReader,
-    private feed: HomeFeedService,
     private moderation: ModerationService,
     private lists: ListService,
     private kept: Pick<RenderCache, "row" | "keepRow">,
   ) {}
 
-  private hidden(viewerId: number | null): number[] {
-    return viewerId === null ? [] : [...this.moderation.hiddenAccounts(viewerId)];
+  private async hidden(viewerId: number | null): Promise<number[]> {
+    return viewerId === null ? [] : [...(await this.moderation.hiddenAccounts(viewerId))];
   }
 
   private where(): Conditions {
@@ -79,8 +75,8 @@ export class TimelineService {
   }
 
   /** Statuses of domains the viewer blocks stay out (no condition at all for viewers without domain blocks). */
-  private domainFilter(where: Conditions, viewerId: number | null, account: string) {
-    if (viewerId !== null && this.moderation.blockedDomains(viewerId).length > 0) where.notDomainBlocked(viewerId, account);
+  private async domainFilter(where: Conditions, viewerId: number | null, account: string) {
+    if (viewerId !== null && (await this.moderation.blockedDomains(viewerId)).length > 0) where.notDomainBlocked(viewerId, account);
   }
 
   /** Status rows, read from the values of a statement selecting STATUS.columns. */
@@ -88,19 +84,28 @@ export class TimelineService {
     return (await this.port.values(text, params)).map(STATUS.map);
   }
 
-  home(viewerId: number, page: Page): TimelinePage {
-    return this.fromFeed(viewerId, this.feed.page(viewerId, page), page.limit);
+  async home(viewerId: number, page: Page): Promise<TimelinePage> {
+    return this.fromFeed(viewerId, await this.homeIds(viewerId, page), page.limit);
+  }
+
+  /** Status ids of one page of the home feed (HomeFeedService fills it), newest first. */
+  private async homeIds(accountId: number, page: Page): Promise<number[]> {
+    const where = this.where().add("account_id = ?", accountId).page("status_id", page);
+    const forward = page.minId !== undefined;
+    const found = await this.port.values(`SELECT status_id FROM home_feed WHERE ${where.where} ORDER BY status_id ${forward ? "ASC" : "DESC"} LIMIT ${page.limit}`, where.params);
+    const ids = found.map((r) => r[0] as number);
+    return forward ? ids.reverse() : ids;
   }
 
   /** A list's timeline, filled like home feeds as statuses are posted. */
-  list(viewerId: number, listId: number, page: Page): TimelinePage {
-    return this.fromFeed(viewerId, this.lists.page(viewerId, listId, page), page.limit);
+  async list(viewerId: number, listId: number, page: Page): Promise<TimelinePage> {
+    return this.fromFeed(viewerId, await this.lists.page(viewerId, listId, page), page.limit);
   }
 
   /** Status ids read from a feed table, as rows the viewer may (still) see. */
-  private fromFeed(viewerId: number, ids: number[], limit: number): TimelinePage {
-    const rows = this.keptRows(ids);
-    return { ...pageOf(this.reader.visible(rows, viewerId, (originals) => this.keptRows(originals)), limit, ids), full: ids.length >= limit };
+  private async fromFeed(viewerId: number, ids: number[], limit: number): Promise<TimelinePage> {
+    const rows = await this.keptRows(ids);
+    return { ...pageOf(await this.reader.visible(rows, viewerId, (originals) => this.keptRows(originals)), limit, ids), full: ids.length >= limit };
   }
 
   /**
@@ -111,12 +116,12 @@ export class TimelineService {
    * edit, which invalidates both, and a status deleted anywhere (the command line too) leaves
    * the feed with it (home_feed and list_feed cascade), so it is never asked for.
    */
-  private keptRows(ids: number[]): StatusRow[] {
+  private async keptRows(ids: number[]): Promise<StatusRow[]> {
     const found = ids.map((id) => this.kept.row(id));
     const missing = ids.filter((_, i) => found[i] === undefined);
     if (missing.length === 0) return found as StatusRow[];
     const read = new Map<number, StatusRow>();
-    for (const row of this.reader.rowsByIds(missing)) {
+    for (const row of await this.reader.rowsByIds(missing)) {
       this.kept.keepRow(row);
       read.set(row.id, row);
     }
@@ -129,8 +134,8 @@ export class TimelineService {
     if (options.local) where.add("uri IS NULL");
     else if (options.remote) where.add("uri IS NOT NULL");
     if (options.onlyMedia) where.add("has_media = TRUE");
-    where.notIn("account_id", this.hidden(viewerId));
-    this.domainFilter(where, viewerId, "statuses.account_id");
+    where.notIn("account_id", await this.hidden(viewerId));
+    await this.domainFilter(where, viewerId, "statuses.account_id");
     where.page("statuses.id", page);
     const forward = page.minId !== undefined;
     // Without the index SQLite reads every original through statuses_reblog_of (reblog_of_id IS
@@ -165,8 +170,8 @@ export class TimelineService {
     for (const id of allIds) where.add("EXISTS (SELECT 1 FROM status_tags a WHERE a.status_id = statuses.id AND a.tag_id = ?)", id);
     for (const id of idsOf(noneNames)) where.add("NOT EXISTS (SELECT 1 FROM status_tags n WHERE n.status_id = statuses.id AND n.tag_id = ?)", id);
     if (options.onlyMedia) where.add("statuses.has_media = TRUE");
-    where.notIn("statuses.account_id", this.hidden(viewerId));
-    this.domainFilter(where, viewerId, "statuses.account_id");
+    where.notIn("statuses.account_id", await this.hidden(viewerId));
+    await this.domainFilter(where, viewerId, "statuses.account_id");
     const forward = page.minId !== undefined;
     // A status carrying two of the tags is one entry; grouped by the status's key too, so that
     // PostgreSQL takes its columns (one tag needs no grouping: a status carries a tag once).
@@ -192,7 +197,7 @@ export class TimelineService {
    * the visibility rule included, again on every read of a profile.
    */
   async account(viewerId: number | null, accountId: number, page: Page, options: AccountTimelineOptions): Promise<TimelinePage> {
-    if (viewerId !== null && viewerId !== accountId && this.moderation.isBlocking(accountId, viewerId)) return pageOf([], page.limit);
+    if (viewerId !== null && viewerId !== accountId && (await this.moderation.isBlocking(accountId, viewerId))) return pageOf([], page.limit);
     const where = this.where().add("statuses.account_id = ?", accountId);
     // Filtered in the query, so that pages are full; the rows are checked again below.
     if (viewerId !== accountId) where.visibleTo("statuses", viewerId);
@@ -215,13 +220,13 @@ export class TimelineService {
     const forward = page.minId !== undefined;
     const found = await this.rows(`SELECT ${STATUS.columns} ${STATUS.from} WHERE ${where.where} ORDER BY statuses.id ${forward ? "ASC" : "DESC"} LIMIT ${page.limit}`, where.params);
     const rows = forward ? found.reverse() : found;
-    const hidden = new Set(this.hidden(viewerId));
-    const visible = hidden.size === 0 ? rows : this.withoutBoostsOf(rows, hidden);
-    return { ...pageOf(this.reader.visible(visible, viewerId), page.limit, rows.map((r) => r.id)), full: rows.length >= page.limit };
+    const hidden = new Set(await this.hidden(viewerId));
+    const visible = hidden.size === 0 ? rows : await this.withoutBoostsOf(rows, hidden);
+    return { ...pageOf(await this.reader.visible(visible, viewerId), page.limit, rows.map((r) => r.id)), full: rows.length >= page.limit };
   }
 
-  private withoutBoostsOf(rows: StatusRow[], hidden: Set<number>): StatusRow[] {
-    const originals = new Map(this.reader.rowsByIds(rows.filter((r) => r.reblogOfId !== null).map((r) => r.reblogOfId as number)).map((r) => [r.id, r]));
+  private async withoutBoostsOf(rows: StatusRow[], hidden: Set<number>): Promise<StatusRow[]> {
+    const originals = new Map((await this.reader.rowsByIds(rows.filter((r) => r.reblogOfId !== null).map((r) => r.reblogOfId as number))).map((r) => [r.id, r]));
     return rows.filter((r) => r.reblogOfId === null || !hidden.has(originals.get(r.reblogOfId)?.accountId ?? -1));
   }
 
@@ -245,7 +250,7 @@ export class TimelineService {
       )
     ).map((r) => ({ status: STATUS.map(r), cursor: r[CURSOR] as number }));
     if (forward) found.reverse();
-    const visible = new Set(this.reader.visible(found.map((f) => f.status), viewerId).map((r) => r.id));
+    const visible = new Set((await this.reader.visible(found.map((f) => f.status), viewerId)).map((r) => r.id));
     return {
       rows: found.map((f) => f.status).filter((s) => visible.has(s.id)),
       first: found[0]?.cursor ?? null,
