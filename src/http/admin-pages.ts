@@ -108,8 +108,8 @@ export function adminPageRoutes(ctx: AppContext) {
   };
 
   return new Elysia()
-    .get("/admin", (c) => {
-      const viewer = pages.guard(c.request);
+    .get("/admin", async (c) => {
+      const viewer = await pages.guard(c.request);
       if (viewer instanceof Response) return viewer;
       return pages.redirect(can(roleOf(viewer.user.role), "manage_federation") ? "/admin/accounts" : "/admin/reports");
     })

@@ -168,7 +168,7 @@ export function oauthRoutes(ctx: AppContext) {
       const params = oauthParams(p);
       const request = await validate(params);
       if (request instanceof Response) return request;
-      const accountId = services.webSessions.accountFor(cookie(c.request, SESSION_COOKIE));
+      const accountId = await services.webSessions.accountFor(cookie(c.request, SESSION_COOKIE));
       if (accountId !== null && str(p.force_login, "force_login") !== "true") return consent(c.request, request, params, accountId);
       return login(c.request, request, params);
     })

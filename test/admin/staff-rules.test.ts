@@ -64,7 +64,7 @@ describe("resetting a password", () => {
     const { password } = await t.services.adminAccounts.resetPassword(actor("adam"), ids.uma!);
     expect(password.length).toBeGreaterThanOrEqual(16);
     expect(await t.services.accounts.verifyLogin("uma", password)).toBe(ids.uma!);
-    expect(t.services.tokens.authenticate(accessToken)).toBeNull();
+    expect(await t.services.tokens.authenticate(accessToken)).toBeNull();
     expect(lines().slice(before)).toEqual([{ action: "reset_password", account_id: ids.adam! }]);
   });
 });
