@@ -217,7 +217,7 @@ export class AnnouncementService {
     // One prepared statement per announcement: they are few, and a list parameter is not yet portable.
     const reactions: { name: string; count: number; me: number }[][] = [];
     for (const row of rows) reactions.push((await this.q.reactions.execute({ announcementId: row.id, viewerId: viewerId ?? -1 })) as { name: string; count: number; me: number }[]);
-    const resolveMention = this.accounts.mentionResolver(new URL(this.publicUrl).host);
+    const resolveMention = await this.accounts.mentionsIn(rows.map((r) => r.text), new URL(this.publicUrl).host);
     return rows.map((row, i) => {
       const formatted = formatText(row.text, { multiline: true, tagBaseUrl: `${this.publicUrl}/tags/`, resolveMention });
       return {

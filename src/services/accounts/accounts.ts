@@ -6,7 +6,7 @@ import { accounts, users, type AccountRow, type UserRow } from "../../db/schema.
 import type { IdGenerator } from "../../ids.ts";
 import { hashPassword, verifyPassword } from "../../auth/secrets.ts";
 import { rowReader } from "../../db/rows.ts";
-import type { MentionTarget } from "../../text/format.ts";
+import { mentionNames, type MentionTarget } from "../../text/format.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
 import type { EventBus } from "../../infra/events.ts";
 import type { ProfileImageService } from "./profile-images.ts";
@@ -25,6 +25,7 @@ export { USERNAME_RE, type NewAccount } from "./new-account.ts";
 const ACCOUNT = rowReader(accounts);
 const USER = rowReader(users);
 const LOCAL_BY_NAME = `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower("accounts"."username") = ? AND "accounts"."domain" IS NULL`;
+const LOCAL_BY_NAMES = `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE "accounts"."domain" IS NULL AND lower("accounts"."username") IN`;
 const REMOTE_BY_HANDLE = `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower("accounts"."username") = ? AND lower("accounts"."domain") = ?`;
 // Up to 40 ids at a time from the API: one statement text per count, each kept prepared by the
 // driver (bun's query cache; PostgreSQL's named statements), and portable where json_each is not.
@@ -173,6 +174,42 @@ export class AccountService {
   }
 
   /**
+   * For the text formatter, which cannot wait: the accounts `texts` mention, read first (the local
+   * names in one statement, each remote handle in one), and a resolver over what was found, as
+   * `mentionResolver` answers.
+   */
+  async mentionsIn(texts: string[], domain: string): Promise<(username: string, host: string | null) => MentionTarget | null> {
+    const own = domain.toLowerCase();
+    const local = new Set<string>();
+    const remote = new Map<string, { username: string; domain: string }>();
+    for (const text of texts) {
+      for (const m of mentionNames(text)) {
+        const host = m.domain?.toLowerCase() ?? null;
+        if (host === null || host === own) local.add(m.username.toLowerCase());
+        else remote.set(`${m.username.toLowerCase()}@${host}`, { username: m.username, domain: host });
+      }
+    }
+    const found = new Map<string, MentionTarget>();
+    if (local.size > 0) {
+      const names = [...local];
+      const rows = await this.port.values(`${LOCAL_BY_NAMES} (${names.map(() => "?").join(", ")})`, names);
+      for (const account of rows.map((r) => ACCOUNT.map(r))) {
+        found.set(account.username.toLowerCase(), { id: account.id, username: account.username, url: `${this.publicUrl}/@${account.username}` });
+      }
+    }
+    await Promise.all(
+      [...remote].map(async ([key, handle]) => {
+        const account = await this.getRemote(handle.username, handle.domain);
+        if (account) found.set(key, { id: account.id, username: account.username, acct: `${account.username}@${account.domain}`, url: account.url ?? account.uri ?? "" });
+      }),
+    );
+    return (username, host) => {
+      const remoteHost = host !== null && host.toLowerCase() !== own ? host.toLowerCase() : null;
+      return found.get(remoteHost === null ? username.toLowerCase() : `${username.toLowerCase()}@${remoteHost}`) ?? null;
+    };
+  }
+
+  /**
    * For the text formatter: `@name` (or `@name@this.domain`) to a local account, and
    * `@name@other.domain` to a remote account already stored (the composer resolves unknown
    * ones through WebFinger before formatting, which cannot wait for the network).
@@ -277,9 +314,10 @@ export class AccountService {
   async updateCredentials(accountId: number, input: CredentialsUpdate): Promise<AccountRow> {
     const account = await this.get(accountId);
     if (!account) throw new Error("account vanished");
+    const texts = [input.note ?? "", ...(input.fields ?? []).map((f) => f.value ?? "")];
     const { changes, userChanges } = credentialChanges(account, input, {
       publicUrl: this.publicUrl,
-      resolveMention: this.mentionResolver(new URL(this.publicUrl).host),
+      resolveMention: await this.mentionsIn(texts, new URL(this.publicUrl).host),
       localEmojis: this.localEmojis,
     });
     // Images are decoded last, outside any transaction (files, not the port).

@@ -124,11 +124,11 @@ export class EditingService {
     if (!changed) return row;
 
     const now = this.clock.now();
-    const formatted = this.posting.format(accountId, text);
+    const formatted = await this.posting.format(accountId, text);
     const { mentioned, tagNames } = formatted;
     // A quote post keeps its fallback link to what it quotes (the quote itself cannot change).
     const quoted = this.quotedStatusOf(row.id);
-    const html = quoted ? this.posting.quoteFallback(quoted, text, formatted.html) : formatted.html;
+    const html = quoted ? await this.posting.quoteFallback(quoted, text, formatted.html) : formatted.html;
     const updated: StatusRow = {
       ...row,
       text,

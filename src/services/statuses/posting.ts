@@ -76,8 +76,9 @@ export class PostingService {
   /** Validates a new status in Mastodon's order. Throws the error Mastodon would answer with. */
   async prepare(accountId: number, applicationId: number | null, input: StatusInput): Promise<PreparedStatus> {
     // A local account that moved away posts no more (Mastodon: it is no longer functional).
-    if (this.accounts.findById(accountId)?.movedToAccountId != null) throw movedAccountRefusal();
-    const user = this.accounts.user(accountId) as UserRow;
+    const [author, userRow] = await Promise.all([this.accounts.get(accountId), this.accounts.getUser(accountId)]);
+    if (author?.movedToAccountId != null) throw movedAccountRefusal();
+    const user = userRow as UserRow;
     let inReplyTo: StatusRow | null = null;
     if (input.inReplyToId !== undefined && input.inReplyToId !== "") {
       try {
@@ -128,7 +129,7 @@ export class PostingService {
     if (input.poll) errors.push(...pollErrors(input.poll));
     if (errors.length > 0) throw validationFailed(...errors);
     // A private mention quotes only someone it mentions (or its author's own post).
-    if (quoted && visibility === "direct" && quoted.accountId !== accountId && !this.format(accountId, text).mentioned.some((m) => m.id === quoted.accountId)) {
+    if (quoted && visibility === "direct" && quoted.accountId !== accountId && !(await this.format(accountId, text)).mentioned.some((m) => m.id === quoted.accountId)) {
       throw validationFailed(QUOTED_NOT_MENTIONED);
     }
 
@@ -157,9 +158,9 @@ export class PostingService {
     const parent = prepared.inReplyToId !== null ? (this.reader.findRow(prepared.inReplyToId) ?? null) : null;
     // Checked by prepare(), which a scheduled post goes through again when its time comes.
     const quoted = prepared.quotedStatusId !== null ? (this.reader.findRow(prepared.quotedStatusId) ?? null) : null;
-    const formatted = this.format(prepared.accountId, prepared.text);
+    const formatted = await this.format(prepared.accountId, prepared.text);
     const { mentioned, tagNames } = formatted;
-    const html = quoted ? this.quoteFallback(quoted, prepared.text, formatted.html) : formatted.html;
+    const html = quoted ? await this.quoteFallback(quoted, prepared.text, formatted.html) : formatted.html;
 
     const row = newStatusRow({
       id,
@@ -189,8 +190,8 @@ export class PostingService {
   }
 
   /** A quote post's HTML with Mastodon's fallback paragraph linking what it quotes (for edits too). */
-  quoteFallback(quoted: StatusRow, text: string, html: string): string {
-    const author = this.accounts.findById(quoted.accountId);
+  async quoteFallback(quoted: StatusRow, text: string, html: string): Promise<string> {
+    const author = await this.accounts.get(quoted.accountId);
     return this.quotes.fallbackHtml(quoted, author?.username ?? "", text, html);
   }
 
@@ -326,10 +327,10 @@ export class PostingService {
   }
 
   /** The author's text as HTML, the local accounts it mentions (less those the author blocks) and its tags. */
-  format(authorId: number, text: string) {
+  async format(authorId: number, text: string) {
     const formatted = formatText(text, {
       tagBaseUrl: `${this.config.publicUrl}/tags/`,
-      resolveMention: this.accounts.mentionResolver(this.config.domain),
+      resolveMention: await this.accounts.mentionsIn([text], this.config.domain),
     });
     // Mentions of accounts the author blocks are dropped, as Mastodon's ProcessMentionsService does.
     const blocking = this.moderation.blocked(authorId, formatted.mentions.map((m) => m.id)).blocking;
