@@ -166,10 +166,15 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     const streamingPath = isStreamingPath(rawPath);
     // The token is authenticated here, once, through the port (its read is asynchronous), and
     // kept with the request: the routes' checks (auth.ts) read it synchronously. A request
-    // without one pays nothing; a hit of the tokens' cache costs one microtask.
+    // without one pays nothing, nor does one whose token the tokens' cache holds.
     const token = streamingPath ? streamToken(request) : bearerToken(request);
     if (token === null) {
       meta.auth = null;
+      return routed();
+    }
+    const known = ctx.services.tokens.known(token);
+    if (known !== undefined) {
+      meta.auth = known;
       return routed();
     }
     return ctx.services.tokens.authenticate(token).then(

@@ -154,6 +154,9 @@ for (const arm of portArms) {
       const auth = await tokens.authenticate(issued.accessToken);
       expect(auth).toMatchObject({ tokenId: issued.auth.tokenId, applicationId: app.id, accountId: alice.id, scopes: ["read", "write"], refusal: null });
       expect(await tokens.authenticate(issued.accessToken)).toBe(auth!);
+      // Kept: the edge's synchronous question answers it without a read.
+      expect(tokens.known(issued.accessToken)).toBe(auth!);
+      expect(tokens.known("not a token")).toBeUndefined();
       expect(await tokens.authenticate("not a token")).toBeNull();
       expect(await tokens.authenticate("")).toBeNull();
       expect(await tokens.authenticate("x".repeat(513))).toBeNull();
@@ -175,6 +178,7 @@ for (const arm of portArms) {
       expect((await tokens.authenticate(issued.accessToken))!.refusal).toBeNull();
 
       expect(await tokens.revoke(issued.accessToken, app.id)).toBe("revoked");
+      expect(tokens.known(issued.accessToken)).toBeUndefined();
       expect(await tokens.authenticate(issued.accessToken)).toBeNull();
 
       const bobs = [await tokens.issue(app.id, bob.id, ["read"]), await tokens.issue(app.id, bob.id, ["write"])];
