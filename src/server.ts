@@ -64,7 +64,7 @@ export interface StartOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? new SystemClock();
-  let handler: ((request: Request, server: Server<WsData>, peer?: string | null, counted?: boolean) => Promise<Response> | Response | undefined) | null = null;
+  let handler: ((request: Request, server: Server<WsData>, peer?: string | null, counted?: boolean) => Promise<Response | undefined> | Response | undefined) | null = null;
   let streaming: Streaming | null = null;
   let idle: IdleMemory | null = null;
   // Until every serving thread listens too, requests get 503 and their connection closed: a

@@ -20,6 +20,7 @@ import { startServer } from "../../src/server.ts";
 import { parseScopes } from "../../src/auth/scopes.ts";
 import { createEdge } from "../../src/http/edge.ts";
 import { requireUser } from "../../src/http/auth.ts";
+import { getMeta } from "../../src/http/request-meta.ts";
 import { linkHeader } from "../../src/http/pagination.ts";
 import { jsonText, renderTimeline } from "../../src/http/render.ts";
 import { statusesJson, statusJson } from "../../src/presenters/status-json.ts";
@@ -51,6 +52,13 @@ try {
   const homeUrl = `${base}/api/v1/timelines/home?limit=20`;
   const statusUrl = `${base}/api/v1/statuses/${state.statusId}`;
   const req = (url: string, headers: Record<string, string> = {}) => new Request(url, { headers });
+  // The router alone reads the token's authentication the edge keeps with the request (edge.ts).
+  const readerAuth = await services.tokens.authenticate(state.reader.token);
+  const authed = (url: string) => {
+    const r = req(url, signedIn);
+    getMeta(r).auth = readerAuth;
+    return r;
+  };
   const readerId = Number(state.reader.id);
   const homePage = () => services.timelines.home(readerId, { limit: 20 });
   const page = await homePage();
@@ -60,14 +68,14 @@ try {
     ["new Request (with a token header)", () => req(homeUrl, signedIn)],
     ["bare Elysia route + body", async () => (await bare.handle(req(`${base}/bare`))).arrayBuffer()],
     ["app: health + body", async () => (await app.handle(req(`${base}/api/v1/streaming/health`))).arrayBuffer()],
-    ["edge: instance + body", async () => (await edge(req(`${base}/api/v1/instance`), fakeServer)!).arrayBuffer()],
-    ["edge: verify_credentials + body", async () => (await edge(req(`${base}/api/v1/accounts/verify_credentials`, signedIn), fakeServer)!).arrayBuffer()],
-    ["edge: status anonymous + body", async () => (await edge(req(statusUrl), fakeServer)!).arrayBuffer()],
-    ["edge: status signed in + body", async () => (await edge(req(statusUrl, signedIn), fakeServer)!).arrayBuffer()],
-    ["app: status signed in + body", async () => (await app.handle(req(statusUrl, signedIn))).arrayBuffer()],
-    ["edge: home + body", async () => (await edge(req(homeUrl, signedIn), fakeServer)!).arrayBuffer()],
-    ["app: home + body", async () => (await app.handle(req(homeUrl, signedIn))).arrayBuffer()],
-    ["  requireUser (new Request each)", () => requireUser(ctx, req(homeUrl, signedIn), "read:statuses")],
+    ["edge: instance + body", async () => (await edge(req(`${base}/api/v1/instance`), fakeServer))!.arrayBuffer()],
+    ["edge: verify_credentials + body", async () => (await edge(req(`${base}/api/v1/accounts/verify_credentials`, signedIn), fakeServer))!.arrayBuffer()],
+    ["edge: status anonymous + body", async () => (await edge(req(statusUrl), fakeServer))!.arrayBuffer()],
+    ["edge: status signed in + body", async () => (await edge(req(statusUrl, signedIn), fakeServer))!.arrayBuffer()],
+    ["app: status signed in + body", async () => (await app.handle(authed(statusUrl))).arrayBuffer()],
+    ["edge: home + body", async () => (await edge(req(homeUrl, signedIn), fakeServer))!.arrayBuffer()],
+    ["app: home + body", async () => (await app.handle(authed(homeUrl))).arrayBuffer()],
+    ["  requireUser (new Request each)", () => requireUser(ctx, authed(homeUrl), "read:statuses")],
     ["  timelines.home (page, rows, visibility)", homePage],
     ["  statusesJson (20, viewer's flags)", () => statusesJson(services, ctx.urls, page.rows, readerId)],
     ["  viewerFlags (20)", () => services.reader.viewerFlags(page.rows, readerId)],

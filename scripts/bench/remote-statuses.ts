@@ -23,8 +23,8 @@ const open = async (root: string): Promise<Harness> => ((await import(join(root,
 const sides = { before: await open(beforeRoot), after: await open(join(import.meta.dir, "../..")) };
 
 async function measure(t: Harness, round: number): Promise<number> {
-  const reader = t.services.accounts.findByUsername("reader") ?? (await t.local("reader"));
-  const carol = t.services.accounts.findRemote("carol", "remote.example") ?? t.remote("carol", "remote.example");
+  const reader = (await t.services.accounts.getLocal("reader")) ?? (await t.local("reader"));
+  const carol = (await t.services.accounts.getRemote("carol", "remote.example")) ?? t.remote("carol", "remote.example");
   const s = t.services;
   const start = process.cpuUsage();
   let next = 0;

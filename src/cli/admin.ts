@@ -120,8 +120,8 @@ export async function reportsCommand(args: string[]) {
   const [sub, ...rest] = args;
   const { options, positional } = parseArgs(rest, ["all"]);
   await withServices(async (services) => {
-    const acct = (id: number) => {
-      const a = services.accounts.findById(id);
+    const acct = async (id: number) => {
+      const a = await services.accounts.get(id);
       return a ? (a.domain === null ? a.username : `${a.username}@${a.domain}`) : `#${id}`;
     };
     switch (sub) {
@@ -133,7 +133,7 @@ export async function reportsCommand(args: string[]) {
           const state = report.actionTakenAt === null ? "open" : `resolved ${new Date(report.actionTakenAt).toISOString()}`;
           const extra = [statusIds.length ? `statuses ${statusIds.join(",")}` : "", ruleIds ? `rules ${ruleIds.join(",")}` : "", report.forwarded ? "forwarded" : ""].filter(Boolean);
           out(
-            [report.id, new Date(report.createdAt).toISOString(), state, report.category, `${acct(report.accountId)} -> ${acct(report.targetAccountId)}`, extra.join(" "), JSON.stringify(report.comment)].join("\t"),
+            [report.id, new Date(report.createdAt).toISOString(), state, report.category, `${await acct(report.accountId)} -> ${await acct(report.targetAccountId)}`, extra.join(" "), JSON.stringify(report.comment)].join("\t"),
           );
         }
         return;

@@ -49,9 +49,9 @@ export async function withFederation<T>(run: (services: Services) => T | Promise
   }
 }
 
-function localAccount(services: Services, username: string | undefined, usage: string) {
+async function localAccount(services: Services, username: string | undefined, usage: string) {
   if (!username) throw new CliFailure(`needs a username: ${usage}`);
-  const account = services.accounts.findByUsername(username);
+  const account = await services.accounts.getLocal(username);
   if (!account) throw new CliFailure(`no local account named ${username}`);
   return account;
 }
@@ -62,7 +62,7 @@ export async function aliasCommand(args: string[]) {
   if (sub !== "add" && sub !== "remove" && sub !== "list") throw new CliFailure(`unknown accounts alias command "${sub ?? ""}"; use ${ALIAS_USAGE}`);
   if (sub !== "list" && !given) throw new CliFailure(`accounts alias ${sub} needs an account: ${ALIAS_USAGE}`);
   await withFederation(async (services) => {
-    const account = localAccount(services, username, ALIAS_USAGE);
+    const account = await localAccount(services, username, ALIAS_USAGE);
     const aliases = services.accountAliases;
     if (sub === "list") {
       const list = await aliases.list(account.id);
@@ -88,7 +88,7 @@ export async function moveCommand(args: string[]) {
   const target = options.get("to");
   if (!target && !options.has("cancel")) throw new CliFailure(`accounts move needs --to: ${MOVE_USAGE}`);
   await withFederation(async (services) => {
-    const account = localAccount(services, positional[0], MOVE_USAGE);
+    const account = await localAccount(services, positional[0], MOVE_USAGE);
     if (options.has("cancel")) {
       out((await services.accountMoving.cancel(account.id)) ? `${account.username} no longer points to another account` : `${account.username} had not moved`);
       return;

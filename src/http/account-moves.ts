@@ -20,9 +20,9 @@ export function accountMoveRoutes(ctx: AppContext) {
       // Absent is refused rather than read as "clear them all"; an empty list (or one blank entry, as a form sends it) clears them.
       if (given === undefined) throw badRequest("no also_known_as_uris provided in account alias request");
       const account = await services.accountAliases.set(auth.accountId, given.filter((uri) => uri.trim() !== ""));
-      const user = services.accounts.user(auth.accountId);
+      const user = await services.accounts.getUser(auth.accountId);
       if (!user) throw notFound();
-      return serializeCredentialAccount(urls, services.accounts.view(account), user, services.follows.pendingRequestCount(auth.accountId, 40));
+      return serializeCredentialAccount(urls, await services.accounts.show(account), user, await services.follows.pendingRequestCount(auth.accountId, 40));
     })
     .post("/api/v1/accounts/move", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");

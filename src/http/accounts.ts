@@ -31,7 +31,8 @@ export function accountRoutes(ctx: AppContext) {
   const credentialAccount = async (accountId: number) => {
     const [account, user] = await Promise.all([services.accounts.get(accountId), services.accounts.getUser(accountId)]);
     if (!account || !user) throw notFound();
-    return serializeCredentialAccount(urls, await services.accounts.show(account), user, services.follows.pendingRequestCount(accountId, 40));
+    const [shown, waiting] = await Promise.all([services.accounts.show(account), services.follows.pendingRequestCount(accountId, 40)]);
+    return serializeCredentialAccount(urls, shown, user, waiting);
   };
   // verify_credentials, the same for every token of an account until the database changes: its
   // bytes kept per account (the latest generation only; bounded, as accounts signed in are).
@@ -161,7 +162,7 @@ export function accountRoutes(ctx: AppContext) {
 
   async function followList(c: { request: Request; params: { id?: string }; set: any; body?: unknown }, direction: "followers" | "following") {
     const auth = optionalUser(ctx, c.request, "read:accounts");
-    const account = services.accounts.findById(accountIdParam(c.params));
+    const account = await services.accounts.get(accountIdParam(c.params));
     if (!account) throw notFound();
     const viewer = viewerId(auth);
     const page = pageParams(input(c), 40, 80);

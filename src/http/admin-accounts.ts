@@ -11,7 +11,7 @@ import { linkHeader, pageParams } from "./pagination.ts";
 import { str, strArray, type Params } from "./params.ts";
 
 /** A token of a signed-in account with one of these scopes, as the staff member it is (its role is checked by each action). */
-export function requireStaff(ctx: AppContext, request: Request, scope: string): StaffActor {
+export function requireStaff(ctx: AppContext, request: Request, scope: string): Promise<StaffActor> {
   const auth = requireUser(ctx, request, scope);
   return ctx.services.adminAccounts.actorFor(auth.accountId);
 }
@@ -64,7 +64,7 @@ export function adminAccountRoutes(ctx: AppContext) {
   const write = (request: Request) => requireStaff(ctx, request, "admin:write:accounts");
 
   const index = (version: "v1" | "v2") => async (c: { request: Request; set: { headers: Record<string, string | number> }; query: unknown; body?: unknown }) => {
-    const actor = read(c.request);
+    const actor = await read(c.request);
     const p = input(c);
     const page = pageParams(p, 100, 200);
     const views = await admin.list(actor, version === "v1" ? v1Filter(p) : v2Filter(p), page);
@@ -81,25 +81,25 @@ export function adminAccountRoutes(ctx: AppContext) {
   return new Elysia()
     .get("/api/v1/admin/accounts", index("v1"))
     .get("/api/v2/admin/accounts", index("v2"))
-    .get("/api/v1/admin/accounts/:id", (c) => render(admin.get(read(c.request), parseId(c.params.id))))
+    .get("/api/v1/admin/accounts/:id", async (c) => render(await admin.get(await read(c.request), parseId(c.params.id))))
     .post("/api/v1/admin/accounts/:id/action", async (c) => {
-      const actor = write(c.request);
+      const actor = await write(c.request);
       const p = input(c);
       await admin.act(actor, parseId(c.params.id), { type: str(p.type, "type"), reportId: p.report_id === undefined ? undefined : parseId(str(p.report_id, "report_id")), text: str(p.text, "text") });
       return {};
     })
-    .post("/api/v1/admin/accounts/:id/approve", async (c) => render(await admin.approve(write(c.request), parseId(c.params.id))))
+    .post("/api/v1/admin/accounts/:id/approve", async (c) => render(await admin.approve(await write(c.request), parseId(c.params.id))))
     .post("/api/v1/admin/accounts/:id/reject", async (c) => {
-      await admin.reject(write(c.request), parseId(c.params.id));
+      await admin.reject(await write(c.request), parseId(c.params.id));
       return {};
     })
-    .post("/api/v1/admin/accounts/:id/unsuspend", async (c) => render(await admin.unsuspend(write(c.request), parseId(c.params.id))))
-    .post("/api/v1/admin/accounts/:id/unsilence", async (c) => render(await admin.unsilence(write(c.request), parseId(c.params.id))))
+    .post("/api/v1/admin/accounts/:id/unsuspend", async (c) => render(await admin.unsuspend(await write(c.request), parseId(c.params.id))))
+    .post("/api/v1/admin/accounts/:id/unsilence", async (c) => render(await admin.unsilence(await write(c.request), parseId(c.params.id))))
     // Nobody is disabled or sensitized here: these answer the account as it is, to those who may ask.
-    .post("/api/v1/admin/accounts/:id/enable", (c) => render(admin.unchanged(write(c.request), parseId(c.params.id), true)))
-    .post("/api/v1/admin/accounts/:id/unsensitive", (c) => render(admin.unchanged(write(c.request), parseId(c.params.id), false)))
+    .post("/api/v1/admin/accounts/:id/enable", async (c) => render(await admin.unchanged(await write(c.request), parseId(c.params.id), true)))
+    .post("/api/v1/admin/accounts/:id/unsensitive", async (c) => render(await admin.unchanged(await write(c.request), parseId(c.params.id), false)))
     .delete("/api/v1/admin/accounts/:id", async (c) => {
-      await admin.remove(write(c.request), parseId(c.params.id));
+      await admin.remove(await write(c.request), parseId(c.params.id));
       return {};
     });
 }

@@ -27,15 +27,15 @@ export function adminDomainRoutes(ctx: AppContext) {
 
   return new Elysia()
     .get("/api/v1/admin/domain_blocks", async (c) => {
-      const actor = blocks.read(c.request);
+      const actor = await blocks.read(c.request);
       const page = pageParams(input(c), 100, 200);
       const rows = await domains.blocks(actor, page);
       link(c.request, c.set, rows, page.limit);
       return rows.map(serializeDomainBlock);
     })
-    .get("/api/v1/admin/domain_blocks/:id", async (c) => serializeDomainBlock(await domains.block(blocks.read(c.request), parseId(c.params.id))))
+    .get("/api/v1/admin/domain_blocks/:id", async (c) => serializeDomainBlock(await domains.block(await blocks.read(c.request), parseId(c.params.id))))
     .post("/api/v1/admin/domain_blocks", async (c) => {
-      const actor = blocks.write(c.request);
+      const actor = await blocks.write(c.request);
       const p = input(c);
       try {
         return serializeDomainBlock(await domains.createBlock(actor, { domain: str(p.domain, "domain"), severity: str(p.severity, "severity") }));
@@ -46,24 +46,24 @@ export function adminDomainRoutes(ctx: AppContext) {
       }
     })
     .put("/api/v1/admin/domain_blocks/:id", async (c) => {
-      const actor = blocks.write(c.request);
+      const actor = await blocks.write(c.request);
       return serializeDomainBlock(await domains.updateBlock(actor, parseId(c.params.id), { severity: str(input(c).severity, "severity") }));
     })
     .delete("/api/v1/admin/domain_blocks/:id", async (c) => {
-      await domains.removeBlock(blocks.write(c.request), parseId(c.params.id));
+      await domains.removeBlock(await blocks.write(c.request), parseId(c.params.id));
       return {};
     })
     .get("/api/v1/admin/domain_allows", async (c) => {
-      const actor = allows.read(c.request);
+      const actor = await allows.read(c.request);
       const page = pageParams(input(c), 100, 200);
       const rows = await domains.allows(actor, page);
       link(c.request, c.set, rows, page.limit);
       return rows.map(serializeDomainAllow);
     })
-    .get("/api/v1/admin/domain_allows/:id", async (c) => serializeDomainAllow(await domains.allow(allows.read(c.request), parseId(c.params.id))))
-    .post("/api/v1/admin/domain_allows", async (c) => serializeDomainAllow(await domains.createAllow(allows.write(c.request), { domain: str(input(c).domain, "domain") })))
+    .get("/api/v1/admin/domain_allows/:id", async (c) => serializeDomainAllow(await domains.allow(await allows.read(c.request), parseId(c.params.id))))
+    .post("/api/v1/admin/domain_allows", async (c) => serializeDomainAllow(await domains.createAllow(await allows.write(c.request), { domain: str(input(c).domain, "domain") })))
     .delete("/api/v1/admin/domain_allows/:id", async (c) => {
-      await domains.removeAllow(allows.write(c.request), parseId(c.params.id));
+      await domains.removeAllow(await allows.write(c.request), parseId(c.params.id));
       return {};
     });
 }

@@ -1,3 +1,4 @@
+import { roleOf } from "../models/roles.ts";
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { ApiError, unprocessable, validationFailed } from "../errors.ts";
@@ -48,7 +49,8 @@ function dateField(params: Params, name: string, label: string): number | null {
  */
 export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
   const { services, config } = ctx;
-  const actor = (viewer: Viewer): StaffActor => services.adminAccounts.actorFor(viewer.account.id);
+  // The viewer's role was read with the page's session (MemberPages.viewerOf).
+  const actor = (viewer: Viewer): StaffActor => ({ kind: "staff", accountId: viewer.account.id, role: roleOf(viewer.user.role) });
   const domains = services.adminDomains;
   const instance = services.adminInstance;
   const page = (render: Render) => (c: { request: Request }) => pages.show(c, render, "admin");
@@ -67,7 +69,8 @@ export function adminServerPageRoutes(ctx: AppContext, pages: MemberPages) {
   const auditLog = async ({ params }: PageRequest) => {
     const p = pageParams(params, 50, 100);
     const rows = await services.auditLog.list(p);
-    const entries: AuditLogView[] = rows.map((entry) => ({ entry, actor: entry.accountId === null ? null : (services.accounts.findById(entry.accountId) ?? null) }));
+    const actors = new Map((await services.accounts.getMany([...new Set(rows.flatMap((r) => (r.accountId === null ? [] : [r.accountId])))])).map((a) => [a.id, a]));
+    const entries: AuditLogView[] = rows.map((entry) => ({ entry, actor: entry.accountId === null ? null : (actors.get(entry.accountId) ?? null) }));
     return auditLogPage(
       entries,
       olderLink(

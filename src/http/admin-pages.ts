@@ -41,7 +41,8 @@ export function adminPageRoutes(ctx: AppContext) {
   const pages = new MemberPages(ctx, ADMIN_AREA);
   const admin = services.adminAccounts;
   const reports = services.adminReports;
-  const actor = (viewer: Viewer): StaffActor => admin.actorFor(viewer.account.id);
+  // The viewer's role was read with the page's session (MemberPages.viewerOf).
+  const actor = (viewer: Viewer): StaffActor => ({ kind: "staff", accountId: viewer.account.id, role: roleOf(viewer.user.role) });
 
   const accountsList = async ({ viewer, params }: PageRequest) => {
     const filter = { origin: field(params, "origin") || "local", status: field(params, "status") ?? "", username: field(params, "username") ?? "" };
@@ -60,7 +61,7 @@ export function adminPageRoutes(ctx: AppContext) {
   };
   const accountDetail = (id: number | null) => async ({ viewer, csrf }: PageRequest) => {
     const role = roleOf(viewer.user.role);
-    const view = admin.get(actor(viewer), id);
+    const view = await admin.get(actor(viewer), id);
     return accountPage(view, {
       csrf,
       canManageRoles: can(role, "manage_roles"),
@@ -102,14 +103,14 @@ export function adminPageRoutes(ctx: AppContext) {
         return pages.act(c, back, reportDetail(id), "moderator").catch(notFoundPage(pages, "report"));
       },
     ] as const;
-  const named = (id: number | null) => {
-    const a = id === null ? undefined : services.accounts.findById(id);
+  const named = async (id: number | null) => {
+    const a = id === null ? undefined : await services.accounts.get(id);
     return a ? acct(a) : "The account";
   };
 
   return new Elysia()
-    .get("/admin", (c) => {
-      const viewer = pages.guard(c.request);
+    .get("/admin", async (c) => {
+      const viewer = await pages.guard(c.request);
       if (viewer instanceof Response) return viewer;
       return pages.redirect(can(roleOf(viewer.user.role), "manage_federation") ? "/admin/accounts" : "/admin/reports");
     })
@@ -118,12 +119,12 @@ export function adminPageRoutes(ctx: AppContext) {
     .post(
       ...onAccount("approve", async (a, id) => {
         await admin.approve(a, id);
-        return { notice: `${named(id)} is approved: it can sign in now.` };
+        return { notice: `${await named(id)} is approved: it can sign in now.` };
       }),
     )
     .post(
       ...onAccount("reject", async (a, id) => {
-        const name = named(id);
+        const name = await named(id);
         await admin.reject(a, id);
         return { notice: `${name}'s sign-up is rejected and removed.`, to: "/admin/accounts?status=pending" };
       }),
@@ -131,30 +132,30 @@ export function adminPageRoutes(ctx: AppContext) {
     .post(
       ...onAccount("suspend", async (a, id) => {
         await admin.suspend(a, id);
-        return { notice: `${named(id)} is suspended.` };
+        return { notice: `${await named(id)} is suspended.` };
       }),
     )
     .post(
       ...onAccount("unsuspend", async (a, id) => {
         await admin.unsuspend(a, id);
-        return { notice: `${named(id)} is no longer suspended.` };
+        return { notice: `${await named(id)} is no longer suspended.` };
       }),
     )
     .post(
       ...onAccount("silence", async (a, id) => {
         await admin.silence(a, id);
-        return { notice: `${named(id)} is limited.` };
+        return { notice: `${await named(id)} is limited.` };
       }),
     )
     .post(
       ...onAccount("unsilence", async (a, id) => {
         await admin.unsilence(a, id);
-        return { notice: `${named(id)} is no longer limited.` };
+        return { notice: `${await named(id)} is no longer limited.` };
       }),
     )
     .post(
       ...onAccount("delete", async (a, id) => {
-        const name = named(id);
+        const name = await named(id);
         await admin.remove(a, id);
         return { notice: `${name}'s data is deleted.` };
       }),
@@ -164,19 +165,19 @@ export function adminPageRoutes(ctx: AppContext) {
         const typed = secret(params, "password");
         const { password } = await admin.resetPassword(a, id, typed === "" ? undefined : typed);
         // Shown once, in the notice of the page the browser is sent to (a signed cookie read once, for five minutes).
-        return { notice: typed ? `${named(id)}'s password is changed; every sign-in of it has ended.` : `${named(id)}'s new password is ${password} (shown this once); every sign-in of it has ended.` };
+        return { notice: typed ? `${await named(id)}'s password is changed; every sign-in of it has ended.` : `${await named(id)}'s new password is ${password} (shown this once); every sign-in of it has ended.` };
       }),
     )
     .post(
       ...onAccount("disable_2fa", async (a, id) => {
         await admin.disableTwoFactor(a, id);
-        return { notice: `Two-factor sign-in is off for ${named(id)}: the password alone signs it in now.` };
+        return { notice: `Two-factor sign-in is off for ${await named(id)}: the password alone signs it in now.` };
       }),
     )
     .post(
       ...onAccount("role", async (a, id, params) => {
         const view = await admin.changeRole(a, id, field(params, "role") ?? "");
-        return { notice: `${named(id)} is now ${roleOf(view.user?.role)}.` };
+        return { notice: `${await named(id)} is now ${roleOf(view.user?.role)}.` };
       }),
     )
     .get("/admin/reports", (c) => pages.show(c, reportsList))
@@ -209,14 +210,14 @@ export function adminPageRoutes(ctx: AppContext) {
       ...onReport("silence", async (a, id) => {
         const target = (await reports.get(a, id)).target.account.id;
         await admin.act(a, target, { type: "silence", reportId: id });
-        return { notice: `${named(target)} is limited, and its reports are resolved.` };
+        return { notice: `${await named(target)} is limited, and its reports are resolved.` };
       }),
     )
     .post(
       ...onReport("suspend", async (a, id) => {
         const target = (await reports.get(a, id)).target.account.id;
         await admin.act(a, target, { type: "suspend", reportId: id });
-        return { notice: `${named(target)} is suspended, and its reports are resolved.` };
+        return { notice: `${await named(target)} is suspended, and its reports are resolved.` };
       }),
     )
     .post("/admin/reports/:id/statuses/:status_id/delete", (c) => {

@@ -31,15 +31,15 @@ export function adminReportRoutes(ctx: AppContext) {
     const viewer = actor.kind === "staff" ? actor.accountId : null;
     return serializeAdminReport(ctx.urls, view, JSON.parse(await statusesJson(services, ctx.urls, rows, viewer)) as unknown[], rules);
   };
-  const one = (scope: (r: Request) => StaffActor, act: (actor: StaffActor, id: number | null, p: Params) => Promise<AdminReportView>) => async (c: { request: Request; params: { id: string }; query: unknown; body?: unknown }) => {
-    const actor = scope(c.request);
+  const one = (scope: (r: Request) => Promise<StaffActor>, act: (actor: StaffActor, id: number | null, p: Params) => Promise<AdminReportView>) => async (c: { request: Request; params: { id: string }; query: unknown; body?: unknown }) => {
+    const actor = await scope(c.request);
     const view = await act(actor, parseId(c.params.id), input(c));
     return render(actor, view, await services.instanceInfo.rules());
   };
 
   return new Elysia()
     .get("/api/v1/admin/reports", async (c) => {
-      const actor = read(c.request);
+      const actor = await read(c.request);
       const p = input(c);
       const page = pageParams(p, 100, 200);
       const views = await reports.list(

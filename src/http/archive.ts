@@ -22,9 +22,9 @@ export function archiveRoutes(ctx: AppContext) {
 }
 
 /** The account's archive, streamed as it is written (also the settings' download). */
-export function archiveResponse(ctx: AppContext, accountId: number, format: ArchiveFormat): Response {
+export async function archiveResponse(ctx: AppContext, accountId: number, format: ArchiveFormat): Promise<Response> {
   const exporter = ctx.services.archiveExport;
-  const account = ctx.services.accounts.findById(accountId);
+  const account = await ctx.services.accounts.get(accountId);
   if (!exporter || !account) throw new ApiError(503, "Archives cannot be written on this server");
   const chunks = exporter.write(account, format);
   // Pulled as the client reads: a slow download holds the writer back; a dropped one ends it.

@@ -28,21 +28,17 @@ export function bearerToken(request: Request): string | null {
 }
 
 /**
- * The request's authentication, looked up once. A token that was sent but is unknown or
- * revoked is an error even where no token is needed: the client should learn its token died.
+ * The request's authentication, as the edge found it before routing (edge.ts: the token's read
+ * is asynchronous, these checks are not). A token that was sent but is unknown or revoked is an
+ * error even where no token is needed: the client should learn its token died.
  */
-export function authentication(ctx: AppContext, request: Request): Authentication | null {
+export function authentication(_ctx: AppContext, request: Request): Authentication | null {
   const meta = getMeta(request);
+  if (meta.refusedToken) throw invalidToken();
   if (meta.auth !== undefined) return meta.auth;
-  const token = bearerToken(request);
-  if (token === null) {
-    meta.auth = null;
-    return null;
-  }
-  const auth = ctx.services.tokens.authenticate(token);
-  if (!auth) throw invalidToken();
-  meta.auth = auth;
-  return auth;
+  // Handed to the router without the edge: a token it carries was never read.
+  if (bearerToken(request) !== null) throw new Error("the request's token was not authenticated before routing (edge.ts)");
+  return null;
 }
 
 /** One scope, or several of which any will do (verify_credentials also takes `profile`). */

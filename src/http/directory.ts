@@ -15,6 +15,6 @@ export function directoryRoutes(ctx: AppContext) {
     const offset = int(p.offset, "offset", OFFSET) ?? 0;
     const order = str(p.order, "order") === "new" ? "new" : "active";
     const rows = await services.directory.list(viewer, { offset, limit, order, local: bool(p.local, "local") === true });
-    return services.accounts.views(rows).map((account) => serializeAccount(ctx.urls, account));
+    return (await services.accounts.showMany(rows)).map((account) => serializeAccount(ctx.urls, account));
   });
 }

@@ -6,7 +6,7 @@ import { clientIp, formatIp, parseIp, type Ip } from "../net/ip.ts";
 import { INBOX_BUCKET, type Verdict } from "../infra/rate-limits.ts";
 import type { App } from "./app.ts";
 import { ApiError } from "../errors.ts";
-import { peekAccountId, requireToken } from "./auth.ts";
+import { bearerToken, peekAccountId, requireToken } from "./auth.ts";
 import { readLimited } from "./input.ts";
 import { inboxBodyRefusal } from "./inbox-body.ts";
 import { bodyLimit, MAX_FORM_BYTES, MAX_UPLOAD_BYTES, pathOf } from "./body-limits.ts";
@@ -15,7 +15,7 @@ import { getMeta, newMeta, setMeta } from "./request-meta.ts";
 import { removeUploads } from "./multipart-body.ts";
 import { refusedSigner, unauthorizedFetch } from "./federation-gate.ts";
 import { routedFrom } from "../federation/signed-at.ts";
-import { handleStreaming, isStreamingPath } from "./streaming.ts";
+import { handleStreaming, isStreamingPath, streamToken } from "./streaming.ts";
 import type { Streaming } from "../streaming/index.ts";
 import type { WsData } from "../streaming/websocket.ts";
 import type { FederationHandler } from "../federation/index.ts";
@@ -88,7 +88,7 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
    * `peerAddress`: the client's address when the request was received by another thread
    * (src/threads); `counted`: that thread counted it against the rate limits already.
    */
-  return function edge(request: Request, server: Server<WsData>, peerAddress?: string | null, counted = false): Promise<Response> | Response | undefined {
+  return function edge(request: Request, server: Server<WsData>, peerAddress?: string | null, counted = false): Promise<Response | undefined> | Response | undefined {
     const started = performance.now();
     const requestId = `${instanceTag}-${(++counter).toString(36)}`;
     // The client's address is a system call of its own (getpeername): a read that neither logs
@@ -163,68 +163,103 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     }
     const refused = tooLarge(request, path);
     if (refused) return finish(refused);
-    // An upload's body (up to 120 MB) is read only for a caller with a valid token: anyone
-    // else is answered as the route would answer them, before a byte of it is held.
-    if (bodyLimit(request.method, path) > MAX_FORM_BYTES && path.startsWith("/settings/")) {
-      // The settings' upload (a CSV import) is for a signed-in browser: anyone else goes to the sign-in, as the page would send them.
-      if (ctx.services.webSessions.accountFor(cookie(request, SESSION_COOKIE)) === null) {
-        return finish(new Response(null, { status: 303, headers: { location: `${config.publicUrl}/oauth/sign_in?return_to=${encodeURIComponent(path)}` } }));
-      }
-    } else if (bodyLimit(request.method, path) > MAX_FORM_BYTES) {
-      try {
-        requireToken(ctx, request);
-      } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
-        const answer = jsonError(e.status, e.message);
-        for (const [name, value] of Object.entries(e.headers)) answer.headers.set(name, value);
-        return finish(answer);
-      }
+    const streamingPath = isStreamingPath(rawPath);
+    // The token is authenticated here, once, through the port (its read is asynchronous), and
+    // kept with the request: the routes' checks (auth.ts) read it synchronously. A request
+    // without one pays nothing, nor does one whose token the tokens' cache holds.
+    const token = streamingPath ? streamToken(request) : bearerToken(request);
+    if (token === null) {
+      meta.auth = null;
+      return routed();
     }
-    const inboxPost = request.method === "POST" && INBOX_PATH.test(path);
-    if (!counted && config.rateLimits && (path.startsWith("/api/") || inboxPost)) {
-      // Servers posting to an inbox carry no token: they are counted by their address.
-      limits = ctx.services.rateLimits.check({ method: request.method, path, ip: ipOf(), accountId: inboxPost ? null : peekAccountId(ctx, request) });
-      // Refused before routing: the request has no effect at all.
-      if (limits?.limited) {
-        // Mastodon's throttled responder: exactly this type, this body. A server refused at an
-        // inbox is also told when to come back (Retry-After, in seconds), which Fedify's
-        // delivery queue holds its retry to; API clients get Mastodon's headers only.
-        const headers: Record<string, string> = { "content-type": "application/json" };
-        if (limits.bucket === INBOX_BUCKET) headers["retry-after"] = String(limits.retryAfter);
-        return finish(new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers }));
-      }
+    const known = ctx.services.tokens.known(token);
+    if (known !== undefined) {
+      meta.auth = known;
+      return routed();
     }
-    if (isStreamingPath(rawPath)) {
-      const response = handleStreaming(ctx, streaming, request, server as Server<unknown>, rawPath, requestId);
-      if (response) return finish(response);
-      if (config.logRequests) log("info", "request", { method: request.method, path: redactPath(request.url), status: 101, request_id: requestId });
-      return undefined;
-    }
-    const negotiated = federation !== null ? activityPathOf(path, request) : null;
-    const forFederation = federation !== null && (negotiated !== null || isFederationPath(path));
-    if (forFederation) {
-      const refused = refusedSigner(request, (host) => ctx.services.federationDomains.refuses(host));
-      if (refused) return finish(refused);
-    }
-    // Fedify first; what it does not serve (other paths below /users/, HTML) falls through to Elysia.
-    // Fedify sees the request at PUBLIC_URL, as its sender signed it: behind a TLS proxy the
-    // server is asked over plain http at another address, and an RFC 9421 signature covers
-    // the scheme and authority of the public URL.
-    const passOn = (r: Request) => app.handle(backFromFedify(r, request));
-    const handled =
-      forFederation && federation !== null
-        ? forFedify(request, publicOrigin, bodyLimit(request.method, path), negotiated).then((r) =>
-            r instanceof Response ? r : federation.fetch(r, { contextData: undefined, onNotFound: passOn, onNotAcceptable: passOn, onUnauthorized: unauthorizedFetch }),
-          )
-        : app.handle(request);
-    return handled
-      .then(finish, (e) => {
-        if (e instanceof ApiError) return finish(jsonError(e.status, e.message));
-        log("error", "request failed outside the router", { error: String(e).split("\n")[0] });
+    return ctx.services.tokens.authenticate(token).then(
+      (auth) => {
+        meta.auth = auth;
+        meta.refusedToken = auth === null;
+        return routed();
+      },
+      (e) => {
+        log("error", "a token could not be authenticated", { error: String(e).split("\n")[0], request_id: requestId });
         return finish(jsonError(500, "There was a problem processing your request"));
-      })
-      // The files its multipart body was read into: the route has taken what it keeps.
-      .finally(() => removeUploads(meta.uploads));
+      },
+    );
+
+    /** The rest of the edge, with the request's authentication known. */
+    function routed(): Promise<Response | undefined> | Response | undefined {
+      // An upload's body (up to 120 MB) is read only for a caller with a valid token: anyone
+      // else is answered as the route would answer them, before a byte of it is held.
+      if (bodyLimit(request.method, path) > MAX_FORM_BYTES && path.startsWith("/settings/")) {
+        // The settings' upload (a CSV import) is for a signed-in browser: anyone else goes to the sign-in, as the page would send them.
+        return ctx.services.webSessions.accountFor(cookie(request, SESSION_COOKIE)).then((member) =>
+          member === null ? finish(new Response(null, { status: 303, headers: { location: `${config.publicUrl}/oauth/sign_in?return_to=${encodeURIComponent(path)}` } })) : admitted(),
+        );
+      }
+      if (bodyLimit(request.method, path) > MAX_FORM_BYTES) {
+        try {
+          requireToken(ctx, request);
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          const answer = jsonError(e.status, e.message);
+          for (const [name, value] of Object.entries(e.headers)) answer.headers.set(name, value);
+          return finish(answer);
+        }
+      }
+      return admitted();
+    }
+
+    /** The rest, once an upload's sender is known to be allowed to send it. */
+    function admitted(): Promise<Response | undefined> | Response | undefined {
+      const inboxPost = request.method === "POST" && INBOX_PATH.test(path);
+      if (!counted && config.rateLimits && (path.startsWith("/api/") || inboxPost)) {
+        // Servers posting to an inbox carry no token: they are counted by their address.
+        limits = ctx.services.rateLimits.check({ method: request.method, path, ip: ipOf(), accountId: inboxPost ? null : peekAccountId(ctx, request) });
+        // Refused before routing: the request has no effect at all.
+        if (limits?.limited) {
+          // Mastodon's throttled responder: exactly this type, this body. A server refused at an
+          // inbox is also told when to come back (Retry-After, in seconds), which Fedify's
+          // delivery queue holds its retry to; API clients get Mastodon's headers only.
+          const headers: Record<string, string> = { "content-type": "application/json" };
+          if (limits.bucket === INBOX_BUCKET) headers["retry-after"] = String(limits.retryAfter);
+          return finish(new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers }));
+        }
+      }
+      if (streamingPath) {
+        const response = handleStreaming(ctx, streaming, request, server as Server<unknown>, rawPath, requestId);
+        if (response) return finish(response);
+        if (config.logRequests) log("info", "request", { method: request.method, path: redactPath(request.url), status: 101, request_id: requestId });
+        return undefined;
+      }
+      const negotiated = federation !== null ? activityPathOf(path, request) : null;
+      const forFederation = federation !== null && (negotiated !== null || isFederationPath(path));
+      if (forFederation) {
+        const refused = refusedSigner(request, (host) => ctx.services.federationDomains.refuses(host));
+        if (refused) return finish(refused);
+      }
+      // Fedify first; what it does not serve (other paths below /users/, HTML) falls through to Elysia.
+      // Fedify sees the request at PUBLIC_URL, as its sender signed it: behind a TLS proxy the
+      // server is asked over plain http at another address, and an RFC 9421 signature covers
+      // the scheme and authority of the public URL.
+      const passOn = (r: Request) => app.handle(backFromFedify(r, request));
+      const handled =
+        forFederation && federation !== null
+          ? forFedify(request, publicOrigin, bodyLimit(request.method, path), negotiated).then((r) =>
+              r instanceof Response ? r : federation.fetch(r, { contextData: undefined, onNotFound: passOn, onNotAcceptable: passOn, onUnauthorized: unauthorizedFetch }),
+            )
+          : app.handle(request);
+      return handled
+        .then(finish, (e) => {
+          if (e instanceof ApiError) return finish(jsonError(e.status, e.message));
+          log("error", "request failed outside the router", { error: String(e).split("\n")[0] });
+          return finish(jsonError(500, "There was a problem processing your request"));
+        })
+        // The files its multipart body was read into: the route has taken what it keeps.
+        .finally(() => removeUploads(meta.uploads));
+    }
   };
 }
 

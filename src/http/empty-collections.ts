@@ -14,10 +14,10 @@ export function emptyCollectionRoutes(ctx: AppContext) {
     optionalUser(ctx, request);
     return [];
   };
-  const existingAccount = ({ request, params }: { request: Request; params: { id?: string } }) => {
+  const existingAccount = async ({ request, params }: { request: Request; params: { id?: string } }) => {
     optionalUser(ctx, request);
     const id = parseId(params.id);
-    if (id === null || !ctx.services.accounts.findById(id)) throw notFound();
+    if (id === null || !(await ctx.services.accounts.get(id))) throw notFound();
     return [];
   };
   const userList = (scope: string) => ({ request }: { request: Request }) => {

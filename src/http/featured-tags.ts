@@ -11,17 +11,17 @@ import { pathId, str } from "./params.ts";
 /** Featured hashtags (Mastodon's Api::V1::FeaturedTagsController and its neighbours). */
 export function featuredTagRoutes(ctx: AppContext) {
   const { services, urls } = ctx;
-  const usernameOf = (accountId: number) => services.accounts.findById(accountId)?.username ?? "";
+  const usernameOf = async (accountId: number) => (await services.accounts.get(accountId))?.username ?? "";
   return new Elysia()
     .get("/api/v1/featured_tags", async (c) => {
       const auth = requireUser(ctx, c.request, "read:accounts");
-      const username = usernameOf(auth.accountId);
+      const username = await usernameOf(auth.accountId);
       return (await services.featuredTags.list(auth.accountId, true)).map((f) => serializeFeaturedTag(urls, username, f));
     })
     .post("/api/v1/featured_tags", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");
       const created = await services.featuredTags.create(auth.accountId, str(input(c).name, "name"));
-      return serializeFeaturedTag(urls, usernameOf(auth.accountId), created);
+      return serializeFeaturedTag(urls, await usernameOf(auth.accountId), created);
     })
     .delete("/api/v1/featured_tags/:id", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");
@@ -36,7 +36,7 @@ export function featuredTagRoutes(ctx: AppContext) {
     })
     .get("/api/v1/accounts/:id/featured_tags", async (c) => {
       optionalUser(ctx, c.request);
-      const account = services.accounts.findById(pathId(c.params.id));
+      const account = await services.accounts.get(pathId(c.params.id));
       if (!account) throw notFound();
       return (await services.featuredTags.list(account.id)).map((f) => serializeFeaturedTag(urls, account.username, f));
     });

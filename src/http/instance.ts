@@ -225,7 +225,7 @@ export function instanceRoutes(ctx: AppContext) {
       if (instanceActor !== null && (username === instanceActor || resource === `${config.publicUrl}/users/${instanceActor}`)) {
         return new Response(JSON.stringify(instanceWebfinger(instanceActor)), { headers: jrd });
       }
-      const account = username ? services.accounts.findByUsername(username) : undefined;
+      const account = username ? await services.accounts.getLocal(username) : undefined;
       if (!account) return new Response(null, { status: 404 });
       // Deleted by staff: gone (Mastodon's WebfingerController for a permanently unavailable account).
       if (await services.federationActors.deletedLocally(account)) return new Response(null, { status: 410 });

@@ -70,7 +70,7 @@ export function listRoutes(ctx: AppContext) {
         });
         if (link) c.set.headers.link = link;
       }
-      return services.accounts.views(rows.map((r) => r.account)).map((account) => serializeAccount(ctx.urls, account));
+      return (await services.accounts.showMany(rows.map((r) => r.account))).map((account) => serializeAccount(ctx.urls, account));
     })
     .post("/api/v1/lists/:id/accounts", async (c) => {
       const auth = requireUser(ctx, c.request, WRITE);
@@ -85,7 +85,7 @@ export function listRoutes(ctx: AppContext) {
     .get("/api/v1/accounts/:id/lists", async (c) => {
       const auth = requireUser(ctx, c.request, READ);
       const accountId = pathId(c.params.id);
-      if (!services.accounts.findById(accountId)) throw notFound();
+      if (!(await services.accounts.get(accountId))) throw notFound();
       return (await services.lists.containing(auth.accountId, accountId)).map(serializeList);
     })
     .get("/api/v1/timelines/list/:id", async (c) => {

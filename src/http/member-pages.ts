@@ -103,12 +103,11 @@ export class MemberPages {
   }
 
   /** The signed-in viewer, or null (no session, an expired one, an account gone). */
-  viewerOf(request: Request): Viewer | null {
+  async viewerOf(request: Request): Promise<Viewer | null> {
     const session = cookie(request, SESSION_COOKIE);
-    const accountId = this.ctx.services.webSessions.accountFor(session);
+    const accountId = await this.ctx.services.webSessions.accountFor(session);
     if (accountId === null || session === undefined) return null;
-    const account = this.ctx.services.accounts.findById(accountId);
-    const user = this.ctx.services.accounts.user(accountId);
+    const [account, user] = await Promise.all([this.ctx.services.accounts.get(accountId), this.ctx.services.accounts.getUser(accountId)]);
     if (!account || !user) return null;
     return { account, user, role: (user.role in RANK ? user.role : "user") as Role, session };
   }
@@ -117,8 +116,8 @@ export class MemberPages {
    * The viewer when they may see what needs `role` (the area's by default); otherwise the answer
    * to give: the sign-in (coming back here afterwards) or a 403 page.
    */
-  guard(request: Request, role: Role = this.area.role): Viewer | Response {
-    const viewer = this.viewerOf(request);
+  async guard(request: Request, role: Role = this.area.role): Promise<Viewer | Response> {
+    const viewer = await this.viewerOf(request);
     if (!viewer) {
       const url = new URL(request.url);
       const back = request.method === "GET" ? `${url.pathname}${url.search}` : this.area.root;
@@ -130,7 +129,7 @@ export class MemberPages {
 
   /** GET of a page. */
   async show(c: { request: Request }, render: Render, role?: Role): Promise<Response> {
-    const viewer = this.guard(c.request, role);
+    const viewer = await this.guard(c.request, role);
     if (viewer instanceof Response) return viewer;
     const flash = await this.takeFlash(c.request);
     return this.renderPage(c.request, viewer, render, 200, flash.message, flash.clear);
@@ -143,7 +142,7 @@ export class MemberPages {
    * the error's status; nothing was done.
    */
   async act(c: { request: Request; body?: unknown }, act: Act, render: Render, role?: Role): Promise<Response> {
-    const viewer = this.guard(c.request, role);
+    const viewer = await this.guard(c.request, role);
     if (viewer instanceof Response) return viewer;
     if (!fromOwnPages(c.request, this.ctx.config.publicUrl)) return this.refuse(403, "Forbidden", "The request did not come from this server's pages.");
     let params: Params;

@@ -44,7 +44,7 @@ export function memberSignInRoutes(ctx: AppContext) {
   return new Elysia()
     .get("/oauth/sign_in", async (c) => {
       const returnTo = safeReturn(str(input(c).return_to, "return_to"));
-      if (services.webSessions.accountFor(cookie(c.request, SESSION_COOKIE)) !== null) return Response.redirect(`${config.publicUrl}${returnTo}`, 303);
+      if ((await services.webSessions.accountFor(cookie(c.request, SESSION_COOKIE))) !== null) return Response.redirect(`${config.publicUrl}${returnTo}`, 303);
       return form(c.request, returnTo);
     })
     .post("/oauth/sign_in", async (c) => {

@@ -81,7 +81,7 @@ export function notificationV2Routes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "read:notifications");
       const where = await services.notifications.filters(auth.accountId, { includeFiltered: true });
       const ids = await services.notifications.groups.accountIds(auth.accountId, c.params.group_key, where === "none" ? undefined : where);
-      const byId = new Map(services.accounts.viewsByIds(ids).map((a) => [a.id, a]));
+      const byId = new Map((await services.accounts.showByIds(ids)).map((a) => [a.id, a]));
       return ids.flatMap((id) => (byId.has(id) ? [serializeAccount(ctx.urls, byId.get(id)!)] : []));
     })
     .post("/api/v2/notifications/:group_key/dismiss", async (c) => {

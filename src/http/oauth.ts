@@ -95,7 +95,7 @@ export function oauthRoutes(ctx: AppContext) {
 
   // Every form a page shows is bound to the browser's form cookie (set here if it had none).
   const consent = async (httpRequest: Request, request: AuthorizationRequest, params: AuthorizeParams, accountId: number, sessionCookie?: string) => {
-    const account = services.accounts.findById(accountId);
+    const account = await services.accounts.get(accountId);
     if (!account) return html(errorPage("Your session has ended. Please sign in again."), 401);
     const form = formSession(httpRequest, secure);
     const ticket = await services.tickets.sign("consent", { sub: String(accountId), oauth: params }, 10 * 60, form.value);
@@ -168,7 +168,7 @@ export function oauthRoutes(ctx: AppContext) {
       const params = oauthParams(p);
       const request = await validate(params);
       if (request instanceof Response) return request;
-      const accountId = services.webSessions.accountFor(cookie(c.request, SESSION_COOKIE));
+      const accountId = await services.webSessions.accountFor(cookie(c.request, SESSION_COOKIE));
       if (accountId !== null && str(p.force_login, "force_login") !== "true") return consent(c.request, request, params, accountId);
       return login(c.request, request, params);
     })

@@ -17,9 +17,9 @@ function serializeMarkers(markers: Marker[]) {
 export function preferenceRoutes(ctx: AppContext) {
   const { services } = ctx;
   return new Elysia()
-    .get("/api/v1/preferences", (c) => {
+    .get("/api/v1/preferences", async (c) => {
       const auth = requireUser(ctx, c.request, "read:accounts");
-      const user = services.accounts.user(auth.accountId);
+      const user = await services.accounts.getUser(auth.accountId);
       if (!user) throw notFound();
       return {
         "posting:default:visibility": user.defaultPrivacy,

@@ -5,8 +5,14 @@ import type { Authentication } from "../services/oauth/tokens.ts";
 export interface RequestMeta {
   id: string;
   ip: Ip | null;
-  /** undefined: not looked up yet; null: no (valid) token. */
+  /**
+   * What the request's token speaks for, as the edge authenticated it before routing:
+   * undefined when the edge did not (a request handed straight to the router), null when no
+   * token was sent or the one sent was refused (`refusedToken`).
+   */
   auth?: Authentication | null;
+  /** A token was sent and refused (unknown, revoked): an error even where none is needed. */
+  refusedToken?: boolean;
   /** Merged query and body parameters, parsed once. */
   params?: Record<string, unknown>;
   /** Files a multipart body was read into, removed once the request is answered. */
@@ -20,13 +26,14 @@ const metas = new WeakMap<Request, RequestMeta>();
  * `ip`: the address, or how to find it when it is first read (the edge's lookup is a system call).
  */
 export function newMeta(id: string, ip: Ip | null | (() => Ip | null)): RequestMeta {
-  if (typeof ip !== "function") return { id, ip, auth: undefined, params: undefined, uploads: undefined };
+  if (typeof ip !== "function") return { id, ip, auth: undefined, refusedToken: false, params: undefined, uploads: undefined };
   return {
     id,
     get ip() {
       return ip();
     },
     auth: undefined,
+    refusedToken: false,
     params: undefined,
     uploads: undefined,
   };

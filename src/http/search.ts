@@ -49,7 +49,7 @@ export function searchRoutes(ctx: AppContext) {
         resolve,
         following: bool(p.following, "following") === true,
       });
-      const accounts = JSON.stringify(services.accounts.views(found.accounts).map((a) => serializeAccount(urls, a)));
+      const accounts = JSON.stringify((await services.accounts.showMany(found.accounts)).map((a) => serializeAccount(urls, a)));
       const followed = viewer === null ? new Set<number>() : await services.tagFollows.followed(viewer, found.hashtags.map((t) => t.id));
       const hashtags = JSON.stringify(found.hashtags.map((t) => serializeTag(urls, t, viewer, t.id !== null && followed.has(t.id))));
       return jsonText(`{"accounts":${accounts},"statuses":${await statusesJson(services, urls, found.statuses, viewer)},"hashtags":${hashtags}}`);
@@ -63,7 +63,7 @@ export function searchRoutes(ctx: AppContext) {
         following: bool(p.following, "following") === true,
         resolve: bool(p.resolve, "resolve") === true,
       });
-      return services.accounts.views(found).map((a) => serializeAccount(urls, a));
+      return (await services.accounts.showMany(found)).map((a) => serializeAccount(urls, a));
     })
     .get("/api/v1/tags/:name", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request));

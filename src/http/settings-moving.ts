@@ -16,9 +16,9 @@ export function settingsMovingRoutes(ctx: AppContext, pages: MemberPages) {
   const { services, config } = ctx;
   const handle = (a: AccountRow) => `@${a.username}@${a.domain ?? config.domain}`;
   const aliases = async ({ viewer, csrf }: PageRequest) => aliasesPage(await services.accountAliases.list(viewer.account.id), handle(viewer.account), csrf);
-  const migration = ({ viewer, csrf }: PageRequest) => {
-    const account = services.accounts.findById(viewer.account.id) ?? viewer.account;
-    const target = account.movedToAccountId === null ? undefined : services.accounts.findById(account.movedToAccountId);
+  const migration = async ({ viewer, csrf }: PageRequest) => {
+    const account = (await services.accounts.get(viewer.account.id)) ?? viewer.account;
+    const target = account.movedToAccountId === null ? undefined : await services.accounts.get(account.movedToAccountId);
     const until = account.movedAt === null ? null : account.movedAt + MOVE_COOLDOWN_MS;
     return migrationPage(
       { movedTo: target ? handle(target) : null, movedAt: account.movedAt, cooldownUntil: until !== null && until > ctx.clock.now() ? until : null, self: handle(account) },

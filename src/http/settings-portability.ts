@@ -60,8 +60,8 @@ export function settingsPortabilityRoutes(ctx: AppContext, pages: MemberPages) {
   return app;
 
   /** A file of the signed-in member's (a GET: it changes nothing, so it needs no ticket). */
-  function download(request: Request, respond: (accountId: number) => Response): Response {
-    const viewer = pages.guard(request);
+  async function download(request: Request, respond: (accountId: number) => Response | Promise<Response>): Promise<Response> {
+    const viewer = await pages.guard(request);
     if (viewer instanceof Response) return viewer;
     return respond(viewer.account.id);
   }

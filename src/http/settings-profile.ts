@@ -13,12 +13,12 @@ import { bool } from "./params.ts";
  */
 export function settingsProfileRoutes(ctx: AppContext, pages: MemberPages) {
   const { services } = ctx;
-  const profile = ({ viewer, csrf }: PageRequest) => {
-    const account = services.accounts.findById(viewer.account.id) ?? viewer.account;
+  const profile = async ({ viewer, csrf }: PageRequest) => {
+    const account = (await services.accounts.get(viewer.account.id)) ?? viewer.account;
     return profilePage(account, csrf);
   };
-  const preferences = ({ viewer, csrf }: PageRequest) => {
-    const user = services.accounts.user(viewer.account.id) ?? viewer.user;
+  const preferences = async ({ viewer, csrf }: PageRequest) => {
+    const user = (await services.accounts.getUser(viewer.account.id)) ?? viewer.user;
     return preferencesPage({ privacy: user.defaultPrivacy, quotePolicy: user.defaultQuotePolicy, language: user.defaultLanguage, sensitive: user.defaultSensitive }, csrf);
   };
   const policy = async ({ viewer, csrf }: PageRequest) => notificationPolicyPage(await services.notificationPolicies.get(viewer.account.id), csrf);

@@ -40,8 +40,8 @@ export function settingsRoutes(ctx: AppContext) {
   const secure = ctx.config.publicUrl.startsWith("https://");
   return (
     new Elysia()
-      .get("/settings", (c) => {
-        const viewer = pages.guard(c.request);
+      .get("/settings", async (c) => {
+        const viewer = await pages.guard(c.request);
         return viewer instanceof Response ? viewer : pages.redirect(SETTINGS_AREA.root);
       })
       .use(settingsProfileRoutes(ctx, pages))
@@ -62,8 +62,8 @@ export function settingsRoutes(ctx: AppContext) {
         ),
       )
       // A page that is not there is a page saying so, not the API's JSON.
-      .get("/settings/*", (c) => {
-        const viewer = pages.guard(c.request);
+      .get("/settings/*", async (c) => {
+        const viewer = await pages.guard(c.request);
         return viewer instanceof Response ? viewer : pages.refuse(404, "Not found", "There is no such page in the settings.");
       }) as unknown as Elysia
   );

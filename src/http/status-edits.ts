@@ -48,7 +48,7 @@ export function statusEditRoutes(ctx: AppContext) {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const row = await services.reader.visibleRow(parseId(c.params.id), viewer);
       if (row.reblogOfId !== null) throw notFound();
-      const author = services.accounts.findById(row.accountId);
+      const author = await services.accounts.get(row.accountId);
       if (!author) throw notFound();
       const history = services.editing.history(row);
       // The status keeps its current version's emojis; a local status's older versions may have
@@ -56,7 +56,7 @@ export function statusEditRoutes(ctx: AppContext) {
       const known = JSON.parse(row.emojis) as { shortcode: string }[];
       const local = row.uri === null ? await services.customEmojis.inTexts(history.flatMap((v) => [v.spoilerText, v.contentHtml, v.pollOptions ?? ""])) : [];
       const emojis = [...known, ...local.filter((e) => !known.some((k) => k.shortcode === e.shortcode))];
-      const shown = services.accounts.view(author);
+      const shown = await services.accounts.show(author);
       return history.map((v) => serializeStatusEdit(urls, shown, v, emojis));
     })
     .get("/api/v1/statuses/:id/source", async (c) => {

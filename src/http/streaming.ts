@@ -3,6 +3,7 @@ import type { AppContext } from "../context.ts";
 import type { Authentication } from "../services/oauth/tokens.ts";
 import { ChannelError, invalidToken, missingToken, needsUser, streamFromPath, unknownChannel } from "../streaming/channels.ts";
 import type { Streaming } from "../streaming/index.ts";
+import { getMeta } from "./request-meta.ts";
 
 function errorResponse(e: ChannelError): Response {
   return new Response(JSON.stringify({ error: e.message }), { status: e.status, headers: { "content-type": "application/json; charset=utf-8" } });
@@ -10,23 +11,22 @@ function errorResponse(e: ChannelError): Response {
 
 /**
  * The token as Mastodon's streaming server reads it: the `Authorization` header, else a
- * non-empty `access_token`, else the WebSocket subprotocol (where browsers can put it). A
- * token that was sent must be valid, even for public streams.
+ * non-empty `access_token`, else the WebSocket subprotocol (where browsers can put it). Null
+ * when none was sent; an empty one is sent and refused. The edge authenticates it before routing.
  */
-function streamAuth(ctx: AppContext, request: Request): Authentication | null {
+export function streamToken(request: Request): string | null {
   const header = request.headers.get("authorization");
-  let token: string | null;
-  if (header !== null) {
-    token = header.replace(/^Bearer\s+/i, "").trim();
-  } else {
-    const q = request.url.indexOf("?");
-    const query = q >= 0 ? new URLSearchParams(request.url.slice(q + 1)).get("access_token") : null;
-    token = query || request.headers.get("sec-websocket-protocol")?.trim() || null;
-    if (token === null) return null;
-  }
-  const auth = token === "" ? null : ctx.services.tokens.authenticate(token);
-  if (!auth) throw invalidToken();
-  return auth;
+  if (header !== null) return header.replace(/^Bearer\s+/i, "").trim();
+  const q = request.url.indexOf("?");
+  const query = q >= 0 ? new URLSearchParams(request.url.slice(q + 1)).get("access_token") : null;
+  return query || request.headers.get("sec-websocket-protocol")?.trim() || null;
+}
+
+/** The stream's authentication, as the edge found it. A token that was sent must be valid, even for public streams. */
+function streamAuth(request: Request): Authentication | null {
+  const meta = getMeta(request);
+  if (meta.refusedToken) throw invalidToken();
+  return meta.auth ?? null;
 }
 
 /** Public streams are open to all unless the instance is in whitelist mode. */
@@ -50,7 +50,7 @@ export function handleStreaming(ctx: AppContext, streaming: Streaming, request: 
     // The channel is checked before the token, as Mastodon does.
     const name = streamFromPath(path, url.searchParams.get("only_media"));
     if (name === null || request.method !== "GET") throw unknownChannel();
-    const auth = streamAuth(ctx, request);
+    const auth = streamAuth(request);
     checkWhitelist(ctx, auth);
     const response = streaming.openSse(auth, name, { tag: url.searchParams.get("tag") ?? undefined, list: url.searchParams.get("list") ?? undefined });
     // Heartbeats keep the response busy; Bun's idle timer must not cut it between them.
@@ -63,7 +63,7 @@ export function handleStreaming(ctx: AppContext, streaming: Streaming, request: 
 }
 
 function upgrade(ctx: AppContext, streaming: Streaming, request: Request, server: Server<unknown>, requestId: string): Response | undefined {
-  const auth = streamAuth(ctx, request);
+  const auth = streamAuth(request);
   checkWhitelist(ctx, auth);
   const url = new URL(request.url);
   const stream = url.searchParams.get("stream");

@@ -40,7 +40,7 @@ export function timelineRoutes(ctx: AppContext) {
     .get("/api/v1/accounts/:id/statuses", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const accountId = parseId(c.params.id);
-      const account = accountId === null ? undefined : services.accounts.findById(accountId);
+      const account = accountId === null ? undefined : await services.accounts.get(accountId);
       if (!account) throw notFound();
       // A signed-in reader opening a remote profile little known here has its posts fetched first
       // (for a moment at most); a local account's posts are all here.

@@ -100,8 +100,8 @@ export function webRoutes(ctx: AppContext) {
    * session of /oauth/sign_in or of an app's authorization) reads them; anyone else gets 401 and
    * a link to sign in that comes back here. Null when the request may read the page.
    */
-  const membersOnly = (request: Request): Response | null => {
-    if (!config.whitelistMode || services.webSessions.accountFor(cookie(request, SESSION_COOKIE)) !== null) return null;
+  const membersOnly = async (request: Request): Promise<Response | null> => {
+    if (!config.whitelistMode || (await services.webSessions.accountFor(cookie(request, SESSION_COOKIE))) !== null) return null;
     const url = new URL(request.url);
     const signIn = `/oauth/sign_in?return_to=${encodeURIComponent(url.pathname + url.search)}`;
     return new Response(
@@ -114,9 +114,9 @@ export function webRoutes(ctx: AppContext) {
     new Response(body, { headers: { "content-type": "application/rss+xml; charset=utf-8", "cache-control": "public, max-age=60", "x-content-type-options": "nosniff" } });
 
   /** The local account behind `@name`, or 404. */
-  const accountOf = (handle: string) => {
+  const accountOf = async (handle: string) => {
     const name = HANDLE.exec(handle)?.[1];
-    const account = name ? services.accounts.findByUsername(name) : undefined;
+    const account = name ? await services.accounts.getLocal(name) : undefined;
     if (!account || account.domain !== null || account.username.toLowerCase() !== name!.toLowerCase()) throw notFound();
     return account;
   };
@@ -124,11 +124,11 @@ export function webRoutes(ctx: AppContext) {
   const statusPages = new PageCache(services.renderCache, ctx.clock);
   const browser = (request: Request) => (request.headers.get("accept") ?? "").includes("text/html");
   /** A local account's name, spelled exactly as its IRIs spell it. */
-  const exactly = (name: string) => accountOf(`@${name}`).username === name;
+  const exactly = async (name: string) => (await accountOf(`@${name}`)).username === name;
   /** A status of the account behind `@name`, as an anonymous reader may see it; else 404. */
   const visibleOf = async (handle: string, id: string) => {
     if (handle.endsWith(".rss")) throw notFound();
-    const account = accountOf(handle);
+    const account = await accountOf(handle);
     const row = await services.reader.visibleRow(parseId(id), null);
     if (row.accountId !== account.id) throw notFound();
     return row;
@@ -139,7 +139,7 @@ export function webRoutes(ctx: AppContext) {
    * unlisted only, the same bytes for everyone).
    */
   const seenByMember = async (request: Request, statusId: number) => {
-    const member = services.webSessions.accountFor(cookie(request, SESSION_COOKIE));
+    const member = await services.webSessions.accountFor(cookie(request, SESSION_COOKIE));
     if (member !== null) await services.reader.visibleRow(statusId, member);
   };
   const statusOf = async (handle: string, id: string) => {
@@ -154,12 +154,12 @@ export function webRoutes(ctx: AppContext) {
     // An actor's or Note's IRI opened in a browser: its page, as Mastodon redirects. Only for
     // browsers and the exact name: Fedify passes on to us what it does not serve, such as an
     // IRI it answered 404 (an unknown case, a private status), and an ActivityPub client must get that 404.
-    .get("/users/:name", (c) => {
-      if (!browser(c.request) || !exactly(c.params.name)) throw notFound();
+    .get("/users/:name", async (c) => {
+      if (!browser(c.request) || !(await exactly(c.params.name))) throw notFound();
       return Response.redirect(`${config.publicUrl}/@${c.params.name}`, 302);
     })
-    .get("/users/:name/statuses/:id", (c) => {
-      if (!browser(c.request) || !exactly(c.params.name)) throw notFound();
+    .get("/users/:name/statuses/:id", async (c) => {
+      if (!browser(c.request) || !(await exactly(c.params.name))) throw notFound();
       return Response.redirect(`${config.publicUrl}/@${c.params.name}/${c.params.id}`, 302);
     })
     .get("/", async (c) => {
@@ -170,7 +170,7 @@ export function webRoutes(ctx: AppContext) {
       return page(c.request, body, undefined);
     })
     .get("/tags/:name", async (c) => {
-      const closed = membersOnly(c.request);
+      const closed = await membersOnly(c.request);
       if (closed) return closed;
       const raw = c.params.name;
       const feed = raw.endsWith(".rss");
@@ -183,10 +183,10 @@ export function webRoutes(ctx: AppContext) {
       return page(c.request, tagPage(site, tag, statuses, posts.full && posts.last !== null ? `${url}?max_id=${posts.last}` : null), undefined);
     })
     .get("/:handle", async (c) => {
-      const account = accountOf(c.params.handle);
-      const closed = membersOnly(c.request);
+      const account = await accountOf(c.params.handle);
+      const closed = await membersOnly(c.request);
       if (closed) return closed;
-      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, services.accounts.view(account))));
+      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, await services.accounts.show(account))));
       if (c.params.handle.endsWith(".rss")) {
         // Public posts only, replies and boosts left out, as Mastodon's account feed.
         const posts = await services.timelines.account(null, account.id, { limit: 20 }, { excludeReplies: true, excludeReblogs: true });
@@ -203,10 +203,10 @@ export function webRoutes(ctx: AppContext) {
     })
     // A featured hashtag's `url` (Mastodon's short_account_tag_url): the profile, only the posts with that tag.
     .get("/:handle/tagged/:tag", async (c) => {
-      const account = accountOf(c.params.handle);
-      const closed = membersOnly(c.request);
+      const account = await accountOf(c.params.handle);
+      const closed = await membersOnly(c.request);
       if (closed) return closed;
-      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, services.accounts.view(account))));
+      const entity = parsed<AccountEntity>(JSON.stringify(serializeAccount(ctx.urls, await services.accounts.show(account))));
       const tag = c.params.tag;
       const p = pageParams(input(c), 20, 40);
       const posts = await services.timelines.account(null, account.id, p, { tagged: tag });
@@ -215,7 +215,7 @@ export function webRoutes(ctx: AppContext) {
       return page(c.request, profilePage(site, entity, [], parsed<StatusEntity[]>(await statusesJson(services, ctx.urls, posts.rows, null)), next), entity.uri);
     })
     .get("/:handle/:id/embed", async (c) => {
-      const closed = membersOnly(c.request);
+      const closed = await membersOnly(c.request);
       if (closed) return closed;
       const { json } = await statusOf(c.params.handle, c.params.id);
       return new Response(embedPage(site, parsed<StatusEntity>(json)), {
@@ -223,7 +223,7 @@ export function webRoutes(ctx: AppContext) {
       });
     })
     .get("/api/oembed", async (c) => {
-      if (membersOnly(c.request)) throw notFound();
+      if (await membersOnly(c.request)) throw notFound();
       const p = input(c);
       const url = typeof p.url === "string" ? p.url : "";
       const match = STATUS_URL.exec(url.startsWith(config.publicUrl) ? url.slice(config.publicUrl.length) : "");
@@ -246,7 +246,7 @@ export function webRoutes(ctx: AppContext) {
       };
     })
     .get("/:handle/:id", async (c) => {
-      const closed = membersOnly(c.request);
+      const closed = await membersOnly(c.request);
       if (closed) return closed;
       // A page kept for this very path skips the account's lookup: the status is still checked
       // as visible, and any change to it or its author moved the generation that kept the page.

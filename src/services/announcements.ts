@@ -223,7 +223,7 @@ export class AnnouncementService {
     // One prepared statement per announcement: they are few, and a list parameter is not yet portable.
     const reactions: { name: string; count: number; me: number }[][] = [];
     for (const row of rows) reactions.push((await this.q.reactions.execute({ announcementId: row.id, viewerId: viewerId ?? -1 })) as { name: string; count: number; me: number }[]);
-    const resolveMention = this.accounts.mentionResolver(new URL(this.publicUrl).host);
+    const resolveMention = await this.accounts.mentionsIn(rows.map((r) => r.text), new URL(this.publicUrl).host);
     const used = await Promise.all(rows.map((row) => this.emojis.inTexts([row.text])));
     // The custom emojis reacted with, each read once.
     const custom = new Map<string, CustomEmoji | null>();

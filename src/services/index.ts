@@ -176,7 +176,7 @@ export function createServices(deps: ServiceDeps) {
   // REGISTRATIONS is the mode until an admin saves one (/admin/settings), read at each sign-up.
   const instanceInfo = new InstanceInfo(port, ids, clock, config.publicUrl, config.registrations);
   const registrations = new RegistrationService(async () => (await instanceInfo.registrationsMode()).mode, accounts, invites);
-  const webSessions = new WebSessionService(port, db, ids, clock);
+  const webSessions = new WebSessionService(port, ids, clock);
   const passwords = new Passwords(port, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);
   const follows = new FollowService(port, db, ids, clock, events);

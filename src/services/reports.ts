@@ -54,7 +54,7 @@ export class ReportService {
   }
 
   async create(reporterId: number, input: ReportInput): Promise<ReportView> {
-    const target = input.accountId === null ? undefined : this.accounts.findById(input.accountId);
+    const target = input.accountId === null ? undefined : await this.accounts.get(input.accountId);
     if (!target) throw notFound();
     // AccountStatusesFilter(...).find(ids): each must be the account's and visible to the reporter.
     const statusIds: number[] = [];
@@ -98,7 +98,7 @@ export class ReportService {
       await this.insert.execute(report);
       this.events.emit({ type: "report.created", reportId: id, accountId: reporterId, targetAccountId: target.id });
     });
-    return { report, target: this.accounts.view(target), statusIds, ruleIds: ruleIds as number[] | null };
+    return { report, target: await this.accounts.show(target), statusIds, ruleIds: ruleIds as number[] | null };
   }
 
   async find(id: number): Promise<ReportView | undefined> {
@@ -114,8 +114,22 @@ export class ReportService {
       .from(reports)
       .where(all ? undefined : isNull(reports.actionTakenAt))
       .orderBy(asc(reports.id));
-    return rows.flatMap((r) => this.view(r) ?? []);
+    return (await Promise.all(rows.map((r) => this.show(r)))).flatMap((v) => v ?? []);
   }
+
+  /** view() through the port. */
+  private async show(report: ReportRow): Promise<ReportView | undefined> {
+    const target = await this.accounts.get(report.targetAccountId);
+    if (!target) return undefined;
+    return {
+      report,
+      target: await this.accounts.show(target),
+      statusIds: JSON.parse(report.statusIds) as number[],
+      ruleIds: report.ruleIds === null ? null : (JSON.parse(report.ruleIds) as number[]),
+    };
+  }
+
+  /** For `find`, synchronous until it converts (convz's part). */
 
   private view(report: ReportRow): ReportView | undefined {
     const target = this.accounts.findById(report.targetAccountId);

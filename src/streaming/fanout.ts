@@ -252,18 +252,18 @@ export class StreamFanout {
     const row = (await announcements.all()).find((a) => a.id === id);
     if (!row) return;
     const [view] = await announcements.views([row], null);
-    this.toEveryUser("announcement", JSON.stringify(serializeAnnouncement(this.ctx.urls, view!)));
+    await this.toEveryUser("announcement", JSON.stringify(serializeAnnouncement(this.ctx.urls, view!)));
   }
 
   private async announcementReaction(id: number, name: string) {
     const count = await this.ctx.services.announcements.reactionCount(id, name);
-    this.toEveryUser("announcement.reaction", JSON.stringify({ name, count, announcement_id: String(id) }));
+    await this.toEveryUser("announcement.reaction", JSON.stringify({ name, count, announcement_id: String(id) }));
   }
 
   /** Announcements concern every local user: each user stream that is open hears it. */
-  private toEveryUser(event: string, payload: string) {
+  private async toEveryUser(event: string, payload: string) {
     const frames = new FrameCache(event);
-    for (const id of this.ctx.services.accounts.localIds()) {
+    for (const id of await this.ctx.services.accounts.localIds()) {
       const topic = `user:${id}`;
       if (this.hub.has(topic)) this.hub.publish(topic, event, payload, frames);
     }

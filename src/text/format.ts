@@ -106,6 +106,14 @@ function mentionEntities(text: string): Entity[] {
   return out;
 }
 
+/**
+ * Every `@user` and `@user@domain` a text names (the domain null for a bare name), for reading
+ * the accounts before formatting: the formatter's `resolveMention` cannot wait.
+ */
+export function mentionNames(text: string): { username: string; domain: string | null }[] {
+  return mentionEntities(text).flatMap((e) => (e.kind === "mention" ? [{ username: e.username, domain: e.domain }] : []));
+}
+
 /** The `@user@domain` mentions of a text, each once (domains lower-cased), for resolving remote accounts before formatting. */
 export function mentionHandles(text: string): { username: string; domain: string }[] {
   const seen = new Map<string, { username: string; domain: string }>();

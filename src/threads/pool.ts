@@ -15,7 +15,7 @@ import { headerPairs, type FromThread, type PassedRequest, type ToThread } from 
 const WORKER_ENTRY = Bun.main.includes("/$bunfs/") ? "./src/serving-thread.ts" : new URL("../serving-thread.ts", import.meta.url).href;
 
 /** How the main thread answers a request another thread passed on (its edge, given the client's address). */
-export type Answer = (request: Request, peer: string | null, counted: boolean) => Promise<Response> | Response | undefined;
+export type Answer = (request: Request, peer: string | null, counted: boolean) => Promise<Response | undefined> | Response | undefined;
 
 /** The bodies carried to and from one serving thread: its requests' bodies read here, the answers' sent back. */
 interface Carried {

@@ -16,8 +16,9 @@ import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
  * The accounts family's core on the database port (issue 31): registration, sign-in,
  * update_credentials and the reads the routes await run on SQLite and on PostgreSQL. Their
  * behaviour over HTTP is tested in accounts.test.ts and registrations.test.ts; this holds their
- * SQL on both databases. The synchronous reads (for callers not yet converted) stay on the arm's
- * SQLite and are not run here.
+ * SQL on both databases. The synchronous reads (for callers not yet converted: NoteLookups, the
+ * outbound listeners, the stream fanout, presenters' callers) stay on the arm's SQLite and are
+ * not run here.
  */
 
 afterEach(closePortArms);
@@ -177,6 +178,31 @@ for (const arm of portArms) {
       const ref = await refs.resolve({ handle: { username: "ERIN", domain: "rookery.test" } });
       expect(ref).toEqual({ account: expect.objectContaining({ id: erin.id }), uri: `${PUBLIC_URL}/users/erin`, aliases: [], movedTo: `${PUBLIC_URL}/users/fay` });
       expect(await refs.resolve({ uri: `${PUBLIC_URL}/users/nobody` })).toBeNull();
+    });
+
+    test("mentions: a text's local and remote mentions read before formatting (any case), unknown and remote-only names left as text; a user read with its account", async () => {
+      const a = await arm.open();
+      const { accounts } = accountsOn(a);
+      const hal = await accounts.create({ username: "Hal", email: "hal@example.test", password: PASSWORD }, { api: false });
+      const remote = await a.mirror(a.t.remote("Ivy", "far.example"));
+      await a.mirror(a.t.remote("hal", "other.example"));
+
+      const texts = ["hi @hal and @IVY@far.EXAMPLE", "@hal@ROOKERY.test, @nobody, @nobody@far.example, @ivy and @hal@other.example"];
+      const resolve = await accounts.mentionsIn(texts, "rookery.test");
+      expect(resolve("HAL", null)).toEqual({ id: hal.id, username: "Hal", url: `${PUBLIC_URL}/@Hal` });
+      expect(resolve("hal", "Rookery.Test")).toEqual({ id: hal.id, username: "Hal", url: `${PUBLIC_URL}/@Hal` });
+      expect(resolve("ivy", "far.example")).toEqual({ id: remote.id, username: "Ivy", acct: "Ivy@far.example", url: "https://far.example/users/Ivy" });
+      // A bare name is a local account's only.
+      expect(resolve("ivy", null)).toBeNull();
+      expect(resolve("nobody", null)).toBeNull();
+      expect(resolve("nobody", "far.example")).toBeNull();
+      expect(resolve("hal", "other.example")?.acct).toBe("hal@other.example");
+      // A name the texts did not mention was not read.
+      expect(resolve("ivy", "elsewhere.example")).toBeNull();
+      expect(await accounts.mentionsIn([""], "rookery.test").then((r) => r("hal", null))).toBeNull();
+
+      expect(await accounts.getUser(hal.id)).toMatchObject({ accountId: hal.id, email: "hal@example.test" });
+      expect(await accounts.getUser(remote.id)).toBeUndefined();
     });
   });
 }

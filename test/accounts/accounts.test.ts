@@ -101,7 +101,7 @@ describe("POST /api/v1/accounts (registration)", () => {
     const tooLong = await http.post("/api/v1/accounts", { token, json: { username: "a".repeat(31), email: "c@d.test", password: "longenough", agreement: true } });
     expect(tooLong.body.details.username).toEqual([{ error: "ERR_TOO_LONG", description: "is too long (maximum is 30 characters)" }]);
 
-    expect(server.ctx.services.accounts.findByUsername("bad name!")).toBeUndefined();
+    expect((await server.ctx.services.accounts.getLocal("bad name!"))).toBeUndefined();
     expect((await server.ctx.services.accounts.list()).some((r) => r.email === "a@b.test")).toBe(false);
   });
 
@@ -132,7 +132,7 @@ describe("POST /api/v1/accounts (registration)", () => {
       });
       expect(res.status).toBe(403);
       expect(res.body).toEqual({ error: "Forbidden" });
-      expect(closed.ctx.services.accounts.findByUsername("someone")).toBeUndefined();
+      expect((await closed.ctx.services.accounts.getLocal("someone"))).toBeUndefined();
     } finally {
       await closed.close();
     }

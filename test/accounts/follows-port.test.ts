@@ -70,6 +70,8 @@ for (const arm of portArms) {
       expect(await follows.follow(alice.id, carol.id, {})).toMatchObject({ following: false, requested: true });
       expect(await follows.follow(bob.id, carol.id, { notify: true })).toMatchObject({ requested: true, notifying: true });
       const pending = await follows.pendingRequests(carol.id, { limit: 10 });
+      // The credential account's follow_requests_count, counted up to its cap.
+      expect([await follows.pendingRequestCount(carol.id, 40), await follows.pendingRequestCount(carol.id, 1)]).toEqual([pending.length, 1]);
       expect(pending.map((p) => p.account.username)).toEqual(["bob", "alice"]);
       expect(pending[0]!.account).toMatchObject({ id: bob.id, locked: false });
       expect((await follows.pendingRequests(carol.id, { limit: 1, minId: pending[1]!.cursor })).map((p) => p.account.username)).toEqual(["bob"]);

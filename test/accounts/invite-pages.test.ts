@@ -79,7 +79,7 @@ describe("a member's invites", () => {
     expect(missing.status).toBe(422);
     expect(count()).toBe(before);
 
-    const theirs = await server.ctx.services.invites.create(server.ctx.services.accounts.findByUsername("jay")!.id, {});
+    const theirs = await server.ctx.services.invites.create((await server.ctx.services.accounts.getLocal("jay"))!.id, {});
     const other = await member.post(`/settings/invites/${theirs.invite.id}/revoke`, { form: { authenticity_token: await ticketOf(member) } });
     expect(other.status).toBe(404);
     expect((await server.ctx.services.invites.find(theirs.code)).state).toBe("usable");
@@ -89,7 +89,7 @@ describe("a member's invites", () => {
 
 describe("/admin/invites", () => {
   test("an admin sees every member's invites with their maker and revokes one, in the audit log", async () => {
-    const jay = server.ctx.services.accounts.findByUsername("jay")!;
+    const jay = (await server.ctx.services.accounts.getLocal("jay"))!;
     const issued = await server.ctx.services.invites.create(jay.id, { comment: "for my sister" });
     const before = auditLines(server).length;
     const page = await admin.get("/admin/invites");
@@ -99,14 +99,14 @@ describe("/admin/invites", () => {
     const { page: after } = await submitOn(admin, "/admin/invites", `/admin/invites/${issued.invite.id}/revoke`);
     expect(noticeOf(after)).toBe("The invite is revoked: its link lets nobody in now.");
     expect((await server.ctx.services.invites.find(issued.code)).state).toBe("expired");
-    const adam = server.ctx.services.accounts.findByUsername("adam")!;
+    const adam = (await server.ctx.services.accounts.getLocal("adam"))!;
     expect(auditSince(server, before)).toEqual([["destroy", "Invite", String(issued.invite.id), adam.id]]);
     const summary = server.ctx.db.$client.query("SELECT summary FROM admin_actions ORDER BY id DESC LIMIT 1").get() as { summary: string };
     expect(summary.summary).toBe("@jay's invite: for my sister");
   });
 
   test("a moderator gets the 403 page and cannot revoke; an unknown invite is a 404 page; a post without a ticket changes nothing", async () => {
-    const jay = server.ctx.services.accounts.findByUsername("jay")!;
+    const jay = (await server.ctx.services.accounts.getLocal("jay"))!;
     const issued = await server.ctx.services.invites.create(jay.id, {});
     const before = auditLines(server).length;
     const mod = await signedIn(server, "mona");

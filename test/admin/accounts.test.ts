@@ -267,7 +267,7 @@ describe("DELETE /api/v1/admin/accounts/:id", () => {
     await admin.client.post(`/api/v1/admin/accounts/${dora.id}/action`, { json: { type: "suspend" } });
     const byModerator = await moderator.client.delete(`/api/v1/admin/accounts/${dora.id}`);
     expect([byModerator.status, byModerator.body]).toEqual([403, NOT_ALLOWED]);
-    expect(server.ctx.services.accounts.user(dora.account.id)).toBeDefined();
+    expect((await server.ctx.services.accounts.getUser(dora.account.id))).toBeDefined();
 
     const res = await admin.client.delete(`/api/v1/admin/accounts/${dora.id}`);
     expect([res.status, res.body]).toEqual([200, {}]);
@@ -275,7 +275,7 @@ describe("DELETE /api/v1/admin/accounts/:id", () => {
       ["suspend", "Account", dora.id, admin.account.id],
       ["destroy", "Account", dora.id, admin.account.id],
     ]);
-    expect(server.ctx.services.accounts.user(dora.account.id)).toBeUndefined();
+    expect((await server.ctx.services.accounts.getUser(dora.account.id))).toBeUndefined();
     const row = server.ctx.services.accounts.findById(dora.account.id)!;
     expect(row).toMatchObject({ username: "dora", statusesCount: 0, followersCount: 0 });
     expect(row.suspendedAt).not.toBeNull();

@@ -51,7 +51,7 @@ describe("rookery accounts suspend|unsuspend|delete", () => {
     const res = await cli(["accounts", "delete", "dora"]);
     expect([res.code, res.stderr]).toEqual([0, ""]);
     expect(res.stdout).toStartWith("Deleted dora: its statuses, follows and profile are gone, its name stays taken");
-    expect(server.ctx.services.accounts.user(dora.account.id)).toBeUndefined();
+    expect((await server.ctx.services.accounts.getUser(dora.account.id))).toBeUndefined();
     expect((await fetch(`${server.base}/users/dora`, { headers: { accept: "application/activity+json" } })).status).toBe(410);
     const twice = await cli(["accounts", "delete", "dora"]);
     expect([twice.code, twice.stderr]).toEqual([1, "rookery: dora was deleted\n"]);

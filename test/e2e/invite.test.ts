@@ -72,7 +72,7 @@ describe.skipIf(!available)("the invite page in Chromium", () => {
         await page.waitForLoadState();
         expect(await page.textContent("h1")).toBe(`Welcome, @${name}!`);
         await page.screenshot({ path: join(ARTIFACTS, `invite-welcome-${scheme}.png`), fullPage: true });
-        expect(server.ctx.services.accounts.user(server.ctx.services.accounts.findByUsername(name)!.id)?.approved).toBe(true);
+        expect((await server.ctx.services.accounts.getUser((await server.ctx.services.accounts.getLocal(name))!.id))?.approved).toBe(true);
 
         // Used up now: the link says so.
         expect((await page.goto(issued.url))?.status()).toBe(410);

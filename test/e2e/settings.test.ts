@@ -114,7 +114,7 @@ describe.skipIf(!available)("settings pages in Chromium", () => {
     await shot(page, "applications");
     await submit(page, "Revoke Tusky Test");
     expect(await notice(page)).toBe("Application revoked.");
-    expect(server.ctx.services.tokens.authenticate(accessToken)).toBeNull();
+    expect(await server.ctx.services.tokens.authenticate(accessToken)).toBeNull();
   }, 60_000);
 
   test("sessions: another browser signed out; then the password changed", async () => {

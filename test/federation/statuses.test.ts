@@ -150,7 +150,7 @@ describe("edits travel as Update, and only the author's count", () => {
 
 async function tokenFor(server: TestServer, username: string): Promise<TestUser> {
   const { services } = server.ctx;
-  const account = services.accounts.findByUsername(username)!;
+  const account = (await services.accounts.getLocal(username))!;
   const { parseScopes } = await import("../../src/auth/scopes.ts");
   const { Client } = await import("../support/http.ts");
   const { app, clientSecret } = await services.applications.register({ name: "t", redirectUris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" });

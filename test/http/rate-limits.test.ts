@@ -119,7 +119,7 @@ describe("the specific buckets", () => {
     const sixth = await anon.post("/api/v1/accounts", { token, json: { username: "signup5", email: "s5@example.test", password: "longenough", agreement: true } });
     expect(sixth.status).toBe(429);
     expect(limits(sixth).limit).toBe("5");
-    expect(server.ctx.services.accounts.findByUsername("signup5")).toBeUndefined();
+    expect((await server.ctx.services.accounts.getLocal("signup5"))).toBeUndefined();
   });
 });
 

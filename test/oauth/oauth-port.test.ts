@@ -11,8 +11,7 @@ import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
  * OAuth on the database port (issue 31): applications, codes and grants, tokens and web sessions
  * run on SQLite and on PostgreSQL. The API's behaviour is tested over HTTP in oauth.test.ts,
  * oauth-pages.test.ts and the settings' security pages; this holds the family's SQL on both.
- * `authenticate` and the sessions' `accountFor` stay on the synchronous SQLite API (their callers
- * are per request and synchronous), so they are not asked here.
+ * `authenticate` (asked by the edge before routing) and the sessions' `accountFor` are asked here too.
  */
 
 afterEach(closePortArms);
@@ -28,9 +27,13 @@ async function oauth(arm: PortArm) {
   const applications = new ApplicationService(port, t.ids, t.clock);
   const tokens = new TokenService(port, t.database.db, t.ids, t.clock, events);
   const grants = new GrantService(port, t.ids, t.clock, applications, tokens, t.services.accounts, () => false);
-  const sessions = new WebSessionService(port, t.database.db, t.ids, t.clock);
+  const sessions = new WebSessionService(port, t.ids, t.clock);
   const alice = await arm.mirror(await t.local("alice"));
   const bob = await arm.mirror(await t.local("bob"));
+  // Their users too, which a token's lookup reads (approval) on the arm's database.
+  if (port !== t.database.port) {
+    for (const id of [alice.id, bob.id]) await port.orm.insert(port.tables.users).values((await t.services.accounts.getUser(id))!);
+  }
   return { port, applications, tokens, grants, sessions, revoked, alice, bob, clock: t.clock };
 }
 
@@ -141,6 +144,76 @@ for (const arm of portArms) {
       clock.advance(15 * 24 * 60 * 60 * 1000);
       await sessions.create(alice.id);
       expect(await count(a, "web_sessions")).toBe(1);
+    });
+
+    test("a token is authenticated and kept; revoked, it is refused; a pending or suspended user's is refused with the reason; revokeAllFor ends every live one", async () => {
+      const a = await arm.open();
+      const { applications, tokens, revoked, alice, bob } = await oauth(a);
+      const { app } = await applications.register({ name: "Pocket", redirectUris: CALLBACK, scopes: "read write" });
+      const issued = await tokens.issue(app.id, alice.id, ["read", "write"]);
+      const auth = await tokens.authenticate(issued.accessToken);
+      expect(auth).toMatchObject({ tokenId: issued.auth.tokenId, applicationId: app.id, accountId: alice.id, scopes: ["read", "write"], refusal: null });
+      expect(await tokens.authenticate(issued.accessToken)).toBe(auth!);
+      // Kept: the edge's synchronous question answers it without a read.
+      expect(tokens.known(issued.accessToken)).toBe(auth!);
+      expect(tokens.known("not a token")).toBeUndefined();
+      expect(await tokens.authenticate("not a token")).toBeNull();
+      expect(await tokens.authenticate("")).toBeNull();
+      expect(await tokens.authenticate("x".repeat(513))).toBeNull();
+
+      // An app's own token speaks for no account, and nobody refuses it.
+      const appOnly = await tokens.issue(app.id, null, ["read"]);
+      expect(await tokens.authenticate(appOnly.accessToken)).toMatchObject({ accountId: null, refusal: null });
+
+      // Standing, read with the token once the account's tokens are forgotten.
+      await a.port.run("UPDATE users SET approved = ? WHERE account_id = ?", [false, alice.id]);
+      tokens.forgetAccount(alice.id);
+      expect(await tokens.authenticate(issued.accessToken)).toMatchObject({ refusal: "Your login is currently pending approval", pending: true });
+      await a.port.run("UPDATE users SET approved = ? WHERE account_id = ?", [true, alice.id]);
+      await a.port.run("UPDATE accounts SET suspended_at = ? WHERE id = ?", [1, alice.id]);
+      tokens.forgetAccount(alice.id);
+      expect(await tokens.authenticate(issued.accessToken)).toMatchObject({ refusal: "Your login is currently disabled" });
+      await a.port.run("UPDATE accounts SET suspended_at = NULL WHERE id = ?", [alice.id]);
+      tokens.forgetAccount(alice.id);
+      expect((await tokens.authenticate(issued.accessToken))!.refusal).toBeNull();
+
+      expect(await tokens.revoke(issued.accessToken, app.id)).toBe("revoked");
+      expect(tokens.known(issued.accessToken)).toBeUndefined();
+      expect(await tokens.authenticate(issued.accessToken)).toBeNull();
+
+      const bobs = [await tokens.issue(app.id, bob.id, ["read"]), await tokens.issue(app.id, bob.id, ["write"])];
+      for (const t of bobs) expect((await tokens.authenticate(t.accessToken))!.accountId).toBe(bob.id);
+      revoked.length = 0;
+      expect(await tokens.revokeAllFor(bob.id)).toBe(2);
+      expect(revoked.sort()).toEqual(bobs.map((t) => t.auth.tokenId).sort());
+      for (const t of bobs) expect(await tokens.authenticate(t.accessToken)).toBeNull();
+      expect(await tokens.revokeAllFor(bob.id)).toBe(0);
+      // The app's token was not bob's: still live.
+      expect(await tokens.authenticate(appOnly.accessToken)).not.toBeNull();
+    });
+
+    test("web sessions: the cookie's account, unknown and expired ones none; the others signed out but the asking browser; every one ended", async () => {
+      const a = await arm.open();
+      const { sessions, alice, bob, clock } = await oauth(a);
+      const first = await sessions.create(alice.id);
+      const second = await sessions.create(alice.id);
+      const bobs = await sessions.create(bob.id);
+      expect(await sessions.accountFor(first)).toBe(alice.id);
+      expect(await sessions.accountFor(bobs)).toBe(bob.id);
+      expect(await sessions.accountFor("unknown")).toBeNull();
+      expect(await sessions.accountFor(undefined)).toBeNull();
+      expect(await sessions.accountFor("x".repeat(129))).toBeNull();
+
+      expect(await sessions.revokeOthers(alice.id, second)).toBe(1);
+      expect(await sessions.accountFor(first)).toBeNull();
+      expect(await sessions.accountFor(second)).toBe(alice.id);
+      expect(await sessions.accountFor(bobs)).toBe(bob.id);
+
+      await sessions.destroyAllFor(alice.id);
+      expect(await sessions.accountFor(second)).toBeNull();
+      expect(await sessions.accountFor(bobs)).toBe(bob.id);
+      clock.advance(15 * 24 * 60 * 60 * 1000);
+      expect(await sessions.accountFor(bobs)).toBeNull();
     });
   });
 }

@@ -180,14 +180,14 @@ describe("roles", () => {
     const setRole = (role: string) => server.ctx.db.$client.run("UPDATE users SET role = ? WHERE account_id = ?", [role, carol.account.id]);
     for (const role of ["user", "moderator"]) {
       setRole(role);
-      const refused = pages.guard(request(browser));
+      const refused = await pages.guard(request(browser));
       expect(refused).toBeInstanceOf(Response);
       expect((refused as Response).status).toBe(403);
       expect(await (refused as Response).text()).toContain("You are not allowed to see this page.");
     }
     for (const role of ["admin", "owner"]) {
       setRole(role);
-      const viewer = pages.guard(request(browser));
+      const viewer = await pages.guard(request(browser));
       expect(viewer).not.toBeInstanceOf(Response);
       expect(viewer).toMatchObject({ role, account: { username: "carol" } });
     }

@@ -6,7 +6,7 @@ import { accounts, users, type AccountRow, type UserRow } from "../../db/schema.
 import type { IdGenerator } from "../../ids.ts";
 import { hashPassword, verifyPassword } from "../../auth/secrets.ts";
 import { rowReader } from "../../db/rows.ts";
-import type { MentionTarget } from "../../text/format.ts";
+import { mentionNames, type MentionTarget } from "../../text/format.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
 import type { EventBus } from "../../infra/events.ts";
 import type { ProfileImageService } from "./profile-images.ts";
@@ -25,6 +25,7 @@ export { USERNAME_RE, type NewAccount } from "./new-account.ts";
 const ACCOUNT = rowReader(accounts);
 const USER = rowReader(users);
 const LOCAL_BY_NAME = `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower("accounts"."username") = ? AND "accounts"."domain" IS NULL`;
+const LOCAL_BY_NAMES = `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE "accounts"."domain" IS NULL AND lower("accounts"."username") IN`;
 const REMOTE_BY_HANDLE = `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower("accounts"."username") = ? AND lower("accounts"."domain") = ?`;
 // Up to 40 ids at a time from the API: one statement text per count, each kept prepared by the
 // driver (bun's query cache; PostgreSQL's named statements), and portable where json_each is not.
@@ -38,12 +39,12 @@ let dummyHash: Promise<string> | null = null;
  * Accounts and their users: registration, sign-in, the profile's own changes, and reads.
  *
  * On the database port (issue 31): registration, sign-in, update_credentials, the CLI's list and
- * sign-in throttle key, the asynchronous reads (`get`, `getMany`, `getLocal`, `getRemote`, `getUser`, `show`,
- * `showMany`, `showByIds`) that the routes, the CLI and ActorRefs await. The synchronous reads
- * (`findById`, `findByIds`, `view`, `views`, `viewsByIds`, `findByUsername`, `findRemote`,
- * `user`, `mentionResolver`, `localIds`) stay on `Db`: presenters, `within`
- * listeners, streaming and services not yet converted (follows, statuses, notifications, remote,
- * federation) need their answers synchronously; they go when those callers convert.
+ * sign-in throttle key, and the reads (`get`, `getMany`, `getLocal`, `getRemote`, `getUser`,
+ * `show`, `showMany`, `showByIds`, `mentionsIn`, `localIds`). The synchronous `findById`,
+ * `findByIds`, `view`, `views` and `viewsByIds` stay on `Db` for the synchronous callers of other
+ * parts not converted yet: federation's NoteLookups and archive lookups, the outbound listeners
+ * (beside remoteFollowers), NoteQuotes and RemoteQuotes, renderTimeline, EmbedLoader, ReportService.find
+ * and the announcements' linked statuses.
  */
 export class AccountService {
   private q;
@@ -51,7 +52,7 @@ export class AccountService {
   constructor(
     private port: DatabasePort,
     /** For the synchronous reads (see above), until their callers convert. */
-    private db: Db,
+    db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private publicUrl: string,
@@ -64,10 +65,6 @@ export class AccountService {
       byId: db.$client.query<unknown[], [number]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id = ?`),
       // One statement for any number of ids: drizzle's inArray built its SQL again on every call.
       byIds: db.$client.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id IN (SELECT value FROM json_each(?))`),
-      // Local accounts only: a remote account of the same name is somebody else.
-      byUsername: db.$client.query<unknown[], [string]>(LOCAL_BY_NAME),
-      remoteByHandle: db.$client.query<unknown[], [string, string]>(REMOTE_BY_HANDLE),
-      user: db.$client.query<unknown[], [number]>(`SELECT ${USER.columns} ${USER.from} WHERE "users"."account_id" = ?`),
     };
   }
 
@@ -98,22 +95,6 @@ export class AccountService {
     return this.views(this.findByIds(ids));
   }
 
-  findByUsername(username: string): AccountRow | undefined {
-    const values = this.q.byUsername.values(username.toLowerCase())[0];
-    return values ? ACCOUNT.map(values) : undefined;
-  }
-
-  user(accountId: number): UserRow | undefined {
-    const values = this.q.user.values(accountId)[0];
-    return values ? USER.map(values) : undefined;
-  }
-
-  /** A stored remote account by its handle (`user@domain`, the domain with its port if any). */
-  findRemote(username: string, domain: string): AccountRow | undefined {
-    const values = this.q.remoteByHandle.values(username.toLowerCase(), domain.toLowerCase())[0];
-    return values ? ACCOUNT.map(values) : undefined;
-  }
-
   /** findById through the port. */
   async get(id: number): Promise<AccountRow | undefined> {
     const values = (await this.port.values(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE "accounts"."id" = ?`, [id]))[0];
@@ -127,19 +108,19 @@ export class AccountService {
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
-  /** findByUsername through the port: a local account by its name, whatever its case. */
+  /** A local account by its name, whatever its case (a remote account of the same name is somebody else). */
   async getLocal(username: string): Promise<AccountRow | undefined> {
     const values = (await this.port.values(LOCAL_BY_NAME, [username.toLowerCase()]))[0];
     return values ? ACCOUNT.map(values) : undefined;
   }
 
-  /** findRemote through the port. */
+  /** A stored remote account by its handle (`user@domain`, the domain with its port if any). */
   async getRemote(username: string, domain: string): Promise<AccountRow | undefined> {
     const values = (await this.port.values(REMOTE_BY_HANDLE, [username.toLowerCase(), domain.toLowerCase()]))[0];
     return values ? ACCOUNT.map(values) : undefined;
   }
 
-  /** user() through the port. */
+  /** The local user of an account, if it has one. */
   async getUser(accountId: number): Promise<UserRow | undefined> {
     const values = (await this.port.values(`SELECT ${USER.columns} ${USER.from} WHERE "users"."account_id" = ?`, [accountId]))[0];
     return values ? USER.map(values) : undefined;
@@ -161,8 +142,8 @@ export class AccountService {
   }
 
   /** Every local user's account id (those with a user row). */
-  localIds(): number[] {
-    return this.db.select({ id: users.accountId }).from(users).all().map((r) => r.id);
+  async localIds(): Promise<number[]> {
+    return (await this.port.values(`SELECT "users"."account_id" FROM "users"`)).map((r) => r[0] as number);
   }
 
   /** Every local account with its address, for the CLI's list. */
@@ -173,18 +154,39 @@ export class AccountService {
   }
 
   /**
-   * For the text formatter: `@name` (or `@name@this.domain`) to a local account, and
-   * `@name@other.domain` to a remote account already stored (the composer resolves unknown
-   * ones through WebFinger before formatting, which cannot wait for the network).
+   * For the text formatter, which cannot wait: the accounts `texts` mention, read first (the local
+   * names in one statement, each remote handle in one), and a resolver over what was found, as
+   * `@name` (or `@name@this.domain`) to a local account and `@name@other.domain` to a remote
+   * account already stored (the composer resolves unknown ones through WebFinger first).
    */
-  mentionResolver(domain: string): (username: string, host: string | null) => MentionTarget | null {
-    return (username, host) => {
-      if (host !== null && host.toLowerCase() !== domain.toLowerCase()) {
-        const remote = this.findRemote(username, host);
-        return remote ? { id: remote.id, username: remote.username, acct: `${remote.username}@${remote.domain}`, url: remote.url ?? remote.uri ?? "" } : null;
+  async mentionsIn(texts: string[], domain: string): Promise<(username: string, host: string | null) => MentionTarget | null> {
+    const own = domain.toLowerCase();
+    const local = new Set<string>();
+    const remote = new Map<string, { username: string; domain: string }>();
+    for (const text of texts) {
+      for (const m of mentionNames(text)) {
+        const host = m.domain?.toLowerCase() ?? null;
+        if (host === null || host === own) local.add(m.username.toLowerCase());
+        else remote.set(`${m.username.toLowerCase()}@${host}`, { username: m.username, domain: host });
       }
-      const account = this.findByUsername(username);
-      return account ? { id: account.id, username: account.username, url: `${this.publicUrl}/@${account.username}` } : null;
+    }
+    const found = new Map<string, MentionTarget>();
+    if (local.size > 0) {
+      const names = [...local];
+      const rows = await this.port.values(`${LOCAL_BY_NAMES} (${names.map(() => "?").join(", ")})`, names);
+      for (const account of rows.map((r) => ACCOUNT.map(r))) {
+        found.set(account.username.toLowerCase(), { id: account.id, username: account.username, url: `${this.publicUrl}/@${account.username}` });
+      }
+    }
+    await Promise.all(
+      [...remote].map(async ([key, handle]) => {
+        const account = await this.getRemote(handle.username, handle.domain);
+        if (account) found.set(key, { id: account.id, username: account.username, acct: `${account.username}@${account.domain}`, url: account.url ?? account.uri ?? "" });
+      }),
+    );
+    return (username, host) => {
+      const remoteHost = host !== null && host.toLowerCase() !== own ? host.toLowerCase() : null;
+      return found.get(remoteHost === null ? username.toLowerCase() : `${username.toLowerCase()}@${remoteHost}`) ?? null;
     };
   }
 
@@ -277,9 +279,10 @@ export class AccountService {
   async updateCredentials(accountId: number, input: CredentialsUpdate): Promise<AccountRow> {
     const account = await this.get(accountId);
     if (!account) throw new Error("account vanished");
+    const texts = [input.note ?? "", ...(input.fields ?? []).map((f) => f.value ?? "")];
     const { changes, userChanges } = await credentialChanges(account, input, {
       publicUrl: this.publicUrl,
-      resolveMention: this.mentionResolver(new URL(this.publicUrl).host),
+      resolveMention: await this.mentionsIn(texts, new URL(this.publicUrl).host),
       localEmojis: this.localEmojis,
     });
     // Images are decoded last, outside any transaction (files, not the port).

@@ -294,12 +294,10 @@ export class FollowService {
     return this.listed("FROM follow_requests r JOIN accounts ON accounts.id = r.account_id", "r.id", ["r.target_account_id = ?"], [targetId], page);
   }
 
-  pendingRequestCount(targetId: number, cap: number): number {
-    const row = this.db
-      .select({ n: sql<number>`count(*)` })
-      .from(sql`(SELECT 1 FROM ${followRequests} WHERE ${followRequests.targetAccountId} = ${targetId} LIMIT ${cap})`)
-      .get();
-    return row?.n ?? 0;
+  /** How many wait for the account's answer, counted up to `cap` (the credential account's follow_requests_count). */
+  async pendingRequestCount(targetId: number, cap: number): Promise<number> {
+    const row = await this.port.get<{ n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM follow_requests WHERE target_account_id = ? LIMIT ?) AS waiting`, [targetId, cap]);
+    return Number(row?.n ?? 0);
   }
 
   /** Followers (who follow `accountId`) or following (whom it follows), newest follow first. */

@@ -34,7 +34,7 @@ export class AccountMoving {
   constructor(
     private port: DatabasePort,
     private clock: Clock,
-    private accounts: Pick<AccountService, "findById" | "verifyLogin">,
+    private accounts: Pick<AccountService, "get" | "verifyLogin">,
     private refs: ActorRefs,
     private followers: FollowerMoves,
     private events: EventBus,
@@ -52,14 +52,14 @@ export class AccountMoving {
     if (given === "") throw badRequest("no moved_to_uri provided in account Move request");
     const ref = parseRef(given);
     if (ref === null) throw badRequest("invalid moved_to_uri provided in account Move request: uri scheme must be http or https");
-    const account = this.accounts.findById(accountId);
+    const account = await this.accounts.get(accountId);
     if (!account || account.domain !== null) throw notFound();
     if (options.checkPassword) {
       if (!request.password) throw badRequest("no password provided in account Move request");
       if ((await this.accounts.verifyLogin(account.username, request.password)) !== account.id) throw badRequest("invalid password provided in account Move request");
     }
     const self = this.refs.localUri(account);
-    const previous = account.movedToAccountId === null ? undefined : this.accounts.findById(account.movedToAccountId);
+    const previous = account.movedToAccountId === null ? undefined : await this.accounts.get(account.movedToAccountId);
 
     const target = await this.refs.resolve(ref);
     if (!target) throw unprocessable("error dereferencing moved_to_uri account: no account could be fetched there");
@@ -101,7 +101,7 @@ export class AccountMoving {
    * post again; followers who moved stay where they are. Answers whether it had moved.
    */
   async cancel(accountId: number): Promise<boolean> {
-    const account = this.accounts.findById(accountId);
+    const account = await this.accounts.get(accountId);
     if (!account || account.domain !== null) throw notFound();
     if (account.movedToAccountId === null) return false;
     await this.port.transaction(async () => {

@@ -31,9 +31,9 @@ export class AccountPurge {
   }
 
   /** A local account is signed out everywhere: its tokens revoked (its streams close), its browser sessions ended. */
-  signOut(accountId: number): void {
-    this.tokens.revokeAllFor(accountId);
-    this.webSessions.destroyAllFor(accountId);
+  async signOut(accountId: number): Promise<void> {
+    await this.tokens.revokeAllFor(accountId);
+    await this.webSessions.destroyAllFor(accountId);
   }
 
   /**
@@ -110,7 +110,7 @@ export class AccountPurge {
       })
       .where(eq(accounts.id, accountId));
     if (row.domain === null) {
-      this.signOut(accountId);
+      await this.signOut(accountId);
       await orm.delete(users).where(eq(users.accountId, accountId));
     }
     return { remoteFollowers, files };

@@ -61,8 +61,8 @@ export class AdminAccounts {
   private lists = new Map<string, ReturnType<AdminAccounts["listQuery"]>>();
 
   /** The staff actor a signed-in account is (its role as stored now). */
-  actorFor(accountId: number): StaffActor {
-    return { kind: "staff", accountId, role: roleOf(this.accounts.user(accountId)?.role) };
+  async actorFor(accountId: number): Promise<StaffActor> {
+    return { kind: "staff", accountId, role: roleOf((await this.accounts.getUser(accountId))?.role) };
   }
 
   async list(actor: StaffActor, filter: AccountFilter, page: Page): Promise<AdminAccountView[]> {
@@ -89,7 +89,7 @@ export class AdminAccounts {
     }
     const rows = await query.execute(values);
     const ordered = finishPage(rows, page.minId !== undefined);
-    const views = this.accounts.views(ordered.map((r) => r.account));
+    const views = await this.accounts.showMany(ordered.map((r) => r.account));
     return views.map((account, i) => ({ account, user: ordered[i]!.user }));
   }
 
@@ -129,33 +129,33 @@ export class AdminAccounts {
       .prepare();
   }
 
-  get(actor: StaffActor, id: number | null): AdminAccountView {
+  async get(actor: StaffActor, id: number | null): Promise<AdminAccountView> {
     // As Mastodon's controllers: the record is found (404) before the policy is asked (403).
-    const account = this.target(id);
+    const account = await this.target(id);
     authorize(actor, "manage_users");
     return this.view(account);
   }
 
   /** The admin view of an account, for callers that checked already (reports, presenters). */
-  viewOf(id: number): AdminAccountView | null {
-    const account = this.accounts.findById(id);
+  async viewOf(id: number): Promise<AdminAccountView | null> {
+    const account = await this.accounts.get(id);
     return account ? this.view(account) : null;
   }
 
   async approve(actor: StaffActor, id: number | null): Promise<AdminAccountView> {
-    const { account, user } = this.localUser(id);
+    const { account, user } = await this.localUser(id);
     if (!allowed(actor, "manage_users") || user.approved) throw forbidden();
     const { users } = this.db.tables;
     await this.db.transaction(async () => {
       await this.db.orm.update(users).set({ approved: true }).where(eq(users.accountId, account.id));
       await this.log.record(actor, { action: "approve", targetType: "User", targetId: account.id, summary: account.username });
     });
-    return this.view(this.target(account.id));
+    return this.view(await this.target(account.id));
   }
 
   /** A sign-up refused: the account goes entirely, its name free again (DeleteAccountService without reserving it). */
   async reject(actor: StaffActor, id: number | null): Promise<void> {
-    const { account, user } = this.localUser(id);
+    const { account, user } = await this.localUser(id);
     if (!allowed(actor, "manage_users") || user.approved) throw forbidden();
     const { accounts } = this.db.tables;
     await this.db.transaction(async () => {
@@ -178,7 +178,7 @@ export class AdminAccounts {
    * the report named).
    */
   async act(actor: StaffActor, id: number | null, input: { type?: string; reportId?: number | null; text?: string }): Promise<AdminAccountView> {
-    const account = this.target(id);
+    const account = await this.target(id);
     authorize(actor, "manage_users");
     const type = input.type ?? "";
     if (type === "") throw validationFailed("Type can't be blank");
@@ -190,31 +190,31 @@ export class AdminAccounts {
     await this.db.transaction(async () => {
       if (type === "suspend") await this.applySuspension(actor, account, now);
       if (type === "silence") {
-        if (!allowed(actor, "manage_users", "manage_reports") || !this.outranks(actor, account)) throw forbidden();
+        if (!allowed(actor, "manage_users", "manage_reports") || !(await this.outranks(actor, account))) throw forbidden();
         await this.log.record(actor, { action: "silence", targetType: "Account", targetId: account.id, summary: acctOf(account) });
         if (account.silencedAt === null) await this.db.orm.update(accounts).set({ silencedAt: now }).where(eq(accounts.id, account.id));
       }
       const open = type === "none" ? (report && report.actionTakenAt === null ? [report.id] : []) : await this.reports.openAbout(account.id);
       for (const reportId of open) await this.reports.resolveWithin(actor, reportId, now);
     });
-    return this.view(this.target(account.id));
+    return this.view(await this.target(account.id));
   }
 
   async unsuspend(actor: StaffActor, id: number | null): Promise<AdminAccountView> {
-    const account = this.target(id);
+    const account = await this.target(id);
     // AccountPolicy#unsuspend?: only what this server suspended, and a deleted account stays deleted.
-    if (!allowed(actor, "manage_users") || account.suspendedAt === null || this.isDeleted(account)) throw forbidden();
+    if (!allowed(actor, "manage_users") || account.suspendedAt === null || (await this.isDeleted(account))) throw forbidden();
     const { accounts } = this.db.tables;
     await this.db.transaction(async () => {
       await this.db.orm.update(accounts).set({ suspendedAt: null }).where(eq(accounts.id, account.id));
       await this.log.record(actor, { action: "unsuspend", targetType: "Account", targetId: account.id, summary: acctOf(account) });
       if (account.domain === null) this.events.emit({ type: "account.updated", accountId: account.id });
     });
-    return this.view(this.target(account.id));
+    return this.view(await this.target(account.id));
   }
 
   async unsilence(actor: StaffActor, id: number | null): Promise<AdminAccountView> {
-    const account = this.target(id);
+    const account = await this.target(id);
     if (!allowed(actor, "manage_users")) throw forbidden();
     const { accounts } = this.db.tables;
     if (account.silencedAt !== null) {
@@ -223,13 +223,13 @@ export class AdminAccounts {
         await this.log.record(actor, { action: "unsilence", targetType: "Account", targetId: account.id, summary: acctOf(account) });
       });
     }
-    return this.view(this.target(account.id));
+    return this.view(await this.target(account.id));
   }
 
   /** What the model does not hold is never set: these answer the account as it is (Mastodon's enable, unsensitive). */
-  unchanged(actor: StaffActor, id: number | null, localOnly: boolean): AdminAccountView {
-    const account = this.target(id);
-    if (!allowed(actor, "manage_users") || (localOnly && !this.accounts.user(account.id))) throw forbidden();
+  async unchanged(actor: StaffActor, id: number | null, localOnly: boolean): Promise<AdminAccountView> {
+    const account = await this.target(id);
+    if (!allowed(actor, "manage_users") || (localOnly && !(await this.accounts.getUser(account.id)))) throw forbidden();
     return this.view(account);
   }
 
@@ -238,7 +238,7 @@ export class AdminAccounts {
    * may delete user data). The account stays as a tombstone: its name taken, its actor 410.
    */
   async remove(actor: StaffActor, id: number | null): Promise<void> {
-    const account = this.target(id);
+    const account = await this.target(id);
     if (!allowed(actor, "delete_user_data") || account.suspendedAt === null) throw forbidden();
     let files: string[] = [];
     await this.db.transaction(async () => {
@@ -255,7 +255,7 @@ export class AdminAccounts {
    * cannot send): returned once for staff to hand over; the account is signed out everywhere.
    */
   async resetPassword(actor: StaffActor, id: number | null, password?: string): Promise<{ account: AdminAccountView; password: string }> {
-    const { account, user } = this.localUser(id);
+    const { account, user } = await this.localUser(id);
     if (!allowed(actor, "manage_user_access") || !outranksRole(actor, roleOf(user.role))) throw forbidden();
     const chosen = password ?? randomSecret().slice(0, 24);
     if (chosen.length < 8) throw validationFailed("Password is too short (minimum is 8 characters)");
@@ -264,10 +264,10 @@ export class AdminAccounts {
     const { users } = this.db.tables;
     await this.db.transaction(async () => {
       await this.db.orm.update(users).set({ passwordHash: hash }).where(eq(users.accountId, account.id));
-      this.purge.signOut(account.id);
+      await this.purge.signOut(account.id);
       await this.log.record(actor, { action: "reset_password", targetType: "User", targetId: account.id, summary: account.username });
     });
-    return { account: this.view(this.target(account.id)), password: chosen };
+    return { account: await this.view(await this.target(account.id)), password: chosen };
   }
 
   /**
@@ -276,13 +276,13 @@ export class AdminAccounts {
    * role above theirs), logged as Mastodon logs it. Off already: refused, nothing logged.
    */
   async disableTwoFactor(actor: StaffActor, id: number | null): Promise<AdminAccountView> {
-    const { account, user } = this.localUser(id);
+    const { account, user } = await this.localUser(id);
     if (!allowed(actor, "manage_user_access") || !outranksRole(actor, roleOf(user.role))) throw forbidden();
     await this.db.transaction(async () => {
       if (!(await this.twoFactor.reset(account.id))) throw new ApiError(422, "Two-factor authentication is not enabled.");
       await this.log.record(actor, { action: "disable_2fa", targetType: "User", targetId: account.id, summary: account.username });
     });
-    return this.view(this.target(account.id));
+    return this.view(await this.target(account.id));
   }
 
   /**
@@ -290,7 +290,7 @@ export class AdminAccounts {
    * above the user, and never a role above the actor's own.
    */
   async changeRole(actor: StaffActor, id: number | null, role: string): Promise<AdminAccountView> {
-    const { account, user } = this.localUser(id);
+    const { account, user } = await this.localUser(id);
     if (!(ROLES as readonly string[]).includes(role)) throw validationFailed("Role is not included in the list");
     const next = role as Role;
     const current = roleOf(user.role);
@@ -302,7 +302,7 @@ export class AdminAccounts {
         await this.log.record(actor, { action: "change_role", targetType: "User", targetId: account.id, summary: `${account.username}: ${current} -> ${next}` });
       });
     }
-    return this.view(this.target(account.id));
+    return this.view(await this.target(account.id));
   }
 
   /** Accounts with a staff role, for telling staff of something (sign-ups waiting, reports). */
@@ -313,13 +313,13 @@ export class AdminAccounts {
   }
 
   private async applySuspension(actor: StaffActor, account: AccountRow, now: number): Promise<void> {
-    if (!allowed(actor, "manage_users", "manage_reports") || !this.outranks(actor, account)) throw forbidden();
+    if (!allowed(actor, "manage_users", "manage_reports") || !(await this.outranks(actor, account))) throw forbidden();
     await this.log.record(actor, { action: "suspend", targetType: "Account", targetId: account.id, summary: acctOf(account) });
     if (account.suspendedAt !== null) return;
     const { accounts } = this.db.tables;
     await this.db.orm.update(accounts).set({ suspendedAt: now }).where(eq(accounts.id, account.id));
     if (account.domain === null) {
-      this.purge.signOut(account.id);
+      await this.purge.signOut(account.id);
       // Its followers' servers are sent its actor again, which says it is suspended.
       this.events.emit({ type: "account.updated", accountId: account.id });
     } else {
@@ -327,31 +327,32 @@ export class AdminAccounts {
     }
   }
 
-  private outranks(actor: StaffActor, account: AccountRow): boolean {
+  private async outranks(actor: StaffActor, account: AccountRow): Promise<boolean> {
     // A remote account has no role: any staff role ranks above it (UserRole#overrides?(nil)).
-    return outranksRole(actor, account.domain === null ? roleOf(this.accounts.user(account.id)?.role) : "user");
+    return outranksRole(actor, account.domain === null ? roleOf((await this.accounts.getUser(account.id))?.role) : "user");
   }
 
-  private isDeleted(account: AccountRow): boolean {
-    return account.domain === null && !this.accounts.user(account.id);
+  private async isDeleted(account: AccountRow): Promise<boolean> {
+    return account.domain === null && !(await this.accounts.getUser(account.id));
   }
 
-  private target(id: number | null): AccountRow {
-    const account = id === null ? undefined : this.accounts.findById(id);
+  private async target(id: number | null): Promise<AccountRow> {
+    const account = id === null ? undefined : await this.accounts.get(id);
     if (!account) throw notFound();
     return account;
   }
 
   /** require_local_account!: a local account with its user, else 403. */
-  private localUser(id: number | null): { account: AccountRow; user: UserRow } {
-    const account = this.target(id);
-    const user = account.domain === null ? this.accounts.user(account.id) : undefined;
+  private async localUser(id: number | null): Promise<{ account: AccountRow; user: UserRow }> {
+    const account = await this.target(id);
+    const user = account.domain === null ? await this.accounts.getUser(account.id) : undefined;
     if (!user) throw forbidden();
     return { account, user };
   }
 
-  private view(account: AccountRow): AdminAccountView {
-    return { account: this.accounts.view(account), user: account.domain === null ? (this.accounts.user(account.id) ?? null) : null };
+  private async view(account: AccountRow): Promise<AdminAccountView> {
+    const [shown, user] = await Promise.all([this.accounts.show(account), account.domain === null ? this.accounts.getUser(account.id) : undefined]);
+    return { account: shown, user: user ?? null };
   }
 }
 

@@ -68,7 +68,8 @@ export class AdminReports {
       .where(and(...conditions))
       .orderBy(q.orderBy)
       .limit(page.limit);
-    return finishPage(rows, q.reverse).flatMap((r) => this.view(r) ?? []);
+    const views = await Promise.all(finishPage(rows, q.reverse).map((r) => this.view(r)));
+    return views.flatMap((v) => v ?? []);
   }
 
   async get(actor: StaffActor, id: number | null): Promise<AdminReportView> {
@@ -127,7 +128,7 @@ export class AdminReports {
     const statusIds = JSON.parse(report.statusIds) as number[];
     const status = statusId === null || !statusIds.includes(statusId) ? undefined : await this.reader.findRow(statusId);
     if (!status) throw notFound();
-    const author = this.accounts.findById(status.accountId);
+    const author = await this.accounts.get(status.accountId);
     await this.port.transaction(async () => {
       await this.log.record(actor, { action: "destroy", targetType: "Status", targetId: status.id, summary: `${author ? acct(author) : `#${status.accountId}`}: ${status.text.slice(0, 80)}` });
       await this.removal.remove(status);
@@ -167,31 +168,36 @@ export class AdminReports {
     return report;
   }
 
-  private viewOrNotFound(report: ReportRow): AdminReportView {
-    const view = this.view(report);
+  private async viewOrNotFound(report: ReportRow): Promise<AdminReportView> {
+    const view = await this.view(report);
     if (!view) throw notFound();
     return view;
   }
 
-  private view(report: ReportRow): AdminReportView | undefined {
-    const account = this.adminView(report.accountId);
-    const target = this.adminView(report.targetAccountId);
+  private async view(report: ReportRow): Promise<AdminReportView | undefined> {
+    const [account, target, assigned, actionTakenBy] = await Promise.all([
+      this.adminView(report.accountId),
+      this.adminView(report.targetAccountId),
+      report.assignedAccountId === null ? undefined : this.adminView(report.assignedAccountId),
+      report.actionTakenByAccountId === null ? undefined : this.adminView(report.actionTakenByAccountId),
+    ]);
     if (!account || !target) return undefined;
     return {
       report,
       account,
       target,
-      assigned: report.assignedAccountId === null ? null : (this.adminView(report.assignedAccountId) ?? null),
-      actionTakenBy: report.actionTakenByAccountId === null ? null : (this.adminView(report.actionTakenByAccountId) ?? null),
+      assigned: assigned ?? null,
+      actionTakenBy: actionTakenBy ?? null,
       statusIds: JSON.parse(report.statusIds) as number[],
       ruleIds: report.ruleIds === null ? null : (JSON.parse(report.ruleIds) as number[]),
     };
   }
 
-  private adminView(id: number): AdminAccountView | undefined {
-    const account = this.accounts.findById(id);
+  private async adminView(id: number): Promise<AdminAccountView | undefined> {
+    const account = await this.accounts.get(id);
     if (!account) return undefined;
-    return { account: this.accounts.view(account), user: account.domain === null ? (this.accounts.user(id) ?? null) : null };
+    const [shown, user] = await Promise.all([this.accounts.show(account), account.domain === null ? this.accounts.getUser(id) : undefined]);
+    return { account: shown, user: user ?? null };
   }
 }
 

@@ -32,7 +32,7 @@ export class ArchiveExport {
     private db: DatabasePort,
     private clock: Clock,
     private storage: MediaStorage,
-    private accounts: Pick<AccountService, "findById">,
+    private accounts: Pick<AccountService, "findById" | "get">,
     private reader: Pick<StatusReader, "findRowSync">,
     private statusMedia: Pick<StatusMedia, "forStatusesSync">,
     private polls: Pick<PollService, "ofStatus">,
@@ -180,7 +180,7 @@ export class ArchiveExport {
       if (rows.length === 0) break;
       after = rows[rows.length - 1]!.id;
       for (const { status } of rows) {
-        const author = this.accounts.findById(status.accountId);
+        const author = await this.accounts.get(status.accountId);
         if (!author) continue;
         yield `${first ? "" : ","}${JSON.stringify(this.renderer.statusUri(author, status))}`;
         first = false;

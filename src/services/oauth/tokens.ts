@@ -29,6 +29,13 @@ export interface Authentication {
   refusal?: string | null;
 }
 
+// The aliases quoted: PostgreSQL folds unquoted names to lower case. The booleans are SQLite's
+// 0/1 or PostgreSQL's true/false: refusalOf reads them by truth only.
+const LOOKUP = `SELECT t.id, t.token_hash AS "tokenHash", t.application_id AS "applicationId", t.account_id AS "accountId", t.scopes, t.created_at AS "createdAt",
+        a.id IS NOT NULL AS found, a.suspended_at IS NOT NULL AS suspended, u.approved AS approved
+ FROM oauth_access_tokens t LEFT JOIN accounts a ON a.id = t.account_id LEFT JOIN users u ON u.account_id = t.account_id
+ WHERE t.token_hash = ? AND t.revoked_at IS NULL`;
+
 const DISABLED = "Your login is currently disabled";
 const PENDING = "Your login is currently pending approval";
 
@@ -68,19 +75,19 @@ export class TokenService {
    */
   private dataVersion;
   private seenVersion = -1;
-  private lookup;
+  /** Moves whenever the cache forgets something: a read begun before it is not kept (authenticate). */
+  private forgets = 0;
   /** The port's statements, built once (drizzle spends more building a query than SQLite running it). */
   private q;
 
   /**
-   * `db` (synchronous) serves what must stay synchronous for now: `authenticate`, on every
-   * signed-in request and in the serving threads' and ReadSnapshot's synchronous reads, where an
-   * await would add work per request; and `revokeAllFor`, called by AccountPurge, not yet on
-   * the port. The rest is on the port (issue 31).
+   * `db` is asked one thing only: SQLite's data_version (a pragma of the connection, no table
+   * read), which the cache checks before each hit. Every statement is the port's (issue 31); on
+   * PostgreSQL another process's changes reach the cache through `forgetAll` (PgCacheGenerations).
    */
   constructor(
     private port: DatabasePort,
-    private db: Db,
+    db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
@@ -111,6 +118,11 @@ export class TokenService {
         .from(tokens)
         .where(and(eq(tokens.accountId, sql.placeholder("accountId")), eq(tokens.applicationId, sql.placeholder("applicationId")), isNull(tokens.revokedAt)))
         .prepare(),
+      liveOf: orm
+        .select()
+        .from(tokens)
+        .where(and(eq(tokens.accountId, sql.placeholder("accountId")), isNull(tokens.revokedAt)))
+        .prepare(),
       useCodesOfApp: orm
         .update(codes)
         .set({ usedAt: sql.placeholder("now") as unknown as number })
@@ -118,12 +130,6 @@ export class TokenService {
         .prepare(),
     };
     this.dataVersion = db.$client.query<{ data_version: number }, []>("PRAGMA data_version");
-    this.lookup = db.$client.query<TokenLookup, [string]>(
-      `SELECT t.id, t.token_hash AS tokenHash, t.application_id AS applicationId, t.account_id AS accountId, t.scopes, t.created_at AS createdAt,
-              a.id IS NOT NULL AS found, a.suspended_at IS NOT NULL AS suspended, u.approved AS approved
-       FROM oauth_access_tokens t LEFT JOIN accounts a ON a.id = t.account_id LEFT JOIN users u ON u.account_id = t.account_id
-       WHERE t.token_hash = ? AND t.revoked_at IS NULL`,
-    );
   }
 
   async issue(applicationId: number, accountId: number | null, scopes: string[]): Promise<IssuedToken> {
@@ -140,20 +146,19 @@ export class TokenService {
     return { accessToken, auth: toAuth(row) };
   }
 
-  authenticate(accessToken: string): Authentication | null {
+  /**
+   * Who the token speaks for, or null. Asked once per request that carries a token, before
+   * routing (src/http/edge.ts), so that the routes' checks (src/http/auth.ts) stay synchronous.
+   */
+  async authenticate(accessToken: string): Promise<Authentication | null> {
     if (accessToken.length === 0 || accessToken.length > 512) return null;
-    const version = this.dataVersion.get()?.data_version ?? -1;
-    if (version !== this.seenVersion) {
-      this.cache.clear();
-      this.byAccount.clear();
-      this.seenVersion = version;
-    }
     const hash = digest(accessToken);
-    const cached = this.cache.get(hash);
+    const cached = this.cachedOf(hash);
     // A refused user's token asks again each time (few do, and approval must show at once);
     // an allowed one is refused only through a change that forgets it (forgetAccount, revokeRow).
     if (cached && !cached.refusal) return cached;
-    const row = this.lookup.get(hash);
+    const forgotten = this.forgets;
+    const row = await this.port.get<TokenLookup>(LOOKUP, [hash]);
     if (!row) {
       if (cached) this.drop(hash);
       return null;
@@ -161,6 +166,9 @@ export class TokenService {
     const auth = toAuth(row);
     auth.refusal = refusalOf(row);
     if (auth.refusal === PENDING) auth.pending = true;
+    // Something was forgotten while the row was read (a revocation, a suspension): the row may
+    // predate it, so it answers this request but is not kept.
+    if (forgotten !== this.forgets) return auth;
     if (this.cache.size >= CACHE_LIMIT) this.drop(this.cache.keys().next().value as string);
     this.cache.set(hash, auth);
     if (auth.accountId !== null) {
@@ -171,7 +179,28 @@ export class TokenService {
     return auth;
   }
 
+  /**
+   * `authenticate` when the cache answers, without a promise: the edge asks this first, so that
+   * a signed-in request whose token is kept pays no await (undefined: ask `authenticate`).
+   */
+  known(accessToken: string): Authentication | undefined {
+    if (accessToken.length === 0 || accessToken.length > 512) return undefined;
+    const cached = this.cachedOf(digest(accessToken));
+    return cached && !cached.refusal ? cached : undefined;
+  }
+
+  /** The cache's entry, once the cache is known to be current (another connection's commit empties it). */
+  private cachedOf(hash: string): Authentication | undefined {
+    const version = this.dataVersion.get()?.data_version ?? -1;
+    if (version !== this.seenVersion) {
+      this.forgetAll();
+      this.seenVersion = version;
+    }
+    return this.cache.get(hash);
+  }
+
   private drop(hash: string) {
+    this.forgets++;
     const auth = this.cache.get(hash);
     if (!auth) return;
     this.cache.delete(hash);
@@ -184,12 +213,14 @@ export class TokenService {
    * its tokens are read again on their next use.
    */
   forgetAccount(accountId: number) {
+    this.forgets++;
     for (const hash of this.byAccount.get(accountId) ?? []) this.cache.delete(hash);
     this.byAccount.delete(accountId);
   }
 
   /** Another process changed tokens it could not name (PgCacheGenerations): every one is read again. */
   forgetAll() {
+    this.forgets++;
     this.cache.clear();
     this.byAccount.clear();
   }
@@ -252,16 +283,9 @@ export class TokenService {
   }
 
   /** Revokes every live token of an account (staff suspended it, deleted it, or reset its password). */
-  revokeAllFor(accountId: number): number {
-    const rows = this.db
-      .select()
-      .from(accessTokens)
-      .where(and(eq(accessTokens.accountId, accountId), isNull(accessTokens.revokedAt)))
-      .all();
-    for (const row of rows) {
-      this.db.update(accessTokens).set({ revokedAt: this.clock.now() }).where(eq(accessTokens.id, row.id)).run();
-      this.revoked(row);
-    }
+  async revokeAllFor(accountId: number): Promise<number> {
+    const rows = (await this.q.liveOf.execute({ accountId })) as TokenRow[];
+    for (const row of rows) await this.revokeRow(row);
     return rows.length;
   }
 
@@ -287,9 +311,9 @@ interface TokenLookup {
   accountId: number | null;
   scopes: string;
   createdAt: number;
-  found: number;
-  suspended: number;
-  approved: number | null;
+  found: number | boolean;
+  suspended: number | boolean;
+  approved: number | boolean | null;
 }
 
 /**

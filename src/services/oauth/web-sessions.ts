@@ -1,6 +1,5 @@
 import { and, desc, eq, gt, lt, ne, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { webSessions } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
@@ -30,15 +29,8 @@ export class WebSessionService {
   /** The port's statements, built once (drizzle spends more building a query than SQLite running it). */
   private q;
 
-  /**
-   * `db` (synchronous) serves what must stay synchronous for now: `accountFor`, which the
-   * synchronous page helpers of src/http (web.ts, member-pages.ts, edge.ts) ask on many routes,
-   * and `destroyAllFor` and `revokeOthers`, called by AccountPurge and Passwords, not yet on the
-   * port. The rest is on the port (issue 31).
-   */
   constructor(
     private port: DatabasePort,
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
   ) {
@@ -65,6 +57,16 @@ export class WebSessionService {
         .where(and(eq(sessions.accountId, sql.placeholder("accountId")), gt(sessions.expiresAt, sql.placeholder("now"))))
         .orderBy(desc(sessions.createdAt), desc(sessions.id))
         .prepare(),
+      accountFor: orm
+        .select({ accountId: sessions.accountId })
+        .from(sessions)
+        .where(and(eq(sessions.tokenHash, sql.placeholder("tokenHash")), gt(sessions.expiresAt, sql.placeholder("now"))))
+        .prepare(),
+      destroyAllFor: orm.delete(sessions).where(eq(sessions.accountId, sql.placeholder("accountId"))).prepare(),
+      revokeOthers: orm
+        .delete(sessions)
+        .where(and(eq(sessions.accountId, sql.placeholder("accountId")), ne(sessions.tokenHash, sql.placeholder("keep"))))
+        .prepare(),
       revoke: orm.delete(sessions).where(and(eq(sessions.id, sql.placeholder("id")), eq(sessions.accountId, sql.placeholder("accountId")))).prepare(),
     };
   }
@@ -86,19 +88,15 @@ export class WebSessionService {
     return secret;
   }
 
-  accountFor(secret: string | undefined): number | null {
+  async accountFor(secret: string | undefined): Promise<number | null> {
     if (!secret || secret.length > 128) return null;
-    const row = this.db
-      .select({ accountId: webSessions.accountId })
-      .from(webSessions)
-      .where(and(eq(webSessions.tokenHash, digest(secret)), gt(webSessions.expiresAt, this.clock.now())))
-      .get();
+    const [row] = (await this.q.accountFor.execute({ tokenHash: digest(secret), now: this.clock.now() })) as { accountId: number }[];
     return row?.accountId ?? null;
   }
 
   /** Signs an account out of every browser (staff suspended it, deleted it, or reset its password). */
-  destroyAllFor(accountId: number): void {
-    this.db.delete(webSessions).where(eq(webSessions.accountId, accountId)).run();
+  async destroyAllFor(accountId: number): Promise<void> {
+    await this.q.destroyAllFor.execute({ accountId });
   }
 
   async destroy(secret: string | undefined) {
@@ -119,8 +117,8 @@ export class WebSessionService {
   }
 
   /** Ends every session of the account but the one of `keepSecret` (Mastodon's clear_other_sessions); answers how many. */
-  revokeOthers(accountId: number, keepSecret: string | undefined): number {
+  async revokeOthers(accountId: number, keepSecret: string | undefined): Promise<number> {
     const keep = keepSecret ? digest(keepSecret) : "";
-    return this.db.delete(webSessions).where(and(eq(webSessions.accountId, accountId), ne(webSessions.tokenHash, keep))).returning({ id: webSessions.id }).all().length;
+    return this.port.changes(await this.q.revokeOthers.execute({ accountId, keep }));
   }
 }

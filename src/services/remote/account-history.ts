@@ -55,8 +55,11 @@ export class AccountHistory {
 
   /** A local account asked to follow `targetId`: a remote account's profile is filled in the background. */
   followed(followerId: number, targetId: number): void {
-    if (this.accounts.findById(followerId)?.domain !== null) return;
-    void this.start(targetId);
+    // An after-commit listener: nothing waits for the fill, and a failed read starts none.
+    void this.accounts
+      .get(followerId)
+      .then((follower) => (follower?.domain === null ? this.start(targetId) : null))
+      .catch(() => null);
   }
 
   /** A signed-in reader opens a profile: when little of it is known, it is filled, waited for a moment. */
@@ -87,11 +90,16 @@ export class AccountHistory {
   private async start(accountId: number): Promise<{ fill: Promise<unknown> } | null> {
     const running = this.fills.get(accountId);
     if (running) return { fill: running };
-    const account = this.accounts.findById(accountId);
-    if (!this.fetcher || !account || account.domain === null || account.uri === null || this.slots.full()) return null;
-    const due = this.due(accountId).catch(() => false);
+    if (!this.fetcher || this.slots.full()) return null;
+    // The account is read inside what `fills` holds, so that two asking at once still start one fill.
+    const due = (async () => {
+      const account = await this.accounts.get(accountId);
+      if (!account || account.domain === null || account.uri === null) return null;
+      return (await this.due(accountId)) ? account : null;
+    })().catch(() => null);
     this.fills.set(accountId, due);
-    if (!(await due)) {
+    const account = await due;
+    if (!account) {
       this.fills.delete(accountId);
       return null;
     }

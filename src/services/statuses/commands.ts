@@ -85,10 +85,10 @@ export class StatusCommands {
       const row = await this.actions.ownStatus(accountId, statusId);
       const view = await this.reader.view(row, accountId);
       await this.removal.remove(row);
-      const author = this.accounts.findById(row.accountId);
+      const author = await this.accounts.get(row.accountId);
       return {
         ...view,
-        account: author ? this.accounts.view(author) : view.account,
+        account: author ? await this.accounts.show(author) : view.account,
         viewer: view.viewer && { ...view.viewer, pinned: false },
       };
     });

@@ -128,7 +128,7 @@ export class EditingService {
     const { mentioned, tagNames } = formatted;
     // A quote post keeps its fallback link to what it quotes (the quote itself cannot change).
     const quoted = await this.quotedStatusOf(row.id);
-    const html = quoted ? this.posting.quoteFallback(quoted, text, formatted.html) : formatted.html;
+    const html = quoted ? await this.posting.quoteFallback(quoted, text, formatted.html) : formatted.html;
     const updated: StatusRow = {
       ...row,
       text,

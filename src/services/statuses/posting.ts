@@ -76,8 +76,9 @@ export class PostingService {
   /** Validates a new status in Mastodon's order. Throws the error Mastodon would answer with. */
   async prepare(accountId: number, applicationId: number | null, input: StatusInput): Promise<PreparedStatus> {
     // A local account that moved away posts no more (Mastodon: it is no longer functional).
-    if (this.accounts.findById(accountId)?.movedToAccountId != null) throw movedAccountRefusal();
-    const user = this.accounts.user(accountId) as UserRow;
+    const [author, userRow] = await Promise.all([this.accounts.get(accountId), this.accounts.getUser(accountId)]);
+    if (author?.movedToAccountId != null) throw movedAccountRefusal();
+    const user = userRow as UserRow;
     let inReplyTo: StatusRow | null = null;
     if (input.inReplyToId !== undefined && input.inReplyToId !== "") {
       try {
@@ -159,7 +160,7 @@ export class PostingService {
     const quoted = prepared.quotedStatusId !== null ? ((await this.reader.findRow(prepared.quotedStatusId)) ?? null) : null;
     const formatted = await this.format(prepared.accountId, prepared.text);
     const { mentioned, tagNames } = formatted;
-    const html = quoted ? this.quoteFallback(quoted, prepared.text, formatted.html) : formatted.html;
+    const html = quoted ? await this.quoteFallback(quoted, prepared.text, formatted.html) : formatted.html;
 
     const row = newStatusRow({
       id,
@@ -189,8 +190,8 @@ export class PostingService {
   }
 
   /** A quote post's HTML with Mastodon's fallback paragraph linking what it quotes (for edits too). */
-  quoteFallback(quoted: StatusRow, text: string, html: string): string {
-    const author = this.accounts.findById(quoted.accountId);
+  async quoteFallback(quoted: StatusRow, text: string, html: string): Promise<string> {
+    const author = await this.accounts.get(quoted.accountId);
     return this.quotes.fallbackHtml(quoted, author?.username ?? "", text, html);
   }
 
@@ -329,7 +330,7 @@ export class PostingService {
   async format(authorId: number, text: string) {
     const formatted = formatText(text, {
       tagBaseUrl: `${this.config.publicUrl}/tags/`,
-      resolveMention: this.accounts.mentionResolver(this.config.domain),
+      resolveMention: await this.accounts.mentionsIn([text], this.config.domain),
     });
     // Mentions of accounts the author blocks are dropped, as Mastodon's ProcessMentionsService does.
     const { blocking } = await this.moderation.blocked(authorId, formatted.mentions.map((m) => m.id));
