@@ -32,6 +32,7 @@ export async function withFederation<T>(run: (services: Services) => T | Promise
   ids.seed(largestId(handle.sqlite));
   const storage = mediaStorageFor(config);
   const { services, urls, core } = assembleServices({ config, db: handle.db, port: handle.port, clock, ids, storage, keys: await loadInstanceKeys(handle.port) }, { federation: true });
+  await services.federationDomains.load();
   const federation = lazyRookeryFederation(core!, { urls, services });
   registerConsequences(services.events, services, { federation: federation.subscribe });
   try {

@@ -98,6 +98,8 @@ export function forgetCached(services: Services, keepRendered = false): void {
   services.domainBlocks.forgetCached();
   services.filters.forgetCached();
   services.notificationPolicies.forgetCached();
+  // A serving thread asks no other server anything: it never reads the federation rules.
+  if (!keepRendered) services.federationDomains.reload();
 }
 
 export function registerConsequences(events: EventBus, services: Services, transports: Transports): void {
@@ -236,6 +238,7 @@ export function forgetKind(services: Services, kind: CacheKind, keys: string[]):
   else if (kind === "domain-blocks") services.domainBlocks.forgetCached();
   else if (kind === "filters") services.filters.forgetCached();
   else if (kind === "notification-policies") services.notificationPolicies.forgetCached();
+  else if (kind === "federation-domains") services.federationDomains.reload();
   else if (kind === "tokens") {
     if (all) services.tokens.forgetAll();
     else for (const key of keys) services.tokens.forgetAccount(Number(key));

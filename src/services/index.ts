@@ -215,7 +215,7 @@ export function createServices(deps: ServiceDeps) {
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(port, db, ids, notifications, events);
   const goneAccounts = new GoneAccounts(port, follows, removal);
-  const federationDomains = new FederationDomains(port, db, ids, clock, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
+  const federationDomains = new FederationDomains(port, ids, clock, events, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
   // Every request to another server (federation, link previews, the media cache, push) goes through this one.
   const outgoing = new OutgoingHttp({
     allowPrivateAddresses: config.allowPrivateAddresses,
