@@ -100,7 +100,7 @@ export async function moveCommand(args: string[]) {
       out(`${account.username} now points to ${where}; its followers stay`);
       return;
     }
-    const followers = services.federationActors.remoteFollowers(account.id).length;
+    const followers = (await services.federationActors.remoteFollowers(account.id)).length;
     out(`${account.username} moved to ${where}; its followers here follow the new account, and ${followers} remote follower(s) are being sent the Move`);
   });
 }

@@ -95,7 +95,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
       const account = await local(identifier);
       if (!account) return null;
       // The whole collection is what delivery to "followers" asks for: only remote inboxes.
-      if (cursor === null) return { items: actors.remoteFollowers(account.id).map(recipientOf) };
+      if (cursor === null) return { items: (await actors.remoteFollowers(account.id)).map(recipientOf) };
       if (await hidden(ctx, account)) return { items: [] };
       const page = await actors.followers(account.id, cursorOf(cursor), PAGE_SIZE);
       const items: Recipient[] = page.items.map((f) => (f.domain === null ? { id: ctx.getActorUri(f.username), inboxId: null } : recipientOf(f)));

@@ -241,13 +241,13 @@ export function createServices(deps: ServiceDeps) {
   const adminDomains = new AdminDomains(port, federationDomains, auditLog);
 
   const editing = new EditingService(port, db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
-  const federationActors = new FederationActors(port, db);
+  const federationActors = new FederationActors(port);
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   // Quotes that could not be settled for want of an answer are checked again later, off the wheel.
   const quoteChecks = new QuoteChecks(port, db, clock, wheel, (id) => quotes.forStatus(id));
   const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id), (id) => reader.findRow(id), quoteChecks);
   // Relays the instance actor follows: what they bring fills the federated timeline.
-  const relays = new Relays(port, db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
+  const relays = new Relays(port, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
   // The admin pages' changes to the server itself (relays, emojis, rules, announcements, description), each in the audit log.
   const adminInstance = new AdminInstance(port, auditLog, relays, customEmojis, instanceInfo, announcements, invites);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(port, clock), writes);

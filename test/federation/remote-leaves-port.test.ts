@@ -12,9 +12,7 @@ import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 /**
  * The remote family's leaves on the database port (issue 31): relays, tombstones and quote
  * checks, the same services on SQLite and on PostgreSQL, for what their routes, the CLI, the
- * inbound handlers and the wheel call. What unconverted callers still run synchronously on
- * SQLite (relays' accepted, QuoteChecks.schedule) is tested over HTTP in the
- * relays and quote-checks files of this folder.
+ * inbound handlers, the outbound recipients and the wheel call.
  */
 
 afterEach(closePortArms);
@@ -22,7 +20,7 @@ afterEach(closePortArms);
 const PUBLIC_URL = "http://rookery.test";
 
 function relaysOn({ t, port }: PortArm, refused: string[] = []) {
-  return new Relays(port, t.database.db, t.ids, t.clock, new EventBus(port), (u) => refused.some((d) => u.includes(d)), null, PUBLIC_URL);
+  return new Relays(port, t.ids, t.clock, new EventBus(port), (u) => refused.some((d) => u.includes(d)), null, PUBLIC_URL);
 }
 
 async function refused(run: () => Promise<unknown>, status: number, error: string) {
@@ -73,6 +71,24 @@ for (const arm of portArms) {
       expect(await relays.remove("https://relay.example/inbox")).toMatchObject({ id: added.relay.id, state: "accepted" });
       expect(await relays.list()).toEqual([]);
       expect(await relays.remove("https://relay.example/inbox")).toBeNull();
+    });
+
+    test("relays: the accepted ones are delivered to and known by their actor, but not one on a refused domain; a pending one is neither", async () => {
+      const a = await arm.open();
+      const relays = relaysOn(a, ["blocked.example"]);
+      expect(await relays.accepted()).toEqual([]);
+      const open = (await relays.add("https://relay.example/inbox", "mastodon")).relay;
+      const pending = (await relays.add("https://pending.example/inbox", "mastodon")).relay;
+      expect(await relays.answered(open.followActivityId, "https://relay.example/actor", true)).toBe(true);
+      // Accepted before its domain was refused (the rule is the test's: it refuses from now on).
+      const later = (await relays.add("https://later.example/inbox", "mastodon")).relay;
+      expect(await relays.answered(later.followActivityId, "https://blocked.example/actor", true)).toBe(true);
+      await a.port.run("UPDATE relays SET actor_uri = ?, state = 'accepted' WHERE id = ?", ["https://blocked.example/actor", later.id]);
+      expect((await relays.accepted()).map((r) => [r.id, r.state, r.actorUri])).toEqual([[open.id, "accepted", "https://relay.example/actor"]]);
+      expect((await relays.byActor("https://relay.example/actor"))?.id).toBe(open.id);
+      expect(await relays.byActor("https://blocked.example/actor")).toBeNull();
+      expect(await relays.byActor("https://pending.example/actor")).toBeNull();
+      expect((await relays.list()).find((r) => r.id === pending.id)?.state).toBe("pending");
     });
 
     test("relays: a refused one asked again becomes pending under a new Follow IRI", async () => {

@@ -54,7 +54,7 @@ async function servicesOn({ t, port }: PortArm) {
   const domains = new FederationDomains(port, t.ids, t.clock, events, false, new URL(PUBLIC_URL).hostname, gone);
   const remote = new RemoteAccounts(port, t.ids, t.clock, events, domains, null, gone);
   await domains.load();
-  return { gone, domains, remote, told, events, actors: new FederationActors(port, t.database.db) };
+  return { gone, domains, remote, told, events, actors: new FederationActors(port) };
 }
 
 async function count(arm: PortArm, table: string): Promise<number> {
@@ -136,11 +136,15 @@ for (const arm of portArms) {
       expect((await actors.replies(published[0]!, String(reply), 10)).items).toEqual([]);
 
       expect(await actors.hasLocalFollowers(zoe.id)).toBe(false);
+      expect(await actors.remoteFollowers(ann.id)).toEqual([]);
       await a.port.run("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), ann.id, zoe.id, a.t.clock.now()]);
       await a.port.run("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), zoe.id, ann.id, a.t.clock.now()]);
       expect(await actors.hasLocalFollowers(zoe.id)).toBe(true);
       expect(await actors.localFollowed(zoe.id)).toEqual([ann.id]);
       expect((await actors.followers(ann.id, null, 10)).items.map((f) => f.id)).toEqual([zoe.id]);
+      // The outbound recipients: remote followers alone, as whole rows (their inboxes).
+      expect((await actors.remoteFollowers(ann.id)).map((f) => [f.id, f.inboxUrl])).toEqual([[zoe.id, zoe.inboxUrl]]);
+      expect(await actors.remoteFollowers(zoe.id)).toEqual([]);
 
       await a.port.run("INSERT INTO status_pins (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), ann.id, published[1]!, a.t.clock.now()]);
       await a.port.run("INSERT INTO status_pins (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), ann.id, hidden, a.t.clock.now()]);
