@@ -160,7 +160,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
   federation
     .setObjectDispatcher(QuoteAuthorization, STAMP_PATH, async (ctx, { identifier, id }) => {
       const account = await local(identifier);
-      const quote = account && /^\d+$/.test(id) ? services.quotes.find(Number(id)) : undefined;
+      const quote = account && /^\d+$/.test(id) ? await services.quotes.find(Number(id)) : undefined;
       if (!account || !quote || quote.state !== "accepted" || quote.quotedAccountId !== account.id || quote.quotedStatusId === null) return null;
       const quoted = lookups.status(quote.quotedStatusId);
       if (!quoted || !(await shown(ctx, account, quoted))) return null;

@@ -38,7 +38,7 @@ export interface FederationServices {
   remoteInteractions: Pick<RemoteInteractions, "like" | "unlike" | "announce" | "unannounce" | "feature">;
   goneAccounts: Pick<GoneAccounts, "remove">;
   accountMoves: Pick<AccountMoves, "move">;
-  quotes: Pick<QuoteService, "forStatus" | "find">;
+  quotes: Pick<QuoteService, "forStatusNow" | "find">;
   remoteQuotes: Pick<RemoteQuotes, "request" | "accepted" | "rejected" | "revoked">;
   relays: Pick<Relays, "answered" | "isRelayActor" | "accepted">;
 }

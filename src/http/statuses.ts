@@ -75,12 +75,13 @@ export function statusRoutes(ctx: AppContext) {
         const cached = viewer === null && id !== null ? cachedPublicJson(services, id) : null;
         if (cached) return { json: cached, quoting: undefined };
         const row = services.reader.visibleRow(id, viewer);
-        // Its quote, for a signed-in reader (QuoteChecks.opened, read here and acted on after).
-        return { json: statusJson(services, ctx.urls, row, viewer), quoting: viewer === null ? undefined : services.quotes.forStatus(row.reblogOfId ?? row.id) };
+        // Its quote, for a signed-in reader (QuoteChecks.refreshIfStale, read here and acted on after).
+        return { json: statusJson(services, ctx.urls, row, viewer), quoting: viewer === null ? undefined : services.quotes.forStatusNow(row.reblogOfId ?? row.id) };
       });
       if (json === null) throw notFound();
       // A signed-in reader's look at a quote unchecked for a week has it checked again (a write: after the read).
-      if (quoting) services.quoteChecks.refreshIfStale(quoting);
+      // A plain handler: the rare quote's check is the one thing awaited.
+      if (quoting) return services.quoteChecks.refreshIfStale(quoting).then(() => jsonText(json));
       return jsonText(json);
     })
     .delete("/api/v1/statuses/:id", async (c) => {

@@ -169,7 +169,7 @@ export function registerConsequences(events: EventBus, services: Services, trans
   // An edit is told to the local accounts whose accepted quotes quote it (`quoted_update`, about their quote).
   events.within("status.updated", (e) => {
     notifications.statusEdited(e.status, e.previous);
-    for (const q of quotes.localQuotesOf(e.status.id)) notifications.notify(q.accountId, e.status.accountId, "quoted_update", q.statusId);
+    for (const q of quotes.localQuotesOfNow(e.status.id)) notifications.notify(q.accountId, e.status.accountId, "quoted_update", q.statusId);
   });
 
   // ── Quotes: an accepted one counts on the quoted status and tells its author (`quote`, about the

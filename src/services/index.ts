@@ -244,7 +244,7 @@ export function createServices(deps: ServiceDeps) {
   const federationActors = new FederationActors(port);
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   // Quotes that could not be settled for want of an answer are checked again later, off the wheel.
-  const quoteChecks = new QuoteChecks(port, db, clock, wheel, (id) => quotes.forStatus(id));
+  const quoteChecks = new QuoteChecks(port, clock, wheel);
   const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id), (id) => reader.findRow(id), quoteChecks);
   // Relays the instance actor follows: what they bring fills the federated timeline.
   const relays = new Relays(port, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);

@@ -135,7 +135,7 @@ for (const arm of portArms) {
       const wheel = new TimerWheel(t.clock);
       const fired: string[] = [];
       wheel.handle("quote-check", (id) => void fired.push(id));
-      const checks = new QuoteChecks(port, t.database.db, t.clock, wheel, () => undefined);
+      const checks = new QuoteChecks(port, t.clock, wheel);
       const quoteId = await aQuote(port, a);
       const dueAt = t.clock.now() + 60_000;
       await port.run("INSERT INTO quote_checks (quote_id, attempts, due_at) VALUES (?, ?, ?)", [quoteId, 0, dueAt]);
@@ -176,11 +176,40 @@ for (const arm of portArms) {
       expect(await port.all("SELECT account_id FROM history_fetches")).toEqual([]);
     });
 
+    test("quote checks: scheduled once (a second schedule keeps the first), on the wheel; a stale stamped quote is checked again within six hours, a fresh one or one without a stamp is not", async () => {
+      const a = await arm.open();
+      const { t, port } = a;
+      const wheel = new TimerWheel(t.clock);
+      const fired: string[] = [];
+      wheel.handle("quote-check", (id) => void fired.push(id));
+      const checks = new QuoteChecks(port, t.clock, wheel);
+      const quoteId = await aQuote(port, a);
+      await checks.schedule(quoteId, t.clock.now() + 1000);
+      await checks.schedule(quoteId, t.clock.now() + 5000);
+      expect(await checks.waiting(quoteId)).toEqual({ attempts: 0, dueAt: t.clock.now() + 1000 });
+      t.clock.advance(1500);
+      await wheel.idle();
+      expect(fired).toEqual([String(quoteId)]);
+      await checks.settled(quoteId);
+
+      const quote = (await port.get<{ id: number }>("SELECT id FROM quotes WHERE id = ?", [quoteId]))!;
+      const base = { id: quote.id, statusId: 0, accountId: 0, quotedStatusId: 1, quotedAccountId: 1, quotedUri: "https://q.example/1", approvalUri: "https://q.example/stamps/1", activityUri: null, legacy: false, state: "accepted", createdAt: 0 };
+      const week = 7 * 24 * 60 * 60 * 1000;
+      await checks.refreshIfStale({ ...base, updatedAt: t.clock.now() - week + 60_000 });
+      await checks.refreshIfStale({ ...base, approvalUri: null, updatedAt: 0 });
+      await checks.refreshIfStale({ ...base, state: "rejected", updatedAt: 0 });
+      expect(await checks.waiting(quoteId)).toBeUndefined();
+      await checks.refreshIfStale({ ...base, updatedAt: t.clock.now() - week - 1 });
+      const due = (await checks.waiting(quoteId))!.dueAt - t.clock.now();
+      expect(due >= 0 && due <= 6 * 60 * 60 * 1000).toBe(true);
+      wheel.stop();
+    });
+
     test("quote checks: settled, the check goes", async () => {
       const a = await arm.open();
       const { t, port } = a;
       const wheel = new TimerWheel(t.clock);
-      const checks = new QuoteChecks(port, t.database.db, t.clock, wheel, () => undefined);
+      const checks = new QuoteChecks(port, t.clock, wheel);
       const [first, second] = [await aQuote(port, a, "zoe"), await aQuote(port, a, "yan")];
       await port.run("INSERT INTO quote_checks (quote_id, attempts, due_at) VALUES (?, 0, ?), (?, 2, ?)", [first, t.clock.now() + 1000, second, t.clock.now() + 2000]);
       await checks.settled(first);

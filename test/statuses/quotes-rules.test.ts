@@ -92,11 +92,11 @@ describe("quote rules", () => {
     const second = await t.post(bob, { text: "two", quotedStatusId: String(quoted.id) });
     expect(quotesCount(quoted)).toBe(2);
     expect(await refusal(Promise.resolve().then(() => t.services.quotes.revoke(bob.id, quoted.id, first.id)))).toEqual({ status: 403, error: "This action is not allowed" });
-    t.services.quotes.revoke(alice.id, quoted.id, first.id);
+    await t.services.quotes.revoke(alice.id, quoted.id, first.id);
     expect(quoteOf(first)?.state).toBe("revoked");
     expect(quotesCount(quoted)).toBe(1);
     // Revoked twice: nothing more moves.
-    t.services.quotes.revoke(alice.id, quoted.id, first.id);
+    await t.services.quotes.revoke(alice.id, quoted.id, first.id);
     expect(quotesCount(quoted)).toBe(1);
     await t.services.statusCommands.delete(bob.id, second.id);
     expect(quotesCount(quoted)).toBe(0);
@@ -136,10 +136,10 @@ describe("quote rules", () => {
     expect(requested).toEqual([quote]);
     expect(quoting.contentHtml).toStartWith('<p class="quote-inline">RE: <a href="https://remote.example/@carol/1">');
     // Only the quoted account's server may answer.
-    expect(t.services.quotes.acceptRemote(quote.activityUri!, "https://remote.example/stamps/1", alice.id)).toBeNull();
-    expect(t.services.quotes.acceptRemote(quote.activityUri!, "https://remote.example/stamps/1", carol.id)?.state).toBe("accepted");
+    expect(await t.services.quotes.acceptRemote(quote.activityUri!, "https://remote.example/stamps/1", alice.id)).toBeNull();
+    expect((await t.services.quotes.acceptRemote(quote.activityUri!, "https://remote.example/stamps/1", carol.id))?.state).toBe("accepted");
     expect(quotesCount(remoteStatus)).toBe(1);
-    expect(t.services.quotes.revokeStamp("https://remote.example/stamps/1", carol.id)?.state).toBe("revoked");
+    expect((await t.services.quotes.revokeStamp("https://remote.example/stamps/1", carol.id))?.state).toBe("revoked");
     expect(quotesCount(remoteStatus)).toBe(0);
   });
 });

@@ -58,7 +58,7 @@ export class EditingService {
     private media: { uploads: MediaService; statuses: StatusMedia },
     private rows: NewStatuses,
     /** The status a quote post quotes, if it is stored (QuoteService.quotedStatusOf). */
-    private quotedStatusOf: (statusId: number) => StatusRow | null,
+    private quotedStatusOf: (statusId: number) => Promise<StatusRow | null>,
   ) {
     const t = port.tables;
     const orm = port.orm;
@@ -127,7 +127,7 @@ export class EditingService {
     const formatted = this.posting.format(accountId, text);
     const { mentioned, tagNames } = formatted;
     // A quote post keeps its fallback link to what it quotes (the quote itself cannot change).
-    const quoted = this.quotedStatusOf(row.id);
+    const quoted = await this.quotedStatusOf(row.id);
     const html = quoted ? this.posting.quoteFallback(quoted, text, formatted.html) : formatted.html;
     const updated: StatusRow = {
       ...row,
