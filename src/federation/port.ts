@@ -30,7 +30,7 @@ export interface FederationServices {
   statusMedia: Pick<StatusMedia, "forStatuses">;
   polls: Pick<PollService, "ofStatus">;
   customEmojis: Pick<CustomEmojiService, "find" | "entity">;
-  follows: Pick<FollowService, "relationshipNow" | "removeFollow">;
+  follows: Pick<FollowService, "relationship" | "removeFollow">;
   reports: Pick<ReportService, "find">;
   federationActors: Pick<FederationActors, "localAccount" | "ownStatus" | "outbox" | "outboxCount" | "followers" | "remoteFollowers" | "localFollowed" | "hidesFrom" | "pinned" | "replies" | "conversation" | "deletedLocally">;
   federationInbox: FederationInbox;
