@@ -44,13 +44,13 @@ export function statusEditRoutes(ctx: AppContext) {
       const row = await services.statusCommands.edit(auth.accountId, parseId(c.params.id), editInput(p));
       return renderStatus(services, urls, row, auth.accountId);
     })
-    .get("/api/v1/statuses/:id/history", (c) => {
+    .get("/api/v1/statuses/:id/history", async (c) => {
       const viewer = viewerId(optionalUser(ctx, c.request, "read:statuses"));
       const row = services.reader.visibleRow(parseId(c.params.id), viewer);
       if (row.reblogOfId !== null) throw notFound();
       const author = services.accounts.findById(row.accountId);
       if (!author) throw notFound();
-      const history = services.editing.history(row);
+      const history = await services.editing.history(row);
       // The status keeps its current version's emojis; a local status's older versions may have
       // used others of this server's, looked up by the shortcodes they name.
       const known = JSON.parse(row.emojis) as { shortcode: string }[];

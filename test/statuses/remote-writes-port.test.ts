@@ -114,6 +114,8 @@ for (const arm of portArms) {
       events.within("quote_policy.changed", (e) => void policies.push(e.status.quoteApproval));
       const poll = { options: ["yes", "no"], tallies: [0, 0], multiple: false, expiresAt: a.t.clock.now() + 60_000, votersCount: null, closedAt: null };
       const row = (await posting.publishRemote(note(a, carol, 1, { tags: ["old"], poll })))!;
+      // Never edited: its history is the status as it is, with its poll's options.
+      expect((await editing.history(row)).map((v) => [v.text, v.pollOptions, v.media])).toEqual([["note 1", '["yes","no"]', []]]);
 
       const edited = await editing.applyRemoteEdit(row, { html: "<p>new</p>", text: "new", spoilerText: "", sensitive: false, tags: ["new"], emojis: [], editedAt: a.t.clock.now() });
       expect(edited).toMatchObject({ text: "new", contentHtml: "<p>new</p>" });
@@ -121,6 +123,7 @@ for (const arm of portArms) {
       expect((await a.port.all<{ text: string }>("SELECT text FROM status_edits WHERE status_id = ? ORDER BY id", [row.id])).map((r) => r.text)).toEqual(["note 1", "new"]);
       expect(await a.port.all("SELECT t.name FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE st.status_id = ?", [row.id])).toEqual([{ name: "new" }]);
       expect(updated).toEqual([row.id]);
+      expect((await editing.history(edited)).map((v) => v.text)).toEqual(["note 1", "new"]);
 
       // The same content again: no version, no event.
       expect(await editing.applyRemoteEdit(edited, { html: "<p>new</p>", text: "new", spoilerText: "", sensitive: false, tags: ["new"], emojis: [], editedAt: a.t.clock.now() })).toBe(edited);
