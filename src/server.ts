@@ -125,6 +125,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link) },
     { federation: config.federation },
   );
+  // The federation rules are kept in memory (refuses answers synchronously): read before anything is served.
+  await services.federationDomains.load();
   const ctx: AppContext = {
     config,
     clock,

@@ -84,7 +84,7 @@ try {
     ["  jsonText(home) + body", async () => jsonText(await statusesJson(services, ctx.urls, page.rows, readerId)).arrayBuffer()],
     ["  status: visibleRow", () => services.reader.visibleRow(Number(state.statusId), readerId)],
     ["  status: statusJson", () => statusJson(services, ctx.urls, row, readerId)],
-    ["  status: quoteChecks.opened", () => services.quoteChecks.opened(row.id)],
+    ["  status: quotes.forStatusNow", () => services.quotes.forStatusNow(row.id)],
   ];
   if (only !== undefined) variants.splice(0, variants.length, ...variants.filter(([label]) => label.includes(only)));
   const samples = new Map<string, number[]>(variants.map(([label]) => [label, []]));

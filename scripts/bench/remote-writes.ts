@@ -28,7 +28,7 @@ const clock = new ManualClock(1_764_000_000_000);
 const ids = new IdGenerator(clock);
 const events = new EventBus(handle.port);
 const { Relays: BeforeRelays } = (await import(join(beforeRoot, "src/services/remote/relays.ts"))) as { Relays: new (...args: unknown[]) => { answered(f: string, a: string, ok: boolean): boolean | Promise<boolean> } };
-const after = new Relays(handle.port, handle.db, ids, clock, events, () => false, null, "http://rookery.test");
+const after = new Relays(handle.port, ids, clock, events, () => false, null, "http://rookery.test");
 const before = new BeforeRelays(handle.db, ids, clock, events, () => false, null, "http://rookery.test");
 const { relay } = await after.add("https://relay.example/inbox", "mastodon");
 

@@ -46,6 +46,7 @@ export async function withServices<T>(run: (services: Services, config: Config) 
   ids.seed(await largestId(handle.port));
   const storage = mediaStorageFor(config);
   const { services } = assembleServices({ config, db: handle.db, port: handle.port, clock, ids, storage, keys: await loadInstanceKeys(handle.port) }, { federation: false });
+  await services.federationDomains.load();
   // What follows a write, as in the server; the CLI has no streams and sends no activities.
   registerConsequences(services.events, services, {});
   try {

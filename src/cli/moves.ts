@@ -33,6 +33,7 @@ export async function withFederation<T>(run: (services: Services) => T | Promise
   ids.seed(await largestId(handle.port));
   const storage = mediaStorageFor(config);
   const { services, urls, core } = assembleServices({ config, db: handle.db, port: handle.port, clock, ids, storage, keys: await loadInstanceKeys(handle.port) }, { federation: true });
+  await services.federationDomains.load();
   const federation = lazyRookeryFederation(core!, { urls, services });
   registerConsequences(services.events, services, { federation: federation.subscribe });
   try {
@@ -100,7 +101,7 @@ export async function moveCommand(args: string[]) {
       out(`${account.username} now points to ${where}; its followers stay`);
       return;
     }
-    const followers = services.federationActors.remoteFollowers(account.id).length;
+    const followers = (await services.federationActors.remoteFollowers(account.id)).length;
     out(`${account.username} moved to ${where}; its followers here follow the new account, and ${followers} remote follower(s) are being sent the Move`);
   });
 }

@@ -95,7 +95,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
       const account = await local(identifier);
       if (!account) return null;
       // The whole collection is what delivery to "followers" asks for: only remote inboxes.
-      if (cursor === null) return { items: actors.remoteFollowers(account.id).map(recipientOf) };
+      if (cursor === null) return { items: (await actors.remoteFollowers(account.id)).map(recipientOf) };
       if (await hidden(ctx, account)) return { items: [] };
       const page = await actors.followers(account.id, cursorOf(cursor), PAGE_SIZE);
       const items: Recipient[] = page.items.map((f) => (f.domain === null ? { id: ctx.getActorUri(f.username), inboxId: null } : recipientOf(f)));
@@ -160,7 +160,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
   federation
     .setObjectDispatcher(QuoteAuthorization, STAMP_PATH, async (ctx, { identifier, id }) => {
       const account = await local(identifier);
-      const quote = account && /^\d+$/.test(id) ? services.quotes.find(Number(id)) : undefined;
+      const quote = account && /^\d+$/.test(id) ? await services.quotes.find(Number(id)) : undefined;
       if (!account || !quote || quote.state !== "accepted" || quote.quotedAccountId !== account.id || quote.quotedStatusId === null) return null;
       const quoted = lookups.status(quote.quotedStatusId);
       if (!quoted || !(await shown(ctx, account, quoted))) return null;

@@ -74,7 +74,7 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
     status: (id) => services.reader.findRowSync(id),
     media: (statusId) => services.statusMedia.forStatusesSync([statusId]).get(statusId) ?? [],
     poll: (statusId) => services.polls.ofStatus(statusId),
-    quote: (statusId) => services.quotes.forStatus(statusId),
+    quote: (statusId) => services.quotes.forStatusNow(statusId),
   };
   wirePermanentFailures(services, federation);
   // Who reads, and what: secure mode (AUTHORIZED_FETCH or WHITELIST_MODE), blocks (readers.ts).

@@ -30,7 +30,7 @@ export interface FederationServices {
   statusMedia: Pick<StatusMedia, "forStatusesSync">;
   polls: Pick<PollService, "ofStatus">;
   customEmojis: Pick<CustomEmojiService, "find" | "entity">;
-  follows: Pick<FollowService, "relationshipNow" | "removeFollow">;
+  follows: Pick<FollowService, "relationship" | "removeFollow">;
   reports: Pick<ReportService, "find">;
   federationActors: Pick<FederationActors, "localAccount" | "ownStatus" | "outbox" | "outboxCount" | "followers" | "remoteFollowers" | "localFollowed" | "hidesFrom" | "pinned" | "replies" | "conversation" | "deletedLocally">;
   federationInbox: FederationInbox;
@@ -38,7 +38,7 @@ export interface FederationServices {
   remoteInteractions: Pick<RemoteInteractions, "like" | "unlike" | "announce" | "unannounce" | "feature">;
   goneAccounts: Pick<GoneAccounts, "remove">;
   accountMoves: Pick<AccountMoves, "move">;
-  quotes: Pick<QuoteService, "forStatus" | "find">;
+  quotes: Pick<QuoteService, "forStatusNow" | "find">;
   remoteQuotes: Pick<RemoteQuotes, "request" | "accepted" | "rejected" | "revoked">;
   relays: Pick<Relays, "answered" | "isRelayActor" | "accepted">;
 }

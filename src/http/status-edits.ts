@@ -50,7 +50,7 @@ export function statusEditRoutes(ctx: AppContext) {
       if (row.reblogOfId !== null) throw notFound();
       const author = await services.accounts.get(row.accountId);
       if (!author) throw notFound();
-      const history = services.editing.history(row);
+      const history = await services.editing.history(row);
       // The status keeps its current version's emojis; a local status's older versions may have
       // used others of this server's, looked up by the shortcodes they name.
       const known = JSON.parse(row.emojis) as { shortcode: string }[];

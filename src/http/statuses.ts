@@ -74,11 +74,11 @@ export function statusRoutes(ctx: AppContext) {
       if (cached) return jsonText(cached);
       const row = await services.reader.visibleRow(id, viewer);
       const json = await statusJson(services, ctx.urls, row, viewer);
-      // Its quote, for a signed-in reader (QuoteChecks.opened, read here and acted on after).
-      const quoting = viewer === null ? undefined : services.quotes.forStatus(row.reblogOfId ?? row.id);
+      // Its quote, for a signed-in reader (QuoteChecks.refreshIfStale, read here and acted on after).
+      const quoting = viewer === null ? undefined : await services.quotes.forStatus(row.reblogOfId ?? row.id);
       if (json === null) throw notFound();
       // A signed-in reader's look at a quote unchecked for a week has it checked again (a write: after the read).
-      if (quoting) services.quoteChecks.refreshIfStale(quoting);
+      if (quoting) await services.quoteChecks.refreshIfStale(quoting);
       return jsonText(json);
     })
     .delete("/api/v1/statuses/:id", async (c) => {

@@ -140,7 +140,9 @@ export type DomainEvent =
   /** The instance actor subscribed to a relay (it is sent Follow), or subscribes again after a refusal. */
   | { type: "relay.subscribed"; relay: RelayRow }
   /** A relay was unsubscribed from (it is sent Undo of its Follow); `relay` as it was. */
-  | { type: "relay.unsubscribed"; relay: RelayRow };
+  | { type: "relay.unsubscribed"; relay: RelayRow }
+  /** A federation rule (a domain blocked or allowed, or no longer) was written: other processes read the rules again. */
+  | { type: "federation.rules_changed" };
 
 /**
  * How a transport (streams, federation, push, link cards, the remote media cache) registers its

@@ -18,11 +18,12 @@ export const EVERYTHING = "*";
  *   account's statuses), or everything; the kept public pages follow its generation;
  * - `moderation`: who is in a block (AccountModeration); `domain-blocks`: who blocks domains;
  *   `filters`: the filters kept and compiled; `notification-policies`: the policies kept;
+ * - `federation-domains`: the domains federation refuses (FederationDomains' rules);
  * - `tokens`: the access tokens looked up (TokenService), revoked or their account suspended;
  * - `database`: anything else keyed on the database's state (the kept instance and
  *   verify_credentials bytes: http/kept-json.ts), which moves with every other kind too.
  */
-export const CACHE_KINDS = ["render", "moderation", "domain-blocks", "filters", "notification-policies", "tokens", "database"] as const;
+export const CACHE_KINDS = ["render", "moderation", "domain-blocks", "filters", "notification-policies", "federation-domains", "tokens", "database"] as const;
 export type CacheKind = (typeof CACHE_KINDS)[number];
 
 /**
@@ -69,6 +70,7 @@ export class PgCacheGenerations {
     events.afterCommit("filters.changed", () => this.bump("filters"));
     events.afterCommit("block.created", () => this.bump("moderation"));
     events.afterCommit("block.removed", () => this.bump("moderation"));
+    events.afterCommit("federation.rules_changed", () => this.bump("federation-domains"));
   }
 
   /** What forgets a kind's entries (`keys`, or [EVERYTHING]) when another process bumped it; registered where the services are assembled. */

@@ -98,6 +98,8 @@ export function forgetCached(services: Services, keepRendered = false): void {
   services.domainBlocks.forgetCached();
   services.filters.forgetCached();
   services.notificationPolicies.forgetCached();
+  // A serving thread asks no other server anything: it never reads the federation rules.
+  if (!keepRendered) services.federationDomains.reload();
 }
 
 export function registerConsequences(events: EventBus, services: Services, transports: Transports): void {
@@ -167,7 +169,7 @@ export function registerConsequences(events: EventBus, services: Services, trans
   // An edit is told to the local accounts whose accepted quotes quote it (`quoted_update`, about their quote).
   events.within("status.updated", (e) => {
     notifications.statusEdited(e.status, e.previous);
-    for (const q of quotes.localQuotesOf(e.status.id)) notifications.notify(q.accountId, e.status.accountId, "quoted_update", q.statusId);
+    for (const q of quotes.localQuotesOfNow(e.status.id)) notifications.notify(q.accountId, e.status.accountId, "quoted_update", q.statusId);
   });
 
   // ── Quotes: an accepted one counts on the quoted status and tells its author (`quote`, about the
@@ -233,6 +235,7 @@ export function forgetKind(services: Services, kind: CacheKind, keys: string[]):
   else if (kind === "domain-blocks") services.domainBlocks.forgetCached();
   else if (kind === "filters") services.filters.forgetCached();
   else if (kind === "notification-policies") services.notificationPolicies.forgetCached();
+  else if (kind === "federation-domains") services.federationDomains.reload();
   else if (kind === "tokens") {
     if (all) services.tokens.forgetAll();
     else for (const key of keys) services.tokens.forgetAccount(Number(key));

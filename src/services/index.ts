@@ -215,7 +215,7 @@ export function createServices(deps: ServiceDeps) {
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(port, db, ids, notifications, events);
   const goneAccounts = new GoneAccounts(port, follows, removal);
-  const federationDomains = new FederationDomains(port, db, ids, clock, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
+  const federationDomains = new FederationDomains(port, ids, clock, events, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
   // Every request to another server (federation, link previews, the media cache, push) goes through this one.
   const outgoing = new OutgoingHttp({
     allowPrivateAddresses: config.allowPrivateAddresses,
@@ -240,14 +240,14 @@ export function createServices(deps: ServiceDeps) {
   const adminAccounts = new AdminAccounts(port, clock, accounts, accountPurge, auditLog, adminReports, events, twoFactor);
   const adminDomains = new AdminDomains(port, federationDomains, auditLog);
 
-  const editing = new EditingService(port, db, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
-  const federationActors = new FederationActors(port, db);
+  const editing = new EditingService(port, ids, clock, reader, posting, events, renderCache, { uploads: media, statuses: statusMedia }, newStatuses, (id) => quotes.quotedStatusOf(id));
+  const federationActors = new FederationActors(port);
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   // Quotes that could not be settled for want of an answer are checked again later, off the wheel.
-  const quoteChecks = new QuoteChecks(port, db, clock, wheel, (id) => quotes.forStatus(id));
+  const quoteChecks = new QuoteChecks(port, clock, wheel);
   const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id), (id) => reader.findRowSync(id), quoteChecks);
   // Relays the instance actor follows: what they bring fills the federated timeline.
-  const relays = new Relays(port, db, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
+  const relays = new Relays(port, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
   // The admin pages' changes to the server itself (relays, emojis, rules, announcements, description), each in the audit log.
   const adminInstance = new AdminInstance(port, auditLog, relays, customEmojis, instanceInfo, announcements, invites);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(port, clock), writes);

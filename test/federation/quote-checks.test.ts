@@ -23,7 +23,7 @@ let inbox: string;
 
 const SECOND = 1000;
 const rowByUri = (uri: string) => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
-const quoteOf = (statusId: number) => a.ctx.services.quotes.forStatus(statusId);
+const quoteOf = (statusId: number) => a.ctx.services.quotes.forStatusNow(statusId);
 const waiting = (quoteId: number) => a.ctx.services.quoteChecks.waiting(quoteId);
 const quotesCount = (statusId: number) => a.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(statusId)?.n;
 const asked = (path: string) => m.asked.filter((p) => p === path).length;

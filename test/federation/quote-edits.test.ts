@@ -20,7 +20,7 @@ let yan: string;
 let inbox: string;
 
 const rowByUri = (uri: string) => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
-const quoteOf = (statusId: number) => a.ctx.services.quotes.forStatus(statusId);
+const quoteOf = (statusId: number) => a.ctx.services.quotes.forStatusNow(statusId);
 const quotesCount = (statusId: number) => a.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(statusId)?.n;
 const mention = () => ({ type: "Mention", href: `${a.base}/users/alice`, name: `@alice@${new URL(a.base).host}` });
 

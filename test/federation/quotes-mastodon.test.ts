@@ -19,7 +19,7 @@ let yan: string;
 let inbox: string;
 
 const rowByUri = (uri: string) => a.database.sqlite.query<{ id: number; quote_approval: string | null }, [string]>("SELECT id, quote_approval FROM statuses WHERE uri = ?").get(uri);
-const quoteOf = (statusId: number | string) => a.ctx.services.quotes.forStatus(Number(statusId));
+const quoteOf = (statusId: number | string) => a.ctx.services.quotes.forStatusNow(Number(statusId));
 const quotesCount = (statusId: number | string) => a.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(Number(statusId))?.n;
 const count = (sql: string) => (a.database.sqlite.query(sql).get() as { n: number }).n;
 

@@ -18,7 +18,7 @@ let bob: TestUser;
 let carol: TestUser;
 
 const rowByUri = (server: TestServer, uri: string) => server.database.sqlite.query<{ id: number; quotes_count: number }, [string]>("SELECT id, quotes_count FROM statuses WHERE uri = ?").get(uri);
-const quoteOf = (server: TestServer, statusId: number | string) => server.ctx.services.quotes.forStatus(Number(statusId));
+const quoteOf = (server: TestServer, statusId: number | string) => server.ctx.services.quotes.forStatusNow(Number(statusId));
 const quotesCount = (server: TestServer, statusId: number | string) => server.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(Number(statusId))?.n;
 
 /** A status quoting another, through the client API (Mastodon 4.5's quoted_status_id). */

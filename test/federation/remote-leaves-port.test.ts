@@ -12,9 +12,7 @@ import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 /**
  * The remote family's leaves on the database port (issue 31): relays, tombstones and quote
  * checks, the same services on SQLite and on PostgreSQL, for what their routes, the CLI, the
- * inbound handlers and the wheel call. What unconverted callers still run synchronously on
- * SQLite (relays' accepted, QuoteChecks.schedule) is tested over HTTP in the
- * relays and quote-checks files of this folder.
+ * inbound handlers, the outbound recipients and the wheel call.
  */
 
 afterEach(closePortArms);
@@ -22,7 +20,7 @@ afterEach(closePortArms);
 const PUBLIC_URL = "http://rookery.test";
 
 function relaysOn({ t, port }: PortArm, refused: string[] = []) {
-  return new Relays(port, t.database.db, t.ids, t.clock, new EventBus(port), (u) => refused.some((d) => u.includes(d)), null, PUBLIC_URL);
+  return new Relays(port, t.ids, t.clock, new EventBus(port), (u) => refused.some((d) => u.includes(d)), null, PUBLIC_URL);
 }
 
 async function refused(run: () => Promise<unknown>, status: number, error: string) {
@@ -75,6 +73,24 @@ for (const arm of portArms) {
       expect(await relays.remove("https://relay.example/inbox")).toBeNull();
     });
 
+    test("relays: the accepted ones are delivered to and known by their actor, but not one on a refused domain; a pending one is neither", async () => {
+      const a = await arm.open();
+      const relays = relaysOn(a, ["blocked.example"]);
+      expect(await relays.accepted()).toEqual([]);
+      const open = (await relays.add("https://relay.example/inbox", "mastodon")).relay;
+      const pending = (await relays.add("https://pending.example/inbox", "mastodon")).relay;
+      expect(await relays.answered(open.followActivityId, "https://relay.example/actor", true)).toBe(true);
+      // Accepted before its domain was refused (the rule is the test's: it refuses from now on).
+      const later = (await relays.add("https://later.example/inbox", "mastodon")).relay;
+      expect(await relays.answered(later.followActivityId, "https://blocked.example/actor", true)).toBe(true);
+      await a.port.run("UPDATE relays SET actor_uri = ?, state = 'accepted' WHERE id = ?", ["https://blocked.example/actor", later.id]);
+      expect((await relays.accepted()).map((r) => [r.id, r.state, r.actorUri])).toEqual([[open.id, "accepted", "https://relay.example/actor"]]);
+      expect((await relays.byActor("https://relay.example/actor"))?.id).toBe(open.id);
+      expect(await relays.byActor("https://blocked.example/actor")).toBeNull();
+      expect(await relays.byActor("https://pending.example/actor")).toBeNull();
+      expect((await relays.list()).find((r) => r.id === pending.id)?.state).toBe("pending");
+    });
+
     test("relays: a refused one asked again becomes pending under a new Follow IRI", async () => {
       const a = await arm.open();
       const relays = relaysOn(a);
@@ -119,7 +135,7 @@ for (const arm of portArms) {
       const wheel = new TimerWheel(t.clock);
       const fired: string[] = [];
       wheel.handle("quote-check", (id) => void fired.push(id));
-      const checks = new QuoteChecks(port, t.database.db, t.clock, wheel, () => undefined);
+      const checks = new QuoteChecks(port, t.clock, wheel);
       const quoteId = await aQuote(port, a);
       const dueAt = t.clock.now() + 60_000;
       await port.run("INSERT INTO quote_checks (quote_id, attempts, due_at) VALUES (?, ?, ?)", [quoteId, 0, dueAt]);
@@ -160,11 +176,40 @@ for (const arm of portArms) {
       expect(await port.all("SELECT account_id FROM history_fetches")).toEqual([]);
     });
 
+    test("quote checks: scheduled once (a second schedule keeps the first), on the wheel; a stale stamped quote is checked again within six hours, a fresh one or one without a stamp is not", async () => {
+      const a = await arm.open();
+      const { t, port } = a;
+      const wheel = new TimerWheel(t.clock);
+      const fired: string[] = [];
+      wheel.handle("quote-check", (id) => void fired.push(id));
+      const checks = new QuoteChecks(port, t.clock, wheel);
+      const quoteId = await aQuote(port, a);
+      await checks.schedule(quoteId, t.clock.now() + 1000);
+      await checks.schedule(quoteId, t.clock.now() + 5000);
+      expect(await checks.waiting(quoteId)).toEqual({ attempts: 0, dueAt: t.clock.now() + 1000 });
+      t.clock.advance(1500);
+      await wheel.idle();
+      expect(fired).toEqual([String(quoteId)]);
+      await checks.settled(quoteId);
+
+      const quote = (await port.get<{ id: number }>("SELECT id FROM quotes WHERE id = ?", [quoteId]))!;
+      const base = { id: quote.id, statusId: 0, accountId: 0, quotedStatusId: 1, quotedAccountId: 1, quotedUri: "https://q.example/1", approvalUri: "https://q.example/stamps/1", activityUri: null, legacy: false, state: "accepted", createdAt: 0 };
+      const week = 7 * 24 * 60 * 60 * 1000;
+      await checks.refreshIfStale({ ...base, updatedAt: t.clock.now() - week + 60_000 });
+      await checks.refreshIfStale({ ...base, approvalUri: null, updatedAt: 0 });
+      await checks.refreshIfStale({ ...base, state: "rejected", updatedAt: 0 });
+      expect(await checks.waiting(quoteId)).toBeUndefined();
+      await checks.refreshIfStale({ ...base, updatedAt: t.clock.now() - week - 1 });
+      const due = (await checks.waiting(quoteId))!.dueAt - t.clock.now();
+      expect(due >= 0 && due <= 6 * 60 * 60 * 1000).toBe(true);
+      wheel.stop();
+    });
+
     test("quote checks: settled, the check goes", async () => {
       const a = await arm.open();
       const { t, port } = a;
       const wheel = new TimerWheel(t.clock);
-      const checks = new QuoteChecks(port, t.database.db, t.clock, wheel, () => undefined);
+      const checks = new QuoteChecks(port, t.clock, wheel);
       const [first, second] = [await aQuote(port, a, "zoe"), await aQuote(port, a, "yan")];
       await port.run("INSERT INTO quote_checks (quote_id, attempts, due_at) VALUES (?, 0, ?), (?, 2, ?)", [first, t.clock.now() + 1000, second, t.clock.now() + 2000]);
       await checks.settled(first);

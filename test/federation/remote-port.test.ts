@@ -45,14 +45,16 @@ function actor(uri: string, fields: Partial<RemoteActorInput> = {}): RemoteActor
   };
 }
 
-function servicesOn({ t, port }: PortArm) {
+async function servicesOn({ t, port }: PortArm) {
   const gone = new GoneAccounts(port, t.services.follows, t.services.removal);
-  const domains = new FederationDomains(port, t.database.db, t.ids, t.clock, false, new URL(PUBLIC_URL).hostname, gone);
   const told: DomainEvent[] = [];
   const events = new EventBus(port);
   events.within("account.updated", (e) => void told.push(e));
+  events.afterCommit("federation.rules_changed", (e) => void told.push(e));
+  const domains = new FederationDomains(port, t.ids, t.clock, events, false, new URL(PUBLIC_URL).hostname, gone);
   const remote = new RemoteAccounts(port, t.ids, t.clock, events, domains, null, gone);
-  return { gone, domains, remote, told, actors: new FederationActors(port, t.database.db) };
+  await domains.load();
+  return { gone, domains, remote, told, events, actors: new FederationActors(port) };
 }
 
 async function count(arm: PortArm, table: string): Promise<number> {
@@ -78,7 +80,7 @@ for (const arm of portArms) {
   describe.skipIf(arm.skip)(`the remote family's core on ${arm.name}`, () => {
     test("remote accounts: an actor stored, found by IRI and handle, updated in place (told), and what is not a usable actor refused with nothing stored", async () => {
       const a = await arm.open();
-      const { remote, told } = servicesOn(a);
+      const { remote, told } = await servicesOn(a);
       const before = await count(a, "accounts");
       const stored = await remote.upsert(actor("https://m.example/users/zoe"));
       expect(stored).toMatchObject({ username: "zoe", domain: "m.example", displayName: "Zoe", noteHtml: "<p>hi</p>", locked: false, discoverable: true, inboxUrl: "https://m.example/users/zoe/inbox" });
@@ -102,7 +104,7 @@ for (const arm of portArms) {
 
     test("remote accounts: a stored status is found by its IRI with its author's", async () => {
       const a = await arm.open();
-      const { remote } = servicesOn(a);
+      const { remote } = await servicesOn(a);
       const zoe = (await remote.upsert(actor("https://m.example/users/zoe")))!;
       const id = await aStatus(a, zoe, { uri: "https://m.example/users/zoe/statuses/1" });
       expect(await remote.statusByUri("https://m.example/users/zoe/statuses/1")).toEqual({ id, authorUri: zoe.uri });
@@ -111,7 +113,7 @@ for (const arm of portArms) {
 
     test("local actors: found by name, their outbox and replies paged, followers, pins and blocks read", async () => {
       const a = await arm.open();
-      const { actors } = servicesOn(a);
+      const { actors } = await servicesOn(a);
       const ann = await a.mirror(await a.t.local("ann"));
       const zoe = await a.mirror(a.t.remote("zoe", "m.example"));
       expect((await actors.localAccount("ANN"))?.id).toBe(ann.id);
@@ -134,11 +136,15 @@ for (const arm of portArms) {
       expect((await actors.replies(published[0]!, String(reply), 10)).items).toEqual([]);
 
       expect(await actors.hasLocalFollowers(zoe.id)).toBe(false);
+      expect(await actors.remoteFollowers(ann.id)).toEqual([]);
       await a.port.run("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), ann.id, zoe.id, a.t.clock.now()]);
       await a.port.run("INSERT INTO follows (id, account_id, target_account_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), zoe.id, ann.id, a.t.clock.now()]);
       expect(await actors.hasLocalFollowers(zoe.id)).toBe(true);
       expect(await actors.localFollowed(zoe.id)).toEqual([ann.id]);
       expect((await actors.followers(ann.id, null, 10)).items.map((f) => f.id)).toEqual([zoe.id]);
+      // The outbound recipients: remote followers alone, as whole rows (their inboxes).
+      expect((await actors.remoteFollowers(ann.id)).map((f) => [f.id, f.inboxUrl])).toEqual([[zoe.id, zoe.inboxUrl]]);
+      expect(await actors.remoteFollowers(zoe.id)).toEqual([]);
 
       await a.port.run("INSERT INTO status_pins (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), ann.id, published[1]!, a.t.clock.now()]);
       await a.port.run("INSERT INTO status_pins (id, account_id, status_id, created_at) VALUES (?, ?, ?, ?)", [a.t.ids.next(), ann.id, hidden, a.t.clock.now()]);
@@ -152,7 +158,7 @@ for (const arm of portArms) {
 
     test("domain rules: blocked (its accounts removed), allowed, listed, lifted; a bad domain throws Mastodon's error and changes nothing", async () => {
       const a = await arm.open();
-      const { domains, remote } = servicesOn(a);
+      const { domains, remote, told } = await servicesOn(a);
       const zoe = (await remote.upsert(actor("https://sub.m.example/users/zoe")))!;
       const kept = (await remote.upsert(actor("https://notm.example/users/kim")))!;
       expect(await domains.block("M.Example.")).toEqual({ domain: "m.example", created: true, removedAccounts: 1 });
@@ -171,11 +177,56 @@ for (const arm of portArms) {
       expect(await domains.unblock("m.example")).toEqual({ domain: "m.example", removed: false });
       expect(await domains.disallow("friendly.example")).toEqual({ domain: "friendly.example", removed: true });
       expect(await domains.list()).toEqual({ blocked: [], allowed: [] });
+      // Other processes are told of each rule that changed (the allow list is read only under WHITELIST_MODE).
+      expect(told.filter((e) => e.type === "federation.rules_changed").length).toBe(2);
+    });
+
+    test("refuses answers from the rules kept in memory, read through the port: a block holds at once for the domain and its subdomains, and lifts at once; a rolled-back block never held", async () => {
+      const a = await arm.open();
+      const { domains } = await servicesOn(a);
+      expect(domains.refuses("https://sub.spam.example/inbox")).toBe(false);
+      await domains.block("spam.example");
+      for (const url of ["https://spam.example/inbox", "https://sub.spam.example/users/x", "SPAM.EXAMPLE.", "spam.example:8443"]) expect(domains.refuses(url)).toBe(true);
+      expect(domains.refuses("https://notspam.example/inbox")).toBe(false);
+      expect(domains.refuses(PUBLIC_URL)).toBe(false);
+      expect(domains.refuses("not a url")).toBe(true);
+      // An admin's block is written beside its audit line: it holds once both committed, never if they rolled back.
+      const rolledBack = a.port.transaction(async () => {
+        await domains.block("held.example");
+        expect(domains.refuses("held.example")).toBe(false);
+        throw new Error("rolled back");
+      });
+      await expect(rolledBack).rejects.toThrow("rolled back");
+      expect(domains.refuses("held.example")).toBe(false);
+      await a.port.transaction(() => domains.block("held.example"));
+      expect(domains.refuses("held.example")).toBe(true);
+      await domains.unblock("spam.example");
+      expect(domains.refuses("https://sub.spam.example/inbox")).toBe(false);
+
+      // Written by another process (or the command line): read again when told.
+      await a.port.run("INSERT INTO domain_blocks (id, domain, created_at) VALUES (?, ?, ?)", [a.t.ids.next(), "elsewhere.example", a.t.clock.now()]);
+      expect(domains.refuses("elsewhere.example")).toBe(false);
+      await domains.load();
+      expect(domains.refuses("elsewhere.example")).toBe(true);
+    });
+
+    test("under WHITELIST_MODE only allowed domains are not refused, matched exactly; a domain disallowed is refused at once", async () => {
+      const a = await arm.open();
+      const { gone, events } = await servicesOn(a);
+      const domains = new FederationDomains(a.port, a.t.ids, a.t.clock, events, true, new URL(PUBLIC_URL).hostname, gone);
+      expect(domains.refuses("friends.example")).toBe(true);
+      await domains.load();
+      expect(domains.refuses("friends.example")).toBe(true);
+      await domains.allow("friends.example");
+      expect(domains.refuses("https://friends.example/inbox")).toBe(false);
+      expect(domains.refuses("sub.friends.example")).toBe(true);
+      await domains.disallow("friends.example");
+      expect(domains.refuses("https://friends.example/inbox")).toBe(true);
     });
 
     test("a gone account is removed; a local account, or one not stored, is left alone", async () => {
       const a = await arm.open();
-      const { gone, remote } = servicesOn(a);
+      const { gone, remote } = await servicesOn(a);
       const zoe = (await remote.upsert(actor("https://m.example/users/zoe")))!;
       const ann = await a.mirror(await a.t.local("ann"));
       const before = await count(a, "accounts");

@@ -125,4 +125,23 @@ describe.skipIf(!postgresAvailable)("caches across processes", () => {
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual({ error: "The access token is invalid" });
   });
+
+  test("a domain blocked by another process is refused here once told: the rules kept in memory are read again", async () => {
+    const { url } = await database();
+    const server = await startTestServer();
+    cleanups.push(() => server.stop());
+    const here = await generations(url, "here");
+    here.on("federation-domains", (keys) => forgetKind(server.ctx.services, "federation-domains", keys));
+    const other = await generations(url, "other");
+    const bus = relayedBus();
+    other.subscribe(bus);
+    const domains = server.ctx.services.federationDomains;
+    // The other process's write, in the shared database: this process keeps its copy until told.
+    server.ctx.db.$client.run("INSERT INTO domain_blocks (id, domain, created_at) VALUES (?, ?, ?)", [server.ctx.ids.next(), "spam.example", 1]);
+    expect(domains.refuses("https://sub.spam.example/inbox")).toBe(false);
+    bus.emit({ type: "federation.rules_changed" });
+    await eventually(() => domains.refuses("https://sub.spam.example/inbox"), "the block read again here");
+    expect(here.generation("federation-domains")).toBe(1);
+    expect(domains.refuses("https://notspam.example/inbox")).toBe(false);
+  });
 });

@@ -54,7 +54,7 @@ function family(arm: PortArm) {
   const statusMedia = new StatusMedia(t.database.db, port, t.clock);
   const quotes = new QuoteService(t.database.db, port, t.ids, t.clock, events, s.quotes.policy, s.reader, s.renderCache, t.config.publicUrl);
   const posting = new PostingService(port, t.ids, t.clock, t.config, s.accounts, s.moderation, s.reader, events, s.counters, statusMedia, rows, quotes, s.posting.localEmojis);
-  const editing = new EditingService(port, t.database.db, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: media, statuses: statusMedia }, rows, async () => null);
+  const editing = new EditingService(port, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: media, statuses: statusMedia }, rows, async () => null);
   const upload = async (author: AccountRow) => media.upload(author.id, { file: await jpeg() }, { background: false });
   /** A status of the arm's SQLite services, in the port's database too. */
   const copied = async (row: StatusRow) => {

@@ -114,6 +114,8 @@ for (const arm of portArms) {
       events.within("quote_policy.changed", (e) => void policies.push(e.status.quoteApproval));
       const poll = { options: ["yes", "no"], tallies: [0, 0], multiple: false, expiresAt: a.t.clock.now() + 60_000, votersCount: null, closedAt: null };
       const row = (await posting.publishRemote(note(a, carol, 1, { tags: ["old"], poll })))!;
+      // Never edited: its history is the status as it is, with its poll's options.
+      expect((await editing.history(row)).map((v) => [v.text, v.pollOptions, v.media])).toEqual([["note 1", '["yes","no"]', []]]);
 
       const edited = await editing.applyRemoteEdit(row, { html: "<p>new</p>", text: "new", spoilerText: "", sensitive: false, tags: ["new"], emojis: [], editedAt: a.t.clock.now() });
       expect(edited).toMatchObject({ text: "new", contentHtml: "<p>new</p>" });
@@ -121,6 +123,7 @@ for (const arm of portArms) {
       expect((await a.port.all<{ text: string }>("SELECT text FROM status_edits WHERE status_id = ? ORDER BY id", [row.id])).map((r) => r.text)).toEqual(["note 1", "new"]);
       expect(await a.port.all("SELECT t.name FROM status_tags st JOIN tags t ON t.id = st.tag_id WHERE st.status_id = ?", [row.id])).toEqual([{ name: "new" }]);
       expect(updated).toEqual([row.id]);
+      expect((await editing.history(edited)).map((v) => v.text)).toEqual(["note 1", "new"]);
 
       // The same content again: no version, no event.
       expect(await editing.applyRemoteEdit(edited, { html: "<p>new</p>", text: "new", spoilerText: "", sensitive: false, tags: ["new"], emojis: [], editedAt: a.t.clock.now() })).toBe(edited);
@@ -185,6 +188,75 @@ for (const arm of portArms) {
         { id: row.id, homeRecipients: [alice.id], listIds: [] },
       ]);
       expect(await count(a, "home_feed")).toBe(0);
+    });
+
+    test("a removal with media and a quote: the media stay, detached from now (their grace period), and the quote goes first, announced", async () => {
+      const a = await arm.open();
+      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const { posting, removal, quotes, events } = family(a);
+      const removed: number[] = [];
+      events.within("quote.removed", (e) => void removed.push(e.quote.statusId));
+      const quoted = (await posting.publishRemote(note(a, carol, 1)))!;
+      const row = (await posting.publishRemote(note(a, carol, 2, { media: [{ url: "https://remote.example/a.png", description: "a", type: "image", blurhash: null, meta: {} }] })))!;
+      const [media] = await a.port.all<{ id: number; detachedAt: number | null }>('SELECT id, detached_at AS "detachedAt" FROM media_attachments WHERE status_id = ?', [row.id]);
+      expect(media?.detachedAt).toBeNull();
+      expect(await quotes.attachRemote({ status: row, quoted, quotedUri: quoted.uri!, state: "accepted" })).toMatchObject({ statusId: row.id, state: "accepted" });
+      a.t.clock.advance(1000);
+      await removal.remove(row);
+      expect(await a.port.get('SELECT status_id AS "statusId", detached_at AS "detachedAt" FROM media_attachments WHERE id = ?', [media!.id])).toEqual({ statusId: null, detachedAt: a.t.clock.now() });
+      expect(await quotes.forStatus(row.id)).toBeUndefined();
+      expect(await count(a, "quotes")).toBe(0);
+      expect(removed).toEqual([row.id]);
+    });
+
+    test("a quote of a remote post: asked, accepted by the quoted author's server alone, and revoked by its stamp's Delete; answers by anyone else change nothing", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const mallory = await a.mirror(a.t.remote("mallory", "evil.example"));
+      const { posting, quotes, events } = family(a);
+      const told: string[] = [];
+      for (const type of ["quote.requested", "quote.accepted", "quote.revoked", "quote.rejected"] as const) events.within(type, (e) => void told.push(`${e.type} ${e.quote.state}`));
+      const quoted = (await posting.publishRemote(note(a, carol, 1)))!;
+      const mine = newStatusRow({ id: a.t.ids.next(), accountId: alice.id, visibility: "public", createdAt: a.t.clock.now() });
+      await new NewStatuses(a.port).insert(mine);
+      const asked = await quotes.attach(mine, quoted);
+      expect([asked.state, asked.quotedStatusId]).toEqual(["pending", quoted.id]);
+      expect(asked.activityUri!).toStartWith("http://rookery.test/users/alice/quote_requests/");
+      expect(await a.port.get("SELECT account_id FROM mentions WHERE status_id = ?", [mine.id])).toEqual({ account_id: carol.id });
+      const stamp = "https://remote.example/users/carol/quote_authorizations/1";
+      expect(await quotes.acceptRemote(asked.activityUri!, stamp, mallory.id)).toBeNull();
+      expect(await quotes.rejectRemote(asked.activityUri!, mallory.id)).toBeNull();
+      expect((await quotes.forStatus(mine.id))?.state).toBe("pending");
+      expect(await quotes.acceptRemote(asked.activityUri!, stamp, carol.id)).toMatchObject({ state: "accepted", approvalUri: stamp });
+      // A replayed Accept, or one after the answer: nothing moves.
+      expect(await quotes.acceptRemote(asked.activityUri!, stamp, carol.id)).toBeNull();
+      expect(await quotes.byApprovalUri(stamp)).toMatchObject({ id: asked.id, state: "accepted" });
+      expect(await quotes.revokeStamp(stamp, mallory.id)).toBeNull();
+      expect(await quotes.revokeStamp(stamp, carol.id)).toMatchObject({ id: asked.id, state: "revoked" });
+      expect(await quotes.revokeStamp(stamp, carol.id)).toMatchObject({ state: "revoked" });
+      expect(await quotes.find(asked.id)).toMatchObject({ state: "revoked", approvalUri: stamp });
+      expect(told).toEqual(["quote.requested pending", "quote.accepted accepted", "quote.revoked revoked"]);
+    });
+
+    test("a remote post's quote: attached once (a second attach writes nothing), accepted when its stamp is verified, dropped by an edit, counted back", async () => {
+      const a = await arm.open();
+      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const dan = await a.mirror(a.t.remote("dan", "other.example"));
+      const { posting, quotes, events } = family(a);
+      const told: string[] = [];
+      for (const type of ["quote.accepted", "quote.removed"] as const) events.within(type, (e) => void told.push(e.type));
+      const quoted = (await posting.publishRemote(note(a, carol, 1)))!;
+      const quoting = (await posting.publishRemote(note(a, dan, 2)))!;
+      const pending = (await quotes.attachRemote({ status: quoting, quoted, quotedUri: quoted.uri!, state: "pending", approvalUri: "https://remote.example/stamps/9" }))!;
+      expect(await quotes.attachRemote({ status: quoting, quoted, quotedUri: quoted.uri!, state: "accepted" })).toBeNull();
+      expect(await count(a, "quotes")).toBe(1);
+      await quotes.restamp(pending.id, "https://remote.example/stamps/10");
+      expect(await quotes.acceptVerified(pending.id, "https://remote.example/stamps/10")).toMatchObject({ state: "accepted", approvalUri: "https://remote.example/stamps/10" });
+      expect(await quotes.acceptVerified(pending.id, null)).toBeNull();
+      expect(await quotes.dropRemote(pending.id)).toMatchObject({ id: pending.id, state: "accepted" });
+      expect(await quotes.forStatus(quoting.id)).toBeUndefined();
+      expect(told).toEqual(["quote.accepted", "quote.removed"]);
     });
   });
 }

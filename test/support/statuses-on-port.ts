@@ -1,4 +1,6 @@
 import { EventBus } from "../../src/infra/events.ts";
+import { StatusMedia } from "../../src/services/media/status-media.ts";
+import { QuoteService } from "../../src/services/quotes/quotes.ts";
 import { StatusActionService } from "../../src/services/statuses/actions.ts";
 import { EditingService } from "../../src/services/statuses/editing.ts";
 import { IdempotencyStore } from "../../src/services/statuses/idempotency.ts";
@@ -18,6 +20,9 @@ export function statusesOnPort(arm: PortArm) {
   const s = t.services;
   const events = new EventBus(port);
   const rows = new NewStatuses(port);
+  // Removal's collaborators on the port: what a status's removal writes lands in the arm's database.
+  const statusMedia = new StatusMedia(t.database.db, port, t.clock);
+  const quotes = new QuoteService(t.database.db, port, t.ids, t.clock, events, s.quotes.policy, s.reader, s.renderCache, t.config.publicUrl);
   const posting = new PostingService(port, t.ids, t.clock, t.config, s.accounts, s.moderation, s.reader, events, s.counters, s.statusMedia, rows, s.quotes, s.posting.localEmojis);
   return {
     events,
@@ -25,8 +30,9 @@ export function statusesOnPort(arm: PortArm) {
     actions: new StatusActionService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.removal, events, rows),
     scheduled: new ScheduledStatusService(port, t.ids, t.clock, posting, s.wheel),
     keys: new IdempotencyStore(port, t.clock),
-    editing: new EditingService(port, t.database.db, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: s.media, statuses: s.statusMedia }, rows, async () => null),
+    editing: new EditingService(port, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: s.media, statuses: s.statusMedia }, rows, async () => null),
     polls: new PollService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.wheel, events),
-    removal: new RemovalService(port, events, s.renderCache, s.statusMedia, s.quotes),
+    quotes,
+    removal: new RemovalService(port, events, s.renderCache, statusMedia, quotes),
   };
 }

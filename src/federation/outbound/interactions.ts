@@ -1,5 +1,5 @@
 import type { Context } from "@fedify/fedify";
-import { Add, Announce, Like, PUBLIC_COLLECTION, Remove, Undo } from "@fedify/fedify/vocab";
+import { type Activity, Add, Announce, Like, PUBLIC_COLLECTION, type Recipient, Remove, Undo } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { actorUriOf, instant, noteUriOf } from "../vocab.ts";
@@ -49,7 +49,8 @@ export function interactions(events: Pick<EventBus, "afterCommit">, out: Outboun
   /**
    * A local boost as an Announce (Mastodon's: its id is the boost's URI plus /activity;
    * public boosts have as:Public in `to`, unlisted ones in `cc`, with the booster's
-   * followers and the boosted author), and who should get it; null when nobody elsewhere should.
+   * followers and the boosted author), and who should get it (read as the send is prepared);
+   * null when it is no local boost.
    */
   const announcement = (boost: StatusRow) => {
     if (boost.reblogOfId === null || boost.uri !== null) return null;
@@ -57,11 +58,13 @@ export function interactions(events: Pick<EventBus, "afterCommit">, out: Outboun
     const original = lookups.status(boost.reblogOfId);
     const author = original && lookups.account(original.accountId);
     if (!booster || booster.domain !== null || !original || !author) return null;
-    const recipients = [...services.federationActors.remoteFollowers(booster.id), ...(author.domain !== null ? [author] : [])].map(recipientOf);
-    // A public boost goes to the accepted relays too, as any public status (Mastodon's
-    // StatusReachFinder#relay_inboxes asks only public_visibility?, which a reblog has).
-    if (boost.visibility === "public") recipients.push(...services.relays.accepted().map(relayRecipient));
-    if (recipients.length === 0) return null;
+    const recipients = async () => {
+      const all = [...(await services.federationActors.remoteFollowers(booster.id)), ...(author.domain !== null ? [author] : [])].map(recipientOf);
+      // A public boost goes to the accepted relays too, as any public status (Mastodon's
+      // StatusReachFinder#relay_inboxes asks only public_visibility?, which a reblog has).
+      if (boost.visibility === "public") all.push(...(await services.relays.accepted()).map(relayRecipient));
+      return all;
+    };
     const c = ctx();
     const followers = c.getFollowersUri(booster.username);
     const authorUri = actorUriOf(c, author);
@@ -81,7 +84,8 @@ export function interactions(events: Pick<EventBus, "afterCommit">, out: Outboun
     const out = announcement(e.status);
     if (!out) return;
     const { c, booster, announce, recipients } = out;
-    sender.send("Announce", () => c.sendActivity({ identifier: booster.username }, recipients, announce, { preferSharedInbox: true, orderingKey: announce.id!.href }));
+    const key = announce.id!.href;
+    sender.send("Announce", async () => sendTo(c, booster, await recipients(), announce, key), key);
   });
 
   events.afterCommit("status.deleted", (e) => {
@@ -89,7 +93,8 @@ export function interactions(events: Pick<EventBus, "afterCommit">, out: Outboun
     if (!out) return;
     const { c, booster, announce, recipients } = out;
     const undo = new Undo({ id: new URL(`${announce.id!.href}/undo`), actor: announce.actorId, tos: announce.toIds, ccs: announce.ccIds, object: announce });
-    sender.send("Undo Announce", () => c.sendActivity({ identifier: booster.username }, recipients, undo, { preferSharedInbox: true, orderingKey: announce.id!.href }));
+    const key = announce.id!.href;
+    sender.send("Undo Announce", async () => sendTo(c, booster, await recipients(), undo, key), key);
   });
 
   // A local pin or unpin: Add to or Remove from the featured collection, told to the remote
@@ -98,14 +103,18 @@ export function interactions(events: Pick<EventBus, "afterCommit">, out: Outboun
     const account = lookups.account(e.accountId);
     const status = lookups.status(e.statusId);
     if (!account || account.domain !== null || !status || status.uri !== null) return;
-    const followers = services.federationActors.remoteFollowers(account.id);
-    if (followers.length === 0) return;
     const c = ctx();
     const actor = c.getActorUri(account.username);
     const values = { id: new URL(`${actor.href}#${kind === "Add" ? "pins" : "unpins"}/${status.id}/${crypto.randomUUID()}`), actor, object: noteUriOf(c, account, status), target: c.getFeaturedUri(account.username), to: PUBLIC_COLLECTION };
     const activity = kind === "Add" ? new Add(values) : new Remove(values);
-    sender.send(kind, () => c.sendActivity({ identifier: account.username }, followers.map(recipientOf), activity, { preferSharedInbox: true, orderingKey: `${actor.href}#featured` }));
+    const key = `${actor.href}#featured`;
+    sender.send(kind, async () => sendTo(c, account, (await services.federationActors.remoteFollowers(account.id)).map(recipientOf), activity, key), key);
   };
   events.afterCommit("status.pinned", featuring("Add"));
   events.afterCommit("status.unpinned", featuring("Remove"));
+}
+
+/** Sends to the followers' servers (one delivery per shared inbox), unless there is nobody to send to. */
+async function sendTo(c: Context<void>, from: AccountRow, recipients: Recipient[], activity: Activity, orderingKey: string): Promise<void> {
+  if (recipients.length > 0) await c.sendActivity({ identifier: from.username }, recipients, activity, { preferSharedInbox: true, orderingKey });
 }

@@ -16,13 +16,14 @@ export function moves(events: Pick<EventBus, "afterCommit">, out: Outbound): voi
     const account = services.accounts.findById(e.accountId);
     const target = services.accounts.findById(e.targetAccountId);
     if (!account || account.domain !== null || !target) return;
-    const followers = services.federationActors.remoteFollowers(account.id);
-    if (followers.length === 0) return;
     const c = ctx();
+    const actor = c.getActorUri(account.username);
+    // After the profile Updates set in motion before it (their ordering key).
     sender.send("Move", async () => {
-      const actor = c.getActorUri(account.username);
+      const followers = await services.federationActors.remoteFollowers(account.id);
+      if (followers.length === 0) return;
       const move = new Move({ id: new URL(`${actor.href}#moves/${crypto.randomUUID()}`), actor, object: actor, target: actorUriOf(c, target) });
       await c.sendActivity({ identifier: account.username }, followers.map(recipientOf), move, { preferSharedInbox: true, orderingKey: `${actor.href}#profile` });
-    });
+    }, `${actor.href}#profile`);
   });
 }

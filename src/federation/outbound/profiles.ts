@@ -14,14 +14,15 @@ export function profiles(events: Pick<EventBus, "afterCommit">, out: Outbound): 
   events.afterCommit("account.updated", (e) => {
     const account = services.accounts.findById(e.accountId);
     if (!account || account.domain !== null) return;
-    const followers = services.federationActors.remoteFollowers(account.id);
-    if (followers.length === 0) return;
     const c = ctx();
+    const key = `${c.getActorUri(account.username).href}#profile`;
     sender.send("Update of a profile", async () => {
+      const followers = await services.federationActors.remoteFollowers(account.id);
+      if (followers.length === 0) return;
       const actor = await actorOf(c, urls, account, account.movedToAccountId === null ? undefined : services.accounts.findById(account.movedToAccountId));
       const update = new Update({ id: new URL(`${actor.id!.href}#updates/${crypto.randomUUID()}`), actor: actor.id, to: new URL("https://www.w3.org/ns/activitystreams#Public"), object: actor });
-      await c.sendActivity({ identifier: account.username }, followers.map(recipientOf), update, { preferSharedInbox: true, orderingKey: `${actor.id!.href}#profile` });
-    });
+      await c.sendActivity({ identifier: account.username }, followers.map(recipientOf), update, { preferSharedInbox: true, orderingKey: key });
+    }, key);
   });
 
   // Staff deleted a local account: the servers of its followers (gone from here now) are sent

@@ -1,11 +1,11 @@
-import { Accept, Delete, Note, PUBLIC_COLLECTION, Reject, Tombstone, Update } from "@fedify/fedify/vocab";
+import { Accept, Delete, Note, PUBLIC_COLLECTION, Reject, Tombstone } from "@fedify/fedify/vocab";
 import type { AccountRow, QuoteRow } from "../../db/schema.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { quoteRequestOf, stampOf } from "../quote-vocab.ts";
 import { noteOf } from "../vocab.ts";
 import type { Outbound } from "./index.ts";
 import { recipientOf } from "./sender.ts";
-import { outgoingNoteOf } from "./statuses.ts";
+import { outgoingNoteOf, sendNote, updateOf } from "./statuses.ts";
 
 /**
  * Quotes told to other servers once committed (FEP-044f, as Mastodon 4.5 sends it):
@@ -57,10 +57,7 @@ export function quotes(events: Pick<EventBus, "afterCommit">, out: Outbound): vo
     const status = lookups.status(quote.statusId);
     if (!isRemote(account(quote.quotedAccountId)) || !status) return;
     const sent = outgoingNoteOf(out, status);
-    if (!sent) return;
-    const { c, note, recipients, options } = sent;
-    const update = new Update({ id: new URL(`${note.id!.href}#updates/quote-${quote.id}-${quote.updatedAt}`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
-    sender.send("Update of a quote", () => c.sendActivity({ identifier: author.username }, recipients, update, options));
+    if (sent) sendNote(out, "Update of a quote", sent, (note) => updateOf(sent, note, `quote-${quote.id}-${quote.updatedAt}`));
   });
 
   events.afterCommit("quote.rejected", ({ quote }) => answer("Reject", quote));
@@ -81,10 +78,7 @@ export function quotes(events: Pick<EventBus, "afterCommit">, out: Outbound): vo
   // Who may quote a local post changed (PUT /api/v1/statuses/:id/interaction_policy): its Note goes out again.
   events.afterCommit("quote_policy.changed", ({ status }) => {
     const sent = outgoingNoteOf(out, status);
-    if (!sent) return;
-    const { c, author, note, recipients, options } = sent;
-    const update = new Update({ id: new URL(`${note.id!.href}#updates/policy-${crypto.randomUUID()}`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
-    sender.send("Update of a quote policy", () => c.sendActivity({ identifier: author.username }, recipients, update, options));
+    if (sent) sendNote(out, "Update of a quote policy", sent, (note) => updateOf(sent, note, `policy-${crypto.randomUUID()}`));
   });
 
   events.afterCommit("quote.revoked", ({ quote }) => {
@@ -94,14 +88,19 @@ export function quotes(events: Pick<EventBus, "afterCommit">, out: Outbound): vo
     const stamp = stampOf(c, lookups, quote);
     if (!stamp) return;
     const quoter = account(quote.accountId);
-    const reach = [
-      ...services.federationActors.remoteFollowers(quotedAuthor.id),
-      ...(quoter?.domain === null ? services.federationActors.remoteFollowers(quoter.id) : []),
-      ...(isRemote(quoter) ? [quoter] : []),
-    ];
-    const recipients = [...new Map(reach.map((a) => [a.id, a])).values()].map(recipientOf);
-    if (recipients.length === 0) return;
     const del = new Delete({ id: new URL(`${stamp.id!.href}#delete`), actor: c.getActorUri(quotedAuthor.username), to: PUBLIC_COLLECTION, object: stamp });
-    sender.send("Delete of a stamp", () => c.sendActivity({ identifier: quotedAuthor.username }, recipients, del, { preferSharedInbox: true, orderingKey: stamp.id!.href }));
+    sender.send(
+      "Delete of a stamp",
+      async () => {
+        const reach = [
+          ...(await services.federationActors.remoteFollowers(quotedAuthor.id)),
+          ...(quoter?.domain === null ? await services.federationActors.remoteFollowers(quoter.id) : []),
+          ...(isRemote(quoter) ? [quoter] : []),
+        ];
+        const recipients = [...new Map(reach.map((a) => [a.id, a])).values()].map(recipientOf);
+        if (recipients.length > 0) await c.sendActivity({ identifier: quotedAuthor.username }, recipients, del, { preferSharedInbox: true, orderingKey: stamp.id!.href });
+      },
+      stamp.id!.href,
+    );
   });
 }

@@ -52,7 +52,7 @@ export function relationships(events: Pick<EventBus, "afterCommit">, out: Outbou
       // already and refuses whatever the blocked account sends (GoToSocial answers 403, and the
       // delivery would be retried for two days). The block is written in the same synchronous
       // call as the follow's removal, so it is there by now.
-      if (services.follows.relationshipNow(p.account.id, p.target.id).blockedBy) {
+      if ((await services.follows.relationship(p.account.id, p.target.id)).blockedBy) {
         await kv.delete(followKey(p.account.id, p.target.id));
         return;
       }

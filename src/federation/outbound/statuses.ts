@@ -1,7 +1,8 @@
-import { Create, Delete, Note, Tombstone, Update } from "@fedify/fedify/vocab";
+import type { Context } from "@fedify/fedify";
+import { type Activity, Create, Delete, Note, type Question, type Recipient, Tombstone, Update } from "@fedify/fedify/vocab";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import type { EventBus } from "../../infra/events.ts";
-import { createOf, mentionedAccounts, noteOf } from "../vocab.ts";
+import { createOf, mentionedAccounts, noteOf, noteUriOf } from "../vocab.ts";
 import type { Outbound } from "./index.ts";
 import { relayRecipient } from "./relays.ts";
 import { recipientOf } from "./sender.ts";
@@ -16,28 +17,20 @@ export function statuses(events: Pick<EventBus, "afterCommit">, out: Outbound): 
   const outgoingNote = (status: StatusRow) => outgoingNoteOf(out, status);
 
   events.afterCommit("status.created", (e) => {
-    const out = outgoingNote(e.status);
-    if (!out) return;
-    const { c, author, note, recipients, options } = out;
-    send("Create", () => c.sendActivity({ identifier: author.username }, recipients, createOf(c, note, author, e.status), options));
+    const sent = outgoingNote(e.status);
+    if (sent) sendNote(out, "Create", sent, (note) => createOf(sent.c, note, sent.author, e.status));
   });
 
   events.afterCommit("status.updated", (e) => {
-    const out = outgoingNote(e.status);
-    if (!out) return;
-    const { c, author, note, recipients, options } = out;
-    const update = new Update({ id: new URL(`${note.id!.href}#updates/${e.status.editedAt ?? 0}`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
-    send("Update", () => c.sendActivity({ identifier: author.username }, recipients, update, options));
+    const sent = outgoingNote(e.status);
+    if (sent) sendNote(out, "Update", sent, (note) => updateOf(sent, note, `${e.status.editedAt ?? 0}`));
   });
 
   // A local poll that ended goes out again with its final counts (Mastodon sends Update).
   events.afterCommit("poll.ended", (e) => {
     const status = lookups.status(e.statusId);
-    const out = status && outgoingNote(status);
-    if (!out) return;
-    const { c, author, note, recipients, options } = out;
-    const update = new Update({ id: new URL(`${note.id!.href}#updates/poll-ended`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: note });
-    send("Update of a poll", () => c.sendActivity({ identifier: author.username }, recipients, update, options));
+    const sent = status && outgoingNote(status);
+    if (sent) sendNote(out, "Update of a poll", sent, (note) => updateOf(sent, note, "poll-ended"));
   });
 
   // A local account's vote in a remote poll: a Note per choice, named by the option's title and
@@ -64,12 +57,40 @@ export function statuses(events: Pick<EventBus, "afterCommit">, out: Outbound): 
   events.afterCommit("status.deleted", (e) => {
     // Statuses removed with an account staff suspended or deleted: its actor's Update or Delete says it all (Mastodon sends no Delete each).
     if (lookups.account(e.status.accountId)?.suspendedAt != null) return;
-    const out = outgoingNote(e.status);
-    if (!out) return;
-    const { c, author, note, recipients, options } = out;
-    const del = new Delete({ id: new URL(`${note.id!.href}#delete`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: new Tombstone({ id: note.id! }) });
-    send("Delete", () => c.sendActivity({ identifier: author.username }, recipients, del, options));
+    const sent = outgoingNote(e.status);
+    if (!sent) return;
+    const { c, author } = sent;
+    sendNote(out, "Delete", sent, (note) => new Delete({ id: new URL(`${note.id!.href}#delete`), actor: c.getActorUri(author.username), tos: note.toIds, ccs: note.ccIds, object: new Tombstone({ id: note.id! }) }));
   });
+}
+
+/** A local status's Note as it goes out, with who should get it (read as the send is prepared). */
+export interface OutgoingNote {
+  c: Context<void>;
+  author: AccountRow;
+  /** Built once the recipients are known to be someone: a status nobody elsewhere should get is never rendered. */
+  note(): Note | Question;
+  /** The author's remote followers (but for a direct status), the remote accounts it names or answers or quotes, and the relays for a public one; once each. */
+  recipients(): Promise<Recipient[]>;
+  options: { preferSharedInbox: boolean; orderingKey: string };
+}
+
+/** An Update of the Note, its id told apart by `suffix`. */
+export function updateOf(sent: OutgoingNote, note: Note | Question, suffix: string): Update {
+  return new Update({ id: new URL(`${note.id!.href}#updates/${suffix}`), actor: sent.c.getActorUri(sent.author.username), tos: note.toIds, ccs: note.ccIds, object: note });
+}
+
+/** Sends the activity made of the Note to its recipients, unless there are none; in the order of the status's other activities. */
+export function sendNote(out: Outbound, what: string, sent: OutgoingNote, activity: (note: Note | Question) => Activity): void {
+  out.sender.send(
+    what,
+    async () => {
+      const recipients = await sent.recipients();
+      if (recipients.length === 0) return;
+      await sent.c.sendActivity({ identifier: sent.author.username }, recipients, activity(sent.note()), sent.options);
+    },
+    sent.options.orderingKey,
+  );
 }
 
 // Statuses go to the author's remote followers (one delivery per shared inbox) and to the
@@ -83,7 +104,7 @@ const DISTRIBUTABLE = new Set(["public", "unlisted"]);
  * public or unlisted reply also goes to the author it answers (Mastodon's StatusReachFinder),
  * and a quote to the author it quotes.
  */
-export function outgoingNoteOf(out: Outbound, status: StatusRow) {
+export function outgoingNoteOf(out: Outbound, status: StatusRow): OutgoingNote | null {
   const { services, lookups, context: ctx, urls } = out;
   if (status.reblogOfId !== null || status.uri !== null) return null;
   const author = services.accounts.findById(status.accountId);
@@ -91,18 +112,26 @@ export function outgoingNoteOf(out: Outbound, status: StatusRow) {
   const c = ctx();
   const mentioned = mentionedAccounts(lookups, status).filter((a) => a.domain !== null);
   const direct = status.visibility === "direct";
-  const followers = direct ? [] : services.federationActors.remoteFollowers(status.accountId);
   const shared = DISTRIBUTABLE.has(status.visibility);
   const answered = status.inReplyToAccountId !== null && shared ? services.accounts.findById(status.inReplyToAccountId) : undefined;
   const quotedAccountId = shared ? lookups.quote(status.id)?.quotedAccountId : undefined;
   const quoted = quotedAccountId == null ? undefined : services.accounts.findById(quotedAccountId);
-  const remote = [...followers, ...mentioned, ...[answered, quoted].filter((a) => a !== undefined && a.domain !== null)] as AccountRow[];
-  const recipients = [...new Map(remote.map((a) => [a.id, a])).values()].map(recipientOf);
-  // Public statuses also go to the accepted relays (Mastodon's StatusReachFinder#relay_inboxes),
-  // with the Linked Data signature and proof Fedify adds, by which a relay's subscribers believe them.
-  if (status.visibility === "public") recipients.push(...services.relays.accepted().map(relayRecipient));
-  if (recipients.length === 0) return null;
-  const note = noteOf(c, urls, author, status, lookups);
-  const options = { preferSharedInbox: !direct, orderingKey: note.id!.href };
-  return { c, author, note, recipients, options };
+  const named = [...mentioned, ...[answered, quoted].filter((a) => a !== undefined && a.domain !== null)] as AccountRow[];
+  const recipients = async () => {
+    const followers = direct ? [] : await services.federationActors.remoteFollowers(status.accountId);
+    const remote = [...followers, ...named];
+    const all = [...new Map(remote.map((a) => [a.id, a])).values()].map(recipientOf);
+    // Public statuses also go to the accepted relays (Mastodon's StatusReachFinder#relay_inboxes),
+    // with the Linked Data signature and proof Fedify adds, by which a relay's subscribers believe them.
+    if (status.visibility === "public") all.push(...(await services.relays.accepted()).map(relayRecipient));
+    return all;
+  };
+  let note: Note | Question | undefined;
+  return {
+    c,
+    author,
+    note: () => (note ??= noteOf(c, urls, author, status, lookups)),
+    recipients,
+    options: { preferSharedInbox: !direct, orderingKey: noteUriOf(c, author, status).href },
+  };
 }

@@ -80,10 +80,10 @@ export class AccountDomainBlocks {
       const there = (await this.port.values("SELECT id FROM accounts WHERE domain = ? OR substr(domain, 1, ?) = ?", [domain, domain.length + 1, `${domain}:`])).map((r) => Number(r[0]));
       if (there.length === 0) return;
       for (const id of there) {
-        await this.follows.sever(accountId, id);
+        await this.follows.removeFollow(accountId, id);
         const followed = await this.follows.following(id, accountId);
         const requested = await this.port.run("DELETE FROM follow_requests WHERE account_id = ? AND target_account_id = ?", [id, accountId]);
-        if (followed) await this.follows.sever(id, accountId);
+        if (followed) await this.follows.removeFollow(id, accountId);
         if (followed || requested > 0) this.events.emit({ type: "follow.rejected", accountId: id, targetAccountId: accountId });
       }
       await this.port.orm.delete(notes).where(and(eq(notes.accountId, accountId), inArray(notes.fromAccountId, there)));

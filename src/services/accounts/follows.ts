@@ -1,9 +1,9 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import { changes, type Db } from "../../db/connection.ts";
+import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
-import { accountPins, accounts, followRequests, follows, type AccountRow } from "../../db/schema.ts";
+import { accounts, followRequests, follows, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, validationFailed } from "../../errors.ts";
 import { marks, padded, paddedSize } from "../../db/prepared.ts";
@@ -169,26 +169,14 @@ export class FollowService {
 
   async unfollow(actorId: number, targetId: number): Promise<Relationship> {
     if ((await this.q.target.execute({ targetId })).length === 0) throw notFound();
-    await this.sever(actorId, targetId);
+    await this.removeFollow(actorId, targetId);
     await this.q.deleteRequest.execute({ accountId: actorId, targetId });
     return this.relationship(actorId, targetId);
   }
 
   /** Removes a follow in either direction and keeps the counters right (blocks use it too). */
-  removeFollow(accountId: number, targetId: number) {
-    this.db.transaction((tx) => {
-      const deleted = tx
-        .delete(follows)
-        .where(and(eq(follows.accountId, accountId), eq(follows.targetAccountId, targetId)))
-        .run();
-      if (changes(deleted) === 0) return;
-      adjustFollowCounts(tx, accountId, targetId, -1);
-      this.events.emit({ type: "follow.removed", accountId, targetAccountId: targetId });
-    });
-  }
-
-  /** `removeFollow` through the port. */
-  async sever(accountId: number, targetId: number): Promise<void> {
+  /** Ends `accountId`'s follow of `targetId`, counted back and announced (follow.removed); nothing when there is none. */
+  async removeFollow(accountId: number, targetId: number): Promise<void> {
     await this.port.transaction(async () => {
       const deleted = await this.q.deleteFollow.execute({ accountId, targetId });
       if (this.port.changes(deleted) === 0) return;
@@ -197,17 +185,8 @@ export class FollowService {
     });
   }
 
-  removeFollowRequests(accountId: number, targetId: number) {
-    this.db
-      .delete(followRequests)
-      .where(
-        sql`(${followRequests.accountId} = ${accountId} AND ${followRequests.targetAccountId} = ${targetId}) OR (${followRequests.accountId} = ${targetId} AND ${followRequests.targetAccountId} = ${accountId})`,
-      )
-      .run();
-  }
-
-  /** `removeFollowRequests` through the port: the requests between the two, either way. */
-  async severRequests(accountId: number, targetId: number): Promise<void> {
+  /** The follow requests between the two, either way, withdrawn. */
+  async removeFollowRequests(accountId: number, targetId: number): Promise<void> {
     await this.port.run(
       "DELETE FROM follow_requests WHERE (account_id = ? AND target_account_id = ?) OR (account_id = ? AND target_account_id = ?)",
       [accountId, targetId, targetId, accountId],
@@ -346,39 +325,6 @@ export class FollowService {
     return assembleRelationships(targetIds, await relationshipFacts(this.port, viewerId, ids, this.clock.now()));
   }
 
-  /** `relationship` for synchronous callers (the outbound Undo's check of a block). */
-  relationshipNow(viewerId: number, targetId: number): Relationship {
-    const ids = [targetId];
-    const outgoing = this.db.select().from(follows).where(and(eq(follows.accountId, viewerId), inArray(follows.targetAccountId, ids))).all();
-    const incoming = this.db.select({ id: follows.accountId }).from(follows).where(and(eq(follows.targetAccountId, viewerId), inArray(follows.accountId, ids))).all();
-    const requested = this.db
-      .select()
-      .from(followRequests)
-      .where(and(eq(followRequests.accountId, viewerId), inArray(followRequests.targetAccountId, ids)))
-      .all();
-    const requestedBy = this.db
-      .select({ id: followRequests.accountId })
-      .from(followRequests)
-      .where(and(eq(followRequests.targetAccountId, viewerId), inArray(followRequests.accountId, ids)))
-      .all();
-    const blocks = this.filters.blocked(viewerId, ids);
-    const endorsed = this.db
-      .select({ id: accountPins.targetAccountId })
-      .from(accountPins)
-      .where(and(eq(accountPins.accountId, viewerId), inArray(accountPins.targetAccountId, ids)))
-      .all();
-    return assembleRelationships(ids, {
-      outgoing,
-      requested,
-      followedBy: new Set(incoming.map((r) => r.id)),
-      requestedBy: new Set(requestedBy.map((r) => r.id)),
-      blocking: blocks.blocking,
-      blockedBy: blocks.blockedBy,
-      mutes: this.filters.muted(viewerId, ids),
-      domainBlocking: this.filters.domainBlocking?.(viewerId, ids) ?? new Set<number>(),
-      endorsed: new Set(endorsed.map((r) => r.id)),
-    })[0] as Relationship;
-  }
 }
 
 function adjustFollowCounts(tx: Pick<Db, "update">, followerId: number, targetId: number, delta: number) {

@@ -133,9 +133,9 @@ export class ModerationService {
       // One transaction: the follows' removal is heard (outbound Undo, after commit) with the block
       // already there, which is how the Undo knows to stay unsent to a server that blocked us.
       await this.port.transaction(async () => {
-        await this.follows.sever(actorId, targetId);
-        await this.follows.sever(targetId, actorId);
-        await this.follows.severRequests(actorId, targetId);
+        await this.follows.removeFollow(actorId, targetId);
+        await this.follows.removeFollow(targetId, actorId);
+        await this.follows.removeFollowRequests(actorId, targetId);
         await this.w.insertBlock.execute({ id: this.ids.next(), accountId: actorId, targetId, createdAt: this.clock.now() });
         await this.clearFeedOf(actorId, targetId);
         await this.clearFeedOf(targetId, actorId);

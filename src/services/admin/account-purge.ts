@@ -44,7 +44,7 @@ export class AccountPurge {
     const { follows } = this.db.tables;
     const followed = await this.db.orm.select({ target: follows.targetAccountId }).from(follows).where(eq(follows.accountId, accountId));
     for (const { target } of followed) {
-      this.follows.removeFollow(accountId, target);
+      await this.follows.removeFollow(accountId, target);
       this.events.emit({ type: "follow.rejected", accountId, targetAccountId: target });
     }
   }
@@ -82,7 +82,7 @@ export class AccountPurge {
       .select({ accountId: follows.accountId, targetId: follows.targetAccountId })
       .from(follows)
       .where(or(eq(follows.accountId, accountId), eq(follows.targetAccountId, accountId)));
-    for (const pair of pairs) this.follows.removeFollow(pair.accountId, pair.targetId);
+    for (const pair of pairs) await this.follows.removeFollow(pair.accountId, pair.targetId);
     await orm.delete(followRequests).where(or(eq(followRequests.accountId, accountId), eq(followRequests.targetAccountId, accountId)));
     const files = [row.avatarFile, row.headerFile].filter((f): f is string => f !== null);
     await orm

@@ -1,4 +1,4 @@
-import { asc, eq, inArray } from "drizzle-orm";
+import { asc, inArray } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
@@ -37,10 +37,9 @@ function checkCombination(rows: { type: string; processing: string }[]) {
  * link once public. The uploads themselves are the media service's.
  *
  * On the database port (issue 31): the short link, and what posting and editing call inside
- * their port transactions (`resolve`, `attach`, `forEdit`, `reattach`). Still on `Db`,
- * synchronous, for callers not yet converted: removal (`detachFrom`, inside RemovalService's
- * synchronous transaction) and the status reader (`forStatuses`, also the archive export's and
- * federation's), which need the result at once.
+ * their port transactions (`resolve`, `attach`, `forEdit`, `reattach`), and removal's
+ * `detachFrom`. Still on `Db`, synchronous, for callers not yet converted: the status reader
+ * (`forStatuses`, also the archive export's and federation's), which needs the result at once.
  */
 export class StatusMedia implements MediaAttacher {
   constructor(
@@ -112,8 +111,8 @@ export class StatusMedia implements MediaAttacher {
   }
 
   /** Media of a status about to be deleted start their redraft grace period now. */
-  detachFrom(statusId: number) {
-    this.db.update(mediaAttachments).set({ detachedAt: this.clock.now() }).where(eq(mediaAttachments.statusId, statusId)).run();
+  async detachFrom(statusId: number): Promise<void> {
+    await this.port.run("UPDATE media_attachments SET detached_at = ? WHERE status_id = ?", [this.clock.now(), statusId]);
   }
 
   /**

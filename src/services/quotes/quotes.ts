@@ -3,7 +3,8 @@ import { and, eq, getTableColumns, isNull, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { accounts, mentions, quotes, type QuoteRow, type StatusRow } from "../../db/schema.ts";
+import { rowReader } from "../../db/rows.ts";
+import { accounts, quotes, type QuoteRow, type StatusRow } from "../../db/schema.ts";
 import { ApiError, forbidden, notFound } from "../../errors.ts";
 import { parseId, type IdGenerator } from "../../ids.ts";
 import type { EventBus } from "../../infra/events.ts";
@@ -41,19 +42,29 @@ export interface RemoteQuoteInput {
   withStatus?: boolean;
 }
 
+const QUOTE = rowReader(quotes);
+/** Raw and read by rowReader: asked for every status a remote Create or Update brings, and every answer to a quote. */
+const Q = {
+  byStatus: `SELECT ${QUOTE.columns} ${QUOTE.from} WHERE status_id = ? LIMIT 1`,
+  byId: `SELECT ${QUOTE.columns} ${QUOTE.from} WHERE id = ?`,
+  byActivity: `SELECT ${QUOTE.columns} ${QUOTE.from} WHERE activity_uri = ? LIMIT 1`,
+  // An accepted one first: other posts may name the same stamp, unproven.
+  byApproval: `SELECT ${QUOTE.columns} ${QUOTE.from} WHERE approval_uri = ? ORDER BY CASE WHEN state = 'accepted' THEN 0 ELSE 1 END, id LIMIT 1`,
+  ofQuoted: `SELECT ${QUOTE.columns} ${QUOTE.from} WHERE quoted_status_id = ? AND status_id = ? LIMIT 1`,
+  localQuotes: `SELECT ${QUOTE.columns} ${QUOTE.from} JOIN accounts ON accounts.id = quotes.account_id WHERE quotes.quoted_status_id = ? AND quotes.state = 'accepted' AND accounts.domain IS NULL`,
+};
+
 /**
  * Quote posts (Mastodon's Quote model and its services): a status quoting another is one row
  * of `quotes`, whose state moves pending → accepted | rejected, accepted → revoked. Each
  * transition is announced (quote.requested, quote.accepted, quote.rejected, quote.revoked,
  * quote.removed) and what follows it (quotes_count, the `quote` notification, activities to
  * other servers) is in the table of consequences. Every write here runs inside the caller's
- * transaction or its own.
+ * transaction or its own, on the database port (issue 31).
  *
- * On the database port (issue 31): `attach`, a local post's quote written in the post's port
- * transaction. The rest stays on `Db`, synchronous, for callers not yet converted: RemoteNotes,
- * NoteQuotes, RemoteInteractions and the quote checks (the remote paths), RemovalService
- * (`removing`, inside its synchronous transaction), the revoke route's `revoke`, and the reads
- * the synchronous reader, policy and editing ask (`forStatus`, `quotedStatusOf`, `localQuotesOf`).
+ * Still synchronous on `Db`, for callers not yet converted: `forStatusNow` (the Note's lookups
+ * and the signed-in status's ReadSnapshot) and `localQuotesOfNow` (status.updated's `within`
+ * listener).
  */
 export class QuoteService {
   private byStatusQuery;
@@ -84,26 +95,31 @@ export class QuoteService {
     return row;
   }
 
-  forStatus(statusId: number): QuoteRow | undefined {
+  async forStatus(statusId: number): Promise<QuoteRow | undefined> {
+    return this.one(Q.byStatus, [statusId]);
+  }
+
+  /** `forStatus` for synchronous callers (a Note's lookups, the signed-in status's ReadSnapshot). */
+  forStatusNow(statusId: number): QuoteRow | undefined {
     return this.byStatusQuery.get({ status: statusId });
   }
 
-  find(id: number): QuoteRow | undefined {
-    return this.db.select().from(quotes).where(eq(quotes.id, id)).get();
+  find(id: number): Promise<QuoteRow | undefined> {
+    return this.one(Q.byId, [id]);
   }
 
-  byActivityUri(uri: string): QuoteRow | undefined {
-    return this.db.select().from(quotes).where(eq(quotes.activityUri, uri)).get();
+  byActivityUri(uri: string): Promise<QuoteRow | undefined> {
+    return this.one(Q.byActivity, [uri]);
   }
 
   /** The quote a stamp proved (an accepted one first: other posts may name the same stamp, unproven). */
-  byApprovalUri(uri: string): QuoteRow | undefined {
-    return this.db.select().from(quotes).where(eq(quotes.approvalUri, uri)).orderBy(sql`${quotes.state} = 'accepted' DESC`, quotes.id).get();
+  byApprovalUri(uri: string): Promise<QuoteRow | undefined> {
+    return this.one(Q.byApproval, [uri]);
   }
 
   /** The status a local status quotes, when it is stored (for the fallback link an edit keeps). */
   async quotedStatusOf(statusId: number): Promise<StatusRow | null> {
-    const quote = this.forStatus(statusId);
+    const quote = await this.forStatus(statusId);
     return quote?.quotedStatusId ? ((await this.reader.findRow(quote.quotedStatusId)) ?? null) : null;
   }
 
@@ -151,8 +167,7 @@ export class QuoteService {
    * notify at once; pending ones wait for the quoted author's answer (`answerRequest` when the
    * quoted status is local, `acceptRemote`/`rejectRemote` otherwise). Null if the status already has one.
    */
-  attachRemote(input: RemoteQuoteInput): QuoteRow | null {
-    if (this.forStatus(input.status.id)) return null;
+  async attachRemote(input: RemoteQuoteInput): Promise<QuoteRow | null> {
     const now = this.clock.now();
     const row: QuoteRow = {
       id: this.ids.next(),
@@ -168,28 +183,28 @@ export class QuoteService {
       createdAt: now,
       updatedAt: now,
     };
-    this.db.transaction(() => {
-      this.db.insert(quotes).values(row).run();
+    return this.port.transaction(async () => {
+      if (await this.forStatus(input.status.id)) return null;
+      await this.insertQuery.execute(row);
       this.cache.invalidateStatus(row.statusId);
       if (row.state === "accepted") this.events.emit({ type: "quote.accepted", quote: row, withStatus: input.withStatus ?? true });
+      return row;
     });
-    return row;
   }
 
   /** A QuoteRequest for a local status (its quote stored pending by `attachRemote`): decided by the policy, as Mastodon answers automatically. */
   async answerRequest(quoteId: number, activityUri?: string): Promise<QuoteRow | null> {
-    const found = this.find(quoteId);
+    const found = await this.find(quoteId);
     if (!found || found.state !== "pending" || found.quotedStatusId === null) return null;
     const quoted = await this.reader.findRow(found.quotedStatusId);
     if (!quoted || quoted.uri !== null) return null;
-    // Decided before the (synchronous) write: the policy reads through the database port.
-    const decision = await this.policy.mayQuote(quoted, found.accountId);
-    return this.db.transaction(() => {
+    return this.port.transaction(async () => {
       // The request's IRI, which the answer quotes (Mastodon's quote.update!(activity_uri: ...)).
       const quote = activityUri === undefined ? found : { ...found, activityUri };
-      if (activityUri !== undefined) this.db.update(quotes).set({ activityUri }).where(eq(quotes.id, quote.id)).run();
+      if (activityUri !== undefined) await this.port.run("UPDATE quotes SET activity_uri = ? WHERE id = ?", [activityUri, quote.id]);
+      const decision = await this.policy.mayQuote(quoted, quote.accountId);
       // Mastodon's accept_quote_request! gives the quoted author access before accepting.
-      if (decision === "automatic") this.ensureQuotedAccess(quote);
+      if (decision === "automatic") await this.ensureQuotedAccess(quote);
       return this.answer(quote, decision);
     });
   }
@@ -199,37 +214,37 @@ export class QuoteService {
    * author sent it again with the stamp, or it was checked again, and the stamp's server vouched
    * for it; null: an author quoting itself needs none): accepted.
    */
-  acceptVerified(quoteId: number, approvalUri: string | null): QuoteRow | null {
-    const quote = this.find(quoteId);
+  async acceptVerified(quoteId: number, approvalUri: string | null): Promise<QuoteRow | null> {
+    const quote = await this.find(quoteId);
     if (!quote || quote.state !== "pending") return null;
-    return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
+    return this.port.transaction(() => this.move(quote, "accepted", approvalUri));
   }
 
   /**
    * A remote post's quote whose stamp its own server says is not there (Mastodon's
    * VerifyQuoteService: quote.reject!): a pending one rejected, an accepted one revoked.
    */
-  rejectVerified(quoteId: number): QuoteRow | null {
-    const quote = this.find(quoteId);
+  async rejectVerified(quoteId: number): Promise<QuoteRow | null> {
+    const quote = await this.find(quoteId);
     if (!quote || (quote.state !== "pending" && quote.state !== "accepted")) return null;
-    return this.db.transaction(() => this.reject(quote));
+    return this.port.transaction(() => this.reject(quote));
   }
 
   /** A remote quote's quoted post, fetched after the quote was stored (it could not be had then). */
-  setQuoted(quoteId: number, quoted: StatusRow): void {
-    this.db.update(quotes).set({ quotedStatusId: quoted.id, quotedAccountId: quoted.accountId }).where(and(eq(quotes.id, quoteId), isNull(quotes.quotedStatusId))).run();
-    const quote = this.find(quoteId);
+  async setQuoted(quoteId: number, quoted: StatusRow): Promise<void> {
+    await this.port.run("UPDATE quotes SET quoted_status_id = ?, quoted_account_id = ? WHERE id = ? AND quoted_status_id IS NULL", [quoted.id, quoted.accountId, quoteId]);
+    const quote = await this.find(quoteId);
     if (quote) this.cache.invalidateStatus(quote.statusId);
   }
 
   /** A pending remote quote now names another stamp (its post's Update): the one to check. */
-  restamp(quoteId: number, approvalUri: string | null): void {
-    this.db.update(quotes).set({ approvalUri, updatedAt: this.clock.now() }).where(and(eq(quotes.id, quoteId), eq(quotes.state, "pending"))).run();
+  async restamp(quoteId: number, approvalUri: string | null): Promise<void> {
+    await this.port.run("UPDATE quotes SET approval_uri = ?, updated_at = ? WHERE id = ? AND state = 'pending'", [approvalUri, this.clock.now(), quoteId]);
   }
 
   /** A quote checked (again) now: not stale for another while (QuoteRefreshWorker's quote.touch). */
-  touch(quoteId: number): void {
-    this.db.update(quotes).set({ updatedAt: this.clock.now() }).where(eq(quotes.id, quoteId)).run();
+  async touch(quoteId: number): Promise<void> {
+    await this.port.run("UPDATE quotes SET updated_at = ? WHERE id = ?", [this.clock.now(), quoteId]);
   }
 
   /**
@@ -239,12 +254,12 @@ export class QuoteService {
    * deleted where it was believed (Mastodon's RevokeQuoteService before the destroy).
    */
   async dropRemote(quoteId: number): Promise<QuoteRow | null> {
-    const found = this.find(quoteId);
+    const found = await this.find(quoteId);
     if (!found) return null;
     const local = found.quotedStatusId !== null && (await this.reader.findRow(found.quotedStatusId))?.uri === null;
-    return this.db.transaction(() => {
-      const quote = found.state === "accepted" && local ? this.reject(found) : found;
-      this.db.delete(quotes).where(eq(quotes.id, quote.id)).run();
+    return this.port.transaction(async () => {
+      const quote = found.state === "accepted" && local ? await this.reject(found) : found;
+      await this.port.run("DELETE FROM quotes WHERE id = ?", [quote.id]);
       this.cache.invalidateStatus(quote.statusId);
       this.events.emit({ type: "quote.removed", quote });
       return quote;
@@ -257,26 +272,26 @@ export class QuoteService {
    * accepted (Mastodon's Accept#accept_quote! returns unless `quote.pending?`): one it rejected
    * or revoked stays so, whatever Accept comes later (a replay, or one overtaken by its Reject).
    */
-  acceptRemote(activityUri: string, approvalUri: string, actorAccountId: number): QuoteRow | null {
-    const quote = this.byActivityUri(activityUri);
+  async acceptRemote(activityUri: string, approvalUri: string, actorAccountId: number): Promise<QuoteRow | null> {
+    const quote = await this.byActivityUri(activityUri);
     // Only a question still open is answered (Mastodon's accept_quote!: quote.pending?): an Accept
     // arriving after a Reject, or after the quoted post went, changes nothing.
     if (!quote || quote.quotedAccountId !== actorAccountId || quote.state !== "pending") return null;
-    return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
+    return this.port.transaction(() => this.move(quote, "accepted", approvalUri));
   }
 
   /** The quoted author's server refused a QuoteRequest (Reject): rejected, or revoked if it had been accepted. */
-  rejectRemote(activityUri: string, actorAccountId: number): QuoteRow | null {
-    const quote = this.byActivityUri(activityUri);
+  async rejectRemote(activityUri: string, actorAccountId: number): Promise<QuoteRow | null> {
+    const quote = await this.byActivityUri(activityUri);
     if (!quote || quote.quotedAccountId !== actorAccountId) return null;
-    return this.db.transaction(() => this.reject(quote));
+    return this.port.transaction(() => this.reject(quote));
   }
 
   /** The quoted author's server deleted its stamp (Delete of the QuoteAuthorization): the quote is revoked. */
-  revokeStamp(approvalUri: string, actorAccountId: number): QuoteRow | null {
-    const quote = this.byApprovalUri(approvalUri);
+  async revokeStamp(approvalUri: string, actorAccountId: number): Promise<QuoteRow | null> {
+    const quote = await this.byApprovalUri(approvalUri);
     if (!quote || quote.quotedAccountId !== actorAccountId) return null;
-    return this.db.transaction(() => this.reject(quote));
+    return this.port.transaction(() => this.reject(quote));
   }
 
   /**
@@ -286,25 +301,30 @@ export class QuoteService {
    */
   async revoke(accountId: number, quotedStatusId: number | null, quotingStatusId: number | null): Promise<StatusRow> {
     const quoted = await this.reader.visibleRow(quotedStatusId, accountId);
-    const quote = quotingStatusId === null ? undefined : this.db.select().from(quotes).where(and(eq(quotes.quotedStatusId, quoted.id), eq(quotes.statusId, quotingStatusId))).get();
+    const quote = quotingStatusId === null ? undefined : await this.one(Q.ofQuoted, [quoted.id, quotingStatusId]);
     if (!quote) throw notFound();
     if (quote.quotedAccountId !== accountId) throw forbidden();
-    this.db.transaction(() => this.reject(quote));
+    await this.port.transaction(() => this.reject(quote));
     const status = await this.reader.findRow(quote.statusId);
     if (!status) throw notFound();
     return status;
   }
 
   /** A quoting status is being deleted (RemovalService, in its transaction): its quote goes first, so that what it counted is counted back. */
-  removing(statusId: number): void {
-    const quote = this.forStatus(statusId);
+  async removing(statusId: number): Promise<void> {
+    const quote = await this.forStatus(statusId);
     if (!quote) return;
-    this.db.delete(quotes).where(eq(quotes.id, quote.id)).run();
+    await this.port.run("DELETE FROM quotes WHERE id = ?", [quote.id]);
     this.events.emit({ type: "quote.removed", quote });
   }
 
   /** Local quoters' statuses quoting `statusId` (accepted ones): who hears of its edits (`quoted_update`). */
-  localQuotesOf(statusId: number): QuoteRow[] {
+  async localQuotesOf(statusId: number): Promise<QuoteRow[]> {
+    return (await this.port.values(Q.localQuotes, [statusId])).map(QUOTE.map);
+  }
+
+  /** `localQuotesOf` for status.updated's synchronous `within` listener. */
+  localQuotesOfNow(statusId: number): QuoteRow[] {
     return this.db
       .select({ quote: quotes })
       .from(quotes)
@@ -333,28 +353,33 @@ export class QuoteService {
    * notification shown). A silent mention is a row of the mentions table only: the status's own
    * list of mentions (its rendering, its Mention tags, notifications, conversations) is untouched.
    */
-  private ensureQuotedAccess(quote: QuoteRow): void {
+  private async ensureQuotedAccess(quote: QuoteRow): Promise<void> {
     if (quote.quotedAccountId === null || quote.quotedAccountId === quote.accountId) return;
-    this.db.insert(mentions).values({ statusId: quote.statusId, accountId: quote.quotedAccountId }).onConflictDoNothing().run();
+    await this.port.run(SILENT_MENTION, [quote.statusId, quote.quotedAccountId]);
   }
 
   /** A local quoted status's answer: accepted when the policy lets it at once, else rejected (Mastodon offers no manual review). */
-  private answer(quote: QuoteRow, decision: QuoteDecision): QuoteRow {
+  private answer(quote: QuoteRow, decision: QuoteDecision): Promise<QuoteRow> {
     return this.move(quote, decision === "automatic" ? "accepted" : "rejected", quote.approvalUri);
   }
 
   /** Mastodon's Quote#reject!: an accepted quote is revoked, any other rejected (a revoked one stays so). */
-  private reject(quote: QuoteRow): QuoteRow {
+  private async reject(quote: QuoteRow): Promise<QuoteRow> {
     if (quote.state === "revoked") return quote;
     return this.move(quote, quote.state === "accepted" ? "revoked" : "rejected", quote.approvalUri);
   }
 
-  private move(quote: QuoteRow, state: "accepted" | "rejected" | "revoked", approvalUri: string | null): QuoteRow {
+  private async move(quote: QuoteRow, state: "accepted" | "rejected" | "revoked", approvalUri: string | null): Promise<QuoteRow> {
     if (quote.state === state) return quote;
     const updated: QuoteRow = { ...quote, state, approvalUri, updatedAt: this.clock.now() };
-    this.db.update(quotes).set({ state, approvalUri, updatedAt: updated.updatedAt }).where(eq(quotes.id, quote.id)).run();
+    await this.port.run("UPDATE quotes SET state = ?, approval_uri = ?, updated_at = ? WHERE id = ?", [state, approvalUri, updated.updatedAt, quote.id]);
     this.moved(updated, false);
     return updated;
+  }
+
+  private async one(text: string, params: unknown[]): Promise<QuoteRow | undefined> {
+    const [row] = await this.port.values(text, params);
+    return row && QUOTE.map(row);
   }
 
   /** What follows a quote's move to its new state, once written. `withStatus`: decided in the quoting status's own transaction (see the events). */

@@ -1,14 +1,11 @@
-import type { Statement } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
+import type { EventBus } from "../../infra/events.ts";
+import { log } from "../../log.ts";
 import { domainAndParents, hostOf, normalizeDomain, normalizeHost } from "../../net/domains.ts";
 import type { GoneAccounts } from "./gone-accounts.ts";
-
-/** Hosts whose verdict is kept at most (a few KB). */
-const MAX_KEPT_VERDICTS = 4096;
 
 /** A rule as the CLI lists it. */
 export interface DomainRule {
@@ -28,47 +25,50 @@ export function domainRule(input: string | null | undefined): string {
  * with severity suspend, matched on the domain and its subdomains) and, under WHITELIST_MODE,
  * the allow list (Mastodon's LIMITED_FEDERATION_MODE with DomainAllow, matched exactly),
  * outside which every domain is refused. `refuses()` is asked where federation meets the
- * outside: the inbox (before a signature is checked), each delivery just before it is made,
- * and every fetch (src/federation), several times a request. Its answers are kept per host
- * until the rules may have changed: a rule written here (block, unblock, allow, disallow), or
- * a commit by another connection (SQLite's data_version: the CLI blocks domains while the
- * server runs), so a block holds at once. Inside a transaction the tables are read as before:
- * the transaction may have changed a rule it could still roll back.
+ * outside and cannot wait: the inbox (before a signature is checked), each delivery just before
+ * it is made, and every fetch (src/federation), several times a request. So it answers from a
+ * copy of the rules kept in memory (a few hundred domains at most), read through the port at
+ * start (`load`, awaited before anything is served; until then every host is refused). A rule
+ * written here changes the copy once its write committed (never for one rolled back, with the
+ * transaction of an admin's audit line around it); another process's is read again when told
+ * (the `federation-domains` cache kind, moved by `federation.rules_changed`), and the command
+ * line's on SQLite when the server sees another connection commit (forgetCached).
  */
 export class FederationDomains {
-  private q: {
-    blocked: Statement<{ one: number }, [string]>;
-    allowed: Statement<{ one: number }, [string]>;
-    dataVersion: Statement<{ data_version: number }, []>;
-  };
   private localHost: string | null;
-  /** host -> refused, valid while neither `ruleWrites` nor data_version has moved. */
-  private verdicts = new Map<string, boolean>();
-  private verdictsFor = { dataVersion: -1, ruleWrites: -1 };
-  /** Bumped by every rule written here, before it is written. */
-  private ruleWrites = 0;
+  /** The rules as last read, changed by what this process committed since; null until the first read. */
+  private rules: { blocked: Set<string>; allowed: Set<string> } | null = null;
+  /** Reads begun, and the last read or change applied: a read begun before a later change or read is dropped. */
+  private reads = 0;
+  private applied = 0;
 
   constructor(
     private port: DatabasePort,
-    /**
-     * The synchronous connection, for `refuses`: asked synchronously wherever federation meets
-     * the outside (fetches, deliveries, the inbox's edge, services not yet converted).
-     */
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
+    private events: EventBus,
     private whitelistMode: boolean,
     /** This server's own host: never refused. */
     localHost: string,
     private gone: GoneAccounts,
   ) {
     this.localHost = normalizeHost(localHost);
-    const sqlite = db.$client;
-    this.q = {
-      blocked: sqlite.query("SELECT 1 AS one FROM domain_blocks WHERE domain IN (SELECT value FROM json_each(?)) LIMIT 1"),
-      allowed: sqlite.query("SELECT 1 AS one FROM domain_allows WHERE domain IN (SELECT value FROM json_each(?)) LIMIT 1"),
-      dataVersion: sqlite.query("PRAGMA data_version"),
-    };
+  }
+
+  /** Reads the rules (at start, and when another process or connection changed them). */
+  async load(): Promise<void> {
+    const read = ++this.reads;
+    const domains = async (table: "domain_blocks" | "domain_allows") => new Set((await this.port.all<{ domain: string }>(`SELECT domain FROM ${table}`)).map((r) => r.domain));
+    const blocked = await domains("domain_blocks");
+    const allowed = this.whitelistMode ? await domains("domain_allows") : new Set<string>();
+    if (read < this.applied) return;
+    this.applied = read;
+    this.rules = { blocked, allowed };
+  }
+
+  /** The rules may have changed elsewhere: read again in the background (a failure is logged, the copy kept). */
+  reload(): void {
+    this.load().catch((e) => log("error", "reading the federation domain rules failed", { error: String(e).split("\n")[0] }));
   }
 
   /**
@@ -79,25 +79,20 @@ export class FederationDomains {
     const host = hostOf(urlOrHost);
     if (host === null) return true;
     if (host === this.localHost) return false;
-    if (this.db.$client.inTransaction) return this.refusedByTables(host);
-    const dataVersion = this.q.dataVersion.get()!.data_version;
-    if (dataVersion !== this.verdictsFor.dataVersion || this.ruleWrites !== this.verdictsFor.ruleWrites) {
-      this.verdicts.clear();
-      this.verdictsFor = { dataVersion, ruleWrites: this.ruleWrites };
-    }
-    let refused = this.verdicts.get(host);
-    if (refused === undefined) {
-      refused = this.refusedByTables(host);
-      // Bounded: a flood of distinct hosts costs a re-read, not memory.
-      if (this.verdicts.size >= MAX_KEPT_VERDICTS) this.verdicts.clear();
-      this.verdicts.set(host, refused);
-    }
-    return refused;
+    const rules = this.rules;
+    if (rules === null) return true;
+    if (this.whitelistMode) return !rules.allowed.has(host);
+    return rules.blocked.size > 0 && domainAndParents(host).some((d) => rules.blocked.has(d));
   }
 
-  private refusedByTables(host: string): boolean {
-    if (this.whitelistMode) return !this.q.allowed.get(JSON.stringify([host]));
-    return !!this.q.blocked.get(JSON.stringify(domainAndParents(host)));
+  /** A rule was written (in the calling flow's transaction, if any): the copy changes once it committed, and other processes are told. */
+  private changed(change: (rules: { blocked: Set<string>; allowed: Set<string> }) => void): void {
+    this.port.afterCommit(() => {
+      // A read begun before this commit may not see it.
+      this.applied = ++this.reads;
+      if (this.rules) change(this.rules);
+    });
+    this.events.emit({ type: "federation.rules_changed" });
   }
 
   /**
@@ -109,17 +104,15 @@ export class FederationDomains {
   block(input: string): Promise<{ domain: string; created: boolean; removedAccounts: number }> {
     // Checked before anything is awaited: a bad domain throws at once, as before the port.
     const domain = domainRule(input);
-    this.ruleWrites++;
     return this.port.transaction(async () => {
       const created = (await this.port.run("INSERT INTO domain_blocks (id, domain, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [this.ids.next(), domain, this.clock.now()])) > 0;
-      // Bumped again now the rule is written: a verdict read meanwhile (from the tables as they were) is not kept.
-      this.ruleWrites++;
+      if (created) this.changed((rules) => rules.blocked.add(domain));
       let removedAccounts = 0;
       for (const id of await this.accountsCoveredBy(domain)) {
         await this.gone.remove(id);
         removedAccounts++;
       }
-      await this.forgetKeysOf(domain);
+      await this.forgetKeysOf(domain, (host) => domainAndParents(host).includes(domain));
       return { domain, created, removedAccounts };
     });
   }
@@ -127,41 +120,42 @@ export class FederationDomains {
   /** Lifts a suspension; the accounts it removed come back only when they are met again. */
   unblock(input: string): Promise<{ domain: string; removed: boolean }> {
     const domain = domainRule(input);
-    this.ruleWrites++;
     return this.unblockChecked(domain);
   }
 
   private async unblockChecked(domain: string): Promise<{ domain: string; removed: boolean }> {
     const removed = (await this.port.run("DELETE FROM domain_blocks WHERE domain = ?", [domain])) > 0;
-    this.ruleWrites++;
+    if (removed) this.changed((rules) => rules.blocked.delete(domain));
     return { domain, removed };
   }
 
   /** Puts a domain on the allow list (only read under WHITELIST_MODE). */
   allow(input: string): Promise<{ domain: string; created: boolean }> {
     const domain = domainRule(input);
-    this.ruleWrites++;
     return this.allowChecked(domain);
   }
 
   private async allowChecked(domain: string): Promise<{ domain: string; created: boolean }> {
     const created = (await this.port.run("INSERT INTO domain_allows (id, domain, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [this.ids.next(), domain, this.clock.now()])) > 0;
-    this.ruleWrites++;
+    if (created && this.whitelistMode) this.changed((rules) => rules.allowed.add(domain));
     return { domain, created };
   }
 
   /** Takes a domain off the allow list: under WHITELIST_MODE, it is refused from now on, its keys forgotten. */
   disallow(input: string): Promise<{ domain: string; removed: boolean }> {
     const domain = domainRule(input);
-    this.ruleWrites++;
     return this.disallowChecked(domain);
   }
 
   private async disallowChecked(domain: string): Promise<{ domain: string; removed: boolean }> {
-    const removed = (await this.port.run("DELETE FROM domain_allows WHERE domain = ?", [domain])) > 0;
-    this.ruleWrites++;
-    await this.forgetKeysOf(domain);
-    return { domain, removed };
+    return this.port.transaction(async () => {
+      const removed = (await this.port.run("DELETE FROM domain_allows WHERE domain = ?", [domain])) > 0;
+      if (removed && this.whitelistMode) {
+        this.changed((rules) => rules.allowed.delete(domain));
+        await this.forgetKeysOf(domain, (host) => host === domain);
+      }
+      return { domain, removed };
+    });
   }
 
   async list(): Promise<{ blocked: DomainRule[]; allowed: DomainRule[] }> {
@@ -173,9 +167,10 @@ export class FederationDomains {
    * Drops the keys (and documents) Fedify keeps of a domain now refused: a kept key would go on
    * verifying the domain's signatures without being fetched again, and fetching it is what
    * refuses it. Read before this, or cached by a fetch that was under way, a refused domain's
-   * key is read as absent all the same (src/federation/refusals.ts).
+   * key is read as absent all the same (src/federation/refusals.ts). `refused`: whether a host
+   * is refused by the rule just written (the kept copy changes only once it committed).
    */
-  private async forgetKeysOf(domain: string): Promise<void> {
+  private async forgetKeysOf(domain: string, refused: (host: string) => boolean): Promise<void> {
     // Fedify's cached keys and documents in its store (src/federation/kv.ts), keyed by the JSON
     // of ["_fedify", "publicKey", (…,) url] and ["_fedify", "remoteDocument", url].
     const cached = await this.port.all<{ key: string }>(
@@ -184,7 +179,8 @@ export class FederationDomains {
     );
     for (const { key } of cached) {
       const url = (JSON.parse(key) as unknown[]).at(-1);
-      if (typeof url === "string" && this.refuses(url)) await this.port.run("DELETE FROM fedify_kv WHERE key = ?", [key]);
+      const host = typeof url === "string" ? hostOf(url) : null;
+      if (host !== null && refused(host)) await this.port.run("DELETE FROM fedify_kv WHERE key = ?", [key]);
     }
   }
 

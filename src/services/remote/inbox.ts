@@ -127,8 +127,8 @@ export class FederationInbox {
     if (!follower) return;
     const target = await this.actors.localAccount(targetIdentifier);
     if (!target) return;
-    await this.follows.sever(follower.id, target.id);
-    await this.follows.severRequests(follower.id, target.id);
+    await this.follows.removeFollow(follower.id, target.id);
+    await this.follows.removeFollowRequests(follower.id, target.id);
   }
 
   /** A remote account accepts a local account's Follow: the request becomes a follow. */
@@ -146,8 +146,8 @@ export class FederationInbox {
   async rejected(actorUri: string, followerIdentifier: string): Promise<void> {
     const pair = await this.answered(actorUri, followerIdentifier);
     if (!pair) return;
-    await this.follows.severRequests(pair.localId, pair.remoteId);
-    await this.follows.sever(pair.localId, pair.remoteId);
+    await this.follows.removeFollowRequests(pair.localId, pair.remoteId);
+    await this.follows.removeFollow(pair.localId, pair.remoteId);
   }
 
   /** The local follower and the remote followee (the answer's actor) an Accept or Reject concerns. */

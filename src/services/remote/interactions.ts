@@ -84,7 +84,7 @@ export class RemoteInteractions {
     // A LitePub relay announces what it carries: the status is fetched from its own server and
     // kept as relayed; the relay is no account here and boosts nothing (Mastodon's Announce
     // returns once requested_through_relay?).
-    const relay = this.relays.byActor(announce.actor.uri);
+    const relay = await this.relays.byActor(announce.actor.uri);
     if (relay) {
       if (await this.statusAt(announce.object)) return;
       const object = await announce.fetchObject();

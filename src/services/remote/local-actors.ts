@@ -1,4 +1,3 @@
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
 import { accounts, statuses, type AccountRow, type StatusRow } from "../../db/schema.ts";
@@ -34,6 +33,8 @@ const Q = {
   hasLocalFollowers: "SELECT 1 AS one FROM follows f JOIN accounts a ON a.id = f.account_id WHERE f.target_account_id = ? AND a.domain IS NULL LIMIT 1",
   hides: `SELECT 1 AS one FROM blocks WHERE account_id = ? AND target_account_id = ?
     UNION ALL SELECT 1 FROM account_domain_blocks WHERE account_id = ? AND domain = ? LIMIT 1`,
+  /** Asked after every local post (whom to deliver it to). */
+  remoteFollowers: `SELECT ${ACCOUNT.columns} FROM follows f JOIN accounts ON accounts.id = f.account_id WHERE f.target_account_id = ? AND accounts.domain IS NOT NULL`,
   pinned: `SELECT ${STATUS.columns} FROM status_pins p JOIN statuses ON statuses.id = p.status_id WHERE p.account_id = ? AND statuses.visibility IN ${PUBLISHED} ORDER BY p.id DESC`,
 };
 
@@ -42,21 +43,7 @@ const Q = {
  * followers, pins (their key pairs are src/federation/keys.ts's).
  */
 export class FederationActors {
-  /** Asked after every local post (whom to deliver it to): prepared once, rows read without drizzle's mapping. */
-  private remoteFollowersQuery;
-
-  constructor(
-    private port: DatabasePort,
-    /**
-     * The synchronous connection, for `remoteFollowers` alone: the outbound recipients of an
-     * after-commit listener (src/federation/outbound) are worked out synchronously.
-     */
-    db: Db,
-  ) {
-    this.remoteFollowersQuery = db.$client.query<unknown[], [number]>(
-      `SELECT ${ACCOUNT.columns} FROM follows f JOIN accounts ON accounts.id = f.account_id WHERE f.target_account_id = ? AND accounts.domain IS NOT NULL`,
-    );
-  }
+  constructor(private port: DatabasePort) {}
 
   async localAccount(username: string): Promise<AccountRow | undefined> {
     const [row] = await this.port.values(Q.localAccount, [username.toLowerCase()]);
@@ -100,8 +87,8 @@ export class FederationActors {
   }
 
   /** The remote followers' inboxes (for delivery; local followers read the database). */
-  remoteFollowers(accountId: number): AccountRow[] {
-    return this.remoteFollowersQuery.values(accountId).map(ACCOUNT.map);
+  async remoteFollowers(accountId: number): Promise<AccountRow[]> {
+    return (await this.port.values(Q.remoteFollowers, [accountId])).map(ACCOUNT.map);
   }
 
   /** The local accounts a (remote) account follows. */

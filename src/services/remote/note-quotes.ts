@@ -64,10 +64,10 @@ export class NoteQuotes {
   }
 
   /** Stores the resolved quote of a post just stored (`withStatus` false: the post was out before, an edit brought the quote). */
-  attach(status: StatusRow, resolved: ResolvedQuote, withStatus = true): void {
+  async attach(status: StatusRow, resolved: ResolvedQuote, withStatus = true): Promise<void> {
     const { recheck, ...quote } = resolved;
-    const row = this.quotes.attachRemote({ status, ...quote, withStatus });
-    if (row && recheck) this.checks.schedule(row.id);
+    const row = await this.quotes.attachRemote({ status, ...quote, withStatus });
+    if (row && recheck) await this.checks.schedule(row.id);
   }
 
   /**
@@ -82,18 +82,18 @@ export class NoteQuotes {
   async edited(status: StatusRow, input: RemoteQuoteInput | null, lookup: QuotedLookup, explicit: boolean): Promise<void> {
     if (status.uri === null || input?.deleted) return;
     const quoting = { uri: status.uri, accountId: status.accountId };
-    const existing = this.quotes.forStatus(status.id);
+    const existing = await this.quotes.forStatus(status.id);
     if (!existing) {
       const resolved = input && (await this.resolve(input, quoting, lookup));
-      if (resolved) this.attach(status, resolved, false);
+      if (resolved) await this.attach(status, resolved, false);
       return;
     }
     if (input === null || input.quoted === null || input.quoted.href !== existing.quotedUri) {
       if (!explicit) return;
-      this.checks.done(existing.id);
+      await this.checks.settled(existing.id);
       await this.quotes.dropRemote(existing.id);
       const resolved = input && (await this.resolve(input, quoting, lookup));
-      if (resolved) this.attach(status, resolved, false);
+      if (resolved) await this.attach(status, resolved, false);
       return;
     }
     // The same post quoted: only a stamp it did not name before is news.
@@ -101,13 +101,13 @@ export class NoteQuotes {
     const resolved = await this.resolve(input, quoting, lookup);
     if (!resolved) return;
     if (resolved.state === "accepted") {
-      if (existing.state === "pending") this.quotes.acceptVerified(existing.id, resolved.approvalUri);
+      if (existing.state === "pending") await this.quotes.acceptVerified(existing.id, resolved.approvalUri);
       // An accepted quote whose new stamp proves it too stays accepted, on the stamp it had.
     } else if (resolved.state === "rejected") {
-      this.quotes.rejectVerified(existing.id);
+      await this.quotes.rejectVerified(existing.id);
     } else if (existing.state === "pending") {
-      this.quotes.restamp(existing.id, resolved.approvalUri);
-      if (resolved.recheck) this.checks.schedule(existing.id);
+      await this.quotes.restamp(existing.id, resolved.approvalUri);
+      if (resolved.recheck) await this.checks.schedule(existing.id);
     }
   }
 
@@ -117,10 +117,10 @@ export class NoteQuotes {
    * no answer for now. An accepted quote whose stamp is gone is revoked.
    */
   async recheck(quoteId: number, lookup: QuotedLookup): Promise<RecheckOutcome> {
-    const quote = this.quotes.find(quoteId);
+    const quote = await this.quotes.find(quoteId);
     const status = quote && this.statusById(quote.statusId);
     if (!quote || !status || status.uri === null || quote.quotedUri === null || (quote.state !== "pending" && quote.state !== "accepted")) return "settled";
-    this.quotes.touch(quote.id);
+    await this.quotes.touch(quote.id);
     let quoted = quote.quotedStatusId === null ? null : (this.statusById(quote.quotedStatusId) ?? null);
     if (!quoted) {
       // Only quotes of posts of other servers are checked again: the IRI is theirs.
@@ -128,14 +128,14 @@ export class NoteQuotes {
       quoted = (await lookup.stored(ref)) ?? (await lookup.fetch(ref).catch(() => null));
       if (!quoted) return "again";
       if (!holdable(quoted, status.accountId)) return "settled";
-      this.quotes.setQuoted(quote.id, quoted);
+      await this.quotes.setQuoted(quote.id, quoted);
     }
     const quotedAuthor = this.accountById(quoted.accountId);
     if (!quotedAuthor || quoted.uri === null) return "settled";
     const verdict = await this.stamps.verdict({ quotingUri: status.uri, quotingAccountId: status.accountId, quoted, quotedAuthor, approvalUri: quote.approvalUri });
     if (verdict === "unreachable") return "again";
-    if (verdict === "accepted") this.quotes.acceptVerified(quote.id, quote.approvalUri);
-    else if (verdict === "rejected") this.quotes.rejectVerified(quote.id);
+    if (verdict === "accepted") await this.quotes.acceptVerified(quote.id, quote.approvalUri);
+    else if (verdict === "rejected") await this.quotes.rejectVerified(quote.id);
     return "settled";
   }
 }

@@ -1,8 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { quoteChecks, type QuoteRow } from "../../db/schema.ts";
+import type { QuoteRow } from "../../db/schema.ts";
 import type { TimerWheel } from "../../infra/timer-wheel.ts";
 import { log } from "../../log.ts";
 
@@ -39,16 +38,8 @@ export class QuoteChecks {
 
   constructor(
     private port: DatabasePort,
-    /**
-     * The synchronous connection, for `schedule` and `done`: NoteQuotes (not yet converted) runs
-     * them inside the transaction that stores or settles a quote, and a status's reading runs
-     * `refreshIfStale`.
-     */
-    private db: Db,
     private clock: Clock,
     private wheel: TimerWheel,
-    /** A status's quote (QuoteService.forStatus). */
-    private quoteOf: (statusId: number) => QuoteRow | undefined,
   ) {
     const t = port.tables.quoteChecks;
     const quoteId = eq(t.quoteId, sql.placeholder("quoteId"));
@@ -63,27 +54,24 @@ export class QuoteChecks {
     };
   }
 
-  /** A signed-in reader opened the status: its quote is checked again if it is stale (refreshIfStale). */
-  opened(statusId: number): void {
-    const quote = this.quoteOf(statusId);
-    if (quote) this.refreshIfStale(quote);
-  }
-
-  /** A check again, unless one is waiting already: 30 s to 10 min from now, or at `dueAt`. */
-  schedule(quoteId: number, dueAt = this.clock.now() + between(FIRST_DELAY_MS.min, FIRST_DELAY_MS.max)): void {
-    const inserted = this.db.insert(quoteChecks).values({ quoteId, attempts: 0, dueAt }).onConflictDoNothing().returning().get();
-    if (inserted) this.wheel.schedule("quote-check", quoteId, dueAt);
+  /**
+   * A check again, unless one is waiting already: 30 s to 10 min from now, or at `dueAt`. On the
+   * wheel at once: a check whose row a rollback took away finds nothing waiting and does nothing.
+   */
+  async schedule(quoteId: number, dueAt = this.clock.now() + between(FIRST_DELAY_MS.min, FIRST_DELAY_MS.max)): Promise<void> {
+    const inserted = await this.port.run("INSERT INTO quote_checks (quote_id, attempts, due_at) VALUES (?, 0, ?) ON CONFLICT DO NOTHING", [quoteId, dueAt]);
+    if (inserted > 0) this.wheel.schedule("quote-check", quoteId, dueAt);
   }
 
   /**
    * Quote#schedule_refresh_if_stale!: a quote of a remote post by a remote post, with its quoted
    * post and a stamp, not checked for a week, is checked within six hours.
    */
-  refreshIfStale(quote: QuoteRow): void {
+  async refreshIfStale(quote: QuoteRow): Promise<void> {
     if (quote.quotedStatusId === null || quote.approvalUri === null || quote.quotedUri === null) return;
     if (quote.state !== "pending" && quote.state !== "accepted") return;
     if (quote.updatedAt > this.clock.now() - QUOTE_REFRESH_INTERVAL_MS) return;
-    this.schedule(quote.id, this.clock.now() + between(0, REFRESH_DEADLINE_MS));
+    await this.schedule(quote.id, this.clock.now() + between(0, REFRESH_DEADLINE_MS));
   }
 
   /** The check failed for now: the next one after Mastodon's backoff, or none past the bound. */
@@ -103,12 +91,6 @@ export class QuoteChecks {
   /** No check waits any more (the runner's: the check settled it, or past the bound). */
   async settled(quoteId: number): Promise<void> {
     await this.q.remove.execute({ quoteId });
-    this.wheel.cancel("quote-check", quoteId);
-  }
-
-  /** `settled` for NoteQuotes, synchronous: inside the transaction that settles the quote. */
-  done(quoteId: number): void {
-    this.db.delete(quoteChecks).where(eq(quoteChecks.quoteId, quoteId)).run();
     this.wheel.cancel("quote-check", quoteId);
   }
 

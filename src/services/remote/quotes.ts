@@ -58,7 +58,7 @@ export class RemoteQuotes {
     if (!account) return null;
     if ((await this.quotes.policy.mayQuote(quoted, account.id)) !== "automatic") return "reject";
     const status = await this.quoting(input, account);
-    const quote = status ? this.quotes.forStatus(status.id) : undefined;
+    const quote = status ? await this.quotes.forStatus(status.id) : undefined;
     // The quoting post must be the requester's, and quote this very post.
     if (!status || status.accountId !== account.id || !quote || quote.quotedStatusId !== quoted.id) return null;
     await this.quotes.answerRequest(quote.id, input.id);
@@ -75,7 +75,7 @@ export class RemoteQuotes {
     if (!quote) return false;
     const account = await this.remote.byUri(actorUri);
     const stamp = httpUrlOrNull(result);
-    if (account && stamp !== null && hostOf(stamp) === hostOf(actorUri)) this.quotes.acceptRemote(quote.activityUri!, stamp, account.id);
+    if (account && stamp !== null && hostOf(stamp) === hostOf(actorUri)) await this.quotes.acceptRemote(quote.activityUri!, stamp, account.id);
     return true;
   }
 
@@ -84,7 +84,7 @@ export class RemoteQuotes {
     const quote = await this.answered(answer);
     if (!quote) return false;
     const account = await this.remote.byUri(actorUri);
-    if (account) this.quotes.rejectRemote(quote.activityUri!, account.id);
+    if (account) await this.quotes.rejectRemote(quote.activityUri!, account.id);
     return true;
   }
 
@@ -96,17 +96,17 @@ export class RemoteQuotes {
    */
   async revoked(actorUri: string, objectUri: string): Promise<string | null> {
     const account = await this.remote.byUri(actorUri);
-    const quote = account ? this.quotes.revokeStamp(objectUri, account.id) : null;
+    const quote = account ? await this.quotes.revokeStamp(objectUri, account.id) : null;
     const quoter = quote ? this.accountById(quote.accountId) : undefined;
     return quoter && quoter.domain === null ? quoter.username : null;
   }
 
   /** The local quote a request of ours stands for: by the request's IRI, or (a server that does not echo it) by the quoting post. */
   private async answered(answer: QuoteAnswerInput): Promise<QuoteRow | undefined> {
-    const byId = answer.requestId === null ? undefined : this.quotes.byActivityUri(answer.requestId);
+    const byId = answer.requestId === null ? undefined : await this.quotes.byActivityUri(answer.requestId);
     if (byId) return byId;
     const quoting = answer.instrument ? await this.notes.statusAt(answer.instrument) : null;
-    const quote = quoting?.local ? this.quotes.forStatus(quoting.id) : undefined;
+    const quote = quoting?.local ? await this.quotes.forStatus(quoting.id) : undefined;
     return quote?.activityUri ? quote : undefined;
   }
 

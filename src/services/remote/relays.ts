@@ -1,13 +1,16 @@
 import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
+import { rowReader } from "../../db/rows.ts";
 import { relays, type RelayRow } from "../../db/schema.ts";
 import { unprocessable } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import type { EventBus } from "../../infra/events.ts";
 import { httpUrlOrNull } from "../../net/http-url.ts";
 import type { RemoteFetcher } from "./fetcher.ts";
+
+const RELAY = rowReader(relays);
+const ACCEPTED = `SELECT ${RELAY.columns} ${RELAY.from} WHERE state = 'accepted'`;
 
 export type RelayKind = "mastodon" | "litepub";
 export type RelayState = "pending" | "accepted" | "refused";
@@ -33,18 +36,11 @@ export type DeliveredBy = () => Promise<DeliverySigner | null>;
  * through (blocks, WHITELIST_MODE) hold as for any other.
  */
 export class Relays {
-  /** Asked after every local public post: prepared once. */
-  private acceptedQuery;
   /** Asked on every Follow of the instance actor and every Accept or Reject: prepared once. */
   private q;
 
   constructor(
     private port: DatabasePort,
-    /**
-     * The synchronous connection, for what the outbound recipients (after-commit listeners, not
-     * yet converted) ask while they cannot wait: accepted, and byActor and carrier over it.
-     */
-    db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
@@ -53,7 +49,6 @@ export class Relays {
     private fetcher: RemoteFetcher | null,
     private publicUrl: string,
   ) {
-    this.acceptedQuery = db.select().from(relays).where(eq(relays.state, "accepted")).prepare();
     const t = port.tables.relays;
     this.q = {
       byFollow: port.orm.select().from(t).where(eq(t.followActivityId, sql.placeholder("followId"))).limit(1).prepare(),
@@ -139,7 +134,7 @@ export class Relays {
    * requested_through_relay?: the signer's inbox is the relay's), null when it is none.
    */
   async carrier(deliveredBy: DeliveredBy, actorUri: string): Promise<RelayRow | null> {
-    const relays = this.accepted();
+    const relays = await this.accepted();
     // No signature is checked while no relay could have carried anything.
     if (relays.length === 0) return null;
     const signer = await deliveredBy();
@@ -152,8 +147,8 @@ export class Relays {
   }
 
   /** The accepted relay that is this actor (a LitePub relay's Announce). */
-  byActor(actorUri: string): RelayRow | null {
-    return this.accepted().find((r) => r.actorUri === actorUri) ?? null;
+  async byActor(actorUri: string): Promise<RelayRow | null> {
+    return (await this.accepted()).find((r) => r.actorUri === actorUri) ?? null;
   }
 
   /** Whether the actor is a relay subscribed to (a LitePub relay following back is answered). */
@@ -167,9 +162,10 @@ export class Relays {
   }
 
   /** The relays local public statuses are delivered to. */
-  accepted(): RelayRow[] {
-    return this.acceptedQuery
-      .all()
+  async accepted(): Promise<RelayRow[]> {
+    // Raw and read by rowReader: asked for every inbound activity someone else's server may have carried, and every local public post.
+    return (await this.port.values(ACCEPTED))
+      .map(RELAY.map)
       .filter((r) => !this.refuses(r.inboxUrl) && (r.actorUri === null || !this.refuses(r.actorUri)));
   }
 

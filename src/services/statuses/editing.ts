@@ -1,8 +1,7 @@
 import { asc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { mediaAttachments, polls, statusEdits, type MediaRow, type PollRow, type StatusEditRow, type StatusRow } from "../../db/schema.ts";
+import type { MediaRow, PollRow, StatusEditRow, StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, unprocessable, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -47,8 +46,6 @@ export class EditingService {
 
   constructor(
     private port: DatabasePort,
-    /** For `history` (the status reads, still synchronous) and StatusMedia's `reattach`. */
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private reader: StatusReader,
@@ -243,11 +240,12 @@ export class EditingService {
   }
 
   /** Every version, oldest first; one that was never edited has just its own. */
-  history(row: StatusRow): (Omit<StatusEditRow, "id" | "statusId"> & { media: MediaRow[] })[] {
-    const edits = this.db.select().from(statusEdits).where(eq(statusEdits.statusId, row.id)).orderBy(asc(statusEdits.id)).all();
-    const versions = edits.length > 0 ? edits : [{ ...this.snapshotOf(row), createdAt: row.editedAt ?? row.createdAt }];
+  async history(row: StatusRow): Promise<(Omit<StatusEditRow, "id" | "statusId"> & { media: MediaRow[] })[]> {
+    const { statusEdits, mediaAttachments } = this.port.tables;
+    const edits = await this.port.orm.select().from(statusEdits).where(eq(statusEdits.statusId, row.id)).orderBy(asc(statusEdits.id));
+    const versions = edits.length > 0 ? edits : [{ ...(await this.snapshot(row)), createdAt: row.editedAt ?? row.createdAt }];
     const allIds = [...new Set(versions.flatMap((v) => JSON.parse(v.mediaIds) as number[]))];
-    const media = new Map((allIds.length ? this.db.select().from(mediaAttachments).where(inArray(mediaAttachments.id, allIds)).all() : []).map((m) => [m.id, m]));
+    const media = new Map((allIds.length ? await this.port.orm.select().from(mediaAttachments).where(inArray(mediaAttachments.id, allIds)) : []).map((m) => [m.id, m]));
     return versions.map((v) => {
       const descriptions = JSON.parse(v.mediaDescriptions) as (string | null)[];
       const list = (JSON.parse(v.mediaIds) as number[]).flatMap((id, i) => {
@@ -258,15 +256,7 @@ export class EditingService {
     });
   }
 
-  private snapshotOf(row: StatusRow) {
-    const media = row.hasMedia
-      ? this.db.select({ id: mediaAttachments.id, description: mediaAttachments.description }).from(mediaAttachments).where(eq(mediaAttachments.statusId, row.id)).orderBy(asc(mediaAttachments.position)).all()
-      : [];
-    const poll = row.hasPoll ? this.db.select({ options: polls.options }).from(polls).where(eq(polls.statusId, row.id)).get() : undefined;
-    return version(row, media, poll);
-  }
-
-  /** `snapshotOf` through the port. */
+  /** The status as it is now, as a version (the first of its history). */
   private async snapshot(row: StatusRow) {
     const media = row.hasMedia ? await this.q.media.execute({ statusId: row.id }) : [];
     const poll = row.hasPoll ? (await this.q.pollOf.execute({ statusId: row.id }))[0] : undefined;

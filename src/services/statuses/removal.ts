@@ -25,10 +25,10 @@ export class RemovalService {
     private db: DatabasePort,
     private events: EventBus,
     private cache: RenderCache,
-    /** Detaches a status's media before it goes (they start their grace period); still synchronous, it joins the port's transaction on SQLite. */
-    private media: { detachFrom(statusId: number): void },
+    /** Detaches a status's media before it goes (they start their grace period). */
+    private media: { detachFrom(statusId: number): Promise<void> },
     /** Takes a quoting status's quote away before it goes (QuoteService.removing), so that what it counted is counted back. */
-    private quotes: { removing(statusId: number): void },
+    private quotes: { removing(statusId: number): Promise<void> },
   ) {}
 
   async remove(row: StatusRow): Promise<void> {
@@ -40,8 +40,8 @@ export class RemovalService {
         const listIds = (await this.db.values(this.sql.listIds, [target.id])).map((r) => r[0] as number);
         // Mentions, tags, favourites, bookmarks, pins, feed entries, notifications and the
         // poll go by foreign key; media are detached (ON DELETE SET NULL).
-        this.media.detachFrom(target.id);
-        this.quotes.removing(target.id);
+        await this.media.detachFrom(target.id);
+        await this.quotes.removing(target.id);
         await this.db.run(this.sql.remove, [target.id]);
         removed.push({ row: target, homeRecipients: recipients, listIds });
       }
