@@ -113,7 +113,7 @@ export function registerConsequences(events: EventBus, services: Services, trans
     renderCache.touchAccount(e.accountId);
     renderCache.touchAccount(e.targetAccountId);
   });
-  events.within("follow_request.created", (e) => notifications.notify(e.targetAccountId, e.accountId, "follow_request"));
+  events.within("follow_request.created", (e) => void notifications.notify(e.targetAccountId, e.accountId, "follow_request"));
   // A local account asks to follow a remote one: its pinned and recent posts are fetched, for its profile (no feed).
   events.afterCommit("follow_request.created", (e) => services.accountHistory.followed(e.accountId, e.targetAccountId));
   events.within("follow_request.authorized", (e) => {

@@ -56,14 +56,14 @@ export class ConversationService {
           .set({ statusIds: JSON.stringify(statusIds), lastStatusId: Math.max(existing.lastStatusId, status.id), unread: existing.unread || unread })
           .where(eq(accountConversations.id, existing.id))
           .run();
-        this.events.emit({ type: "conversation.updated", accountId, conversationId: existing.id });
+        this.events.emitSync({ type: "conversation.updated", accountId, conversationId: existing.id });
       } else {
         const id = this.ids.next();
         this.db
           .insert(accountConversations)
           .values({ id, accountId, conversationId: status.conversationId, participantIds: others, statusIds: JSON.stringify([status.id]), lastStatusId: status.id, unread })
           .run();
-        this.events.emit({ type: "conversation.updated", accountId, conversationId: id });
+        this.events.emitSync({ type: "conversation.updated", accountId, conversationId: id });
       }
     }
   }
@@ -86,7 +86,7 @@ export class ConversationService {
           .set({ statusIds: JSON.stringify(statusIds), lastStatusId: Math.max(...statusIds) })
           .where(eq(accountConversations.id, row.id))
           .run();
-        this.events.emit({ type: "conversation.updated", accountId: row.accountId, conversationId: row.id });
+        this.events.emitSync({ type: "conversation.updated", accountId: row.accountId, conversationId: row.id });
       }
     }
   }
@@ -117,7 +117,7 @@ export class ConversationService {
   async markRead(accountId: number, id: number | null, unread = false): Promise<AccountConversationRow> {
     const row = await this.find(accountId, id);
     await this.q.mark.execute({ id: row.id, unread });
-    this.events.emit({ type: "conversation.updated", accountId, conversationId: row.id });
+    await this.events.emit({ type: "conversation.updated", accountId, conversationId: row.id });
     return { ...row, unread };
   }
 

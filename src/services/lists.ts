@@ -229,7 +229,7 @@ export class ListService {
     this.db.$client
       .query("INSERT OR IGNORE INTO list_feed (list_id, status_id, author_id) SELECT value, $status, $author FROM json_each($lists)")
       .run({ status: status.id, author: status.accountId, lists: JSON.stringify(listIds) });
-    this.events.emit({ type: "list.delivered", status, listIds });
+    this.events.emitSync({ type: "list.delivered", status, listIds });
     return listIds;
   }
 

@@ -98,7 +98,7 @@ export class ReportService {
     };
     await this.port.transaction(async () => {
       await this.insert.execute(report);
-      this.events.emit({ type: "report.created", reportId: id });
+      await this.events.emit({ type: "report.created", reportId: id });
     });
     return { report, target: this.accounts.view(target), statusIds, ruleIds: ruleIds as number[] | null };
   }

@@ -20,7 +20,7 @@ async function setUp({ t, port, mirror }: PortArm) {
   const events = new EventBus(port);
   const within: boolean[] = [];
   const committed: number[] = [];
-  events.within("report.created", () => within.push(port.inTransaction));
+  events.within("report.created", () => void within.push(port.inTransaction));
   events.afterCommit("report.created", (e) => committed.push(e.reportId));
   const s = t.services;
   const reports = new ReportService(port, t.database.db, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, s.instanceInfo, events);

@@ -217,7 +217,7 @@ export class AccountService {
         if (admission) {
           // Synchronous (an invite's use, the within listeners): they join this transaction.
           admission.within?.(id);
-          this.events.emit({ type: "account.registered", accountId: id, approved: admission.approved });
+          await this.events.emit({ type: "account.registered", accountId: id, approved: admission.approved });
         }
       });
     } catch (e) {
@@ -302,8 +302,8 @@ export class AccountService {
     await this.port.transaction(async () => {
       if (Object.keys(changes).length > 0) await this.port.orm.update(accountRows).set(changes).where(eq(accountRows.id, accountId));
       if (Object.keys(userChanges).length > 0) await this.port.orm.update(userRows).set(userChanges).where(eq(userRows.accountId, accountId));
-      this.events.emit({ type: "account.updated", accountId });
-      if (account.locked && changes.locked === false) this.events.emit({ type: "account.unlocked", accountId });
+      await this.events.emit({ type: "account.updated", accountId });
+      if (account.locked && changes.locked === false) await this.events.emit({ type: "account.unlocked", accountId });
     });
     if (changes.avatarFile && account.avatarFile) await this.images.remove(account.avatarFile);
     if (changes.headerFile && account.headerFile) await this.images.remove(account.headerFile);

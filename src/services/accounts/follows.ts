@@ -162,11 +162,11 @@ export class FollowService {
       // A remote account answers a follow with Accept: requested until then.
       if (target.locked || target.domain !== null) {
         await this.q.insertRequest.execute(row);
-        this.events.emit({ type: "follow_request.created", accountId: actorId, targetAccountId: targetId });
+        await this.events.emit({ type: "follow_request.created", accountId: actorId, targetAccountId: targetId });
       } else {
         await this.q.insertFollow.execute(row);
         await this.adjustCounts(actorId, targetId, 1);
-        this.events.emit({ type: "follow.created", accountId: actorId, targetAccountId: targetId });
+        await this.events.emit({ type: "follow.created", accountId: actorId, targetAccountId: targetId });
       }
     });
     return this.relationship(actorId, targetId);
@@ -188,7 +188,7 @@ export class FollowService {
         .run();
       if (changes(deleted) === 0) return;
       adjustFollowCounts(tx, accountId, targetId, -1);
-      this.events.emit({ type: "follow.removed", accountId, targetAccountId: targetId });
+      this.events.emitSync({ type: "follow.removed", accountId, targetAccountId: targetId });
     });
   }
 
@@ -198,7 +198,7 @@ export class FollowService {
       const deleted = await this.q.deleteFollow.execute({ accountId, targetId });
       if (this.port.changes(deleted) === 0) return;
       await this.adjustCounts(accountId, targetId, -1);
-      this.events.emit({ type: "follow.removed", accountId, targetAccountId: targetId });
+      await this.events.emit({ type: "follow.removed", accountId, targetAccountId: targetId });
     });
   }
 
@@ -234,7 +234,7 @@ export class FollowService {
         await this.q.insertFollow.execute({ ...request, targetId, id: this.ids.next(), createdAt: this.clock.now() });
         await this.adjustCounts(requesterId, targetId, 1);
       }
-      this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
+      await this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
       return true;
     });
     if (!accepted) throw notFound();
@@ -268,14 +268,14 @@ export class FollowService {
           .run();
         adjustFollowCounts(tx, requesterId, targetId, 1);
       }
-      this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
+      this.events.emitSync({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
     });
   }
 
   async rejectRequest(targetId: number, requesterId: number): Promise<Relationship> {
     const removed = await this.q.deleteRequest.execute({ accountId: requesterId, targetId });
     if (this.port.changes(removed) === 0) throw notFound();
-    this.events.emit({ type: "follow_request.rejected", accountId: requesterId, targetAccountId: targetId });
+    await this.events.emit({ type: "follow_request.rejected", accountId: requesterId, targetAccountId: targetId });
     return this.relationship(targetId, requesterId);
   }
 

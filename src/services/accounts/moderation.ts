@@ -137,7 +137,7 @@ export class ModerationService implements RelationshipFilters {
         await this.clearFeedOf(actorId, targetId);
         await this.clearFeedOf(targetId, actorId);
         await this.w.dropNotifications.execute({ accountId: actorId, targetId });
-        this.events.emit({ type: "block.created", accountId: actorId, targetAccountId: targetId, severedFollower });
+        await this.events.emit({ type: "block.created", accountId: actorId, targetAccountId: targetId, severedFollower });
       });
     }
     return this.follows.relationship(actorId, targetId);
@@ -147,7 +147,7 @@ export class ModerationService implements RelationshipFilters {
     await this.requireAccount(targetId);
     await this.port.transaction(async () => {
       const removed = await this.w.deleteBlock.execute({ accountId: actorId, targetId });
-      if (this.port.changes(removed) > 0) this.events.emit({ type: "block.removed", accountId: actorId, targetAccountId: targetId });
+      if (this.port.changes(removed) > 0) await this.events.emit({ type: "block.removed", accountId: actorId, targetAccountId: targetId });
     });
     return this.follows.relationship(actorId, targetId);
   }
@@ -170,7 +170,7 @@ export class ModerationService implements RelationshipFilters {
     await this.requireAccount(targetId);
     await this.port.transaction(async () => {
       const removed = await this.w.deleteMute.execute({ accountId: actorId, targetId });
-      if (this.port.changes(removed) > 0) this.events.emit({ type: "mute.removed", accountId: actorId, targetAccountId: targetId });
+      if (this.port.changes(removed) > 0) await this.events.emit({ type: "mute.removed", accountId: actorId, targetAccountId: targetId });
     });
     return this.follows.relationship(actorId, targetId);
   }

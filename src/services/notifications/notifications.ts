@@ -220,7 +220,7 @@ export class NotificationService {
     this.q.insert.run(row.id, row.accountId, row.fromAccountId, row.type, row.statusId, row.reportId, row.groupKey, row.filtered ? 1 : 0, row.createdAt);
     // A held-back notification is neither streamed nor pushed: it waits in its sender's request.
     if (filtered) this.policies.held(recipientId, fromAccountId, type, statusId);
-    else this.events.emit({ type: "notification.created", notification: row });
+    else this.events.emitSync({ type: "notification.created", notification: row });
     return row;
   }
 
@@ -234,7 +234,7 @@ export class NotificationService {
       const request = await this.requestOrNull(accountId, requestId, options);
       if (!request) return;
       await this.policies.accept(request, (ids) => this.regroup(ids));
-      this.events.emit({ type: "notifications.merged", accountId });
+      await this.events.emit({ type: "notifications.merged", accountId });
     });
   }
 

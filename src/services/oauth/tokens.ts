@@ -274,7 +274,7 @@ export class TokenService {
   private revoked(row: TokenRow) {
     this.drop(row.tokenHash);
     // Its push subscriptions go with it, its streams are closed (consequences.ts).
-    this.events.emit({ type: "token.revoked", tokenId: row.id, accountId: row.accountId });
+    this.events.emitSync({ type: "token.revoked", tokenId: row.id, accountId: row.accountId });
   }
 }
 

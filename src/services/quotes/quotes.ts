@@ -135,7 +135,7 @@ export class QuoteService {
     if (row.quotedAccountId !== row.accountId) await this.port.run(SILENT_MENTION, [row.statusId, row.quotedAccountId]);
     this.cache.invalidateStatus(row.statusId);
     if (!local) {
-      this.events.emit({ type: "quote.requested", quote: row });
+      await this.events.emit({ type: "quote.requested", quote: row });
       return row;
     }
     // A local quoted status answers at once: accepted when the policy lets it, else rejected (Mastodon offers no manual review).
@@ -171,7 +171,7 @@ export class QuoteService {
     this.db.transaction(() => {
       this.db.insert(quotes).values(row).run();
       this.cache.invalidateStatus(row.statusId);
-      if (row.state === "accepted") this.events.emit({ type: "quote.accepted", quote: row, withStatus: input.withStatus ?? true });
+      if (row.state === "accepted") this.events.emitSync({ type: "quote.accepted", quote: row, withStatus: input.withStatus ?? true });
     });
     return row;
   }
@@ -245,7 +245,7 @@ export class QuoteService {
       const quote = found.state === "accepted" && local ? this.reject(found) : found;
       this.db.delete(quotes).where(eq(quotes.id, quote.id)).run();
       this.cache.invalidateStatus(quote.statusId);
-      this.events.emit({ type: "quote.removed", quote });
+      this.events.emitSync({ type: "quote.removed", quote });
       return quote;
     });
   }
@@ -299,7 +299,7 @@ export class QuoteService {
     const quote = this.forStatus(statusId);
     if (!quote) return;
     this.db.delete(quotes).where(eq(quotes.id, quote.id)).run();
-    this.events.emit({ type: "quote.removed", quote });
+    this.events.emitSync({ type: "quote.removed", quote });
   }
 
   /** Local quoters' statuses quoting `statusId` (accepted ones): who hears of its edits (`quoted_update`). */
@@ -359,8 +359,8 @@ export class QuoteService {
   /** What follows a quote's move to its new state, once written. `withStatus`: decided in the quoting status's own transaction (see the events). */
   private moved(updated: QuoteRow, withStatus: boolean): void {
     this.cache.invalidateStatus(updated.statusId);
-    if (updated.state === "revoked") this.events.emit({ type: "quote.revoked", quote: updated });
-    else this.events.emit({ type: `quote.${updated.state as "accepted" | "rejected"}`, quote: updated, ...(withStatus ? { withStatus } : {}) });
+    if (updated.state === "revoked") this.events.emitSync({ type: "quote.revoked", quote: updated });
+    else this.events.emitSync({ type: `quote.${updated.state as "accepted" | "rejected"}`, quote: updated, ...(withStatus ? { withStatus } : {}) });
   }
 
   private async usernameOf(accountId: number): Promise<string> {

@@ -129,7 +129,7 @@ export class PollService {
         previous.length === 0 ? 1 : 0,
         poll.id,
       ]);
-      this.events.emit({ type: "poll.voted", pollId: poll.id, statusId: poll.statusId, accountId: actorId, choices: picked });
+      await this.events.emit({ type: "poll.voted", pollId: poll.id, statusId: poll.statusId, accountId: actorId, choices: picked });
     });
     return status;
   }
@@ -146,7 +146,7 @@ export class PollService {
     // The claim and its consequences (the voters' notifications, written by within listeners) commit together.
     await this.port.transaction(async () => {
       if (this.port.changes(await this.q.claimEnd.execute({ id: pollId, now })) === 0) return;
-      this.events.emit({ type: "poll.ended", pollId, statusId: poll.statusId, accountId: poll.accountId });
+      await this.events.emit({ type: "poll.ended", pollId, statusId: poll.statusId, accountId: poll.accountId });
     });
   }
 
