@@ -45,7 +45,7 @@ export function wirePermanentFailures(services: Pick<FederationServices, "remote
       const account = await services.remoteAccounts.byUri(actorId.href);
       if (!account) continue;
       const followed = await services.federationActors.localFollowed(account.id);
-      for (const localId of followed) services.follows.removeFollow(account.id, localId);
+      for (const localId of followed) await services.follows.removeFollow(account.id, localId);
       if (followed.length > 0) log("info", "federation: a follower's inbox is gone; it follows nobody here now", { actor: actorId.href, status: failure.statusCode });
     }
   });

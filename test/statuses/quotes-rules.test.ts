@@ -136,10 +136,10 @@ describe("quote rules", () => {
     expect(requested).toEqual([quote]);
     expect(quoting.contentHtml).toStartWith('<p class="quote-inline">RE: <a href="https://remote.example/@carol/1">');
     // Only the quoted account's server may answer.
-    expect(t.services.quotes.acceptRemote(quote.activityUri!, "https://remote.example/stamps/1", alice.id)).toBeNull();
-    expect(t.services.quotes.acceptRemote(quote.activityUri!, "https://remote.example/stamps/1", carol.id)?.state).toBe("accepted");
+    expect(await t.services.quotes.acceptRemote(quote.activityUri!, "https://remote.example/stamps/1", alice.id)).toBeNull();
+    expect((await t.services.quotes.acceptRemote(quote.activityUri!, "https://remote.example/stamps/1", carol.id))?.state).toBe("accepted");
     expect(quotesCount(remoteStatus)).toBe(1);
-    expect(t.services.quotes.revokeStamp("https://remote.example/stamps/1", carol.id)?.state).toBe("revoked");
+    expect((await t.services.quotes.revokeStamp("https://remote.example/stamps/1", carol.id))?.state).toBe("revoked");
     expect(quotesCount(remoteStatus)).toBe(0);
   });
 });

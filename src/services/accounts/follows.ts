@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import { changes, type Db } from "../../db/connection.ts";
+import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
 import { accountPins, accounts, followRequests, follows, type AccountRow } from "../../db/schema.ts";
@@ -42,8 +42,7 @@ const noFilters: RelationshipFilters = {
  * Follows and follow requests. On the database port (issue 31): what the routes, the CLI,
  * imports and inbound federation call. Still synchronous on `Db`, for callers not yet
  * converted: `isFollowing` and `followedAmong` (visibility, quote policy, notifications),
- * `removeFollow` and `removeFollowRequests` (account purge, gone accounts, delivery),
- * `authorizeAll` (account.unlocked's `within` listener), `pendingRequestCount` (the credential
+ * `removeFollowRequests` (account purge, gone accounts, delivery), `pendingRequestCount` (the credential
  * account, the accounts routes' synchronous helper) and `relationshipNow` (outbound Undo).
  */
 export class FollowService {
@@ -179,17 +178,9 @@ export class FollowService {
     return this.relationship(actorId, targetId);
   }
 
-  /** Removes a follow in either direction and keeps the counters right (blocks use it too). */
-  removeFollow(accountId: number, targetId: number) {
-    this.db.transaction((tx) => {
-      const deleted = tx
-        .delete(follows)
-        .where(and(eq(follows.accountId, accountId), eq(follows.targetAccountId, targetId)))
-        .run();
-      if (changes(deleted) === 0) return;
-      adjustFollowCounts(tx, accountId, targetId, -1);
-      this.events.emitSync({ type: "follow.removed", accountId, targetAccountId: targetId });
-    });
+  /** Removes a follow in either direction and keeps the counters right (account purge, gone accounts, deliveries refused). */
+  removeFollow(accountId: number, targetId: number): Promise<void> {
+    return this.sever(accountId, targetId);
   }
 
   /** `removeFollow` through the port. */
@@ -226,7 +217,19 @@ export class FollowService {
   }
 
   async authorizeRequest(targetId: number, requesterId: number): Promise<Relationship> {
-    const accepted = await this.port.transaction(async () => {
+    if (!(await this.authorize(targetId, requesterId))) throw notFound();
+    return this.relationship(targetId, requesterId);
+  }
+
+  /** An account that stopped being locked takes every pending request, as Mastodon does (account.unlocked's `within` listener). */
+  async authorizeAll(targetId: number): Promise<void> {
+    const pending = await this.port.all<{ account_id: number }>("SELECT account_id FROM follow_requests WHERE target_account_id = ?", [targetId]);
+    for (const { account_id } of pending) await this.authorize(targetId, account_id);
+  }
+
+  /** The request becomes a follow; false when there was none. */
+  private authorize(targetId: number, requesterId: number): Promise<boolean> {
+    return this.port.transaction(async () => {
       const [request] = await this.q.request.execute({ accountId: requesterId, targetId });
       if (!request) return false;
       await this.q.deleteRequestById.execute({ id: request.id });
@@ -236,39 +239,6 @@ export class FollowService {
       }
       await this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
       return true;
-    });
-    if (!accepted) throw notFound();
-    return this.relationship(targetId, requesterId);
-  }
-
-  /** An account that stopped being locked takes every pending request, as Mastodon does. */
-  authorizeAll(targetId: number) {
-    const pending = this.db.select({ id: followRequests.accountId }).from(followRequests).where(eq(followRequests.targetAccountId, targetId)).all();
-    for (const { id } of pending) this.authorizeNow(targetId, id);
-  }
-
-  /** `authorizeRequest` for `authorizeAll`, synchronous inside account.unlocked's `within` listener. */
-  private authorizeNow(targetId: number, requesterId: number) {
-    this.db.transaction((tx) => {
-      const request = tx
-        .select()
-        .from(followRequests)
-        .where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, targetId)))
-        .get();
-      if (!request) return;
-      tx.delete(followRequests).where(eq(followRequests.id, request.id)).run();
-      const already = tx
-        .select({ id: follows.id })
-        .from(follows)
-        .where(and(eq(follows.accountId, requesterId), eq(follows.targetAccountId, targetId)))
-        .get();
-      if (!already) {
-        tx.insert(follows)
-          .values({ ...request, id: this.ids.next(), createdAt: this.clock.now() })
-          .run();
-        adjustFollowCounts(tx, requesterId, targetId, 1);
-      }
-      this.events.emitSync({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
     });
   }
 
@@ -384,15 +354,4 @@ export class FollowService {
       endorsed: new Set(endorsed.map((r) => r.id)),
     })[0] as Relationship;
   }
-}
-
-function adjustFollowCounts(tx: Pick<Db, "update">, followerId: number, targetId: number, delta: number) {
-  tx.update(accounts)
-    .set({ followingCount: sql`max(0, ${accounts.followingCount} + ${delta})` })
-    .where(eq(accounts.id, followerId))
-    .run();
-  tx.update(accounts)
-    .set({ followersCount: sql`max(0, ${accounts.followersCount} + ${delta})` })
-    .where(eq(accounts.id, targetId))
-    .run();
 }

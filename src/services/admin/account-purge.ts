@@ -31,8 +31,8 @@ export class AccountPurge {
   }
 
   /** A local account is signed out everywhere: its tokens revoked (its streams close), its browser sessions ended. */
-  signOut(accountId: number): void {
-    this.tokens.revokeAllFor(accountId);
+  async signOut(accountId: number): Promise<void> {
+    await this.tokens.revokeAllFor(accountId);
     this.webSessions.destroyAllFor(accountId);
   }
 
@@ -44,7 +44,7 @@ export class AccountPurge {
     const { follows } = this.db.tables;
     const followed = await this.db.orm.select({ target: follows.targetAccountId }).from(follows).where(eq(follows.accountId, accountId));
     for (const { target } of followed) {
-      this.follows.removeFollow(accountId, target);
+      await this.follows.removeFollow(accountId, target);
       await this.events.emit({ type: "follow.rejected", accountId, targetAccountId: target });
     }
   }
@@ -82,7 +82,7 @@ export class AccountPurge {
       .select({ accountId: follows.accountId, targetId: follows.targetAccountId })
       .from(follows)
       .where(or(eq(follows.accountId, accountId), eq(follows.targetAccountId, accountId)));
-    for (const pair of pairs) this.follows.removeFollow(pair.accountId, pair.targetId);
+    for (const pair of pairs) await this.follows.removeFollow(pair.accountId, pair.targetId);
     await orm.delete(followRequests).where(or(eq(followRequests.accountId, accountId), eq(followRequests.targetAccountId, accountId)));
     const files = [row.avatarFile, row.headerFile].filter((f): f is string => f !== null);
     await orm
@@ -110,7 +110,7 @@ export class AccountPurge {
       })
       .where(eq(accounts.id, accountId));
     if (row.domain === null) {
-      this.signOut(accountId);
+      await this.signOut(accountId);
       await orm.delete(users).where(eq(users.accountId, accountId));
     }
     return { remoteFollowers, files };

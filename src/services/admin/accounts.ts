@@ -264,7 +264,7 @@ export class AdminAccounts {
     const { users } = this.db.tables;
     await this.db.transaction(async () => {
       await this.db.orm.update(users).set({ passwordHash: hash }).where(eq(users.accountId, account.id));
-      this.purge.signOut(account.id);
+      await this.purge.signOut(account.id);
       await this.log.record(actor, { action: "reset_password", targetType: "User", targetId: account.id, summary: account.username });
     });
     return { account: this.view(this.target(account.id)), password: chosen };
@@ -320,7 +320,7 @@ export class AdminAccounts {
     const { accounts } = this.db.tables;
     await this.db.orm.update(accounts).set({ suspendedAt: now }).where(eq(accounts.id, account.id));
     if (account.domain === null) {
-      this.purge.signOut(account.id);
+      await this.purge.signOut(account.id);
       // Its followers' servers are sent its actor again, which says it is suspended.
       await this.events.emit({ type: "account.updated", accountId: account.id });
     } else {

@@ -75,12 +75,11 @@ export class TokenService {
   /**
    * `db` (synchronous) serves what must stay synchronous for now: `authenticate`, on every
    * signed-in request and in the serving threads' and ReadSnapshot's synchronous reads, where an
-   * await would add work per request; and `revokeAllFor`, called by AccountPurge, not yet on
-   * the port. The rest is on the port (issue 31).
+   * await would add work per request. The rest is on the port (issue 31).
    */
   constructor(
     private port: DatabasePort,
-    private db: Db,
+    db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
@@ -252,29 +251,26 @@ export class TokenService {
   }
 
   /** Revokes every live token of an account (staff suspended it, deleted it, or reset its password). */
-  revokeAllFor(accountId: number): number {
-    const rows = this.db
+  async revokeAllFor(accountId: number): Promise<number> {
+    const t = this.port.tables.accessTokens;
+    const rows = await this.port.orm
       .select()
-      .from(accessTokens)
-      .where(and(eq(accessTokens.accountId, accountId), isNull(accessTokens.revokedAt)))
-      .all();
-    for (const row of rows) {
-      this.db.update(accessTokens).set({ revokedAt: this.clock.now() }).where(eq(accessTokens.id, row.id)).run();
-      this.revoked(row);
-    }
+      .from(t)
+      .where(and(eq(t.accountId, accountId), isNull(t.revokedAt)));
+    for (const row of rows) await this.revokeRow(row);
     return rows.length;
   }
 
   private async revokeRow(row: TokenRow) {
     await this.q.revoke.execute({ id: row.id, now: this.clock.now() });
-    this.revoked(row);
+    await this.revoked(row);
   }
 
   /** What follows a token's revocation once it is written. */
-  private revoked(row: TokenRow) {
+  private async revoked(row: TokenRow) {
     this.drop(row.tokenHash);
     // Its push subscriptions go with it, its streams are closed (consequences.ts).
-    this.events.emitSync({ type: "token.revoked", tokenId: row.id, accountId: row.accountId });
+    await this.events.emit({ type: "token.revoked", tokenId: row.id, accountId: row.accountId });
   }
 }
 

@@ -142,7 +142,7 @@ export class QuoteService {
     const state = this.policy.mayQuote(quoted, status.accountId) === "automatic" ? "accepted" : "rejected";
     const updated: QuoteRow = { ...row, state, updatedAt: this.clock.now() };
     await this.port.run("UPDATE quotes SET state = ?, updated_at = ? WHERE id = ?", [state, updated.updatedAt, row.id]);
-    this.moved(updated, true);
+    await this.moved(updated, true);
     return updated;
   }
 
@@ -151,7 +151,7 @@ export class QuoteService {
    * notify at once; pending ones wait for the quoted author's answer (`answerRequest` when the
    * quoted status is local, `acceptRemote`/`rejectRemote` otherwise). Null if the status already has one.
    */
-  attachRemote(input: RemoteQuoteInput): QuoteRow | null {
+  async attachRemote(input: RemoteQuoteInput): Promise<QuoteRow | null> {
     if (this.forStatus(input.status.id)) return null;
     const now = this.clock.now();
     const row: QuoteRow = {
@@ -168,28 +168,28 @@ export class QuoteService {
       createdAt: now,
       updatedAt: now,
     };
-    this.db.transaction(() => {
+    await this.port.transaction(async () => {
       this.db.insert(quotes).values(row).run();
       this.cache.invalidateStatus(row.statusId);
-      if (row.state === "accepted") this.events.emitSync({ type: "quote.accepted", quote: row, withStatus: input.withStatus ?? true });
+      if (row.state === "accepted") await this.events.emit({ type: "quote.accepted", quote: row, withStatus: input.withStatus ?? true });
     });
     return row;
   }
 
   /** A QuoteRequest for a local status (its quote stored pending by `attachRemote`): decided by the policy, as Mastodon answers automatically. */
-  answerRequest(quoteId: number, activityUri?: string): QuoteRow | null {
+  async answerRequest(quoteId: number, activityUri?: string): Promise<QuoteRow | null> {
     const found = this.find(quoteId);
     if (!found || found.state !== "pending" || found.quotedStatusId === null) return null;
     const quoted = this.reader.findRow(found.quotedStatusId);
     if (!quoted || quoted.uri !== null) return null;
-    return this.db.transaction(() => {
+    return this.port.transaction(async () => {
       // The request's IRI, which the answer quotes (Mastodon's quote.update!(activity_uri: ...)).
       const quote = activityUri === undefined ? found : { ...found, activityUri };
       if (activityUri !== undefined) this.db.update(quotes).set({ activityUri }).where(eq(quotes.id, quote.id)).run();
       const decision = this.policy.mayQuote(quoted, quote.accountId);
       // Mastodon's accept_quote_request! gives the quoted author access before accepting.
       if (decision === "automatic") this.ensureQuotedAccess(quote);
-      return this.answer(quote, decision);
+      return await this.answer(quote, decision);
     });
   }
 
@@ -198,20 +198,20 @@ export class QuoteService {
    * author sent it again with the stamp, or it was checked again, and the stamp's server vouched
    * for it; null: an author quoting itself needs none): accepted.
    */
-  acceptVerified(quoteId: number, approvalUri: string | null): QuoteRow | null {
+  async acceptVerified(quoteId: number, approvalUri: string | null): Promise<QuoteRow | null> {
     const quote = this.find(quoteId);
     if (!quote || quote.state !== "pending") return null;
-    return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
+    return this.port.transaction(() => this.move(quote, "accepted", approvalUri));
   }
 
   /**
    * A remote post's quote whose stamp its own server says is not there (Mastodon's
    * VerifyQuoteService: quote.reject!): a pending one rejected, an accepted one revoked.
    */
-  rejectVerified(quoteId: number): QuoteRow | null {
+  async rejectVerified(quoteId: number): Promise<QuoteRow | null> {
     const quote = this.find(quoteId);
     if (!quote || (quote.state !== "pending" && quote.state !== "accepted")) return null;
-    return this.db.transaction(() => this.reject(quote));
+    return this.port.transaction(() => this.reject(quote));
   }
 
   /** A remote quote's quoted post, fetched after the quote was stored (it could not be had then). */
@@ -237,15 +237,15 @@ export class QuoteService {
    * counted. An accepted quote of a post of this server is revoked first, so that its stamp is
    * deleted where it was believed (Mastodon's RevokeQuoteService before the destroy).
    */
-  dropRemote(quoteId: number): QuoteRow | null {
+  async dropRemote(quoteId: number): Promise<QuoteRow | null> {
     const found = this.find(quoteId);
     if (!found) return null;
-    return this.db.transaction(() => {
+    return this.port.transaction(async () => {
       const local = found.quotedStatusId !== null && this.reader.findRow(found.quotedStatusId)?.uri === null;
-      const quote = found.state === "accepted" && local ? this.reject(found) : found;
+      const quote = found.state === "accepted" && local ? await this.reject(found) : found;
       this.db.delete(quotes).where(eq(quotes.id, quote.id)).run();
       this.cache.invalidateStatus(quote.statusId);
-      this.events.emitSync({ type: "quote.removed", quote });
+      await this.events.emit({ type: "quote.removed", quote });
       return quote;
     });
   }
@@ -256,26 +256,26 @@ export class QuoteService {
    * accepted (Mastodon's Accept#accept_quote! returns unless `quote.pending?`): one it rejected
    * or revoked stays so, whatever Accept comes later (a replay, or one overtaken by its Reject).
    */
-  acceptRemote(activityUri: string, approvalUri: string, actorAccountId: number): QuoteRow | null {
+  async acceptRemote(activityUri: string, approvalUri: string, actorAccountId: number): Promise<QuoteRow | null> {
     const quote = this.byActivityUri(activityUri);
     // Only a question still open is answered (Mastodon's accept_quote!: quote.pending?): an Accept
     // arriving after a Reject, or after the quoted post went, changes nothing.
     if (!quote || quote.quotedAccountId !== actorAccountId || quote.state !== "pending") return null;
-    return this.db.transaction(() => this.move(quote, "accepted", approvalUri));
+    return this.port.transaction(() => this.move(quote, "accepted", approvalUri));
   }
 
   /** The quoted author's server refused a QuoteRequest (Reject): rejected, or revoked if it had been accepted. */
-  rejectRemote(activityUri: string, actorAccountId: number): QuoteRow | null {
+  async rejectRemote(activityUri: string, actorAccountId: number): Promise<QuoteRow | null> {
     const quote = this.byActivityUri(activityUri);
     if (!quote || quote.quotedAccountId !== actorAccountId) return null;
-    return this.db.transaction(() => this.reject(quote));
+    return this.port.transaction(() => this.reject(quote));
   }
 
   /** The quoted author's server deleted its stamp (Delete of the QuoteAuthorization): the quote is revoked. */
-  revokeStamp(approvalUri: string, actorAccountId: number): QuoteRow | null {
+  async revokeStamp(approvalUri: string, actorAccountId: number): Promise<QuoteRow | null> {
     const quote = this.byApprovalUri(approvalUri);
     if (!quote || quote.quotedAccountId !== actorAccountId) return null;
-    return this.db.transaction(() => this.reject(quote));
+    return this.port.transaction(() => this.reject(quote));
   }
 
   /**
@@ -283,23 +283,23 @@ export class QuoteService {
    * back a quote of it (Mastodon's RevokeQuoteService). The quoted status must be visible (404),
    * the quote one of it (404), and the caller its author (403). The quoting status, as it is now.
    */
-  revoke(accountId: number, quotedStatusId: number | null, quotingStatusId: number | null): StatusRow {
+  async revoke(accountId: number, quotedStatusId: number | null, quotingStatusId: number | null): Promise<StatusRow> {
     const quoted = this.reader.visibleRow(quotedStatusId, accountId);
     const quote = quotingStatusId === null ? undefined : this.db.select().from(quotes).where(and(eq(quotes.quotedStatusId, quoted.id), eq(quotes.statusId, quotingStatusId))).get();
     if (!quote) throw notFound();
     if (quote.quotedAccountId !== accountId) throw forbidden();
-    this.db.transaction(() => this.reject(quote));
+    await this.port.transaction(() => this.reject(quote));
     const status = this.reader.findRow(quote.statusId);
     if (!status) throw notFound();
     return status;
   }
 
   /** A quoting status is being deleted (RemovalService, in its transaction): its quote goes first, so that what it counted is counted back. */
-  removing(statusId: number): void {
+  async removing(statusId: number): Promise<void> {
     const quote = this.forStatus(statusId);
     if (!quote) return;
     this.db.delete(quotes).where(eq(quotes.id, quote.id)).run();
-    this.events.emitSync({ type: "quote.removed", quote });
+    await this.events.emit({ type: "quote.removed", quote });
   }
 
   /** Local quoters' statuses quoting `statusId` (accepted ones): who hears of its edits (`quoted_update`). */
@@ -338,29 +338,29 @@ export class QuoteService {
   }
 
   /** A local quoted status's answer: accepted when the policy lets it at once, else rejected (Mastodon offers no manual review). */
-  private answer(quote: QuoteRow, decision: QuoteDecision): QuoteRow {
+  private answer(quote: QuoteRow, decision: QuoteDecision): Promise<QuoteRow> {
     return this.move(quote, decision === "automatic" ? "accepted" : "rejected", quote.approvalUri);
   }
 
   /** Mastodon's Quote#reject!: an accepted quote is revoked, any other rejected (a revoked one stays so). */
-  private reject(quote: QuoteRow): QuoteRow {
+  private async reject(quote: QuoteRow): Promise<QuoteRow> {
     if (quote.state === "revoked") return quote;
     return this.move(quote, quote.state === "accepted" ? "revoked" : "rejected", quote.approvalUri);
   }
 
-  private move(quote: QuoteRow, state: "accepted" | "rejected" | "revoked", approvalUri: string | null): QuoteRow {
+  private async move(quote: QuoteRow, state: "accepted" | "rejected" | "revoked", approvalUri: string | null): Promise<QuoteRow> {
     if (quote.state === state) return quote;
     const updated: QuoteRow = { ...quote, state, approvalUri, updatedAt: this.clock.now() };
     this.db.update(quotes).set({ state, approvalUri, updatedAt: updated.updatedAt }).where(eq(quotes.id, quote.id)).run();
-    this.moved(updated, false);
+    await this.moved(updated, false);
     return updated;
   }
 
   /** What follows a quote's move to its new state, once written. `withStatus`: decided in the quoting status's own transaction (see the events). */
-  private moved(updated: QuoteRow, withStatus: boolean): void {
+  private async moved(updated: QuoteRow, withStatus: boolean): Promise<void> {
     this.cache.invalidateStatus(updated.statusId);
-    if (updated.state === "revoked") this.events.emitSync({ type: "quote.revoked", quote: updated });
-    else this.events.emitSync({ type: `quote.${updated.state as "accepted" | "rejected"}`, quote: updated, ...(withStatus ? { withStatus } : {}) });
+    if (updated.state === "revoked") await this.events.emit({ type: "quote.revoked", quote: updated });
+    else await this.events.emit({ type: `quote.${updated.state as "accepted" | "rejected"}`, quote: updated, ...(withStatus ? { withStatus } : {}) });
   }
 
   private async usernameOf(accountId: number): Promise<string> {

@@ -35,7 +35,7 @@ export class GoneAccounts {
         "SELECT account_id, target_account_id FROM follows WHERE account_id = ? OR target_account_id = ?",
         [accountId, accountId],
       );
-      for (const pair of pairs) this.follows.removeFollow(pair.account_id, pair.target_account_id);
+      for (const pair of pairs) await this.follows.removeFollow(pair.account_id, pair.target_account_id);
       await this.db.run("DELETE FROM accounts WHERE id = ?", [accountId]);
     });
   }

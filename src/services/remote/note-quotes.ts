@@ -64,9 +64,9 @@ export class NoteQuotes {
   }
 
   /** Stores the resolved quote of a post just stored (`withStatus` false: the post was out before, an edit brought the quote). */
-  attach(status: StatusRow, resolved: ResolvedQuote, withStatus = true): void {
+  async attach(status: StatusRow, resolved: ResolvedQuote, withStatus = true): Promise<void> {
     const { recheck, ...quote } = resolved;
-    const row = this.quotes.attachRemote({ status, ...quote, withStatus });
+    const row = await this.quotes.attachRemote({ status, ...quote, withStatus });
     if (row && recheck) this.checks.schedule(row.id);
   }
 
@@ -85,15 +85,15 @@ export class NoteQuotes {
     const existing = this.quotes.forStatus(status.id);
     if (!existing) {
       const resolved = input && (await this.resolve(input, quoting, lookup));
-      if (resolved) this.attach(status, resolved, false);
+      if (resolved) await this.attach(status, resolved, false);
       return;
     }
     if (input === null || input.quoted === null || input.quoted.href !== existing.quotedUri) {
       if (!explicit) return;
       this.checks.done(existing.id);
-      this.quotes.dropRemote(existing.id);
+      await this.quotes.dropRemote(existing.id);
       const resolved = input && (await this.resolve(input, quoting, lookup));
-      if (resolved) this.attach(status, resolved, false);
+      if (resolved) await this.attach(status, resolved, false);
       return;
     }
     // The same post quoted: only a stamp it did not name before is news.
@@ -101,10 +101,10 @@ export class NoteQuotes {
     const resolved = await this.resolve(input, quoting, lookup);
     if (!resolved) return;
     if (resolved.state === "accepted") {
-      if (existing.state === "pending") this.quotes.acceptVerified(existing.id, resolved.approvalUri);
+      if (existing.state === "pending") await this.quotes.acceptVerified(existing.id, resolved.approvalUri);
       // An accepted quote whose new stamp proves it too stays accepted, on the stamp it had.
     } else if (resolved.state === "rejected") {
-      this.quotes.rejectVerified(existing.id);
+      await this.quotes.rejectVerified(existing.id);
     } else if (existing.state === "pending") {
       this.quotes.restamp(existing.id, resolved.approvalUri);
       if (resolved.recheck) this.checks.schedule(existing.id);
@@ -134,8 +134,8 @@ export class NoteQuotes {
     if (!quotedAuthor || quoted.uri === null) return "settled";
     const verdict = await this.stamps.verdict({ quotingUri: status.uri, quotingAccountId: status.accountId, quoted, quotedAuthor, approvalUri: quote.approvalUri });
     if (verdict === "unreachable") return "again";
-    if (verdict === "accepted") this.quotes.acceptVerified(quote.id, quote.approvalUri);
-    else if (verdict === "rejected") this.quotes.rejectVerified(quote.id);
+    if (verdict === "accepted") await this.quotes.acceptVerified(quote.id, quote.approvalUri);
+    else if (verdict === "rejected") await this.quotes.rejectVerified(quote.id);
     return "settled";
   }
 }

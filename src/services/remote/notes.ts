@@ -140,7 +140,7 @@ export class RemoteNotes {
       backfill: options.backfill,
     };
     const published = await this.writes.run(() => this.posting.publishRemote(input));
-    if (published && quoting) this.quotes.attach(published, quoting);
+    if (published && quoting) await this.quotes.attach(published, quoting);
     if (published && relay) await this.relays.brought(relay.id);
     // null: the same Note arrived meanwhile (another delivery of it); that one stands.
     return published ?? this.reader.findRow((await this.remote.statusByUri(note.uri))?.id ?? 0) ?? null;

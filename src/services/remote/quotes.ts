@@ -61,7 +61,7 @@ export class RemoteQuotes {
     const quote = status ? this.quotes.forStatus(status.id) : undefined;
     // The quoting post must be the requester's, and quote this very post.
     if (!status || status.accountId !== account.id || !quote || quote.quotedStatusId !== quoted.id) return null;
-    this.quotes.answerRequest(quote.id, input.id);
+    await this.quotes.answerRequest(quote.id, input.id);
     return null;
   }
 
@@ -75,7 +75,7 @@ export class RemoteQuotes {
     if (!quote) return false;
     const account = await this.remote.byUri(actorUri);
     const stamp = httpUrlOrNull(result);
-    if (account && stamp !== null && hostOf(stamp) === hostOf(actorUri)) this.quotes.acceptRemote(quote.activityUri!, stamp, account.id);
+    if (account && stamp !== null && hostOf(stamp) === hostOf(actorUri)) await this.quotes.acceptRemote(quote.activityUri!, stamp, account.id);
     return true;
   }
 
@@ -84,7 +84,7 @@ export class RemoteQuotes {
     const quote = await this.answered(answer);
     if (!quote) return false;
     const account = await this.remote.byUri(actorUri);
-    if (account) this.quotes.rejectRemote(quote.activityUri!, account.id);
+    if (account) await this.quotes.rejectRemote(quote.activityUri!, account.id);
     return true;
   }
 
@@ -96,7 +96,7 @@ export class RemoteQuotes {
    */
   async revoked(actorUri: string, objectUri: string): Promise<string | null> {
     const account = await this.remote.byUri(actorUri);
-    const quote = account ? this.quotes.revokeStamp(objectUri, account.id) : null;
+    const quote = account ? await this.quotes.revokeStamp(objectUri, account.id) : null;
     const quoter = quote ? this.accountById(quote.accountId) : undefined;
     return quoter && quoter.domain === null ? quoter.username : null;
   }

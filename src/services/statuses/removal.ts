@@ -28,7 +28,7 @@ export class RemovalService {
     /** Detaches a status's media before it goes (they start their grace period); still synchronous, it joins the port's transaction on SQLite. */
     private media: { detachFrom(statusId: number): void },
     /** Takes a quoting status's quote away before it goes (QuoteService.removing), so that what it counted is counted back. */
-    private quotes: { removing(statusId: number): void },
+    private quotes: { removing(statusId: number): Promise<void> },
   ) {}
 
   async remove(row: StatusRow): Promise<void> {
@@ -41,7 +41,7 @@ export class RemovalService {
         // Mentions, tags, favourites, bookmarks, pins, feed entries, notifications and the
         // poll go by foreign key; media are detached (ON DELETE SET NULL).
         this.media.detachFrom(target.id);
-        this.quotes.removing(target.id);
+        await this.quotes.removing(target.id);
         await this.db.run(this.sql.remove, [target.id]);
         removed.push({ row: target, homeRecipients: recipients, listIds });
       }
