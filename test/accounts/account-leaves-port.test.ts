@@ -120,7 +120,7 @@ for (const arm of portArms) {
       const a = await arm.open();
       const alice = await member(a, "alice");
       const bob = await member(a, "bob");
-      const endorsements = new Endorsements(a.port, a.t.database.db, a.t.ids, a.t.clock, a.t.services.follows);
+      const endorsements = new Endorsements(a.port, a.t.ids, a.t.clock, a.t.services.follows);
       const notFollowing = await endorsements.pin(alice.id, bob.id).catch((e: Error) => e);
       expect((notFollowing as Error).message).toBe("Validation failed: You must be already following the person you want to endorse");
       const unknown = await endorsements.pin(alice.id, 404).catch((e: { status: number }) => e);

@@ -215,8 +215,8 @@ export class AccountService {
           // An unknown locale is dropped, as Mastodon does, rather than refused.
           .values({ accountId: id, email, passwordHash, locale: normalizeLanguage(input.locale ?? "") ?? null, createdAt: now, ...admitted(admission, reason) });
         if (admission) {
-          // Synchronous (an invite's use, the within listeners): they join this transaction.
-          admission.within?.(id);
+          // An invite's use, then the within listeners: in this transaction.
+          await admission.within?.(id);
           await this.events.emit({ type: "account.registered", accountId: id, approved: admission.approved });
         }
       });

@@ -51,7 +51,7 @@ export interface InviteListing {
  * up, and its maker may still sign in (Invite#valid_for_use?).
  *
  * On the database port, but for what runs inside another service's synchronous transaction, on
- * `db` until those convert: use() (the sign-up's), listing() and revoke() (AdminInstance's).
+ * `db` until those convert: listing() and revoke() (AdminInstance's).
  */
 export class InviteService {
   // Built once (src/db/port.ts): drizzle spends more building a query than SQLite running it.
@@ -138,13 +138,12 @@ export class InviteService {
    * Counts a sign-up against the invite, inside the sign-up's transaction: refused (and the
    * sign-up with it) when another took the last use, or it expired, meanwhile.
    */
-  use(inviteId: number): void {
-    const counted = this.db.$client
-      .query("UPDATE invites SET uses = uses + 1 WHERE id = ? AND (max_uses IS NULL OR uses < max_uses) AND (expires_at IS NULL OR expires_at > ?)")
-      .run(inviteId, this.clock.now());
-    if (counted.changes === 0) {
-      const row = this.db.select().from(invites).where(eq(invites.id, inviteId)).get();
-      throw new InviteUnusable(row ? (this.stateOf(row, this.makerRefusal(row.accountId)) as InviteRefusal) : "unknown");
+  async use(inviteId: number): Promise<void> {
+    const counted = await this.port.run("UPDATE invites SET uses = uses + 1 WHERE id = ? AND (max_uses IS NULL OR uses < max_uses) AND (expires_at IS NULL OR expires_at > ?)", [inviteId, this.clock.now()]);
+    if (counted === 0) {
+      const { invites: rows } = this.port.tables;
+      const [row] = await this.port.orm.select().from(rows).where(eq(rows.id, inviteId)).limit(1);
+      throw new InviteUnusable(row ? (this.stateOf(row, await this.makerState(row.accountId)) as InviteRefusal) : "unknown");
     }
   }
 

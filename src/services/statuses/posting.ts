@@ -244,7 +244,7 @@ export class PostingService {
       // Replies that arrived before it (a thread fetched upwards) now answer it.
       for (const [childId, visibility] of (await this.port.values(this.sql.orphansOf, [input.uri])) as [number, string][]) {
         await this.port.run(this.sql.adopt, [id, input.accountId, childId]);
-        this.counters.replyLinked(id, childId, visibility);
+        await this.counters.replyLinked(id, childId, visibility);
       }
       if (input.backfill) await this.port.run(this.sql.backfilled, [id]);
     }, input.backfill ? "backfill" : "status.created");
