@@ -208,7 +208,7 @@ async function serve(start: ThreadStart) {
       for (const resolve of appliedNow.splice(0)) resolve();
     } else if (message.type === "event") {
       catchUp();
-      services.events.emit(message.event);
+      void services.events.emit(message.event);
     } else if (message.type === "stop") {
       clearInterval(quiet);
       requestBodies.cancelAll();

@@ -8,8 +8,10 @@ import type { DatabasePort } from "../db/port.ts";
  *
  * - `within`: consequences that are part of the same write (counters, notification rows,
  *   home feeds, lists, conversations, stale render caches, a request approved when an account
- *   opens up). They run at once, inside the emitting transaction, so they commit or roll back
- *   with it; one that throws fails the write.
+ *   opens up). They run inside the emitting transaction, one after another, and the emitter
+ *   awaits them (`await events.emit(...)`), so they commit or roll back with it; one that
+ *   throws (or rejects) fails the write. They write through the database port, which finds the
+ *   emitter's transaction by itself (on PostgreSQL, its connection).
  * - `afterCommit`: transports that tell the outside world (streams, federation, push, link
  *   cards, the remote media cache). They run only once the transaction that emitted the
  *   event committed, so what they announce is readable by anyone, and never for a write (or
@@ -150,9 +152,23 @@ export type DomainEvent =
  */
 export type Subscribe = (events: EventBus) => void;
 
-type Listener<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { type: T }>) => void;
+/** A `within` listener may be async (it writes through the port); `emit` awaits each in turn. */
+type Listener<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { type: T }>) => void | Promise<void>;
 
-type AnyListener = (event: DomainEvent) => void;
+/** A transport is told after commit and nothing waits for it. */
+type Transport<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { type: T }>) => void;
+
+type AnyListener = (event: DomainEvent) => void | Promise<void>;
+
+/**
+ * `emitSync` was used by a synchronous emitter for an event one of whose `within` listeners is
+ * asynchronous: its work would outlive the emitter's synchronous transaction.
+ */
+export class AsyncListenerError extends Error {
+  constructor(type: string) {
+    super(`a within listener of ${type} is asynchronous: its emitter must await emit()`);
+  }
+}
 
 export class EventBus {
   private inside = new Map<string, AnyListener[]>();
@@ -160,37 +176,74 @@ export class EventBus {
   /** The database port says whether the emitting flow is in a transaction, and queues for its commit (AfterCommit on SQLite). */
   constructor(private db: Pick<DatabasePort, "inTransaction" | "afterCommit">) {}
 
-  /** A consequence that is part of the write: runs inside the emitting transaction. */
+  /** A consequence that is part of the write: runs inside the emitting transaction, awaited by `emit`. */
   within<T extends DomainEvent["type"]>(type: T, listener: Listener<T>) {
     add(this.inside, type, listener as AnyListener);
   }
 
   /** A transport: runs once the emitting transaction committed, never for one rolled back. */
-  afterCommit<T extends DomainEvent["type"]>(type: T, listener: Listener<T>) {
+  afterCommit<T extends DomainEvent["type"]>(type: T, listener: Transport<T>) {
     add(this.after, type, listener as AnyListener);
   }
 
-  emit(event: DomainEvent) {
+  /**
+   * Resolves once every `within` listener of the event ran, one after another in the order they
+   * were registered (a nested transaction's statements must not interleave); a listener's
+   * rejection rejects it, so the emitter's transaction rolls back, and its transports with it.
+   */
+  emit(event: DomainEvent): Promise<void> {
     // Transports hear an event before its consequences (the notification of a follow after
     // the follow), so inside a transaction they are queued before `within` listeners run;
     // outside one they are told at once, so only after the consequences are written.
+    const listeners = this.inside.get(event.type);
     if (this.db.inTransaction) {
       this.tellTransports(event);
-      this.runWithin(event);
+      return listeners ? runInTurn(listeners, event) : done;
+    }
+    if (!listeners) {
+      // Nothing to wait for: told now (a serving thread's bus has no `within` listener).
+      this.tellTransports(event);
+      return done;
+    }
+    return runInTurn(listeners, event).then(() => this.tellTransports(event));
+  }
+
+  /**
+   * `emit` for an emitter that is still synchronous (inside a transaction of bun:sqlite's own
+   * API, which cannot wait): every `within` listener of its event must be synchronous too, or
+   * this throws (AsyncListenerError) and the write rolls back rather than half its consequences
+   * landing after it committed.
+   */
+  emitSync(event: DomainEvent): void {
+    if (this.db.inTransaction) {
+      this.tellTransports(event);
+      this.runWithinSync(event);
     } else {
-      this.runWithin(event);
+      this.runWithinSync(event);
       this.tellTransports(event);
     }
   }
 
-  private runWithin(event: DomainEvent) {
-    for (const listener of this.inside.get(event.type) ?? []) listener(event);
+  private runWithinSync(event: DomainEvent) {
+    for (const listener of this.inside.get(event.type) ?? []) {
+      const result = listener(event);
+      if (result instanceof Promise) {
+        result.catch(() => {});
+        throw new AsyncListenerError(event.type);
+      }
+    }
   }
 
   private tellTransports(event: DomainEvent) {
     // One task per transport: one that fails must not keep the others from the news.
-    for (const listener of this.after.get(event.type) ?? []) this.db.afterCommit(() => listener(event));
+    for (const listener of this.after.get(event.type) ?? []) this.db.afterCommit(() => void listener(event));
   }
+}
+
+const done = Promise.resolve();
+
+async function runInTurn(listeners: AnyListener[], event: DomainEvent): Promise<void> {
+  for (const listener of listeners) await listener(event);
 }
 
 function add(map: Map<string, AnyListener[]>, type: string, listener: AnyListener) {

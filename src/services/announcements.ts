@@ -127,8 +127,8 @@ export class AnnouncementService {
     const known = this.known;
     this.known = ids;
     if (!known) return;
-    for (const id of ids) if (!known.has(id)) this.events.emit({ type: "announcement.published", announcementId: id });
-    for (const id of known) if (!ids.has(id)) this.events.emit({ type: "announcement.deleted", announcementId: id });
+    for (const id of ids) if (!known.has(id)) await this.events.emit({ type: "announcement.published", announcementId: id });
+    for (const id of known) if (!ids.has(id)) await this.events.emit({ type: "announcement.deleted", announcementId: id });
   }
 
   async create(input: AnnouncementInput): Promise<AnnouncementRow> {
@@ -146,7 +146,7 @@ export class AnnouncementService {
       await this.q.insert.execute(row);
       this.ownChanges++;
       this.known?.add(row.id);
-      this.events.emit({ type: "announcement.published", announcementId: row.id });
+      this.events.emitSync({ type: "announcement.published", announcementId: row.id });
     });
     return row;
   }
@@ -163,7 +163,7 @@ export class AnnouncementService {
       if (gone.length === 0) throw notFound();
       this.ownChanges++;
       this.known?.delete(id);
-      this.events.emit({ type: "announcement.deleted", announcementId: id });
+      this.events.emitSync({ type: "announcement.deleted", announcementId: id });
     });
   }
 
@@ -197,7 +197,7 @@ export class AnnouncementService {
       const inserted = (await this.q.react.execute({ id: this.ids.next(), accountId, announcementId: row.id, name, now: this.clock.now() })) as unknown[];
       // ActiveRecord::RecordNotUnique, as Api::BaseController renders it.
       if (inserted.length === 0) throw unprocessable("Duplicate record");
-      this.events.emit({ type: "announcement.reaction", announcementId: row.id, name });
+      await this.events.emit({ type: "announcement.reaction", announcementId: row.id, name });
     });
   }
 
@@ -206,7 +206,7 @@ export class AnnouncementService {
     await this.port.transaction(async () => {
       const gone = (await this.q.unreact.execute({ announcementId: row.id, accountId, name })) as unknown[];
       if (gone.length === 0) throw notFound();
-      this.events.emit({ type: "announcement.reaction", announcementId: row.id, name });
+      await this.events.emit({ type: "announcement.reaction", announcementId: row.id, name });
     });
   }
 

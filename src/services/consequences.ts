@@ -105,30 +105,35 @@ export function forgetCached(services: Services, keepRendered = false): void {
 export function registerConsequences(events: EventBus, services: Services, transports: Transports): void {
   const { notifications, homeFeed, counters, renderCache, lists, endorsements, follows, conversations, polls, pushDeliveries, pushSubscriptions, quotes } = services;
 
+  // Every `within` listener below writes through the database port, inside the emitter's
+  // transaction, and is awaited by emit in turn: an async function, one step after another.
+
   // ── Tokens: a revoked token's Web Push subscriptions go with it (its streams close: streams).
-  events.within("token.revoked", (e) => pushSubscriptions.unsubscribeWithin(e.tokenId));
+  events.within("token.revoked", (e) => pushSubscriptions.unsubscribe(e.tokenId));
 
   // ── Relationships: notifications, home feeds and lists follow them; rendered accounts (their counts) are stale.
-  events.within("follow.created", (e) => {
-    notifications.notify(e.targetAccountId, e.accountId, "follow");
-    homeFeed.backfill(e.accountId, e.targetAccountId);
+  events.within("follow.created", async (e) => {
+    await notifications.notify(e.targetAccountId, e.accountId, "follow");
+    await homeFeed.backfill(e.accountId, e.targetAccountId);
     renderCache.touchAccount(e.accountId);
     renderCache.touchAccount(e.targetAccountId);
   });
-  events.within("follow_request.created", (e) => notifications.notify(e.targetAccountId, e.accountId, "follow_request"));
+  events.within("follow_request.created", async (e) => {
+    await notifications.notify(e.targetAccountId, e.accountId, "follow_request");
+  });
   // A local account asks to follow a remote one: its pinned and recent posts are fetched, for its profile (no feed).
   events.afterCommit("follow_request.created", (e) => services.accountHistory.followed(e.accountId, e.targetAccountId));
-  events.within("follow_request.authorized", (e) => {
-    notifications.withdraw(e.targetAccountId, e.accountId, "follow_request");
-    homeFeed.backfill(e.accountId, e.targetAccountId);
+  events.within("follow_request.authorized", async (e) => {
+    await notifications.withdraw(e.targetAccountId, e.accountId, "follow_request");
+    await homeFeed.backfill(e.accountId, e.targetAccountId);
     renderCache.touchAccount(e.accountId);
     renderCache.touchAccount(e.targetAccountId);
   });
-  events.within("follow.removed", (e) => {
-    notifications.withdraw(e.targetAccountId, e.accountId, "follow");
-    homeFeed.removeAuthor(e.accountId, e.targetAccountId);
-    lists.forgetFollow(e.accountId, e.targetAccountId);
-    endorsements.forget(e.accountId, e.targetAccountId);
+  events.within("follow.removed", async (e) => {
+    await notifications.withdraw(e.targetAccountId, e.accountId, "follow");
+    await homeFeed.removeAuthor(e.accountId, e.targetAccountId);
+    await lists.forgetFollow(e.accountId, e.targetAccountId);
+    await endorsements.forget(e.accountId, e.targetAccountId);
     renderCache.touchAccount(e.accountId);
     renderCache.touchAccount(e.targetAccountId);
   });
@@ -150,55 +155,55 @@ export function registerConsequences(events: EventBus, services: Services, trans
   // ── Statuses, local and remote, and boosts: counted, into home feeds (which the transports
   // then tell), notified, into lists and direct-message threads. Deleted ones are counted
   // back, their boost notification withdrawn, and leave the threads; edited ones are notified.
-  events.within("status.created", (e) => {
-    counters.statusAdded(e.status);
+  events.within("status.created", async (e) => {
+    await counters.statusAdded(e.status);
     // Fetched to fill a thread or a profile: counted, and that is all (no feed, list or notification).
     if (e.backfill) return;
-    e.homeRecipients = homeFeed.deliver(e.status, e.original);
-    notifications.statusCreated(e.status, e.original);
-    lists.deliver(e.status, e.original);
-    conversations.added(e.status);
+    e.homeRecipients = await homeFeed.deliver(e.status, e.original);
+    await notifications.statusCreated(e.status, e.original);
+    await lists.deliver(e.status, e.original);
+    await conversations.added(e.status);
   });
   // An imported status is counted, and that is all: no feed, notification, stream or activity.
   events.within("status.imported", (e) => counters.statusImported(e.status));
-  events.within("status.deleted", (e) => {
-    counters.statusRemoved(e.status);
-    notifications.statusDeleted(e.status);
-    conversations.removed(e.status);
+  events.within("status.deleted", async (e) => {
+    await counters.statusRemoved(e.status);
+    await notifications.statusDeleted(e.status);
+    await conversations.removed(e.status);
   });
   // An edit is told to the local accounts whose accepted quotes quote it (`quoted_update`, about their quote).
-  events.within("status.updated", (e) => {
-    notifications.statusEdited(e.status, e.previous);
-    for (const q of quotes.localQuotesOfNow(e.status.id)) notifications.notify(q.accountId, e.status.accountId, "quoted_update", q.statusId);
+  events.within("status.updated", async (e) => {
+    await notifications.statusEdited(e.status, e.previous);
+    for (const q of await quotes.localQuotesOf(e.status.id)) await notifications.notify(q.accountId, e.status.accountId, "quoted_update", q.statusId);
   });
 
   // ── Quotes: an accepted one counts on the quoted status and tells its author (`quote`, about the
   // quoting status); a revoked one, or an accepted one whose quoting status goes, counts back.
-  events.within("quote.accepted", (e) => {
-    if (e.quote.quotedStatusId !== null) counters.quotes(e.quote.quotedStatusId, 1);
-    if (e.quote.quotedAccountId !== null) notifications.notify(e.quote.quotedAccountId, e.quote.accountId, "quote", e.quote.statusId);
+  events.within("quote.accepted", async (e) => {
+    if (e.quote.quotedStatusId !== null) await counters.quotes(e.quote.quotedStatusId, 1);
+    if (e.quote.quotedAccountId !== null) await notifications.notify(e.quote.quotedAccountId, e.quote.accountId, "quote", e.quote.statusId);
   });
-  events.within("quote.revoked", (e) => {
-    if (e.quote.quotedStatusId !== null) counters.quotes(e.quote.quotedStatusId, -1);
+  events.within("quote.revoked", async (e) => {
+    if (e.quote.quotedStatusId !== null) await counters.quotes(e.quote.quotedStatusId, -1);
   });
-  events.within("quote.removed", (e) => {
-    if (e.quote.state === "accepted" && e.quote.quotedStatusId !== null) counters.quotes(e.quote.quotedStatusId, -1);
+  events.within("quote.removed", async (e) => {
+    if (e.quote.state === "accepted" && e.quote.quotedStatusId !== null) await counters.quotes(e.quote.quotedStatusId, -1);
   });
 
   // ── Favourites: counted and notified, or taken back.
-  events.within("favourite.created", (e) => {
-    counters.favourites(e.statusId, 1);
-    notifications.notify(e.statusAccountId, e.accountId, "favourite", e.statusId);
+  events.within("favourite.created", async (e) => {
+    await counters.favourites(e.statusId, 1);
+    await notifications.notify(e.statusAccountId, e.accountId, "favourite", e.statusId);
   });
-  events.within("favourite.removed", (e) => {
-    counters.favourites(e.statusId, -1);
-    notifications.withdraw(e.statusAccountId, e.accountId, "favourite", e.statusId);
+  events.within("favourite.removed", async (e) => {
+    await counters.favourites(e.statusId, -1);
+    await notifications.withdraw(e.statusAccountId, e.accountId, "favourite", e.statusId);
   });
 
   // ── Polls: the wheel is in memory and re-reads the poll when it fires, so it is told once the
   // poll exists. An ended poll is told to its author and voters.
   events.afterCommit("poll.opened", (e) => polls.scheduleEnd(e.pollId, e.expiresAt));
-  events.within("poll.ended", (e) => notifications.pollEnded(e.accountId, e.statusId, polls.voters(e.pollId)));
+  events.within("poll.ended", async (e) => notifications.pollEnded(e.accountId, e.statusId, await polls.voters(e.pollId)));
 
   // ── Reports: staff are told (once per reported account while its reports wait).
   events.within("report.created", (e) => notifications.reported({ id: e.reportId, accountId: e.accountId, targetAccountId: e.targetAccountId }));

@@ -19,7 +19,7 @@ export class ConversationService {
 
   constructor(
     private port: DatabasePort,
-    /** For the synchronous half: `added` and `removed` are status events' `within` listeners, `findRow` streaming's. */
+    /** For the synchronous half: `findRow`, streaming's. */
     private db: Db,
     private ids: IdGenerator,
     private notifications: NotificationService,
@@ -32,61 +32,76 @@ export class ConversationService {
       find: port.orm.select().from(rows).where(and(eq(rows.id, id), eq(rows.accountId, accountId))).prepare(),
       mark: port.orm.update(rows).set({ unread: sql.placeholder("unread") as never }).where(eq(rows.id, id)).prepare(),
       remove: port.orm.delete(rows).where(eq(rows.id, id)).prepare(),
+      thread: port.orm
+        .select()
+        .from(rows)
+        .where(and(eq(rows.accountId, accountId), eq(rows.conversationId, sql.placeholder("conversationId")), eq(rows.participantIds, sql.placeholder("participantIds"))))
+        .limit(1)
+        .prepare(),
+      ofConversation: port.orm.select().from(rows).where(eq(rows.conversationId, sql.placeholder("conversationId"))).prepare(),
+      grow: port.orm
+        .update(rows)
+        .set({ statusIds: sql.placeholder("statusIds") as never, lastStatusId: sql.placeholder("lastStatusId") as never, unread: sql.placeholder("unread") as never })
+        .where(eq(rows.id, id))
+        .prepare(),
+      shrink: port.orm
+        .update(rows)
+        .set({ statusIds: sql.placeholder("statusIds") as never, lastStatusId: sql.placeholder("lastStatusId") as never })
+        .where(eq(rows.id, id))
+        .prepare(),
+      insert: port.orm
+        .insert(rows)
+        .values({
+          id,
+          accountId,
+          conversationId: sql.placeholder("conversationId"),
+          participantIds: sql.placeholder("participantIds"),
+          statusIds: sql.placeholder("statusIds"),
+          lastStatusId: sql.placeholder("lastStatusId"),
+          unread: sql.placeholder("unread"),
+        })
+        .prepare(),
     };
   }
 
-  /** Called for every new status; only direct ones matter. */
-  added(status: StatusRow) {
+  /** Called for every new status (status.created's `within` listener); only direct ones matter. */
+  async added(status: StatusRow): Promise<void> {
     if (status.visibility !== "direct" || status.reblogOfId !== null) return;
     const participants = [status.accountId, ...mentionedIds(status).filter((id) => id !== status.accountId)];
-    // A recipient whose mention would be dropped (blocked or muted sender, muted thread) gets no thread either, as in Mastodon.
-    const owners = participants.filter((id) => id === status.accountId || !this.notifications.dropsMention(id, status.accountId, status.id));
-    for (const accountId of owners) {
-      const others = JSON.stringify(participants.filter((p) => p !== accountId).sort((a, b) => a - b));
-      const existing = this.db
-        .select()
-        .from(accountConversations)
-        .where(and(eq(accountConversations.accountId, accountId), eq(accountConversations.conversationId, status.conversationId), eq(accountConversations.participantIds, others)))
-        .get();
+    for (const accountId of participants) {
+      // A recipient whose mention would be dropped (blocked or muted sender, muted thread) gets no thread either, as in Mastodon.
+      if (accountId !== status.accountId && (await this.notifications.dropsMention(accountId, status.accountId, status.id))) continue;
+      const participantIds = JSON.stringify(participants.filter((p) => p !== accountId).sort((a, b) => a - b));
+      const [existing] = await this.q.thread.execute({ accountId, conversationId: status.conversationId, participantIds });
       const unread = status.accountId !== accountId;
       if (existing) {
         const statusIds = [...(JSON.parse(existing.statusIds) as number[]), status.id];
-        this.db
-          .update(accountConversations)
-          .set({ statusIds: JSON.stringify(statusIds), lastStatusId: Math.max(existing.lastStatusId, status.id), unread: existing.unread || unread })
-          .where(eq(accountConversations.id, existing.id))
-          .run();
-        this.events.emit({ type: "conversation.updated", accountId, conversationId: existing.id });
+        await this.q.grow.execute({ id: existing.id, statusIds: JSON.stringify(statusIds), lastStatusId: Math.max(existing.lastStatusId, status.id), unread: existing.unread || unread });
+        await this.events.emit({ type: "conversation.updated", accountId, conversationId: existing.id });
       } else {
         const id = this.ids.next();
-        this.db
-          .insert(accountConversations)
-          .values({ id, accountId, conversationId: status.conversationId, participantIds: others, statusIds: JSON.stringify([status.id]), lastStatusId: status.id, unread })
-          .run();
-        this.events.emit({ type: "conversation.updated", accountId, conversationId: id });
+        await this.q.insert.execute({ id, accountId, conversationId: status.conversationId, participantIds, statusIds: JSON.stringify([status.id]), lastStatusId: status.id, unread });
+        await this.events.emit({ type: "conversation.updated", accountId, conversationId: id });
       }
     }
   }
 
-  /** Called for every deleted status: threads lose it, and go when it was their last. */
-  removed(status: StatusRow) {
+  /**
+   * Called for every deleted status (status.deleted's `within` listener): threads lose it, and go
+   * when it was their last. The conversation's few rows are read and their lists of ids searched
+   * here (portable: no json_each).
+   */
+  async removed(status: StatusRow): Promise<void> {
     if (status.visibility !== "direct") return;
-    const rows = this.db
-      .select()
-      .from(accountConversations)
-      .where(and(eq(accountConversations.conversationId, status.conversationId), sql`${status.id} IN (SELECT value FROM json_each(${accountConversations.statusIds}))`))
-      .all();
-    for (const row of rows) {
-      const statusIds = (JSON.parse(row.statusIds) as number[]).filter((id) => id !== status.id);
+    for (const row of await this.q.ofConversation.execute({ conversationId: status.conversationId })) {
+      const held = JSON.parse(row.statusIds) as number[];
+      if (!held.includes(status.id)) continue;
+      const statusIds = held.filter((id) => id !== status.id);
       if (statusIds.length === 0) {
-        this.db.delete(accountConversations).where(eq(accountConversations.id, row.id)).run();
+        await this.q.remove.execute({ id: row.id });
       } else {
-        this.db
-          .update(accountConversations)
-          .set({ statusIds: JSON.stringify(statusIds), lastStatusId: Math.max(...statusIds) })
-          .where(eq(accountConversations.id, row.id))
-          .run();
-        this.events.emit({ type: "conversation.updated", accountId: row.accountId, conversationId: row.id });
+        await this.q.shrink.execute({ id: row.id, statusIds: JSON.stringify(statusIds), lastStatusId: Math.max(...statusIds) });
+        await this.events.emit({ type: "conversation.updated", accountId: row.accountId, conversationId: row.id });
       }
     }
   }
@@ -117,7 +132,7 @@ export class ConversationService {
   async markRead(accountId: number, id: number | null, unread = false): Promise<AccountConversationRow> {
     const row = await this.find(accountId, id);
     await this.q.mark.execute({ id: row.id, unread });
-    this.events.emit({ type: "conversation.updated", accountId, conversationId: row.id });
+    await this.events.emit({ type: "conversation.updated", accountId, conversationId: row.id });
     return { ...row, unread };
   }
 

@@ -90,7 +90,7 @@ export class FilterService {
       if (any) this.owners.add(accountId);
       else this.owners.delete(accountId);
     }
-    this.events.emit({ type: "filters.changed", accountId });
+    await this.events.emit({ type: "filters.changed", accountId });
   }
 
   async list(accountId: number): Promise<FilterWithRules[]> {

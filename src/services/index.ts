@@ -172,7 +172,7 @@ export function createServices(deps: ServiceDeps) {
   const twoFactor = new TwoFactor(port, ids, clock, new TokenSeal(config.dataDir, TWO_FACTOR_KEY_FILE), config.domain);
   const grants = new GrantService(port, ids, clock, applications, tokens, accounts, (accountId) => twoFactor.enabled(accountId));
   // Sign-ups: REGISTRATIONS, approval, and the invite links that open the door whatever it says.
-  const invites = new InviteService(port, db, ids, clock, config.publicUrl);
+  const invites = new InviteService(port, ids, clock, config.publicUrl);
   // REGISTRATIONS is the mode until an admin saves one (/admin/settings), read at each sign-up.
   const instanceInfo = new InstanceInfo(port, ids, clock, config.publicUrl, config.registrations);
   const registrations = new RegistrationService(async () => (await instanceInfo.registrationsMode()).mode, accounts, invites);
@@ -183,18 +183,18 @@ export function createServices(deps: ServiceDeps) {
   const domainBlocks = new AccountDomainBlocks(port, db, ids, clock, follows, events);
   const moderation = new ModerationService(port, db, ids, clock, follows, events, domainBlocks);
   const directory = new Directory(port, moderation);
-  const endorsements = new Endorsements(port, db, ids, clock, follows);
+  const endorsements = new Endorsements(port, ids, clock, follows);
   const markers = new MarkerService(port, clock);
-  const notificationPolicies = new NotificationPolicies(port, db, ids, clock);
+  const notificationPolicies = new NotificationPolicies(port, ids, clock);
   const notifications = new NotificationService(port, db, ids, clock, moderation, events, notificationPolicies);
 
   const policy = new StatusPolicy(follows, moderation, port);
   const statusMedia = new StatusMedia(db, port, clock);
   const quotePolicy = new QuotePolicy(port, follows, moderation, policy);
   const reader = new StatusReader(port, db.$client, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(port, policy, moderation), policy: quotePolicy });
-  const homeFeed = new HomeFeedService(db, clock);
+  const homeFeed = new HomeFeedService(port, db, clock);
   const renderCache = new RenderCache(deps.renderCacheChanges);
-  const counters = new Counters(db.$client, renderCache);
+  const counters = new Counters(port, renderCache);
   const newStatuses = new NewStatuses(port);
   // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).
   const quotes = new QuoteService(db, port, ids, clock, events, quotePolicy, reader, renderCache, config.publicUrl);
@@ -299,7 +299,7 @@ export function createServices(deps: ServiceDeps) {
   const tokenSeal = new TokenSeal(config.dataDir);
   const pushSubscriptions = new PushSubscriptions(port, db, ids, clock, config.allowPrivateAddresses, tokenSeal);
   const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
-  const pushDeliveries = new PushDeliveries(port, db, ids, clock, wheel, deps.renderPush, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions, writes);
+  const pushDeliveries = new PushDeliveries(port, ids, clock, wheel, deps.renderPush, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions, writes);
   const linkCards = new LinkCards(port, ids, clock, renderCache, writes, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));
   // Remote statuses' images are copied here when the operator asked for it.
   const federationHealth = new FederationHealth({

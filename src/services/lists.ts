@@ -3,13 +3,16 @@ import type { Clock } from "../clock.ts";
 import type { Db } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
 import { rowReader } from "../db/rows.ts";
-import { accounts, listAccounts, listFeed, lists, type AccountRow, type ListRow, type StatusRow } from "../db/schema.ts";
+import { accounts, listFeed, lists, type AccountRow, type ListRow, type StatusRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { ApiError, notFound, validationFailed } from "../errors.ts";
 import type { EventBus } from "../infra/events.ts";
 import { finishPage, type Page } from "../infra/pagination.ts";
 import { visibleToSql } from "./statuses/visibility.ts";
-import { remoteDomainsBlocked } from "./statuses/home-feed.ts";
+import { insertRows, remoteDomainsBlocked } from "./statuses/home-feed.ts";
+
+/** Whether the account is in anyone's list: most authors are in none, and then delivery asks nothing more. */
+const IN_ANY_LIST = "SELECT 1 AS one FROM list_accounts WHERE account_id = ? LIMIT 1";
 
 export const REPLIES_POLICIES = ["followed", "list", "none"] as const;
 const MAX_LISTS = 50;
@@ -28,23 +31,17 @@ export interface ListInput {
  * status is posted, so reading one is a range scan and the list stream knows its audience.
  */
 export class ListService {
-  /** Whether the account is in anyone's list: most authors are in none, and then delivery asks nothing more. */
-  private inAnyList;
   /** The statements the routes run on every request, prepared once (see docs/architecture.md, the database port). */
   private q;
 
   constructor(
     private port: DatabasePort,
-    /**
-     * For the synchronous half: delivery and unfollow are `within` listeners, and streaming's
-     * `owners`, `owns`, `holding` and timelines' `page` are called from code not yet converted.
-     */
+    /** For the synchronous half: streaming's `owners`, `owns`, `holding` and timelines' `page`, called from code not yet converted. */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
   ) {
-    this.inAnyList = db.$client.query<{ one: number }, [number]>("SELECT 1 AS one FROM list_accounts WHERE account_id = ? LIMIT 1");
     const { lists: listRows, listAccounts: members } = port.tables;
     const orm = port.orm;
     const accountId = sql.placeholder("accountId");
@@ -181,13 +178,9 @@ export class ListService {
   }
 
   /** After an unfollow: the account leaves the follower's lists (as Mastodon ties list membership to the follow). */
-  forgetFollow(ownerId: number, targetId: number) {
-    const owned = this.db.select({ id: lists.id }).from(lists).where(eq(lists.accountId, ownerId)).all().map((l) => l.id);
-    if (owned.length === 0) return;
-    this.db.transaction((tx) => {
-      tx.delete(listAccounts).where(and(inArray(listAccounts.listId, owned), eq(listAccounts.accountId, targetId))).run();
-      tx.delete(listFeed).where(and(inArray(listFeed.listId, owned), eq(listFeed.authorId, targetId))).run();
-    });
+  async forgetFollow(ownerId: number, targetId: number): Promise<void> {
+    await this.port.run("DELETE FROM list_accounts WHERE account_id = ? AND list_id IN (SELECT id FROM lists WHERE account_id = ?)", [targetId, ownerId]);
+    await this.port.run("DELETE FROM list_feed WHERE author_id = ? AND list_id IN (SELECT id FROM lists WHERE account_id = ?)", [targetId, ownerId]);
   }
 
   /** Lists of `ownerId` that `accountId` is in (GET /api/v1/accounts/:id/lists). */
@@ -199,30 +192,38 @@ export class ListService {
    * Puts a new status into the lists that follow its author, under each list's replies
    * policy; direct statuses never go to lists. Returns the lists it went into.
    */
-  deliver(status: StatusRow, original: StatusRow | null): number[] {
-    if (status.visibility === "direct" || !this.inAnyList.get(status.accountId)) return [];
+  async deliver(status: StatusRow, original: StatusRow | null): Promise<number[]> {
+    // Most authors are in no list: one indexed probe, and nothing more.
+    if (status.visibility === "direct" || !(await this.port.get(IN_ANY_LIST, [status.accountId]))) return [];
     const replyTo = !original && status.inReplyToAccountId !== null && status.inReplyToAccountId !== status.accountId ? status.inReplyToAccountId : null;
-    const origin = original?.accountId ?? status.accountId;
-    const rows = this.db.$client
-      .query<{ id: number }, Record<string, number | null>>(
-        `SELECT l.id AS id FROM list_accounts la JOIN lists l ON l.id = la.list_id
-         WHERE la.account_id = $author
-           AND EXISTS (SELECT 1 FROM follows f WHERE f.account_id = l.account_id AND f.target_account_id = $author)
-           AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = l.account_id AND b.target_account_id IN ($author, $origin))
-           AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = l.account_id AND m.target_account_id IN ($author, $origin) AND (m.expires_at IS NULL OR m.expires_at > $now))
-           ${remoteDomainsBlocked("l.account_id", status, original).map((c) => `AND ${c}`).join(" ")}
-           AND ($replyTo IS NULL
-             OR $replyTo = l.account_id
-             OR (l.replies_policy = 'followed' AND EXISTS (SELECT 1 FROM follows f2 WHERE f2.account_id = l.account_id AND f2.target_account_id = $replyTo))
-             OR (l.replies_policy = 'list' AND EXISTS (SELECT 1 FROM list_accounts la2 WHERE la2.list_id = l.id AND la2.account_id = $replyTo)))`,
-      )
-      .all({ author: status.accountId, origin, now: this.clock.now(), replyTo });
-    const listIds = rows.map((r) => r.id);
+    const author = status.accountId;
+    const origin = original?.accountId ?? author;
+    const domains = remoteDomainsBlocked(this.port.dialect, "l.account_id", status, original);
+    const rows = await this.port.values(
+      `SELECT l.id FROM list_accounts la JOIN lists l ON l.id = la.list_id
+       WHERE la.account_id = ?
+         AND EXISTS (SELECT 1 FROM follows f WHERE f.account_id = l.account_id AND f.target_account_id = ?)
+         AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.account_id = l.account_id AND b.target_account_id IN (?, ?))
+         AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.account_id = l.account_id AND m.target_account_id IN (?, ?) AND (m.expires_at IS NULL OR m.expires_at > ?))
+         ${domains.terms.map((c) => `AND ${c}`).join(" ")}
+         ${
+           replyTo === null
+             ? ""
+             : `AND (? = l.account_id
+                OR (l.replies_policy = 'followed' AND EXISTS (SELECT 1 FROM follows f2 WHERE f2.account_id = l.account_id AND f2.target_account_id = ?))
+                OR (l.replies_policy = 'list' AND EXISTS (SELECT 1 FROM list_accounts la2 WHERE la2.list_id = l.id AND la2.account_id = ?)))`
+         }`,
+      [author, author, author, origin, author, origin, this.clock.now(), ...domains.params, ...(replyTo === null ? [] : [replyTo, replyTo, replyTo])],
+    );
+    const listIds = rows.map((r) => r[0] as number);
     if (listIds.length === 0) return [];
-    this.db.$client
-      .query("INSERT OR IGNORE INTO list_feed (list_id, status_id, author_id) SELECT value, $status, $author FROM json_each($lists)")
-      .run({ status: status.id, author: status.accountId, lists: JSON.stringify(listIds) });
-    this.events.emit({ type: "list.delivered", status, listIds });
+    await insertRows(
+      this.port,
+      "list_feed (list_id, status_id, author_id)",
+      3,
+      listIds.map((id) => [id, status.id, author]),
+    );
+    await this.events.emit({ type: "list.delivered", status, listIds });
     return listIds;
   }
 

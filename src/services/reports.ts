@@ -96,7 +96,7 @@ export class ReportService {
     };
     await this.port.transaction(async () => {
       await this.insert.execute(report);
-      this.events.emit({ type: "report.created", reportId: id, accountId: reporterId, targetAccountId: target.id });
+      await this.events.emit({ type: "report.created", reportId: id, accountId: reporterId, targetAccountId: target.id });
     });
     return { report, target: await this.accounts.show(target), statusIds, ruleIds: ruleIds as number[] | null };
   }

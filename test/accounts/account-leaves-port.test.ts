@@ -112,7 +112,7 @@ for (const arm of portArms) {
     test("invites: made, found by code, listed with their maker, refused when bad; the operator is the owner or first admin", async () => {
       const a = await arm.open();
       const alice = await member(a, "alice");
-      const invites = new InviteService(a.port, a.t.database.db, a.t.ids, a.t.clock, "https://rookery.test");
+      const invites = new InviteService(a.port, a.t.ids, a.t.clock, "https://rookery.test");
       expect(await invites.operator()).toBeNull();
       await a.port.run("UPDATE users SET role = 'admin' WHERE account_id = ?", [alice.id]);
       expect(await invites.operator()).toBe(alice.id);
@@ -143,7 +143,7 @@ for (const arm of portArms) {
       const a = await arm.open();
       const alice = await member(a, "alice");
       const bob = await member(a, "bob");
-      const invites = new InviteService(a.port, a.t.database.db, a.t.ids, a.t.clock, "https://rookery.test");
+      const invites = new InviteService(a.port, a.t.ids, a.t.clock, "https://rookery.test");
       const mine = await invites.create(alice.id, { comment: "mine" });
       const other = await invites.create(alice.id);
       expect(await invites.listing(mine.invite.id)).toEqual({ invite: { ...mine.invite, comment: "mine" }, maker: "alice", state: "usable" });
@@ -171,7 +171,7 @@ for (const arm of portArms) {
       const a = await arm.open();
       const alice = await member(a, "alice");
       const bob = await member(a, "bob");
-      const endorsements = new Endorsements(a.port, a.t.database.db, a.t.ids, a.t.clock, a.t.services.follows);
+      const endorsements = new Endorsements(a.port, a.t.ids, a.t.clock, a.t.services.follows);
       const notFollowing = await endorsements.pin(alice.id, bob.id).catch((e: Error) => e);
       expect((notFollowing as Error).message).toBe("Validation failed: You must be already following the person you want to endorse");
       const unknown = await endorsements.pin(alice.id, 404).catch((e: { status: number }) => e);

@@ -45,7 +45,7 @@ async function setUp({ t, port, mirror }: PortArm) {
   const storage = new MediaStorage(mkdtempSync(join(tmpdir(), "rookery-admin-port-")), "http://rookery.test");
   const emojis = new CustomEmojiService(port, t.ids, t.clock, storage);
   const announcements = new AnnouncementService(port, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, emojis, events);
-  const invites = new InviteService(port, t.database.db, t.ids, t.clock, "http://rookery.test");
+  const invites = new InviteService(port, t.ids, t.clock, "http://rookery.test");
   const instance = new AdminInstance(port, log, s.relays, emojis, info, announcements, invites);
   const userReports = new ReportService(port, t.ids, t.clock, "http://rookery.test", s.accounts, s.reader, info, events);
   /** A local account with its user, in both databases (the user's role and approval are the port's to change). */

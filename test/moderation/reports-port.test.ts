@@ -22,7 +22,7 @@ async function setUp({ t, port, mirror }: PortArm) {
   const within: boolean[] = [];
   const committed: number[] = [];
   const told: unknown[] = [];
-  events.within("report.created", (e) => (within.push(port.inTransaction), told.push(e)));
+  events.within("report.created", (e) => void (within.push(port.inTransaction), told.push(e)));
   events.afterCommit("report.created", (e) => committed.push(e.reportId));
   const s = t.services;
   const info = new InstanceInfo(port, t.ids, t.clock, "http://rookery.test", "open");

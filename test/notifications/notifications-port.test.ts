@@ -26,7 +26,7 @@ const rejection = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e 
 const count = async (arm: PortArm, table: string) => Number((await arm.port.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n);
 
 async function family(a: PortArm) {
-  const policies = new NotificationPolicies(a.port, a.t.database.db, a.t.ids, a.t.clock);
+  const policies = new NotificationPolicies(a.port, a.t.ids, a.t.clock);
   const events = new EventBus(a.port);
   const merged: number[] = [];
   events.afterCommit("notifications.merged", (e) => void merged.push(e.accountId));
@@ -44,9 +44,9 @@ for (const arm of portArms) {
       const dave = await a.mirror(await a.t.local("dave"));
       const status = await a.t.post(rita, { text: "hello" });
       const notify = a.t.services.notifications;
-      const follow = notify.notify(rita.id, bob.id, "follow")!;
-      const favBob = notify.notify(rita.id, bob.id, "favourite", status.id)!;
-      const favCarol = notify.notify(rita.id, carol.id, "favourite", status.id)!;
+      const follow = (await notify.notify(rita.id, bob.id, "follow"))!;
+      const favBob = (await notify.notify(rita.id, bob.id, "favourite", status.id))!;
+      const favCarol = (await notify.notify(rita.id, carol.id, "favourite", status.id))!;
       const mention = await a.t.post(dave, { text: "@rita hi", visibility: "public" });
       await copy(a, "statuses");
       await copy(a, "notifications");
@@ -112,7 +112,7 @@ for (const arm of portArms) {
       const own = await a.t.post(rita, { text: "mine" });
       await a.t.services.notificationPolicies.update(rita.id, { for_not_following: "filter" });
       await a.t.post(whisperer, { text: "@rita psst", visibility: "direct" });
-      const favourite = a.t.services.notifications.notify(rita.id, whisperer.id, "favourite", own.id)!;
+      const favourite = (await a.t.services.notifications.notify(rita.id, whisperer.id, "favourite", own.id))!;
       expect(favourite).toMatchObject({ filtered: true, groupKey: null });
       await a.t.post(pest, { text: "@rita buy now", visibility: "direct" });
       await a.t.post(pest, { text: "@rita buy now!", visibility: "direct" });

@@ -18,9 +18,8 @@ import { decryptAes128gcm, newDevice, startPushService } from "../support/push-s
 /**
  * Web Push on the database port (issue 31): subscriptions and the sending of a push run on SQLite
  * and on PostgreSQL. The API's behaviour is tested over HTTP in subscription.test.ts and
- * delivery.test.ts; this holds the family's SQL on both. `enqueue` and `unsubscribeWithin` stay
- * on the synchronous SQLite API (they are `within` listeners), so the deliveries here are written
- * through the port, as `enqueue` would have written them.
+ * delivery.test.ts; this holds the family's SQL on both, `enqueue` (notification.created's
+ * `within` listener) included.
  */
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -45,7 +44,6 @@ async function push(arm: PortArm) {
   const urls = { publicUrl: "http://rookery.test", media: (path: string) => `http://rookery.test/media/${path}` };
   const deliveries = new PushDeliveries(
     port,
-    t.database.db,
     t.ids,
     t.clock,
     wheel,
@@ -121,14 +119,23 @@ for (const arm of portArms) {
       const device = await newDevice();
       const endpoint = `${service.url}/alice`;
       const subscription = await subscriptions.subscribe(token.auth.tokenId, token.accessToken, alice.id, { endpoint, p256dh: device.p256dh, auth: device.auth, standard: true }, { alerts: { follow: true } });
-      // What enqueue writes within a notification's transaction: two notifications, a push each.
+      // Two notifications; enqueue writes a push for the first within its transaction (the
+      // subscription wants follows), none for a favourite it does not want.
       const now = t.clock.now();
       const n = port.tables.notifications;
-      await port.orm.insert(n).values([
-        { id: 11, accountId: alice.id, fromAccountId: bob.id, type: "follow", createdAt: now },
-        { id: 12, accountId: alice.id, fromAccountId: bob.id, type: "follow", createdAt: now },
+      const rows = [
+        { id: 11, accountId: alice.id, fromAccountId: bob.id, type: "follow", statusId: null, reportId: null, groupKey: null, filtered: false, createdAt: now },
+        { id: 12, accountId: alice.id, fromAccountId: bob.id, type: "follow", statusId: null, reportId: null, groupKey: null, filtered: false, createdAt: now },
+        { id: 13, accountId: alice.id, fromAccountId: bob.id, type: "favourite", statusId: null, reportId: null, groupKey: null, filtered: false, createdAt: now },
+      ];
+      await port.orm.insert(n).values(rows);
+      await port.transaction(async () => {
+        await deliveries.enqueue(rows[0]!);
+        await deliveries.enqueue(rows[2]!);
+      });
+      expect(await port.all('SELECT subscription_id AS "subscriptionId", notification_id AS "notificationId", attempts FROM push_deliveries')).toEqual([
+        { subscriptionId: subscription.id, notificationId: 11, attempts: 0 },
       ]);
-      await port.orm.insert(port.tables.pushDeliveries).values({ id: 21, subscriptionId: subscription.id, notificationId: 11, attempts: 0, dueAt: now });
 
       await deliveries.restore();
       await wheel.idle();

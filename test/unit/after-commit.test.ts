@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, type DbHandle } from "../../src/db/connection.ts";
 import { GroupCommit } from "../../src/infra/group-commit.ts";
-import { EventBus } from "../../src/infra/events.ts";
+import { AsyncListenerError, EventBus } from "../../src/infra/events.ts";
 
 /**
  * When listeners of the one event bus run relative to the transactions of the write that
@@ -24,7 +24,8 @@ describe("EventBus and transactions", () => {
   const committedIds = () => other.query<{ id: number }, []>("SELECT id FROM probe ORDER BY id").all().map((r) => r.id);
   const write = (id: number) => {
     handle.sqlite.run("INSERT INTO probe (id) VALUES (?)", [id]);
-    bus.emit({ type: "filters.changed", accountId: id });
+    // These writes are synchronous (the old API's transactions): their listeners are too.
+    bus.emitSync({ type: "filters.changed", accountId: id });
   };
 
   beforeAll(() => {
@@ -35,7 +36,7 @@ describe("EventBus and transactions", () => {
     other = new Database(handle.path, { readonly: true });
     bus = new EventBus(handle.port);
     writes = new GroupCommit(handle.port);
-    bus.within("filters.changed", (e) => within.push(e.accountId));
+    bus.within("filters.changed", (e) => void within.push(e.accountId));
     bus.afterCommit("filters.changed", (e) => after.push({ id: e.accountId, visibleElsewhere: committedIds().includes(e.accountId) }));
   });
   afterAll(() => {
@@ -154,7 +155,7 @@ describe("EventBus and transactions", () => {
     local.afterCommit("filters.changed", (e) => heard.push(e.accountId));
     await writes.run(() => {
       handle.sqlite.run("INSERT INTO probe (id) VALUES (40)");
-      local.emit({ type: "filters.changed", accountId: 40 });
+      local.emitSync({ type: "filters.changed", accountId: 40 });
     });
     expect(heard).toEqual([40]);
 
@@ -163,10 +164,60 @@ describe("EventBus and transactions", () => {
     });
     const failed = writes.run(() => {
       handle.sqlite.run("INSERT INTO probe (id) VALUES (41)");
-      local.emit({ type: "filters.changed", accountId: 41 });
+      local.emitSync({ type: "filters.changed", accountId: 41 });
     });
     await expect(failed).rejects.toThrow("notification refused");
     expect(heard).toEqual([40]);
     expect(committedIds()).not.toContain(41);
+  });
+
+  test("an async `within` listener is awaited in the port transaction: its rejection rolls the write back and tells no transport", async () => {
+    const local = new EventBus(handle.port);
+    const heard: number[] = [];
+    const order: string[] = [];
+    local.afterCommit("filters.changed", (e) => heard.push(e.accountId));
+    local.within("filters.changed", async (e) => {
+      // Written through the port after an await: still the emitter's transaction.
+      await handle.port.run("INSERT INTO probe (id) VALUES (?)", [e.accountId + 1000]);
+      order.push("first");
+      if (e.accountId === 61) throw new Error("listener refused");
+    });
+    local.within("filters.changed", () => void order.push("second"));
+    await handle.port.transaction(async () => {
+      await handle.port.run("INSERT INTO probe (id) VALUES (60)");
+      await local.emit({ type: "filters.changed", accountId: 60 });
+      // Every listener ran, in turn, before emit resolved.
+      expect(order).toEqual(["first", "second"]);
+    });
+    expect(heard).toEqual([60]);
+    expect(committedIds()).toEqual(expect.arrayContaining([60, 1060]));
+
+    const failed = handle.port.transaction(async () => {
+      await handle.port.run("INSERT INTO probe (id) VALUES (61)");
+      await local.emit({ type: "filters.changed", accountId: 61 });
+    });
+    await expect(failed).rejects.toThrow("listener refused");
+    // Nothing of the write, nor of the listener's own, stayed; the second listener never ran.
+    expect(committedIds()).not.toContain(61);
+    expect(committedIds()).not.toContain(1061);
+    expect(order).toEqual(["first", "second", "first"]);
+    // Let any after-commit task run: none was queued for the rolled-back write.
+    await Promise.resolve();
+    expect(heard).toEqual([60]);
+  });
+
+  test("emitSync refuses an event whose `within` listener is asynchronous, and the synchronous write rolls back", () => {
+    const local = new EventBus(handle.port);
+    const heard: number[] = [];
+    local.afterCommit("filters.changed", (e) => heard.push(e.accountId));
+    local.within("filters.changed", async () => {});
+    expect(() =>
+      handle.db.transaction(() => {
+        handle.sqlite.run("INSERT INTO probe (id) VALUES (70)");
+        local.emitSync({ type: "filters.changed", accountId: 70 });
+      }),
+    ).toThrow(AsyncListenerError);
+    expect(committedIds()).not.toContain(70);
+    expect(heard).toEqual([]);
   });
 });

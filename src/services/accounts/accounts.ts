@@ -217,9 +217,9 @@ export class AccountService {
           // An unknown locale is dropped, as Mastodon does, rather than refused.
           .values({ accountId: id, email, passwordHash, locale: normalizeLanguage(input.locale ?? "") ?? null, createdAt: now, ...admitted(admission, reason) });
         if (admission) {
-          // Synchronous (an invite's use, the within listeners): they join this transaction.
-          admission.within?.(id);
-          this.events.emit({ type: "account.registered", accountId: id, approved: admission.approved });
+          // An invite's use, then the within listeners: in this transaction.
+          await admission.within?.(id);
+          await this.events.emit({ type: "account.registered", accountId: id, approved: admission.approved });
         }
       });
     } catch (e) {
@@ -305,8 +305,8 @@ export class AccountService {
     await this.port.transaction(async () => {
       if (Object.keys(changes).length > 0) await this.port.orm.update(accountRows).set(changes).where(eq(accountRows.id, accountId));
       if (Object.keys(userChanges).length > 0) await this.port.orm.update(userRows).set(userChanges).where(eq(userRows.accountId, accountId));
-      this.events.emit({ type: "account.updated", accountId });
-      if (account.locked && changes.locked === false) this.events.emit({ type: "account.unlocked", accountId });
+      await this.events.emit({ type: "account.updated", accountId });
+      if (account.locked && changes.locked === false) await this.events.emit({ type: "account.unlocked", accountId });
     });
     if (changes.avatarFile && account.avatarFile) await this.images.remove(account.avatarFile);
     if (changes.headerFile && account.headerFile) await this.images.remove(account.headerFile);

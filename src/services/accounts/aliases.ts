@@ -107,7 +107,7 @@ export class AccountAliases {
     if (alsoKnownAs === account.alsoKnownAs) return account;
     await this.db.transaction(async () => {
       await this.q.setAliases.execute({ id: account.id, alsoKnownAs });
-      this.events.emit({ type: "account.updated", accountId: account.id });
+      await this.events.emit({ type: "account.updated", accountId: account.id });
     });
     return { ...account, alsoKnownAs };
   }

@@ -84,7 +84,7 @@ export class AccountDomainBlocks {
         const followed = await this.follows.following(id, accountId);
         const requested = await this.port.run("DELETE FROM follow_requests WHERE account_id = ? AND target_account_id = ?", [id, accountId]);
         if (followed) await this.follows.removeFollow(id, accountId);
-        if (followed || requested > 0) this.events.emit({ type: "follow.rejected", accountId: id, targetAccountId: accountId });
+        if (followed || requested > 0) await this.events.emit({ type: "follow.rejected", accountId: id, targetAccountId: accountId });
       }
       await this.port.orm.delete(notes).where(and(eq(notes.accountId, accountId), inArray(notes.fromAccountId, there)));
       await this.port.orm.delete(feed).where(and(eq(feed.accountId, accountId), or(inArray(feed.authorId, there), inArray(feed.originAuthorId, there))));

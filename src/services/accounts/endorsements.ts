@@ -1,9 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
-import { accountPins, accounts } from "../../db/schema.ts";
+import { accounts } from "../../db/schema.ts";
 import { notFound, validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import type { ListedAccount, Relationship } from "../../models/views.ts";
@@ -25,8 +24,6 @@ export class Endorsements {
 
   constructor(
     private port: DatabasePort,
-    /** For forget() alone: follow.removed's `within` listener is synchronous until the bus is. */
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private follows: FollowService,
@@ -78,12 +75,9 @@ export class Endorsements {
     return this.follows.relationship(accountId, targetId);
   }
 
-  /** follow.removed's half, synchronous inside the unfollow's transaction (see the constructor). */
-  forget(accountId: number, targetId: number) {
-    this.db
-      .delete(accountPins)
-      .where(and(eq(accountPins.accountId, accountId), eq(accountPins.targetAccountId, targetId)))
-      .run();
+  /** follow.removed's half, inside the unfollow's transaction. */
+  async forget(accountId: number, targetId: number): Promise<void> {
+    await this.port.run("DELETE FROM account_pins WHERE account_id = ? AND target_account_id = ?", [accountId, targetId]);
   }
 
   /**

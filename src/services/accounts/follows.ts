@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
-import { accounts, followRequests, follows, type AccountRow } from "../../db/schema.ts";
+import { accounts, follows, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, validationFailed } from "../../errors.ts";
 import { marks, padded, paddedSize } from "../../db/prepared.ts";
@@ -40,12 +40,10 @@ const noFilters: RelationshipFilters = {
 
 /**
  * Follows and follow requests. On the database port (issue 31): what the routes, the CLI,
- * imports and inbound federation call, and `followedAmong` (visibility, quote policy). Still
- * synchronous on `Db`, for callers not yet converted: `isFollowing` (ModerationService's
- * `silences`, for notifications' creation; `following` is its form through the port),
- * `removeFollow` and `removeFollowRequests` (account purge, gone accounts, delivery),
- * `authorizeAll` (account.unlocked's `within` listener), `pendingRequestCount` (the credential
- * account, the accounts routes' synchronous helper) and `relationshipNow` (outbound Undo).
+ * imports, inbound federation and the `within` listeners call, and `followedAmong` (visibility,
+ * quote policy). Still synchronous on `Db`, for callers not yet converted: `isFollowing`
+ * (ModerationService's `silences`, for notifications' creation; `following` is its form through
+ * the port).
  */
 export class FollowService {
   filters: RelationshipFilters = noFilters;
@@ -157,11 +155,11 @@ export class FollowService {
       // A remote account answers a follow with Accept: requested until then.
       if (target.locked || target.domain !== null) {
         await this.q.insertRequest.execute(row);
-        this.events.emit({ type: "follow_request.created", accountId: actorId, targetAccountId: targetId });
+        await this.events.emit({ type: "follow_request.created", accountId: actorId, targetAccountId: targetId });
       } else {
         await this.q.insertFollow.execute(row);
         await this.adjustCounts(actorId, targetId, 1);
-        this.events.emit({ type: "follow.created", accountId: actorId, targetAccountId: targetId });
+        await this.events.emit({ type: "follow.created", accountId: actorId, targetAccountId: targetId });
       }
     });
     return this.relationship(actorId, targetId);
@@ -174,14 +172,13 @@ export class FollowService {
     return this.relationship(actorId, targetId);
   }
 
-  /** Removes a follow in either direction and keeps the counters right (blocks use it too). */
   /** Ends `accountId`'s follow of `targetId`, counted back and announced (follow.removed); nothing when there is none. */
   async removeFollow(accountId: number, targetId: number): Promise<void> {
     await this.port.transaction(async () => {
       const deleted = await this.q.deleteFollow.execute({ accountId, targetId });
       if (this.port.changes(deleted) === 0) return;
       await this.adjustCounts(accountId, targetId, -1);
-      this.events.emit({ type: "follow.removed", accountId, targetAccountId: targetId });
+      await this.events.emit({ type: "follow.removed", accountId, targetAccountId: targetId });
     });
   }
 
@@ -200,7 +197,19 @@ export class FollowService {
   }
 
   async authorizeRequest(targetId: number, requesterId: number): Promise<Relationship> {
-    const accepted = await this.port.transaction(async () => {
+    if (!(await this.authorize(targetId, requesterId))) throw notFound();
+    return this.relationship(targetId, requesterId);
+  }
+
+  /** An account that stopped being locked takes every pending request, as Mastodon does (account.unlocked's `within` listener). */
+  async authorizeAll(targetId: number): Promise<void> {
+    const pending = await this.port.all<{ account_id: number }>("SELECT account_id FROM follow_requests WHERE target_account_id = ?", [targetId]);
+    for (const { account_id } of pending) await this.authorize(targetId, account_id);
+  }
+
+  /** The request becomes a follow; false when there was none. */
+  private authorize(targetId: number, requesterId: number): Promise<boolean> {
+    return this.port.transaction(async () => {
       const [request] = await this.q.request.execute({ accountId: requesterId, targetId });
       if (!request) return false;
       await this.q.deleteRequestById.execute({ id: request.id });
@@ -208,48 +217,15 @@ export class FollowService {
         await this.q.insertFollow.execute({ ...request, targetId, id: this.ids.next(), createdAt: this.clock.now() });
         await this.adjustCounts(requesterId, targetId, 1);
       }
-      this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
+      await this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
       return true;
-    });
-    if (!accepted) throw notFound();
-    return this.relationship(targetId, requesterId);
-  }
-
-  /** An account that stopped being locked takes every pending request, as Mastodon does. */
-  authorizeAll(targetId: number) {
-    const pending = this.db.select({ id: followRequests.accountId }).from(followRequests).where(eq(followRequests.targetAccountId, targetId)).all();
-    for (const { id } of pending) this.authorizeNow(targetId, id);
-  }
-
-  /** `authorizeRequest` for `authorizeAll`, synchronous inside account.unlocked's `within` listener. */
-  private authorizeNow(targetId: number, requesterId: number) {
-    this.db.transaction((tx) => {
-      const request = tx
-        .select()
-        .from(followRequests)
-        .where(and(eq(followRequests.accountId, requesterId), eq(followRequests.targetAccountId, targetId)))
-        .get();
-      if (!request) return;
-      tx.delete(followRequests).where(eq(followRequests.id, request.id)).run();
-      const already = tx
-        .select({ id: follows.id })
-        .from(follows)
-        .where(and(eq(follows.accountId, requesterId), eq(follows.targetAccountId, targetId)))
-        .get();
-      if (!already) {
-        tx.insert(follows)
-          .values({ ...request, id: this.ids.next(), createdAt: this.clock.now() })
-          .run();
-        adjustFollowCounts(tx, requesterId, targetId, 1);
-      }
-      this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
     });
   }
 
   async rejectRequest(targetId: number, requesterId: number): Promise<Relationship> {
     const removed = await this.q.deleteRequest.execute({ accountId: requesterId, targetId });
     if (this.port.changes(removed) === 0) throw notFound();
-    this.events.emit({ type: "follow_request.rejected", accountId: requesterId, targetAccountId: targetId });
+    await this.events.emit({ type: "follow_request.rejected", accountId: requesterId, targetAccountId: targetId });
     return this.relationship(targetId, requesterId);
   }
 
@@ -325,15 +301,4 @@ export class FollowService {
     return assembleRelationships(targetIds, await relationshipFacts(this.port, viewerId, ids, this.clock.now()));
   }
 
-}
-
-function adjustFollowCounts(tx: Pick<Db, "update">, followerId: number, targetId: number, delta: number) {
-  tx.update(accounts)
-    .set({ followingCount: sql`max(0, ${accounts.followingCount} + ${delta})` })
-    .where(eq(accounts.id, followerId))
-    .run();
-  tx.update(accounts)
-    .set({ followersCount: sql`max(0, ${accounts.followersCount} + ${delta})` })
-    .where(eq(accounts.id, targetId))
-    .run();
 }

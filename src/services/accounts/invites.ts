@@ -1,8 +1,7 @@
 import { desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { accounts, invites, users, type InviteRow } from "../../db/schema.ts";
+import type { InviteRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { digest, randomSecret } from "../../auth/secrets.ts";
 import { ValidationErrors } from "./validation.ts";
@@ -50,8 +49,8 @@ export interface InviteListing {
  * REGISTRATIONS says and approved at once (RegistrationService), while it is unexpired, not used
  * up, and its maker may still sign in (Invite#valid_for_use?).
  *
- * On the database port, but for use(), which runs inside the sign-up's transaction among its
- * synchronous `within` work: on `db` until that converts.
+ * On the database port, use() included: it runs inside the sign-up's port transaction, as the
+ * `within` work of account.registered does.
  */
 export class InviteService {
   // Built once (src/db/port.ts): drizzle spends more building a query than SQLite running it.
@@ -59,7 +58,6 @@ export class InviteService {
 
   constructor(
     private port: DatabasePort,
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private publicUrl: string,
@@ -144,13 +142,12 @@ export class InviteService {
    * Counts a sign-up against the invite, inside the sign-up's transaction: refused (and the
    * sign-up with it) when another took the last use, or it expired, meanwhile.
    */
-  use(inviteId: number): void {
-    const counted = this.db.$client
-      .query("UPDATE invites SET uses = uses + 1 WHERE id = ? AND (max_uses IS NULL OR uses < max_uses) AND (expires_at IS NULL OR expires_at > ?)")
-      .run(inviteId, this.clock.now());
-    if (counted.changes === 0) {
-      const row = this.db.select().from(invites).where(eq(invites.id, inviteId)).get();
-      throw new InviteUnusable(row ? (this.stateOf(row, this.makerRefusal(row.accountId)) as InviteRefusal) : "unknown");
+  async use(inviteId: number): Promise<void> {
+    const counted = await this.port.run("UPDATE invites SET uses = uses + 1 WHERE id = ? AND (max_uses IS NULL OR uses < max_uses) AND (expires_at IS NULL OR expires_at > ?)", [inviteId, this.clock.now()]);
+    if (counted === 0) {
+      const { invites: rows } = this.port.tables;
+      const [row] = await this.port.orm.select().from(rows).where(eq(rows.id, inviteId)).limit(1);
+      throw new InviteUnusable(row ? (this.stateOf(row, await this.makerState(row.accountId)) as InviteRefusal) : "unknown");
     }
   }
 
@@ -199,20 +196,9 @@ export class InviteService {
     return "usable";
   }
 
-  /** makerRefusal, on the port. */
+  /** Whether the user may make invites, and their invites let anyone in: one who may sign in (approved, not suspended). */
   private async makerState(accountId: number): Promise<"disabled" | null> {
     const [row] = await this.q.maker.execute({ accountId });
-    return row && row.approved && row.suspendedAt === null ? null : "disabled";
-  }
-
-  /** Whether the user may make invites, and their invites let anyone in: one who may sign in (approved, not suspended). */
-  private makerRefusal(accountId: number): "disabled" | null {
-    const row = this.db
-      .select({ approved: users.approved, suspendedAt: accounts.suspendedAt })
-      .from(users)
-      .innerJoin(accounts, eq(accounts.id, users.accountId))
-      .where(eq(users.accountId, accountId))
-      .get();
     return row && row.approved && row.suspendedAt === null ? null : "disabled";
   }
 }

@@ -140,7 +140,7 @@ export class ModerationService {
         await this.clearFeedOf(actorId, targetId);
         await this.clearFeedOf(targetId, actorId);
         await this.w.dropNotifications.execute({ accountId: actorId, targetId });
-        this.events.emit({ type: "block.created", accountId: actorId, targetAccountId: targetId, severedFollower });
+        await this.events.emit({ type: "block.created", accountId: actorId, targetAccountId: targetId, severedFollower });
       });
     }
     return this.follows.relationship(actorId, targetId);
@@ -150,7 +150,7 @@ export class ModerationService {
     await this.requireAccount(targetId);
     await this.port.transaction(async () => {
       const removed = await this.w.deleteBlock.execute({ accountId: actorId, targetId });
-      if (this.port.changes(removed) > 0) this.events.emit({ type: "block.removed", accountId: actorId, targetAccountId: targetId });
+      if (this.port.changes(removed) > 0) await this.events.emit({ type: "block.removed", accountId: actorId, targetAccountId: targetId });
     });
     return this.follows.relationship(actorId, targetId);
   }
@@ -173,7 +173,7 @@ export class ModerationService {
     await this.requireAccount(targetId);
     await this.port.transaction(async () => {
       const removed = await this.w.deleteMute.execute({ accountId: actorId, targetId });
-      if (this.port.changes(removed) > 0) this.events.emit({ type: "mute.removed", accountId: actorId, targetAccountId: targetId });
+      if (this.port.changes(removed) > 0) await this.events.emit({ type: "mute.removed", accountId: actorId, targetAccountId: targetId });
     });
     return this.follows.relationship(actorId, targetId);
   }

@@ -69,7 +69,7 @@ export class AccountMoving {
       if (again) throw unprocessable(`account ${self} already redirects to ${target.uri}`);
       await this.port.transaction(async () => {
         await this.port.run("UPDATE accounts SET moved_to_account_id = ? WHERE id = ?", [target.account.id, account.id]);
-        this.events.emit({ type: "account.updated", accountId: account.id });
+        await this.events.emit({ type: "account.updated", accountId: account.id });
       });
       return target.account;
     }
@@ -89,8 +89,8 @@ export class AccountMoving {
       const movedAt = again && account.movedAt !== null ? account.movedAt : this.clock.now();
       await this.port.run("UPDATE accounts SET moved_to_account_id = ?, moved_at = ? WHERE id = ?", [target.account.id, movedAt, account.id]);
       // The actor document (movedTo) first, then the Move: its receivers may read the document.
-      this.events.emit({ type: "account.updated", accountId: account.id });
-      this.events.emit({ type: "account.moved", accountId: account.id, targetAccountId: target.account.id });
+      await this.events.emit({ type: "account.updated", accountId: account.id });
+      await this.events.emit({ type: "account.moved", accountId: account.id, targetAccountId: target.account.id });
     });
     await this.followers.move(account.id, target.account.id);
     return target.account;
@@ -106,7 +106,7 @@ export class AccountMoving {
     if (account.movedToAccountId === null) return false;
     await this.port.transaction(async () => {
       await this.port.run("UPDATE accounts SET moved_to_account_id = NULL WHERE id = ?", [account.id]);
-      this.events.emit({ type: "account.updated", accountId: account.id });
+      await this.events.emit({ type: "account.updated", accountId: account.id });
     });
     return true;
   }

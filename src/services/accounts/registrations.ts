@@ -12,7 +12,7 @@ export interface Admission {
   /** The invite link it came with. */
   inviteId: number | null;
   /** Writes of the sign-up that stand or fall with the account (an invite's use), in its transaction. */
-  within?: (accountId: number) => void;
+  within?: (accountId: number) => Promise<void> | void;
 }
 
 /** The user columns an admission sets; an account of the CLI (no admission) is approved and came with nothing. */

@@ -45,7 +45,7 @@ export class AccountPurge {
     const followed = await this.db.orm.select({ target: follows.targetAccountId }).from(follows).where(eq(follows.accountId, accountId));
     for (const { target } of followed) {
       await this.follows.removeFollow(accountId, target);
-      this.events.emit({ type: "follow.rejected", accountId, targetAccountId: target });
+      await this.events.emit({ type: "follow.rejected", accountId, targetAccountId: target });
     }
   }
 

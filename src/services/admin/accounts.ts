@@ -208,7 +208,7 @@ export class AdminAccounts {
     await this.db.transaction(async () => {
       await this.db.orm.update(accounts).set({ suspendedAt: null }).where(eq(accounts.id, account.id));
       await this.log.record(actor, { action: "unsuspend", targetType: "Account", targetId: account.id, summary: acctOf(account) });
-      if (account.domain === null) this.events.emit({ type: "account.updated", accountId: account.id });
+      if (account.domain === null) await this.events.emit({ type: "account.updated", accountId: account.id });
     });
     return this.view(await this.target(account.id));
   }
@@ -245,7 +245,7 @@ export class AdminAccounts {
       await this.log.record(actor, { action: "destroy", targetType: "Account", targetId: account.id, summary: acctOf(account) });
       const purged = await this.purge.purge(account.id, this.clock.now());
       files = purged.files;
-      if (account.domain === null) this.events.emit({ type: "account.deleted", accountId: account.id, recipientIds: purged.remoteFollowers });
+      if (account.domain === null) await this.events.emit({ type: "account.deleted", accountId: account.id, recipientIds: purged.remoteFollowers });
     });
     this.purge.removeFiles(files);
   }
@@ -321,7 +321,7 @@ export class AdminAccounts {
     if (account.domain === null) {
       await this.purge.signOut(account.id);
       // Its followers' servers are sent its actor again, which says it is suspended.
-      this.events.emit({ type: "account.updated", accountId: account.id });
+      await this.events.emit({ type: "account.updated", accountId: account.id });
     } else {
       await this.purge.rejectFollowsOf(account.id);
     }

@@ -1,14 +1,13 @@
-import { and, eq, inArray, ne, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import type { Statement } from "bun:sqlite";
-import { notifications, statuses, users, type NotificationRow, type StatusRow } from "../../db/schema.ts";
+import { notifications, type NotificationRow, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { notFound } from "../../errors.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { EventBus } from "../../infra/events.ts";
-import { allOf, groupKeyFor, groupKeyThrough, marks, NotificationGroups, NO_CONDITIONS, type Conditions } from "./groups.ts";
+import { allOf, groupKeyThrough, marks, NotificationGroups, NO_CONDITIONS, type Conditions } from "./groups.ts";
 import type { NotificationPolicies, StatusFacts } from "./policy.ts";
 import { finishPage, type Page } from "../../infra/pagination.ts";
 import { mentionedIds } from "../../models/mentions.ts";
@@ -32,16 +31,31 @@ export interface NotificationQuery {
   includeFiltered?: boolean;
 }
 
-/** Notifications about one activity: a recipient, who did it, what, and to which status. */
-function sameActivity(recipientId: number, fromAccountId: number, type: string, statusId: number | null, reportId: number | null = null) {
-  return and(
-    eq(notifications.accountId, recipientId),
-    eq(notifications.fromAccountId, fromAccountId),
-    eq(notifications.type, type),
-    statusId === null ? sql`${notifications.statusId} IS NULL` : eq(notifications.statusId, statusId),
-    reportId === null ? undefined : eq(notifications.reportId, reportId),
-  );
+/** Notifications about one activity: a recipient, who did it, what, to which status (and report). One text per shape: a null is matched with IS NULL. */
+function sameActivitySql(statusId: number | null, reportId: number | null): string {
+  return `account_id = ? AND from_account_id = ? AND type = ? AND ${statusId === null ? "status_id IS NULL" : "status_id = ?"}${reportId === null ? "" : " AND report_id = ?"}`;
 }
+
+function sameActivityParams(recipientId: number, fromAccountId: number, type: string, statusId: number | null, reportId: number | null): unknown[] {
+  const params: unknown[] = [recipientId, fromAccountId, type];
+  if (statusId !== null) params.push(statusId);
+  if (reportId !== null) params.push(reportId);
+  return params;
+}
+
+/** Is there already a notification of this activity (a repeated favourite, a follow again)? */
+function duplicateSql(statusId: number | null, reportId: number | null): string {
+  return `SELECT id FROM notifications WHERE ${sameActivitySql(statusId, reportId)} LIMIT 1`;
+}
+
+/** What every notification, or every post, runs: raw, so that the driver keeps them prepared. */
+const SQL = {
+  /** Followers who asked to be told of every post (follow with notify=true). */
+  notifyFollowers: "SELECT account_id FROM follows WHERE target_account_id = ? AND notify = TRUE",
+  threadMuted: "SELECT 1 AS one FROM statuses s JOIN conversation_mutes m ON m.conversation_id = s.conversation_id AND m.account_id = ? WHERE s.id = ?",
+  insert: "INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, group_key, filtered, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  staff: `SELECT account_id FROM users WHERE role IN (${STAFF_ROLES.map(() => "?").join(", ")}) AND approved = TRUE AND account_id <> ?`,
+};
 
 /**
  * Creates notifications under Mastodon's drop rules (not for your own actions, not from
@@ -54,11 +68,7 @@ export class NotificationService {
 
   constructor(
     private port: DatabasePort,
-    /**
-     * For the synchronous half: creating and withdrawing notifications are `within` listeners of
-     * other families' writes, `dropsMention` is the conversations' (also a `within` listener) and
-     * `existing` streaming's, none of them converted yet.
-     */
+    /** For `existing`, which the stream fanout calls synchronously (not yet converted). */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -76,32 +86,7 @@ export class NotificationService {
       remove: port.orm.delete(rows).where(eq(rows.id, id)).prepare(),
       clear: port.orm.delete(rows).where(eq(rows.accountId, accountId)).prepare(),
     };
-    this.notifyFollowers = db.$client.query<{ id: number }, [number]>("SELECT account_id AS id FROM follows WHERE target_account_id = ? AND notify = 1");
-    // Every notification runs these (a post to followers with the bell on, one each): prepared once.
-    this.q = {
-      domain: db.$client.query<{ domain: string | null }, [number]>("SELECT domain FROM accounts WHERE id = ?"),
-      threadMuted: db.$client.query<{ one: number }, [number, number]>(
-        "SELECT 1 AS one FROM statuses s JOIN conversation_mutes m ON m.conversation_id = s.conversation_id AND m.account_id = ?2 WHERE s.id = ?1",
-      ),
-      // sameActivity's test: `IS` matches a null status as it matches an id; a null report asks nothing of it.
-      duplicate: db.$client.query<{ id: number }, [number, number, string, number | null, number | null]>(
-        "SELECT id FROM notifications WHERE account_id = ?1 AND from_account_id = ?2 AND type = ?3 AND status_id IS ?4 AND (?5 IS NULL OR report_id = ?5) LIMIT 1",
-      ),
-      insert: db.$client.query<unknown, [number, number, number, string, number | null, number | null, string | null, number, number]>(
-        "INSERT INTO notifications (id, account_id, from_account_id, type, status_id, report_id, group_key, filtered, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      ),
-    };
   }
-
-  private q: {
-    domain: Statement<{ domain: string | null }, [number]>;
-    threadMuted: Statement<{ one: number }, [number, number]>;
-    duplicate: Statement<{ id: number }, [number, number, string, number | null, number | null]>;
-    insert: Statement<unknown, [number, number, number, string, number | null, number | null, string | null, number, number]>;
-  };
-
-  /** Followers who asked to be told of every post (follow with notify=true). */
-  private notifyFollowers: Statement<{ id: number }, [number]>;
 
   readonly groups: NotificationGroups;
 
@@ -110,19 +95,19 @@ export class NotificationService {
    * accounts (`mention`) and the followers who asked to hear of every post (`status`, never for
    * a direct one).
    */
-  statusCreated(row: StatusRow, original: StatusRow | null) {
+  async statusCreated(row: StatusRow, original: StatusRow | null): Promise<void> {
     if (original) {
-      this.notify(original.accountId, row.accountId, "reblog", original.id);
+      await this.notify(original.accountId, row.accountId, "reblog", original.id);
       return;
     }
     // A status just written has no notification yet, so none of these can be a repeat: the
     // duplicate check is skipped (it reads every notification of that type from the author to
     // the recipient, and a follower with the bell on has one per post).
     const mentioned = row.mentions === "[]" ? NONE : [...new Set(mentionedIds(row))];
-    for (const id of mentioned) this.add(id, row.accountId, "mention", row.id, row, null, false);
+    for (const id of mentioned) await this.add(id, row.accountId, "mention", row.id, row, null, false);
     if (row.visibility === "direct") return;
-    for (const { id } of this.notifyFollowers.all(row.accountId)) {
-      if (!mentioned.includes(id)) this.add(id, row.accountId, "status", row.id, undefined, null, false);
+    for (const [id] of await this.port.values(SQL.notifyFollowers, [row.accountId])) {
+      if (!mentioned.includes(id as number)) await this.add(id as number, row.accountId, "status", row.id, undefined, null, false);
     }
   }
 
@@ -131,28 +116,25 @@ export class NotificationService {
    * those that boosted it `update`. A remote edit keeps the mentions it arrived with, and its
    * boosters here are not told (not yet).
    */
-  statusEdited(status: StatusRow, previous: StatusRow) {
+  async statusEdited(status: StatusRow, previous: StatusRow): Promise<void> {
     if (status.uri !== null) return;
     const before = new Set(mentionedIds(previous));
-    for (const id of mentionedIds(status)) if (!before.has(id)) this.notify(id, status.accountId, "mention", status.id, status);
-    const boosters = this.db
-      .selectDistinct({ id: statuses.accountId })
-      .from(statuses)
-      .where(and(eq(statuses.reblogOfId, status.id), ne(statuses.accountId, status.accountId)))
-      .all();
-    for (const { id } of boosters) this.notify(id, status.accountId, "update", status.id);
+    for (const id of mentionedIds(status)) if (!before.has(id)) await this.notify(id, status.accountId, "mention", status.id, status);
+    for (const [id] of await this.port.values("SELECT DISTINCT account_id FROM statuses WHERE reblog_of_id = ? AND account_id <> ?", [status.id, status.accountId])) {
+      await this.notify(id as number, status.accountId, "update", status.id);
+    }
   }
 
   /** A boost deleted: its original's author no longer sees it in the notifications (the original may be gone with it). */
-  statusDeleted(status: StatusRow) {
+  async statusDeleted(status: StatusRow): Promise<void> {
     if (status.reblogOfId === null) return;
-    const original = this.db.select({ accountId: statuses.accountId }).from(statuses).where(eq(statuses.id, status.reblogOfId)).get();
-    if (original) this.withdraw(original.accountId, status.accountId, "reblog", status.reblogOfId);
+    const original = await this.port.get<{ accountId: number }>('SELECT account_id AS "accountId" FROM statuses WHERE id = ?', [status.reblogOfId]);
+    if (original) await this.withdraw(original.accountId, status.accountId, "reblog", status.reblogOfId);
   }
 
   /** A poll ended: its author and every voter are told. */
-  pollEnded(authorId: number, statusId: number, voters: number[]) {
-    for (const recipient of [authorId, ...voters]) this.notify(recipient, authorId, "poll", statusId);
+  async pollEnded(authorId: number, statusId: number, voters: number[]): Promise<void> {
+    for (const recipient of [authorId, ...voters]) await this.notify(recipient, authorId, "poll", statusId);
   }
 
   /**
@@ -160,49 +142,42 @@ export class NotificationService {
    * Mastodon tells them once the account is usable and e-mails them about one waiting for
    * approval; Rookery sends no e-mail, so a waiting one is told this way too, once, at sign-up.
    */
-  signedUp(accountId: number) {
-    for (const id of this.staff(accountId)) this.notify(id, accountId, "admin.sign_up");
+  async signedUp(accountId: number): Promise<void> {
+    for (const id of await this.staff(accountId)) await this.notify(id, accountId, "admin.sign_up");
   }
 
   /**
    * A user reported an account: staff are told with `admin.report` from the reporter (Mastodon's
    * ReportService#notify_staff!), unless a report of the same account already waits for them.
    */
-  reported(report: { id: number; accountId: number; targetAccountId: number }) {
-    const waiting = this.db.$client
-      .query<{ one: number }, [number, number]>("SELECT 1 AS one FROM reports WHERE target_account_id = ? AND action_taken_at IS NULL AND id <> ? LIMIT 1")
-      .get(report.targetAccountId, report.id);
+  async reported(report: { id: number; accountId: number; targetAccountId: number }): Promise<void> {
+    const waiting = await this.port.get("SELECT 1 AS one FROM reports WHERE target_account_id = ? AND action_taken_at IS NULL AND id <> ? LIMIT 1", [report.targetAccountId, report.id]);
     if (waiting) return;
-    for (const id of this.staff(report.accountId)) this.notify(id, report.accountId, "admin.report", null, undefined, report.id);
+    for (const id of await this.staff(report.accountId)) await this.notify(id, report.accountId, "admin.report", null, undefined, report.id);
   }
 
   /** Those who hear of sign-ups and reports (Mastodon: who can manage_users, manage_reports), but the one it is about. */
-  private staff(except: number): number[] {
-    return this.db
-      .select({ id: users.accountId })
-      .from(users)
-      .where(and(inArray(users.role, STAFF_ROLES), eq(users.approved, true), ne(users.accountId, except)))
-      .all()
-      .map((r) => r.id);
+  private async staff(except: number): Promise<number[]> {
+    return (await this.port.values(SQL.staff, [...STAFF_ROLES, except])).map((r) => r[0] as number);
   }
 
   /**
    * `status`: the status's visibility and parent author when the caller has its row (spares the
    * policy a read). `reportId`: the report an admin.report is about.
    */
-  notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null, status?: StatusFacts, reportId: number | null = null): NotificationRow | null {
+  notify(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null, status?: StatusFacts, reportId: number | null = null): Promise<NotificationRow | null> {
     return this.add(recipientId, fromAccountId, type, statusId, status, reportId, true);
   }
 
   /** `mayRepeat` false: the caller knows no such notification can exist yet (a new status's). */
-  private add(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null, status: StatusFacts | undefined, reportId: number | null, mayRepeat: boolean): NotificationRow | null {
+  private async add(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null, status: StatusFacts | undefined, reportId: number | null, mayRepeat: boolean): Promise<NotificationRow | null> {
     if (recipientId === fromAccountId && type !== "poll") return null;
     // Remote accounts are told by their own server, from the activities delivered to it.
-    if (!this.isLocal(recipientId)) return null;
+    if (!(await this.isLocal(recipientId))) return null;
     if (recipientId !== fromAccountId && this.moderation.silences(recipientId, fromAccountId)) return null;
-    if (statusId !== null && this.threadMuted(recipientId, statusId)) return null;
-    if (mayRepeat && this.q.duplicate.get(recipientId, fromAccountId, type, statusId, reportId)) return null;
-    const decision = this.policies.decide(recipientId, fromAccountId, type, statusId, status);
+    if (statusId !== null && (await this.threadMuted(recipientId, statusId))) return null;
+    if (mayRepeat && (await this.port.get(duplicateSql(statusId, reportId), sameActivityParams(recipientId, fromAccountId, type, statusId, reportId)))) return null;
+    const decision = await this.policies.decide(recipientId, fromAccountId, type, statusId, status);
     if (decision === "drop") return null;
     const createdAt = this.clock.now();
     const filtered = decision === "filter";
@@ -213,14 +188,14 @@ export class NotificationService {
       type,
       statusId,
       reportId,
-      groupKey: filtered ? null : groupKeyFor(this.db, recipientId, type, statusId, createdAt),
+      groupKey: filtered ? null : await groupKeyThrough(this.port, recipientId, type, statusId, createdAt),
       filtered,
       createdAt,
     };
-    this.q.insert.run(row.id, row.accountId, row.fromAccountId, row.type, row.statusId, row.reportId, row.groupKey, row.filtered ? 1 : 0, row.createdAt);
+    await this.port.run(SQL.insert, [row.id, row.accountId, row.fromAccountId, row.type, row.statusId, row.reportId, row.groupKey, row.filtered, row.createdAt]);
     // A held-back notification is neither streamed nor pushed: it waits in its sender's request.
-    if (filtered) this.policies.held(recipientId, fromAccountId, type, statusId);
-    else this.events.emit({ type: "notification.created", notification: row });
+    if (filtered) await this.policies.held(recipientId, fromAccountId, type, statusId);
+    else await this.events.emit({ type: "notification.created", notification: row });
     return row;
   }
 
@@ -234,7 +209,7 @@ export class NotificationService {
       const request = await this.requestOrNull(accountId, requestId, options);
       if (!request) return;
       await this.policies.accept(request, (ids) => this.regroup(ids));
-      this.events.emit({ type: "notifications.merged", accountId });
+      await this.events.emit({ type: "notifications.merged", accountId });
     });
   }
 
@@ -284,9 +259,9 @@ export class NotificationService {
     return parts.length ? allOf(...parts) : NO_CONDITIONS;
   }
 
-  private isLocal(accountId: number): boolean {
-    const row = this.q.domain.get(accountId);
-    return row !== null && row.domain === null;
+  private async isLocal(accountId: number): Promise<boolean> {
+    const row = await this.port.get<{ domain: string | null }>("SELECT domain FROM accounts WHERE id = ?", [accountId]);
+    return row !== undefined && row.domain === null;
   }
 
   /** Which of these notifications still exist (not withdrawn, not rolled back). */
@@ -300,17 +275,17 @@ export class NotificationService {
    * (blocked or muted sender, muted thread)? Direct messages follow the same rule into
    * the recipient's conversations.
    */
-  dropsMention(recipientId: number, fromAccountId: number, statusId: number): boolean {
-    return this.moderation.silences(recipientId, fromAccountId) || this.threadMuted(recipientId, statusId);
+  async dropsMention(recipientId: number, fromAccountId: number, statusId: number): Promise<boolean> {
+    return this.moderation.silences(recipientId, fromAccountId) || (await this.threadMuted(recipientId, statusId));
   }
 
   /** Takes back what an undone action raised (an unfavourite, an unfollow...). */
-  withdraw(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null) {
-    this.db.delete(notifications).where(sameActivity(recipientId, fromAccountId, type, statusId)).run();
+  async withdraw(recipientId: number, fromAccountId: number, type: NotificationType, statusId: number | null = null): Promise<void> {
+    await this.port.run(`DELETE FROM notifications WHERE ${sameActivitySql(statusId, null)}`, sameActivityParams(recipientId, fromAccountId, type, statusId, null));
   }
 
-  private threadMuted(recipientId: number, statusId: number): boolean {
-    return this.q.threadMuted.get(statusId, recipientId) !== null;
+  private async threadMuted(recipientId: number, statusId: number): Promise<boolean> {
+    return (await this.port.get(SQL.threadMuted, [recipientId, statusId])) !== undefined;
   }
 
   /**

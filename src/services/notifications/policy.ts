@@ -1,17 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import {
-  accounts,
-  follows,
-  notificationPermissions,
-  notificationPolicies,
-  notificationRequests,
-  statuses,
-  type NotificationPolicyRow,
-  type NotificationRequestRow,
-} from "../../db/schema.ts";
+import type { NotificationPolicyRow, NotificationRequestRow } from "../../db/schema.ts";
 import { notFound, validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import type { NotificationRequest } from "../../models/views.ts";
@@ -75,8 +65,6 @@ export class NotificationPolicies {
 
   constructor(
     private port: DatabasePort,
-    /** For the synchronous half: `decide` and `held` run inside notification.created's `within` listeners. */
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
   ) {
@@ -115,22 +103,16 @@ export class NotificationPolicies {
   }
 
   async get(accountId: number): Promise<Policy> {
-    let policy = this.cache.get(accountId);
-    if (!policy) {
-      const generation = this.generation;
-      policy = fromRow((await this.q.policy.execute({ accountId }))[0]);
-      if (generation === this.generation) this.keep(accountId, policy);
-    }
-    return { ...policy };
+    return { ...(await this.policyOf(accountId)) };
   }
 
-  /** `get` for `decide`, which runs synchronously inside the notifying write. */
-  private getNow(accountId: number): Policy {
-    let policy = this.cache.get(accountId);
-    if (!policy) {
-      policy = fromRow(this.db.select().from(notificationPolicies).where(eq(notificationPolicies.accountId, accountId)).get());
-      this.keep(accountId, policy);
-    }
+  /** The kept policy itself (`decide` only reads it). */
+  private async policyOf(accountId: number): Promise<Policy> {
+    const kept = this.cache.get(accountId);
+    if (kept) return kept;
+    const generation = this.generation;
+    const policy = fromRow((await this.q.policy.execute({ accountId }))[0]);
+    if (generation === this.generation) this.keep(accountId, policy);
     return policy;
   }
 
@@ -170,29 +152,30 @@ export class NotificationPolicies {
    * Only the rules that are not "accept" are looked into, each fact read once when first needed:
    * under the defaults a favourite costs one read (the policy), a public mention two.
    */
-  decide(recipientId: number, fromAccountId: number, type: string, statusId: number | null, status?: StatusFacts): PolicyLevel {
+  async decide(recipientId: number, fromAccountId: number, type: string, statusId: number | null, status?: StatusFacts): Promise<PolicyLevel> {
     if (!FILTERABLE.has(type) || recipientId === fromAccountId) return "accept";
-    const policy = this.getNow(recipientId);
+    const policy = await this.policyOf(recipientId);
     const now = this.clock.now();
-    const once = <T>(read: () => T) => {
-      let value: { v: T } | null = null;
-      return () => (value ??= { v: read() }).v;
+    // Each fact read at most once, and only when a rule asks (they are asked one after another).
+    const once = <T>(read: () => Promise<T>) => {
+      let value: Promise<T> | null = null;
+      return () => (value ??= read());
     };
-    const following = once(() => this.followedAt(recipientId, fromAccountId) !== null);
-    const notFollower = once(() => {
-      const since = this.followedAt(fromAccountId, recipientId);
+    const following = once(async () => (await this.followedAt(recipientId, fromAccountId)) !== null);
+    const notFollower = once(async () => {
+      const since = await this.followedAt(fromAccountId, recipientId);
       return since === null || since > now - NEW_FOLLOWER_MS;
     });
-    const newAccount = once(() => (this.db.select({ createdAt: accounts.createdAt }).from(accounts).where(eq(accounts.id, fromAccountId)).get()?.createdAt ?? 0) > now - NEW_ACCOUNT_MS);
-    const privateMention = once(() => type === "mention" && statusId !== null && this.unansweredPrivateMention(recipientId, statusId, status));
-    const permitted = once(() => !!this.db.select({ one: sql<number>`1` }).from(notificationPermissions).where(and(eq(notificationPermissions.accountId, recipientId), eq(notificationPermissions.fromAccountId, fromAccountId))).get());
-    const matches = (level: PolicyLevel) =>
-      (policy.for_not_following === level && !following()) ||
-      (policy.for_not_followers === level && notFollower()) ||
-      (policy.for_new_accounts === level && newAccount() && !following()) ||
-      (policy.for_private_mentions === level && type === "mention" && privateMention() && !following());
-    if (matches("drop")) return permitted() ? "accept" : "drop";
-    if (matches("filter")) return permitted() ? "accept" : "filter";
+    const newAccount = once(async () => ((await this.port.get<{ createdAt: number }>('SELECT created_at AS "createdAt" FROM accounts WHERE id = ?', [fromAccountId]))?.createdAt ?? 0) > now - NEW_ACCOUNT_MS);
+    const privateMention = once(async () => type === "mention" && statusId !== null && (await this.unansweredPrivateMention(recipientId, statusId, status)));
+    const permitted = once(async () => (await this.port.get("SELECT 1 AS one FROM notification_permissions WHERE account_id = ? AND from_account_id = ?", [recipientId, fromAccountId])) !== undefined);
+    const matches = async (level: PolicyLevel) =>
+      (policy.for_not_following === level && !(await following())) ||
+      (policy.for_not_followers === level && (await notFollower())) ||
+      (policy.for_new_accounts === level && (await newAccount()) && !(await following())) ||
+      (policy.for_private_mentions === level && type === "mention" && (await privateMention()) && !(await following()));
+    if (await matches("drop")) return (await permitted()) ? "accept" : "drop";
+    if (await matches("filter")) return (await permitted()) ? "accept" : "filter";
     return "accept";
   }
 
@@ -200,14 +183,13 @@ export class NotificationPolicies {
    * A held-back mention opens its sender's request (or brings it up to date); other held-back
    * notifications wait without one, listed with include_filtered, as in Mastodon.
    */
-  held(recipientId: number, fromAccountId: number, type: string, statusId: number | null): void {
+  async held(recipientId: number, fromAccountId: number, type: string, statusId: number | null): Promise<void> {
     if (type !== "mention") return;
     const now = this.clock.now();
-    this.db
-      .insert(notificationRequests)
-      .values({ id: this.ids.next(), accountId: recipientId, fromAccountId, lastStatusId: statusId, createdAt: now, updatedAt: now })
-      .onConflictDoUpdate({ target: [notificationRequests.accountId, notificationRequests.fromAccountId], set: { lastStatusId: statusId, updatedAt: now } })
-      .run();
+    await this.port.run(
+      "INSERT INTO notification_requests (id, account_id, from_account_id, last_status_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, from_account_id) DO UPDATE SET last_status_id = excluded.last_status_id, updated_at = excluded.updated_at",
+      [this.ids.next(), recipientId, fromAccountId, statusId, now, now],
+    );
   }
 
   /** The viewer's requests that still hold something, newest first, with how many mentions each holds. */
@@ -257,14 +239,13 @@ export class NotificationPolicies {
     return and(eq(rows.accountId, request.accountId), eq(rows.fromAccountId, request.fromAccountId), eq(rows.filtered, true));
   }
 
-  private followedAt(accountId: number, targetAccountId: number): number | null {
-    const row = this.db.select({ createdAt: follows.createdAt }).from(follows).where(and(eq(follows.accountId, accountId), eq(follows.targetAccountId, targetAccountId))).get();
+  private async followedAt(accountId: number, targetAccountId: number): Promise<number | null> {
+    const row = await this.port.get<{ createdAt: number }>('SELECT created_at AS "createdAt" FROM follows WHERE account_id = ? AND target_account_id = ?', [accountId, targetAccountId]);
     return row?.createdAt ?? null;
   }
 
-  private unansweredPrivateMention(recipientId: number, statusId: number, known?: StatusFacts): boolean {
-    const row = known ?? this.db.select({ visibility: statuses.visibility, inReplyToAccountId: statuses.inReplyToAccountId }).from(statuses).where(eq(statuses.id, statusId)).get();
+  private async unansweredPrivateMention(recipientId: number, statusId: number, known?: StatusFacts): Promise<boolean> {
+    const row = known ?? (await this.port.get<StatusFacts>('SELECT visibility, in_reply_to_account_id AS "inReplyToAccountId" FROM statuses WHERE id = ?', [statusId]));
     return row !== undefined && row.visibility === "direct" && row.inReplyToAccountId !== recipientId;
   }
 }
-

@@ -291,14 +291,14 @@ export class TokenService {
 
   private async revokeRow(row: TokenRow) {
     await this.q.revoke.execute({ id: row.id, now: this.clock.now() });
-    this.revoked(row);
+    await this.revoked(row);
   }
 
   /** What follows a token's revocation once it is written. */
-  private revoked(row: TokenRow) {
+  private async revoked(row: TokenRow) {
     this.drop(row.tokenHash);
     // Its push subscriptions go with it, its streams are closed (consequences.ts).
-    this.events.emit({ type: "token.revoked", tokenId: row.id, accountId: row.accountId });
+    await this.events.emit({ type: "token.revoked", tokenId: row.id, accountId: row.accountId });
   }
 }
 

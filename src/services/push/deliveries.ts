@@ -1,7 +1,5 @@
-import type { Statement } from "bun:sqlite";
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { pushSubscriptions, type AccountRow, type NotificationRow, type PushSubscriptionRow, type StatusRow } from "../../db/schema.ts";
 import { rowReader } from "../../db/rows.ts";
@@ -17,6 +15,7 @@ import type { TokenSeal } from "./token-seal.ts";
 import { buildPushRequest, type VapidSigner } from "./web-push.ts";
 
 const SUBSCRIPTION = rowReader(pushSubscriptions);
+const SUBSCRIPTIONS_OF = `SELECT ${SUBSCRIPTION.columns} ${SUBSCRIPTION.from} WHERE account_id = ?`;
 
 interface DeliveryRow {
   id: number;
@@ -49,27 +48,19 @@ function retryDelayMs(attempts: number): number {
  * deleted, as Mastodon does; anything else is tried again later, five times. Delivery is at
  * least once: a crash between the push service's 2xx and the row's removal sends it again.
  *
- * Sending (the wheel's job) and `restore` are on the database port (issue 31); `enqueue` stays
- * on the old synchronous API: it is a `within` listener of notification.created, run inside the
- * notification's transaction, until the event bus's listeners are async.
+ * On the database port (issue 31): sending (the wheel's job), `restore`, and `enqueue`, the
+ * `within` listener of notification.created, awaited inside the notification's transaction.
  */
 export class PushDeliveries {
   private inFlight = new Set<Promise<void>>();
   private stopped = false;
   /** The deliveries `enqueue` wrote for a notification, put on the wheel once it commits (the event carries the same row to both). */
   private written = new WeakMap<NotificationRow, number[]>();
-  /** Every notification runs these (`enqueue`, synchronous): prepared once, rows read without drizzle's mapping. */
-  private now: {
-    subscriptionsOf: Statement<unknown[], [number]>;
-    insert: Statement<unknown, [number, number, number, number]>;
-    follows: Statement<{ one: number }, [number, number]>;
-  };
   /** Every push runs these: built once (src/db/port.ts). */
   private q;
 
   constructor(
-    port: DatabasePort,
-    db: Db,
+    private port: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
     private wheel: TimerWheel,
@@ -82,12 +73,6 @@ export class PushDeliveries {
     private writes: GroupCommit,
   ) {
     wheel.handle("push", (id) => this.track(this.send(Number(id))));
-    const sqlite = db.$client;
-    this.now = {
-      subscriptionsOf: sqlite.query(`SELECT ${SUBSCRIPTION.columns} ${SUBSCRIPTION.from} WHERE account_id = ?`),
-      insert: sqlite.query("INSERT INTO push_deliveries (id, subscription_id, notification_id, attempts, due_at) VALUES (?, ?, ?, 0, ?)"),
-      follows: sqlite.query("SELECT 1 AS one FROM follows WHERE account_id = ? AND target_account_id = ?"),
-    };
     const t = port.tables;
     const orm = port.orm;
     const id = sql.placeholder("id");
@@ -120,15 +105,16 @@ export class PushDeliveries {
   }
 
   /** Inside the notification's transaction: one delivery per subscription that wants it. */
-  enqueue(n: NotificationRow): void {
+  async enqueue(n: NotificationRow): Promise<void> {
+    // Most accounts have no subscription: known from memory, without a statement.
     if (!this.subscriptions.hasAny(n.accountId)) return;
     const ids: number[] = [];
-    for (const raw of this.now.subscriptionsOf.values(n.accountId)) {
+    for (const raw of await this.port.values(SUBSCRIPTIONS_OF, [n.accountId])) {
       const s = SUBSCRIPTION.map(raw);
       const wanted = pushable(s, n);
-      if (wanted === false || (wanted !== true && this.now.follows.get(wanted.accountId, wanted.targetAccountId) === null)) continue;
+      if (wanted === false || (wanted !== true && (await this.q.follows.execute({ accountId: wanted.accountId, targetAccountId: wanted.targetAccountId })).length === 0)) continue;
       const id = this.ids.next();
-      this.now.insert.run(id, s.id, n.id, this.clock.now());
+      await this.port.run("INSERT INTO push_deliveries (id, subscription_id, notification_id, attempts, due_at) VALUES (?, ?, ?, 0, ?)", [id, s.id, n.id, this.clock.now()]);
       ids.push(id);
     }
     if (ids.length > 0) this.written.set(n, ids);

@@ -31,9 +31,8 @@ export interface SubscriptionData {
  * private addresses anyway unless allowed. The keys are checked for what they must be (a P-256
  * public point and a 16-byte secret), so that a bad one is refused here, not at each delivery.
  *
- * On the database port (issue 31), but for what synchronous code needs: the set of subscribed
- * accounts is read in the constructor (which cannot await), and `unsubscribeWithin` is the
- * `token.revoked` listener, run inside the revoking transaction of the old API.
+ * On the database port (issue 31), but for the set of subscribed accounts, read in the
+ * constructor (which cannot await).
  */
 export class PushSubscriptions {
   /** Built once: the routes and each push's removal run them (src/db/port.ts). */
@@ -41,7 +40,7 @@ export class PushSubscriptions {
 
   constructor(
     private port: DatabasePort,
-    private db: Db,
+    db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private allowHttp: boolean,
@@ -130,21 +129,10 @@ export class PushSubscriptions {
     return { ...row, alerts, policy };
   }
 
-  /** DELETE /api/v1/push/subscription. */
+  /** DELETE /api/v1/push/subscription, and a revoked token's (token.revoked's `within` listener, in the revoking transaction). */
   async unsubscribe(tokenId: number): Promise<void> {
     const gone = (await this.q.deleteOfToken.execute({ tokenId })) as { accountId: number }[];
     for (const { accountId } of gone) await this.recheck(accountId);
-  }
-
-  /**
-   * `unsubscribe` for the `token.revoked` listener, which runs synchronously inside the revoking
-   * transaction (EventBus.within): synchronous, on the old API, until the bus's listeners are async.
-   */
-  unsubscribeWithin(tokenId: number): void {
-    const gone = this.db.delete(pushSubscriptions).where(eq(pushSubscriptions.accessTokenId, tokenId)).returning({ accountId: pushSubscriptions.accountId }).all();
-    for (const { accountId } of gone) {
-      if (!this.db.select({ id: pushSubscriptions.id }).from(pushSubscriptions).where(eq(pushSubscriptions.accountId, accountId)).limit(1).get()) this.subscribed.delete(accountId);
-    }
   }
 
   /** The push service forgot it (4xx), or its endpoint can never be reached: gone. */

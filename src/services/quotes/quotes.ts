@@ -151,14 +151,14 @@ export class QuoteService {
     if (row.quotedAccountId !== row.accountId) await this.port.run(SILENT_MENTION, [row.statusId, row.quotedAccountId]);
     this.cache.invalidateStatus(row.statusId);
     if (!local) {
-      this.events.emit({ type: "quote.requested", quote: row });
+      await this.events.emit({ type: "quote.requested", quote: row });
       return row;
     }
     // A local quoted status answers at once: accepted when the policy lets it, else rejected (Mastodon offers no manual review).
     const state = (await this.policy.mayQuote(quoted, status.accountId)) === "automatic" ? "accepted" : "rejected";
     const updated: QuoteRow = { ...row, state, updatedAt: this.clock.now() };
     await this.port.run("UPDATE quotes SET state = ?, updated_at = ? WHERE id = ?", [state, updated.updatedAt, row.id]);
-    this.moved(updated, true);
+    await this.moved(updated, true);
     return updated;
   }
 
@@ -187,7 +187,7 @@ export class QuoteService {
       if (await this.forStatus(input.status.id)) return null;
       await this.insertQuery.execute(row);
       this.cache.invalidateStatus(row.statusId);
-      if (row.state === "accepted") this.events.emit({ type: "quote.accepted", quote: row, withStatus: input.withStatus ?? true });
+      if (row.state === "accepted") await this.events.emit({ type: "quote.accepted", quote: row, withStatus: input.withStatus ?? true });
       return row;
     });
   }
@@ -261,7 +261,7 @@ export class QuoteService {
       const quote = found.state === "accepted" && local ? await this.reject(found) : found;
       await this.port.run("DELETE FROM quotes WHERE id = ?", [quote.id]);
       this.cache.invalidateStatus(quote.statusId);
-      this.events.emit({ type: "quote.removed", quote });
+      await this.events.emit({ type: "quote.removed", quote });
       return quote;
     });
   }
@@ -315,7 +315,7 @@ export class QuoteService {
     const quote = await this.forStatus(statusId);
     if (!quote) return;
     await this.port.run("DELETE FROM quotes WHERE id = ?", [quote.id]);
-    this.events.emit({ type: "quote.removed", quote });
+    await this.events.emit({ type: "quote.removed", quote });
   }
 
   /** Local quoters' statuses quoting `statusId` (accepted ones): who hears of its edits (`quoted_update`). */
@@ -373,7 +373,7 @@ export class QuoteService {
     if (quote.state === state) return quote;
     const updated: QuoteRow = { ...quote, state, approvalUri, updatedAt: this.clock.now() };
     await this.port.run("UPDATE quotes SET state = ?, approval_uri = ?, updated_at = ? WHERE id = ?", [state, approvalUri, updated.updatedAt, quote.id]);
-    this.moved(updated, false);
+    await this.moved(updated, false);
     return updated;
   }
 
@@ -383,10 +383,10 @@ export class QuoteService {
   }
 
   /** What follows a quote's move to its new state, once written. `withStatus`: decided in the quoting status's own transaction (see the events). */
-  private moved(updated: QuoteRow, withStatus: boolean): void {
+  private async moved(updated: QuoteRow, withStatus: boolean): Promise<void> {
     this.cache.invalidateStatus(updated.statusId);
-    if (updated.state === "revoked") this.events.emit({ type: "quote.revoked", quote: updated });
-    else this.events.emit({ type: `quote.${updated.state as "accepted" | "rejected"}`, quote: updated, ...(withStatus ? { withStatus } : {}) });
+    if (updated.state === "revoked") await this.events.emit({ type: "quote.revoked", quote: updated });
+    else await this.events.emit({ type: `quote.${updated.state as "accepted" | "rejected"}`, quote: updated, ...(withStatus ? { withStatus } : {}) });
   }
 
   private async usernameOf(accountId: number): Promise<string> {

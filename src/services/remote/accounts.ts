@@ -192,7 +192,7 @@ export class RemoteAccounts {
         const id = existing[0] as number;
         await this.db.orm.update(t).set(values).where(eq(t.id, id));
         // Its within listeners (the render cache, tokens) are synchronous: they run inside this transaction.
-        this.events.emit({ type: "account.updated", accountId: id });
+        await this.events.emit({ type: "account.updated", accountId: id });
       } else {
         await this.db.orm
           .insert(t)

@@ -34,7 +34,7 @@ export class AccountMoves {
     if (target.account.id === origin.id) return refuse("an account cannot move to itself");
     await this.db.transaction(async () => {
       await this.db.run("UPDATE accounts SET moved_to_account_id = ? WHERE id = ?", [target.account.id, origin.id]);
-      this.events.emit({ type: "account.updated", accountId: origin.id });
+      await this.events.emit({ type: "account.updated", accountId: origin.id });
     });
     const moved = await this.followers.move(origin.id, target.account.id);
     log("info", "Move accepted", { actor: actorUri, target: target.uri, followers_moved: moved });

@@ -95,7 +95,7 @@ export class Relays {
             .values({ id, ...values, createdAt: now })
             .returning()
     )[0]!;
-    this.events.emit({ type: "relay.subscribed", relay });
+    await this.events.emit({ type: "relay.subscribed", relay });
     return { relay, created: true, guessed: kind === undefined && actor === null };
   }
 
@@ -106,7 +106,7 @@ export class Relays {
     if (!relay) return null;
     const t = this.port.tables.relays;
     await this.port.orm.delete(t).where(eq(t.id, relay.id));
-    this.events.emit({ type: "relay.unsubscribed", relay });
+    await this.events.emit({ type: "relay.unsubscribed", relay });
     return relay;
   }
 

@@ -67,7 +67,7 @@ export class StatusActionService {
       const id = this.ids.next();
       const inserted = await this.q.favourite.execute({ id, accountId: actorId, statusId: subject.id, now: this.clock.now() });
       if (this.port.changes(inserted) === 0) return;
-      this.events.emit({ type: "favourite.created", favouriteId: id, accountId: actorId, statusId: subject.id, statusAccountId: subject.accountId });
+      await this.events.emit({ type: "favourite.created", favouriteId: id, accountId: actorId, statusId: subject.id, statusAccountId: subject.accountId });
     });
     return row;
   }
@@ -78,7 +78,7 @@ export class StatusActionService {
       const [favourite] = await this.q.favouriteOf.execute({ accountId: actorId, statusId: subject.id });
       if (!favourite) return;
       await this.q.unfavourite.execute({ id: favourite.id });
-      this.events.emit({ type: "favourite.removed", favouriteId: favourite.id, accountId: actorId, statusId: subject.id, statusAccountId: subject.accountId });
+      await this.events.emit({ type: "favourite.removed", favouriteId: favourite.id, accountId: actorId, statusId: subject.id, statusAccountId: subject.accountId });
     });
     return row;
   }
@@ -109,7 +109,7 @@ export class StatusActionService {
       const [raced] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
       if (raced) return false;
       await this.rows.insert(row);
-      this.events.emit({ type: "status.created", status: row, original, homeRecipients: [] });
+      await this.events.emit({ type: "status.created", status: row, original, homeRecipients: [] });
       return true;
     });
     if (!created) return this.reblog(actorId, original.id, visibilityParam, remote);
@@ -183,13 +183,13 @@ export class StatusActionService {
     if (errors.length > 0) throw validationFailed(...errors);
     const inserted = await this.q.pin.execute({ id: this.ids.next(), accountId: actorId, statusId: row.id, now: this.clock.now() });
     if (this.port.changes(inserted) === 0) throw new ApiError(422, "Duplicate record");
-    this.events.emit({ type: "status.pinned", accountId: actorId, statusId: row.id });
+    await this.events.emit({ type: "status.pinned", accountId: actorId, statusId: row.id });
     return row;
   }
 
   async unpin(actorId: number, statusId: number | null): Promise<StatusRow> {
     const row = await this.reader.visibleRow(statusId, actorId);
-    if (this.port.changes(await this.q.unpin.execute({ accountId: actorId, statusId: row.id })) > 0) this.events.emit({ type: "status.unpinned", accountId: actorId, statusId: row.id });
+    if (this.port.changes(await this.q.unpin.execute({ accountId: actorId, statusId: row.id })) > 0) await this.events.emit({ type: "status.unpinned", accountId: actorId, statusId: row.id });
     return row;
   }
 

@@ -1,92 +1,95 @@
-import type { Database } from "bun:sqlite";
+import type { DatabasePort } from "../../db/port.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import type { RenderCache } from "./render-cache.ts";
 
+/** `column + delta`, never below zero (portable: SQLite's two-argument max is GREATEST on PostgreSQL). */
+const moved = (column: string) => `${column} = CASE WHEN ${column} + ? < 0 THEN 0 ELSE ${column} + ? END`;
+
+/** Raw statements, kept prepared by the driver: every post, boost and favourite runs one. */
+const SQL = {
+  posted: "UPDATE accounts SET statuses_count = statuses_count + 1, last_status_at = ? WHERE id = ?",
+  imported: "UPDATE accounts SET statuses_count = statuses_count + 1, last_status_at = CASE WHEN coalesce(last_status_at, 0) > ? THEN last_status_at ELSE ? END WHERE id = ?",
+  unposted: "UPDATE accounts SET statuses_count = CASE WHEN statuses_count > 0 THEN statuses_count - 1 ELSE 0 END WHERE id = ?",
+  replies: `UPDATE statuses SET ${moved("replies_count")} WHERE id = ?`,
+  reblogs: `UPDATE statuses SET ${moved("reblogs_count")} WHERE id = ?`,
+  favourites: `UPDATE statuses SET ${moved("favourites_count")} WHERE id = ?`,
+  quotes: `UPDATE statuses SET ${moved("quotes_count")} WHERE id = ?`,
+};
+
 /**
  * The denormalised counters (statuses per account, replies, boosts and favourites per
- * status), as prepared statements: every post, boost and favourite moves one of them.
- * Never below zero. Direct statuses do not count toward an account's statuses, as in Mastodon.
+ * status), on the database port: every post, boost and favourite moves one of them, inside its
+ * transaction (`within` listeners). Never below zero. Direct statuses do not count toward an
+ * account's statuses, as in Mastodon.
  */
 export class Counters {
-  private q;
-
   constructor(
-    sqlite: Database,
+    private port: DatabasePort,
     private cache: RenderCache,
-  ) {
-    this.q = {
-      posted: sqlite.query("UPDATE accounts SET statuses_count = statuses_count + 1, last_status_at = $now WHERE id = $id"),
-      imported: sqlite.query("UPDATE accounts SET statuses_count = statuses_count + 1, last_status_at = max(coalesce(last_status_at, 0), $at) WHERE id = $id"),
-      unposted: sqlite.query("UPDATE accounts SET statuses_count = max(0, statuses_count - 1) WHERE id = $id"),
-      replies: sqlite.query("UPDATE statuses SET replies_count = max(0, replies_count + $delta) WHERE id = $id"),
-      reblogs: sqlite.query("UPDATE statuses SET reblogs_count = max(0, reblogs_count + $delta) WHERE id = $id"),
-      favourites: sqlite.query("UPDATE statuses SET favourites_count = max(0, favourites_count + $delta) WHERE id = $id"),
-      quotes: sqlite.query("UPDATE statuses SET quotes_count = max(0, quotes_count + $delta) WHERE id = $id"),
-    };
-  }
+  ) {}
 
   /** A new status or boost: its author's statuses, its original's boosts, its parent's replies. */
-  statusAdded(row: StatusRow) {
-    if (row.reblogOfId !== null) this.reblogs(row.reblogOfId, 1);
-    this.authorPosted(row.accountId, row.visibility, row.createdAt);
-    if (row.inReplyToId !== null) this.reply(row.inReplyToId, row.visibility, 1);
+  async statusAdded(row: StatusRow): Promise<void> {
+    if (row.reblogOfId !== null) await this.reblogs(row.reblogOfId, 1);
+    await this.authorPosted(row.accountId, row.visibility, row.createdAt);
+    if (row.inReplyToId !== null) await this.reply(row.inReplyToId, row.visibility, 1);
   }
 
   /**
    * A status imported from an archive: counted as posted, and as a reply to its parent; the
    * account's last status date moves only forward (an old post is not its latest).
    */
-  statusImported(row: StatusRow) {
-    this.q.imported.run({ id: row.accountId, at: row.createdAt });
+  async statusImported(row: StatusRow): Promise<void> {
+    await this.port.run(SQL.imported, [row.createdAt, row.createdAt, row.accountId]);
     this.cache.touchAccount(row.accountId);
-    if (row.inReplyToId !== null) this.reply(row.inReplyToId, row.visibility, 1);
+    if (row.inReplyToId !== null) await this.reply(row.inReplyToId, row.visibility, 1);
   }
 
   /** A status or boost deleted: the same counters back (a boost's original deleted with it has none left to move). */
-  statusRemoved(row: StatusRow) {
-    this.authorUnposted(row.accountId, row.visibility);
-    if (row.reblogOfId !== null) this.reblogs(row.reblogOfId, -1);
-    if (row.inReplyToId !== null) this.reply(row.inReplyToId, row.visibility, -1);
+  async statusRemoved(row: StatusRow): Promise<void> {
+    await this.authorUnposted(row.accountId, row.visibility);
+    if (row.reblogOfId !== null) await this.reblogs(row.reblogOfId, -1);
+    if (row.inReplyToId !== null) await this.reply(row.inReplyToId, row.visibility, -1);
   }
 
-  authorPosted(accountId: number, visibility: string, now: number) {
+  async authorPosted(accountId: number, visibility: string, now: number): Promise<void> {
     if (visibility === "direct") return;
-    this.q.posted.run({ id: accountId, now });
+    await this.port.run(SQL.posted, [now, accountId]);
     this.cache.touchAccount(accountId);
   }
 
-  authorUnposted(accountId: number, visibility: string) {
+  async authorUnposted(accountId: number, visibility: string): Promise<void> {
     if (visibility === "direct") return;
-    this.q.unposted.run({ id: accountId });
+    await this.port.run(SQL.unposted, [accountId]);
     this.cache.touchAccount(accountId);
   }
 
   /** Only public and unlisted replies count toward their parent. */
-  reply(parentId: number, visibility: string, delta: 1 | -1) {
+  async reply(parentId: number, visibility: string, delta: 1 | -1): Promise<void> {
     if (visibility !== "public" && visibility !== "unlisted") return;
-    this.q.replies.run({ id: parentId, delta });
+    await this.port.run(SQL.replies, [delta, delta, parentId]);
     this.cache.invalidateStatus(parentId);
   }
 
   /** A reply that arrived before its parent now answers it: counted, and shown with its parent. */
-  replyLinked(parentId: number, childId: number, visibility: string) {
-    this.reply(parentId, visibility, 1);
+  async replyLinked(parentId: number, childId: number, visibility: string): Promise<void> {
+    await this.reply(parentId, visibility, 1);
     this.cache.invalidateStatus(childId);
   }
 
-  reblogs(statusId: number, delta: 1 | -1) {
-    this.q.reblogs.run({ id: statusId, delta });
+  async reblogs(statusId: number, delta: 1 | -1): Promise<void> {
+    await this.port.run(SQL.reblogs, [delta, delta, statusId]);
     this.cache.invalidateStatus(statusId);
   }
 
   /** Accepted quotes of a status (Mastodon's quotes_count). */
-  quotes(statusId: number, delta: 1 | -1) {
-    this.q.quotes.run({ id: statusId, delta });
+  async quotes(statusId: number, delta: 1 | -1): Promise<void> {
+    await this.port.run(SQL.quotes, [delta, delta, statusId]);
     this.cache.invalidateStatus(statusId);
   }
 
-  favourites(statusId: number, delta: 1 | -1) {
-    this.q.favourites.run({ id: statusId, delta });
+  async favourites(statusId: number, delta: 1 | -1): Promise<void> {
+    await this.port.run(SQL.favourites, [delta, delta, statusId]);
     this.cache.invalidateStatus(statusId);
   }
 }

@@ -163,10 +163,10 @@ export class EditingService {
     });
 
     this.cache.invalidateStatus(row.id);
-    if (newPoll) this.events.emit({ type: "poll.opened", pollId: (newPoll as { id: number }).id, statusId: row.id, expiresAt: (newPoll as { expiresAt: number }).expiresAt });
+    if (newPoll) await this.events.emit({ type: "poll.opened", pollId: (newPoll as { id: number }).id, statusId: row.id, expiresAt: (newPoll as { expiresAt: number }).expiresAt });
     const homeRecipients = (await this.q.homeRecipients.execute({ statusId: row.id })).map((r) => r.id);
     const listIds = (await this.q.listIds.execute({ statusId: row.id })).map((r) => r.id);
-    this.events.emit({ type: "status.updated", status: updated, previous: row, homeRecipients, listIds });
+    await this.events.emit({ type: "status.updated", status: updated, previous: row, homeRecipients, listIds });
     return updated;
   }
 
@@ -197,7 +197,7 @@ export class EditingService {
     const updated = { ...row, quoteApproval };
     await this.port.transaction(async () => {
       await this.q.quoteApproval.execute({ quoteApproval, statusId: row.id });
-      this.events.emit({ type: "quote_policy.changed", status: updated });
+      await this.events.emit({ type: "quote_policy.changed", status: updated });
     });
     this.cache.invalidateStatus(row.id);
     return updated;
@@ -235,7 +235,7 @@ export class EditingService {
     this.cache.invalidateStatus(row.id);
     const homeRecipients = (await this.q.homeRecipients.execute({ statusId: row.id })).map((r) => r.id);
     const listIds = (await this.q.listIds.execute({ statusId: row.id })).map((r) => r.id);
-    this.events.emit({ type: "status.updated", status: updated, previous: row, homeRecipients, listIds });
+    await this.events.emit({ type: "status.updated", status: updated, previous: row, homeRecipients, listIds });
     return updated;
   }
 

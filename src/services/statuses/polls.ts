@@ -2,7 +2,7 @@ import { and, eq, isNull, lte, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { pollVotes, polls, type PollRow, type StatusRow } from "../../db/schema.ts";
+import { polls, type PollRow, type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
@@ -21,7 +21,7 @@ export class PollService {
 
   constructor(
     private port: DatabasePort,
-    /** For the reads that synchronous callers make: `ofStatus` (rendering a Note, the archive), `visiblePoll` (the dispatcher, the poll's read, a vote's check) and `voters` (a `within` listener). */
+    /** For the reads that synchronous callers make: `ofStatus` (rendering a Note, the archive) and `visiblePoll` (the dispatcher, the poll's read, a vote's check). */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -129,7 +129,7 @@ export class PollService {
         previous.length === 0 ? 1 : 0,
         poll.id,
       ]);
-      this.events.emit({ type: "poll.voted", pollId: poll.id, statusId: poll.statusId, accountId: actorId, choices: picked });
+      await this.events.emit({ type: "poll.voted", pollId: poll.id, statusId: poll.statusId, accountId: actorId, choices: picked });
     });
     return status;
   }
@@ -146,12 +146,13 @@ export class PollService {
     // The claim and its consequences (the voters' notifications, written by within listeners) commit together.
     await this.port.transaction(async () => {
       if (this.port.changes(await this.q.claimEnd.execute({ id: pollId, now })) === 0) return;
-      this.events.emit({ type: "poll.ended", pollId, statusId: poll.statusId, accountId: poll.accountId });
+      await this.events.emit({ type: "poll.ended", pollId, statusId: poll.statusId, accountId: poll.accountId });
     });
   }
 
   /** The accounts that voted in a poll. */
-  voters(pollId: number): number[] {
-    return this.db.selectDistinct({ id: pollVotes.accountId }).from(pollVotes).where(eq(pollVotes.pollId, pollId)).all().map((v) => v.id);
+  /** Who voted in the poll (poll.ended's `within` listener tells them). */
+  async voters(pollId: number): Promise<number[]> {
+    return (await this.port.values("SELECT DISTINCT account_id FROM poll_votes WHERE poll_id = ?", [pollId])).map((r) => r[0] as number);
   }
 }

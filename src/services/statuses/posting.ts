@@ -245,7 +245,7 @@ export class PostingService {
       // Replies that arrived before it (a thread fetched upwards) now answer it.
       for (const [childId, visibility] of (await this.port.values(this.sql.orphansOf, [input.uri])) as [number, string][]) {
         await this.port.run(this.sql.adopt, [id, input.accountId, childId]);
-        this.counters.replyLinked(id, childId, visibility);
+        await this.counters.replyLinked(id, childId, visibility);
       }
       if (input.backfill) await this.port.run(this.sql.backfilled, [id]);
     }, input.backfill ? "backfill" : "status.created");
@@ -299,11 +299,11 @@ export class PostingService {
       await this.insertMentionsAndTags(row.id, mentioned, tagNames, row.createdAt);
       if (poll) {
         const added = await this.rows.insertPoll({ ...poll, id: this.ids.next(), statusId: row.id, accountId: row.accountId, createdAt: row.createdAt });
-        if (added.endedAt === null) this.events.emit({ type: "poll.opened", pollId: added.id, statusId: row.id, expiresAt: added.expiresAt });
+        if (added.endedAt === null) await this.events.emit({ type: "poll.opened", pollId: added.id, statusId: row.id, expiresAt: added.expiresAt });
       }
       await more();
-      if (event === "status.imported") this.events.emit({ type: event, status: row });
-      else this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [], ...(event === "backfill" ? { backfill: true } : {}) });
+      if (event === "status.imported") await this.events.emit({ type: event, status: row });
+      else await this.events.emit({ type: "status.created", status: row, original: null, homeRecipients: [], ...(event === "backfill" ? { backfill: true } : {}) });
     });
   }
 

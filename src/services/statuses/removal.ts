@@ -46,7 +46,7 @@ export class RemovalService {
         removed.push({ row: target, homeRecipients: recipients, listIds });
       }
       // Counters and notifications follow each deletion, as listeners of the event.
-      for (const { row: gone, homeRecipients, listIds } of removed) this.events.emit({ type: "status.deleted", status: gone, homeRecipients, listIds });
+      for (const { row: gone, homeRecipients, listIds } of removed) await this.events.emit({ type: "status.deleted", status: gone, homeRecipients, listIds });
     });
     for (const { row: gone } of removed) this.cache.invalidateStatus(gone.id);
   }
