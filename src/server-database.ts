@@ -11,6 +11,7 @@ import { SetupError } from "./errors.ts";
 import type { SharedQueue } from "./federation/stores.ts";
 import type { IdWorker } from "./ids.ts";
 import { IdWorkerLease } from "./infra/pg-id-worker.ts";
+import { PgRateLimiter } from "./infra/pg-rate-limits.ts";
 import { PgTimerClaims, type TimerClaims } from "./infra/pg-timer-claims.ts";
 import { log } from "./log.ts";
 import type { SharedState } from "./services/index.ts";
@@ -145,6 +146,7 @@ export async function sharePieces(postgres: { sql: SQL }, port: DatabasePort, cl
     state: {
       timerClaims: sharedTimersOnly(claims),
       idempotency: new PortIdempotencyGuard(port, clock),
+      limiter: (buckets) => new PgRateLimiter(sql, clock, buckets),
       sweep: async () => void (await claims.sweep()),
     },
     // The slot's name stays the same across restarts (a number is handed back at a clean stop).

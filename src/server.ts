@@ -66,7 +66,7 @@ export interface StartOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? new SystemClock();
-  let handler: ((request: Request, server: Server<WsData>, peer?: string | null, counted?: boolean) => Promise<Response> | Response | undefined) | null = null;
+  let handler: ((request: Request, server: Server<WsData>, peer?: string | null, counted?: boolean) => Promise<Response | undefined> | Response | undefined) | null = null;
   let streaming: Streaming | null = null;
   let idle: IdleMemory | null = null;
   // Until every serving thread listens too, requests get 503 and their connection closed: a
@@ -131,7 +131,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await database.close();
     throw e;
   }
-  const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted), afterCommitOf(database.sqlite)) : null;
+  // A request a serving thread passes on is no stream, and only a stream's is answered with nothing.
+  const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted) as Promise<Response> | Response | undefined, afterCommitOf(database.sqlite)) : null;
   const { services, urls, core } = assembleServices(
     { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link), shared: shared?.state },
     { federation: config.federation, sharedQueue: shared?.queue },

@@ -4,6 +4,7 @@ import type { AppContext } from "../context.ts";
 import { log, redactPath } from "../log.ts";
 import { clientIp, formatIp, parseIp, type Ip } from "../net/ip.ts";
 import { INBOX_BUCKET, type Verdict } from "../infra/rate-limits.ts";
+import { isThenable } from "../db/port.ts";
 import type { App } from "./app.ts";
 import { ApiError } from "../errors.ts";
 import { peekAccountId, requireToken } from "./auth.ts";
@@ -88,7 +89,7 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
    * `peerAddress`: the client's address when the request was received by another thread
    * (src/threads); `counted`: that thread counted it against the rate limits already.
    */
-  return function edge(request: Request, server: Server<WsData>, peerAddress?: string | null, counted = false): Promise<Response> | Response | undefined {
+  return function edge(request: Request, server: Server<WsData>, peerAddress?: string | null, counted = false): Promise<Response | undefined> | Response | undefined {
     const started = performance.now();
     const requestId = `${instanceTag}-${(++counter).toString(36)}`;
     // The client's address is a system call of its own (getpeername): a read that neither logs
@@ -181,19 +182,29 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
       }
     }
     const inboxPost = request.method === "POST" && INBOX_PATH.test(path);
+    // Refused before routing: the request has no effect at all.
+    const throttled = (verdict: Verdict | null): Response | null => {
+      limits = verdict;
+      if (!limits?.limited) return null;
+      // Mastodon's throttled responder: exactly this type, this body. A server refused at an
+      // inbox is also told when to come back (Retry-After, in seconds), which Fedify's
+      // delivery queue holds its retry to; API clients get Mastodon's headers only.
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (limits.bucket === INBOX_BUCKET) headers["retry-after"] = String(limits.retryAfter);
+      return finish(new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers }));
+    };
     if (!counted && config.rateLimits && (path.startsWith("/api/") || inboxPost)) {
       // Servers posting to an inbox carry no token: they are counted by their address.
-      limits = ctx.services.rateLimits.check({ method: request.method, path, ip: ipOf(), accountId: inboxPost ? null : peekAccountId(ctx, request) });
-      // Refused before routing: the request has no effect at all.
-      if (limits?.limited) {
-        // Mastodon's throttled responder: exactly this type, this body. A server refused at an
-        // inbox is also told when to come back (Retry-After, in seconds), which Fedify's
-        // delivery queue holds its retry to; API clients get Mastodon's headers only.
-        const headers: Record<string, string> = { "content-type": "application/json" };
-        if (limits.bucket === INBOX_BUCKET) headers["retry-after"] = String(limits.retryAfter);
-        return finish(new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers }));
-      }
+      const verdict = ctx.services.rateLimits.check({ method: request.method, path, ip: ipOf(), accountId: inboxPost ? null : peekAccountId(ctx, request) });
+      // Counted by every process in PostgreSQL, the verdict is a round trip away.
+      if (isThenable(verdict)) return verdict.then((v) => throttled(v) ?? route());
+      const refused = throttled(verdict);
+      if (refused) return refused;
     }
+    return route();
+
+    /** The request past the limits: a stream, Fedify's, or the router's. */
+    function route(): Promise<Response> | Response | undefined {
     if (isStreamingPath(rawPath)) {
       const response = handleStreaming(ctx, streaming, request, server as Server<unknown>, rawPath, requestId);
       if (response) return finish(response);
@@ -225,6 +236,7 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
       })
       // The files its multipart body was read into: the route has taken what it keeps.
       .finally(() => removeUploads(meta.uploads));
+    }
   };
 }
 

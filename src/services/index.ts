@@ -69,7 +69,7 @@ import { EmbedLoader } from "./embeds.ts";
 import { CustomEmojiService } from "./custom-emojis.ts";
 import { AnnouncementService } from "./announcements.ts";
 import { NotificationService } from "./notifications/notifications.ts";
-import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "../infra/rate-limits.ts";
+import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS, type Bucket, type RequestLimiter } from "../infra/rate-limits.ts";
 import { SharedIds } from "../infra/shared-ids.ts";
 import { SharedCounters } from "../infra/shared-counters.ts";
 import { ApplicationService } from "./oauth/applications.ts";
@@ -161,9 +161,14 @@ export interface SharedState {
   timerClaims: TimerClaims;
   /** The Idempotency-Key guard across processes. */
   idempotency: IdempotencyGuard;
-  /** The hourly sweep of what the shared pieces keep (finished claims, windows). */
+  /** Request limits counted in one table by every process (pg-rate-limits.ts), for these buckets. */
+  limiter(buckets: readonly Bucket[]): SharedLimiter;
+  /** The hourly sweep of what the shared pieces keep (finished claims). */
   sweep(): Promise<void>;
 }
+
+/** A limiter whose verdicts and sweeps may be a round trip away. */
+export type SharedLimiter = RequestLimiter & { sweep(): Promise<unknown> };
 
 const NO_QUEUE: DeliveryQueueReport = { total: 0, due: 0, retrying: 0, nextAt: null, failing: [] };
 
@@ -223,8 +228,8 @@ export function createServices(deps: ServiceDeps) {
   const media = new MediaService(port, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
 
   const scheduled = new ScheduledStatusService(port, ids, clock, posting, wheel);
-  const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);
-  const signInLimits = new RateLimiter(clock, SIGN_IN_BUCKETS);
+  const rateLimits: RateLimiter | SharedLimiter = deps.shared?.limiter(bucketsWithInbox(config.inboxRateLimit)) ?? new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);
+  const signInLimits: RateLimiter | SharedLimiter = deps.shared?.limiter(SIGN_IN_BUCKETS) ?? new RateLimiter(clock, SIGN_IN_BUCKETS);
   const filters = new FilterService(port, db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(port, db, ids, notifications, events);
@@ -302,8 +307,8 @@ export function createServices(deps: ServiceDeps) {
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
   // rate-limit counters of windows already over, Idempotency-Keys past their hour.
   wheel.handle("maintenance", async () => {
-    rateLimits.sweep();
-    signInLimits.sweep();
+    await rateLimits.sweep();
+    await signInLimits.sweep();
     await idempotency.sweep();
     await deps.shared?.sweep();
     wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);

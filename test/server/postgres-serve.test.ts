@@ -77,7 +77,7 @@ describe.skipIf(!postgresAvailable)("DATABASE_URL=postgres://", () => {
   test("with ROOKERY_UNFINISHED_POSTGRES it starts, migrated, with no SQLite file, and an app registered through the API is a row of PostgreSQL", async () => {
     const db = await freshPgDatabase({ empty: true });
     cleanups.push(() => db.drop());
-    const server = await startTestServer({ DATABASE_URL: db.url, ROOKERY_UNFINISHED_POSTGRES: "1" });
+    const server = await startTestServer({ DATABASE_URL: db.url, ROOKERY_UNFINISHED_POSTGRES: "1", RATE_LIMITS: "on" });
     cleanups.push(() => server.close());
     expect(server.database.postgres?.url).toBe(db.url);
     expect(server.database.migrationsApplied).toBeGreaterThan(0);
@@ -91,6 +91,10 @@ describe.skipIf(!postgresAvailable)("DATABASE_URL=postgres://", () => {
     cleanups.push(() => sql.close());
     const [row] = await sql`SELECT id::text AS id, name FROM applications WHERE client_id = ${app.body.client_id}`;
     expect(row).toEqual({ id: app.body.id, name: "On PostgreSQL" });
+    // Counted in PostgreSQL, where every process counts: the app's request was the address's first.
+    expect(app.headers.get("x-ratelimit-remaining")).toBe("299");
+    const counters = await sql`SELECT bucket, count::int AS count FROM rate_limit_counters ORDER BY bucket`;
+    expect(counters.map((c: { bucket: string; count: number }) => [c.bucket, c.count])).toContainEqual(["ip access", 1]);
 
     // Started again on the same database: nothing to migrate, the app still there.
     const again = await server.restart();
