@@ -128,6 +128,8 @@ export const LEASED_ID_WORKERS = 16;
 
 export async function sharePieces(postgres: { sql: SQL }, port: DatabasePort, clock: Clock, config: Config): Promise<SharedPieces> {
   const { sql } = postgres;
+  // A renewal still under way when the stop gives the number back finds it gone: not a loss.
+  let released = false;
   const lease = config.idWorkerGiven
     ? null
     : await IdWorkerLease.claim({
@@ -135,6 +137,7 @@ export async function sharePieces(postgres: { sql: SQL }, port: DatabasePort, cl
         workers: LEASED_ID_WORKERS,
         // Another process holds the number now: both would make the same ids.
         onLost: () => {
+          if (released) return;
           log("error", "id worker lease lost: stopping, as this process would make another's ids");
           process.exit(1);
         },
@@ -153,6 +156,7 @@ export async function sharePieces(postgres: { sql: SQL }, port: DatabasePort, cl
     queue: { sql, worker: `${hostname()}:${idWorker.worker}/${idWorker.workers}` },
     idWorker,
     stop: async () => {
+      released = true;
       await lease?.release().catch(() => {});
     },
   };
