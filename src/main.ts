@@ -164,6 +164,8 @@ async function serve() {
     url: running.ctx.config.publicUrl,
     listen: running.url,
     data: config.dataDir,
+    // On PostgreSQL, where the data is (without the URL's password).
+    ...(running.database.postgres ? { database: running.database.path } : {}),
     migrations_applied: running.database.migrationsApplied,
     registrations: running.ctx.services.registrations.mode,
   });

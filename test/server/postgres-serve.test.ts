@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { UNFINISHED_POSTGRES } from "../../src/server-database.ts";
 import { Client } from "../support/http.ts";
+import { startServeProcess } from "../support/serve-process.ts";
 import { freshPgDatabase, postgresAvailable, type PgDatabase } from "../support/postgres.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -101,6 +102,29 @@ describe.skipIf(!postgresAvailable)("DATABASE_URL=postgres://", () => {
     cleanups.push(() => again.close());
     expect(again.database.migrationsApplied).toBe(0);
     expect((await new Client(again.base).get("/api/v1/apps/verify_credentials", { token: null })).status).toBe(401);
+  });
+
+  test("rookery serve with ROOKERY_UNFINISHED_POSTGRES logs its database without the password, and stops cleanly", async () => {
+    const db = await database();
+    const dataDir = mkdtempSync(join(tmpdir(), "rookery-pg-serve-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    // The throwaway cluster trusts every connection: the password is only there to be hidden.
+    const url = db.url.replace("postgres://rookery@", "postgres://rookery:SECRET-PASSWORD@");
+    const server = await startServeProcess([process.execPath, "src/main.ts", "serve"], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_REQUESTS: "false", DATABASE_URL: url, ROOKERY_UNFINISHED_POSTGRES: "true" } as Record<string, string>,
+    });
+    cleanups.push(() => void server.proc.kill("SIGKILL"));
+    expect((await fetch(`${server.listen}/api/v1/instance`)).status).toBe(200);
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).toBe(0);
+    await server.ended;
+    const out = server.output();
+    expect(out).toContain(`database=${db.url.replace("postgres://rookery@", "postgres://rookery:***@")}`);
+    expect(out).toMatch(/migrations_applied=0\b/);
+    expect(out).toContain("msg=stopped");
+    expect(out).not.toContain("SECRET");
+    expect(readdirSync(dataDir)).not.toContain("rookery.sqlite3");
   });
 
   // Signed-in requests authenticate through TokenService.authenticate, still synchronous on
