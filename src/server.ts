@@ -3,7 +3,7 @@ import type { Database } from "bun:sqlite";
 import { SystemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
-import { openServerDatabase, sharePieces, type ServerDatabase, type SharedPieces } from "./server-database.ts";
+import { openServerDatabase, type ServerDatabase, type SharedPieces } from "./server-database.ts";
 import { createApp, type App } from "./http/app.ts";
 import { createEdge, SERVER_BODY_LIMIT } from "./http/edge.ts";
 import { IdGenerator } from "./ids.ts";
@@ -109,7 +109,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     throw e;
   }
   try {
-    shared = database.postgres ? await sharePieces(database.postgres, database.port, clock, config) : null;
+    // PostgreSQL only, loaded only then (server-postgres.ts).
+    shared = database.postgres ? await (await import("./server-postgres.ts")).sharePieces(database.postgres, database.port, clock, config) : null;
   } catch (e) {
     void server.stop(true);
     await database.close();
