@@ -20,6 +20,8 @@ let dave: string;
 let reader: Awaited<ReturnType<typeof servingThreadReader>>;
 
 beforeAll(async () => {
+  // Every test below skips in the PostgreSQL test mode (serving threads are SQLite's).
+  if (onPostgres) return;
   // Rate limits on: a read the serving thread begins and then passes on is counted once.
   server = await startTestServer({ HOST: "127.0.0.2", ALLOW_PRIVATE_ADDRESSES: "true", WEB_THREADS: "2", RATE_LIMITS: "on" });
   alice = await createUser(server, "alice");

@@ -30,6 +30,8 @@ let big: Buffer;
 let bigPath: string;
 
 beforeAll(async () => {
+  // Every test below skips in the PostgreSQL test mode (serving threads are SQLite's).
+  if (onPostgres) return;
   // A clock that stands still: the archive's dates, and so its bytes, are the same at each download.
   server = await startTestServer({ WEB_THREADS: "2" }, { clock: new ManualClock(Date.now()) });
   alice = await createUser(server, "alice");
@@ -43,7 +45,7 @@ beforeAll(async () => {
   big = randomBytes(BIG);
   writeFileSync(join(server.dataDir, "media", bigPath), big);
 });
-afterAll(() => server.close());
+afterAll(() => server?.close());
 
 /** A keep-alive connection the serving thread took (its request ids are not the main thread's). */
 async function servingThreadConnection(): Promise<RawConnection> {
