@@ -4,7 +4,8 @@ import { MAX_ID_WORKERS, type IdWorker } from "./ids.ts";
 import { parseCidrList, type Cidr } from "./net/ip.ts";
 import type { S3Settings } from "./media-files/s3-store.ts";
 import type { OutgoingLimits } from "./net/outgoing.ts";
-import { setting, type Env, type SettingName } from "./settings.ts";
+import { isPostgresUrl } from "./db/port.ts";
+import { setting, settingGiven, type Env, type SettingName } from "./settings.ts";
 
 export interface Config {
   port: number;
@@ -37,6 +38,12 @@ export interface Config {
   webThreads: number;
   /** Which of the processes making ids on the database this one is (src/ids.ts): 0 of 1 but with several processes on PostgreSQL. */
   idWorker: IdWorker;
+  /** ID_WORKER was given: on PostgreSQL none is leased from the database then. */
+  idWorkerGiven: boolean;
+  /** Where the data is: SQLite in DATA_DIR (the default), or PostgreSQL at DATABASE_URL. */
+  database: { kind: "sqlite" } | { kind: "postgres"; url: string };
+  /** ROOKERY_UNFINISHED_POSTGRES: start on PostgreSQL before the services are all converted (the test mode). */
+  unfinishedPostgres: boolean;
   /** Background media processing jobs at a time. */
   mediaWorkers: number;
   /** ffmpeg processes at a time (video and audio): MEDIA_WORKERS when set, else one. */
@@ -121,6 +128,22 @@ function idWorker(env: Env): IdWorker {
   return { worker, workers };
 }
 
+/** DATABASE_URL: unset for SQLite, else a PostgreSQL URL naming its database. */
+function database(env: Env): Config["database"] {
+  const url = (setting("DATABASE_URL", env) ?? "").trim();
+  if (url === "") return { kind: "sqlite" };
+  const what = "a PostgreSQL URL, postgres://user:password@host:5432/database (unset: SQLite in DATA_DIR)";
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`DATABASE_URL must be ${what}`);
+  }
+  // The URL is not repeated: it may hold the password.
+  if (!isPostgresUrl(url) || parsed.pathname.length <= 1) throw new ConfigError(`DATABASE_URL must be ${what}`);
+  return { kind: "postgres", url };
+}
+
 /** An http(s) URL with no query or fragment, without its trailing slash; `what` names it in the error. */
 function baseUrl(raw: string, name: SettingName, what: string): string {
   let url: URL;
@@ -184,6 +207,12 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`TRUSTED_PROXIES ${(e as Error).message}`);
   }
 
+  const webThreads = positiveInt(env, "WEB_THREADS");
+  const db = database(env);
+  // Serving threads split reads from SQLite's one writer; PostgreSQL takes writes from any
+  // connection, and scales by processes.
+  if (db.kind === "postgres" && webThreads > 1) throw new ConfigError("WEB_THREADS must be 1 with DATABASE_URL (PostgreSQL): run more processes instead");
+
   return {
     port,
     host,
@@ -198,8 +227,11 @@ export function loadConfig(env: Env = process.env): Config {
     instanceTitle: (setting("INSTANCE_TITLE", env) ?? "").trim(),
     contactEmail: (setting("CONTACT_EMAIL", env) ?? "").trim(),
     logRequests: bool(env, "LOG_REQUESTS"),
-    webThreads: positiveInt(env, "WEB_THREADS"),
+    webThreads,
     idWorker: idWorker(env),
+    idWorkerGiven: settingGiven("ID_WORKER", env),
+    database: db,
+    unfinishedPostgres: bool(env, "ROOKERY_UNFINISHED_POSTGRES"),
     mediaWorkers: positiveInt(env, "MEDIA_WORKERS", Math.max(1, availableParallelism() - 1)),
     transcodeWorkers: positiveInt(env, "MEDIA_WORKERS", 1),
     federation: choice(env, "FEDERATION", ["on", "off"] as const) === "on",

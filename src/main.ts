@@ -130,6 +130,7 @@ per-thread arenas: set it for the server, as npm start and the systemd unit do).
 
 /** Every command but these needs a data directory with a database in it. */
 const MAKES_DATABASE = new Set(["serve", "migrate"]);
+const UNFINISHED_COMMANDS = "commands on PostgreSQL are not finished yet (issue 31): with DATABASE_URL set they would change SQLite in DATA_DIR, not the server's database; unset it to work on SQLite";
 const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "invites", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup", "media", "migrate-to-postgres"]);
 
 /** The key files the data directory holds (push-token.key, and any a later version adds). */
@@ -164,6 +165,8 @@ async function serve() {
     url: running.ctx.config.publicUrl,
     listen: running.url,
     data: config.dataDir,
+    // On PostgreSQL, where the data is (without the URL's password).
+    ...(running.database.postgres ? { database: running.database.path } : {}),
     migrations_applied: running.database.migrationsApplied,
     registrations: await running.ctx.services.registrations.mode(),
   });
@@ -296,6 +299,9 @@ async function main(argv: string[]) {
     if (command !== "serve") {
       // The server logs it at start; every command says it first, on standard error.
       const config = loadConfig();
+      // The commands still open SQLite in DATA_DIR: with DATABASE_URL they would change another
+      // database than the server's. migrate-to-postgres takes its URL as an argument.
+      if (config.database.kind === "postgres" && command !== "migrate-to-postgres") fail(UNFINISHED_COMMANDS);
       if (!MAKES_DATABASE.has(command)) requireDatabase(config);
       process.stderr.write(dataDirNotice(config));
     }

@@ -1,9 +1,10 @@
 import type { Server } from "bun";
+import type { Database } from "bun:sqlite";
 import { SystemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
-import { openDatabase, type DbHandle } from "./db/connection.ts";
 import { largestId } from "./db/largest-id.ts";
+import { openServerDatabase, type ServerDatabase, type SharedPieces } from "./server-database.ts";
 import { createApp, type App } from "./http/app.ts";
 import { createEdge, SERVER_BODY_LIMIT } from "./http/edge.ts";
 import { IdGenerator } from "./ids.ts";
@@ -28,6 +29,7 @@ import { WS_OPTIONS, type WsData } from "./streaming/websocket.ts";
 import { deliveryQueueReport } from "./federation/cli-report.ts";
 import { lazyArchiveRenderer, lazyFederationCore, lazyRookeryFederation, type LazyFederation, type LazyFederationCore } from "./federation/lazy.ts";
 import type { RemoteInfra } from "./services/remote/fetcher.ts";
+import type { SharedQueue } from "./federation/stores.ts";
 
 export interface RunningServer {
   url: string;
@@ -35,7 +37,8 @@ export interface RunningServer {
   streaming: Streaming;
   ctx: AppContext;
   app: App;
-  database: DbHandle;
+  /** SQLite's, or PostgreSQL's with a throwaway SQLite for the services not yet converted (server-database.ts). */
+  database: ServerDatabase;
   /** ActivityPub, unless FEDERATION=off; Fedify is loaded at its first use (federation/lazy.ts). */
   federation: LazyFederation | null;
   /** The threads serving reads beside this one (WEB_THREADS > 1). */
@@ -56,8 +59,8 @@ export interface StartOptions {
   transport?: typeof fetch;
   /**
    * A PostgreSQL URL through which this process shares its stream events and cache
-   * invalidations with others (src/cross-process.ts). DATABASE_URL will set it once the server
-   * runs on PostgreSQL; until then only tests do. Without it nothing of this is made.
+   * invalidations with others (src/cross-process.ts): DATABASE_URL's when it is PostgreSQL; a
+   * test may link servers on SQLite by it. Without either nothing of this is made.
    */
   linkProcesses?: string;
 }
@@ -98,14 +101,23 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     config = { ...config, port: server.port as number, publicUrl: url.origin, domain: url.host };
   }
 
-  let database: DbHandle;
+  let database: ServerDatabase;
+  let shared: SharedPieces | null = null;
   try {
-    database = openDatabase(config.dataDir, { onQuery: options.onQuery });
+    database = await openServerDatabase(config, { onQuery: options.onQuery });
   } catch (e) {
     void server.stop(true);
     throw e;
   }
-  const ids = new IdGenerator(clock, config.idWorker);
+  try {
+    // PostgreSQL only, loaded only then (server-postgres.ts).
+    shared = database.postgres ? await (await import("./server-postgres.ts")).sharePieces(database.postgres, database.port, clock, config) : null;
+  } catch (e) {
+    void server.stop(true);
+    await database.close();
+    throw e;
+  }
+  const ids = new IdGenerator(clock, shared?.idWorker ?? config.idWorker);
   ids.seed(await largestId(database.port));
   const keys = await loadInstanceKeys(database.port);
   const storage = mediaStorageFor(config);
@@ -113,17 +125,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const fills = config.webThreads > 1 ? new SharedIds().buffer : undefined;
   let link: Awaited<ReturnType<typeof linkProcesses>> | null = null;
   try {
-    link = options.linkProcesses ? await linkProcesses(options.linkProcesses, database.port) : null;
+    const linkUrl = options.linkProcesses ?? database.postgres?.url;
+    link = linkUrl ? await linkProcesses(linkUrl, database.port) : null;
   } catch (e) {
     void server.stop(true);
-    database.close();
+    await shared?.stop();
+    await database.close();
     throw e;
   }
   // Serving threads read SQLite's file in parallel (WAL): SQLite's alone, as is AfterCommit of its one connection.
-  const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted), afterCommitOf(database.sqlite)) : null;
+  // A request a serving thread passes on is no stream, and only a stream's is answered with nothing.
+  const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted) as Promise<Response> | Response | undefined, afterCommitOf(database.sqlite)) : null;
   const { services, urls, core } = assembleServices(
-    { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link) },
-    { federation: config.federation },
+    { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link), shared: shared?.state },
+    { federation: config.federation, sharedQueue: shared?.queue },
   );
   // The federation rules are kept in memory (refuses answers synchronously): read before anything is served.
   await services.federationDomains.load();
@@ -145,7 +160,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     linked = link ? await startLinkedProcesses(link, services, streaming, threads) : null;
   } catch (e) {
     void server.stop(true);
-    database.close();
+    await shared?.stop();
+    await database.close();
     throw e;
   }
   // Every listener, before the wheel can fire anything (a scheduled status or a poll come due).
@@ -173,14 +189,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   idle.start();
   await services.announcements.syncOtherWriters();
-  // SQLite's data_version: on PostgreSQL other writers are told by the cross-process generations
-  // (src/cross-process.ts), not polled.
-  const external = sqliteOnly
-    ? watchOtherWriters(database, () => {
-        forgetCached(services);
-        services.announcements.syncOtherWriters().catch((e) => log("error", "announcements sync failed", { error: String(e).split("\n")[0] }));
-      })
-    : null;
+  // On PostgreSQL other writers are other processes, heard through the cache generations.
+  const external = database.postgres ? null : watchOtherWriters(database.sqlite, () => {
+    forgetCached(services);
+    services.announcements.syncOtherWriters().catch((e) => log("error", "announcements sync failed", { error: String(e).split("\n")[0] }));
+  });
 
   let stopping: Promise<void> | null = null;
   const stop = () => {
@@ -207,7 +220,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await services.writes.flush();
       // The last minute's federation counts (they are written at most a minute late).
       services.federationTraffic.flush();
-      database.close();
+      await shared?.stop();
+      await database.close();
       log("info", "stopped");
     })();
     return stopping;
@@ -247,8 +261,8 @@ function renderChanges(threads: ServingThreads | null, link: { renderChanged(cha
  * there are told to the streams. Checked once a second, off the request path. `PRAGMA
  * data_version` is SQLite's alone: on PostgreSQL the cross-process generations play this part.
  */
-function watchOtherWriters(database: DbHandle, changed: () => void): ReturnType<typeof setInterval> {
-  const version = database.sqlite.query<{ data_version: number }, []>("PRAGMA data_version");
+function watchOtherWriters(sqlite: Database, changed: () => void): ReturnType<typeof setInterval> {
+  const version = sqlite.query<{ data_version: number }, []>("PRAGMA data_version");
   let last = version.get()?.data_version;
   const timer = setInterval(() => {
     const now = version.get()?.data_version;
@@ -269,11 +283,11 @@ function watchOtherWriters(database: DbHandle, changed: () => void): ReturnType<
  * with them (dispatchers, inbox listeners, outgoing activities). The caller registers the
  * table of consequences once its transports exist.
  */
-export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote" | "archiveRenderer" | "deliveryQueue">, options: { federation: boolean }) {
+export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote" | "archiveRenderer" | "deliveryQueue">, options: { federation: boolean; sharedQueue?: SharedQueue }) {
   const { config, db, port, clock, storage } = deps;
   const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
   const made: { core?: LazyFederationCore } = {};
-  const remote = (infra: RemoteInfra) => (made.core = lazyFederationCore({ config, clock, db, port, ...infra })).fetcher;
+  const remote = (infra: RemoteInfra) => (made.core = lazyFederationCore({ config, clock, db, port, sharedQueue: options.sharedQueue, ...infra })).fetcher;
   const services = createServices({
     ...deps,
     renderPush: (view: PushNotificationView) => serializePushNotification(urls, view),

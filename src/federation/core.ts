@@ -10,9 +10,8 @@ import { remoteFetcher } from "./fetcher.ts";
 import { InstanceActor } from "./instance-actor.ts";
 import { AccountKeys } from "./keys.ts";
 import type { PortKvStore } from "./kv.ts";
-import type { PortMessageQueue } from "./queue.ts";
 import { withoutRefusedKeys } from "./refusals.ts";
-import { federationStores, type FederationStores } from "./stores.ts";
+import { federationStores, type FederationQueue, type FederationStores } from "./stores.ts";
 
 /**
  * Fedify's side of federation, made before the services (which are given its fetcher) and
@@ -25,7 +24,7 @@ export interface FederationCore extends RemoteInfra {
   db: Db;
   federation: Federation<void>;
   kv: PortKvStore;
-  queue: PortMessageQueue;
+  queue: FederationQueue;
   instance: InstanceActor;
   /** The key pairs of local accounts. */
   keys: AccountKeys;

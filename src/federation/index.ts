@@ -16,7 +16,7 @@ import type { PortKvStore } from "./kv.ts";
 import { subscribe, type Outbound } from "./outbound/index.ts";
 import { Sender } from "./outbound/sender.ts";
 import type { FederationServices } from "./port.ts";
-import type { PortMessageQueue } from "./queue.ts";
+import type { FederationQueue } from "./stores.ts";
 import { federationReaders } from "./readers.ts";
 import { refusingActors } from "./refusals.ts";
 import type { NoteLookups } from "./vocab.ts";
@@ -34,7 +34,7 @@ export interface RookeryFederation {
   /** What the edge hands ActivityPub requests to: Fedify, with the request kept for the inbox listeners (delivered-by.ts). */
   handler: FederationHandler;
   kv: PortKvStore;
-  queue: PortMessageQueue;
+  queue: FederationQueue;
   /** Fetches a remote actor by its IRI and stores it (the start of `resolve=true`); null when it is none. */
   resolveActor(uri: string): Promise<AccountRow | null>;
   /** A local account's key pairs (made on first need). */

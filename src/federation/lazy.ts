@@ -15,8 +15,7 @@ import type { RookeryFederation } from "./index.ts";
 import type { AccountKeyPair } from "./keys.ts";
 import type { PortKvStore } from "./kv.ts";
 import type { FederationServices } from "./port.ts";
-import type { PortMessageQueue } from "./queue.ts";
-import { federationStores } from "./stores.ts";
+import { federationStores, type FederationQueue, type SharedQueue } from "./stores.ts";
 
 /**
  * Fedify with its vocabulary, JSON-LD and X.509 stack is most of the code and about a quarter
@@ -66,7 +65,7 @@ const QUEUE_WATCH_MS = 1000;
 /** The core (core.ts) before Fedify is loaded: its store and queue, and the services' fetcher. */
 export interface LazyFederationCore {
   kv: PortKvStore;
-  queue: PortMessageQueue;
+  queue: FederationQueue;
   /** The services' RemoteFetcher: each call loads Fedify first, if it is not yet. */
   fetcher: RemoteFetcher;
   /** Fedify's core alone (no dispatchers). */
@@ -85,7 +84,7 @@ export interface LazyFederationCore {
   knowsOtherServers(): boolean;
 }
 
-export function lazyFederationCore(deps: { config: Config; clock: Clock; db: Db; port: DatabasePort } & RemoteInfra): LazyFederationCore {
+export function lazyFederationCore(deps: { config: Config; clock: Clock; db: Db; port: DatabasePort; sharedQueue?: SharedQueue } & RemoteInfra): LazyFederationCore {
   const stores = federationStores(deps);
   let core: Promise<FederationCore> | null = null;
   const load = () => (core ??= import("./core.ts").then(({ createFederationCore }) => createFederationCore(deps, stores)));

@@ -4,6 +4,7 @@ import type { AppContext } from "../context.ts";
 import { log, redactPath } from "../log.ts";
 import { clientIp, formatIp, parseIp, type Ip } from "../net/ip.ts";
 import { INBOX_BUCKET, type Verdict } from "../infra/rate-limits.ts";
+import { isThenable } from "../db/port.ts";
 import type { App } from "./app.ts";
 import { ApiError } from "../errors.ts";
 import { bearerToken, peekAccountId, requireToken } from "./auth.ts";
@@ -212,22 +213,34 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
       return admitted();
     }
 
-    /** The rest, once an upload's sender is known to be allowed to send it. */
+    /** Refused before routing: the request has no effect at all. */
+    function throttled(verdict: Verdict | null): Response | null {
+      limits = verdict;
+      if (!limits?.limited) return null;
+      // Mastodon's throttled responder: exactly this type, this body. A server refused at an
+      // inbox is also told when to come back (Retry-After, in seconds), which Fedify's
+      // delivery queue holds its retry to; API clients get Mastodon's headers only.
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (limits.bucket === INBOX_BUCKET) headers["retry-after"] = String(limits.retryAfter);
+      return finish(new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers }));
+    }
+
+    /** The rest, once an upload's sender is known to be allowed to send it: the limits, then the route. */
     function admitted(): Promise<Response | undefined> | Response | undefined {
       const inboxPost = request.method === "POST" && INBOX_PATH.test(path);
       if (!counted && config.rateLimits && (path.startsWith("/api/") || inboxPost)) {
         // Servers posting to an inbox carry no token: they are counted by their address.
-        limits = ctx.services.rateLimits.check({ method: request.method, path, ip: ipOf(), accountId: inboxPost ? null : peekAccountId(ctx, request) });
-        // Refused before routing: the request has no effect at all.
-        if (limits?.limited) {
-          // Mastodon's throttled responder: exactly this type, this body. A server refused at an
-          // inbox is also told when to come back (Retry-After, in seconds), which Fedify's
-          // delivery queue holds its retry to; API clients get Mastodon's headers only.
-          const headers: Record<string, string> = { "content-type": "application/json" };
-          if (limits.bucket === INBOX_BUCKET) headers["retry-after"] = String(limits.retryAfter);
-          return finish(new Response(JSON.stringify({ error: "Too many requests" }), { status: 429, headers }));
-        }
+        const verdict = ctx.services.rateLimits.check({ method: request.method, path, ip: ipOf(), accountId: inboxPost ? null : peekAccountId(ctx, request) });
+        // Counted by every process in PostgreSQL, the verdict is a round trip away.
+        if (isThenable(verdict)) return verdict.then((v) => throttled(v) ?? route());
+        const refused = throttled(verdict);
+        if (refused) return refused;
       }
+      return route();
+    }
+
+    /** The request past the limits: a stream, Fedify's, or the router's. */
+    function route(): Promise<Response | undefined> | Response | undefined {
       if (streamingPath) {
         const response = handleStreaming(ctx, streaming, request, server as Server<unknown>, rawPath, requestId);
         if (response) return finish(response);

@@ -70,7 +70,7 @@ export function fromOwnPages(request: Request, publicUrl: string): boolean {
 /** Counts a password about to be checked; the verdict when it is one too many (null otherwise). */
 export async function signInThrottled(ctx: AppContext, request: Request, loginName: string): Promise<Verdict | null> {
   if (!ctx.config.rateLimits) return null;
-  const verdict = ctx.services.signInLimits.check({ method: "POST", path: "", ip: getMeta(request).ip, accountId: null, login: await ctx.services.accounts.signInKey(loginName) });
+  const verdict = await ctx.services.signInLimits.check({ method: "POST", path: "", ip: getMeta(request).ip, accountId: null, login: await ctx.services.accounts.signInKey(loginName) });
   return verdict?.limited ? verdict : null;
 }
 

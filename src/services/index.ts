@@ -69,7 +69,7 @@ import { EmbedLoader } from "./embeds.ts";
 import { CustomEmojiService } from "./custom-emojis.ts";
 import { AnnouncementService } from "./announcements.ts";
 import { NotificationService } from "./notifications/notifications.ts";
-import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "../infra/rate-limits.ts";
+import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS, type Bucket, type RequestLimiter } from "../infra/rate-limits.ts";
 import { SharedIds } from "../infra/shared-ids.ts";
 import { SharedCounters } from "../infra/shared-counters.ts";
 import { ApplicationService } from "./oauth/applications.ts";
@@ -94,6 +94,8 @@ import { ThreadService } from "./statuses/threads.ts";
 import { TimelineService } from "./statuses/timelines.ts";
 import { StatusPolicy } from "./statuses/visibility.ts";
 import { TimerWheel } from "../infra/timer-wheel.ts";
+import type { TimerClaims } from "../infra/pg-timer-claims.ts";
+import type { IdempotencyGuard } from "./statuses/port-idempotency.ts";
 import { ExportService } from "./portability/exports.ts";
 import { ImportActions } from "./portability/import-actions.ts";
 import { ImportOverwrite } from "./portability/import-overwrite.ts";
@@ -149,7 +151,24 @@ export interface ServiceDeps {
   servingThread?: { federation: boolean };
   /** Hears of every invalidation of the render cache (the serving threads replay them on theirs). */
   renderCacheChanges?: (change: RenderCacheChange) => void;
+  /** On PostgreSQL, what the processes serving one instance share (server.ts makes them); the one-process pieces without. */
+  shared?: SharedState;
 }
+
+/** The pieces several processes share through PostgreSQL (docs/scaling.md, "Shared state across processes"). */
+export interface SharedState {
+  /** Who runs a due timer (a scheduled status, a poll's end...): one process. */
+  timerClaims: TimerClaims;
+  /** The Idempotency-Key guard across processes. */
+  idempotency: IdempotencyGuard;
+  /** Request limits counted in one table by every process (pg-rate-limits.ts), for these buckets. */
+  limiter(buckets: readonly Bucket[]): SharedLimiter;
+  /** The hourly sweep of what the shared pieces keep (finished claims). */
+  sweep(): Promise<void>;
+}
+
+/** A limiter whose verdicts and sweeps may be a round trip away. */
+export type SharedLimiter = RequestLimiter & { sweep(): Promise<unknown> };
 
 const NO_QUEUE: DeliveryQueueReport = { total: 0, due: 0, retrying: 0, nextAt: null, failing: [] };
 
@@ -160,7 +179,7 @@ export function createServices(deps: ServiceDeps) {
   const { db, port, clock, ids, config, storage } = deps;
   const events = new EventBus(port);
   const writes = new GroupCommit(port);
-  const wheel = new TimerWheel(clock);
+  const wheel = new TimerWheel(clock, deps.shared?.timerClaims ?? null);
 
   const tokens = new TokenService(port, db, ids, clock, events);
   const applications = new ApplicationService(port, ids, clock);
@@ -209,8 +228,8 @@ export function createServices(deps: ServiceDeps) {
   const media = new MediaService(port, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
 
   const scheduled = new ScheduledStatusService(port, ids, clock, posting, wheel);
-  const rateLimits = new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);
-  const signInLimits = new RateLimiter(clock, SIGN_IN_BUCKETS);
+  const rateLimits: RateLimiter | SharedLimiter = deps.shared?.limiter(bucketsWithInbox(config.inboxRateLimit)) ?? new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);
+  const signInLimits: RateLimiter | SharedLimiter = deps.shared?.limiter(SIGN_IN_BUCKETS) ?? new RateLimiter(clock, SIGN_IN_BUCKETS);
   const filters = new FilterService(port, db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(port, db, ids, notifications, events);
@@ -283,14 +302,15 @@ export function createServices(deps: ServiceDeps) {
   });
   const importWorker = new ImportWorker(port, clock, importActions, new ImportOverwrite(portabilityDeps), config.importRates);
   const imports = new ImportService(port, ids, clock, config.domain, () => importWorker.wake());
-  const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions);
+  const composer = new StatusComposer(writes, posting, scheduled, reader, idempotency, remoteMentions, deps.shared?.idempotency ?? null);
   const statusCommands = new StatusCommands(writes, reader, accounts, statusActions, removal, polls, editing, remoteMentions, quotes);
   // Housekeeping on the wheel, once an hour: unattached media past their day of grace,
   // rate-limit counters of windows already over, Idempotency-Keys past their hour.
   wheel.handle("maintenance", async () => {
-    rateLimits.sweep();
-    signInLimits.sweep();
+    await rateLimits.sweep();
+    await signInLimits.sweep();
     await idempotency.sweep();
+    await deps.shared?.sweep();
     wheel.schedule("maintenance", "hourly", clock.now() + 60 * 60 * 1000);
     await media.cleanup();
   });

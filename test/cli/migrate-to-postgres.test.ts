@@ -13,6 +13,7 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import sqliteJournal from "../../migrations/meta/_journal.json";
 import pgJournal from "../../migrations-pg/meta/_journal.json";
+import { onPostgres } from "../support/test-database.ts";
 
 /** The newest SQLite migration and how many PostgreSQL ones this Rookery has (the copy records all of them). */
 const LATEST = sqliteJournal.entries.at(-1)!.tag;
@@ -97,7 +98,8 @@ let copied: Awaited<ReturnType<typeof run>>;
 /** The stopped server's database as the operator's steps have it: backed up (rookery backup) into a data directory of its own. */
 let moved: string;
 
-describe.skipIf(!postgresAvailable)("rookery migrate-to-postgres", () => {
+// Skipped in the PostgreSQL test mode: its source is the SQLite database of a stopped server.
+describe.skipIf(!postgresAvailable || onPostgres)("rookery migrate-to-postgres", () => {
   beforeAll(async () => {
     [a, b] = await startFederatedPair();
     alice = await createUser(a, "alice");

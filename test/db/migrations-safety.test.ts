@@ -6,6 +6,7 @@ import { DATABASE_FILE } from "../../src/db/connection.ts";
 import { createUser, postStatus } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";
 import { startTestServer } from "../support/server.ts";
+import { onPostgres } from "../support/test-database.ts";
 
 /**
  * Migrations that clean what an older Rookery stored before it refused it: URLs of other schemes
@@ -29,7 +30,8 @@ function runMigration(db: Database, tag: string) {
   for (const statement of sql.split("--> statement-breakpoint")) if (statement.trim() !== "") db.run(statement);
 }
 
-test("upgrading drops non-http(s) URLs stored from other servers and keeps the others", async () => {
+// Skipped in the PostgreSQL test mode: SQLite's own migrations, which clean what older Rookery releases stored (a PostgreSQL database starts at the baseline).
+test.skipIf(onPostgres)("upgrading drops non-http(s) URLs stored from other servers and keeps the others", async () => {
   const server = await startTestServer();
   const alice = await createUser(server, "alice");
   const bad = await postStatus(alice, { status: "stored with a hostile url" });
@@ -70,7 +72,8 @@ test("upgrading drops non-http(s) URLs stored from other servers and keeps the o
   }
 });
 
-test("upgrading forgets the keys and documents Fedify cached before keys' owners had to confirm them, and nothing else", async () => {
+// Skipped in the PostgreSQL test mode: SQLite's own migrations, which clean what older Rookery releases stored (a PostgreSQL database starts at the baseline).
+test.skipIf(onPostgres)("upgrading forgets the keys and documents Fedify cached before keys' owners had to confirm them, and nothing else", async () => {
   const server = await startTestServer();
   const dbPath = join(server.dataDir, DATABASE_FILE);
   const kept = [JSON.stringify(["_fedify", "activityIdempotence", "https://remote.example/a/1"]), JSON.stringify(["_fedify", "httpMessageSignaturesSpec", "https://remote.example"])];

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { knownDatabaseEnv } from "./test-database.ts";
 
 /**
  * Every command's first line on standard error names its data directory (src/cli/data-dir.ts,
@@ -13,7 +14,7 @@ export function withoutNotice(stderr: string): string {
 export function cliIn(dataDir: string) {
   return (args: string[], env: Record<string, string> = {}, stdin?: string) => {
     const proc = Bun.spawnSync([process.execPath, "src/main.ts", ...args], {
-      env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false", ...env },
+      env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false", ...knownDatabaseEnv(dataDir), ...env },
       cwd: join(import.meta.dir, "..", ".."),
       stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
     });

@@ -1,13 +1,14 @@
 import { spawn, type Subprocess } from "bun";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { Client } from "./http.ts";
+import { databaseEnv, knownDatabaseEnv } from "./test-database.ts";
 import { eventually } from "./wait.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
 /** `rookery <args>` as a process of its own on `dataDir` (the CLI), expected to succeed; what it printed. */
 export function cli(dataDir: string, args: string[]): string {
-  const made = Bun.spawnSync([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false" } });
+  const made = Bun.spawnSync([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false", ...knownDatabaseEnv(dataDir) } });
   if (made.exitCode !== 0) throw new Error(`rookery ${args.join(" ")} failed: ${made.stderr.toString()}`);
   return made.stdout.toString();
 }
@@ -51,7 +52,9 @@ const LISTENING = /msg="Rookery is listening".* url=(\S+) listen=(\S+)/;
  * carries what it printed.
  */
 export async function startServeProcess(command: string[], options: { cwd: string; env: Record<string, string>; deadlineMs?: number }): Promise<ServeProcess> {
-  const proc = spawn(command, { cwd: options.cwd, env: options.env, stdout: "pipe", stderr: "pipe" });
+  // In the PostgreSQL test mode, the database of its DATA_DIR (test-database.ts), the same after a kill and a start again.
+  const database = options.env.DATA_DIR ? await databaseEnv(resolve(options.cwd, options.env.DATA_DIR), options.env) : {};
+  const proc = spawn(command, { cwd: options.cwd, env: { ...options.env, ...database }, stdout: "pipe", stderr: "pipe" });
   let text = "";
   const read = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();

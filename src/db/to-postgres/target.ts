@@ -69,7 +69,7 @@ export async function targetTables(sql: SQL): Promise<string[]> {
 }
 
 /** The newest migration drizzle recorded in the target, or null when it records none. */
-async function newestApplied(sql: SQL): Promise<{ count: number; createdAt: number } | null> {
+export async function newestApplied(sql: SQL): Promise<{ count: number; createdAt: number } | null> {
   const [exists] = await sql`SELECT to_regclass(${`${PG_MIGRATIONS_SCHEMA}.${PG_MIGRATIONS_TABLE}`}) IS NOT NULL AS here`;
   if (!exists.here) return null;
   const [row] = await sql.unsafe(`SELECT count(*)::int AS n, max(created_at)::text AS at FROM ${PG_MIGRATIONS_SCHEMA}.${PG_MIGRATIONS_TABLE}`);

@@ -86,13 +86,13 @@ export class FederationDomains {
   }
 
   /** A rule was written (in the calling flow's transaction, if any): the copy changes once it committed, and other processes are told. */
-  private changed(change: (rules: { blocked: Set<string>; allowed: Set<string> }) => void): void {
+  private async changed(change: (rules: { blocked: Set<string>; allowed: Set<string> }) => void): Promise<void> {
     this.port.afterCommit(() => {
       // A read begun before this commit may not see it.
       this.applied = ++this.reads;
       if (this.rules) change(this.rules);
     });
-    this.events.emit({ type: "federation.rules_changed" });
+    await this.events.emit({ type: "federation.rules_changed" });
   }
 
   /**
@@ -106,7 +106,7 @@ export class FederationDomains {
     const domain = domainRule(input);
     return this.port.transaction(async () => {
       const created = (await this.port.run("INSERT INTO domain_blocks (id, domain, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [this.ids.next(), domain, this.clock.now()])) > 0;
-      if (created) this.changed((rules) => rules.blocked.add(domain));
+      if (created) await this.changed((rules) => rules.blocked.add(domain));
       let removedAccounts = 0;
       for (const id of await this.accountsCoveredBy(domain)) {
         await this.gone.remove(id);
@@ -125,7 +125,7 @@ export class FederationDomains {
 
   private async unblockChecked(domain: string): Promise<{ domain: string; removed: boolean }> {
     const removed = (await this.port.run("DELETE FROM domain_blocks WHERE domain = ?", [domain])) > 0;
-    if (removed) this.changed((rules) => rules.blocked.delete(domain));
+    if (removed) await this.changed((rules) => rules.blocked.delete(domain));
     return { domain, removed };
   }
 
@@ -137,7 +137,7 @@ export class FederationDomains {
 
   private async allowChecked(domain: string): Promise<{ domain: string; created: boolean }> {
     const created = (await this.port.run("INSERT INTO domain_allows (id, domain, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [this.ids.next(), domain, this.clock.now()])) > 0;
-    if (created && this.whitelistMode) this.changed((rules) => rules.allowed.add(domain));
+    if (created && this.whitelistMode) await this.changed((rules) => rules.allowed.add(domain));
     return { domain, created };
   }
 
@@ -151,7 +151,7 @@ export class FederationDomains {
     return this.port.transaction(async () => {
       const removed = (await this.port.run("DELETE FROM domain_allows WHERE domain = ?", [domain])) > 0;
       if (removed && this.whitelistMode) {
-        this.changed((rules) => rules.allowed.delete(domain));
+        await this.changed((rules) => rules.allowed.delete(domain));
         await this.forgetKeysOf(domain, (host) => host === domain);
       }
       return { domain, removed };

@@ -3,6 +3,7 @@ import type { ScheduledStatusRow, StatusRow } from "../../db/schema.ts";
 import { notFound } from "../../errors.ts";
 import { parseId } from "../../ids.ts";
 import { IdempotencyStore, type Made } from "./idempotency.ts";
+import type { IdempotencyGuard } from "./port-idempotency.ts";
 import type { PostingService, StatusInput } from "./posting.ts";
 import type { StatusReader } from "./reader.ts";
 import type { ScheduledStatusService } from "./scheduled.ts";
@@ -36,6 +37,8 @@ export class StatusComposer {
     private reader: StatusReader,
     private keys: IdempotencyStore,
     private remoteMentions: RemoteMentions,
+    /** Several processes on PostgreSQL: the guard they share (port-idempotency.ts), in place of `keys`' in-memory one. */
+    private sharedKeys: IdempotencyGuard | null = null,
   ) {}
 
   /**
@@ -66,6 +69,8 @@ export class StatusComposer {
         : { kind: "status", id: (await this.posting.publish(await this.posting.prepare(accountId, request.applicationId, request.fields))).id };
     const key = IdempotencyStore.normalize(request.idempotencyKey);
     if (key === null) return this.writes.run(write);
+    // The post's own transaction nests in the guard's, which holds the key's lock and records it.
+    if (this.sharedKeys) return this.sharedKeys.once(accountId, key, write);
     // The lookup and the record happen in the same transaction as the post itself.
     return this.keys.once(accountId, key, () => this.writes.run(async () => (await this.keys.recall(accountId, key)) ?? this.keys.remember(accountId, key, await write())));
   }

@@ -1,0 +1,60 @@
+import type { SQL } from "bun";
+import type { Database } from "bun:sqlite";
+import type { Config } from "./config.ts";
+import { openDatabase, type Db } from "./db/connection.ts";
+import { largestId } from "./db/largest-id.ts";
+import type { DatabasePort } from "./db/port.ts";
+import { SetupError } from "./errors.ts";
+import type { SharedQueue } from "./federation/stores.ts";
+import type { IdWorker } from "./ids.ts";
+import type { SharedState } from "./services/index.ts";
+
+/**
+ * The database the server serves from, as server.ts (and the CLI) open it: SQLite in DATA_DIR,
+ * or PostgreSQL at DATABASE_URL (issue 31). Wiring beside server.ts, as cross-process.ts is.
+ */
+export interface ServerDatabase {
+  /**
+   * bun:sqlite's synchronous API, which the services not yet converted to the port still take:
+   * the database itself on SQLite; on PostgreSQL a throwaway database in memory (see
+   * openServerDatabase), so that no data of the instance is ever in SQLite.
+   */
+  db: Db;
+  sqlite: Database;
+  /** What the converted services use: the same SQLite connection, or the PostgreSQL pool. */
+  port: DatabasePort;
+  /** Where the data is, as it may be printed (a URL without its password). */
+  path: string;
+  /** How many migrations opening it applied. */
+  migrationsApplied: number;
+  /** On PostgreSQL: its URL and a small pool of its own for the pieces shared by processes (Fedify's queue, rate limits, timer claims, the id worker's lease). */
+  postgres: { url: string; sql: SQL } | null;
+  /** The largest id stored (the id generator continues after it). */
+  largestId(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The one-line refusal of DATABASE_URL=postgres:// while the services are still being converted. */
+export const UNFINISHED_POSTGRES =
+  "serving from PostgreSQL is not finished yet (issue 31): unset DATABASE_URL to serve from SQLite in DATA_DIR (ROOKERY_UNFINISHED_POSTGRES=1 starts it anyway, for the test mode: data goes wrong)";
+
+export async function openServerDatabase(config: Config, options: { onQuery?: (sql: string) => void } = {}): Promise<ServerDatabase> {
+  if (config.database.kind === "sqlite") {
+    const handle = openDatabase(config.dataDir, { onQuery: options.onQuery });
+    return { ...handle, postgres: null, largestId: async () => largestId(handle.port), close: async () => handle.close() };
+  }
+  if (!config.unfinishedPostgres) throw new SetupError(UNFINISHED_POSTGRES);
+  // Loaded only here: the embedded server never loads PostgreSQL's driver, schema or migrations.
+  const { openPostgres } = await import("./server-postgres.ts");
+  return openPostgres(config, config.database.url, options);
+}
+
+/** What several processes on one PostgreSQL share, made at start: given to the services, the queue and the id generator. */
+export interface SharedPieces {
+  state: SharedState;
+  queue: SharedQueue;
+  /** This process's id worker: ID_WORKER when given, else leased from the database. */
+  idWorker: IdWorker;
+  /** Gives back what this process holds (the id worker's lease). */
+  stop(): Promise<void>;
+}
