@@ -82,3 +82,12 @@ async function closeLink(sql: SQL, listener: PgListener) {
   await listener.close();
   await sql.close().catch(() => {});
 }
+
+/**
+ * A command that wrote (src/cli) tells the running processes to forget every cache kind, as a
+ * server on SQLite forgets its caches when another connection commits (server.ts
+ * watchOtherWriters): the command keeps no listener, so it sends and is gone.
+ */
+export async function tellOtherWriter(sql: SQL): Promise<void> {
+  await PgCacheGenerations.everythingChanged(sql, `${hostname()}:${process.pid}:command`);
+}
