@@ -5,6 +5,8 @@ import type { Subscribe } from "./infra/events.ts";
 import { PgEventRelay, relayedBus } from "./infra/pg-events.ts";
 import { CACHE_KINDS, PgCacheGenerations } from "./infra/pg-generations.ts";
 import { PgListener } from "./infra/pg-listener.ts";
+import { PgTimerRelay } from "./infra/pg-timer-relay.ts";
+import { log } from "./log.ts";
 import { forgetKind, registerReaderConsequences } from "./services/consequences.ts";
 import type { Services } from "./services/index.ts";
 import { renderKey, type RenderCacheChange } from "./services/statuses/render-cache.ts";
@@ -41,6 +43,27 @@ export async function linkProcesses(url: string, port: Pick<DatabasePort, "after
     throw e;
   }
   return { sql, listener, generations, origin, renderChanged: (change) => port.afterCommit(() => generations.bump("render", renderKey(change))) };
+}
+
+/**
+ * The timers every linked process holds (pg-timer-relay.ts), told once what set them committed;
+ * given to the services' wheel (SharedState.timers), started by `holdTimers` once they exist.
+ */
+export function shareTimers(link: ProcessLink, port: Pick<DatabasePort, "afterCommit">): PgTimerRelay {
+  return new PgTimerRelay({ sql: link.sql, listener: link.listener, origin: link.origin, afterCommit: (task) => port.afterCommit(task) });
+}
+
+/**
+ * Listens for the others' timers before the rows are read at start (a timer set in between is
+ * heard, not missed); after a reconnection of the listen connection the rows are read again,
+ * since what was told meanwhile is lost.
+ */
+export async function holdTimers(timers: PgTimerRelay, services: Services): Promise<void> {
+  await timers.start(() => {
+    Promise.all([services.polls.restore(), services.scheduled.restore(), services.pushDeliveries.restore(), services.quoteChecks.restore()]).catch((e) =>
+      log("error", "timers: reading them again after a reconnection failed", { error: String(e).split("\n")[0] }),
+    );
+  });
 }
 
 export interface LinkedProcesses {
@@ -81,4 +104,13 @@ export async function startLinkedProcesses(link: ProcessLink, services: Services
 async function closeLink(sql: SQL, listener: PgListener) {
   await listener.close();
   await sql.close().catch(() => {});
+}
+
+/**
+ * A command that wrote (src/cli) tells the running processes to forget every cache kind, as a
+ * server on SQLite forgets its caches when another connection commits (server.ts
+ * watchOtherWriters): the command keeps no listener, so it sends and is gone.
+ */
+export async function tellOtherWriter(sql: SQL): Promise<void> {
+  await PgCacheGenerations.everythingChanged(sql, `${hostname()}:${process.pid}:command`);
 }

@@ -4,7 +4,6 @@ import { dirname, join, resolve } from "node:path";
 import { SystemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { migrate, openDatabase, SchemaTooNewError } from "./db/connection.ts";
-import { largestId } from "./db/largest-id.ts";
 import { ApiError } from "./errors.ts";
 import { federationStatus } from "./federation/cli-report.ts";
 import { IdGenerator } from "./ids.ts";
@@ -23,6 +22,8 @@ import { twoFactorCommand } from "./cli/two-factor.ts";
 import { announcementsCommand, CliFailure, descriptionCommand, emojiCommand, parseArgs, reportsCommand, rulesCommand, withServices } from "./cli/admin.ts";
 import { setting, settingsHelp } from "./settings.ts";
 import { dataDirNotice, requireDatabase } from "./cli/data-dir.ts";
+import { sqliteOnly, withPortDatabase, withServerDatabase } from "./cli/database.ts";
+import { openPortDatabase } from "./server-database.ts";
 import { listenFailure, ordinaryFailure } from "./cli/failures.ts";
 
 const HELP = `Rookery ${ROOKERY_VERSION}: a Mastodon-compatible server in one file.
@@ -130,7 +131,6 @@ per-thread arenas: set it for the server, as npm start and the systemd unit do).
 
 /** Every command but these needs a data directory with a database in it. */
 const MAKES_DATABASE = new Set(["serve", "migrate"]);
-const UNFINISHED_COMMANDS = "commands on PostgreSQL are not finished yet (issue 31): with DATABASE_URL set they would change SQLite in DATA_DIR, not the server's database; unset it to work on SQLite";
 const COMMANDS = new Set(["serve", "accounts", "federation", "domains", "relays", "invites", "emoji", "announcements", "rules", "description", "reports", "migrate", "backup", "media", "migrate-to-postgres"]);
 
 /** The key files the data directory holds (push-token.key, and any a later version adds). */
@@ -200,14 +200,13 @@ async function accounts(args: string[]) {
   if (args[0] === "import-archive") return importArchiveCommand(args.slice(1));
   if (STAFF_COMMANDS.includes(args[0] ?? "")) return staffAccountCommand(args);
   const config = loadConfig();
-  const handle = openDatabase(config.dataDir);
-  const clock = new SystemClock();
-  const storage = mediaStorageFor(config);
-  const ids = new IdGenerator(clock);
-  ids.seed(await largestId(handle.port));
-  const emojis = new CustomEmojiService(handle.port, ids, clock, storage);
-  const service = new AccountService(handle.port, handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage), new EventBus(handle.port), (texts) => emojis.inTexts(texts));
-  try {
+  await withServerDatabase(config, async (handle) => {
+    const clock = new SystemClock();
+    const storage = mediaStorageFor(config);
+    const ids = new IdGenerator(clock);
+    ids.seed(await handle.largestId());
+    const emojis = new CustomEmojiService(handle.port, ids, clock, storage);
+    const service = new AccountService(handle.port, handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage), new EventBus(handle.port), (texts) => emojis.inTexts(texts));
     const [sub, ...rest] = args;
     if (sub === "create") {
       const { options, positional } = parseArgs(rest, ["password-stdin"]);
@@ -232,9 +231,7 @@ async function accounts(args: string[]) {
     } else {
       fail(`unknown accounts command "${sub ?? ""}"; use accounts create, list, suspend, unsuspend, delete, password, role, approve, alias, move, export, import, export-archive or import-archive`);
     }
-  } finally {
-    handle.close();
-  }
+  });
 }
 
 /**
@@ -299,10 +296,9 @@ async function main(argv: string[]) {
     if (command !== "serve") {
       // The server logs it at start; every command says it first, on standard error.
       const config = loadConfig();
-      // The commands still open SQLite in DATA_DIR: with DATABASE_URL they would change another
-      // database than the server's. migrate-to-postgres takes its URL as an argument.
-      if (config.database.kind === "postgres" && command !== "migrate-to-postgres") fail(UNFINISHED_COMMANDS);
-      if (!MAKES_DATABASE.has(command)) requireDatabase(config);
+      // On PostgreSQL the commands open DATABASE_URL as the server does (cli/database.ts), which
+      // refuses a database without Rookery's schema; migrate-to-postgres reads SQLite in DATA_DIR.
+      if (!MAKES_DATABASE.has(command) && (config.database.kind === "sqlite" || command === "migrate-to-postgres")) requireDatabase(config);
       process.stderr.write(dataDirNotice(config));
     }
     switch (command) {
@@ -318,13 +314,8 @@ async function main(argv: string[]) {
       case "federation": {
         if (args[0] === "check") return await (await import("./cli/federation-check.ts")).federationCheckCommand(args.slice(1));
         if (args[0] !== "status") fail(`unknown federation command "${args[0] ?? ""}"; use federation status or check`);
-        const config = loadConfig();
-        const handle = openDatabase(config.dataDir);
-        try {
-          process.stdout.write(await federationStatus(handle.port, new SystemClock()));
-        } finally {
-          handle.close();
-        }
+        const report = await withPortDatabase(loadConfig(), (database) => federationStatus(database.port, new SystemClock()));
+        process.stdout.write(report);
         return;
       }
       case "domains":
@@ -347,6 +338,13 @@ async function main(argv: string[]) {
         return await (await import("./cli/media.ts")).mediaCommand(args);
       case "migrate": {
         const config = loadConfig();
+        if (config.database.kind === "postgres") {
+          // migrations-pg/, under the same lock the servers take at start.
+          const database = await openPortDatabase(config, { makes: true });
+          await database.close();
+          process.stdout.write(`Applied ${database.migrationsApplied} migration(s) to ${database.path}\n`);
+          return;
+        }
         const handle = openDatabase(config.dataDir, { migrate: false });
         let applied: number;
         try {
@@ -357,10 +355,16 @@ async function main(argv: string[]) {
         process.stdout.write(`Applied ${applied} migration(s) to ${handle.path}\n`);
         return;
       }
-      case "migrate-to-postgres":
+      case "migrate-to-postgres": {
+        // Its source is SQLite in DATA_DIR whatever DATABASE_URL says; its target is the argument.
+        const notice = sqliteOnly(loadConfig(), `migrate-to-postgres copies SQLite's database in DATA_DIR, not DATABASE_URL's`);
+        if (notice !== null) process.stderr.write(`rookery: ${notice}\n`);
         return await (await import("./cli/migrate-to-postgres.ts")).migrateToPostgresCommand(args);
+      }
       case "backup": {
         const target = args[0];
+        const pg = sqliteOnly(loadConfig(), "backup copies SQLite's database in DATA_DIR; back PostgreSQL up with its own tools (pg_dump)");
+        if (pg !== null) fail(pg);
         if (!target) fail("backup needs a target file: rookery backup <file>");
         const file = resolve(target);
         if (existsSync(file)) fail(`${file} already exists; choose a new file`);

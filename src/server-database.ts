@@ -13,7 +13,7 @@ import type { SharedState } from "./services/index.ts";
  * The database the server serves from, as server.ts (and the CLI) open it: SQLite in DATA_DIR,
  * or PostgreSQL at DATABASE_URL (issue 31). Wiring beside server.ts, as cross-process.ts is.
  */
-export interface ServerDatabase {
+export interface ServerDatabase extends PortDatabase {
   /**
    * bun:sqlite's synchronous API, which the services not yet converted to the port still take:
    * the database itself on SQLite; on PostgreSQL a throwaway database in memory (see
@@ -21,7 +21,11 @@ export interface ServerDatabase {
    */
   db: Db;
   sqlite: Database;
-  /** What the converted services use: the same SQLite connection, or the PostgreSQL pool. */
+}
+
+/** The database through the port alone: what the commands that need no unconverted service open. */
+export interface PortDatabase {
+  /** What the converted services use: the SQLite connection, or the PostgreSQL pool. */
   port: DatabasePort;
   /** Where the data is, as it may be printed (a URL without its password). */
   path: string;
@@ -34,19 +38,41 @@ export interface ServerDatabase {
   close(): Promise<void>;
 }
 
+/**
+ * How the database is opened. `makes`: a PostgreSQL database without Rookery's schema is given
+ * it (the server, `rookery migrate`); without, it is refused, as the commands refuse a data
+ * directory without a database (cli/data-dir.ts): a wrong URL must not look like an empty server.
+ */
+export interface OpenOptions {
+  onQuery?: (sql: string) => void;
+  makes?: boolean;
+}
+
 /** The one-line refusal of DATABASE_URL=postgres:// while the services are still being converted. */
 export const UNFINISHED_POSTGRES =
   "serving from PostgreSQL is not finished yet (issue 31): unset DATABASE_URL to serve from SQLite in DATA_DIR (ROOKERY_UNFINISHED_POSTGRES=1 starts it anyway, for the test mode: data goes wrong)";
 
-export async function openServerDatabase(config: Config, options: { onQuery?: (sql: string) => void } = {}): Promise<ServerDatabase> {
-  if (config.database.kind === "sqlite") {
-    const handle = openDatabase(config.dataDir, { onQuery: options.onQuery });
-    return { ...handle, postgres: null, largestId: async () => largestId(handle.port), close: async () => handle.close() };
-  }
-  if (!config.unfinishedPostgres) throw new SetupError(UNFINISHED_POSTGRES);
+export async function openServerDatabase(config: Config, options: OpenOptions = {}, refusal = UNFINISHED_POSTGRES): Promise<ServerDatabase> {
+  if (config.database.kind === "sqlite") return openSqlite(config, options);
+  if (!config.unfinishedPostgres) throw new SetupError(refusal);
   // Loaded only here: the embedded server never loads PostgreSQL's driver, schema or migrations.
   const { openPostgres } = await import("./server-postgres.ts");
-  return openPostgres(config, config.database.url, options);
+  return openPostgres(config, config.database.url, { makes: true, ...options });
+}
+
+/**
+ * The database without bun:sqlite's synchronous API: on PostgreSQL no throwaway SQLite is made,
+ * so it needs no ROOKERY_UNFINISHED_POSTGRES. For the commands whose work is all on the port.
+ */
+export async function openPortDatabase(config: Config, options: OpenOptions = {}): Promise<PortDatabase> {
+  if (config.database.kind === "sqlite") return openSqlite(config, options);
+  const { openPostgresPort } = await import("./server-postgres.ts");
+  return openPostgresPort(config.database.url, options);
+}
+
+function openSqlite(config: Config, options: OpenOptions): ServerDatabase {
+  const handle = openDatabase(config.dataDir, { onQuery: options.onQuery });
+  return { ...handle, postgres: null, largestId: async () => largestId(handle.port), close: async () => handle.close() };
 }
 
 /** What several processes on one PostgreSQL share, made at start: given to the services, the queue and the id generator. */

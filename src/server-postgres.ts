@@ -11,29 +11,40 @@ import { IdWorkerLease } from "./infra/pg-id-worker.ts";
 import { PgRateLimiter } from "./infra/pg-rate-limits.ts";
 import { PgTimerClaims, type TimerClaims } from "./infra/pg-timer-claims.ts";
 import { log } from "./log.ts";
-import type { ServerDatabase, SharedPieces } from "./server-database.ts";
+import type { OpenOptions, PortDatabase, ServerDatabase, SharedPieces } from "./server-database.ts";
 import { PortIdempotencyGuard } from "./services/statuses/port-idempotency.ts";
 
 // The server on PostgreSQL (DATABASE_URL), loaded by server-database.ts and server.ts only then.
 
 /** The server's database on PostgreSQL (server-database.ts opens it here, with ROOKERY_UNFINISHED_POSTGRES). */
-export async function openPostgres(config: Config, url: string, options: { onQuery?: (sql: string) => void }): Promise<ServerDatabase> {
-  const migrationsApplied = await migratePostgres(url);
-  const port = new PostgresPort(url);
-  const sql = new SQL(url, { max: 4 });
+export async function openPostgres(config: Config, url: string, options: OpenOptions): Promise<ServerDatabase> {
+  const database = await openPostgresPort(url, options);
   // Wrong on purpose until the conversion is finished: what the unconverted services write
   // here is lost at exit and never seen by the converted ones (the test mode counts it).
   const memory = openDatabase(config.dataDir, { memory: true, onQuery: options.onQuery });
   return {
+    ...database,
     db: memory.db,
     sqlite: memory.sqlite,
+    async close() {
+      memory.close();
+      await database.close();
+    },
+  };
+}
+
+/** The database at DATABASE_URL through the port, migrated first (the server and the commands, server-database.ts). */
+export async function openPostgresPort(url: string, options: OpenOptions): Promise<PortDatabase> {
+  const migrationsApplied = await migratePostgres(url, options.makes ?? false);
+  const port = new PostgresPort(url);
+  const sql = new SQL(url, { max: 4 });
+  return {
     port,
     path: shownUrl(url),
     migrationsApplied,
     postgres: { url, sql },
     largestId: () => largestPgId(sql),
     async close() {
-      memory.close();
       await sql.close();
       await port.close();
     },
@@ -45,7 +56,7 @@ export async function openPostgres(config: Config, url: string, options: { onQue
  * in one transaction under an advisory lock, so that processes starting together migrate once.
  * Refuses a database a newer Rookery migrated. Answers how many were applied.
  */
-async function migratePostgres(url: string): Promise<number> {
+async function migratePostgres(url: string, makes: boolean): Promise<number> {
   const sql = new SQL(url, { max: 1, connectionTimeout: 10 });
   try {
     return await sql.begin(async (tx) => {
@@ -53,6 +64,9 @@ async function migratePostgres(url: string): Promise<number> {
       const applied = await newestApplied(tx);
       const known = pgMigrations();
       const newest = known[known.length - 1]!;
+      if (applied === null && !makes) {
+        throw new SetupError(`no Rookery database at ${shownUrl(url)} (DATABASE_URL; Rookery's migrations were never applied there): check the URL, or start the server (or run "rookery migrate") to make one there`);
+      }
       if (applied !== null && applied.createdAt > newest.folderMillis) {
         throw new SetupError(`${shownUrl(url)} was migrated by a newer Rookery (${applied.count} migrations applied, this executable knows ${known.length}): start the newer executable`);
       }

@@ -21,7 +21,7 @@ import { SharedCounters } from "./infra/shared-counters.ts";
 import { SharedIds } from "./infra/shared-ids.ts";
 import { afterCommitOf } from "./infra/after-commit.ts";
 import { ServingThreads } from "./threads/pool.ts";
-import { linkProcesses, startLinkedProcesses, type LinkedProcesses } from "./cross-process.ts";
+import { holdTimers, linkProcesses, shareTimers, startLinkedProcesses, type LinkedProcesses } from "./cross-process.ts";
 import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance-keys.ts";
 import { Streaming } from "./streaming/index.ts";
@@ -133,11 +133,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await database.close();
     throw e;
   }
+  // On PostgreSQL every process holds the timers any of them sets (a scheduled status, a poll's end).
+  const timers = shared && link ? shareTimers(link, database.port) : null;
   // Serving threads read SQLite's file in parallel (WAL): SQLite's alone, as is AfterCommit of its one connection.
   // A request a serving thread passes on is no stream, and only a stream's is answered with nothing.
   const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted) as Promise<Response> | Response | undefined, afterCommitOf(database.sqlite)) : null;
   const { services, urls, core } = assembleServices(
-    { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link), shared: shared?.state },
+    { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link), shared: shared ? { ...shared.state, timers: timers ?? undefined } : undefined },
     { federation: config.federation, sharedQueue: shared?.queue },
   );
   // The federation rules are kept in memory (refuses answers synchronously): read before anything is served.
@@ -171,6 +173,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     threads: threads ? (events) => threads.subscribe(events) : undefined,
     processes: linked?.subscribe,
   });
+  if (timers) await holdTimers(timers, services);
   await services.polls.restore();
   await services.media.restore();
   await services.scheduled.restore();
@@ -212,6 +215,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await services.accountHistory.stop();
       await services.quoteRechecks.stop();
       await federation?.stop();
+      await timers?.published();
       await linked?.stop();
       await services.linkCards.stop();
       await services.pushDeliveries.stop();

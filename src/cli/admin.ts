@@ -1,8 +1,6 @@
 import { existsSync } from "node:fs";
 import { SystemClock } from "../clock.ts";
 import { loadConfig, type Config } from "../config.ts";
-import { openDatabase } from "../db/connection.ts";
-import { largestId } from "../db/largest-id.ts";
 import { ApiError } from "../errors.ts";
 import { IdGenerator, parseId } from "../ids.ts";
 import { mediaStorageFor } from "../media-files/stores.ts";
@@ -11,6 +9,7 @@ import { assembleServices } from "../server.ts";
 import { registerConsequences } from "../services/consequences.ts";
 import { loadInstanceKeys } from "../services/instance-keys.ts";
 import { OPERATOR } from "../services/admin/audit-log.ts";
+import { withServerDatabase } from "./database.ts";
 
 // The operator's commands that go through the services (rules, the extended description...):
 // each opens the database, builds the services as the server does, and closes it again. A
@@ -40,24 +39,24 @@ export function parseArgs(args: string[], flags: string[] = []): { options: Map<
 
 export async function withServices<T>(run: (services: Services, config: Config) => T | Promise<T>): Promise<T> {
   const config = loadConfig();
-  const handle = openDatabase(config.dataDir);
-  const clock = new SystemClock();
-  const ids = new IdGenerator(clock);
-  ids.seed(await largestId(handle.port));
-  const storage = mediaStorageFor(config);
-  const { services } = assembleServices({ config, db: handle.db, port: handle.port, clock, ids, storage, keys: await loadInstanceKeys(handle.port) }, { federation: false });
-  await services.federationDomains.load();
-  // What follows a write, as in the server; the CLI has no streams and sends no activities.
-  registerConsequences(services.events, services, {});
-  try {
-    return await run(services, config);
-  } catch (e) {
-    if (e instanceof ApiError) throw new CliFailure(e.message.replace(/^Validation failed: /, ""));
-    throw e;
-  } finally {
-    await services.writes.flush();
-    handle.close();
-  }
+  return withServerDatabase(config, async (database) => {
+    const clock = new SystemClock();
+    const ids = new IdGenerator(clock);
+    ids.seed(await database.largestId());
+    const storage = mediaStorageFor(config);
+    const { services } = assembleServices({ config, db: database.db, port: database.port, clock, ids, storage, keys: await loadInstanceKeys(database.port) }, { federation: false });
+    await services.federationDomains.load();
+    // What follows a write, as in the server; the CLI has no streams and sends no activities.
+    registerConsequences(services.events, services, {});
+    try {
+      return await run(services, config);
+    } catch (e) {
+      if (e instanceof ApiError) throw new CliFailure(e.message.replace(/^Validation failed: /, ""));
+      throw e;
+    } finally {
+      await services.writes.flush();
+    }
+  });
 }
 
 export async function rulesCommand(args: string[]) {

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config.ts";
 import { DATABASE_FILE } from "../db/connection.ts";
+import { shownUrl } from "../db/shown-url.ts";
 import { settingGiven } from "../settings.ts";
 import { CliFailure } from "./admin.ts";
 
@@ -17,7 +18,9 @@ function origin(): string {
 
 /** The line every command writes to standard error (standard output stays the command's answer). */
 export function dataDirNotice(config: Config): string {
-  return `rookery: data directory ${config.dataDir} (${origin()})\n`;
+  // On PostgreSQL the data directory still holds the key files (and the media on disk).
+  const database = config.database.kind === "postgres" ? `, database ${shownUrl(config.database.url)} (from DATABASE_URL)` : "";
+  return `rookery: data directory ${config.dataDir} (${origin()})${database}\n`;
 }
 
 /** Throws unless the data directory holds a database; `serve` and `migrate` make one, nothing else does. */

@@ -1,8 +1,8 @@
 import { lookup } from "node:dns/promises";
 import { loadConfig, type Config } from "../config.ts";
-import { openDatabase } from "../db/connection.ts";
 import { storedInstanceActorKeys } from "../federation/instance-actor.ts";
 import { CliFailure, parseArgs } from "./admin.ts";
+import { withPortDatabase } from "./database.ts";
 import { certificateOf, get, reasonOf, type Answer } from "./probe.ts";
 
 // `rookery federation check`: what another server meets when it comes to this one, asked the
@@ -293,16 +293,15 @@ export async function federationCheckCommand(args: string[]): Promise<void> {
   const timeFrom = options.get("time-from");
   if (timeFrom !== undefined && !/^https?:\/\/[^/\s]+/i.test(timeFrom)) throw new CliFailure(`--time-from needs an http(s) URL (got "${timeFrom}")`);
   const config = loadConfig();
-  const handle = openDatabase(config.dataDir);
-  try {
-    const someUsername = (await handle.port.get<{ username: string }>("SELECT username FROM accounts WHERE domain IS NULL ORDER BY id LIMIT 1"))?.username ?? null;
+  await withPortDatabase(config, async ({ port }) => {
+    const someUsername = (await port.get<{ username: string }>("SELECT username FROM accounts WHERE domain IS NULL ORDER BY id LIMIT 1"))?.username ?? null;
     // The servers this one knows best tell the time; a new server knows none yet.
-    const peers = (await handle.port.all<{ domain: string }>("SELECT domain FROM accounts WHERE domain IS NOT NULL GROUP BY domain ORDER BY count(*) DESC, domain LIMIT 3")).map(
+    const peers = (await port.all<{ domain: string }>("SELECT domain FROM accounts WHERE domain IS NOT NULL GROUP BY domain ORDER BY count(*) DESC, domain LIMIT 3")).map(
       (r) => `https://${r.domain}/`,
     );
     const outcomes = await federationCheck({
       config,
-      storedKeys: () => storedInstanceActorKeys(handle.port),
+      storedKeys: () => storedInstanceActorKeys(port),
       someUsername,
       timeSources: timeFrom !== undefined ? [timeFrom] : peers.length > 0 ? peers : ["https://mastodon.social/"],
       now: () => Date.now(),
@@ -312,7 +311,5 @@ export async function federationCheckCommand(args: string[]): Promise<void> {
     const count = (state: State) => outcomes.filter((o) => o.state === state).length;
     process.stdout.write(`${count("ok")} ok, ${count("failed")} failed, ${count("skipped")} skipped\n`);
     if (count("failed") > 0) process.exitCode = 1;
-  } finally {
-    handle.close();
-  }
+  });
 }

@@ -1,7 +1,6 @@
+import { hostname } from "node:os";
 import { SystemClock } from "../clock.ts";
 import { loadConfig } from "../config.ts";
-import { openDatabase } from "../db/connection.ts";
-import { largestId } from "../db/largest-id.ts";
 import { ApiError } from "../errors.ts";
 import { lazyRookeryFederation } from "../federation/lazy.ts";
 import { IdGenerator } from "../ids.ts";
@@ -11,6 +10,7 @@ import type { Services } from "../services/index.ts";
 import { assembleServices } from "../server.ts";
 import { loadInstanceKeys } from "../services/instance-keys.ts";
 import { CliFailure, parseArgs } from "./admin.ts";
+import { withServerDatabase } from "./database.ts";
 
 // `rookery accounts alias` and `rookery accounts move`: the operator names and moves accounts
 // as their owners do through the API. These need federation, which the other commands do
@@ -27,27 +27,31 @@ const MOVE_USAGE = "accounts move <username> --to <handle-or-url> [--redirect-on
 export async function withFederation<T>(run: (services: Services) => T | Promise<T>): Promise<T> {
   const config = loadConfig();
   if (!config.federation) throw new CliFailure("federation is off (FEDERATION=off): accounts on other servers cannot be reached");
-  const handle = openDatabase(config.dataDir);
-  const clock = new SystemClock();
-  const ids = new IdGenerator(clock);
-  ids.seed(await largestId(handle.port));
-  const storage = mediaStorageFor(config);
-  const { services, urls, core } = assembleServices({ config, db: handle.db, port: handle.port, clock, ids, storage, keys: await loadInstanceKeys(handle.port) }, { federation: true });
-  await services.federationDomains.load();
-  const federation = lazyRookeryFederation(core!, { urls, services });
-  registerConsequences(services.events, services, { federation: federation.subscribe });
-  try {
-    return await run(services);
-  } catch (e) {
-    if (e instanceof ApiError) throw new CliFailure(e.message.replace(/^Validation failed: /, ""));
-    throw e;
-  } finally {
-    // What the command sent waits in the queue for the server; nothing is lost when this exits.
-    await federation.queued();
-    await federation.stop();
-    await services.writes.flush();
-    handle.close();
-  }
+  return withServerDatabase(config, async (database) => {
+    const clock = new SystemClock();
+    const ids = new IdGenerator(clock);
+    ids.seed(await database.largestId());
+    const storage = mediaStorageFor(config);
+    const { services, urls, core } = assembleServices({ config, db: database.db, port: database.port, clock, ids, storage, keys: await loadInstanceKeys(database.port) }, {
+      federation: true,
+      // On PostgreSQL the servers' shared queue (ordering keys locked, a NOTIFY wakes them); this command only enqueues.
+      sharedQueue: database.postgres ? { sql: database.postgres.sql, worker: `${hostname()}:${process.pid}:command` } : undefined,
+    });
+    await services.federationDomains.load();
+    const federation = lazyRookeryFederation(core!, { urls, services });
+    registerConsequences(services.events, services, { federation: federation.subscribe });
+    try {
+      return await run(services);
+    } catch (e) {
+      if (e instanceof ApiError) throw new CliFailure(e.message.replace(/^Validation failed: /, ""));
+      throw e;
+    } finally {
+      // What the command sent waits in the queue for the server; nothing is lost when this exits.
+      await federation.queued();
+      await federation.stop();
+      await services.writes.flush();
+    }
+  });
 }
 
 async function localAccount(services: Services, username: string | undefined, usage: string) {

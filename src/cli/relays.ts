@@ -1,9 +1,9 @@
 import { SystemClock } from "../clock.ts";
 import { loadConfig } from "../config.ts";
-import { openDatabase } from "../db/connection.ts";
 import { relaysReport } from "../federation/cli-report.ts";
 import type { RelayKind } from "../services/remote/relays.ts";
 import { CliFailure, parseArgs } from "./admin.ts";
+import { withPortDatabase } from "./database.ts";
 import { withFederation } from "./moves.ts";
 
 // `rookery relays add|remove|list`: the instance actor's subscriptions to relays. Adding or
@@ -21,13 +21,8 @@ export async function relaysCommand(args: string[]) {
   const { options, positional } = parseArgs(args);
   const [sub, url] = positional;
   if (sub === "list") {
-    const config = loadConfig();
-    const handle = openDatabase(config.dataDir);
-    try {
-      process.stdout.write(await relaysReport(handle.port, new SystemClock()));
-    } finally {
-      handle.close();
-    }
+    const report = await withPortDatabase(loadConfig(), (database) => relaysReport(database.port, new SystemClock()));
+    process.stdout.write(report);
     return;
   }
   if (sub !== "add" && sub !== "remove") throw new CliFailure(`unknown relays command "${sub ?? ""}"; use ${USAGE}`);

@@ -94,6 +94,12 @@ export class PgCacheGenerations {
     this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush());
   }
 
+  /** Tells every process that every kind changed, from one that does not listen (a command that wrote): one statement. */
+  static async everythingChanged(sql: SQL, origin: string): Promise<void> {
+    const payloads = CACHE_KINDS.map((kind) => `${origin} ${kind} ${EVERYTHING}`);
+    await sql`SELECT count(pg_notify(${CACHES_CHANNEL}, p)) FROM json_array_elements_text(${JSON.stringify(payloads)}::text::json) AS t(p)`;
+  }
+
   /** Resolves once every bump so far is notified (tests, stopping). */
   async published(): Promise<void> {
     while (this.flushing) await this.flushing;

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.ts";
 import { log } from "../log.ts";
 import type { TimerClaims } from "./pg-timer-claims.ts";
+import type { TimerShare } from "./pg-timer-relay.ts";
 
 const SLOT_MS = 1000;
 const SLOTS = 512;
@@ -24,7 +25,10 @@ interface Timer {
  *
  * With `claims` (several processes on PostgreSQL, each with a wheel holding the same timers) a
  * fired timer runs only if this process wins its claim; a loser holds it again until the
- * winner's lease ends, and runs it then if the winner died without finishing it.
+ * winner's lease ends, and runs it then if the winner died without finishing it. With `share`
+ * as well, the timers this wheel is given are told to the other processes' wheels and theirs to
+ * this one (pg-timer-relay.ts), so every process holds them: when the process that set a timer
+ * dies, another runs it at its time.
  */
 export class TimerWheel {
   private slots: Map<string, Timer>[] = Array.from({ length: SLOTS }, () => new Map());
@@ -47,9 +51,11 @@ export class TimerWheel {
   constructor(
     private clock: Clock,
     private claims: TimerClaims | null = null,
+    private share: TimerShare | null = null,
   ) {
     this.cursor = Math.floor(clock.now() / SLOT_MS) - 1;
     this.stopJump = clock.onJump(() => this.tick());
+    share?.hear((key, dueAt) => this.heard(key, dueAt));
   }
 
   /** Handles timers whose key starts with `kind:`; the rest of the key is passed on. */
@@ -73,6 +79,11 @@ export class TimerWheel {
     return this.timers.size;
   }
 
+  /** Whether the timer `kind:id` is on the wheel (tests: one heard from another process). */
+  holds(key: string): boolean {
+    return this.timers.has(key);
+  }
+
   /**
    * Fires whatever is due by the clock now and resolves once every handler started so far
    * (and any they started in turn) has finished: tests await it after moving the clock.
@@ -87,8 +98,25 @@ export class TimerWheel {
 
   schedule(kind: string, id: string | number, dueAt: number) {
     const key = `${kind}:${id}`;
+    this.hold(kind, id, dueAt);
+    this.share?.told(key, dueAt);
+  }
+
+  /**
+   * As `schedule`, for a timer read from the database (a restore at start): with several
+   * processes, each reads the rows itself, so the others are not told.
+   */
+  hold(kind: string, id: string | number, dueAt: number) {
+    const key = `${kind}:${id}`;
     if (this.claims) this.claimDue.delete(key);
     this.place(key, dueAt);
+  }
+
+  /** A timer another process set (a time) or dropped (null). */
+  private heard(key: string, dueAt: number | null) {
+    if (this.claims) this.claimDue.delete(key);
+    if (dueAt === null) this.cancelKey(key);
+    else this.place(key, dueAt);
   }
 
   private place(key: string, dueAt: number) {
@@ -109,6 +137,7 @@ export class TimerWheel {
     const key = `${kind}:${id}`;
     if (this.claims) this.claimDue.delete(key);
     this.cancelKey(key);
+    this.share?.told(key, null);
   }
 
   private cancelKey(key: string) {

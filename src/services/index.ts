@@ -95,6 +95,7 @@ import { TimelineService } from "./statuses/timelines.ts";
 import { StatusPolicy } from "./statuses/visibility.ts";
 import { TimerWheel } from "../infra/timer-wheel.ts";
 import type { TimerClaims } from "../infra/pg-timer-claims.ts";
+import type { TimerShare } from "../infra/pg-timer-relay.ts";
 import type { IdempotencyGuard } from "./statuses/port-idempotency.ts";
 import { ExportService } from "./portability/exports.ts";
 import { ImportActions } from "./portability/import-actions.ts";
@@ -159,6 +160,8 @@ export interface ServiceDeps {
 export interface SharedState {
   /** Who runs a due timer (a scheduled status, a poll's end...): one process. */
   timerClaims: TimerClaims;
+  /** The timers every process holds, told to one another (pg-timer-relay.ts); made once the processes are linked. */
+  timers?: TimerShare;
   /** The Idempotency-Key guard across processes. */
   idempotency: IdempotencyGuard;
   /** Request limits counted in one table by every process (pg-rate-limits.ts), for these buckets. */
@@ -179,7 +182,7 @@ export function createServices(deps: ServiceDeps) {
   const { db, port, clock, ids, config, storage } = deps;
   const events = new EventBus(port);
   const writes = new GroupCommit(port);
-  const wheel = new TimerWheel(clock, deps.shared?.timerClaims ?? null);
+  const wheel = new TimerWheel(clock, deps.shared?.timerClaims ?? null, deps.shared?.timers ?? null);
 
   const tokens = new TokenService(port, db, ids, clock, events);
   const applications = new ApplicationService(port, ids, clock);

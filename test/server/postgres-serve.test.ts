@@ -3,6 +3,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { UNFINISHED_COMMANDS } from "../../src/cli/database.ts";
 import { UNFINISHED_POSTGRES } from "../../src/server-database.ts";
 import { Client } from "../support/http.ts";
 import { startServeProcess } from "../support/serve-process.ts";
@@ -65,14 +66,22 @@ describe.skipIf(!postgresAvailable)("DATABASE_URL=postgres://", () => {
     expect(readdirSync(dataDir)).toEqual([]);
   });
 
-  test("a command refuses DATABASE_URL rather than change SQLite in DATA_DIR", async () => {
+  test("a command that builds the services refuses DATABASE_URL without ROOKERY_UNFINISHED_POSTGRES, as the server does, and changes nothing (test/cli/cli-postgres.test.ts: the rest)", async () => {
     const db = await database();
     const dataDir = mkdtempSync(join(tmpdir(), "rookery-pg-cli-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const run = Bun.spawnSync([process.execPath, "src/main.ts", "rules", "add", "Be kind"], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: db.url } });
+    const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: db.url };
+    delete (env as Record<string, string | undefined>).ROOKERY_UNFINISHED_POSTGRES;
+    const run = Bun.spawnSync([process.execPath, "src/main.ts", "rules", "add", "Be kind"], { cwd: ROOT, env });
     expect(run.exitCode).toBe(1);
-    expect(run.stderr.toString()).toContain("rookery: commands on PostgreSQL are not finished yet (issue 31)");
+    expect(run.stderr.toString()).toEndWith(`rookery: ${UNFINISHED_COMMANDS}\n`);
     expect(readdirSync(dataDir)).toEqual([]);
+    const sql = new SQL(db.url, { max: 1 });
+    try {
+      expect((await sql`SELECT count(*)::int AS n FROM instance_rules`)[0].n).toBe(0);
+    } finally {
+      await sql.close();
+    }
   });
 
   test("with ROOKERY_UNFINISHED_POSTGRES it starts, migrated, with no SQLite file, and an app registered through the API is a row of PostgreSQL", async () => {

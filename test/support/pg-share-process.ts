@@ -9,6 +9,10 @@ import { IdWorkerLease } from "../../src/infra/pg-id-worker.ts";
  *   `job:<count-1>`, all due at <due ms> (epoch). Prints `ready`, then for each job it runs
  *   `start <key>` and `done <key>`; the job <hang key> starts and never finishes (until killed).
  *   A job's run is recorded in the table `runs` (made by the test) when it finishes.
+ * - `shared <due ms> <count> <cancel key>`: a wheel with claims that shares its timers with the
+ *   other processes' (pg-timer-relay.ts): it sets `scheduled:0` to `scheduled:<count-1>` due at
+ *   <due ms>, drops <cancel key>, prints `ready` once the others were told (and it listens), then
+ *   runs what it wins of its timers and of those it hears, printing `done <key>` after recording it.
  */
 const [what, url, name, lease, ...args] = process.argv.slice(2);
 const sql = new SQL(url!, { max: 2 });
@@ -32,6 +36,27 @@ if (what === "id") {
     say(`done ${key}`);
   });
   for (let i = 0; i < Number(count); i++) wheel.schedule("job", i, Number(due));
+  wheel.start();
+  say("ready");
+  await new Promise(() => {});
+} else if (what === "shared") {
+  const [due, count, cancel] = args;
+  const { PgTimerClaims } = await import("../../src/infra/pg-timer-claims.ts");
+  const { PgTimerRelay } = await import("../../src/infra/pg-timer-relay.ts");
+  const { PgListener } = await import("../../src/infra/pg-listener.ts");
+  const { TimerWheel } = await import("../../src/infra/timer-wheel.ts");
+  const clock = new SystemClock();
+  // Outside any transaction: told at once, as the port's afterCommit does there.
+  const relay = new PgTimerRelay({ sql, listener: new PgListener(url!), origin: name!, afterCommit: (task) => task() });
+  const wheel = new TimerWheel(clock, new PgTimerClaims({ sql, clock, holder: name, leaseMs: Number(lease) }), relay);
+  wheel.handle("scheduled", async (id) => {
+    await sql`INSERT INTO runs (key, by) VALUES (${`scheduled:${id}`}, ${name})`;
+    say(`done scheduled:${id}`);
+  });
+  await relay.start(() => {});
+  for (let i = 0; i < Number(count); i++) wheel.schedule("scheduled", i, Number(due));
+  if (cancel?.startsWith("scheduled:")) wheel.cancel("scheduled", cancel.slice("scheduled:".length));
+  await relay.published();
   wheel.start();
   say("ready");
   await new Promise(() => {});

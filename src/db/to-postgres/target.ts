@@ -1,5 +1,8 @@
 import { SQL } from "bun";
 import { embeddedPgMigrations } from "../pg-migrations.macro.ts" with { type: "macro" };
+import { shownUrl } from "../shown-url.ts";
+
+export { shownUrl };
 
 // The PostgreSQL side of `rookery migrate-to-postgres`: which database it is, whether it may be
 // written, and its schema brought to this executable's migrations-pg/.
@@ -17,16 +20,6 @@ export function pgMigrations(): PgMigration[] {
   return embeddedPgMigrations();
 }
 
-/** The URL as it may be printed: the password left out. */
-export function shownUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return "(not a URL)";
-  }
-}
 
 /** A connection to the target, or a refusal saying why there is none. */
 export async function connectTarget(url: string): Promise<SQL> {

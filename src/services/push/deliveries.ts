@@ -128,7 +128,7 @@ export class PushDeliveries {
 
   /** At start: what was waiting when the server stopped. */
   async restore(): Promise<void> {
-    for (const row of (await this.q.waiting.execute()) as { id: number; dueAt: number }[]) this.wheel.schedule("push", row.id, row.dueAt);
+    for (const row of (await this.q.waiting.execute()) as { id: number; dueAt: number }[]) this.wheel.hold("push", row.id, row.dueAt);
   }
 
   /** Waits for the pushes being sent (the rest stay in the table for the next start). */

@@ -102,7 +102,7 @@ export class QuoteChecks {
   /** At start: the checks waiting when the server stopped. */
   async restore(): Promise<void> {
     const t = this.port.tables.quoteChecks;
-    for (const row of await this.port.orm.select().from(t)) this.wheel.schedule("quote-check", row.quoteId, row.dueAt);
+    for (const row of await this.port.orm.select().from(t)) this.wheel.hold("quote-check", row.quoteId, row.dueAt);
   }
 }
 

@@ -54,7 +54,7 @@ export class PollService {
   async restore() {
     const polls = this.port.tables.polls;
     for (const p of await this.port.orm.select({ id: polls.id, expiresAt: polls.expiresAt }).from(polls).where(isNull(polls.endedAt))) {
-      this.wheel.schedule("poll", p.id, p.expiresAt);
+      this.wheel.hold("poll", p.id, p.expiresAt);
     }
   }
 

@@ -71,7 +71,7 @@ export class ScheduledStatusService {
   async restore() {
     const s = this.db.tables.scheduledStatuses;
     for (const row of await this.db.orm.select({ id: s.id, at: s.scheduledAt }).from(s)) {
-      this.wheel.schedule("scheduled", row.id, row.at);
+      this.wheel.hold("scheduled", row.id, row.at);
     }
   }
 
