@@ -70,6 +70,7 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHand
     path,
     migrationsApplied,
     close() {
+      port.endReads();
       sqlite.close();
     },
   };
@@ -84,7 +85,7 @@ function openReader(path: string, options: OpenOptions): DbHandle {
   cacheStatements(sqlite);
   if (options.onQuery) countStatements(sqlite, options.onQuery);
   const db = drizzle({ client: sqlite, schema }) as Db;
-  const port = new SqlitePort(sqlite);
+  const port = new SqlitePort(sqlite, false);
   trackTransactions(db, port);
   return { db, sqlite, port, path, migrationsApplied: 0, close: () => sqlite.close() };
 }
@@ -165,6 +166,8 @@ function trackTransactions(db: Db, port: SqlitePort) {
   const transaction = db.transaction.bind(db);
   db.transaction = ((work, config) => {
     if (port.foreignTransaction()) throw new ForeignTransactionError();
+    // A write of the old API commits at once, not with the port's shared reads.
+    port.endReads();
     return commits.around(() => transaction(work, config));
   }) as Db["transaction"];
 }

@@ -54,6 +54,11 @@ export class ForeignTransactionError extends Error {
  *
  * A transaction whose work returns without a promise commits before `transaction` returns
  * (GroupCommit's batches of synchronous work stay one synchronous run, as before the port).
+ *
+ * Reads outside a transaction share one read transaction until the event loop turns (see
+ * `readFrom`): in WAL mode each statement on its own takes and releases the shared-memory read
+ * lock (two system calls, about 3 µs, more than most of a page's statements cost), and a page
+ * reads four to ten. A write never waits for it: it ends the read transaction first.
  */
 export class SqlitePort implements DatabasePort {
   readonly dialect = "sqlite" as const;
@@ -63,31 +68,107 @@ export class SqlitePort implements DatabasePort {
   private open: Tx | null = null;
   private commits: AfterCommit;
   private savepoints = 0;
+  /** The read transaction the reads of this turn share (`readFrom`), and whether its end is scheduled. */
+  private reading = false;
+  private endScheduled = false;
+  private readonly endOfTurn = () => {
+    this.endScheduled = false;
+    try {
+      this.endReads();
+    } catch {
+      // The connection was closed under it (a shutdown, a test): nothing is left to end.
+    }
+  };
+  private begin: ReturnType<Sqlite["prepare"]>;
+  private commitReads: ReturnType<Sqlite["prepare"]>;
+  /** Whether a statement's text only reads (by its text, kept: the texts are the program's few). */
+  private readsOnly = new Map<string, boolean>();
 
-  constructor(private sqlite: Sqlite) {
+  /**
+   * `shareReads`: false for a serving thread's read-only connection, whose requests must see the
+   * main thread's commit as soon as it is told of it (docs/architecture.md, "Serving threads").
+   */
+  constructor(
+    private sqlite: Sqlite,
+    private shareReads = true,
+  ) {
     this.commits = afterCommitOf(sqlite);
+    this.begin = sqlite.prepare("BEGIN");
+    this.commitReads = sqlite.prepare("COMMIT");
     // drizzle's asynchronous SQLite driver, over the same statements and the same lock.
     this.orm = drizzle((text, params, method) => this.execute(text, params, method), { schema });
   }
 
   async all<T = Row>(text: string, params: readonly unknown[] = []): Promise<T[]> {
     if (this.foreign()) await this.ready();
+    this.readFrom(text);
     return this.sqlite.query(text).all(...(params as never[])) as T[];
   }
 
   async get<T = Row>(text: string, params: readonly unknown[] = []): Promise<T | undefined> {
     if (this.foreign()) await this.ready();
+    this.readFrom(text);
     return (this.sqlite.query(text).get(...(params as never[])) ?? undefined) as T | undefined;
   }
 
   async values(text: string, params: readonly unknown[] = []): Promise<unknown[][]> {
     if (this.foreign()) await this.ready();
+    this.readFrom(text);
     return this.sqlite.query(text).values(...(params as never[])) as unknown[][];
   }
 
   async run(text: string, params: readonly unknown[] = []): Promise<number> {
     if (this.foreign()) await this.ready();
+    this.endReads();
     return this.sqlite.query(text).run(...(params as never[])).changes;
+  }
+
+  /**
+   * Before a statement outside a port transaction: a read joins the read transaction of this
+   * turn (begun here if none is open), anything else ends it, so that a write commits at once
+   * as before. Other flows' reads in it are harmless: on one connection nothing else commits
+   * while it is open (every write of this process ends it first), so they see what they would
+   * have seen outside it. It ends when the loop turns, so it never holds a snapshot for long
+   * (other processes' commits, the WAL's checkpoints).
+   */
+  private readFrom(text: string) {
+    if (!this.shareReads || this.open !== null) return;
+    let reads = this.readsOnly.get(text);
+    if (reads === undefined) {
+      reads = /^\s*\(?\s*(SELECT|WITH)\b/i.test(text) && !/\b(INSERT|UPDATE|DELETE|REPLACE)\b/i.test(text);
+      this.readsOnly.set(text, reads);
+    }
+    if (!reads) return this.endReads();
+    if (this.reading || this.sqlite.inTransaction) return;
+    this.begin.run();
+    this.reading = true;
+    this.commits.reading = true;
+    if (!this.endScheduled) {
+      this.endScheduled = true;
+      setImmediate(this.endOfTurn);
+    }
+  }
+
+  /**
+   * Ends the shared read transaction, if one is open: before a write, a transaction, or when the
+   * loop turns. A bare statement of the old API that wrote while it was open joined it and
+   * commits here; what it queued for after its commit runs now.
+   */
+  endReads() {
+    if (!this.reading) return;
+    this.reading = false;
+    this.commits.reading = false;
+    if (this.sqlite.inTransaction) {
+      try {
+        this.commitReads.run();
+      } catch (e) {
+        // Only a write of the old API that joined it can fail to commit: it is undone, not left open.
+        if (this.sqlite.inTransaction) this.sqlite.run("ROLLBACK");
+        this.commits.discard(0);
+        throw e;
+      }
+    }
+    this.commits.committed();
   }
 
   changes(result: unknown): number {
@@ -97,7 +178,7 @@ export class SqlitePort implements DatabasePort {
   get inTransaction(): boolean {
     // With no port transaction open, the connection's own flag is the old API's transaction
     // of the synchronous code now running (nothing else can run in the middle of it).
-    return this.open === null ? this.sqlite.inTransaction : this.scope.getStore()?.tx === this.open;
+    return this.open === null ? this.sqlite.inTransaction && !this.reading : this.scope.getStore()?.tx === this.open;
   }
 
   afterCommit(task: () => void) {
@@ -123,6 +204,7 @@ export class SqlitePort implements DatabasePort {
     const frame = this.scope.getStore();
     if (frame && frame.tx === this.open) return this.savepoint(frame, work);
     if (this.open) return this.ready().then(() => this.atomic(work));
+    this.endReads();
     if (this.sqlite.inTransaction) return this.insideOldTransaction(work);
     return this.outermost(work);
   }
@@ -160,6 +242,7 @@ export class SqlitePort implements DatabasePort {
   }
 
   close(): Promise<void> {
+    this.endReads();
     this.sqlite.close();
     return Promise.resolve();
   }
@@ -176,6 +259,8 @@ export class SqlitePort implements DatabasePort {
   /** drizzle's callback: rows as arrays (one array for `get`); a write answers bun's changes as well (`changes`). */
   private async execute(text: string, params: unknown[], method: "run" | "all" | "values" | "get"): Promise<{ rows: any[] }> {
     if (this.foreign()) await this.ready();
+    if (method === "run") this.endReads();
+    else this.readFrom(text);
     // Through prepare (openDatabase caches its statements and counts them for the benchmarks).
     const statement = this.sqlite.prepare(text);
     if (method === "run") return { rows: [], ...statement.run(...(params as never[])) };

@@ -16,6 +16,11 @@ import { log } from "../log.ts";
  */
 export class AfterCommit {
   private pending: (() => void)[] = [];
+  /**
+   * The connection is in the database port's shared read transaction (SqlitePort's `readFrom`),
+   * not a write's: work deferred now has nothing to wait for.
+   */
+  reading = false;
 
   constructor(private sqlite: Database) {}
 
@@ -24,7 +29,7 @@ export class AfterCommit {
    * port says itself whether the calling flow is in a transaction (the connection may be in
    * another flow's, which the task must not wait for).
    */
-  defer(task: () => void, inTransaction = this.sqlite.inTransaction) {
+  defer(task: () => void, inTransaction = this.sqlite.inTransaction && !this.reading) {
     if (inTransaction) this.pending.push(task);
     else runTask(task);
   }

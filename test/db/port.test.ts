@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { openDatabase } from "../../src/db/connection.ts";
+import { afterCommitOf } from "../../src/infra/after-commit.ts";
 import { isPostgresUrl, type DatabasePort } from "../../src/db/port.ts";
 import { PostgresPort } from "../../src/db/postgres-port.ts";
 import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
@@ -278,9 +279,13 @@ test("DATABASE_URL selects PostgreSQL only with a postgres:// or postgresql:// U
 });
 
 describe("the port on SQLite: one connection", () => {
+  const handles = new Map<DatabasePort, { dir: string; handle: ReturnType<typeof openDatabase> }>();
+  const dirOf = (port: DatabasePort) => handles.get(port)!.dir;
+  const handleOf = (port: DatabasePort) => handles.get(port)!.handle;
   const open = async () => {
     const dir = mkdtempSync(join(tmpdir(), "rookery-port-"));
     const handle = openDatabase(dir);
+    handles.set(handle.port, { dir, handle });
     opened.push({ port: handle.port, committed: async () => [], close: async () => (handle.close(), rmSync(dir, { recursive: true, force: true })) });
     return handle;
   };
@@ -306,6 +311,8 @@ describe("the port on SQLite: one connection", () => {
     await expect(held).rejects.toThrow("a transaction stayed open across a turn of the event loop");
     await held.catch(() => {});
     expect(await keys(port)).toEqual([]);
+    // Nothing is left open once the loop turns (the read just made shares a read transaction until then).
+    await nextTurn();
     expect(sqlite.inTransaction).toBe(false);
   });
 
@@ -343,4 +350,63 @@ describe("the port on SQLite: one connection", () => {
     expect(sqlite.query("SELECT key FROM instance_settings").all()).toEqual([{ key: "sync" }]);
     expect(await done).toBe(1);
   });
+
+  test("reads outside a transaction share one read transaction until the loop turns: another connection's commit shows after it", async () => {
+    const { port, sqlite } = await open();
+    const writer = openDatabase(dirOf(port));
+    try {
+      expect(await keys(port)).toEqual([]);
+      expect(sqlite.inTransaction).toBe(true);
+      expect(port.inTransaction).toBe(false);
+      writer.sqlite.run("INSERT INTO instance_settings (key, value) VALUES ('elsewhere', '1')");
+      // Other flows' reads of this turn see the same state, as one read would.
+      expect(await Promise.all([keys(port), keys(port)])).toEqual([[], []]);
+      await nextTurn();
+      expect(sqlite.inTransaction).toBe(false);
+      expect(await keys(port)).toEqual(["elsewhere"]);
+    } finally {
+      writer.close();
+    }
+  });
+
+  test("a write never waits for the shared reads: it ends them and commits at once (port statements, transactions, the old API), and reads after it see it", async () => {
+    const { port, db, sqlite } = await open();
+    const other = openDatabase(dirOf(port), { readonly: true });
+    const seen = () => other.sqlite.query<{ key: string }, []>("SELECT key FROM instance_settings ORDER BY key").all().map((r) => r.key);
+    try {
+      await keys(port);
+      await port.run("INSERT INTO instance_settings (key, value) VALUES (?, '1')", ["run"]);
+      expect(seen()).toEqual(["run"]);
+      await keys(port);
+      await put(port, "transaction");
+      expect(seen()).toEqual(["run", "transaction"]);
+      expect(await keys(port)).toEqual(["run", "transaction"]);
+      db.transaction(() => db.insert(port.tables.instanceSettings).values({ key: "old api", value: "1" }).run());
+      expect(seen()).toEqual(["old api", "run", "transaction"]);
+      // A write through a builder, and a raw write that answers rows (RETURNING), end them too.
+      await keys(port);
+      await port.orm.insert(port.tables.instanceSettings).values({ key: "builder", value: "1" });
+      expect(seen()).toContain("builder");
+      await keys(port);
+      expect(await port.all("INSERT INTO instance_settings (key, value) VALUES ('returning', '1') RETURNING key")).toEqual([{ key: "returning" }]);
+      expect(seen()).toContain("returning");
+      expect(sqlite.inTransaction).toBe(false);
+    } finally {
+      other.close();
+    }
+  });
+
+  test("after-commit work asked for during the shared reads runs at once: there is no write to wait for", async () => {
+    const { port } = await open();
+    await keys(port);
+    const ran: string[] = [];
+    port.afterCommit(() => ran.push("port"));
+    afterCommitOf(handleOf(port).sqlite).defer(() => ran.push("connection"));
+    expect(ran).toEqual(["port", "connection"]);
+  });
 });
+
+/** Resolves once the event loop has turned (what ends the port's shared reads). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -3,9 +3,9 @@ import { createUser, postStatus } from "../support/fixtures.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 /**
- * Home and the signed-in status read their statements in one transaction (src/db/
- * read-snapshot.ts), and home's Link header keeps the encoded pairs of the queries it has seen
- * (src/http/pagination.ts). A refused read must leave no transaction open behind it, and a
+ * Reads outside a transaction share one read transaction until the event loop turns (SqlitePort's
+ * `readFrom`, src/db/sqlite-port.ts), and home's Link header keeps the encoded pairs of the queries it has seen
+ * (src/http/pagination.ts). A refused read must leave no transaction open behind it once the loop turns, and a
  * query asked again after others must get its own links, never another's.
  */
 let server: TestServer;
@@ -14,6 +14,13 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server.close());
+
+/** No write's transaction is open, and the reads' shared one is gone once the loop turns. */
+async function expectNothingOpen() {
+  expect(server.database.port.inTransaction).toBe(false);
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(server.database.sqlite.inTransaction).toBe(false);
+}
 
 const links = (res: { headers: Headers }) => res.headers.get("link");
 
@@ -30,19 +37,19 @@ describe("reads in one transaction", () => {
     expect(unknown.body).toEqual({ error: "Record not found" });
     const ignoredCursor = await me.client.get("/api/v1/timelines/home", { query: { max_id: "not-an-id" } });
     expect(ignoredCursor.status).toBe(200);
-    expect(server.database.sqlite.inTransaction).toBe(false);
+    await expectNothingOpen();
     // Nothing the refusals touched changed: the one status is still the whole timeline.
     expect((await me.client.get("/api/v1/timelines/home")).body.map((s: { id: string }) => s.id)).toEqual([first.id]);
 
     const second = await postStatus(me, { status: "after the refusals" });
-    expect(server.database.sqlite.inTransaction).toBe(false);
+    await expectNothingOpen();
     expect((await me.client.get("/api/v1/timelines/home")).body.map((s: { id: string }) => s.id)).toEqual([second.id, first.id]);
     const read = await me.client.get(`/api/v1/statuses/${second.id}`);
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ id: second.id, favourited: false });
     expect((await me.client.post(`/api/v1/statuses/${second.id}/favourite`)).status).toBe(200);
     expect((await me.client.get(`/api/v1/statuses/${second.id}`)).body).toMatchObject({ favourited: true, favourites_count: 1 });
-    expect(server.database.sqlite.inTransaction).toBe(false);
+    await expectNothingOpen();
   });
 });
 
