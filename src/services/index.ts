@@ -198,9 +198,9 @@ export function createServices(deps: ServiceDeps) {
   const webSessions = new WebSessionService(port, ids, clock);
   const passwords = new Passwords(port, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);
-  const follows = new FollowService(port, db, ids, clock, events);
-  const domainBlocks = new AccountDomainBlocks(port, db, ids, clock, follows, events);
-  const moderation = new ModerationService(port, db, ids, clock, follows, events, domainBlocks);
+  const follows = new FollowService(port, ids, clock, events);
+  const domainBlocks = new AccountDomainBlocks(port, ids, clock, follows, events);
+  const moderation = new ModerationService(port, ids, clock, follows, events, domainBlocks);
   const directory = new Directory(port, moderation);
   const endorsements = new Endorsements(port, ids, clock, follows);
   const markers = new MarkerService(port, clock);

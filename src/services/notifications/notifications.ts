@@ -174,7 +174,7 @@ export class NotificationService {
     if (recipientId === fromAccountId && type !== "poll") return null;
     // Remote accounts are told by their own server, from the activities delivered to it.
     if (!(await this.isLocal(recipientId))) return null;
-    if (recipientId !== fromAccountId && this.moderation.silences(recipientId, fromAccountId)) return null;
+    if (recipientId !== fromAccountId && (await this.moderation.silences(recipientId, fromAccountId))) return null;
     if (statusId !== null && (await this.threadMuted(recipientId, statusId))) return null;
     if (mayRepeat && (await this.port.get(duplicateSql(statusId, reportId), sameActivityParams(recipientId, fromAccountId, type, statusId, reportId)))) return null;
     const decision = await this.policies.decide(recipientId, fromAccountId, type, statusId, status);
@@ -276,7 +276,7 @@ export class NotificationService {
    * the recipient's conversations.
    */
   async dropsMention(recipientId: number, fromAccountId: number, statusId: number): Promise<boolean> {
-    return this.moderation.silences(recipientId, fromAccountId) || (await this.threadMuted(recipientId, statusId));
+    return (await this.moderation.silences(recipientId, fromAccountId)) || (await this.threadMuted(recipientId, statusId));
   }
 
   /** Takes back what an undone action raised (an unfavourite, an unfollow...). */
