@@ -179,7 +179,7 @@ for (const arm of portArms) {
       const far = await a.mirror(a.t.remote("far", "far.example"));
       const friend = await a.mirror(a.t.remote("friend", "far.example"));
       const { moderation, domainBlocks, events } = family(a);
-      const notifications = new NotificationService(a.port, a.t.database.db, a.t.ids, a.t.clock, moderation, events, new NotificationPolicies(a.port, a.t.ids, a.t.clock));
+      const notifications = new NotificationService(a.port, a.t.ids, a.t.clock, moderation, events, new NotificationPolicies(a.port, a.t.ids, a.t.clock));
       await moderation.block(rita.id, bob.id);
       await moderation.mute(rita.id, carol.id, {});
       await moderation.mute(rita.id, dave.id, { notifications: false });
