@@ -317,7 +317,7 @@ export function createServices(deps: ServiceDeps) {
 
   // Web Push subscriptions go with their token.
   const tokenSeal = new TokenSeal(config.dataDir);
-  const pushSubscriptions = new PushSubscriptions(port, db, ids, clock, config.allowPrivateAddresses, tokenSeal);
+  const pushSubscriptions = new PushSubscriptions(port, ids, clock, config.allowPrivateAddresses, tokenSeal);
   const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
   const pushDeliveries = new PushDeliveries(port, ids, clock, wheel, deps.renderPush, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions, writes);
   const linkCards = new LinkCards(port, ids, clock, renderCache, writes, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));
