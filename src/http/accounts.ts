@@ -170,12 +170,7 @@ export function accountRoutes(ctx: AppContext) {
     if (account.hideCollections && viewer !== account.id) return [];
     const blocks = viewer !== null ? await services.moderation.blocked(viewer, [account.id]) : null;
     if (blocks?.blockedBy.has(account.id)) return [];
-    const rows = await services.follows.listFollows(account.id, direction, page, viewer !== null && viewer !== account.id ? hiddenFrom(viewer) : new Set());
+    const rows = await services.follows.listFollows(account.id, direction, page, viewer !== null && viewer !== account.id ? await services.moderation.hiddenAccounts(viewer) : new Set());
     return renderAccountList(ctx, c.request, c.set, rows, page.limit);
-  }
-
-  /** Accounts a viewer has blocked, muted, or been blocked by: left out of their lists. */
-  function hiddenFrom(viewer: number): Set<number> {
-    return services.follows.filters.hiddenAccounts?.(viewer) ?? new Set();
   }
 }

@@ -243,6 +243,7 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
     function route(): Promise<Response | undefined> | Response | undefined {
       if (streamingPath) {
         const response = handleStreaming(ctx, streaming, request, server as Server<unknown>, rawPath, requestId);
+        if (response instanceof Promise) return response.then(finish);
         if (response) return finish(response);
         if (config.logRequests) log("info", "request", { method: request.method, path: redactPath(request.url), status: 101, request_id: requestId });
         return undefined;

@@ -43,7 +43,7 @@ export function isStreamingPath(path: string): boolean {
  * `GET /api/v1/streaming/<channel>` as server-sent events, or a WebSocket upgrade of
  * `/api/v1/streaming`. Returns undefined once a socket was upgraded (Bun answers it).
  */
-export function handleStreaming(ctx: AppContext, streaming: Streaming, request: Request, server: Server<unknown>, path: string, requestId: string): Response | undefined {
+export function handleStreaming(ctx: AppContext, streaming: Streaming, request: Request, server: Server<unknown>, path: string, requestId: string): Response | Promise<Response> | undefined {
   try {
     if (request.headers.get("upgrade")?.toLowerCase() === "websocket") return upgrade(ctx, streaming, request, server, requestId);
     const url = new URL(request.url);
@@ -55,7 +55,8 @@ export function handleStreaming(ctx: AppContext, streaming: Streaming, request: 
     const response = streaming.openSse(auth, name, { tag: url.searchParams.get("tag") ?? undefined, list: url.searchParams.get("list") ?? undefined });
     // Heartbeats keep the response busy; Bun's idle timer must not cut it between them.
     server.timeout(request, 0);
-    return response;
+    // A list's stream waits for its owner's read: refused as a synchronous refusal is.
+    return response instanceof Promise ? response.catch((e) => (e instanceof ChannelError ? errorResponse(e) : Promise.reject(e))) : response;
   } catch (e) {
     if (e instanceof ChannelError) return errorResponse(e);
     throw e;

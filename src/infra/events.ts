@@ -160,16 +160,6 @@ type Transport<T extends DomainEvent["type"]> = (event: Extract<DomainEvent, { t
 
 type AnyListener = (event: DomainEvent) => void | Promise<void>;
 
-/**
- * `emitSync` was used by a synchronous emitter for an event one of whose `within` listeners is
- * asynchronous: its work would outlive the emitter's synchronous transaction.
- */
-export class AsyncListenerError extends Error {
-  constructor(type: string) {
-    super(`a within listener of ${type} is asynchronous: its emitter must await emit()`);
-  }
-}
-
 export class EventBus {
   private inside = new Map<string, AnyListener[]>();
   private after = new Map<string, AnyListener[]>();
@@ -206,32 +196,6 @@ export class EventBus {
       return done;
     }
     return runInTurn(listeners, event).then(() => this.tellTransports(event));
-  }
-
-  /**
-   * `emit` for an emitter that is still synchronous (inside a transaction of bun:sqlite's own
-   * API, which cannot wait): every `within` listener of its event must be synchronous too, or
-   * this throws (AsyncListenerError) and the write rolls back rather than half its consequences
-   * landing after it committed.
-   */
-  emitSync(event: DomainEvent): void {
-    if (this.db.inTransaction) {
-      this.tellTransports(event);
-      this.runWithinSync(event);
-    } else {
-      this.runWithinSync(event);
-      this.tellTransports(event);
-    }
-  }
-
-  private runWithinSync(event: DomainEvent) {
-    for (const listener of this.inside.get(event.type) ?? []) {
-      const result = listener(event);
-      if (result instanceof Promise) {
-        result.catch(() => {});
-        throw new AsyncListenerError(event.type);
-      }
-    }
   }
 
   private tellTransports(event: DomainEvent) {

@@ -146,7 +146,7 @@ export class AnnouncementService {
       await this.q.insert.execute(row);
       this.ownChanges++;
       this.known?.add(row.id);
-      this.events.emitSync({ type: "announcement.published", announcementId: row.id });
+      await this.events.emit({ type: "announcement.published", announcementId: row.id });
     });
     return row;
   }
@@ -163,7 +163,7 @@ export class AnnouncementService {
       if (gone.length === 0) throw notFound();
       this.ownChanges++;
       this.known?.delete(id);
-      this.events.emitSync({ type: "announcement.deleted", announcementId: id });
+      await this.events.emit({ type: "announcement.deleted", announcementId: id });
     });
   }
 

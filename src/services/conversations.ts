@@ -1,7 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Db } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
-import { accountConversations, type AccountConversationRow, type StatusRow } from "../db/schema.ts";
+import { type AccountConversationRow, type StatusRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { notFound } from "../errors.ts";
 import type { NotificationService } from "./notifications/notifications.ts";
@@ -19,8 +18,6 @@ export class ConversationService {
 
   constructor(
     private port: DatabasePort,
-    /** For the synchronous half: `findRow`, streaming's. */
-    private db: Db,
     private ids: IdGenerator,
     private notifications: NotificationService,
     private events: EventBus,
@@ -106,8 +103,9 @@ export class ConversationService {
     }
   }
 
-  findRow(accountId: number, id: number): AccountConversationRow | undefined {
-    return this.db.select().from(accountConversations).where(and(eq(accountConversations.id, id), eq(accountConversations.accountId, accountId))).get();
+  /** The participant's conversation, or undefined (streaming's, told of a change). */
+  async findRow(accountId: number, id: number): Promise<AccountConversationRow | undefined> {
+    return (await this.q.find.execute({ id, accountId }))[0];
   }
 
   async find(accountId: number, id: number | null): Promise<AccountConversationRow> {

@@ -201,20 +201,20 @@ export function createServices(deps: ServiceDeps) {
   const webSessions = new WebSessionService(port, ids, clock);
   const passwords = new Passwords(port, webSessions);
   const tickets = new TicketSigner(deps.keys.secret, clock);
-  const follows = new FollowService(port, db, ids, clock, events);
-  const domainBlocks = new AccountDomainBlocks(port, db, ids, clock, follows, events);
-  const moderation = new ModerationService(port, db, ids, clock, follows, events, domainBlocks);
+  const follows = new FollowService(port, ids, clock, events);
+  const domainBlocks = new AccountDomainBlocks(port, ids, clock, follows, events);
+  const moderation = new ModerationService(port, ids, clock, follows, events, domainBlocks);
   const directory = new Directory(port, moderation);
   const endorsements = new Endorsements(port, ids, clock, follows);
   const markers = new MarkerService(port, clock);
   const notificationPolicies = new NotificationPolicies(port, ids, clock);
-  const notifications = new NotificationService(port, db, ids, clock, moderation, events, notificationPolicies);
+  const notifications = new NotificationService(port, ids, clock, moderation, events, notificationPolicies);
 
   const policy = new StatusPolicy(follows, moderation, port);
   const statusMedia = new StatusMedia(db, port, clock);
   const quotePolicy = new QuotePolicy(port, follows, moderation, policy);
   const reader = new StatusReader(port, db.$client, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(port, policy, moderation), policy: quotePolicy });
-  const homeFeed = new HomeFeedService(port, db, clock);
+  const homeFeed = new HomeFeedService(port, clock);
   const renderCache = new RenderCache(deps.renderCacheChanges);
   const counters = new Counters(port, renderCache);
   const newStatuses = new NewStatuses(port);
@@ -222,9 +222,9 @@ export function createServices(deps: ServiceDeps) {
   const quotes = new QuoteService(db, port, ids, clock, events, quotePolicy, reader, renderCache, config.publicUrl);
   const posting = new PostingService(port, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
   const removal = new RemovalService(port, events, renderCache, statusMedia, quotes);
-  const statusActions = new StatusActionService(port, db, ids, clock, reader, moderation, removal, events, newStatuses);
+  const statusActions = new StatusActionService(port, ids, clock, reader, moderation, removal, events, newStatuses);
   const polls = new PollService(port, db, ids, clock, reader, moderation, wheel, events);
-  const lists = new ListService(port, db, ids, clock, events);
+  const lists = new ListService(port, ids, clock, events);
   const timelines = new TimelineService(port, reader, moderation, lists, renderCache);
   const threads = new ThreadService(port, reader, moderation);
   const idempotency = new IdempotencyStore(port, clock);
@@ -235,7 +235,7 @@ export function createServices(deps: ServiceDeps) {
   const signInLimits: RateLimiter | SharedLimiter = deps.shared?.limiter(SIGN_IN_BUCKETS) ?? new RateLimiter(clock, SIGN_IN_BUCKETS);
   const filters = new FilterService(port, db, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
-  const conversations = new ConversationService(port, db, ids, notifications, events);
+  const conversations = new ConversationService(port, ids, notifications, events);
   const goneAccounts = new GoneAccounts(port, follows, removal);
   const federationDomains = new FederationDomains(port, ids, clock, events, config.whitelistMode, new URL(config.publicUrl).hostname.toLowerCase(), goneAccounts);
   // Every request to another server (federation, link previews, the media cache, push) goes through this one.
@@ -320,7 +320,7 @@ export function createServices(deps: ServiceDeps) {
 
   // Web Push subscriptions go with their token.
   const tokenSeal = new TokenSeal(config.dataDir);
-  const pushSubscriptions = new PushSubscriptions(port, db, ids, clock, config.allowPrivateAddresses, tokenSeal);
+  const pushSubscriptions = new PushSubscriptions(port, ids, clock, config.allowPrivateAddresses, tokenSeal);
   const vapid = new VapidSigner(deps.keys.vapidPrivateJwk, deps.keys.vapidPublicKey, config.contactEmail ? `mailto:${config.contactEmail}` : config.publicUrl, clock);
   const pushDeliveries = new PushDeliveries(port, ids, clock, wheel, deps.renderPush, tokenSeal, vapid, (endpoint, init) => postToPushService(outgoing, endpoint, init), pushSubscriptions, writes);
   const linkCards = new LinkCards(port, ids, clock, renderCache, writes, (url, maxBytes, timeoutMs) => outgoing.bytes(url, { maxBytes, totalMs: timeoutMs, accept: "text/html" }));

@@ -1,9 +1,9 @@
 import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
-import type { Db } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
 import { rowReader } from "../db/rows.ts";
-import { accounts, listFeed, lists, type AccountRow, type ListRow, type StatusRow } from "../db/schema.ts";
+import { marks, padded, paddedSize } from "../db/prepared.ts";
+import { accounts, type AccountRow, type ListRow, type StatusRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { ApiError, notFound, validationFailed } from "../errors.ts";
 import type { EventBus } from "../infra/events.ts";
@@ -36,8 +36,6 @@ export class ListService {
 
   constructor(
     private port: DatabasePort,
-    /** For the synchronous half: streaming's `owners`, `owns`, `holding` and timelines' `page`, called from code not yet converted. */
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
@@ -228,19 +226,20 @@ export class ListService {
   }
 
   /** list id -> owner, for lists a stream is about to be told of. */
-  owners(listIds: number[]): Map<number, number> {
+  async owners(listIds: number[]): Promise<Map<number, number>> {
     if (listIds.length === 0) return new Map();
-    return new Map(this.db.select({ id: lists.id, owner: lists.accountId }).from(lists).where(inArray(lists.id, listIds)).all().map((r) => [r.id, r.owner]));
+    const size = paddedSize(listIds.length);
+    return new Map((await this.port.values(`SELECT id, account_id FROM lists WHERE id IN (${marks(size)})`, padded(listIds, size))).map((r) => [Number(r[0]), Number(r[1])]));
   }
 
   /** Does the account own the list (may it stream it)? */
-  owns(accountId: number, listId: number): boolean {
-    return !!this.db.select({ id: lists.id }).from(lists).where(and(eq(lists.id, listId), eq(lists.accountId, accountId))).get();
+  async owns(accountId: number, listId: number): Promise<boolean> {
+    return (await this.q.own.execute({ id: listId, accountId })).length > 0;
   }
 
   /** The lists whose timelines hold the status (for the delete events of streams). */
-  holding(statusId: number): number[] {
-    return this.db.select({ id: listFeed.listId }).from(listFeed).where(eq(listFeed.statusId, statusId)).all().map((r) => r.id);
+  async holding(statusId: number): Promise<number[]> {
+    return (await this.port.values("SELECT list_id FROM list_feed WHERE status_id = ?", [statusId])).map((r) => Number(r[0]));
   }
 
   /** A new member brings their recent statuses the owner may see, less direct messages (as home feeds). */

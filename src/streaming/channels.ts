@@ -71,7 +71,7 @@ const missingScopes = () => new ChannelError(401, "Access token does not have th
 const userRequired = () => new ChannelError(401, "This method requires an authenticated user");
 const missingTag = () => new ChannelError(404, "Not found", { status: 400, error: "Missing tag name parameter" });
 const missingList = () => new ChannelError(404, "Not found", { status: 400, error: "Missing list name parameter" });
-const notYourList = () => new ChannelError(404, "Not found", { status: 401, error: "Not authorized to stream this list" });
+export const notYourList = () => new ChannelError(404, "Not found", { status: 401, error: "Not authorized to stream this list" });
 
 /** One subscription: the topics it listens to and the name WebSocket frames carry. */
 export interface Channel {
@@ -80,6 +80,8 @@ export interface Channel {
   topics: string[];
   /** `stream` of outgoing WebSocket frames: the name, and the tag or list exactly as sent. */
   stream: unknown[];
+  /** A list's stream: the list, whose owner the caller checks (a read through the database port). */
+  listId?: number;
 }
 
 export interface ChannelParams {
@@ -106,7 +108,6 @@ export function resolveChannel(
   name: unknown,
   params: ChannelParams,
   auth: Authentication | null,
-  ownsList: (accountId: number, listId: number) => boolean,
 ): Channel {
   if (typeof name !== "string" || !KNOWN.has(name)) throw unknownChannel();
   const stream = name as StreamName;
@@ -144,8 +145,8 @@ export function resolveChannel(
       const raw = params.list;
       if (raw === undefined || raw === null || raw === "") throw missingList();
       const id = typeof raw === "string" || typeof raw === "number" ? parseId(String(raw)) : null;
-      if (id === null || !ownsList(accountId, id)) throw notYourList();
-      return { key: `list:${id}`, topics: [`list:${id}`], stream: [stream, raw] };
+      if (id === null) throw notYourList();
+      return { key: `list:${id}`, topics: [`list:${id}`], stream: [stream, raw], listId: id };
     }
     default:
       // public, public:local, public:remote and their :media variants are topics of their own.

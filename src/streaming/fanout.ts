@@ -157,7 +157,7 @@ export class StreamFanout {
     }
     const { reader, notifications } = this.ctx.services;
     const present = new Set((await reader.rowsByIds([...statusIds])).map((r) => r.id));
-    const presentNotes = notifications.existing([...notificationIds]);
+    const presentNotes = await notifications.existing([...notificationIds]);
     return {
       statuses: new Set([...statusIds].filter((id) => !present.has(id))),
       notifications: new Set([...notificationIds].filter((id) => !presentNotes.has(id))),
@@ -200,9 +200,9 @@ export class StreamFanout {
         const topic = `direct:${event.accountId}`;
         if (!this.hub.has(topic)) return;
         const { services, urls } = this.ctx;
-        const row = services.conversations.findRow(event.accountId, event.conversationId);
-        if (!row) return;
         return (async () => {
+          const row = await services.conversations.findRow(event.accountId, event.conversationId);
+          if (!row) return;
           const [rendered] = await renderConversations(services, urls, [row], await services.embeds.conversations([row], event.accountId), event.accountId);
           this.hub.publish(topic, "conversation", JSON.stringify(rendered));
         })();
@@ -237,7 +237,7 @@ export class StreamFanout {
     const { reader, homeFeed, lists } = this.ctx.services;
     const row = await reader.findRow(event.quote.statusId);
     if (!row) return;
-    await this.statusUpdated(row, homeFeed.holding(row.id), lists.holding(row.id));
+    await this.statusUpdated(row, await homeFeed.holding(row.id), await lists.holding(row.id));
   }
 
   /** An edited status (or its quote's new state): `status.update` to the streams it went to. */
@@ -313,7 +313,7 @@ export class StreamFanout {
     if (streamed.length === 0) return;
     const payloads = new StatusPayloads(this.ctx, row, event === "update");
     const frames = new FrameCache(event);
-    for (const [listId, owner] of this.ctx.services.lists.owners(streamed)) {
+    for (const [listId, owner] of await this.ctx.services.lists.owners(streamed)) {
       const json = await this.payloadFor(payloads, owner);
       if (json !== null) this.hub.publish(`list:${listId}`, event, json, frames);
     }

@@ -1,6 +1,6 @@
 import type { AppContext } from "../context.ts";
 import type { Authentication } from "../services/oauth/tokens.ts";
-import { resolveChannel, type ChannelParams } from "./channels.ts";
+import { notYourList, resolveChannel, type Channel, type ChannelParams } from "./channels.ts";
 import { StreamFanout } from "./fanout.ts";
 import { StreamHub } from "./hub.ts";
 import { SseConnection } from "./sse.ts";
@@ -36,14 +36,27 @@ export class Streaming {
     services.wheel.schedule("streaming", "ping", clock.now() + PING_MS);
   }
 
-  /** `leaving`: for an unsubscribe, where a list deleted since must still resolve to its key. */
-  resolve(auth: Authentication | null, name: unknown, params: ChannelParams, leaving = false) {
-    return resolveChannel(name, params, auth, (accountId, listId) => leaving || this.ctx.services.lists.owns(accountId, listId));
+  /**
+   * The channel asked for, once allowed: a list's stream only to the list's owner, read through
+   * the database port (the one channel that waits). `leaving`: for an unsubscribe, where a list
+   * deleted since must still resolve to its key.
+   */
+  resolve(auth: Authentication | null, name: unknown, params: ChannelParams, leaving = false): Channel | Promise<Channel> {
+    const channel = resolveChannel(name, params, auth);
+    if (channel.listId === undefined || leaving) return channel;
+    return this.ctx.services.lists.owns(auth!.accountId!, channel.listId).then((owns) => {
+      if (!owns) throw notYourList();
+      return channel;
+    });
   }
 
   /** An SSE response subscribed to one channel (already resolved and allowed). */
-  openSse(auth: Authentication | null, name: string, params: ChannelParams): Response {
+  openSse(auth: Authentication | null, name: string, params: ChannelParams): Response | Promise<Response> {
     const channel = this.resolve(auth, name, params);
+    return channel instanceof Promise ? channel.then((c) => this.sse(auth, c)) : this.sse(auth, channel);
+  }
+
+  private sse(auth: Authentication | null, channel: Channel): Response {
     const conn = new SseConnection(this.hub, auth?.accountId ?? null, auth?.tokenId ?? null);
     this.hub.connect(conn);
     this.hub.subscribe(conn, channel);

@@ -34,7 +34,7 @@ export class StatusPayloads {
 
   /** As `viewerId` sees it; null if they may not see it at all. */
   async forViewer(viewerId: number): Promise<string | null> {
-    if (this.fresh && this.row.reblogOfId === null && !this.differsFor(viewerId)) return this.shared();
+    if (this.fresh && this.row.reblogOfId === null && !(await this.differsFor(viewerId))) return this.shared();
     let json = this.own.get(viewerId);
     if (json === undefined) {
       const visible = await this.ctx.services.reader.visible([this.row], viewerId);
@@ -53,10 +53,10 @@ export class StatusPayloads {
     return this.shunned.has(viewerId);
   }
 
-  private differsFor(viewerId: number): boolean {
+  private async differsFor(viewerId: number): Promise<boolean> {
     if (viewerId === this.row.accountId) return true;
     if (this.ctx.services.filters.hasFilters(viewerId)) return true;
-    this.muters ??= this.ctx.services.statusActions.threadMuters(this.row.conversationId);
+    this.muters ??= await this.ctx.services.statusActions.threadMuters(this.row.conversationId);
     return this.muters.has(viewerId);
   }
 

@@ -13,7 +13,7 @@ const BINARY_REFUSED = "The mastodon streaming server does not support binary me
  * Resolves a subscribe request for this connection's token (throws ChannelError).
  * `leaving`: only the subscription's key is wanted (to unsubscribe), not permission.
  */
-export type ChannelResolver = (conn: WsConnection, name: unknown, params: ChannelParams, leaving?: boolean) => Channel;
+export type ChannelResolver = (conn: WsConnection, name: unknown, params: ChannelParams, leaving?: boolean) => Channel | Promise<Channel>;
 
 export interface WsData {
   conn: WsConnection;
@@ -26,6 +26,8 @@ export class WsConnection extends StreamConnection {
   socket: ServerWebSocket<WsData> | null = null;
   /** Cleared by each ping, set by the pong; a socket still false at the next ping is dead. */
   alive = true;
+  /** A subscription still waiting for its read (a list's owner): later messages follow it, in order. */
+  waiting: Promise<void> | null = null;
 
   constructor(
     private hub: StreamHub,
@@ -95,17 +97,30 @@ export type WsCallbacks = Required<Pick<WebSocketHandler<WsData>, "open" | "mess
 
 /** Bun's WebSocket callbacks for the streaming socket. */
 export function websocketHandlers(hub: StreamHub, resolve: ChannelResolver): WsCallbacks {
-  const subscribe = (conn: WsConnection, name: unknown, params: ChannelParams) => {
+  const admit = (conn: WsConnection, channel: Channel) => {
+    if (conn.subscriptions.size >= MAX_SUBSCRIPTIONS && !conn.subscriptions.has(channel.key)) {
+      conn.sendJson({ error: "Too many subscriptions", status: 400 });
+      return;
+    }
+    hub.subscribe(conn, channel);
+  };
+  const subscribe = (conn: WsConnection, name: unknown, params: ChannelParams): Promise<void> | void => {
     try {
       const channel = resolve(conn, name, params);
-      if (conn.subscriptions.size >= MAX_SUBSCRIPTIONS && !conn.subscriptions.has(channel.key)) {
-        conn.sendJson({ error: "Too many subscriptions", status: 400 });
-        return;
-      }
-      hub.subscribe(conn, channel);
+      if (channel instanceof Promise) return channel.then((c) => admit(conn, c), (e: unknown) => conn.sendJson(errorFrame(e)));
+      admit(conn, channel);
     } catch (e) {
       conn.sendJson(errorFrame(e));
     }
+  };
+  /** A message's work after what still waits on the same socket: a subscribe then an unsubscribe keep their order. */
+  const inTurn = (conn: WsConnection, work: () => Promise<void> | void) => {
+    const next = conn.waiting ? conn.waiting.then(work) : work();
+    if (!next) return;
+    const tracked: Promise<void> = next.then(() => {
+      if (conn.waiting === tracked) conn.waiting = null;
+    });
+    conn.waiting = tracked;
   };
 
   return {
@@ -113,7 +128,7 @@ export function websocketHandlers(hub: StreamHub, resolve: ChannelResolver): WsC
       const { conn, initial } = ws.data;
       conn.socket = ws;
       hub.connect(conn);
-      if (initial) subscribe(conn, initial.name, initial.params);
+      if (initial) inTurn(conn, () => subscribe(conn, initial.name, initial.params));
     },
     message(ws, message) {
       const conn = ws.data.conn;
@@ -135,15 +150,18 @@ export function websocketHandlers(hub: StreamHub, resolve: ChannelResolver): WsC
       const msg = parsed as Record<string, unknown>;
       // masto.js sends the stream as a string; some clients send ["hashtag", "tag"].
       const name = Array.isArray(msg.stream) ? msg.stream[0] : msg.stream;
-      if (msg.type === "subscribe") subscribe(conn, name, paramsOf(msg));
+      if (msg.type === "subscribe") inTurn(conn, () => subscribe(conn, name, paramsOf(msg)));
       else if (msg.type === "unsubscribe") {
-        try {
-          hub.unsubscribe(conn, resolve(conn, name, paramsOf(msg), true).key);
-        } catch {
-          // Mastodon's words, without a status.
-          conn.sendJson({ error: "Error unsubscribing from channel" });
-        }
-      } else conn.sendJson({ error: "Unknown message type", status: 400 });
+        inTurn(conn, () => {
+          try {
+            // Leaving reads nothing: the channel resolves at once.
+            hub.unsubscribe(conn, (resolve(conn, name, paramsOf(msg), true) as Channel).key);
+          } catch {
+            // Mastodon's words, without a status.
+            conn.sendJson({ error: "Error unsubscribing from channel" });
+          }
+        });
+      } else inTurn(conn, () => conn.sendJson({ error: "Unknown message type", status: 400 }));
     },
     pong(ws) {
       ws.data.conn.alive = true;

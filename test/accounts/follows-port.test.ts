@@ -6,6 +6,8 @@ import { AccountDomainBlocks } from "../../src/services/accounts/domain-blocks.t
 import { FollowerMoves } from "../../src/services/accounts/follower-moves.ts";
 import { FollowService } from "../../src/services/accounts/follows.ts";
 import { ModerationService } from "../../src/services/accounts/moderation.ts";
+import { NotificationService } from "../../src/services/notifications/notifications.ts";
+import { NotificationPolicies } from "../../src/services/notifications/policy.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
 /**
@@ -23,11 +25,11 @@ const count = async (arm: PortArm, table: string) => Number((await arm.port.get<
 function family(arm: PortArm) {
   const { port, t } = arm;
   const events = new EventBus(port);
-  const follows = new FollowService(port, t.database.db, t.ids, t.clock, events);
-  const domainBlocks = new AccountDomainBlocks(port, t.database.db, t.ids, t.clock, follows, events);
-  const moderation = new ModerationService(port, t.database.db, t.ids, t.clock, follows, events, domainBlocks);
+  const follows = new FollowService(port, t.ids, t.clock, events);
+  const domainBlocks = new AccountDomainBlocks(port, t.ids, t.clock, follows, events);
+  const moderation = new ModerationService(port, t.ids, t.clock, follows, events, domainBlocks);
   const moves = new FollowerMoves(port, t.clock, follows, moderation);
-  return { follows, domainBlocks, moderation, moves };
+  return { follows, domainBlocks, moderation, moves, events };
 }
 
 async function counts(arm: PortArm, id: number) {
@@ -169,6 +171,34 @@ for (const arm of portArms) {
       await domainBlocks.unblock(alice.id, "not a domain");
       expect((await domainBlocks.list(alice.id, { limit: 10 })).map((b) => b.domain)).toEqual(["other.example"]);
       expect(await follows.relationship(alice.id, far.id)).toMatchObject({ domainBlocking: false });
+    });
+
+    test("silences: a blocked, a muted or a domain-blocked unfollowed sender's notification is held; a followed one there and a mute of the feed only are not", async () => {
+      const a = await arm.open();
+      const [rita, bob, carol, dave] = [await a.mirror(await a.t.local("rita")), await a.mirror(await a.t.local("bob")), await a.mirror(await a.t.local("carol")), await a.mirror(await a.t.local("dave"))];
+      const far = await a.mirror(a.t.remote("far", "far.example"));
+      const friend = await a.mirror(a.t.remote("friend", "far.example"));
+      const { moderation, domainBlocks, events } = family(a);
+      const notifications = new NotificationService(a.port, a.t.ids, a.t.clock, moderation, events, new NotificationPolicies(a.port, a.t.ids, a.t.clock));
+      await moderation.block(rita.id, bob.id);
+      await moderation.mute(rita.id, carol.id, {});
+      await moderation.mute(rita.id, dave.id, { notifications: false });
+      await domainBlocks.block(rita.id, "far.example");
+      // Followed after the block (which ended any follow there): a sender she follows is heard.
+      await a.port.orm.insert(a.port.tables.follows).values({ id: a.t.ids.next(), accountId: rita.id, targetAccountId: friend.id, createdAt: a.t.clock.now() });
+
+      const silenced = async (from: number) => moderation.silences(rita.id, from);
+      expect([await silenced(bob.id), await silenced(carol.id), await silenced(dave.id), await silenced(far.id), await silenced(friend.id)]).toEqual([true, true, false, true, false]);
+      // Blocking is one way: bob still hears from rita.
+      expect(await moderation.silences(bob.id, rita.id)).toBe(false);
+
+      expect(await notifications.notify(rita.id, bob.id, "follow")).toBeNull();
+      expect(await notifications.notify(rita.id, carol.id, "follow")).toBeNull();
+      expect(await notifications.notify(rita.id, far.id, "follow")).toBeNull();
+      expect(await count(a, "notifications")).toBe(0);
+      expect((await notifications.notify(rita.id, dave.id, "follow"))?.fromAccountId).toBe(dave.id);
+      expect((await notifications.notify(rita.id, friend.id, "follow"))?.fromAccountId).toBe(friend.id);
+      expect(await count(a, "notifications")).toBe(2);
     });
 
     test("a move: local followers follow the new account, blockers and muters block and mute it", async () => {

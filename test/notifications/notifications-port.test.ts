@@ -30,7 +30,7 @@ async function family(a: PortArm) {
   const events = new EventBus(a.port);
   const merged: number[] = [];
   events.afterCommit("notifications.merged", (e) => void merged.push(e.accountId));
-  const service = new NotificationService(a.port, a.t.database.db, a.t.ids, a.t.clock, a.t.services.moderation, events, policies);
+  const service = new NotificationService(a.port, a.t.ids, a.t.clock, a.t.services.moderation, events, policies);
   return { policies, service, merged };
 }
 

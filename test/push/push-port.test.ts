@@ -33,7 +33,7 @@ async function push(arm: PortArm) {
   const dir = mkdtempSync(join(tmpdir(), "rookery-push-port-"));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const seal = new TokenSeal(dir);
-  const subscriptions = new PushSubscriptions(port, t.database.db, t.ids, t.clock, true, seal);
+  const subscriptions = new PushSubscriptions(port, t.ids, t.clock, true, seal);
   const service = startPushService();
   cleanups.push(() => service.close());
   // A wheel of its own, driven by the test's clock: the SQLite arm's services have theirs.
@@ -80,12 +80,12 @@ for (const arm of portArms) {
       const device = await newDevice();
       const tokenId = token.auth.tokenId;
       const endpoint = `${service.url}/alice`;
-      expect(subscriptions.hasAny(alice.id)).toBe(false);
+      expect(await subscriptions.hasAny(alice.id)).toBe(false);
 
       const made = await subscriptions.subscribe(tokenId, token.accessToken, alice.id, { endpoint, p256dh: device.p256dh, auth: device.auth, standard: true }, { alerts: { mention: true, favourite: false, bogus: true }, policy: "followed" });
       expect(made).toMatchObject({ accessTokenId: tokenId, accountId: alice.id, endpoint, alerts: '{"mention":true,"favourite":false}', policy: "followed", standard: true });
       expect(await subscriptions.show(tokenId)).toEqual(made);
-      expect(subscriptions.hasAny(alice.id)).toBe(true);
+      expect(await subscriptions.hasAny(alice.id)).toBe(true);
 
       const updated = await subscriptions.update(tokenId, { alerts: { favourite: true } });
       expect(updated).toEqual({ ...made, alerts: '{"favourite":true}', policy: "all" });
@@ -107,9 +107,9 @@ for (const arm of portArms) {
 
       await subscriptions.unsubscribe(tokenId);
       expect(await subscriptions.show(tokenId).catch((e: Error) => e)).toMatchObject({ status: 404 });
-      expect(subscriptions.hasAny(alice.id)).toBe(true);
+      expect(await subscriptions.hasAny(alice.id)).toBe(true);
       await subscriptions.unsubscribe(otherToken.auth.tokenId);
-      expect(subscriptions.hasAny(alice.id)).toBe(false);
+      expect(await subscriptions.hasAny(alice.id)).toBe(false);
       expect(await count(a, "push_subscriptions")).toBe(0);
     });
 
@@ -160,7 +160,7 @@ for (const arm of portArms) {
       expect(service.received).toHaveLength(3);
       expect(await count(a, "push_subscriptions")).toBe(0);
       expect(await count(a, "push_deliveries")).toBe(0);
-      expect(subscriptions.hasAny(alice.id)).toBe(false);
+      expect(await subscriptions.hasAny(alice.id)).toBe(false);
     });
   });
 }

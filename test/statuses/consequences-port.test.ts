@@ -37,15 +37,15 @@ function withConsequences(arm: PortArm) {
   const s = t.services;
   const family = statusesOnPort(arm);
   const policies = new NotificationPolicies(port, t.ids, t.clock);
-  const notifications = new NotificationService(port, t.database.db, t.ids, t.clock, s.moderation, family.events, policies);
+  const notifications = new NotificationService(port, t.ids, t.clock, s.moderation, family.events, policies);
   const listeners = {
     ...s,
     notifications,
     notificationPolicies: policies,
     counters: new Counters(port, s.renderCache),
-    homeFeed: new HomeFeedService(port, t.database.db, t.clock),
-    lists: new ListService(port, t.database.db, t.ids, t.clock, family.events),
-    conversations: new ConversationService(port, t.database.db, t.ids, notifications, family.events),
+    homeFeed: new HomeFeedService(port, t.clock),
+    lists: new ListService(port, t.ids, t.clock, family.events),
+    conversations: new ConversationService(port, t.ids, notifications, family.events),
     polls: family.polls,
     // No transport here: pushes (push-port.test.ts), link cards and the media cache are not what this tests.
     pushDeliveries: { subscribe() {}, enqueue: async () => {} },

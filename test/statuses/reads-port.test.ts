@@ -166,9 +166,9 @@ for (const arm of portArms) {
 
       // Every read on the arm's port: visibility's and the quotes' filters, the reader and its loaders.
       const events = services.events;
-      const followsOnPort = new FollowService(a.port, a.t.database.db, a.t.ids, a.t.clock, events);
-      const domains = new AccountDomainBlocks(a.port, a.t.database.db, a.t.ids, a.t.clock, followsOnPort, events);
-      const moderation = new ModerationService(a.port, a.t.database.db, a.t.ids, a.t.clock, followsOnPort, events, domains);
+      const followsOnPort = new FollowService(a.port, a.t.ids, a.t.clock, events);
+      const domains = new AccountDomainBlocks(a.port, a.t.ids, a.t.clock, followsOnPort, events);
+      const moderation = new ModerationService(a.port, a.t.ids, a.t.clock, followsOnPort, events, domains);
       const policy = new StatusPolicy(followsOnPort, moderation, a.port);
       const statusMedia = new StatusMedia(a.t.database.db, a.port, a.t.clock);
       const quotePolicy = new QuotePolicy(a.port, followsOnPort, moderation, policy);

@@ -47,7 +47,7 @@ function note(arm: PortArm, author: AccountRow, n: number, more: Partial<RemoteS
   };
 }
 
-/** Rows the arm's SQLite services wrote, in the port's database too (the reader and visiblePoll read SQLite). */
+/** Rows the arm's SQLite services wrote, in the port's database too (the reader reads SQLite). */
 async function copy(arm: PortArm) {
   if (arm.port.dialect !== "postgres") return;
   const db = arm.t.database.db;
@@ -153,6 +153,10 @@ for (const arm of portArms) {
       const voted: number[][] = [];
       events.within("poll.voted", (e) => void voted.push(e.choices));
       const poll = (await polls.pollOf(status.id))!;
+      // The poll's read (GET /api/v1/polls/:id, a vote's check): the poll and its status, an unknown one 404.
+      expect(await polls.visiblePoll(poll.id, carol.id)).toMatchObject({ poll: { id: poll.id, statusId: status.id }, status: { id: status.id } });
+      expect(await rejection(polls.visiblePoll(404, carol.id))).toMatchObject({ status: 404 });
+      expect(await rejection(polls.visiblePoll(null, carol.id))).toMatchObject({ status: 404 });
 
       expect((await polls.vote(carol.id, poll.id, ["1"])).id).toBe(status.id);
       expect(await a.port.all("SELECT account_id, choice FROM poll_votes")).toEqual([{ account_id: carol.id, choice: 1 }]);

@@ -27,7 +27,7 @@ export function statusesOnPort(arm: PortArm) {
   return {
     events,
     posting,
-    actions: new StatusActionService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.removal, events, rows),
+    actions: new StatusActionService(port, t.ids, t.clock, s.reader, s.moderation, s.removal, events, rows),
     scheduled: new ScheduledStatusService(port, t.ids, t.clock, posting, s.wheel),
     keys: new IdempotencyStore(port, t.clock),
     editing: new EditingService(port, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: s.media, statuses: s.statusMedia }, rows, async () => null),

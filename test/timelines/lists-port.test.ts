@@ -36,7 +36,7 @@ for (const arm of portArms) {
       const posted = await a.t.post(bob, { text: "before the list" });
       await copy(a, "follows");
       await copy(a, "statuses");
-      const lists = new ListService(a.port, a.t.database.db, a.t.ids, a.t.clock, new EventBus(a.port));
+      const lists = new ListService(a.port, a.t.ids, a.t.clock, new EventBus(a.port));
 
       const list = await lists.create(alice.id, { title: "  Friends ", exclusive: true });
       expect(list).toMatchObject({ accountId: alice.id, title: "Friends", repliesPolicy: "list", exclusive: true });
@@ -59,6 +59,12 @@ for (const arm of portArms) {
       expect((await lists.containing(alice.id, bob.id)).map((l) => l.id)).toEqual([list.id]);
       // The backfill brought bob's earlier status into the list.
       expect(await a.port.all("SELECT status_id AS id FROM list_feed WHERE list_id = ?", [list.id])).toEqual([{ id: posted.id }]);
+      // What a list's stream asks: who owns it (only they may stream it), which lists hold a status.
+      expect([await lists.owns(alice.id, list.id), await lists.owns(bob.id, list.id), await lists.owns(alice.id, 404)]).toEqual([true, false, false]);
+      expect([...(await lists.owners([list.id, 404]))]).toEqual([[list.id, alice.id]]);
+      expect(await lists.owners([])).toEqual(new Map());
+      expect(await lists.holding(posted.id)).toEqual([list.id]);
+      expect(await lists.holding(404)).toEqual([]);
 
       // Bad input: a stranger (not followed), a duplicate, an unknown account, a blank title, another's list.
       expect((await rejection(lists.addMembers(alice.id, list.id, [carol.id])))?.message).toBe("Validation failed: Account must be a followed account");
@@ -91,7 +97,7 @@ for (const arm of portArms) {
       const events = new EventBus(a.port);
       const heard: number[] = [];
       events.afterCommit("conversation.updated", (e) => void heard.push(e.conversationId));
-      const conversations = new ConversationService(a.port, a.t.database.db, a.t.ids, a.t.services.notifications, events);
+      const conversations = new ConversationService(a.port, a.t.ids, a.t.services.notifications, events);
 
       const bobs = await conversations.list(bob.id, { limit: 10 });
       expect(bobs.map((c) => [c.lastStatusId, c.unread])).toEqual([
@@ -103,6 +109,9 @@ for (const arm of portArms) {
       const thread = bobs[1]!;
       expect(await conversations.markRead(bob.id, thread.id)).toEqual({ ...thread, unread: false });
       expect((await conversations.find(bob.id, thread.id)).unread).toBe(false);
+      // The stream's read of a changed conversation: the participant's own, else nothing.
+      expect((await conversations.findRow(bob.id, thread.id))?.id).toBe(thread.id);
+      expect(await conversations.findRow(bob.id + 1000, thread.id)).toBeUndefined();
       expect((await conversations.markRead(bob.id, thread.id, true)).unread).toBe(true);
       expect(heard).toEqual([thread.id, thread.id]);
 

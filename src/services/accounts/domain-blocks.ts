@@ -1,10 +1,7 @@
-import type { Statement } from "bun:sqlite";
 import { and, eq, inArray, or } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import { marks, padded, paddedSize } from "../../db/prepared.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { accountDomainBlocks } from "../../db/schema.ts";
 import { unprocessable } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { hostSql, normalizeDomain } from "../../net/domains.ts";
@@ -31,28 +28,16 @@ export interface ListedDomainBlock {
  * author_blocking_domain?).
  */
 export class AccountDomainBlocks {
-  private q: {
-    blockedAmong: Statement<{ id: number }, [number, string]>;
-  };
   /** Every account that has, or ever had since start-up, a domain block: a superset, so that others skip the query. */
   private withBlocks: Set<number> | null = null;
 
   constructor(
     private port: DatabasePort,
-    /** For the synchronous reads (`domainsOf`, `blockedAmong`, `hidingFrom`): visibility and the presenters ask them synchronously. */
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private follows: FollowService,
     private events: EventBus,
   ) {
-    const sqlite = db.$client;
-    this.q = {
-      blockedAmong: sqlite.query(
-        `SELECT a.id AS id FROM accounts a WHERE a.id IN (SELECT value FROM json_each(?2)) AND a.domain IS NOT NULL
-           AND ${hostSql("a.domain")} IN (SELECT domain FROM account_domain_blocks WHERE account_id = ?1)`,
-      ),
-    };
     // hostSql's instr is strpos on PostgreSQL (same arguments, same answer).
     const portable = (text: string) => (port.dialect === "postgres" ? text.replaceAll("instr(", "strpos(") : text);
     this.texts = {
@@ -129,15 +114,6 @@ export class AccountDomainBlocks {
     return new Set((await this.port.values(this.texts.blockedAmong(size), [...padded(targetIds, size), viewerId])).map((r) => r[0] as number));
   }
 
-  /**
-   * blockedAmong for the one caller that cannot wait yet, on SQLite alone: ModerationService's
-   * `silences`, asked by notifications' creation inside `within` listeners. Goes when they await.
-   */
-  blockedAmongSync(viewerId: number, targetIds: number[]): Set<number> {
-    if (targetIds.length === 0 || !this.parties().has(viewerId)) return new Set();
-    return new Set(this.q.blockedAmong.all(viewerId, JSON.stringify(targetIds)).map((r) => r.id));
-  }
-
   /** Of `authorIds`, those who block the domain of the remote account `viewerId`. */
   async hidingFrom(viewerId: number, authorIds: number[]): Promise<Set<number>> {
     const parties = await this.partiesRead();
@@ -158,11 +134,6 @@ export class AccountDomainBlocks {
       const ids = (await this.port.values("SELECT DISTINCT account_id FROM account_domain_blocks")).map((r) => Number(r[0]));
       this.withBlocks ??= new Set(ids);
     }
-    return this.withBlocks;
-  }
-
-  private parties(): Set<number> {
-    this.withBlocks ??= new Set(this.db.selectDistinct({ id: accountDomainBlocks.accountId }).from(accountDomainBlocks).all().map((r) => r.id));
     return this.withBlocks;
   }
 }

@@ -1,9 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
-import { accounts, follows, type AccountRow } from "../../db/schema.ts";
+import { accounts, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { forbidden, notFound, validationFailed } from "../../errors.ts";
 import { marks, padded, paddedSize } from "../../db/prepared.ts";
@@ -23,36 +22,17 @@ export interface FollowOptions {
   languages?: string[] | null;
 }
 
-/** Block and mute state comes from the moderation service once it exists; follows ask it. */
-export interface RelationshipFilters {
-  blocked(viewerId: number, targetIds: number[]): { blocking: Set<number>; blockedBy: Set<number> };
-  muted(viewerId: number, targetIds: number[]): Map<number, { notifications: boolean }>;
-  /** Everyone the viewer blocks, mutes or is blocked by. */
-  hiddenAccounts?(viewerId: number): Set<number>;
-  /** Of `targetIds`, the accounts on a domain the viewer blocks. */
-  domainBlocking?(viewerId: number, targetIds: number[]): Set<number>;
-}
-
-const noFilters: RelationshipFilters = {
-  blocked: () => ({ blocking: new Set(), blockedBy: new Set() }),
-  muted: () => new Map(),
-};
-
 /**
  * Follows and follow requests. On the database port (issue 31): what the routes, the CLI,
  * imports, inbound federation and the `within` listeners call, and `followedAmong` (visibility,
- * quote policy). Still synchronous on `Db`, for callers not yet converted: `isFollowing`
- * (ModerationService's `silences`, for notifications' creation; `following` is its form through
- * the port).
+ * quote policy), and `following` (ModerationService's `silences`).
  */
 export class FollowService {
-  filters: RelationshipFilters = noFilters;
   /** The statements the routes run on every request, prepared once (docs/architecture.md, the database port). */
   private q;
 
   constructor(
     private port: DatabasePort,
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
@@ -89,15 +69,7 @@ export class FollowService {
     };
   }
 
-  isFollowing(accountId: number, targetId: number): boolean {
-    return !!this.db
-      .select({ id: follows.id })
-      .from(follows)
-      .where(and(eq(follows.accountId, accountId), eq(follows.targetAccountId, targetId)))
-      .get();
-  }
-
-  /** `isFollowing` through the port. */
+  /** Does `accountId` follow `targetId`? */
   async following(accountId: number, targetId: number): Promise<boolean> {
     return (await this.q.follow.execute({ accountId, targetId })).length > 0;
   }

@@ -1,15 +1,14 @@
 import { and, eq, or, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import { marks, padded, paddedSize } from "../../db/prepared.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
-import { accounts, blocks, type AccountRow } from "../../db/schema.ts";
+import { accounts, type AccountRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { notFound } from "../../errors.ts";
 import { finishPage, type Page } from "../../infra/pagination.ts";
 import type { EventBus } from "../../infra/events.ts";
-import type { FollowService, RelationshipFilters } from "./follows.ts";
+import type { FollowService } from "./follows.ts";
 import type { Relationship } from "../../models/views.ts";
 import { hostSql } from "../../net/domains.ts";
 import type { AccountDomainBlocks } from "./domain-blocks.ts";
@@ -30,11 +29,9 @@ export interface ListedMute {
  *
  * On the database port (issue 31): blocking, muting, their undoing and their lists (the routes,
  * imports, inbound Block), and the read filters (`blocked`, `muted`, `hiddenAccounts`, `shunning`,
- * ...). `silences` and `relationshipFilters` stay synchronous on `Db` for callers that cannot wait
- * yet (notifications' creation in `within` listeners, FollowService's `relationshipNow`).
+ * ...), and `silences` (notifications' creation, a `within` listener's work).
  */
 export class ModerationService {
-  private q;
   /** The converted writes' statements, prepared once. */
   private w;
   /**
@@ -46,7 +43,6 @@ export class ModerationService {
 
   constructor(
     private port: DatabasePort,
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private follows: FollowService,
@@ -54,7 +50,6 @@ export class ModerationService {
     /** The account's own domain blocks (AccountDomainBlocks): asked wherever blocks and mutes are. */
     private domains: AccountDomainBlocks,
   ) {
-    follows.filters = this.relationshipFilters;
     const t = port.tables;
     const orm = port.orm;
     const accountId = sql.placeholder("accountId");
@@ -84,22 +79,6 @@ export class ModerationService {
         .delete(t.homeFeed)
         .where(and(eq(t.homeFeed.accountId, accountId), or(eq(t.homeFeed.authorId, targetId), eq(t.homeFeed.originAuthorId, targetId))))
         .prepare(),
-    };
-    // The synchronous forms' statements (relationshipFilters, silences), until their callers await.
-    this.q = {
-      blocks: db.$client.query<unknown[], [number, string, number, string]>(
-        `SELECT account_id, target_account_id FROM blocks
-         WHERE (account_id = ? AND target_account_id IN (SELECT value FROM json_each(?)))
-            OR (target_account_id = ? AND account_id IN (SELECT value FROM json_each(?)))`,
-      ),
-      mutes: db.$client.query<{ id: number; hide: number }, [number, string, number]>(
-        `SELECT target_account_id AS id, hide_notifications AS hide FROM mutes
-         WHERE account_id = ? AND target_account_id IN (SELECT value FROM json_each(?)) AND (expires_at IS NULL OR expires_at > ?)`,
-      ),
-      isBlocking: db.$client.query<{ one: number }, [number, number]>("SELECT 1 AS one FROM blocks WHERE account_id = ? AND target_account_id = ?"),
-      muteHides: db.$client.query<{ hide: number }, [number, number, number]>(
-        "SELECT hide_notifications AS hide FROM mutes WHERE account_id = ? AND target_account_id = ? AND (expires_at IS NULL OR expires_at > ?)",
-      ),
     };
     // The read filters' statements by padded list size (db/prepared.ts); hostSql's instr is strpos on PostgreSQL.
     const portable = (text: string) => (port.dialect === "postgres" ? text.replaceAll("instr(", "strpos(") : text);
@@ -240,14 +219,6 @@ export class ModerationService {
     return this.inBlocks;
   }
 
-  private blockParties(): Set<number> {
-    if (!this.inBlocks) {
-      this.inBlocks = new Set();
-      for (const b of this.db.select({ a: blocks.accountId, t: blocks.targetAccountId }).from(blocks).all()) this.inBlocks.add(b.a).add(b.t);
-    }
-    return this.inBlocks;
-  }
-
   /** Of `targetIds`, the accounts on a domain the viewer blocks (`domain_blocking`). */
   domainBlocking(viewerId: number, targetIds: number[]): Promise<Set<number>> {
     return this.domains.blockedAmong(viewerId, targetIds);
@@ -301,36 +272,20 @@ export class ModerationService {
   }
 
   /**
-   * The filters for a relationship read synchronously, on SQLite alone: FollowService's
-   * `relationshipNow` (the outbound Undo's). Goes when it awaits.
-   */
-  readonly relationshipFilters: RelationshipFilters = {
-    blocked: (viewerId, targetIds) => {
-      if (targetIds.length === 0 || !this.blockParties().has(viewerId)) return { blocking: new Set(), blockedBy: new Set() };
-      const ids = JSON.stringify(targetIds);
-      return blockSides(viewerId, this.q.blocks.values(viewerId, ids, viewerId, ids));
-    },
-    muted: (viewerId, targetIds) => {
-      if (targetIds.length === 0) return new Map();
-      const rows = this.q.mutes.all(viewerId, JSON.stringify(targetIds), this.clock.now());
-      return new Map(rows.map((r) => [r.id, { notifications: r.hide === 1 }]));
-    },
-    domainBlocking: (viewerId, targetIds) => this.domains.blockedAmongSync(viewerId, targetIds),
-  };
-
-  /**
    * Would a notification from `fromId` be unwelcome to `recipientId`? Also when the recipient
    * blocks the sender's domain and does not follow the sender (Mastodon's NotifyService).
-   * Synchronous, on SQLite alone: notifications' creation asks it inside `within` listeners.
    */
-  silences(recipientId: number, fromId: number): boolean {
-    if (this.blockParties().has(recipientId) && this.q.isBlocking.get(recipientId, fromId) !== null) return true;
-    if (this.domains.blockedAmongSync(recipientId, [fromId]).has(fromId) && !this.follows.isFollowing(recipientId, fromId)) return true;
-    return this.q.muteHides.get(recipientId, fromId, this.clock.now())?.hide === 1;
+  async silences(recipientId: number, fromId: number): Promise<boolean> {
+    if ((await this.blockPartiesRead()).has(recipientId) && (await this.port.values(IS_BLOCKING, [recipientId, fromId])).length > 0) return true;
+    if ((await this.domains.blockedAmong(recipientId, [fromId])).has(fromId) && !(await this.follows.following(recipientId, fromId))) return true;
+    const hide = (await this.port.values(MUTE_HIDES, [recipientId, fromId, this.clock.now()]))[0]?.[0];
+    // An integer on SQLite, a boolean on PostgreSQL.
+    return hide === 1 || hide === true;
   }
 }
 
 const IS_BLOCKING = "SELECT 1 FROM blocks WHERE account_id = ? AND target_account_id = ?";
+const MUTE_HIDES = "SELECT hide_notifications FROM mutes WHERE account_id = ? AND target_account_id = ? AND (expires_at IS NULL OR expires_at > ?)";
 // Read on every signed-in list (notifications, profiles, threads). `+?` (the same value) keeps
 // SQLite from treating the bound ids as constants to plan this compound by: it otherwise costs 4x
 // as much on every run (12.6 against 2.9 µs, scripts/bench/reads.ts's state).

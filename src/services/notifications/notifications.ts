@@ -1,8 +1,8 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { notifications, type NotificationRow, type StatusRow } from "../../db/schema.ts";
+import { marks as placeholders, padded, paddedSize } from "../../db/prepared.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { notFound } from "../../errors.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
@@ -68,8 +68,6 @@ export class NotificationService {
 
   constructor(
     private port: DatabasePort,
-    /** For `existing`, which the stream fanout calls synchronously (not yet converted). */
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private moderation: ModerationService,
@@ -174,7 +172,7 @@ export class NotificationService {
     if (recipientId === fromAccountId && type !== "poll") return null;
     // Remote accounts are told by their own server, from the activities delivered to it.
     if (!(await this.isLocal(recipientId))) return null;
-    if (recipientId !== fromAccountId && this.moderation.silences(recipientId, fromAccountId)) return null;
+    if (recipientId !== fromAccountId && (await this.moderation.silences(recipientId, fromAccountId))) return null;
     if (statusId !== null && (await this.threadMuted(recipientId, statusId))) return null;
     if (mayRepeat && (await this.port.get(duplicateSql(statusId, reportId), sameActivityParams(recipientId, fromAccountId, type, statusId, reportId)))) return null;
     const decision = await this.policies.decide(recipientId, fromAccountId, type, statusId, status);
@@ -265,9 +263,10 @@ export class NotificationService {
   }
 
   /** Which of these notifications still exist (not withdrawn, not rolled back). */
-  existing(ids: number[]): Set<number> {
+  async existing(ids: number[]): Promise<Set<number>> {
     if (ids.length === 0) return new Set();
-    return new Set(this.db.select({ id: notifications.id }).from(notifications).where(inArray(notifications.id, ids)).all().map((r) => r.id));
+    const size = paddedSize(ids.length);
+    return new Set((await this.port.values(`SELECT id FROM notifications WHERE id IN (${placeholders(size)})`, padded(ids, size))).map((r) => Number(r[0])));
   }
 
   /**
@@ -276,7 +275,7 @@ export class NotificationService {
    * the recipient's conversations.
    */
   async dropsMention(recipientId: number, fromAccountId: number, statusId: number): Promise<boolean> {
-    return this.moderation.silences(recipientId, fromAccountId) || (await this.threadMuted(recipientId, statusId));
+    return (await this.moderation.silences(recipientId, fromAccountId)) || (await this.threadMuted(recipientId, statusId));
   }
 
   /** Takes back what an undone action raised (an unfavourite, an unfollow...). */

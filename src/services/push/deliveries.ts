@@ -107,7 +107,7 @@ export class PushDeliveries {
   /** Inside the notification's transaction: one delivery per subscription that wants it. */
   async enqueue(n: NotificationRow): Promise<void> {
     // Most accounts have no subscription: known from memory, without a statement.
-    if (!this.subscriptions.hasAny(n.accountId)) return;
+    if (!(await this.subscriptions.hasAny(n.accountId))) return;
     const ids: number[] = [];
     for (const raw of await this.port.values(SUBSCRIPTIONS_OF, [n.accountId])) {
       const s = SUBSCRIPTION.map(raw);

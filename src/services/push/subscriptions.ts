@@ -1,8 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { pushSubscriptions, type PushSubscriptionRow } from "../../db/schema.ts";
+import { type PushSubscriptionRow } from "../../db/schema.ts";
 import { notFound, validationFailed } from "../../errors.ts";
 import type { IdGenerator } from "../../ids.ts";
 import type { TokenSeal } from "./token-seal.ts";
@@ -31,8 +30,7 @@ export interface SubscriptionData {
  * private addresses anyway unless allowed. The keys are checked for what they must be (a P-256
  * public point and a 16-byte secret), so that a bad one is refused here, not at each delivery.
  *
- * On the database port (issue 31), but for the set of subscribed accounts, read in the
- * constructor (which cannot await).
+ * On the database port (issue 31), the set of subscribed accounts too (read on first use).
  */
 export class PushSubscriptions {
   /** Built once: the routes and each push's removal run them (src/db/port.ts). */
@@ -40,13 +38,11 @@ export class PushSubscriptions {
 
   constructor(
     private port: DatabasePort,
-    db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private allowHttp: boolean,
     private seal: TokenSeal,
   ) {
-    for (const row of db.selectDistinct({ accountId: pushSubscriptions.accountId }).from(pushSubscriptions).all()) this.subscribed.add(row.accountId);
     const { pushSubscriptions: subs } = port.tables;
     const orm = port.orm;
     const ofToken = eq(subs.accessTokenId, sql.placeholder("tokenId"));
@@ -65,14 +61,25 @@ export class PushSubscriptions {
 
   /**
    * Accounts with at least one subscription, kept in memory: every new notification asks, and
-   * most accounts have none (subscriptions change only through this class).
+   * most accounts have none (subscriptions change only through this class). Read through the port
+   * on first use rather than at start: nothing has to remember to load it.
    */
-  private subscribed = new Set<number>();
+  private subscribed: Set<number> | null = null;
   /** Subscriptions made so far, for `recheck`. */
   private added = 0;
 
-  hasAny(accountId: number): boolean {
-    return this.subscribed.has(accountId);
+  async hasAny(accountId: number): Promise<boolean> {
+    return (this.subscribed ?? (await this.readSubscribed())).has(accountId);
+  }
+
+  private async readSubscribed(): Promise<Set<number>> {
+    // A subscription made while the read was awaited may be missing from it: read again then.
+    for (;;) {
+      const added = this.added;
+      const ids = (await this.port.values("SELECT DISTINCT account_id FROM push_subscriptions")).map((r) => Number(r[0]));
+      if (this.subscribed) return this.subscribed;
+      if (this.added === added) return (this.subscribed = new Set(ids));
+    }
   }
 
   /** `token` is the subscribing access token itself, kept sealed for the payloads (see TokenSeal). */
@@ -107,7 +114,7 @@ export class PushSubscriptions {
       await this.port.orm.delete(subs).where(eq(subs.accessTokenId, tokenId));
       await this.port.orm.insert(subs).values(row);
     });
-    this.subscribed.add(accountId);
+    this.subscribed?.add(accountId);
     this.added++;
     return row;
   }
@@ -145,7 +152,7 @@ export class PushSubscriptions {
     // A subscription added while this read was awaited may have been inserted after it: the
     // account stays in the set then (one too many costs `enqueue` a query; one too few, a push).
     const added = this.added;
-    if ((await this.q.anyOf.execute({ accountId })).length === 0 && this.added === added) this.subscribed.delete(accountId);
+    if ((await this.q.anyOf.execute({ accountId })).length === 0 && this.added === added) this.subscribed?.delete(accountId);
   }
 
   private validEndpoint(endpoint: string): boolean {

@@ -1,8 +1,7 @@
 import { and, count, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { conversationMutes, type StatusRow } from "../../db/schema.ts";
+import { type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -23,8 +22,6 @@ export class StatusActionService {
 
   constructor(
     private port: DatabasePort,
-    /** For `threadMuters`, which streaming's synchronous payloads call. */
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private reader: StatusReader,
@@ -153,10 +150,8 @@ export class StatusActionService {
   }
 
   /** Accounts that muted a thread (their copy of a status in it says `muted: true`). */
-  threadMuters(conversationId: number): Set<number> {
-    return new Set(
-      this.db.select({ id: conversationMutes.accountId }).from(conversationMutes).where(eq(conversationMutes.conversationId, conversationId)).all().map((r) => r.id),
-    );
+  async threadMuters(conversationId: number): Promise<Set<number>> {
+    return new Set((await this.port.values("SELECT account_id FROM conversation_mutes WHERE conversation_id = ?", [conversationId])).map((r) => Number(r[0])));
   }
 
   private async participates(accountId: number, conversationId: number): Promise<boolean> {

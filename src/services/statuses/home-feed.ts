@@ -1,8 +1,6 @@
-import { and, eq, or } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { homeFeed, type StatusRow } from "../../db/schema.ts";
+import { type StatusRow } from "../../db/schema.ts";
 import { domainBlockedSql, visibleToSql } from "./visibility.ts";
 import { mentionedIds } from "../../models/mentions.ts";
 
@@ -63,13 +61,12 @@ export async function insertRows(port: DatabasePort, head: string, width: number
  *   another boost of it (the booster's own feed too);
  * - never to anyone who blocks or mutes the author (or the boosted author), or blocks their domain.
  *
- * The writes (`within` listeners of follows and posts) are on the database port; the reads
- * (`page`, `holding`, `contains`: ReadSnapshot, streaming) stay on `Db` until their callers convert.
+ * All on the database port: the writes (`within` listeners of follows and posts) and `holding`
+ * (streaming's).
  */
 export class HomeFeedService {
   constructor(
     private port: DatabasePort,
-    private db: Db,
     private clock: Clock,
   ) {}
 
@@ -178,16 +175,7 @@ export class HomeFeedService {
   }
 
   /** The accounts whose home feeds hold the status (whose streams are told when it changes). */
-  holding(statusId: number): number[] {
-    return this.db.select({ id: homeFeed.accountId }).from(homeFeed).where(eq(homeFeed.statusId, statusId)).all().map((r) => r.id);
-  }
-
-  /** Does the feed hold this status (used by tests and the streaming fan-out)? */
-  contains(accountId: number, statusId: number): boolean {
-    return !!this.db
-      .select({ id: homeFeed.statusId })
-      .from(homeFeed)
-      .where(and(eq(homeFeed.accountId, accountId), or(eq(homeFeed.statusId, statusId))))
-      .get();
+  async holding(statusId: number): Promise<number[]> {
+    return (await this.port.values("SELECT account_id FROM home_feed WHERE status_id = ?", [statusId])).map((r) => Number(r[0]));
   }
 }

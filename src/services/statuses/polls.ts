@@ -21,7 +21,7 @@ export class PollService {
 
   constructor(
     private port: DatabasePort,
-    /** For the reads that synchronous callers make: `ofStatus` (rendering a Note, the archive) and `visiblePoll` (the dispatcher, the poll's read, a vote's check). */
+    /** For the read that synchronous callers make: `ofStatus` (rendering a Note, the archive). */
     private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
@@ -89,7 +89,7 @@ export class PollService {
 
   /** The poll and its status, if the viewer may see the status. */
   async visiblePoll(pollId: number | null, viewerId: number | null): Promise<{ poll: PollRow; status: StatusRow }> {
-    const poll = pollId === null ? undefined : this.db.select().from(polls).where(eq(polls.id, pollId)).get();
+    const [poll] = pollId === null ? [] : ((await this.q.byId.execute({ id: pollId })) as PollRow[]);
     if (!poll) throw notFound();
     return { poll, status: await this.reader.visibleRow(poll.statusId, viewerId) };
   }
