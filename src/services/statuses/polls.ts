@@ -62,12 +62,7 @@ export class PollService {
     this.wheel.schedule("poll", pollId, expiresAt);
   }
 
-  /** A status's poll. */
-  ofStatus(statusId: number): PollRow | undefined {
-    return this.db.select().from(polls).where(eq(polls.statusId, statusId)).get();
-  }
-
-  /** A status's poll, through the port (RemoteNotes); `ofStatus` stays for the synchronous lookups (rendering a Note, the archive). */
+  /** A status's poll, through the port (RemoteNotes, rendering a Note, the archive). */
   async pollOf(statusId: number): Promise<PollRow | undefined> {
     return (await this.q.ofStatus.execute({ statusId }))[0];
   }
