@@ -238,6 +238,8 @@ export function lazyRookeryFederation(core: LazyFederationCore, deps: { urls: Ur
       if (loading) await (await loading).idle();
     },
     async queued() {
+      // An event still being decided may yet load federation and queue its activity.
+      while (pending.size > 0) await Promise.all([...pending]);
       if (loading) await (await loading).queued();
     },
     async stop() {
