@@ -94,7 +94,7 @@ export class AccountService {
     return withMovedToAsync(rows, (ids) => this.getMany(ids));
   }
 
-  /** viewsByIds() through the port. */
+  /** Accounts by their ids, as presenters show them (with the accounts they moved to). */
   async showByIds(ids: number[]): Promise<AccountView[]> {
     return this.showMany(await this.getMany(ids));
   }
