@@ -206,7 +206,7 @@ async function accounts(args: string[]) {
     const ids = new IdGenerator(clock);
     ids.seed(await handle.largestId());
     const emojis = new CustomEmojiService(handle.port, ids, clock, storage);
-    const service = new AccountService(handle.port, handle.db, ids, clock, config.publicUrl, new ProfileImageService(storage), new EventBus(handle.port), (texts) => emojis.inTexts(texts));
+    const service = new AccountService(handle.port, ids, clock, config.publicUrl, new ProfileImageService(storage), new EventBus(handle.port), (texts) => emojis.inTexts(texts));
     const [sub, ...rest] = args;
     if (sub === "create") {
       const { options, positional } = parseArgs(rest, ["password-stdin"]);

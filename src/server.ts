@@ -223,7 +223,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // Awaited: a batch holding a converted write (a delivered Note) commits after its promise.
       await services.writes.flush();
       // The last minute's federation counts (they are written at most a minute late).
-      services.federationTraffic.flush();
+      await services.federationTraffic.flush();
       await shared?.stop();
       await database.close();
       log("info", "stopped");

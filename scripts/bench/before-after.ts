@@ -6,7 +6,7 @@
  * from /proc over a short wrk run (wrk's own CPU does not count).
  *
  *   bun scripts/bench/before-after.ts --before=<dir> [--rounds=3] [--seconds=3] [--only=<label part>] [--port=4620]
- *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|accounts|follows|federation|statuses|statusmedia|reads]
+ *     [--family=markers|announcements|tags|reports|portability|oauth|filters|push|endorsements|media|admin|remote|search|lists|notifications|accounts|follows|federation|statuses|statusmedia|reads|syncr]
  *
  * The endpoints are those of a family converted to the database port (issue 31): markers, or
  * announcements (and custom emojis), or tags (featured tags, followed tags), or reports, or portability
@@ -327,7 +327,7 @@ try {
     }
   }
   const read = new Map<string, { statusId: string; threadId: string; accountId: string }>();
-  if (family === "reads") for (const s of servers) read.set(s.name, await seedReads(s.server.url, tokens.get(s.name)!, (await seedUser(s.server, "fan")).token));
+  if (family === "reads" || family === "syncr") for (const s of servers) read.set(s.name, await seedReads(s.server.url, tokens.get(s.name)!, (await seedUser(s.server, "fan")).token));
   // An admin, five more accounts for its list, and a report about one of them for it to assign.
   const report = new Map<string, string>();
   if (family === "admin") {
@@ -410,6 +410,14 @@ try {
       { label: "GET /api/v1/timelines/tag/:tag", path: "/api/v1/timelines/tag/tag1?limit=20", options: {} },
       { label: "GET /api/v1/statuses/:id/favourited_by", path: `/api/v1/statuses/${read.get(server)?.statusId}/favourited_by`, options: {} },
       { label: "GET /api/v1/bookmarks", path: "/api/v1/bookmarks?limit=20", options: {} },
+    ],
+    // The renderers' and the instance documents' reads put on the port (branch syncr): a page of
+    // the reader's outbox (twenty Notes, each reading what it points at), a Note, the peers, NodeInfo.
+    syncr: [
+      { label: "GET /users/reader/outbox?cursor= (20 Notes)", path: "/users/reader/outbox?cursor=", options: { headers: { accept: "application/activity+json" } } },
+      { label: "GET /users/reader/statuses/:id (a Note)", path: `/users/reader/statuses/${read.get(server)?.statusId}`, options: { headers: { accept: "application/activity+json" } } },
+      { label: "GET /api/v1/instance/peers", path: "/api/v1/instance/peers", options: {} },
+      { label: "GET /nodeinfo/2.0", path: "/nodeinfo/2.0", options: {} },
     ],
     filters: [
       { label: "GET /api/v2/filters", path: "/api/v2/filters", options: {} },

@@ -84,7 +84,7 @@ try {
     ["  jsonText(home) + body", async () => jsonText(await statusesJson(services, ctx.urls, page.rows, readerId)).arrayBuffer()],
     ["  status: visibleRow", () => services.reader.visibleRow(Number(state.statusId), readerId)],
     ["  status: statusJson", () => statusJson(services, ctx.urls, row, readerId)],
-    ["  status: quotes.forStatusNow", () => services.quotes.forStatusNow(row.id)],
+    ["  status: quotes.forStatus", () => services.quotes.forStatus(row.id)],
   ];
   if (only !== undefined) variants.splice(0, variants.length, ...variants.filter(([label]) => label.includes(only)));
   const samples = new Map<string, number[]>(variants.map(([label]) => [label, []]));

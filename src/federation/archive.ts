@@ -44,10 +44,10 @@ export function createArchiveRenderer(deps: { config: Config; port: DatabasePort
     async activity(author, status, lookups) {
       const c = context();
       // An archive's Notes name no quote: its stamps are the server's to serve, not the archive's.
-      if (status.reblogOfId === null) return json(createOf(c, noteOf(c, deps.urls, author, status, { ...lookups, quote: () => undefined }), author, status));
+      if (status.reblogOfId === null) return json(createOf(c, await noteOf(c, deps.urls, author, status, { ...lookups, quote: async () => undefined }), author, status));
       // A boost as Mastodon's outbox has it: the Announce of the original's IRI.
-      const original = lookups.status(status.reblogOfId);
-      const originalAuthor = original && lookups.account(original.accountId);
+      const original = await lookups.status(status.reblogOfId);
+      const originalAuthor = original && (await lookups.account(original.accountId));
       const followers = c.getFollowersUri(author.username);
       const authorUri = originalAuthor ? [actorUriOf(c, originalAuthor)] : [];
       const [tos, ccs] = status.visibility === "public" ? [[PUBLIC_COLLECTION], [followers, ...authorUri]] : status.visibility === "unlisted" ? [[followers], [PUBLIC_COLLECTION, ...authorUri]] : [[followers], authorUri];

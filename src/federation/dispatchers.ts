@@ -9,7 +9,7 @@ import { recipientOf } from "./outbound/sender.ts";
 import type { FederationServices } from "./port.ts";
 import type { federationReaders } from "./readers.ts";
 import { STAMP_PATH, stampOf } from "./quote-vocab.ts";
-import { actorOf, createOf, emojiOf, instant, noteOf, type NoteLookups } from "./vocab.ts";
+import { actorOf, createOf, emojiOf, instant, loadParts, noteOf, type NoteLookups } from "./vocab.ts";
 
 const PAGE_SIZE = 20;
 
@@ -65,7 +65,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
       // so does a reader the account blocks. (Fedify also asks for the actor at an inbox POST.)
       const fetched = ctx.request.method === "GET" || ctx.request.method === "HEAD";
       if (fetched && (await readers.seesBareActor(ctx, account))) return bareActorOf(ctx, account);
-      return actorOf(ctx, urls, account, account.movedToAccountId === null ? undefined : lookups.account(account.movedToAccountId));
+      return actorOf(ctx, urls, account, account.movedToAccountId === null ? undefined : await lookups.account(account.movedToAccountId));
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) => {
       if (identifier === instance.identifier) return instance.keyPairs();
@@ -80,7 +80,9 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
       if (!account || cursor === null) return null;
       if (await hidden(ctx, account)) return { items: [] };
       const page = await actors.outbox(account.id, cursorOf(cursor), PAGE_SIZE);
-      const items = page.items.map((status) => createOf(ctx, noteOf(ctx, urls, account, status, lookups), account, status));
+      const items = [];
+      // In turn: each Note reads what it points at first.
+      for (const status of page.items) items.push(createOf(ctx, await noteOf(ctx, urls, account, status, lookups), account, status));
       return { items, nextCursor: page.next };
     })
     .setCounter(async (_ctx, identifier) => {
@@ -116,7 +118,9 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
       const account = await local(identifier);
       if (!account) return null;
       if (await hidden(ctx, account)) return { items: [] };
-      return { items: (await actors.pinned(account.id)).map((status) => noteOf(ctx, urls, account, status, lookups)) };
+      const items = [];
+      for (const status of await actors.pinned(account.id)) items.push(await noteOf(ctx, urls, account, status, lookups));
+      return { items };
     })
     .authorize(authorized);
 
@@ -162,9 +166,10 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
       const account = await local(identifier);
       const quote = account && /^\d+$/.test(id) ? await services.quotes.find(Number(id)) : undefined;
       if (!account || !quote || quote.state !== "accepted" || quote.quotedAccountId !== account.id || quote.quotedStatusId === null) return null;
-      const quoted = lookups.status(quote.quotedStatusId);
+      const parts = await loadParts(lookups, [quote.quotedStatusId, quote.statusId], [quote.quotedAccountId]);
+      const quoted = parts.status(quote.quotedStatusId);
       if (!quoted || !(await shown(ctx, account, quoted))) return null;
-      return stampOf(ctx, lookups, quote);
+      return stampOf(ctx, parts, quote);
     })
     .authorize((ctx) => authorized(ctx));
 
@@ -173,12 +178,18 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
    * embeds its own), others' by their IRI, for their servers to answer. (Fedify types a
    * collection's items as objects; an IRI is an item too, and it writes it as one.)
    */
-  const threadItems = (ctx: Context<void>, rows: StatusRow[]) =>
-    rows.flatMap((row): (Note | Question | URL)[] => {
-      if (row.uri !== null) return [new URL(row.uri)];
-      const author = lookups.account(row.accountId);
-      return author ? [noteOf(ctx, urls, author, row, lookups)] : [];
-    }) as unknown as Note[];
+  const threadItems = async (ctx: Context<void>, rows: StatusRow[]) => {
+    const items: (Note | Question | URL)[] = [];
+    for (const row of rows) {
+      if (row.uri !== null) {
+        items.push(new URL(row.uri));
+        continue;
+      }
+      const author = await lookups.account(row.accountId);
+      if (author) items.push(await noteOf(ctx, urls, author, row, lookups));
+    }
+    return items as unknown as Note[];
+  };
 
   // A status's replies (Mastodon's replies collection, which other servers follow to fetch the
   // replies they miss): the public and unlisted ones known here, paged, for whoever may read the status.
@@ -187,7 +198,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
       const found = await readable(ctx, identifier, id);
       if (!found || cursor === null) return null;
       const page = await actors.replies(found.status.id, cursorOf(cursor), PAGE_SIZE);
-      return { items: threadItems(ctx, page.items), nextCursor: page.next };
+      return { items: await threadItems(ctx, page.items), nextCursor: page.next };
     })
     .setFirstCursor(() => FIRST)
     .authorize((ctx) => authorized(ctx));
@@ -199,7 +210,7 @@ export function dispatch({ federation, services, urls, lookups, instance, keys, 
       const found = await readable(ctx, identifier, id);
       if (!found || found.status.conversationId !== found.status.id || cursor === null) return null;
       const page = await actors.conversation(found.status.id, cursorOf(cursor), PAGE_SIZE);
-      return { items: threadItems(ctx, page.items), nextCursor: page.next };
+      return { items: await threadItems(ctx, page.items), nextCursor: page.next };
     })
     .setFirstCursor(() => FIRST)
     .authorize((ctx) => authorized(ctx));

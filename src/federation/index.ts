@@ -70,11 +70,11 @@ export function createRookeryFederation(core: FederationCore, deps: { urls: Urls
   const { federation, kv, queue, instance, config, clock, outgoing, fetcher, linked } = core;
   const remote = services.remoteAccounts;
   const lookups: NoteLookups = {
-    account: (id) => services.accounts.findById(id),
-    status: (id) => services.reader.findRowSync(id),
-    media: (statusId) => services.statusMedia.forStatusesSync([statusId]).get(statusId) ?? [],
-    poll: (statusId) => services.polls.ofStatus(statusId),
-    quote: (statusId) => services.quotes.forStatusNow(statusId),
+    account: (id) => services.accounts.get(id),
+    status: (id) => services.reader.findRow(id),
+    media: async (statusId) => (await services.statusMedia.forStatuses([statusId])).get(statusId) ?? [],
+    poll: (statusId) => services.polls.pollOf(statusId),
+    quote: (statusId) => services.quotes.forStatus(statusId),
   };
   wirePermanentFailures(services, federation);
   // Who reads, and what: secure mode (AUTHORIZED_FETCH or WHITELIST_MODE), blocks (readers.ts).

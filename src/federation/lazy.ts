@@ -81,7 +81,7 @@ export interface LazyFederationCore {
    * activity has nobody to go to (its recipients are remote accounts and relays), so an island
    * server's posts do not load Fedify.
    */
-  knowsOtherServers(): boolean;
+  knowsOtherServers(): Promise<boolean>;
 }
 
 export function lazyFederationCore(deps: { config: Config; clock: Clock; db: Db; port: DatabasePort; sharedQueue?: SharedQueue } & RemoteInfra): LazyFederationCore {
@@ -89,7 +89,7 @@ export function lazyFederationCore(deps: { config: Config; clock: Clock; db: Db;
   let core: Promise<FederationCore> | null = null;
   const load = () => (core ??= import("./core.ts").then(({ createFederationCore }) => createFederationCore(deps, stores)));
   // Local accounts have no uri; the index on it finds a remote one without a scan.
-  const others = deps.db.$client.query<{ known: number }, []>("SELECT EXISTS (SELECT 1 FROM accounts WHERE uri IS NOT NULL) OR EXISTS (SELECT 1 FROM relays) AS known");
+  const others = "SELECT CASE WHEN EXISTS (SELECT 1 FROM accounts WHERE uri IS NOT NULL) OR EXISTS (SELECT 1 FROM relays) THEN 1 ELSE 0 END AS known";
   let whole: (() => Promise<unknown>) | null = null;
   const ready = async () => {
     await whole?.();
@@ -110,7 +110,7 @@ export function lazyFederationCore(deps: { config: Config; clock: Clock; db: Db;
     wire(given) {
       whole = given;
     },
-    knowsOtherServers: () => others.get()?.known === 1,
+    knowsOtherServers: async () => Number((await deps.port.get<{ known: number }>(others))?.known) === 1,
   };
 }
 
@@ -135,6 +135,8 @@ export function lazyRookeryFederation(core: LazyFederationCore, deps: { urls: Ur
   /** outbound/'s listeners, by event, once loaded; the events that came before, in order. */
   const listeners = new Map<string, AnyListener[]>();
   const waiting: DomainEvent[] = [];
+  /** Events being decided (see subscribe), for idle() to await. */
+  const pending = new Set<Promise<void>>();
 
   const tell = (event: DomainEvent) => {
     // One listener failing must not keep the others from the news (as the event bus runs them).
@@ -184,13 +186,32 @@ export function lazyRookeryFederation(core: LazyFederationCore, deps: { urls: Ur
     loaded: () => loading !== null,
     subscribe(events: Pick<EventBus, "afterCommit">) {
       subscribed = true;
+      // An event heard while federation is not loaded waits in `waiting`, in order, unless
+      // nobody elsewhere is known (outbound/ would send nothing). That is read through the port,
+      // so events are decided in turn: one heard while an earlier one is being decided follows it.
+      let deciding: Promise<void> = Promise.resolve();
+      let undecided = 0;
+      let known = false;
+      const decide = (event: DomainEvent) => {
+        if (real) return tell(event);
+        if (!loading && !known) return;
+        waiting.push(event);
+        loadLogged();
+      };
       for (const type of OUTBOUND_EVENTS) {
         events.afterCommit(type, (event) => {
-          if (real) return tell(event);
-          // Nobody elsewhere to tell: outbound/ would send nothing.
-          if (!loading && !core.knowsOtherServers()) return;
-          waiting.push(event);
-          loadLogged();
+          if (undecided === 0 && (real || loading || known)) return decide(event);
+          undecided++;
+          const decided = (deciding = deciding
+            .then(async () => {
+              // Once another server is known it stays so for this process (at worst Fedify loads for nothing).
+              if (!real && !loading && !known) known = await core.knowsOtherServers();
+            })
+            .catch((e) => log("warn", "federation: whether other servers are known could not be read", { error: String(e).split("\n")[0] }))
+            .then(() => decide(event))
+            .finally(() => undecided--));
+          pending.add(decided);
+          void decided.finally(() => pending.delete(decided));
         });
       }
     },
@@ -209,12 +230,16 @@ export function lazyRookeryFederation(core: LazyFederationCore, deps: { urls: Ur
       }
     },
     async idle() {
+      // Events still being decided (whether anybody elsewhere is known) may load federation.
+      while (pending.size > 0) await Promise.all([...pending]);
       if (!loading && (await queue.pending()) > 0) loadLogged();
       if (!loading) await deps.services.remoteAccounts.idle();
       // Loaded meanwhile (a refresh fetched), or before.
       if (loading) await (await loading).idle();
     },
     async queued() {
+      // An event still being decided may yet load federation and queue its activity.
+      while (pending.size > 0) await Promise.all([...pending]);
       if (loading) await (await loading).queued();
     },
     async stop() {

@@ -25,10 +25,10 @@ import type { TimerWheel } from "../infra/timer-wheel.ts";
 export interface FederationServices {
   events: Pick<EventBus, "afterCommit">;
   wheel: Pick<TimerWheel, "handle" | "schedule">;
-  accounts: Pick<AccountService, "findById">;
-  reader: Pick<StatusReader, "findRow" | "findRowSync" | "visible">;
-  statusMedia: Pick<StatusMedia, "forStatusesSync">;
-  polls: Pick<PollService, "ofStatus">;
+  accounts: Pick<AccountService, "get" | "getMany">;
+  reader: Pick<StatusReader, "findRow" | "visible">;
+  statusMedia: Pick<StatusMedia, "forStatuses">;
+  polls: Pick<PollService, "pollOf">;
   customEmojis: Pick<CustomEmojiService, "find" | "entity">;
   follows: Pick<FollowService, "relationship" | "removeFollow">;
   reports: Pick<ReportService, "find">;
@@ -38,7 +38,7 @@ export interface FederationServices {
   remoteInteractions: Pick<RemoteInteractions, "like" | "unlike" | "announce" | "unannounce" | "feature">;
   goneAccounts: Pick<GoneAccounts, "remove">;
   accountMoves: Pick<AccountMoves, "move">;
-  quotes: Pick<QuoteService, "forStatusNow" | "find">;
+  quotes: Pick<QuoteService, "forStatus" | "find">;
   remoteQuotes: Pick<RemoteQuotes, "request" | "accepted" | "rejected" | "revoked">;
   relays: Pick<Relays, "answered" | "isRelayActor" | "accepted">;
 }

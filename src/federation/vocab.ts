@@ -7,7 +7,7 @@ import { statusUrl } from "../presenters/status.ts";
 import { mentionsOf } from "../models/mentions.ts";
 import { emojisOf, type CustomEmoji } from "../models/emojis.ts";
 import type { ProfileField } from "../models/views.ts";
-import { quotePolicyOf, quoteValuesOf } from "./quote-vocab.ts";
+import { quotePolicyOf, quoteValuesOf, type QuoteParts } from "./quote-vocab.ts";
 
 export const instant = (ms: number) => Temporal.Instant.fromEpochMilliseconds(ms);
 
@@ -66,16 +66,37 @@ export async function actorOf(ctx: Context<void>, urls: Urls, account: AccountRo
   return account.bot ? new Service(values) : new Person(values);
 }
 
-/** What a Note needs besides its status: the rows it points at. */
+/** What a Note needs besides its status: the rows it points at, read through the port. */
 export interface NoteLookups {
-  account(id: number): AccountRow | undefined;
-  status(id: number): StatusRow | undefined;
+  account(id: number): Promise<AccountRow | undefined>;
+  status(id: number): Promise<StatusRow | undefined>;
   /** A status's attachments, in order. */
-  media(statusId: number): MediaRow[];
+  media(statusId: number): Promise<MediaRow[]>;
   /** A status's poll. */
-  poll(statusId: number): PollRow | undefined;
+  poll(statusId: number): Promise<PollRow | undefined>;
   /** The quote a status makes, if it quotes. */
-  quote(statusId: number): QuoteRow | undefined;
+  quote(statusId: number): Promise<QuoteRow | undefined>;
+}
+
+/**
+ * The statuses named and the accounts named (with every loaded status's author), read first so
+ * that the renderers, which build Fedify's objects in one synchronous pass, look them up in memory.
+ */
+export async function loadParts(lookups: Pick<NoteLookups, "account" | "status">, statusIds: (number | null | undefined)[], accountIds: (number | null | undefined)[]): Promise<QuoteParts> {
+  const statuses = new Map<number, StatusRow>();
+  const accounts = new Map<number, AccountRow>();
+  // In turn, not side by side: a caller may be inside a port transaction, whose statements are awaited one by one.
+  for (const id of new Set(statusIds)) {
+    if (id == null || statuses.has(id)) continue;
+    const row = await lookups.status(id);
+    if (row) statuses.set(id, row);
+  }
+  for (const id of new Set([...accountIds, ...[...statuses.values()].map((s) => s.accountId)])) {
+    if (id == null || accounts.has(id)) continue;
+    const row = await lookups.account(id);
+    if (row) accounts.set(id, row);
+  }
+  return { account: (id) => accounts.get(id), status: (id) => statuses.get(id) };
 }
 
 const MEDIA_TYPES: Record<string, string> = { jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", webp: "image/webp", gif: "image/gif", avif: "image/avif", mp4: "video/mp4", webm: "video/webm", mp3: "audio/mpeg", ogg: "audio/ogg" };
@@ -119,14 +140,18 @@ export function noteUriOf(ctx: Context<void>, author: AccountRow, status: Status
 }
 
 /** The context collection of a thread begun here, below its top's IRI (served by dispatchers.ts). */
-function contextOf(ctx: Context<void>, top: StatusRow, lookups: NoteLookups): URL[] {
-  const author = lookups.account(top.accountId);
+function contextOf(ctx: Context<void>, top: StatusRow, author: AccountRow | undefined): URL[] {
   return author ? [new URL(`${noteUriOf(ctx, author, top).href}/context`)] : [];
 }
 
 /** The accounts a status mentions, as stored (an account gone since is left out). */
-export function mentionedAccounts(lookups: NoteLookups, status: StatusRow): AccountRow[] {
-  return mentionsOf(status).flatMap((m) => lookups.account(m.id) ?? []);
+export async function mentionedAccounts(lookups: Pick<NoteLookups, "account">, status: StatusRow): Promise<AccountRow[]> {
+  const found: AccountRow[] = [];
+  for (const m of mentionsOf(status)) {
+    const account = await lookups.account(m.id);
+    if (account) found.push(account);
+  }
+  return found;
 }
 
 /**
@@ -137,9 +162,29 @@ export function mentionedAccounts(lookups: NoteLookups, status: StatusRow): Acco
  * custom emojis it uses are its tags. Who may quote it is its interactionPolicy, and the post
  * it quotes is named as Mastodon names it (quote-vocab.ts).
  */
-export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, status: StatusRow, lookups: NoteLookups) {
+export async function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, status: StatusRow, lookups: NoteLookups): Promise<Note | Question> {
+  // What it points at is read first; the Note is then built in one pass.
+  const poll = status.hasPoll ? await lookups.poll(status.id) : undefined;
+  // Fedify's Question has no `quote`: a poll's quote is not sent (Mastodon's polls rarely quote).
+  const quote = poll ? undefined : await lookups.quote(status.id);
+  const media = status.hasMedia ? await lookups.media(status.id) : [];
+  const mentions = mentionsOf(status).map((m) => m.id);
+  const parts = await loadParts(lookups, [status.inReplyToId, status.conversationId === status.id ? null : status.conversationId, quote?.quotedStatusId], [...mentions, quote?.quotedAccountId]);
+  return renderNote(ctx, urls, author, status, { parts, mentioned: mentions.flatMap((id) => parts.account(id) ?? []), media, poll, quote });
+}
+
+/** The rows a Note is rendered from, read by noteOf. */
+interface NoteRows {
+  parts: QuoteParts;
+  mentioned: AccountRow[];
+  media: MediaRow[];
+  poll: PollRow | undefined;
+  quote: QuoteRow | undefined;
+}
+
+function renderNote(ctx: Context<void>, urls: Urls, author: AccountRow, status: StatusRow, rows: NoteRows): Note | Question {
+  const { parts: lookups, mentioned, poll } = rows;
   const followers = ctx.getFollowersUri(author.username);
-  const mentioned = mentionedAccounts(lookups, status);
   const mentionUris = mentioned.map((a) => actorUriOf(ctx, a));
   const parent = status.inReplyToId === null ? undefined : lookups.status(status.inReplyToId);
   const parentAuthor = parent && lookups.account(parent.accountId);
@@ -171,17 +216,15 @@ export function noteOf(ctx: Context<void>, urls: Urls, author: AccountRow, statu
     tos,
     ccs,
     tags,
-    attachments: status.hasMedia ? lookups.media(status.id).flatMap((m) => documentOf(urls, m) ?? []) : [],
+    attachments: rows.media.flatMap((m) => documentOf(urls, m) ?? []),
     interactionPolicy: quotePolicyOf(ctx, author, status),
     // Where others find its replies and its thread, to fetch what they miss (dispatchers.ts serves both):
     // its replies collection (Mastodon's), and the thread's context collection (FEP-7888, as Mastodon 4.5)
     // when the thread began here (one begun elsewhere is its own server's to list).
     replies: status.uri === null ? new URL(`${id.href}/replies`) : null,
-    contexts: status.uri === null && top && top.uri === null ? contextOf(ctx, top, lookups) : [],
+    contexts: status.uri === null && top && top.uri === null ? contextOf(ctx, top, top === status ? author : lookups.account(top.accountId)) : [],
   };
-  const poll = status.hasPoll ? lookups.poll(status.id) : undefined;
-  // Fedify's Question has no `quote`: a poll's quote is not sent (Mastodon's polls rarely quote).
-  return poll ? new Question({ ...values, ...questionOf(poll) }) : new Note({ ...values, ...quoteValuesOf(ctx, lookups, lookups.quote(status.id)) });
+  return poll ? new Question({ ...values, ...questionOf(poll) }) : new Note({ ...values, ...quoteValuesOf(ctx, lookups, rows.quote) });
 }
 
 /**

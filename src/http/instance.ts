@@ -4,7 +4,8 @@ import { can } from "../models/roles.ts";
 import { AV_MIME_TYPES, LIMITS, SUPPORTED_MIME_TYPES } from "../limits.ts";
 import { VIDEO_FRAME_RATE_LIMIT, VIDEO_MATRIX_LIMIT, VIDEO_SIZE_LIMIT } from "../media-files/video.ts";
 import { accountUri, accountUrl } from "../presenters/account.ts";
-import { INSTANCE_DESCRIPTION, instanceStats, knownPeers } from "../services/instance-keys.ts";
+import { INSTANCE_DESCRIPTION } from "../services/instance-keys.ts";
+import type { InstanceStats } from "../services/instance-info.ts";
 import { serializeRule, serializeWeek } from "../presenters/instance.ts";
 import { serializeCustomEmoji } from "../presenters/custom-emoji.ts";
 import { ROOKERY_VERSION, VERSION_STRING } from "../version.ts";
@@ -61,7 +62,7 @@ export function instanceRoutes(ctx: AppContext) {
 
   const rules = async () => (await services.instanceInfo.rules()).map(serializeRule);
   /** What the documents show of the database besides the counts, read when they are rebuilt. */
-  const stored = async () => ({ mode: await services.registrations.mode(), rules: (await services.instanceInfo.rules()).map(serializeRule) });
+  const stored = async () => ({ mode: await services.registrations.mode(), rules: (await services.instanceInfo.rules()).map(serializeRule), stats: await services.instanceInfo.stats() });
   /**
    * Under WHITELIST_MODE, what servers this one knows and how busy it is are nobody's to read,
    * as Mastodon's require_enabled_api! has it in LIMITED_FEDERATION_MODE: a user is required
@@ -92,8 +93,7 @@ export function instanceRoutes(ctx: AppContext) {
   let keptV1: Kept | undefined;
   let keptV2: Kept | undefined;
 
-  const v1 = ({ mode, rules }: { mode: RegistrationsMode; rules: ReturnType<typeof serializeRule>[] }) => {
-    const stats = instanceStats(db);
+  const v1 = ({ mode, rules, stats }: { mode: RegistrationsMode; rules: ReturnType<typeof serializeRule>[]; stats: InstanceStats }) => {
     return {
       uri: config.domain,
       title: config.instanceTitle,
@@ -116,8 +116,7 @@ export function instanceRoutes(ctx: AppContext) {
       rules,
     };
   };
-  const v2 = ({ mode, rules }: { mode: RegistrationsMode; rules: ReturnType<typeof serializeRule>[] }) => {
-    const stats = instanceStats(db);
+  const v2 = ({ mode, rules, stats }: { mode: RegistrationsMode; rules: ReturnType<typeof serializeRule>[]; stats: InstanceStats }) => {
     return {
       domain: config.domain,
       title: config.instanceTitle,
@@ -167,7 +166,7 @@ export function instanceRoutes(ctx: AppContext) {
       userInWhitelistMode(request);
       return (await services.customEmojis.list()).filter((r) => r.visibleInPicker).map((r) => serializeCustomEmoji(services.customEmojis.entity(r), r.category));
     })
-    .get("/api/v1/instance/peers", ({ request }) => closedInWhitelistMode(request) ?? knownPeers(db))
+    .get("/api/v1/instance/peers", async ({ request }) => closedInWhitelistMode(request) ?? (await services.instanceInfo.peers()))
     .get("/api/v1/instance/activity", async ({ request }) => closedInWhitelistMode(request) ?? (await services.instanceInfo.activity()).map(serializeWeek))
     .get("/api/v1/instance/extended_description", async ({ request }) => {
       userInWhitelistMode(request);
@@ -183,7 +182,7 @@ export function instanceRoutes(ctx: AppContext) {
     // LIMITED_FEDERATION_MODE, and servers read it to know what software they talk to.
     .get("/nodeinfo/2.0", async ({ set }) => {
       const mode = await services.registrations.mode();
-      const stats = instanceStats(db);
+      const stats = await services.instanceInfo.stats();
       set.headers["cache-control"] = "max-age=1800, public";
       set.headers["content-type"] = 'application/json; profile="http://nodeinfo.diaspora.software/ns/schema/2.0#"';
       return {

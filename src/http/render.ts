@@ -8,7 +8,7 @@ import { linkHeader } from "./pagination.ts";
 type SetHeaders = { headers: Record<string, string | number> };
 
 /** A page of accounts listed by some record's id (follows, favourites, boosts...), those that moved with where to. */
-export function renderAccountList<R extends ListedAccount>(
+export async function renderAccountList<R extends ListedAccount>(
   ctx: AppContext,
   request: Request,
   set: SetHeaders,
@@ -25,7 +25,7 @@ export function renderAccountList<R extends ListedAccount>(
     });
     if (link) set.headers.link = link;
   }
-  const accounts = ctx.services.accounts.views(rows.map((r) => r.account));
+  const accounts = await ctx.services.accounts.showMany(rows.map((r) => r.account));
   return rows.map((r, i) => serialize(r, accounts[i]!));
 }
 

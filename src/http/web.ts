@@ -8,7 +8,7 @@ import { escapeHtml } from "../text/format.ts";
 import { cookie, SESSION_COOKIE } from "./oauth-forms.ts";
 import { aboutPage, embedPage, profilePage, statusPage, tagPage, type AccountEntity, type StatusEntity } from "../web/pages.ts";
 import { rssFeed } from "../web/rss.ts";
-import { INSTANCE_DESCRIPTION, instanceStats } from "../services/instance-keys.ts";
+import { INSTANCE_DESCRIPTION } from "../services/instance-keys.ts";
 import { htmlToText } from "../text/html-to-text.ts";
 import { input } from "./input.ts";
 import { int } from "./params.ts";
@@ -163,7 +163,7 @@ export function webRoutes(ctx: AppContext) {
       return Response.redirect(`${config.publicUrl}/@${c.params.name}/${c.params.id}`, 302);
     })
     .get("/", async (c) => {
-      const stats = instanceStats(ctx.db);
+      const stats = await services.instanceInfo.stats();
       const about = (await services.instanceInfo.extendedDescription()).html;
       const rules = (await services.instanceInfo.rules()).map((r) => ({ text: r.text, hint: r.hint }));
       const body = aboutPage({ ...site, description: INSTANCE_DESCRIPTION, aboutHtml: about, rules, contactEmail: config.contactEmail, registrations: await services.registrations.mode(), users: stats.userCount, statuses: stats.statusCount });

@@ -256,7 +256,7 @@ export class AnnouncementService {
     for (const m of text.matchAll(link)) {
       const row = await this.reader.findRow(Number(m[1]));
       if (!row || row.uri !== null || row.reblogOfId !== null || (await this.reader.visible([row], null)).length === 0) continue;
-      const author = this.accounts.findById(row.accountId);
+      const author = await this.accounts.get(row.accountId);
       if (author) found.set(row.id, `${this.publicUrl}/@${author.username}/${row.id}`);
     }
     return [...found].map(([id, url]) => ({ id, url }));

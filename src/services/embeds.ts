@@ -46,15 +46,15 @@ export class EmbedLoader {
   /** The owner and the other participants; the last statuses as they are (the owner takes part in each). */
   async conversations(rows: AccountConversationRow[], ownerId: number): Promise<Embeds> {
     const participants = rows.flatMap((r) => JSON.parse(r.participantIds) as number[]);
-    return { accounts: this.accountsById([ownerId, ...participants]), statuses: await this.reader.rowsByIds([...new Set(rows.map((r) => r.lastStatusId))]) };
+    return { accounts: await this.accountsById([ownerId, ...participants]), statuses: await this.reader.rowsByIds([...new Set(rows.map((r) => r.lastStatusId))]) };
   }
 
   private async load(accountIds: number[], statusIds: (number | null)[], viewerId: number): Promise<Embeds> {
     const ids = [...new Set(statusIds.filter((id): id is number => id !== null))];
-    return { accounts: this.accountsById(accountIds), statuses: ids.length === 0 ? [] : await this.reader.visible(await this.reader.rowsByIds(ids), viewerId) };
+    return { accounts: await this.accountsById(accountIds), statuses: ids.length === 0 ? [] : await this.reader.visible(await this.reader.rowsByIds(ids), viewerId) };
   }
 
-  private accountsById(ids: number[]): Map<number, AccountView> {
-    return new Map(this.accounts.viewsByIds([...new Set(ids)]).map((a) => [a.id, a]));
+  private async accountsById(ids: number[]): Promise<Map<number, AccountView>> {
+    return new Map((await this.accounts.showByIds([...new Set(ids)])).map((a) => [a.id, a]));
   }
 }

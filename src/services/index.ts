@@ -189,7 +189,7 @@ export function createServices(deps: ServiceDeps) {
   // Local statuses and profiles keep the custom emojis they use when they are written.
   const customEmojis = new CustomEmojiService(port, ids, clock, storage);
   const localEmojis = (texts: string[]) => customEmojis.inTexts(texts);
-  const accounts = new AccountService(port, db, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
+  const accounts = new AccountService(port, ids, clock, config.publicUrl, new ProfileImageService(storage), events, localEmojis);
   // Two-factor secrets are sealed under their own key file beside the database (see TwoFactor).
   const twoFactor = new TwoFactor(port, ids, clock, new TokenSeal(config.dataDir, TWO_FACTOR_KEY_FILE), config.domain);
   const grants = new GrantService(port, ids, clock, applications, tokens, accounts, (accountId) => twoFactor.enabled(accountId));
@@ -211,9 +211,9 @@ export function createServices(deps: ServiceDeps) {
   const notifications = new NotificationService(port, ids, clock, moderation, events, notificationPolicies);
 
   const policy = new StatusPolicy(follows, moderation, port);
-  const statusMedia = new StatusMedia(db, port, clock);
+  const statusMedia = new StatusMedia(port, clock);
   const quotePolicy = new QuotePolicy(port, follows, moderation, policy);
-  const reader = new StatusReader(port, db.$client, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(port, policy, moderation), policy: quotePolicy });
+  const reader = new StatusReader(port, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(port, policy, moderation), policy: quotePolicy });
   const homeFeed = new HomeFeedService(port, clock);
   const renderCache = new RenderCache(deps.renderCacheChanges);
   const counters = new Counters(port, renderCache);
@@ -223,7 +223,7 @@ export function createServices(deps: ServiceDeps) {
   const posting = new PostingService(port, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
   const removal = new RemovalService(port, events, renderCache, statusMedia, quotes);
   const statusActions = new StatusActionService(port, ids, clock, reader, moderation, removal, events, newStatuses);
-  const polls = new PollService(port, db, ids, clock, reader, moderation, wheel, events);
+  const polls = new PollService(port, ids, clock, reader, moderation, wheel, events);
   const lists = new ListService(port, ids, clock, events);
   const timelines = new TimelineService(port, reader, moderation, lists, renderCache);
   const threads = new ThreadService(port, reader, moderation);
@@ -249,7 +249,7 @@ export function createServices(deps: ServiceDeps) {
   });
   // What is fetched from other servers, made by src/federation of the two above (none while FEDERATION=off).
   // Federation counts what it sends and receives here, for the admin pages' health page.
-  const federationTraffic = new FederationTraffic(db, clock);
+  const federationTraffic = new FederationTraffic(port, clock);
   const fetcher = deps.remote?.({ outgoing, refuses: (url) => federationDomains.refuses(url), traffic: federationTraffic }) ?? null;
   const remoteAccounts = new RemoteAccounts(port, ids, clock, events, federationDomains, fetcher, goneAccounts);
   const announcements = new AnnouncementService(port, ids, clock, config.publicUrl, accounts, reader, customEmojis, events);
@@ -267,14 +267,14 @@ export function createServices(deps: ServiceDeps) {
   // Quotes remote posts make are checked against their stamps (FEP-044f) before they count.
   // Quotes that could not be settled for want of an answer are checked again later, off the wheel.
   const quoteChecks = new QuoteChecks(port, clock, wheel);
-  const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.findById(id), (id) => reader.findRowSync(id), quoteChecks);
+  const noteQuotes = new NoteQuotes(quotes, new QuoteStamps(fetcher), (id) => accounts.get(id), (id) => reader.findRow(id), quoteChecks);
   // Relays the instance actor follows: what they bring fills the federated timeline.
   const relays = new Relays(port, ids, clock, events, (url) => federationDomains.refuses(url), fetcher, config.publicUrl);
   // The admin pages' changes to the server itself (relays, emojis, rules, announcements, description), each in the audit log.
   const adminInstance = new AdminInstance(port, auditLog, relays, customEmojis, instanceInfo, announcements, invites);
   const remoteNotes = new RemoteNotes(federationActors, remoteAccounts, posting, reader, moderation, editing, polls, noteQuotes, fetcher, relays, new Tombstones(port, clock), writes);
   const quoteRechecks = new QuoteRechecks(quoteChecks, wheel, (id) => remoteNotes.recheckQuote(id));
-  const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.findById(id));
+  const remoteQuotes = new RemoteQuotes(quotes, remoteNotes, remoteAccounts, reader, (id) => accounts.get(id));
   const search = new SearchService(port, clock, reader, remoteAccounts, remoteNotes, fetcher, config.publicUrl, config.domain);
   const tagFollows = new TagFollowService(port, ids, clock, search);
   const featuredTags = new FeaturedTagService(port, ids, clock, search);

@@ -25,6 +25,13 @@ const MODES: readonly RegistrationsMode[] = ["open", "approval", "closed"];
  */
 const ACTIVITY_CACHE_MS = 60 * 60 * 1000;
 
+export interface InstanceStats {
+  userCount: number;
+  statusCount: number;
+  /** Other servers this one knows accounts of (Mastodon's domain_count). */
+  domainCount: number;
+}
+
 export class InstanceInfo {
   private q;
   private p;
@@ -140,6 +147,22 @@ export class InstanceInfo {
   }
 
   /** Mastodon's instance activity: the last 12 ISO weeks (Monday to Monday, UTC), this one first. */
+  /** The counts the instance documents, NodeInfo and the about page show (the documents keep what they built until the database changes). */
+  async stats(): Promise<InstanceStats> {
+    const row = await this.port.get<{ users: number; statuses: number }>("SELECT count(*) AS users, coalesce(sum(statuses_count), 0) AS statuses FROM accounts WHERE domain IS NULL");
+    // Number(): PostgreSQL's sum of bigints is numeric, which its driver gives as text.
+    return { userCount: Number(row?.users ?? 0), statusCount: Number(row?.statuses ?? 0), domainCount: (await this.peers()).length };
+  }
+
+  /**
+   * The servers this one knows accounts of, by host name (a port dropped), as Mastodon's
+   * /api/v1/instance/peers lists the domains of its remote accounts.
+   */
+  async peers(): Promise<string[]> {
+    const rows = await this.port.all<{ domain: string }>("SELECT DISTINCT domain FROM accounts WHERE domain IS NOT NULL");
+    return [...new Set(rows.map((r) => r.domain.replace(/:\d+$/, "").toLowerCase()))].sort();
+  }
+
   async activity(): Promise<WeekActivity[]> {
     const now = this.clock.now();
     // Anyone may ask, and it is 36 counts: kept for an hour, as Mastodon caches its answer.

@@ -1,7 +1,5 @@
-import { eq, sql } from "drizzle-orm";
-import type { Db } from "../db/connection.ts";
+import { eq } from "drizzle-orm";
 import type { DatabasePort } from "../db/port.ts";
-import { accounts } from "../db/schema.ts";
 import { randomSecret } from "../auth/secrets.ts";
 
 export interface InstanceKeys {
@@ -34,30 +32,5 @@ export async function loadInstanceKeys(db: DatabasePort): Promise<InstanceKeys> 
   };
 }
 
-export interface InstanceStats {
-  userCount: number;
-  statusCount: number;
-  /** Other servers this one knows accounts of (Mastodon's domain_count). */
-  domainCount: number;
-}
-
 /** What the server says of itself (the instance entity, the about page). */
 export const INSTANCE_DESCRIPTION = "A Rookery server: Mastodon-compatible microblogging in one file.";
-
-export function instanceStats(db: Db): InstanceStats {
-  const row = db
-    .select({ users: sql<number>`count(*)`, statuses: sql<number>`coalesce(sum(${accounts.statusesCount}), 0)` })
-    .from(accounts)
-    .where(sql`${accounts.domain} IS NULL`)
-    .get();
-  return { userCount: row?.users ?? 0, statusCount: row?.statuses ?? 0, domainCount: knownPeers(db).length };
-}
-
-/**
- * The servers this one knows accounts of, by host name (a port dropped), as Mastodon's
- * /api/v1/instance/peers lists the domains of its remote accounts.
- */
-export function knownPeers(db: Db): string[] {
-  const rows = db.$client.query<{ domain: string }, []>("SELECT DISTINCT domain FROM accounts WHERE domain IS NOT NULL").all();
-  return [...new Set(rows.map((r) => r.domain.replace(/:\d+$/, "").toLowerCase()))].sort();
-}

@@ -103,7 +103,7 @@ export class ReportService {
 
   async find(id: number): Promise<ReportView | undefined> {
     const [report] = (await this.byId.execute({ id })) as ReportRow[];
-    return report ? this.view(report) : undefined;
+    return report ? this.show(report) : undefined;
   }
 
   /** For the operator: unresolved ones, or all, oldest first. */
@@ -117,26 +117,13 @@ export class ReportService {
     return (await Promise.all(rows.map((r) => this.show(r)))).flatMap((v) => v ?? []);
   }
 
-  /** view() through the port. */
+  /** A report with its target as shown to staff. */
   private async show(report: ReportRow): Promise<ReportView | undefined> {
     const target = await this.accounts.get(report.targetAccountId);
     if (!target) return undefined;
     return {
       report,
       target: await this.accounts.show(target),
-      statusIds: JSON.parse(report.statusIds) as number[],
-      ruleIds: report.ruleIds === null ? null : (JSON.parse(report.ruleIds) as number[]),
-    };
-  }
-
-  /** For `find`, synchronous until it converts (convz's part). */
-
-  private view(report: ReportRow): ReportView | undefined {
-    const target = this.accounts.findById(report.targetAccountId);
-    if (!target) return undefined;
-    return {
-      report,
-      target: this.accounts.view(target),
       statusIds: JSON.parse(report.statusIds) as number[],
       ruleIds: report.ruleIds === null ? null : (JSON.parse(report.ruleIds) as number[]),
     };

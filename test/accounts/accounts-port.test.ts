@@ -38,7 +38,7 @@ function accountsOn(arm: PortArm) {
   const heard: DomainEvent[] = [];
   for (const type of ["account.registered", "account.updated", "account.unlocked"] as const) events.within(type, (e) => void heard.push(e));
   const images = new ProfileImageService(new MediaStorage(dir, PUBLIC_URL));
-  const accounts = new AccountService(arm.port, arm.t.database.db, arm.t.ids, arm.t.clock, PUBLIC_URL, images, events, async () => []);
+  const accounts = new AccountService(arm.port, arm.t.ids, arm.t.clock, PUBLIC_URL, images, events, async () => []);
   return { accounts, heard };
 }
 

@@ -152,11 +152,11 @@ describe("approving and rejecting sign-ups", () => {
     const before = auditLines(server).length;
     const res = await admin.client.post(`/api/v1/admin/accounts/${waiting.id}/reject`);
     expect([res.status, res.body]).toEqual([200, {}]);
-    expect(server.ctx.services.accounts.findById(waiting.account.id)).toBeUndefined();
+    expect(await server.ctx.services.accounts.get(waiting.account.id)).toBeUndefined();
     expect(auditSince(server, before)).toEqual([["reject", "User", waiting.id, admin.account.id]]);
     const refused = await admin.client.post(`/api/v1/admin/accounts/${alice.id}/reject`);
     expect([refused.status, refused.body]).toEqual([403, NOT_ALLOWED]);
-    expect(server.ctx.services.accounts.findById(alice.account.id)).toBeDefined();
+    expect(await server.ctx.services.accounts.get(alice.account.id)).toBeDefined();
   });
 });
 
@@ -276,7 +276,7 @@ describe("DELETE /api/v1/admin/accounts/:id", () => {
       ["destroy", "Account", dora.id, admin.account.id],
     ]);
     expect((await server.ctx.services.accounts.getUser(dora.account.id))).toBeUndefined();
-    const row = server.ctx.services.accounts.findById(dora.account.id)!;
+    const row = (await server.ctx.services.accounts.get(dora.account.id))!;
     expect(row).toMatchObject({ username: "dora", statusesCount: 0, followersCount: 0 });
     expect(row.suspendedAt).not.toBeNull();
     const statuses = server.ctx.db.$client.query("SELECT count(*) AS n FROM statuses WHERE account_id = ?").get(dora.account.id) as { n: number };

@@ -35,7 +35,7 @@ describe("/api/v1/admin/domain_blocks", () => {
       public_comment: null,
       obfuscate: false,
     });
-    expect(server.ctx.services.accounts.findById(spammer.id)).toBeUndefined();
+    expect(await server.ctx.services.accounts.get(spammer.id)).toBeUndefined();
     expect(server.ctx.services.federationDomains.refuses("spam.example")).toBe(true);
     const listed = await admin.client.get("/api/v1/admin/domain_blocks");
     expect(listed.body.map((b: { domain: string }) => b.domain)).toEqual(["spam.example"]);

@@ -34,7 +34,7 @@ describe("domain blocks and allows", () => {
     const before = auditLines(server).length;
     const { page } = await submitOn(browser, "/admin/domain_blocks", "/admin/domain_blocks", { domain: "Spam.Example" });
     expect(noticeOf(page)).toBe("spam.example is blocked.");
-    expect(server.ctx.services.accounts.findById(spammer.id)).toBeUndefined();
+    expect(await server.ctx.services.accounts.get(spammer.id)).toBeUndefined();
     expect(server.ctx.services.federationDomains.refuses("spam.example")).toBe(true);
     const again = await submitOn(browser, "/admin/domain_blocks", "/admin/domain_blocks", { domain: "sub.spam.example" });
     expect(again.post.status).toBe(422);

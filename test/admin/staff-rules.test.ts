@@ -77,7 +77,7 @@ describe("resetting a password", () => {
 
 describe("deleting a reported status", () => {
   test("only one the report names, by a role that manages reports; it goes as its author's deletion would", async () => {
-    const author = t.services.accounts.findById(ids.uma!)!;
+    const author = (await t.services.accounts.get(ids.uma!))!;
     const reported = await t.post(author, { text: "reported" });
     const other = await t.post(author, { text: "not reported" });
     const report = await t.services.reports.create(ids.ada!, { accountId: author.id, statusIds: [reported.id], ruleIds: [] });

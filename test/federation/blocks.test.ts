@@ -76,7 +76,7 @@ describe("a local account blocks a remote one", () => {
     await eventually(async () => (await carol.client.get("/api/v1/timelines/home")).body.some((s: any) => s.uri === post.uri), "bob's post in carol's home");
     expect((await alice.client.get("/api/v1/timelines/home")).body).toEqual([]);
     expect((await alice.client.get("/api/v1/notifications")).body).toEqual([]);
-    expect((await a.ctx.services.accounts.findById(alice.account.id))!.followersCount).toBe(0);
+    expect((await a.ctx.services.accounts.get(alice.account.id))!.followersCount).toBe(0);
   });
 });
 

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { accounts } from "../../src/db/schema.ts";
 import { createUser, PASSWORD, postStatus, type TestUser } from "../support/fixtures.ts";
 import { eventually, getAp, startFederatedPair } from "../support/federation.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -29,7 +31,8 @@ const follows = async (user: TestUser, server: TestServer, uri: string) => {
   const row = (await server.ctx.services.remoteAccounts.byUri(uri)) ?? (await server.federation!.resolveActor(uri));
   return row ? (await relationship(user, row.id)).following === true : false;
 };
-const row = (server: TestServer, id: string) => server.ctx.services.accounts.findById(Number(id))!;
+// Read synchronously from the server's SQLite (the service's read is on the port, async).
+const row = (server: TestServer, id: string) => server.ctx.db.select().from(accounts).where(eq(accounts.id, Number(id))).get()!;
 /** Everything A sent is delivered and handled by C. */
 const settled = async () => {
   await a.federation!.idle();

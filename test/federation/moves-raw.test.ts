@@ -109,7 +109,7 @@ describe("receiving Move", () => {
       await eventually(() => refusals().length > before, `the refusal (${reason}) is logged`);
       expect(refusals().at(-1)).toContain(reason);
     }
-    expect(a.ctx.services.accounts.findById(old.id)!.movedToAccountId).toBeNull();
+    expect((await a.ctx.services.accounts.get(old.id))!.movedToAccountId).toBeNull();
     expect(await relationship(old.id)).toMatchObject({ following: true });
     expect((await alice.client.get(`/api/v1/accounts/${old.id}`)).body.moved).toBeUndefined();
   });

@@ -53,7 +53,7 @@ describe("Move", () => {
     await a.federation!.idle();
     expect(after.posts.some((p) => p.type === "Follow")).toBe(true);
     // Everything A received is handled now: the move elsewhere, whenever it was, changed nothing.
-    expect(a.ctx.services.accounts.findById(old.id)!.movedToAccountId).toBe(moved.id);
+    expect((await a.ctx.services.accounts.get(old.id))!.movedToAccountId).toBe(moved.id);
   });
 
   test("the moved account shows `moved` wherever it is shown: as a status's author (cached or not), a notification's sender, in groups, lists and account lists", async () => {

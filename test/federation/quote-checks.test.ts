@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { quotes } from "../../src/db/schema.ts";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { eventually } from "../support/federation.ts";
 import { mastodonNote, mastodonStamp, NOTE_CONTEXT, PUBLIC } from "../support/mastodon-quotes.ts";
@@ -23,7 +25,8 @@ let inbox: string;
 
 const SECOND = 1000;
 const rowByUri = (uri: string) => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
-const quoteOf = (statusId: number) => a.ctx.services.quotes.forStatusNow(statusId);
+// Read synchronously from the server's SQLite (the service's read is on the port, async).
+const quoteOf = (statusId: number) => a.database.db.select().from(quotes).where(eq(quotes.statusId, statusId)).get();
 const waiting = (quoteId: number) => a.ctx.services.quoteChecks.waiting(quoteId);
 const quotesCount = (statusId: number) => a.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(statusId)?.n;
 const asked = (path: string) => m.asked.filter((p) => p === path).length;

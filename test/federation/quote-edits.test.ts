@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { quotes } from "../../src/db/schema.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { eventually } from "../support/federation.ts";
 import { mastodonNote, mastodonStamp, NOTE_CONTEXT, PUBLIC } from "../support/mastodon-quotes.ts";
@@ -20,7 +22,8 @@ let yan: string;
 let inbox: string;
 
 const rowByUri = (uri: string) => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
-const quoteOf = (statusId: number) => a.ctx.services.quotes.forStatusNow(statusId);
+// Read synchronously from the server's SQLite (the service's read is on the port, async).
+const quoteOf = (statusId: number) => a.database.db.select().from(quotes).where(eq(quotes.statusId, statusId)).get();
 const quotesCount = (statusId: number) => a.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(statusId)?.n;
 const mention = () => ({ type: "Mention", href: `${a.base}/users/alice`, name: `@alice@${new URL(a.base).host}` });
 

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { quotes } from "../../src/db/schema.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually, getAp } from "../support/federation.ts";
 import { mastodonNote, mastodonStamp, NOTE_CONTEXT, PUBLIC, STAMP_CONTEXT } from "../support/mastodon-quotes.ts";
@@ -19,7 +21,8 @@ let yan: string;
 let inbox: string;
 
 const rowByUri = (uri: string) => a.database.sqlite.query<{ id: number; quote_approval: string | null }, [string]>("SELECT id, quote_approval FROM statuses WHERE uri = ?").get(uri);
-const quoteOf = (statusId: number | string) => a.ctx.services.quotes.forStatusNow(Number(statusId));
+// Read synchronously from the server's SQLite (the service's read is on the port, async).
+const quoteOf = (statusId: number | string) => a.database.db.select().from(quotes).where(eq(quotes.statusId, Number(statusId))).get();
 const quotesCount = (statusId: number | string) => a.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(Number(statusId))?.n;
 const count = (sql: string) => (a.database.sqlite.query(sql).get() as { n: number }).n;
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { QuoteRow } from "../../src/db/schema.ts";
+import { eq } from "drizzle-orm";
+import { quotes, type QuoteRow } from "../../src/db/schema.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually, getAp, startFederatedPair } from "../support/federation.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -18,7 +19,8 @@ let bob: TestUser;
 let carol: TestUser;
 
 const rowByUri = (server: TestServer, uri: string) => server.database.sqlite.query<{ id: number; quotes_count: number }, [string]>("SELECT id, quotes_count FROM statuses WHERE uri = ?").get(uri);
-const quoteOf = (server: TestServer, statusId: number | string) => server.ctx.services.quotes.forStatusNow(Number(statusId));
+// Read synchronously from the server's SQLite (the service's read is on the port, async).
+const quoteOf = (server: TestServer, statusId: number | string) => server.database.db.select().from(quotes).where(eq(quotes.statusId, Number(statusId))).get();
 const quotesCount = (server: TestServer, statusId: number | string) => server.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(Number(statusId))?.n;
 
 /** A status quoting another, through the client API (Mastodon 4.5's quoted_status_id). */

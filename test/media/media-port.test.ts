@@ -134,7 +134,7 @@ for (const arm of portArms) {
 
     test("the short link leads to the file of a public status's processed media only", async () => {
       const { t, port, media, alice, status, attach } = await setup(await arm.open());
-      const statusMedia = new StatusMedia(t.database.db, port, t.clock);
+      const statusMedia = new StatusMedia(port, t.clock);
       const onPublic = await media.upload(alice.id, { file: file(await jpeg()) }, { background: false });
       const onPrivate = await media.upload(alice.id, { file: file(await jpeg()) }, { background: false });
       await attach(onPublic.id, (await status(alice)).id);

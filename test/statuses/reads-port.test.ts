@@ -157,7 +157,7 @@ for (const arm of portArms) {
       const byEve = await a.t.post(eve, { text: "eve says", visibility: "public" });
       await services.statusActions.favourite(alice.id, quoted.id);
       await services.statusActions.bookmark(alice.id, polled.id);
-      await services.polls.vote(alice.id, (await services.polls.ofStatus(polled.id))!.id, ["1"]);
+      await services.polls.vote(alice.id, (await services.polls.pollOf(polled.id))!.id, ["1"]);
       // Dave boosts his own private status: its original is not alice's to see, so neither is the boost.
       const boostOfSecret = await services.statusActions.reblog(dave.id, secret.id, "private").catch(() => null);
       await services.moderation.block(alice.id, eve.id);
@@ -170,9 +170,9 @@ for (const arm of portArms) {
       const domains = new AccountDomainBlocks(a.port, a.t.ids, a.t.clock, followsOnPort, events);
       const moderation = new ModerationService(a.port, a.t.ids, a.t.clock, followsOnPort, events, domains);
       const policy = new StatusPolicy(followsOnPort, moderation, a.port);
-      const statusMedia = new StatusMedia(a.t.database.db, a.port, a.t.clock);
+      const statusMedia = new StatusMedia(a.port, a.t.clock);
       const quotePolicy = new QuotePolicy(a.port, followsOnPort, moderation, policy);
-      const reader = new StatusReader(a.port, a.t.database.sqlite, a.t.clock, policy, (ids) => statusMedia.forStatuses(ids), { reads: new QuoteReads(a.port, policy, moderation), policy: quotePolicy });
+      const reader = new StatusReader(a.port, a.t.clock, policy, (ids) => statusMedia.forStatuses(ids), { reads: new QuoteReads(a.port, policy, moderation), policy: quotePolicy });
       const timelines = new TimelineService(a.port, reader, moderation, services.lists, services.renderCache);
 
       // The public timeline for alice: eve (blocked) and dave (muted) left out, bob's private status too.

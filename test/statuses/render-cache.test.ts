@@ -70,8 +70,9 @@ describe("statuses rendered from the cache", () => {
     // bob's follow, mention, favourite and boost; carol's boost.
     expect(rows.map((n) => n.type).sort()).toEqual(["favourite", "follow", "mention", "reblog", "reblog"]);
     const statuses = new Map((await renderStatuses(services, urls, await services.reader.rowsByIds(rows.flatMap((n) => (n.statusId ? [n.statusId] : []))), viewer)).map((r) => [r.id, r]));
+    const froms = await services.accounts.showByIds(rows.map((n) => n.fromAccountId));
     const expected = rows.map((n) => {
-      const from = services.accounts.viewsByIds([n.fromAccountId])[0]!;
+      const from = froms.find((a) => a.id === n.fromAccountId)!;
       const out = serializeNotification(urls, n, from);
       return n.statusId === null ? out : { ...out, status: statuses.get(String(n.statusId)) };
     });

@@ -1,4 +1,6 @@
 import { createUser, type TestUser } from "./fixtures.ts";
+import { eq } from "drizzle-orm";
+import { accounts } from "../../src/db/schema.ts";
 import type { TestServer } from "./server.ts";
 import { OPERATOR } from "../../src/services/admin/audit-log.ts";
 import type { Role } from "../../src/models/roles.ts";
@@ -39,5 +41,6 @@ export function remoteAccount(server: TestServer, username: string, domain: stri
   const uri = `https://${domain}/users/${username}`;
   const id = server.ctx.ids.next();
   server.ctx.db.$client.run("INSERT INTO accounts (id, username, domain, uri, url, inbox_url, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [id, username, domain, uri, uri, `${uri}/inbox`, server.clock.now()]);
-  return server.ctx.services.accounts.findById(id)!;
+  // Read back synchronously from the server's SQLite (the service's read is on the port, async).
+  return server.ctx.db.select().from(accounts).where(eq(accounts.id, id)).get()!;
 }

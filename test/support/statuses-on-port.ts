@@ -21,7 +21,7 @@ export function statusesOnPort(arm: PortArm) {
   const events = new EventBus(port);
   const rows = new NewStatuses(port);
   // Removal's collaborators on the port: what a status's removal writes lands in the arm's database.
-  const statusMedia = new StatusMedia(t.database.db, port, t.clock);
+  const statusMedia = new StatusMedia(port, t.clock);
   const quotes = new QuoteService(t.database.db, port, t.ids, t.clock, events, s.quotes.policy, s.reader, s.renderCache, t.config.publicUrl);
   const posting = new PostingService(port, t.ids, t.clock, t.config, s.accounts, s.moderation, s.reader, events, s.counters, s.statusMedia, rows, s.quotes, s.posting.localEmojis);
   return {
@@ -31,7 +31,7 @@ export function statusesOnPort(arm: PortArm) {
     scheduled: new ScheduledStatusService(port, t.ids, t.clock, posting, s.wheel),
     keys: new IdempotencyStore(port, t.clock),
     editing: new EditingService(port, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: s.media, statuses: s.statusMedia }, rows, async () => null),
-    polls: new PollService(port, t.database.db, t.ids, t.clock, s.reader, s.moderation, s.wheel, events),
+    polls: new PollService(port, t.ids, t.clock, s.reader, s.moderation, s.wheel, events),
     quotes,
     removal: new RemovalService(port, events, s.renderCache, statusMedia, quotes),
   };

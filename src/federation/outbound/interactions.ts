@@ -6,6 +6,7 @@ import { actorUriOf, instant, noteUriOf } from "../vocab.ts";
 import type { Outbound } from "./index.ts";
 import { relayRecipient } from "./relays.ts";
 import { recipientOf } from "./sender.ts";
+import { statusKey } from "./statuses.ts";
 
 /**
  * Favourites and boosts by local accounts, told to other servers once committed: a
@@ -17,10 +18,10 @@ export function interactions(events: Pick<EventBus, "afterCommit">, out: Outboun
   const { services, lookups, context: ctx, sender } = out;
 
   /** The local account and the remote status (with its author) a favourite concerns. */
-  const liked = (accountId: number, statusId: number) => {
-    const account = lookups.account(accountId);
-    const status = lookups.status(statusId);
-    const author = status && lookups.account(status.accountId);
+  const liked = async (accountId: number, statusId: number) => {
+    const account = await lookups.account(accountId);
+    const status = await lookups.status(statusId);
+    const author = status && (await lookups.account(status.accountId));
     if (!account || account.domain !== null || !status || status.uri === null || !author || author.domain === null) return null;
     return { account, status, author };
   };
@@ -28,22 +29,36 @@ export function interactions(events: Pick<EventBus, "afterCommit">, out: Outboun
     const actor = c.getActorUri(account.username);
     return new Like({ id: new URL(`${actor.href}#likes/${favouriteId}`), actor, object: new URL(status.uri!) });
   };
+  // A favourite's Like and its Undo are prepared in turn (their rows read inside the send).
+  const likeKey = (e: { favouriteId: number }) => `like:${e.favouriteId}`;
 
   events.afterCommit("favourite.created", (e) => {
-    const p = liked(e.accountId, e.statusId);
-    if (!p) return;
-    const c = ctx();
-    const like = likeOf(c, p.account, p.status, e.favouriteId);
-    sender.send("Like", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.author), like, { orderingKey: like.id!.href }));
+    sender.send(
+      "Like",
+      async () => {
+        const p = await liked(e.accountId, e.statusId);
+        if (!p) return;
+        const c = ctx();
+        const like = likeOf(c, p.account, p.status, e.favouriteId);
+        await c.sendActivity({ identifier: p.account.username }, recipientOf(p.author), like, { orderingKey: like.id!.href });
+      },
+      likeKey(e),
+    );
   });
 
   events.afterCommit("favourite.removed", (e) => {
-    const p = liked(e.accountId, e.statusId);
-    if (!p) return;
-    const c = ctx();
-    const like = likeOf(c, p.account, p.status, e.favouriteId);
-    const undo = new Undo({ id: new URL(`${like.id!.href}/undo`), actor: like.actorId, object: like });
-    sender.send("Undo Like", () => c.sendActivity({ identifier: p.account.username }, recipientOf(p.author), undo, { orderingKey: like.id!.href }));
+    sender.send(
+      "Undo Like",
+      async () => {
+        const p = await liked(e.accountId, e.statusId);
+        if (!p) return;
+        const c = ctx();
+        const like = likeOf(c, p.account, p.status, e.favouriteId);
+        const undo = new Undo({ id: new URL(`${like.id!.href}/undo`), actor: like.actorId, object: like });
+        await c.sendActivity({ identifier: p.account.username }, recipientOf(p.author), undo, { orderingKey: like.id!.href });
+      },
+      likeKey(e),
+    );
   });
 
   /**
@@ -52,11 +67,11 @@ export function interactions(events: Pick<EventBus, "afterCommit">, out: Outboun
    * followers and the boosted author), and who should get it (read as the send is prepared);
    * null when it is no local boost.
    */
-  const announcement = (boost: StatusRow) => {
+  const announcement = async (boost: StatusRow) => {
     if (boost.reblogOfId === null || boost.uri !== null) return null;
-    const booster = lookups.account(boost.accountId);
-    const original = lookups.status(boost.reblogOfId);
-    const author = original && lookups.account(original.accountId);
+    const booster = await lookups.account(boost.accountId);
+    const original = await lookups.status(boost.reblogOfId);
+    const author = original && (await lookups.account(original.accountId));
     if (!booster || booster.domain !== null || !original || !author) return null;
     const recipients = async () => {
       const all = [...(await services.federationActors.remoteFollowers(booster.id)), ...(author.domain !== null ? [author] : [])].map(recipientOf);
@@ -80,35 +95,51 @@ export function interactions(events: Pick<EventBus, "afterCommit">, out: Outboun
     return { c, booster, announce, recipients };
   };
 
+  // A boost's Announce and its Undo are prepared in turn, under the boost's key (statuses.ts).
   events.afterCommit("status.created", (e) => {
-    const out = announcement(e.status);
-    if (!out) return;
-    const { c, booster, announce, recipients } = out;
-    const key = announce.id!.href;
-    sender.send("Announce", async () => sendTo(c, booster, await recipients(), announce, key), key);
+    if (e.status.reblogOfId === null || e.status.uri !== null) return;
+    sender.send(
+      "Announce",
+      async () => {
+        const a = await announcement(e.status);
+        if (a) await sendTo(a.c, a.booster, await a.recipients(), a.announce, a.announce.id!.href);
+      },
+      statusKey(e.status.id),
+    );
   });
 
   events.afterCommit("status.deleted", (e) => {
-    const out = announcement(e.status);
-    if (!out) return;
-    const { c, booster, announce, recipients } = out;
-    const undo = new Undo({ id: new URL(`${announce.id!.href}/undo`), actor: announce.actorId, tos: announce.toIds, ccs: announce.ccIds, object: announce });
-    const key = announce.id!.href;
-    sender.send("Undo Announce", async () => sendTo(c, booster, await recipients(), undo, key), key);
+    if (e.status.reblogOfId === null || e.status.uri !== null) return;
+    sender.send(
+      "Undo Announce",
+      async () => {
+        const a = await announcement(e.status);
+        if (!a) return;
+        const { announce } = a;
+        const undo = new Undo({ id: new URL(`${announce.id!.href}/undo`), actor: announce.actorId, tos: announce.toIds, ccs: announce.ccIds, object: announce });
+        await sendTo(a.c, a.booster, await a.recipients(), undo, announce.id!.href);
+      },
+      statusKey(e.status.id),
+    );
   });
 
   // A local pin or unpin: Add to or Remove from the featured collection, told to the remote
   // followers (Mastodon's AddSerializer / RemoveSerializer), so their servers show it pinned.
   const featuring = (kind: "Add" | "Remove") => (e: { accountId: number; statusId: number }) => {
-    const account = lookups.account(e.accountId);
-    const status = lookups.status(e.statusId);
-    if (!account || account.domain !== null || !status || status.uri !== null) return;
-    const c = ctx();
-    const actor = c.getActorUri(account.username);
-    const values = { id: new URL(`${actor.href}#${kind === "Add" ? "pins" : "unpins"}/${status.id}/${crypto.randomUUID()}`), actor, object: noteUriOf(c, account, status), target: c.getFeaturedUri(account.username), to: PUBLIC_COLLECTION };
-    const activity = kind === "Add" ? new Add(values) : new Remove(values);
-    const key = `${actor.href}#featured`;
-    sender.send(kind, async () => sendTo(c, account, (await services.federationActors.remoteFollowers(account.id)).map(recipientOf), activity, key), key);
+    sender.send(
+      kind,
+      async () => {
+        const account = await lookups.account(e.accountId);
+        const status = await lookups.status(e.statusId);
+        if (!account || account.domain !== null || !status || status.uri !== null) return;
+        const c = ctx();
+        const actor = c.getActorUri(account.username);
+        const values = { id: new URL(`${actor.href}#${kind === "Add" ? "pins" : "unpins"}/${status.id}/${crypto.randomUUID()}`), actor, object: noteUriOf(c, account, status), target: c.getFeaturedUri(account.username), to: PUBLIC_COLLECTION };
+        const activity = kind === "Add" ? new Add(values) : new Remove(values);
+        await sendTo(c, account, (await services.federationActors.remoteFollowers(account.id)).map(recipientOf), activity, `${actor.href}#featured`);
+      },
+      `featured:${e.accountId}`,
+    );
   };
   events.afterCommit("status.pinned", featuring("Add"));
   events.afterCommit("status.unpinned", featuring("Remove"));

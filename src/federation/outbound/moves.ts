@@ -2,6 +2,7 @@ import { Move } from "@fedify/fedify/vocab";
 import type { EventBus } from "../../infra/events.ts";
 import { actorUriOf } from "../vocab.ts";
 import type { Outbound } from "./index.ts";
+import { profileKey } from "./profiles.ts";
 import { recipientOf } from "./sender.ts";
 
 /**
@@ -13,17 +14,21 @@ import { recipientOf } from "./sender.ts";
 export function moves(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
   const { services, context: ctx, sender } = out;
   events.afterCommit("account.moved", (e) => {
-    const account = services.accounts.findById(e.accountId);
-    const target = services.accounts.findById(e.targetAccountId);
-    if (!account || account.domain !== null || !target) return;
-    const c = ctx();
-    const actor = c.getActorUri(account.username);
-    // After the profile Updates set in motion before it (their ordering key).
-    sender.send("Move", async () => {
-      const followers = await services.federationActors.remoteFollowers(account.id);
-      if (followers.length === 0) return;
-      const move = new Move({ id: new URL(`${actor.href}#moves/${crypto.randomUUID()}`), actor, object: actor, target: actorUriOf(c, target) });
-      await c.sendActivity({ identifier: account.username }, followers.map(recipientOf), move, { preferSharedInbox: true, orderingKey: `${actor.href}#profile` });
-    }, `${actor.href}#profile`);
+    // After the profile Updates set in motion before it (their ordering key, profiles.ts).
+    sender.send(
+      "Move",
+      async () => {
+        const account = await services.accounts.get(e.accountId);
+        const target = await services.accounts.get(e.targetAccountId);
+        if (!account || account.domain !== null || !target) return;
+        const followers = await services.federationActors.remoteFollowers(account.id);
+        if (followers.length === 0) return;
+        const c = ctx();
+        const actor = c.getActorUri(account.username);
+        const move = new Move({ id: new URL(`${actor.href}#moves/${crypto.randomUUID()}`), actor, object: actor, target: actorUriOf(c, target) });
+        await c.sendActivity({ identifier: account.username }, followers.map(recipientOf), move, { preferSharedInbox: true, orderingKey: `${actor.href}#profile` });
+      },
+      profileKey(e.accountId),
+    );
   });
 }

@@ -20,33 +20,37 @@ const blockKey = (accountId: number, targetId: number) => ["rookery", "block", S
  */
 export function relationships(events: Pick<EventBus, "afterCommit">, out: Outbound): void {
   const { services, context: ctx, kv, sender } = out;
-  const pair = (accountId: number, targetId: number) => {
-    const [account, target] = [services.accounts.findById(accountId), services.accounts.findById(targetId)];
+  const pair = async (accountId: number, targetId: number) => {
+    const account = await services.accounts.get(accountId);
+    const target = account && (await services.accounts.get(targetId));
     return account && target ? { account, target } : null;
   };
-  const send = sender.send;
+  // The activities between two accounts are prepared in the order they were set in motion (a
+  // Follow before its Undo, a Reject before the Block): their rows are read inside the send.
+  const send = (what: string, accountId: number, targetId: number, work: () => Promise<void>) =>
+    sender.send(what, work, `relationship:${Math.min(accountId, targetId)}/${Math.max(accountId, targetId)}`);
   // Each Follow has an id of its own (receivers drop an id they have seen, so a second follow
   // after an unfollow or a block would go unheard); it is kept for the Undo to quote.
   const followOf = (c: Context<void>, local: AccountRow, remote: AccountRow, id: string) =>
     new Follow({ id: new URL(id), actor: c.getActorUri(local.username), object: new URL(remote.uri!) });
 
   events.afterCommit("follow_request.created", (e) => {
-    const p = pair(e.accountId, e.targetAccountId);
-    if (!p || p.account.domain !== null || p.target.domain === null) return;
-    const c = ctx();
-    const id = `${c.getActorUri(p.account.username).href}#follows/${p.target.id}/${crypto.randomUUID()}`;
-    send("Follow", async () => {
+    send("Follow", e.accountId, e.targetAccountId, async () => {
+      const p = await pair(e.accountId, e.targetAccountId);
+      if (!p || p.account.domain !== null || p.target.domain === null) return;
+      const c = ctx();
+      const id = `${c.getActorUri(p.account.username).href}#follows/${p.target.id}/${crypto.randomUUID()}`;
       await kv.set(followKey(p.account.id, p.target.id), id);
       await c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), followOf(c, p.account, p.target, id));
     });
   });
 
   events.afterCommit("follow.removed", (e) => {
-    const p = pair(e.accountId, e.targetAccountId);
-    if (!p || p.account.domain !== null || p.target.domain === null) return;
-    const c = ctx();
-    const actor = c.getActorUri(p.account.username);
-    send("Undo", async () => {
+    send("Undo", e.accountId, e.targetAccountId, async () => {
+      const p = await pair(e.accountId, e.targetAccountId);
+      if (!p || p.account.domain !== null || p.target.domain === null) return;
+      const c = ctx();
+      const actor = c.getActorUri(p.account.username);
       const kept = await kv.get<string>(followKey(p.account.id, p.target.id));
       // A follow ended by the followed account's Block goes without Undo: its server ended it
       // already and refuses whatever the blocked account sends (GoToSocial answers 403, and the
@@ -67,9 +71,9 @@ export function relationships(events: Pick<EventBus, "afterCommit">, out: Outbou
   // Follow. Each answer has an id of its own: receivers drop an activity whose id they have seen,
   // and a second follow (after an unfollow, or a block) needs its answer heard.
   const answer = (kind: "Accept" | "Reject") => (e: { accountId: number; targetAccountId: number }) => {
-    const p = pair(e.accountId, e.targetAccountId);
-    if (!p || p.account.domain === null || p.target.domain !== null) return;
-    send(kind, async () => {
+    send(kind, e.accountId, e.targetAccountId, async () => {
+      const p = await pair(e.accountId, e.targetAccountId);
+      if (!p || p.account.domain === null || p.target.domain !== null) return;
       const followId = await kv.get<string>(followKey(p.account.id, p.target.id));
       const c = ctx();
       const actor = c.getActorUri(p.target.username);
@@ -88,14 +92,15 @@ export function relationships(events: Pick<EventBus, "afterCommit">, out: Outbou
   // A local account blocks a remote one, as Mastodon does: a follower it had is rejected (the
   // follow it had of the remote is undone by follow.removed), then Block is sent.
   events.afterCommit("block.created", (e) => {
-    const p = pair(e.accountId, e.targetAccountId);
-    if (!p || p.account.domain !== null || p.target.domain === null) return;
-    if (e.severedFollower) answer("Reject")({ accountId: p.target.id, targetAccountId: p.account.id });
-    const c = ctx();
-    const actor = c.getActorUri(p.account.username);
-    const id = `${actor.href}#blocks/${p.target.id}/${crypto.randomUUID()}`;
-    const block = new Block({ id: new URL(id), actor, object: new URL(p.target.uri!) });
-    send("Block", async () => {
+    // The Reject is checked as its own send (it answers only a remote follower of a local account).
+    if (e.severedFollower) answer("Reject")({ accountId: e.targetAccountId, targetAccountId: e.accountId });
+    send("Block", e.accountId, e.targetAccountId, async () => {
+      const p = await pair(e.accountId, e.targetAccountId);
+      if (!p || p.account.domain !== null || p.target.domain === null) return;
+      const c = ctx();
+      const actor = c.getActorUri(p.account.username);
+      const id = `${actor.href}#blocks/${p.target.id}/${crypto.randomUUID()}`;
+      const block = new Block({ id: new URL(id), actor, object: new URL(p.target.uri!) });
       await kv.set(blockKey(p.account.id, p.target.id), id);
       await c.sendActivity({ identifier: p.account.username }, recipientOf(p.target), block, { orderingKey: `${actor.href}#relationship/${p.target.id}` });
     });
@@ -103,11 +108,11 @@ export function relationships(events: Pick<EventBus, "afterCommit">, out: Outbou
 
   // An unblock is Undo of the Block it quotes (Mastodon's UnblockService).
   events.afterCommit("block.removed", (e) => {
-    const p = pair(e.accountId, e.targetAccountId);
-    if (!p || p.account.domain !== null || p.target.domain === null) return;
-    const c = ctx();
-    const actor = c.getActorUri(p.account.username);
-    send("Undo Block", async () => {
+    send("Undo Block", e.accountId, e.targetAccountId, async () => {
+      const p = await pair(e.accountId, e.targetAccountId);
+      if (!p || p.account.domain !== null || p.target.domain === null) return;
+      const c = ctx();
+      const actor = c.getActorUri(p.account.username);
       const id = (await kv.get<string>(blockKey(p.account.id, p.target.id))) ?? `${actor.href}#blocks/${p.target.id}`;
       const block = new Block({ id: new URL(id), actor, object: new URL(p.target.uri!) });
       const undo = new Undo({ id: new URL(`${id}/undo`), actor, object: block });

@@ -1,6 +1,5 @@
 import { eq } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { accounts, users, type AccountRow, type UserRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
@@ -13,7 +12,7 @@ import type { ProfileImageService } from "./profile-images.ts";
 import { ValidationErrors } from "./validation.ts";
 import { isTakenRace, newAccountInput, newLocalAccount, validateNewAccount, MAX_EMAIL_LENGTH, type NewAccount } from "./new-account.ts";
 import type { AccountView } from "../../models/views.ts";
-import { oneWithMovedTo, oneWithMovedToAsync, withMovedTo, withMovedToAsync } from "./account-views.ts";
+import { oneWithMovedToAsync, withMovedToAsync } from "./account-views.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
 import { admitted, type Admission } from "./registrations.ts";
 import { credentialChanges, type CredentialsUpdate } from "./credentials.ts";
@@ -40,19 +39,11 @@ let dummyHash: Promise<string> | null = null;
  *
  * On the database port (issue 31): registration, sign-in, update_credentials, the CLI's list and
  * sign-in throttle key, and the reads (`get`, `getMany`, `getLocal`, `getRemote`, `getUser`,
- * `show`, `showMany`, `showByIds`, `mentionsIn`, `localIds`). The synchronous `findById`,
- * `findByIds`, `view`, `views` and `viewsByIds` stay on `Db` for the synchronous callers of other
- * parts not converted yet: federation's NoteLookups and archive lookups, the outbound listeners
- * (beside remoteFollowers), NoteQuotes and RemoteQuotes, renderTimeline, EmbedLoader, ReportService.find
- * and the announcements' linked statuses.
+ * `show`, `showMany`, `showByIds`, `mentionsIn`, `localIds`): nothing of it is on `Db`.
  */
 export class AccountService {
-  private q;
-
   constructor(
     private port: DatabasePort,
-    /** For the synchronous reads (see above), until their callers convert. */
-    db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private publicUrl: string,
@@ -60,48 +51,15 @@ export class AccountService {
     private events: EventBus,
     /** This server's custom emojis used in some texts (CustomEmojiService.inTexts), kept on a profile when it is saved. */
     private localEmojis: (texts: string[]) => Promise<CustomEmoji[]>,
-  ) {
-    this.q = {
-      byId: db.$client.query<unknown[], [number]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id = ?`),
-      // One statement for any number of ids: drizzle's inArray built its SQL again on every call.
-      byIds: db.$client.query<unknown[], [string]>(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE id IN (SELECT value FROM json_each(?))`),
-    };
-  }
+  ) {}
 
-  findById(id: number): AccountRow | undefined {
-    const values = this.q.byId.values(id)[0];
-    return values ? ACCOUNT.map(values) : undefined;
-  }
-
-  /** In the order of `ids` (SQLite's order for IN depends on the plan, which indexes change). */
-  findByIds(ids: number[]): AccountRow[] {
-    if (ids.length === 0) return [];
-    const byId = new Map(this.q.byIds.values(JSON.stringify(ids)).map((r) => ACCOUNT.map(r)).map((a) => [a.id, a]));
-    return ids.flatMap((id) => byId.get(id) ?? []);
-  }
-
-  /** An account as presenters show it: with the account it moved to, if it moved (one query more, then). */
-  view(row: AccountRow): AccountView {
-    return oneWithMovedTo(row, (id) => this.findById(id));
-  }
-
-  /** Accounts as presenters show them: those that moved with the accounts they moved to, in one query for all. */
-  views(rows: AccountRow[]): AccountView[] {
-    return withMovedTo(rows, (ids) => this.findByIds(ids));
-  }
-
-  /** findByIds, as presenters show them (views). */
-  viewsByIds(ids: number[]): AccountView[] {
-    return this.views(this.findByIds(ids));
-  }
-
-  /** findById through the port. */
+  /** An account by its id. */
   async get(id: number): Promise<AccountRow | undefined> {
     const values = (await this.port.values(`SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE "accounts"."id" = ?`, [id]))[0];
     return values ? ACCOUNT.map(values) : undefined;
   }
 
-  /** findByIds through the port: in the order of `ids`. */
+  /** Accounts by their ids, in the order of `ids`. */
   async getMany(ids: number[]): Promise<AccountRow[]> {
     if (ids.length === 0) return [];
     const byId = new Map((await this.port.values(byIdsText(ids.length), ids)).map((r) => ACCOUNT.map(r)).map((a) => [a.id, a]));
@@ -136,7 +94,7 @@ export class AccountService {
     return withMovedToAsync(rows, (ids) => this.getMany(ids));
   }
 
-  /** viewsByIds() through the port. */
+  /** Accounts by their ids, as presenters show them (with the accounts they moved to). */
   async showByIds(ids: number[]): Promise<AccountView[]> {
     return this.showMany(await this.getMany(ids));
   }

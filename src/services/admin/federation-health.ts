@@ -47,7 +47,7 @@ export class FederationHealth {
     if (actor.kind === "staff" && !can(actor.role, "manage_federation")) throw forbidden();
     const queue = await this.deps.deliveryQueue();
     const relays = (await this.deps.relays.list()).map((relay) => ({ relay, failing: queue.failing.find((f) => f.domain === hostOf(relay.inboxUrl)) ?? null }));
-    return { queue, peers: await this.peers(), inbox: this.deps.traffic.inboxRate(), traffic: this.deps.traffic.hours(24), relays, storage: this.storageUsed() };
+    return { queue, peers: await this.peers(), inbox: this.deps.traffic.inboxRate(), traffic: await this.deps.traffic.hours(24), relays, storage: this.storageUsed() };
   }
 
   /** The relays with whether deliveries to each fail (the relays page: no storage walk, no peers). */

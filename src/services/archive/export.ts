@@ -32,10 +32,10 @@ export class ArchiveExport {
     private db: DatabasePort,
     private clock: Clock,
     private storage: MediaStorage,
-    private accounts: Pick<AccountService, "findById" | "get">,
-    private reader: Pick<StatusReader, "findRowSync">,
-    private statusMedia: Pick<StatusMedia, "forStatusesSync">,
-    private polls: Pick<PollService, "ofStatus">,
+    private accounts: Pick<AccountService, "get">,
+    private reader: Pick<StatusReader, "findRow">,
+    private statusMedia: Pick<StatusMedia, "forStatuses">,
+    private polls: Pick<PollService, "pollOf">,
     private renderer: ArchiveRenderer,
   ) {}
 
@@ -68,10 +68,10 @@ export class ArchiveExport {
 
   private lookups(): ArchiveLookups {
     return {
-      account: (id) => this.accounts.findById(id),
-      status: (id) => this.reader.findRowSync(id),
-      media: (statusId) => this.statusMedia.forStatusesSync([statusId]).get(statusId) ?? [],
-      poll: (statusId) => this.polls.ofStatus(statusId),
+      account: (id) => this.accounts.get(id),
+      status: (id) => this.reader.findRow(id),
+      media: async (statusId) => (await this.statusMedia.forStatuses([statusId])).get(statusId) ?? [],
+      poll: (statusId) => this.polls.pollOf(statusId),
     };
   }
 

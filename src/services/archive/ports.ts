@@ -1,11 +1,11 @@
 import type { AccountRow, MediaRow, PollRow, StatusRow } from "../../db/schema.ts";
 
-/** The rows a status's ActivityPub form points at (its parent, mentions, media, poll). */
+/** The rows a status's ActivityPub form points at (its parent, mentions, media, poll), read through the port. */
 export interface ArchiveLookups {
-  account(id: number): AccountRow | undefined;
-  status(id: number): StatusRow | undefined;
-  media(statusId: number): MediaRow[];
-  poll(statusId: number): PollRow | undefined;
+  account(id: number): Promise<AccountRow | undefined>;
+  status(id: number): Promise<StatusRow | undefined>;
+  media(statusId: number): Promise<MediaRow[]>;
+  poll(statusId: number): Promise<PollRow | undefined>;
 }
 
 /**

@@ -1,6 +1,4 @@
-import { asc, inArray } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { marks, padded, paddedSize } from "../../db/prepared.ts";
 import { rowReader } from "../../db/rows.ts";
@@ -36,14 +34,12 @@ function checkCombination(rows: { type: string; processing: string }[]) {
  * read in order for rendering, let go when a status is deleted, and reached by their short
  * link once public. The uploads themselves are the media service's.
  *
- * On the database port (issue 31): the short link, and what posting and editing call inside
- * their port transactions (`resolve`, `attach`, `forEdit`, `reattach`), and removal's
- * `detachFrom`. Still on `Db`, synchronous, for callers not yet converted: the status reader
- * (`forStatuses`, also the archive export's and federation's), which needs the result at once.
+ * All on the database port (issue 31): what posting and editing call inside their port
+ * transactions (`resolve`, `attach`, `forEdit`, `reattach`), removal's `detachFrom`, and the
+ * reads rendering awaits (`forStatuses`: the status reader, federation's Notes, the archive).
  */
 export class StatusMedia implements MediaAttacher {
   constructor(
-    private db: Db,
     private port: DatabasePort,
     private clock: Clock,
   ) {}
@@ -133,17 +129,6 @@ export class StatusMedia implements MediaAttacher {
       padded(statusIds, size),
     );
     return byStatus(found.map(MEDIA.map));
-  }
-
-  /**
-   * forStatuses for callers that cannot wait yet, on SQLite alone: the Note and archive
-   * renderers' synchronous lookups (federation/index.ts, archive/export.ts). Goes when they await.
-   */
-  forStatusesSync(statusIds: number[]): Map<number, MediaRow[]> {
-    if (statusIds.length === 0) return new Map();
-    return byStatus(
-      this.db.select().from(mediaAttachments).where(inArray(mediaAttachments.statusId, statusIds)).orderBy(asc(mediaAttachments.statusId), asc(mediaAttachments.position)).all(),
-    );
   }
 }
 

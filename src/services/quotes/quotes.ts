@@ -62,13 +62,10 @@ const Q = {
  * other servers) is in the table of consequences. Every write here runs inside the caller's
  * transaction or its own, on the database port (issue 31).
  *
- * Still synchronous on `Db`, for callers not yet converted: `forStatusNow` (the Note's lookups
- * and the signed-in status's ReadSnapshot) and `localQuotesOfNow` (status.updated's `within`
- * listener).
+ * Still synchronous on `Db`, for callers not yet converted: `localQuotesOfNow` (status.updated's
+ * `within` listener).
  */
 export class QuoteService {
-  private byStatusQuery;
-
   private insertQuery;
 
   constructor(
@@ -83,7 +80,6 @@ export class QuoteService {
     private cache: RenderCache,
     private publicUrl: string,
   ) {
-    this.byStatusQuery = db.select().from(quotes).where(eq(quotes.statusId, sql.placeholder("status"))).prepare();
     const t = port.tables.quotes;
     this.insertQuery = port.orm.insert(t).values(Object.fromEntries(Object.keys(getTableColumns(t)).map((k) => [k, sql.placeholder(k)])) as never).prepare();
   }
@@ -97,11 +93,6 @@ export class QuoteService {
 
   async forStatus(statusId: number): Promise<QuoteRow | undefined> {
     return this.one(Q.byStatus, [statusId]);
-  }
-
-  /** `forStatus` for synchronous callers (a Note's lookups, the signed-in status's ReadSnapshot). */
-  forStatusNow(statusId: number): QuoteRow | undefined {
-    return this.byStatusQuery.get({ status: statusId });
   }
 
   find(id: number): Promise<QuoteRow | undefined> {

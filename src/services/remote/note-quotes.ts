@@ -36,8 +36,8 @@ export class NoteQuotes {
   constructor(
     private quotes: Pick<QuoteService, "attachRemote" | "forStatus" | "find" | "acceptVerified" | "rejectVerified" | "setQuoted" | "restamp" | "touch" | "dropRemote">,
     private stamps: QuoteStamps,
-    private accountById: (id: number) => AccountRow | undefined,
-    private statusById: (id: number) => StatusRow | undefined,
+    private accountById: (id: number) => Promise<AccountRow | undefined>,
+    private statusById: (id: number) => Promise<StatusRow | undefined>,
     private checks: QuoteChecks,
   ) {}
 
@@ -47,7 +47,7 @@ export class NoteQuotes {
     const ref = input.quoted;
     const quoted = (await lookup.stored(ref)) ?? (ref.ours ? null : await lookup.fetch(ref).catch(() => null));
     if (quoted && !holdable(quoted, quoting.accountId)) return null;
-    const quotedAuthor = quoted ? this.accountById(quoted.accountId) : undefined;
+    const quotedAuthor = quoted ? await this.accountById(quoted.accountId) : undefined;
     // A stamp on this server's own posts is ours to issue: one named by the quoting post proves nothing.
     const approvalUri = ref.ours ? null : input.approvalUri;
     const verdict = quoted && quotedAuthor ? await this.stamps.verdict({ quotingUri: quoting.uri, quotingAccountId: quoting.accountId, quoted, quotedAuthor, approvalUri }) : "pending";
@@ -118,10 +118,10 @@ export class NoteQuotes {
    */
   async recheck(quoteId: number, lookup: QuotedLookup): Promise<RecheckOutcome> {
     const quote = await this.quotes.find(quoteId);
-    const status = quote && this.statusById(quote.statusId);
+    const status = quote && (await this.statusById(quote.statusId));
     if (!quote || !status || status.uri === null || quote.quotedUri === null || (quote.state !== "pending" && quote.state !== "accepted")) return "settled";
     await this.quotes.touch(quote.id);
-    let quoted = quote.quotedStatusId === null ? null : (this.statusById(quote.quotedStatusId) ?? null);
+    let quoted = quote.quotedStatusId === null ? null : ((await this.statusById(quote.quotedStatusId)) ?? null);
     if (!quoted) {
       // Only quotes of posts of other servers are checked again: the IRI is theirs.
       const ref: IriRef = { href: quote.quotedUri, ours: false, actor: null, status: null };
@@ -130,7 +130,7 @@ export class NoteQuotes {
       if (!holdable(quoted, status.accountId)) return "settled";
       await this.quotes.setQuoted(quote.id, quoted);
     }
-    const quotedAuthor = this.accountById(quoted.accountId);
+    const quotedAuthor = await this.accountById(quoted.accountId);
     if (!quotedAuthor || quoted.uri === null) return "settled";
     const verdict = await this.stamps.verdict({ quotingUri: status.uri, quotingAccountId: status.accountId, quoted, quotedAuthor, approvalUri: quote.approvalUri });
     if (verdict === "unreachable") return "again";

@@ -39,7 +39,7 @@ export class RemoteQuotes {
     private notes: Pick<RemoteNotes, "statusAt" | "store">,
     private remote: Pick<RemoteAccounts, "byUri" | "upsert" | "statusByUri">,
     private reader: Pick<StatusReader, "findRow">,
-    private accountById: (id: number) => AccountRow | undefined,
+    private accountById: (id: number) => Promise<AccountRow | undefined>,
   ) {}
 
   /**
@@ -97,7 +97,7 @@ export class RemoteQuotes {
   async revoked(actorUri: string, objectUri: string): Promise<string | null> {
     const account = await this.remote.byUri(actorUri);
     const quote = account ? await this.quotes.revokeStamp(objectUri, account.id) : null;
-    const quoter = quote ? this.accountById(quote.accountId) : undefined;
+    const quoter = quote ? await this.accountById(quote.accountId) : undefined;
     return quoter && quoter.domain === null ? quoter.username : null;
   }
 

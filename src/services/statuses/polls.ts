@@ -1,8 +1,7 @@
 import { and, eq, isNull, lte, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
-import { polls, type PollRow, type StatusRow } from "../../db/schema.ts";
+import type { PollRow, StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
@@ -21,8 +20,6 @@ export class PollService {
 
   constructor(
     private port: DatabasePort,
-    /** For the read that synchronous callers make: `ofStatus` (rendering a Note, the archive). */
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private reader: StatusReader,
@@ -62,12 +59,7 @@ export class PollService {
     this.wheel.schedule("poll", pollId, expiresAt);
   }
 
-  /** A status's poll. */
-  ofStatus(statusId: number): PollRow | undefined {
-    return this.db.select().from(polls).where(eq(polls.statusId, statusId)).get();
-  }
-
-  /** A status's poll, through the port (RemoteNotes); `ofStatus` stays for the synchronous lookups (rendering a Note, the archive). */
+  /** A status's poll, through the port (RemoteNotes, rendering a Note, the archive). */
   async pollOf(statusId: number): Promise<PollRow | undefined> {
     return (await this.q.ofStatus.execute({ statusId }))[0];
   }

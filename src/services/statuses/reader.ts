@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { accounts, polls, statuses, type PollRow, type StatusRow } from "../../db/schema.ts";
@@ -58,19 +57,13 @@ export class StatusReader {
   /** Application names never change after registration. */
   private appCache = new Map<number, { name: string; website: string | null }>();
   private texts = { statuses: bySize(statusesText), accounts: bySize(accountsText), apps: bySize(appsText), polls: bySize(pollsText), votes: bySize(votesText), flags: bySize(flagsText) };
-  /** For the synchronous lookups of Note and archive rendering (see findRowSync). */
-  private statusNow;
-
   constructor(
     private port: DatabasePort,
-    sqlite: Database,
     private clock: Clock,
     private policy: StatusPolicy,
     private media: MediaLoader,
     private quotes: QuoteSource,
-  ) {
-    this.statusNow = sqlite.query<unknown[], [number]>(STATUS_BY_ID);
-  }
+  ) {}
 
   /** Rows by id, in one padded statement. */
   private async byIds<T>(text: (n: number) => string, ids: readonly number[], map: (r: unknown[]) => T, before: unknown[] = []): Promise<T[]> {
@@ -89,16 +82,6 @@ export class StatusReader {
 
   async findRow(id: number): Promise<StatusRow | undefined> {
     const values = (await this.port.values(STATUS_BY_ID, [id]))[0];
-    return values ? STATUS.map(values) : undefined;
-  }
-
-  /**
-   * findRow for callers that cannot wait yet, on SQLite alone: the Note and archive renderers'
-   * synchronous lookups (federation/index.ts, archive/export.ts) and NoteQuotes' loader. Goes
-   * when those lookups are awaited.
-   */
-  findRowSync(id: number): StatusRow | undefined {
-    const values = this.statusNow.values(id)[0];
     return values ? STATUS.map(values) : undefined;
   }
 
