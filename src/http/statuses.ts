@@ -85,7 +85,7 @@ export function statusRoutes(ctx: AppContext) {
       const auth = requireUser(ctx, c.request, "write:statuses");
       // The status as it was before it went: its source is what a delete-and-redraft needs.
       const view = await services.statusCommands.delete(auth.accountId, statusId(c.params));
-      return serializeStatus(ctx.urls, view, { viewerId: auth.accountId, source: true, filtered: filteredFor(services, auth.accountId) });
+      return serializeStatus(ctx.urls, view, { viewerId: auth.accountId, source: true, filtered: await filteredFor(services, auth.accountId) });
     })
     // Removed from Mastodon in 3.0 (the card is on the Status now); clients of 2.x still ask: the card, or {}.
     .get("/api/v1/statuses/:id/card", async (c) => {

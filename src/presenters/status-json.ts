@@ -4,6 +4,11 @@ import type { Urls } from "./account.ts";
 import { serializeFilterResult } from "./filter.ts";
 import { composeStatusJson, serializeStatus, statusPartsJson } from "./status.ts";
 
+/** A viewer's filters as the filter service compiled them: passed back to it to match. */
+export interface ViewerFilters {
+  readonly accountId: number;
+}
+
 /**
  * What rendering statuses reads, and nothing more: the services provide it (the caller passes
  * them in). The rows handed over must already be the ones the viewer may see; what is read
@@ -27,8 +32,9 @@ export interface StatusSource {
   };
   /** The viewer's filters: a status's `filtered`. */
   filters: {
-    hasFilters(accountId: number): boolean;
-    matches(accountId: number, searchable: string, statusIds: number[]): FilterMatch[];
+    /** The viewer's active filters, read before rendering; null when none. */
+    matcherFor(accountId: number): Promise<ViewerFilters | null>;
+    matches(filters: ViewerFilters, searchable: string, statusIds: number[]): FilterMatch[];
   };
 }
 
@@ -40,18 +46,19 @@ export function searchableText(view: StatusView): string {
 }
 
 /** The viewer's matching filters for a status, as FilterResult entities. */
-export function filteredFor(source: StatusSource, viewerId: number | null): ((view: StatusView) => unknown[]) | undefined {
-  if (viewerId === null || !source.filters.hasFilters(viewerId)) return undefined;
+export async function filteredFor(source: StatusSource, viewerId: number | null): Promise<((view: StatusView) => unknown[]) | undefined> {
+  const filters = viewerId === null ? null : await source.filters.matcherFor(viewerId);
+  if (filters === null) return undefined;
   return (view) => {
     const subject = view.reblog ?? view;
     const ids = view.reblog ? [view.row.id, view.reblog.row.id] : [view.row.id];
-    return source.filters.matches(viewerId, searchableText(subject), ids).map(serializeFilterResult);
+    return source.filters.matches(filters, searchableText(subject), ids).map(serializeFilterResult);
   };
 }
 
 /** Statuses for one viewer, in one batch of queries. */
 export async function renderStatuses(source: StatusSource, urls: Urls, rows: StatusRow[], viewerId: number | null, options: { source?: boolean } = {}) {
-  const filtered = filteredFor(source, viewerId);
+  const filtered = await filteredFor(source, viewerId);
   return (await source.reader.views(rows, viewerId)).map((view) => serializeStatus(urls, view, { viewerId, source: options.source, filtered }));
 }
 
@@ -87,7 +94,7 @@ export async function statusJsonById(source: StatusSource, urls: Urls, rows: Sta
   const result = new Map<number, string>();
   if (rows.length === 0) return result;
   const { reader, renderCache, filters } = source;
-  if (viewerId !== null && filters.hasFilters(viewerId)) {
+  if (viewerId !== null && (await filters.matcherFor(viewerId)) !== null) {
     for (const rendered of await renderStatuses(source, urls, rows, viewerId)) result.set(Number(rendered.id), JSON.stringify(rendered));
     return result;
   }

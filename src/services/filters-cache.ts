@@ -10,7 +10,8 @@ export interface CompiledFilters {
   matcher: KeywordMatcher | null;
 }
 
-interface Entry extends CompiledFilters {
+/** One account's filters as the cache keeps them: what `FilterService.matcherFor` answers. */
+export interface Entry extends CompiledFilters {
   accountId: number;
   /** The automaton's build while its slices are still running between requests. */
   build: Generator<void, KeywordMatcher, void> | null;
@@ -25,30 +26,34 @@ const MAX_STATES = 4_000_000;
  * in slices (filters-matcher.ts BUILD_SLICE) run one per event-loop turn, so requests of
  * everybody else go on between them; the first read that needs it before the last slice ran
  * finishes it at once (bounded by the caps on keywords). An account not seen since start-up
- * (or evicted) is compiled at its first read, bounded the same way.
+ * (or evicted) is compiled once its rules are read (`put`, by FilterService through the
+ * database port), bounded the same way.
  */
 export class FilterMatcherCache {
   private entries = new Map<number, Entry>();
   private states = 0;
 
-  constructor(private load: (accountId: number) => FilterWithRules[]) {}
-
-  /** The account's filters; their automaton may still be building (see `ready`). */
-  filters(accountId: number): CustomFilterRow[] {
-    return this.entry(accountId).filters;
+  /** The account's entry if kept (its automaton may still be building: see `ready`). */
+  get(accountId: number): Entry | undefined {
+    const entry = this.entries.get(accountId);
+    if (entry) {
+      // Most recently used last: eviction takes the oldest first.
+      this.entries.delete(accountId);
+      this.entries.set(accountId, entry);
+    }
+    return entry;
   }
 
-  /** The account's filters with their automaton built. */
-  ready(accountId: number): CompiledFilters {
-    const entry = this.entry(accountId);
+  /** An entry with its automaton built. */
+  ready(entry: Entry): CompiledFilters {
     if (entry.build) this.finish(entry, finishBuild(entry.build));
     return entry;
   }
 
-  /** The account's filters changed: compile them again, in slices between other work. */
-  rebuild(accountId: number) {
+  /** The account's filters as just read: compiled in slices between other work, kept and answered. */
+  put(accountId: number, rules: FilterWithRules[]): Entry {
     this.drop(accountId);
-    const entry = this.entry(accountId);
+    const entry = this.entry(accountId, rules);
     const slice = () => {
       if (this.entries.get(accountId) !== entry || !entry.build) return;
       const step = entry.build.next();
@@ -56,19 +61,12 @@ export class FilterMatcherCache {
       else setImmediate(slice);
     };
     if (entry.build) setImmediate(slice);
+    return entry;
   }
 
-  private entry(accountId: number): Entry {
-    let entry = this.entries.get(accountId);
-    if (entry) {
-      // Most recently used last: eviction takes the oldest first.
-      this.entries.delete(accountId);
-      this.entries.set(accountId, entry);
-      return entry;
-    }
-    const rules = this.load(accountId);
+  private entry(accountId: number, rules: FilterWithRules[]): Entry {
     const hasKeywords = rules.some((r) => r.keywords.length > 0);
-    entry = {
+    const entry: Entry = {
       accountId,
       filters: rules.map((r) => r.filter),
       statusIds: rules.map((r) => new Set(r.statuses.map((s) => s.statusId))),
@@ -100,7 +98,8 @@ export class FilterMatcherCache {
     this.states = 0;
   }
 
-  private drop(accountId: number) {
+  /** The account's entry goes (its filters changed): read again when next asked. */
+  drop(accountId: number) {
     const entry = this.entries.get(accountId);
     if (!entry) return;
     this.entries.delete(accountId);

@@ -1,12 +1,11 @@
-import { eq, inArray } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
-import type { Db } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
-import { customFilterKeywords, customFilters, customFilterStatuses, type CustomFilterRow } from "../db/schema.ts";
+import type { CustomFilterRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { ApiError, notFound, validationFailed } from "../errors.ts";
 import type { EventBus } from "../infra/events.ts";
-import { FilterMatcherCache } from "./filters-cache.ts";
+import { FilterMatcherCache, type Entry } from "./filters-cache.ts";
 import { filterQueries, type FilterQueries } from "./filters-queries.ts";
 import type { StatusReader } from "./statuses/reader.ts";
 import type { FilterMatch, FilterWithRules, KeywordRow } from "../models/views.ts";
@@ -59,19 +58,17 @@ const TOO_LONG_ACCOUNT_KEYWORDS = `You have reached the maximum length of all fi
  * for a signed-in viewer carry the viewer's matching filters in `filtered`, whatever the
  * context, as Mastodon does; clients hide or warn. Any change announces `filters.changed`.
  *
- * The routes' reads and writes are on the database port (issue 31). The matching side
- * (`hasFilters`, `matches` and the compiled filters they keep) stays synchronous on `Db`: the
- * presenters call it while rendering a page, inside home's and the signed-in status's
- * synchronous ReadSnapshot, and it converts with them.
+ * On the database port (issue 31). Matching: `matcherFor` reads (once, then keeps) which
+ * accounts have filters and the viewer's compiled filters; `matches` then runs synchronously
+ * over what it answered, so a page's presenters match without reading.
  */
 export class FilterService {
   /** account -> its filters compiled for matching; compiled again on any change of them. */
-  private compiled = new FilterMatcherCache((accountId) => this.rulesNow(accountId));
+  private compiled = new FilterMatcherCache();
   private q: FilterQueries;
 
   constructor(
     private port: DatabasePort,
-    private db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
@@ -84,7 +81,8 @@ export class FilterService {
   private owners: Set<number> | null = null;
 
   private async changed(accountId: number) {
-    this.compiled.rebuild(accountId);
+    // Compiled again at once, in slices between other work, rather than at the next read.
+    this.compiled.put(accountId, await this.list(accountId));
     if (this.owners) {
       const [any] = await this.q.anyOf.execute({ accountId });
       if (any) this.owners.add(accountId);
@@ -98,20 +96,6 @@ export class FilterService {
     if (filters.length === 0) return [];
     const keywords = await this.q.keywordsOfAccount.execute({ accountId });
     const statuses = await this.q.statusesOfAccount.execute({ accountId });
-    return filters.map((filter) => ({
-      filter,
-      keywords: keywords.filter((k) => k.filterId === filter.id),
-      statuses: statuses.filter((s) => s.filterId === filter.id),
-    }));
-  }
-
-  /** `list` for the matcher, synchronously on `Db` (see the class's comment). */
-  private rulesNow(accountId: number): FilterWithRules[] {
-    const filters = this.db.select().from(customFilters).where(eq(customFilters.accountId, accountId)).orderBy(customFilters.id).all();
-    if (filters.length === 0) return [];
-    const ids = filters.map((f) => f.id);
-    const keywords = this.db.select().from(customFilterKeywords).where(inArray(customFilterKeywords.filterId, ids)).orderBy(customFilterKeywords.id).all();
-    const statuses = this.db.select().from(customFilterStatuses).where(inArray(customFilterStatuses.filterId, ids)).orderBy(customFilterStatuses.id).all();
     return filters.map((filter) => ({
       filter,
       keywords: keywords.filter((k) => k.filterId === filter.id),
@@ -334,13 +318,20 @@ export class FilterService {
 
   // ---- matching ----
 
-  /** Does the viewer have any filters at all (most have none: skip the work)? */
-  hasFilters(accountId: number): boolean {
-    // Most accounts have none: answered from memory, so streaming to thousands stays cheap.
-    this.owners ??= new Set(this.db.selectDistinct({ id: customFilters.accountId }).from(customFilters).all().map((r) => r.id));
-    if (!this.owners.has(accountId)) return false;
+  /**
+   * The viewer's filters, compiled, when any is active; null for most viewers, who have none
+   * (answered from memory once the accounts with filters are read, so streaming to thousands
+   * stays cheap). What `matches` matches against.
+   */
+  async matcherFor(accountId: number): Promise<Entry | null> {
+    if (this.owners === null) {
+      const rows = await this.port.all<{ id: number }>("SELECT DISTINCT account_id AS id FROM custom_filters");
+      this.owners ??= new Set(rows.map((r) => Number(r.id)));
+    }
+    if (!this.owners.has(accountId)) return null;
+    const entry = this.compiled.get(accountId) ?? this.compiled.put(accountId, await this.list(accountId));
     const now = this.clock.now();
-    return this.compiled.filters(accountId).some((f) => f.expiresAt === null || f.expiresAt > now);
+    return entry.filters.some((f) => f.expiresAt === null || f.expiresAt > now) ? entry : null;
   }
 
   /**
@@ -348,8 +339,8 @@ export class FilterService {
    * (spoiler, text, poll options, media descriptions), status filters against its id and
    * what it boosts.
    */
-  matches(accountId: number, searchable: string, statusIds: number[]): FilterMatch[] {
-    const { filters, statusIds: filtered, matcher } = this.compiled.ready(accountId);
+  matches(compiled: Entry, searchable: string, statusIds: number[]): FilterMatch[] {
+    const { filters, statusIds: filtered, matcher } = this.compiled.ready(compiled);
     const now = this.clock.now();
     const active = filters.map((f) => f.expiresAt === null || f.expiresAt > now);
     const keywords = matcher ? matcher.match(searchable, active) : [];

@@ -120,8 +120,6 @@ import { AdminInstance } from "./admin/instance.ts";
 import type { DeliveryQueueReport } from "../models/federation-health.ts";
 import { DATABASE_FILE } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
-import { ReadSnapshot } from "../db/read-snapshot.ts";
-import { afterCommitOf } from "../infra/after-commit.ts";
 
 export interface ServiceDeps {
   config: Config;
@@ -219,7 +217,7 @@ export function createServices(deps: ServiceDeps) {
   const counters = new Counters(port, renderCache);
   const newStatuses = new NewStatuses(port);
   // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).
-  const quotes = new QuoteService(db, port, ids, clock, events, quotePolicy, reader, renderCache, config.publicUrl);
+  const quotes = new QuoteService(port, ids, clock, events, quotePolicy, reader, renderCache, config.publicUrl);
   const posting = new PostingService(port, ids, clock, config, accounts, moderation, reader, events, counters, statusMedia, newStatuses, quotes, localEmojis);
   const removal = new RemovalService(port, events, renderCache, statusMedia, quotes);
   const statusActions = new StatusActionService(port, ids, clock, reader, moderation, removal, events, newStatuses);
@@ -233,7 +231,7 @@ export function createServices(deps: ServiceDeps) {
   const scheduled = new ScheduledStatusService(port, ids, clock, posting, wheel);
   const rateLimits: RateLimiter | SharedLimiter = deps.shared?.limiter(bucketsWithInbox(config.inboxRateLimit)) ?? new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);
   const signInLimits: RateLimiter | SharedLimiter = deps.shared?.limiter(SIGN_IN_BUCKETS) ?? new RateLimiter(clock, SIGN_IN_BUCKETS);
-  const filters = new FilterService(port, db, ids, clock, events, reader);
+  const filters = new FilterService(port, ids, clock, events, reader);
   const filtersV1 = new V1FilterService(filters);
   const conversations = new ConversationService(port, ids, notifications, events);
   const goneAccounts = new GoneAccounts(port, follows, removal);
@@ -346,8 +344,6 @@ export function createServices(deps: ServiceDeps) {
   const archiveExport = deps.archiveRenderer ? new ArchiveExport(port, clock, storage, accounts, reader, statusMedia, polls, deps.archiveRenderer) : null;
   const archiveImport = new ArchiveImport(port, clock, posting, media);
   return {
-    // One transaction for the statements of a signed-in read (src/db/read-snapshot.ts).
-    snapshot: new ReadSnapshot(db.$client, afterCommitOf(db.$client)),
     auditLog,
     adminAccounts,
     adminReports,

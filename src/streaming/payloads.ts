@@ -55,7 +55,7 @@ export class StatusPayloads {
 
   private async differsFor(viewerId: number): Promise<boolean> {
     if (viewerId === this.row.accountId) return true;
-    if (this.ctx.services.filters.hasFilters(viewerId)) return true;
+    if ((await this.ctx.services.filters.matcherFor(viewerId)) !== null) return true;
     this.muters ??= await this.ctx.services.statusActions.threadMuters(this.row.conversationId);
     return this.muters.has(viewerId);
   }

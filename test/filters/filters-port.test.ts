@@ -21,7 +21,7 @@ async function setUp({ t, port, mirror }: PortArm) {
   const events = new EventBus(port);
   const changed: number[] = [];
   events.afterCommit("filters.changed", (e) => changed.push(e.accountId));
-  const filters = new FilterService(port, t.database.db, t.ids, t.clock, events, t.services.reader);
+  const filters = new FilterService(port, t.ids, t.clock, events, t.services.reader);
   /** A status posted in SQLite (where the reader looks), copied to the port's database for the foreign key. */
   const post = async (author: AccountRow, text: string): Promise<StatusRow> => {
     const status = await t.post(author, { text });

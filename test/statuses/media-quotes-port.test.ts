@@ -52,7 +52,7 @@ function family(arm: PortArm) {
   const media = new MediaService(port, t.ids, t.clock, new MediaStorage(dir, "http://rookery.test"), new RenderCache(), { workers: 1, transcodes: 1, tools: async () => null, available: false });
   cleanups.push(() => void media.queue.stop());
   const statusMedia = new StatusMedia(port, t.clock);
-  const quotes = new QuoteService(t.database.db, port, t.ids, t.clock, events, s.quotes.policy, s.reader, s.renderCache, t.config.publicUrl);
+  const quotes = new QuoteService(port, t.ids, t.clock, events, s.quotes.policy, s.reader, s.renderCache, t.config.publicUrl);
   const posting = new PostingService(port, t.ids, t.clock, t.config, s.accounts, s.moderation, s.reader, events, s.counters, statusMedia, rows, quotes, s.posting.localEmojis);
   const editing = new EditingService(port, t.ids, t.clock, s.reader, posting, events, s.renderCache, { uploads: media, statuses: statusMedia }, rows, async () => null);
   const upload = async (author: AccountRow) => media.upload(author.id, { file: await jpeg() }, { background: false });

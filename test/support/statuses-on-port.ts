@@ -22,7 +22,7 @@ export function statusesOnPort(arm: PortArm) {
   const rows = new NewStatuses(port);
   // Removal's collaborators on the port: what a status's removal writes lands in the arm's database.
   const statusMedia = new StatusMedia(port, t.clock);
-  const quotes = new QuoteService(t.database.db, port, t.ids, t.clock, events, s.quotes.policy, s.reader, s.renderCache, t.config.publicUrl);
+  const quotes = new QuoteService(port, t.ids, t.clock, events, s.quotes.policy, s.reader, s.renderCache, t.config.publicUrl);
   const posting = new PostingService(port, t.ids, t.clock, t.config, s.accounts, s.moderation, s.reader, events, s.counters, s.statusMedia, rows, s.quotes, s.posting.localEmojis);
   return {
     events,

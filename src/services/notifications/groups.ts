@@ -1,5 +1,3 @@
-import { and, desc, eq, gte, lt } from "drizzle-orm";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
 import { notifications, type NotificationRow } from "../../db/schema.ts";
@@ -55,23 +53,8 @@ function keyAfter(prefix: string, createdAt: number, latest: string | null | und
  * boosts of one status, or follows, share `<type>[-<status>]-<hour>` where the hour is when the
  * group began; a notification more than 12 hours after that begins a new group. Mastodon keeps
  * the group's first hour in Redis; here it is read back from the latest key with the same prefix
- * (one index range on (account_id, group_key)). Synchronous: it runs in the creating write.
+ * (one index range on (account_id, group_key)), in the creating write's transaction.
  */
-export function groupKeyFor(db: Db, recipientId: number, type: string, statusId: number | null, createdAt: number): string | null {
-  const prefix = groupPrefix(type, statusId);
-  if (prefix === null) return null;
-  // Every key with this prefix lies between `<prefix>-` and `<prefix>.` ('.' follows '-').
-  const latest = db
-    .select({ key: notifications.groupKey })
-    .from(notifications)
-    .where(and(eq(notifications.accountId, recipientId), gte(notifications.groupKey, `${prefix}-`), lt(notifications.groupKey, `${prefix}.`)))
-    .orderBy(desc(notifications.groupKey))
-    .limit(1)
-    .get();
-  return keyAfter(prefix, createdAt, latest?.key);
-}
-
-/** `groupKeyFor` through the port, for an accepted request's notifications. */
 export async function groupKeyThrough(port: DatabasePort, recipientId: number, type: string, statusId: number | null, createdAt: number): Promise<string | null> {
   const prefix = groupPrefix(type, statusId);
   if (prefix === null) return null;

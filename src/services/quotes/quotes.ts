@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { and, eq, getTableColumns, isNull, sql } from "drizzle-orm";
+import { getTableColumns, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
-import { accounts, quotes, type QuoteRow, type StatusRow } from "../../db/schema.ts";
+import { quotes, type QuoteRow, type StatusRow } from "../../db/schema.ts";
 import { ApiError, forbidden, notFound } from "../../errors.ts";
 import { parseId, type IdGenerator } from "../../ids.ts";
 import type { EventBus } from "../../infra/events.ts";
@@ -61,15 +60,11 @@ const Q = {
  * quote.removed) and what follows it (quotes_count, the `quote` notification, activities to
  * other servers) is in the table of consequences. Every write here runs inside the caller's
  * transaction or its own, on the database port (issue 31).
- *
- * Still synchronous on `Db`, for callers not yet converted: `localQuotesOfNow` (status.updated's
- * `within` listener).
  */
 export class QuoteService {
   private insertQuery;
 
   constructor(
-    private db: Db,
     private port: DatabasePort,
     private ids: IdGenerator,
     private clock: Clock,
@@ -312,17 +307,6 @@ export class QuoteService {
   /** Local quoters' statuses quoting `statusId` (accepted ones): who hears of its edits (`quoted_update`). */
   async localQuotesOf(statusId: number): Promise<QuoteRow[]> {
     return (await this.port.values(Q.localQuotes, [statusId])).map(QUOTE.map);
-  }
-
-  /** `localQuotesOf` for status.updated's synchronous `within` listener. */
-  localQuotesOfNow(statusId: number): QuoteRow[] {
-    return this.db
-      .select({ quote: quotes })
-      .from(quotes)
-      .innerJoin(accounts, eq(accounts.id, quotes.accountId))
-      .where(and(eq(quotes.quotedStatusId, statusId), eq(quotes.state, "accepted"), isNull(accounts.domain)))
-      .all()
-      .map((r) => r.quote);
   }
 
   /**
