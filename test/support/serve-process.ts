@@ -6,9 +6,9 @@ import { eventually } from "./wait.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
-/** `rookery <args>` as a process of its own on `dataDir` (the CLI), expected to succeed; what it printed. */
-export function cli(dataDir: string, args: string[]): string {
-  const made = Bun.spawnSync([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false", ...knownDatabaseEnv(dataDir) } });
+/** `rookery <args>` as a process of its own on `dataDir` (the CLI), `env` added, expected to succeed; what it printed. */
+export function cli(dataDir: string, args: string[], env: Record<string, string> = {}): string {
+  const made = Bun.spawnSync([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false", ...knownDatabaseEnv(dataDir), ...env } });
   if (made.exitCode !== 0) throw new Error(`rookery ${args.join(" ")} failed: ${made.stderr.toString()}`);
   return made.stdout.toString();
 }
