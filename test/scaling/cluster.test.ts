@@ -118,11 +118,12 @@ describe.skipIf(!runnable)("three processes behind Caddy on one PostgreSQL", () 
     const headers = { "x-forwarded-for": "203.0.113.31" };
     const answers: number[] = [];
     for (let i = 0; i < 30; i++) {
-      const r = await direct(i % 3).post("/oauth/token", { form: { grant_type: "password", username: "kim", password: `wrong ${i}`, client_id: "nobody", client_secret: "nothing" }, headers });
+      const r = await direct(i % 3).post("/oauth/token", { form: { grant_type: "password", username: "burst", password: `wrong ${i}`, client_id: "nobody", client_secret: "nothing" }, headers });
       answers.push(r.status);
     }
-    // Sign-in attempts by address: 25 in five minutes, counted together by the three processes.
-    expect(answers.slice(0, 25).every((s) => s !== 429)).toBe(true);
+    // Sign-in attempts by address: 25 in five minutes, counted together by the three processes
+    // (an unknown login: kim's own bucket stays for the tests after this one).
+    expect(answers.slice(0, 25).filter((s) => s === 429)).toEqual([]);
     expect(answers.slice(25)).toEqual([429, 429, 429, 429, 429]);
   });
 

@@ -27,7 +27,6 @@ export async function startCaddy(port: number, upstreams: string[], host = "127.
     `{
   admin off
   auto_https off
-  persist_config off
   storage file_system ${join(dir, "data")}
 }
 http://${host}:${port} {
@@ -55,10 +54,14 @@ http://${host}:${port} {
   const url = `http://${host}:${port}`;
   try {
     await eventually(
-      async () => proc.exitCode === null && (await fetch(`${url}/api/v1/instance`).then((r) => r.status > 0, () => false)),
+      async () => {
+        if (proc.exitCode !== null) return "exited";
+        return fetch(`${url}/api/v1/instance`).then((r) => r.status > 0, () => false);
+      },
       () => `Caddy listening on ${url}; it printed: ${text}`,
       15_000,
     );
+    if (proc.exitCode !== null) throw new Error(`Caddy exited (${proc.exitCode}): ${text}`);
   } catch (e) {
     proc.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
