@@ -136,9 +136,7 @@ describe.skipIf(!postgresAvailable)("DATABASE_URL=postgres://", () => {
     expect(readdirSync(dataDir)).not.toContain("rookery.sqlite3");
   });
 
-  // Signed-in requests authenticate through TokenService.authenticate, still synchronous on
-  // SQLite's Db (the accounts and authentication conversion): make this a `test` once it is on the port.
-  test.todo("with ROOKERY_UNFINISHED_POSTGRES an account signs up, posts a status and reads it back through the API, the rows in PostgreSQL", async () => {
+  test("with ROOKERY_UNFINISHED_POSTGRES an account signs up, posts a status and reads it back through the API, the rows in PostgreSQL", async () => {
     const db = await freshPgDatabase({ empty: true });
     cleanups.push(() => db.drop());
     const server: TestServer = await startTestServer({ DATABASE_URL: db.url, ROOKERY_UNFINISHED_POSTGRES: "1", REGISTRATIONS: "open" });
