@@ -220,6 +220,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await services.linkCards.stop();
       await services.pushDeliveries.stop();
       await services.media.queue.stop();
+      await services.remoteMediaCache?.stop();
       // Awaited: a batch holding a converted write (a delivered Note) commits after its promise.
       await services.writes.flush();
       // The last minute's federation counts (they are written at most a minute late).

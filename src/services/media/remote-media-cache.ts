@@ -30,6 +30,7 @@ export class RemoteMediaCache {
   /** Bytes of the cached files, counted from the disk once, then kept up to date. */
   private total: number | null = null;
   private chain: Promise<void> = Promise.resolve();
+  private stopping = false;
 
   constructor(
     private db: DatabasePort,
@@ -47,10 +48,19 @@ export class RemoteMediaCache {
     }
   }
 
-  /** Queues the images of a remote status for caching; resolves when they are done. */
+  /** Queues the images of a remote status for caching; resolves when they are done (never rejects). */
   cacheStatus(statusId: number): Promise<void> {
-    this.chain = this.chain.then(() => this.run(statusId));
+    if (this.stopping) return Promise.resolve();
+    this.chain = this.chain.then(() =>
+      this.run(statusId).catch((e) => log("warn", "remote media caching failed", { status_id: statusId, error: String(e).split("\n")[0] })),
+    );
     return this.chain;
+  }
+
+  /** Takes no more and waits for the copies under way: the server closes the database after this. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.chain;
   }
 
   private async run(statusId: number) {
