@@ -9,6 +9,7 @@ import { describePgError, migrateTarget, newestApplied, pgMigrations, shownUrl }
 import { SetupError } from "./errors.ts";
 import { IdWorkerLease } from "./infra/pg-id-worker.ts";
 import { PgRateLimiter } from "./infra/pg-rate-limits.ts";
+import { PgMediaClaims } from "./infra/pg-media-claims.ts";
 import { PgTimerClaims, type TimerClaims } from "./infra/pg-timer-claims.ts";
 import { log } from "./log.ts";
 import type { OpenOptions, PortDatabase, ServerDatabase, SharedPieces } from "./server-database.ts";
@@ -114,15 +115,17 @@ export async function sharePieces(postgres: { sql: SQL }, port: DatabasePort, cl
   const idWorker = lease?.idWorker ?? config.idWorker;
   const holder = `${hostname()}:${process.pid}`;
   const claims = new PgTimerClaims({ sql, clock, holder });
+  // The slot's name stays the same across restarts (a number is handed back at a clean stop).
+  const worker = `${hostname()}:${idWorker.worker}/${idWorker.workers}`;
   return {
     state: {
       timerClaims: sharedTimersOnly(claims),
       idempotency: new PortIdempotencyGuard(port, clock),
       limiter: (buckets) => new PgRateLimiter(sql, clock, buckets),
       sweep: async () => void (await claims.sweep()),
+      mediaClaims: new PgMediaClaims({ sql, holder: worker }),
     },
-    // The slot's name stays the same across restarts (a number is handed back at a clean stop).
-    queue: { sql, worker: `${hostname()}:${idWorker.worker}/${idWorker.workers}` },
+    queue: { sql, worker },
     idWorker,
     stop: async () => {
       released = true;

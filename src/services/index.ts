@@ -71,6 +71,7 @@ import { AnnouncementService } from "./announcements.ts";
 import { NotificationService } from "./notifications/notifications.ts";
 import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS, type Bucket, type RequestLimiter } from "../infra/rate-limits.ts";
 import { SharedIds } from "../infra/shared-ids.ts";
+import type { MediaClaims } from "../infra/pg-media-claims.ts";
 import { SharedCounters } from "../infra/shared-counters.ts";
 import { ApplicationService } from "./oauth/applications.ts";
 import { GrantService } from "./oauth/grants.ts";
@@ -166,6 +167,8 @@ export interface SharedState {
   limiter(buckets: readonly Bucket[]): SharedLimiter;
   /** The hourly sweep of what the shared pieces keep (finished claims). */
   sweep(): Promise<void>;
+  /** Who processes an upload (pg-media-claims.ts): one process, any of them. */
+  mediaClaims?: MediaClaims;
 }
 
 /** A limiter whose verdicts and sweeps may be a round trip away. */
@@ -226,7 +229,7 @@ export function createServices(deps: ServiceDeps) {
   const timelines = new TimelineService(port, reader, moderation, lists, renderCache);
   const threads = new ThreadService(port, reader, moderation);
   const idempotency = new IdempotencyStore(port, clock);
-  const media = new MediaService(port, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null });
+  const media = new MediaService(port, ids, clock, storage, renderCache, { workers: config.mediaWorkers, transcodes: config.transcodeWorkers, tools: () => mediaTools(config.dataDir), available: findTools() !== null, claims: deps.shared?.mediaClaims });
 
   const scheduled = new ScheduledStatusService(port, ids, clock, posting, wheel);
   const rateLimits: RateLimiter | SharedLimiter = deps.shared?.limiter(bucketsWithInbox(config.inboxRateLimit)) ?? new RateLimiter(clock, bucketsWithInbox(config.inboxRateLimit), deps.sharedCounters ? new SharedCounters(deps.sharedCounters) : null);

@@ -40,6 +40,8 @@ export const mediaAttachments = pgTable(
     detachedAt: bigint("detached_at", { mode: "number" }),
     shortcode: text("shortcode"),
     remoteUrl: text("remote_url"),
+    claimedBy: text("claimed_by"),
+    claimedUntil: bigint("claimed_until", { mode: "number" }),
   },
   (t) => [
     index("media_attachments_status").on(t.statusId, t.position),
@@ -47,6 +49,7 @@ export const mediaAttachments = pgTable(
     index("media_attachments_account").on(t.accountId, t.id),
     index("media_attachments_unattached").on(t.createdAt).where(sql`status_id IS NULL`),
     index("media_attachments_scheduled").on(t.scheduledStatusId),
+    index("media_attachments_unprocessed").on(t.id).where(sql`processing IN ('queued', 'in_progress')`),
   ],
 );
 

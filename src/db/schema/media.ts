@@ -41,6 +41,13 @@ export const mediaAttachments = sqliteTable(
     shortcode: text("shortcode"),
     /** Media of remote statuses: its own server's URL; `file` and `preview` hold a copy only under CACHE_REMOTE_MEDIA. */
     remoteUrl: text("remote_url"),
+    /**
+     * On PostgreSQL, the process processing it and until when (ms, PostgreSQL's clock): a lease,
+     * renewed while the job runs, after which another process takes the job (docs/scaling.md).
+     * SQLite's one process leaves them empty.
+     */
+    claimedBy: text("claimed_by"),
+    claimedUntil: integer("claimed_until"),
   },
   (t) => [
     index("media_attachments_status").on(t.statusId, t.position),
@@ -48,6 +55,8 @@ export const mediaAttachments = sqliteTable(
     index("media_attachments_account").on(t.accountId, t.id),
     index("media_attachments_unattached").on(t.createdAt).where(sql`status_id IS NULL`),
     index("media_attachments_scheduled").on(t.scheduledStatusId),
+    // The queue's jobs: what every process's claim (and a start's restore) looks for.
+    index("media_attachments_unprocessed").on(t.id).where(sql`processing IN ('queued', 'in_progress')`),
   ],
 );
 

@@ -1,11 +1,12 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import type { Clock } from "../../clock.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import type { MediaRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
+import type { MediaClaims } from "../../infra/pg-media-claims.ts";
 import { notFound, unprocessable, validationFailed } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { MediaTools } from "../../media-files/ffmpeg.ts";
@@ -39,7 +40,15 @@ export interface MediaOptions {
   tools: () => Promise<MediaTools | null>;
   /** Whether there are any, known at start-up without unpacking anything. */
   available: boolean;
+  /** Several processes on PostgreSQL: the jobs are claimed from the database (pg-media-claims.ts). */
+  claims?: MediaClaims | null;
 }
+
+/**
+ * Shared: an upload in the scratch folder that no unfinished row names yet may belong to a
+ * request another process is still answering (the row comes after the file); one this old does not.
+ */
+const ORPHAN_UPLOAD_AGE_MS = 60 * 60 * 1000;
 
 /**
  * Uploads, their processing and their lifecycle: made synchronously for v1, in two steps for
@@ -65,7 +74,7 @@ export class MediaService {
     private cache: RenderCache,
     options: MediaOptions,
   ) {
-    this.queue = new MediaQueue((id) => this.processQueued(id), { image: options.workers, av: options.transcodes });
+    this.queue = new MediaQueue((id) => this.processQueued(id), { image: options.workers, av: options.transcodes }, options.claims ?? null);
     this.slots = new Slots(options.transcodes);
     this.tools = options.tools;
     this.av = new AvUploads(this);
@@ -88,7 +97,9 @@ export class MediaService {
   /**
    * Re-queues what a previous run left unprocessed, and removes what it left half-done in
    * media_uploads: uploads of requests it died in (up to 99 MB each), and the output of
-   * transcodes it was killed in (their jobs start again from the upload).
+   * transcodes it was killed in (their jobs start again from the upload). Shared (several
+   * processes): nothing is re-queued here, the claims take what waits or what a dead process's
+   * lease let go, and only uploads older than any request are removed.
    */
   async restore() {
     const m = this.db.tables.mediaAttachments;
@@ -98,14 +109,18 @@ export class MediaService {
       .where(or(eq(m.processing, "queued"), eq(m.processing, "in_progress")));
     const kept = new Set(unfinished.map((row) => row.uploadFile));
     const uploads = join(this.storage.root, "media_uploads");
+    const shared = this.queue.claimed;
     if (existsSync(uploads)) {
       for (const entry of readdirSync(uploads, { recursive: true, withFileTypes: true })) {
         if (!entry.isFile()) continue;
-        const path = relative(this.storage.root, join(entry.parentPath, entry.name));
+        const full = join(entry.parentPath, entry.name);
+        const path = relative(this.storage.root, full);
+        if (kept.has(path) || (shared && Date.now() - (statSync(full, { throwIfNoEntry: false })?.mtimeMs ?? 0) < ORPHAN_UPLOAD_AGE_MS)) continue;
         // Not awaited: a leftover upload goes in the background (remove never rejects).
-        if (!kept.has(path)) void this.storage.remove(path);
+        void this.storage.remove(path);
       }
     }
+    if (shared) return this.queue.start();
     for (const row of unfinished) this.queue.enqueue(row.id, row.type === "image" ? "image" : "av");
   }
 
@@ -192,6 +207,8 @@ export class MediaService {
       detachedAt: null,
       shortcode: Buffer.from(crypto.getRandomValues(new Uint8Array(14))).toString("base64url"),
       remoteUrl: null,
+      claimedBy: null,
+      claimedUntil: null,
       ...fields,
     };
     await this.db.orm.insert(this.db.tables.mediaAttachments).values(row);

@@ -1,4 +1,6 @@
+import type { MediaClaims } from "../../infra/pg-media-claims.ts";
 import { log } from "../../log.ts";
+import { SharedLanes } from "./shared-queue.ts";
 
 /** Where a processing job can be held: once it has claimed its row, and before it writes its result. */
 export type JobStage = "claimed" | "rendered";
@@ -13,6 +15,10 @@ export type Lane = "image" | "av";
  * default). The lanes keep an image from waiting behind a video's minutes of transcoding.
  * Jobs are only ids; their state lives in the media_attachments table, so a restart
  * re-queues what was unfinished.
+ *
+ * With `claims` (several processes on PostgreSQL) the jobs are the rows themselves: a free
+ * worker claims the next one under a lease (pg-media-claims.ts), whichever process it was
+ * uploaded through, and nothing waits in memory (see shared-queue.ts).
  */
 export class MediaQueue {
   private lanes: Record<Lane, { waiting: number[]; running: number; concurrency: number }>;
@@ -20,26 +26,46 @@ export class MediaQueue {
   private idleWaiters: (() => void)[] = [];
   private stopped = false;
   private gates = new Map<JobStage, { reach: () => void; waiting: (() => void)[] }>();
+  private shared: SharedLanes | null;
   constructor(
     private work: (id: number) => Promise<void>,
     concurrency: Record<Lane, number>,
+    claims: MediaClaims | null = null,
   ) {
     this.lanes = { image: { waiting: [], running: 0, concurrency: concurrency.image }, av: { waiting: [], running: 0, concurrency: concurrency.av } };
+    this.shared = claims ? new SharedLanes(claims, work, concurrency, () => this.settled()) : null;
+  }
+
+  /** Whether the jobs are claimed from the database (several processes) rather than kept here. */
+  get claimed(): boolean {
+    return this.shared !== null;
+  }
+
+  /** Shared: listens for other processes' jobs and takes what is waiting (restore, at start). */
+  async start() {
+    await this.shared?.start();
   }
 
   enqueue(id: number, lane: Lane = "image") {
-    if (this.stopped || this.queued.has(id)) return;
+    if (this.stopped) return;
+    if (this.shared) return this.shared.enqueued(lane);
+    if (this.queued.has(id)) return;
     this.queued.add(id);
     this.lanes[lane].waiting.push(id);
     this.pump(lane);
   }
 
-  private get running(): number {
-    return this.lanes.image.running + this.lanes.av.running;
+  private settled() {
+    if (this.running === 0 && this.waiting === 0) for (const done of this.idleWaiters.splice(0)) done();
   }
 
+  private get running(): number {
+    return this.lanes.image.running + this.lanes.av.running + (this.shared?.running ?? 0);
+  }
+
+  /** Shared: a claim under way counts as waiting (it may find a job). */
   private get waiting(): number {
-    return this.lanes.image.waiting.length + this.lanes.av.waiting.length;
+    return this.lanes.image.waiting.length + this.lanes.av.waiting.length + (this.shared?.looking ?? 0);
   }
 
   private pump(name: Lane) {
@@ -53,7 +79,7 @@ export class MediaQueue {
           lane.running--;
           this.queued.delete(id);
           this.pump(name);
-          if (this.running === 0 && this.waiting === 0) for (const done of this.idleWaiters.splice(0)) done();
+          this.settled();
         });
     }
   }
@@ -102,6 +128,7 @@ export class MediaQueue {
     this.stopped = true;
     this.lanes.image.waiting = [];
     this.lanes.av.waiting = [];
+    await this.shared?.stop();
     if (this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 }
