@@ -13,6 +13,9 @@ import { IdWorkerLease } from "../../src/infra/pg-id-worker.ts";
  *   other processes' (pg-timer-relay.ts): it sets `scheduled:0` to `scheduled:<count-1>` due at
  *   <due ms>, drops <cancel key>, prints `ready` once the others were told (and it listens), then
  *   runs what it wins of its timers and of those it hears, printing `done <key>` after recording it.
+ * - `media`: claims the oldest waiting image job of media_attachments (pg-media-claims.ts), prints
+ *   `claimed <id>` (or `none`), and holds it, never renewing the lease, until killed: a process
+ *   stopped dead in the middle of a job.
  */
 const [what, url, name, lease, ...args] = process.argv.slice(2);
 const sql = new SQL(url!, { max: 2 });
@@ -59,5 +62,10 @@ if (what === "id") {
   await relay.published();
   wheel.start();
   say("ready");
+  await new Promise(() => {});
+} else if (what === "media") {
+  const { PgMediaClaims } = await import("../../src/infra/pg-media-claims.ts");
+  const id = await new PgMediaClaims({ sql, holder: name!, leaseMs: Number(lease) }).claim("image");
+  say(id === null ? "none" : `claimed ${id}`);
   await new Promise(() => {});
 }

@@ -86,9 +86,10 @@ export class MediaQueue {
 
   /**
    * Holds jobs at a stage until released: lets a test put a request exactly between a job's
-   * steps (no sleeps). `reached` resolves once a job waits there. Costs nothing unheld.
+   * steps (no sleeps). `reached` resolves once a job waits there; `held` says how many do.
+   * Costs nothing unheld.
    */
-  hold(stage: JobStage): { reached: Promise<void>; release: () => void } {
+  hold(stage: JobStage): { reached: Promise<void>; release: () => void; held: () => number } {
     let reach!: () => void;
     const reached = new Promise<void>((resolve) => (reach = resolve));
     const waiting: (() => void)[] = [];
@@ -96,6 +97,7 @@ export class MediaQueue {
     this.gates.set(stage, gate);
     return {
       reached,
+      held: () => waiting.length,
       release: () => {
         if (this.gates.get(stage) === gate) this.gates.delete(stage);
         for (const go of waiting.splice(0)) go();
