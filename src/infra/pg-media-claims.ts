@@ -4,6 +4,14 @@ import { log } from "../log.ts";
 /** The database's clock in epoch ms: leases are measured on it, one clock for every machine. */
 const DB_NOW = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
+/**
+ * How long a claim holds a job without renewal (renewed every third of it). Shorter than the
+ * federation queue's: a server killed with -9 and started again gets another id worker number (the
+ * dead one's is leased 30 s), so its name differs and its jobs wait for the lease; a renewal every
+ * 10 s of an ffmpeg run of minutes costs nothing.
+ */
+export const MEDIA_LEASE_MS = 30_000;
+
 /** The channel an upload's job NOTIFYs, waking every process's media queue at once. */
 const MEDIA_CHANNEL = "rookery_media";
 
@@ -54,7 +62,7 @@ export class PgMediaClaims implements MediaClaims {
   constructor(options: PgMediaClaimsOptions) {
     this.sql = options.sql;
     this.holder = options.holder;
-    this.leaseMs = options.leaseMs ?? 60_000;
+    this.leaseMs = options.leaseMs ?? MEDIA_LEASE_MS;
     this.renewEveryMs = Math.max(1, Math.floor(this.leaseMs / 3));
     this.pollMs = options.pollMs ?? 1000;
   }

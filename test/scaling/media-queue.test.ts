@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
-import { PgMediaClaims } from "../../src/infra/pg-media-claims.ts";
+import { MEDIA_LEASE_MS, PgMediaClaims } from "../../src/infra/pg-media-claims.ts";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";
 import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
@@ -155,8 +155,8 @@ describe.skipIf(!postgresAvailable)("the media queue across processes", () => {
     const [after] = await sql`SELECT processing, claimed_by, claimed_until FROM media_attachments WHERE id = ${id}`;
     expect(after.processing).toBe("complete");
     expect(after.claimed_by).not.toBe("doomed");
-    // Taken only after the dead one's lease ended: the new lease (60 s) began after it.
-    expect(Number(after.claimed_until) - 60_000).toBeGreaterThanOrEqual(Number(held.claimed_until));
+    // Taken only after the dead one's lease ended: the new lease began after it.
+    expect(Number(after.claimed_until) - MEDIA_LEASE_MS).toBeGreaterThanOrEqual(Number(held.claimed_until));
     expect(filesUnder(dataDir, "media_attachments").length).toBe(1);
     await eventually(() => filesUnder(dataDir, "media_uploads").length === 0, "the upload to be removed");
   });
