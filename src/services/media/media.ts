@@ -1,7 +1,5 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
-import { existsSync, readdirSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { join, relative } from "node:path";
 import type { Clock } from "../../clock.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import type { MediaRow } from "../../db/schema.ts";
@@ -19,6 +17,7 @@ import { validateMediaInput, type MediaInput } from "./media-input.ts";
 import { animatedSource, AvUploads } from "./av-uploads.ts";
 import { MediaQueue, Slots } from "./queue.ts";
 import { unchangedSince } from "./row-guard.ts";
+import { removeLeftoverUploads } from "./scratch.ts";
 
 /** Unattached media are kept this long (from upload, or from the deletion of their status). */
 export const UNATTACHED_TTL_MS = 24 * 60 * 60 * 1000;
@@ -43,12 +42,6 @@ export interface MediaOptions {
   /** Several processes on PostgreSQL: the jobs are claimed from the database (pg-media-claims.ts). */
   claims?: MediaClaims | null;
 }
-
-/**
- * Shared: an upload in the scratch folder that no unfinished row names yet may belong to a
- * request another process is still answering (the row comes after the file); one this old does not.
- */
-const ORPHAN_UPLOAD_AGE_MS = 60 * 60 * 1000;
 
 /**
  * Uploads, their processing and their lifecycle: made synchronously for v1, in two steps for
@@ -107,19 +100,8 @@ export class MediaService {
       .select({ id: m.id, type: m.type, uploadFile: m.uploadFile })
       .from(m)
       .where(or(eq(m.processing, "queued"), eq(m.processing, "in_progress")));
-    const kept = new Set(unfinished.map((row) => row.uploadFile));
-    const uploads = join(this.storage.root, "media_uploads");
     const shared = this.queue.claimed;
-    if (existsSync(uploads)) {
-      for (const entry of readdirSync(uploads, { recursive: true, withFileTypes: true })) {
-        if (!entry.isFile()) continue;
-        const full = join(entry.parentPath, entry.name);
-        const path = relative(this.storage.root, full);
-        if (kept.has(path) || (shared && Date.now() - (statSync(full, { throwIfNoEntry: false })?.mtimeMs ?? 0) < ORPHAN_UPLOAD_AGE_MS)) continue;
-        // Not awaited: a leftover upload goes in the background (remove never rejects).
-        void this.storage.remove(path);
-      }
-    }
+    removeLeftoverUploads(this.storage, new Set(unfinished.map((row) => row.uploadFile)), shared);
     if (shared) return this.queue.start();
     for (const row of unfinished) this.queue.enqueue(row.id, row.type === "image" ? "image" : "av");
   }
