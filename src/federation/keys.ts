@@ -17,12 +17,11 @@ export interface AccountKeyPair {
  * private keys stay in the database and are handed only to Fedify's signer.
  */
 export class AccountKeys {
-  /** One generation per account at a time, so two concurrent first fetches make one pair. */
-  private generating = new Map<number, Promise<AccountKeyPair[]>>();
   /**
-   * The imported pairs of each account that has both: every activity an account sends asks for
-   * them (a read and four imports each time), and a stored pair never changes (nothing rotates
-   * or replaces keys; the row goes only with its account).
+   * The imported pairs of each account, read (or made) once per account and process: every
+   * activity an account sends asks for them (a read and four imports each time), and a stored
+   * pair never changes (nothing rotates or replaces keys; the row goes only with its account).
+   * Kept from the first ask on, so that concurrent first asks share one read and one generation.
    */
   private kept = new Map<number, Promise<AccountKeyPair[]>>();
 
@@ -37,22 +36,21 @@ export class AccountKeys {
     this.stored = db.orm.select().from(accountKeys).where(eq(accountKeys.accountId, sql.placeholder("accountId"))).prepare();
   }
 
-  async keyPairs(accountId: number): Promise<AccountKeyPair[]> {
-    const kept = this.kept.get(accountId);
-    if (kept) return kept;
+  keyPairs(accountId: number): Promise<AccountKeyPair[]> {
+    let kept = this.kept.get(accountId);
+    if (!kept) {
+      kept = this.load(accountId);
+      this.kept.set(accountId, kept);
+      // A failure (an account that does not exist, a database error) is not kept.
+      kept.catch(() => this.kept.delete(accountId));
+    }
+    return kept;
+  }
+
+  private async load(accountId: number): Promise<AccountKeyPair[]> {
     const stored = await this.stored.execute({ accountId });
-    if (stored.length === ALGORITHMS.length) {
-      const imported = Promise.all(ALGORITHMS.map((a) => this.imported(stored.find((k) => k.algorithm === a)!)));
-      this.kept.set(accountId, imported);
-      imported.catch(() => this.kept.delete(accountId));
-      return imported;
-    }
-    let pending = this.generating.get(accountId);
-    if (!pending) {
-      pending = this.generate(accountId, new Set(stored.map((k) => k.algorithm))).finally(() => this.generating.delete(accountId));
-      this.generating.set(accountId, pending);
-    }
-    return pending;
+    if (stored.length === ALGORITHMS.length) return Promise.all(ALGORITHMS.map((a) => this.imported(stored.find((k) => k.algorithm === a)!)));
+    return this.generate(accountId, new Set(stored.map((k) => k.algorithm)));
   }
 
   private async generate(accountId: number, existing: Set<string>): Promise<AccountKeyPair[]> {
