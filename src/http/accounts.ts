@@ -36,7 +36,7 @@ export function accountRoutes(ctx: AppContext) {
   };
   // verify_credentials, the same for every token of an account until the database changes: its
   // bytes kept per account (the latest generation only; bounded, as accounts signed in are).
-  const databaseNow = databaseGeneration(ctx.db);
+  const databaseNow = databaseGeneration(ctx.db, ctx.config.database.kind === "sqlite");
   const keptCredentials = new Map<number, Kept>();
   const KEPT_ACCOUNTS = 10_000;
   const keepCredentials = async (request: Request, accountId: number, generation: string) => {

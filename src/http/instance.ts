@@ -86,7 +86,7 @@ export function instanceRoutes(ctx: AppContext) {
   // Mastodon's InstancesController: expires_in 3.minutes, public (for members only under
   // WHITELIST_MODE, where a user is required to read it).
   const instanceCache = config.whitelistMode ? "max-age=180, private" : "max-age=180, public";
-  const databaseNow = databaseGeneration(db);
+  const databaseNow = databaseGeneration(db, config.database.kind === "sqlite");
   // What outside the database shapes the documents: whether ffmpeg was found. (The registrations
   // mode is the saved one, in the database, else REGISTRATIONS, which a process never changes.)
   const generation = () => `${databaseNow()}.${services.media.avSupported}`;

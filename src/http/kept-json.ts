@@ -12,9 +12,15 @@ export type Kept = { generation: string; body: string; etag: string };
  * write the user made. total_changes() counts this connection's writes (every row inserted,
  * updated or deleted, even in a transaction rolled back: only an extra rebuild); data_version
  * moves when another connection (a CLI command, another process) commits. Two trivial statements
- * in place of the counts and the serialization.
+ * in place of the counts and the serialization. On PostgreSQL (`sqlite` false) neither moves
+ * with a write (the SQLite beside it holds no data), so nothing is kept there yet: every call is
+ * a generation of its own, and the answer is built again.
  */
-export function databaseGeneration(db: Db): () => string {
+export function databaseGeneration(db: Db, sqlite = true): () => string {
+  if (!sqlite) {
+    let calls = 0;
+    return () => `unkept.${++calls}`;
+  }
   const statement = db.$client.query<{ c: number }, []>("SELECT total_changes() AS c");
   const version = db.$client.query<{ data_version: number }, []>("PRAGMA data_version");
   return () => `${version.get()!.data_version}.${statement.get()!.c}`;

@@ -27,8 +27,9 @@ export interface StatusSource {
   };
   /** Statuses rendered as every viewer sees them (see StatusParts). */
   renderCache: {
-    get(statusId: number): StatusParts | undefined;
-    set(statusId: number, accountId: number, parts: StatusParts): void;
+    /** `row`: the status's row as the request read it (a kept rendering of an older one is not used). */
+    get(statusId: number, row?: StatusRow): StatusParts | undefined;
+    set(statusId: number, accountId: number, parts: StatusParts, row?: StatusRow): void;
   };
   /** The viewer's filters: a status's `filtered`. */
   filters: {
@@ -108,7 +109,7 @@ export async function statusJsonById(source: StatusSource, urls: Urls, rows: Sta
   const uncached: StatusRow[] = [];
   for (const row of byId.values()) {
     if (row.hasPoll) continue;
-    const hit = renderCache.get(row.id);
+    const hit = renderCache.get(row.id, row);
     if (hit) parts.set(row.id, hit);
     else uncached.push(row);
   }
@@ -116,7 +117,7 @@ export async function statusJsonById(source: StatusSource, urls: Urls, rows: Sta
     for (const view of await reader.views(uncached, null)) {
       const own = statusPartsJson(urls, view, { viewerId: null });
       parts.set(view.row.id, own);
-      renderCache.set(view.row.id, view.row.accountId, own);
+      renderCache.set(view.row.id, view.row.accountId, own, view.row);
     }
   }
 

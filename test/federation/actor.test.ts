@@ -52,7 +52,7 @@ describe("actor document", () => {
     const second = (await getAp(`${a.base}/users/alice`)).body;
     expect(second.publicKey.publicKeyPem).toBe(first.publicKey.publicKeyPem);
     expect(second.assertionMethod).toEqual(first.assertionMethod);
-    const rows = a.database.sqlite.query("SELECT algorithm FROM account_keys WHERE account_id = ? ORDER BY algorithm").all(alice.account.id);
+    const rows = await a.database.port.all("SELECT algorithm FROM account_keys WHERE account_id = ? ORDER BY algorithm", [alice.account.id]);
     expect(rows).toEqual([{ algorithm: "Ed25519" }, { algorithm: "RSASSA-PKCS1-v1_5" }]);
   });
 
@@ -134,7 +134,7 @@ describe("FEDERATION=off", () => {
       const inbox = await fetch(`${island.base}/users/alice/inbox`, { method: "POST", headers: { "content-type": AP }, body: "{}" });
       expect(inbox.status).toBe(404);
       expect(island.federation).toBeNull();
-      expect(island.database.sqlite.query("SELECT count(*) AS n FROM account_keys").get()).toEqual({ n: 0 });
+      expect(await island.database.port.get("SELECT count(*) AS n FROM account_keys")).toEqual({ n: 0 });
     } finally {
       await island.close();
     }

@@ -36,7 +36,7 @@ afterAll(async () => {
 
 const aliceUri = () => `${a.base}/users/alice`;
 const inbox = () => `${a.base}/users/alice/inbox`;
-const statusByUri = (uri: string) => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
+const statusByUri = (uri: string) => a.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [uri]);
 
 /** A note from `actor` to alice with these attachments, posted in `context`; answers it as alice's API shows it. */
 async function received(actor: string, id: string, attachment: Record<string, unknown>[], context: unknown = MASTODON_CONTEXT) {
@@ -154,6 +154,6 @@ describe("attachments read as Mastodon reads them", () => {
       ]);
     }
     // Nothing else was made of them: two notes, seven attachments each.
-    expect(a.database.sqlite.query("SELECT count(*) AS n FROM media_attachments WHERE remote_url LIKE 'https://files.example/%' AND status_id IN (SELECT id FROM statuses WHERE uri LIKE ?)").get(`${raw.base}/notes/hostile-%`)).toEqual({ n: 14 });
+    expect(await a.database.port.get("SELECT count(*) AS n FROM media_attachments WHERE remote_url LIKE 'https://files.example/%' AND status_id IN (SELECT id FROM statuses WHERE uri LIKE ?)", [`${raw.base}/notes/hostile-%`])).toEqual({ n: 14 });
   });
 });

@@ -26,8 +26,7 @@ afterAll(async () => {
   receiver?.stop();
 });
 
-const count = (server: TestServer, sql: string, ...params: (string | number)[]) =>
-  (server.database.sqlite.query(sql).get(...params) as { n: number }).n;
+const count = async (server: TestServer, sql: string, ...params: (string | number)[]) => (await server.database.port.get<{ n: number }>(sql, params))!.n;
 const relationship = async (user: TestUser, id: number) => (await user.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(id) } })).body[0];
 
 describe("a local account blocks a remote one", () => {
@@ -46,7 +45,7 @@ describe("a local account blocks a remote one", () => {
     const blocked = await alice.client.post(`/api/v1/accounts/${remoteBob.id}/block`);
     expect(blocked.status).toBe(200);
     expect(blocked.body).toMatchObject({ blocking: true, following: false, followed_by: false });
-    expect(count(a, "SELECT count(*) AS n FROM follows WHERE (account_id = ? AND target_account_id = ?) OR (account_id = ? AND target_account_id = ?)", alice.account.id, remoteBob.id, remoteBob.id, alice.account.id)).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM follows WHERE (account_id = ? AND target_account_id = ?) OR (account_id = ? AND target_account_id = ?)", alice.account.id, remoteBob.id, remoteBob.id, alice.account.id)).toBe(0);
     // B is told both ways: Reject ends bob's follow of alice, Undo ends alice's follow of bob.
     await eventually(async () => {
       const rel = await relationship(bob, remoteAlice.id);
@@ -62,13 +61,13 @@ describe("a local account blocks a remote one", () => {
 
     // A server that did not keep the Block (B forgets it here) asks again: A refuses with
     // Reject, stores no follower and no notification.
-    b.database.sqlite.run("DELETE FROM blocks WHERE account_id = ?", [remoteAlice.id]);
+    await b.database.port.run("DELETE FROM blocks WHERE account_id = ?", [remoteAlice.id]);
     const again = await bob.client.post(`/api/v1/accounts/${remoteAlice.id}/follow`);
     expect(again.body).toMatchObject({ requested: true, following: false });
     await eventually(async () => (await relationship(bob, remoteAlice.id))?.requested === false, "bob's request rejected");
     expect((await relationship(bob, remoteAlice.id)).following).toBe(false);
-    expect(count(a, "SELECT count(*) AS n FROM follows WHERE target_account_id = ?", alice.account.id)).toBe(0);
-    expect(count(a, "SELECT count(*) AS n FROM follow_requests WHERE target_account_id = ?", alice.account.id)).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM follows WHERE target_account_id = ?", alice.account.id)).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM follow_requests WHERE target_account_id = ?", alice.account.id)).toBe(0);
     expect((await alice.client.get("/api/v1/notifications")).body).toEqual([]);
 
     // bob's public post addressing alice reaches A (carol follows him), but not alice.
@@ -106,8 +105,8 @@ describe("what a blocked server is told", () => {
       const reject = told.find((x) => x instanceof Reject)!;
       expect(reject.objectId?.href).toBe(follows[name]);
     }
-    expect(count(a, "SELECT count(*) AS n FROM follows WHERE account_id = ?", remoteCarol.id)).toBe(0);
-    expect(count(a, "SELECT count(*) AS n FROM follow_requests WHERE account_id = ?", remoteCarol.id)).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM follows WHERE account_id = ?", remoteCarol.id)).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM follow_requests WHERE account_id = ?", remoteCarol.id)).toBe(0);
   });
 });
 
@@ -128,8 +127,8 @@ describe("security: refused, and nothing changes", () => {
   });
 
   test("an activity signed by one actor's key in the name of another actor is 401 and nothing is stored", async () => {
-    const accounts = count(a, "SELECT count(*) AS n FROM accounts");
-    const followers = count(a, "SELECT count(*) AS n FROM follows WHERE target_account_id = ?", carol.account.id);
+    const accounts = await count(a, "SELECT count(*) AS n FROM accounts");
+    const followers = await count(a, "SELECT count(*) AS n FROM follows WHERE target_account_id = ?", carol.account.id);
     const body = JSON.stringify({
       "@context": "https://www.w3.org/ns/activitystreams",
       id: `${b.base}/users/bob#follows/impersonated`,
@@ -141,9 +140,9 @@ describe("security: refused, and nothing changes", () => {
     const signed = await signRequest(new Request(`${a.base}/users/carol/inbox`, { method: "POST", headers: { "content-type": AP }, body }), receiver.privateKey, receiver.keyId);
     const res = await fetch(signed);
     expect(res.status).toBe(401);
-    expect(count(a, "SELECT count(*) AS n FROM accounts")).toBe(accounts);
-    expect(count(a, "SELECT count(*) AS n FROM follows WHERE target_account_id = ?", carol.account.id)).toBe(followers);
-    expect(count(a, "SELECT count(*) AS n FROM follow_requests")).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM accounts")).toBe(accounts);
+    expect(await count(a, "SELECT count(*) AS n FROM follows WHERE target_account_id = ?", carol.account.id)).toBe(followers);
+    expect(await count(a, "SELECT count(*) AS n FROM follow_requests")).toBe(0);
     expect((await carol.client.get("/api/v1/notifications")).body).toEqual([]);
   });
 
@@ -187,18 +186,18 @@ describe("a remote account blocks a local one, then unblocks", () => {
       return r?.blocked_by === true ? r : null;
     }, "A knows frank blocks erin");
     expect(rel).toMatchObject({ following: false, followed_by: false, blocking: false, blocked_by: true });
-    expect(count(a, "SELECT count(*) AS n FROM follows WHERE account_id IN (?, ?) AND target_account_id IN (?, ?)", erin.account.id, remoteFrank.id, erin.account.id, remoteFrank.id)).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM follows WHERE account_id IN (?, ?) AND target_account_id IN (?, ?)", erin.account.id, remoteFrank.id, erin.account.id, remoteFrank.id)).toBe(0);
     expect((await erin.client.get(`/api/v1/accounts/${erin.id}`)).body).toMatchObject({ followers_count: 0, following_count: 0 });
 
     // erin may not follow whoever blocks her: Mastodon's 403, and nothing is stored or sent.
     const refused = await erin.client.post(`/api/v1/accounts/${remoteFrank.id}/follow`);
     expect(refused.status).toBe(403);
     expect(refused.body).toEqual({ error: "This action is not allowed" });
-    expect(count(a, "SELECT count(*) AS n FROM follow_requests WHERE account_id = ?", erin.account.id)).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM follow_requests WHERE account_id = ?", erin.account.id)).toBe(0);
 
     expect((await frank.client.post(`/api/v1/accounts/${remoteErin.id}/unblock`)).body).toMatchObject({ blocking: false });
     await eventually(async () => (await relationship(erin, remoteFrank.id))?.blocked_by === false, "A knows the block is lifted");
-    expect(count(a, "SELECT count(*) AS n FROM blocks WHERE account_id = ?", remoteFrank.id)).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM blocks WHERE account_id = ?", remoteFrank.id)).toBe(0);
     // Following works again, both sides agree.
     await erin.client.post(`/api/v1/accounts/${remoteFrank.id}/follow`);
     await eventually(async () => (await relationship(erin, remoteFrank.id))?.following === true, "erin follows frank again");
@@ -239,7 +238,7 @@ describe("a remote account blocks a local one, then unblocks", () => {
     const undo = await send({ id: `${blockId}/undo`, type: "Undo", object: { id: `${b.base}/users/bob#blocks/x`, type: "Block", actor: `${b.base}/users/bob`, object: `${a.base}/users/gina` } });
     expect(undo.status).toBe(202);
     await a.federation!.idle();
-    expect(count(a, "SELECT count(*) AS n FROM blocks WHERE account_id = ? AND target_account_id = ?", bobOnA.id, gina.account.id)).toBe(1);
-    expect(count(a, "SELECT count(*) AS n FROM blocks WHERE account_id = ? AND target_account_id = ?", remoteCarol.id, gina.account.id)).toBe(1);
+    expect(await count(a, "SELECT count(*) AS n FROM blocks WHERE account_id = ? AND target_account_id = ?", bobOnA.id, gina.account.id)).toBe(1);
+    expect(await count(a, "SELECT count(*) AS n FROM blocks WHERE account_id = ? AND target_account_id = ?", remoteCarol.id, gina.account.id)).toBe(1);
   });
 });

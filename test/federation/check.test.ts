@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { withoutNotice } from "../support/cli.ts";
+import { knownDatabaseEnv } from "../support/test-database.ts";
 import { makeCertificate, startTlsPeer, type TlsPeer } from "../support/federation-tls.ts";
 
 // `rookery federation check` against a server behind a TLS proxy on loopback, as an operator
@@ -36,7 +37,7 @@ afterAll(async () => {
 async function check(args: string[] = [], env: Record<string, string> = {}) {
   const { port } = new URL(peer.direct);
   const proc = Bun.spawn([process.execPath, "src/main.ts", "federation", "check", ...args], {
-    env: { ...process.env, DATA_DIR: peer.dataDir, PUBLIC_URL: peer.base, HOST: "127.0.0.2", PORT: port, TRUSTED_PROXIES: "127.0.0.1", NODE_EXTRA_CA_CERTS: cert.cert, LOG_REQUESTS: "false", ...env },
+    env: { ...process.env, DATA_DIR: peer.dataDir, PUBLIC_URL: peer.base, HOST: "127.0.0.2", PORT: port, TRUSTED_PROXIES: "127.0.0.1", NODE_EXTRA_CA_CERTS: cert.cert, LOG_REQUESTS: "false", ...knownDatabaseEnv(env.DATA_DIR ?? peer.dataDir), ...env },
     cwd: join(import.meta.dir, "..", ".."),
     stdout: "pipe",
     stderr: "pipe",

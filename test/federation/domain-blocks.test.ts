@@ -21,7 +21,7 @@ afterAll(async () => {
   await b?.close();
 });
 
-const count = (server: TestServer, sql: string, ...params: (string | number)[]) => (server.database.sqlite.query(sql).get(...params) as { n: number }).n;
+const count = async (server: TestServer, sql: string, ...params: (string | number)[]) => (await server.database.port.get<{ n: number }>(sql, params))!.n;
 const relationship = async (user: TestUser, id: number) => (await user.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(id) } })).body[0];
 
 /** A POST to an inbox signed with a local account's own key (as its server would sign it). */
@@ -47,9 +47,9 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
     const blocked = await a.ctx.services.federationDomains.block(hostB);
     expect(blocked).toEqual({ domain: hostB, created: true, removedAccounts: 1 });
     // On A: bob is gone with his status and both follows; alice's counters say so.
-    expect(count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
-    expect(count(a, "SELECT count(*) AS n FROM statuses WHERE uri IS NOT NULL")).toBe(0);
-    expect(count(a, "SELECT count(*) AS n FROM follows")).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM statuses WHERE uri IS NOT NULL")).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM follows")).toBe(0);
     expect((await alice.client.get("/api/v1/timelines/home")).body).toEqual([]);
     expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body).toMatchObject({ followers_count: 0, following_count: 0 });
     expect((await alice.client.get(`/api/v1/accounts/${remoteBob.id}`)).status).toBe(404);
@@ -65,7 +65,7 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
     expect(search.body).toMatchObject({ accounts: [], statuses: [] });
     const statusSearch = await alice.client.get("/api/v2/search", { query: { q: fromB.uri, resolve: "true" } });
     expect(statusSearch.body).toMatchObject({ accounts: [], statuses: [] });
-    expect(count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
 
     // Its signed requests are refused before their key is fetched (Mastodon's 403 and words),
     // for a POST to an inbox as for a GET; nothing is stored.
@@ -83,9 +83,9 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
     await postStatus(bob, { status: "are you there?", visibility: "public" });
     await b.federation!.idle();
     await a.federation!.idle();
-    expect(count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
-    expect(count(a, "SELECT count(*) AS n FROM statuses WHERE uri IS NOT NULL")).toBe(0);
-    expect(count(a, "SELECT count(*) AS n FROM follows")).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM statuses WHERE uri IS NOT NULL")).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM follows")).toBe(0);
 
     // Nothing was told to B: no Undo of alice's follow, no Reject of bob's (Mastodon sends those
     // on a suspension; a blocked domain here gets nothing at all).
@@ -112,8 +112,8 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
 
   test("every spelling of a blocked host is blocked: upper case, a trailing dot, a port, an IDN in Unicode", async () => {
     const domains = a.ctx.services.federationDomains;
-    const stored = () => [count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL"), count(a, "SELECT count(*) AS n FROM follows")];
-    const before = stored();
+    const stored = async () => [await count(a, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL"), await count(a, "SELECT count(*) AS n FROM follows")];
+    const before = await stored();
     // An account stored from an actor whose IRI spells its host its own way: stored as rules read it.
     const eve = await a.federation!.storeActor(
       new Person({ id: new URL("https://BLOCKED.example.:8443/users/eve"), preferredUsername: "eve", inbox: new URL("https://BLOCKED.example.:8443/users/eve/inbox") }),
@@ -124,7 +124,7 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
     // The rule, typed with a trailing dot and in capitals, is the domain (Addressable's normalized_host).
     expect(await domains.block("Blocked.Example.")).toEqual({ domain: "blocked.example", created: true, removedAccounts: 1 });
     expect((await domains.list()).blocked.map((r) => r.domain)).toEqual(["blocked.example"]);
-    expect(count(a, "SELECT count(*) AS n FROM accounts WHERE uri = 'https://blocked.example.:8443/users/eve'")).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM accounts WHERE uri = 'https://blocked.example.:8443/users/eve'")).toBe(0);
     for (const spelling of ["https://BLOCKED.example./inbox", "https://blocked.example..:8443/x", "https://social.Blocked.Example./x", "BLOCKED.example.", "blocked.example.:8443", "Blocked.Example:443"]) {
       expect([spelling, domains.refuses(spelling)]).toEqual([spelling, true]);
     }
@@ -137,7 +137,7 @@ describe("an admin blocks a domain (rookery domains block: Mastodon's suspend)",
       const res = await fetch(await signRequest(request, key, new URL(keyId)));
       expect([keyId, res.status, await res.json()]).toEqual([keyId, 403, { error: `Public key not found for key ${new URL(keyId).href}` }]);
     }
-    expect(stored()).toEqual(before);
+    expect(await stored()).toEqual(before);
     expect(await domains.unblock("BLOCKED.EXAMPLE.")).toEqual({ domain: "blocked.example", removed: true });
 
     // An IDN: the rule typed in Unicode, the host spelled in Unicode or in punycode.
@@ -173,7 +173,7 @@ describe("WHITELIST_MODE=true: only allow-listed domains federate (Mastodon's LI
       expect(refused.status).toBe(403);
       expect(await refused.json()).toEqual({ error: `Public key not found for key ${b.base}/users/bob#main-key` });
       expect(await w.federation!.resolveActor(`${b.base}/users/bob`)).toBeNull();
-      expect(count(w, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
+      expect(await count(w, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
 
       // An allowed domain is matched exactly, however it was typed and however a host spells it.
       expect(await domains.allow("Friendly.Example.")).toEqual({ domain: "friendly.example", created: true });
@@ -203,7 +203,7 @@ describe("WHITELIST_MODE=true: only allow-listed domains federate (Mastodon's LI
         (e: Error) => e.message,
       );
       expect(sent).toContain("403");
-      expect(count(w, "SELECT count(*) AS n FROM follows")).toBe(2);
+      expect(await count(w, "SELECT count(*) AS n FROM follows")).toBe(2);
     } finally {
       receiver.stop();
       await w.close();

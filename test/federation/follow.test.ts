@@ -20,8 +20,7 @@ afterAll(async () => {
   await b?.close();
 });
 
-const count = (server: TestServer, sql: string, ...params: (string | number)[]) =>
-  (server.database.sqlite.query(sql).get(...params) as { n: number }).n;
+const count = async (server: TestServer, sql: string, ...params: (string | number)[]) => (await server.database.port.get<{ n: number }>(sql, params))!.n;
 
 describe("a remote account follows a local one", () => {
   test("signed Follow -> follower stored on A, Accept back to B, relationship following on both sides; Undo removes it", async () => {
@@ -53,7 +52,7 @@ describe("a remote account follows a local one", () => {
     const unfollowed = await bob.client.post(`/api/v1/accounts/${remoteAlice!.id}/unfollow`);
     expect(unfollowed.body).toMatchObject({ following: false, requested: false });
     await eventually(async () => (await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.followers_count === 0, "alice lost her follower");
-    expect(count(a, "SELECT count(*) AS n FROM follows")).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM follows")).toBe(0);
   });
 
   test("a locked account gets a follow request; authorizing it sends Accept", async () => {
@@ -101,15 +100,15 @@ describe("inbox security", () => {
   });
 
   test("an unsigned Follow is 401 and nothing is stored", async () => {
-    const before = count(a, "SELECT count(*) AS n FROM accounts");
+    const before = await count(a, "SELECT count(*) AS n FROM accounts");
     const res = await fetch(`${a.base}/users/alice/inbox`, { method: "POST", headers: { "content-type": AP }, body: JSON.stringify(follow()) });
     expect(res.status).toBe(401);
-    expect(count(a, "SELECT count(*) AS n FROM accounts")).toBe(before);
-    expect(count(a, "SELECT count(*) AS n FROM follows WHERE target_account_id = ?", alice.account.id)).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM accounts")).toBe(before);
+    expect(await count(a, "SELECT count(*) AS n FROM follows WHERE target_account_id = ?", alice.account.id)).toBe(0);
   });
 
   test("a Follow with a forged signature (right key id, wrong key) is 401 and nothing is stored", async () => {
-    const before = count(a, "SELECT count(*) AS n FROM accounts");
+    const before = await count(a, "SELECT count(*) AS n FROM accounts");
     const { generateCryptoKeyPair, signRequest } = await import("@fedify/fedify");
     const forger = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
     const request = new Request(`${a.base}/inbox`, { method: "POST", headers: { "content-type": AP }, body: JSON.stringify(follow()) });
@@ -117,11 +116,11 @@ describe("inbox security", () => {
     expect(signed.headers.get("signature")).toContain("main-key");
     const res = await fetch(signed);
     expect(res.status).toBe(401);
-    expect(count(a, "SELECT count(*) AS n FROM accounts")).toBe(before);
-    expect(count(a, "SELECT count(*) AS n FROM follows WHERE target_account_id = ?", alice.account.id)).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM accounts")).toBe(before);
+    expect(await count(a, "SELECT count(*) AS n FROM follows WHERE target_account_id = ?", alice.account.id)).toBe(0);
   });
   test("an inbox body past the cap is 413, with or without a Content-Length, and nothing is stored", async () => {
-    const before = count(a, "SELECT count(*) AS n FROM accounts");
+    const before = await count(a, "SELECT count(*) AS n FROM accounts");
     // Sent in chunks with no declared length: Fedify would read it whole, so the edge counts it.
     const chunk = new TextEncoder().encode("x".repeat(100_000));
     const chunked = new ReadableStream({
@@ -135,7 +134,7 @@ describe("inbox security", () => {
       expect(res.status).toBe(413);
       expect(await res.json()).toEqual({ error: "Request body is too large" });
     }
-    expect(count(a, "SELECT count(*) AS n FROM accounts")).toBe(before);
+    expect(await count(a, "SELECT count(*) AS n FROM accounts")).toBe(before);
   });
 });
 
@@ -146,7 +145,7 @@ describe("ALLOW_PRIVATE_ADDRESSES=false (the default)", () => {
       expect(guarded.ctx.config.allowPrivateAddresses).toBe(false);
       const resolved = await guarded.federation!.resolveActor(`${a.base}/users/alice`).catch(() => null);
       expect(resolved).toBeNull();
-      expect(count(guarded, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
+      expect(await count(guarded, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
     } finally {
       await guarded.close();
     }

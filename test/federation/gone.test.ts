@@ -22,7 +22,8 @@ afterAll(async () => {
 });
 
 const aliceInbox = () => ({ id: `${a.base}/users/alice`, inbox: `${a.base}/users/alice/inbox` });
-const accountAt = (uri: string) => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM accounts WHERE uri = ?").get(uri);
+// null when there is none, as the assertions below say it.
+const accountAt = async (uri: string) => (await a.database.port.get<{ id: number }>("SELECT id FROM accounts WHERE uri = ?", [uri])) ?? null;
 
 /** A remote account that follows alice and wrote her a note; its status id here. */
 async function befriend(receiver: Awaited<ReturnType<typeof startReceiver>>) {
@@ -30,7 +31,7 @@ async function befriend(receiver: Awaited<ReturnType<typeof startReceiver>>) {
   const id = new URL(`${receiver.base}/notes/hello`);
   const note = new Note({ id, attribution: new URL(receiver.actor), content: "<p>hi alice</p>", to: new URL(`${a.base}/users/alice`), tags: [new Mention({ href: new URL(`${a.base}/users/alice`) })] });
   await receiver.send(aliceInbox(), new Create({ id: new URL(`${id.href}/activity`), actor: new URL(receiver.actor), object: note, to: new URL(`${a.base}/users/alice`) }));
-  const status = await eventually(() => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(id.href), "the note arrived");
+  const status = await eventually(() => a.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [id.href]), "the note arrived");
   await eventually(async () => (await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.followers_count >= 1, "followed");
   return status.id;
 }
@@ -49,7 +50,7 @@ describe("an account deleted on its server is deleted here", () => {
       expect((await alice.client.get("/api/v1/notifications")).body.length).toBeGreaterThan(0);
       const res = await fetch(await deleteOfActor(carol));
       expect(res.status).toBe(202);
-      await eventually(() => !accountAt(carol.actor), "carol gone");
+      await eventually(async () => !(await accountAt(carol.actor)), "carol gone");
       expect((await alice.client.get(`/api/v1/statuses/${statusId}`)).status).toBe(404);
       expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.followers_count).toBe(0);
       expect((await alice.client.get("/api/v1/notifications")).body).toEqual([]);
@@ -66,16 +67,16 @@ describe("an account deleted on its server is deleted here", () => {
       // Both servers now answer 410 for their actors (and keys), and A has forgotten the keys it cached.
       dave.actorStatus = 410;
       mallory.actorStatus = 410;
-      a.database.sqlite.run("DELETE FROM fedify_kv WHERE key LIKE '%127.0.0.22%' OR key LIKE '%127.0.0.23%'");
+      await a.database.port.run("DELETE FROM fedify_kv WHERE key LIKE '%127.0.0.22%' OR key LIKE '%127.0.0.23%'");
 
       // Signed by a key the account never named (mallory's, gone too): accepted, and nothing changes.
       const forged = await fetch(await deleteOfActor(dave, mallory));
       expect(forged.status).toBe(202);
-      expect(accountAt(dave.actor)).not.toBeNull();
+      expect(await accountAt(dave.actor)).not.toBeNull();
 
       const own = await fetch(await deleteOfActor(dave));
       expect(own.status).toBe(202);
-      expect(accountAt(dave.actor)).toBeNull();
+      expect(await accountAt(dave.actor)).toBeNull();
       expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.followers_count).toBe(0);
     } finally {
       dave.stop();
@@ -96,7 +97,7 @@ describe("an account deleted on its server is deleted here", () => {
         const res = await fetch(`${a.base}/users/alice/inbox`, { method: "POST", headers: { "content-type": AP, date, digest, signature }, body });
         expect([keyId, res.status]).toEqual([keyId, 202]);
       }
-      expect(accountAt(erin.actor)).not.toBeNull();
+      expect(await accountAt(erin.actor)).not.toBeNull();
       expect((await alice.client.get(`/api/v1/statuses/${statusId}`)).status).toBe(200);
       expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.followers_count).toBe(1);
       // The key named by "#no-such-key" is in the actor's document: fetched; the account was not refetched as gone.
@@ -113,7 +114,7 @@ describe("an account deleted on its server is deleted here", () => {
       await befriend(fay);
       const forged = await fetch(await deleteOfActor(fay, { privateKey: mallory.privateKey, keyId: fay.keyId }));
       expect(forged.status).toBe(202);
-      expect(accountAt(fay.actor)).not.toBeNull();
+      expect(await accountAt(fay.actor)).not.toBeNull();
     } finally {
       fay.stop();
       mallory.stop();
@@ -126,7 +127,7 @@ describe("an account deleted on its server is deleted here", () => {
       const dora = await startReceiver(host);
       try {
         const statusId = await befriend(dora);
-        const account = accountAt(dora.actor)!;
+        const account = (await accountAt(dora.actor))!;
         dora.actorStatus = status;
         // A day later the account is stale: a view of it sets off the refresh.
         a.clock.advance(DAY + 60 * 60 * 1000);
@@ -134,7 +135,7 @@ describe("an account deleted on its server is deleted here", () => {
         expect((await alice.client.get(`/api/v1/accounts/${account.id}`)).status).toBe(200);
         await a.federation!.idle();
         expect([status, dora.actorGets > asked]).toEqual([status, true]);
-        expect([status, accountAt(dora.actor) === null]).toEqual([status, removed]);
+        expect([status, (await accountAt(dora.actor)) === null]).toEqual([status, removed]);
         expect([status, (await alice.client.get(`/api/v1/statuses/${statusId}`)).status]).toEqual([status, removed ? 404 : 200]);
       } finally {
         dora.stop();

@@ -75,7 +75,7 @@ describe("key documents that never end or never finish", () => {
     expect(endlessBytes).toBeLessThan(20 * 8 * 1024 * 1024);
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(300 * 1024 * 1024);
     // Nothing was stored from the forged activities.
-    expect(a.database.sqlite.query("SELECT count(*) AS n FROM accounts WHERE uri LIKE '%hostile.test%'").get()).toEqual({ n: 0 });
+    expect(await a.database.port.get("SELECT count(*) AS n FROM accounts WHERE uri LIKE '%hostile.test%'")).toEqual({ n: 0 });
   });
 
   test("POSTs whose keyId trickles a byte at a time are cut off at the deadline, two at a time per host", async () => {
@@ -114,7 +114,7 @@ describe("names that resolve into the server's own network", () => {
     const link = `http://intranet.example.com:${hostile.port}/admin`;
     const posted = await bob.client.post("/api/v1/statuses", { json: { status: `look ${link}` } });
     expect(posted.status).toBe(200);
-    await eventually(() => b.database.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM preview_cards WHERE url = ? AND failed_at IS NOT NULL").get(link)!.n === 1, "tried and refused");
+    await eventually(async () => (await b.database.port.get<{ n: number }>("SELECT count(*) AS n FROM preview_cards WHERE url = ? AND failed_at IS NOT NULL", [link]))!.n === 1, "tried and refused");
     expect((await bob.client.get(`/api/v1/statuses/${posted.body.id}`)).body.card).toBeNull();
     expect(requests.length).toBe(before);
   });

@@ -25,12 +25,10 @@ afterAll(async () => {
 /** What the hostile server sent (our pages carry `data:` of their own: an empty favicon). */
 const BAD = ["javascript:", "data:image", "data:text", "file:", "evil.example@"];
 const emoji = (name: string, url: string) => ({ type: "Emoji", id: `${evil.base}/emojis/${name}`, name: `:${name}:`, icon: { type: "Image", mediaType: "image/png", url } });
-/** Everything stored of a remote account and its statuses, as one string to search. */
-const storedOf = (uri: string) =>
+/** Everything stored of a remote account and its statuses, as one string to search (values, not rows: the three tables share column names). */
+const storedOf = async (uri: string) =>
   JSON.stringify(
-    a.database.sqlite
-      .query("SELECT a.*, s.*, m.* FROM accounts a LEFT JOIN statuses s ON s.account_id = a.id LEFT JOIN media_attachments m ON m.status_id = s.id WHERE a.uri = ?")
-      .all(uri),
+    await a.database.port.values("SELECT a.*, s.*, m.* FROM accounts a LEFT JOIN statuses s ON s.account_id = a.id LEFT JOIN media_attachments m ON m.status_id = s.id WHERE a.uri = ?", [uri]),
   );
 const missing = (what: "avatars" | "headers") => `${a.base}/${what}/original/missing.png`;
 
@@ -77,8 +75,8 @@ describe("addresses from other servers are http(s) or dropped", () => {
       },
     });
     expect(res.status).toBe(202);
-    const row = a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(noteId);
-    expect(row).not.toBeNull();
+    const row = await a.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [noteId]);
+    expect(row).toBeDefined();
 
     const shown = (await alice.client.get(`/api/v1/statuses/${row!.id}`)).body;
     // No url of its own: the IRI stands in, as Mastodon shows it.
@@ -118,10 +116,10 @@ describe("addresses from other servers are http(s) or dropped", () => {
     expect(html).toContain(`href="${noteId}"`);
     for (const bad of BAD) expect([bad, html.includes(bad)]).toEqual([bad, false]);
 
-    const stored = storedOf(mallory);
+    const stored = await storedOf(mallory);
     for (const bad of BAD) expect([bad, stored.includes(bad)]).toEqual([bad, false]);
-    expect(a.database.sqlite.query("SELECT url, in_reply_to_uri FROM statuses WHERE uri = ?").get(noteId)).toEqual({ url: null, in_reply_to_uri: null });
-    expect(a.database.sqlite.query("SELECT url, avatar_remote_url, header_remote_url, shared_inbox_url, followers_url FROM accounts WHERE uri = ?").get(mallory)).toEqual({
+    expect(await a.database.port.get("SELECT url, in_reply_to_uri FROM statuses WHERE uri = ?", [noteId])).toEqual({ url: null, in_reply_to_uri: null });
+    expect(await a.database.port.get("SELECT url, avatar_remote_url, header_remote_url, shared_inbox_url, followers_url FROM accounts WHERE uri = ?", [mallory])).toEqual({
       url: null,
       avatar_remote_url: null,
       header_remote_url: null,
@@ -131,7 +129,7 @@ describe("addresses from other servers are http(s) or dropped", () => {
   });
 
   test("an actor whose inbox or IRI is not http(s) is not stored, nor its Note", async () => {
-    const before = a.database.sqlite.query("SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM statuses) AS statuses").get();
+    const before = await a.database.port.get("SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM statuses) AS statuses");
     const trudy = evil.actor("trudy", "trudy", { inbox: "javascript:alert('inbox')" });
     const res = await evil.post(`${a.base}/users/alice/inbox`, trudy, {
       id: `${evil.base}/notes/trudy/activity`,
@@ -145,6 +143,6 @@ describe("addresses from other servers are http(s) or dropped", () => {
     const search = await alice.client.get("/api/v2/search", { query: { q: trudy, resolve: "true" } });
     expect(search.status).toBe(200);
     expect(search.body).toEqual({ accounts: [], statuses: [], hashtags: [] });
-    expect(a.database.sqlite.query("SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM statuses) AS statuses").get()).toEqual(before);
+    expect(await a.database.port.get("SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM statuses) AS statuses")).toEqual(before);
   });
 });

@@ -21,7 +21,7 @@ afterAll(async () => {
   receiver?.stop();
 });
 
-const stored = () => a.database.sqlite.query<{ n: number }, []>("SELECT (SELECT count(*) FROM statuses) + (SELECT count(*) FROM accounts) + (SELECT count(*) FROM follows) AS n").get()!.n;
+const stored = async () => (await a.database.port.get<{ n: number }>("SELECT (SELECT count(*) FROM statuses) + (SELECT count(*) FROM accounts) + (SELECT count(*) FROM follows) AS n"))!.n;
 
 /** A POST to alice's inbox signed by the receiver's actor, with this body as it is. */
 async function signedPost(body: string) {
@@ -31,7 +31,7 @@ async function signedPost(body: string) {
 
 describe("malformed activities", () => {
   test("not JSON, JSON that is no activity, an activity without actor or of another actor: 4xx, nothing stored", async () => {
-    const before = stored();
+    const before = await stored();
     const note = { "@context": "https://www.w3.org/ns/activitystreams", id: `${receiver.base}/notes/x`, type: "Note", content: "no activity", attributedTo: receiver.actor };
     const cases: [string, string][] = [
       ["not JSON", "{this is not json"],
@@ -44,7 +44,7 @@ describe("malformed activities", () => {
       const res = await signedPost(body);
       expect([what, res.status >= 400 && res.status < 500]).toEqual([what, true]);
     }
-    expect(stored()).toBe(before);
+    expect(await stored()).toBe(before);
   });
 });
 
@@ -57,13 +57,13 @@ describe("the inbox rate limit", () => {
     const clock = new ManualClock(Math.floor(Date.now() / HOUR) * HOUR + HOUR / 2);
     const fresh = await startTestServer({ HOST: "127.0.0.4", ALLOW_PRIVATE_ADDRESSES: "true", RATE_LIMITS: "on", INBOX_RATE_LIMIT: "40/3600" }, { clock });
     try {
-      const stored = () => fresh.database.sqlite.query<{ n: number }, []>("SELECT (SELECT count(*) FROM statuses) + (SELECT count(*) FROM accounts) AS n").get()!.n;
+      const stored = async () => (await fresh.database.port.get<{ n: number }>("SELECT (SELECT count(*) FROM statuses) + (SELECT count(*) FROM accounts) AS n"))!.n;
       await createUser(fresh, "alice");
       const post = (path = "/inbox") => fetch(`${fresh.base}${path}`, { method: "POST", headers: { "content-type": AP }, body: "{}" });
       // 40 unsigned POSTs of nothing, to the shared inbox and a user's: each refused (4xx), none limited yet.
       const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) => post(i % 2 ? "/inbox" : "/users/alice/inbox").then((r) => r.status)));
       expect(statuses.filter((s) => s < 400 || s >= 500 || s === 429)).toEqual([]);
-      const before = stored();
+      const before = await stored();
       for (const path of ["/inbox", "/users/alice/inbox"]) {
         const limited = await post(path);
         expect([path, limited.status]).toEqual([path, 429]);
@@ -79,7 +79,7 @@ describe("the inbox rate limit", () => {
       const follow = JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: `${receiver.base}/f/1`, type: "Follow", actor: receiver.actor, object: `${fresh.base}/users/alice` });
       const signed = await fetch(await signRequest(new Request(`${fresh.base}/users/alice/inbox`, { method: "POST", headers: { "content-type": AP, accept: AP }, body: follow }), receiver.privateKey, receiver.keyId));
       expect(signed.status).toBe(429);
-      expect(stored()).toBe(before);
+      expect(await stored()).toBe(before);
       // The client API and the actor documents answer as before, without Retry-After.
       const api = await fetch(`${fresh.base}/api/v1/instance`);
       expect([api.status, api.headers.get("retry-after")]).toEqual([200, null]);

@@ -20,8 +20,9 @@ const pem = async (key: CryptoKey) => {
   const spki = Buffer.from(await crypto.subtle.exportKey("spki", key)).toString("base64");
   return `-----BEGIN PUBLIC KEY-----\n${spki.match(/.{1,64}/g)!.join("\n")}\n-----END PUBLIC KEY-----\n`;
 };
-const stored = (id: string) => a.database.sqlite.query("SELECT id FROM statuses WHERE uri = ?").get(id);
-const statusCount = () => (a.database.sqlite.query("SELECT count(*) AS n FROM statuses").get() as { n: number }).n;
+// null when there is none, as the assertions below say it.
+const stored = async (id: string) => (await a.database.port.get("SELECT id FROM statuses WHERE uri = ?", [id])) ?? null;
+const statusCount = async () => (await a.database.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses"))!.n;
 
 /** A DM from rita to alice, signed (draft-cavage) with `privateKey` under rita's key id, dated `date` (now by default). */
 async function dm(name: string, privateKey: CryptoKey, date?: Date): Promise<{ id: string; res: Response }> {
@@ -66,11 +67,11 @@ describe("a remote actor's key rotated under the same key id", () => {
     await eventually(() => stored(rotated.id), "the note signed with the new key stored");
 
     // The old key is refused from now on, and nothing it signs is stored.
-    const before = statusCount();
+    const before = await statusCount();
     const stale = await dm("stale", remote.privateKey);
     expect(stale.res.status).toBe(401);
-    expect(stored(stale.id)).toBeNull();
-    expect(statusCount()).toBe(before);
+    expect(await stored(stale.id)).toBeNull();
+    expect(await statusCount()).toBe(before);
 
     // The new key keeps verifying.
     const again = await dm("after-again", next.privateKey);
@@ -84,13 +85,13 @@ describe("the Date a signature covers", () => {
 
   test("more than an hour old or ahead: 401, nothing stored", async () => {
     const signer = await rotateBack();
-    const before = statusCount();
+    const before = await statusCount();
     for (const [name, offset] of [["stale", -HOUR - 60_000], ["ahead", HOUR + 60_000]] as const) {
       const { id, res } = await dm(`dated-${name}`, signer, new Date(Date.now() + offset));
       expect([name, res.status]).toEqual([name, 401]);
-      expect(stored(id)).toBeNull();
+      expect(await stored(id)).toBeNull();
     }
-    expect(statusCount()).toBe(before);
+    expect(await statusCount()).toBe(before);
   });
 
   test("within the hour, either way: taken", async () => {

@@ -14,8 +14,8 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let remoteAliceOnB: { id: number };
 let bobHandle: string;
 
-const statusByUri = (server: TestServer, uri: string) => server.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
-const count = (server: TestServer, sql: string, ...params: (string | number)[]) => (server.database.sqlite.query(sql).get(...params) as { n: number }).n;
+const statusByUri = (server: TestServer, uri: string) => server.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [uri]);
+const count = async (server: TestServer, sql: string, ...params: (string | number)[]) => (await server.database.port.get<{ n: number }>(sql, params))!.n;
 
 beforeAll(async () => {
   [a, b] = await startFederatedPair();
@@ -90,7 +90,7 @@ describe("boosts travel as Announce", () => {
     expect((await bob.client.post(`/api/v1/statuses/${onB}/unreblog`)).status).toBe(200);
     await eventually(async () => (await alice.client.get(`/api/v1/statuses/${post.id}`)).body.reblogs_count === 0, "uncounted on A");
     expect((await alice.client.get("/api/v1/notifications", { query: { "types[]": "reblog" } })).body).toEqual([]);
-    expect(count(a, "SELECT count(*) AS n FROM statuses WHERE reblog_of_id = ?", Number(post.id))).toBe(0);
+    expect(await count(a, "SELECT count(*) AS n FROM statuses WHERE reblog_of_id = ?", Number(post.id))).toBe(0);
   });
 
   test("alice boosts a note of a third server: B fetches it from there and shows the boost in bob's home", async () => {
@@ -116,14 +116,14 @@ describe("boosts travel as Announce", () => {
   test("an Announce whose id is on another server than its actor, or of a status it may not see, stores nothing", async () => {
     const secret = await postStatus(alice, { status: "followers only", visibility: "private" });
     const inbox = { id: `${a.base}/users/alice`, inbox: `${a.base}/users/alice/inbox` };
-    const before = count(a, "SELECT count(*) AS n FROM statuses");
+    const before = await count(a, "SELECT count(*) AS n FROM statuses");
     await receiver.send(inbox, new Announce({ id: new URL(`${b.base}/forged/announce`), actor: new URL(receiver.actor), object: new URL(secret.uri), to: PUBLIC_COLLECTION }));
     await receiver.send(inbox, new Announce({ id: new URL(`${receiver.base}/announces/1`), actor: new URL(receiver.actor), object: new URL(secret.uri), to: PUBLIC_COLLECTION }));
     // A later Like (which does count) proves both Announces were handled before it.
     const pub = await postStatus(alice, { status: "public one", visibility: "public" });
     await receiver.send(inbox, new Like({ id: new URL(`${receiver.base}/likes/marker`), actor: new URL(receiver.actor), object: new URL(pub.uri) }));
     await eventually(async () => (await alice.client.get(`/api/v1/statuses/${pub.id}`)).body.favourites_count === 1, "the marker Like");
-    expect(count(a, "SELECT count(*) AS n FROM statuses")).toBe(before + 1);
+    expect(await count(a, "SELECT count(*) AS n FROM statuses")).toBe(before + 1);
     expect((await alice.client.get(`/api/v1/statuses/${secret.id}`)).body.reblogs_count).toBe(0);
   });
 });

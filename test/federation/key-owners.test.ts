@@ -19,8 +19,8 @@ let carol: Awaited<ReturnType<typeof startReceiver>>;
 let evil: Awaited<ReturnType<typeof startRawServer>>;
 let inbox: string;
 
-const carolStatuses = () => (a.database.sqlite.query("SELECT count(*) AS n FROM statuses WHERE uri LIKE ?").get(`${carol.base}%`) as { n: number }).n;
-const notifications = () => (a.database.sqlite.query("SELECT count(*) AS n FROM notifications").get() as { n: number }).n;
+const carolStatuses = async () => (await a.database.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses WHERE uri LIKE ?", [`${carol.base}%`]))!.n;
+const notifications = async () => (await a.database.port.get<{ n: number }>("SELECT count(*) AS n FROM notifications"))!.n;
 
 beforeAll(async () => {
   [a, carol, evil] = await Promise.all([
@@ -56,22 +56,22 @@ describe("a key is carol's only when carol's actor names it", () => {
   test("HTTP signatures by a key document, or an actor's key, that claims carol as its owner: refused, nothing stored", async () => {
     const keyDoc = evil.serve("/keys/1", { "@context": "https://w3id.org/security/v1", id: `${evil.base}/keys/1`, type: "CryptographicKey", owner: carol.actor, publicKeyPem: evil.publicKeyPem });
     const eve = evil.actor("eve", "eve", { publicKey: { id: `${evil.base}/actors/eve#main-key`, owner: carol.actor, publicKeyPem: evil.publicKeyPem } });
-    const before = [carolStatuses(), notifications()];
+    const before = [await carolStatuses(), await notifications()];
     for (const [name, keyId] of [["keydoc", keyDoc], ["actorkey", `${eve}#main-key`]] as const) {
       const res = await evil.postSignedAs(inbox, keyId, forgedCreate(name));
       expect([name, res.status]).toEqual([name, 401]);
     }
-    expect([carolStatuses(), notifications()]).toEqual(before);
+    expect([await carolStatuses(), await notifications()]).toEqual(before);
   });
 
   test("a Linked Data Signature by a key claiming carol, on an activity delivered by an actor of the hostile server: refused", async () => {
     const keyId = evil.serve("/keys/ld", { "@context": "https://w3id.org/security/v1", id: `${evil.base}/keys/ld`, type: "CryptographicKey", owner: carol.actor, publicKeyPem: evil.publicKeyPem });
     const courier = evil.actor("courier", "courier");
-    const before = [carolStatuses(), notifications()];
+    const before = [await carolStatuses(), await notifications()];
     const signed = await signJsonLd(forgedCreate("ld"), evil.privateKey, new URL(keyId), {});
     const res = await evil.postSignedAs(inbox, `${courier}#main-key`, signed as Record<string, unknown>);
     expect(res.status).toBe(401);
-    expect([carolStatuses(), notifications()]).toEqual(before);
+    expect([await carolStatuses(), await notifications()]).toEqual(before);
   });
 
   test("an Object Integrity Proof by a Multikey whose controller is said to be carol: refused", async () => {
@@ -84,13 +84,13 @@ describe("a key is carol's only when carol's actor names it", () => {
       publicKeyMultibase: await exportMultibaseKey(ed.publicKey),
     });
     const courier = evil.actor("courier2", "courier2");
-    const before = [carolStatuses(), notifications()];
+    const before = [await carolStatuses(), await notifications()];
     const note = new Note({ id: new URL(`${carol.base}/notes/forged-proof`), attribution: new URL(carol.actor), to: new URL(`${a.base}/users/alice`), content: "<p>forged proof</p>" });
     const create = new Create({ id: new URL(`${carol.base}/notes/forged-proof/activity`), actor: new URL(carol.actor), to: new URL(`${a.base}/users/alice`), object: note });
     const signed = await signObject(create, ed.privateKey, new URL(keyId));
     const res = await evil.postSignedAs(inbox, `${courier}#main-key`, (await signed.toJsonLd({ format: "compact" })) as Record<string, unknown>);
     expect(res.status).toBe(401);
-    expect([carolStatuses(), notifications()]).toEqual(before);
+    expect([await carolStatuses(), await notifications()]).toEqual(before);
   });
 
   test("keys kept apart from their actor, which the actor names (GoToSocial's /main-key, a key document of its own), verify", async () => {
@@ -112,7 +112,7 @@ describe("a key is carol's only when carol's actor names it", () => {
         object: { id, type: "Note", attributedTo: actor, to: [`${a.base}/users/alice`], content: "<p>mine</p>", tag: [{ type: "Mention", href: `${a.base}/users/alice` }] },
       });
       expect([actor, res.status]).toEqual([actor, 202]);
-      await eventually(() => a.database.sqlite.query("SELECT id FROM statuses WHERE uri = ?").get(id), `${actor}'s note stored`);
+      await eventually(() => a.database.port.get("SELECT id FROM statuses WHERE uri = ?", [id]), `${actor}'s note stored`);
     }
   });
 });

@@ -12,7 +12,7 @@ let alice: TestUser;
 let bob: TestUser;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
-const statusByUri = (server: TestServer, uri: string) => server.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
+const statusByUri = (server: TestServer, uri: string) => server.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [uri]);
 
 beforeAll(async () => {
   // Remote media shown at their own server's URL (the copies made by default are media-cache.test.ts's).
@@ -63,7 +63,7 @@ describe("media travels with statuses", () => {
       },
     ]);
     // Not downloaded: B keeps no file of it.
-    expect(b.database.sqlite.query("SELECT file, preview, remote_url FROM media_attachments").all()).toEqual([{ file: null, preview: null, remote_url: media.body.url }]);
+    expect(await b.database.port.all("SELECT file, preview, remote_url FROM media_attachments")).toEqual([{ file: null, preview: null, remote_url: media.body.url }]);
   });
 
   test("a Mastodon-shaped note's attachments keep their type, blurhash and focal point (clamped within -1..1); unsafe URLs and non-documents are dropped", async () => {

@@ -15,8 +15,9 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let bobHandle: string;
 let aliceHandle: string;
 
-const statusByUri = (server: TestServer, uri: string) => server.database.sqlite.query<{ id: number; visibility: string }, [string]>("SELECT id, visibility FROM statuses WHERE uri = ?").get(uri);
-const count = (server: TestServer, table: string) => (server.database.sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+// null when there is none, as the assertions below say it.
+const statusByUri = async (server: TestServer, uri: string) => (await server.database.port.get<{ id: number; visibility: string }>("SELECT id, visibility FROM statuses WHERE uri = ?", [uri])) ?? null;
+const count = async (server: TestServer, table: string) => (await server.database.port.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
 
 beforeAll(async () => {
   [a, b] = await startFederatedPair();
@@ -107,7 +108,7 @@ describe("mentions of remote accounts", () => {
     expect((await alice.client.get(`/api/v1/statuses/${stored.id}`)).body.in_reply_to_id).toBe(root.id);
     // Eve's unrelated post was never delivered to A (no follower, no mention): nothing of it here.
     await b.federation!.idle();
-    expect(statusByUri(a, unrelated.uri)).toBeNull();
+    expect(await statusByUri(a, unrelated.uri)).toBeNull();
   });
 
   test("bob answers with a direct message to alice: A keeps it hers, and an edit mentioning him keeps the mention", async () => {
@@ -126,7 +127,7 @@ describe("mentions of remote accounts", () => {
     expect(edited.status).toBe(200);
     expect(edited.body.mentions.map((m: any) => m.acct)).toEqual([bobHandle]);
     const onB = await eventually(async () => {
-      const row = statusByUri(b, post.uri);
+      const row = await statusByUri(b, post.uri);
       if (!row) return null;
       const shown = (await bob.client.get(`/api/v1/statuses/${row.id}`)).body;
       return shown.edited_at ? shown : null;
@@ -219,7 +220,7 @@ describe("hashtags from other servers", () => {
     const stored = await eventually(() => statusByUri(a, id.href), "the note with a long tag");
     const shown = (await alice.client.get(`/api/v1/statuses/${stored.id}`)).body;
     expect(shown.tags.map((t: { name: string }) => t.name).sort()).toEqual(["kept", edge]);
-    expect(a.database.sqlite.query("SELECT count(*) AS n FROM tags WHERE length(name) > 500").get()).toEqual({ n: 0 });
+    expect(await a.database.port.get("SELECT count(*) AS n FROM tags WHERE length(name) > 500")).toEqual({ n: 0 });
   });
 });
 
@@ -248,15 +249,15 @@ describe("blocks", () => {
   test("a mention from an account alice blocks is dropped: no status, no notification, and later mentions of others still arrive", async () => {
     const carl = await createUser(a, "carl");
     await b.federation!.resolveActor(`${a.base}/users/carl`);
-    const remoteBob = await eventually(() => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM accounts WHERE uri = ?").get(`${b.base}/users/bob`), "bob stored on A");
+    const remoteBob = await eventually(() => a.database.port.get<{ id: number }>("SELECT id FROM accounts WHERE uri = ?", [`${b.base}/users/bob`]), "bob stored on A");
     expect((await alice.client.post(`/api/v1/accounts/${remoteBob.id}/block`)).status).toBe(200);
-    const notificationsBefore = count(a, "notifications");
+    const notificationsBefore = await count(a, "notifications");
     const blockedPost = await postStatus(bob, { status: `@${aliceHandle} hear me out`, visibility: "direct" });
     // A later mention of carl, sent after, proves that the first was handled before it.
     const marker = await postStatus(bob, { status: `@carl@${new URL(a.base).host} hi carl`, visibility: "direct" });
     await eventually(() => statusByUri(a, marker.uri), "the mention of carl arrived");
-    expect(statusByUri(a, blockedPost.uri)).toBeNull();
-    expect(count(a, "notifications")).toBe(notificationsBefore + 1);
+    expect(await statusByUri(a, blockedPost.uri)).toBeNull();
+    expect(await count(a, "notifications")).toBe(notificationsBefore + 1);
     expect((await carl.client.get("/api/v1/notifications?include_filtered=true")).body.map((n: any) => n.status.uri)).toEqual([marker.uri]);
   });
 });

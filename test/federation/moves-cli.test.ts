@@ -4,6 +4,7 @@ import { eventually } from "../support/federation.ts";
 import { makeCertificate, startTlsPeer, type TlsPeer } from "../support/federation-tls.ts";
 import type { Client } from "../support/http.ts";
 import { withoutNotice } from "../support/cli.ts";
+import { knownDatabaseEnv } from "../support/test-database.ts";
 
 // The operator's commands, against two running servers behind TLS (handles are resolved
 // through WebFinger, which is https only): `accounts alias` names the old account by its
@@ -23,7 +24,7 @@ let fan: { client: Client; id: string };
  */
 const cli = (peer: TlsPeer) => async (args: string[]) => {
   const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
-    env: { ...process.env, DATA_DIR: peer.dataDir, LOG_REQUESTS: "false", PUBLIC_URL: peer.base, NODE_EXTRA_CA_CERTS: cert.cert, ALLOW_PRIVATE_ADDRESSES: "true" },
+    env: { ...process.env, DATA_DIR: peer.dataDir, LOG_REQUESTS: "false", PUBLIC_URL: peer.base, NODE_EXTRA_CA_CERTS: cert.cert, ALLOW_PRIVATE_ADDRESSES: "true", ...knownDatabaseEnv(peer.dataDir) },
     cwd: join(import.meta.dir, "..", ".."),
     stdout: "pipe",
     stderr: "pipe",

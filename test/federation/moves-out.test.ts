@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
 import { createUser, PASSWORD, postStatus, type TestUser } from "../support/fixtures.ts";
 import { eventually, getAp, startFederatedPair } from "../support/federation.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -31,8 +30,10 @@ const follows = async (user: TestUser, server: TestServer, uri: string) => {
   const row = (await server.ctx.services.remoteAccounts.byUri(uri)) ?? (await server.federation!.resolveActor(uri));
   return row ? (await relationship(user, row.id)).following === true : false;
 };
-// Read synchronously from the server's SQLite (the service's read is on the port, async).
-const row = (server: TestServer, id: string) => server.ctx.db.select().from(accounts).where(eq(accounts.id, Number(id))).get()!;
+const row = async (server: TestServer, id: string) => {
+  const { orm, tables } = server.database.port;
+  return (await orm.select().from(tables.accounts).where(eq(tables.accounts.id, Number(id))).limit(1))[0]!;
+};
 /** Everything A sent is delivered and handled by C. */
 const settled = async () => {
   await a.federation!.idle();
@@ -59,7 +60,7 @@ describe("aliases: POST /api/v1/accounts/alias", () => {
   });
 
   test("bad entries are refused with GoToSocial's words and change nothing", async () => {
-    const before = row(b, alice2.id).alsoKnownAs;
+    const before = (await row(b, alice2.id)).alsoKnownAs;
     const cases: [unknown, number, string][] = [
       [{}, 400, "no also_known_as_uris provided in account alias request"],
       [{ also_known_as_uris: ["javascript:alert(1)"] }, 400, "invalid also_known_as_uri (javascript:alert(1)) provided in account alias request: uri must not be empty and scheme must be http or https"],
@@ -71,7 +72,7 @@ describe("aliases: POST /api/v1/accounts/alias", () => {
       const res = await alice2.client.post("/api/v1/accounts/alias", { json });
       expect([res.status, res.body]).toEqual([status, { error }]);
     }
-    expect(row(b, alice2.id).alsoKnownAs).toBe(before);
+    expect((await row(b, alice2.id)).alsoKnownAs).toBe(before);
     // Without the scope, or without a user.
     const readOnly = await createUser(b, "reader", { scopes: "read" });
     const refused = await readOnly.client.post("/api/v1/accounts/alias", { json: { also_known_as_uris: [] } });
@@ -108,7 +109,7 @@ describe("moving out: POST /api/v1/accounts/move", () => {
       const res = await alice.client.post("/api/v1/accounts/move", { form });
       expect([res.status, res.body]).toEqual([status, { error }]);
     }
-    expect(row(a, alice.id).movedToAccountId).toBeNull();
+    expect((await row(a, alice.id)).movedToAccountId).toBeNull();
     expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.moved).toBeUndefined();
     // No Move went out: the follower on C still follows alice, who shows no move there.
     await settled();
@@ -138,10 +139,10 @@ describe("moving out: POST /api/v1/accounts/move", () => {
     expect(followersOfAlice2.body.map((f: { acct: string }) => f.acct).sort()).toEqual([`fan@${new URL(c.base).host}`, `neighbour@${new URL(a.base).host}`].sort());
 
     // A moved account posts no more (Mastodon: 403, as for an account that is not functional).
-    const before = row(a, alice.id).statusesCount;
+    const before = (await row(a, alice.id)).statusesCount;
     const refused = await alice.client.post("/api/v1/statuses", { json: { status: "still here?" } });
     expect([refused.status, refused.body]).toEqual([403, { error: "Your login is currently disabled" }]);
-    expect(row(a, alice.id).statusesCount).toBe(before);
+    expect((await row(a, alice.id)).statusesCount).toBe(before);
   });
 
   test("moving again: to the same account the Move is sent again; to another one, not within 30 days", async () => {
@@ -150,7 +151,7 @@ describe("moving out: POST /api/v1/accounts/move", () => {
     const refused = await alice.client.post("/api/v1/accounts/move", { form: { moved_to_uri: `${b.base}/users/other`, password: PASSWORD } });
     expect(refused.status).toBe(422);
     expect(refused.body.error).toContain("it cannot Move again before");
-    expect(row(a, alice.id).movedToAccountId).toBe((await a.ctx.services.remoteAccounts.byUri(`${b.base}/users/alice2`))!.id);
+    expect((await row(a, alice.id)).movedToAccountId).toBe((await a.ctx.services.remoteAccounts.byUri(`${b.base}/users/alice2`))!.id);
     const again = await alice.client.post("/api/v1/accounts/move", { form: { moved_to_uri: `${b.base}/users/alice2`, password: PASSWORD } });
     expect(again.status).toBe(202);
     // Thirty days on, she may move on (Mastodon's cooldown is over).
@@ -199,7 +200,7 @@ describe("a redirect (Mastodon's, redirect_only): the profile points to the new 
     expect((await carol.client.get(`/api/v1/accounts/${carol.id}`)).body.moved).toMatchObject({ uri: `${b.base}/users/carol2` });
     expect((await getAp(`${a.base}/users/carol`)).body.movedTo).toBe(`${b.base}/users/carol2`);
     expect(await relationship(follower, carol.id)).toMatchObject({ following: true });
-    expect(row(a, carol.id).movedAt).toBeNull();
+    expect((await row(a, carol.id)).movedAt).toBeNull();
     // No Move: the follower on C stays with carol (its server got the Update alone).
     await settled();
     expect(await follows(fan, c, `${a.base}/users/carol`)).toBe(true);

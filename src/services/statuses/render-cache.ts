@@ -1,4 +1,5 @@
 const LIMIT = 5_000;
+import type { DatabasePort } from "../../db/port.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import type { StatusParts } from "../../models/views.ts";
 
@@ -6,7 +7,17 @@ interface Entry {
   parts: StatusParts;
   accountId: number;
   accountEpoch: number;
+  /** On PostgreSQL, what of its row the rendering showed that changes in place (see `versionOf`). */
+  version?: string;
 }
+
+/**
+ * The columns of a status row that change without a new row or an account change: its counters
+ * and its edits. A rendering kept from an older row than the one a request has just read is
+ * stale: on PostgreSQL a request that read the row before another transaction's COMMIT can keep
+ * its rendering after the invalidations that commit made (see RenderCache's `commits`).
+ */
+const versionOf = (row: StatusRow) => `${row.repliesCount} ${row.reblogsCount} ${row.favouritesCount} ${row.quotesCount} ${row.editedAt}`;
 
 /** What made entries stale, as the serving threads (src/threads) replay it on their own caches. */
 export type RenderCacheChange = { status: number } | { account: number } | "clear";
@@ -48,22 +59,40 @@ export class RenderCache {
    */
   generation = 0;
 
-  /** `told`: hears of every invalidation (the main thread passes them on to the serving threads). */
-  constructor(private told?: (change: RenderCacheChange) => void) {}
+  /**
+   * `told`: hears of every invalidation (the main thread passes them on to the serving threads).
+   * `commits`: on PostgreSQL, the port, so that an invalidation made inside a transaction is
+   * made again once it commits. Reads there do not wait for a transaction (READ COMMITTED, on
+   * other connections): a request that read the row between the invalidation and the COMMIT
+   * would otherwise keep its rendering of the old row until the next change. On SQLite a port
+   * transaction holds the connection, so no read lands in between: none is given.
+   */
+  constructor(
+    private told?: (change: RenderCacheChange) => void,
+    private commits?: Pick<DatabasePort, "inTransaction" | "afterCommit">,
+  ) {}
 
-  get(statusId: number): StatusParts | undefined {
+  /** Drops what `forget` drops now and, inside a transaction (see `commits`), again after its commit. */
+  private dropped(forget: () => void) {
+    forget();
+    if (this.commits?.inTransaction) this.commits.afterCommit(forget);
+  }
+
+  /** The kept rendering; none if `row` (the status's row as just read) is newer than what it shows. */
+  get(statusId: number, row?: StatusRow): StatusParts | undefined {
     const entry = this.entries.get(statusId);
     if (!entry) return undefined;
-    if ((this.accountEpochs.get(entry.accountId) ?? 0) !== entry.accountEpoch) {
+    if ((this.accountEpochs.get(entry.accountId) ?? 0) !== entry.accountEpoch || (row && entry.version !== undefined && entry.version !== versionOf(row))) {
       this.entries.delete(statusId);
       return undefined;
     }
     return entry.parts;
   }
 
-  set(statusId: number, accountId: number, parts: StatusParts) {
+  /** Keeps a rendering; `row`, the status's row it was rendered from, if known. */
+  set(statusId: number, accountId: number, parts: StatusParts, row?: StatusRow) {
     if (this.entries.size >= LIMIT) this.entries.delete(this.entries.keys().next().value as number);
-    this.entries.set(statusId, { parts, accountId, accountEpoch: this.accountEpochs.get(accountId) ?? 0 });
+    this.entries.set(statusId, { parts, accountId, accountEpoch: this.accountEpochs.get(accountId) ?? 0, version: this.commits && row ? versionOf(row) : undefined });
   }
 
   /** The status's row as kept (see `rows`), if its author's account has not changed since. */
@@ -85,22 +114,28 @@ export class RenderCache {
 
   invalidateStatus(statusId: number) {
     this.told?.({ status: statusId });
-    this.generation++;
-    this.entries.delete(statusId);
-    this.rows.delete(statusId);
+    this.dropped(() => {
+      this.generation++;
+      this.entries.delete(statusId);
+      this.rows.delete(statusId);
+    });
   }
 
   /** Everything goes (another process changed the database: see server.ts). */
   clear() {
     this.told?.("clear");
-    this.generation++;
-    this.entries.clear();
-    this.rows.clear();
+    this.dropped(() => {
+      this.generation++;
+      this.entries.clear();
+      this.rows.clear();
+    });
   }
 
   touchAccount(accountId: number) {
     this.told?.({ account: accountId });
-    this.generation++;
-    this.accountEpochs.set(accountId, (this.accountEpochs.get(accountId) ?? 0) + 1);
+    this.dropped(() => {
+      this.generation++;
+      this.accountEpochs.set(accountId, (this.accountEpochs.get(accountId) ?? 0) + 1);
+    });
   }
 }
