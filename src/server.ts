@@ -139,7 +139,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // A request a serving thread passes on is no stream, and only a stream's is answered with nothing.
   const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted) as Promise<Response> | Response | undefined, afterCommitOf(database.sqlite)) : null;
   const { services, urls, core } = assembleServices(
-    { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link), shared: shared ? { ...shared.state, timers: timers ?? undefined } : undefined },
+    { config, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link), shared: shared ? { ...shared.state, timers: timers ?? undefined } : undefined },
     { federation: config.federation, sharedQueue: shared?.queue },
   );
   // The federation rules are kept in memory (refuses answers synchronously): read before anything is served.
@@ -148,7 +148,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     config,
     clock,
     ids,
-    db: database.db,
+    databaseGeneration: () => database.port.generation(),
     storage,
     keys,
     services,
@@ -289,10 +289,10 @@ function watchOtherWriters(sqlite: Database, changed: () => void): ReturnType<ty
  * table of consequences once its transports exist.
  */
 export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote" | "archiveRenderer" | "deliveryQueue">, options: { federation: boolean; sharedQueue?: SharedQueue }) {
-  const { config, db, port, clock, storage } = deps;
+  const { config, port, clock, storage } = deps;
   const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
   const made: { core?: LazyFederationCore } = {};
-  const remote = (infra: RemoteInfra) => (made.core = lazyFederationCore({ config, clock, db, port, sharedQueue: options.sharedQueue, ...infra })).fetcher;
+  const remote = (infra: RemoteInfra) => (made.core = lazyFederationCore({ config, clock, port, sharedQueue: options.sharedQueue, ...infra })).fetcher;
   const services = createServices({
     ...deps,
     renderPush: (view: PushNotificationView) => serializePushNotification(urls, view),
