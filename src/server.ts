@@ -137,7 +137,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const timers = shared && link ? shareTimers(link, database.port) : null;
   // Serving threads read SQLite's file in parallel (WAL): SQLite's alone, as is AfterCommit of its one connection.
   // A request a serving thread passes on is no stream, and only a stream's is answered with nothing.
-  const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted) as Promise<Response> | Response | undefined, afterCommitOf(database.sqlite)) : null;
+  const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted) as Promise<Response> | Response | undefined, afterCommitOf(database.sqlite!)) : null;
   const { services, urls, core } = assembleServices(
     { config, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link), shared: shared ? { ...shared.state, timers: timers ?? undefined } : undefined },
     { federation: config.federation, sharedQueue: shared?.queue },
@@ -184,16 +184,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   federation?.start();
   services.importWorker.start();
   handler = createEdge(ctx, app, streaming, federation?.handler ?? null);
-  const sqliteOnly = database.port.dialect === "sqlite";
+  const sqlite = database.sqlite;
   idle = new IdleMemory(() => {
     Bun.gc(true);
     // SQLite's page cache, in this process: SQLite's alone (PostgreSQL's is the server's).
-    if (sqliteOnly) database.sqlite.run("PRAGMA shrink_memory");
+    sqlite?.run("PRAGMA shrink_memory");
   });
   idle.start();
   await services.announcements.syncOtherWriters();
   // On PostgreSQL other writers are other processes, heard through the cache generations.
-  const external = database.postgres ? null : watchOtherWriters(database.sqlite, () => {
+  const external = sqlite === null ? null : watchOtherWriters(sqlite, () => {
     forgetCached(services);
     services.announcements.syncOtherWriters().catch((e) => log("error", "announcements sync failed", { error: String(e).split("\n")[0] }));
   });
