@@ -1,6 +1,5 @@
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
-import type { Db } from "./db/connection.ts";
 import type { IdGenerator } from "./ids.ts";
 import type { MediaStorage } from "./media-files/storage.ts";
 import type { Urls } from "./presenters/account.ts";
@@ -12,7 +11,11 @@ export interface AppContext {
   config: Config;
   clock: Clock;
   ids: IdGenerator;
-  db: Db;
+  /**
+   * Moves whenever committed data may have changed, by any writer (DatabasePort.generation):
+   * what the documents kept as bytes are keyed on (src/http/kept-json.ts).
+   */
+  databaseGeneration: () => string | Promise<string>;
   storage: MediaStorage;
   keys: InstanceKeys;
   services: Services;

@@ -1,7 +1,7 @@
 import type { SQL } from "bun";
 import type { Database } from "bun:sqlite";
 import type { Config } from "./config.ts";
-import { openDatabase, type Db } from "./db/connection.ts";
+import { openDatabase } from "./db/connection.ts";
 import { largestId } from "./db/largest-id.ts";
 import type { DatabasePort } from "./db/port.ts";
 import { SetupError } from "./errors.ts";
@@ -15,12 +15,10 @@ import type { SharedState } from "./services/index.ts";
  */
 export interface ServerDatabase extends PortDatabase {
   /**
-   * bun:sqlite's synchronous API, which the services not yet converted to the port still take:
-   * the database itself on SQLite; on PostgreSQL a throwaway database in memory (see
-   * openServerDatabase), so that no data of the instance is ever in SQLite.
+   * The SQLite connection under the port, for what is SQLite's alone (its page cache, its
+   * data_version, the serving threads' after-commit queue, the backup). Null on PostgreSQL.
    */
-  db: Db;
-  sqlite: Database;
+  sqlite: Database | null;
 }
 
 /** The database through the port alone: what the commands that need no unconverted service open. */
@@ -56,14 +54,11 @@ export async function openServerDatabase(config: Config, options: OpenOptions = 
   if (config.database.kind === "sqlite") return openSqlite(config, options);
   if (!config.unfinishedPostgres) throw new SetupError(refusal);
   // Loaded only here: the embedded server never loads PostgreSQL's driver, schema or migrations.
-  const { openPostgres } = await import("./server-postgres.ts");
-  return openPostgres(config, config.database.url, { makes: true, ...options });
+  const { openPostgresPort } = await import("./server-postgres.ts");
+  return { ...(await openPostgresPort(config.database.url, { makes: true, ...options })), sqlite: null };
 }
 
-/**
- * The database without bun:sqlite's synchronous API: on PostgreSQL no throwaway SQLite is made,
- * so it needs no ROOKERY_UNFINISHED_POSTGRES. For the commands whose work is all on the port.
- */
+/** The database through the port alone, on PostgreSQL without ROOKERY_UNFINISHED_POSTGRES: for the commands whose work is all on the port. */
 export async function openPortDatabase(config: Config, options: OpenOptions = {}): Promise<PortDatabase> {
   if (config.database.kind === "sqlite") return openSqlite(config, options);
   const { openPostgresPort } = await import("./server-postgres.ts");
@@ -72,7 +67,8 @@ export async function openPortDatabase(config: Config, options: OpenOptions = {}
 
 function openSqlite(config: Config, options: OpenOptions): ServerDatabase {
   const handle = openDatabase(config.dataDir, { onQuery: options.onQuery });
-  return { ...handle, postgres: null, largestId: async () => largestId(handle.port), close: async () => handle.close() };
+  const { port, path, migrationsApplied, sqlite } = handle;
+  return { port, path, migrationsApplied, sqlite, postgres: null, largestId: async () => largestId(port), close: async () => handle.close() };
 }
 
 /** What several processes on one PostgreSQL share, made at start: given to the services, the queue and the id generator. */

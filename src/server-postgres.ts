@@ -2,7 +2,6 @@ import { SQL } from "bun";
 import { hostname } from "node:os";
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
-import { openDatabase } from "./db/connection.ts";
 import type { DatabasePort } from "./db/port.ts";
 import { PostgresPort } from "./db/postgres-port.ts";
 import { describePgError, migrateTarget, newestApplied, pgMigrations, shownUrl } from "./db/to-postgres/target.ts";
@@ -12,27 +11,10 @@ import { PgRateLimiter } from "./infra/pg-rate-limits.ts";
 import { PgMediaClaims } from "./infra/pg-media-claims.ts";
 import { PgTimerClaims, type TimerClaims } from "./infra/pg-timer-claims.ts";
 import { log } from "./log.ts";
-import type { OpenOptions, PortDatabase, ServerDatabase, SharedPieces } from "./server-database.ts";
+import type { OpenOptions, PortDatabase, SharedPieces } from "./server-database.ts";
 import { PortIdempotencyGuard } from "./services/statuses/port-idempotency.ts";
 
 // The server on PostgreSQL (DATABASE_URL), loaded by server-database.ts and server.ts only then.
-
-/** The server's database on PostgreSQL (server-database.ts opens it here, with ROOKERY_UNFINISHED_POSTGRES). */
-export async function openPostgres(config: Config, url: string, options: OpenOptions): Promise<ServerDatabase> {
-  const database = await openPostgresPort(url, options);
-  // Wrong on purpose until the conversion is finished: what the unconverted services write
-  // here is lost at exit and never seen by the converted ones (the test mode counts it).
-  const memory = openDatabase(config.dataDir, { memory: true, onQuery: options.onQuery });
-  return {
-    ...database,
-    db: memory.db,
-    sqlite: memory.sqlite,
-    async close() {
-      memory.close();
-      await database.close();
-    },
-  };
-}
 
 /** The database at DATABASE_URL through the port, migrated first (the server and the commands, server-database.ts). */
 export async function openPostgresPort(url: string, options: OpenOptions): Promise<PortDatabase> {

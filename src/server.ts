@@ -137,9 +137,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const timers = shared && link ? shareTimers(link, database.port) : null;
   // Serving threads read SQLite's file in parallel (WAL): SQLite's alone, as is AfterCommit of its one connection.
   // A request a serving thread passes on is no stream, and only a stream's is answered with nothing.
-  const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted) as Promise<Response> | Response | undefined, afterCommitOf(database.sqlite)) : null;
+  const threads = fills ? new ServingThreads(config.webThreads - 1, config, counters ?? null, fills, (request, peer, counted) => handler!(request, server, peer, counted) as Promise<Response> | Response | undefined, afterCommitOf(database.sqlite!)) : null;
   const { services, urls, core } = assembleServices(
-    { config, db: database.db, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link), shared: shared ? { ...shared.state, timers: timers ?? undefined } : undefined },
+    { config, port: database.port, clock, ids, storage, keys, resolve: options.resolve, transport: options.transport, sharedCounters: counters, sharedFills: fills, renderCacheChanges: renderChanges(threads, link), shared: shared ? { ...shared.state, timers: timers ?? undefined } : undefined },
     { federation: config.federation, sharedQueue: shared?.queue },
   );
   // The federation rules are kept in memory (refuses answers synchronously): read before anything is served.
@@ -148,7 +148,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     config,
     clock,
     ids,
-    db: database.db,
+    databaseGeneration: () => database.port.generation(),
     storage,
     keys,
     services,
@@ -184,16 +184,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   federation?.start();
   services.importWorker.start();
   handler = createEdge(ctx, app, streaming, federation?.handler ?? null);
-  const sqliteOnly = database.port.dialect === "sqlite";
+  const sqlite = database.sqlite;
   idle = new IdleMemory(() => {
     Bun.gc(true);
     // SQLite's page cache, in this process: SQLite's alone (PostgreSQL's is the server's).
-    if (sqliteOnly) database.sqlite.run("PRAGMA shrink_memory");
+    sqlite?.run("PRAGMA shrink_memory");
   });
   idle.start();
   await services.announcements.syncOtherWriters();
   // On PostgreSQL other writers are other processes, heard through the cache generations.
-  const external = database.postgres ? null : watchOtherWriters(database.sqlite, () => {
+  const external = sqlite === null ? null : watchOtherWriters(sqlite, () => {
     forgetCached(services);
     services.announcements.syncOtherWriters().catch((e) => log("error", "announcements sync failed", { error: String(e).split("\n")[0] }));
   });
@@ -289,10 +289,10 @@ function watchOtherWriters(sqlite: Database, changed: () => void): ReturnType<ty
  * table of consequences once its transports exist.
  */
 export function assembleServices(deps: Omit<ServiceDeps, "renderPush" | "remote" | "archiveRenderer" | "deliveryQueue">, options: { federation: boolean; sharedQueue?: SharedQueue }) {
-  const { config, db, port, clock, storage } = deps;
+  const { config, port, clock, storage } = deps;
   const urls: Urls = { publicUrl: config.publicUrl, media: (path) => storage.url(path) };
   const made: { core?: LazyFederationCore } = {};
-  const remote = (infra: RemoteInfra) => (made.core = lazyFederationCore({ config, clock, db, port, sharedQueue: options.sharedQueue, ...infra })).fetcher;
+  const remote = (infra: RemoteInfra) => (made.core = lazyFederationCore({ config, clock, port, sharedQueue: options.sharedQueue, ...infra })).fetcher;
   const services = createServices({
     ...deps,
     renderPush: (view: PushNotificationView) => serializePushNotification(urls, view),

@@ -158,8 +158,8 @@ export async function countPostStatements(): Promise<{ request: string[]; after:
     const body = JSON.stringify({ status: `counted, with http://127.0.0.1:${page.port}/page` });
     const settled = async (n: number) => {
       const deadline = Date.now() + 10_000;
-      const pushed = () => (server.database.sqlite.query("SELECT count(*) AS n FROM push_deliveries").get() as { n: number }).n === 0;
-      const carded = () => (server.database.sqlite.query("SELECT count(*) AS n FROM statuses WHERE card IS NULL").get() as { n: number }).n === 0;
+      const pushed = () => (server.database.sqlite!.query("SELECT count(*) AS n FROM push_deliveries").get() as { n: number }).n === 0;
+      const carded = () => (server.database.sqlite!.query("SELECT count(*) AS n FROM statuses WHERE card IS NULL").get() as { n: number }).n === 0;
       while (!(updates >= n && pushed() && carded())) {
         if (Date.now() > deadline) throw new Error("the post's after-work did not finish");
         await Bun.sleep(5);

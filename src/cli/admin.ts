@@ -44,7 +44,7 @@ export async function withServices<T>(run: (services: Services, config: Config) 
     const ids = new IdGenerator(clock);
     ids.seed(await database.largestId());
     const storage = mediaStorageFor(config);
-    const { services } = assembleServices({ config, db: database.db, port: database.port, clock, ids, storage, keys: await loadInstanceKeys(database.port) }, { federation: false });
+    const { services } = assembleServices({ config, port: database.port, clock, ids, storage, keys: await loadInstanceKeys(database.port) }, { federation: false });
     await services.federationDomains.load();
     // What follows a write, as in the server; the CLI has no streams and sends no activities.
     registerConsequences(services.events, services, {});

@@ -32,7 +32,7 @@ export async function withFederation<T>(run: (services: Services) => T | Promise
     const ids = new IdGenerator(clock);
     ids.seed(await database.largestId());
     const storage = mediaStorageFor(config);
-    const { services, urls, core } = assembleServices({ config, db: database.db, port: database.port, clock, ids, storage, keys: await loadInstanceKeys(database.port) }, {
+    const { services, urls, core } = assembleServices({ config, port: database.port, clock, ids, storage, keys: await loadInstanceKeys(database.port) }, {
       federation: true,
       // On PostgreSQL the servers' shared queue (ordering keys locked, a NOTIFY wakes them); this command only enqueues.
       sharedQueue: database.postgres ? { sql: database.postgres.sql, worker: `${hostname()}:${process.pid}:command` } : undefined,

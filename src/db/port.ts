@@ -48,6 +48,20 @@ export interface DatabasePort {
   afterCommit(task: () => void): void;
   /** The rows a builder's write changed (`await port.orm.update(...)`'s result). */
   changes(result: unknown): number;
+  /**
+   * A value that moves whenever committed data may have changed, by this process or any other
+   * writer: what a document kept as bytes is keyed on (src/http/kept-json.ts). It may move with
+   * nothing changed (a rebuild), never stay with something changed. Read it before the reads
+   * of what is kept under it.
+   */
+  generation(): string | Promise<string>;
+  /**
+   * Another writer's commits, seen synchronously where they can be (SQLite's data_version, a
+   * pragma of the connection: a command's commit moves it), for caches checked on every hit
+   * (the tokens'). Null on PostgreSQL, where other processes tell their changes through the
+   * cache generations (src/infra/pg-generations.ts).
+   */
+  readonly otherWriters: (() => number) | null;
   close(): Promise<void>;
 }
 

@@ -73,6 +73,18 @@ export class PostgresPort implements DatabasePort {
     return this.scope.getStore() !== undefined;
   }
 
+  /**
+   * The cluster's current snapshot (which transactions are committed, in progress, to come): it
+   * changes with every write transaction's commit, by any process, and not otherwise. One
+   * round trip with no table read; cheaper than the document it keeps.
+   */
+  async generation(): Promise<string> {
+    const [row] = (await this.sql().unsafe("SELECT pg_current_snapshot()::text AS s")) as { s: string }[];
+    return row!.s;
+  }
+
+  readonly otherWriters = null;
+
   afterCommit(task: () => void) {
     const frame = this.scope.getStore();
     if (frame) frame.tx.tasks.push(task);

@@ -79,6 +79,8 @@ export class SqlitePort implements DatabasePort {
       // The connection was closed under it (a shutdown, a test): nothing is left to end.
     }
   };
+  private dataVersion;
+  private totalChanges;
   private begin: ReturnType<Sqlite["prepare"]>;
   private commitReads: ReturnType<Sqlite["prepare"]>;
   /** Whether a statement's text only reads (by its text, kept: the texts are the program's few). */
@@ -95,6 +97,8 @@ export class SqlitePort implements DatabasePort {
     this.commits = afterCommitOf(sqlite);
     this.begin = sqlite.prepare("BEGIN");
     this.commitReads = sqlite.prepare("COMMIT");
+    this.dataVersion = sqlite.query<{ data_version: number }, []>("PRAGMA data_version");
+    this.totalChanges = sqlite.query<{ c: number }, []>("SELECT total_changes() AS c");
     // drizzle's asynchronous SQLite driver, over the same statements and the same lock.
     this.orm = drizzle((text, params, method) => this.execute(text, params, method), { schema });
   }
@@ -174,6 +178,17 @@ export class SqlitePort implements DatabasePort {
   changes(result: unknown): number {
     return (result as { changes?: number } | undefined)?.changes ?? 0;
   }
+
+  /**
+   * data_version moves when another connection (a command, a serving thread's writer) commits;
+   * total_changes() counts this connection's writes (every row, even in a transaction rolled
+   * back: only an extra rebuild). Two trivial statements, no table read.
+   */
+  generation(): string {
+    return `${this.dataVersion.get()!.data_version}.${this.totalChanges.get()!.c}`;
+  }
+
+  readonly otherWriters = () => this.dataVersion.get()!.data_version;
 
   get inTransaction(): boolean {
     // With no port transaction open, the connection's own flag is the old API's transaction

@@ -1,7 +1,6 @@
 import { createFederation, type Context, type DocumentLoader, type Federation } from "@fedify/fedify";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import type { Db } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
 import type { RemoteFetcher, RemoteInfra } from "../services/remote/fetcher.ts";
 import { loadersOf } from "./access.ts";
@@ -21,7 +20,6 @@ import { federationStores, type FederationQueue, type FederationStores } from ".
 export interface FederationCore extends RemoteInfra {
   config: Config;
   clock: Clock;
-  db: Db;
   federation: Federation<void>;
   kv: PortKvStore;
   queue: FederationQueue;
@@ -37,7 +35,7 @@ export interface FederationCore extends RemoteInfra {
   fetcher: RemoteFetcher;
 }
 
-export function createFederationCore(deps: { config: Config; clock: Clock; db: Db; port: DatabasePort } & RemoteInfra, stores: FederationStores = federationStores(deps)): FederationCore {
+export function createFederationCore(deps: { config: Config; clock: Clock; port: DatabasePort } & RemoteInfra, stores: FederationStores = federationStores(deps)): FederationCore {
   const { config, clock, outgoing, refuses, traffic } = deps;
   const { kv, queue } = stores;
   const publicUrl = new URL(config.publicUrl);

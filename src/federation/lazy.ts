@@ -1,7 +1,6 @@
 import type { Actor } from "@fedify/fedify/vocab";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import type { Db } from "../db/connection.ts";
 import type { DatabasePort } from "../db/port.ts";
 import type { AccountRow } from "../db/schema.ts";
 import type { DomainEvent, EventBus } from "../infra/events.ts";
@@ -84,7 +83,7 @@ export interface LazyFederationCore {
   knowsOtherServers(): Promise<boolean>;
 }
 
-export function lazyFederationCore(deps: { config: Config; clock: Clock; db: Db; port: DatabasePort; sharedQueue?: SharedQueue } & RemoteInfra): LazyFederationCore {
+export function lazyFederationCore(deps: { config: Config; clock: Clock; port: DatabasePort; sharedQueue?: SharedQueue } & RemoteInfra): LazyFederationCore {
   const stores = federationStores(deps);
   let core: Promise<FederationCore> | null = null;
   const load = () => (core ??= import("./core.ts").then(({ createFederationCore }) => createFederationCore(deps, stores)));

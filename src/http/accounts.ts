@@ -11,7 +11,7 @@ import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { bool, file, obj, pathId, str, strArray, type ParamValue, type Params } from "./params.ts";
 import { renderAccountList } from "./render.ts";
-import { answerKept, databaseGeneration, keep, type Kept } from "./kept-json.ts";
+import { answerKept, keep, type Kept } from "./kept-json.ts";
 
 /** `fields_attributes` as an indexed hash (Mastodon's form) or, leniently, as an array. */
 function fieldsParam(v: ParamValue | undefined): CredentialsUpdate["fields"] {
@@ -36,7 +36,6 @@ export function accountRoutes(ctx: AppContext) {
   };
   // verify_credentials, the same for every token of an account until the database changes: its
   // bytes kept per account (the latest generation only; bounded, as accounts signed in are).
-  const databaseNow = databaseGeneration(ctx.db, ctx.config.database.kind === "sqlite");
   const keptCredentials = new Map<number, Kept>();
   const KEPT_ACCOUNTS = 10_000;
   const keepCredentials = async (request: Request, accountId: number, generation: string) => {
@@ -45,6 +44,14 @@ export function accountRoutes(ctx: AppContext) {
     if (keptCredentials.size >= KEPT_ACCOUNTS && !keptCredentials.has(accountId)) keptCredentials.clear();
     keptCredentials.set(accountId, kept);
     return answerKept(request, kept);
+  };
+
+  // No-store as every API answer (src/http/edge.ts); the ETag still spares the bytes. The kept
+  // bytes answer without a promise: nothing to await.
+  const credentialsOf = (request: Request, accountId: number, generation: string) => {
+    const held = keptCredentials.get(accountId);
+    if (held !== undefined && held.generation === generation) return answerKept(request, held);
+    return keepCredentials(request, accountId, generation);
   };
 
   return new Elysia()
@@ -70,12 +77,10 @@ export function accountRoutes(ctx: AppContext) {
     })
     .get("/api/v1/accounts/verify_credentials", (c) => {
       const auth = requireUser(ctx, c.request, ["read:accounts", "profile"]);
-      const generation = databaseNow();
-      const held = keptCredentials.get(auth.accountId);
-      // No-store as every API answer (src/http/edge.ts); the ETag still spares the bytes. The
-      // kept bytes answer without a promise: nothing to await.
-      if (held !== undefined && held.generation === generation) return answerKept(c.request, held);
-      return keepCredentials(c.request, auth.accountId, generation);
+      const generation = ctx.databaseGeneration();
+      // On PostgreSQL the generation is a round trip; on SQLite it is at hand.
+      if (typeof generation !== "string") return generation.then((g) => credentialsOf(c.request, auth.accountId, g));
+      return credentialsOf(c.request, auth.accountId, generation);
     })
     .patch("/api/v1/accounts/update_credentials", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");

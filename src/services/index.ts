@@ -1,6 +1,5 @@
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import type { Db } from "../db/connection.ts";
 import { SearchService } from "./search.ts";
 import { TagFollowService } from "./tag-follows.ts";
 import { EditingService } from "./statuses/editing.ts";
@@ -124,8 +123,7 @@ import type { DatabasePort } from "../db/port.ts";
 
 export interface ServiceDeps {
   config: Config;
-  db: Db;
-  /** The database port over the same database (src/db/port.ts): the services converted so far use it. */
+  /** The database, SQLite's or PostgreSQL's, through its port (src/db/port.ts). */
   port: DatabasePort;
   clock: Clock;
   ids: IdGenerator;
@@ -180,12 +178,12 @@ const NO_QUEUE: DeliveryQueueReport = { total: 0, due: 0, retrying: 0, nextAt: n
 const REMOTE_MEDIA_TIMEOUT_MS = 30_000;
 
 export function createServices(deps: ServiceDeps) {
-  const { db, port, clock, ids, config, storage } = deps;
+  const { port, clock, ids, config, storage } = deps;
   const events = new EventBus(port);
   const writes = new GroupCommit(port);
   const wheel = new TimerWheel(clock, deps.shared?.timerClaims ?? null, deps.shared?.timers ?? null);
 
-  const tokens = new TokenService(port, db, ids, clock, events);
+  const tokens = new TokenService(port, ids, clock, events);
   const applications = new ApplicationService(port, ids, clock);
   // Local statuses and profiles keep the custom emojis they use when they are written.
   const customEmojis = new CustomEmojiService(port, ids, clock, storage);

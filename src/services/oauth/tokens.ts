@@ -1,6 +1,5 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
-import type { Db } from "../../db/connection.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { accessTokens } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
@@ -69,11 +68,12 @@ export class TokenService {
   /** The cache's digests by account, so that forgetting an account's tokens reads only those. */
   private byAccount = new Map<number, Set<string>>();
   /**
-   * SQLite's data_version, which changes when another connection commits: the command line
-   * revokes tokens too (suspending an account, resetting its password), and a token it revoked
-   * must not live on in this cache. One pragma a lookup, no table read.
+   * SQLite's data_version (DatabasePort.otherWriters), which changes when another connection
+   * commits: the command line revokes tokens too (suspending an account, resetting its
+   * password), and a token it revoked must not live on in this cache. One pragma a lookup, no
+   * table read. Null on PostgreSQL (see the constructor).
    */
-  private dataVersion;
+  private otherWriters: (() => number) | null;
   private seenVersion = -1;
   /** Moves whenever the cache forgets something: a read begun before it is not kept (authenticate). */
   private forgets = 0;
@@ -81,13 +81,12 @@ export class TokenService {
   private q;
 
   /**
-   * `db` is asked one thing only: SQLite's data_version (a pragma of the connection, no table
-   * read), which the cache checks before each hit. Every statement is the port's (issue 31); on
-   * PostgreSQL another process's changes reach the cache through `forgetAll` (PgCacheGenerations).
+   * On SQLite the cache checks the port's `otherWriters` (data_version: a pragma of the
+   * connection, no table read) before each hit; on PostgreSQL another process's changes reach
+   * it through `forgetAll` (PgCacheGenerations).
    */
   constructor(
     private port: DatabasePort,
-    db: Db,
     private ids: IdGenerator,
     private clock: Clock,
     private events: EventBus,
@@ -129,7 +128,7 @@ export class TokenService {
         .where(and(eq(codes.accountId, sql.placeholder("accountId")), eq(codes.applicationId, sql.placeholder("applicationId")), isNull(codes.usedAt)))
         .prepare(),
     };
-    this.dataVersion = db.$client.query<{ data_version: number }, []>("PRAGMA data_version");
+    this.otherWriters = port.otherWriters;
   }
 
   async issue(applicationId: number, accountId: number | null, scopes: string[]): Promise<IssuedToken> {
@@ -191,7 +190,7 @@ export class TokenService {
 
   /** The cache's entry, once the cache is known to be current (another connection's commit empties it). */
   private cachedOf(hash: string): Authentication | undefined {
-    const version = this.dataVersion.get()?.data_version ?? -1;
+    const version = this.otherWriters?.() ?? -1;
     if (version !== this.seenVersion) {
       this.forgetAll();
       this.seenVersion = version;
