@@ -45,7 +45,7 @@ export async function startTestServices(env: Record<string, string> = {}, start 
   ids.seed(await largestId(database.port));
   const keys = await loadInstanceKeys(database.port);
   const storage = new MediaStorage(dataDir, config.publicUrl);
-  const { services } = assembleServices({ config, db: database.db, port: database.port, clock, ids, storage, keys }, { federation: false });
+  const { services } = assembleServices({ config, port: database.port, clock, ids, storage, keys }, { federation: false });
   await services.federationDomains.load();
   // What follows a write, as in the server (no streams, no federation here).
   registerConsequences(services.events, services, {});

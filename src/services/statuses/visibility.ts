@@ -1,4 +1,3 @@
-import { sql, type SQL } from "drizzle-orm";
 import type { DatabasePort } from "../../db/port.ts";
 import { marks, padded, paddedSize } from "../../db/prepared.ts";
 import type { StatusRow } from "../../db/schema.ts";
@@ -33,19 +32,6 @@ export function visibleToSql(status: string, viewer: string | null): string {
     AND (${s}.visibility IN ('public', 'unlisted')
       OR (${s}.visibility = 'private' AND EXISTS (SELECT 1 FROM follows vf WHERE vf.account_id = ${viewer} AND vf.target_account_id = ${s}.account_id))
       OR EXISTS (SELECT 1 FROM mentions vm WHERE vm.status_id = ${s}.id AND vm.account_id = ${viewer})))))`;
-}
-
-const VIEWER = "\u0000viewer\u0000";
-
-/** `visibleToSql` for drizzle queries, with the viewer's id bound as a parameter. */
-export function visibleTo(status: string, viewerId: number | null): SQL {
-  if (viewerId === null) return sql.raw(visibleToSql(status, null));
-  return sql.join(
-    visibleToSql(status, VIEWER)
-      .split(VIEWER)
-      .map((part) => sql.raw(part)),
-    sql`${viewerId}`,
-  );
 }
 
 /**
