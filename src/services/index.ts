@@ -213,7 +213,7 @@ export function createServices(deps: ServiceDeps) {
   const quotePolicy = new QuotePolicy(port, follows, moderation, policy);
   const reader = new StatusReader(port, clock, policy, (statusIds) => statusMedia.forStatuses(statusIds), { reads: new QuoteReads(port, policy, moderation), policy: quotePolicy });
   const homeFeed = new HomeFeedService(port, clock);
-  const renderCache = new RenderCache(deps.renderCacheChanges);
+  const renderCache = new RenderCache(deps.renderCacheChanges, (task) => port.afterCommit(task));
   const counters = new Counters(port, renderCache);
   const newStatuses = new NewStatuses(port);
   // Quote posts: who may quote what, and the quotes' states (their consequences: consequences.ts).

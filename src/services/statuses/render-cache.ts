@@ -48,8 +48,16 @@ export class RenderCache {
    */
   generation = 0;
 
-  /** `told`: hears of every invalidation (the main thread passes them on to the serving threads). */
-  constructor(private told?: (change: RenderCacheChange) => void) {}
+  /**
+   * `told`: hears of every invalidation (the main thread passes them on to the serving threads).
+   * `afterCommit`: the port's, so that what a write invalidates inside a transaction is dropped
+   * again once it is committed: on PostgreSQL another request reads the old row until then, and
+   * would keep its rendering for good (a link card set, never shown). At once outside one.
+   */
+  constructor(
+    private told?: (change: RenderCacheChange) => void,
+    private afterCommit: (task: () => void) => void = (task) => task(),
+  ) {}
 
   get(statusId: number): StatusParts | undefined {
     const entry = this.entries.get(statusId);
@@ -85,6 +93,11 @@ export class RenderCache {
 
   invalidateStatus(statusId: number) {
     this.told?.({ status: statusId });
+    this.dropStatus(statusId);
+    this.afterCommit(() => this.dropStatus(statusId));
+  }
+
+  private dropStatus(statusId: number) {
     this.generation++;
     this.entries.delete(statusId);
     this.rows.delete(statusId);
@@ -100,6 +113,11 @@ export class RenderCache {
 
   touchAccount(accountId: number) {
     this.told?.({ account: accountId });
+    this.moveEpoch(accountId);
+    this.afterCommit(() => this.moveEpoch(accountId));
+  }
+
+  private moveEpoch(accountId: number) {
     this.generation++;
     this.accountEpochs.set(accountId, (this.accountEpochs.get(accountId) ?? 0) + 1);
   }
