@@ -19,12 +19,12 @@ const TOO_LONG_ACCOUNT_KEYWORDS = `Validation failed: You have reached the maxim
 const length = (s: string) => [...s].length;
 
 /** Filters and keywords stored for an account. */
-function stored(user: TestUser) {
-  const q = (sql: string) => (server.ctx.db.$client.query(sql).get(user.account.id) as { n: number }).n;
+async function stored(user: TestUser) {
+  const q = async (sql: string) => Number((await server.database.port.get<{ n: number }>(sql, [user.account.id]))!.n);
   return {
-    filters: q("SELECT count(*) AS n FROM custom_filters WHERE account_id = ?"),
-    keywords: q("SELECT count(*) AS n FROM custom_filter_keywords k JOIN custom_filters f ON f.id = k.filter_id WHERE f.account_id = ?"),
-    characters: q("SELECT coalesce(sum(length(keyword)), 0) AS n FROM custom_filter_keywords k JOIN custom_filters f ON f.id = k.filter_id WHERE f.account_id = ?"),
+    filters: await q("SELECT count(*) AS n FROM custom_filters WHERE account_id = ?"),
+    keywords: await q("SELECT count(*) AS n FROM custom_filter_keywords k JOIN custom_filters f ON f.id = k.filter_id WHERE f.account_id = ?"),
+    characters: await q("SELECT coalesce(sum(length(keyword)), 0) AS n FROM custom_filter_keywords k JOIN custom_filters f ON f.id = k.filter_id WHERE f.account_id = ?"),
   };
 }
 
@@ -42,14 +42,14 @@ describe("caps on filters and keywords", () => {
     const res = await mallory.client.post("/api/v2/filters", { json: { title: "flood", context: ["home"], keywords_attributes: keywords(20_000) } });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: TOO_MANY_KEYWORDS });
-    expect(stored(mallory)).toMatchObject({ filters: 0, keywords: 0 });
+    expect(await stored(mallory)).toMatchObject({ filters: 0, keywords: 0 });
     // The same as an indexed hash in a form (keywords_attributes[0][keyword]=...).
     const form: [string, string][] = [["title", "flood"], ["context[]", "home"]];
     for (let i = 0; i <= MAX_KEYWORDS_PER_FILTER; i++) form.push([`keywords_attributes[${i}][keyword]`, `w${i}`]);
     const viaForm = await mallory.client.post("/api/v2/filters", { form });
     expect(viaForm.status).toBe(422);
     expect(viaForm.body).toEqual({ error: TOO_MANY_KEYWORDS });
-    expect(stored(mallory)).toMatchObject({ filters: 0, keywords: 0 });
+    expect(await stored(mallory)).toMatchObject({ filters: 0, keywords: 0 });
   });
 
   test("keywords past the cap are 422 however they are added; removing one makes room", async () => {
@@ -63,7 +63,7 @@ describe("caps on filters and keywords", () => {
     const nested = await mallory.client.put(`/api/v2/filters/${filter.id}`, { json: { title: "renamed", keywords_attributes: [{ keyword: "one more" }] } });
     expect(nested.status).toBe(422);
     expect(nested.body).toEqual({ error: TOO_MANY_KEYWORDS });
-    expect(stored(mallory)).toMatchObject({ filters: 1, keywords: MAX_KEYWORDS_PER_FILTER });
+    expect(await stored(mallory)).toMatchObject({ filters: 1, keywords: MAX_KEYWORDS_PER_FILTER });
     // The refused update changed nothing else either (one transaction).
     expect((await mallory.client.get(`/api/v2/filters/${filter.id}`)).body.title).toBe("full");
 
@@ -77,7 +77,7 @@ describe("caps on filters and keywords", () => {
     expect((await mallory.client.delete(`/api/v2/filters/keywords/${filter.keywords[1].id}`)).status).toBe(200);
     const added = await mallory.client.post(`/api/v2/filters/${filter.id}/keywords`, { json: { keyword: "one more" } });
     expect(added.status).toBe(200);
-    expect(stored(mallory)).toMatchObject({ filters: 1, keywords: MAX_KEYWORDS_PER_FILTER });
+    expect(await stored(mallory)).toMatchObject({ filters: 1, keywords: MAX_KEYWORDS_PER_FILTER });
   });
 
   test("an account's keywords are capped across its filters, v1 included", async () => {
@@ -86,7 +86,7 @@ describe("caps on filters and keywords", () => {
     for (let made = 0; made < MAX_KEYWORDS_PER_ACCOUNT; made += perFilter) {
       await makeFilter(mallory, { title: `part ${made}`, keywords_attributes: keywords(perFilter, (i) => `w${made + i}`) });
     }
-    const before = stored(mallory);
+    const before = await stored(mallory);
     expect(before.keywords).toBe(MAX_KEYWORDS_PER_ACCOUNT);
     const v2 = await mallory.client.post("/api/v2/filters", { json: { title: "more", context: ["home"], keywords_attributes: [{ keyword: "x" }] } });
     expect(v2.status).toBe(422);
@@ -98,14 +98,14 @@ describe("caps on filters and keywords", () => {
     const sub = await mallory.client.post(`/api/v2/filters/${empty.id}/keywords`, { json: { keyword: "x" } });
     expect(sub.status).toBe(422);
     expect(sub.body).toEqual({ error: TOO_MANY_ACCOUNT_KEYWORDS });
-    expect(stored(mallory)).toMatchObject({ filters: before.filters + 1, keywords: MAX_KEYWORDS_PER_ACCOUNT });
+    expect(await stored(mallory)).toMatchObject({ filters: before.filters + 1, keywords: MAX_KEYWORDS_PER_ACCOUNT });
   });
 
   test("an account's keywords are capped in characters, also when one grows", async () => {
     const mallory = await createUser(server, "mallory5");
     const full = Math.floor(MAX_KEYWORD_CHARACTERS_PER_ACCOUNT / 512);
     const filter = await makeFilter(mallory, { title: "long", keywords_attributes: keywords(full, (i) => `${i}`.padEnd(512, "é")) });
-    const before = stored(mallory);
+    const before = await stored(mallory);
     expect(before.characters).toBe(full * 512);
     const room = MAX_KEYWORD_CHARACTERS_PER_ACCOUNT - before.characters;
     const added = await mallory.client.post(`/api/v2/filters/${filter.id}/keywords`, { json: { keyword: "y".repeat(room + 1) } });
@@ -125,7 +125,7 @@ describe("caps on filters and keywords", () => {
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ error: TOO_LONG_ACCOUNT_KEYWORDS });
     }
-    expect(stored(mallory)).toEqual({ filters: 2, keywords: full + 1, characters: MAX_KEYWORD_CHARACTERS_PER_ACCOUNT });
+    expect(await stored(mallory)).toEqual({ filters: 2, keywords: full + 1, characters: MAX_KEYWORD_CHARACTERS_PER_ACCOUNT });
     expect((await mallory.client.get(`/api/v1/filters/${small.body.id}`)).body).toEqual(small.body);
     expect((await mallory.client.get(`/api/v2/filters/keywords/${small.body.id}`)).body.keyword).toBe("y".repeat(room));
   });
@@ -139,7 +139,7 @@ describe("caps on filters and keywords", () => {
     const v1 = await mallory.client.post("/api/v1/filters", { json: { phrase: "one too many", context: ["home"] } });
     expect(v1.status).toBe(422);
     expect(v1.body).toEqual({ error: TOO_MANY_FILTERS });
-    expect(stored(mallory)).toMatchObject({ filters: MAX_FILTERS_PER_ACCOUNT, keywords: 0 });
+    expect(await stored(mallory)).toMatchObject({ filters: MAX_FILTERS_PER_ACCOUNT, keywords: 0 });
     // Deleting one makes room again.
     const list = (await mallory.client.get("/api/v2/filters")).body;
     expect(list).toHaveLength(MAX_FILTERS_PER_ACCOUNT);
@@ -171,9 +171,9 @@ describe("an account at the caps", () => {
     for (const [title, words] of [["list 0", first], ["list 1000", second(longOnes)]] as const) {
       await makeFilter(reader, { title, context: ["home", "public", "notifications", "thread", "account"], keywords_attributes: words.map((keyword) => ({ keyword, whole_word: true })) });
     }
-    while (stored(reader).filters < MAX_FILTERS_PER_ACCOUNT) await makeFilter(reader, { title: `empty ${stored(reader).filters}` });
-    expect(stored(reader)).toMatchObject({ filters: MAX_FILTERS_PER_ACCOUNT, keywords: MAX_KEYWORDS_PER_ACCOUNT });
-    expect(stored(reader).characters).toBeGreaterThan(MAX_KEYWORD_CHARACTERS_PER_ACCOUNT - 512);
+    for (let n = (await stored(reader)).filters; n < MAX_FILTERS_PER_ACCOUNT; n++) await makeFilter(reader, { title: `empty ${n}` });
+    expect(await stored(reader)).toMatchObject({ filters: MAX_FILTERS_PER_ACCOUNT, keywords: MAX_KEYWORDS_PER_ACCOUNT });
+    expect((await stored(reader)).characters).toBeGreaterThan(MAX_KEYWORD_CHARACTERS_PER_ACCOUNT - 512);
     await reader.client.post(`/api/v1/accounts/${writer.id}/follow`);
   });
 

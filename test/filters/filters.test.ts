@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const filterCount = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM custom_filters").get() as { n: number }).n;
+const filterCount = async () => Number((await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM custom_filters"))!.n);
 
 async function makeFilter(user: TestUser, body: Record<string, unknown>) {
   const res = await user.client.post("/api/v2/filters", { json: body });
@@ -70,7 +70,7 @@ describe("v2 filters", () => {
   });
 
   test("validation failures are 422 with Mastodon's messages and store nothing", async () => {
-    const before = filterCount();
+    const before = await filterCount();
     const cases: [Record<string, unknown>, string][] = [
       [{ context: ["home"] }, "Validation failed: Title can't be blank"],
       [{ title: "x" }, "Validation failed: Context None or invalid context supplied"],
@@ -83,15 +83,15 @@ describe("v2 filters", () => {
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ error });
     }
-    expect(filterCount()).toBe(before);
+    expect(await filterCount()).toBe(before);
   });
 
   test("expires_in: a century at most; zero or garbage means expired at once, blank means never", async () => {
-    const before = filterCount();
+    const before = await filterCount();
     const huge = await alice.client.post("/api/v2/filters", { json: { title: "forever", context: ["home"], expires_in: "99999999999999" } });
     expect(huge.status).toBe(422);
     expect(huge.body).toEqual({ error: "Validation failed: Expires at is invalid" });
-    expect(filterCount()).toBe(before);
+    expect(await filterCount()).toBe(before);
     expect((await alice.client.get("/api/v2/filters")).status).toBe(200);
     const now = new Date(server.clock.now()).toISOString();
     for (const value of ["0", "abc"]) {
@@ -219,10 +219,10 @@ describe("v1 filters (deprecated)", () => {
   });
 
   test("v1 validation: blank phrase is 422", async () => {
-    const before = filterCount();
+    const before = await filterCount();
     const res = await alice.client.post("/api/v1/filters", { json: { phrase: "", context: ["home"] } });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: "Validation failed: Title can't be blank" });
-    expect(filterCount()).toBe(before);
+    expect(await filterCount()).toBe(before);
   });
 });

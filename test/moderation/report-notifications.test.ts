@@ -21,8 +21,8 @@ beforeAll(async () => {
   alice = await createUser(server, "alice");
   bob = await createUser(server, "bob");
   carol = await createUser(server, "carol");
-  server.ctx.db.$client.run("UPDATE users SET role = 'owner' WHERE account_id = ?", [owner.account.id]);
-  server.ctx.db.$client.run("UPDATE users SET role = 'moderator' WHERE account_id = ?", [moderator.account.id]);
+  await server.database.port.run("UPDATE users SET role = 'owner' WHERE account_id = ?", [owner.account.id]);
+  await server.database.port.run("UPDATE users SET role = 'moderator' WHERE account_id = ?", [moderator.account.id]);
 });
 afterAll(() => server.close());
 

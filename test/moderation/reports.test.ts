@@ -21,7 +21,7 @@ afterAll(async () => {
   receiver?.stop();
 });
 
-const reportCount = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM reports").get() as { n: number }).n;
+const reportCount = async () => Number((await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM reports"))!.n);
 
 describe("POST /api/v1/reports", () => {
   test("a report of statuses answers Mastodon's Report entity and is stored unresolved", async () => {
@@ -60,7 +60,7 @@ describe("POST /api/v1/reports", () => {
   test("unknown accounts, statuses not of that account or not visible to the reporter are 404; nothing is stored", async () => {
     const mine = await postStatus(alice, { status: "alice's own" });
     const secret = await postStatus(bob, { status: "followers only", visibility: "private" });
-    const before = reportCount();
+    const before = await reportCount();
     for (const body of [
       { account_id: "999999" },
       { account_id: "nope" },
@@ -73,11 +73,11 @@ describe("POST /api/v1/reports", () => {
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: "Record not found" });
     }
-    expect(reportCount()).toBe(before);
+    expect(await reportCount()).toBe(before);
   });
 
   test("a comment past 1000 characters, unknown rules or category are 422; nothing is stored", async () => {
-    const before = reportCount();
+    const before = await reportCount();
     const cases: [Record<string, unknown>, string][] = [
       [{ comment: "x".repeat(1001) }, "Validation failed: Comment is too long (maximum is 1000 characters)"],
       [{ rule_ids: ["424242"] }, "Validation failed: Rule ids does not reference valid rules"],
@@ -90,11 +90,11 @@ describe("POST /api/v1/reports", () => {
       expect(res.body).toEqual({ error });
     }
     expect((await alice.client.post("/api/v1/reports", { json: { account_id: bob.id, comment: "é".repeat(1000) } })).status).toBe(200);
-    expect(reportCount()).toBe(before + 1);
+    expect(await reportCount()).toBe(before + 1);
   });
 
   test("401 without a token, 403 without write:reports", async () => {
-    const before = reportCount();
+    const before = await reportCount();
     const anon = await new Client(server.base).post("/api/v1/reports", { json: { account_id: bob.id } });
     expect(anon.status).toBe(401);
     expect(anon.body).toEqual({ error: "The access token is invalid" });
@@ -102,7 +102,7 @@ describe("POST /api/v1/reports", () => {
     const res = await reader.client.post("/api/v1/reports", { json: { account_id: bob.id } });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: "This action is outside the authorized scopes" });
-    expect(reportCount()).toBe(before);
+    expect(await reportCount()).toBe(before);
   });
 
   test("a forwarded report of a remote account goes to its server as a Flag from the instance actor", async () => {

@@ -12,7 +12,7 @@ let fans: TestUser[];
 let post: { id: string };
 
 const HOUR = 3600 * 1000;
-const count = () => (server.database.sqlite.query("SELECT count(*) AS n FROM notifications").get() as { n: number }).n;
+const count = async () => Number((await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM notifications"))!.n);
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -163,17 +163,17 @@ describe("one group: show, accounts, dismiss, unread_count", () => {
   test("dismiss removes the whole group (another account's dismiss changes nothing); errors: no token 401, read-only token 403", async () => {
     const groups = (await alice.client.get("/api/v2/notifications")).body.notification_groups as any[];
     const reblog = groups.find((g) => g.type === "reblog");
-    const before = count();
+    const before = await count();
     expect((await fans[0]!.client.post(`/api/v2/notifications/${reblog.group_key}/dismiss`)).body).toEqual({});
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
     const readOnly = await createUser(server, "reader", { scopes: "read" });
     const denied = await readOnly.client.post(`/api/v2/notifications/${reblog.group_key}/dismiss`);
     expect([denied.status, denied.body]).toEqual([403, { error: "This action is outside the authorized scopes" }]);
     const anon = await new Client(server.base).get("/api/v2/notifications");
     expect([anon.status, anon.body]).toEqual([401, { error: "The access token is invalid" }]);
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
     expect((await alice.client.post(`/api/v2/notifications/${reblog.group_key}/dismiss`)).body).toEqual({});
-    expect(count()).toBe(before - 2);
+    expect(await count()).toBe(before - 2);
     expect((await alice.client.get(`/api/v2/notifications/${reblog.group_key}`)).status).toBe(404);
   });
 
@@ -193,12 +193,12 @@ describe("POST /api/v2/notifications/clear", () => {
   test("clears every notification of the caller, and only the caller's; a read-only token is 403", async () => {
     const carla = await createUser(server, "carla");
     await fans[0]!.client.post(`/api/v1/accounts/${carla.id}/follow`);
-    const before = count();
+    const before = await count();
     const readOnly = await createUser(server, "clear_reader", { scopes: "read" });
     const denied = await readOnly.client.post("/api/v2/notifications/clear");
     expect([denied.status, denied.body]).toEqual([403, { error: "This action is outside the authorized scopes" }]);
     expect((await carla.client.post("/api/v2/notifications/clear")).body).toEqual({});
     expect((await carla.client.get("/api/v2/notifications")).body.notification_groups).toEqual([]);
-    expect(count()).toBe(before - 1);
+    expect(await count()).toBe(before - 1);
   });
 });

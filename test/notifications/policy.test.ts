@@ -10,7 +10,8 @@ let friend: TestUser; // alice follows friend
 
 const DAY = 24 * 3600 * 1000;
 const flatTypes = async (user: TestUser, query = "") => ((await user.client.get(`/api/v1/notifications${query}`)).body as any[]).map((n) => `${n.type}:${n.account.username}`);
-const rows = (sql: string, ...args: any[]) => server.database.sqlite.query(sql).all(...args) as any[];
+const notificationsFrom = async (accountId: string) =>
+  Number((await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM notifications WHERE from_account_id = ?", [Number(accountId)]))!.n);
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -104,7 +105,7 @@ describe("the policy", () => {
     await postStatus(pest, { status: "@alice really" });
     const [request] = (await alice.client.get("/api/v1/notifications/requests")).body;
     expect(request.notifications_count).toBe("2");
-    expect(rows("SELECT count(*) AS n FROM notifications WHERE from_account_id = ?", Number(pest.id))[0].n).toBe(2);
+    expect(await notificationsFrom(pest.id)).toBe(2);
     // Someone else cannot see, accept or dismiss it.
     for (const [method, path] of [["get", `/api/v1/notifications/requests/${request.id}`], ["post", `/api/v1/notifications/requests/${request.id}/accept`], ["post", `/api/v1/notifications/requests/${request.id}/dismiss`]] as const) {
       const res = await friend.client[method](path);
@@ -114,7 +115,7 @@ describe("the policy", () => {
     expect((await alice.client.get("/api/v1/notifications/requests")).body).toHaveLength(1);
     expect((await alice.client.post("/api/v1/notifications/requests/dismiss", { json: { id: [request.id, "12345"] } })).body).toEqual({});
     expect((await alice.client.get("/api/v1/notifications/requests")).body).toEqual([]);
-    expect(rows("SELECT count(*) AS n FROM notifications WHERE from_account_id = ?", Number(pest.id))[0].n).toBe(0);
+    expect(await notificationsFrom(pest.id)).toBe(0);
     const missing = await alice.client.post("/api/v1/notifications/requests/999/accept");
     expect([missing.status, missing.body]).toEqual([404, { error: "Record not found" }]);
   });
@@ -123,7 +124,7 @@ describe("the policy", () => {
     await alice.client.patch("/api/v2/notifications/policy", { json: { for_not_following: "drop", for_private_mentions: "filter" } });
     const spammer = await createUser(server, "spammer");
     await postStatus(spammer, { status: "@alice dropped" });
-    expect(rows("SELECT count(*) AS n FROM notifications WHERE from_account_id = ?", Number(spammer.id))[0].n).toBe(0);
+    expect(await notificationsFrom(spammer.id)).toBe(0);
 
     await alice.client.patch("/api/v2/notifications/policy", { json: { for_not_following: "accept", for_not_followers: "filter" } });
     const dm = await createUser(server, "dmer");

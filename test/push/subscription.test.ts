@@ -20,7 +20,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-const rows = () => (server.database.sqlite.query("SELECT count(*) AS n FROM push_subscriptions").get() as { n: number }).n;
+const rows = async () => Number((await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM push_subscriptions"))!.n);
 const form = (fields: Record<string, string>) => ({ form: fields });
 const subscription = (extra: Record<string, string> = {}) =>
   form({ "subscription[endpoint]": "https://push.example/send/abc", "subscription[keys][p256dh]": p256dh, "subscription[keys][auth]": auth, ...extra });
@@ -44,12 +44,12 @@ describe("/api/v1/push/subscription", () => {
     expect(second.body.standard).toBe(true);
     const other = await createUser(server, "other");
     expect((await other.client.get("/api/v1/push/subscription")).status).toBe(404);
-    expect(rows()).toBe(1);
+    expect(await rows()).toBe(1);
     expect((await alice.client.delete("/api/v1/push/subscription")).body).toEqual({});
     const gone = await alice.client.get("/api/v1/push/subscription");
     expect([gone.status, gone.body]).toEqual([404, { error: "Record not found" }]);
     expect((await alice.client.delete("/api/v1/push/subscription")).body).toEqual({});
-    expect(rows()).toBe(0);
+    expect(await rows()).toBe(0);
   });
 
   test("errors: no token 401, no push scope 403, no subscription 400, blank or bad endpoint and keys 422 with Mastodon's words, PUT without one 404; nothing stored", async () => {
@@ -71,15 +71,15 @@ describe("/api/v1/push/subscription", () => {
     }
     const put = await alice.client.put("/api/v1/push/subscription", { json: { data: { alerts: { mention: true } } } });
     expect([put.status, put.body]).toEqual([404, { error: "Record not found" }]);
-    expect(rows()).toBe(0);
+    expect(await rows()).toBe(0);
   });
 
   test("an endpoint with control characters (NUL, tab, newline, DEL, C1) is 422 and the token's subscription stays as it was", async () => {
     const user = await createUser(server, "controls");
     const kept = await user.client.post("/api/v1/push/subscription", subscription());
     expect(kept.status).toBe(200);
-    const stored = () => server.database.sqlite.query("SELECT * FROM push_subscriptions WHERE account_id = ?").all(user.account.id);
-    const before = stored();
+    const stored = () => server.database.port.all("SELECT * FROM push_subscriptions WHERE account_id = ?", [user.account.id]);
+    const before = await stored();
     const bad = ["https://push.example/a\u0000b", "https://push.example/\u0000", "https://push.example/a\tb", "https://push.example/a\nb", "https://push.exa\r\nmple/x", "https://push.example/a\u007fb", "https://push.example/a\u0085b", "\u0000https://push.example/x"];
     for (const endpoint of bad) {
       for (const body of [subscription({ "subscription[endpoint]": endpoint }), { json: { subscription: { endpoint, keys: { p256dh, auth } } } }]) {
@@ -87,7 +87,7 @@ describe("/api/v1/push/subscription", () => {
         expect([JSON.stringify(endpoint), res.status, res.body]).toEqual([JSON.stringify(endpoint), 422, { error: "Validation failed: Endpoint is invalid" }]);
       }
     }
-    expect(stored()).toEqual(before);
+    expect(await stored()).toEqual(before);
     expect((await user.client.get("/api/v1/push/subscription")).body).toEqual(kept.body);
     expect((await user.client.delete("/api/v1/push/subscription")).status).toBe(200);
   });
@@ -97,10 +97,10 @@ describe("/api/v1/push/subscription", () => {
     const token = (await server.ctx.services.tokens.issue(app.id, alice.account.id, ["read", "write", "push"])).accessToken;
     const client = new Client(server.base, token);
     expect((await client.post("/api/v1/push/subscription", subscription())).status).toBe(200);
-    expect(rows()).toBe(1);
+    expect(await rows()).toBe(1);
     const revoked = await new Client(server.base).post("/oauth/revoke", { form: { client_id: app.clientId, client_secret: clientSecret, token } });
     expect(revoked.status).toBe(200);
-    expect(rows()).toBe(0);
+    expect(await rows()).toBe(0);
   });
 
   test("masto.js subscribes, reads, updates and unsubscribes", async () => {
@@ -111,6 +111,6 @@ describe("/api/v1/push/subscription", () => {
     const updated = await masto.v1.push.subscription.update({ data: { alerts: { follow: true } }, policy: "all" } as never);
     expect(updated.alerts as unknown).toEqual({ follow: true });
     await masto.v1.push.subscription.remove();
-    expect(rows()).toBe(0);
+    expect(await rows()).toBe(0);
   });
 });

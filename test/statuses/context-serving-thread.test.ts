@@ -81,7 +81,7 @@ describe.skipIf(onPostgres)("a thread's context on a serving thread", () => {
 
   test("an unknown status, a private one and a malformed id are 404 there, as on the main thread; nothing is stored", async () => {
     const hidden = await postStatus(alice, { status: "only mentioned", visibility: "direct" });
-    const before = server.database.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM statuses").get()!.n;
+    const before = Number((await server.database.port.get<{ n: number }>("SELECT COUNT(*) AS n FROM statuses"))!.n);
     for (const [path, token] of [
       ["/api/v1/statuses/999999999/context", bob.token],
       [`/api/v1/statuses/${hidden.id}/context`, bob.token],
@@ -92,6 +92,6 @@ describe.skipIf(onPostgres)("a thread's context on a serving thread", () => {
       expect([path, answer.status, answer.body]).toEqual([path, 404, { error: "Record not found" }]);
       expect(answer.here).toBe(true);
     }
-    expect(server.database.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM statuses").get()!.n).toBe(before);
+    expect(Number((await server.database.port.get<{ n: number }>("SELECT COUNT(*) AS n FROM statuses"))!.n)).toBe(before);
   });
 });

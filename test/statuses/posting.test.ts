@@ -51,15 +51,16 @@ const STATUS_KEYS = [
   "quote_approval",
 ];
 
-function statusCount() {
-  return (server.ctx.db.$client.query("SELECT count(*) AS n FROM statuses").get() as { n: number }).n;
+async function statusCount() {
+  return Number((await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses"))!.n);
 }
 
 /** The stored Idempotency-Key rows of one account and key. */
 function storedKeys(accountId: number, key: string) {
-  return server.ctx.db.$client
-    .query("SELECT status_id, scheduled_status_id, expires_at FROM idempotency_keys WHERE account_id = ? AND key = ?")
-    .all(accountId, key) as { status_id: number | null; scheduled_status_id: number | null; expires_at: number }[];
+  return server.database.port.all<{ status_id: number | null; scheduled_status_id: number | null; expires_at: number }>(
+    "SELECT status_id, scheduled_status_id, expires_at FROM idempotency_keys WHERE account_id = ? AND key = ?",
+    [accountId, key],
+  );
 }
 
 describe("POST /api/v1/statuses", () => {
@@ -148,11 +149,11 @@ describe("POST /api/v1/statuses", () => {
     [{ status: "x", media_ids: ["1"], poll: { options: ["a", "b"], expires_in: 300 } }, "Cannot attach more than 4 files"],
     [{ status: "x", media_ids: ["123456", "abc"] }, "Media 123456, abc not found or already attached to another post"],
   ])("422 for %j, and nothing is stored", async (body, message) => {
-    const before = statusCount();
+    const before = await statusCount();
     const res = await alice.client.post("/api/v1/statuses", { json: body });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: message });
-    expect(statusCount()).toBe(before);
+    expect(await statusCount()).toBe(before);
   });
 
   test("poll limits at their edges are accepted", async () => {
@@ -187,11 +188,11 @@ describe("POST /api/v1/statuses", () => {
   test("replying to a missing or hidden status: 404 with Mastodon's message", async () => {
     const secret = (await alice.client.post("/api/v1/statuses", { json: { status: "only me and mentioned", visibility: "direct" } })).body;
     for (const id of ["999999999", secret.id, "garbage"]) {
-      const before = statusCount();
+      const before = await statusCount();
       const res = await bob.client.post("/api/v1/statuses", { json: { status: "hm", in_reply_to_id: id } });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: "The post you are trying to reply to does not appear to exist." });
-      expect(statusCount()).toBe(before);
+      expect(await statusCount()).toBe(before);
     }
   });
 
@@ -230,15 +231,15 @@ describe("POST /api/v1/statuses", () => {
       [{ status: "x", in_reply_to_id: { a: 1 } }, invalid("In reply to")],
     ];
     for (const [body, want] of cases) {
-      const before = statusCount();
+      const before = await statusCount();
       const res = await alice.client.post("/api/v1/statuses", { json: body });
       expect({ body, status: res.status }).toEqual({ body, status: want.status });
       if (want.status === 200) {
         expect(res.body).toMatchObject(want.body);
-        expect(statusCount()).toBe(before + 1);
+        expect(await statusCount()).toBe(before + 1);
       } else {
         expect(res.body).toEqual(want.body);
-        expect(statusCount()).toBe(before);
+        expect(await statusCount()).toBe(before);
       }
     }
   });
@@ -248,29 +249,29 @@ describe("Idempotency-Key", () => {
   test("the same key returns the first status and creates nothing more", async () => {
     const headers = { "idempotency-key": "key-1" };
     const first = await alice.client.post("/api/v1/statuses", { json: { status: "once" }, headers });
-    const before = statusCount();
+    const before = await statusCount();
     const second = await alice.client.post("/api/v1/statuses", { json: { status: "once" }, headers });
     expect(second.status).toBe(200);
     expect(second.body.id).toBe(first.body.id);
-    expect(statusCount()).toBe(before);
+    expect(await statusCount()).toBe(before);
     expect(second.body).toEqual(first.body);
-    expect(storedKeys(alice.account.id, "key-1")).toEqual([{ status_id: Number(first.body.id), scheduled_status_id: null, expires_at: expect.any(Number) }]);
+    expect(await storedKeys(alice.account.id, "key-1")).toEqual([{ status_id: Number(first.body.id), scheduled_status_id: null, expires_at: expect.any(Number) }]);
   });
 
   test("another account's same key is its own: two statuses", async () => {
     const headers = { "idempotency-key": "shared-key" };
-    const before = statusCount();
+    const before = await statusCount();
     const mine = await alice.client.post("/api/v1/statuses", { json: { status: "mine" }, headers });
     const theirs = await bob.client.post("/api/v1/statuses", { json: { status: "theirs" }, headers });
     expect(mine.status).toBe(200);
     expect(theirs.status).toBe(200);
     expect(theirs.body.id).not.toBe(mine.body.id);
     expect(theirs.body.account.id).toBe(bob.id);
-    expect(statusCount()).toBe(before + 2);
+    expect(await statusCount()).toBe(before + 2);
     // Each repeat answers its own account's status.
     expect((await bob.client.post("/api/v1/statuses", { json: { status: "theirs" }, headers })).body.id).toBe(theirs.body.id);
     expect((await alice.client.post("/api/v1/statuses", { json: { status: "mine" }, headers })).body.id).toBe(mine.body.id);
-    expect(statusCount()).toBe(before + 2);
+    expect(await statusCount()).toBe(before + 2);
   });
 
   test("a repeat answers the first status as it is now", async () => {
@@ -285,39 +286,39 @@ describe("Idempotency-Key", () => {
 
   test("keys are cut at 256 characters", async () => {
     const long = "k".repeat(300);
-    const before = statusCount();
+    const before = await statusCount();
     const first = await alice.client.post("/api/v1/statuses", { json: { status: "long key" }, headers: { "idempotency-key": long } });
     const cut = await alice.client.post("/api/v1/statuses", { json: { status: "long key" }, headers: { "idempotency-key": long.slice(0, 256) } });
     expect(cut.body.id).toBe(first.body.id);
-    expect(statusCount()).toBe(before + 1);
-    expect(storedKeys(alice.account.id, long.slice(0, 256))).toHaveLength(1);
+    expect(await statusCount()).toBe(before + 1);
+    expect(await storedKeys(alice.account.id, long.slice(0, 256))).toHaveLength(1);
   });
 
   test("simultaneous duplicates still create one status", async () => {
-    const before = statusCount();
+    const before = await statusCount();
     const results = await Promise.all(
       Array.from({ length: 8 }, () => alice.client.post("/api/v1/statuses", { json: { status: "race" }, headers: { "idempotency-key": "race-key" } })),
     );
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(results.every((r) => r.status === 200)).toBe(true);
-    expect(statusCount()).toBe(before + 1);
-    expect(storedKeys(alice.account.id, "race-key")).toHaveLength(1);
+    expect(await statusCount()).toBe(before + 1);
+    expect(await storedKeys(alice.account.id, "race-key")).toHaveLength(1);
     expect(server.ctx.services.idempotency.inFlightCount).toBe(0);
   });
 
   test("simultaneous invalid duplicates all fail and leave the key free", async () => {
-    const before = statusCount();
+    const before = await statusCount();
     const headers = { "idempotency-key": "bad-race" };
     const results = await Promise.all(Array.from({ length: 4 }, () => alice.client.post("/api/v1/statuses", { json: { status: "" }, headers })));
     for (const r of results) {
       expect(r.status).toBe(422);
       expect(r.body).toEqual({ error: "Validation failed: Text can't be blank" });
     }
-    expect(statusCount()).toBe(before);
-    expect(storedKeys(alice.account.id, "bad-race")).toEqual([]);
+    expect(await statusCount()).toBe(before);
+    expect(await storedKeys(alice.account.id, "bad-race")).toEqual([]);
     const fixed = await alice.client.post("/api/v1/statuses", { json: { status: "fixed" }, headers });
     expect(fixed.status).toBe(200);
-    expect(statusCount()).toBe(before + 1);
+    expect(await statusCount()).toBe(before + 1);
   });
 
   test("keys are kept for an hour", async () => {
@@ -332,14 +333,14 @@ describe("Idempotency-Key", () => {
   test("the hourly maintenance sweeps keys whose hour is over", async () => {
     const headers = { "idempotency-key": "swept" };
     const first = await alice.client.post("/api/v1/statuses", { json: { status: "swept later" }, headers });
-    expect(storedKeys(alice.account.id, "swept")).toHaveLength(1);
+    expect(await storedKeys(alice.account.id, "swept")).toHaveLength(1);
     server.clock.advance(30 * 60 * 1000);
     const fresh = await alice.client.post("/api/v1/statuses", { json: { status: "kept" }, headers: { "idempotency-key": "fresh" } });
     // Past the first key's hour: the wheel starts the maintenance job as the clock moves, and its
     // sweeps run one after another through the port.
     server.clock.advance(31 * 60 * 1000);
-    await eventually(() => storedKeys(alice.account.id, "swept").length === 0, "the expired key swept");
-    expect(storedKeys(alice.account.id, "fresh")).toEqual([{ status_id: Number(fresh.body.id), scheduled_status_id: null, expires_at: expect.any(Number) }]);
+    await eventually(async () => (await storedKeys(alice.account.id, "swept")).length === 0, "the expired key swept");
+    expect(await storedKeys(alice.account.id, "fresh")).toEqual([{ status_id: Number(fresh.body.id), scheduled_status_id: null, expires_at: expect.any(Number) }]);
     const again = await alice.client.post("/api/v1/statuses", { json: { status: "swept later" }, headers });
     expect(again.status).toBe(200);
     expect(again.body.id).not.toBe(first.body.id);
@@ -350,10 +351,10 @@ describe("Idempotency-Key", () => {
     const failed = await alice.client.post("/api/v1/statuses", { json: { status: "" }, headers });
     expect(failed.status).toBe(422);
     expect(failed.body).toEqual({ error: "Validation failed: Text can't be blank" });
-    expect(storedKeys(alice.account.id, "retry-me")).toEqual([]);
+    expect(await storedKeys(alice.account.id, "retry-me")).toEqual([]);
     const retried = await alice.client.post("/api/v1/statuses", { json: { status: "now valid" }, headers });
     expect(retried.status).toBe(200);
-    expect(storedKeys(alice.account.id, "retry-me")).toEqual([{ status_id: Number(retried.body.id), scheduled_status_id: null, expires_at: expect.any(Number) }]);
+    expect(await storedKeys(alice.account.id, "retry-me")).toEqual([{ status_id: Number(retried.body.id), scheduled_status_id: null, expires_at: expect.any(Number) }]);
   });
 
   test("the key's status deleted since: 404", async () => {

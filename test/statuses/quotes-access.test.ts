@@ -22,11 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const mentionRows = (statusId: string) =>
-  server.database.sqlite
-    .query<{ account_id: number }, [number]>("SELECT account_id FROM mentions WHERE status_id = ? ORDER BY account_id")
-    .all(Number(statusId))
-    .map((r) => r.account_id);
+const mentionRows = async (statusId: string) =>
+  (await server.database.port.all<{ account_id: number }>("SELECT account_id FROM mentions WHERE status_id = ? ORDER BY account_id", [Number(statusId)])).map((r) => r.account_id);
 
 describe("a private quote and its quoted author", () => {
   test("the quoted author sees it and is told (quote), though the post neither mentions nor addresses them; others still do not see it", async () => {
@@ -53,7 +50,7 @@ describe("a private quote and its quoted author", () => {
     const stranger = await createUser(server, "jack");
     const hidden = await stranger.client.get(`/api/v1/statuses/${quoting.id}`);
     expect([hidden.status, hidden.body]).toEqual([404, { error: "Record not found" }]);
-    expect(mentionRows(quoting.id)).toEqual([gina.account.id]);
+    expect(await mentionRows(quoting.id)).toEqual([gina.account.id]);
   });
 
   test("the silent mention outlasts edits, even one that mentions the quoted author and one that stops", async () => {
@@ -69,7 +66,7 @@ describe("a private quote and its quoted author", () => {
     expect((await edit("third, @gina")).mentions.map((m: { id: string }) => m.id)).toEqual([gina.id]);
     expect((await edit("fourth, alone")).mentions).toEqual([]);
     expect((await gina.client.get(`/api/v1/statuses/${quoting.id}`)).status).toBe(200);
-    expect(mentionRows(quoting.id)).toEqual([gina.account.id]);
+    expect(await mentionRows(quoting.id)).toEqual([gina.account.id]);
   });
 
   test("a public quote needs no access and the quoting post still names no one", async () => {

@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const listCount = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM lists").get() as { n: number }).n;
+const listCount = async () => Number((await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM lists"))!.n);
 
 async function makeList(user: TestUser, body: Record<string, unknown> = { title: "Friends" }) {
   const res = await user.client.post("/api/v1/lists", { json: body });
@@ -36,7 +36,7 @@ describe("lists CRUD", () => {
   });
 
   test("validation errors are 422 and store nothing", async () => {
-    const before = listCount();
+    const before = await listCount();
     const cases: [Record<string, unknown>, string][] = [
       [{}, "Validation failed: Title can't be blank"],
       [{ title: "   " }, "Validation failed: Title can't be blank"],
@@ -48,7 +48,7 @@ describe("lists CRUD", () => {
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ error });
     }
-    expect(listCount()).toBe(before);
+    expect(await listCount()).toBe(before);
   });
 
   test("another user's list, unknown and malformed ids are 404 Record not found", async () => {
