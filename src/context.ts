@@ -1,6 +1,7 @@
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/connection.ts";
+import type { DatabasePort } from "./db/port.ts";
 import type { IdGenerator } from "./ids.ts";
 import type { MediaStorage } from "./media-files/storage.ts";
 import type { Urls } from "./presenters/account.ts";
@@ -13,6 +14,7 @@ export interface AppContext {
   clock: Clock;
   ids: IdGenerator;
   db: Db;
+  port: DatabasePort;
   storage: MediaStorage;
   keys: InstanceKeys;
   services: Services;

@@ -149,6 +149,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     clock,
     ids,
     db: database.db,
+    port: database.port,
     storage,
     keys,
     services,

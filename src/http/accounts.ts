@@ -36,7 +36,7 @@ export function accountRoutes(ctx: AppContext) {
   };
   // verify_credentials, the same for every token of an account until the database changes: its
   // bytes kept per account (the latest generation only; bounded, as accounts signed in are).
-  const databaseNow = databaseGeneration(ctx.db);
+  const databaseNow = databaseGeneration(ctx.db, ctx.port);
   const keptCredentials = new Map<number, Kept>();
   const KEPT_ACCOUNTS = 10_000;
   const keepCredentials = async (request: Request, accountId: number, generation: string) => {
@@ -70,12 +70,15 @@ export function accountRoutes(ctx: AppContext) {
     })
     .get("/api/v1/accounts/verify_credentials", (c) => {
       const auth = requireUser(ctx, c.request, ["read:accounts", "profile"]);
+      const answer = (generation: string) => {
+        const held = keptCredentials.get(auth.accountId);
+        // No-store as every API answer (src/http/edge.ts); the ETag still spares the bytes. The
+        // kept bytes answer without a promise on SQLite: nothing to await.
+        if (held !== undefined && held.generation === generation) return answerKept(c.request, held);
+        return keepCredentials(c.request, auth.accountId, generation);
+      };
       const generation = databaseNow();
-      const held = keptCredentials.get(auth.accountId);
-      // No-store as every API answer (src/http/edge.ts); the ETag still spares the bytes. The
-      // kept bytes answer without a promise: nothing to await.
-      if (held !== undefined && held.generation === generation) return answerKept(c.request, held);
-      return keepCredentials(c.request, auth.accountId, generation);
+      return typeof generation === "string" ? answer(generation) : generation.then(answer);
     })
     .patch("/api/v1/accounts/update_credentials", async (c) => {
       const auth = requireUser(ctx, c.request, "write:accounts");

@@ -86,10 +86,10 @@ export function instanceRoutes(ctx: AppContext) {
   // Mastodon's InstancesController: expires_in 3.minutes, public (for members only under
   // WHITELIST_MODE, where a user is required to read it).
   const instanceCache = config.whitelistMode ? "max-age=180, private" : "max-age=180, public";
-  const databaseNow = databaseGeneration(db);
+  const databaseNow = databaseGeneration(db, ctx.port);
   // What outside the database shapes the documents: whether ffmpeg was found. (The registrations
   // mode is the saved one, in the database, else REGISTRATIONS, which a process never changes.)
-  const generation = () => `${databaseNow()}.${services.media.avSupported}`;
+  const generation = async () => `${await databaseNow()}.${services.media.avSupported}`;
   let keptV1: Kept | undefined;
   let keptV2: Kept | undefined;
 
@@ -149,12 +149,12 @@ export function instanceRoutes(ctx: AppContext) {
   return new Elysia()
     .get("/api/v1/instance", async ({ request }) => {
       userInWhitelistMode(request);
-      keptV1 = await keepAsync(keptV1, generation(), async () => v1(await stored()));
+      keptV1 = await keepAsync(keptV1, await generation(), async () => v1(await stored()));
       return answerKept(request, keptV1, instanceCache);
     })
     .get("/api/v2/instance", async ({ request }) => {
       userInWhitelistMode(request);
-      keptV2 = await keepAsync(keptV2, generation(), async () => v2(await stored()));
+      keptV2 = await keepAsync(keptV2, await generation(), async () => v2(await stored()));
       return answerKept(request, keptV2, instanceCache);
     })
     .get("/api/v1/instance/rules", async ({ request }) => {

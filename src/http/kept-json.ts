@@ -1,4 +1,5 @@
 import type { Db } from "../db/connection.ts";
+import type { DatabasePort } from "../db/port.ts";
 
 /**
  * JSON answers that are the same for every caller until the database changes (the instance
@@ -14,7 +15,11 @@ export type Kept = { generation: string; body: string; etag: string };
  * moves when another connection (a CLI command, another process) commits. Two trivial statements
  * in place of the counts and the serialization.
  */
-export function databaseGeneration(db: Db): () => string {
+export function databaseGeneration(db: Db, port: DatabasePort): () => string | Promise<string> {
+  // On PostgreSQL the snapshot (xmin:xmax:the transaction ids in progress) moves whenever a
+  // transaction that writes begins or ends, in this process or another (a command, another
+  // server): one round trip, and what the kept bytes were built from is never older than it.
+  if (port.dialect === "postgres") return async () => (await port.get<{ s: string }>("SELECT pg_current_snapshot()::text AS s"))!.s;
   const statement = db.$client.query<{ c: number }, []>("SELECT total_changes() AS c");
   const version = db.$client.query<{ data_version: number }, []>("PRAGMA data_version");
   return () => `${version.get()!.data_version}.${statement.get()!.c}`;
