@@ -1,7 +1,7 @@
 import { SQL } from "bun";
 import { hostname } from "node:os";
 import type { DatabasePort } from "./db/port.ts";
-import type { Subscribe } from "./infra/events.ts";
+import type { EventBus, Subscribe } from "./infra/events.ts";
 import { PgEventRelay, relayedBus } from "./infra/pg-events.ts";
 import { CACHE_KINDS, PgCacheGenerations } from "./infra/pg-generations.ts";
 import { PgListener } from "./infra/pg-listener.ts";
@@ -104,6 +104,19 @@ export async function startLinkedProcesses(link: ProcessLink, services: Services
 async function closeLink(sql: SQL, listener: PgListener) {
   await listener.close();
   await sql.close().catch(() => {});
+}
+
+/**
+ * A command's stream events (an announcement made or deleted, an account suspended) go to the
+ * running processes' streams as another process's do, through the relay's table: on SQLite the
+ * server finds the command's announcements itself (server.ts watchOtherWriters), on PostgreSQL
+ * it hears them. The command publishes only; `published` is awaited before it ends.
+ */
+export async function publishCommandEvents(sql: SQL, events: EventBus): Promise<{ published(): Promise<void> }> {
+  await PgEventRelay.makeTable(sql);
+  const relay = new PgEventRelay({ sql, origin: `${hostname()}:${process.pid}:command` });
+  relay.subscribe(events, STREAM_EVENTS);
+  return relay;
 }
 
 /**

@@ -48,6 +48,8 @@ export async function withServices<T>(run: (services: Services, config: Config) 
     await services.federationDomains.load();
     // What follows a write, as in the server; the CLI has no streams and sends no activities.
     registerConsequences(services.events, services, {});
+    // On PostgreSQL the running servers' streams hear of what the command did (loaded only there).
+    const relay = database.postgres ? await (await import("../cross-process.ts")).publishCommandEvents(database.postgres.sql, services.events) : null;
     try {
       return await run(services, config);
     } catch (e) {
@@ -55,6 +57,7 @@ export async function withServices<T>(run: (services: Services, config: Config) 
       throw e;
     } finally {
       await services.writes.flush();
+      await relay?.published();
     }
   });
 }

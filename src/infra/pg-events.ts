@@ -16,12 +16,12 @@ export const INLINE_LIMIT = 7900;
 export interface PgEventRelayOptions {
   /** The pool the events are written and read through. */
   sql: SQL;
-  /** This process's LISTEN connection (shared with the cache generations). */
-  listener: PgListener;
+  /** This process's LISTEN connection (shared with the cache generations); none for a command, which only publishes (never started). */
+  listener?: PgListener;
   /** Names this process in what it publishes, so that it skips its own events when they come back. */
   origin: string;
   /** Where another process's event goes: this process's stream fan-out, as a local event after commit. */
-  tell: (event: DomainEvent) => void;
+  tell?: (event: DomainEvent) => void;
   /** How often the table is read for events a notification did not bring (a reconnection, a missed one). */
   pollMs?: number;
   /** How long events are kept for the others to catch up. */
@@ -66,17 +66,25 @@ export class PgEventRelay {
 
   /** Makes the table if needed, listens, and starts from the newest event: what came before is not told. */
   async start(): Promise<void> {
-    const { sql } = this.options;
-    // Not in the migrations: a table only processes sharing PostgreSQL need, UNLOGGED (no WAL
-    // written for it; a crash of PostgreSQL empties it, and with it every stream is cut anyway).
-    await sql.unsafe(`CREATE UNLOGGED TABLE IF NOT EXISTS rookery_stream_events (
-      seq bigserial PRIMARY KEY, origin text NOT NULL, body text NOT NULL, at timestamptz NOT NULL DEFAULT now())`);
-    await sql.unsafe(`CREATE INDEX IF NOT EXISTS rookery_stream_events_at ON rookery_stream_events (at)`);
-    await this.options.listener.listen(EVENTS_CHANNEL, (payload) => this.heard(payload), () => this.catchUp());
+    const { sql, listener } = this.options;
+    if (!listener) throw new Error("a relay without a listen connection only publishes");
+    await PgEventRelay.makeTable(sql);
+    await listener.listen(EVENTS_CHANNEL, (payload) => this.heard(payload), () => this.catchUp());
     const [row] = await sql`SELECT coalesce(max(seq), 0) AS seq FROM rookery_stream_events`;
     this.seen = Math.max(this.seen, Number(row.seq));
     this.poll = setInterval(() => this.catchUp(), this.pollMs);
     this.prune = setInterval(() => void this.pruneOld(), Math.min(this.keepMs, 60_000));
+  }
+
+  /**
+   * The table the events are written to. Not in the migrations: a table only processes sharing
+   * PostgreSQL need, UNLOGGED (no WAL written for it; a crash of PostgreSQL empties it, and with
+   * it every stream is cut anyway). Made by whichever process publishes first, a command too.
+   */
+  static async makeTable(sql: SQL): Promise<void> {
+    await sql.unsafe(`CREATE UNLOGGED TABLE IF NOT EXISTS rookery_stream_events (
+      seq bigserial PRIMARY KEY, origin text NOT NULL, body text NOT NULL, at timestamptz NOT NULL DEFAULT now())`);
+    await sql.unsafe(`CREATE INDEX IF NOT EXISTS rookery_stream_events_at ON rookery_stream_events (at)`);
   }
 
   /** Publishes, once committed, what streams hear of (registered by the table in consequences.ts, with the stream events' names). */
@@ -146,7 +154,7 @@ export class PgEventRelay {
 
   private tell(body: string) {
     try {
-      this.options.tell(JSON.parse(body) as DomainEvent);
+      this.options.tell?.(JSON.parse(body) as DomainEvent);
     } catch (e) {
       log("error", "stream events: telling failed", { error: String(e).split("\n")[0] });
     }

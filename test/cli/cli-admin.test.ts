@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { cliIn } from "../support/cli.ts";
 import { Client } from "../support/http.ts";
 import { startTestServer } from "../support/server.ts";
+import { databaseEnv, dropDatabase } from "../support/test-database.ts";
 import { SseClient } from "../support/streams.ts";
 import { eventually } from "../support/wait.ts";
 import { createUser, postStatus } from "../support/fixtures.ts";
@@ -12,7 +13,12 @@ import sharp from "../../src/media-files/sharp.ts";
 
 // The operator's commands for what the instance endpoints show; one DATA_DIR for the file.
 const dataDir = mkdtempSync(join(tmpdir(), "rookery-cli-admin-"));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+// In the PostgreSQL test mode the directory's database is made first: the commands run before any server and are told it.
+await databaseEnv(dataDir);
+afterAll(async () => {
+  rmSync(dataDir, { recursive: true, force: true });
+  await dropDatabase(dataDir);
+});
 const cli = cliIn(dataDir);
 // A new data directory: the database is made by migrate (or the server), never by another command.
 if (cli(["migrate"]).code !== 0) throw new Error("migrate failed");

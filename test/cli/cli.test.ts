@@ -8,14 +8,19 @@ import { startTestServer } from "../support/server.ts";
 import { createUser, postStatus } from "../support/fixtures.ts";
 import { eventually } from "../support/wait.ts";
 import { withoutNotice } from "../support/cli.ts";
-import { onPostgres } from "../support/test-database.ts";
+import { databaseEnv, dropDatabase, knownDatabaseEnv, onPostgres } from "../support/test-database.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "rookery-cli-"));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+// In the PostgreSQL test mode the directory's database is made first: the commands run before any server and are told it.
+await databaseEnv(dataDir);
+afterAll(async () => {
+  rmSync(dataDir, { recursive: true, force: true });
+  await dropDatabase(dataDir);
+});
 
 function cli(args: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawnSync([process.execPath, "src/main.ts", ...args], {
-    env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false", ...env },
+    env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false", ...knownDatabaseEnv(dataDir), ...env },
     cwd: join(import.meta.dir, "..", ".."),
   });
   return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: withoutNotice(proc.stderr.toString()) };
@@ -73,7 +78,7 @@ describe("the admin CLI", () => {
     expect(inline.stderr).toBe("");
     expect(inline.stdout.trim()).toMatch(/^\d+$/);
     const proc = Bun.spawnSync([process.execPath, "src/main.ts", "accounts", "create", "xia", "--email", "xia@example.test", "--password-stdin"], {
-      env: { ...process.env, DATA_DIR: dataDir },
+      env: { ...process.env, DATA_DIR: dataDir, ...knownDatabaseEnv(dataDir) },
       cwd: join(import.meta.dir, "..", ".."),
       stdin: new TextEncoder().encode("xias long password\n"),
     });

@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freshPgDatabase } from "../support/postgres.ts";
 import { startServeProcess } from "../support/serve-process.ts";
+import { onPostgres } from "../support/test-database.ts";
 
 // What a new self-hoster meets: which data directory each command uses, a command run where
 // there is no database, and the ordinary failures (a folder missing, a port taken, nothing
@@ -100,17 +102,24 @@ describe("the data directory", () => {
   test("the server logs the absolute data directory and how many migrations it applied", async () => {
     const cwd = join(work, "served");
     mkdirSync(cwd);
+    // In the PostgreSQL test mode, an empty database (the test mode's others are copies of a migrated one), which the server migrates.
+    const empty = onPostgres ? await freshPgDatabase({ empty: true }) : null;
+    const database: Record<string, string> = empty ? { DATABASE_URL: empty.url, ROOKERY_UNFINISHED_POSTGRES: "1" } : {};
     const start = () =>
-      startServeProcess([process.execPath, join(ROOT, "src/main.ts"), "serve"], { cwd, env: { ...process.env, DATA_DIR: "data", PORT: "0", HOST: "127.0.0.1", LOG_REQUESTS: "false" } as Record<string, string> });
-    for (const applied of [/migrations_applied=[1-9]\d*/, /migrations_applied=0\b/]) {
-      const server = await start();
-      try {
-        expect(server.output()).toContain(`data=${join(cwd, "data")} `);
-        expect(server.output()).toMatch(applied);
-      } finally {
-        server.proc.kill("SIGTERM");
-        await server.proc.exited;
+      startServeProcess([process.execPath, join(ROOT, "src/main.ts"), "serve"], { cwd, env: { ...process.env, DATA_DIR: "data", PORT: "0", HOST: "127.0.0.1", LOG_REQUESTS: "false", ...database } as Record<string, string> });
+    try {
+      for (const applied of [/migrations_applied=[1-9]\d*/, /migrations_applied=0\b/]) {
+        const server = await start();
+        try {
+          expect(server.output()).toContain(`data=${join(cwd, "data")} `);
+          expect(server.output()).toMatch(applied);
+        } finally {
+          server.proc.kill("SIGTERM");
+          await server.proc.exited;
+        }
       }
+    } finally {
+      await empty?.drop();
     }
   });
 });

@@ -2,16 +2,20 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Database } from "bun:sqlite";
-import { DATABASE_FILE } from "../../src/db/connection.ts";
 import { cliIn } from "../support/cli.ts";
 import { Client } from "../support/http.ts";
 import { startTestServer } from "../support/server.ts";
+import { databaseEnv, dropDatabase } from "../support/test-database.ts";
 
 // `rookery invites create|list|revoke` over one DATA_DIR, and the links they print working on a
 // server over it (closed registrations, the default).
 const dataDir = mkdtempSync(join(tmpdir(), "rookery-cli-invites-"));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+// In the PostgreSQL test mode the directory's database is made first: the commands run before any server and are told it.
+await databaseEnv(dataDir);
+afterAll(async () => {
+  rmSync(dataDir, { recursive: true, force: true });
+  await dropDatabase(dataDir);
+});
 const cli = cliIn(dataDir);
 
 describe("rookery invites", () => {
@@ -45,9 +49,7 @@ describe("rookery invites", () => {
     expect(made.stderr).toContain("cannot be shown again");
 
     // The owner makes them unless told.
-    const db = new Database(join(dataDir, DATABASE_FILE));
-    db.run("UPDATE users SET role = 'owner'");
-    db.close();
+    expect(cli(["accounts", "role", "alice", "owner"]).code).toBe(0);
     const forever = cli(["invites", "create", "--expires", "never"]);
     expect(forever.code).toBe(0);
     expect(forever.stderr).toContain("any number of sign-ups, never expires");

@@ -130,7 +130,7 @@ describe.skipIf(!postgresAvailable || onPostgres)("rookery migrate-to-postgres",
       return r.following && r.followed_by;
     }, "alice and bob follow each other");
     const fromBob = await postStatus(bob, { status: "from the other server", visibility: "public" });
-    await eventually(() => a.database.sqlite.query("SELECT 1 FROM statuses WHERE uri = ?").get(fromBob.uri), "bob's post on alice's server");
+    await eventually(() => a.database.port.get("SELECT 1 FROM statuses WHERE uri = ?", [fromBob.uri]), "bob's post on alice's server");
     await eventually(async () => (await alice.client.get("/api/v1/notifications")).body.length >= 2, "alice's notifications");
     target = await freshPgDatabase({ empty: true });
     sql = new SQL(target.url, { max: 1 });

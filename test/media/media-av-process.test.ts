@@ -1,11 +1,14 @@
 import { afterAll, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DATABASE_FILE } from "../../src/db/connection.ts";
+import { loadConfig } from "../../src/config.ts";
+import { openDatabase } from "../../src/db/connection.ts";
+import type { DatabasePort } from "../../src/db/port.ts";
+import { openPortDatabase } from "../../src/server-database.ts";
 import { clips, decodes, longClip, removeClips } from "../support/clips.ts";
 import { cli, serveProcess, signIn } from "../support/serve-process.ts";
+import { databaseEnv, dropDatabase, knownDatabaseEnv } from "../support/test-database.ts";
 import { eventually } from "../support/wait.ts";
 
 afterAll(() => removeClips());
@@ -23,6 +26,13 @@ function processesWith(text: string): number[] {
   return found;
 }
 
+/** The database of the server process on `dataDir`, read beside it: SQLite's file read-only, or its PostgreSQL database in the test mode. */
+async function readerOf(dataDir: string): Promise<{ port: DatabasePort; close(): unknown }> {
+  const env = knownDatabaseEnv(dataDir);
+  if (env.DATABASE_URL) return openPortDatabase(loadConfig({ DATA_DIR: dataDir, ...env }));
+  return openDatabase(dataDir, { readonly: true });
+}
+
 function files(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
@@ -30,6 +40,8 @@ function files(dir: string): string[] {
 
 test("kill -9 while a video transcodes: ffmpeg goes with the server, and the restarted server processes the video", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "rookery-video-kill-"));
+  // In the PostgreSQL test mode the directory's database is made first: the commands run before the server and are told it.
+  await databaseEnv(dataDir);
   cli(dataDir, ["migrate"]);
   cli(dataDir, ["accounts", "create", "vic", "--email", "vic@example.test", "--password", "vics password"]);
   const clip = await longClip(60);
@@ -40,16 +52,19 @@ test("kill -9 while a video transcodes: ffmpeg goes with the server, and the res
     form.append("file", new Blob([clip as Uint8Array<ArrayBuffer>]), "long.mp4");
     const res = await client.post("/api/v2/media", { multipart: form });
     expect(res.status).toBe(202);
-    const db = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
-    const row = () => db.query("SELECT processing, upload_file AS upload FROM media_attachments WHERE id = ?").get(res.body.id) as { processing: string; upload: string | null };
+    const db = await readerOf(dataDir);
+    const row = async () => (await db.port.get<{ processing: string; upload: string | null }>("SELECT processing, upload_file AS upload FROM media_attachments WHERE id = ?", [Number(res.body.id)]))!;
     // The job has claimed the upload and its ffmpeg is running (named by the upload's scratch file).
-    await eventually(() => row().processing === "in_progress" && processesWith(row().upload!.replace(/\.bin$/, ".mp4")).length > 0, "ffmpeg at work", 20_000);
-    const ffmpeg = processesWith(row().upload!.replace(/\.bin$/, ".mp4"));
+    await eventually(async () => {
+      const now = await row();
+      return now.processing === "in_progress" && processesWith(now.upload!.replace(/\.bin$/, ".mp4")).length > 0;
+    }, "ffmpeg at work", 20_000);
+    const ffmpeg = processesWith((await row()).upload!.replace(/\.bin$/, ".mp4"));
     running.proc.kill("SIGKILL");
     await running.proc.exited;
     // The watchdog beside ffmpeg notices its server is gone.
     await eventually(() => ffmpeg.every((pid) => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, "utf8").split(" ")[2] === "Z"), "ffmpeg to end");
-    expect(row().processing).toBe("in_progress");
+    expect((await row()).processing).toBe("in_progress");
     // What a v1 upload killed in the middle leaves: an upload no row names, and its output.
     const stray = join(dataDir, "media", "media_uploads", "2026", "01");
     mkdirSync(stray, { recursive: true });
@@ -68,16 +83,18 @@ test("kill -9 while a video transcodes: ffmpeg goes with the server, and the res
     // Nothing of the killed run is left: not the upload, not the half-written output, not the strays.
     expect(files(join(dataDir, "media", "media_uploads"))).toEqual([]);
     expect(files(join(dataDir, "media", "media_attachments"))).toHaveLength(1);
-    db.close();
+    await db.close();
   } finally {
     running.proc.kill("SIGKILL");
     await running.proc.exited;
     rmSync(dataDir, { recursive: true, force: true });
+    await dropDatabase(dataDir);
   }
 }, 120_000);
 
 test("with no ffmpeg: video is refused with a clear 422, the instance lists no video, and a GIF stays an animated image", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "rookery-no-ffmpeg-"));
+  await databaseEnv(dataDir);
   cli(dataDir, ["migrate"]);
   cli(dataDir, ["accounts", "create", "nia", "--email", "nia@example.test", "--password", "nias password"]);
   const running = await serveProcess(dataDir, { FFMPEG_PATH: join(dataDir, "missing-ffmpeg"), FFPROBE_PATH: join(dataDir, "missing-ffprobe") });
@@ -104,5 +121,6 @@ test("with no ffmpeg: video is refused with a clear 422, the instance lists no v
     running.proc.kill("SIGKILL");
     await running.proc.exited;
     rmSync(dataDir, { recursive: true, force: true });
+    await dropDatabase(dataDir);
   }
 }, 60_000);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import { clips, decodes, probeBytes, removeClips } from "../support/clips.ts";
-import { mediaFiles, processedAfterHold } from "../support/files.ts";
+import { mediaFiles, processedAfterHold, mediaRows } from "../support/files.ts";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { drain } from "../support/wait.ts";
@@ -42,7 +42,7 @@ async function previewOf(url: string) {
   return sharp(Buffer.from(await res.arrayBuffer())).metadata();
 }
 
-const rows = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM media_attachments").get() as { n: number }).n;
+const rows = () => mediaRows(server);
 const BLURHASH = /^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{36}$/;
 
 describe("video", () => {
@@ -236,11 +236,11 @@ describe("v2: processed on the queue", () => {
 describe("refused and failed", () => {
   test("a truncated video: 422 on v1, nothing kept", async () => {
     const whole = await clips.mp4IndexLast();
-    const before = { rows: rows(), files: mediaFiles(server).length };
+    const before = { rows: await rows(), files: mediaFiles(server).length };
     const res = await upload(whole.slice(0, Math.floor(whole.length / 2)));
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: "Error processing thumbnail for uploaded media" });
-    expect(rows()).toBe(before.rows);
+    expect(await rows()).toBe(before.rows);
     expect(mediaFiles(server).length).toBe(before.files);
   });
 
@@ -268,16 +268,16 @@ describe("refused and failed", () => {
   });
 
   test("a codec outside the list uploads may use (QuickTime Animation) is refused", async () => {
-    const before = { rows: rows(), files: mediaFiles(server).length };
+    const before = { rows: await rows(), files: mediaFiles(server).length };
     const res = await upload(await clips.qtrle());
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: "Error processing thumbnail for uploaded media" });
-    expect(rows()).toBe(before.rows);
+    expect(await rows()).toBe(before.rows);
     expect(mediaFiles(server).length).toBe(before.files);
   });
 
   test("over 4K and over 120 fps: 422 with Mastodon's words, nothing kept", async () => {
-    const before = { rows: rows(), files: mediaFiles(server).length };
+    const before = { rows: await rows(), files: mediaFiles(server).length };
     for (const [bytes, error] of [
       [await clips.tooLarge(), "4096x2160 videos are not supported"],
       [await clips.tooFast(), "150fps videos are not supported"],
@@ -288,12 +288,12 @@ describe("refused and failed", () => {
         expect(res.body).toEqual({ error });
       }
     }
-    expect(rows()).toBe(before.rows);
+    expect(await rows()).toBe(before.rows);
     expect(mediaFiles(server).length).toBe(before.files);
   });
 
   test("99 MB: 422 with Mastodon's words; past it 413 as it arrives; 17 MB of video is fine where an image would not be", async () => {
-    const before = { rows: rows(), files: mediaFiles(server).length };
+    const before = { rows: await rows(), files: mediaFiles(server).length };
     const head = await clips.mp4();
     const big = new Uint8Array(99 * 1024 * 1024 + 1);
     big.set(head);
@@ -305,7 +305,7 @@ describe("refused and failed", () => {
     const over = await upload(big);
     expect(over.status).toBe(413);
     expect(over.body).toEqual({ error: "Request body is too large" });
-    expect(rows()).toBe(before.rows);
+    expect(await rows()).toBe(before.rows);
     expect(mediaFiles(server).length).toBe(before.files);
     // An MP4 padded past the image limit with a free box, which players skip.
     const pad = 17 * 1024 * 1024;
@@ -319,13 +319,13 @@ describe("refused and failed", () => {
   });
 
   test("bytes that start like a video and are not one: 422, nothing kept", async () => {
-    const before = { rows: rows(), files: mediaFiles(server).length };
+    const before = { rows: await rows(), files: mediaFiles(server).length };
     const fake = new Uint8Array(4096).fill(0x41);
     fake.set([0, 0, 0, 0x18, ...new TextEncoder().encode("ftypisom")]);
     const res = await upload(fake);
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: "Error processing thumbnail for uploaded media" });
-    expect(rows()).toBe(before.rows);
+    expect(await rows()).toBe(before.rows);
     expect(mediaFiles(server).length).toBe(before.files);
   });
 });
@@ -431,8 +431,8 @@ describe("thumbnails and statuses", () => {
   });
 
   test("a video or audio file goes alone and only once processed, as Mastodon's PostStatusService", async () => {
-    const statuses = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM statuses").get() as { n: number }).n;
-    const before = statuses();
+    const statuses = async () => (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses"))!.n;
+    const before = await statuses();
     const image = (await upload(new Uint8Array(await sharp({ create: { width: 20, height: 20, channels: 3, background: "#000" } }).png().toBuffer()))).body.id;
     const video = (await upload(await clips.mp4())).body.id;
     const mixed = await alice.client.post("/api/v1/statuses", { json: { status: "both", media_ids: [image, video] } });
@@ -457,7 +457,7 @@ describe("thumbnails and statuses", () => {
     const refused = await alice.client.post("/api/v1/statuses", { json: { status: "broken", media_ids: [failed.body.id] } });
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({ error: "Cannot attach files that have not finished processing. Try again in a moment!" });
-    expect(statuses()).toBe(before + 2);
+    expect(await statuses()).toBe(before + 2);
   });
 });
 

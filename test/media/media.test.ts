@@ -3,7 +3,7 @@ import sharp from "sharp";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { mediaFiles, processedAfterHold } from "../support/files.ts";
+import { mediaFiles, processedAfterHold, mediaRows } from "../support/files.ts";
 import { drain } from "../support/wait.ts";
 
 let server: TestServer;
@@ -32,10 +32,6 @@ function upload(user: TestUser, bytes: Uint8Array, fields: Record<string, string
   form.append("file", new Blob([bytes as Uint8Array<ArrayBuffer>], { type: options.type ?? "application/octet-stream" }), options.name ?? "upload.bin");
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   return user.client.post(`/api/v${options.version ?? 1}/media`, { multipart: form });
-}
-
-function mediaRows(): number {
-  return (server.ctx.db.$client.query("SELECT count(*) AS n FROM media_attachments").get() as { n: number }).n;
 }
 
 const storedFiles = () => mediaFiles(server);
@@ -110,7 +106,7 @@ describe("POST /api/v1/media", () => {
   });
 
   test("refused uploads: 422 with Mastodon's words, and nothing kept", async () => {
-    const rows = mediaRows();
+    const rows = await mediaRows(server);
     const files = storedFiles().length;
     const random = await upload(alice, crypto.getRandomValues(new Uint8Array(4096)));
     expect(random.status).toBe(422);
@@ -139,7 +135,7 @@ describe("POST /api/v1/media", () => {
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ error: message });
     }
-    expect(mediaRows()).toBe(rows);
+    expect(await mediaRows(server)).toBe(rows);
     expect(storedFiles().length).toBe(files);
   });
 

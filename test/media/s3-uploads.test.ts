@@ -4,7 +4,7 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { MULTIPART_THRESHOLD, S3Store } from "../../src/media-files/s3-store.ts";
 import { clips, removeClips } from "../support/clips.ts";
-import { mediaFiles } from "../support/files.ts";
+import { mediaFiles, mediaRows } from "../support/files.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { startS3, type TestS3 } from "../support/s3.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -177,7 +177,7 @@ describe("a bucket that refuses", () => {
       const res = await bob.client.post("/api/v1/media", { multipart: form(await png()) });
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ error: "There was a problem processing your request" });
-      expect((other.ctx.db.$client.query("SELECT count(*) AS n FROM media_attachments").get() as { n: number }).n).toBe(0);
+      expect(await mediaRows(other)).toBe(0);
       expect(mediaFiles(other)).toEqual([]);
       expect(await s3.keys()).toEqual(before);
     } finally {
@@ -200,7 +200,7 @@ describe("a bucket that refuses", () => {
       }
       const video = await bob.client.post("/api/v1/media", { multipart: form(await clips.mp4(), "clip.mp4") });
       expect(video.status).toBe(503);
-      expect((other.ctx.db.$client.query("SELECT count(*) AS n FROM media_attachments").get() as { n: number }).n).toBe(0);
+      expect(await mediaRows(other)).toBe(0);
       expect(mediaFiles(other)).toEqual([]);
     } finally {
       await other.close();

@@ -6,7 +6,7 @@ import { LIMITS } from "../../src/limits.ts";
 import { VIDEO_SIZE_LIMIT } from "../../src/media-files/video.ts";
 import { clips, removeClips } from "../support/clips.ts";
 import { eventually } from "../support/wait.ts";
-import { mediaFiles } from "../support/files.ts";
+import { mediaFiles, mediaRows } from "../support/files.ts";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { BOUNDARY, type UploadOrder, type UploadResult } from "../support/upload-client.ts";
@@ -38,8 +38,7 @@ const bytesOf = (hex: string) => new Uint8Array(Buffer.from(hex, "hex"));
 
 const uploadsDir = () => join(server.dataDir, "tmp", "uploads");
 const tempFiles = () => (existsSync(uploadsDir()) ? readdirSync(uploadsDir()) : []);
-const mediaRows = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM media_attachments").get() as { n: number }).n;
-const snapshot = () => ({ rows: mediaRows(), files: mediaFiles(server).length, temp: tempFiles().length });
+const snapshot = async () => ({ rows: await mediaRows(server), files: mediaFiles(server).length, temp: tempFiles().length });
 
 interface Progress {
   /** Bytes of the body handed to fetch so far. */
@@ -122,7 +121,7 @@ describe("an upload past its type's limit is refused as it arrives", () => {
     // A first upload, so that what is made once (code, buffers) is not counted below.
     const warm = await uploadsFromAnotherProcess({ path: "/api/v2/media", field: "file", head: PNG_HEAD, size: 2 * MB, count: 1 });
     expect(warm.results[0]!.status).toBe(422);
-    const before = snapshot();
+    const before = await snapshot();
     const { results, growth } = await uploadsFromAnotherProcess({ path: "/api/v2/media", field: "file", head: PNG_HEAD, size: 50 * MB, count: 1 });
     const [res] = results as [UploadResult];
     expect([res.status, res.body]).toEqual([413, { error: "Request body is too large" }]);
@@ -131,11 +130,11 @@ describe("an upload past its type's limit is refused as it arrives", () => {
     expect(res.sentWhenAnswered).toBeLessThan(LIMITS.imageSizeLimit + 16 * MB);
     expect(res.total).toBeGreaterThan(50 * MB);
     expect(growth).toBeLessThan(30 * MB);
-    expect(snapshot()).toEqual(before);
+    expect(await snapshot()).toEqual(before);
   });
 
   test("four concurrent 130 MB video uploads in chunks: each 413 past 99 MB, under 50 MB of memory added, nothing left on disk", async () => {
-    const before = snapshot();
+    const before = await snapshot();
     const { results, growth } = await uploadsFromAnotherProcess({ path: "/api/v1/media", field: "file", head: MP4_HEAD, size: 130 * MB, count: 4 });
     expect(results.map((r) => [r.status, r.body])).toEqual(Array(4).fill([413, { error: "Request body is too large" }]));
     // Video's limit, not the image's: each went to disk past 16 MB, and was cut short past 99.
@@ -144,16 +143,16 @@ describe("an upload past its type's limit is refused as it arrives", () => {
       expect(r.sentWhenAnswered).toBeLessThan(r.total);
     }
     expect(growth).toBeLessThan(50 * MB);
-    expect(snapshot()).toEqual(before);
+    expect(await snapshot()).toEqual(before);
   });
 
   test("a thumbnail is an image whatever the file is: 17 MB of it is 413", async () => {
-    const before = snapshot();
+    const before = await snapshot();
     const progress: Progress = { sent: 0, total: 0 };
     const res = await send("/api/v2/media", streamedBody("thumbnail", bytesOf(PNG_HEAD), 17 * MB, progress, { description: "with a big thumbnail" }));
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual({ error: "Request body is too large" });
-    expect(snapshot()).toEqual(before);
+    expect(await snapshot()).toEqual(before);
   });
 
   test("an avatar past the image limit on update_credentials: 413, the profile unchanged", async () => {
@@ -169,7 +168,7 @@ describe("an upload past its type's limit is refused as it arrives", () => {
   });
 
   test("text fields are held in memory under 1 MB together; more files than Rack takes (128) is 413", async () => {
-    const before = snapshot();
+    const before = await snapshot();
     const form = new FormData();
     form.append("file", new Blob([await png()]), "a.png");
     form.append("description", "d".repeat(600_000));
@@ -183,7 +182,7 @@ describe("an upload past its type's limit is refused as it arrives", () => {
     const files = await alice.client.post("/api/v1/media", { multipart: many });
     expect(files.status).toBe(413);
     expect(files.body).toEqual({ error: "Request body is too large" });
-    expect(snapshot()).toEqual(before);
+    expect(await snapshot()).toEqual(before);
   });
 });
 
@@ -207,17 +206,17 @@ describe("the upload's files are removed however the request ends", () => {
     const processed = await alice.client.get(`/api/v1/media/${queued.body.id}`);
     expect(processed.status).toBe(200);
     expect(processed.body.url).toMatch(/\.mp4$/);
-    const before = snapshot();
+    const before = await snapshot();
     const bad = new FormData();
     bad.append("file", new Blob([crypto.getRandomValues(new Uint8Array(100_000))]), "noise.png");
     const refused = await alice.client.post("/api/v1/media", { multipart: bad });
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({ error: "Validation failed: File content type is invalid, File is invalid" });
-    expect(snapshot()).toEqual(before);
+    expect(await snapshot()).toEqual(before);
   });
 
   test("a body cut short is 400 and leaves nothing", async () => {
-    const before = snapshot();
+    const before = await snapshot();
     const opening = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\n`;
     const res = await fetch(`${server.base}/api/v1/media`, {
       method: "POST",
@@ -226,11 +225,11 @@ describe("the upload's files are removed however the request ends", () => {
     });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ error: "Malformed multipart body" });
-    expect(snapshot()).toEqual(before);
+    expect(await snapshot()).toEqual(before);
   });
 
   test("a client that goes away mid-upload: its file is removed, nothing kept", async () => {
-    const before = snapshot();
+    const before = await snapshot();
     const controller = new AbortController();
     const progress: Progress = { sent: 0, total: 0 };
     const sending = send("/api/v1/media", streamedBody("file", bytesOf(MP4_HEAD), 90 * MB, progress), { signal: controller.signal }).then(
@@ -242,7 +241,7 @@ describe("the upload's files are removed however the request ends", () => {
     controller.abort();
     expect(await sending).toBe("AbortError");
     await eventually(() => tempFiles().length === 0, "the aborted upload's file removed");
-    expect(snapshot()).toEqual(before);
+    expect(await snapshot()).toEqual(before);
   });
 
   test("what a killed server left in the uploads folder is removed when it starts again", async () => {

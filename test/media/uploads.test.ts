@@ -3,7 +3,7 @@ import sharp from "sharp";
 import { MAX_UPLOAD_BYTES } from "../../src/http/body-limits.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { mediaFiles } from "../support/files.ts";
+import { mediaFiles, mediaRows } from "../support/files.ts";
 
 /** How upload bodies are read, and how the files they leave are served. */
 let server: TestServer;
@@ -14,10 +14,6 @@ beforeAll(async () => {
   alice = await createUser(server, "alice");
 });
 afterAll(() => server.close());
-
-function mediaRows(): number {
-  return (server.ctx.db.$client.query("SELECT count(*) AS n FROM media_attachments").get() as { n: number }).n;
-}
 
 const storedFiles = () => mediaFiles(server);
 
@@ -78,7 +74,7 @@ describe("chunked bodies are counted as they arrive", () => {
   });
 
   test("a chunked multipart upload past the limit is 413 JSON, and nothing is kept", async () => {
-    const rows = mediaRows();
+    const rows = await mediaRows(server);
     const files = storedFiles().length;
     const { bytes: head, type } = await multipartBytes((() => {
       const form = new FormData();
@@ -100,7 +96,7 @@ describe("chunked bodies are counted as they arrive", () => {
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual({ error: "Request body is too large" });
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
-    expect(mediaRows()).toBe(rows);
+    expect(await mediaRows(server)).toBe(rows);
     expect(storedFiles().length).toBe(files);
   });
 
@@ -147,13 +143,13 @@ describe("an empty file input is an absent parameter", () => {
   });
 
   test("an empty file part for media is a missing file", async () => {
-    const rows = mediaRows();
+    const rows = await mediaRows(server);
     const form = new FormData();
     form.append("file", new File([], ""));
     const res = await alice.client.post("/api/v1/media", { multipart: form });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: "Validation failed: File can't be blank" });
-    expect(mediaRows()).toBe(rows);
+    expect(await mediaRows(server)).toBe(rows);
   });
 });
 
@@ -203,7 +199,7 @@ describe("damaged images are refused, not stored as black", () => {
     const kept = await alice.client.post("/api/v1/media", { multipart: mediaForm({ file: await png() }) });
     expect(kept.status).toBe(200);
     for (const [name, bytes] of Object.entries(await damaged())) {
-      const rows = mediaRows();
+      const rows = await mediaRows(server);
       const files = storedFiles().length;
       for (const version of [1, 2]) {
         const res = await alice.client.post(`/api/v${version}/media`, { multipart: mediaForm({ file: bytes }) });
@@ -211,7 +207,7 @@ describe("damaged images are refused, not stored as black", () => {
       }
       const put = await alice.client.put(`/api/v1/media/${kept.body.id}`, { multipart: mediaForm({ file: bytes }) });
       expect({ name, status: put.status, body: put.body }).toEqual({ name, status: 422, body: INVALID });
-      expect(mediaRows()).toBe(rows);
+      expect(await mediaRows(server)).toBe(rows);
       expect(storedFiles().length).toBe(files);
       expect((await alice.client.get(`/api/v1/media/${kept.body.id}`)).body.url).toBe(kept.body.url);
     }
@@ -271,7 +267,7 @@ describe("PUT /api/v1/media/:id with a new file while the first is still process
     expect(served.status).toBe(200);
     expect(served.headers.get("content-type")).toBe("image/webp");
     // The stale job left nothing behind: every processed file on disk belongs to a row.
-    const referenced = (server.ctx.db.$client.query("SELECT file FROM media_attachments WHERE file IS NOT NULL").all() as { file: string }[]).map((r) => r.file);
+    const referenced = (await server.database.port.all<{ file: string }>("SELECT file FROM media_attachments WHERE file IS NOT NULL")).map((r) => r.file);
     expect(filesOf("media_attachments").filter((f) => !referenced.some((r) => f.endsWith(r)))).toEqual([]);
     expect(filesOf("media_uploads")).toEqual([]);
   }
@@ -282,7 +278,7 @@ describe("PUT /api/v1/media/:id with a new file while the first is still process
 
 describe("an upload's body is read only for a caller with a valid token", () => {
   test("no token or a bad one: the route's 401 with Doorkeeper's header, given at the edge before the body is parsed; nothing kept", async () => {
-    const rows = mediaRows();
+    const rows = await mediaRows(server);
     for (const headers of [{}, { authorization: "Bearer not-a-token" }]) {
       let sent = 0;
       const megabyte = new Uint8Array(1024 * 1024).fill(1);
@@ -299,6 +295,6 @@ describe("an upload's body is read only for a caller with a valid token", () => 
       expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
       expect(res.headers.get("access-control-allow-origin")).toBe("*");
     }
-    expect(mediaRows()).toBe(rows);
+    expect(await mediaRows(server)).toBe(rows);
   });
 });

@@ -30,7 +30,8 @@ afterAll(async () => {
 /** The CLI in a process of its own, awaited (the server in this process goes on working meanwhile). */
 async function cli(args: string[]) {
   const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
-    env: { ...process.env, DATA_DIR: server.dataDir, PUBLIC_URL: server.base, LOG_REQUESTS: "false" },
+    // The server's settings (its database's, in the PostgreSQL test mode), at its public URL.
+    env: { ...process.env, ...server.env, DATA_DIR: server.dataDir, PUBLIC_URL: server.base, LOG_REQUESTS: "false" },
     cwd: join(import.meta.dir, "..", ".."),
     stdout: "pipe",
     stderr: "pipe",
@@ -66,8 +67,8 @@ test("accounts import queues the file; the server works it off while the command
 });
 
 test("a bad file or account is refused by the command, and nothing is queued", async () => {
-  const count = () => (server.database.sqlite.query("SELECT count(*) AS n FROM imports").get() as { n: number }).n;
-  const before = count();
+  const count = async () => (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM imports"))!.n;
+  const before = await count();
   const mutes = join(dir, "mutes.csv");
   writeFileSync(mutes, "Account address,Hide notifications\nbob,true\n");
   const wrong = await cli(["accounts", "import", "carol", mutes, "--type", "following"]);
@@ -78,5 +79,5 @@ test("a bad file or account is refused by the command, and nothing is queued", a
   expect([untyped.code, untyped.stderr]).toEqual([1, "rookery: Type can't be blank\n"]);
   const missing = await cli(["accounts", "import", "carol", join(dir, "absent.csv"), "--type", "mutes"]);
   expect([missing.code, missing.stderr]).toEqual([1, `rookery: cannot read ${join(dir, "absent.csv")}\n`]);
-  expect(count()).toBe(before);
+  expect(await count()).toBe(before);
 });

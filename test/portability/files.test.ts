@@ -82,12 +82,13 @@ describe("export", () => {
 
   test("a long list is streamed in pages and arrives whole", async () => {
     const many = await createUser(server, "many");
-    const sqlite = server.database.sqlite;
+    const port = server.database.port;
     // 1,200 blocked domains: more than two pages of the query.
-    const insert = sqlite.prepare("INSERT INTO account_domain_blocks (id, account_id, domain, created_at) VALUES (?, ?, ?, 0)");
-    sqlite.transaction(() => {
-      for (let i = 0; i < 1200; i++) insert.run(9_000_000 + i, many.account.id, `d${String(i).padStart(4, "0")}.example`);
-    })();
+    await port.transaction(async () => {
+      for (let i = 0; i < 1200; i++) {
+        await port.run("INSERT INTO account_domain_blocks (id, account_id, domain, created_at) VALUES (?, ?, ?, 0)", [9_000_000 + i, many.account.id, `d${String(i).padStart(4, "0")}.example`]);
+      }
+    });
     const res = await get(many, "domain_blocks.csv");
     const lines = res.text.trimEnd().split("\n");
     expect(lines.length).toBe(1200);
@@ -98,9 +99,7 @@ describe("export", () => {
 
 describe("bad files", () => {
   const state = () =>
-    server.database.sqlite
-      .query("SELECT (SELECT count(*) FROM imports) AS imports, (SELECT count(*) FROM import_rows) AS rows, (SELECT count(*) FROM follows) AS follows, (SELECT count(*) FROM blocks) AS blocks")
-      .get();
+    server.database.port.get("SELECT (SELECT count(*) FROM imports) AS imports, (SELECT count(*) FROM import_rows) AS rows, (SELECT count(*) FROM follows) AS follows, (SELECT count(*) FROM blocks) AS blocks");
 
   const cases: [what: string, type: string | undefined, file: string | Uint8Array<ArrayBuffer> | null, error: string, mode?: string][] = [
     ["no file", "following", null, "Validation failed: Data can't be blank"],
@@ -131,10 +130,10 @@ describe("bad files", () => {
   ];
   for (const [what, type, file, error, mode] of cases) {
     test(`${what}: 422, nothing kept`, async () => {
-      const before = state();
+      const before = await state();
       const res = await upload(alice, type, file, { mode });
       expect([res.status, res.body]).toEqual([422, { error }]);
-      expect(state()).toEqual(before);
+      expect(await state()).toEqual(before);
     });
   }
 

@@ -114,11 +114,11 @@ describe.skipIf(!postgresAvailable)("caches across processes", () => {
     const sam = await createUser(server, "sam");
     expect((await sam.client.get("/api/v1/accounts/verify_credentials")).status).toBe(200);
     // The other process revokes it in the shared database: this process's connection did not write it, nor was it told.
-    const db = server.ctx.db.$client;
-    db.run("UPDATE oauth_access_tokens SET revoked_at = 1 WHERE account_id = ?", [sam.account.id]);
+    const port = server.database.port;
+    await port.run("UPDATE oauth_access_tokens SET revoked_at = 1 WHERE account_id = ?", [sam.account.id]);
     const kept = await sam.client.get("/api/v1/accounts/verify_credentials");
     expect(kept.status).toBe(200);
-    const token = db.query<{ id: number }, [number]>("SELECT id FROM oauth_access_tokens WHERE account_id = ?").get(sam.account.id)!;
+    const token = (await port.get<{ id: number }>("SELECT id FROM oauth_access_tokens WHERE account_id = ?", [sam.account.id]))!;
     bus.emit({ type: "token.revoked", tokenId: token.id, accountId: sam.account.id });
     await eventually(() => here.generation("tokens") === 1, "the bump here");
     const refused = await sam.client.get("/api/v1/accounts/verify_credentials");
@@ -137,7 +137,7 @@ describe.skipIf(!postgresAvailable)("caches across processes", () => {
     other.subscribe(bus);
     const domains = server.ctx.services.federationDomains;
     // The other process's write, in the shared database: this process keeps its copy until told.
-    server.ctx.db.$client.run("INSERT INTO domain_blocks (id, domain, created_at) VALUES (?, ?, ?)", [server.ctx.ids.next(), "spam.example", 1]);
+    await server.database.port.run("INSERT INTO domain_blocks (id, domain, created_at) VALUES (?, ?, ?)", [server.ctx.ids.next(), "spam.example", 1]);
     expect(domains.refuses("https://sub.spam.example/inbox")).toBe(false);
     bus.emit({ type: "federation.rules_changed" });
     await eventually(() => domains.refuses("https://sub.spam.example/inbox"), "the block read again here");

@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createUser } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";
-import { serveProcess } from "../support/serve-process.ts";
+import { cli, serveProcess } from "../support/serve-process.ts";
 import { startTestServer } from "../support/server.ts";
+import { databaseEnv, dropDatabase } from "../support/test-database.ts";
 
 test("a restart keeps accounts, apps and tokens", async () => {
   const first = await startTestServer();
@@ -46,8 +47,8 @@ test("an Idempotency-Key survives a restart: the retry answers the first status 
 
   const second = await first.restart();
   try {
-    const statuses = () => (second.ctx.db.$client.query("SELECT count(*) AS n FROM statuses").get() as { n: number }).n;
-    const before = statuses();
+    const statuses = async () => (await second.database.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses"))!.n;
+    const before = await statuses();
     const again = new Client(second.base, alice.token);
     expect((await new Client(second.base, bob.token).post(`/api/v1/statuses/${posted.body.id}/favourite`)).status).toBe(200);
     const retried = await again.post("/api/v1/statuses", { json: { status: "posted once" }, headers });
@@ -55,7 +56,7 @@ test("an Idempotency-Key survives a restart: the retry answers the first status 
     // The same JSON, with the one favourite given since (the test server's address changes with the restart).
     const firstAnswer = JSON.parse(JSON.stringify(posted.body).replaceAll(first.base, second.base));
     expect(retried.body).toEqual({ ...firstAnswer, favourites_count: 1 });
-    expect(statuses()).toBe(before);
+    expect(await statuses()).toBe(before);
     const timeline = await again.get(`/api/v1/accounts/${alice.id}/statuses`);
     expect(timeline.body.map((s: { id: string }) => s.id)).toEqual([posted.body.id]);
   } finally {
@@ -65,13 +66,11 @@ test("an Idempotency-Key survives a restart: the retry answers the first status 
 
 test("kill -9 right after a post: the retry with the same Idempotency-Key answers the first status", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "rookery-kill-"));
+  // In the PostgreSQL test mode the directory's database is made first: the commands run before the server and are told it.
+  await databaseEnv(dataDir);
   // A new data directory: the database is made by migrate (or the server), never by another command.
-  expect(Bun.spawnSync([process.execPath, "src/main.ts", "migrate"], { cwd: join(import.meta.dir, "..", ".."), env: { ...process.env, DATA_DIR: dataDir } }).exitCode).toBe(0);
-  const made = Bun.spawnSync([process.execPath, "src/main.ts", "accounts", "create", "kim", "--email", "kim@example.test", "--password", "kims password"], {
-    cwd: join(import.meta.dir, "..", ".."),
-    env: { ...process.env, DATA_DIR: dataDir, LOG_REQUESTS: "false" },
-  });
-  expect(made.exitCode).toBe(0);
+  cli(dataDir, ["migrate"]);
+  cli(dataDir, ["accounts", "create", "kim", "--email", "kim@example.test", "--password", "kims password"]);
   let running = await serveProcess(dataDir);
   try {
     const http = new Client(running.base);
@@ -98,5 +97,6 @@ test("kill -9 right after a post: the retry with the same Idempotency-Key answer
     running.proc.kill("SIGKILL");
     await running.proc.exited;
     rmSync(dataDir, { recursive: true, force: true });
+    await dropDatabase(dataDir);
   }
 }, 60_000);

@@ -41,7 +41,7 @@ beforeAll(async () => {
   form.append("file", new File([await redSquare()], "red.png", { type: "image/png" }));
   const media = (await alice.client.post("/api/v1/media", { multipart: form })).body;
   await postStatus(alice, { status: "a large picture", media_ids: [media.id] });
-  bigPath = server.database.sqlite.query<{ file: string }, [number]>("SELECT file FROM media_attachments WHERE id = ?").get(Number(media.id))!.file;
+  bigPath = (await server.database.port.get<{ file: string }>("SELECT file FROM media_attachments WHERE id = ?", [Number(media.id)]))!.file;
   big = randomBytes(BIG);
   writeFileSync(join(server.dataDir, "media", bigPath), big);
 });

@@ -166,9 +166,10 @@ describe.skipIf(onPostgres)("two serving threads", () => {
     const quoted = await postStatus(alice, { status: "quoted" });
     const quoting = await postStatus(alice, { status: "quoting" });
     // As a remote quote with its stamp, last checked long ago (Quote#schedule_refresh_if_stale!).
-    server.database.sqlite
-      .query("INSERT INTO quotes (id, status_id, account_id, quoted_status_id, quoted_account_id, quoted_uri, state, approval_uri, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'accepted', ?, 0, 0)")
-      .run(77_777, Number(quoting.id), Number(alice.id), Number(quoted.id), Number(alice.id), "https://elsewhere.example/statuses/1", "https://elsewhere.example/stamps/1");
+    await server.database.port.run(
+      "INSERT INTO quotes (id, status_id, account_id, quoted_status_id, quoted_account_id, quoted_uri, state, approval_uri, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'accepted', ?, 0, 0)",
+      [77_777, Number(quoting.id), Number(alice.id), Number(quoted.id), Number(alice.id), "https://elsewhere.example/statuses/1", "https://elsewhere.example/stamps/1"],
+    );
     // Answered by the main thread whichever thread took the connection (the passed ones carry its request id).
     const answers = await untilPassed(server, () => fresh(server, `/api/v1/statuses/${quoting.id}`, { token: bob.token }));
     for (const a of answers) {

@@ -33,3 +33,8 @@ export async function processedAfterHold(server: TestServer, client: Client, id:
   expect(after.status).toBe(200);
   return after;
 }
+
+/** How many media attachments the server's database holds, read through its port (SQLite or PostgreSQL). */
+export async function mediaRows(server: TestServer): Promise<number> {
+  return (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM media_attachments"))!.n;
+}
