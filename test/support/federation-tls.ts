@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "./http.ts";
 import { startServeProcess } from "./serve-process.ts";
+import { dropDatabase, knownDatabaseEnv } from "./test-database.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 export const TLS_PASSWORD = "correct horse battery staple";
@@ -101,7 +102,7 @@ export async function startTlsPeer(
     domain: new URL(base).host,
     dataDir,
     async user(username, options = {}) {
-      const created = spawnSync([process.execPath, main, "accounts", "create", username, "--email", `${username}@tls.test`, "--password", TLS_PASSWORD], { cwd, env: fullEnv });
+      const created = spawnSync([process.execPath, main, "accounts", "create", username, "--email", `${username}@tls.test`, "--password", TLS_PASSWORD], { cwd, env: { ...fullEnv, ...knownDatabaseEnv(dataDir) } });
       if (created.exitCode !== 0) throw new Error(`accounts create failed: ${created.stderr.toString()}`);
       const app = await anonymous.post("/api/v1/apps", { json: { client_name: "tls test", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow" } });
       const token = await anonymous.post("/oauth/token", {
@@ -119,6 +120,7 @@ export async function startTlsPeer(
       await proc.exited;
       proxy.stop(true);
       rmSync(cwd, { recursive: true, force: true });
+      await dropDatabase(dataDir);
     },
   };
 }
