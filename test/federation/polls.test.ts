@@ -9,7 +9,7 @@ let b: TestServer;
 let alice: TestUser;
 let bob: TestUser;
 
-const statusByUri = (server: TestServer, uri: string) => server.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
+const statusByUri = (server: TestServer, uri: string) => server.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [uri]);
 
 beforeAll(async () => {
   [a, b] = await startFederatedPair();
@@ -44,7 +44,7 @@ describe("polls travel as Question", () => {
     }, "bob's vote counted on A");
     expect(onA).toMatchObject({ voters_count: 1, options: [{ title: "tea", votes_count: 0 }, { title: "coffee", votes_count: 1 }] });
     // A vote is no status: nothing of it shows on A but the count.
-    expect(a.database.sqlite.query("SELECT count(*) AS n FROM statuses WHERE account_id <> ?").get(alice.account.id)).toEqual({ n: 0 });
+    expect(await a.database.port.get("SELECT count(*) AS n FROM statuses WHERE account_id <> ?", [alice.account.id])).toEqual({ n: 0 });
 
     // carl on A votes too: B hears of it only from the final counts A sends.
     const carl = await createUser(a, "carl");

@@ -24,11 +24,8 @@ afterAll(async () => {
   remote?.stop();
 });
 
-const storedOf = (actor: string) =>
-  a.database.sqlite
-    .query<{ uri: string }, [string]>("SELECT s.uri FROM statuses s JOIN accounts ac ON ac.id = s.account_id WHERE ac.uri = ? ORDER BY s.uri")
-    .all(actor)
-    .map((r) => r.uri);
+const storedOf = async (actor: string) =>
+  (await a.database.port.all<{ uri: string }>("SELECT s.uri FROM statuses s JOIN accounts ac ON ac.id = s.account_id WHERE ac.uri = ? ORDER BY s.uri", [actor])).map((r) => r.uri);
 
 /**
  * An actor with an outbox of `posts` public posts (Creates with their Notes embedded, 15 a
@@ -70,11 +67,11 @@ describe("a remote profile's history", () => {
   test("following fetches the pinned posts and the 20 newest public posts; the accepted follow brings none of them into home", async () => {
     const frank = actorWithHistory("frank");
     const id = await accountId(frank.actor);
-    expect(storedOf(frank.actor)).toEqual([]);
+    expect(await storedOf(frank.actor)).toEqual([]);
     const follow = await alice.client.post(`/api/v1/accounts/${id}/follow`, {});
     expect(follow.status).toBe(200);
     await a.ctx.services.accountHistory.idle();
-    const kept = storedOf(frank.actor);
+    const kept = await storedOf(frank.actor);
     // The newest 20 public posts of the outbox's first two pages (44 down to 22, less the
     // boost at 43 and the followers-only post at 42), and the older pinned post 1.
     const newest = [44, ...Array.from({ length: 19 }, (_, k) => 41 - k)].map(frank.post);
@@ -133,8 +130,8 @@ describe("what a hostile profile lists is not fetched elsewhere", () => {
       expect(opened.status).toBe(200);
       await a.ctx.services.accountHistory.idle();
       expect(third.gets).toEqual([]);
-      expect(storedOf(victim)).toEqual([]);
-      expect(storedOf(actor)).toEqual([own]);
+      expect(await storedOf(victim)).toEqual([]);
+      expect(await storedOf(actor)).toEqual([own]);
       const pinned = await alice.client.get(`/api/v1/accounts/${id}/statuses`, { query: { pinned: "true" } });
       expect(pinned.body.map((s: any) => s.uri)).toEqual([own]);
     } finally {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { quotes } from "../../src/db/schema.ts";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { eventually } from "../support/federation.ts";
 import { mastodonNote, mastodonStamp, NOTE_CONTEXT, PUBLIC } from "../support/mastodon-quotes.ts";
@@ -24,11 +23,10 @@ let yan: string;
 let inbox: string;
 
 const SECOND = 1000;
-const rowByUri = (uri: string) => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
-// Read synchronously from the server's SQLite (the service's read is on the port, async).
-const quoteOf = (statusId: number) => a.database.db.select().from(quotes).where(eq(quotes.statusId, statusId)).get();
+const rowByUri = async (uri: string) => (await a.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [uri])) ?? null;
+const quoteOf = async (statusId: number) => (await a.database.port.orm.select().from(a.database.port.tables.quotes).where(eq(a.database.port.tables.quotes.statusId, statusId)).limit(1))[0];
 const waiting = (quoteId: number) => a.ctx.services.quoteChecks.waiting(quoteId);
-const quotesCount = (statusId: number) => a.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(statusId)?.n;
+const quotesCount = async (statusId: number) => (await a.database.port.get<{ n: number }>("SELECT quotes_count AS n FROM statuses WHERE id = ?", [statusId]))?.n;
 const asked = (path: string) => m.asked.filter((p) => p === path).length;
 
 /** Moves A's clock and lets what came due (the checks, their fetches) finish. */
@@ -80,16 +78,16 @@ describe("a quote checked again when its stamp's server did not answer", () => {
 
     await later(601 * SECOND);
     expect(asked(stampPath)).toBe(2 * perCheck);
-    expect(quoteOf(quoting.id)?.state).toBe("pending");
+    expect((await quoteOf(quoting.id))?.state).toBe("pending");
     expect((await waiting(quoting.quote.id))?.attempts).toBe(1);
 
     const stream = await SseClient.open(`${a.base}/api/v1/streaming/public`);
     try {
       stampOf("1", quoting.uri, quoted.id);
       await later(16 * SECOND);
-      expect(quoteOf(quoting.id)?.state).toBe("accepted");
+      expect((await quoteOf(quoting.id))?.state).toBe("accepted");
       expect(await waiting(quoting.quote.id)).toBeUndefined();
-      expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(1);
+      expect(await quotesCount((await rowByUri(quoted.id))!.id)).toBe(1);
       expect((await alice.client.get(`/api/v1/statuses/${quoting.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: quoted.id } });
       await delivered(a, stream);
       const updates = stream.events.filter((e) => e.event === "status.update").map((e) => JSON.parse(e.data!));
@@ -111,7 +109,7 @@ describe("a quote checked again when its stamp's server did not answer", () => {
     await later(336 * SECOND);
     expect(await waiting(quoting.quote.id)).toBeUndefined();
     expect(asked(stampPath)).toBe(5 * perCheck);
-    expect(quoteOf(quoting.id)?.state).toBe("pending");
+    expect((await quoteOf(quoting.id))?.state).toBe("pending");
     await later(3600 * SECOND);
     expect(asked(stampPath)).toBe(5 * perCheck);
   });
@@ -122,7 +120,7 @@ describe("a quote checked again when its stamp's server did not answer", () => {
     const quoting = await zoeQuotes("3", quoted.id, m.unavailable(stampPath));
     m.forget(stampPath);
     await later(601 * SECOND);
-    expect(quoteOf(quoting.id)?.state).toBe("rejected");
+    expect((await quoteOf(quoting.id))?.state).toBe("rejected");
     expect(await waiting(quoting.quote.id)).toBeUndefined();
 
     const gone = await zoeQuotes("3b", quoted.id, `${m.base}/actors/yan/quote_authorizations/never`);
@@ -139,13 +137,13 @@ describe("a quote checked again when its quoted post could not be fetched", () =
     const stampUri = stampOf("4", quotingUri, quotedUri);
     const quoting = await zoeQuotes("4", quotedUri, stampUri);
     expect(quoting.quote).toMatchObject({ state: "pending", quotedStatusId: null, quotedUri });
-    expect(rowByUri(quotedUri)).toBeNull();
+    expect(await rowByUri(quotedUri)).toBeNull();
     expect((await waiting(quoting.quote.id))?.attempts).toBe(0);
 
     mastodonNote(m, yan, quotedPath);
     await later(601 * SECOND);
-    const quotedRow = rowByUri(quotedUri)!;
-    expect(quoteOf(quoting.id)).toMatchObject({ state: "accepted", quotedStatusId: quotedRow.id, approvalUri: stampUri });
+    const quotedRow = (await rowByUri(quotedUri))!;
+    expect(await quoteOf(quoting.id)).toMatchObject({ state: "accepted", quotedStatusId: quotedRow.id, approvalUri: stampUri });
     expect(await waiting(quoting.quote.id)).toBeUndefined();
     expect((await alice.client.get(`/api/v1/statuses/${quoting.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: quotedUri } });
   });
@@ -159,7 +157,7 @@ describe("a stamped quote unchecked for a week", () => {
     const stampPath = "/actors/yan/quote_authorizations/6";
     const quoting = await zoeQuotes("6", quoted.id, stampOf("6", quotingUri, quoted.id));
     expect(quoting.quote.state).toBe("accepted");
-    expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(1);
+    expect(await quotesCount((await rowByUri(quoted.id))!.id)).toBe(1);
 
     // Read within the week: nothing to check.
     await alice.client.get(`/api/v1/statuses/${quoting.id}`);
@@ -173,8 +171,8 @@ describe("a stamped quote unchecked for a week", () => {
 
     m.forget(stampPath);
     await later(6 * 3600 * SECOND + SECOND);
-    expect(quoteOf(quoting.id)?.state).toBe("revoked");
-    expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(0);
+    expect((await quoteOf(quoting.id))?.state).toBe("revoked");
+    expect(await quotesCount((await rowByUri(quoted.id))!.id)).toBe(0);
     // Checked now: another read asks for nothing more.
     await alice.client.get(`/api/v1/statuses/${quoting.id}`);
     expect(await waiting(quoting.quote.id)).toBeUndefined();
@@ -190,6 +188,6 @@ describe("a restart", () => {
     a = await a.restart();
     stampOf("5", quoting.uri, quoted.id);
     await later(601 * SECOND);
-    expect(quoteOf(quoting.id)?.state).toBe("accepted");
+    expect((await quoteOf(quoting.id))?.state).toBe("accepted");
   });
 });

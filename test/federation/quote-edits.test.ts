@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { quotes } from "../../src/db/schema.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { eventually } from "../support/federation.ts";
 import { mastodonNote, mastodonStamp, NOTE_CONTEXT, PUBLIC } from "../support/mastodon-quotes.ts";
@@ -21,10 +20,9 @@ let zoe: string;
 let yan: string;
 let inbox: string;
 
-const rowByUri = (uri: string) => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
-// Read synchronously from the server's SQLite (the service's read is on the port, async).
-const quoteOf = (statusId: number) => a.database.db.select().from(quotes).where(eq(quotes.statusId, statusId)).get();
-const quotesCount = (statusId: number) => a.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(statusId)?.n;
+const rowByUri = async (uri: string) => (await a.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [uri])) ?? null;
+const quoteOf = async (statusId: number) => (await a.database.port.orm.select().from(a.database.port.tables.quotes).where(eq(a.database.port.tables.quotes.statusId, statusId)).limit(1))[0];
+const quotesCount = async (statusId: number) => (await a.database.port.get<{ n: number }>("SELECT quotes_count AS n FROM statuses WHERE id = ?", [statusId]))?.n;
 const mention = () => ({ type: "Mention", href: `${a.base}/users/alice`, name: `@alice@${new URL(a.base).host}` });
 
 /** A Note as the test writes it out. */
@@ -70,16 +68,16 @@ describe("an Update dropping the quote", () => {
     const quotingUri = `${m.base}/actors/zoe/statuses/1`;
     const note = zoesNote("1", quoted.id, yansStamp("1", quotingUri, quoted.id));
     const id = await zoeCreates(note);
-    const quotedId = rowByUri(quoted.id)!.id;
-    expect(quoteOf(id)?.state).toBe("accepted");
-    expect(quotesCount(quotedId)).toBe(1);
+    const quotedId = (await rowByUri(quoted.id))!.id;
+    expect((await quoteOf(id))?.state).toBe("accepted");
+    expect(await quotesCount(quotedId)).toBe(1);
 
     const stream = await SseClient.open(`${a.base}/api/v1/streaming/public`);
     try {
       const { quote: _q, quoteAuthorization: _s, ...without } = note;
       await zoeUpdates({ ...without, id: note.id, updated: edited(1) }, 1);
-      expect(quoteOf(id)).toBeUndefined();
-      expect(quotesCount(quotedId)).toBe(0);
+      expect(await quoteOf(id)).toBeUndefined();
+      expect(await quotesCount(quotedId)).toBe(0);
       expect((await alice.client.get(`/api/v1/statuses/${id}`)).body.quote).toBeNull();
       await delivered(a, stream);
       const updates = stream.events.filter((e) => e.event === "status.update").map((e) => JSON.parse(e.data!));
@@ -96,12 +94,12 @@ describe("an Update dropping the quote", () => {
     const id = await zoeCreates(note);
     const { quote: _q, quoteAuthorization: _s, ...without } = note;
     await zoeUpdates({ ...without, id: note.id }, 1);
-    expect(quoteOf(id)).toMatchObject({ state: "accepted", quotedStatusId: rowByUri(quoted.id)!.id });
+    expect(await quoteOf(id)).toMatchObject({ state: "accepted", quotedStatusId: (await rowByUri(quoted.id))!.id });
     // Nor does one quoting another post.
     const other = yansPost("2b");
     await zoeUpdates({ ...note, quote: other.id }, 2);
-    expect(quoteOf(id)?.quotedUri).toBe(quoted.id);
-    expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(1);
+    expect((await quoteOf(id))?.quotedUri).toBe(quoted.id);
+    expect(await quotesCount((await rowByUri(quoted.id))!.id)).toBe(1);
   });
 });
 
@@ -112,20 +110,20 @@ describe("an edit quoting another post", () => {
     const quotingUri = `${m.base}/actors/zoe/statuses/3`;
     const note = zoesNote("3", first.id, yansStamp("3", quotingUri, first.id));
     const id = await zoeCreates(note);
-    const before = quoteOf(id)!;
+    const before = (await quoteOf(id))!;
     expect(before.state).toBe("accepted");
 
     await zoeUpdates({ ...note, quote: second.id, quoteAuthorization: yansStamp("4", quotingUri, second.id), updated: edited(1) }, 1);
-    const after = quoteOf(id)!;
+    const after = (await quoteOf(id))!;
     expect(after.id).not.toBe(before.id);
-    expect(after).toMatchObject({ state: "accepted", quotedStatusId: rowByUri(second.id)!.id, quotedUri: second.id });
-    expect([quotesCount(rowByUri(first.id)!.id), quotesCount(rowByUri(second.id)!.id)]).toEqual([0, 1]);
+    expect(after).toMatchObject({ state: "accepted", quotedStatusId: (await rowByUri(second.id))!.id, quotedUri: second.id });
+    expect([(await quotesCount((await rowByUri(first.id))!.id)), (await quotesCount((await rowByUri(second.id))!.id))]).toEqual([0, 1]);
     expect((await alice.client.get(`/api/v1/statuses/${id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: second.id } });
 
     // Back to the first post, naming the second's stamp: proves nothing, pending, uncounted.
     await zoeUpdates({ ...note, quoteAuthorization: `${m.base}/actors/yan/quote_authorizations/4`, updated: edited(2) }, 2);
-    expect(quoteOf(id)).toMatchObject({ state: "pending", quotedUri: first.id });
-    expect([quotesCount(rowByUri(first.id)!.id), quotesCount(rowByUri(second.id)!.id)]).toEqual([0, 0]);
+    expect(await quoteOf(id)).toMatchObject({ state: "pending", quotedUri: first.id });
+    expect([(await quotesCount((await rowByUri(first.id))!.id)), (await quotesCount((await rowByUri(second.id))!.id))]).toEqual([0, 0]);
   });
 
   test("a quote of alice's post accepted here, edited to quote another: alice's stamp is revoked and its Delete sent, her count goes back", async () => {
@@ -135,17 +133,17 @@ describe("an edit quoting another post", () => {
     expect((await m.post(inbox, zoe, { "@context": NOTE_CONTEXT, id: requestId, type: "QuoteRequest", object: posted.uri, instrument })).status).toBeLessThan(300);
     const accept = await eventually(() => m.received.find((r) => r.body?.type === "Accept" && r.body?.object?.id === requestId), "alice's Accept");
     const stampUri: string = accept.body.result;
-    const id = rowByUri(instrument.id)!.id;
-    expect(quoteOf(id)?.state).toBe("accepted");
-    expect(quotesCount(Number(posted.id))).toBe(1);
+    const id = (await rowByUri(instrument.id))!.id;
+    expect((await quoteOf(id))?.state).toBe("accepted");
+    expect(await quotesCount(Number(posted.id))).toBe(1);
 
     const other = yansPost("5");
     await zoeUpdates({ ...instrument, quote: other.id, quoteAuthorization: yansStamp("5", instrument.id, other.id), updated: edited(1) }, 1);
     const deleted = await eventually(() => m.received.find((r) => r.body?.type === "Delete" && r.body?.object?.id === stampUri), "the Delete of alice's stamp");
     expect(deleted.path).toBe("/actors/zoe/inbox");
-    expect(quotesCount(Number(posted.id))).toBe(0);
+    expect(await quotesCount(Number(posted.id))).toBe(0);
     expect((await fetch(stampUri)).status).toBe(404);
-    expect(quoteOf(id)).toMatchObject({ state: "accepted", quotedUri: other.id });
+    expect(await quoteOf(id)).toMatchObject({ state: "accepted", quotedUri: other.id });
     expect((await alice.client.get(`/api/v1/statuses/${posted.id}/quotes`)).body).toEqual([]);
   });
 });

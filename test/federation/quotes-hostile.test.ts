@@ -15,7 +15,7 @@ let alice: TestUser;
 let remote: Awaited<ReturnType<typeof startThreadServer>>;
 let quin: string;
 
-const stored = (uri: string) => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
+const stored = async (uri: string) => (await a.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [uri])) ?? null;
 
 beforeAll(async () => {
   a = await startTestServer({ HOST: "127.0.0.155", ALLOW_PRIVATE_ADDRESSES: "true" });
@@ -47,11 +47,11 @@ describe("quotes made up to be fetched without end", () => {
     const chain = Array.from({ length: 100 }, (_, i) => `/chain/${i}`);
     chain.forEach((path, i) => quoting(path, `${remote.base}${chain[i + 1] ?? "/chain/end"}`));
     await delivered(chain[0]!);
-    expect(stored(`${remote.base}/chain/0`)).not.toBeNull();
+    expect(await stored(`${remote.base}/chain/0`)).not.toBeNull();
     expect(remote.gets.filter((g) => g.startsWith("/chain/"))).toEqual(["/chain/1", "/chain/2"]);
-    expect(stored(`${remote.base}/chain/2`)).not.toBeNull();
-    expect(stored(`${remote.base}/chain/3`)).toBeNull();
-    const shown = await alice.client.get(`/api/v1/statuses/${stored(`${remote.base}/chain/0`)!.id}`);
+    expect(await stored(`${remote.base}/chain/2`)).not.toBeNull();
+    expect(await stored(`${remote.base}/chain/3`)).toBeNull();
+    const shown = await alice.client.get(`/api/v1/statuses/${(await stored(`${remote.base}/chain/0`))!.id}`);
     expect(shown.body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: `${remote.base}/chain/1` } });
   });
 
@@ -60,12 +60,12 @@ describe("quotes made up to be fetched without end", () => {
     quoting("/cycle/2", `${remote.base}/cycle/1`);
     await delivered("/cycle/1");
     expect(remote.gets.filter((g) => g.startsWith("/cycle/")).length).toBeLessThanOrEqual(2);
-    const rows = a.database.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM statuses WHERE uri LIKE ?").get(`${remote.base}/cycle/%`);
+    const rows = await a.database.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses WHERE uri LIKE ?", [`${remote.base}/cycle/%`]);
     expect(rows?.n).toBe(2);
     // The cycle is cut where the depth runs out: 2 shows 1 (stored while 2 was), 1 its quote of a post not yet stored then.
-    const two = await alice.client.get(`/api/v1/statuses/${stored(`${remote.base}/cycle/2`)!.id}`);
+    const two = await alice.client.get(`/api/v1/statuses/${(await stored(`${remote.base}/cycle/2`))!.id}`);
     expect(two.body.quote.quoted_status.uri).toBe(`${remote.base}/cycle/1`);
-    const one = await alice.client.get(`/api/v1/statuses/${stored(`${remote.base}/cycle/1`)!.id}`);
+    const one = await alice.client.get(`/api/v1/statuses/${(await stored(`${remote.base}/cycle/1`))!.id}`);
     expect(one.body.quote).toEqual({ state: "pending", quoted_status: null });
   });
 });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { quotes } from "../../src/db/schema.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually, getAp } from "../support/federation.ts";
 import { mastodonNote, mastodonStamp, NOTE_CONTEXT, PUBLIC, STAMP_CONTEXT } from "../support/mastodon-quotes.ts";
@@ -20,11 +19,10 @@ let zoe: string;
 let yan: string;
 let inbox: string;
 
-const rowByUri = (uri: string) => a.database.sqlite.query<{ id: number; quote_approval: string | null }, [string]>("SELECT id, quote_approval FROM statuses WHERE uri = ?").get(uri);
-// Read synchronously from the server's SQLite (the service's read is on the port, async).
-const quoteOf = (statusId: number | string) => a.database.db.select().from(quotes).where(eq(quotes.statusId, Number(statusId))).get();
-const quotesCount = (statusId: number | string) => a.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(Number(statusId))?.n;
-const count = (sql: string) => (a.database.sqlite.query(sql).get() as { n: number }).n;
+const rowByUri = async (uri: string) => (await a.database.port.get<{ id: number; quote_approval: string | null }>("SELECT id, quote_approval FROM statuses WHERE uri = ?", [uri])) ?? null;
+const quoteOf = async (statusId: number | string) => (await a.database.port.orm.select().from(a.database.port.tables.quotes).where(eq(a.database.port.tables.quotes.statusId, Number(statusId))).limit(1))[0];
+const quotesCount = async (statusId: number | string) => (await a.database.port.get<{ n: number }>("SELECT quotes_count AS n FROM statuses WHERE id = ?", [Number(statusId)]))?.n;
+const count = async (sql: string) => (await a.database.port.get<{ n: number }>(sql))!.n;
 
 /** A public Note of an actor on M, as Mastodon serializes one; served at its IRI. */
 const note = (actor: string, path: string, extra: Record<string, unknown> = {}) => mastodonNote(m, actor, path, extra);
@@ -61,8 +59,8 @@ describe("quotes of Mastodon posts read as Mastodon writes them", () => {
     const quotingId = `${m.base}/actors/zoe/statuses/1`;
     const approval = stamp(m, "/actors/yan/quote_authorizations/1", { attributedTo: yan, interactingObject: quotingId, interactionTarget: quoted.id });
     const row = await zoeCreates(note(zoe, "/actors/zoe/statuses/1", { quote: quoted.id, _misskey_quote: quoted.id, quoteUri: quoted.id, quoteAuthorization: approval }));
-    const quotedRow = rowByUri(quoted.id)!;
-    expect(quoteOf(row.id)).toMatchObject({ state: "accepted", quotedStatusId: quotedRow.id, quotedUri: quoted.id, approvalUri: approval, legacy: false });
+    const quotedRow = (await rowByUri(quoted.id))!;
+    expect(await quoteOf(row.id)).toMatchObject({ state: "accepted", quotedStatusId: quotedRow.id, quotedUri: quoted.id, approvalUri: approval, legacy: false });
     expect((await alice.client.get(`/api/v1/statuses/${row.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { id: String(quotedRow.id), uri: quoted.id } });
     // yan's policy as kept: public and followers at once, zoe (one account) as Mastodon shows what it cannot name.
     expect(JSON.parse(quotedRow.quote_approval!)).toEqual({ automatic: ["public", "followers"], manual: ["unsupported_policy"] });
@@ -81,24 +79,24 @@ describe("quotes of Mastodon posts read as Mastodon writes them", () => {
     for (const c of cases) {
       const id = `${m.base}${c.path}`;
       const row = await zoeCreates(note(zoe, c.path, { quote: quoted.id, quoteAuthorization: c.approval(id) }));
-      expect(quoteOf(row.id)?.state).toBe("pending");
+      expect((await quoteOf(row.id))?.state).toBe("pending");
       expect((await alice.client.get(`/api/v1/statuses/${row.id}`)).body.quote).toEqual({ state: "pending", quoted_status: null });
     }
     // A stamp its own server says is not there: refused.
     const row = await zoeCreates(note(zoe, "/actors/zoe/statuses/5", { quote: quoted.id, quoteAuthorization: `${m.base}/actors/yan/quote_authorizations/gone` }));
-    expect(quoteOf(row.id)?.state).toBe("rejected");
-    expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(0);
+    expect((await quoteOf(row.id))?.state).toBe("rejected");
+    expect(await quotesCount((await rowByUri(quoted.id))!.id)).toBe(0);
   });
 
   test("a legacy quote (Misskey's _misskey_quote, quoteUrl) is kept as such: shown as a link, never accepted", async () => {
     const quoted = note(yan, "/actors/yan/statuses/6");
     const misskey = await zoeCreates(note(zoe, "/actors/zoe/statuses/6", { interactionPolicy: undefined, _misskey_quote: quoted.id }));
-    expect(quoteOf(misskey.id)).toMatchObject({ state: "pending", legacy: true, quotedUri: quoted.id });
+    expect(await quoteOf(misskey.id)).toMatchObject({ state: "pending", legacy: true, quotedUri: quoted.id });
     expect((await alice.client.get(`/api/v1/statuses/${misskey.id}`)).body.quote).toBeNull();
     const fedibird = await zoeCreates(note(zoe, "/actors/zoe/statuses/7", { "@context": ["https://www.w3.org/ns/activitystreams", { quoteUrl: "as:quoteUrl" }], quoteUrl: quoted.id }));
-    expect(quoteOf(fedibird.id)).toMatchObject({ state: "pending", legacy: true });
+    expect(await quoteOf(fedibird.id)).toMatchObject({ state: "pending", legacy: true });
     // A post stating no policy may be quoted by its author alone.
-    expect(rowByUri(`${m.base}/actors/zoe/statuses/6`)!.quote_approval).toBeNull();
+    expect((await rowByUri(`${m.base}/actors/zoe/statuses/6`))!.quote_approval).toBeNull();
   });
 });
 
@@ -115,13 +113,13 @@ describe("QuoteRequests from a Mastodon server", () => {
   test("a post nobody may quote: Reject quoting the request, nothing stored, nothing counted", async () => {
     const posted = await postStatus(alice, { status: "mine alone", visibility: "public", quote_approval_policy: "nobody" });
     const uri = posted.uri as string;
-    const before = count("SELECT count(*) AS n FROM statuses");
+    const before = await count("SELECT count(*) AS n FROM statuses");
     const { id, instrument } = await zoeAsks(1, uri);
     const [reject] = await eventually(() => (answersTo(id).length > 0 ? answersTo(id) : null), "the Reject");
     expect(reject!.path).toBe("/actors/zoe/inbox");
     expect(reject!.body).toMatchObject({ type: "Reject", actor: `${a.base}/users/alice`, object: { type: "QuoteRequest", id, actor: zoe, object: uri, instrument: instrument.id } });
-    expect(count("SELECT count(*) AS n FROM statuses")).toBe(before);
-    expect(count("SELECT count(*) AS n FROM quotes WHERE quoted_status_id = " + Number(posted.id))).toBe(0);
+    expect(await count("SELECT count(*) AS n FROM statuses")).toBe(before);
+    expect(await count("SELECT count(*) AS n FROM quotes WHERE quoted_status_id = " + Number(posted.id))).toBe(0);
     expect((await alice.client.get(`/api/v1/statuses/${posted.id}`)).body.quotes_count).toBe(0);
   });
 
@@ -140,9 +138,9 @@ describe("QuoteRequests from a Mastodon server", () => {
     const marker = await zoeAsks(4, open.uri);
     await eventually(() => answersTo(marker.id).length > 0, "the marker's answer");
     expect([answersTo(forged.id), answersTo(hidden.id), answersTo(notHers), answersTo(offsite)]).toEqual([[], [], [], []]);
-    for (const uri of [hidden.instrument.id as string, `${m.base}/actors/yan/statuses/q-yans`, offsiteNote.id]) expect(rowByUri(uri)).toBeNull();
+    for (const uri of [hidden.instrument.id as string, `${m.base}/actors/yan/statuses/q-yans`, offsiteNote.id]) expect(await rowByUri(uri)).toBeNull();
     // Only the marker's quote counts.
-    expect(quotesCount(open.id)).toBe(1);
+    expect(await quotesCount(open.id)).toBe(1);
   });
 
   test("a public post: Accept with a stamp alice's server serves; alice revokes it and the stamp's Delete goes to zoe", async () => {
@@ -154,15 +152,15 @@ describe("QuoteRequests from a Mastodon server", () => {
     expect(stampUri).toStartWith(`${a.base}/users/alice/quote_authorizations/`);
     const served = await getAp(stampUri);
     expect(served.body).toMatchObject({ type: "QuoteAuthorization", attributedTo: `${a.base}/users/alice`, interactingObject: instrument.id, interactionTarget: open.uri });
-    const quoting = rowByUri(instrument.id as string)!;
-    expect(quoteOf(quoting.id)).toMatchObject({ state: "accepted", activityUri: id });
-    expect(quotesCount(open.id)).toBe(1);
+    const quoting = (await rowByUri(instrument.id as string))!;
+    expect(await quoteOf(quoting.id)).toMatchObject({ state: "accepted", activityUri: id });
+    expect(await quotesCount(open.id)).toBe(1);
 
     expect((await alice.client.post(`/api/v1/statuses/${open.id}/quotes/${quoting.id}/revoke`)).status).toBe(200);
     const deleted = await eventually(() => m.received.find((r) => r.body?.type === "Delete" && r.body?.object?.id === stampUri), "the stamp's Delete");
     expect(deleted.body).toMatchObject({ actor: `${a.base}/users/alice`, object: { type: "QuoteAuthorization", interactingObject: instrument.id, interactionTarget: open.uri } });
     expect((await fetch(stampUri, { headers: { accept: AP } })).status).toBe(404);
-    expect(quotesCount(open.id)).toBe(0);
+    expect(await quotesCount(open.id)).toBe(0);
   });
 });
 
@@ -177,7 +175,7 @@ describe("alice quotes a Mastodon post", () => {
     expect(request.path).toBe("/actors/yan/inbox");
     expect(request.body).toMatchObject({ actor: `${a.base}/users/alice`, object: quoted.id, instrument: { type: "Note", quote: quoted.id } });
     const requestId: string = request.body.id;
-    expect(quoteOf(posted.status.id)).toMatchObject({ state: "pending", activityUri: requestId });
+    expect(await quoteOf(posted.status.id)).toMatchObject({ state: "pending", activityUri: requestId });
 
     const echoed = { type: "QuoteRequest", id: requestId, actor: `${a.base}/users/alice`, object: quoted.id, instrument: mine };
     const accept = (actor: string, n: number, result: string) => m.post(inbox, actor, { "@context": NOTE_CONTEXT, id: `${actor}#accepts/quote_requests/${n}`, type: "Accept", object: echoed, result });
@@ -186,10 +184,10 @@ describe("alice quotes a Mastodon post", () => {
     await accept(zoe, 1, approval);
     await accept(yan, 2, `${elsewhere.base}/stamps/8`);
     await a.federation!.idle();
-    expect(quoteOf(posted.status.id)?.state).toBe("pending");
+    expect((await quoteOf(posted.status.id))?.state).toBe("pending");
     await accept(yan, 3, approval);
-    await eventually(() => quoteOf(posted.status.id)?.state === "accepted", "accepted");
-    expect(quoteOf(posted.status.id)!.approvalUri).toBe(approval);
+    await eventually(async () => (await quoteOf(posted.status.id))?.state === "accepted", "accepted");
+    expect((await quoteOf(posted.status.id))!.approvalUri).toBe(approval);
     expect((await getAp(mine)).body.quoteAuthorization).toBe(approval);
     expect((await alice.client.get(`/api/v1/statuses/${posted.status.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: quoted.id } });
 
@@ -197,9 +195,9 @@ describe("alice quotes a Mastodon post", () => {
     const del = (actor: string, n: number) => m.post(inbox, actor, { "@context": STAMP_CONTEXT, id: `${approval}#delete-${n}`, type: "Delete", to: [PUBLIC], object: { type: "QuoteAuthorization", id: approval, attributedTo: yan, interactingObject: mine, interactionTarget: quoted.id } });
     await del(zoe, 1);
     await a.federation!.idle();
-    expect(quoteOf(posted.status.id)?.state).toBe("accepted");
+    expect((await quoteOf(posted.status.id))?.state).toBe("accepted");
     await del(yan, 2);
-    await eventually(() => quoteOf(posted.status.id)?.state === "revoked", "revoked");
+    await eventually(async () => (await quoteOf(posted.status.id))?.state === "revoked", "revoked");
 
     // alice deletes her post: yan's server, which follows nobody here, is told too.
     expect((await alice.client.delete(`/api/v1/statuses/${posted.status.id}`)).status).toBe(200);
@@ -217,16 +215,16 @@ describe("a stamp named by more than one post", () => {
     // the stamp's IRI was unique here, the decoy held it: the genuine post was refused (500), and
     // the stamp's Delete found the decoy.
     const decoy = await zoeCreates(note(zoe, "/actors/zoe/statuses/20", { quote: quoted.id, quoteAuthorization: approval }));
-    expect(quoteOf(decoy.id)?.state).toBe("pending");
+    expect((await quoteOf(decoy.id))?.state).toBe("pending");
     const row = await zoeCreates(note(zoe, "/actors/zoe/statuses/21", { quote: quoted.id, quoteAuthorization: approval }));
-    expect(quoteOf(row.id)?.state).toBe("accepted");
+    expect((await quoteOf(row.id))?.state).toBe("accepted");
 
     const del = { "@context": STAMP_CONTEXT, id: `${approval}#delete`, type: "Delete", to: [PUBLIC], object: { type: "QuoteAuthorization", id: approval, attributedTo: yan, interactingObject: genuine, interactionTarget: quoted.id } };
     expect((await m.post(inbox, yan, del)).status).toBeLessThan(300);
-    await eventually(() => quoteOf(row.id)?.state === "revoked", "the quote revoked");
+    await eventually(async () => (await quoteOf(row.id))?.state === "revoked", "the quote revoked");
     expect((await alice.client.get(`/api/v1/statuses/${row.id}`)).body.quote).toEqual({ state: "revoked", quoted_status: null });
-    expect(quoteOf(decoy.id)?.state).toBe("pending");
-    expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(0);
+    expect((await quoteOf(decoy.id))?.state).toBe("pending");
+    expect(await quotesCount((await rowByUri(quoted.id))!.id)).toBe(0);
   });
 });
 
@@ -239,16 +237,16 @@ describe("an answer after the answer", () => {
     const request = await eventually(() => m.received.find((r) => r.body?.type === "QuoteRequest" && r.body?.instrument?.id === mine), "the QuoteRequest");
     const echoed = { type: "QuoteRequest", id: request.body.id, actor: `${a.base}/users/alice`, object: quoted.id, instrument: mine };
     await m.post(inbox, yan, { "@context": NOTE_CONTEXT, id: `${yan}#rejects/quote_requests/9`, type: "Reject", object: echoed });
-    await eventually(() => quoteOf(posted.id)?.state === "rejected", "rejected");
+    await eventually(async () => (await quoteOf(posted.id))?.state === "rejected", "rejected");
 
     const approval = stamp(m, "/actors/yan/quote_authorizations/9", { attributedTo: yan, interactingObject: mine, interactionTarget: quoted.id });
     const sentBefore = m.received.length;
     const late = await m.post(inbox, yan, { "@context": NOTE_CONTEXT, id: `${yan}#accepts/quote_requests/9`, type: "Accept", object: echoed, result: approval });
     expect(late.status).toBeLessThan(300);
     await a.federation!.idle();
-    expect(quoteOf(posted.id)).toMatchObject({ state: "rejected", approvalUri: null });
+    expect(await quoteOf(posted.id)).toMatchObject({ state: "rejected", approvalUri: null });
     expect((await alice.client.get(`/api/v1/statuses/${posted.id}`)).body.quote).toEqual({ state: "rejected", quoted_status: null });
-    expect(quotesCount(rowByUri(quoted.id)!.id)).toBe(0);
+    expect(await quotesCount((await rowByUri(quoted.id))!.id)).toBe(0);
     expect(m.received.slice(sentBefore).filter((r) => r.body?.type === "Update")).toEqual([]);
     expect((await getAp(mine)).body.quoteAuthorization).toBeUndefined();
   });
@@ -262,7 +260,7 @@ describe("a private quote from a Mastodon server", () => {
     const instrument = note(zoe, "/actors/zoe/statuses/private-quote", { to: [`${zoe}/followers`], cc: [], quote: open.uri, _misskey_quote: open.uri, quoteUri: open.uri });
     expect((await m.post(inbox, zoe, { "@context": NOTE_CONTEXT, id, type: "QuoteRequest", object: open.uri, instrument })).status).toBeLessThan(300);
     await eventually(() => m.received.some((r) => r.body?.type === "Accept" && r.body?.object?.id === id), "the Accept");
-    const quoting = rowByUri(instrument.id)!;
+    const quoting = (await rowByUri(instrument.id))!;
     const seen = await alice.client.get(`/api/v1/statuses/${quoting.id}`);
     expect(seen.status).toBe(200);
     expect([seen.body.visibility, seen.body.mentions]).toEqual(["private", []]);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { quotes, type QuoteRow } from "../../src/db/schema.ts";
+import type { QuoteRow } from "../../src/db/schema.ts";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { AP, eventually, getAp, startFederatedPair } from "../support/federation.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -18,10 +18,9 @@ let alice: TestUser;
 let bob: TestUser;
 let carol: TestUser;
 
-const rowByUri = (server: TestServer, uri: string) => server.database.sqlite.query<{ id: number; quotes_count: number }, [string]>("SELECT id, quotes_count FROM statuses WHERE uri = ?").get(uri);
-// Read synchronously from the server's SQLite (the service's read is on the port, async).
-const quoteOf = (server: TestServer, statusId: number | string) => server.database.db.select().from(quotes).where(eq(quotes.statusId, Number(statusId))).get();
-const quotesCount = (server: TestServer, statusId: number | string) => server.database.sqlite.query<{ n: number }, [number]>("SELECT quotes_count AS n FROM statuses WHERE id = ?").get(Number(statusId))?.n;
+const rowByUri = async (server: TestServer, uri: string) => (await server.database.port.get<{ id: number; quotes_count: number }>("SELECT id, quotes_count FROM statuses WHERE uri = ?", [uri])) ?? null;
+const quoteOf = async (server: TestServer, statusId: number | string) => (await server.database.port.orm.select().from(server.database.port.tables.quotes).where(eq(server.database.port.tables.quotes.statusId, Number(statusId))).limit(1))[0];
+const quotesCount = async (server: TestServer, statusId: number | string) => (await server.database.port.get<{ n: number }>("SELECT quotes_count AS n FROM statuses WHERE id = ?", [Number(statusId)]))?.n;
 
 /** A status quoting another, through the client API (Mastodon 4.5's quoted_status_id). */
 async function quote(_server: TestServer, user: TestUser, text: string, quotedId: number | string, visibility = "public") {
@@ -69,11 +68,11 @@ describe("a remote post quoted, asked and approved (Rookery to Rookery)", () => 
     const status = await quote(b, bob, "Well said", posted.onB.id);
     // B asks first: pending until A answers, and its client shows it so (the quoted post not yet shown in it).
     expect(status.entity.quote).toEqual({ state: "pending", quoted_status: null });
-    expect(quoteOf(b, status.id)).toMatchObject({ state: "pending", quotedStatusId: posted.onB.id });
-    const activityUri = quoteOf(b, status.id)!.activityUri!;
+    expect(await quoteOf(b, status.id)).toMatchObject({ state: "pending", quotedStatusId: posted.onB.id });
+    const activityUri = (await quoteOf(b, status.id))!.activityUri!;
     expect(activityUri).toStartWith(`${b.base}/users/bob/quote_requests/`);
-    accepted = await eventually(() => {
-      const q = quoteOf(b, status.id);
+    accepted = await eventually(async () => {
+      const q = await quoteOf(b, status.id);
       return q?.state === "accepted" ? q : null;
     }, "B's quote accepted");
     const bobsUri = `${b.base}/users/bob/statuses/${status.id}`;
@@ -82,9 +81,9 @@ describe("a remote post quoted, asked and approved (Rookery to Rookery)", () => 
 
     // On A: bob's post is stored (from the request's instrument), its quote accepted, counted, told.
     const onA = await eventually(() => rowByUri(a, bobsUri), "bob's post on A");
-    const quoteOnA = quoteOf(a, onA.id)!;
+    const quoteOnA = (await quoteOf(a, onA.id))!;
     expect(quoteOnA).toMatchObject({ state: "accepted", quotedStatusId: Number(post.id), activityUri });
-    expect(quotesCount(a, post.id)).toBe(1);
+    expect(await quotesCount(a, post.id)).toBe(1);
     // alice's client shows bob's quote of her post, and her post quoted once.
     expect((await alice.client.get(`/api/v1/statuses/${onA.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { id: post.id } });
     expect((await alice.client.get(`/api/v1/statuses/${post.id}`)).body.quotes_count).toBe(1);
@@ -112,20 +111,20 @@ describe("a remote post quoted, asked and approved (Rookery to Rookery)", () => 
     const onC = await eventually(() => rowByUri(c, bobsQuote.uri), "bob's post on C");
     // C fetched alice's post from A to show it, and the stamp from A to believe it.
     const quotedOnC = await eventually(() => rowByUri(c, post.uri), "alice's post fetched by C");
-    const q = await eventually(() => (quoteOf(c, onC.id)?.state === "accepted" ? quoteOf(c, onC.id) : null), "the quote accepted on C");
+    const q = await eventually(async () => ((await quoteOf(c, onC.id))?.state === "accepted" ? (await quoteOf(c, onC.id)) : null), "the quote accepted on C");
     expect(q).toMatchObject({ quotedStatusId: quotedOnC.id, approvalUri: accepted.approvalUri });
     expect((await carol.client.get(`/api/v1/statuses/${onC.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: post.uri, content: "<p>Quote me if you like</p>" } });
   });
 
   test("alice revokes the quote on A: the stamp goes (404), B and C are told with its Delete and revoke it too", async () => {
-    const onA = rowByUri(a, bobsQuote.uri)!;
+    const onA = (await rowByUri(a, bobsQuote.uri))!;
     expect((await alice.client.post(`/api/v1/statuses/${post.id}/quotes/${onA.id}/revoke`)).status).toBe(200);
-    expect(quoteOf(a, onA.id)?.state).toBe("revoked");
-    expect(quotesCount(a, post.id)).toBe(0);
+    expect((await quoteOf(a, onA.id))?.state).toBe("revoked");
+    expect(await quotesCount(a, post.id)).toBe(0);
     expect((await getAp(accepted.approvalUri!)).status).toBe(404);
-    await eventually(() => quoteOf(b, bobsQuote.id)?.state === "revoked", "revoked on B");
-    const onC = rowByUri(c, bobsQuote.uri)!;
-    await eventually(() => quoteOf(c, onC.id)?.state === "revoked", "revoked on C");
+    await eventually(async () => (await quoteOf(b, bobsQuote.id))?.state === "revoked", "revoked on B");
+    const onC = (await rowByUri(c, bobsQuote.uri))!;
+    await eventually(async () => (await quoteOf(c, onC.id))?.state === "revoked", "revoked on C");
     expect((await bob.client.get(`/api/v1/statuses/${bobsQuote.id}`)).body.quote.state).toBe("revoked");
   });
 });
@@ -138,11 +137,11 @@ describe("who may quote a post travels with it", () => {
     expect((await alice.client.put(`/api/v1/statuses/${post.id}/interaction_policy`, { json: { quote_approval_policy: "nobody" } })).status).toBe(200);
     await eventually(async () => (await onBView()).current_user === "denied", "the new policy on B");
     expect(await onBView()).toEqual({ automatic: [], manual: [], current_user: "denied" });
-    const before = b.database.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM statuses").get()!.n;
+    const before = (await b.database.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses"))!.n;
     const refused = await bob.client.post("/api/v1/statuses", { json: { status: "too late", quoted_status_id: String(onB.id) } });
     expect(refused.status).toBe(404);
     expect(refused.body).toEqual({ error: expect.any(String) });
-    expect(b.database.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM statuses").get()!.n).toBe(before);
+    expect((await b.database.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses"))!.n).toBe(before);
   });
 });
 
@@ -151,24 +150,24 @@ describe("a local post quoted from here, and taken back there", () => {
     const bobs = await postStatus(bob, { status: "Bob's thought", visibility: "public" });
     const onA = await eventually(() => rowByUri(a, bobs.uri), "bob's post on A");
     const status = await quote(a, alice, "Indeed", onA.id);
-    await eventually(() => quoteOf(a, status.id)?.state === "accepted", "accepted on A");
+    await eventually(async () => (await quoteOf(a, status.id))?.state === "accepted", "accepted on A");
     expect((await alice.client.get(`/api/v1/statuses/${status.id}`)).body.quote).toMatchObject({ state: "accepted", quoted_status: { uri: bobs.uri } });
-    expect(quoteOf(a, status.id)!.approvalUri).toStartWith(`${b.base}/users/bob/quote_authorizations/`);
-    expect(quotesCount(b, bobs.id)).toBe(1);
+    expect((await quoteOf(a, status.id))!.approvalUri).toStartWith(`${b.base}/users/bob/quote_authorizations/`);
+    expect(await quotesCount(b, bobs.id)).toBe(1);
 
     const aliceUri = `${a.base}/users/alice/statuses/${status.id}`;
-    const onB = rowByUri(b, aliceUri)!;
+    const onB = (await rowByUri(b, aliceUri))!;
     expect((await bob.client.post(`/api/v1/statuses/${bobs.id}/quotes/${onB.id}/revoke`)).status).toBe(200);
-    await eventually(() => quoteOf(a, status.id)?.state === "revoked", "revoked on A");
+    await eventually(async () => (await quoteOf(a, status.id))?.state === "revoked", "revoked on A");
     expect((await alice.client.get(`/api/v1/statuses/${status.id}`)).body.quote.state).toBe("revoked");
-    expect(quotesCount(b, bobs.id)).toBe(0);
+    expect(await quotesCount(b, bobs.id)).toBe(0);
   });
 
   test("a stamp is served only while the quote stands, to readers who may see the quoted post", async () => {
     const secret = await postStatus(alice, { status: "followers only", visibility: "private" });
     // A quote of her own private post: accepted (an author may quote herself), its stamp not shown to anyone else.
     const own = await quote(a, alice, "me again", secret.id, "private");
-    const q = quoteOf(a, own.id)!;
+    const q = (await quoteOf(a, own.id))!;
     expect(q.state).toBe("accepted");
     const res = await fetch(`${a.base}/users/alice/quote_authorizations/${q.id}`, { headers: { accept: AP } });
     expect(res.status).toBe(404);

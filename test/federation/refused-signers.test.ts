@@ -31,9 +31,11 @@ beforeAll(async () => {
   // carol follows both: each server verified her signature, and keeps her key.
   await carol.follow(`${open.base}/users/alice`, `${open.base}/users/alice/inbox`);
   await carol.follow(`${listed.base}/users/wendy`, `${listed.base}/users/wendy/inbox`);
-  for (const server of [open, listed]) expect(cachedKeys(server)).toBeGreaterThan(0);
+  for (const server of [open, listed]) expect(await cachedKeys(server)).toBeGreaterThan(0);
   carolKeyRows = new Map(
-    [open, listed].map((server) => [server, server.database.sqlite.query<{ key: string; value: string }, [string]>("SELECT key, value FROM fedify_kv WHERE key = ?").get(JSON.stringify(["_fedify", "publicKey", carol.keyId.href]))!]),
+    await Promise.all(
+      [open, listed].map(async (server) => [server, (await server.database.port.get<{ key: string; value: string }>("SELECT key, value FROM fedify_kv WHERE key = ?", [JSON.stringify(["_fedify", "publicKey", carol.keyId.href])]))!] as const),
+    ),
   );
 });
 afterAll(async () => {
@@ -42,7 +44,7 @@ afterAll(async () => {
   carol?.stop();
 });
 
-const count = (server: TestServer, sql: string, ...params: (string | number)[]) => (server.database.sqlite.query(sql).get(...params) as { n: number }).n;
+const count = async (server: TestServer, sql: string, ...params: (string | number)[]) => (await server.database.port.get<{ n: number }>(sql, params))!.n;
 /** Keys (and documents) of carol's server that Fedify keeps in its store (not the marks of a failed fetch, null). */
 const cachedKeys = (server: TestServer) =>
   count(
@@ -51,12 +53,12 @@ const cachedKeys = (server: TestServer) =>
     `%${carol.base}%`,
   );
 /** What carol's activities could have left on a server. */
-const traces = (server: TestServer) => [
+const traces = (server: TestServer) => Promise.all([
   count(server, "SELECT count(*) AS n FROM statuses WHERE uri LIKE ?", `${carol.base}%`),
   count(server, "SELECT count(*) AS n FROM notifications"),
   count(server, "SELECT count(*) AS n FROM follows"),
   count(server, "SELECT count(*) AS n FROM follow_requests"),
-];
+]);
 
 /** A direct message from carol to a local account, as JSON. */
 function directMessage(to: string, id: string) {
@@ -76,39 +78,39 @@ async function signedWithDecoy(inbox: string, activity: object, decoy: string): 
 
 describe("a refused server's signed activities", () => {
   test("WHITELIST_MODE, taken off the list: an RFC 9421 signature with a decoy key id in Signature is refused (Mastodon's 403); its DM is not stored", async () => {
-    const before = traces(listed);
+    const before = await traces(listed);
     await listed.ctx.services.federationDomains.disallow(carolHost);
     const res = await signedWithDecoy(`${listed.base}/users/wendy/inbox`, directMessage(`${listed.base}/users/wendy`, "dm-listed"), `${listed.base}/users/wendy#main-key`);
     expect([res.status, await res.json()]).toEqual([403, { error: `Public key not found for key ${carol.keyId.href}` }]);
-    expect(traces(listed)).toEqual(before);
+    expect(await traces(listed)).toEqual(before);
     expect((await wendy.client.get("/api/v1/notifications")).body.filter((n: { type: string }) => n.type === "mention")).toEqual([]);
   });
 
   test("blocked: its Follow, signed so, is refused the same way, never a 500; nothing is stored", async () => {
     await open.ctx.services.federationDomains.block(carolHost);
-    const before = traces(open);
+    const before = await traces(open);
     const follow = { "@context": "https://www.w3.org/ns/activitystreams", id: `${carol.base}/follows/again`, type: "Follow", actor: carol.actor, object: `${open.base}/users/alice` };
     for (const decoy of [`${open.base}/users/alice#main-key`, "https://allowed.example/x"]) {
       const res = await signedWithDecoy(`${open.base}/users/alice/inbox`, follow, decoy);
       expect([decoy, res.status, await res.json()]).toEqual([decoy, 403, { error: `Public key not found for key ${carol.keyId.href}` }]);
     }
-    expect(traces(open)).toEqual(before);
+    expect(await traces(open)).toEqual(before);
     expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.followers_count).toBe(0);
   });
 
   test("its keys go with the rule: none is kept, and an activity signed only inside (Linked Data Signatures, no HTTP signature) is not taken", async () => {
     // Both rules are in force (the tests above): the keys went when they were made.
-    expect([cachedKeys(open), cachedKeys(listed)]).toEqual([0, 0]);
+    expect([await cachedKeys(open), await cachedKeys(listed)]).toEqual([0, 0]);
     for (const [server, user] of [
       [open, alice],
       [listed, wendy],
     ] as const) {
-      const before = traces(server);
+      const before = await traces(server);
       const activity = await signJsonLd(directMessage(`${server.base}/users/${user.account.username}`, `ld-${user.account.username}`), carol.privateKey, carol.keyId, {});
       const res = await fetch(`${server.base}/inbox`, { method: "POST", headers: { "content-type": AP }, body: JSON.stringify(activity) });
       expect([server.base, res.status >= 400 && res.status < 500]).toEqual([server.base, true]);
-      expect(traces(server)).toEqual(before);
-      expect(cachedKeys(server)).toBe(0);
+      expect(await traces(server)).toEqual(before);
+      expect(await cachedKeys(server)).toBe(0);
     }
   });
 
@@ -118,13 +120,13 @@ describe("a refused server's signed activities", () => {
       [listed, wendy],
     ] as const) {
       const row = carolKeyRows.get(server)!;
-      server.database.sqlite.query("INSERT OR REPLACE INTO fedify_kv (key, value, expires_at) VALUES (?, ?, NULL)").run(row.key, row.value);
-      expect(cachedKeys(server)).toBe(1);
-      const before = traces(server);
+      await server.database.port.run("INSERT INTO fedify_kv (key, value, expires_at) VALUES (?, ?, NULL) ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = NULL", [row.key, row.value]);
+      expect(await cachedKeys(server)).toBe(1);
+      const before = await traces(server);
       const activity = await signJsonLd(directMessage(`${server.base}/users/${user.account.username}`, `kept-${user.account.username}`), carol.privateKey, carol.keyId, {});
       const res = await fetch(`${server.base}/users/${user.account.username}/inbox`, { method: "POST", headers: { "content-type": AP }, body: JSON.stringify(activity) });
       expect([server.base, res.status]).toEqual([server.base, 401]);
-      expect(traces(server)).toEqual(before);
+      expect(await traces(server)).toEqual(before);
     }
   });
 
@@ -140,13 +142,13 @@ describe("a refused server's signed activities", () => {
     });
     const keyId = new URL(`http://127.0.0.43:${mallory.port}/key`);
     try {
-      const before = traces(open);
+      const before = await traces(open);
       const follow = JSON.stringify({ "@context": "https://www.w3.org/ns/activitystreams", id: `${carol.base}/follows/by-mallory`, type: "Follow", actor: carol.actor, object: `${open.base}/users/alice` });
       const request = new Request(`${open.base}/users/alice/inbox`, { method: "POST", headers: { "content-type": AP }, body: follow });
       const res = await fetch(await signRequest(request, pair.privateKey, keyId));
       expect(res.status).toBe(401);
-      expect(traces(open)).toEqual(before);
-      expect(count(open, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
+      expect(await traces(open)).toEqual(before);
+      expect(await count(open, "SELECT count(*) AS n FROM accounts WHERE domain IS NOT NULL")).toBe(0);
     } finally {
       mallory.stop(true);
     }

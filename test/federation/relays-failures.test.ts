@@ -20,9 +20,9 @@ let raw: Awaited<ReturnType<typeof startRawServer>>;
 let wendy: TestUser;
 let dave: string;
 
-const statusByUri = (uri: string) => w.database.sqlite.query("SELECT id FROM statuses WHERE uri = ?").get(uri);
-const counts = () => w.database.sqlite.query("SELECT (SELECT count(*) FROM statuses) AS statuses, (SELECT count(*) FROM accounts) AS accounts").get();
-const stateOf = (url: string) => (w.database.sqlite.query("SELECT state FROM relays WHERE url = ?").get(url) as { state: string } | null)?.state;
+const statusByUri = async (uri: string) => (await w.database.port.get("SELECT id FROM statuses WHERE uri = ?", [uri])) ?? null;
+const counts = () => w.database.port.get("SELECT (SELECT count(*) FROM statuses) AS statuses, (SELECT count(*) FROM accounts) AS accounts");
+const stateOf = async (url: string) => (await w.database.port.get<{ state: string }>("SELECT state FROM relays WHERE url = ?", [url]))?.state;
 const host = (url: string) => new URL(url).hostname;
 
 /** A public Create by dave (or another actor of his server), LD-signed by his key. */
@@ -45,7 +45,7 @@ beforeAll(async () => {
   dave = raw.actor("dave", "dave");
   await w.ctx.services.federationDomains.allow(host(relay.base));
   await w.ctx.services.relays.add(relay.inbox);
-  await eventually(() => stateOf(relay.inbox) === "accepted", "the relay accepted under WHITELIST_MODE", 20_000);
+  await eventually(async () => (await stateOf(relay.inbox)) === "accepted", "the relay accepted under WHITELIST_MODE", 20_000);
 });
 afterAll(async () => {
   await w?.close();
@@ -56,27 +56,27 @@ afterAll(async () => {
 describe("relays under WHITELIST_MODE", () => {
   test("a status whose author is off the allow list is not taken through an allowed relay; once allowed, it is", async () => {
     const refused = await daveCreate("1");
-    const before = counts();
+    const before = await counts();
     // Its author's key is not fetched (the domain is refused), so the relay's signature is all there is: 401.
     expect((await relay.post(`${w.base}/inbox`, refused.signed)).status).toBe(401);
-    expect(statusByUri(refused.uri)).toBeNull();
-    expect(counts()).toEqual(before);
+    expect(await statusByUri(refused.uri)).toBeNull();
+    expect(await counts()).toEqual(before);
 
     await w.ctx.services.federationDomains.allow(host(dave));
     // Another actor of that server: Fedify remembers for 10 minutes that dave's key could not be had.
     const allowed = await daveCreate("2", raw.actor("dave2", "dave2"));
     expect((await relay.post(`${w.base}/inbox`, allowed.signed)).status).toBe(202);
-    expect(statusByUri(allowed.uri)).not.toBeNull();
+    expect(await statusByUri(allowed.uri)).not.toBeNull();
   });
 
   test("a relay off the allow list: what it forwards is refused at the door, it is sent nothing, and it cannot be added", async () => {
     await w.ctx.services.federationDomains.disallow(host(relay.base));
     try {
       const forwarded = await daveCreate("3");
-      const before = counts();
+      const before = await counts();
       const res = await relay.post(`${w.base}/inbox`, forwarded.signed);
       expect([res.status, await res.json()]).toEqual([403, { error: `Public key not found for key ${relay.actor}#main-key` }]);
-      expect(counts()).toEqual(before);
+      expect(await counts()).toEqual(before);
 
       const creates = relay.of("Create").length;
       await postStatus(wendy, { status: "not for a refused relay", visibility: "public" });
@@ -85,7 +85,7 @@ describe("relays under WHITELIST_MODE", () => {
 
       const other = `http://${host(relay.base)}:1/inbox`;
       expect(await cliBeside(w)(["relays", "add", other])).toMatchObject({ code: 1, stderr: `rookery: ${host(relay.base)} is a domain this server does not federate with\n` });
-      expect(w.database.sqlite.query("SELECT url FROM relays").all()).toEqual([{ url: relay.inbox }]);
+      expect(await w.database.port.all("SELECT url FROM relays")).toEqual([{ url: relay.inbox }]);
     } finally {
       await w.ctx.services.federationDomains.allow(host(relay.base));
     }

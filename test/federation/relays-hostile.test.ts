@@ -23,9 +23,9 @@ let other: Awaited<ReturnType<typeof startRawServer>>;
 let alice: TestUser;
 let dave: string;
 
-const contentOf = (uri: string) => (a.database.sqlite.query("SELECT content_html FROM statuses WHERE uri = ?").get(uri) as { content_html: string } | null)?.content_html ?? null;
-const editsOf = (uri: string) =>
-  (a.database.sqlite.query("SELECT count(*) AS n FROM status_edits WHERE status_id = (SELECT id FROM statuses WHERE uri = ?)").get(uri) as { n: number }).n;
+const contentOf = async (uri: string) => (await a.database.port.get<{ content_html: string }>("SELECT content_html FROM statuses WHERE uri = ?", [uri]))?.content_html ?? null;
+const editsOf = async (uri: string) =>
+  (await a.database.port.get<{ n: number }>("SELECT count(*) AS n FROM status_edits WHERE status_id = (SELECT id FROM statuses WHERE uri = ?)", [uri]))!.n;
 
 /** dave's Note `name` as he would write it at `at`, `content` its text. */
 function note(name: string, content: string, extra: Record<string, unknown> = {}) {
@@ -38,7 +38,7 @@ async function signed(type: string, id: string, object: Record<string, unknown> 
   return (await signJsonLd(activity, server.privateKey, new URL(`${actor}#main-key`), {})) as Record<string, unknown>;
 }
 
-const counts = () => a.database.sqlite.query("SELECT (SELECT count(*) FROM statuses) AS statuses, (SELECT count(*) FROM tombstones) AS tombstones").get();
+const counts = () => a.database.port.get("SELECT (SELECT count(*) FROM statuses) AS statuses, (SELECT count(*) FROM tombstones) AS tombstones");
 
 beforeAll(async () => {
   [a, relay, raw, other] = await Promise.all([
@@ -50,7 +50,7 @@ beforeAll(async () => {
   alice = await createUser(a, "alice");
   dave = raw.actor("dave", "dave", { followers: `${raw.base}/actors/dave/followers` });
   await a.ctx.services.relays.add(relay.inbox);
-  await eventually(() => (a.database.sqlite.query("SELECT state FROM relays").get() as { state: string } | null)?.state === "accepted", "the relay's Accept", 20_000);
+  await eventually(async () => (await a.database.port.get<{ state: string }>("SELECT state FROM relays"))?.state === "accepted", "the relay's Accept", 20_000);
 });
 afterAll(async () => {
   await a?.close();
@@ -63,19 +63,19 @@ describe("old activities sent again", () => {
   test("an older Update of a relayed post, sent again after a newer one, changes nothing; the newer one stands", async () => {
     const uri = `${dave}/statuses/edited`;
     expect((await relay.post(`${a.base}/inbox`, await signed("Create", `${uri}/activity`, note("edited", "first")))).status).toBe(202);
-    expect(contentOf(uri)).toBe("<p>first</p>");
+    expect(await contentOf(uri)).toBe("<p>first</p>");
     const older = await signed("Update", `${uri}#updates/1`, note("edited", "second", { updated: "2026-01-02T00:00:00Z" }));
     const newer = await signed("Update", `${uri}#updates/2`, note("edited", "third", { updated: "2026-01-03T00:00:00Z" }));
     expect((await relay.post(`${a.base}/inbox`, newer)).status).toBe(202);
-    expect(contentOf(uri)).toBe("<p>third</p>");
-    const edits = editsOf(uri);
+    expect(await contentOf(uri)).toBe("<p>third</p>");
+    const edits = await editsOf(uri);
 
     // The older one, late through the relay, and again by a stranger who kept it.
     expect((await relay.post(`${a.base}/inbox`, older)).status).toBe(202);
     const mallory = raw.actor("mallory", "mallory");
     expect((await raw.post(`${a.base}/inbox`, mallory, older)).status).toBe(202);
-    expect(contentOf(uri)).toBe("<p>third</p>");
-    expect(editsOf(uri)).toBe(edits);
+    expect(await contentOf(uri)).toBe("<p>third</p>");
+    expect(await editsOf(uri)).toBe(edits);
     const shown = await alice.client.get("/api/v1/timelines/public");
     expect(shown.body.find((s: any) => s.uri === uri)?.content).toBe("<p>third</p>");
   });
@@ -84,37 +84,37 @@ describe("old activities sent again", () => {
     const uri = `${dave}/statuses/deleted`;
     const create = await signed("Create", `${uri}/activity`, note("deleted", "soon gone"));
     expect((await relay.post(`${a.base}/inbox`, create)).status).toBe(202);
-    expect(contentOf(uri)).toBe("<p>soon gone</p>");
+    expect(await contentOf(uri)).toBe("<p>soon gone</p>");
     expect((await relay.post(`${a.base}/inbox`, await signed("Delete", `${uri}#delete`, { id: uri, type: "Tombstone" }))).status).toBe(202);
-    expect(contentOf(uri)).toBeNull();
+    expect(await contentOf(uri)).toBeNull();
 
-    const before = counts();
+    const before = await counts();
     expect((await relay.post(`${a.base}/inbox`, create)).status).toBe(202);
     expect((await raw.post(`${a.base}/inbox`, raw.actor("mallory", "mallory"), create)).status).toBe(202);
-    expect(contentOf(uri)).toBeNull();
-    expect(counts()).toEqual(before);
+    expect(await contentOf(uri)).toBeNull();
+    expect(await counts()).toEqual(before);
     // Nor by a search that resolves it (the author's server lying, or a copy elsewhere).
     raw.serve("/actors/dave/statuses/deleted", { "@context": MASTODON_CONTEXT, ...note("deleted", "back from the dead") });
     const found = await alice.client.get("/api/v2/search", { query: { q: uri, resolve: "true", type: "statuses" } });
     expect(found.body.statuses).toEqual([]);
-    expect(contentOf(uri)).toBeNull();
+    expect(await contentOf(uri)).toBeNull();
   });
 
   test("a Delete that arrives before its Create keeps the post out; a Delete of another server's post keeps nothing out", async () => {
     const uri = `${dave}/statuses/late`;
     expect((await relay.post(`${a.base}/inbox`, await signed("Delete", `${uri}#delete`, { id: uri, type: "Tombstone" }))).status).toBe(202);
     expect((await relay.post(`${a.base}/inbox`, await signed("Create", `${uri}/activity`, note("late", "deleted before it came")))).status).toBe(202);
-    expect(contentOf(uri)).toBeNull();
+    expect(await contentOf(uri)).toBeNull();
 
     // dave says erin's next post is deleted: erin's server alone speaks for it.
     const erin = other.actor("erin", "erin", { followers: `${other.base}/actors/erin/followers` });
     const erins = `${erin}/statuses/1`;
-    const before = counts();
+    const before = await counts();
     expect((await relay.post(`${a.base}/inbox`, await signed("Delete", `${dave}/statuses/x#delete`, { id: erins, type: "Tombstone" }))).status).toBe(202);
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
     const object = { id: erins, type: "Note", attributedTo: erin, to: [PUBLIC], cc: [`${erin}/followers`], content: "<p>erin's</p>", published: "2026-01-01T00:00:00Z" };
     expect((await relay.post(`${a.base}/inbox`, await signed("Create", `${erins}/activity`, object, erin, other))).status).toBe(202);
-    expect(contentOf(erins)).toBe("<p>erin's</p>");
+    expect(await contentOf(erins)).toBe("<p>erin's</p>");
   });
 });
 
@@ -125,22 +125,22 @@ describe("answers to the Follow of a relay", () => {
       second.answer = "none";
       await a.ctx.services.relays.add(second.inbox);
       const follow = await eventually(() => second.of("Follow")[0], "the Follow at the relay", 20_000);
-      const state = () => (a.database.sqlite.query("SELECT state, actor_uri FROM relays WHERE url = ?").get(second.inbox) as { state: string; actor_uri: string | null }).state;
+      const state = async () => (await a.database.port.get<{ state: string; actor_uri: string | null }>("SELECT state, actor_uri FROM relays WHERE url = ?", [second.inbox]))!.state;
       const mallory = raw.actor("mallory", "mallory");
       for (const type of ["Accept", "Reject"]) {
         const res = await raw.post(`${a.base}/inbox`, mallory, { id: `${mallory}#${type}`, type, object: follow.id });
         expect(res.status).toBe(202);
-        expect(state()).toBe("pending");
+        expect(await state()).toBe("pending");
       }
       // Nor does the Follow embedded whole, as some relays quote it.
       expect((await raw.post(`${a.base}/inbox`, mallory, { id: `${mallory}#accept-embedded`, type: "Accept", object: follow })).status).toBe(202);
-      expect(state()).toBe("pending");
+      expect(await state()).toBe("pending");
       const forwarded = await signed("Create", `${dave}/statuses/through-second/activity`, note("through-second", "not yet"));
       expect((await second.post(`${a.base}/inbox`, forwarded)).status).toBe(202);
-      expect(contentOf(`${dave}/statuses/through-second`)).toBeNull();
+      expect(await contentOf(`${dave}/statuses/through-second`)).toBeNull();
 
       expect((await second.post(`${a.base}/inbox`, { "@context": "https://www.w3.org/ns/activitystreams", id: `${second.actor}#accept`, type: "Accept", actor: second.actor, object: follow.id })).status).toBe(202);
-      expect(state()).toBe("accepted");
+      expect(await state()).toBe("accepted");
     } finally {
       second.stop();
     }

@@ -25,15 +25,15 @@ let alice: TestUser;
 let bob: TestUser;
 let dave: string;
 
-const statusByUri = (server: TestServer, uri: string) => server.database.sqlite.query("SELECT id, visibility FROM statuses WHERE uri = ?").get(uri) as { id: number; visibility: string } | null;
-const relayRow = (server: TestServer, url: string) =>
-  server.database.sqlite.query("SELECT state, actor_uri, received_count, last_activity_at FROM relays WHERE url = ?").get(url) as {
+const statusByUri = async (server: TestServer, uri: string) => (await server.database.port.get<{ id: number; visibility: string }>("SELECT id, visibility FROM statuses WHERE uri = ?", [uri])) ?? null;
+const relayRow = async (server: TestServer, url: string) =>
+  (await server.database.port.get<{
     state: string;
     actor_uri: string | null;
     received_count: number;
     last_activity_at: number | null;
-  } | null;
-const counts = (server: TestServer) => server.database.sqlite.query("SELECT (SELECT count(*) FROM statuses) AS statuses, (SELECT count(*) FROM accounts) AS accounts").get();
+  }>("SELECT state, actor_uri, received_count, last_activity_at FROM relays WHERE url = ?", [url])) ?? null;
+const counts = (server: TestServer) => server.database.port.get("SELECT (SELECT count(*) FROM statuses) AS statuses, (SELECT count(*) FROM accounts) AS accounts");
 const publicTimeline = async (user: TestUser) => (await user.client.get("/api/v1/timelines/public", { query: { limit: "40" } })).body as { uri: string; content: string }[];
 const homeTimeline = async (user: TestUser) => (await user.client.get("/api/v1/timelines/home", { query: { limit: "40" } })).body as { uri: string; content: string }[];
 
@@ -71,12 +71,12 @@ describe("subscribing to a Mastodon relay", () => {
     expect(add.stderr).toBe("");
     // Found out: no relay actor answers at an inbox's URL, and the CLI says the kind was taken so.
     expect([add.code, add.stdout]).toEqual([0, `Subscribing to a Mastodon relay (inbox ${relay.inbox}): Follow sent, pending until it answers\n${GUESSED_NOTE}\n`]);
-    expect(relayRow(a, relay.inbox)?.state).toBe("pending");
+    expect((await relayRow(a, relay.inbox))?.state).toBe("pending");
 
     const follow = await eventually(() => relay.of("Follow")[0], "the relay gets A's Follow", 20_000);
     expect(follow).toMatchObject({ type: "Follow", actor: `${a.base}/users/127.0.0.71`, object: PUBLIC });
-    await eventually(() => relayRow(a, relay.inbox)?.state === "accepted", "A takes the relay's Accept");
-    expect(relayRow(a, relay.inbox)?.actor_uri).toBe(relay.actor);
+    await eventually(async () => (await relayRow(a, relay.inbox))?.state === "accepted", "A takes the relay's Accept");
+    expect((await relayRow(a, relay.inbox))?.actor_uri).toBe(relay.actor);
 
     const list = await cli(["relays", "list"]);
     expect(list.code).toBe(0);
@@ -90,7 +90,7 @@ describe("subscribing to a Mastodon relay", () => {
 
   test("bad input: the command fails with a message and nothing changes", async () => {
     const cli = cliBeside(a);
-    const before = a.database.sqlite.query("SELECT * FROM relays").all();
+    const before = await a.database.port.all("SELECT * FROM relays");
     const failures: [string[], string][] = [
       [["relays", "add"], "rookery: relays add needs the relay's URL: relays add <url> [--kind mastodon|litepub], relays remove <url>, or relays list\n"],
       [["relays", "add", "javascript:alert(1)"], "rookery: javascript:alert(1) is not an http(s) URL\n"],
@@ -101,14 +101,14 @@ describe("subscribing to a Mastodon relay", () => {
       [["relays", "frobnicate"], 'rookery: unknown relays command "frobnicate"; use relays add <url> [--kind mastodon|litepub], relays remove <url>, or relays list\n'],
     ];
     for (const [args, stderr] of failures) expect(await cli(args)).toMatchObject({ code: 1, stderr });
-    expect(a.database.sqlite.query("SELECT * FROM relays").all()).toEqual(before);
+    expect(await a.database.port.all("SELECT * FROM relays")).toEqual(before);
   });
 });
 
 describe("what a Mastodon relay brings", () => {
   beforeAll(async () => {
     await b.ctx.services.relays.add(relay.inbox);
-    await eventually(() => relayRow(b, relay.inbox)?.state === "accepted", "B's subscription accepted", 20_000);
+    await eventually(async () => (await relayRow(b, relay.inbox))?.state === "accepted", "B's subscription accepted", 20_000);
   });
 
   test("B's public post goes to the relay signed (LD signature and proof), the relay forwards it, and it fills A's federated timeline, not alice's home", async () => {
@@ -120,9 +120,9 @@ describe("what a Mastodon relay brings", () => {
     expect(uri).toBe(`${b.base}/users/bob/statuses/${posted.id}`);
 
     await eventually(async () => (await publicTimeline(alice)).some((s) => s.uri === uri), "bob's post in A's federated timeline", 20_000);
-    expect(statusByUri(a, uri)?.visibility).toBe("public");
+    expect((await statusByUri(a, uri))?.visibility).toBe("public");
     expect((await homeTimeline(alice)).some((s) => s.uri === uri)).toBe(false);
-    const row = relayRow(a, relay.inbox)!;
+    const row = (await relayRow(a, relay.inbox))!;
     expect(row.received_count).toBe(1);
     expect(row.last_activity_at).not.toBeNull();
   });
@@ -132,11 +132,11 @@ describe("what a Mastodon relay brings", () => {
     const uri = `${b.base}/users/bob/statuses/${posted.id}`;
     await eventually(() => statusByUri(a, uri), "the post on A", 20_000);
     expect((await bob.client.put(`/api/v1/statuses/${posted.id}`, { json: { status: "edited through the relay" } })).status).toBe(200);
-    const contentOnA = () => (a.database.sqlite.query("SELECT content_html FROM statuses WHERE uri = ?").get(uri) as { content_html: string } | null)?.content_html ?? "";
-    await eventually(() => contentOnA().includes("edited through the relay"), "the edit on A", 20_000);
+    const contentOnA = async () => (await a.database.port.get<{ content_html: string }>("SELECT content_html FROM statuses WHERE uri = ?", [uri]))?.content_html ?? "";
+    await eventually(async () => (await contentOnA()).includes("edited through the relay"), "the edit on A", 20_000);
     expect(relay.of("Update").some((u) => u.object?.id === uri)).toBe(true);
     expect((await bob.client.delete(`/api/v1/statuses/${posted.id}`)).status).toBe(200);
-    await eventually(() => statusByUri(a, uri) === null, "the deletion on A", 20_000);
+    await eventually(async () => (await statusByUri(a, uri)) === null, "the deletion on A", 20_000);
   });
 
   test("unlisted, private and direct posts do not go to relays", async () => {
@@ -180,7 +180,7 @@ describe("what a Mastodon relay brings", () => {
 
   test("a forwarded Create whose embedded signature does not verify (content changed on the way) is refused: 401, nothing stored", async () => {
     const original = relay.of("Create").find((c) => c.object?.content?.includes("hello from B"))!;
-    const before = counts(a);
+    const before = await counts(a);
     const objectId = `${original.object.id}-forged`;
     const tampered = { ...original, id: `${objectId}/activity`, object: { ...original.object, id: objectId, content: "<p>changed by the relay</p>" } };
     expect(await relay.post(`${a.base}/inbox`, tampered)).toMatchObject({ status: 401 });
@@ -189,32 +189,32 @@ describe("what a Mastodon relay brings", () => {
     delete unsigned.signature;
     delete unsigned.proof;
     expect(await relay.post(`${a.base}/inbox`, unsigned)).toMatchObject({ status: 401 });
-    expect(counts(a)).toEqual(before);
-    expect(statusByUri(a, objectId)).toBeNull();
+    expect(await counts(a)).toEqual(before);
+    expect(await statusByUri(a, objectId)).toBeNull();
   });
 
   test("a Mastodon-shaped Create of another server (LD-signed by its author) forwarded by the relay is stored; through a relay not accepted, it is not", async () => {
     const { uri, signed } = await daveCreate("1");
     expect((await relay.post(`${a.base}/inbox`, signed)).status).toBe(202);
-    expect(statusByUri(a, uri)?.visibility).toBe("public");
+    expect((await statusByUri(a, uri))?.visibility).toBe("public");
 
     // An actor elsewhere that names the relay's inbox as its own is no relay.
     const impostor = raw.actor("impostor", "impostor", { inbox: relay.inbox, endpoints: { sharedInbox: relay.inbox } });
     const third = await daveCreate("impostor");
     expect((await raw.post(`${a.base}/inbox`, impostor, third.signed)).status).toBe(202);
-    expect(statusByUri(a, third.uri)).toBeNull();
+    expect(await statusByUri(a, third.uri)).toBeNull();
 
     // Another relay, which refused A's Follow: what it forwards concerns nobody here.
     const refusing = await startRelay("127.0.0.75", "mastodon");
     try {
       refusing.answer = "reject";
       await a.ctx.services.relays.add(refusing.inbox);
-      await eventually(() => relayRow(a, refusing.inbox)?.state === "refused", "the refusal taken", 20_000);
+      await eventually(async () => (await relayRow(a, refusing.inbox))?.state === "refused", "the refusal taken", 20_000);
       const second = await daveCreate("2");
-      const before = counts(a);
+      const before = await counts(a);
       expect((await refusing.post(`${a.base}/inbox`, second.signed)).status).toBe(202);
-      expect(statusByUri(a, second.uri)).toBeNull();
-      expect(counts(a)).toEqual(before);
+      expect(await statusByUri(a, second.uri)).toBeNull();
+      expect(await counts(a)).toEqual(before);
       expect((await a.ctx.services.relays.remove(refusing.inbox))?.state).toBe("refused");
     } finally {
       refusing.stop();
@@ -223,9 +223,9 @@ describe("what a Mastodon relay brings", () => {
 
   test("a public post that is not public (addressed to followers) is not kept for being relayed", async () => {
     const { uri, signed } = await daveCreate("followers-only", { to: [`${dave}/followers`], cc: [] });
-    const before = counts(a);
+    const before = await counts(a);
     expect((await relay.post(`${a.base}/inbox`, { ...signed })).status).toBe(202);
-    expect(statusByUri(a, uri)).toBeNull();
-    expect(counts(a)).toEqual(before);
+    expect(await statusByUri(a, uri)).toBeNull();
+    expect(await counts(a)).toEqual(before);
   });
 });

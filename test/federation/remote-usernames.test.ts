@@ -21,7 +21,7 @@ afterAll(async () => {
   await a?.close();
 });
 
-const counts = () => a.database.sqlite.query("SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM statuses) AS statuses").get();
+const counts = () => a.database.port.get("SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM statuses) AS statuses");
 const resolve = (q: string) => alice.client.get("/api/v2/search", { query: { q, resolve: "true" } });
 const host = () => new URL(evil.base).host;
 
@@ -42,7 +42,7 @@ describe("remote usernames", () => {
       "a_b.-",
       "",
     ];
-    const before = counts();
+    const before = await counts();
     for (const [i, name] of refused.entries()) {
       const actor = evil.actor(`refused${i}`, name);
       const found = await resolve(actor);
@@ -58,7 +58,7 @@ describe("remote usernames", () => {
       expect([name, res.status]).toEqual([name, 202]);
     }
     await a.federation!.idle();
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
     expect((await alice.client.get("/api/v1/notifications")).body).toEqual([]);
   });
 

@@ -59,7 +59,7 @@ async function noteWith(name: string, path: string) {
   const to = new URL(`${a.base}/users/alice`);
   const note = new Note({ id, attribution: new URL(receiver.actor), content: `<p>${name}</p>`, to, tags: [new Mention({ href: to })], attachments: [new Document({ mediaType: "image/png", url: new URL(fileUrl(path)) })] });
   await receiver.send({ id: to.href, inbox: `${to.href}/inbox` }, new Create({ id: new URL(`${id.href}/activity`), actor: new URL(receiver.actor), object: note, to }));
-  const stored = await eventually(() => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(id.href), `${name} stored`);
+  const stored = await eventually(() => a.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [id.href]), `${name} stored`);
   return String(stored.id);
 }
 

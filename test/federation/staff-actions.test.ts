@@ -71,13 +71,13 @@ describe("a remote account suspended here", () => {
     expect(res.status).toBe(200);
     const reject = await eventually(() => receiver.received.find((x): x is Reject => x instanceof Reject && x.actorId?.href === `${a.base}/users/dora`), "dora's Reject");
     expect(reject.objectId?.href).toBe(follow);
-    const follows = a.database.sqlite.query("SELECT count(*) AS n FROM follows WHERE account_id = ?").get(carol.id) as { n: number };
+    const follows = (await a.database.port.get<{ n: number }>("SELECT count(*) AS n FROM follows WHERE account_id = ?", [carol.id]))!;
     expect(follows.n).toBe(0);
     expect((await dora.client.get(`/api/v1/accounts/${carol.id}`)).body).toMatchObject({ suspended: true });
     // What it sends now is not heard (an activity is handled before its delivery is answered).
     const accepts = receiver.received.filter((x) => x instanceof Accept).length;
     await receiver.follow(`${a.base}/users/dora`, `${a.base}/users/dora/inbox`);
-    const after = a.database.sqlite.query("SELECT (SELECT count(*) FROM follows WHERE account_id = ?1) + (SELECT count(*) FROM follow_requests WHERE account_id = ?1) AS n").get(carol.id) as { n: number };
+    const after = (await a.database.port.get<{ n: number }>("SELECT (SELECT count(*) FROM follows WHERE account_id = ?) + (SELECT count(*) FROM follow_requests WHERE account_id = ?) AS n", [carol.id, carol.id]))!;
     expect(after.n).toBe(0);
     expect(receiver.received.filter((x) => x instanceof Accept).length).toBe(accepts);
   });

@@ -60,12 +60,13 @@ describe("statuses travel to a follower on another server", () => {
 
     // Home feeds and notifications are for local accounts only: A keeps none for its remote
     // follower bob (backfilled on follow, or at each post), B none for alice (the author).
-    const remoteAccounts = (server: TestServer) => server.database.sqlite.query("SELECT id FROM accounts WHERE domain IS NOT NULL").all().map((r: any) => r.id);
+    const remoteAccounts = async (server: TestServer) => (await server.database.port.all<{ id: number }>("SELECT id FROM accounts WHERE domain IS NOT NULL")).map((r) => r.id);
     for (const server of [a, b]) {
-      const ids = JSON.stringify(remoteAccounts(server));
-      expect(ids).not.toBe("[]");
-      expect(server.database.sqlite.query("SELECT count(*) AS n FROM home_feed WHERE account_id IN (SELECT value FROM json_each(?))").get(ids)).toEqual({ n: 0 });
-      expect(server.database.sqlite.query("SELECT count(*) AS n FROM notifications WHERE account_id IN (SELECT value FROM json_each(?))").get(ids)).toEqual({ n: 0 });
+      const ids = await remoteAccounts(server);
+      expect(ids).not.toEqual([]);
+      const among = `IN (${ids.map(() => "?").join(", ")})`;
+      expect(await server.database.port.get(`SELECT count(*) AS n FROM home_feed WHERE account_id ${among}`, ids)).toEqual({ n: 0 });
+      expect(await server.database.port.get(`SELECT count(*) AS n FROM notifications WHERE account_id ${among}`, ids)).toEqual({ n: 0 });
     }
   });
 
@@ -74,7 +75,7 @@ describe("statuses travel to a follower on another server", () => {
     const remoteMallory = (await b.federation!.resolveActor(`${a.base}/users/mallory`))!;
     await bob.client.post(`/api/v1/accounts/${remoteMallory.id}/follow`);
     await eventually(async () => (await bob.client.get("/api/v1/accounts/relationships", { query: { "id[]": String(remoteMallory.id) } })).body[0]?.following === true, "bob follows mallory");
-    const before = (b.database.sqlite.query("SELECT count(*) AS n FROM statuses").get() as { n: number }).n;
+    const before = (await b.database.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses"))!.n;
 
     // mallory, signing with her own key, delivers a note claiming to be alice's.
     const { Create, Note } = await import("@fedify/fedify/vocab");
@@ -92,9 +93,9 @@ describe("statuses travel to a follower on another server", () => {
     await b.federation!.idle();
     // mallory's real posts still arrive (the check that the forged one did not is then meaningful).
     const real = await postStatus(mallory, { status: "mallory's own", visibility: "public" });
-    await eventually(() => b.database.sqlite.query("SELECT 1 FROM statuses WHERE uri = ?").get(real.uri), "mallory's own post arrived");
-    expect(b.database.sqlite.query("SELECT 1 FROM statuses WHERE uri = ?").get(forgedUri)).toBeNull();
-    expect((b.database.sqlite.query("SELECT count(*) AS n FROM statuses").get() as { n: number }).n).toBe(before + 1);
+    await eventually(() => b.database.port.get("SELECT 1 FROM statuses WHERE uri = ?", [real.uri]), "mallory's own post arrived");
+    expect(await b.database.port.get("SELECT 1 FROM statuses WHERE uri = ?", [forgedUri])).toBeUndefined();
+    expect((await b.database.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses"))!.n).toBe(before + 1);
   });
 });
 
@@ -102,7 +103,7 @@ describe("statuses travel to a follower on another server", () => {
 describe("deletions travel too, and only the author's count", () => {
   test("mallory's Delete of alice's status changes nothing; alice's own Delete removes it on B", async () => {
     const post = await postStatus(alice, { status: "soon gone", visibility: "public" });
-    const stored = await eventually(() => b.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(post.uri), "alice's post arrived");
+    const stored = await eventually(() => b.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [post.uri]), "alice's post arrived");
 
     const { Delete, Tombstone } = await import("@fedify/fedify/vocab");
     const ctx = (await a.federation!.load()).federation.createContext(new URL(a.base), undefined);
@@ -113,7 +114,7 @@ describe("deletions travel too, and only the author's count", () => {
     );
     // A later post of mallory's arriving proves the forged Delete was handled before it.
     const marker = await postStatus(await tokenFor(a, "mallory"), { status: "after the forgery", visibility: "public" });
-    await eventually(() => b.database.sqlite.query("SELECT 1 FROM statuses WHERE uri = ?").get(marker.uri), "mallory's marker arrived");
+    await eventually(() => b.database.port.get("SELECT 1 FROM statuses WHERE uri = ?", [marker.uri]), "mallory's marker arrived");
     expect((await bob.client.get(`/api/v1/statuses/${stored.id}`)).status).toBe(200);
 
     expect((await alice.client.delete(`/api/v1/statuses/${post.id}`)).status).toBe(200);
@@ -125,7 +126,7 @@ describe("deletions travel too, and only the author's count", () => {
 describe("edits travel as Update, and only the author's count", () => {
   test("alice's edit reaches B with its history; mallory's Updates of alice's status and profile change nothing", async () => {
     const post = await postStatus(alice, { status: "first version", visibility: "public" });
-    const stored = await eventually(() => b.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(post.uri), "post arrived");
+    const stored = await eventually(() => b.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [post.uri]), "post arrived");
 
     const { Update, Note, Person } = await import("@fedify/fedify/vocab");
     const ctx = (await a.federation!.load()).federation.createContext(new URL(a.base), undefined);

@@ -30,7 +30,7 @@ afterAll(async () => {
   elsewhere?.stop();
 });
 
-const stored = (uri: string) => a.database.sqlite.query<{ id: number; content_html: string; in_reply_to_id: number | null }, [string]>("SELECT id, content_html, in_reply_to_id FROM statuses WHERE uri = ?").get(uri);
+const stored = async (uri: string) => (await a.database.port.get<{ id: number; content_html: string; in_reply_to_id: number | null }>("SELECT id, content_html, in_reply_to_id FROM statuses WHERE uri = ?", [uri])) ?? null;
 
 /** The status at `uri`, fetched and stored as search with resolve=true does; its id here. */
 async function resolve(uri: string): Promise<string> {
@@ -102,9 +102,9 @@ describe("the missing replies of a remote thread", () => {
     const second = await context(id);
     expect(second.body.descendants).toHaveLength(40);
     // Nested where they belong: the deepest answers its parent.
-    const deep = stored(`${remote.base}/forty/r0-0-0`)!;
-    expect(deep.in_reply_to_id).toBe(stored(`${remote.base}/forty/r0-0`)!.id);
-    expect(stored(`${elsewhere.base}/forty/e1`)!.content_html).toBe("<p>from elsewhere 1</p>");
+    const deep = (await stored(`${remote.base}/forty/r0-0-0`))!;
+    expect(deep.in_reply_to_id).toBe((await stored(`${remote.base}/forty/r0-0`))!.id);
+    expect((await stored(`${elsewhere.base}/forty/e1`))!.content_html).toBe("<p>from elsewhere 1</p>");
     // Fetched within the cooldown: nothing is asked again, and no refresh is announced.
     expect(second.header).toBeNull();
     // Every request was signed (by the instance actor: the servers in secure mode answer it).
@@ -172,7 +172,7 @@ describe("bounds, cooldown and who sets it off", () => {
     expect(remote.gets.length).toBe(before);
 
     await finished((await context(id)).refreshId!);
-    expect(stored(`${remote.base}/cool/r0`)).not.toBeNull();
+    expect(await stored(`${remote.base}/cool/r0`)).not.toBeNull();
     // A reply posted since: not asked for within the cooldown.
     remote.thread("/cool/root", dave, "cooling down", [`${remote.base}/cool/r0`, remote.thread("/cool/r1", dave, "late reply", [], { inReplyTo: root })]);
     const asked = remote.gets.length;
@@ -181,7 +181,7 @@ describe("bounds, cooldown and who sets it off", () => {
     // Past it, the thread is asked again, and the late reply arrives.
     a.clock.set(a.clock.now() + 16 * 60 * 1000);
     await finished((await context(id)).refreshId!);
-    expect(stored(`${remote.base}/cool/r1`)).not.toBeNull();
+    expect(await stored(`${remote.base}/cool/r1`)).not.toBeNull();
   });
 
   test("a running fill is announced to every reader of the thread, anonymous ones too, and reported running until it finishes", async () => {
@@ -217,7 +217,7 @@ describe("a thread begun here", () => {
     expect((await context(top.body.id)).header).toBeNull();
     const opened = await context(id);
     await finished(opened.refreshId!);
-    expect(stored(`${remote.base}/local-top/answer-reply`)!.in_reply_to_id).toBe(Number(id));
+    expect((await stored(`${remote.base}/local-top/answer-reply`))!.in_reply_to_id).toBe(Number(id));
   });
 });
 
@@ -243,7 +243,7 @@ describe("fills do not pile up", () => {
     for (const o of opened.slice(0, 10)) await finished(o.refreshId!);
     const late = await context(ids[10]!);
     await finished(late.refreshId!);
-    expect(stored(`${remote.base}/many10/r`)).not.toBeNull();
+    expect(await stored(`${remote.base}/many10/r`)).not.toBeNull();
   });
 });
 
@@ -262,10 +262,10 @@ describe("what a hostile server says is not believed", () => {
     const root = remote.thread("/liar/root", dave, "the liar's root", replies);
     const id = await resolve(root);
     await finished((await context(id)).refreshId!);
-    expect(stored(`${remote.base}/liar/honest`)).not.toBeNull();
-    expect(stored(`${remote.base}/liar/impostor`)).toBeNull();
-    expect(stored(`${remote.base}/liar/unrelated`)).toBeNull();
-    expect(stored(genuine)!.content_html).toBe("<p>the genuine words</p>");
+    expect(await stored(`${remote.base}/liar/honest`)).not.toBeNull();
+    expect(await stored(`${remote.base}/liar/impostor`)).toBeNull();
+    expect(await stored(`${remote.base}/liar/unrelated`)).toBeNull();
+    expect((await stored(genuine))!.content_html).toBe("<p>the genuine words</p>");
   });
 });
 
@@ -289,9 +289,9 @@ describe("a hostile context collection", () => {
     remote.thread("/hctx/root", dave, "a root with a hostile context", [], { extra: { context: `${remote.base}/contexts/hctx` } });
     const id = await resolve(root);
     const refresh = await finished((await context(id)).refreshId!);
-    expect(stored(`${remote.base}/hctx/parent`)).not.toBeNull();
-    expect(stored(`${remote.base}/hctx/child`)!.in_reply_to_id).toBe(stored(`${remote.base}/hctx/parent`)!.id);
-    for (const path of ["/hctx/x", "/hctx/x2", "/hctx/c1", "/hctx/c2", "/hctx/other-top"]) expect(stored(`${elsewhere.base}${path}`)).toBeNull();
+    expect(await stored(`${remote.base}/hctx/parent`)).not.toBeNull();
+    expect((await stored(`${remote.base}/hctx/child`))!.in_reply_to_id).toBe((await stored(`${remote.base}/hctx/parent`))!.id);
+    for (const path of ["/hctx/x", "/hctx/x2", "/hctx/c1", "/hctx/c2", "/hctx/other-top"]) expect(await stored(`${elsewhere.base}${path}`)).toBeNull();
     expect(refresh.async_refresh.result_count).toBe(2);
     expect((await context(id)).body.descendants.map((s: any) => s.uri)).toEqual([`${remote.base}/hctx/parent`, `${remote.base}/hctx/child`]);
   });

@@ -22,7 +22,7 @@ afterAll(async () => {
   receiver?.stop();
 });
 
-const statusByUri = (uri: string) => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(uri);
+const statusByUri = async (uri: string) => (await a.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [uri])) ?? null;
 
 /** carol's notes, each replying to the one before; the last mentions alice and is delivered to her. */
 async function thread(prefix: string, length: number, options: { loopTo?: string } = {}) {
@@ -41,11 +41,11 @@ async function thread(prefix: string, length: number, options: { loopTo?: string
 describe("threads of remote replies", () => {
   test("the context of a reply fetches its missing ancestors, which then show as its thread, counted", async () => {
     const { uris, id } = await thread("chain", 3);
-    expect(statusByUri(uris[0]!)).toBeNull();
+    expect(await statusByUri(uris[0]!)).toBeNull();
     // Anonymous readers set off no fetch.
     const anonymous = await (await fetch(`${a.base}/api/v1/statuses/${id}/context`)).json();
     expect(anonymous.ancestors).toEqual([]);
-    expect(statusByUri(uris[1]!)).toBeNull();
+    expect(await statusByUri(uris[1]!)).toBeNull();
 
     const context = await alice.client.get(`/api/v1/statuses/${id}/context`);
     expect(context.status).toBe(200);

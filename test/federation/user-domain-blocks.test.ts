@@ -55,7 +55,7 @@ describe("a user blocks a domain", () => {
 
     // bob's later public post mentioning alice: in no timeline of hers, no notification.
     const after = await postStatus(bob, { status: `@alice@${new URL(a.base).host} after the block`, visibility: "public" });
-    const stored = await eventually(() => a.database.sqlite.query<{ id: number }, [string]>("SELECT id FROM statuses WHERE uri = ?").get(after.uri), "bob's mention stored on A");
+    const stored = await eventually(() => a.database.port.get<{ id: number }>("SELECT id FROM statuses WHERE uri = ?", [after.uri]), "bob's mention stored on A");
     for (const path of ["/api/v1/timelines/home", "/api/v1/timelines/public"]) {
       const uris = (await alice.client.get(path)).body.map((s: { uri: string }) => s.uri);
       expect([path, uris.includes(after.uri), uris.includes(before.uri)]).toEqual([path, false, false]);
@@ -82,7 +82,7 @@ describe("a user blocks a domain", () => {
     expect(await blocked(alice)).toEqual(["xn--bcher-kva.example", "spelled.example"]);
     expect((await relationship(alice, eve.id)).domain_blocking).toBe(true);
     // A row stored before domains were normalized when stored (its host as the IRI spelled it): covered too.
-    a.database.sqlite.query("UPDATE accounts SET domain = 'Spelled.Example.:8443' WHERE id = ?").run(eve.id);
+    await a.database.port.run("UPDATE accounts SET domain = 'Spelled.Example.:8443' WHERE id = ?", [eve.id]);
     expect((await relationship(alice, eve.id)).domain_blocking).toBe(true);
     // Any spelling lifts it.
     for (const typed of ["SPELLED.example.", "xn--bcher-kva.example."]) expect((await alice.client.delete("/api/v1/domain_blocks", { json: { domain: typed } })).body).toEqual({});
