@@ -53,9 +53,9 @@ test.skipIf(onPostgres)("upgrading drops non-http(s) URLs stored from other serv
     db.close();
   });
   // Recorded once, as drizzle applied it: a later start does not run it again.
-  expect(restarted.database.sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations WHERE created_at = ?").get(migration.when)).toEqual({ n: 1 });
+  expect(restarted.database.sqlite!.query("SELECT count(*) AS n FROM __drizzle_migrations WHERE created_at = ?").get(migration.when)).toEqual({ n: 1 });
   try {
-    const db = restarted.database.sqlite;
+    const db = restarted.database.sqlite!;
     expect(db.query("SELECT url, json_extract(emojis, '$[#-1].shortcode') AS last, json_array_length(emojis) AS n FROM statuses WHERE id = ?").get(Number(bad.id))).toEqual({ url: null, last: "ok", n: 1 });
     expect(db.query("SELECT url FROM statuses WHERE id = ?").get(Number(good.id))).toEqual({ url: "HTTPS://remote.example/@x/1" });
     expect(db.query("SELECT url, avatar_remote_url AS avatar, header_remote_url AS header, json_array_length(emojis) AS n FROM accounts WHERE username = 'eve'").get()).toEqual({
@@ -85,7 +85,7 @@ test.skipIf(onPostgres)("upgrading forgets the keys and documents Fedify cached 
     db.close();
   });
   try {
-    const keys = restarted.database.sqlite.query<{ key: string }, []>("SELECT key FROM fedify_kv").all().map((r) => r.key);
+    const keys = restarted.database.sqlite!.query<{ key: string }, []>("SELECT key FROM fedify_kv").all().map((r) => r.key);
     for (const key of kept) expect(keys).toContain(key);
     for (const key of forgotten) expect(keys).not.toContain(key);
   } finally {

@@ -313,7 +313,7 @@ describe("Web Push across a restart, and the sealed tokens", () => {
       // The file itself too, on SQLite: no page of it, free or not, holds the token. The
       // checkpoint waits a turn: the port's reads hold their read transaction until it ends.
       await new Promise((resolve) => setImmediate(resolve));
-      server.database.sqlite.run("PRAGMA wal_checkpoint(TRUNCATE)");
+      server.database.sqlite!.run("PRAGMA wal_checkpoint(TRUNCATE)");
       expect(readFileSync(`${server.dataDir}/rookery.sqlite3`).includes(Buffer.from(jill.token))).toBe(false);
     }
     const stored = JSON.stringify([await server.database.port.all("SELECT * FROM push_subscriptions"), await server.database.port.all("SELECT * FROM push_deliveries")]);

@@ -21,7 +21,7 @@ async function expectNothingOpen() {
   expect(server.database.port.inTransaction).toBe(false);
   await new Promise((resolve) => setImmediate(resolve));
   // SQLite's shared read holds the one connection; PostgreSQL's is on a pooled one, not seen here.
-  if (!onPostgres) expect(server.database.sqlite.inTransaction).toBe(false);
+  if (!onPostgres) expect(server.database.sqlite!.inTransaction).toBe(false);
 }
 
 const links = (res: { headers: Headers }) => res.headers.get("link");
