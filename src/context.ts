@@ -13,6 +13,12 @@ export interface AppContext {
   clock: Clock;
   ids: IdGenerator;
   db: Db;
+  /**
+   * Moves with every write this process made, and those of other processes it hears of
+   * (DatabasePort.generation; on PostgreSQL also the cache generations' `database` kind): the
+   * kept JSON answers (http/kept-json.ts) are built again when it moved.
+   */
+  databaseGeneration: () => string;
   storage: MediaStorage;
   keys: InstanceKeys;
   services: Services;

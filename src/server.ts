@@ -21,6 +21,7 @@ import { SharedCounters } from "./infra/shared-counters.ts";
 import { SharedIds } from "./infra/shared-ids.ts";
 import { afterCommitOf } from "./infra/after-commit.ts";
 import { ServingThreads } from "./threads/pool.ts";
+import type { DatabasePort } from "./db/port.ts";
 import { holdTimers, linkProcesses, shareTimers, startLinkedProcesses, type LinkedProcesses } from "./cross-process.ts";
 import type { Resolver } from "./net/outgoing.ts";
 import { loadInstanceKeys } from "./services/instance-keys.ts";
@@ -149,6 +150,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     clock,
     ids,
     db: database.db,
+    databaseGeneration: generationOf(database.port, link),
     storage,
     keys,
     services,
@@ -256,6 +258,13 @@ function renderChanges(threads: ServingThreads | null, link: { renderChanged(cha
   if (threads && link) return (change) => (threads.renderChanged(change), link.renderChanged(change));
   if (threads) return (change) => threads.renderChanged(change);
   return link ? (change) => link.renderChanged(change) : undefined;
+}
+
+/** The kept JSON's generation (AppContext.databaseGeneration): the port's, and on PostgreSQL what the other processes and commands told. */
+function generationOf(port: DatabasePort, link: { generations: { generation(kind: "database"): number } } | null): () => string {
+  if (!link) return () => port.generation();
+  const generations = link.generations;
+  return () => `${port.generation()}.${generations.generation("database")}`;
 }
 
 /**

@@ -71,7 +71,7 @@ async function serve(start: ThreadStart) {
     sharedFills: start.fills,
     servingThread: { federation: config.federation },
   });
-  const ctx: AppContext = { config, clock, ids, db: database.db, storage, keys, services, urls };
+  const ctx: AppContext = { config, clock, ids, db: database.db, databaseGeneration: () => database.port.generation(), storage, keys, services, urls };
   const app = createApp(ctx);
   const streaming = new Streaming(ctx);
   registerReaderConsequences(services.events, { streams: (events) => streaming.fanout.subscribe(events) });

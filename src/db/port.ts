@@ -46,6 +46,11 @@ export interface DatabasePort {
   /** Whether the calling flow is inside a transaction (of the port, or a synchronous one of the old API on SQLite). */
   readonly inTransaction: boolean;
   afterCommit(task: () => void): void;
+  /**
+   * Moves whenever a write of this process may have committed (on SQLite, another connection's
+   * commit too): what is kept per state of the database (http/kept-json.ts) compares it.
+   */
+  generation(): string;
   /** The rows a builder's write changed (`await port.orm.update(...)`'s result). */
   changes(result: unknown): number;
   close(): Promise<void>;

@@ -39,16 +39,18 @@ export class PostgresPort implements DatabasePort {
   readonly orm: PortOrm;
   private client: SQL;
   private scope = new AsyncLocalStorage<Frame>();
+  /** Writes of this process ended (a transaction, or a statement outside one that is no SELECT): `generation`. */
+  private writes = 0;
 
   constructor(url: string, options: PostgresOptions = {}) {
     this.client = new SQL(url, { bigint: true, ...(options.max ? { max: options.max } : {}) });
     // drizzle's session runs every statement through `unsafe`; its own transaction() is not used.
-    const routed = { unsafe: (text: string, params?: unknown[]) => this.sql().unsafe(text, params) } as unknown as SQL;
+    const routed = { unsafe: (text: string, params?: unknown[]) => this.counted(text, this.sql().unsafe(text, params)) } as unknown as SQL;
     this.orm = drizzle({ client: routed, schema: pg }) as Orm as unknown as PortOrm;
   }
 
   async all<T = Row>(text: string, params: readonly unknown[] = []): Promise<T[]> {
-    const rows = (await this.sql().unsafe(positional(text), params as unknown[])) as Row[];
+    const rows = (await this.counted(text, this.sql().unsafe(positional(text), params as unknown[]))) as unknown as Row[];
     return rows.map(numbersInRow) as T[];
   }
 
@@ -57,12 +59,39 @@ export class PostgresPort implements DatabasePort {
   }
 
   async values(text: string, params: readonly unknown[] = []): Promise<unknown[][]> {
-    const rows = (await this.sql().unsafe(positional(text), params as unknown[]).values()) as unknown[][];
+    const rows = (await this.counted(text, this.sql().unsafe(positional(text), params as unknown[])).values()) as unknown[][];
     return rows.map((row) => row.map(number));
   }
 
   async run(text: string, params: readonly unknown[] = []): Promise<number> {
-    return this.changes(await this.sql().unsafe(positional(text), params as unknown[]));
+    return this.changes(await this.counted(text, this.sql().unsafe(positional(text), params as unknown[])));
+  }
+
+  /**
+   * Counts every write of this process once it ended: a transaction's at its end, a statement's
+   * outside one when it answered (after it, a document built before is built again; one built
+   * while it ran may have read the rows before, and is too). Other processes' writes are not
+   * seen here.
+   */
+  generation(): string {
+    return String(this.writes);
+  }
+
+  /** The query, its end counted when it may have written outside a transaction (a transaction's are counted at its end). */
+  private counted<Q extends { then: Promise<unknown>["then"]; values(): Promise<unknown> }>(text: string, query: Q): Q {
+    if (this.scope.getStore() !== undefined || READ.test(text)) return query;
+    const ended = <V>(value: V) => {
+      this.writes++;
+      return value;
+    };
+    const failed = (e: unknown) => {
+      this.writes++;
+      throw e;
+    };
+    return {
+      then: (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) => query.then(ended, failed).then(ok, fail),
+      values: () => query.values().then(ended, failed),
+    } as unknown as Q;
   }
 
   changes(result: unknown): number {
@@ -83,7 +112,12 @@ export class PostgresPort implements DatabasePort {
     const frame = this.scope.getStore();
     if (frame) return this.savepoint(frame, work);
     const tx = { depth: 0, tasks: [] as (() => void)[] };
-    const value = (await this.client.begin((sql) => this.scope.run({ sql, tx, depth: 0 }, async () => work()))) as T;
+    let value: T;
+    try {
+      value = (await this.client.begin((sql) => this.scope.run({ sql, tx, depth: 0 }, async () => work()))) as T;
+    } finally {
+      this.writes++;
+    }
     for (const task of tx.tasks) runTask(task);
     return value;
   }
@@ -117,6 +151,9 @@ export class PostgresPort implements DatabasePort {
     }
   }
 }
+
+/** A statement that writes nothing (what `generation` need not count). */
+const READ = /^\s*select\b/i;
 
 /** `?` placeholders, numbered as PostgreSQL wants them; a `?` inside quotes is left alone. */
 const numbered = new Map<string, string>();

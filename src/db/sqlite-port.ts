@@ -171,6 +171,16 @@ export class SqlitePort implements DatabasePort {
     this.commits.committed();
   }
 
+  /**
+   * total_changes() counts this connection's writes (every row inserted, updated or deleted, even
+   * in a transaction rolled back: only an extra rebuild); data_version moves when another
+   * connection (a CLI command, another process) commits. Two trivial statements.
+   */
+  generation(): string {
+    const version = this.sqlite.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
+    return `${version}.${this.sqlite.query<{ c: number }, []>("SELECT total_changes() AS c").get()!.c}`;
+  }
+
   changes(result: unknown): number {
     return (result as { changes?: number } | undefined)?.changes ?? 0;
   }

@@ -11,7 +11,7 @@ import { input } from "./input.ts";
 import { pageParams } from "./pagination.ts";
 import { bool, file, obj, pathId, str, strArray, type ParamValue, type Params } from "./params.ts";
 import { renderAccountList } from "./render.ts";
-import { answerKept, databaseGeneration, keep, type Kept } from "./kept-json.ts";
+import { answerKept, keep, type Kept } from "./kept-json.ts";
 
 /** `fields_attributes` as an indexed hash (Mastodon's form) or, leniently, as an array. */
 function fieldsParam(v: ParamValue | undefined): CredentialsUpdate["fields"] {
@@ -36,7 +36,7 @@ export function accountRoutes(ctx: AppContext) {
   };
   // verify_credentials, the same for every token of an account until the database changes: its
   // bytes kept per account (the latest generation only; bounded, as accounts signed in are).
-  const databaseNow = databaseGeneration(ctx.db);
+  const databaseNow = ctx.databaseGeneration;
   const keptCredentials = new Map<number, Kept>();
   const KEPT_ACCOUNTS = 10_000;
   const keepCredentials = async (request: Request, accountId: number, generation: string) => {

@@ -13,13 +13,13 @@ import { input } from "./input.ts";
 import { optionalUser } from "./auth.ts";
 import { str } from "./params.ts";
 import type { RegistrationsMode } from "../services/accounts/registrations.ts";
-import { answerKept, databaseGeneration, keepAsync, type Kept } from "./kept-json.ts";
+import { answerKept, keepAsync, type Kept } from "./kept-json.ts";
 
 const DISCOVERY_CACHE = "max-age=259200, public";
 
 /** The instance documents clients read at login, and the discovery documents around them. */
 export function instanceRoutes(ctx: AppContext) {
-  const { config, db, services } = ctx;
+  const { config, services } = ctx;
   const streamingUrl = config.publicUrl.replace(/^http/, "ws");
   const thumbnail = `${config.publicUrl}/avatars/original/missing.png`;
   const description = INSTANCE_DESCRIPTION;
@@ -86,7 +86,7 @@ export function instanceRoutes(ctx: AppContext) {
   // Mastodon's InstancesController: expires_in 3.minutes, public (for members only under
   // WHITELIST_MODE, where a user is required to read it).
   const instanceCache = config.whitelistMode ? "max-age=180, private" : "max-age=180, public";
-  const databaseNow = databaseGeneration(db);
+  const databaseNow = ctx.databaseGeneration;
   // What outside the database shapes the documents: whether ffmpeg was found. (The registrations
   // mode is the saved one, in the database, else REGISTRATIONS, which a process never changes.)
   const generation = () => `${databaseNow()}.${services.media.avSupported}`;

@@ -1,24 +1,9 @@
-import type { Db } from "../db/connection.ts";
-
 /**
  * JSON answers that are the same for every caller until the database changes (the instance
  * documents; an account's own verify_credentials), kept as bytes with an ETag per generation, as
  * status pages keep theirs: serializing them again on every client start was most of their cost.
  */
 export type Kept = { generation: string; body: string; etag: string };
-
-/**
- * The database's generation: it moves on every write, so a kept answer is never served after a
- * write the user made. total_changes() counts this connection's writes (every row inserted,
- * updated or deleted, even in a transaction rolled back: only an extra rebuild); data_version
- * moves when another connection (a CLI command, another process) commits. Two trivial statements
- * in place of the counts and the serialization.
- */
-export function databaseGeneration(db: Db): () => string {
-  const statement = db.$client.query<{ c: number }, []>("SELECT total_changes() AS c");
-  const version = db.$client.query<{ data_version: number }, []>("PRAGMA data_version");
-  return () => `${version.get()!.data_version}.${statement.get()!.c}`;
-}
 
 /** Bytes for this generation: the kept ones if `kept` is of it, else `build`'s serialized. */
 export function keep(kept: Kept | undefined, generation: string, build: () => unknown): Kept {

@@ -53,7 +53,7 @@ describe("instance documents kept per generation", () => {
     expect((await http.get("/api/v1/instance", { headers: { "if-none-match": before.etag } })).status).toBe(200);
 
     before = after;
-    server.ctx.services.instanceInfo.setRegistrationsMode("open");
+    await server.ctx.services.instanceInfo.setRegistrationsMode("open");
     after = await steady(http, "/api/v1/instance");
     expect(after.etag).not.toBe(before.etag);
     expect(after.body.registrations).toBe(true);
