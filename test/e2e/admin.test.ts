@@ -38,7 +38,7 @@ beforeAll(async () => {
   troll = await createUser(server, "troll");
   vic = await createUser(server, "vic");
   await pendingUser(server, "penny", "I knit, and would like to post about it");
-  remoteAccount(server, "spammer", "spam.example");
+  await remoteAccount(server, "spammer", "spam.example");
   rudeStatus = (await postStatus(troll, { status: "a rude remark" })).id;
   reportId = (await alice.client.post("/api/v1/reports", { json: { account_id: troll.id, status_ids: [rudeStatus], comment: "rude to everyone" } })).body.id;
   browser = await launchChromium();
@@ -209,7 +209,7 @@ describe.skipIf(!available)("admin pages in Chromium", () => {
     await shot(page, "federation");
     await nav(page, "Audit log");
     const rows = await page.locator("tbody tr").count();
-    expect(rows).toBe(Math.min(50, auditLines(server).length));
+    expect(rows).toBe(Math.min(50, (await auditLines(server)).length));
     await shot(page, "audit-log");
   }, 60_000);
 
