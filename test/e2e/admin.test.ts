@@ -110,7 +110,7 @@ describe.skipIf(!available)("admin pages in Chromium", () => {
   }, 60_000);
 
   test("a password reset and a role, on another account", async () => {
-    const alice = server.ctx.db.$client.query("SELECT id FROM accounts WHERE username = 'alice' AND domain IS NULL").get() as { id: number };
+    const alice = (await server.database.port.get<{ id: number }>("SELECT id FROM accounts WHERE username = 'alice' AND domain IS NULL"))!;
     await page.goto(`${server.base}/admin/accounts/${alice.id}`);
     await submit(page, "Reset password");
     expect(await notice(page)).toMatch(/^@alice's new password is \S+ \(shown this once\); every sign-in of it has ended\.$/);

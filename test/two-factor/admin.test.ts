@@ -40,7 +40,7 @@ describe("an admin turns a member's two-factor off", () => {
     expect(after.text).toContain("<dt>Two-factor sign-in</dt><dd>off</dd>");
     expect(after.text).not.toContain("/disable_2fa");
     expect(await enabled(member.account.id)).toBe(false);
-    expect(count(server, "two_factor_recovery_codes", `account_id = ${member.account.id}`)).toBe(0);
+    expect(await count(server, "two_factor_recovery_codes", `account_id = ${member.account.id}`)).toBe(0);
     expect((await auditSince(server, before))).toEqual([["disable_2fa", "User", String(member.account.id), admin.account.id]]);
     // The member signs in with the password alone again.
     expect((await signedIn(server, "lostphone")).cookies.has("_rookery_session")).toBe(true);
