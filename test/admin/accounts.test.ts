@@ -172,7 +172,7 @@ describe("POST /api/v1/admin/accounts/:id/action", () => {
     const unknownReport = await admin.client.post(`/api/v1/admin/accounts/${alice.id}/action`, { json: { type: "none", report_id: "999999999" } });
     expect(unknownReport.status).toBe(404);
     expect((await auditSince(server, before))).toEqual([]);
-    expect((await accountRow(alice.id))).toEqual({ suspended_at: null, silenced_at: null });
+    expect(await accountRow(alice.id)).toEqual({ suspended_at: null, silenced_at: null });
   });
 
   test("nobody acts on a role as high as their own or higher: moderators and admins on the owner, an admin on an admin", async () => {
@@ -188,8 +188,8 @@ describe("POST /api/v1/admin/accounts/:id/action", () => {
         expect([actor.account.username, target.account.username, type, res.status, res.body]).toEqual([actor.account.username, target.account.username, type, 403, NOT_ALLOWED]);
       }
     }
-    expect((await accountRow(owner.id))).toEqual({ suspended_at: null, silenced_at: null });
-    expect((await accountRow(admin.id))).toEqual({ suspended_at: null, silenced_at: null });
+    expect(await accountRow(owner.id)).toEqual({ suspended_at: null, silenced_at: null });
+    expect(await accountRow(admin.id)).toEqual({ suspended_at: null, silenced_at: null });
     expect((await auditSince(server, before))).toEqual([]);
   });
 

@@ -52,7 +52,7 @@ describe("/api/v1/admin/domain_blocks", () => {
 
   test("a domain already covered (itself or a parent) is 422 naming the block in force; a bad domain or severity is 422; nothing is added", async () => {
     const first = await admin.client.post("/api/v1/admin/domain_blocks", { form: { domain: "bad.example" } });
-    const count = (await blockCount());
+    const count = await blockCount();
     const before = (await auditLines(server)).length;
     for (const domain of ["bad.example", "sub.bad.example"]) {
       const res = await admin.client.post("/api/v1/admin/domain_blocks", { json: { domain } });
@@ -64,14 +64,14 @@ describe("/api/v1/admin/domain_blocks", () => {
     const silence = await admin.client.post("/api/v1/admin/domain_blocks", { json: { domain: "loud.example", severity: "silence" } });
     expect(silence.status).toBe(422);
     expect(silence.body.error).toStartWith("Validation failed: Severity silence is not supported here");
-    expect((await blockCount())).toBe(count);
+    expect(await blockCount()).toBe(count);
     expect((await auditSince(server, before))).toEqual([]);
     const update = await admin.client.put(`/api/v1/admin/domain_blocks/${first.body.id}`, { json: { severity: "noop" } });
     expect(update.status).toBe(422);
   });
 
   test("moderators do not manage federation: 403, nothing changes; an unknown block is 404", async () => {
-    const count = (await blockCount());
+    const count = await blockCount();
     const before = (await auditLines(server)).length;
     const create = await moderator.client.post("/api/v1/admin/domain_blocks", { json: { domain: "mod.example" } });
     expect([create.status, create.body]).toEqual([403, NOT_ALLOWED]);
@@ -79,7 +79,7 @@ describe("/api/v1/admin/domain_blocks", () => {
     expect([list.status, list.body]).toEqual([403, NOT_ALLOWED]);
     const allow = await moderator.client.post("/api/v1/admin/domain_allows", { json: { domain: "mod.example" } });
     expect([allow.status, allow.body]).toEqual([403, NOT_ALLOWED]);
-    expect((await blockCount())).toBe(count);
+    expect(await blockCount()).toBe(count);
     expect((await auditSince(server, before))).toEqual([]);
     const missing = await admin.client.delete("/api/v1/admin/domain_blocks/999999999");
     expect([missing.status, missing.body]).toEqual([404, { error: "Record not found" }]);

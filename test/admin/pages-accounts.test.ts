@@ -159,7 +159,7 @@ describe("actions on a remote account", () => {
     const before = (await auditLines(server)).length;
     expect(noticeOf((await press(adminBrowser, remote.id, "silence")).page)).toBe("@troll@remote.example is limited.");
     expect(noticeOf((await press(adminBrowser, remote.id, "suspend")).page)).toBe("@troll@remote.example is suspended.");
-    expect((await state(remote.id))).toMatchObject({ silenced: expect.any(Number), suspended: expect.any(Number) });
+    expect(await state(remote.id)).toMatchObject({ silenced: expect.any(Number), suspended: expect.any(Number) });
     expect((await auditSince(server, before)).map(([a]) => a)).toEqual(["silence", "suspend"]);
   });
 });

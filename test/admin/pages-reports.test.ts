@@ -62,7 +62,7 @@ describe("/admin/reports", () => {
     expect(noticeOf((await press(id, "assign_to_self")).page)).toBe(`Report #${id} is assigned to you.`);
     expect((await row(id)).assigned).toBe(moderator.account.id);
     expect(noticeOf((await press(id, "resolve")).page)).toBe(`Report #${id} is resolved.`);
-    expect((await row(id))).toMatchObject({ resolved: expect.any(Number), by: moderator.account.id });
+    expect(await row(id)).toMatchObject({ resolved: expect.any(Number), by: moderator.account.id });
     expect((await mod.get("/admin/reports")).text).not.toContain(`#${id}<`);
     expect((await mod.get("/admin/reports", { query: { resolved: "1" } })).text).toContain(`#${id}<`);
     expect(noticeOf((await press(id, "reopen")).page)).toBe(`Report #${id} is open again.`);

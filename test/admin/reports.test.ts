@@ -133,7 +133,7 @@ describe("/api/v1/admin/reports", () => {
     }
     const missing = await moderator.client.post("/api/v1/admin/reports/999999999/resolve");
     expect([missing.status, missing.body]).toEqual([404, { error: "Record not found" }]);
-    expect((await reportRow(id))).toMatchObject({ action_taken_at: null, assigned_account_id: null });
+    expect(await reportRow(id)).toMatchObject({ action_taken_at: null, assigned_account_id: null });
     expect((await auditSince(server, before))).toEqual([]);
   });
 
