@@ -16,7 +16,8 @@ afterAll(() => server.close());
 
 function cli(args: string[]) {
   const proc = Bun.spawnSync([process.execPath, "src/main.ts", ...args], {
-    env: { ...process.env, DATA_DIR: server.dataDir, LOG_REQUESTS: "false" },
+    // server.env: its database too (PostgreSQL in that test mode).
+    env: { ...process.env, ...server.env, DATA_DIR: server.dataDir, LOG_REQUESTS: "false" },
     cwd: join(import.meta.dir, "..", ".."),
   });
   return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
