@@ -1,7 +1,7 @@
 import type { TestServer } from "./server.ts";
 
-/** Tables a request may touch without changing anything. */
-const VOLATILE = new Set(["oauth_access_tokens", "web_sessions", "sqlite_sequence", "__drizzle_migrations"]);
+/** Tables a request may touch without changing anything (id_workers: PostgreSQL's id worker lease, renewed on a timer). */
+const VOLATILE = new Set(["oauth_access_tokens", "web_sessions", "sqlite_sequence", "__drizzle_migrations", "id_workers"]);
 
 /**
  * The server's whole database as data (every table but the volatile ones), read through the
