@@ -28,9 +28,12 @@ export interface RelayHealth {
 }
 
 export interface StorageUsed {
-  /** The database file, its write-ahead log and shared-memory index (bytes). */
+  /**
+   * The database file, its write-ahead log and shared-memory index (bytes); on PostgreSQL the
+   * database's size as the server tells it, and no log (the cluster's WAL is shared by its databases).
+   */
   database: number;
-  wal: number;
+  wal: number | null;
   /** Files under DATA_DIR/media other than the remote cache: uploads, avatars, headers, emojis, archives. */
   media: number;
   /** Copies of remote images (CACHE_REMOTE_MEDIA), and their bound when the cache is on. */

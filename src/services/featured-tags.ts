@@ -76,7 +76,8 @@ export class FeaturedTagService {
    */
   async create(accountId: number, rawName: string | undefined): Promise<FeaturedTagView> {
     const name = (rawName ?? "").trim().replace(/^#/, "");
-    const [existing] = await this.q.byName.execute({ accountId, name });
+    // Only a valid name can be stored, so an invalid one is not looked up (PostgreSQL refuses the NUL it may hold).
+    const [existing] = isHashtagName(name) ? await this.q.byName.execute({ accountId, name }) : [];
     if (existing) return this.view(accountId, existing.id);
     const errors: string[] = [];
     if (name === "") errors.push("Name can't be blank");

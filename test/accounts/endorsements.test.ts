@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const pinCount = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM account_pins").get() as { n: number }).n;
+const pinCount = async () => (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM account_pins"))!.n;
 
 describe("endorsements", () => {
   test("pin answers the relationship with endorsed, the list pages newest first with Link, unpin undoes", async () => {
@@ -47,13 +47,13 @@ describe("endorsements", () => {
   });
 
   test("only followed accounts can be endorsed (422), and an unfollow ends the endorsement", async () => {
-    const before = pinCount();
+    const before = await pinCount();
     for (const target of [alice, bob]) {
       const res = await bob.client.post(`/api/v1/accounts/${target.id}/pin`);
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ error: "Validation failed: You must be already following the person you want to endorse" });
     }
-    expect(pinCount()).toBe(before);
+    expect(await pinCount()).toBe(before);
 
     expect((await alice.client.post(`/api/v1/accounts/${dave.id}/pin`)).body.endorsed).toBe(true);
     expect((await alice.client.post(`/api/v1/accounts/${dave.id}/unfollow`)).body).toMatchObject({ following: false, endorsed: false });

@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const featuredCount = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM featured_tags").get() as { n: number }).n;
+const featuredCount = async () => (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM featured_tags"))!.n;
 const today = () => new Date(server.ctx.clock.now()).toISOString().slice(0, 10);
 
 describe("featured tags", () => {
@@ -71,7 +71,7 @@ describe("featured tags", () => {
   test("invalid names, the same tag spelled otherwise, and the eleventh tag are 422 and store nothing", async () => {
     const user = await createUser(server, "carol");
     expect((await user.client.post("/api/v1/featured_tags", { json: { name: "Cats" } })).status).toBe(200);
-    const before = featuredCount();
+    const before = await featuredCount();
     const cases: [Record<string, unknown>, string][] = [
       [{}, "Validation failed: Name can't be blank, Name is invalid"],
       [{ name: "  " }, "Validation failed: Name can't be blank, Name is invalid"],
@@ -84,18 +84,18 @@ describe("featured tags", () => {
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ error });
     }
-    expect(featuredCount()).toBe(before);
+    expect(await featuredCount()).toBe(before);
     for (let i = 1; i < 10; i++) expect((await user.client.post("/api/v1/featured_tags", { json: { name: `tag${i}` } })).status).toBe(200);
     const full = await user.client.post("/api/v1/featured_tags", { json: { name: "eleventh" } });
     expect(full.status).toBe(422);
     expect(full.body).toEqual({ error: "Validation failed: You have already featured the maximum number of hashtags" });
-    expect(featuredCount()).toBe(before + 9);
+    expect(await featuredCount()).toBe(before + 9);
   });
 
   test("a name over 500 characters or with control characters is 422, and neither a featured tag nor a tag is stored", async () => {
     const user = await createUser(server, "erin");
-    const tagCount = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM tags").get() as { n: number }).n;
-    const [featured, tags] = [featuredCount(), tagCount()];
+    const tagCount = async () => (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM tags"))!.n;
+    const [featured, tags] = [await featuredCount(), await tagCount()];
     const cases: [string, string][] = [
       ["a".repeat(10_000), "Validation failed: Name is too long (maximum is 500 characters)"],
       ["a".repeat(501), "Validation failed: Name is too long (maximum is 500 characters)"],
@@ -111,14 +111,14 @@ describe("featured tags", () => {
         expect([name.slice(0, 20), res.status, res.body]).toEqual([name.slice(0, 20), 422, { error }]);
       }
     }
-    expect([featuredCount(), tagCount()]).toEqual([featured, tags]);
+    expect([await featuredCount(), await tagCount()]).toEqual([featured, tags]);
     // Characters, not UTF-16 units: 500 letters outside the BMP are a name of 500.
     const astral = await user.client.post("/api/v1/featured_tags", { json: { name: "𝒜".repeat(500) } });
     expect(astral.status).toBe(200);
     const longest = await user.client.post("/api/v1/featured_tags", { json: { name: "b".repeat(500) } });
     expect(longest.status).toBe(200);
     expect(longest.body.name).toBe("b".repeat(500));
-    expect(featuredCount()).toBe(featured + 2);
+    expect(await featuredCount()).toBe(featured + 2);
   });
 
   test("suggestions are the account's most used recent tags, not those already featured, as Tag entities", async () => {
@@ -151,11 +151,11 @@ describe("featured tags", () => {
       expect(res.body).toEqual({ error: "The access token is invalid" });
     }
     const reader = await createUser(server, "reader", { scopes: "read" });
-    const before = featuredCount();
+    const before = await featuredCount();
     const res = await reader.client.post("/api/v1/featured_tags", { json: { name: "nope" } });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: "This action is outside the authorized scopes" });
-    expect(featuredCount()).toBe(before);
+    expect(await featuredCount()).toBe(before);
     const missing = await anon.get("/api/v1/accounts/999999/featured_tags");
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ error: "Record not found" });

@@ -28,10 +28,11 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 const invitesOf = (username: string) =>
-  server.ctx.db.$client
-    .query("SELECT i.id, i.max_uses AS maxUses, i.expires_at - i.created_at AS lifetime, i.comment FROM invites i JOIN accounts a ON a.id = i.account_id WHERE a.username = ? ORDER BY i.id")
-    .all(username) as { id: number; maxUses: number | null; lifetime: number | null; comment: string | null }[];
-const count = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM invites").get() as { n: number }).n;
+  server.database.port.all<{ id: number; maxUses: number | null; lifetime: number | null; comment: string | null }>(
+    'SELECT i.id, i.max_uses AS "maxUses", i.expires_at - i.created_at AS lifetime, i.comment FROM invites i JOIN accounts a ON a.id = i.account_id WHERE a.username = ? ORDER BY i.id',
+    [username],
+  );
+const count = async () => (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM invites"))!.n;
 const linkIn = (text: string) => /value="(http:\/\/[^"]+\/invite\/[^"]+)"/.exec(text)?.[1];
 const ticketOf = async (b: BrowserSession) => /name="authenticity_token" value="([^"]+)"/.exec((await b.get("/settings/profile")).text)![1]!;
 
@@ -46,7 +47,7 @@ describe("a member's invites", () => {
     expect(noticeOf(made)).toBe("The invite link is made.");
     const link = linkIn(made.text)!;
     expect(link).toMatch(/\/invite\/[A-Za-z0-9_-]{16,}$/);
-    const [row] = invitesOf("wren");
+    const [row] = await invitesOf("wren");
     expect(row).toMatchObject({ maxUses: 5, lifetime: 86_400_000, comment: "for the birding club" });
     expect((await server.ctx.services.invites.find(link.split("/").pop()!)).state).toBe("usable");
     expect((await new Client(server.base).get(new URL(link).pathname, { headers: { accept: "text/html" } })).status).toBe(200);
@@ -64,8 +65,8 @@ describe("a member's invites", () => {
   });
 
   test("a number of uses or a lifetime the form does not offer, an overlong note, another's invite and a missing ticket are refused; nothing changes", async () => {
-    const before = count();
-    const audit = auditLines(server).length;
+    const before = await count();
+    const audit = (await auditLines(server)).length;
     const uses = await submitOn(member, "/settings/invites", "/settings/invites", { max_uses: "7" });
     expect(uses.post.status).toBe(422);
     expect(noticeOf(uses.page)).toBe("Validation failed: Max uses is not included in the list");
@@ -77,13 +78,13 @@ describe("a member's invites", () => {
     expect(noticeOf(note.page)).toBe("Validation failed: Comment is too long (maximum is 420 characters)");
     const missing = await member.post("/settings/invites", { form: { max_uses: "", expires_in: "" } });
     expect(missing.status).toBe(422);
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
 
     const theirs = await server.ctx.services.invites.create((await server.ctx.services.accounts.getLocal("jay"))!.id, {});
     const other = await member.post(`/settings/invites/${theirs.invite.id}/revoke`, { form: { authenticity_token: await ticketOf(member) } });
     expect(other.status).toBe(404);
     expect((await server.ctx.services.invites.find(theirs.code)).state).toBe("usable");
-    expect(auditLines(server).length).toBe(audit);
+    expect((await auditLines(server)).length).toBe(audit);
   });
 });
 
@@ -91,7 +92,7 @@ describe("/admin/invites", () => {
   test("an admin sees every member's invites with their maker and revokes one, in the audit log", async () => {
     const jay = (await server.ctx.services.accounts.getLocal("jay"))!;
     const issued = await server.ctx.services.invites.create(jay.id, { comment: "for my sister" });
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const page = await admin.get("/admin/invites");
     expect(page.status).toBe(200);
     expect(page.text).toContain("<td><bdi>@wren</bdi></td>");
@@ -100,15 +101,15 @@ describe("/admin/invites", () => {
     expect(noticeOf(after)).toBe("The invite is revoked: its link lets nobody in now.");
     expect((await server.ctx.services.invites.find(issued.code)).state).toBe("expired");
     const adam = (await server.ctx.services.accounts.getLocal("adam"))!;
-    expect(auditSince(server, before)).toEqual([["destroy", "Invite", String(issued.invite.id), adam.id]]);
-    const summary = server.ctx.db.$client.query("SELECT summary FROM admin_actions ORDER BY id DESC LIMIT 1").get() as { summary: string };
+    expect((await auditSince(server, before))).toEqual([["destroy", "Invite", String(issued.invite.id), adam.id]]);
+    const summary = (await server.database.port.get<{ summary: string }>("SELECT summary FROM admin_actions ORDER BY id DESC LIMIT 1"))!;
     expect(summary.summary).toBe("@jay's invite: for my sister");
   });
 
   test("a moderator gets the 403 page and cannot revoke; an unknown invite is a 404 page; a post without a ticket changes nothing", async () => {
     const jay = (await server.ctx.services.accounts.getLocal("jay"))!;
     const issued = await server.ctx.services.invites.create(jay.id, {});
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const mod = await signedIn(server, "mona");
     expect((await mod.get("/admin/invites")).status).toBe(403);
     const byModerator = await mod.post(`/admin/invites/${issued.invite.id}/revoke`, { form: { authenticity_token: await ticketOf(mod) } });
@@ -118,6 +119,6 @@ describe("/admin/invites", () => {
     const unknown = await admin.post("/admin/invites/999999/revoke", { form: { authenticity_token: await ticketOf(admin) } });
     expect(unknown.status).toBe(404);
     expect((await server.ctx.services.invites.find(issued.code)).state).toBe("usable");
-    expect(auditLines(server).length).toBe(before);
+    expect((await auditLines(server)).length).toBe(before);
   });
 });

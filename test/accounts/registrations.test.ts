@@ -13,17 +13,24 @@ import { OPERATOR } from "../../src/services/admin/audit-log.ts";
 
 const PENDING = { error: "Your login is currently pending approval" };
 
-function setRole(server: TestServer, user: TestUser, role: string) {
-  server.ctx.db.$client.run("UPDATE users SET role = ? WHERE account_id = ?", [role, user.account.id]);
+async function setRole(server: TestServer, user: TestUser, role: string) {
+  await server.database.port.run("UPDATE users SET role = ? WHERE account_id = ?", [role, user.account.id]);
 }
 
-function userRow(server: TestServer, username: string) {
-  return server.ctx.db.$client
-    .query("SELECT u.approved, u.sign_up_reason AS reason, u.invite_id AS inviteId FROM users u JOIN accounts a ON a.id = u.account_id WHERE a.username = ?")
-    .get(username) as { approved: number; reason: string | null; inviteId: number | null } | null;
+async function userRow(server: TestServer, username: string) {
+  const row = await server.database.port.get<{ approved: unknown; reason: string | null; inviteId: number | null }>(
+    'SELECT u.approved, u.sign_up_reason AS reason, u.invite_id AS "inviteId" FROM users u JOIN accounts a ON a.id = u.account_id WHERE a.username = ?',
+    [username],
+  );
+  // A boolean column reads 1/0 on SQLite, true/false on PostgreSQL.
+  return row ? { ...row, approved: Boolean(row.approved) } : null;
 }
 
-const count = (server: TestServer, table: string) => (server.ctx.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = async (server: TestServer, table: string) => (await server.database.port.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
+
+async function approve(server: TestServer, username: string) {
+  await server.database.port.run("UPDATE users SET approved = ? WHERE account_id = (SELECT id FROM accounts WHERE username = ?)", [true, username]);
+}
 
 async function signUp(server: TestServer, body: Record<string, unknown>) {
   const { token } = await appToken(server, "read write");
@@ -45,9 +52,9 @@ describe("REGISTRATIONS=approval", () => {
     moderator = await createUser(server, "moddy");
     admin = await createUser(server, "adminka");
     plain = await createUser(server, "plain");
-    setRole(server, owner, "owner");
-    setRole(server, moderator, "moderator");
-    setRole(server, admin, "admin");
+    await setRole(server, owner, "owner");
+    await setRole(server, moderator, "moderator");
+    await setRole(server, admin, "admin");
   });
   afterAll(() => server.close());
 
@@ -69,17 +76,17 @@ describe("REGISTRATIONS=approval", () => {
     const res = await signUp(server, { username: "hopeful", email: "hopeful@example.test", reason: "I birdwatch rooks." });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ token_type: "Bearer", scope: "read write" });
-    expect(userRow(server, "hopeful")).toEqual({ approved: 0, reason: "I birdwatch rooks.", inviteId: null });
+    expect(await userRow(server, "hopeful")).toEqual({ approved: false, reason: "I birdwatch rooks.", inviteId: null });
 
     const client = new Client(server.base, res.body.access_token);
     const me = await client.get("/api/v1/accounts/verify_credentials");
     expect(me.status).toBe(403);
     expect(me.body).toEqual(PENDING);
-    const statuses = count(server, "statuses");
+    const statuses = await count(server, "statuses");
     const post = await client.post("/api/v1/statuses", { json: { status: "let me in" } });
     expect(post.status).toBe(403);
     expect(post.body).toEqual(PENDING);
-    expect(count(server, "statuses")).toBe(statuses);
+    expect(await count(server, "statuses")).toBe(statuses);
     // A public read is still a public read (Mastodon's optional-token endpoints).
     expect((await client.get("/api/v1/timelines/public")).status).toBe(200);
   });
@@ -87,17 +94,17 @@ describe("REGISTRATIONS=approval", () => {
   test("the reason is optional, and at most 420 characters (422, nothing stored)", async () => {
     const none = await signUp(server, { username: "noreason", email: "noreason@example.test" });
     expect(none.status).toBe(200);
-    expect(userRow(server, "noreason")).toEqual({ approved: 0, reason: null, inviteId: null });
+    expect(await userRow(server, "noreason")).toEqual({ approved: false, reason: null, inviteId: null });
 
-    const users = count(server, "users");
+    const users = await count(server, "users");
     const long = await signUp(server, { username: "wordy", email: "wordy@example.test", reason: "r".repeat(421) });
     expect(long.status).toBe(422);
     expect(long.body).toEqual({
       error: "Validation failed: Reason is too long (maximum is 420 characters)",
       details: { reason: [{ error: "ERR_TOO_LONG", description: "is too long (maximum is 420 characters)" }] },
     });
-    expect(count(server, "users")).toBe(users);
-    expect(userRow(server, "wordy")).toBeNull();
+    expect(await count(server, "users")).toBe(users);
+    expect(await userRow(server, "wordy")).toBeNull();
   });
 
   test("staff (moderator, admin, owner) get admin.sign_up with the new account; other users do not", async () => {
@@ -134,7 +141,7 @@ describe("REGISTRATIONS=approval", () => {
     expect(anonymous.status).toBe(200);
     expect(anonymous.body.accounts).toEqual([]);
     // Approved, it is found like anyone.
-    server.ctx.db.$client.run("UPDATE users SET approved = 1 WHERE account_id = (SELECT id FROM accounts WHERE username = 'unlisted_one')");
+    await approve(server, "unlisted_one");
     expect((await http.get("/api/v2/search", { query: { q: `unlisted_one@${server.ctx.config.domain}`, type: "accounts" } })).body.accounts.map((a: any) => a.username)).toEqual(["unlisted_one"]);
   });
 
@@ -152,7 +159,7 @@ describe("REGISTRATIONS=approval", () => {
 
     // Approved (by staff, whose service owns it; here straight in the table): the same token,
     // kept in the token cache, now works.
-    server.ctx.db.$client.run("UPDATE users SET approved = 1 WHERE account_id = (SELECT id FROM accounts WHERE username = 'patient')");
+    await approve(server, "patient");
     const after = await client.get("/api/v1/accounts/verify_credentials");
     expect(after.status).toBe(200);
     expect(after.body.username).toBe("patient");
@@ -160,7 +167,7 @@ describe("REGISTRATIONS=approval", () => {
 
   test("the sign-in forms refuse an account waiting for approval: no session, no authorization", async () => {
     expect((await signUp(server, { username: "waiting", email: "waiting@example.test" })).status).toBe(200);
-    const sessions = count(server, "web_sessions");
+    const sessions = await count(server, "web_sessions");
 
     const member = new BrowserSession(server.base);
     const [form] = parseForms((await member.get("/oauth/sign_in")).text);
@@ -176,8 +183,8 @@ describe("REGISTRATIONS=approval", () => {
     expect(authorize.status).toBe(403);
     expect(authorize.text).toContain("pending review");
     expect(authorize.text).not.toContain("Authorize");
-    expect(count(server, "web_sessions")).toBe(sessions);
-    expect(count(server, "oauth_authorization_codes")).toBe(0);
+    expect(await count(server, "web_sessions")).toBe(sessions);
+    expect(await count(server, "oauth_authorization_codes")).toBe(0);
 
     // An approved account signs in as ever.
     const fresh = new BrowserSession(server.base);
@@ -189,13 +196,13 @@ describe("REGISTRATIONS=approval", () => {
     const invite = await server.ctx.services.invites.create(owner.account.id, { maxUses: 1 });
     const res = await signUp(server, { username: "invitee", email: "invitee@example.test", invite_code: invite.code });
     expect(res.status).toBe(200);
-    expect(userRow(server, "invitee")).toEqual({ approved: 1, reason: null, inviteId: invite.invite.id });
+    expect(await userRow(server, "invitee")).toEqual({ approved: true, reason: null, inviteId: invite.invite.id });
     expect((await new Client(server.base, res.body.access_token).get("/api/v1/accounts/verify_credentials")).status).toBe(200);
 
     // Used up now: the next sign-up with it waits like any other.
     const again = await signUp(server, { username: "latecomer", email: "latecomer@example.test", invite_code: invite.code });
     expect(again.status).toBe(200);
-    expect(userRow(server, "latecomer")).toEqual({ approved: 0, reason: null, inviteId: null });
+    expect(await userRow(server, "latecomer")).toEqual({ approved: false, reason: null, inviteId: null });
     expect((await server.ctx.services.invites.list()).find((l) => l.invite.id === invite.invite.id)?.invite.uses).toBe(1);
   });
 });
@@ -205,10 +212,10 @@ describe("REGISTRATIONS=open and closed", () => {
     const server = await startTestServer({ REGISTRATIONS: "open" });
     try {
       const owner = await createUser(server, "boss");
-      setRole(server, owner, "owner");
+      await setRole(server, owner, "owner");
       const res = await signUp(server, { username: "walkin", email: "walkin@example.test" });
       expect(res.status).toBe(200);
-      expect(userRow(server, "walkin")).toEqual({ approved: 1, reason: null, inviteId: null });
+      expect(await userRow(server, "walkin")).toEqual({ approved: true, reason: null, inviteId: null });
       const list = await owner.client.get("/api/v1/notifications");
       expect(list.body.map((n: any) => [n.type, n.account.username])).toEqual([["admin.sign_up", "walkin"]]);
       const v2 = await new Client(server.base).get("/api/v2/instance");
@@ -223,13 +230,13 @@ describe("REGISTRATIONS=open and closed", () => {
     try {
       const owner = await createUser(server, "boss");
       const invite = await server.ctx.services.invites.create(owner.account.id, {});
-      const users = count(server, "users");
+      const users = await count(server, "users");
       for (const body of [{ username: "shut", email: "shut@example.test" }, { username: "shut", email: "shut@example.test", invite_code: invite.code }]) {
         const res = await signUp(server, body);
         expect(res.status).toBe(403);
         expect(res.body).toEqual({ error: "Forbidden" });
       }
-      expect(count(server, "users")).toBe(users);
+      expect(await count(server, "users")).toBe(users);
       expect((await server.ctx.services.invites.list())[0]!.invite.uses).toBe(0);
       const v1 = await new Client(server.base).get("/api/v1/instance");
       expect([v1.body.registrations, v1.body.approval_required]).toEqual([false, false]);

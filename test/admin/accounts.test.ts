@@ -18,11 +18,11 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const accountRow = (id: number | string) => server.ctx.db.$client.query("SELECT suspended_at, silenced_at FROM accounts WHERE id = ?").get(Number(id)) as { suspended_at: number | null; silenced_at: number | null } | null;
+const accountRow = (id: number | string) => server.database.port.get<{ suspended_at: number | null; silenced_at: number | null }>("SELECT suspended_at, silenced_at FROM accounts WHERE id = ?", [Number(id)]);
 
 describe("who may use the admin API", () => {
   test("a user without a staff role is refused with Mastodon's 403, whatever the scopes; nothing is logged", async () => {
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     for (const [method, path] of [
       ["GET", "/api/v1/admin/accounts"],
       ["GET", "/api/v2/admin/accounts"],
@@ -33,13 +33,13 @@ describe("who may use the admin API", () => {
       const res = await alice.client.request(method, path, method === "POST" ? { json: { type: "suspend" } } : {});
       expect([path, res.status, res.body]).toEqual([path, 403, NOT_ALLOWED]);
     }
-    expect(accountRow(moderator.id)!.suspended_at).toBeNull();
-    expect(auditLines(server).length).toBe(before);
+    expect((await accountRow(moderator.id))!.suspended_at).toBeNull();
+    expect((await auditLines(server)).length).toBe(before);
   });
 
   test("a token without the admin scopes is outside them; no token is 401", async () => {
     const plain = await createUser(server, "plainstaff");
-    server.ctx.db.$client.run("UPDATE users SET role = 'admin' WHERE account_id = ?", [plain.account.id]);
+    await server.database.port.run("UPDATE users SET role = 'admin' WHERE account_id = ?", [plain.account.id]);
     const res = await plain.client.get("/api/v1/admin/accounts");
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: "This action is outside the authorized scopes" });
@@ -48,7 +48,7 @@ describe("who may use the admin API", () => {
     const write = await readOnly.client.post(`/api/v1/admin/accounts/${alice.id}/action`, { json: { type: "silence" } });
     expect(write.status).toBe(403);
     expect(write.body).toEqual({ error: "This action is outside the authorized scopes" });
-    expect(accountRow(alice.id)!.silenced_at).toBeNull();
+    expect((await accountRow(alice.id))!.silenced_at).toBeNull();
     const anonymous = await alice.client.get("/api/v1/admin/accounts", { token: null });
     expect(anonymous.status).toBe(401);
   });
@@ -78,7 +78,7 @@ describe("GET /api/v1/admin/accounts and /api/v2/admin/accounts", () => {
       account: expect.objectContaining({ id: admin.id, username: "adam", acct: "adam" }),
     });
     expect(Object.keys(res.body)).toEqual(["id", "username", "domain", "created_at", "email", "ip", "role", "confirmed", "suspended", "silenced", "sensitized", "disabled", "approved", "locale", "invite_request", "ips", "account"]);
-    const remote = remoteAccount(server, "carol", "far.example");
+    const remote = await remoteAccount(server, "carol", "far.example");
     const shown = await moderator.client.get(`/api/v1/admin/accounts/${remote.id}`);
     expect(shown.body).toMatchObject({ username: "carol", domain: "far.example", email: null, role: null, confirmed: false, approved: false });
     const missing = await moderator.client.get("/api/v1/admin/accounts/999999999");
@@ -87,7 +87,7 @@ describe("GET /api/v1/admin/accounts and /api/v2/admin/accounts", () => {
   });
 
   test("v1 lists local active accounts unless asked; remote, pending and staff filters; newest first, with Link", async () => {
-    remoteAccount(server, "dave", "other.example");
+    await remoteAccount(server, "dave", "other.example");
     const waiting = await pendingUser(server, "pete", "I knit");
     const local = await admin.client.get("/api/v1/admin/accounts");
     expect(local.status).toBe(200);
@@ -133,27 +133,27 @@ describe("approving and rejecting sign-ups", () => {
     const blocked = await waiting.client.get("/api/v1/accounts/verify_credentials");
     expect(blocked.status).toBe(403);
     expect(blocked.body).toEqual({ error: "Your login is currently pending approval" });
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const res = await moderator.client.post(`/api/v1/admin/accounts/${waiting.id}/approve`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: waiting.id, approved: true });
-    expect(auditSince(server, before)).toEqual([["approve", "User", waiting.id, moderator.account.id]]);
+    expect((await auditSince(server, before))).toEqual([["approve", "User", waiting.id, moderator.account.id]]);
     expect((await waiting.client.get("/api/v1/accounts/verify_credentials")).status).toBe(200);
     const again = await moderator.client.post(`/api/v1/admin/accounts/${waiting.id}/approve`);
     expect([again.status, again.body]).toEqual([403, NOT_ALLOWED]);
-    const remote = remoteAccount(server, "erin", "far.example");
+    const remote = await remoteAccount(server, "erin", "far.example");
     const notLocal = await moderator.client.post(`/api/v1/admin/accounts/${remote.id}/approve`);
     expect([notLocal.status, notLocal.body]).toEqual([403, NOT_ALLOWED]);
-    expect(auditSince(server, before).length).toBe(1);
+    expect((await auditSince(server, before)).length).toBe(1);
   });
 
   test("reject: the account goes and its name is free; an approved account cannot be rejected", async () => {
     const waiting = await pendingUser(server, "rita");
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const res = await admin.client.post(`/api/v1/admin/accounts/${waiting.id}/reject`);
     expect([res.status, res.body]).toEqual([200, {}]);
     expect(await server.ctx.services.accounts.get(waiting.account.id)).toBeUndefined();
-    expect(auditSince(server, before)).toEqual([["reject", "User", waiting.id, admin.account.id]]);
+    expect((await auditSince(server, before))).toEqual([["reject", "User", waiting.id, admin.account.id]]);
     const refused = await admin.client.post(`/api/v1/admin/accounts/${alice.id}/reject`);
     expect([refused.status, refused.body]).toEqual([403, NOT_ALLOWED]);
     expect(await server.ctx.services.accounts.get(alice.account.id)).toBeDefined();
@@ -162,7 +162,7 @@ describe("approving and rejecting sign-ups", () => {
 
 describe("POST /api/v1/admin/accounts/:id/action", () => {
   test("a type is required and must be one this server holds", async () => {
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const blank = await admin.client.post(`/api/v1/admin/accounts/${alice.id}/action`, { json: {} });
     expect([blank.status, blank.body]).toEqual([422, { error: "Validation failed: Type can't be blank" }]);
     for (const type of ["explode", "disable", "sensitive"]) {
@@ -171,12 +171,12 @@ describe("POST /api/v1/admin/accounts/:id/action", () => {
     }
     const unknownReport = await admin.client.post(`/api/v1/admin/accounts/${alice.id}/action`, { json: { type: "none", report_id: "999999999" } });
     expect(unknownReport.status).toBe(404);
-    expect(auditSince(server, before)).toEqual([]);
-    expect(accountRow(alice.id)).toEqual({ suspended_at: null, silenced_at: null });
+    expect((await auditSince(server, before))).toEqual([]);
+    expect(await accountRow(alice.id)).toEqual({ suspended_at: null, silenced_at: null });
   });
 
   test("nobody acts on a role as high as their own or higher: moderators and admins on the owner, an admin on an admin", async () => {
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     for (const [actor, target] of [
       [moderator, owner],
       [moderator, admin],
@@ -188,23 +188,23 @@ describe("POST /api/v1/admin/accounts/:id/action", () => {
         expect([actor.account.username, target.account.username, type, res.status, res.body]).toEqual([actor.account.username, target.account.username, type, 403, NOT_ALLOWED]);
       }
     }
-    expect(accountRow(owner.id)).toEqual({ suspended_at: null, silenced_at: null });
-    expect(accountRow(admin.id)).toEqual({ suspended_at: null, silenced_at: null });
-    expect(auditSince(server, before)).toEqual([]);
+    expect(await accountRow(owner.id)).toEqual({ suspended_at: null, silenced_at: null });
+    expect(await accountRow(admin.id)).toEqual({ suspended_at: null, silenced_at: null });
+    expect((await auditSince(server, before))).toEqual([]);
   });
 
   test("limit (silence) and unsilence: the account is `limited`; both logged", async () => {
     const target = await createUser(server, "lima");
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const res = await moderator.client.post(`/api/v1/admin/accounts/${target.id}/action`, { json: { type: "silence" } });
     expect([res.status, res.body]).toEqual([200, {}]);
-    expect(accountRow(target.id)!.silenced_at).not.toBeNull();
+    expect((await accountRow(target.id))!.silenced_at).not.toBeNull();
     const shown = await alice.client.get(`/api/v1/accounts/${target.id}`);
     expect(shown.body.limited).toBe(true);
     const lifted = await moderator.client.post(`/api/v1/admin/accounts/${target.id}/unsilence`);
     expect(lifted.body).toMatchObject({ silenced: false });
     expect((await alice.client.get(`/api/v1/accounts/${target.id}`)).body.limited).toBeUndefined();
-    expect(auditSince(server, before)).toEqual([
+    expect((await auditSince(server, before))).toEqual([
       ["silence", "Account", target.id, moderator.account.id],
       ["unsilence", "Account", target.id, moderator.account.id],
     ]);
@@ -214,10 +214,10 @@ describe("POST /api/v1/admin/accounts/:id/action", () => {
     const bob = await createUser(server, "bob");
     const post = await postStatus(bob, { status: "soon gone" });
     const report = await alice.client.post("/api/v1/reports", { json: { account_id: bob.id, status_ids: [post.id] } });
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const res = await moderator.client.post(`/api/v1/admin/accounts/${bob.id}/action`, { json: { type: "suspend", text: "spam" } });
     expect([res.status, res.body]).toEqual([200, {}]);
-    expect(auditSince(server, before)).toEqual([
+    expect((await auditSince(server, before))).toEqual([
       ["suspend", "Account", bob.id, moderator.account.id],
       ["resolve", "Report", report.body.id, moderator.account.id],
     ]);
@@ -245,12 +245,12 @@ describe("POST /api/v1/admin/accounts/:id/action", () => {
     expect((await alice.client.get(`/api/v1/statuses/${post.id}`)).status).toBe(200);
     const again = await admin.client.post(`/api/v1/admin/accounts/${bob.id}/unsuspend`);
     expect([again.status, again.body]).toEqual([403, NOT_ALLOWED]);
-    expect(auditSince(server, before).map((l) => l[0])).toEqual(["suspend", "resolve", "unsuspend"]);
+    expect((await auditSince(server, before)).map((l) => l[0])).toEqual(["suspend", "resolve", "unsuspend"]);
   });
 
   test("a token of an account suspended since it was issued (by another process) is refused as Mastodon's require_user!", async () => {
     const sam = await createUser(server, "sam");
-    server.ctx.db.$client.run("UPDATE accounts SET suspended_at = 1 WHERE id = ?", [sam.account.id]);
+    await server.database.port.run("UPDATE accounts SET suspended_at = 1 WHERE id = ?", [sam.account.id]);
     const res = await sam.client.get("/api/v1/accounts/verify_credentials");
     expect([res.status, res.body]).toEqual([403, { error: "Your login is currently disabled" }]);
   });
@@ -261,7 +261,7 @@ describe("DELETE /api/v1/admin/accounts/:id", () => {
     const dora = await createUser(server, "dora");
     await postStatus(dora, { status: "my last words" });
     await alice.client.post(`/api/v1/accounts/${dora.id}/follow`);
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const early = await admin.client.delete(`/api/v1/admin/accounts/${dora.id}`);
     expect([early.status, early.body]).toEqual([403, NOT_ALLOWED]);
     await admin.client.post(`/api/v1/admin/accounts/${dora.id}/action`, { json: { type: "suspend" } });
@@ -271,7 +271,7 @@ describe("DELETE /api/v1/admin/accounts/:id", () => {
 
     const res = await admin.client.delete(`/api/v1/admin/accounts/${dora.id}`);
     expect([res.status, res.body]).toEqual([200, {}]);
-    expect(auditSince(server, before)).toEqual([
+    expect((await auditSince(server, before))).toEqual([
       ["suspend", "Account", dora.id, admin.account.id],
       ["destroy", "Account", dora.id, admin.account.id],
     ]);
@@ -279,7 +279,7 @@ describe("DELETE /api/v1/admin/accounts/:id", () => {
     const row = (await server.ctx.services.accounts.get(dora.account.id))!;
     expect(row).toMatchObject({ username: "dora", statusesCount: 0, followersCount: 0 });
     expect(row.suspendedAt).not.toBeNull();
-    const statuses = server.ctx.db.$client.query("SELECT count(*) AS n FROM statuses WHERE account_id = ?").get(dora.account.id) as { n: number };
+    const statuses = (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM statuses WHERE account_id = ?", [dora.account.id]))!;
     expect(statuses.n).toBe(0);
     expect((await alice.client.get(`/api/v1/accounts/relationships`, { query: { "id[]": dora.id } })).body[0].following).toBe(false);
     // Gone for good: its actor and WebFinger answer 410; its name cannot be taken again, nor can it be unsuspended.

@@ -15,12 +15,12 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const blockCount = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM domain_blocks").get() as { n: number }).n;
+const blockCount = async () => (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM domain_blocks"))!.n;
 
 describe("/api/v1/admin/domain_blocks", () => {
   test("a block suspends the domain (its accounts here go) and answers Admin::DomainBlock; listed, shown, removed", async () => {
-    const spammer = remoteAccount(server, "spam", "spam.example");
-    const before = auditLines(server).length;
+    const spammer = await remoteAccount(server, "spam", "spam.example");
+    const before = (await auditLines(server)).length;
     const res = await admin.client.post("/api/v1/admin/domain_blocks", { json: { domain: "Spam.Example", severity: "suspend" } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -44,7 +44,7 @@ describe("/api/v1/admin/domain_blocks", () => {
     const removed = await admin.client.delete(`/api/v1/admin/domain_blocks/${res.body.id}`);
     expect([removed.status, removed.body]).toEqual([200, {}]);
     expect(server.ctx.services.federationDomains.refuses("spam.example")).toBe(false);
-    expect(auditSince(server, before)).toEqual([
+    expect((await auditSince(server, before))).toEqual([
       ["create", "DomainBlock", res.body.id, admin.account.id],
       ["destroy", "DomainBlock", res.body.id, admin.account.id],
     ]);
@@ -52,8 +52,8 @@ describe("/api/v1/admin/domain_blocks", () => {
 
   test("a domain already covered (itself or a parent) is 422 naming the block in force; a bad domain or severity is 422; nothing is added", async () => {
     const first = await admin.client.post("/api/v1/admin/domain_blocks", { form: { domain: "bad.example" } });
-    const count = blockCount();
-    const before = auditLines(server).length;
+    const count = await blockCount();
+    const before = (await auditLines(server)).length;
     for (const domain of ["bad.example", "sub.bad.example"]) {
       const res = await admin.client.post("/api/v1/admin/domain_blocks", { json: { domain } });
       expect(res.status).toBe(422);
@@ -64,23 +64,23 @@ describe("/api/v1/admin/domain_blocks", () => {
     const silence = await admin.client.post("/api/v1/admin/domain_blocks", { json: { domain: "loud.example", severity: "silence" } });
     expect(silence.status).toBe(422);
     expect(silence.body.error).toStartWith("Validation failed: Severity silence is not supported here");
-    expect(blockCount()).toBe(count);
-    expect(auditSince(server, before)).toEqual([]);
+    expect(await blockCount()).toBe(count);
+    expect((await auditSince(server, before))).toEqual([]);
     const update = await admin.client.put(`/api/v1/admin/domain_blocks/${first.body.id}`, { json: { severity: "noop" } });
     expect(update.status).toBe(422);
   });
 
   test("moderators do not manage federation: 403, nothing changes; an unknown block is 404", async () => {
-    const count = blockCount();
-    const before = auditLines(server).length;
+    const count = await blockCount();
+    const before = (await auditLines(server)).length;
     const create = await moderator.client.post("/api/v1/admin/domain_blocks", { json: { domain: "mod.example" } });
     expect([create.status, create.body]).toEqual([403, NOT_ALLOWED]);
     const list = await moderator.client.get("/api/v1/admin/domain_blocks");
     expect([list.status, list.body]).toEqual([403, NOT_ALLOWED]);
     const allow = await moderator.client.post("/api/v1/admin/domain_allows", { json: { domain: "mod.example" } });
     expect([allow.status, allow.body]).toEqual([403, NOT_ALLOWED]);
-    expect(blockCount()).toBe(count);
-    expect(auditSince(server, before)).toEqual([]);
+    expect(await blockCount()).toBe(count);
+    expect((await auditSince(server, before))).toEqual([]);
     const missing = await admin.client.delete("/api/v1/admin/domain_blocks/999999999");
     expect([missing.status, missing.body]).toEqual([404, { error: "Record not found" }]);
   });
@@ -88,7 +88,7 @@ describe("/api/v1/admin/domain_blocks", () => {
 
 describe("/api/v1/admin/domain_allows", () => {
   test("allowing is idempotent (logged once); listed, shown and removed as Admin::DomainAllow", async () => {
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const res = await admin.client.post("/api/v1/admin/domain_allows", { json: { domain: "friends.example" } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: expect.any(String), domain: "friends.example", created_at: expect.any(String) });
@@ -99,7 +99,7 @@ describe("/api/v1/admin/domain_allows", () => {
     const removed = await admin.client.delete(`/api/v1/admin/domain_allows/${res.body.id}`);
     expect([removed.status, removed.body]).toEqual([200, {}]);
     expect((await admin.client.get("/api/v1/admin/domain_allows")).body).toEqual([]);
-    expect(auditSince(server, before)).toEqual([
+    expect((await auditSince(server, before))).toEqual([
       ["create", "DomainAllow", res.body.id, admin.account.id],
       ["destroy", "DomainAllow", res.body.id, admin.account.id],
     ]);

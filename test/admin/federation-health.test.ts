@@ -68,7 +68,7 @@ describe("/admin/federation", () => {
   });
 
   test("a delivery to a host that does not answer: it waits for a retry, and the host is listed with its error", async () => {
-    const ghost = remoteAccount(a, "ghost", "127.0.0.9:9");
+    const ghost = await remoteAccount(a, "ghost", "127.0.0.9:9");
     await alice.client.post(`/api/v1/accounts/${ghost.id}/follow`);
     await eventually(async () => (await current(a)).failed >= 1, "the delivery failed");
     await eventually(async () => (await adminA.get("/admin/federation")).text.includes("<tr><td>127.0.0.9:9</td><td>1</td><td>-</td>"), "the failing host is listed");

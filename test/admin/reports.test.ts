@@ -24,13 +24,11 @@ async function report(body: Record<string, unknown> = {}) {
   return res.body.id as string;
 }
 
-const reportRow = (id: string) =>
-  server.ctx.db.$client.query("SELECT action_taken_at, action_taken_by_account_id, assigned_account_id, category FROM reports WHERE id = ?").get(Number(id)) as {
-    action_taken_at: number | null;
-    action_taken_by_account_id: number | null;
-    assigned_account_id: number | null;
-    category: string;
-  };
+const reportRow = async (id: string) =>
+  (await server.database.port.get<{ action_taken_at: number | null; action_taken_by_account_id: number | null; assigned_account_id: number | null; category: string }>(
+    "SELECT action_taken_at, action_taken_by_account_id, assigned_account_id, category FROM reports WHERE id = ?",
+    [Number(id)],
+  ))!;
 
 describe("/api/v1/admin/reports", () => {
   test("a report as Admin::Report: both accounts as Admin::Account, its statuses (even private ones) and rules", async () => {
@@ -89,7 +87,7 @@ describe("/api/v1/admin/reports", () => {
 
   test("assign to self, unassign, resolve and reopen: each answers the report and is in the audit log", async () => {
     const id = await report();
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const assigned = await moderator.client.post(`/api/v1/admin/reports/${id}/assign_to_self`);
     expect(assigned.body).toMatchObject({ id, assigned_account: { id: moderator.id } });
     const unassigned = await moderator.client.post(`/api/v1/admin/reports/${id}/unassign`);
@@ -98,7 +96,7 @@ describe("/api/v1/admin/reports", () => {
     expect(resolved.body).toMatchObject({ action_taken: true, action_taken_at: expect.any(String), action_taken_by_account: { id: admin.id } });
     const reopened = await moderator.client.post(`/api/v1/admin/reports/${id}/reopen`);
     expect(reopened.body).toMatchObject({ action_taken: false, action_taken_at: null, action_taken_by_account: null });
-    expect(auditSince(server, before)).toEqual([
+    expect((await auditSince(server, before))).toEqual([
       ["assigned_to_self", "Report", id, moderator.account.id],
       ["unassigned", "Report", id, moderator.account.id],
       ["resolve", "Report", id, admin.account.id],
@@ -108,21 +106,21 @@ describe("/api/v1/admin/reports", () => {
 
   test("PUT changes the category and rules, as Report validates them; invalid ones are 422 and change nothing", async () => {
     const id = await report({ category: "spam" });
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const bad = await moderator.client.put(`/api/v1/admin/reports/${id}`, { json: { category: "rude" } });
     expect([bad.status, bad.body]).toEqual([422, { error: "Validation failed: Category is not included in the list" }]);
     const noRules = await moderator.client.put(`/api/v1/admin/reports/${id}`, { json: { category: "violation", rule_ids: ["999999"] } });
     expect([noRules.status, noRules.body]).toEqual([422, { error: "Validation failed: Rule ids does not reference valid rules" }]);
-    expect(reportRow(id).category).toBe("spam");
-    expect(auditSince(server, before)).toEqual([]);
+    expect((await reportRow(id)).category).toBe("spam");
+    expect((await auditSince(server, before))).toEqual([]);
     const ok = await moderator.client.put(`/api/v1/admin/reports/${id}`, { json: { category: "legal" } });
     expect(ok.body.category).toBe("legal");
-    expect(auditSince(server, before)).toEqual([["update", "Report", id, moderator.account.id]]);
+    expect((await auditSince(server, before))).toEqual([["update", "Report", id, moderator.account.id]]);
   });
 
   test("a user without a role that manages reports is refused; an unknown report is 404; nothing changes", async () => {
     const id = await report();
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     for (const [method, path] of [
       ["GET", "/api/v1/admin/reports"],
       ["GET", `/api/v1/admin/reports/${id}`],
@@ -135,21 +133,21 @@ describe("/api/v1/admin/reports", () => {
     }
     const missing = await moderator.client.post("/api/v1/admin/reports/999999999/resolve");
     expect([missing.status, missing.body]).toEqual([404, { error: "Record not found" }]);
-    expect(reportRow(id)).toMatchObject({ action_taken_at: null, assigned_account_id: null });
-    expect(auditSince(server, before)).toEqual([]);
+    expect(await reportRow(id)).toMatchObject({ action_taken_at: null, assigned_account_id: null });
+    expect((await auditSince(server, before))).toEqual([]);
   });
 
   test("acting on the account with a report resolves it; `none` resolves only the report named", async () => {
     const first = await report();
     const second = await report();
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const none = await moderator.client.post(`/api/v1/admin/accounts/${bob.id}/action`, { json: { type: "none", report_id: first } });
     expect(none.status).toBe(200);
-    expect(reportRow(first).action_taken_by_account_id).toBe(moderator.account.id);
-    expect(reportRow(second).action_taken_at).toBeNull();
+    expect((await reportRow(first)).action_taken_by_account_id).toBe(moderator.account.id);
+    expect((await reportRow(second)).action_taken_at).toBeNull();
     const silence = await moderator.client.post(`/api/v1/admin/accounts/${bob.id}/action`, { json: { type: "silence", report_id: second } });
     expect(silence.status).toBe(200);
-    expect(reportRow(second).action_taken_at).not.toBeNull();
-    expect(auditSince(server, before).map((l) => [l[0], l[1]])).toEqual(expect.arrayContaining([["resolve", "Report"], ["silence", "Account"]]));
+    expect((await reportRow(second)).action_taken_at).not.toBeNull();
+    expect((await auditSince(server, before)).map((l) => [l[0], l[1]])).toEqual(expect.arrayContaining([["resolve", "Report"], ["silence", "Account"]]));
   });
 });

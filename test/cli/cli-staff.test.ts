@@ -3,6 +3,7 @@ import { cliBeside } from "../support/cli.ts";
 import { createUser, PASSWORD, postStatus, type TestUser } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { auditLines, auditSince, pendingUser } from "../support/staff.ts";
 
 // The operator's staff commands, run beside a server on its data directory: the server's
 // next answer shows what they did, and every action is in the audit log, by nobody (the operator).
@@ -17,21 +18,6 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-// The audit log and a waiting sign-up, read and made through the server's database port (on
-// SQLite or PostgreSQL), as support/staff.ts's auditLines and pendingUser do on SQLite.
-async function auditLines(): Promise<[string, string, string | null, number | null][]> {
-  const rows = await server.database.port.all<{ action: string; target_type: string; target_id: string | null; account_id: number | null }>(
-    "SELECT action, target_type, target_id, account_id FROM admin_actions ORDER BY id",
-  );
-  return rows.map((r) => [r.action, r.target_type, r.target_id, r.account_id]);
-}
-
-async function pendingUser(username: string): Promise<TestUser> {
-  const user = await createUser(server, username);
-  await server.database.port.run("UPDATE users SET approved = false, sign_up_reason = ? WHERE account_id = ?", ["I would like to join", user.account.id]);
-  return user;
-}
-
 const signIn = (username: string, password: string) => {
   const { app, clientSecret } = { app: alice.app, clientSecret: alice.clientSecret };
   return new Client(server.base).post("/oauth/token", { form: { grant_type: "password", username, password, client_id: app.clientId, client_secret: clientSecret, scope: "read" } });
@@ -41,7 +27,7 @@ describe("rookery accounts suspend|unsuspend|delete", () => {
   test("suspend signs the account out and hides it; unsuspend brings it back; both logged by the operator", async () => {
     const bob = await createUser(server, "bob");
     const post = await postStatus(bob, { status: "hello" });
-    const before = (await auditLines()).length;
+    const before = (await auditLines(server)).length;
     const res = await cli(["accounts", "suspend", "bob"]);
     expect([res.code, res.stderr]).toEqual([0, ""]);
     expect(res.stdout).toBe("Suspended bob: signed out everywhere, hidden, and its followers' servers told\n");
@@ -53,7 +39,7 @@ describe("rookery accounts suspend|unsuspend|delete", () => {
     const back = await cli(["accounts", "unsuspend", "bob"]);
     expect([back.code, back.stdout]).toEqual([0, "Unsuspended bob\n"]);
     expect((await alice.client.get(`/api/v1/statuses/${post.id}`)).status).toBe(200);
-    expect((await auditLines()).slice(before)).toEqual([
+    expect((await auditSince(server, before))).toEqual([
       ["suspend", "Account", bob.id, null],
       ["unsuspend", "Account", bob.id, null],
     ]);
@@ -97,22 +83,22 @@ describe("rookery accounts password|role|approve", () => {
     expect((await carl.client.get("/api/v1/accounts/verify_credentials")).status).toBe(401);
     expect((await signIn("carl", PASSWORD)).status).toBe(400);
     expect((await signIn("carl", password!)).status).toBe(200);
-    expect((await auditLines()).at(-1)).toEqual(["reset_password", "User", carl.id, null]);
+    expect((await auditLines(server)).at(-1)).toEqual(["reset_password", "User", carl.id, null]);
   });
 
   test("role gives a staff role, which the admin API then honours", async () => {
     const res = await cli(["accounts", "role", "alice", "moderator"]);
     expect([res.code, res.stdout]).toEqual([0, "alice is now moderator (was user)\n"]);
     expect((await alice.client.get("/api/v1/accounts/verify_credentials")).body.role).toMatchObject({ id: "1", name: "Moderator" });
-    expect((await auditLines()).at(-1)).toEqual(["change_role", "User", alice.id, null]);
+    expect((await auditLines(server)).at(-1)).toEqual(["change_role", "User", alice.id, null]);
   });
 
   test("approve lets a waiting sign-up in", async () => {
-    const waiting = await pendingUser("wendy");
+    const waiting = await pendingUser(server, "wendy");
     expect((await waiting.client.get("/api/v1/accounts/verify_credentials")).status).toBe(403);
     const res = await cli(["accounts", "approve", "wendy"]);
     expect([res.code, res.stdout]).toEqual([0, "Approved wendy: they can sign in now\n"]);
     expect((await waiting.client.get("/api/v1/accounts/verify_credentials")).status).toBe(200);
-    expect((await auditLines()).at(-1)).toEqual(["approve", "User", waiting.id, null]);
+    expect((await auditLines(server)).at(-1)).toEqual(["approve", "User", waiting.id, null]);
   });
 });

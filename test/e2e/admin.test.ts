@@ -38,7 +38,7 @@ beforeAll(async () => {
   troll = await createUser(server, "troll");
   vic = await createUser(server, "vic");
   await pendingUser(server, "penny", "I knit, and would like to post about it");
-  remoteAccount(server, "spammer", "spam.example");
+  await remoteAccount(server, "spammer", "spam.example");
   rudeStatus = (await postStatus(troll, { status: "a rude remark" })).id;
   reportId = (await alice.client.post("/api/v1/reports", { json: { account_id: troll.id, status_ids: [rudeStatus], comment: "rude to everyone" } })).body.id;
   browser = await launchChromium();
@@ -110,7 +110,7 @@ describe.skipIf(!available)("admin pages in Chromium", () => {
   }, 60_000);
 
   test("a password reset and a role, on another account", async () => {
-    const alice = server.ctx.db.$client.query("SELECT id FROM accounts WHERE username = 'alice' AND domain IS NULL").get() as { id: number };
+    const alice = (await server.database.port.get<{ id: number }>("SELECT id FROM accounts WHERE username = 'alice' AND domain IS NULL"))!;
     await page.goto(`${server.base}/admin/accounts/${alice.id}`);
     await submit(page, "Reset password");
     expect(await notice(page)).toMatch(/^@alice's new password is \S+ \(shown this once\); every sign-in of it has ended\.$/);
@@ -209,7 +209,7 @@ describe.skipIf(!available)("admin pages in Chromium", () => {
     await shot(page, "federation");
     await nav(page, "Audit log");
     const rows = await page.locator("tbody tr").count();
-    expect(rows).toBe(Math.min(50, auditLines(server).length));
+    expect(rows).toBe(Math.min(50, (await auditLines(server)).length));
     await shot(page, "audit-log");
   }, 60_000);
 

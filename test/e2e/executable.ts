@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServeProcess } from "../support/serve-process.ts";
+import { knownDatabaseEnv } from "../support/test-database.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
@@ -37,8 +38,9 @@ export async function startExecutable(file: string, env: Record<string, string> 
   const fullEnv: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? cwd, TMPDIR: tmpdir(), DATA_DIR: dataDir, PORT: "0", ...env };
   const server = await startServeProcess([file, "serve"], { cwd, env: fullEnv, deadlineMs: 30_000 });
   const proc = server.proc;
-  // Subcommands run with the port and public URL the server ended up with, as if they were set.
-  const runEnv = { ...fullEnv, PORT: String(server.port), PUBLIC_URL: server.url };
+  // Subcommands run with the port and public URL the server ended up with, as if they were set,
+  // and on its database (PostgreSQL's in that test mode: test-database.ts).
+  const runEnv = { ...fullEnv, ...knownDatabaseEnv(dataDir), PORT: String(server.port), PUBLIC_URL: server.url };
   return {
     url: server.url,
     dataDir,

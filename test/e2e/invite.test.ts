@@ -24,7 +24,7 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   server = await startTestServer({ REGISTRATIONS: "closed", INSTANCE_TITLE: "Rook Hill" });
   owner = await createUser(server, "owner");
-  server.ctx.services.instanceInfo.addRule("Be kind to corvids", "");
+  await server.ctx.services.instanceInfo.addRule("Be kind to corvids", "");
   browser = await launchChromium();
 }, 60_000);
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import { eventually } from "../support/wait.ts";
+import { databaseFingerprint } from "../support/fingerprint.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 /**
@@ -12,14 +13,7 @@ let alice: TestUser;
 let bob: TestUser;
 let groupKey: string;
 
-/** Tables a request may touch without changing anything. */
-const VOLATILE = new Set(["oauth_access_tokens", "web_sessions", "sqlite_sequence", "__drizzle_migrations"]);
-
-function fingerprint(): string {
-  const db = server.ctx.db.$client;
-  const tables = (db.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
-  return JSON.stringify(tables.filter((t) => !VOLATILE.has(t) && !t.startsWith("sqlite_")).map((t) => [t, db.query(`SELECT * FROM "${t}"`).all()]));
-}
+const fingerprint = () => databaseFingerprint(server);
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -54,7 +48,7 @@ const ROUTES: [method: string, path: (bad: string) => string][] = [
 ];
 
 test("a path parameter that is no UTF-8 is 404 Record not found on every route, and nothing changes", async () => {
-  const before = fingerprint();
+  const before = await fingerprint();
   for (const [method, path] of ROUTES) {
     for (const bad of BAD) {
       for (const accept of ["application/json", "application/activity+json"]) {
@@ -69,11 +63,11 @@ test("a path parameter that is no UTF-8 is 404 Record not found on every route, 
       }
     }
   }
-  expect(fingerprint()).toBe(before);
+  expect(await fingerprint()).toBe(before);
 });
 
 test("a path parameter is decoded once, by the router: %25 is a percent sign (no tag has one), %2525 is not decoded again", async () => {
-  const before = fingerprint();
+  const before = await fingerprint();
   for (const bad of ["%25", "%2525", "%25FF"]) {
     for (const [path, status] of [
       [`/api/v1/timelines/tag/${bad}`, 200],
@@ -89,7 +83,7 @@ test("a path parameter is decoded once, by the router: %25 is a percent sign (no
       if (status === 404) expect(res.body).toEqual({ error: "Record not found" });
     }
   }
-  expect(fingerprint()).toBe(before);
+  expect(await fingerprint()).toBe(before);
 });
 
 test("the same routes still answer a well-formed escape", async () => {

@@ -3,6 +3,7 @@ import sharp from "sharp";
 import { humanize } from "../../src/http/params.ts";
 import { appToken, createUser, postStatus, type TestUser } from "../support/fixtures.ts";
 import type { Client } from "../support/http.ts";
+import { databaseFingerprint } from "../support/fingerprint.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 /**
@@ -15,15 +16,7 @@ let alice: TestUser;
 let bob: TestUser;
 let ids: Record<string, string>;
 
-/** Tables a request may touch without changing anything (token use, sessions). */
-const VOLATILE = new Set(["oauth_access_tokens", "web_sessions", "sqlite_sequence", "__drizzle_migrations"]);
-
-/** The whole database as data: any write anywhere shows. */
-function fingerprint(): string {
-  const db = server.ctx.db.$client;
-  const tables = (db.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
-  return JSON.stringify(tables.filter((t) => !VOLATILE.has(t) && !t.startsWith("sqlite_")).map((t) => [t, db.query(`SELECT * FROM "${t}"`).all()]));
-}
+const fingerprint = () => databaseFingerprint(server);
 
 beforeAll(async () => {
   server = await startTestServer({ REGISTRATIONS: "open" });
@@ -154,10 +147,10 @@ describe("a write parameter of the wrong shape is 422, and nothing changes", () 
         const body = withParam(c.base ?? {}, name, value);
         const expected = { error: `Validation failed: ${humanize(name)} is invalid` };
         for (const encoding of ["json", "form"] as const) {
-          const before = fingerprint();
+          const before = await fingerprint();
           const res = await client.request(c.method, c.path(), encoding === "json" ? { json: body } : { form: formPairs(body) });
           expect({ name, value, encoding, status: res.status, body: res.body }).toEqual({ name, value, encoding, status: 422, body: expected });
-          expect(fingerprint()).toBe(before);
+          expect(await fingerprint()).toBe(before);
         }
       }
     });
@@ -165,10 +158,10 @@ describe("a write parameter of the wrong shape is 422, and nothing changes", () 
 
   test("the same bodies with the right shapes do write (so the checks above can fail)", async () => {
     for (const c of WRITES.filter((w) => w.path() === "/api/v1/statuses" || w.path() === "/api/v1/lists" || w.method === "PATCH")) {
-      const before = fingerprint();
+      const before = await fingerprint();
       const res = await alice.client.request(c.method, c.path(), { json: c.base });
       expect(res.status).toBe(200);
-      expect(fingerprint()).not.toBe(before);
+      expect(await fingerprint()).not.toBe(before);
     }
   });
 
@@ -187,33 +180,33 @@ describe("a write parameter of the wrong shape is 422, and nothing changes", () 
   test("uploads: description and focus of a new media, and a text where the file goes", async () => {
     const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: "#000" } }).png().toBuffer();
     for (const [key, name] of [["description[]", "description"], ["focus[a]", "focus"], ["file", "file"]] as const) {
-      const before = fingerprint();
+      const before = await fingerprint();
       const form = new FormData();
       if (name !== "file") form.append("file", new Blob([png]), "a.png");
       form.append(key, "x");
       const res = await alice.client.post("/api/v1/media", { multipart: form });
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ error: `Validation failed: ${humanize(name)} is invalid` });
-      expect(fingerprint()).toBe(before);
+      expect(await fingerprint()).toBe(before);
     }
   });
 
   test("a hash inside a Rails-style JSON key ({\"media_ids[]\": [{}]}) is refused too", async () => {
-    const before = fingerprint();
+    const before = await fingerprint();
     const res = await alice.client.post("/api/v1/statuses", { json: { status: "hello", "media_ids[]": [{ a: "x" }] } });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: "Validation failed: Media ids is invalid" });
-    expect(fingerprint()).toBe(before);
+    expect(await fingerprint()).toBe(before);
   });
 
   test("a file where text goes is refused too", async () => {
-    const before = fingerprint();
+    const before = await fingerprint();
     const form = new FormData();
     form.append("status", new Blob(["hello"]), "status.txt");
     const res = await alice.client.post("/api/v1/statuses", { multipart: form });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: "Validation failed: Status is invalid" });
-    expect(fingerprint()).toBe(before);
+    expect(await fingerprint()).toBe(before);
   });
 });
 

@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const emojiCount = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM custom_emojis").get() as { n: number }).n;
+const emojiCount = async () => (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM custom_emojis"))!.n;
 
 describe("custom emojis", () => {
   test("GET /api/v1/custom_emojis lists them as CustomEmoji entities, category only when set; the images are served", async () => {
@@ -49,7 +49,7 @@ describe("custom emojis", () => {
 
   test("a bad shortcode, a taken one, an image of another type or of 256 KB are refused; nothing is stored", async () => {
     const emojis = server.ctx.services.customEmojis;
-    const [rows, files] = [emojiCount(), mediaFiles(server).length];
+    const [rows, files] = [await emojiCount(), mediaFiles(server).length];
     const png = await image("png");
     const big = new Uint8Array(256 * 1024);
     big.set(png);
@@ -62,7 +62,7 @@ describe("custom emojis", () => {
       ["huge", big, "Validation failed: Image file size must be less than 256 KB"],
     ];
     for (const [code, bytes, message] of cases) await expect(emojis.add(code, bytes)).rejects.toThrow(message);
-    expect([emojiCount(), mediaFiles(server).length]).toEqual([rows, files]);
+    expect([await emojiCount(), mediaFiles(server).length]).toEqual([rows, files]);
   });
 
   test("local statuses carry the emojis they use, in their edits too, and their Notes as Emoji tags", async () => {

@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const count = (table: string) => (server.ctx.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = async (table: string) => (await server.database.port.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
 const CALLBACK = "https://app.example/callback";
 const INVALID_REDIRECT = "The redirect uri included is not valid.";
 
@@ -90,7 +90,7 @@ describe("the sign-in form belongs to the browser it was shown in", () => {
     const app = await newApp();
     const victim = await signInPage(app.client_id);
     const attacker = await signInPage(app.client_id);
-    const sessions = count("web_sessions");
+    const sessions = await count("web_sessions");
     const credentials = { username: "alice", password: PASSWORD };
     const origin = server.base;
 
@@ -117,13 +117,13 @@ describe("the sign-in form belongs to the browser it was shown in", () => {
       expectRefused(res);
       expect(res.text).toContain("The request did not come from this server&#39;s pages.");
     }
-    expect(count("web_sessions")).toBe(sessions);
+    expect(await count("web_sessions")).toBe(sessions);
 
     // The same form posted as the browser posts it signs in; a Referer of ours is enough without Origin.
     const viaReferer = await rawPost(victim.form, credentials, { cookie, referer: `${server.base}/oauth/authorize?x=1` });
     expect(viaReferer.status).toBe(200);
     expect(viaReferer.headers.getSetCookie().some((c) => c.startsWith("_rookery_session="))).toBe(true);
-    expect(count("web_sessions")).toBe(sessions + 1);
+    expect(await count("web_sessions")).toBe(sessions + 1);
   });
 });
 
@@ -132,7 +132,7 @@ describe("the consent forms belong to the browser that signed in", () => {
     const app = await newApp();
     const victim = await consentPage(app.client_id, "alice");
     const attacker = await consentPage(app.client_id, "mallory");
-    const codes = count("oauth_authorization_codes");
+    const codes = await count("oauth_authorization_codes");
     const cookie = victim.browser.cookieHeader;
     const origin = server.base;
 
@@ -154,13 +154,13 @@ describe("the consent forms belong to the browser that signed in", () => {
     // DELETE, the deny route for clients that send the method itself, is held to the same rules.
     const deleted = await http.delete("/oauth/authorize", { form: victim.deny.fields, headers: { cookie } });
     expectRefused(deleted);
-    expect(count("oauth_authorization_codes")).toBe(codes);
+    expect(await count("oauth_authorization_codes")).toBe(codes);
 
     // Nothing above used the victim's page up: approving it in the victim's browser works.
     const approved = await victim.browser.submit(victim.approve);
     expect(approved.status).toBe(302);
     expect(approved.headers.get("location")).toStartWith(`${CALLBACK}?code=`);
-    expect(count("oauth_authorization_codes")).toBe(codes + 1);
+    expect(await count("oauth_authorization_codes")).toBe(codes + 1);
   });
 });
 
@@ -179,11 +179,11 @@ describe("app names and websites", () => {
     ["tab in the website", { client_name: "Fine", website: "https://app.ex\tample/" }, "Validation failed: Application website is not a valid URL"],
     ["override in a redirect URI", { client_name: "Fine", redirect_uris: "https://app.example/\u202Ecb" }, "Validation failed: Redirect URI must be a valid URI."],
   ])("%s is refused with 422 and no app is made", async (_, body, message) => {
-    const apps = before();
+    const apps = await before();
     const res = await http.post("/api/v1/apps", { json: { redirect_uris: CALLBACK, ...body } });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: message });
-    expect(before()).toBe(apps);
+    expect(await before()).toBe(apps);
   });
 
   test("joiners and other scripts are fine: only controls are refused", async () => {
@@ -213,8 +213,8 @@ describe("the redirect back to the app", () => {
     ["DEL", `https://app.example/call\u007Fback`],
   ])("a redirect_uri with %s is 400 before anything is issued", async (_, redirectUri) => {
     const app = await newApp();
-    const codes = count("oauth_authorization_codes");
-    const sessions = count("web_sessions");
+    const codes = await count("oauth_authorization_codes");
+    const sessions = await count("web_sessions");
     const query = { client_id: app.client_id, redirect_uri: redirectUri, response_type: "code" };
     const page = await http.get("/oauth/authorize", { query });
     expect(page.status).toBe(400);
@@ -227,8 +227,8 @@ describe("the redirect back to the app", () => {
     expect(signIn.status).toBe(400);
     expect(signIn.text).toContain(INVALID_REDIRECT);
     expect(signIn.headers.getSetCookie()).toEqual([]);
-    expect(count("oauth_authorization_codes")).toBe(codes);
-    expect(count("web_sessions")).toBe(sessions);
+    expect(await count("oauth_authorization_codes")).toBe(codes);
+    expect(await count("web_sessions")).toBe(sessions);
   });
 
   test("the browser goes to the registered URI as stored; the token request repeats the one asked for", async () => {

@@ -25,7 +25,7 @@ async function oauth(arm: PortArm) {
   const revoked: number[] = [];
   events.within("token.revoked", (e: Extract<DomainEvent, { type: "token.revoked" }>) => void revoked.push(e.tokenId));
   const applications = new ApplicationService(port, t.ids, t.clock);
-  const tokens = new TokenService(port, t.database.db, t.ids, t.clock, events);
+  const tokens = new TokenService(port, t.ids, t.clock, events);
   const grants = new GrantService(port, t.ids, t.clock, applications, tokens, t.services.accounts, () => false);
   const sessions = new WebSessionService(port, t.ids, t.clock);
   const alice = await arm.mirror(await t.local("alice"));

@@ -30,7 +30,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const count = (table: string) => (server.ctx.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = async (table: string) => (await server.database.port.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
 const limits = (res: Res) => ({
   limit: res.headers.get("x-ratelimit-limit"),
   remaining: res.headers.get("x-ratelimit-remaining"),
@@ -75,15 +75,15 @@ describe("the sign-in form", () => {
   test("one address: 25 attempts in 5 minutes, then 429 even for the right password; another address is untouched", async () => {
     server.clock.set(START);
     const { browser, form } = await signInPage("198.51.100.1");
-    const sessions = count("web_sessions");
+    const sessions = await count("web_sessions");
     // Each guess names someone else, so that only the address's budget runs out.
     for (let i = 0; i < 25; i++) expect((await signIn(browser, form, "198.51.100.1", `guess${i}`, "wrong")).status).toBe(401);
     expectThrottledPage(await signIn(browser, form, "198.51.100.1", "alice", PASSWORD), "2026-11-23T10:05:00.000000Z");
-    expect(count("web_sessions")).toBe(sessions);
+    expect(await count("web_sessions")).toBe(sessions);
 
     const elsewhere = await signInPage("198.51.100.2");
     expect((await signIn(elsewhere.browser, elsewhere.form, "198.51.100.2", "alice", PASSWORD)).status).toBe(200);
-    expect(count("web_sessions")).toBe(sessions + 1);
+    expect(await count("web_sessions")).toBe(sessions + 1);
 
     // The next window lets the address try again.
     server.clock.set(START + 5 * MINUTE);
@@ -102,10 +102,10 @@ describe("the sign-in form", () => {
       expect((await signIn(browser, form, `203.0.113.${i + 1}`, i % 2 === 0 ? "alice" : "ALICE@example.test", "wrong")).status).toBe(401);
     }
     // The owner's own sign-in counted too: this attempt is the 26th of the hour.
-    const sessions = count("web_sessions");
+    const sessions = await count("web_sessions");
     const late = await signInPage("203.0.113.100");
     expectThrottledPage(await signIn(late.browser, late.form, "203.0.113.100", "alice@example.test", PASSWORD), "2026-11-23T12:00:00.000000Z");
-    expect(count("web_sessions")).toBe(sessions);
+    expect(await count("web_sessions")).toBe(sessions);
     // Someone else's account is not affected, from the same address.
     expect((await signIn(late.browser, late.form, "203.0.113.100", "bob", PASSWORD)).status).toBe(200);
 
@@ -136,21 +136,21 @@ describe("the sign-in form", () => {
 describe("the password grant", () => {
   test("an address past 25 attempts in 5 minutes gets 429 JSON and no token", async () => {
     server.clock.set(START + 180 * MINUTE);
-    const tokens = count("oauth_access_tokens");
+    const tokens = await count("oauth_access_tokens");
     for (let i = 0; i < 25; i++) expect((await passwordGrant("198.51.100.50", `guess${i}`, "wrong")).status).toBe(400);
     expectThrottledJson(await passwordGrant("198.51.100.50", "alice", PASSWORD), "2026-11-23T13:05:00.000000Z");
-    expect(count("oauth_access_tokens")).toBe(tokens);
+    expect(await count("oauth_access_tokens")).toBe(tokens);
     expect((await passwordGrant("198.51.100.51", "alice", PASSWORD)).status).toBe(200);
   });
 
   test("an account past 25 attempts an hour, from 200 parallel guesses, gets 429 whatever the address", async () => {
     server.clock.set(START + 240 * MINUTE);
-    const tokens = count("oauth_access_tokens");
+    const tokens = await count("oauth_access_tokens");
     const guesses = await Promise.all(Array.from({ length: 200 }, (_, i) => passwordGrant(`10.1.${i >> 8}.${i & 255}`, "bob", "wrong")));
     expect(guesses.filter((r) => r.status === 400)).toHaveLength(25);
     expect(guesses.filter((r) => r.status === 429)).toHaveLength(175);
     expectThrottledJson(await passwordGrant("10.9.9.9", "bob", PASSWORD), "2026-11-23T15:00:00.000000Z");
-    expect(count("oauth_access_tokens")).toBe(tokens);
+    expect(await count("oauth_access_tokens")).toBe(tokens);
     // The form shares the account's budget.
     const { browser, form } = await signInPage("10.9.9.10");
     expectThrottledPage(await signIn(browser, form, "10.9.9.10", "bob", PASSWORD), "2026-11-23T15:00:00.000000Z");

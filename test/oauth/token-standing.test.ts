@@ -39,7 +39,7 @@ describe("a kept token follows its user's standing at once", () => {
     expect([home.status, home.body]).toEqual([401, INVALID]);
     const post = await sam.client.post("/api/v1/statuses", { json: { status: "still here?" } });
     expect([post.status, post.body]).toEqual([401, INVALID]);
-    expect(server.ctx.db.$client.query("SELECT count(*) AS n FROM statuses WHERE account_id = ?").get(sam.account.id)).toEqual({ n: 0 });
+    expect(await server.database.port.get("SELECT count(*) AS n FROM statuses WHERE account_id = ?", [sam.account.id])).toEqual({ n: 0 });
   });
 
   // Skipped in the PostgreSQL test mode: another process's writes are seen through SQLite's data_version; on PostgreSQL through the cache generations (test/server/pg-caches.test.ts).

@@ -28,10 +28,10 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const aliasesOf = async (user: TestUser) => {
-  const row = server.ctx.db.$client.query("SELECT also_known_as AS a FROM accounts WHERE id = ?").get(user.account.id) as { a: string };
+  const row = (await server.database.port.get<{ a: string }>("SELECT also_known_as AS a FROM accounts WHERE id = ?", [user.account.id]))!;
   return JSON.parse(row.a) as string[];
 };
-const movedTo = (user: TestUser) => (server.ctx.db.$client.query("SELECT moved_to_account_id AS m FROM accounts WHERE id = ?").get(user.account.id) as { m: number | null }).m;
+const movedTo = async (user: TestUser) => (await server.database.port.get<{ m: number | null }>("SELECT moved_to_account_id AS m FROM accounts WHERE id = ?", [user.account.id]))!.m;
 
 describe("aliases", () => {
   test("added by handle, listed by address, removed", async () => {
@@ -79,7 +79,7 @@ describe("moving", () => {
     }
     const noTicket = await hanaBrowser.post("/settings/migration", { form: { acct: `@ivan@${domain}`, current_password: PASSWORD } });
     expect(noTicket.status).toBe(422);
-    expect(movedTo(hana)).toBeNull();
+    expect((await movedTo(hana))).toBeNull();
   });
 
   test("a redirect needs no alias and is cancelled; a move needs the alias, and then the cooldown shows", async () => {
@@ -87,16 +87,16 @@ describe("moving", () => {
     expect(post.status).toBe(303);
     expect(noticeOf(page)).toBe(`Your profile now points to @jo@${domain}.`);
     expect(page.text).toContain(`Your account points to <strong><bdi>@jo@${domain}</bdi></strong>`);
-    expect(movedTo(hana)).not.toBeNull();
+    expect((await movedTo(hana))).not.toBeNull();
     const { page: cancelled } = await submitOn(hanaBrowser, "/settings/migration", "/settings/migration/cancel");
     expect(noticeOf(cancelled)).toBe("The redirect is cancelled: your profile is yours again.");
-    expect(movedTo(hana)).toBeNull();
+    expect((await movedTo(hana))).toBeNull();
 
     // ivan names hana among his aliases (the test above): hana may move to him.
     const { post: moved, page: after } = await submitOn(hanaBrowser, "/settings/migration", "/settings/migration", { acct: `@ivan@${domain}`, current_password: PASSWORD });
     expect(moved.status).toBe(303);
     expect(noticeOf(after)).toBe(`Your account has moved to @ivan@${domain}; your followers are being moved.`);
-    expect(movedTo(hana)).toBe(ivan.account.id);
+    expect((await movedTo(hana))).toBe(ivan.account.id);
     expect(after.text).toContain("That is after");
     const me = (await hana.client.get("/api/v1/accounts/verify_credentials")).body;
     expect(me.moved?.acct ?? me.moved).toBeTruthy();

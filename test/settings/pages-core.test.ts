@@ -21,7 +21,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const flags = (id: number) => server.ctx.db.$client.query("SELECT discoverable, bot, locked FROM accounts WHERE id = ?").get(id) as { discoverable: number; bot: number; locked: number };
+// Boolean columns read 1/0 on SQLite, true/false on PostgreSQL: as numbers here.
+const flags = async (id: number) => {
+  const row = (await server.database.port.get<Record<"discoverable" | "bot" | "locked", unknown>>("SELECT discoverable, bot, locked FROM accounts WHERE id = ?", [id]))!;
+  const n = (v: unknown) => (v === null ? null : Number(v));
+  return { discoverable: n(row.discoverable), bot: n(row.bot), locked: n(row.locked) };
+};
 
 describe("signed out", () => {
   test("a page sends the browser to the sign-in, which brings it back", async () => {
@@ -46,11 +51,11 @@ describe("signed out", () => {
   });
 
   test("a post without a session does nothing and leads to the sign-in", async () => {
-    const before = flags(alice.account.id);
+    const before = await flags(alice.account.id);
     const res = await new Client(server.base).post("/settings/profile", { form: { bot: "1" }, headers: { origin: server.base } });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toContain("/oauth/sign_in?return_to=%2Fsettings%2Fprofile");
-    expect(flags(alice.account.id)).toEqual(before);
+    expect((await flags(alice.account.id))).toEqual(before);
   });
 
   test("a session cookie that names no session is no sign-in", async () => {
@@ -121,18 +126,18 @@ describe("a form's ticket", () => {
     expect(post.status).toBe(303);
     expect(post.headers.get("location")).toBe(`${server.base}/settings/profile`);
     expect(noticeOf(page)).toBe("Changes successfully saved!");
-    expect(flags(alice.account.id).bot).toBe(1);
+    expect((await flags(alice.account.id)).bot).toBe(1);
     // The notice is read once.
     expect(noticeOf(await browser.get("/settings/profile"))).toBeNull();
     await submitOn(browser, "/settings/profile", "/settings/profile", { bot: "0" });
-    expect(flags(alice.account.id).bot).toBe(0);
+    expect((await flags(alice.account.id)).bot).toBe(0);
   });
 
   test("without a ticket, with a forged or another session's ticket, or from another site: refused, nothing changed", async () => {
     const browser = await signedIn(server, "alice");
     const page = await browser.get("/settings/profile");
     const form = formTo(page, "/settings/profile");
-    const before = flags(alice.account.id);
+    const before = await flags(alice.account.id);
 
     const missing = await browser.post("/settings/profile", { form: { bot: "1" } });
     expect(missing.status).toBe(422);
@@ -155,17 +160,17 @@ describe("a form's ticket", () => {
     expect(bare.status).toBe(403);
 
     for (const res of [missing, forged, foreign, elsewhere, bare]) expect(res.headers.get("location")).toBeNull();
-    expect(flags(alice.account.id)).toEqual(before);
+    expect((await flags(alice.account.id))).toEqual(before);
   });
 
   test("a ticket of another account's session is refused", async () => {
     const browser = await signedIn(server, "alice");
     const bob = await signedIn(server, "bob");
     const bobTicket = formTo(await bob.get("/settings/profile"), "/settings/profile").fields.authenticity_token!;
-    const before = flags(alice.account.id);
+    const before = await flags(alice.account.id);
     const res = await browser.post("/settings/profile", { form: { authenticity_token: bobTicket, locked: "1" } });
     expect(res.status).toBe(403);
-    expect(flags(alice.account.id)).toEqual(before);
+    expect((await flags(alice.account.id))).toEqual(before);
   });
 });
 
@@ -177,24 +182,24 @@ describe("roles", () => {
     const carol = await createUser(server, "carol");
     const pages = new MemberPages(server.ctx, area);
     const browser = await signedIn(server, "carol");
-    const setRole = (role: string) => server.ctx.db.$client.run("UPDATE users SET role = ? WHERE account_id = ?", [role, carol.account.id]);
+    const setRole = (role: string) => server.database.port.run("UPDATE users SET role = ? WHERE account_id = ?", [role, carol.account.id]);
     for (const role of ["user", "moderator"]) {
-      setRole(role);
+      await setRole(role);
       const refused = await pages.guard(request(browser));
       expect(refused).toBeInstanceOf(Response);
       expect((refused as Response).status).toBe(403);
       expect(await (refused as Response).text()).toContain("You are not allowed to see this page.");
     }
     for (const role of ["admin", "owner"]) {
-      setRole(role);
+      await setRole(role);
       const viewer = await pages.guard(request(browser));
       expect(viewer).not.toBeInstanceOf(Response);
       expect(viewer).toMatchObject({ role, account: { username: "carol" } });
     }
     // A moderator sees the way to the administration in the settings.
-    setRole("moderator");
+    await setRole("moderator");
     expect((await browser.get("/settings/profile")).text).toContain('<a href="/admin">Administration</a>');
-    setRole("user");
+    await setRole("user");
   });
 });
 

@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const importCount = () => (server.ctx.db.$client.query("SELECT count(*) AS n FROM imports").get() as { n: number }).n;
+const importCount = async () => (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM imports"))!.n;
 
 /** The import form posted as a browser posts it: multipart, with the page's ticket. */
 async function uploadFromPage(fields: Record<string, string>, csv: string | null, ticket?: string) {
@@ -62,7 +62,7 @@ describe("import", () => {
   });
 
   test("no file, an unknown type, an unreadable file, or no ticket: refused, nothing queued", async () => {
-    const before = importCount();
+    const before = await importCount();
     for (const [fields, csv, error] of [
       [{ type: "following" }, null, "Validation failed: Data can't be blank"],
       [{ type: "statuses" }, `lee@${domain}\n`, "Validation failed: Type must be one of following, blocks, mutes, domain_blocks, bookmarks, lists"],
@@ -73,18 +73,18 @@ describe("import", () => {
     }
     const noTicket = await uploadFromPage({ type: "following" }, `lee@${domain}\n`, "forged");
     expect(noTicket.status).toBe(422);
-    expect(importCount()).toBe(before);
+    expect((await importCount())).toBe(before);
   });
 
   test("signed out, an upload is not read: the sign-in is the answer, nothing queued", async () => {
-    const before = importCount();
+    const before = await importCount();
     const form = new FormData();
     form.append("type", "following");
     form.append("data", new File([`lee@${domain}\n`], "f.csv", { type: "text/csv" }));
     const res = await new Client(server.base).post("/settings/import", { multipart: form, headers: { origin: server.base } });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe(`${server.base}/oauth/sign_in?return_to=%2Fsettings%2Fimport`);
-    expect(importCount()).toBe(before);
+    expect((await importCount())).toBe(before);
   });
 
   test("another member's import is not found", async () => {

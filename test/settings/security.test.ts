@@ -23,13 +23,13 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const hashOf = (id: number) => (server.ctx.db.$client.query("SELECT password_hash AS h FROM users WHERE account_id = ?").get(id) as { h: string }).h;
-const sessionCount = (id: number) => (server.ctx.db.$client.query("SELECT count(*) AS n FROM web_sessions WHERE account_id = ?").get(id) as { n: number }).n;
+const hashOf = async (id: number) => (await server.database.port.get<{ h: string }>("SELECT password_hash AS h FROM users WHERE account_id = ?", [id]))!.h;
+const sessionCount = async (id: number) => (await server.database.port.get<{ n: number }>("SELECT count(*) AS n FROM web_sessions WHERE account_id = ?", [id]))!.n;
 
 describe("password", () => {
   test("wrong or blank current password, short or unconfirmed new one: refused in Mastodon's words, nothing changed", async () => {
     const browser = await signedIn(server, "erin");
-    const hash = hashOf(erin.account.id);
+    const hash = await hashOf(erin.account.id);
     for (const [fields, error] of [
       [{ current_password: "not it", password: "a new passphrase", password_confirmation: "a new passphrase" }, "Validation failed: Current password is invalid"],
       [{ current_password: "", password: "a new passphrase", password_confirmation: "a new passphrase" }, "Validation failed: Current password can't be blank"],
@@ -41,13 +41,13 @@ describe("password", () => {
     }
     const noTicket = await browser.post("/settings/password", { form: { current_password: PASSWORD, password: "a new passphrase", password_confirmation: "a new passphrase" } });
     expect(noTicket.status).toBe(422);
-    expect(hashOf(erin.account.id)).toBe(hash);
+    expect((await hashOf(erin.account.id))).toBe(hash);
   });
 
   test("changed: the new password signs in, the old does not, other browsers are signed out, apps are not", async () => {
     const browser = await signedIn(server, "frank");
     const other = await signedIn(server, "frank");
-    expect(sessionCount(frank.account.id)).toBe(2);
+    expect((await sessionCount(frank.account.id))).toBe(2);
     const page = await browser.get("/settings/password");
     for (const name of ["current_password", "password", "password_confirmation"]) expect(page.text).toContain(`<label for="f-${name}">`);
     const { post, page: after } = await submitOn(browser, "/settings/password", "/settings/password", { current_password: PASSWORD, password: "a brand new passphrase", password_confirmation: "a brand new passphrase" });
@@ -55,7 +55,7 @@ describe("password", () => {
     expect(noticeOf(after)).toBe("Your password has been changed. 1 other browser was signed out.");
     expect((await browser.get("/settings/password")).status).toBe(200);
     expect((await other.get("/settings/password")).status).toBe(303);
-    expect(sessionCount(frank.account.id)).toBe(1);
+    expect((await sessionCount(frank.account.id))).toBe(1);
     expect(await server.ctx.services.accounts.verifyLogin("frank", PASSWORD)).toBeNull();
     expect(await server.ctx.services.accounts.verifyLogin("frank", "a brand new passphrase")).toBe(frank.account.id);
     expect((await frank.client.get("/api/v1/accounts/verify_credentials")).status).toBe(200);
@@ -69,7 +69,7 @@ async function signedInAs(username: string, userAgent: string) {
   const browser = new BrowserSession(server.base);
   const form = formTo(await browser.get("/oauth/sign_in", { headers: { "user-agent": userAgent } }), "/oauth/sign_in");
   expect((await browser.post("/oauth/sign_in", { form: { ...form.fields, username, password: PASSWORD }, headers: { "user-agent": userAgent } })).status).toBe(303);
-  const id = (server.ctx.db.$client.query("SELECT id FROM web_sessions WHERE user_agent = ? ORDER BY id DESC").get(userAgent) as { id: number }).id;
+  const id = (await server.database.port.get<{ id: number }>("SELECT id FROM web_sessions WHERE user_agent = ? ORDER BY id DESC", [userAgent]))!.id;
   return { browser, id };
 }
 

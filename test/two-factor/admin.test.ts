@@ -32,7 +32,7 @@ describe("an admin turns a member's two-factor off", () => {
     await enableTwoFactor(server, member.account.id, "lostphone");
     const page = await adminBrowser.get(`/admin/accounts/${member.account.id}`);
     expect(page.text).toContain("<dt>Two-factor sign-in</dt><dd>on</dd>");
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const post = await adminBrowser.submit(formTo(page, `/admin/accounts/${member.account.id}/disable_2fa`), {});
     expect(post.status).toBe(303);
     const after = await adminBrowser.get(`/admin/accounts/${member.account.id}`);
@@ -40,8 +40,8 @@ describe("an admin turns a member's two-factor off", () => {
     expect(after.text).toContain("<dt>Two-factor sign-in</dt><dd>off</dd>");
     expect(after.text).not.toContain("/disable_2fa");
     expect(await enabled(member.account.id)).toBe(false);
-    expect(count(server, "two_factor_recovery_codes", `account_id = ${member.account.id}`)).toBe(0);
-    expect(auditSince(server, before)).toEqual([["disable_2fa", "User", String(member.account.id), admin.account.id]]);
+    expect(await count(server, "two_factor_recovery_codes", `account_id = ${member.account.id}`)).toBe(0);
+    expect((await auditSince(server, before))).toEqual([["disable_2fa", "User", String(member.account.id), admin.account.id]]);
     // The member signs in with the password alone again.
     expect((await signedIn(server, "lostphone")).cookies.has("_rookery_session")).toBe(true);
   });
@@ -58,7 +58,7 @@ describe("refusals change nothing", () => {
     for (const u of [owner, peer, member]) await enableTwoFactor(server, u.account.id, u.account.username);
     await createStaff(server, "mona", "moderator");
     const mod = await signedIn(server, "mona");
-    const before = auditLines(server).length;
+    const before = (await auditLines(server)).length;
     const ticket = await ticketOf(adminBrowser);
     const post = (b: BrowserSession, id: number, authenticity_token?: string) => b.post(`/admin/accounts/${id}/disable_2fa`, { form: authenticity_token ? { authenticity_token } : {} });
 
@@ -74,7 +74,7 @@ describe("refusals change nothing", () => {
     expect((await post(adminBrowser, member.account.id)).status).toBe(422);
     expect((await post(mod, member.account.id, await ticketOf(mod))).status).toBe(403);
     expect(await Promise.all([owner, peer, member].map((u) => enabled(u.account.id)))).toEqual([true, true, true]);
-    expect(auditLines(server).length).toBe(before);
+    expect((await auditLines(server)).length).toBe(before);
 
     // The owner outranks an admin.
     const { page } = await submitOn(ownerBrowser, `/admin/accounts/${peer.account.id}`, `/admin/accounts/${peer.account.id}/disable_2fa`);

@@ -16,7 +16,8 @@ afterAll(() => server.close());
 
 function cli(args: string[]) {
   const proc = Bun.spawnSync([process.execPath, "src/main.ts", ...args], {
-    env: { ...process.env, DATA_DIR: server.dataDir, LOG_REQUESTS: "false" },
+    // server.env: its database too (PostgreSQL in that test mode).
+    env: { ...process.env, ...server.env, DATA_DIR: server.dataDir, LOG_REQUESTS: "false" },
     cwd: join(import.meta.dir, "..", ".."),
   });
   return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
@@ -50,7 +51,7 @@ describe("rookery accounts two-factor", () => {
     await eventually(async () => (await server.ctx.services.twoFactor.enabled(alice.account.id)) === false, "two-factor off as the server sees it");
     expect((await server.ctx.services.twoFactor.state(alice.account.id)).recoveryCodesLeft).toBe(0);
     // In the audit log as the operator's, as the admin page's is the admin's.
-    expect(auditLines(server).at(-1)).toEqual(["disable_2fa", "User", String(alice.account.id), null]);
+    expect((await auditLines(server)).at(-1)).toEqual(["disable_2fa", "User", String(alice.account.id), null]);
   });
 
   // Skipped in the PostgreSQL test mode: `backup` copies SQLite's database file.

@@ -24,8 +24,8 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const PAGE = "/settings/two-factor";
-const secretRow = (accountId: number) =>
-  server.ctx.db.$client.query(`SELECT sealed_secret, enabled_at FROM two_factor_secrets WHERE account_id = ${accountId}`).get() as { sealed_secret: string; enabled_at: number | null } | null;
+const secretRow = async (accountId: number) =>
+  (await server.database.port.get<{ sealed_secret: string; enabled_at: number | null }>("SELECT sealed_secret, enabled_at FROM two_factor_secrets WHERE account_id = ?", [accountId])) ?? null;
 
 /** The recovery codes a page shows. */
 const codesOn = (page: Res) => [...page.text.matchAll(/<li><code>([a-z2-7-]+)<\/code><\/li>/g)].map((m) => m[1]!);
@@ -64,7 +64,7 @@ describe("enrolment", () => {
     // Waiting for a code is not on: signing in still needs the password only.
     expect(await server.ctx.services.twoFactor.enabled(accountId)).toBe(false);
     // Sealed at rest, under a key file of its own that only the server's user reads.
-    expect(secretRow(accountId)!.sealed_secret).not.toContain(secret);
+    expect((await secretRow(accountId))!.sealed_secret).not.toContain(secret);
     expect(statSync(join(server.dataDir, "two-factor.key")).mode & 0o777).toBe(0o600);
   });
 
@@ -75,17 +75,17 @@ describe("enrolment", () => {
       const res = await browser.submit(formTo(setup, "/settings/two-factor/confirm"), { otp_attempt: wrong });
       expect(res.status).toBe(422);
       expect(alertOf(res)).toBe("The entered code was invalid! Are server time and device time correct?");
-      expect(secretRow(accountId)!.enabled_at).toBeNull();
+      expect((await secretRow(accountId))!.enabled_at).toBeNull();
     }
-    expect(count(server, "two_factor_recovery_codes", `account_id = ${accountId}`)).toBe(0);
+    expect(await count(server, "two_factor_recovery_codes", `account_id = ${accountId}`)).toBe(0);
     const done = await browser.submit(formTo(setup, "/settings/two-factor/confirm"), { otp_attempt: codeFor(server, secret) });
     expect(done.status).toBe(200);
     expect(noticeOf(done)).toBe("Two-factor authentication successfully enabled.");
     const codes = codesOn(done);
     expect(codes).toHaveLength(10);
-    expect(count(server, "two_factor_recovery_codes", `account_id = ${accountId}`)).toBe(10);
+    expect(await count(server, "two_factor_recovery_codes", `account_id = ${accountId}`)).toBe(10);
     // Kept only as digests.
-    const stored = server.ctx.db.$client.query(`SELECT code_digest FROM two_factor_recovery_codes WHERE account_id = ${accountId}`).all() as { code_digest: string }[];
+    const stored = await server.database.port.all<{ code_digest: string }>("SELECT code_digest FROM two_factor_recovery_codes WHERE account_id = ?", [accountId]);
     for (const { code_digest } of stored) expect(codes.some((c) => code_digest.includes(c.replaceAll("-", "")))).toBe(false);
     // The page shows the state, never the codes again.
     const after = await browser.get(PAGE);
@@ -104,7 +104,7 @@ describe("enrolment", () => {
     const forged = await browser.post("/settings/two-factor/setup", { form: { authenticity_token: formTo(page, "/settings/two-factor/disable").fields.authenticity_token! } });
     expect(forged.status).toBe(422);
     expect(alertOf(forged)).toBe("Two-factor authentication is already enabled.");
-    expect(secretRow(accountId)!.enabled_at).not.toBeNull();
+    expect((await secretRow(accountId))!.enabled_at).not.toBeNull();
   });
 });
 
@@ -151,8 +151,8 @@ describe("once it is on", () => {
     const { post, page: after } = await submitOn(browser, PAGE, "/settings/two-factor/disable", { current_password: PASSWORD });
     expect(post.status).toBe(303);
     expect(noticeOf(after)).toBe("Two-factor authentication successfully disabled.");
-    expect(secretRow(carol.account.id)).toBeNull();
-    expect(count(server, "two_factor_recovery_codes", `account_id = ${carol.account.id}`)).toBe(0);
+    expect(await secretRow(carol.account.id)).toBeNull();
+    expect(await count(server, "two_factor_recovery_codes", `account_id = ${carol.account.id}`)).toBe(0);
     expect(parseForms(after.text).map((f) => f.action)).toContain("/settings/two-factor/setup");
     // A bot's password grant works again.
     const app = (await new Client(server.base).post("/api/v1/apps", { json: { client_name: "Bot", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read" } })).body;
@@ -176,8 +176,8 @@ describe("every form of the page is refused from elsewhere or without its ticket
     const browser = await signInBrowser("erin", secret);
     const page = await browser.get(PAGE);
     const token = formTo(page, "/settings/two-factor/disable").fields.authenticity_token!;
-    const state = () => JSON.stringify([secretRow(erin.account.id), count(server, "two_factor_recovery_codes", `account_id = ${erin.account.id} AND used_at IS NULL`)]);
-    const before = state();
+    const state = async () => JSON.stringify([await secretRow(erin.account.id), await count(server, "two_factor_recovery_codes", `account_id = ${erin.account.id} AND used_at IS NULL`)]);
+    const before = await state();
     server.clock.advance(STEP_MS);
     const fields = { current_password: PASSWORD, otp_attempt: codeFor(server, secret) };
     for (const action of ["/settings/two-factor/setup", "/settings/two-factor/confirm", "/settings/two-factor/recovery-codes", "/settings/two-factor/disable"]) {
@@ -189,7 +189,7 @@ describe("every form of the page is refused from elsewhere or without its ticket
       expect(noTicket.status).toBe(422);
       expect(alertOf(noTicket)).toBe("Your form expired or was incomplete. Please try again.");
       expect(codesOn(noTicket)).toEqual([]);
-      expect(state()).toBe(before);
+      expect(await state()).toBe(before);
     }
     // The code those posts carried was not spent.
     const done = await browser.submit(formTo(page, "/settings/two-factor/disable"), { otp_attempt: fields.otp_attempt });
@@ -247,5 +247,5 @@ async function signInBrowser(username: string, secret: string): Promise<BrowserS
 }
 
 async function digestsOf(accountId: number): Promise<string[]> {
-  return (server.ctx.db.$client.query(`SELECT code_digest FROM two_factor_recovery_codes WHERE account_id = ${accountId} ORDER BY code_digest`).all() as { code_digest: string }[]).map((r) => r.code_digest);
+  return (await server.database.port.all<{ code_digest: string }>("SELECT code_digest FROM two_factor_recovery_codes WHERE account_id = ? ORDER BY code_digest", [accountId])).map((r) => r.code_digest);
 }

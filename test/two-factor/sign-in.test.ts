@@ -54,7 +54,7 @@ function expectNoSession(res: Res) {
 
 describe("the member sign-in", () => {
   test("asks for the code after the right password, and signs in with it", async () => {
-    const before = sessions();
+    const before = await sessions();
     const { browser, page, form } = await passwordStep();
     expect(page.status).toBe(200);
     expect(page.text).toContain("<title>Two-factor authentication - Rookery</title>");
@@ -63,11 +63,11 @@ describe("the member sign-in", () => {
     expect(page.text).toContain(`autocomplete="one-time-code"`);
     // The password alone signs nobody in.
     expectNoSession(page);
-    expect(sessions()).toBe(before);
+    expect(await sessions()).toBe(before);
     const done = await browser.submit(form, { otp_attempt: codeFor(server, secret) });
     expect(done.status).toBe(303);
     expect(done.headers.get("location")).toBe(`${server.base}/settings/profile`);
-    expect(sessions()).toBe(before + 1);
+    expect(await sessions()).toBe(before + 1);
     expect((await browser.get("/settings/profile")).status).toBe(200);
   });
 
@@ -81,7 +81,7 @@ describe("the member sign-in", () => {
 
   test("a wrong code is refused, the code page shown again, and nobody signed in", async () => {
     server.clock.advance(STEP_MS);
-    const before = sessions();
+    const before = await sessions();
     const { browser, form } = await passwordStep();
     for (const wrong of ["000000", codeFor(server, secret, 3), "", "abcd-efgh-ijkl-mnop", "1".repeat(100)]) {
       const res = await browser.submit(form, { otp_attempt: wrong });
@@ -90,7 +90,7 @@ describe("the member sign-in", () => {
       expect(parseForms(res.text)[0]!.action).toBe("/oauth/sign_in/two_factor");
       expectNoSession(res);
     }
-    expect(sessions()).toBe(before);
+    expect(await sessions()).toBe(before);
     // The page asks again with the same ticket: the right code still works.
     expect((await browser.submit(form, { otp_attempt: codeFor(server, secret) })).status).toBe(303);
   });
@@ -100,12 +100,12 @@ describe("the member sign-in", () => {
     const code = codeFor(server, secret);
     const first = await passwordStep();
     expect((await first.browser.submit(first.form, { otp_attempt: code })).status).toBe(303);
-    const before = sessions();
+    const before = await sessions();
     const second = await passwordStep();
     const replay = await second.browser.submit(second.form, { otp_attempt: code });
     expect(replay.status).toBe(401);
     expect(errorOf(replay)).toBe(INVALID_SIGN_IN_CODE);
-    expect(sessions()).toBe(before);
+    expect(await sessions()).toBe(before);
     // Nor does the code of the step before, which drift would otherwise let in.
     expect((await second.browser.submit(second.form, { otp_attempt: codeFor(server, secret, -1) })).status).toBe(401);
     server.clock.advance(STEP_MS);
@@ -130,7 +130,7 @@ describe("the member sign-in", () => {
     const code = recoveryCodes[0]!;
     const first = await passwordStep();
     expect((await first.browser.submit(first.form, { otp_attempt: ` ${code.toUpperCase()} ` })).status).toBe(303);
-    expect(count(server, "two_factor_recovery_codes", `account_id = ${alice.account.id} AND used_at IS NOT NULL`)).toBe(1);
+    expect(await count(server, "two_factor_recovery_codes", `account_id = ${alice.account.id} AND used_at IS NOT NULL`)).toBe(1);
     const again = await passwordStep();
     for (const typed of [code, code.replaceAll("-", "")]) {
       const res = await again.browser.submit(again.form, { otp_attempt: typed });
@@ -139,7 +139,7 @@ describe("the member sign-in", () => {
     }
     expect((await again.browser.submit(again.form, { otp_attempt: recoveryCodes[1]!.replaceAll("-", "") })).status).toBe(303);
     // Another account's codes are not this one's.
-    expect(count(server, "two_factor_recovery_codes", `used_at IS NOT NULL`)).toBe(2);
+    expect(await count(server, "two_factor_recovery_codes", `used_at IS NOT NULL`)).toBe(2);
   });
 
   test("an account without two-factor signs in with its password alone", async () => {
@@ -154,7 +154,7 @@ describe("the code form is protected as the password form is", () => {
   test("a post from elsewhere, without Origin, or with Origin null is refused and signs nobody in", async () => {
     // Past the step the last test's early phone used.
     server.clock.advance(2 * STEP_MS);
-    const before = sessions();
+    const before = await sessions();
     const { browser, form } = await passwordStep();
     const fields = { ...form.fields, otp_attempt: codeFor(server, secret) };
     for (const headers of [{ origin: "https://evil.example" }, { origin: "null" }, {}] as Record<string, string>[]) {
@@ -163,14 +163,14 @@ describe("the code form is protected as the password form is", () => {
       expect(decodeEntities(res.text)).toContain("The request did not come from this server's pages.");
       expectNoSession(res);
     }
-    expect(sessions()).toBe(before);
+    expect(await sessions()).toBe(before);
     // The code was not spent by the refused posts.
     expect((await browser.submit(form, { otp_attempt: fields.otp_attempt })).status).toBe(303);
   });
 
   test("the ticket belongs to the browser that gave the password", async () => {
     server.clock.advance(STEP_MS);
-    const before = sessions();
+    const before = await sessions();
     const { form } = await passwordStep();
     const other = new BrowserSession(server.base);
     await other.get("/oauth/sign_in");
@@ -181,12 +181,12 @@ describe("the code form is protected as the password form is", () => {
     // Without any cookie at all, too.
     const bare = await http.post(form.action, { form: { ...form.fields, otp_attempt: codeFor(server, secret) }, headers: { origin: new URL(server.base).origin } });
     expect(bare.status).toBe(403);
-    expect(sessions()).toBe(before);
+    expect(await sessions()).toBe(before);
   });
 
   test("a forged, expired or used ticket sends the browser back to the password", async () => {
     server.clock.advance(STEP_MS);
-    const before = sessions();
+    const before = await sessions();
     const { browser, form } = await passwordStep();
     const forged = await browser.submit(form, { ticket: `${form.fields.ticket}x`, otp_attempt: codeFor(server, secret) });
     expect(forged.status).toBe(422);
@@ -196,7 +196,7 @@ describe("the code form is protected as the password form is", () => {
     const expired = await browser.submit(form, { otp_attempt: codeFor(server, secret) });
     expect(expired.status).toBe(422);
     expect(parseForms(expired.text)[0]!.action).toBe("/oauth/sign_in");
-    expect(sessions()).toBe(before);
+    expect(await sessions()).toBe(before);
     const fresh = await passwordStep();
     expect((await fresh.browser.submit(fresh.form, { otp_attempt: codeFor(server, secret) })).status).toBe(303);
     server.clock.advance(STEP_MS);
@@ -209,12 +209,12 @@ describe("the code form is protected as the password form is", () => {
     const carol = await createUser(server, "carol");
     const { secret: carolSecret } = await enableTwoFactor(server, carol.account.id, "carol");
     const { browser, form } = await passwordStep("carol");
-    server.ctx.db.$client.run(`UPDATE users SET password_hash = 'changed' WHERE account_id = ${carol.account.id}`);
-    const before = sessions();
+    await server.database.port.run("UPDATE users SET password_hash = 'changed' WHERE account_id = ?", [carol.account.id]);
+    const before = await sessions();
     const res = await browser.submit(form, { otp_attempt: codeFor(server, carolSecret) });
     expect(res.status).toBe(422);
     expect(errorOf(res)).toBe("Your sign-in expired. Please sign in again.");
-    expect(sessions()).toBe(before);
+    expect(await sessions()).toBe(before);
   });
 });
 
@@ -260,7 +260,7 @@ describe("the OAuth sign-in", () => {
     const browser = new BrowserSession(server.base);
     const page = await browser.get("/oauth/authorize", { query: { client_id: app.client_id, redirect_uri: CALLBACK, response_type: "code" } });
     const form = parseForms((await browser.submit(parseForms(page.text)[0]!, { username: "alice", password: PASSWORD })).text)[0]!;
-    const before = sessions();
+    const before = await sessions();
     const foreign = await http.post(form.action, { form: { ...form.fields, otp_attempt: codeFor(server, secret) }, headers: { cookie: browser.cookieHeader, origin: "https://evil.example" } });
     expect(foreign.status).toBe(403);
     const other = new BrowserSession(server.base);
@@ -271,14 +271,14 @@ describe("the OAuth sign-in", () => {
     expect(forged.status).toBe(422);
     expect(forged.text).toContain("Your sign-in expired. Please start again from the application.");
     for (const res of [foreign, stolen, forged]) expectNoSession(res);
-    expect(sessions()).toBe(before);
+    expect(await sessions()).toBe(before);
   });
 });
 
 describe("the password grant", () => {
   test("is refused for an account with two-factor exactly as for a wrong password (Mastodon's answer)", async () => {
     const app = (await http.post("/api/v1/apps", { json: { client_name: "Bot", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read" } })).body;
-    const tokens = count(server, "oauth_access_tokens");
+    const tokens = await count(server, "oauth_access_tokens");
     const base = { grant_type: "password", client_id: app.client_id, client_secret: app.client_secret };
     const refused = await http.post("/oauth/token", { form: { ...base, username: "alice", password: PASSWORD } });
     const wrong = await http.post("/oauth/token", { form: { ...base, username: "alice", password: "wrong password" } });
@@ -289,7 +289,7 @@ describe("the password grant", () => {
     // A code appended to the password, or sent beside it, changes nothing.
     const withCode = await http.post("/oauth/token", { form: { ...base, username: "alice", password: PASSWORD, otp_attempt: codeFor(server, secret) } });
     expect(withCode.status).toBe(400);
-    expect(count(server, "oauth_access_tokens")).toBe(tokens);
+    expect(await count(server, "oauth_access_tokens")).toBe(tokens);
     const bob = await http.post("/oauth/token", { form: { ...base, username: "bob", password: PASSWORD } });
     expect(bob.status).toBe(200);
   });
@@ -318,7 +318,7 @@ describe("throttling", () => {
       const right = await browser.submit(form, { otp_attempt: codeFor(limited, daveSecret) });
       expect(right.status).toBe(429);
       expectNoSession(right);
-      expect(count(limited, "web_sessions")).toBe(0);
+      expect(await count(limited, "web_sessions")).toBe(0);
     } finally {
       await limited.close();
     }

@@ -22,5 +22,5 @@ export async function enableTwoFactor(server: TestServer, accountId: number, use
   return { secret, recoveryCodes };
 }
 
-export const count = (server: TestServer, table: string, where = "1") =>
-  (server.ctx.db.$client.query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get() as { n: number }).n;
+export const count = async (server: TestServer, table: string, where = "1 = 1") =>
+  (await server.database.port.get<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`))!.n;

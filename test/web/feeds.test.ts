@@ -90,8 +90,8 @@ describe("the about page", () => {
 
   test("/ shows the extended description and the rules the admin set, escaped as text", async () => {
     const info = server.ctx.services.instanceInfo;
-    info.setExtendedDescription("A small server <script>x</script>\n\nSee https://rookery.example/about");
-    info.addRule("Be kind <b>always</b>", "no insults");
+    await info.setExtendedDescription("A small server <script>x</script>\n\nSee https://rookery.example/about");
+    await info.addRule("Be kind <b>always</b>", "no insults");
     const page = await get("/");
     expect(page.body).toContain("<h2>About</h2>");
     expect(page.body).toContain("A small server &lt;script&gt;x&lt;/script&gt;");

@@ -37,7 +37,7 @@ test("a remote reply with a picture: in the thread, with the default avatar and 
     attachments: [new Document({ mediaType: "image/jpeg", url: new URL("https://files.example/cat.jpg"), name: "a cat" })],
   });
   await receiver.send({ id: to.href, inbox: `${to.href}/inbox` }, new Create({ id: new URL(`${id.href}/activity`), actor: new URL(receiver.actor), object: note, to: new URL("https://www.w3.org/ns/activitystreams#Public"), ccs: [to] }));
-  await eventually(() => a.database.sqlite.query("SELECT id FROM statuses WHERE uri = ?").get(id.href), "the reply stored");
+  await eventually(() => a.database.port.get("SELECT id FROM statuses WHERE uri = ?", [id.href]), "the reply stored");
 
   const res = await fetch(`${a.base}/@alice/${post.id}`, { headers: { accept: "text/html" } });
   const body = await res.text();

@@ -47,7 +47,7 @@ export class FederationHealth {
     if (actor.kind === "staff" && !can(actor.role, "manage_federation")) throw forbidden();
     const queue = await this.deps.deliveryQueue();
     const relays = (await this.deps.relays.list()).map((relay) => ({ relay, failing: queue.failing.find((f) => f.domain === hostOf(relay.inboxUrl)) ?? null }));
-    return { queue, peers: await this.peers(), inbox: this.deps.traffic.inboxRate(), traffic: await this.deps.traffic.hours(24), relays, storage: this.storageUsed() };
+    return { queue, peers: await this.peers(), inbox: this.deps.traffic.inboxRate(), traffic: await this.deps.traffic.hours(24), relays, storage: await this.storageUsed() };
   }
 
   /** The relays with whether deliveries to each fail (the relays page: no storage walk, no peers). */
@@ -67,7 +67,7 @@ export class FederationHealth {
     return { ...totals, top };
   }
 
-  private storageUsed(): StorageUsed {
+  private async storageUsed(): Promise<StorageUsed> {
     const now = this.deps.clock.now();
     if (this.storage && now - this.storage.measuredAt < STORAGE_TTL_MS) return this.storage;
     const file = join(this.deps.dataDir, this.deps.databaseFile);
@@ -79,9 +79,11 @@ export class FederationHealth {
       if (REMOTE_CACHE_DIRS.has(entry.name)) remoteCache += bytes;
       else media += bytes;
     }
+    const onPostgres = this.deps.db.dialect === "postgres";
+    const database = onPostgres ? Number((await this.deps.db.get<{ n: number }>("SELECT pg_database_size(current_database()) AS n"))?.n ?? 0) : sizeOf(file);
     this.storage = {
-      database: sizeOf(file),
-      wal: sizeOf(`${file}-wal`) + sizeOf(`${file}-shm`),
+      database,
+      wal: onPostgres ? null : sizeOf(`${file}-wal`) + sizeOf(`${file}-shm`),
       media,
       remoteCache,
       remoteCacheLimit: this.deps.remoteCacheLimit,

@@ -61,7 +61,7 @@ ${
 <h2>Storage</h2>
 <table class="list"><caption class="visually-hidden">Storage used</caption>
 <tbody>
-<tr><th scope="row">Database</th><td>${bytes(storage.database)}, and ${bytes(storage.wal)} of write-ahead log</td></tr>
+<tr><th scope="row">Database</th><td>${bytes(storage.database)}${storage.wal === null ? " in PostgreSQL" : `, and ${bytes(storage.wal)} of write-ahead log`}</td></tr>
 ${
   storage.mediaBucket === null
     ? html`<tr><th scope="row">Media (uploads, avatars, emojis, archives)</th><td>${bytes(storage.media)}</td></tr>
