@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
@@ -70,6 +70,10 @@ test("kill -9 while a video transcodes: ffmpeg goes with the server, and the res
     mkdirSync(stray, { recursive: true });
     writeFileSync(join(stray, "StrayUploadOfAKilledRequest.bin"), "x");
     writeFileSync(join(stray, "StrayUploadOfAKilledRequest.mp4"), "x");
+    // Left two hours ago: on PostgreSQL a younger stray may be another process's upload under
+    // way, and is kept (src/services/media/scratch.ts).
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    for (const name of ["StrayUploadOfAKilledRequest.bin", "StrayUploadOfAKilledRequest.mp4"]) utimesSync(join(stray, name), twoHoursAgo, twoHoursAgo);
 
     running = await serveProcess(dataDir);
     const again = await signIn(running.base, "vic", "vics password");

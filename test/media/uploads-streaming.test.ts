@@ -125,9 +125,12 @@ describe("an upload past its type's limit is refused as it arrives", () => {
     const { results, growth } = await uploadsFromAnotherProcess({ path: "/api/v2/media", field: "file", head: PNG_HEAD, size: 50 * MB, count: 1 });
     const [res] = results as [UploadResult];
     expect([res.status, res.body]).toEqual([413, { error: "Request body is too large" }]);
-    // Answered just past 16 MB, long before 50 (sockets hold a few MB more than was read).
+    // Answered past 16 MB, before the whole 50 were sent. How far past depends on when the
+    // client's process sees the answer (sockets and fetch's stream hold some MB more than the
+    // server read; on a loaded machine the client writes on for a while): the memory below is
+    // what shows the server read no further.
     expect(res.sentWhenAnswered).toBeGreaterThan(LIMITS.imageSizeLimit);
-    expect(res.sentWhenAnswered).toBeLessThan(LIMITS.imageSizeLimit + 16 * MB);
+    expect(res.sentWhenAnswered).toBeLessThan(res.total);
     expect(res.total).toBeGreaterThan(50 * MB);
     expect(growth).toBeLessThan(30 * MB);
     expect(await snapshot()).toEqual(before);
