@@ -42,8 +42,6 @@ export interface Config {
   idWorkerGiven: boolean;
   /** Where the data is: SQLite in DATA_DIR (the default), or PostgreSQL at DATABASE_URL. */
   database: { kind: "sqlite" } | { kind: "postgres"; url: string };
-  /** ROOKERY_UNFINISHED_POSTGRES: start on PostgreSQL before the services are all converted (the test mode). */
-  unfinishedPostgres: boolean;
   /** Background media processing jobs at a time. */
   mediaWorkers: number;
   /** ffmpeg processes at a time (video and audio): MEDIA_WORKERS when set, else one. */
@@ -231,7 +229,6 @@ export function loadConfig(env: Env = process.env): Config {
     idWorker: idWorker(env),
     idWorkerGiven: settingGiven("ID_WORKER", env),
     database: db,
-    unfinishedPostgres: bool(env, "ROOKERY_UNFINISHED_POSTGRES"),
     mediaWorkers: positiveInt(env, "MEDIA_WORKERS", Math.max(1, availableParallelism() - 1)),
     transcodeWorkers: positiveInt(env, "MEDIA_WORKERS", 1),
     federation: choice(env, "FEDERATION", ["on", "off"] as const) === "on",

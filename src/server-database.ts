@@ -4,7 +4,6 @@ import type { Config } from "./config.ts";
 import { openDatabase } from "./db/connection.ts";
 import { largestId } from "./db/largest-id.ts";
 import type { DatabasePort } from "./db/port.ts";
-import { SetupError } from "./errors.ts";
 import type { SharedQueue } from "./federation/stores.ts";
 import type { IdWorker } from "./ids.ts";
 import type { SharedState } from "./services/index.ts";
@@ -46,19 +45,14 @@ export interface OpenOptions {
   makes?: boolean;
 }
 
-/** The one-line refusal of DATABASE_URL=postgres:// while the services are still being converted. */
-export const UNFINISHED_POSTGRES =
-  "serving from PostgreSQL is not finished yet (issue 31): unset DATABASE_URL to serve from SQLite in DATA_DIR (ROOKERY_UNFINISHED_POSTGRES=1 starts it anyway, for the test mode: data goes wrong)";
-
-export async function openServerDatabase(config: Config, options: OpenOptions = {}, refusal = UNFINISHED_POSTGRES): Promise<ServerDatabase> {
+export async function openServerDatabase(config: Config, options: OpenOptions = {}): Promise<ServerDatabase> {
   if (config.database.kind === "sqlite") return openSqlite(config, options);
-  if (!config.unfinishedPostgres) throw new SetupError(refusal);
   // Loaded only here: the embedded server never loads PostgreSQL's driver, schema or migrations.
   const { openPostgresPort } = await import("./server-postgres.ts");
   return { ...(await openPostgresPort(config.database.url, { makes: true, ...options })), sqlite: null };
 }
 
-/** The database through the port alone, on PostgreSQL without ROOKERY_UNFINISHED_POSTGRES: for the commands whose work is all on the port. */
+/** The database through the port alone, never made on PostgreSQL: for the commands that read or write it and build no service. */
 export async function openPortDatabase(config: Config, options: OpenOptions = {}): Promise<PortDatabase> {
   if (config.database.kind === "sqlite") return openSqlite(config, options);
   const { openPostgresPort } = await import("./server-postgres.ts");

@@ -11,7 +11,6 @@ export const SETTINGS = [
   { name: "HOST", default: "127.0.0.1", help: "Address to listen on (0.0.0.0 or :: for all; a reverse proxy on this host is better)" },
   { name: "DATA_DIR", default: "./data", help: "The database (rookery.sqlite3), the key files and the media; give an absolute path" },
   { name: "DATABASE_URL", default: "", shown: "none: SQLite in DATA_DIR", help: "A PostgreSQL database to serve from instead, postgres://user:password@host:5432/database (docs/scaling.md). Not finished: the server refuses it for now" },
-  { name: "ROOKERY_UNFINISHED_POSTGRES", default: "false", help: "true: start on DATABASE_URL all the same, the services not yet converted working on a throwaway in-memory SQLite (wrong on purpose: for the PostgreSQL test mode; goes when the conversion is finished)" },
   { name: "PUBLIC_URL", shown: "http://localhost:$PORT", help: "The origin people and servers reach this one at; its host (with any port) is the handles' domain" },
   { name: "REGISTRATIONS", default: "closed", help: "open: anyone may sign up through the API; approval: so may anyone, and staff approve each account; closed: accounts are made with the CLI or invite links. A mode an admin saves at /admin/settings wins over it" },
   { name: "WHITELIST_MODE", default: "false", help: "true: public reads need a signed-in user, and only allowed domains federate" },

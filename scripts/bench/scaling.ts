@@ -50,7 +50,7 @@ async function measure(setup: Setup, port: number): Promise<{ reads: WrkResult; 
   const pg = setup.postgres ? await freshPgDatabase() : null;
   const publicPort = setup.processes > 1 ? port + 10 : port;
   const env: Record<string, string> = { DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${publicPort}` };
-  if (pg) Object.assign(env, { DATABASE_URL: pg.url, ROOKERY_UNFINISHED_POSTGRES: "1" });
+  if (pg) Object.assign(env, { DATABASE_URL: pg.url });
   const servers = [];
   try {
     // One after another: the first makes DATA_DIR's key files, which the others read.

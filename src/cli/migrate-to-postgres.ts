@@ -48,7 +48,7 @@ export async function migrateToPostgresCommand(args: string[]) {
         if (result.migrationsApplied.length) out(`PostgreSQL migrations applied: ${result.migrationsApplied.join(", ")}`);
         summary(result.tables);
         out(`All ${result.tables.length} tables agree (${rows} ${rows === 1 ? "row" : "rows"}, the same count and the same rows on both sides); ${result.identities} identities continue after their largest id.`);
-        out(`Keep the SQLite database until the server runs on PostgreSQL: serving from PostgreSQL is not finished in this release (docs/scaling.md).`);
+        out(`Start the server with DATABASE_URL set to this database to serve from it (docs/scaling.md); the SQLite database is left as it was, a backup of the move.`);
       } finally {
         await sql.close();
       }

@@ -32,17 +32,12 @@ export interface OpenOptions {
    * a write from there is impossible rather than unlikely. The database must exist, migrated.
    */
   readonly?: boolean;
-  /**
-   * A throwaway database in memory, nothing on disk: what the services not yet converted to the
-   * port are given when the server runs on PostgreSQL (ROOKERY_UNFINISHED_POSTGRES).
-   */
-  memory?: boolean;
 }
 
 export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHandle {
-  const path = options.memory ? ":memory:" : join(dataDir, DATABASE_FILE);
+  const path = join(dataDir, DATABASE_FILE);
   if (options.readonly) return openReader(path, options);
-  if (!options.memory) mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true });
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.run("PRAGMA journal_mode = WAL");
   sqlite.run("PRAGMA busy_timeout = 5000");

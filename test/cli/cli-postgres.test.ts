@@ -3,17 +3,15 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { UNFINISHED_COMMANDS } from "../../src/cli/database.ts";
 import { cliIn } from "../support/cli.ts";
 import { freshPgDatabase, postgresAvailable, type PgDatabase } from "../support/postgres.ts";
 import { startTestServer } from "../support/server.ts";
 import { eventually } from "../support/wait.ts";
 
-// The commands with DATABASE_URL=postgres:// work on the server's database there (src/cli/database.ts):
-// those that build every service under ROOKERY_UNFINISHED_POSTGRES, as the server (their throwaway
-// SQLite for the services not yet converted); those whose work is on the port (relays list,
-// federation status) without it. Nothing is written to SQLite in DATA_DIR; SQLite's own
-// commands (backup) say so in one line.
+// The commands with DATABASE_URL=postgres:// work on the server's database there (src/cli/database.ts),
+// those that build every service as those whose work is on the port alone (relays list,
+// federation status). Nothing is written to SQLite in DATA_DIR; SQLite's own commands (backup)
+// say so in one line.
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -29,26 +27,25 @@ async function setUp(options: { empty?: boolean } = {}) {
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const run = cliIn(dataDir);
   // The test mode's setting is given by each test that needs it, never inherited.
-  const cli = (args: string[], env: Record<string, string> = {}, stdin?: string) => run(args, { DATABASE_URL: db.url, ROOKERY_UNFINISHED_POSTGRES: "", ...env }, stdin);
-  const unfinished = { ROOKERY_UNFINISHED_POSTGRES: "1" };
-  return { db, sql, dataDir, cli, unfinished };
+  const cli = (args: string[], env: Record<string, string> = {}, stdin?: string) => run(args, { DATABASE_URL: db.url, ...env }, stdin);
+  return { db, sql, dataDir, cli };
 }
 
 const count = async (sql: SQL, table: string): Promise<number> => (await sql.unsafe(`SELECT count(*)::int AS n FROM ${table}`))[0].n;
 
 describe.skipIf(!postgresAvailable)("the commands on PostgreSQL", () => {
   test("accounts create and list work on DATABASE_URL's database, none of it in DATA_DIR", async () => {
-    const { sql, dataDir, cli, unfinished } = await setUp();
-    const made = cli(["accounts", "create", "alice", "--email", "alice@example.com", "--password", "correct horse battery"], unfinished);
+    const { sql, dataDir, cli } = await setUp();
+    const made = cli(["accounts", "create", "alice", "--email", "alice@example.com", "--password", "correct horse battery"]);
     expect([made.code, made.stderr]).toEqual([0, ""]);
     const id = made.stdout.trim();
     expect(id).toMatch(/^\d+$/);
     const [row] = await sql`SELECT a.id::text AS id, a.username, u.email FROM accounts a JOIN users u ON u.account_id = a.id`;
     expect(row).toEqual({ id, username: "alice", email: "alice@example.com" });
-    const listed = cli(["accounts", "list"], unfinished);
+    const listed = cli(["accounts", "list"]);
     expect([listed.code, listed.stdout, listed.stderr]).toEqual([0, `${id}\talice\talice@example.com\n`, ""]);
     // The same name again is refused by the database's data, not SQLite's.
-    const again = cli(["accounts", "create", "alice", "--email", "other@example.com", "--password", "correct horse battery"], unfinished);
+    const again = cli(["accounts", "create", "alice", "--email", "other@example.com", "--password", "correct horse battery"]);
     expect([again.code, again.stdout]).toEqual([1, ""]);
     expect(again.stderr).toContain("taken");
     expect(await count(sql, "accounts")).toBe(1);
@@ -56,22 +53,22 @@ describe.skipIf(!postgresAvailable)("the commands on PostgreSQL", () => {
   });
 
   test("a staff command changes the account in PostgreSQL", async () => {
-    const { sql, cli, unfinished } = await setUp();
-    expect(cli(["accounts", "create", "bob", "--email", "bob@example.com", "--password", "correct horse battery"], unfinished).code).toBe(0);
-    const role = cli(["accounts", "role", "bob", "moderator"], unfinished);
+    const { sql, cli } = await setUp();
+    expect(cli(["accounts", "create", "bob", "--email", "bob@example.com", "--password", "correct horse battery"]).code).toBe(0);
+    const role = cli(["accounts", "role", "bob", "moderator"]);
     expect([role.code, role.stdout, role.stderr]).toEqual([0, "bob is now moderator (was user)\n", ""]);
-    const suspended = cli(["accounts", "suspend", "bob"], unfinished);
+    const suspended = cli(["accounts", "suspend", "bob"]);
     expect([suspended.code, suspended.stderr]).toEqual([0, ""]);
     expect(suspended.stdout).toStartWith("Suspended bob");
     const [row] = await sql`SELECT u.role, a.suspended_at IS NOT NULL AS suspended FROM accounts a JOIN users u ON u.account_id = a.id WHERE a.username = 'bob'`;
     expect(row).toEqual({ role: "moderator", suspended: true });
     // An unknown account: one line, and nothing changed.
-    const nobody = cli(["accounts", "role", "nobody", "admin"], unfinished);
+    const nobody = cli(["accounts", "role", "nobody", "admin"]);
     expect([nobody.code, nobody.stdout, nobody.stderr]).toEqual([1, "", "rookery: no local account named nobody\n"]);
     expect((await sql`SELECT role FROM users`).map((r: { role: string }) => r.role)).toEqual(["moderator"]);
   });
 
-  test("relays list and federation status read DATABASE_URL's database through the port, without ROOKERY_UNFINISHED_POSTGRES", async () => {
+  test("relays list and federation status read DATABASE_URL's database through the port, as the commands that build the services do", async () => {
     const { sql, cli } = await setUp();
     const empty = cli(["relays", "list"]);
     expect([empty.code, empty.stdout, empty.stderr]).toEqual([0, "No relays.\n", ""]);
@@ -104,22 +101,23 @@ describe.skipIf(!postgresAvailable)("the commands on PostgreSQL", () => {
     expect(stderr).not.toContain("s3cret");
   });
 
-  test("a command that builds the services is refused without ROOKERY_UNFINISHED_POSTGRES, in one line, writing nothing", async () => {
+  test("commands that build the services write DATABASE_URL's database, and make no SQLite in DATA_DIR", async () => {
     const { sql, dataDir, cli } = await setUp();
     for (const args of [["rules", "add", "Be kind"], ["accounts", "create", "carol", "--email", "c@example.com", "--password", "correct horse battery"], ["accounts", "role", "carol", "admin"]]) {
       const run = cli(args);
-      expect([run.code, run.stdout, run.stderr]).toEqual([1, "", `rookery: ${UNFINISHED_COMMANDS}\n`]);
+      expect([run.code, run.stderr]).toEqual([0, ""]);
     }
-    expect(await count(sql, "instance_rules")).toBe(0);
-    expect(await count(sql, "accounts")).toBe(0);
+    expect(await count(sql, "instance_rules")).toBe(1);
+    expect(await count(sql, "accounts WHERE username = 'carol'")).toBe(1);
+    expect(await count(sql, "users WHERE role = 'admin'")).toBe(1);
     expect(readdirSync(dataDir)).toEqual([]);
   });
 
   test("a database without Rookery's schema is refused by every command but migrate, which makes it", async () => {
-    const { sql, dataDir, cli, unfinished } = await setUp({ empty: true });
+    const { sql, dataDir, cli } = await setUp({ empty: true });
     for (const [args, env] of [
       [["relays", "list"], {}],
-      [["accounts", "list"], unfinished],
+      [["accounts", "list"], {}],
     ] as const) {
       const run = cli([...args], env);
       expect([run.code, run.stdout]).toEqual([1, ""]);
@@ -146,12 +144,12 @@ describe.skipIf(!postgresAvailable)("the commands on PostgreSQL", () => {
   });
 
   test("a domain blocked by the command line is refused at once by a server running on the same database", async () => {
-    const { db, cli, unfinished } = await setUp();
-    const server = await startTestServer({ DATABASE_URL: db.url, ROOKERY_UNFINISHED_POSTGRES: "1" });
+    const { db, cli } = await setUp();
+    const server = await startTestServer({ DATABASE_URL: db.url });
     cleanups.push(() => server.close());
     const rules = server.ctx.services.federationDomains;
     expect(rules.refuses("https://spam.example/users/x")).toBe(false);
-    const run = cli(["domains", "block", "spam.example"], unfinished);
+    const run = cli(["domains", "block", "spam.example"]);
     expect([run.code, run.stderr]).toEqual([0, ""]);
     // The command told the running processes (a NOTIFY of every cache kind): the server read the rules again.
     await eventually(() => rules.refuses("https://spam.example/users/x"), "the server to refuse the domain the command blocked");

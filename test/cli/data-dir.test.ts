@@ -104,7 +104,7 @@ describe("the data directory", () => {
     mkdirSync(cwd);
     // In the PostgreSQL test mode, an empty database (the test mode's others are copies of a migrated one), which the server migrates.
     const empty = onPostgres ? await freshPgDatabase({ empty: true }) : null;
-    const database: Record<string, string> = empty ? { DATABASE_URL: empty.url, ROOKERY_UNFINISHED_POSTGRES: "1" } : {};
+    const database: Record<string, string> = empty ? { DATABASE_URL: empty.url } : {};
     const start = () =>
       startServeProcess([process.execPath, join(ROOT, "src/main.ts"), "serve"], { cwd, env: { ...process.env, DATA_DIR: "data", PORT: "0", HOST: "127.0.0.1", LOG_REQUESTS: "false", ...database } as Record<string, string> });
     try {

@@ -170,7 +170,7 @@ describe.skipIf(!postgresAvailable || onPostgres)("rookery migrate-to-postgres",
     expect(lines).toContain("reading every table back to compare it");
     expect(lines).toContain(`PostgreSQL migrations applied: ${pgJournal.entries.map((e) => e.tag).join(", ")}`);
     expect(lines.at(-2)).toMatch(/^All 74 tables agree \(\d+ rows, the same count and the same rows on both sides\); 48 identities continue after their largest id\.$/);
-    expect(lines.at(-1)).toContain("serving from PostgreSQL is not finished in this release");
+    expect(lines.at(-1)).toContain("Start the server with DATABASE_URL set to this database to serve from it");
     expect(lines.find((l) => /^\s+accounts\s/.test(l))).toMatch(/^\s+accounts\s+3\s+3\s+same$/);
     expect(lines.filter((l) => /\s(same|DIFFERS)$/.test(l)).length).toBe(74);
   });

@@ -50,7 +50,6 @@ describe.skipIf(!runnable)("three processes behind Caddy on one PostgreSQL", () 
     env = {
       DATABASE_URL: pg.url,
       // The wiring's test mode while the last services move onto the port (src/settings.ts).
-      ROOKERY_UNFINISHED_POSTGRES: "1",
       ...s3.env(),
       PUBLIC_URL: `http://${HOST}:${port}`,
       TRUSTED_PROXIES: "127.0.0.1",

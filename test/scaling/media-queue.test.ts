@@ -42,7 +42,7 @@ function sharedDataDir(): string {
 
 async function server(url: string, dataDir: string): Promise<TestServer> {
   // One image worker each: with two jobs held, each process must hold one.
-  const started = await startTestServer({ DATABASE_URL: url, ROOKERY_UNFINISHED_POSTGRES: "1", MEDIA_WORKERS: "1" }, { dataDir });
+  const started = await startTestServer({ DATABASE_URL: url, MEDIA_WORKERS: "1" }, { dataDir });
   cleanups.push(() => started.stop());
   return started;
 }

@@ -3,16 +3,13 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { UNFINISHED_COMMANDS } from "../../src/cli/database.ts";
-import { UNFINISHED_POSTGRES } from "../../src/server-database.ts";
 import { Client } from "../support/http.ts";
 import { startServeProcess } from "../support/serve-process.ts";
 import { freshPgDatabase, postgresAvailable, type PgDatabase } from "../support/postgres.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
-// DATABASE_URL wired into the server (issue 31): refused until the services are all converted,
-// started with ROOKERY_UNFINISHED_POSTGRES (the test mode), and then the converted parts keep
-// their rows in PostgreSQL.
+// DATABASE_URL wired into the server (issue 31): it serves from PostgreSQL, its rows there and
+// nothing in SQLite.
 
 const ROOT = join(import.meta.dir, "..", "..");
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -37,22 +34,6 @@ async function tablesOf(url: string): Promise<number> {
 }
 
 describe.skipIf(!postgresAvailable)("DATABASE_URL=postgres://", () => {
-  test("refuses to start without ROOKERY_UNFINISHED_POSTGRES, in one line, exit 1, and writes nothing", async () => {
-    const db = await freshPgDatabase({ empty: true });
-    cleanups.push(() => db.drop());
-    const dataDir = mkdtempSync(join(tmpdir(), "rookery-pg-refused-"));
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const env = { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_REQUESTS: "false", DATABASE_URL: db.url };
-    delete (env as Record<string, string | undefined>).ROOKERY_UNFINISHED_POSTGRES;
-    const run = Bun.spawnSync([process.execPath, "src/main.ts", "serve"], { cwd: ROOT, env });
-    expect(run.exitCode).toBe(1);
-    expect(run.stderr.toString()).toBe(`rookery: ${UNFINISHED_POSTGRES}\n`);
-    expect(run.stdout.toString()).not.toContain("Rookery is listening");
-    // Nothing made: no table in PostgreSQL, no SQLite database in DATA_DIR.
-    expect(await tablesOf(db.url)).toBe(0);
-    expect(readdirSync(dataDir)).not.toContain("rookery.sqlite3");
-  });
-
   test("a DATABASE_URL that is not PostgreSQL's is refused by name, without repeating it", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "rookery-pg-bad-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -66,33 +47,15 @@ describe.skipIf(!postgresAvailable)("DATABASE_URL=postgres://", () => {
     expect(readdirSync(dataDir)).toEqual([]);
   });
 
-  test("a command that builds the services refuses DATABASE_URL without ROOKERY_UNFINISHED_POSTGRES, as the server does, and changes nothing (test/cli/cli-postgres.test.ts: the rest)", async () => {
-    const db = await database();
-    const dataDir = mkdtempSync(join(tmpdir(), "rookery-pg-cli-"));
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: db.url };
-    delete (env as Record<string, string | undefined>).ROOKERY_UNFINISHED_POSTGRES;
-    const run = Bun.spawnSync([process.execPath, "src/main.ts", "rules", "add", "Be kind"], { cwd: ROOT, env });
-    expect(run.exitCode).toBe(1);
-    expect(run.stderr.toString()).toEndWith(`rookery: ${UNFINISHED_COMMANDS}\n`);
-    expect(readdirSync(dataDir)).toEqual([]);
-    const sql = new SQL(db.url, { max: 1 });
-    try {
-      expect((await sql`SELECT count(*)::int AS n FROM instance_rules`)[0].n).toBe(0);
-    } finally {
-      await sql.close();
-    }
-  });
-
-  test("with ROOKERY_UNFINISHED_POSTGRES it starts, migrated, with no SQLite file, and an app registered through the API is a row of PostgreSQL", async () => {
+  test("it starts on an empty database, migrated, with no SQLite file, and an app registered through the API is a row of PostgreSQL", async () => {
     const db = await freshPgDatabase({ empty: true });
     cleanups.push(() => db.drop());
-    const server = await startTestServer({ DATABASE_URL: db.url, ROOKERY_UNFINISHED_POSTGRES: "1", RATE_LIMITS: "on" });
+    const server = await startTestServer({ DATABASE_URL: db.url, RATE_LIMITS: "on" });
     cleanups.push(() => server.close());
     expect(server.database.postgres?.url).toBe(db.url);
     expect(server.database.migrationsApplied).toBeGreaterThan(0);
     expect(await tablesOf(db.url)).toBeGreaterThan(70);
-    // Nothing of the instance in SQLite: the unconverted services' database is in memory.
+    // Nothing of the instance in SQLite: no SQLite is opened.
     expect(readdirSync(server.dataDir)).not.toContain("rookery.sqlite3");
 
     const app = await new Client(server.base).post("/api/v1/apps", { json: { client_name: "On PostgreSQL", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" } });
@@ -113,7 +76,7 @@ describe.skipIf(!postgresAvailable)("DATABASE_URL=postgres://", () => {
     expect((await new Client(again.base).get("/api/v1/apps/verify_credentials", { token: null })).status).toBe(401);
   });
 
-  test("rookery serve with ROOKERY_UNFINISHED_POSTGRES logs its database without the password, and stops cleanly", async () => {
+  test("rookery serve logs its database without the password, and stops cleanly", async () => {
     const db = await database();
     const dataDir = mkdtempSync(join(tmpdir(), "rookery-pg-serve-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -121,7 +84,7 @@ describe.skipIf(!postgresAvailable)("DATABASE_URL=postgres://", () => {
     const url = db.url.replace("postgres://rookery@", "postgres://rookery:SECRET-PASSWORD@");
     const server = await startServeProcess([process.execPath, "src/main.ts", "serve"], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_REQUESTS: "false", DATABASE_URL: url, ROOKERY_UNFINISHED_POSTGRES: "true" } as Record<string, string>,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_REQUESTS: "false", DATABASE_URL: url } as Record<string, string>,
     });
     cleanups.push(() => void server.proc.kill("SIGKILL"));
     expect((await fetch(`${server.listen}/api/v1/instance`)).status).toBe(200);
@@ -136,10 +99,10 @@ describe.skipIf(!postgresAvailable)("DATABASE_URL=postgres://", () => {
     expect(readdirSync(dataDir)).not.toContain("rookery.sqlite3");
   });
 
-  test("with ROOKERY_UNFINISHED_POSTGRES an account signs up, posts a status and reads it back through the API, the rows in PostgreSQL", async () => {
+  test("an account signs up, posts a status and reads it back through the API, the rows in PostgreSQL", async () => {
     const db = await freshPgDatabase({ empty: true });
     cleanups.push(() => db.drop());
-    const server: TestServer = await startTestServer({ DATABASE_URL: db.url, ROOKERY_UNFINISHED_POSTGRES: "1", REGISTRATIONS: "open" });
+    const server: TestServer = await startTestServer({ DATABASE_URL: db.url, REGISTRATIONS: "open" });
     cleanups.push(() => server.close());
     const http = new Client(server.base);
     const app = await http.post("/api/v1/apps", { json: { client_name: "pg", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write" } });

@@ -4,9 +4,8 @@ import { freshPgDatabase, type PgDatabase } from "./postgres.ts";
 /**
  * The PostgreSQL test mode (issue 31): `ROOKERY_TEST_DATABASE=postgres bun test ...`
  * (`npm run test:postgres`) runs every test server on a fresh database of the throwaway cluster
- * (postgres.ts) instead of SQLite in its DATA_DIR, with ROOKERY_UNFINISHED_POSTGRES set, so that
- * the suite measures how much of the server works on PostgreSQL while the services are being
- * converted. Tests that are SQLite's by nature (the backup command, WAL, data_version, the
+ * (postgres.ts) instead of SQLite in its DATA_DIR: the whole suite runs on both databases
+ * (.ci/run runs it twice). Tests that are SQLite's by nature (the backup command, WAL, data_version, the
  * source of migrate-to-postgres...) skip in it: `test.skipIf(onPostgres)`, with a comment why.
  */
 export const onPostgres = process.env.ROOKERY_TEST_DATABASE === "postgres";
@@ -31,13 +30,13 @@ export async function databaseEnv(dataDir: string, env: Record<string, string | 
   if (!database) databases.set(key, (database = freshPgDatabase()));
   const url = (await database).url;
   urls.set(key, url);
-  return { DATABASE_URL: url, ROOKERY_UNFINISHED_POSTGRES: "1" };
+  return { DATABASE_URL: url };
 }
 
 /** The same for a command run beside a server (synchronously): the database its DATA_DIR has, if a server made one. */
 export function knownDatabaseEnv(dataDir: string): Record<string, string> {
   const url = onPostgres ? urls.get(resolve(dataDir)) : undefined;
-  return url ? { DATABASE_URL: url, ROOKERY_UNFINISHED_POSTGRES: "1" } : {};
+  return url ? { DATABASE_URL: url } : {};
 }
 
 /** Drops the data directory's database once its server stopped for good. */
