@@ -18,16 +18,18 @@ afterAll(async () => {
   cert?.cleanup();
 });
 
+// The test's own requests to the proxies open a connection each (`keepalive: false`): on a busy
+// run a pooled one could be closed by the proxy as it was reused (ECONNRESET in CI).
 describe("two servers behind TLS proxies, PUBLIC_URL https with an IP host", () => {
   test("WebFinger over https: acct:alice@127.0.0.2:port names the actor at the https PUBLIC_URL", async () => {
     alice = await a.user("alice");
     const ca = await Bun.file(cert.cert).text();
-    const res = await fetch(`${a.base}/.well-known/webfinger?resource=acct:alice@${a.domain}`, { tls: { ca } } as RequestInit);
+    const res = await fetch(`${a.base}/.well-known/webfinger?resource=acct:alice@${a.domain}`, { tls: { ca }, keepalive: false } as RequestInit);
     expect(res.status).toBe(200);
     const jrd = await res.json();
     expect(jrd.subject).toBe(`acct:alice@${a.domain}`);
     expect(jrd.links.find((l: any) => l.rel === "self").href).toBe(`${a.base}/users/alice`);
-    const actor = await (await fetch(`${a.base}/users/alice`, { headers: { accept: "application/activity+json" }, tls: { ca } } as RequestInit)).json();
+    const actor = await (await fetch(`${a.base}/users/alice`, { headers: { accept: "application/activity+json" }, tls: { ca }, keepalive: false } as RequestInit)).json();
     expect(actor.id).toBe(`${a.base}/users/alice`);
     expect(actor.inbox).toBe(`${a.base}/users/alice/inbox`);
   });
@@ -84,7 +86,7 @@ describe("two servers behind TLS proxies, PUBLIC_URL https with an IP host", () 
         });
         const request = new Request(`${a.base}/users/alice/inbox`, { method: "POST", headers: { "content-type": AP, accept: AP }, body });
         const signed = await signRequest(request, receiver.privateKey, receiver.keyId, { spec });
-        const res = await fetch(signed, { tls: { ca } } as RequestInit);
+        const res = await fetch(signed, { tls: { ca }, keepalive: false } as RequestInit);
         expect([spec, res.status]).toEqual([spec, 202]);
       }
       const followers = await eventually(async () => {
