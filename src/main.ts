@@ -348,7 +348,7 @@ async function main(argv: string[]) {
         const handle = openDatabase(config.dataDir, { migrate: false });
         let applied: number;
         try {
-          applied = migrate(handle.db, handle.path);
+          applied = migrate(handle.sqlite, handle.path);
         } finally {
           handle.close();
         }

@@ -24,7 +24,7 @@ const sides = { before: await open(beforeRoot), after: await open(join(import.me
 
 async function measure(t: Harness, round: number): Promise<number> {
   const reader = (await t.services.accounts.getLocal("reader")) ?? (await t.local("reader"));
-  const carol = (await t.services.accounts.getRemote("carol", "remote.example")) ?? t.remote("carol", "remote.example");
+  const carol = (await t.services.accounts.getRemote("carol", "remote.example")) ?? (await t.remote("carol", "remote.example"));
   const s = t.services;
   const start = process.cpuUsage();
   let next = 0;

@@ -29,7 +29,7 @@ const ids = new IdGenerator(clock);
 const events = new EventBus(handle.port);
 const { Relays: BeforeRelays } = (await import(join(beforeRoot, "src/services/remote/relays.ts"))) as { Relays: new (...args: unknown[]) => { answered(f: string, a: string, ok: boolean): boolean | Promise<boolean> } };
 const after = new Relays(handle.port, ids, clock, events, () => false, null, "http://rookery.test");
-const before = new BeforeRelays(handle.db, ids, clock, events, () => false, null, "http://rookery.test");
+const before = new BeforeRelays(handle.port, ids, clock, events, () => false, null, "http://rookery.test");
 const { relay } = await after.add("https://relay.example/inbox", "mastodon");
 
 async function measure(relays: { answered(f: string, a: string, ok: boolean): boolean | Promise<boolean> }): Promise<number> {

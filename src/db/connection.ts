@@ -1,19 +1,15 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import { afterCommitOf } from "../infra/after-commit.ts";
+import { drizzle } from "drizzle-orm/bun-sqlite";
 import { embeddedMigrations } from "./migrations.macro.ts" with { type: "macro" };
 import { withoutReprepareOnBind } from "./rebind.ts";
-import * as schema from "./schema.ts";
-import { ForeignTransactionError, SqlitePort } from "./sqlite-port.ts";
-
-export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+import { SqlitePort } from "./sqlite-port.ts";
 
 export interface DbHandle {
-  db: Db;
+  /** The connection itself: for what is SQLite's alone (the backup's VACUUM INTO, serving threads' after-commit queue, tests). */
   sqlite: Database;
-  /** The database port over the same connection (src/db/port.ts), which services move to family by family. */
+  /** The database port over it (src/db/port.ts), through which everything reads and writes. */
   port: SqlitePort;
   path: string;
   /** How many migrations opening it applied (0 when none were due, or with `migrate: false`). */
@@ -48,18 +44,15 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): DbHand
   withoutReprepareOnBind(sqlite);
   cacheStatements(sqlite);
   if (options.onQuery) countStatements(sqlite, options.onQuery);
-  const db = drizzle({ client: sqlite, schema }) as Db;
   const port = new SqlitePort(sqlite);
-  trackTransactions(db, port);
   let migrationsApplied = 0;
   try {
-    if (options.migrate !== false) migrationsApplied = migrate(db, path);
+    if (options.migrate !== false) migrationsApplied = migrate(sqlite, path);
   } catch (e) {
     sqlite.close();
     throw e;
   }
   return {
-    db,
     sqlite,
     port,
     path,
@@ -79,10 +72,8 @@ function openReader(path: string, options: OpenOptions): DbHandle {
   withoutReprepareOnBind(sqlite);
   cacheStatements(sqlite);
   if (options.onQuery) countStatements(sqlite, options.onQuery);
-  const db = drizzle({ client: sqlite, schema }) as Db;
   const port = new SqlitePort(sqlite, false);
-  trackTransactions(db, port);
-  return { db, sqlite, port, path, migrationsApplied: 0, close: () => sqlite.close() };
+  return { sqlite, port, path, migrationsApplied: 0, close: () => sqlite.close() };
 }
 
 /**
@@ -145,28 +136,6 @@ function countStatements(sqlite: Database, onQuery: (sql: string) => void) {
   sqlite.query = ((text: string) => wrap(query(text), text)) as Database["query"];
 }
 
-/**
- * Every `db.transaction` tells the connection's after-commit queue where it began, whether it
- * rolled back and, when it was the outermost one, that it committed (see AfterCommit).
- * Nested `tx.transaction` calls are not tracked: services nest by calling `db.transaction`
- * again, which bun:sqlite turns into a savepoint.
- *
- * While services move to the port, the old synchronous transactions share the connection with
- * the port's: one begun while another flow's port transaction holds it would silently join it
- * (see SqlitePort), so it fails instead. Inside the port transaction's own flow (a `within`
- * listener not yet converted) it nests as a savepoint, as it always did.
- */
-function trackTransactions(db: Db, port: SqlitePort) {
-  const commits = afterCommitOf(db.$client);
-  const transaction = db.transaction.bind(db);
-  db.transaction = ((work, config) => {
-    if (port.foreignTransaction()) throw new ForeignTransactionError();
-    // A write of the old API commits at once, not with the port's shared reads.
-    port.endReads();
-    return commits.around(() => transaction(work, config));
-  }) as Db["transaction"];
-}
-
 const MIGRATIONS_TABLE = "__drizzle_migrations";
 
 /**
@@ -177,14 +146,16 @@ const MIGRATIONS_TABLE = "__drizzle_migrations";
 export class SchemaTooNewError extends Error {}
 
 /** Applies pending migrations; returns how many were applied. Refuses a database newer than this executable. */
-export function migrate(db: Db, path = "the database"): number {
+export function migrate(sqlite: Database, path = "the database"): number {
   const migrations = embeddedMigrations();
   const table = MIGRATIONS_TABLE;
-  refuseNewerSchema(db.$client, migrations, path);
-  const before = countApplied(db.$client, table);
-  // Same call drizzle's own bun-sqlite migrator makes, with migrations read at build time.
+  refuseNewerSchema(sqlite, migrations, path);
+  const before = countApplied(sqlite, table);
+  // Same call drizzle's own bun-sqlite migrator makes, with migrations read at build time: its
+  // synchronous driver, made for this and nothing else (everything else goes through the port).
+  const db = drizzle({ client: sqlite });
   (db as any).dialect.migrate(migrations, (db as any).session, { migrationsTable: table });
-  return countApplied(db.$client, table) - before;
+  return countApplied(sqlite, table) - before;
 }
 
 function refuseNewerSchema(sqlite: Database, migrations: ReturnType<typeof embeddedMigrations>, path: string) {
@@ -211,9 +182,4 @@ function countApplied(sqlite: Database, table: string): number {
   const exists = sqlite.query("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?").get(table);
   if (!exists) return 0;
   return (sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-}
-
-/** Rows touched by a write; drizzle's bun-sqlite `run()` returns bun's result but types it void. */
-export function changes(result: unknown): number {
-  return (result as { changes?: number } | undefined)?.changes ?? 0;
 }

@@ -43,7 +43,7 @@ export interface DatabasePort {
    * synchronous work stays one synchronous run. On PostgreSQL it is `transaction`.
    */
   atomic<T>(work: () => Promise<T> | T): T | Promise<T>;
-  /** Whether the calling flow is inside a transaction (of the port, or a synchronous one of the old API on SQLite). */
+  /** Whether the calling flow is inside a transaction of the port. */
   readonly inTransaction: boolean;
   afterCommit(task: () => void): void;
   /** The rows a builder's write changed (`await port.orm.update(...)`'s result). */

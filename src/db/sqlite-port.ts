@@ -22,23 +22,12 @@ interface Frame {
 
 /**
  * A transaction still open when the event loop turned: it awaited something other than the
- * database (a fetch, a timer), holding the one connection while other work waited for it, and
- * letting the old synchronous code of other requests run inside it. It is rolled back.
+ * database (a fetch, a timer), holding the one connection while other work waited for it. It is
+ * rolled back.
  */
 export class TransactionHeldAcrossTurnError extends Error {
   constructor() {
     super("a transaction stayed open across a turn of the event loop (it awaited something other than the database) and was rolled back");
-  }
-}
-
-/**
- * A synchronous transaction of the old API (`db.transaction(() => ...)`) began while a port
- * transaction of another flow held the connection: on one connection it would have joined
- * that transaction, and been undone by its rollback after its caller heard it was saved.
- */
-export class ForeignTransactionError extends Error {
-  constructor() {
-    super("a synchronous transaction began while another flow's transaction held the connection");
   }
 }
 
@@ -155,8 +144,8 @@ export class SqlitePort implements DatabasePort {
 
   /**
    * Ends the shared read transaction, if one is open: before a write, a transaction, or when the
-   * loop turns. A bare statement of the old API that wrote while it was open joined it and
-   * commits here; what it queued for after its commit runs now.
+   * loop turns. A statement run on the connection itself (`DbHandle.sqlite`, outside the port)
+   * that wrote while it was open joined it and commits here; what was queued after it runs now.
    */
   endReads() {
     if (!this.reading) return;
@@ -166,7 +155,7 @@ export class SqlitePort implements DatabasePort {
       try {
         this.commitReads.run();
       } catch (e) {
-        // Only a write of the old API that joined it can fail to commit: it is undone, not left open.
+        // Only such a write that joined it can fail to commit: it is undone, not left open.
         if (this.sqlite.inTransaction) this.sqlite.run("ROLLBACK");
         this.commits.discard(0);
         throw e;
@@ -191,19 +180,12 @@ export class SqlitePort implements DatabasePort {
   readonly otherWriters = () => this.dataVersion.get()!.data_version;
 
   get inTransaction(): boolean {
-    // With no port transaction open, the connection's own flag is the old API's transaction
-    // of the synchronous code now running (nothing else can run in the middle of it).
-    return this.open === null ? this.sqlite.inTransaction && !this.reading : this.scope.getStore()?.tx === this.open;
+    return this.open !== null && this.scope.getStore()?.tx === this.open;
   }
 
   afterCommit(task: () => void) {
     if (this.inTransaction) this.commits.queue(task);
     else this.commits.defer(task, false);
-  }
-
-  /** Whether a port transaction of another flow holds the connection now (the old API's transactions check it). */
-  foreignTransaction(): boolean {
-    return this.foreign();
   }
 
   transaction<T>(work: () => Promise<T> | T): Promise<T> {
@@ -220,40 +202,7 @@ export class SqlitePort implements DatabasePort {
     if (frame && frame.tx === this.open) return this.savepoint(frame, work);
     if (this.open) return this.ready().then(() => this.atomic(work));
     this.endReads();
-    if (this.sqlite.inTransaction) return this.insideOldTransaction(work);
     return this.outermost(work);
-  }
-
-  /**
-   * Called from the synchronous stack of a transaction of the old API (a GroupCommit flushed
-   * inside one): synchronous work nests as a savepoint of it, as the old API's own nesting
-   * does. Asynchronous work would outlive that transaction: its statements after the first
-   * await would run outside it. A converted service may not be called from there: its callers
-   * are converted first (docs/architecture.md, "The database port").
-   */
-  private insideOldTransaction<T>(work: () => Promise<T> | T): T {
-    const name = `port_${++this.savepoints}`;
-    const mark = this.commits.mark();
-    this.sqlite.run(`SAVEPOINT ${name}`);
-    const undo = () => {
-      this.sqlite.run(`ROLLBACK TO ${name}`);
-      this.sqlite.run(`RELEASE ${name}`);
-      this.commits.discard(mark);
-    };
-    let result: T | Promise<T>;
-    try {
-      result = work();
-    } catch (e) {
-      undo();
-      throw e;
-    }
-    if (isThenable(result)) {
-      undo();
-      result.catch(() => {});
-      throw new Error("asynchronous work began inside a synchronous transaction of the old API (convert the caller first)");
-    }
-    this.sqlite.run(`RELEASE ${name}`);
-    return result;
   }
 
   close(): Promise<void> {

@@ -9,10 +9,10 @@ import { log } from "../log.ts";
  * Outside any transaction every statement has already committed, so the work runs at once.
  *
  * There is one queue per connection, because the transaction belongs to the connection: the
- * places that open transactions (drizzle's `db.transaction`, wrapped in `openDatabase`, and
- * GroupCommit) mark the queue when a transaction or savepoint begins, cut it back to the mark
- * when it rolls back, and run it after the outermost COMMIT. SQLite itself offers commit and
- * rollback hooks, but bun:sqlite does not expose them.
+ * database port (SqlitePort, which GroupCommit's batches go through too) marks the queue when a
+ * transaction or savepoint begins, cuts it back to the mark when it rolls back, and runs it
+ * after the outermost COMMIT. SQLite itself offers commit and rollback hooks, but bun:sqlite
+ * does not expose them.
  */
 export class AfterCommit {
   private pending: (() => void)[] = [];
@@ -27,7 +27,9 @@ export class AfterCommit {
   /**
    * Runs `task` after the current transaction commits; at once when there is none. The database
    * port says itself whether the calling flow is in a transaction (the connection may be in
-   * another flow's, which the task must not wait for).
+   * another flow's, which the task must not wait for); the serving threads' render changes
+   * (ServingThreads.renderChanged) ask the connection: any write transaction open on it, which
+   * on one connection is the one whose write changed the rendering.
    */
   defer(task: () => void, inTransaction = this.sqlite.inTransaction && !this.reading) {
     if (inTransaction) this.pending.push(task);
@@ -55,24 +57,6 @@ export class AfterCommit {
     const tasks = this.pending;
     this.pending = [];
     for (const task of tasks) runTask(task);
-  }
-
-  /**
-   * Runs a transaction (or a savepoint, when one is already open) that commits by returning
-   * and rolls back by throwing, as bun:sqlite's and drizzle's `transaction` do.
-   */
-  around<T>(transaction: () => T): T {
-    const outermost = !this.sqlite.inTransaction;
-    const mark = this.mark();
-    let value: T;
-    try {
-      value = transaction();
-    } catch (e) {
-      this.discard(mark);
-      throw e;
-    }
-    if (outermost) this.committed();
-    return value;
   }
 }
 

@@ -29,8 +29,8 @@ const PASSWORD = "correct horse battery staple";
 async function member(arm: PortArm, username: string): Promise<AccountRow> {
   const account = await arm.mirror(await arm.t.local(username));
   if (arm.port.dialect === "postgres") {
-    const user = arm.t.database.db.select().from(users).where(eq(users.accountId, account.id)).get()!;
-    await arm.port.orm.insert(arm.port.tables.users).values(user);
+    const [user] = await arm.t.database.port.orm.select().from(users).where(eq(users.accountId, account.id)).limit(1);
+    await arm.port.orm.insert(arm.port.tables.users).values(user!);
   }
   return account;
 }

@@ -110,7 +110,7 @@ for (const arm of portArms) {
       const carol = await accounts.create({ username: "carol", email: "carol@example.test", password: PASSWORD }, { api: false });
       const { users } = a.port.tables;
       // An account without a user row: only the address can collide.
-      const other = await a.mirror(a.t.remote("other", "remote.example"));
+      const other = await a.mirror(await a.t.remote("other", "remote.example"));
       const before = await count(a, "users");
       const row = { ...(await accounts.getUser(carol.id))!, accountId: other.id, email: "CAROL@example.test" };
       const error = await a.port.orm.insert(users).values(row).then(() => null, (e: unknown) => e);
@@ -160,7 +160,7 @@ for (const arm of portArms) {
       const { accounts } = accountsOn(a);
       const erin = await accounts.create({ username: "erin", email: "erin@example.test", password: PASSWORD }, { api: false });
       const fay = await accounts.create({ username: "fay", email: "fay@example.test", password: PASSWORD }, { api: false });
-      const remote = await a.mirror(a.t.remote("Gus", "Remote.example"));
+      const remote = await a.mirror(await a.t.remote("Gus", "Remote.example"));
 
       expect((await accounts.getMany([fay.id, 1, erin.id, remote.id])).map((r) => r.id)).toEqual([fay.id, erin.id, remote.id]);
       expect(await accounts.getMany([])).toEqual([]);
@@ -184,8 +184,8 @@ for (const arm of portArms) {
       const a = await arm.open();
       const { accounts } = accountsOn(a);
       const hal = await accounts.create({ username: "Hal", email: "hal@example.test", password: PASSWORD }, { api: false });
-      const remote = await a.mirror(a.t.remote("Ivy", "far.example"));
-      await a.mirror(a.t.remote("hal", "other.example"));
+      const remote = await a.mirror(await a.t.remote("Ivy", "far.example"));
+      await a.mirror(await a.t.remote("hal", "other.example"));
 
       const texts = ["hi @hal and @IVY@far.EXAMPLE", "@hal@ROOKERY.test, @nobody, @nobody@far.example, @ivy and @hal@other.example"];
       const resolve = await accounts.mentionsIn(texts, "rookery.test");

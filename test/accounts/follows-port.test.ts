@@ -141,9 +141,9 @@ for (const arm of portArms) {
     test("domain blocks: the follows with accounts there end, the relationship shows it; a bad domain changes nothing", async () => {
       const a = await arm.open();
       const alice = await a.mirror(await a.t.local("alice"));
-      const far = await a.mirror(a.t.remote("far", "far.example"));
-      const ported = await a.mirror(a.t.remote("ported", "far.example:8443"));
-      const near = await a.mirror(a.t.remote("near", "near.example"));
+      const far = await a.mirror(await a.t.remote("far", "far.example"));
+      const ported = await a.mirror(await a.t.remote("ported", "far.example:8443"));
+      const near = await a.mirror(await a.t.remote("near", "near.example"));
       const { follows, domainBlocks } = family(a);
       await follows.follow(far.id, alice.id, {});
       await follows.follow(ported.id, alice.id, {});
@@ -176,8 +176,8 @@ for (const arm of portArms) {
     test("silences: a blocked, a muted or a domain-blocked unfollowed sender's notification is held; a followed one there and a mute of the feed only are not", async () => {
       const a = await arm.open();
       const [rita, bob, carol, dave] = [await a.mirror(await a.t.local("rita")), await a.mirror(await a.t.local("bob")), await a.mirror(await a.t.local("carol")), await a.mirror(await a.t.local("dave"))];
-      const far = await a.mirror(a.t.remote("far", "far.example"));
-      const friend = await a.mirror(a.t.remote("friend", "far.example"));
+      const far = await a.mirror(await a.t.remote("far", "far.example"));
+      const friend = await a.mirror(await a.t.remote("friend", "far.example"));
       const { moderation, domainBlocks, events } = family(a);
       const notifications = new NotificationService(a.port, a.t.ids, a.t.clock, moderation, events, new NotificationPolicies(a.port, a.t.ids, a.t.clock));
       await moderation.block(rita.id, bob.id);

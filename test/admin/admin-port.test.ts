@@ -51,9 +51,9 @@ async function setUp({ t, port, mirror }: PortArm) {
   /** A local account with its user, in both databases (the user's role and approval are the port's to change). */
   const local = async (name: string, fields: { role?: string; approved?: boolean } = {}) => {
     const account = await t.local(name);
-    if (Object.keys(fields).length) t.database.db.update(users).set(fields).where(eq(users.accountId, account.id)).run();
+    if (Object.keys(fields).length) await t.database.port.orm.update(users).set(fields).where(eq(users.accountId, account.id));
     await mirror(account);
-    if (port !== t.database.port) await port.orm.insert(port.tables.users).values(t.database.db.select().from(users).where(eq(users.accountId, account.id)).get()!);
+    if (port !== t.database.port) await port.orm.insert(port.tables.users).values((await t.database.port.orm.select().from(users).where(eq(users.accountId, account.id)).limit(1))[0]!);
     return account;
   };
   const lines = async () => (await port.all<{ action: string; target_type: string; target_id: string | null }>("SELECT action, target_type, target_id FROM admin_actions ORDER BY id")).map((r) => [r.action, r.target_type, r.target_id]);
@@ -162,7 +162,7 @@ for (const arm of portArms) {
       const mona = await local("mona", { role: "moderator" });
       const pending = await local("pete", { approved: false });
       const alice = await local("alice");
-      const carol = await mirror(t.remote("carol", "elsewhere.example"));
+      const carol = await mirror(await t.remote("carol", "elsewhere.example"));
       const report = (await userReports.create(alice.id, { accountId: carol.id, statusIds: [], ruleIds: [] })).report;
       const user = async (id: number) => (await port.orm.select().from(port.tables.users).where(eq(port.tables.users.accountId, id)))[0];
       const ids = (views: { account: { id: number } }[]) => views.map((v) => v.account.id);

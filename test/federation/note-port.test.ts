@@ -30,7 +30,7 @@ afterEach(async () => {
 async function seed(arm: PortArm) {
   const { t, port } = arm;
   const alice = await arm.mirror(await t.local("alice"));
-  const bob = await arm.mirror(t.remote("bob", "remote.example"));
+  const bob = await arm.mirror(await t.remote("bob", "remote.example"));
   const now = t.clock.now();
   const status = (id: number, accountId: number, fields: Partial<StatusRow>) => ({ id, accountId, visibility: "public", conversationId: id, createdAt: now, ...fields });
   const quotedId = t.ids.next();
@@ -107,9 +107,9 @@ for (const arm of portArms) {
       expect(await info.stats()).toEqual({ userCount: 0, statusCount: 0, domainCount: 0 });
       const alice = await a.mirror(await t.local("alice"));
       await port.run("UPDATE accounts SET statuses_count = 3 WHERE id = ?", [alice.id]);
-      await a.mirror(t.remote("bob", "remote.example"));
-      await a.mirror(t.remote("carol", "Remote.example:8443"));
-      await a.mirror(t.remote("dan", "other.example"));
+      await a.mirror(await t.remote("bob", "remote.example"));
+      await a.mirror(await t.remote("carol", "Remote.example:8443"));
+      await a.mirror(await t.remote("dan", "other.example"));
       expect(await info.stats()).toEqual({ userCount: 1, statusCount: 3, domainCount: 2 });
       expect(await info.peers()).toEqual(["other.example", "remote.example"]);
     });

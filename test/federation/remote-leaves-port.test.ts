@@ -34,7 +34,7 @@ async function refused(run: () => Promise<unknown>, status: number, error: strin
 
 /** A remote account, its status and a quote of it, in the port's database (a quote check names a quote). */
 async function aQuote(port: DatabasePort, arm: PortArm, name = "zoe"): Promise<number> {
-  const author = await arm.mirror(arm.t.remote(name, "m.example"));
+  const author = await arm.mirror(await arm.t.remote(name, "m.example"));
   const statusId = arm.t.ids.next();
   const now = arm.t.clock.now();
   await port.run("INSERT INTO statuses (id, account_id, visibility, conversation_id, created_at) VALUES (?, ?, ?, ?, ?)", [statusId, author.id, "public", statusId, now]);
@@ -120,7 +120,7 @@ for (const arm of portArms) {
       const a = await arm.open();
       const { t, port } = a;
       const tombstones = new Tombstones(port, t.clock);
-      const author = await a.mirror(t.remote("zoe", "m.example"));
+      const author = await a.mirror(await t.remote("zoe", "m.example"));
       expect(await tombstones.has("https://m.example/users/zoe/statuses/1")).toBe(false);
       await tombstones.add("https://m.example/users/zoe/statuses/1", author.id);
       // Added twice (a Delete delivered again): the first stands.
@@ -168,7 +168,7 @@ for (const arm of portArms) {
       const { t, port } = a;
       const s = t.services;
       const history = new AccountHistory(port, t.clock, s.accounts, s.remoteNotes, s.federationActors, s.statusActions, null);
-      const far = await a.mirror(t.remote("far", "m.example"));
+      const far = await a.mirror(await t.remote("far", "m.example"));
       await port.run("INSERT INTO statuses (id, account_id, visibility, conversation_id, created_at) VALUES (?, ?, 'public', ?, ?)", [t.ids.next(), far.id, 1, t.clock.now()]);
       await history.viewed(far.id);
       await history.viewed(far.id + 1);

@@ -115,7 +115,7 @@ for (const arm of portArms) {
       const a = await arm.open();
       const { actors } = await servicesOn(a);
       const ann = await a.mirror(await a.t.local("ann"));
-      const zoe = await a.mirror(a.t.remote("zoe", "m.example"));
+      const zoe = await a.mirror(await a.t.remote("zoe", "m.example"));
       expect((await actors.localAccount("ANN"))?.id).toBe(ann.id);
       expect(await actors.localAccount("zoe")).toBeUndefined();
       expect(await actors.deletedLocally(ann)).toBe(false);

@@ -16,7 +16,7 @@ afterEach(closePortArms);
 async function setUp({ t, port, mirror }: PortArm) {
   const alice = await mirror(await t.local("alice"));
   const bob = await mirror(await t.local("bob"));
-  const carol = await mirror(t.remote("carol", "elsewhere.example"));
+  const carol = await mirror(await t.remote("carol", "elsewhere.example"));
   // Told as the server's listeners are: within the write's transaction, and once it committed.
   const events = new EventBus(port);
   const within: boolean[] = [];

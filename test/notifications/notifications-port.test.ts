@@ -18,7 +18,7 @@ afterEach(closePortArms);
 
 async function copy(arm: PortArm, name: "statuses" | "notifications" | "notificationRequests") {
   if (arm.port.dialect !== "postgres") return;
-  const rows = arm.t.database.db.select().from({ statuses, notifications, notificationRequests }[name]).all();
+  const rows = await arm.t.database.port.orm.select().from({ statuses, notifications, notificationRequests }[name]);
   if (rows.length) await arm.port.orm.insert(arm.port.tables[name]).values(rows as never).onConflictDoNothing();
 }
 

@@ -50,7 +50,7 @@ for (const arm of portArms) {
     test("every list is exported as Mastodon's files, newest first where Mastodon writes them so, and counted", async () => {
       const opened = await arm.open();
       const { t, port, mirror } = opened;
-      const [alice, bob, carol, dave] = [await mirror(await t.local("alice")), await mirror(await t.local("bob")), await mirror(t.remote("carol", "elsewhere.test")), await mirror(await t.local("dave"))] as AccountRow[];
+      const [alice, bob, carol, dave] = [await mirror(await t.local("alice")), await mirror(await t.local("bob")), await mirror(await t.remote("carol", "elsewhere.test")), await mirror(await t.local("dave"))] as AccountRow[];
       const { follows, blocks, mutes, accountDomainBlocks, lists, listAccounts, bookmarks, statuses } = port.tables;
       const now = t.clock.now();
       const id = () => t.ids.next();

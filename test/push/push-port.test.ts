@@ -62,9 +62,9 @@ async function push(arm: PortArm) {
   const issued = await t.services.tokens.issue(app.id, alice.id, ["read", "push"]);
   const issuedB = await t.services.tokens.issue(app.id, alice.id, ["push"]);
   if (port !== t.database.port) {
-    await port.orm.insert(port.tables.applications).values(t.database.db.select().from(applications).where(eq(applications.id, app.id)).get()!);
+    await port.orm.insert(port.tables.applications).values((await t.database.port.orm.select().from(applications).where(eq(applications.id, app.id)).limit(1))[0]!);
     for (const token of [issued, issuedB]) {
-      await port.orm.insert(port.tables.accessTokens).values(t.database.db.select().from(accessTokens).where(eq(accessTokens.id, token.auth.tokenId)).get()!);
+      await port.orm.insert(port.tables.accessTokens).values((await t.database.port.orm.select().from(accessTokens).where(eq(accessTokens.id, token.auth.tokenId)).limit(1))[0]!);
     }
   }
   return { port, t, subscriptions, deliveries, wheel, service, alice, bob, token: issued, otherToken: issuedB };

@@ -26,7 +26,7 @@ async function copy(arm: PortArm) {
   if (arm.port.dialect !== "postgres") return;
   const tables = { follows, followRequests, lists, listAccounts, statuses, polls } as const;
   for (const name of Object.keys(tables) as (keyof typeof tables)[]) {
-    const rows = arm.t.database.db.select().from(tables[name]).all();
+    const rows = await arm.t.database.port.orm.select().from(tables[name]);
     if (rows.length) await arm.port.orm.insert(arm.port.tables[name]).values(rows as never).onConflictDoNothing();
   }
 }

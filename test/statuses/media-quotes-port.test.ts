@@ -62,8 +62,8 @@ function family(arm: PortArm) {
     return row;
   };
   /** A status the family wrote, where the SQLite reader finds it too. */
-  const known = (row: StatusRow) => {
-    if (port.dialect === "postgres") t.database.db.insert(statuses).values(row).run();
+  const known = async (row: StatusRow) => {
+    if (port.dialect === "postgres") await t.database.port.orm.insert(statuses).values(row);
     return row;
   };
   const mediaRow = (id: number) => port.get("SELECT status_id, position, description, detached_at FROM media_attachments WHERE id = ?", [id]);
@@ -103,7 +103,7 @@ for (const arm of portArms) {
       const { posting, editing, upload, known, mediaRow } = family(a);
       const first = await upload(alice);
       const second = await upload(alice);
-      const row = known(await posting.publish(await posting.prepare(alice.id, null, { text: "a picture", mediaIds: [String(first.id)] })));
+      const row = await known(await posting.publish(await posting.prepare(alice.id, null, { text: "a picture", mediaIds: [String(first.id)] })));
 
       a.t.clock.advance(60_000);
       const edited = await editing.edit(alice.id, row.id, { text: "a picture", mediaIds: [String(second.id)], mediaAttributes: [{ id: String(second.id), description: "a blue square" }] });

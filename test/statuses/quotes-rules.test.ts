@@ -22,9 +22,10 @@ describe("quote rules", () => {
   });
   afterEach(() => t.close());
 
-  const quoteOf = (status: StatusRow) => t.database.db.select().from(quotes).where(eq(quotes.statusId, status.id)).get();
-  const quotesCount = (status: StatusRow) => t.database.db.select({ n: statuses.quotesCount }).from(statuses).where(eq(statuses.id, status.id)).get()?.n;
-  const quoteNotifications = (account: AccountRow) => t.database.db.select().from(notifications).where(eq(notifications.accountId, account.id)).all().filter((n) => n.type === "quote");
+  const orm = () => t.database.port.orm;
+  const quoteOf = async (status: StatusRow) => (await orm().select().from(quotes).where(eq(quotes.statusId, status.id)).limit(1))[0];
+  const quotesCount = async (status: StatusRow) => (await orm().select({ n: statuses.quotesCount }).from(statuses).where(eq(statuses.id, status.id)).limit(1))[0]?.n;
+  const quoteNotifications = async (account: AccountRow) => (await orm().select().from(notifications).where(eq(notifications.accountId, account.id))).filter((n) => n.type === "quote");
   const refusal = async (promise: Promise<unknown>) => {
     try {
       await promise;
@@ -50,9 +51,9 @@ describe("quote rules", () => {
   test("a quote of a local status is accepted at once: counted on the quoted status and told to its author", async () => {
     const quoted = await t.post(alice, { text: "quote me" });
     const quoting = await t.post(bob, { text: "look", quotedStatusId: String(quoted.id) });
-    expect(quoteOf(quoting)).toMatchObject({ state: "accepted", quotedStatusId: quoted.id, quotedAccountId: alice.id, accountId: bob.id, activityUri: null });
-    expect(quotesCount(quoted)).toBe(1);
-    expect(quoteNotifications(alice).map((n) => [n.fromAccountId, n.statusId])).toEqual([[bob.id, quoting.id]]);
+    expect(await quoteOf(quoting)).toMatchObject({ state: "accepted", quotedStatusId: quoted.id, quotedAccountId: alice.id, accountId: bob.id, activityUri: null });
+    expect(await quotesCount(quoted)).toBe(1);
+    expect((await quoteNotifications(alice)).map((n) => [n.fromAccountId, n.statusId])).toEqual([[bob.id, quoting.id]]);
     // The text does not link the quoted post: the fallback paragraph does, for clients without quotes.
     expect(quoting.contentHtml).toStartWith(`<p class="quote-inline">RE: <a href="http://rookery.test/@alice/${quoted.id}">`);
   });
@@ -61,7 +62,7 @@ describe("quote rules", () => {
     const nobody = await t.post(alice, { text: "mine", quotePolicy: "nobody" });
     const open = await t.post(alice, { text: "open" });
     const secret = await t.post(alice, { text: "followers only", visibility: "private" });
-    const before = t.database.db.select().from(statuses).all().length;
+    const before = (await orm().select().from(statuses)).length;
     const notFound = { status: 404, error: QUOTED_NOT_FOUND };
     expect(await refusal(t.post(bob, { text: "no", quotedStatusId: String(nobody.id) }))).toEqual(notFound);
     await t.services.follows.follow(bob.id, alice.id, {});
@@ -72,16 +73,16 @@ describe("quote rules", () => {
     await t.services.moderation.block(alice.id, bob.id);
     expect(await refusal(t.post(bob, { text: "no", quotedStatusId: String(open.id) }))).toEqual(notFound);
     expect(await refusal(t.post(bob, { text: "no", quotedStatusId: "12345" }))).toEqual(notFound);
-    expect(t.database.db.select().from(statuses).all().length).toBe(before);
-    expect(t.database.db.select().from(quotes).all()).toEqual([]);
-    expect(quotesCount(open)).toBe(0);
+    expect((await orm().select().from(statuses)).length).toBe(before);
+    expect(await orm().select().from(quotes)).toEqual([]);
+    expect(await quotesCount(open)).toBe(0);
   });
 
   test("a private post is quoted only privately, and by its author", async () => {
     const secret = await t.post(alice, { text: "followers only", visibility: "private" });
     const quoting = await t.post(alice, { text: "again", visibility: "public", quotedStatusId: String(secret.id) });
     expect(quoting.visibility).toBe("private");
-    expect(quoteOf(quoting)?.state).toBe("accepted");
+    expect((await quoteOf(quoting))?.state).toBe("accepted");
     // A private post's policy is nobody's, whatever was asked.
     expect(JSON.parse(quoting.quoteApproval!)).toEqual({ automatic: [], manual: [] });
   });
@@ -90,22 +91,22 @@ describe("quote rules", () => {
     const quoted = await t.post(alice, { text: "quote me" });
     const first = await t.post(bob, { text: "one", quotedStatusId: String(quoted.id) });
     const second = await t.post(bob, { text: "two", quotedStatusId: String(quoted.id) });
-    expect(quotesCount(quoted)).toBe(2);
+    expect(await quotesCount(quoted)).toBe(2);
     expect(await refusal(Promise.resolve().then(() => t.services.quotes.revoke(bob.id, quoted.id, first.id)))).toEqual({ status: 403, error: "This action is not allowed" });
     await t.services.quotes.revoke(alice.id, quoted.id, first.id);
-    expect(quoteOf(first)?.state).toBe("revoked");
-    expect(quotesCount(quoted)).toBe(1);
+    expect((await quoteOf(first))?.state).toBe("revoked");
+    expect(await quotesCount(quoted)).toBe(1);
     // Revoked twice: nothing more moves.
     await t.services.quotes.revoke(alice.id, quoted.id, first.id);
-    expect(quotesCount(quoted)).toBe(1);
+    expect(await quotesCount(quoted)).toBe(1);
     await t.services.statusCommands.delete(bob.id, second.id);
-    expect(quotesCount(quoted)).toBe(0);
+    expect(await quotesCount(quoted)).toBe(0);
     await t.services.statusCommands.delete(alice.id, quoted.id);
-    expect(quoteOf(first)).toMatchObject({ state: "revoked", quotedStatusId: null });
+    expect(await quoteOf(first)).toMatchObject({ state: "revoked", quotedStatusId: null });
   });
 
   test("a remote quoted status waits for its server: pending, and the request announced", async () => {
-    const carol = t.remote("carol", "remote.example");
+    const carol = await t.remote("carol", "remote.example");
     const remoteStatus = (await t.services.posting.publishRemote({
       accountId: carol.id,
       uri: "https://remote.example/users/carol/statuses/1",
@@ -126,11 +127,11 @@ describe("quote rules", () => {
       poll: null,
     }))!;
     // Its server stated a policy (interactionPolicy.canQuote) that lets anyone quote.
-    t.database.db.update(statuses).set({ quoteApproval: JSON.stringify({ automatic: ["public"], manual: [] }) }).where(eq(statuses.id, remoteStatus.id)).run();
+    await orm().update(statuses).set({ quoteApproval: JSON.stringify({ automatic: ["public"], manual: [] }) }).where(eq(statuses.id, remoteStatus.id));
     const requested: unknown[] = [];
     t.services.events.afterCommit("quote.requested", (e) => requested.push(e.quote));
     const quoting = await t.post(alice, { text: "look", quotedStatusId: String(remoteStatus.id) });
-    const quote = quoteOf(quoting)!;
+    const quote = (await quoteOf(quoting))!;
     expect(quote).toMatchObject({ state: "pending", quotedAccountId: carol.id });
     expect(quote.activityUri).toStartWith("http://rookery.test/users/alice/quote_requests/");
     expect(requested).toEqual([quote]);
@@ -138,8 +139,8 @@ describe("quote rules", () => {
     // Only the quoted account's server may answer.
     expect(await t.services.quotes.acceptRemote(quote.activityUri!, "https://remote.example/stamps/1", alice.id)).toBeNull();
     expect((await t.services.quotes.acceptRemote(quote.activityUri!, "https://remote.example/stamps/1", carol.id))?.state).toBe("accepted");
-    expect(quotesCount(remoteStatus)).toBe(1);
+    expect(await quotesCount(remoteStatus)).toBe(1);
     expect((await t.services.quotes.revokeStamp("https://remote.example/stamps/1", carol.id))?.state).toBe("revoked");
-    expect(quotesCount(remoteStatus)).toBe(0);
+    expect(await quotesCount(remoteStatus)).toBe(0);
   });
 });

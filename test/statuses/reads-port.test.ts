@@ -31,7 +31,7 @@ const TABLES = { statuses, tags, statusTags, follows, mentions, favourites, book
 async function copyAll(arm: PortArm) {
   if (arm.port.dialect !== "postgres") return;
   for (const [name, table] of Object.entries(TABLES)) {
-    const rows = arm.t.database.db.select().from(table).all();
+    const rows = await arm.t.database.port.orm.select().from(table);
     if (rows.length) await arm.port.orm.insert(arm.port.tables[name as keyof typeof TABLES] as never).values(rows as never);
   }
 }

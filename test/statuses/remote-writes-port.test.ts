@@ -50,10 +50,10 @@ function note(arm: PortArm, author: AccountRow, n: number, more: Partial<RemoteS
 /** Rows the arm's SQLite services wrote, in the port's database too (the reader reads SQLite). */
 async function copy(arm: PortArm) {
   if (arm.port.dialect !== "postgres") return;
-  const db = arm.t.database.db;
-  const statusRows = db.select().from(statuses).all();
+  const db = arm.t.database.port.orm;
+  const statusRows = await db.select().from(statuses);
   if (statusRows.length) await arm.port.orm.insert(arm.port.tables.statuses).values(statusRows).onConflictDoNothing();
-  const pollRows = db.select().from(polls).all();
+  const pollRows = await db.select().from(polls);
   if (pollRows.length) await arm.port.orm.insert(arm.port.tables.polls).values(pollRows).onConflictDoNothing();
 }
 
@@ -62,7 +62,7 @@ for (const arm of portArms) {
     test("a remote Create: its row, mention, tag, media, poll and backfill mark written; a reply that came first adopted; the same IRI again writes nothing", async () => {
       const a = await arm.open();
       const alice = await a.mirror(await a.t.local("alice"));
-      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const carol = await a.mirror(await a.t.remote("carol", "remote.example"));
       const { posting, events } = family(a);
       const created: { id: number; backfill?: boolean }[] = [];
       events.within("status.created", (e) => void created.push({ id: e.status.id, ...(e.backfill ? { backfill: true } : {}) }));
@@ -106,7 +106,7 @@ for (const arm of portArms) {
 
     test("a remote Update: new content with both versions kept and tags replaced, the quote policy and a poll's counts; an Update that changes nothing records nothing", async () => {
       const a = await arm.open();
-      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const carol = await a.mirror(await a.t.remote("carol", "remote.example"));
       const { posting, editing, polls, events } = family(a);
       const updated: number[] = [];
       const policies: (string | null)[] = [];
@@ -146,7 +146,7 @@ for (const arm of portArms) {
     test("a vote in a local poll: counted once; a second vote and an unknown option refused with nothing changed", async () => {
       const a = await arm.open();
       const alice = await a.mirror(await a.t.local("alice"));
-      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const carol = await a.mirror(await a.t.remote("carol", "remote.example"));
       const status = await a.t.post(alice, { text: "which?", poll: { options: ["a", "b"], expiresIn: 3600 } });
       await copy(a);
       const { polls, events } = family(a);
@@ -174,7 +174,7 @@ for (const arm of portArms) {
     test("a removal: the status and its boosts go, each announced with the home feeds and lists that held it", async () => {
       const a = await arm.open();
       const alice = await a.mirror(await a.t.local("alice"));
-      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const carol = await a.mirror(await a.t.remote("carol", "remote.example"));
       const { posting, removal, events } = family(a);
       const deleted: { id: number; homeRecipients: number[]; listIds: number[] }[] = [];
       events.within("status.deleted", (e) => void deleted.push({ id: e.status.id, homeRecipients: e.homeRecipients, listIds: e.listIds }));
@@ -196,7 +196,7 @@ for (const arm of portArms) {
 
     test("a removal with media and a quote: the media stay, detached from now (their grace period), and the quote goes first, announced", async () => {
       const a = await arm.open();
-      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
+      const carol = await a.mirror(await a.t.remote("carol", "remote.example"));
       const { posting, removal, quotes, events } = family(a);
       const removed: number[] = [];
       events.within("quote.removed", (e) => void removed.push(e.quote.statusId));
@@ -216,8 +216,8 @@ for (const arm of portArms) {
     test("a quote of a remote post: asked, accepted by the quoted author's server alone, and revoked by its stamp's Delete; answers by anyone else change nothing", async () => {
       const a = await arm.open();
       const alice = await a.mirror(await a.t.local("alice"));
-      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
-      const mallory = await a.mirror(a.t.remote("mallory", "evil.example"));
+      const carol = await a.mirror(await a.t.remote("carol", "remote.example"));
+      const mallory = await a.mirror(await a.t.remote("mallory", "evil.example"));
       const { posting, quotes, events } = family(a);
       const told: string[] = [];
       for (const type of ["quote.requested", "quote.accepted", "quote.revoked", "quote.rejected"] as const) events.within(type, (e) => void told.push(`${e.type} ${e.quote.state}`));
@@ -245,8 +245,8 @@ for (const arm of portArms) {
 
     test("a remote post's quote: attached once (a second attach writes nothing), accepted when its stamp is verified, dropped by an edit, counted back", async () => {
       const a = await arm.open();
-      const carol = await a.mirror(a.t.remote("carol", "remote.example"));
-      const dan = await a.mirror(a.t.remote("dan", "other.example"));
+      const carol = await a.mirror(await a.t.remote("carol", "remote.example"));
+      const dan = await a.mirror(await a.t.remote("dan", "other.example"));
       const { posting, quotes, events } = family(a);
       const told: string[] = [];
       for (const type of ["quote.accepted", "quote.removed"] as const) events.within(type, (e) => void told.push(e.type));

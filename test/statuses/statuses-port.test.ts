@@ -24,7 +24,7 @@ const count = async (arm: PortArm, table: string) => Number((await arm.port.get<
 /** The statuses the arm's SQLite services wrote, in the port's database too. */
 async function copyStatuses(arm: PortArm) {
   if (arm.port.dialect !== "postgres") return;
-  const rows = arm.t.database.db.select().from(statuses).all();
+  const rows = await arm.t.database.port.orm.select().from(statuses);
   if (rows.length) await arm.port.orm.insert(arm.port.tables.statuses).values(rows).onConflictDoNothing();
 }
 

@@ -6,7 +6,7 @@ import { ManualClock } from "../../src/clock.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { openDatabase, type DbHandle } from "../../src/db/connection.ts";
 import { largestId } from "../../src/db/largest-id.ts";
-import { accounts, type AccountRow, type StatusRow } from "../../src/db/schema.ts";
+import type { AccountRow, StatusRow } from "../../src/db/schema.ts";
 import { IdGenerator } from "../../src/ids.ts";
 import { MediaStorage } from "../../src/media-files/storage.ts";
 import type { Services } from "../../src/services/index.ts";
@@ -25,7 +25,7 @@ export interface TestServices {
   /** A local account, made as the admin CLI makes it. */
   local(username: string): Promise<AccountRow>;
   /** An account of another server, stored as federation stores one (no server is asked). */
-  remote(username: string, domain: string): AccountRow;
+  remote(username: string, domain: string): Promise<AccountRow>;
   /** A status posted as POST /api/v1/statuses posts it (the composer, in the group commit). */
   post(author: AccountRow, fields: StatusInput): Promise<StatusRow>;
   close(): void;
@@ -56,13 +56,13 @@ export async function startTestServices(env: Record<string, string> = {}, start 
     ids,
     config,
     local: (username) => services.accounts.create({ username, email: `${username}@example.test`, password: "correct horse battery staple" }, { api: false }),
-    remote(username, domain) {
+    async remote(username, domain) {
       const uri = `https://${domain}/users/${username}`;
-      return database.db
-        .insert(accounts)
+      const [account] = await database.port.orm
+        .insert(database.port.tables.accounts)
         .values({ id: ids.next(), username, domain, uri, url: uri, inboxUrl: `${uri}/inbox`, createdAt: clock.now() - 365 * 86_400_000 })
-        .returning()
-        .get();
+        .returning();
+      return account!;
     },
     async post(author, fields) {
       const posted = await services.composer.post({ accountId: author.id, applicationId: null, fields, sent: {} });

@@ -45,10 +45,10 @@ beforeAll(async () => {
   t = await startTestServices();
   viewer = await t.local("dbd_viewer");
   friend = await t.local("dbd_friend");
-  blockedAuthor = t.remote("shunned", "blocked.example");
-  otherAuthor = t.remote("welcome", "other.example");
-  blockedStranger = t.remote("shunned_too", "blocked.example");
-  otherStranger = t.remote("welcome_too", "other.example");
+  blockedAuthor = await t.remote("shunned", "blocked.example");
+  otherAuthor = await t.remote("welcome", "other.example");
+  blockedStranger = await t.remote("shunned_too", "blocked.example");
+  otherStranger = await t.remote("welcome_too", "other.example");
   await t.services.domainBlocks.block(viewer.id, "blocked.example");
   await t.services.follows.follow(viewer.id, friend.id, {});
   for (const remote of [blockedAuthor, otherAuthor]) {

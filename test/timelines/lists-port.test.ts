@@ -18,7 +18,7 @@ afterEach(closePortArms);
 /** The rows the arm's SQLite services wrote to `table`, in the port's database too. */
 async function copy(arm: PortArm, name: "follows" | "statuses" | "accountConversations") {
   if (arm.port.dialect !== "postgres") return;
-  const rows = arm.t.database.db.select().from({ follows, statuses, accountConversations }[name]).all();
+  const rows = await arm.t.database.port.orm.select().from({ follows, statuses, accountConversations }[name]);
   if (rows.length) await arm.port.orm.insert(arm.port.tables[name]).values(rows as never);
 }
 

@@ -24,8 +24,9 @@ describe("EventBus and transactions", () => {
   const committedIds = () => other.query<{ id: number }, []>("SELECT id FROM probe ORDER BY id").all().map((r) => r.id);
   const write = (id: number): void => {
     handle.sqlite.run("INSERT INTO probe (id) VALUES (?)", [id]);
-    // These writes are synchronous (the old API's transactions): their one `within` listener is
-    // too, so it has run when emit returns; inside a transaction the transports are queued at once.
+    // These writes are synchronous statements on the connection, inside the port's transactions:
+    // their one `within` listener is too, so it has run when emit returns; inside a transaction
+    // the transports are queued at once.
     void bus.emit({ type: "filters.changed", accountId: id });
   };
 
@@ -75,19 +76,17 @@ describe("EventBus and transactions", () => {
     expect(committedIds()).toEqual([1, 3]);
   });
 
-  test("db.transaction: transports hear after the outermost commit; a savepoint rolled back takes its events along", () => {
+  test("a port transaction: transports hear after the outermost commit; a savepoint rolled back takes its events along", async () => {
     let heardInside = -1;
-    handle.db.transaction(() => {
+    await handle.port.transaction(async () => {
       write(10);
-      try {
-        handle.db.transaction(() => {
-          write(11);
-          throw new Error("inner refused");
-        });
-      } catch {
-        // The savepoint rolled back; the outer transaction goes on.
-      }
-      handle.db.transaction(() => write(12));
+      const inner = handle.port.transaction(async () => {
+        write(11);
+        throw new Error("inner refused");
+      });
+      // The savepoint rolled back; the outer transaction goes on.
+      await expect(inner).rejects.toThrow("inner refused");
+      await handle.port.transaction(async () => write(12));
       heardInside = after.length;
     });
     expect(heardInside).toBe(0);
@@ -101,12 +100,11 @@ describe("EventBus and transactions", () => {
   });
 
   test("a transaction rolled back is never announced; outside any transaction an event is announced once its consequences ran", async () => {
-    expect(() =>
-      handle.db.transaction(() => {
-        write(20);
-        throw new Error("refused");
-      }),
-    ).toThrow("refused");
+    const refused = handle.port.transaction(async () => {
+      write(20);
+      throw new Error("refused");
+    });
+    await expect(refused).rejects.toThrow("refused");
     expect(within).toEqual([20]);
     expect(after).toEqual([]);
     // Autocommit: the row is durable when the event is emitted.
@@ -119,7 +117,8 @@ describe("EventBus and transactions", () => {
   test("group commit inside a caller's transaction: announced when that transaction commits", async () => {
     const pending = writes.run(() => write(30));
     let heardInside = -1;
-    handle.db.transaction(() => {
+    // Synchronous work: the batch is flushed as a savepoint of the caller's transaction.
+    await handle.port.transaction(() => {
       writes.flush();
       heardInside = after.length;
     });

@@ -98,9 +98,9 @@ describe("GroupCommit", () => {
   });
 
   test("inside an outer transaction the batch runs in place and shares the outer transaction's fate", async () => {
-    const { db, writes, committed } = setup();
+    const { db, port, writes, committed } = setup();
     // The outer transaction commits: so do the writes flushed inside it.
-    db.transaction(() => {
+    await port.transaction(() => {
       void writes.run(() => db.run("INSERT INTO items (label) VALUES ('kept')"));
       const failing = writes.run(() => {
         db.run("INSERT INTO items (label) VALUES ('undone')");
@@ -109,17 +109,17 @@ describe("GroupCommit", () => {
       failing.catch(() => {});
       writes.flush();
       // Still inside the outer transaction: nothing committed yet.
-      expect(db.inTransaction).toBe(true);
-    })();
+      expect(committed()).toEqual([]);
+    });
     expect(committed()).toEqual(["kept"]);
     // The outer transaction rolls back: the writes flushed inside it go with it.
     const inner = writes.run(() => db.run("INSERT INTO items (label) VALUES ('rolled back')").changes);
-    expect(() =>
-      db.transaction(() => {
+    await expect(
+      port.transaction(() => {
         writes.flush();
         throw new Error("outer failed");
-      })(),
-    ).toThrow("outer failed");
+      }),
+    ).rejects.toThrow("outer failed");
     // The write ran (its caller hears so); its effect went with the outer transaction.
     expect(await inner).toBe(1);
     expect(committed()).toEqual(["kept"]);

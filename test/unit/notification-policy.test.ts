@@ -30,12 +30,11 @@ describe("the notification policy", () => {
   const decide = (from: AccountRow, type = "favourite", statusId: number | null = null) => policies().decide(rita.id, from.id, type, statusId);
   /** Rita's notifications from `from`, as stored: type and whether the policy held it back. */
   const stored = (from: AccountRow) =>
-    t.database.db
+    t.database.port.orm
       .select({ type: notifications.type, filtered: notifications.filtered })
       .from(notifications)
       .where(and(eq(notifications.accountId, rita.id), eq(notifications.fromAccountId, from.id)))
-      .orderBy(notifications.id)
-      .all();
+      .orderBy(notifications.id);
 
   beforeAll(async () => {
     t = await startTestServices();
@@ -80,12 +79,12 @@ describe("the notification policy", () => {
     expect(await decide(newFriend)).toBe("accept");
     const { notifications: service } = t.services;
     expect(await service.notify(rita.id, stranger.id, "follow")).toBeNull();
-    expect(stored(stranger)).toEqual([]);
+    expect(await stored(stranger)).toEqual([]);
     await setPolicy({ for_not_following: "filter" });
     expect(await service.notify(rita.id, stranger.id, "follow")).toMatchObject({ filtered: true });
-    expect(stored(stranger)).toEqual([{ type: "follow", filtered: true }]);
+    expect(await stored(stranger)).toEqual([{ type: "follow", filtered: true }]);
     expect(await service.notify(rita.id, friend.id, "follow")).toMatchObject({ filtered: false });
-    expect(stored(friend)).toEqual([{ type: "follow", filtered: false }]);
+    expect(await stored(friend)).toEqual([{ type: "follow", filtered: false }]);
   });
 
   test("private mentions (held back by default) are those not answering rita, from senders she does not follow", async () => {
@@ -114,17 +113,17 @@ describe("the notification policy", () => {
     await setPolicy({});
     const sender = await t.local("whisperer");
     await t.post(sender, { text: "@rita psst", visibility: "direct" });
-    expect(stored(sender)).toEqual([{ type: "mention", filtered: true }]);
+    expect(await stored(sender)).toEqual([{ type: "mention", filtered: true }]);
     const [request] = (await policies().listRequests(rita.id, { limit: 40 })).filter((r) => r.fromAccountId === sender.id);
     expect(request).toMatchObject({ fromAccountId: sender.id, notificationsCount: 1 });
     await t.services.notifications.acceptRequest(rita.id, request!.id);
-    expect(stored(sender)).toEqual([{ type: "mention", filtered: false }]);
+    expect(await stored(sender)).toEqual([{ type: "mention", filtered: false }]);
     expect((await policies().listRequests(rita.id, { limit: 40 })).filter((r) => r.fromAccountId === sender.id)).toEqual([]);
     await setPolicy({ for_not_following: "drop" });
     expect(await decide(sender)).toBe("accept");
     const again = await t.post(sender, { text: "@rita psst again", visibility: "direct" });
     expect(await decide(sender, "mention", again.id)).toBe("accept");
-    expect(stored(sender)).toEqual([
+    expect(await stored(sender)).toEqual([
       { type: "mention", filtered: false },
       { type: "mention", filtered: false },
     ]);
@@ -136,15 +135,15 @@ describe("the notification policy", () => {
     await t.post(sender, { text: "@rita buy now", visibility: "direct" });
     const [request] = (await policies().listRequests(rita.id, { limit: 40 })).filter((r) => r.fromAccountId === sender.id);
     await t.services.notifications.dismissRequest(rita.id, request!.id);
-    expect(stored(sender)).toEqual([]);
+    expect(await stored(sender)).toEqual([]);
     const next = await t.post(sender, { text: "@rita buy now!", visibility: "direct" });
     expect(await decide(sender, "mention", next.id)).toBe("filter");
   });
 
   test("a level that is not accept, filter or drop is Mastodon's 422, and the policy is unchanged", async () => {
     await setPolicy({ for_not_following: "filter" });
-    const row = () => t.database.db.select().from(notificationPolicies).where(eq(notificationPolicies.accountId, rita.id)).get();
-    const before = row();
+    const row = async () => (await t.database.port.orm.select().from(notificationPolicies).where(eq(notificationPolicies.accountId, rita.id)).limit(1))[0];
+    const before = await row();
     let refused: unknown;
     try {
       await policies().update(rita.id, { for_not_following: "ignore", for_new_accounts: "accept", for_private_mentions: "maybe" });
@@ -154,7 +153,7 @@ describe("the notification policy", () => {
     expect(refused).toBeInstanceOf(ApiError);
     const { status, message } = refused as ApiError;
     expect({ status, message }).toEqual({ status: 422, message: "Validation failed: For not following is not included in the list, For private mentions is not included in the list" });
-    expect(row()).toEqual(before!);
+    expect(await row()).toEqual(before!);
     expect(await policies().get(rita.id)).toEqual({ ...DEFAULTS, for_not_following: "filter" });
   });
 });

@@ -93,8 +93,8 @@ describe("who may see a status", () => {
       ["blocking the author", blocking!],
       ["a follower muting the author", muting!],
       // The port is no part of the domain a block names.
-      ["remote, on a domain the author blocks", t.remote("far", "shunned.example:8443")],
-      ["remote, on another domain", t.remote("far", "elsewhere.example")],
+      ["remote, on a domain the author blocks", await t.remote("far", "shunned.example:8443")],
+      ["remote, on another domain", await t.remote("far", "elsewhere.example")],
     ];
     for (const [name, viewer] of entries) viewers.set(name, viewer);
   });
