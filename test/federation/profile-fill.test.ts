@@ -70,6 +70,9 @@ describe("a remote profile's history", () => {
     expect(await storedOf(frank.actor)).toEqual([]);
     const follow = await alice.client.post(`/api/v1/accounts/${id}/follow`, {});
     expect(follow.status).toBe(200);
+    // The fill is set off after the follow's commit: on PostgreSQL it may not be queued yet
+    // when the answer arrives, so what it keeps is awaited before the queue is drained.
+    await eventually(async () => (await storedOf(frank.actor)).length >= 21, "frank's history kept", 20_000);
     await a.ctx.services.accountHistory.idle();
     const kept = await storedOf(frank.actor);
     // The newest 20 public posts of the outbox's first two pages (44 down to 22, less the
