@@ -1,12 +1,8 @@
-import type { Clock } from "../clock.ts";
-import type { Config } from "../config.ts";
 import { SearchService } from "./search.ts";
 import { TagFollowService } from "./tag-follows.ts";
 import { EditingService } from "./statuses/editing.ts";
 import { StatusMedia } from "./media/status-media.ts";
 import { GroupCommit } from "../infra/group-commit.ts";
-import type { IdGenerator } from "../ids.ts";
-import type { MediaStorage } from "../media-files/storage.ts";
 import { TicketSigner } from "../auth/tickets.ts";
 import { AccountService } from "./accounts/accounts.ts";
 import { InviteService } from "./accounts/invites.ts";
@@ -40,13 +36,11 @@ import { AccountMoving } from "./accounts/moving.ts";
 import { FederationDomains } from "./remote/domains.ts";
 import { Relays } from "./remote/relays.ts";
 import { Tombstones } from "./remote/tombstones.ts";
-import type { RemoteFetcher, RemoteInfra } from "./remote/fetcher.ts";
-import type { InstanceKeys } from "./instance-keys.ts";
 import { findTools, mediaTools } from "../media-files/ffmpeg.ts";
 import { MediaService } from "./media/media.ts";
 import { RemoteMediaCache } from "./media/remote-media-cache.ts";
 import { LinkCards } from "./statuses/link-cards.ts";
-import { PushDeliveries, type PushRenderer } from "./push/deliveries.ts";
+import { PushDeliveries } from "./push/deliveries.ts";
 import { NotificationPolicies } from "./notifications/policy.ts";
 import { postToPushService } from "../net/push-post.ts";
 import { PushSubscriptions } from "./push/subscriptions.ts";
@@ -55,7 +49,7 @@ import { TWO_FACTOR_KEY_FILE, TwoFactor } from "./accounts/two-factor.ts";
 import { VapidSigner } from "./push/web-push.ts";
 import { Directory } from "./accounts/directory.ts";
 import { Endorsements } from "./accounts/endorsements.ts";
-import { OutgoingHttp, systemResolver, type Resolver } from "../net/outgoing.ts";
+import { OutgoingHttp, systemResolver } from "../net/outgoing.ts";
 import { ROOKERY_VERSION } from "../version.ts";
 import { ConversationService } from "./conversations.ts";
 import { FilterService } from "./filters.ts";
@@ -68,9 +62,8 @@ import { EmbedLoader } from "./embeds.ts";
 import { CustomEmojiService } from "./custom-emojis.ts";
 import { AnnouncementService } from "./announcements.ts";
 import { NotificationService } from "./notifications/notifications.ts";
-import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS, type Bucket, type RequestLimiter } from "../infra/rate-limits.ts";
+import { bucketsWithInbox, RateLimiter, SIGN_IN_BUCKETS } from "../infra/rate-limits.ts";
 import { SharedIds } from "../infra/shared-ids.ts";
-import type { MediaClaims } from "../infra/pg-media-claims.ts";
 import { SharedCounters } from "../infra/shared-counters.ts";
 import { ApplicationService } from "./oauth/applications.ts";
 import { GrantService } from "./oauth/grants.ts";
@@ -79,7 +72,7 @@ import { Passwords } from "./accounts/passwords.ts";
 import { WebSessionService } from "./oauth/web-sessions.ts";
 import { StatusActionService } from "./statuses/actions.ts";
 import { Counters } from "./statuses/counters.ts";
-import { RenderCache, type RenderCacheChange } from "./statuses/render-cache.ts";
+import { RenderCache } from "./statuses/render-cache.ts";
 import { ScheduledStatusService } from "./statuses/scheduled.ts";
 import { HomeFeedService } from "./statuses/home-feed.ts";
 import { IdempotencyStore } from "./statuses/idempotency.ts";
@@ -94,9 +87,6 @@ import { ThreadService } from "./statuses/threads.ts";
 import { TimelineService } from "./statuses/timelines.ts";
 import { StatusPolicy } from "./statuses/visibility.ts";
 import { TimerWheel } from "../infra/timer-wheel.ts";
-import type { TimerClaims } from "../infra/pg-timer-claims.ts";
-import type { TimerShare } from "../infra/pg-timer-relay.ts";
-import type { IdempotencyGuard } from "./statuses/port-idempotency.ts";
 import { ExportService } from "./portability/exports.ts";
 import { ImportActions } from "./portability/import-actions.ts";
 import { ImportOverwrite } from "./portability/import-overwrite.ts";
@@ -104,7 +94,6 @@ import { ImportService } from "./portability/imports.ts";
 import { ImportWorker } from "./portability/import-worker.ts";
 import { ArchiveExport } from "./archive/export.ts";
 import { ArchiveImport } from "./archive/import.ts";
-import type { ArchiveRenderer } from "./archive/ports.ts";
 import { QuotePolicy } from "./quotes/policy.ts";
 import { QuoteService } from "./quotes/quotes.ts";
 import { QuoteReads } from "./quotes/reads.ts";
@@ -119,58 +108,9 @@ import { FederationHealth } from "./admin/federation-health.ts";
 import { AdminInstance } from "./admin/instance.ts";
 import type { DeliveryQueueReport } from "../models/federation-health.ts";
 import { DATABASE_FILE } from "../db/connection.ts";
-import type { DatabasePort } from "../db/port.ts";
 
-export interface ServiceDeps {
-  config: Config;
-  /** The database, SQLite's or PostgreSQL's, through its port (src/db/port.ts). */
-  port: DatabasePort;
-  clock: Clock;
-  ids: IdGenerator;
-  storage: MediaStorage;
-  keys: InstanceKeys;
-  /** How host names are resolved for requests to other servers (tests map names to loopback). */
-  resolve?: Resolver;
-  /** What sends checked requests to other servers: the platform's fetch unless a test gives another. */
-  transport?: typeof fetch;
-  /** Renders a Web Push's payload (services decide what a push says; presenters render it). */
-  renderPush: PushRenderer;
-  /** Makes what fetches from other servers (src/federation), of the outgoing-HTTP module and the domain rules; none when federation is off. */
-  remote?: (infra: RemoteInfra) => RemoteFetcher;
-  /** Renders statuses and the actor for an account's archive (src/federation/archive.ts); without it, no archive is written. */
-  archiveRenderer?: ArchiveRenderer;
-  /** The delivery queue and its failing hosts, as src/federation reads them (the health page); empty without it. */
-  deliveryQueue?: () => Promise<DeliveryQueueReport>;
-  /** The API's rate-limit counters, shared by every serving thread (src/threads); in this thread's memory without. */
-  sharedCounters?: SharedArrayBuffer;
-  /** The tops of the thread fills under way, shared by every serving thread (src/infra/shared-ids.ts). */
-  sharedFills?: SharedArrayBuffer;
-  /** On a serving thread: what it knows of the main thread (whose work it passes on, RemoteThreads). */
-  servingThread?: { federation: boolean };
-  /** Hears of every invalidation of the render cache (the serving threads replay them on theirs). */
-  renderCacheChanges?: (change: RenderCacheChange) => void;
-  /** On PostgreSQL, what the processes serving one instance share (server.ts makes them); the one-process pieces without. */
-  shared?: SharedState;
-}
-
-/** The pieces several processes share through PostgreSQL (docs/scaling.md, "Shared state across processes"). */
-export interface SharedState {
-  /** Who runs a due timer (a scheduled status, a poll's end...): one process. */
-  timerClaims: TimerClaims;
-  /** The timers every process holds, told to one another (pg-timer-relay.ts); made once the processes are linked. */
-  timers?: TimerShare;
-  /** The Idempotency-Key guard across processes. */
-  idempotency: IdempotencyGuard;
-  /** Request limits counted in one table by every process (pg-rate-limits.ts), for these buckets. */
-  limiter(buckets: readonly Bucket[]): SharedLimiter;
-  /** The hourly sweep of what the shared pieces keep (finished claims). */
-  sweep(): Promise<void>;
-  /** Who processes an upload (pg-media-claims.ts): one process, any of them. */
-  mediaClaims?: MediaClaims;
-}
-
-/** A limiter whose verdicts and sweeps may be a round trip away. */
-export type SharedLimiter = RequestLimiter & { sweep(): Promise<unknown> };
+export type { ServiceDeps, SharedLimiter, SharedState } from "./deps.ts";
+import type { ServiceDeps, SharedLimiter } from "./deps.ts";
 
 const NO_QUEUE: DeliveryQueueReport = { total: 0, due: 0, retrying: 0, nextAt: null, failing: [] };
 
