@@ -7,7 +7,7 @@ import sharp from "sharp";
 import { MEDIA_LEASE_MS, PgMediaClaims } from "../../src/infra/pg-media-claims.ts";
 import { createUser, type TestUser } from "../support/fixtures.ts";
 import { Client } from "../support/http.ts";
-import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
+import { freshPgDatabaseWithPool, postgresAvailable } from "../support/postgres.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { eventually } from "../support/wait.ts";
 import { startProcess } from "./processes.ts";
@@ -25,13 +25,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function database() {
-  const db = await freshPgDatabase();
-  cleanups.push(() => db.drop());
-  const sql = new SQL(db.url, { max: 2 });
-  cleanups.push(() => sql.close());
-  return { url: db.url, sql };
-}
+const database = () => freshPgDatabaseWithPool(cleanups);
 
 /** A data directory the servers share, removed once they all stopped. */
 function sharedDataDir(): string {

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
 import { createUser, postStatus } from "../support/fixtures.ts";
 import { ManualClock } from "../../src/clock.ts";
-import { freshPgDatabase, postgresAvailable } from "../support/postgres.ts";
+import { freshPgDatabaseWithPool, postgresAvailable } from "../support/postgres.ts";
 import { startTestServer } from "../support/server.ts";
 import { eventually } from "../support/wait.ts";
 import { startProcess } from "./processes.ts";
@@ -19,13 +18,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function database() {
-  const db = await freshPgDatabase();
-  cleanups.push(() => db.drop());
-  const sql = new SQL(db.url, { max: 2 });
-  cleanups.push(() => sql.close());
-  return { url: db.url, sql };
-}
+const database = () => freshPgDatabaseWithPool(cleanups);
 
 describe.skipIf(!postgresAvailable)("timers held by every process", () => {
   test("timers set by a process killed with kill -9 before their time run once, in the process that heard them; the one it dropped does not", async () => {

@@ -162,3 +162,15 @@ export async function pgDatabaseWithClient(cleanups: (() => Promise<void> | void
   cleanups.push(() => sql.close());
   return { url: db.url, sql };
 }
+
+/**
+ * A fresh database and a small pool of its own (as another process has), both closed by
+ * `cleanups` (the test file's afterEach list): for the tests of what processes share.
+ */
+export async function freshPgDatabaseWithPool(cleanups: (() => Promise<void> | void)[]): Promise<{ url: string; sql: SQL }> {
+  const db = await freshPgDatabase();
+  cleanups.push(() => db.drop());
+  const sql = new SQL(db.url, { max: 2 });
+  cleanups.push(() => sql.close());
+  return { url: db.url, sql };
+}
