@@ -29,7 +29,9 @@ export interface StatusSource {
   renderCache: {
     /** `row`: the status's row as the request read it (a kept rendering of an older one is not used). */
     get(statusId: number, row?: StatusRow): StatusParts | undefined;
-    set(statusId: number, accountId: number, parts: StatusParts, row?: StatusRow): void;
+    /** Taken before the reads a rendering is made of, and given to `set` (RenderCache.stamp). */
+    stamp(): number | undefined;
+    set(statusId: number, accountId: number, parts: StatusParts, row?: StatusRow, stamp?: number): void;
   };
   /** The viewer's filters: a status's `filtered`. */
   filters: {
@@ -114,10 +116,11 @@ export async function statusJsonById(source: StatusSource, urls: Urls, rows: Sta
     else uncached.push(row);
   }
   if (uncached.length > 0) {
+    const stamp = renderCache.stamp();
     for (const view of await reader.views(uncached, null)) {
       const own = statusPartsJson(urls, view, { viewerId: null });
       parts.set(view.row.id, own);
-      renderCache.set(view.row.id, view.row.accountId, own, view.row);
+      renderCache.set(view.row.id, view.row.accountId, own, view.row, stamp);
     }
   }
 

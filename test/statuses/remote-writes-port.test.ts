@@ -104,6 +104,21 @@ for (const arm of portArms) {
       expect(created).toHaveLength(2);
     });
 
+    test("the same Note stored by several tasks at once (its delivery while a search fetches it): one status, the others told null, none fails", async () => {
+      const a = await arm.open();
+      const carol = await a.mirror(await a.t.remote("carol", "remote.example"));
+      const { posting, events } = family(a);
+      const created: number[] = [];
+      events.within("status.created", (e) => void created.push(e.status.id));
+      const results = await Promise.allSettled(Array.from({ length: 5 }, () => posting.publishRemote(note(a, carol, 7, { tags: ["race"] }))));
+      expect(results.map((r) => r.status)).toEqual(Array(5).fill("fulfilled"));
+      const stored = results.map((r) => (r as PromiseFulfilledResult<{ id: number } | null>).value).filter((v) => v !== null);
+      expect(stored).toHaveLength(1);
+      expect(await a.port.all("SELECT id FROM statuses WHERE uri = ?", [note(a, carol, 7).uri])).toEqual([{ id: stored[0]!.id }]);
+      expect(created).toEqual([stored[0]!.id]);
+      expect(await count(a, "status_tags")).toBe(1);
+    });
+
     test("a remote Update: new content with both versions kept and tags replaced, the quote policy and a poll's counts; an Update that changes nothing records nothing", async () => {
       const a = await arm.open();
       const carol = await a.mirror(await a.t.remote("carol", "remote.example"));

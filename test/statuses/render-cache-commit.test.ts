@@ -56,6 +56,26 @@ for (const [name, open, skip] of [
       expect(cache.get(1)).toBeUndefined();
     });
 
+    test("what was read while an invalidation happened is not kept, rendering or row; what was read after it is", async () => {
+      const cache = new RenderCache(undefined, await open());
+      const row = { id: 1, accountId: 10, repliesCount: 0, reblogsCount: 0, favouritesCount: 0, quotesCount: 0, editedAt: null } as unknown as StatusRow;
+      // A request takes its stamp, reads (a quote's state, media: other tables than the row),
+      // and meanwhile another write commits and invalidates any status.
+      const stamp = cache.stamp();
+      expect(stamp).toBe(cache.generation);
+      cache.invalidateStatus(99);
+      cache.set(1, 10, parts("read while another write committed"), row, stamp);
+      cache.keepRow(row, stamp);
+      expect(cache.get(1)).toBeUndefined();
+      expect(cache.row(1)).toBeUndefined();
+      // Read with nothing invalidated meanwhile: kept.
+      const after = cache.stamp();
+      cache.set(1, 10, parts("read after it"), row, after);
+      cache.keepRow(row, after);
+      expect(cache.get(1)?.content).toBe("read after it");
+      expect(cache.row(1)).toBe(row);
+    });
+
     test("a rendering of an older row than the one a request read is not used, and goes", async () => {
       const cache = new RenderCache(undefined, await open());
       const row = (favourites: number) => ({ id: 1, accountId: 10, repliesCount: 0, reblogsCount: 0, favouritesCount: favourites, quotesCount: 0, editedAt: null }) as unknown as StatusRow;
@@ -67,3 +87,14 @@ for (const [name, open, skip] of [
     });
   });
 }
+
+test("on SQLite (no commits to follow: a write holds the connection until its commit) there is no stamp, and everything read is kept", () => {
+  const cache = new RenderCache();
+  expect(cache.stamp()).toBeUndefined();
+  const row = { id: 1, accountId: 10 } as unknown as StatusRow;
+  cache.invalidateStatus(99);
+  cache.set(1, 10, parts("kept"), row, cache.stamp());
+  cache.keepRow(row, cache.stamp());
+  expect(cache.get(1)?.content).toBe("kept");
+  expect(cache.row(1)).toBe(row);
+});

@@ -4,6 +4,7 @@ import type { DatabasePort } from "../../db/port.ts";
 import type { StatusRow, UserRow } from "../../db/schema.ts";
 import { idAt, parseId, type IdGenerator } from "../../ids.ts";
 import { ApiError, unprocessable, validationFailed } from "../../errors.ts";
+import { isUniqueViolation } from "../../db/errors.ts";
 import { LIMITS } from "../../limits.ts";
 import { normalizeLanguage } from "../../text/languages.ts";
 import { countableLength, formatText, normalizeTag } from "../../text/format.ts";
@@ -237,7 +238,21 @@ export class PostingService {
       quoteApproval: input.quoteApproval ?? null,
     });
     const poll = pollAsCounted(input.poll);
-    await this.insert(row, input.mentions, tagNames, poll, async () => {
+    try {
+      await this.insertRemote(row, input, tagNames, poll);
+    } catch (error) {
+      // The same Note stored meanwhile by another task (its delivery while a search fetched it,
+      // on PostgreSQL where nothing serialises them): that one stands, as the check above says.
+      if (isUniqueViolation(error) && (await this.port.get(this.sql.idByUri, [input.uri]))) return null;
+      throw error;
+    }
+    return row;
+  }
+
+  private insertRemote(row: StatusRow, input: RemoteStatusInput, tagNames: string[], poll: ReturnType<typeof pollAsCounted>): Promise<void> {
+    const id = row.id;
+    const createdAt = row.createdAt;
+    return this.insert(row, input.mentions, tagNames, poll, async () => {
       let position = 0;
       for (const m of input.media) {
         await this.port.run(this.sql.remoteMedia, [this.ids.next(), input.accountId, id, position++, m.type, JSON.stringify(m.meta), m.description, m.blurhash, createdAt, m.url]);
@@ -249,7 +264,6 @@ export class PostingService {
       }
       if (input.backfill) await this.port.run(this.sql.backfilled, [id]);
     }, input.backfill ? "backfill" : "status.created");
-    return row;
   }
 
   /**

@@ -90,8 +90,26 @@ export class RenderCache {
     return entry.parts;
   }
 
-  /** Keeps a rendering; `row`, the status's row it was rendered from, if known. */
-  set(statusId: number, accountId: number, parts: StatusParts, row?: StatusRow) {
+  /**
+   * Taken before the reads a rendering or a kept row is made of, and given back to `set` or
+   * `keepRow`: on PostgreSQL (see `commits`) what was read while any invalidation happened
+   * (another transaction's commit, here or in another process) is not kept, since it may show
+   * what that commit changed as it was before. It closes what the row check (`versionOf`)
+   * cannot see: a quote's state, media finishing, anything read from other tables. Undefined on
+   * SQLite, where no read lands between a write and its commit.
+   */
+  stamp(): number | undefined {
+    return this.commits ? this.generation : undefined;
+  }
+
+  /** Whether what was read since `stamp` may be kept. */
+  private fresh(stamp: number | undefined) {
+    return stamp === undefined || stamp === this.generation;
+  }
+
+  /** Keeps a rendering; `row`, the status's row it was rendered from, if known; `stamp`, taken before the reads it was made of. */
+  set(statusId: number, accountId: number, parts: StatusParts, row?: StatusRow, stamp?: number) {
+    if (!this.fresh(stamp)) return;
     if (this.entries.size >= LIMIT) this.entries.delete(this.entries.keys().next().value as number);
     this.entries.set(statusId, { parts, accountId, accountEpoch: this.accountEpochs.get(accountId) ?? 0, version: this.commits && row ? versionOf(row) : undefined });
   }
@@ -107,8 +125,9 @@ export class RenderCache {
     return kept.row;
   }
 
-  /** `row` as just read from the database (never one built or changed in memory). */
-  keepRow(row: StatusRow) {
+  /** `row` as just read from the database (never one built or changed in memory); `stamp`, taken before it was read. */
+  keepRow(row: StatusRow, stamp?: number) {
+    if (!this.fresh(stamp)) return;
     if (this.rows.size >= LIMIT) this.rows.delete(this.rows.keys().next().value as number);
     this.rows.set(row.id, { row, accountEpoch: this.accountEpochs.get(row.accountId) ?? 0 });
   }

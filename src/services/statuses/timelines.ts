@@ -63,7 +63,7 @@ export class TimelineService {
     private reader: StatusReader,
     private moderation: ModerationService,
     private lists: ListService,
-    private kept: Pick<RenderCache, "row" | "keepRow">,
+    private kept: Pick<RenderCache, "row" | "keepRow" | "stamp">,
   ) {}
 
   private async hidden(viewerId: number | null): Promise<number[]> {
@@ -121,8 +121,9 @@ export class TimelineService {
     const missing = ids.filter((_, i) => found[i] === undefined);
     if (missing.length === 0) return found as StatusRow[];
     const read = new Map<number, StatusRow>();
+    const stamp = this.kept.stamp();
     for (const row of await this.reader.rowsByIds(missing)) {
-      this.kept.keepRow(row);
+      this.kept.keepRow(row, stamp);
       read.set(row.id, row);
     }
     return ids.map((id, i) => found[i] ?? read.get(id)).filter((r): r is StatusRow => r !== undefined);
