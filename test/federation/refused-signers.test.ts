@@ -36,6 +36,9 @@ beforeAll(async () => {
   // documents as they go: done once each server stored its follow (on PostgreSQL a write of
   // that work could otherwise land after a rule below, and be a kept key the tests did not make).
   for (const server of [open, listed]) await eventually(async () => (await count(server, "SELECT count(*) AS n FROM follows")) > 0, "carol's follow stored");
+  // The follow is stored in the middle of the Follow's handling: what it fetches after (and
+  // keeps), and the refreshes it set off, are done only once the server is idle.
+  for (const server of [open, listed]) await server.federation!.idle();
   for (const server of [open, listed]) expect(await cachedKeys(server)).toBeGreaterThan(0);
   carolKeyRows = new Map(
     await Promise.all(

