@@ -19,6 +19,7 @@ import type { RenderCacheChange } from "./services/statuses/render-cache.ts";
 import { forgetCached, registerConsequences } from "./services/consequences.ts";
 import { SharedCounters } from "./infra/shared-counters.ts";
 import { SharedIds } from "./infra/shared-ids.ts";
+import { RequestsInFlight } from "./http/in-flight.ts";
 import { afterCommitOf } from "./infra/after-commit.ts";
 import { ServingThreads } from "./threads/pool.ts";
 import { holdTimers, linkProcesses, shareTimers, startLinkedProcesses, type LinkedProcesses } from "./cross-process.ts";
@@ -183,7 +184,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   services.wheel.start();
   federation?.start();
   services.importWorker.start();
-  handler = createEdge(ctx, app, streaming, federation?.handler ?? null);
+  const inFlight = new RequestsInFlight();
+  handler = createEdge(ctx, app, streaming, federation?.handler ?? null, inFlight);
   const sqlite = database.sqlite;
   idle = new IdleMemory(() => {
     Bun.gc(true);
@@ -207,6 +209,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // In-flight requests get a moment to finish; a peer that stopped reading does not hold the stop up.
       const graceful = server.stop();
       if ((await Promise.race([graceful.then(() => true), Bun.sleep(3000).then(() => false)])) === false) await server.stop(true);
+      // Handlers whose clients left run on: their writes finish before the database closes.
+      if (!(await inFlight.settled(10_000))) log("warn", "stopping with requests still running", { requests: inFlight.count });
       if (external) clearInterval(external);
       idle?.stop();
       services.wheel.stop();

@@ -1,4 +1,5 @@
 import { cookie, SESSION_COOKIE } from "./oauth-forms.ts";
+import { RequestsInFlight } from "./in-flight.ts";
 import type { Server } from "bun";
 import type { AppContext } from "../context.ts";
 import { log, redactPath } from "../log.ts";
@@ -67,7 +68,7 @@ function jsonError(status: number, error: string): Response {
  * Everything that happens to every request before and after routing. Kept outside Elysia's
  * hooks so the log line sees the final status of every response, errors included.
  */
-export function createEdge(ctx: AppContext, app: App, streaming: Streaming, federation: FederationHandler | null = null) {
+export function createEdge(ctx: AppContext, app: App, streaming: Streaming, federation: FederationHandler | null = null, inFlight: RequestsInFlight = new RequestsInFlight()) {
   const publicOrigin = new URL(ctx.config.publicUrl).origin;
   const { config } = ctx;
   let counter = 0;
@@ -265,7 +266,7 @@ export function createEdge(ctx: AppContext, app: App, streaming: Streaming, fede
               r instanceof Response ? r : federation.fetch(r, { contextData: undefined, onNotFound: passOn, onNotAcceptable: passOn, onUnauthorized: unauthorizedFetch }),
             )
           : app.handle(request);
-      return handled
+      return inFlight.track(handled)
         .then(finish, (e) => {
           if (e instanceof ApiError) return finish(jsonError(e.status, e.message));
           log("error", "request failed outside the router", { error: String(e).split("\n")[0] });

@@ -31,6 +31,8 @@ export async function startRawServer(host: string) {
   // The paths asked for (GET), in order; and those answering 503 for now (a server that is down).
   const asked: string[] = [];
   const down = new Set<string>();
+  // Paths whose answer waits until the test lets it go.
+  const held = new Map<string, Promise<void>>();
   const server = Bun.serve({
     hostname: host,
     port: 0,
@@ -41,6 +43,7 @@ export async function startRawServer(host: string) {
         return new Response(null, { status: 202 });
       }
       asked.push(path);
+      await held.get(path);
       if (down.has(path)) return new Response("down for maintenance", { status: 503 });
       const document = documents.get(path);
       return document === undefined ? new Response("not found", { status: 404 }) : new Response(JSON.stringify(document), { headers: { "content-type": AP } });
@@ -62,6 +65,15 @@ export async function startRawServer(host: string) {
     unavailable(path: string): string {
       down.add(path);
       return `${base}${path}`;
+    },
+    /** Holds the answers at `path` until the function returned is called. */
+    hold(path: string): () => void {
+      let release!: () => void;
+      held.set(path, new Promise<void>((resolve) => (release = resolve)));
+      return () => {
+        held.delete(path);
+        release();
+      };
     },
     /** Serves a document at `path`; answers its URL. */
     serve(path: string, document: Record<string, unknown>): string {
