@@ -8,11 +8,28 @@
 # for its files (the throwaway PostgreSQL cluster of test/support/postgres.ts) is made once per
 # worker; isolated, every file started a cluster of its own that lived as long as its worker. Arguments (test files or
 # folders) go to both runs. Fails if either run failed.
+#
+# Without arguments the PostgreSQL run leaves out the files that test the same thing in either
+# mode, which the SQLite run has run on both databases already: the port arms (`*-port.test.ts`,
+# each opening SQLite and PostgreSQL itself: test/support/port-arms.ts), the tests of the shared
+# pieces and of several processes (each on a PostgreSQL database it makes: test/scaling/, the
+# pg-* and *postgres* files), and the unit tests (no server; the two that start one in the test
+# mode stay). About a quarter of that run's time.
+SAME_IN_EITHER_MODE='-port\.test\.ts$|^test/scaling/|^test/unit/|/pg-(schema|kv|queue|events|processes)\.test\.ts$|/(cli-postgres|postgres-serve|migrate-to-postgres)\.test\.ts$'
+STARTS_A_TEST_SERVER='^test/unit/(group-commit|visibility)\.test\.ts$'
+if [ $# -eq 0 ]; then
+  all=$(find test -name '*.test.ts' | sort)
+  set -- $( (echo "$all" | grep -Ev -e "$SAME_IN_EITHER_MODE"; echo "$all" | grep -E -e "$STARTS_A_TEST_SERVER") | sed 's|^|./|')
+  sqlite_args=""
+else
+  sqlite_args="$*"
+fi
 postgres_log=$(mktemp)
 ROOKERY_TEST_DATABASE=postgres bun test --timeout 60000 --parallel=2 --no-isolate "$@" > "$postgres_log" 2>&1 &
 postgres=$!
 status=0
-bun test --timeout 60000 --parallel=2 --no-isolate "$@" || status=1
+# shellcheck disable=SC2086 # the files or folders given, as given
+bun test --timeout 60000 --parallel=2 --no-isolate $sqlite_args || status=1
 wait "$postgres" || status=1
 echo
 echo "=== the same suite on PostgreSQL ==="
