@@ -36,7 +36,7 @@ let kim: Client;
 const live = () => processes.filter((p): p is Process => p !== null);
 const direct = (i: number, token?: string) => new Client(processes[i]!.base, token);
 
-// Outside CI a machine without PostgreSQL's binaries or Caddy skips it; .ci/run installs both and requires PostgreSQL.
+// A machine where neither could be installed (npm test installs both: scripts/test-services.sh) skips it, except under .ci/run, which requires PostgreSQL.
 const runnable = postgresAvailable && (existsSync(CADDY_BIN) || postgresRequired);
 
 describe.skipIf(!runnable)("three processes behind Caddy on one PostgreSQL", () => {

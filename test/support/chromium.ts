@@ -2,11 +2,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 
-/** Debian's Chromium, driven by playwright-core (no browser download); `.ci/run` installs it. */
+/** Debian's Chromium, driven by playwright-core (no browser download); `npm test` installs it (scripts/test-services.sh). */
 export const CHROMIUM = "/usr/bin/chromium";
 /**
  * Browser tests skip where there is no Chromium (a developer's machine), but not under
- * `.ci/run`, which installs it and sets ROOKERY_REQUIRE_CHROMIUM: there a missing browser
+ * `.ci/run`, which sets ROOKERY_REQUIRE_CHROMIUM: there a missing browser
  * fails the browser tests instead of hiding them.
  */
 export const chromiumAvailable = existsSync(CHROMIUM) || process.env.ROOKERY_REQUIRE_CHROMIUM === "1";

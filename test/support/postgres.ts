@@ -13,7 +13,7 @@ import { join } from "node:path";
  * own database, copied from a template migrated once with migrations-pg/ (82 ms a copy, against
  * 300 ms to empty 71 tables: research31.md §2).
  *
- * Debian's package (`apt-get install postgresql`) is all it needs; `.ci/run` installs it. The
+ * Debian's package (`apt-get install postgresql`) is all it needs; `npm test` installs it (scripts/test-services.sh). The
  * tests that need it skip where it is missing (a developer's machine), but not under `.ci/run`,
  * which sets ROOKERY_REQUIRE_POSTGRES: there a missing PostgreSQL fails them instead.
  *
