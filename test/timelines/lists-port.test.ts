@@ -87,6 +87,20 @@ for (const arm of portArms) {
       expect((await rejection(lists.own(alice.id, null)))?.status).toBe(404);
     });
 
+    test("lists: a double submit of a member added at once: added once, the others refused with Mastodon's 422, none failing otherwise", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const bob = await a.mirror(await a.t.local("bob"));
+      await a.t.services.follows.follow(alice.id, bob.id, {});
+      await copy(a, "follows");
+      const lists = new ListService(a.port, a.t.ids, a.t.clock, new EventBus(a.port));
+      const list = await lists.create(alice.id, { title: "Friends" });
+      const results = await Promise.allSettled(Array.from({ length: 4 }, () => lists.addMembers(alice.id, list.id, [bob.id])));
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      for (const r of results.filter((r) => r.status === "rejected")) expect(r.reason).toMatchObject({ status: 422, message: "Validation failed: Account is already on the list" });
+      expect(await a.port.all("SELECT account_id FROM list_accounts WHERE list_id = ?", [list.id])).toEqual([{ account_id: bob.id }]);
+    });
+
     test("conversations: direct statuses of one thread by both its participants added at once: one row each, every status kept, the latest last", async () => {
       const a = await arm.open();
       const alice = await a.mirror(await a.t.local("alice"));
