@@ -1,5 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { DatabasePort } from "../db/port.ts";
+import { lockRows } from "../db/row-locks.ts";
 import { type AccountConversationRow, type StatusRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { notFound } from "../errors.ts";
@@ -57,6 +58,8 @@ export class ConversationService {
           lastStatusId: sql.placeholder("lastStatusId"),
           unread: sql.placeholder("unread"),
         })
+        // Two direct statuses of a new thread written at once (PostgreSQL): the second finds the first's row.
+        .onConflictDoNothing({ target: [rows.accountId, rows.conversationId, rows.participantIds] })
         .prepare(),
     };
   }
@@ -65,31 +68,49 @@ export class ConversationService {
   async added(status: StatusRow): Promise<void> {
     if (status.visibility !== "direct" || status.reblogOfId !== null) return;
     const participants = [status.accountId, ...mentionedIds(status).filter((id) => id !== status.accountId)];
-    for (const accountId of participants) {
+    // Each participant's row is locked as it is grown (`grow`), in the order of the accounts: two
+    // direct statuses of one thread written at once take them in the same order, where the
+    // order of their mentions would have let each hold a row the other waits for (a deadlock).
+    for (const accountId of [...participants].sort((a, b) => a - b)) {
       // A recipient whose mention would be dropped (blocked or muted sender, muted thread) gets no thread either, as in Mastodon.
       if (accountId !== status.accountId && (await this.notifications.dropsMention(accountId, status.accountId, status.id))) continue;
       const participantIds = JSON.stringify(participants.filter((p) => p !== accountId).sort((a, b) => a - b));
-      const [existing] = await this.q.thread.execute({ accountId, conversationId: status.conversationId, participantIds });
-      const unread = status.accountId !== accountId;
-      if (existing) {
-        const statusIds = [...(JSON.parse(existing.statusIds) as number[]), status.id];
-        await this.q.grow.execute({ id: existing.id, statusIds: JSON.stringify(statusIds), lastStatusId: Math.max(existing.lastStatusId, status.id), unread: existing.unread || unread });
-        await this.events.emit({ type: "conversation.updated", accountId, conversationId: existing.id });
-      } else {
-        const id = this.ids.next();
-        await this.q.insert.execute({ id, accountId, conversationId: status.conversationId, participantIds, statusIds: JSON.stringify([status.id]), lastStatusId: status.id, unread });
-        await this.events.emit({ type: "conversation.updated", accountId, conversationId: id });
-      }
+      const conversationId = await this.grow(status, accountId, participantIds);
+      if (conversationId !== null) await this.events.emit({ type: "conversation.updated", accountId, conversationId });
     }
+  }
+
+  /**
+   * The participant's thread with the status added: made if it is new, else its row locked and
+   * read again, so that two statuses added at once on PostgreSQL both stay in its list and its
+   * last status never moves back. Answers its id; null if it went (left) between the two tries.
+   */
+  private async grow(status: StatusRow, accountId: number, participantIds: string): Promise<number | null> {
+    const unread = status.accountId !== accountId;
+    const thread = { accountId, conversationId: status.conversationId, participantIds };
+    for (let tries = 0; tries < 2; tries++) {
+      const id = this.ids.next();
+      const made = await this.q.insert.execute({ id, ...thread, statusIds: JSON.stringify([status.id]), lastStatusId: status.id, unread });
+      if (this.port.changes(made) > 0) return id;
+      await lockRows(this.port, "SELECT id FROM account_conversations WHERE account_id = ? AND conversation_id = ? AND participant_ids = ?", [accountId, status.conversationId, participantIds]);
+      const [existing] = await this.q.thread.execute(thread);
+      if (!existing) continue;
+      const statusIds = [...(JSON.parse(existing.statusIds) as number[]), status.id];
+      await this.q.grow.execute({ id: existing.id, statusIds: JSON.stringify(statusIds), lastStatusId: Math.max(existing.lastStatusId, status.id), unread: existing.unread || unread });
+      return existing.id;
+    }
+    return null;
   }
 
   /**
    * Called for every deleted status (status.deleted's `within` listener): threads lose it, and go
    * when it was their last. The conversation's few rows are read and their lists of ids searched
-   * here (portable: no json_each).
+   * here (portable: no json_each), locked first as `grow` locks them (in the order of the
+   * accounts), so that a status added to a thread at once is not lost.
    */
   async removed(status: StatusRow): Promise<void> {
     if (status.visibility !== "direct") return;
+    await lockRows(this.port, "SELECT id FROM account_conversations WHERE conversation_id = ? ORDER BY account_id, id", [status.conversationId]);
     for (const row of await this.q.ofConversation.execute({ conversationId: status.conversationId })) {
       const held = JSON.parse(row.statusIds) as number[];
       if (!held.includes(status.id)) continue;

@@ -81,11 +81,18 @@ export class CustomEmojiService {
     }
     const category = options.category?.trim() || null;
     const row: CustomEmojiRow = { id: this.ids.next(), shortcode, imageFile, staticFile, category, visibleInPicker: true, createdAt: this.clock.now() };
+    let added: boolean;
     try {
-      await this.port.orm.insert(this.port.tables.customEmojis).values(row);
+      const { customEmojis } = this.port.tables;
+      added = this.port.changes(await this.port.orm.insert(customEmojis).values(row).onConflictDoNothing({ target: customEmojis.shortcode })) > 0;
     } catch (e) {
       await this.storage.removeAll([imageFile, staticFile]);
       throw e;
+    }
+    // Another add of the shortcode beside this one (PostgreSQL) stored it first: refused as if it had come before.
+    if (!added) {
+      await this.storage.removeAll([imageFile, staticFile]);
+      throw validationFailed("Shortcode has already been taken");
     }
     return row;
   }

@@ -55,7 +55,11 @@ export class FeaturedTagService {
         .prepare(),
       addTag: orm.insert(tags).values({ id: p("id"), name: s("name"), createdAt: p("now") }).onConflictDoNothing().prepare(),
       tagByName: orm.select({ id: tags.id }).from(tags).where(eq(tags.name, sql.placeholder("name"))).prepare(),
-      insert: orm.insert(featuredTags).values({ id: p("id"), accountId: p("accountId"), tagId: p("tagId"), name: s("name"), createdAt: p("now") }).prepare(),
+      insert: orm
+        .insert(featuredTags)
+        .values({ id: p("id"), accountId: p("accountId"), tagId: p("tagId"), name: s("name"), createdAt: p("now") })
+        .onConflictDoNothing({ target: [featuredTags.accountId, featuredTags.tagId] })
+        .prepare(),
       remove: orm
         .delete(featuredTags)
         .where(and(eq(featuredTags.id, sql.placeholder("id")), eq(featuredTags.accountId, sql.placeholder("accountId"))))
@@ -90,13 +94,18 @@ export class FeaturedTagService {
     if (mine.length >= LIMITS.maxFeaturedTags) errors.push("You have already featured the maximum number of hashtags");
     if (errors.length) throw validationFailed(...errors);
     const id = this.ids.next();
-    await this.db.transaction(async () => {
+    const added = await this.db.transaction(async () => {
       const now = this.clock.now();
       await this.q.addTag.execute({ id: this.ids.next(), name: normalized, now });
       const [tag] = await this.q.tagByName.execute({ name: normalized });
-      await this.q.insert.execute({ id, accountId, tagId: tag!.id, name, now });
+      return this.db.changes(await this.q.insert.execute({ id, accountId, tagId: tag!.id, name, now })) > 0;
     });
-    return this.view(accountId, id);
+    if (added) return this.view(accountId, id);
+    // A request beside this one (a double submit; PostgreSQL) featured the tag first: answered
+    // as if it had come before, the same name with the tag it made, another spelling refused.
+    const [first] = await this.q.byName.execute({ accountId, name });
+    if (first) return this.view(accountId, first.id);
+    throw validationFailed("Name has already been taken");
   }
 
   async remove(accountId: number, id: number | null): Promise<void> {

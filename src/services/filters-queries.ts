@@ -58,7 +58,12 @@ export function filterQueries(port: DatabasePort) {
       .where(and(eq(statuses.filterId, p("filterId")), eq(statuses.statusId, p("statusId"))))
       .prepare(),
     statusWithOwner: orm.select({ status: statuses, owner: filters.accountId }).from(statuses).innerJoin(filters, eq(filters.id, statuses.filterId)).where(eq(statuses.id, p("id"))).prepare(),
-    insertStatus: orm.insert(statuses).values({ id: p("id"), filterId: p("filterId"), statusId: p("statusId") }).prepare(),
+    // Nothing written when the filter has the status already (addStatus then answers 422).
+    insertStatus: orm
+      .insert(statuses)
+      .values({ id: p("id"), filterId: p("filterId"), statusId: p("statusId") })
+      .onConflictDoNothing({ target: [statuses.filterId, statuses.statusId] })
+      .prepare(),
     deleteStatus: orm.delete(statuses).where(eq(statuses.id, p("id"))).prepare(),
   };
 }

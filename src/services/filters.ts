@@ -288,16 +288,18 @@ export class FilterService {
   /** Filters a status the owner can see (Mastodon's validate_status_access). */
   async addStatus(accountId: number, filterId: number | null, statusId: number | null) {
     // Checked and written in one transaction, as addKeyword: the pair is unique, and a second
-    // request beside this one gets the 422 below rather than the index's refusal.
+    // request beside this one gets the 422 below rather than the index's refusal (on
+    // PostgreSQL both may find it absent: the insert, which then writes nothing, decides).
     const row = await this.port.transaction(async () => {
       const { filter } = await this.get(accountId, filterId);
       const status = statusId === null ? undefined : await this.reader.findRow(statusId);
       if (!status) throw validationFailed("Status must exist");
       if ((await this.reader.visible([status], accountId)).length === 0) throw validationFailed("Status is invalid");
+      const taken = () => new ApiError(422, "Validation failed: Status has already been taken");
       const [exists] = await this.q.statusInFilter.execute({ filterId: filter.id, statusId: status.id });
-      if (exists) throw new ApiError(422, "Validation failed: Status has already been taken");
+      if (exists) throw taken();
       const row = { id: this.ids.next(), filterId: filter.id, statusId: status.id };
-      await this.q.insertStatus.execute(row);
+      if (this.port.changes(await this.q.insertStatus.execute(row)) === 0) throw taken();
       return row;
     });
     await this.changed(accountId);

@@ -160,7 +160,13 @@ export class ListService {
     if (errors.length) throw new ApiError(422, `Validation failed: ${errors.join(", ")}`);
     await this.port.transaction(async () => {
       const createdAt = this.clock.now();
-      await orm.insert(members).values(unique.map((member) => ({ listId: list.id, accountId: member, createdAt })));
+      const added = await orm
+        .insert(members)
+        .values(unique.map((member) => ({ listId: list.id, accountId: member, createdAt })))
+        .onConflictDoNothing({ target: [members.listId, members.accountId] });
+      // A request beside this one (a double submit; PostgreSQL) added one of them first: refused
+      // as if it had come before, all or nothing (thrown, so that what was added is rolled back).
+      if (this.port.changes(added) < unique.length) throw new ApiError(422, "Validation failed: Account is already on the list");
     });
     for (const member of unique) await this.backfill(list, member);
   }

@@ -8,7 +8,6 @@ import { EventBus } from "../../src/infra/events.ts";
 import { MediaStorage } from "../../src/media-files/storage.ts";
 import { AccountService } from "../../src/services/accounts/accounts.ts";
 import { ActorRefs } from "../../src/services/accounts/actor-refs.ts";
-import { isTakenRace } from "../../src/services/accounts/new-account.ts";
 import { ProfileImageService } from "../../src/services/accounts/profile-images.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
@@ -104,19 +103,27 @@ for (const arm of portArms) {
       expect(heard).toEqual([]);
     });
 
-    test("two sign-ups racing for one address: the unique index's refusal is told apart on this database", async () => {
+    test("sign-ups racing for one name or one address: one stored, the others refused with Mastodon's 422 for what was taken, none failing otherwise", async () => {
       const a = await arm.open();
-      const { accounts } = accountsOn(a);
-      const carol = await accounts.create({ username: "carol", email: "carol@example.test", password: PASSWORD }, { api: false });
-      const { users } = a.port.tables;
-      // An account without a user row: only the address can collide.
-      const other = await a.mirror(await a.t.remote("other", "remote.example"));
-      const before = await count(a, "users");
-      const row = { ...(await accounts.getUser(carol.id))!, accountId: other.id, email: "CAROL@example.test" };
-      const error = await a.port.orm.insert(users).values(row).then(() => null, (e: unknown) => e);
-      expect(isTakenRace(error)).toBe(true);
-      expect(isTakenRace(new Error("something else"))).toBe(false);
-      expect(await count(a, "users")).toBe(before);
+      const { accounts, heard } = accountsOn(a);
+      // Both pass the checks before either is stored (the password's hashing is awaited between): the unique indexes decide.
+      const sameName = await Promise.allSettled(
+        ["erin1", "erin2", "erin3"].map((local) => accounts.create({ username: "erin", email: `${local}@example.test`, password: PASSWORD }, { api: false })),
+      );
+      const sameAddress = await Promise.allSettled(
+        ["frank", "Frank2", "frank3"].map((username) => accounts.create({ username, email: "frank@example.test", password: PASSWORD }, { api: false })),
+      );
+      const cases: [PromiseSettledResult<unknown>[], Record<string, string[]>, string][] = [
+        [sameName, { username: ["ERR_TAKEN"] }, "Validation failed: Username has already been taken"],
+        [sameAddress, { email: ["ERR_TAKEN"] }, "Validation failed: E-mail address has already been taken"],
+      ];
+      for (const [results, details, message] of cases) {
+        expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+        for (const r of results.filter((r) => r.status === "rejected")) expect(await refusal(Promise.reject(r.reason))).toEqual({ status: 422, message, details });
+      }
+      expect(await count(a, "accounts")).toBe(2);
+      expect(await count(a, "users")).toBe(2);
+      expect(heard).toEqual([]);
     });
 
     test("update_credentials: profile, defaults and an avatar written; unlocking announced; a bad value changes nothing", async () => {

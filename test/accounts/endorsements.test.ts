@@ -60,6 +60,14 @@ describe("endorsements", () => {
     expect((await alice.client.get("/api/v1/endorsements")).body.map((a: { id: string }) => a.id)).not.toContain(dave.id);
   });
 
+  test("a pin sent several times at once (a double submit): each answered with the relationship, endorsed once", async () => {
+    const before = Number(await pinCount());
+    const answers = await Promise.all(Array.from({ length: 4 }, () => alice.client.post(`/api/v1/accounts/${carol.id}/pin`)));
+    expect(answers.map((res) => [res.status, res.body.endorsed])).toEqual(Array(4).fill([200, true]));
+    expect(Number(await pinCount())).toBe(before + 1);
+    expect((await alice.client.post(`/api/v1/accounts/${carol.id}/unpin`)).body.endorsed).toBe(false);
+  });
+
   test("unknown accounts are 404, a missing token 401, a read-only token 403", async () => {
     for (const path of ["/api/v1/accounts/999999/pin", "/api/v1/accounts/999999/unpin", "/api/v1/accounts/nope/pin"]) {
       const res = await alice.client.post(path);

@@ -76,6 +76,21 @@ for (const arm of portArms) {
       expect(await featured.list(alice.id)).toHaveLength(10);
     });
 
+    test("a double submit at once: the tag featured once, every request answered it; another spelling at once refused as taken", async () => {
+      const { t, port, mirror } = await arm.open();
+      const alice = await mirror(await t.local("alice"));
+      const featured = new FeaturedTagService(port, t.ids, t.clock, t.services.search);
+      const same = await Promise.allSettled(Array.from({ length: 4 }, () => featured.create(alice.id, "Rust")));
+      expect(same.map((r) => r.status)).toEqual(Array(4).fill("fulfilled"));
+      const [stored] = await featured.list(alice.id);
+      for (const r of same) expect((r as PromiseFulfilledResult<unknown>).value).toEqual(stored);
+
+      const spellings = await Promise.allSettled([featured.create(alice.id, "Zig"), featured.create(alice.id, "ZIG")]);
+      expect(spellings.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      expect(spellings.find((r) => r.status === "rejected")?.reason).toMatchObject({ status: 422, message: "Validation failed: Name has already been taken" });
+      expect((await featured.list(alice.id)).map((f) => f.name.toLowerCase())).toEqual(["rust", "zig"]);
+    });
+
     test("suggestions: the most used tags of the latest statuses, not those featured", async () => {
       const { t, port, mirror } = await arm.open();
       const alice = await mirror(await t.local("alice"));

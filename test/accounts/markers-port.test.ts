@@ -46,6 +46,27 @@ for (const [name, open, skip] of [
       expect(await markers.get(alice, [])).toEqual([]);
     });
 
+    test("two clients' first saves at once: one row per timeline, each save answered, the version moved by those that moved the position", async () => {
+      const port = await open();
+      const clock = new ManualClock(1_764_000_000_000);
+      const alice = 2 ** 45;
+      await port.run("INSERT INTO accounts (id, username, created_at) VALUES (?, ?, ?)", [alice, "alice", clock.now()]);
+      const markers = new MarkerService(port, clock);
+      const positions = ["100", "100", "120", "100"];
+      const results = await Promise.allSettled(positions.map((home) => markers.set(alice, { home, notifications: "7" })));
+      expect(results.map((r) => r.status)).toEqual(Array(4).fill("fulfilled"));
+      const [stored] = await markers.get(alice, ["home"]);
+      // However they ran, each answered the row as its save left it, and the last answer is what is stored.
+      const answers = results.map((r) => (r as PromiseFulfilledResult<{ timeline: string; lastReadId: string; version: number }[]>).value);
+      expect(answers.map((saved) => saved.map((m) => m.timeline))).toEqual(Array(4).fill(["home", "notifications"]));
+      expect(answers.some((saved) => saved[0]!.lastReadId === stored!.lastReadId && saved[0]!.version === stored!.version)).toBe(true);
+      // The position moved at most three times (100 -> 120 -> 100), at least once (to 120), from version 1.
+      expect(stored!.version).toBeGreaterThanOrEqual(2);
+      expect(stored!.version).toBeLessThanOrEqual(3);
+      expect(await port.all("SELECT timeline, last_read_id, version FROM markers WHERE timeline = 'notifications'")).toEqual([{ timeline: "notifications", last_read_id: "7", version: 1 }]);
+      expect(Number((await port.get<{ n: number }>("SELECT count(*) AS n FROM markers"))!.n)).toBe(2);
+    });
+
     test("a save the database refuses keeps nothing", async () => {
       const port = await open();
       const markers = new MarkerService(port, new ManualClock(5));

@@ -7,7 +7,10 @@ import { InstanceActor, storedInstanceActorKeys } from "../../src/federation/ins
 import { AccountKeys } from "../../src/federation/keys.ts";
 import { PortKvStore } from "../../src/federation/kv.ts";
 import { PortMessageQueue } from "../../src/federation/queue.ts";
+import { IdGenerator } from "../../src/ids.ts";
+import { EventBus } from "../../src/infra/events.ts";
 import { OutgoingHttp } from "../../src/net/outgoing.ts";
+import { Relays } from "../../src/services/remote/relays.ts";
 import { loadInstanceKeys } from "../../src/services/instance-keys.ts";
 import { postgresAvailable } from "../support/postgres.ts";
 import { closePortArms, freshPostgresPort, freshSqlitePort } from "../support/port-arms.ts";
@@ -112,6 +115,23 @@ for (const [name, open, skip] of [
       expect(status).toContain("down.example\t3\t503\t");
       expect(await relaysReport(port, clock)).toContain("https://down.example/actor\tlitepub\taccepted\t");
       expect(await relaysReport(port, clock)).toContain("failing: 3 failed attempt(s)");
+    });
+
+    test("a relay added by several at once (two commands, a double submit): stored once, announced once, the others answered the stored one", async () => {
+      const port = await open();
+      const clock = new ManualClock(1_764_000_000_000);
+      const events = new EventBus(port);
+      const subscribed: number[] = [];
+      events.within("relay.subscribed", (e) => void subscribed.push(e.relay.id));
+      const relays = new Relays(port, new IdGenerator(clock), clock, events, () => false, null, "https://rookery.example");
+      const results = await Promise.allSettled(Array.from({ length: 4 }, () => relays.add("https://relay.example/inbox", "mastodon")));
+      expect(results.map((r) => r.status)).toEqual(Array(4).fill("fulfilled"));
+      const answers = results.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<Relays["add"]>>>).value);
+      const [stored] = await relays.list();
+      expect(answers.filter((a) => a.created)).toHaveLength(1);
+      for (const a of answers) expect(a.relay).toEqual(stored!);
+      expect(subscribed).toEqual([stored!.id]);
+      expect(await relays.list()).toHaveLength(1);
     });
   });
 }

@@ -109,6 +109,17 @@ for (const arm of portArms) {
       expect(new Set(changed)).toEqual(new Set([alice.id]));
     });
 
+    test("a status added to a filter by a double submit at once: added once, the others refused with Mastodon's 422", async () => {
+      const opened = await arm.open();
+      const { alice, bob, filters, post, rows } = await setUp(opened);
+      const mine = await filters.create(alice.id, { title: "Mine", context: ["home"] });
+      const status = await post(bob, "a status");
+      const results = await Promise.allSettled(Array.from({ length: 4 }, () => filters.addStatus(alice.id, mine.filter.id, status.id)));
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      for (const r of results.filter((r) => r.status === "rejected")) expect(r.reason).toMatchObject({ status: 422, message: "Validation failed: Status has already been taken" });
+      expect((await rows()).statuses).toEqual([{ id: (results.find((r) => r.status === "fulfilled") as PromiseFulfilledResult<{ id: number }>).value.id, status_id: status.id }]);
+    });
+
     test("bad input, another's filters and the caps are refused, and a refused write keeps nothing", async () => {
       const opened = await arm.open();
       const { alice, bob, filters, v1, changed, post, rows } = await setUp(opened);

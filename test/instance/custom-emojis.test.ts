@@ -65,6 +65,18 @@ describe("custom emojis", () => {
     expect([await emojiCount(), mediaFiles(server).length]).toEqual([rows, files]);
   });
 
+  test("one shortcode added by several at once: stored once, the others refused as taken and their files removed", async () => {
+    const emojis = server.ctx.services.customEmojis;
+    const [rows, files] = [await emojiCount(), mediaFiles(server).length];
+    const png = await image("png");
+    const results = await Promise.allSettled(Array.from({ length: 4 }, () => emojis.add("twice", png)));
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    for (const r of results.filter((r) => r.status === "rejected")) expect((r.reason as Error).message).toBe("Validation failed: Shortcode has already been taken");
+    // Its image and its still, once.
+    expect([Number(await emojiCount()), mediaFiles(server).length]).toEqual([Number(rows) + 1, files + 2]);
+    await emojis.removeFiles(await emojis.remove("twice"));
+  });
+
   test("local statuses carry the emojis they use, in their edits too, and their Notes as Emoji tags", async () => {
     const status = await postStatus(alice, { status: "hello :blobcat: and :nope: and not:wave:", spoiler_text: ":wave:" });
     const listed = (await http.get("/api/v1/custom_emojis")).body as { shortcode: string }[];

@@ -113,6 +113,21 @@ for (const arm of portArms) {
       expect(await count(a, "push_subscriptions")).toBe(0);
     });
 
+    test("subscribes of one token at once (a double submit): each answered, one subscription kept, as the answer of one of them says", async () => {
+      const a = await arm.open();
+      const { subscriptions, alice, token, service } = await push(a);
+      const device = await newDevice();
+      const endpoints = [1, 2, 3, 4].map((n) => `${service.url}/alice/${n}`);
+      const results = await Promise.allSettled(
+        endpoints.map((endpoint) => subscriptions.subscribe(token.auth.tokenId, token.accessToken, alice.id, { endpoint, p256dh: device.p256dh, auth: device.auth }, {})),
+      );
+      expect(results.map((r) => r.status)).toEqual(Array(4).fill("fulfilled"));
+      const kept = await subscriptions.show(token.auth.tokenId);
+      expect(results.map((r) => (r as PromiseFulfilledResult<{ id: number; endpoint: string }>).value).filter((made) => made.id === kept.id && made.endpoint === kept.endpoint)).toHaveLength(1);
+      expect(await count(a, "push_subscriptions")).toBe(1);
+      expect(await subscriptions.hasAny(alice.id)).toBe(true);
+    });
+
     test("a waiting push is restored and sent with its payload; a failure is retried later; a 410 ends the subscription", async () => {
       const a = await arm.open();
       const { port, t, subscriptions, deliveries, wheel, service, alice, bob, token } = await push(a);

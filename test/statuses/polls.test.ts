@@ -74,6 +74,19 @@ describe("POST /api/v1/polls/:id/votes", () => {
     expect(more.body).toMatchObject({ votes_count: 3, voters_count: 1, own_votes: [0, 2, 1] });
   });
 
+  test("votes sent at once: a double click counted once and answered Mastodon's 422, other voters all counted", async () => {
+    const p = await poll({ poll: { options: ["a", "b", "c"], expires_in: 3600 } });
+    const clicks = await Promise.all([1, 1, 1].map((choice) => bob.client.post(`/api/v1/polls/${p.id}/votes`, { json: { choices: [choice] } })));
+    expect(clicks.map((res) => res.status).sort()).toEqual([200, 422, 422]);
+    for (const res of clicks.filter((res) => res.status === 422)) expect(res.body).toEqual({ error: "Validation failed: You have already voted on this poll" });
+    const voters = [carol, await createUser(server, "dora"), await createUser(server, "emil")];
+    const votes = await Promise.all(voters.map((voter, i) => voter.client.post(`/api/v1/polls/${p.id}/votes`, { json: { choices: [i === 0 ? 2 : 0] } })));
+    expect(votes.map((res) => res.status)).toEqual([200, 200, 200]);
+    const counted = (await bob.client.get(`/api/v1/polls/${p.id}`)).body;
+    expect(counted).toMatchObject({ votes_count: 4, voters_count: 4, own_votes: [1] });
+    expect(counted.options.map((o: { votes_count: number }) => o.votes_count)).toEqual([2, 1, 1]);
+  });
+
   test("bad choices, own polls, missing choices", async () => {
     const p = await poll({ poll: { options: ["a", "b"], expires_in: 3600 } });
     for (const choices of [[5], [-1], ["x"]]) {

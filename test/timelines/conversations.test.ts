@@ -77,6 +77,29 @@ describe("conversations", () => {
     expect((await alice.client.get("/api/v1/conversations")).body.filter((c: any) => c.last_status.id === dm.id)).toHaveLength(1);
   });
 
+  test("replies in one thread posted at once by both its participants: each posted, one thread each, every reply kept and the latest last", async () => {
+    const dm = await postStatus(alice, { status: "@bob one thread", visibility: "direct" });
+    const answer = await postStatus(bob, { status: "@alice yes", visibility: "direct", in_reply_to_id: dm.id });
+    // Replies to different statuses of the thread (so that no parent's count orders them), by both.
+    const posted = await Promise.all([
+      alice.client.post("/api/v1/statuses", { json: { status: "@bob first", visibility: "direct", in_reply_to_id: answer.id } }),
+      bob.client.post("/api/v1/statuses", { json: { status: "@alice second", visibility: "direct", in_reply_to_id: dm.id } }),
+      alice.client.post("/api/v1/statuses", { json: { status: "@bob third", visibility: "direct", in_reply_to_id: dm.id } }),
+      bob.client.post("/api/v1/statuses", { json: { status: "@alice fourth", visibility: "direct", in_reply_to_id: answer.id } }),
+    ]);
+    expect(posted.map((res) => res.status)).toEqual([200, 200, 200, 200]);
+    const ids = [dm.id, answer.id, ...posted.map((res) => res.body.id as string)].map(Number).sort((x, y) => x - y);
+    const latest = ids[ids.length - 1]!;
+    const threads = await server.database.port.all<{ account_id: number; status_ids: string; last_status_id: number }>(
+      "SELECT account_id, status_ids, last_status_id FROM account_conversations WHERE conversation_id = (SELECT conversation_id FROM statuses WHERE id = ?) ORDER BY account_id",
+      [Number(dm.id)],
+    );
+    expect(threads.map((t) => [String(t.account_id), (JSON.parse(t.status_ids) as number[]).sort((x, y) => x - y), Number(t.last_status_id)])).toEqual(
+      [alice.id, bob.id].sort((x, y) => Number(x) - Number(y)).map((id) => [id, ids, latest]),
+    );
+    for (const user of [alice, bob]) expect((await user.client.get("/api/v1/conversations")).body[0].last_status.id).toBe(String(latest));
+  });
+
   test("needs a user token with read:statuses / write:conversations", async () => {
     const none = await alice.client.get("/api/v1/conversations", { token: null });
     expect(none.status).toBe(401);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import { accountConversations, follows, statuses } from "../../src/db/schema.ts";
 import { ApiError } from "../../src/errors.ts";
 import { EventBus } from "../../src/infra/events.ts";
@@ -84,6 +85,45 @@ for (const arm of portArms) {
       expect(await lists.all(alice.id)).toEqual([]);
       expect((await rejection(lists.own(alice.id, list.id)))?.status).toBe(404);
       expect((await rejection(lists.own(alice.id, null)))?.status).toBe(404);
+    });
+
+    test("lists: a double submit of a member added at once: added once, the others refused with Mastodon's 422, none failing otherwise", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const bob = await a.mirror(await a.t.local("bob"));
+      await a.t.services.follows.follow(alice.id, bob.id, {});
+      await copy(a, "follows");
+      const lists = new ListService(a.port, a.t.ids, a.t.clock, new EventBus(a.port));
+      const list = await lists.create(alice.id, { title: "Friends" });
+      const results = await Promise.allSettled(Array.from({ length: 4 }, () => lists.addMembers(alice.id, list.id, [bob.id])));
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      for (const r of results.filter((r) => r.status === "rejected")) expect(r.reason).toMatchObject({ status: 422, message: "Validation failed: Account is already on the list" });
+      expect(await a.port.all("SELECT account_id FROM list_accounts WHERE list_id = ?", [list.id])).toEqual([{ account_id: bob.id }]);
+    });
+
+    test("conversations: direct statuses of one thread by both its participants added at once: one row each, every status kept, the latest last", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const bob = await a.mirror(await a.t.local("bob"));
+      const fromAlice = await a.t.post(alice, { text: "@bob psst", visibility: "direct" });
+      const fromBob = await a.t.post(bob, { text: "@alice psst", visibility: "direct" });
+      const events = new EventBus(a.port);
+      const updated: number[] = [];
+      events.within("conversation.updated", (e) => void updated.push(e.accountId));
+      const conversations = new ConversationService(a.port, a.t.ids, a.t.services.notifications, events);
+      // Replies in a thread of their own (none of its rows stored yet), each added in the
+      // transaction of its status as status.created's listener adds it; the two authors' lock
+      // their rows in one order, or PostgreSQL finds them deadlocked.
+      const thread = a.t.ids.next();
+      const replies = Array.from({ length: 6 }, (_, i) => ({ ...(i % 2 ? fromBob : fromAlice), id: a.t.ids.next(), conversationId: thread }));
+      const results = await Promise.allSettled(replies.map((status) => a.port.transaction(() => conversations.added(status))));
+      expect(results.map((r) => r.status)).toEqual(Array(6).fill("fulfilled"));
+      const rows = await a.port.orm.select().from(a.port.tables.accountConversations).where(eq(a.port.tables.accountConversations.conversationId, thread));
+      const ids = replies.map((r) => r.id);
+      expect(rows.map((r) => ({ accountId: r.accountId, statusIds: (JSON.parse(r.statusIds) as number[]).sort((x, y) => x - y), lastStatusId: r.lastStatusId, unread: r.unread })).sort((x, y) => x.accountId - y.accountId)).toEqual(
+        [alice.id, bob.id].sort((x, y) => x - y).map((accountId) => ({ accountId, statusIds: ids, lastStatusId: Math.max(...ids), unread: true })),
+      );
+      expect(updated).toHaveLength(12);
     });
 
     test("conversations: listed newest first and paged, marked read and unread, left; another's or unknown is 404 and changes nothing", async () => {

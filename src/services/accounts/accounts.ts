@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { DatabasePort } from "../../db/port.ts";
+import { isUniqueViolation } from "../../db/errors.ts";
 import { accounts, users, type AccountRow, type UserRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { hashPassword, verifyPassword } from "../../auth/secrets.ts";
@@ -10,7 +11,7 @@ import { normalizeLanguage } from "../../text/languages.ts";
 import type { EventBus } from "../../infra/events.ts";
 import type { ProfileImageService } from "./profile-images.ts";
 import { ValidationErrors } from "./validation.ts";
-import { isTakenRace, newAccountInput, newLocalAccount, validateNewAccount, MAX_EMAIL_LENGTH, type NewAccount } from "./new-account.ts";
+import { newAccountInput, newLocalAccount, validateNewAccount, MAX_EMAIL_LENGTH, type NewAccount } from "./new-account.ts";
 import type { AccountView } from "../../models/views.ts";
 import { oneWithMovedToAsync, withMovedToAsync } from "./account-views.ts";
 import type { CustomEmoji } from "../../models/emojis.ts";
@@ -181,12 +182,14 @@ export class AccountService {
         }
       });
     } catch (e) {
-      // Two registrations racing for one name or address: the unique indexes decide.
-      if (isTakenRace(e)) {
+      // Two registrations racing for one name or address: the unique indexes decide, and the
+      // winner's rows, read now, say what was taken, as the checks above would have (the
+      // driver's message, which names the index differently on each database, is not read).
+      if (isUniqueViolation(e)) {
         const race = new ValidationErrors();
+        if (await this.emailTaken(email)) race.add("email", "E-mail address", "TAKEN", "has already been taken");
         if (await this.getLocal(username)) race.add("username", "Username", "TAKEN", "has already been taken");
-        else race.add("email", "E-mail address", "TAKEN", "has already been taken");
-        throw race.toError();
+        race.throwIfAny();
       }
       throw e;
     }

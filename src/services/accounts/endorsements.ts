@@ -47,6 +47,8 @@ export class Endorsements {
       insert: orm
         .insert(accountPins)
         .values({ id: sql.placeholder("id"), accountId, targetAccountId: targetId, createdAt: sql.placeholder("createdAt") })
+        // A double submit (PostgreSQL: both find no pin) ends as the pin already there does.
+        .onConflictDoNothing({ target: [accountPins.accountId, accountPins.targetAccountId] })
         .prepare(),
       remove: orm.delete(accountPins).where(and(eq(accountPins.accountId, accountId), eq(accountPins.targetAccountId, targetId))).prepare(),
     };

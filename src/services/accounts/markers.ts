@@ -29,14 +29,18 @@ export class MarkerService {
     this.q = {
       ofAccount: orm.select().from(markers).where(eq(markers.accountId, sql.placeholder("accountId"))).prepare(),
       one: orm.select().from(markers).where(mine).prepare(),
-      insert: orm
+      // The first save makes the row; a later one moves it, and its version, only when the
+      // position changes (RETURNING gives nothing then). One statement, so that two clients'
+      // first saves at once (PostgreSQL) make one row rather than the second failing on the key.
+      save: orm
         .insert(markers)
         .values({ accountId: sql.placeholder("accountId"), timeline: sql.placeholder("timeline"), lastReadId: sql.placeholder("lastReadId"), version: 1, updatedAt: sql.placeholder("updatedAt") })
-        .prepare(),
-      move: orm
-        .update(markers)
-        .set({ lastReadId: sql.placeholder("lastReadId") as unknown as string, version: sql`${markers.version} + 1`, updatedAt: sql.placeholder("updatedAt") as unknown as number })
-        .where(mine)
+        .onConflictDoUpdate({
+          target: [markers.accountId, markers.timeline],
+          set: { lastReadId: sql`excluded.last_read_id`, version: sql`${markers.version} + 1`, updatedAt: sql`excluded.updated_at` },
+          setWhere: sql`${markers.lastReadId} <> excluded.last_read_id`,
+        })
+        .returning()
         .prepare(),
     };
   }
@@ -56,17 +60,8 @@ export class MarkerService {
       for (const timeline of MARKER_TIMELINES) {
         const lastReadId = positions[timeline];
         if (lastReadId === undefined) continue;
-        const [existing] = (await this.q.one.execute({ accountId, timeline })) as Marker[];
-        if (!existing) {
-          const row = { accountId, timeline, lastReadId, version: 1, updatedAt: now };
-          await this.q.insert.execute({ accountId, timeline, lastReadId, updatedAt: now });
-          saved.push(row);
-        } else if (existing.lastReadId !== lastReadId) {
-          await this.q.move.execute({ accountId, timeline, lastReadId, updatedAt: now });
-          saved.push({ ...existing, lastReadId, version: existing.version + 1, updatedAt: now });
-        } else {
-          saved.push(existing);
-        }
+        const [moved] = (await this.q.save.execute({ accountId, timeline, lastReadId, updatedAt: now })) as Marker[];
+        saved.push(moved ?? ((await this.q.one.execute({ accountId, timeline })) as Marker[])[0]!);
       }
     });
     return saved;

@@ -100,14 +100,3 @@ export function newLocalAccount(id: number, username: string, now: number): Acco
     silencedAt: null,
   };
 }
-
-/**
- * Whether a registration's insert failed on the unique index of the username or of the address
- * (two registrations racing for one): SQLite's message or PostgreSQL's, on the error or, from a
- * builder, on its cause.
- */
-export function isTakenRace(e: unknown): boolean {
-  const cause = (e as { cause?: unknown } | null)?.cause;
-  const text = `${String(e)} ${cause === undefined ? "" : String(cause)}`;
-  return /UNIQUE|duplicate key/.test(text) && /accounts\.username|users\.email|accounts_username|users_email|lower\(/.test(text);
-}

@@ -109,14 +109,18 @@ export class PushSubscriptions {
       createdAt: this.clock.now(),
     };
     const { pushSubscriptions: subs } = this.port.tables;
-    // A new subscription replaces the token's old one; once a year, not worth preparing.
-    await this.port.transaction(async () => {
+    // A new subscription replaces the token's old one (its deliveries go with it); once a year,
+    // not worth preparing. Two subscribes of one token at once (PostgreSQL) both delete the old
+    // one and both insert: the second takes the first's row over rather than failing on the
+    // token's unique index, and answers it under the id it keeps.
+    const { id: _id, accessTokenId: _token, ...replaced } = row;
+    const [stored] = await this.port.transaction(async () => {
       await this.port.orm.delete(subs).where(eq(subs.accessTokenId, tokenId));
-      await this.port.orm.insert(subs).values(row);
+      return this.port.orm.insert(subs).values(row).onConflictDoUpdate({ target: subs.accessTokenId, set: replaced }).returning({ id: subs.id });
     });
     this.subscribed?.add(accountId);
     this.added++;
-    return row;
+    return { ...row, id: stored!.id };
   }
 
   /** The token's subscription, or 404. */

@@ -63,6 +63,8 @@ const Q = {
  */
 export class QuoteService {
   private insertQuery;
+  /** A remote status's quote, unless it has one: two Updates adding it at once (PostgreSQL) store it once. */
+  private insertIfNone;
 
   constructor(
     private port: DatabasePort,
@@ -76,7 +78,9 @@ export class QuoteService {
     private publicUrl: string,
   ) {
     const t = port.tables.quotes;
-    this.insertQuery = port.orm.insert(t).values(Object.fromEntries(Object.keys(getTableColumns(t)).map((k) => [k, sql.placeholder(k)])) as never).prepare();
+    const values = Object.fromEntries(Object.keys(getTableColumns(t)).map((k) => [k, sql.placeholder(k)])) as never;
+    this.insertQuery = port.orm.insert(t).values(values).prepare();
+    this.insertIfNone = port.orm.insert(t).values(values).onConflictDoNothing({ target: t.statusId }).prepare();
   }
 
   /** The status a new post of `accountId` may quote, or Mastodon's 404 (unknown, invisible, a boost, or refused by its policy). */
@@ -170,8 +174,7 @@ export class QuoteService {
       updatedAt: now,
     };
     return this.port.transaction(async () => {
-      if (await this.forStatus(input.status.id)) return null;
-      await this.insertQuery.execute(row);
+      if (this.port.changes(await this.insertIfNone.execute(row)) === 0) return null;
       this.cache.invalidateStatus(row.statusId);
       if (row.state === "accepted") await this.events.emit({ type: "quote.accepted", quote: row, withStatus: input.withStatus ?? true });
       return row;

@@ -87,14 +87,19 @@ export class Relays {
       stateChangedAt: now,
     };
     const t = this.port.tables.relays;
-    const relay = (
-      known
-        ? await this.port.orm.update(t).set(values).where(eq(t.id, id)).returning()
-        : await this.port.orm
-            .insert(t)
-            .values({ id, ...values, createdAt: now })
-            .returning()
-    )[0]!;
+    const [relay] = known
+      ? await this.port.orm.update(t).set(values).where(eq(t.id, id)).returning()
+      : await this.port.orm
+          .insert(t)
+          .values({ id, ...values, createdAt: now })
+          .onConflictDoNothing({ target: t.url })
+          .returning();
+    if (!relay) {
+      // Another add of the URL beside this one (PostgreSQL) stored it first: answered as if it had come before.
+      const first = await this.byUrl(url);
+      if (first) return { relay: first, created: false, guessed: false };
+      throw new Error(`the relay ${url} was removed while it was being added`);
+    }
     await this.events.emit({ type: "relay.subscribed", relay });
     return { relay, created: true, guessed: kind === undefined && actor === null };
   }

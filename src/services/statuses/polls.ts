@@ -1,6 +1,7 @@
 import { and, eq, isNull, lte, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { DatabasePort } from "../../db/port.ts";
+import { lockRows } from "../../db/row-locks.ts";
 import type { PollRow, StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts";
@@ -87,16 +88,23 @@ export class PollService {
   }
 
   async vote(actorId: number, pollId: number | null, choices: string[] | undefined): Promise<StatusRow> {
-    const { poll, status } = await this.visiblePoll(pollId, actorId);
+    const { poll: seen, status } = await this.visiblePoll(pollId, actorId);
     if (choices === undefined) throw new ApiError(400, "param is missing or the value is empty: choices");
     if (choices.length === 0) return status;
-    const blocks = await this.moderation.blocked(actorId, [poll.accountId]);
-    if (blocks.blocking.has(poll.accountId) || blocks.blockedBy.has(poll.accountId)) throw forbidden();
+    const blocks = await this.moderation.blocked(actorId, [seen.accountId]);
+    if (blocks.blocking.has(seen.accountId) || blocks.blockedBy.has(seen.accountId)) throw forbidden();
 
-    const options = (JSON.parse(poll.options) as string[]).length;
     const picked = choices.map((c) => (/^-?\d+$/.test(c.trim()) ? Number(c) : NaN));
     await this.port.transaction(async () => {
+      // The poll read again under its lock, its votes after: a poll's votes are counted one after
+      // another. On PostgreSQL two votes at once (a double click, two voters, the one Create per
+      // chosen option that Mastodon sends at once for a multiple choice) otherwise both read the
+      // same tallies and earlier votes, and the later write lost the earlier's counts.
+      await lockRows(this.port, "SELECT id FROM polls WHERE id = ?", [seen.id]);
+      const [poll] = (await this.q.byId.execute({ id: seen.id })) as PollRow[];
+      if (!poll) throw notFound();
       const previous = await this.q.previousVotes.execute({ pollId: poll.id, accountId: actorId });
+      const options = (JSON.parse(poll.options) as string[]).length;
       const errors: string[] = [];
       if (poll.expiresAt <= this.clock.now()) errors.push("The poll has already ended");
       if (picked.some((c) => !Number.isInteger(c) || c < 0 || c >= options)) errors.push("The chosen vote option does not exist");
@@ -112,7 +120,12 @@ export class PollService {
 
       const tallies = JSON.parse(poll.tallies) as number[];
       for (const c of picked) {
-        await this.port.run("INSERT INTO poll_votes (id, poll_id, account_id, choice, created_at) VALUES (?, ?, ?, ?, ?)", [this.ids.next(), poll.id, actorId, c, this.clock.now()]);
+        // The unique (poll, voter, choice) as a second guard: a vote the lock let through twice counts once.
+        const added = await this.port.run(
+          "INSERT INTO poll_votes (id, poll_id, account_id, choice, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (poll_id, account_id, choice) DO NOTHING",
+          [this.ids.next(), poll.id, actorId, c, this.clock.now()],
+        );
+        if (added === 0) throw validationFailed("You have already voted on this poll");
         tallies[c] = (tallies[c] ?? 0) + 1;
       }
       await this.port.run("UPDATE polls SET tallies = ?, votes_count = votes_count + ?, voters_count = voters_count + ? WHERE id = ?", [
