@@ -5,7 +5,8 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 
 /**
  * A remote server's Follow delivered twice at once (a retry sent while the first delivery is
- * still handled: Fedify's idempotency key is written after the handler, so both run). Over HTTP,
+ * still handled: Fedify's idempotency key is written after the handler, so both run), and a
+ * Follow from an actor whose IRI changed while its username on its domain stayed. Over HTTP,
  * signed, through the inbox queue, on the test mode's database (SQLite, or PostgreSQL where the
  * two deliveries are handled side by side, issue 31).
  */
@@ -40,5 +41,19 @@ describe("a remote Follow delivered twice at once", () => {
     const sent = answers(follow.id);
     expect(sent.length).toBeGreaterThan(0);
     expect(new Set(sent)).toEqual(new Set(["Accept"]));
+  });
+
+  test("a Follow from a new IRI of the same username on the same domain (the server reinstalled): the account moves to it, follow kept, answered with Accept", async () => {
+    const before = await followersOf(alice);
+    const reinstalled = remote.actor("ap/users/7", "zed", { name: "Zed, reinstalled" });
+    const follow = { id: `${remote.base}/follows/2`, type: "Follow", object: `${a.base}/users/alice` };
+    expect((await remote.post(`${a.base}/users/alice/inbox`, reinstalled, follow)).status).toBe(202);
+    await a.federation!.idle();
+
+    expect(answers(follow.id)).toEqual(["Accept"]);
+    const after = await followersOf(alice);
+    expect(after.map((f) => [f.id, f.acct, f.uri])).toEqual([[before[0]!.id, before[0]!.acct, reinstalled]]);
+    expect((await alice.client.get(`/api/v1/accounts/${before[0]!.id}`)).body).toMatchObject({ display_name: "Zed, reinstalled", uri: reinstalled });
+    expect((await alice.client.get(`/api/v1/accounts/${alice.id}`)).body.followers_count).toBe(1);
   });
 });
