@@ -184,6 +184,7 @@ export const statuses = pgTable(
     uniqueIndex("statuses_uri").on(t.uri),
     index("statuses_account").on(t.accountId, t.id),
     index("statuses_reblog_of").on(t.reblogOfId, t.accountId),
+    uniqueIndex("statuses_account_reblog_of").on(t.accountId, t.reblogOfId).where(sql`reblog_of_id IS NOT NULL`),
     index("statuses_in_reply_to").on(t.inReplyToId),
     index("statuses_in_reply_to_uri").on(t.inReplyToUri).where(sql`in_reply_to_uri IS NOT NULL`),
     index("statuses_conversation").on(t.conversationId),

@@ -68,6 +68,9 @@ export const statuses = sqliteTable(
     uniqueIndex("statuses_uri").on(t.uri),
     index("statuses_account").on(t.accountId, t.id),
     index("statuses_reblog_of").on(t.reblogOfId, t.accountId),
+    // One boost of a status per account, as Mastodon keeps: two boosts at once (a double tap
+    // on PostgreSQL, where both find none) make one. Boosts alone are in it.
+    uniqueIndex("statuses_account_reblog_of").on(t.accountId, t.reblogOfId).where(sql`reblog_of_id IS NOT NULL`),
     index("statuses_in_reply_to").on(t.inReplyToId),
     index("statuses_in_reply_to_uri").on(t.inReplyToUri).where(sql`in_reply_to_uri IS NOT NULL`),
     index("statuses_conversation").on(t.conversationId),

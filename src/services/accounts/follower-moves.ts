@@ -1,5 +1,6 @@
 import type { Clock } from "../../clock.ts";
 import type { DatabasePort } from "../../db/port.ts";
+import { ApiError } from "../../errors.ts";
 import type { FollowService } from "./follows.ts";
 import type { ModerationService } from "./moderation.ts";
 
@@ -33,8 +34,11 @@ export class FollowerMoves {
         await this.follows.follow(f.id, targetId, { reblogs: truthy(f.reblogs), notify: truthy(f.notify), languages: f.languages === null ? null : (JSON.parse(f.languages) as string[]) });
         await this.follows.unfollow(f.id, originId);
         moved++;
-      } catch {
-        // The follower blocks the new account, or is blocked by it: it keeps following the old one, as in Mastodon.
+      } catch (error) {
+        // The follower blocks the new account, or is blocked by it (403; or the account is gone,
+        // 404): it keeps following the old one, as in Mastodon. A failure of the database is
+        // thrown, not taken for a refusal: the Move is tried again rather than a follower left behind.
+        if (!(error instanceof ApiError)) throw error;
       }
     }
     const blockers = await this.port.all<{ id: number }>(

@@ -58,8 +58,10 @@ export class FollowService {
         .from(t.followRequests)
         .where(and(eq(t.followRequests.accountId, accountId), eq(t.followRequests.targetAccountId, targetId)))
         .prepare(),
-      insertFollow: orm.insert(t.follows).values(row).prepare(),
-      insertRequest: orm.insert(t.followRequests).values(row).prepare(),
+      // Nothing when the pair is there already: two follows of one pair at once (a double tap, a
+      // Follow delivered twice) both find it absent on PostgreSQL; the second then finds it stored.
+      insertFollow: orm.insert(t.follows).values(row).onConflictDoNothing().prepare(),
+      insertRequest: orm.insert(t.followRequests).values(row).onConflictDoNothing().prepare(),
       deleteFollow: orm.delete(t.follows).where(and(eq(t.follows.accountId, accountId), eq(t.follows.targetAccountId, targetId))).prepare(),
       deleteRequest: orm
         .delete(t.followRequests)
@@ -103,18 +105,14 @@ export class FollowService {
     };
     const set = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
     const { follows: followRows, followRequests: requestRows } = this.port.tables;
+    /** Following again: the options given change on the follow or request that stands. */
+    const updateOptions = async (table: typeof followRows | typeof requestRows) => {
+      if (Object.keys(set).length) await this.port.orm.update(table).set(set).where(and(eq(table.accountId, actorId), eq(table.targetAccountId, targetId)));
+    };
 
     await this.port.transaction(async () => {
-      const [existing] = await this.q.follow.execute({ accountId: actorId, targetId });
-      if (existing) {
-        if (Object.keys(set).length) await this.port.orm.update(followRows).set(set).where(eq(followRows.id, existing.id));
-        return;
-      }
-      const [pending] = await this.q.request.execute({ accountId: actorId, targetId });
-      if (pending) {
-        if (Object.keys(set).length) await this.port.orm.update(requestRows).set(set).where(eq(requestRows.id, pending.id));
-        return;
-      }
+      if ((await this.q.follow.execute({ accountId: actorId, targetId })).length) return updateOptions(followRows);
+      if ((await this.q.request.execute({ accountId: actorId, targetId })).length) return updateOptions(requestRows);
       const row = {
         id: this.ids.next(),
         accountId: actorId,
@@ -124,12 +122,13 @@ export class FollowService {
         languages: values.languages ?? null,
         createdAt: this.clock.now(),
       };
-      // A remote account answers a follow with Accept: requested until then.
+      // A remote account answers a follow with Accept: requested until then. Counted and told
+      // only by the insert that wrote the row; one that found it written meanwhile updates it.
       if (target.locked || target.domain !== null) {
-        await this.q.insertRequest.execute(row);
+        if (this.port.changes(await this.q.insertRequest.execute(row)) === 0) return updateOptions(requestRows);
         await this.events.emit({ type: "follow_request.created", accountId: actorId, targetAccountId: targetId });
       } else {
-        await this.q.insertFollow.execute(row);
+        if (this.port.changes(await this.q.insertFollow.execute(row)) === 0) return updateOptions(followRows);
         await this.adjustCounts(actorId, targetId, 1);
         await this.events.emit({ type: "follow.created", accountId: actorId, targetAccountId: targetId });
       }
@@ -184,11 +183,11 @@ export class FollowService {
     return this.port.transaction(async () => {
       const [request] = await this.q.request.execute({ accountId: requesterId, targetId });
       if (!request) return false;
-      await this.q.deleteRequestById.execute({ id: request.id });
-      if ((await this.q.follow.execute({ accountId: requesterId, targetId })).length === 0) {
-        await this.q.insertFollow.execute({ ...request, targetId, id: this.ids.next(), createdAt: this.clock.now() });
-        await this.adjustCounts(requesterId, targetId, 1);
-      }
+      // The request's deletion is the claim: of two authorizations at once, the one that
+      // deleted nothing finds it answered (and the follow is counted and told once).
+      if (this.port.changes(await this.q.deleteRequestById.execute({ id: request.id })) === 0) return false;
+      const inserted = await this.q.insertFollow.execute({ ...request, targetId, id: this.ids.next(), createdAt: this.clock.now() });
+      if (this.port.changes(inserted) > 0) await this.adjustCounts(requesterId, targetId, 1);
       await this.events.emit({ type: "follow_request.authorized", accountId: requesterId, targetAccountId: targetId });
       return true;
     });

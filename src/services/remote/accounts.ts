@@ -1,5 +1,6 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
+import { isUniqueViolation } from "../../db/errors.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
 import { accounts, type AccountRow } from "../../db/schema.ts";
@@ -26,12 +27,17 @@ const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
 const RETRY_AFTER_MS = 60 * 60 * 1000;
 
 const ACCOUNT = rowReader(accounts);
+/** What an actor document writes on its account's row. */
+type RemoteAccountValues = Omit<typeof accounts.$inferInsert, "id" | "createdAt"> & { username: string; domain: string; createdAt?: number };
 /**
  * Looked up for every incoming activity: raw SQL, whole rows read by rowReader (drizzle builds
  * and maps a whole accounts row for more than it costs to run the statement).
  */
 const BY_URI = `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE uri = ?`;
 const BY_HANDLE = `SELECT ${ACCOUNT.columns} ${ACCOUNT.from} WHERE lower(username) = ? AND lower(domain) = ? LIMIT 1`;
+const ID_BY_URI = "SELECT id FROM accounts WHERE uri = ?";
+/** The row holding a username on a domain, as accounts_username_domain_lower reads it. */
+const ID_BY_NAME = "SELECT id, uri FROM accounts WHERE lower(username) = ? AND lower(coalesce(domain, '')) = ?";
 const STATUS_BY_URI = "SELECT s.id, a.uri FROM statuses s JOIN accounts a ON a.id = s.account_id WHERE s.uri = ?";
 
 /**
@@ -163,7 +169,7 @@ export class RemoteAccounts {
     // Federation stopped while the images were read: the database is closing.
     if (this.stopped) return null;
     const now = this.clock.now();
-    const values = {
+    const values: RemoteAccountValues = {
       username,
       domain,
       displayName: actor.displayName.slice(0, 1000),
@@ -185,23 +191,46 @@ export class RemoteAccounts {
       keyIds: JSON.stringify(actor.keyIds),
       fetchedAt: now,
     };
-    const t = this.db.tables.accounts;
-    await this.db.transaction(async () => {
-      const [existing] = await this.db.values("SELECT id FROM accounts WHERE uri = ?", [uri]);
-      if (existing) {
-        const id = existing[0] as number;
-        await this.db.orm.update(t).set(values).where(eq(t.id, id));
-        // Its within listeners (the render cache, tokens) are synchronous: they run inside this transaction.
-        await this.events.emit({ type: "account.updated", accountId: id });
-      } else {
-        await this.db.orm
-          .insert(t)
-          .values({ id: this.ids.next(), createdAt: now, ...values })
-          // Another actor took this name on that domain (a renamed account): the newer IRI wins.
-          .onConflictDoUpdate({ target: [t.uri], set: values });
+    // Two first sightings at once (an inbox retry while a search fetches the actor) both find
+    // no row: the one whose insert finds the other's row written goes again, and updates it.
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      try {
+        if (await this.db.transaction(() => this.write(uri, values, now))) break;
+      } catch (error) {
+        if (!isUniqueViolation(error) || attempt === 3) throw error;
       }
-    });
+    }
     return (await this.byUri(uri)) ?? null;
+  }
+
+  /**
+   * The actor's row written: the one at its IRI, else the one of its username on its domain,
+   * else a new one. A stored name with a new IRI (the server reinstalled, moved to https, or the
+   * name given to a new actor) is the same account to Mastodon (ProcessAccountService finds it by
+   * its acct and writes the new IRI onto it): its row moves to the new IRI, follows and statuses
+   * with it. False when no row was written: another task wrote one of that IRI or name meanwhile.
+   */
+  private async write(uri: string, values: RemoteAccountValues, now: number): Promise<boolean> {
+    const t = this.db.tables.accounts;
+    const [atIri] = await this.db.values(ID_BY_URI, [uri]);
+    const [named] = atIri ? [] : await this.db.values(ID_BY_NAME, [values.username.toLowerCase(), values.domain.toLowerCase()]);
+    const found = atIri ?? named;
+    if (!found) {
+      const inserted = await this.db.orm
+        .insert(t)
+        .values({ id: this.ids.next(), createdAt: now, ...values })
+        .onConflictDoNothing();
+      return this.db.changes(inserted) > 0;
+    }
+    const id = found[0] as number;
+    if (named) log("info", "remote account's IRI changed: its row moves to the new one", { account: `${values.username}@${values.domain}`, from: String(named[1]), to: uri });
+    // An actor renamed to a name another row of its domain still holds keeps its stored name:
+    // that row is another IRI's, and a name is one account's (merging the two is not done).
+    const username = sql`CASE WHEN EXISTS (SELECT 1 FROM accounts holder WHERE lower(holder.username) = ${values.username.toLowerCase()} AND lower(coalesce(holder.domain, '')) = ${values.domain.toLowerCase()} AND holder.id <> ${id}) THEN ${t.username} ELSE ${values.username} END`;
+    await this.db.orm.update(t).set({ ...values, username }).where(eq(t.id, id));
+    // Its within listeners (the render cache, tokens) are synchronous: they run inside this transaction.
+    await this.events.emit({ type: "account.updated", accountId: id });
+    return true;
   }
 }
 

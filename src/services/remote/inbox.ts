@@ -1,4 +1,5 @@
 import type { AccountRow } from "../../db/schema.ts";
+import { ApiError } from "../../errors.ts";
 import type { FollowService } from "../accounts/follows.ts";
 import type { ModerationService } from "../accounts/moderation.ts";
 import type { StatusReader } from "../statuses/reader.ts";
@@ -92,8 +93,10 @@ export class FederationInbox {
     let relationship;
     try {
       relationship = await this.follows.follow(follower.id, target.id, {});
-    } catch {
-      // Blocked either way: nothing is stored, and the follower is told with Reject (as Mastodon does).
+    } catch (error) {
+      // Blocked either way (403): nothing is stored, and the follower is told with Reject (as
+      // Mastodon does). Anything else is no refusal: thrown, so that Fedify tries the Follow again.
+      if (!(error instanceof ApiError && error.status === 403)) throw error;
       return { followerId: follower.id, answer: "Reject", kept: false };
     }
     if (relationship.following) return { followerId: follower.id, answer: "Accept", kept: true };

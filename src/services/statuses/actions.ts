@@ -101,16 +101,18 @@ export class StatusActionService {
 
     const now = remote ? Math.min(remote.createdAt, this.clock.now()) : this.clock.now();
     const row = newStatusRow({ id: this.ids.next(), accountId: actorId, visibility, reblogOf: original, createdAt: now, uri: remote?.uri ?? null });
+    // Two boosts at once (a double tap) both found none above: the unique index keeps one, and
+    // only the task that wrote it counts and announces it; the other answers the stored one.
     const created = await this.port.transaction(async () => {
-      // Two boosts racing: the second finds the first inside the transaction.
-      const [raced] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
-      if (raced) return false;
-      await this.rows.insert(row);
+      if (!(await this.rows.insertBoost(row))) return false;
       await this.events.emit({ type: "status.created", status: row, original, homeRecipients: [] });
       return true;
     });
-    if (!created) return this.reblog(actorId, original.id, visibilityParam, remote);
-    return row;
+    if (created) return row;
+    const [stored] = await this.q.boostOf.execute({ accountId: actorId, statusId: original.id });
+    // Nothing of this account's: its IRI was taken by another status (a remote Announce's, reused).
+    if (!stored) throw validationFailed("Uri has already been taken");
+    return stored;
   }
 
   /** Takes back the caller's boost; 404 when there is none. Returns the original. */

@@ -95,15 +95,26 @@ export interface NewPollFields {
  */
 export class NewStatuses {
   private status;
+  private boost;
   private poll;
 
   constructor(port: DatabasePort) {
     this.status = rawInsert(port, statuses);
+    this.boost = rawInsert(port, statuses, " ON CONFLICT DO NOTHING");
     this.poll = rawInsert(port, polls);
   }
 
   async insert(row: StatusRow): Promise<void> {
     await this.status(row);
+  }
+
+  /**
+   * A boost, unless the account's boost of that status (statuses_account_reblog_of), or a status
+   * at its IRI, is stored already: false then, with nothing written. On PostgreSQL it waits for
+   * a boost being written by another transaction and answers false once that one committed.
+   */
+  async insertBoost(row: StatusRow): Promise<boolean> {
+    return (await this.boost(row)) > 0;
   }
 
   async insertPoll(f: NewPollFields): Promise<PollRow> {
@@ -117,9 +128,9 @@ export class NewStatuses {
  * An INSERT of every column, raw: on the post's path a prepared builder's execute costs more CPU
  * than the statement (drizzle's layers per call), and a raw statement is cached by the driver.
  */
-function rawInsert(port: DatabasePort, table: typeof statuses | typeof polls) {
+function rawInsert(port: DatabasePort, table: typeof statuses | typeof polls, onConflict = "") {
   const columns = Object.entries(getTableColumns(table));
-  const text = `INSERT INTO ${getTableName(table)} (${columns.map(([, c]) => c.name).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+  const text = `INSERT INTO ${getTableName(table)} (${columns.map(([, c]) => c.name).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})${onConflict}`;
   return (row: object) => port.run(text, columns.map(([key]) => (row as Record<string, unknown>)[key] ?? null));
 }
 
