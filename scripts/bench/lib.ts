@@ -11,6 +11,14 @@ import { join } from "node:path";
 export const ROOT = join(import.meta.dir, "..", "..");
 export const BUN = process.execPath;
 
+/** wrk's script for posts: a new status on each request (its text differs, so nothing is taken for a repeat). */
+export const POSTING_LUA = `
+n = 0
+request = function()
+  n = n + 1
+  return wrk.format("POST", nil, nil, '{"status":"measured ' .. n .. '"}')
+end`;
+
 export function requireWrk() {
   if (spawnSync(["sh", "-c", "command -v wrk"]).exitCode !== 0) {
     console.error("These benchmarks use wrk: install it first (Debian: apt-get install wrk).");

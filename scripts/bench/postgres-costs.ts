@@ -12,7 +12,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { SQL } from "bun";
 import { freshPgDatabase } from "../../test/support/postgres.ts";
-import { cpuSeconds, requireWrk, seedUser, startRookery, wrk } from "./lib.ts";
+import { POSTING_LUA as POSTING, cpuSeconds, requireWrk, seedUser, startRookery, wrk } from "./lib.ts";
 
 requireWrk();
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -20,12 +20,6 @@ const seconds = Number(arg("seconds") ?? 5);
 const connections = Number(arg("connections") ?? 8);
 const port = Number(arg("port") ?? 4790);
 
-const POSTING = `
-n = 0
-request = function()
-  n = n + 1
-  return wrk.format("POST", nil, nil, '{"status":"measured ' .. n .. '"}')
-end`;
 
 /** The CPU seconds of every PostgreSQL process on the machine (the cluster's backends and workers). */
 function postgresCpu(): number {

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCaddy } from "../../test/support/caddy.ts";
 import { freshPgDatabase } from "../../test/support/postgres.ts";
-import { fmt, requireWrk, seedUser, startRookery, wrk, type WrkResult } from "./lib.ts";
+import { POSTING_LUA as POSTING, fmt, requireWrk, seedUser, startRookery, wrk, type WrkResult } from "./lib.ts";
 
 requireWrk();
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -25,13 +25,6 @@ const seconds = Number(arg("seconds") ?? 8);
 const connections = Number(arg("connections") ?? 64);
 const firstPort = Number(arg("port") ?? 4700);
 
-// A new status on each request (text differs, so nothing is taken for a repeat).
-const POSTING = `
-n = 0
-request = function()
-  n = n + 1
-  return wrk.format("POST", nil, nil, '{"status":"measured ' .. n .. '"}')
-end`;
 
 interface Setup {
   label: string;

@@ -4,7 +4,7 @@ import { EventBus, type DomainEvent } from "../../src/infra/events.ts";
 import { RemoteAccounts } from "../../src/services/remote/accounts.ts";
 import { FederationDomains } from "../../src/services/remote/domains.ts";
 import { GoneAccounts } from "../../src/services/remote/gone-accounts.ts";
-import type { RemoteActorInput } from "../../src/services/remote/inputs.ts";
+import { remoteActorInput } from "../support/remote-actor-input.ts";
 import { FederationActors } from "../../src/services/remote/local-actors.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
@@ -21,29 +21,7 @@ afterEach(closePortArms);
 
 const PUBLIC_URL = "http://rookery.test";
 
-function actor(uri: string, fields: Partial<RemoteActorInput> = {}): RemoteActorInput {
-  return {
-    uri,
-    inboxUrl: `${uri}/inbox`,
-    sharedInboxUrl: null,
-    followersUrl: `${uri}/followers`,
-    featuredUrl: null,
-    outboxUrl: null,
-    aliases: [],
-    movedTo: null,
-    username: uri.split("/").at(-1)!,
-    displayName: "Zoe",
-    url: uri,
-    locked: false,
-    bot: false,
-    discoverable: true,
-    indexable: true,
-    publishedAt: null,
-    keyIds: [`${uri}#main-key`],
-    profile: async () => ({ noteHtml: "<p>hi</p>", fields: [], avatarRemoteUrl: null, headerRemoteUrl: null, emojis: [] }),
-    ...fields,
-  };
-}
+const actor = remoteActorInput;
 
 async function servicesOn({ t, port }: PortArm) {
   const gone = new GoneAccounts(port, t.services.follows, t.services.removal);

@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { polls, statuses, type AccountRow } from "../../src/db/schema.ts";
+import { polls, statuses } from "../../src/db/schema.ts";
 import type { ApiError } from "../../src/errors.ts";
-import type { RemoteStatusInput } from "../../src/services/statuses/remote-input.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
-import { statusesOnPort } from "../support/statuses-on-port.ts";
+import { remoteNote, statusesOnPort } from "../support/statuses-on-port.ts";
 
 /**
  * The statuses family's writes run several at once, on SQLite and on PostgreSQL (issue 31). On
@@ -40,27 +39,7 @@ async function localPoll(a: PortArm, multiple: boolean) {
   return { ...family, poll, voted, counts, votes };
 }
 
-function note(arm: PortArm, author: AccountRow, n: number): RemoteStatusInput {
-  return {
-    accountId: author.id,
-    uri: `https://${author.domain}/users/${author.username}/statuses/${n}`,
-    url: null,
-    html: `<p>note ${n}</p>`,
-    text: `note ${n}`,
-    spoilerText: "",
-    sensitive: false,
-    tags: [],
-    visibility: "public",
-    language: null,
-    createdAt: arm.t.clock.now(),
-    inReplyToId: null,
-    inReplyToUri: null,
-    mentions: [],
-    media: [],
-    emojis: [],
-    poll: null,
-  };
-}
+const note = remoteNote;
 
 for (const arm of portArms) {
   describe.skipIf(arm.skip)(`the statuses family's writes at once on ${arm.name}`, () => {

@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { polls, statuses, type AccountRow } from "../../src/db/schema.ts";
+import { polls, statuses } from "../../src/db/schema.ts";
 import type { ApiError } from "../../src/errors.ts";
 import { NewStatuses, newStatusRow } from "../../src/services/statuses/new-status.ts";
-import type { RemoteStatusInput } from "../../src/services/statuses/remote-input.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
-import { statusesOnPort } from "../support/statuses-on-port.ts";
+import { remoteNote, statusesOnPort } from "../support/statuses-on-port.ts";
 
 /**
  * The statuses family's remote writes on the database port (issue 31): what the inbox writes
@@ -23,29 +22,7 @@ const count = async (arm: PortArm, table: string) => Number((await arm.port.get<
 
 const family = statusesOnPort;
 
-/** A Note as the inbox hands it over, written now by the arm's clock, with what a test changes. */
-function note(arm: PortArm, author: AccountRow, n: number, more: Partial<RemoteStatusInput> = {}): RemoteStatusInput {
-  return {
-    accountId: author.id,
-    uri: `https://${author.domain}/users/${author.username}/statuses/${n}`,
-    url: null,
-    html: `<p>note ${n}</p>`,
-    text: `note ${n}`,
-    spoilerText: "",
-    sensitive: false,
-    tags: [],
-    visibility: "public",
-    language: null,
-    createdAt: arm.t.clock.now(),
-    inReplyToId: null,
-    inReplyToUri: null,
-    mentions: [],
-    media: [],
-    emojis: [],
-    poll: null,
-    ...more,
-  };
-}
+const note = remoteNote;
 
 /** Rows the arm's SQLite services wrote, in the port's database too (the reader reads SQLite). */
 async function copy(arm: PortArm) {

@@ -9,6 +9,8 @@ import { PollService } from "../../src/services/statuses/polls.ts";
 import { PostingService } from "../../src/services/statuses/posting.ts";
 import { RemovalService } from "../../src/services/statuses/removal.ts";
 import { ScheduledStatusService } from "../../src/services/statuses/scheduled.ts";
+import type { AccountRow } from "../../src/db/schema.ts";
+import type { RemoteStatusInput } from "../../src/services/statuses/remote-input.ts";
 import type { PortArm } from "./port-arms.ts";
 
 /**
@@ -34,5 +36,29 @@ export function statusesOnPort(arm: PortArm) {
     polls: new PollService(port, t.ids, t.clock, s.reader, s.moderation, s.wheel, events),
     quotes,
     removal: new RemovalService(port, events, s.renderCache, statusMedia, quotes),
+  };
+}
+
+/** A Note as the inbox hands it to publishRemote, written now by the arm's clock, with what a test changes. */
+export function remoteNote(arm: PortArm, author: AccountRow, n: number, more: Partial<RemoteStatusInput> = {}): RemoteStatusInput {
+  return {
+    accountId: author.id,
+    uri: `https://${author.domain}/users/${author.username}/statuses/${n}`,
+    url: null,
+    html: `<p>note ${n}</p>`,
+    text: `note ${n}`,
+    spoilerText: "",
+    sensitive: false,
+    tags: [],
+    visibility: "public",
+    language: null,
+    createdAt: arm.t.clock.now(),
+    inReplyToId: null,
+    inReplyToUri: null,
+    mentions: [],
+    media: [],
+    emojis: [],
+    poll: null,
+    ...more,
   };
 }
