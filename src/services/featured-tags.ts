@@ -90,6 +90,9 @@ export class FeaturedTagService {
     if (name.length > MAX_HASHTAG_LENGTH && [...name].length > MAX_HASHTAG_LENGTH) errors.push(`Name is too long (maximum is ${MAX_HASHTAG_LENGTH} characters)`);
     const normalized = normalizeTag(name);
     const mine = await this.list(accountId);
+    // Featured by a request beside this one since the look above (a double submit; PostgreSQL): the same name answers it.
+    const meanwhile = errors.length === 0 ? mine.find((f) => f.name === name) : undefined;
+    if (meanwhile) return meanwhile;
     if (errors.length === 0 && mine.some((f) => normalizeTag(f.name) === normalized)) errors.push("Name has already been taken");
     if (mine.length >= LIMITS.maxFeaturedTags) errors.push("You have already featured the maximum number of hashtags");
     if (errors.length) throw validationFailed(...errors);
