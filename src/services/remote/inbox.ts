@@ -94,9 +94,11 @@ export class FederationInbox {
     try {
       relationship = await this.follows.follow(follower.id, target.id, {});
     } catch (error) {
-      // Blocked either way (403): nothing is stored, and the follower is told with Reject (as
-      // Mastodon does). Anything else is no refusal: thrown, so that Fedify tries the Follow again.
-      if (!(error instanceof ApiError && error.status === 403)) throw error;
+      // A refusal (blocked either way, 403; the account unavailable, 404): nothing is stored,
+      // and the follower is told with Reject, as Mastodon's Follow does for a blocking or
+      // unavailable target. A failure of the database is no refusal: thrown, so that Fedify
+      // tries the Follow again rather than Reject a follow another task may have stored.
+      if (!(error instanceof ApiError)) throw error;
       return { followerId: follower.id, answer: "Reject", kept: false };
     }
     if (relationship.following) return { followerId: follower.id, answer: "Accept", kept: true };
