@@ -45,6 +45,9 @@ export async function migrateToPostgresCommand(args: string[]) {
           throw e;
         }
         bar.end();
+        // The tables' statistics, which a new database lacks until autovacuum's first pass: the
+        // planner otherwise reads a whole home feed for a page of it (docs/scaling.md).
+        await sql`ANALYZE`;
         if (result.migrationsApplied.length) out(`PostgreSQL migrations applied: ${result.migrationsApplied.join(", ")}`);
         summary(result.tables);
         out(`All ${result.tables.length} tables agree (${rows} ${rows === 1 ? "row" : "rows"}, the same count and the same rows on both sides); ${result.identities} identities continue after their largest id.`);
