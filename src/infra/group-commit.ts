@@ -27,14 +27,23 @@ interface Done {
  *
  * What the work queued to happen after commit (events for streams) runs once the batch has
  * committed, before the promises settle; a write that rolled back takes its share with it.
+ *
+ * On PostgreSQL each write is its own transaction, at once: there a batch bought nothing (the
+ * server groups its WAL flushes itself) and cost much, its writes running one after another on
+ * one connection, each in a savepoint (two more round trips), while the pool's other
+ * connections and the other processes waited for nothing.
  */
 export class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
+  private readonly batched: boolean;
 
-  constructor(private db: Pick<DatabasePort, "atomic">) {}
+  constructor(private db: Pick<DatabasePort, "atomic" | "dialect">) {
+    this.batched = db.dialect !== "postgres";
+  }
 
   run<T>(work: () => T | Promise<T>): Promise<T> {
+    if (!this.batched) return Promise.resolve(this.db.atomic(work));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
       if (!this.scheduled) {

@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { SqlitePort } from "../../src/db/sqlite-port.ts";
 import { GroupCommit } from "../../src/infra/group-commit.ts";
 import { startTestServer } from "../support/server.ts";
+import { closePortArms, freshPostgresPort } from "../support/port-arms.ts";
+import { postgresAvailable } from "../support/postgres.ts";
 
 const dirs: string[] = [];
 const open: Database[] = [];
@@ -202,5 +204,33 @@ describe("GroupCommit", () => {
     } finally {
       await restarted.close();
     }
+  });
+});
+
+describe.skipIf(!postgresAvailable)("on PostgreSQL", () => {
+  afterEach(closePortArms);
+
+  test("each write is its own transaction, at once: one that waits holds up no other, and a failure takes only its own", async () => {
+    const port = await freshPostgresPort();
+    const writes = new GroupCommit(port);
+    await port.run("CREATE TABLE items (id bigint PRIMARY KEY)");
+    const insert = (id: number) => port.run("INSERT INTO items (id) VALUES (?)", [id]);
+    const committed = async () => (await port.all<{ id: string }>("SELECT id FROM items ORDER BY id")).map((r) => Number(r.id));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const waiting = writes.run(async () => {
+      await insert(1);
+      await gate;
+    });
+    await writes.run(() => insert(2));
+    // Committed while the first is still open: read from outside both.
+    expect(await committed()).toEqual([2]);
+    await expect(writes.run(async () => {
+      await insert(3);
+      throw new Error("refused");
+    })).rejects.toThrow("refused");
+    release();
+    await waiting;
+    expect(await committed()).toEqual([1, 2]);
   });
 });
