@@ -10,7 +10,7 @@ import { RemoteAccounts } from "../../src/services/remote/accounts.ts";
 import { FederationDomains } from "../../src/services/remote/domains.ts";
 import { GoneAccounts } from "../../src/services/remote/gone-accounts.ts";
 import { FederationInbox } from "../../src/services/remote/inbox.ts";
-import type { RemoteActorInput } from "../../src/services/remote/inputs.ts";
+import { remoteActorInput } from "../support/remote-actor-input.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
 /**
@@ -43,28 +43,7 @@ async function counts(arm: PortArm, id: number) {
   return { followers: Number(row!.followers), following: Number(row!.following) };
 }
 
-function actor(uri: string): RemoteActorInput {
-  return {
-    uri,
-    inboxUrl: `${uri}/inbox`,
-    sharedInboxUrl: null,
-    followersUrl: `${uri}/followers`,
-    featuredUrl: null,
-    outboxUrl: null,
-    aliases: [],
-    movedTo: null,
-    username: uri.split("/").at(-1)!,
-    displayName: "",
-    url: uri,
-    locked: false,
-    bot: false,
-    discoverable: true,
-    indexable: true,
-    publishedAt: null,
-    keyIds: [`${uri}#main-key`],
-    profile: async () => ({ noteHtml: "", fields: [], avatarRemoteUrl: null, headerRemoteUrl: null, emojis: [] }),
-  };
-}
+const actor = (uri: string) => remoteActorInput(uri, { displayName: "" });
 
 for (const arm of portArms) {
   describe.skipIf(arm.skip)(`follows made at once on ${arm.name}`, () => {
