@@ -2,15 +2,12 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import type { ApiError } from "../../src/errors.ts";
 import { EventBus } from "../../src/infra/events.ts";
-import { AccountDomainBlocks } from "../../src/services/accounts/domain-blocks.ts";
-import { FollowerMoves } from "../../src/services/accounts/follower-moves.ts";
-import { FollowService } from "../../src/services/accounts/follows.ts";
-import { ModerationService } from "../../src/services/accounts/moderation.ts";
 import { RemoteAccounts } from "../../src/services/remote/accounts.ts";
 import { FederationDomains } from "../../src/services/remote/domains.ts";
 import { GoneAccounts } from "../../src/services/remote/gone-accounts.ts";
 import { FederationInbox } from "../../src/services/remote/inbox.ts";
 import { remoteActorInput } from "../support/remote-actor-input.ts";
+import { followsOnPort } from "../support/follows-on-port.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
 /**
@@ -27,15 +24,10 @@ const outcome = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as
 const count = async (arm: PortArm, sql: string, params: unknown[] = []) => Number((await arm.port.get<{ n: number }>(sql, params))!.n);
 
 function family(arm: PortArm) {
-  const { port, t } = arm;
-  const events = new EventBus(port);
-  const follows = new FollowService(port, t.ids, t.clock, events);
-  const domainBlocks = new AccountDomainBlocks(port, t.ids, t.clock, follows, events);
-  const moderation = new ModerationService(port, t.ids, t.clock, follows, events, domainBlocks);
-  const moves = new FollowerMoves(port, t.clock, follows, moderation);
+  const services = followsOnPort(arm);
   const told: string[] = [];
-  for (const type of ["follow.created", "follow_request.created", "follow_request.authorized"] as const) events.within(type, (e) => void told.push(`${type} ${e.accountId}->${e.targetAccountId}`));
-  return { follows, moderation, moves, events, told };
+  for (const type of ["follow.created", "follow_request.created", "follow_request.authorized"] as const) services.events.within(type, (e) => void told.push(`${type} ${e.accountId}->${e.targetAccountId}`));
+  return { ...services, told };
 }
 
 async function counts(arm: PortArm, id: number) {

@@ -1,13 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import type { ApiError } from "../../src/errors.ts";
-import { EventBus } from "../../src/infra/events.ts";
-import { AccountDomainBlocks } from "../../src/services/accounts/domain-blocks.ts";
-import { FollowerMoves } from "../../src/services/accounts/follower-moves.ts";
-import { FollowService } from "../../src/services/accounts/follows.ts";
-import { ModerationService } from "../../src/services/accounts/moderation.ts";
 import { NotificationService } from "../../src/services/notifications/notifications.ts";
 import { NotificationPolicies } from "../../src/services/notifications/policy.ts";
+import { followsOnPort } from "../support/follows-on-port.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
 /**
@@ -22,15 +18,7 @@ afterEach(closePortArms);
 const rejection = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as ApiError);
 const count = async (arm: PortArm, table: string) => Number((await arm.port.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n);
 
-function family(arm: PortArm) {
-  const { port, t } = arm;
-  const events = new EventBus(port);
-  const follows = new FollowService(port, t.ids, t.clock, events);
-  const domainBlocks = new AccountDomainBlocks(port, t.ids, t.clock, follows, events);
-  const moderation = new ModerationService(port, t.ids, t.clock, follows, events, domainBlocks);
-  const moves = new FollowerMoves(port, t.clock, follows, moderation);
-  return { follows, domainBlocks, moderation, moves, events };
-}
+const family = followsOnPort;
 
 async function counts(arm: PortArm, id: number) {
   const row = await arm.port.get<{ followers: number; following: number }>("SELECT followers_count AS followers, following_count AS following FROM accounts WHERE id = ?", [id]);
