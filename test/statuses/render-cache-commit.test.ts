@@ -84,6 +84,11 @@ for (const [name, open, skip] of [
       expect(cache.get(1, row(1))).toBeUndefined();
       // Dropped: even a request with the old row renders again.
       expect(cache.get(1, row(0))).toBeUndefined();
+      // A quote policy changed in place (no edit): the rendering of the row before is not used either.
+      const policy = (quoteApproval: string | null) => ({ ...row(0), quoteApproval }) as unknown as StatusRow;
+      cache.set(1, 10, parts("quotable by all"), policy('{"automatic":["public"]}'));
+      expect(cache.get(1, policy('{"automatic":["public"]}'))?.content).toBe("quotable by all");
+      expect(cache.get(1, policy(null))).toBeUndefined();
     });
   });
 }

@@ -13,12 +13,12 @@ interface Entry {
 
 /**
  * The columns of a status row that change without a new row or an account change: its counters,
- * its edits and its link card (set once its page is read; its JSON's length stands for it: a
+ * its edits, its quote policy (changed without an edit) and its link card (set once its page is read; its JSON's length stands for it: a
  * card is set once and then only taken away). A rendering kept from an older row than the one a request has just read is
  * stale: on PostgreSQL a request that read the row before another transaction's COMMIT can keep
  * its rendering after the invalidations that commit made (see RenderCache's `commits`).
  */
-const versionOf = (row: StatusRow) => `${row.repliesCount} ${row.reblogsCount} ${row.favouritesCount} ${row.quotesCount} ${row.editedAt} ${row.card?.length ?? -1}`;
+const versionOf = (row: StatusRow) => `${row.repliesCount} ${row.reblogsCount} ${row.favouritesCount} ${row.quotesCount} ${row.editedAt} ${row.card?.length ?? -1} ${row.quoteApproval}`;
 
 /** What made entries stale, as the serving threads (src/threads) replay it on their own caches. */
 export type RenderCacheChange = { status: number } | { account: number } | "clear";
