@@ -195,10 +195,10 @@ test("a 5,000-line file is taken at once and worked off at the default rate: the
     expect(report.processed_items).toBeLessThan(10);
     // Two seconds between the starts of the first and the third, less the jitter of when a
     // request is seen arriving: a few milliseconds on a quiet machine, up to a quarter of a
-    // second measured under a load of 14 on 2 cores. Unlimited, the three would come within
-    // milliseconds of each other.
+    // second measured under a load of 14 on 2 cores, and 0.73 s once in a CI run (the first seen
+    // late). Unlimited, the three would come within milliseconds of each other.
     const [first, , third] = mine().map((w) => w.at);
-    expect(third! - first!).toBeGreaterThanOrEqual(1500);
+    expect(third! - first!).toBeGreaterThanOrEqual(1000);
   } finally {
     await calm.close();
   }
