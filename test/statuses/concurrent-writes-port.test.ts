@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { polls, statuses } from "../../src/db/schema.ts";
 import type { ApiError } from "../../src/errors.ts";
+import { timeOfId } from "../../src/ids.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 import { remoteNote, statusesOnPort } from "../support/statuses-on-port.ts";
 
@@ -79,6 +80,21 @@ for (const arm of portArms) {
       expect(await votes()).toEqual(sorted.flatMap((id) => chosen[id]!.map((c) => [id, c])));
       expect(await counts()).toEqual({ tallies: "[3,1,3]", votes_count: 7, voters_count: 3 });
       expect(voted).toHaveLength(6);
+    });
+
+    test("many remote statuses of one millisecond stored at once (a thread's replies fetched four at a time): each stored, under an id of that millisecond", async () => {
+      const a = await arm.open();
+      const carol = await a.mirror(await a.t.remote("carol", "remote.example"));
+      const { posting } = statusesOnPort(a);
+      // Dated a minute back: the id is that millisecond's with random low bits (Mastodon's
+      // Snowflake.id_at), and 300 draws of 4,096 meet each other about ten times.
+      const at = a.t.clock.now() - 60_000;
+      const results = await Promise.allSettled(Array.from({ length: 300 }, (_, n) => posting.publishRemote(note(a, carol, n, { createdAt: at }))));
+      expect(results.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+      const ids = results.map((r) => (r as PromiseFulfilledResult<{ id: number } | null>).value!.id);
+      expect(new Set(ids).size).toBe(300);
+      expect(ids.every((id) => timeOfId(id) === at)).toBe(true);
+      expect(await count(a, "statuses")).toBe(300);
     });
 
     test("two remote edits adding a status's quote at once: stored and announced once, the other told null", async () => {
