@@ -89,6 +89,10 @@ for (const [name, open, skip] of [
       cache.set(1, 10, parts("quotable by all"), policy('{"automatic":["public"]}'));
       expect(cache.get(1, policy('{"automatic":["public"]}'))?.content).toBe("quotable by all");
       expect(cache.get(1, policy(null))).toBeUndefined();
+      // A reply joined to its parent once the parent came (PostingService's adopt): nor this.
+      const parent = (inReplyToId: number | null) => ({ ...row(0), quoteApproval: null, inReplyToId }) as unknown as StatusRow;
+      cache.set(1, 10, parts("a reply to nothing known"), parent(null));
+      expect(cache.get(1, parent(7))).toBeUndefined();
     });
   });
 }
@@ -102,4 +106,30 @@ test("on SQLite (no commits to follow: a write holds the connection until its co
   cache.keepRow(row, cache.stamp());
   expect(cache.get(1)?.content).toBe("kept");
   expect(cache.row(1)).toBe(row);
+});
+
+/**
+ * What the row check (render-cache.ts's `versionOf`) covers, by the columns an UPDATE of statuses
+ * sets: a new column changed in place that no rendering's check sees would keep renderings of
+ * the row before on PostgreSQL. An edit's columns go with edited_at; a parent's account and IRI
+ * with its id.
+ */
+test("every UPDATE of statuses in src/ sets only columns the render cache's row check covers", async () => {
+  const covered = new Set(["replies_count", "reblogs_count", "favourites_count", "quotes_count", "card", "quote_approval", "in_reply_to_id", "in_reply_to_account_id", "in_reply_to_uri", "edited_at"]);
+  const editColumns = new Set(["text", "content_html", "spoiler_text", "sensitive", "language", "mentions", "tags", "emojis", "has_media", "has_poll"]);
+  const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  const found: { file: string; columns: string[] }[] = [];
+  for await (const file of new Bun.Glob("src/**/*.ts").scan(".")) {
+    const text = await Bun.file(file).text();
+    // Raw statements: `column = ...` up to WHERE, and the counters' `${moved("column")}`.
+    for (const m of text.matchAll(/UPDATE statuses SET (.+?) WHERE/g)) found.push({ file, columns: [...m[1]!.matchAll(/(?:^|, )([a-z_]+) = |moved\("([a-z_]+)"\)/g)].map((c) => (c[1] ?? c[2])!) });
+    for (const m of text.matchAll(/\.update\((?:[a-z.]*\.)?statuses\)\s*\.set\(\{([^}]*)\}/g)) found.push({ file, columns: [...m[1]!.matchAll(/(?:^|,)\s*([a-zA-Z]+)\s*(?=[:,]|$)/g)].map((c) => snake(c[1]!)) });
+  }
+  // The statements are found (a change of their shape would otherwise pass unseen): the counters, adopt, the card, both edits and the quote policy.
+  expect(found.length).toBeGreaterThanOrEqual(8);
+  for (const { file, columns } of found) {
+    const edit = columns.includes("edited_at");
+    const unseen = columns.filter((c) => !covered.has(c) && !(edit && editColumns.has(c)));
+    expect({ file, unseen, read: columns.length > 0 }).toEqual({ file, unseen: [], read: true });
+  }
 });

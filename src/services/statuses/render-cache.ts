@@ -13,12 +13,16 @@ interface Entry {
 
 /**
  * The columns of a status row that change without a new row or an account change: its counters,
- * its edits, its quote policy (changed without an edit) and its link card (set once its page is read; its JSON's length stands for it: a
- * card is set once and then only taken away). A rendering kept from an older row than the one a request has just read is
- * stale: on PostgreSQL a request that read the row before another transaction's COMMIT can keep
- * its rendering after the invalidations that commit made (see RenderCache's `commits`).
+ * its edits (edited_at moves with every column an edit sets), its quote policy (changed without
+ * an edit), its parent (a reply stored before its parent is joined to it when the parent comes)
+ * and its link card (set once its page is read; its JSON's length stands for it: a card is set
+ * once and then only taken away). A rendering kept from an older row than the one a request has
+ * just read is stale: on PostgreSQL a request that read the row before another transaction's
+ * COMMIT can keep its rendering after the invalidations that commit made (see RenderCache's
+ * `commits`). Every UPDATE of statuses in src/ is checked against these by
+ * test/statuses/render-cache-commit.test.ts.
  */
-const versionOf = (row: StatusRow) => `${row.repliesCount} ${row.reblogsCount} ${row.favouritesCount} ${row.quotesCount} ${row.editedAt} ${row.card?.length ?? -1} ${row.quoteApproval}`;
+const versionOf = (row: StatusRow) => `${row.repliesCount} ${row.reblogsCount} ${row.favouritesCount} ${row.quotesCount} ${row.editedAt} ${row.card?.length ?? -1} ${row.quoteApproval} ${row.inReplyToId}`;
 
 /** What made entries stale, as the serving threads (src/threads) replay it on their own caches. */
 export type RenderCacheChange = { status: number } | { account: number } | "clear";
