@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { DatabasePort } from "../db/port.ts";
+import { lockRows } from "../db/row-locks.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
 import { LIMITS } from "../limits.ts";
@@ -98,6 +99,11 @@ export class FeaturedTagService {
     if (errors.length) throw validationFailed(...errors);
     const id = this.ids.next();
     const added = await this.db.transaction(async () => {
+      // Counted again under the account's row lock: requests beside this one (PostgreSQL) may
+      // each have seen room for one more above; they take their turns here, and the last is refused.
+      await lockRows(this.db, "SELECT id FROM accounts WHERE id = ?", [accountId]);
+      const featured = await this.db.get<{ n: number }>("SELECT count(*) AS n FROM featured_tags WHERE account_id = ?", [accountId]);
+      if (Number(featured!.n) >= LIMITS.maxFeaturedTags) throw validationFailed("You have already featured the maximum number of hashtags");
       const now = this.clock.now();
       await this.q.addTag.execute({ id: this.ids.next(), name: normalized, now });
       const [tag] = await this.q.tagByName.execute({ name: normalized });

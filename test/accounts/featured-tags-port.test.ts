@@ -91,6 +91,17 @@ for (const arm of portArms) {
       expect((await featured.list(alice.id)).map((f) => f.name.toLowerCase())).toEqual(["rust", "zig"]);
     });
 
+    test("the ninth, tenth and eleventh featured at once: two featured, the last refused as over the limit", async () => {
+      const { t, port, mirror } = await arm.open();
+      const alice = await mirror(await t.local("alice"));
+      const featured = new FeaturedTagService(port, t.ids, t.clock, t.services.search);
+      for (let i = 1; i <= 8; i++) await featured.create(alice.id, `tag${i}`);
+      const results = await Promise.allSettled(["ninth", "tenth", "eleventh"].map((name) => featured.create(alice.id, name)));
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(2);
+      expect(results.find((r) => r.status === "rejected")?.reason).toMatchObject({ status: 422, message: "Validation failed: You have already featured the maximum number of hashtags" });
+      expect(await featured.list(alice.id)).toHaveLength(10);
+    });
+
     test("suggestions: the most used tags of the latest statuses, not those featured", async () => {
       const { t, port, mirror } = await arm.open();
       const alice = await mirror(await t.local("alice"));
