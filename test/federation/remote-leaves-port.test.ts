@@ -103,6 +103,22 @@ for (const arm of portArms) {
       expect(await relays.list()).toHaveLength(1);
     });
 
+    test("relays: a refused one asked again twice at once sends one Follow, whose IRI is the one stored", async () => {
+      const a = await arm.open();
+      const events = new EventBus(a.port);
+      const relays = new Relays(a.port, a.t.ids, a.t.clock, events, () => false, null, PUBLIC_URL);
+      const { relay } = await relays.add("https://relay.example/inbox", "mastodon");
+      await relays.answered(relay.followActivityId, "https://relay.example/actor", false);
+      const sent: string[] = [];
+      events.within("relay.subscribed", (e) => void sent.push(e.relay.followActivityId));
+      const both = await Promise.all([relays.add("https://relay.example/inbox", "mastodon"), relays.add("https://relay.example/inbox", "mastodon")]);
+      expect(both.map((r) => r.created).sort()).toEqual([false, true]);
+      const [stored] = await relays.list();
+      expect(stored).toMatchObject({ state: "pending" });
+      expect(sent).toEqual([stored!.followActivityId]);
+      for (const r of both) expect(r.relay.followActivityId).toBe(stored!.followActivityId);
+    });
+
     test("relays: what cannot be a relay is refused with the reason, and nothing is stored", async () => {
       const a = await arm.open();
       const relays = relaysOn(a, ["blocked.example"]);

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { DatabasePort } from "../../db/port.ts";
 import { rowReader } from "../../db/rows.ts";
@@ -88,14 +88,20 @@ export class Relays {
     };
     const t = this.port.tables.relays;
     const [relay] = known
-      ? await this.port.orm.update(t).set(values).where(eq(t.id, id)).returning()
+      ? // Only while still refused: a second add beside this one (PostgreSQL) that renewed it
+        // first has sent its Follow, whose IRI this one must not overwrite.
+        await this.port.orm
+          .update(t)
+          .set(values)
+          .where(and(eq(t.id, id), eq(t.state, "refused")))
+          .returning()
       : await this.port.orm
           .insert(t)
           .values({ id, ...values, createdAt: now })
           .onConflictDoNothing({ target: t.url })
           .returning();
     if (!relay) {
-      // Another add of the URL beside this one (PostgreSQL) stored it first: answered as if it had come before.
+      // Another add of the URL beside this one (PostgreSQL) stored or renewed it first: answered as if it had come before.
       const first = await this.byUrl(url);
       if (first) return { relay: first, created: false, guessed: false };
       throw new Error(`the relay ${url} was removed while it was being added`);
