@@ -23,7 +23,8 @@ async function copy(arm: PortArm) {
   if (arm.port.dialect !== "postgres") return;
   const db = arm.t.database.port.orm;
   await arm.port.orm.insert(arm.port.tables.statuses).values(await db.select().from(statuses)).onConflictDoNothing();
-  await arm.port.orm.insert(arm.port.tables.polls).values(await db.select().from(polls)).onConflictDoNothing();
+  const pollRows = await db.select().from(polls);
+  if (pollRows.length > 0) await arm.port.orm.insert(arm.port.tables.polls).values(pollRows).onConflictDoNothing();
 }
 
 /** A local poll of alice's, on the port, with the family built over it. */
@@ -112,6 +113,32 @@ for (const arm of portArms) {
       expect(await a.port.all("SELECT id FROM quotes WHERE status_id = ?", [quoting.id])).toEqual([{ id: stored[0]!.id }]);
       expect(accepted).toEqual([stored[0]!.id]);
       expect(await count(a, "quotes")).toBe(1);
+    });
+
+    test("a QuoteRequest delivered twice at once is answered once; another request under the same IRI is not answered, and fails nothing", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const carol = await a.mirror(await a.t.remote("carol", "remote.example"));
+      const quoted = await a.t.post(alice, { text: "quote me" });
+      await copy(a);
+      const { posting, quotes, events } = statusesOnPort(a);
+      const answers: string[] = [];
+      for (const type of ["quote.accepted", "quote.rejected"] as const) events.within(type, (e) => void answers.push(`${type} ${e.quote.id}`));
+      const pending = async (n: number) => {
+        const quoting = (await posting.publishRemote(note(a, carol, n)))!;
+        return (await quotes.attachRemote({ status: quoting, quoted, quotedUri: quoted.uri ?? `${a.t.config.publicUrl}/statuses/${quoted.id}`, state: "pending" }))!;
+      };
+      const first = await pending(1);
+      const request = "https://remote.example/users/carol/quote_requests/1";
+      const twice = await Promise.allSettled([quotes.answerRequest(first.id, request), quotes.answerRequest(first.id, request)]);
+      expect(twice.map((r) => r.status)).toEqual(["fulfilled", "fulfilled"]);
+      expect(twice.map((r) => (r as PromiseFulfilledResult<unknown>).value === null).sort()).toEqual([false, true]);
+      expect(answers).toEqual([`quote.accepted ${first.id}`]);
+
+      const second = await pending(2);
+      expect(await quotes.answerRequest(second.id, request)).toBeNull();
+      expect(await a.port.get("SELECT state, activity_uri FROM quotes WHERE id = ?", [second.id])).toEqual({ state: "pending", activity_uri: null });
+      expect(answers).toHaveLength(1);
     });
   });
 }

@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import { getTableColumns, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { DatabasePort } from "../../db/port.ts";
+import { isUniqueViolation } from "../../db/errors.ts";
+import { lockRows } from "../../db/row-locks.ts";
 import { rowReader } from "../../db/rows.ts";
 import { quotes, type QuoteRow, type StatusRow } from "../../db/schema.ts";
 import { ApiError, forbidden, notFound } from "../../errors.ts";
@@ -187,15 +189,27 @@ export class QuoteService {
     if (!found || found.state !== "pending" || found.quotedStatusId === null) return null;
     const quoted = await this.reader.findRow(found.quotedStatusId);
     if (!quoted || quoted.uri !== null) return null;
-    return this.port.transaction(async () => {
-      // The request's IRI, which the answer quotes (Mastodon's quote.update!(activity_uri: ...)).
-      const quote = activityUri === undefined ? found : { ...found, activityUri };
-      if (activityUri !== undefined) await this.port.run("UPDATE quotes SET activity_uri = ? WHERE id = ?", [activityUri, quote.id]);
-      const decision = await this.policy.mayQuote(quoted, quote.accountId);
-      // Mastodon's accept_quote_request! gives the quoted author access before accepting.
-      if (decision === "automatic") await this.ensureQuotedAccess(quote);
-      return this.answer(quote, decision);
-    });
+    try {
+      return await this.port.transaction(async () => {
+        // Read again under its lock: the same request delivered twice at once (PostgreSQL; on
+        // SQLite both read it before either's transaction) is answered once, not accepted twice.
+        await lockRows(this.port, "SELECT id FROM quotes WHERE id = ?", [quoteId]);
+        const current = await this.find(quoteId);
+        if (!current || current.state !== "pending") return null;
+        // The request's IRI, which the answer quotes (Mastodon's quote.update!(activity_uri: ...)).
+        const quote = activityUri === undefined ? current : { ...current, activityUri };
+        if (activityUri !== undefined) await this.port.run("UPDATE quotes SET activity_uri = ? WHERE id = ?", [activityUri, quote.id]);
+        const decision = await this.policy.mayQuote(quoted, quote.accountId);
+        // Mastodon's accept_quote_request! gives the quoted author access before accepting.
+        if (decision === "automatic") await this.ensureQuotedAccess(quote);
+        return this.answer(quote, decision);
+      });
+    } catch (error) {
+      // The request's IRI is another quote's already (a server that gives two requests one id):
+      // this one is not answered, as Mastodon's update! fails on its unique index.
+      if (isUniqueViolation(error)) return null;
+      throw error;
+    }
   }
 
   /**
