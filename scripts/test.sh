@@ -5,9 +5,9 @@
 # (`--parallel=2`): the tests wait on servers, processes and sockets more than on the CPU, and
 # the two runs together keep a 2-core machine under 20 minutes. `--no-isolate`: a worker keeps one
 # module registry across its files, as one `bun test` process does, so that what a process keeps
-# for its files (the throwaway PostgreSQL cluster of test/support/postgres.ts) is made once per
-# worker; isolated, every file started a cluster of its own that lived as long as its worker. Arguments (test files or
-# folders) go to both runs. Fails if either run failed.
+# for its files (the PostgreSQL template's connection, prepared modules) is made once per worker;
+# the throwaway cluster of test/support/postgres.ts is one per process either way. Arguments
+# (test files or folders) go to both runs. Fails if either run failed.
 #
 # Without arguments the PostgreSQL run leaves out the files that test the same thing in either
 # mode, which the SQLite run has run on both databases already: the port arms (`*-port.test.ts`,

@@ -1,13 +1,14 @@
 import { SQL } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
 import { migrate } from "drizzle-orm/bun-sql/migrator";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /**
- * A throwaway PostgreSQL for the tests: one cluster per `bun test` process, started by the first
+ * A throwaway PostgreSQL for the tests: one cluster per `bun test` process (shared by its module
+ * registries: see sharedFile), started by the first
  * test that asks for a database and stopped when the process exits, in a temporary directory
  * on a free loopback port, with fsync off (nothing in it outlives the run). Every test gets its
  * own database, copied from a template migrated once with migrations-pg/ (82 ms a copy, against
@@ -57,10 +58,31 @@ export interface PgDatabase {
 let cluster: Promise<PgCluster> | null = null;
 let made = 0;
 
+/**
+ * This process's cluster, as the first module registry that started it wrote it down (a file
+ * named by the pid, beside the clusters' directories: `<port> <dir>`): `bun test --isolate` (and
+ * `--parallel` without `--no-isolate`) gives every file a fresh global object, module registry
+ * and copy of process.env in the same process, and each file started a cluster of its own that
+ * lived until the process ended. The file goes with the cluster (the exit handler, the watchdog).
+ */
+const sharedFile = () => join(tmpdir(), `rookery-pg-cluster-${process.pid}`);
+
+function clusterOfThisProcess(): Promise<PgCluster> {
+  const [port, dir] = existsSync(sharedFile()) ? readFileSync(sharedFile(), "utf8").split(" ") : [];
+  if (port && dir && existsSync(join(dir, "data"))) return Promise.resolve(clusterAt(Number(port), dir));
+  return startCluster().then((c) => {
+    writeFileSync(sharedFile(), `${c.port} ${c.dir}`);
+    return c;
+  });
+}
+
+const clusterAt = (port: number, dir: string): PgCluster => ({ port, dir, url: (database) => `postgres://${SUPERUSER}@127.0.0.1:${port}/${database}` });
+
 /** A fresh database with the whole schema (migrations-pg applied) and no rows; `empty`: not even the schema. */
 export async function freshPgDatabase(options: { empty?: boolean } = {}): Promise<PgDatabase> {
-  const c = await (cluster ??= startCluster());
-  const name = `rookery_test_${process.pid}_${++made}`;
+  const c = await (cluster ??= clusterOfThisProcess());
+  // The registry's count and a random part: another registry of this process counts from 1 too.
+  const name = `rookery_test_${process.pid}_${++made}_${Math.random().toString(36).slice(2, 8)}`;
   await admin(c, async (sql) => {
     // FILE_COPY copies the template's files instead of writing it through the WAL: faster here.
     const [{ v }] = await sql`SELECT current_setting('server_version_num')::int AS v`;
@@ -119,6 +141,7 @@ async function startCluster(): Promise<PgCluster> {
   const stop = () => {
     Bun.spawnSync([...as, join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "stop"], { stdout: "ignore", stderr: "ignore" });
     rmSync(dir, { recursive: true, force: true });
+    rmSync(sharedFile(), { force: true });
   };
   process.once("exit", stop);
   // A port is free when asked and may be taken before the server binds it: then try another.
@@ -136,11 +159,15 @@ async function startCluster(): Promise<PgCluster> {
   // If this process is killed (no exit handlers run), the cluster goes with it: the watchdog
   // stops it once the process is gone, and itself ends once the cluster is stopped.
   const pgCtl = [...as, join(bin, "pg_ctl")].map((a) => `'${a}'`).join(" ");
-  Bun.spawn(["sh", "-c", `while kill -0 ${process.pid} 2>/dev/null && [ -d '${data}' ]; do sleep 1; done; [ -d '${data}' ] && ${pgCtl} -D '${data}' -m immediate stop >/dev/null 2>&1; rm -rf '${dir}'`], {
+  // Run in the background of a shell that exits at once: not this process's child, so that
+  // `bun test --isolate`, which ends what a file left running when the file ends, leaves it to
+  // watch over the cluster the process's later files share.
+  const watchdog = `while kill -0 ${process.pid} 2>/dev/null && [ -d '${data}' ]; do sleep 1; done; [ -d '${data}' ] && ${pgCtl} -D '${data}' -m immediate stop >/dev/null 2>&1; rm -rf '${dir}' '${sharedFile()}'`;
+  Bun.spawn(["sh", "-c", `(${watchdog}) >/dev/null 2>&1 &`], {
     stdio: ["ignore", "ignore", "ignore"],
   }).unref();
 
-  const c: PgCluster = { port, dir, url: (database) => `postgres://${SUPERUSER}@127.0.0.1:${port}/${database}` };
+  const c = clusterAt(port, dir);
   await admin(c, (sql) => sql.unsafe(`CREATE DATABASE ${TEMPLATE}`));
   const client = new SQL(c.url(TEMPLATE), { max: 1 });
   try {

@@ -1,0 +1,27 @@
+import { expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { postgresAvailable } from "../support/postgres.ts";
+
+/**
+ * The tests' throwaway PostgreSQL (test/support/postgres.ts) is one cluster per `bun test`
+ * process even when every file gets a module registry of its own (`--isolate`, or `--parallel`
+ * without `--no-isolate`): it was one per file, each left running until the process ended. And it
+ * is stopped once that process has ended.
+ */
+test.skipIf(!postgresAvailable)("three isolated files of one bun test process share one cluster, stopped after the process ends", async () => {
+  const probe = "./test/fixtures/pg-cluster-probe.ts";
+  const run = Bun.spawn([process.execPath, "test", "--isolate", probe, probe, probe], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ROOKERY_TEST_DATABASE: "" } });
+  const [out, err] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text()]);
+  expect(await run.exited).toBe(0);
+  const lines = `${out}\n${err}`.split("\n").filter((l) => l.startsWith("cluster "));
+  expect(lines).toHaveLength(3);
+  expect(new Set(lines).size).toBe(1);
+  const pid = lines[0]!.split(" ")[2]!;
+  const file = join(tmpdir(), `rookery-pg-cluster-${pid}`);
+  // Its watchdog stops it within a second or so of the process's end: polled with a deadline.
+  const deadline = Date.now() + 20_000;
+  while (existsSync(file) && Date.now() < deadline) await Bun.sleep(100);
+  expect(existsSync(file)).toBe(false);
+});
