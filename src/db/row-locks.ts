@@ -12,3 +12,13 @@ import type { DatabasePort } from "./port.ts";
 export async function lockRows(port: DatabasePort, select: string, params: readonly unknown[]): Promise<void> {
   if (port.dialect === "postgres") await port.all(`${select} FOR UPDATE`, params);
 }
+
+/**
+ * Locks the account's row (see `lockRows`): the row that stands for all of an account's own
+ * things whose number is capped (featured tags, filters and their keywords, pins, lists), so that
+ * requests adding to them at once count one after another. Call it first in the transaction
+ * that counts and writes.
+ */
+export function lockAccount(port: DatabasePort, accountId: number): Promise<void> {
+  return lockRows(port, "SELECT id FROM accounts WHERE id = ?", [accountId]);
+}

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { DatabasePort } from "../db/port.ts";
-import { lockRows } from "../db/row-locks.ts";
+import { lockAccount } from "../db/row-locks.ts";
 import { notFound, validationFailed } from "../errors.ts";
 import type { IdGenerator } from "../ids.ts";
 import { LIMITS } from "../limits.ts";
@@ -101,7 +101,7 @@ export class FeaturedTagService {
     const added = await this.db.transaction(async () => {
       // Counted again under the account's row lock: requests beside this one (PostgreSQL) may
       // each have seen room for one more above; they take their turns here, and the last is refused.
-      await lockRows(this.db, "SELECT id FROM accounts WHERE id = ?", [accountId]);
+      await lockAccount(this.db, accountId);
       const featured = await this.db.get<{ n: number }>("SELECT count(*) AS n FROM featured_tags WHERE account_id = ?", [accountId]);
       if (Number(featured!.n) >= LIMITS.maxFeaturedTags) throw validationFailed("You have already featured the maximum number of hashtags");
       const now = this.clock.now();

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { DatabasePort } from "../db/port.ts";
+import { lockAccount } from "../db/row-locks.ts";
 import type { CustomFilterRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
 import { ApiError, notFound, validationFailed } from "../errors.ts";
@@ -155,8 +156,10 @@ export class FilterService {
       expiresAt: this.expiresAt(input.expiresIn) ?? null,
       createdAt: this.clock.now(),
     };
-    // Counted and written in one transaction: a request running beside it cannot slip past the caps.
+    // Counted and written in one transaction under the account's lock: a request running beside
+    // it (PostgreSQL) waits for it and then counts what it wrote, so it cannot slip past the caps.
     await this.port.transaction(async () => {
+      await lockAccount(this.port, accountId);
       const filters = (await this.q.countOf.execute({ accountId }))[0]?.n ?? 0;
       if (filters >= MAX_FILTERS_PER_ACCOUNT) throw validationFailed(TOO_MANY_FILTERS);
       await this.q.insertFilter.execute(row);
@@ -171,6 +174,7 @@ export class FilterService {
     const { customFilters: table } = this.port.tables;
     // Found in the writing transaction: a filter removed meanwhile is not found, not half written.
     const filterId = await this.port.transaction(async () => {
+      await lockAccount(this.port, accountId);
       const { filter } = await this.get(accountId, id);
       const errors = this.validate(input, false);
       if (errors.length) throw validationFailed(...errors);
@@ -244,6 +248,7 @@ export class FilterService {
     // The filter found, the caps counted and the keyword added in one transaction: a request
     // running beside it can neither remove the filter under it nor slip past the caps.
     const row = await this.port.transaction(async () => {
+      await lockAccount(this.port, accountId);
       const { filter } = await this.get(accountId, filterId);
       if ((keyword ?? "").trim() === "") throw validationFailed("Keyword can't be blank");
       if ((keyword as string).length > MAX_KEYWORD) throw validationFailed(`Keyword is too long (maximum is ${MAX_KEYWORD} characters)`);
@@ -265,6 +270,7 @@ export class FilterService {
     if (wholeWord !== undefined) set.wholeWord = wholeWord;
     if (Object.keys(set).length) {
       await this.port.transaction(async () => {
+        await lockAccount(this.port, accountId);
         await this.setKeyword(row.id, set);
         if (set.keyword !== undefined) await this.checkKeywordCaps(accountId, row.filterId);
       });

@@ -2,6 +2,7 @@ import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { DatabasePort } from "../db/port.ts";
 import { rowReader } from "../db/rows.ts";
+import { lockAccount } from "../db/row-locks.ts";
 import { marks, padded, paddedSize } from "../db/prepared.ts";
 import { accounts, type AccountRow, type ListRow, type StatusRow } from "../db/schema.ts";
 import type { IdGenerator } from "../ids.ts";
@@ -87,8 +88,6 @@ export class ListService {
 
   async create(accountId: number, input: ListInput): Promise<ListRow> {
     this.validate(input, true);
-    const [counted] = await this.q.count.execute({ accountId });
-    if ((counted?.n ?? 0) >= MAX_LISTS) throw validationFailed("You have reached the maximum number of lists");
     const row: ListRow = {
       id: this.ids.next(),
       accountId,
@@ -97,7 +96,13 @@ export class ListService {
       exclusive: input.exclusive ?? false,
       createdAt: this.clock.now(),
     };
-    await this.q.insert.execute(row);
+    // Counted and written under the account's lock: lists made at once count one after another.
+    await this.port.transaction(async () => {
+      await lockAccount(this.port, accountId);
+      const [counted] = await this.q.count.execute({ accountId });
+      if ((counted?.n ?? 0) >= MAX_LISTS) throw validationFailed("You have reached the maximum number of lists");
+      await this.q.insert.execute(row);
+    });
     return row;
   }
 

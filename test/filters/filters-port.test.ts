@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { AccountRow, StatusRow } from "../../src/db/schema.ts";
 import { EventBus } from "../../src/infra/events.ts";
-import { FilterService, MAX_KEYWORD_CHARACTERS_PER_ACCOUNT } from "../../src/services/filters.ts";
+import { FilterService, MAX_FILTERS_PER_ACCOUNT, MAX_KEYWORD_CHARACTERS_PER_ACCOUNT } from "../../src/services/filters.ts";
 import { V1FilterService } from "../../src/services/filters-v1.ts";
 import { closePortArms, portArms, type PortArm } from "../support/port-arms.ts";
 
@@ -118,6 +118,20 @@ for (const arm of portArms) {
       expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
       for (const r of results.filter((r) => r.status === "rejected")) expect(r.reason).toMatchObject({ status: 422, message: "Validation failed: Status has already been taken" });
       expect((await rows()).statuses).toEqual([{ id: (results.find((r) => r.status === "fulfilled") as PromiseFulfilledResult<{ id: number }>).value.id, status_id: status.id }]);
+    });
+
+    test("the 99th to 102nd filters made at once: two made, two refused at the cap of 100", async () => {
+      const opened = await arm.open();
+      const { alice, filters, rows } = await setUp(opened);
+      for (let i = 0; i < MAX_FILTERS_PER_ACCOUNT - 2; i++) {
+        await opened.port.run("INSERT INTO custom_filters (id, account_id, title, context, action, created_at) VALUES (?, ?, ?, ?, ?, ?)", [opened.t.ids.next(), alice.id, `filter ${i}`, '["home"]', "warn", opened.t.clock.now()]);
+      }
+      const results = await Promise.allSettled(Array.from({ length: 4 }, (_, i) => filters.create(alice.id, { title: `late ${i}`, context: ["home"], keywords: [{ keyword: `late${i}` }] })));
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(2);
+      for (const r of results.filter((r) => r.status === "rejected")) expect(r.reason).toMatchObject({ status: 422, message: "Validation failed: You have reached the maximum number of filters" });
+      const after = await rows();
+      expect(after.filters).toHaveLength(MAX_FILTERS_PER_ACCOUNT);
+      expect(after.keywords).toHaveLength(2);
     });
 
     test("bad input, another's filters and the caps are refused, and a refused write keeps nothing", async () => {

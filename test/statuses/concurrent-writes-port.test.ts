@@ -115,6 +115,20 @@ for (const arm of portArms) {
       expect(await count(a, "quotes")).toBe(1);
     });
 
+    test("pins at once past the third: two pinned, the others refused at Mastodon's limit of five", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const posted = [];
+      for (let i = 0; i < 7; i++) posted.push(await a.t.post(alice, { text: `pin me ${i}` }));
+      await copy(a);
+      const { actions } = statusesOnPort(a);
+      for (const status of posted.slice(0, 3)) await actions.pin(alice.id, status.id);
+      const results = await Promise.allSettled(posted.slice(3).map((status) => actions.pin(alice.id, status.id)));
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(2);
+      for (const r of results.filter((r) => r.status === "rejected")) expect(r.reason).toMatchObject({ status: 422, message: "Validation failed: Maximum number of pinned toots already reached" });
+      expect(await count(a, "status_pins")).toBe(5);
+    });
+
     test("a QuoteRequest delivered twice at once is answered once; another request under the same IRI is not answered, and fails nothing", async () => {
       const a = await arm.open();
       const alice = await a.mirror(await a.t.local("alice"));

@@ -101,6 +101,17 @@ for (const arm of portArms) {
       expect(await a.port.all("SELECT account_id FROM list_accounts WHERE list_id = ?", [list.id])).toEqual([{ account_id: bob.id }]);
     });
 
+    test("lists: the 49th to 52nd made at once: two made, two refused at Mastodon's limit of 50", async () => {
+      const a = await arm.open();
+      const alice = await a.mirror(await a.t.local("alice"));
+      const lists = new ListService(a.port, a.t.ids, a.t.clock, new EventBus(a.port));
+      for (let i = 0; i < 48; i++) await lists.create(alice.id, { title: `list ${i}` });
+      const results = await Promise.allSettled(Array.from({ length: 4 }, (_, i) => lists.create(alice.id, { title: `late ${i}` })));
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(2);
+      for (const r of results.filter((r) => r.status === "rejected")) expect(r.reason).toMatchObject({ status: 422, message: "Validation failed: You have reached the maximum number of lists" });
+      expect(await count(a, "lists")).toBe(50);
+    });
+
     test("conversations: direct statuses of one thread by both its participants added at once: one row each, every status kept, the latest last", async () => {
       const a = await arm.open();
       const alice = await a.mirror(await a.t.local("alice"));

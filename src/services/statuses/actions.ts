@@ -1,6 +1,7 @@
 import { and, count, eq, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { DatabasePort } from "../../db/port.ts";
+import { lockAccount } from "../../db/row-locks.ts";
 import { type StatusRow } from "../../db/schema.ts";
 import type { IdGenerator } from "../../ids.ts";
 import { ApiError, forbidden, notFound, validationFailed } from "../../errors.ts";
@@ -175,12 +176,17 @@ export class StatusActionService {
     if (row.reblogOfId !== null) errors.push("A boost cannot be pinned");
     if (row.accountId !== actorId) errors.push("Someone else's toot cannot be pinned");
     if (row.visibility !== "public" && row.visibility !== "unlisted") errors.push("Non-public toot cannot be pinned");
-    const pinned = options.remote ? 0 : ((await this.q.pinned.execute({ accountId: actorId }))[0]?.n ?? 0);
-    if (pinned >= LIMITS.maxPinnedStatuses) errors.push("Maximum number of pinned toots already reached");
-    if (errors.length > 0) throw validationFailed(...errors);
-    const inserted = await this.q.pin.execute({ id: this.ids.next(), accountId: actorId, statusId: row.id, now: this.clock.now() });
-    if (this.port.changes(inserted) === 0) throw new ApiError(422, "Duplicate record");
-    await this.events.emit({ type: "status.pinned", accountId: actorId, statusId: row.id });
+    // Counted and written under the account's lock: pins at once (PostgreSQL; on SQLite, counted
+    // before either wrote) count one after another, and the sixth is refused.
+    await this.port.transaction(async () => {
+      if (!options.remote) await lockAccount(this.port, actorId);
+      const pinned = options.remote ? 0 : ((await this.q.pinned.execute({ accountId: actorId }))[0]?.n ?? 0);
+      if (pinned >= LIMITS.maxPinnedStatuses) errors.push("Maximum number of pinned toots already reached");
+      if (errors.length > 0) throw validationFailed(...errors);
+      const inserted = await this.q.pin.execute({ id: this.ids.next(), accountId: actorId, statusId: row.id, now: this.clock.now() });
+      if (this.port.changes(inserted) === 0) throw new ApiError(422, "Duplicate record");
+      await this.events.emit({ type: "status.pinned", accountId: actorId, statusId: row.id });
+    });
     return row;
   }
 
