@@ -12,9 +12,11 @@ import { postgresAvailable } from "../support/postgres.ts";
  */
 test.skipIf(!postgresAvailable)("three isolated files of one bun test process share one cluster, stopped after the process ends", async () => {
   const probe = "./test/fixtures/pg-cluster-probe.ts";
-  const run = Bun.spawn([process.execPath, "test", "--isolate", probe, probe, probe], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ROOKERY_TEST_DATABASE: "" } });
+  // The suite's timeout: the first file starts the cluster (initdb, start, the template's
+  // migrations), which took longer than bun's default 5 s on a loaded machine.
+  const run = Bun.spawn([process.execPath, "test", "--timeout", "60000", "--isolate", probe, probe, probe], { stdout: "pipe", stderr: "pipe", env: { ...process.env, ROOKERY_TEST_DATABASE: "" } });
   const [out, err] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text()]);
-  expect(await run.exited).toBe(0);
+  expect({ exit: await run.exited, output: `${out}\n${err}` }).toMatchObject({ exit: 0 });
   const lines = `${out}\n${err}`.split("\n").filter((l) => l.startsWith("cluster "));
   expect(lines).toHaveLength(3);
   expect(new Set(lines).size).toBe(1);
