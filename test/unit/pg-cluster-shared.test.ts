@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { postgresAvailable } from "../support/postgres.ts";
+import { eventually } from "../support/wait.ts";
 
 /**
  * The tests' throwaway PostgreSQL (test/support/postgres.ts) is one cluster per `bun test`
@@ -22,8 +23,6 @@ test.skipIf(!postgresAvailable)("three isolated files of one bun test process sh
   expect(new Set(lines).size).toBe(1);
   const pid = lines[0]!.split(" ")[2]!;
   const file = join(tmpdir(), `rookery-pg-cluster-${pid}`);
-  // Its watchdog stops it within a second or so of the process's end: polled with a deadline.
-  const deadline = Date.now() + 20_000;
-  while (existsSync(file) && Date.now() < deadline) await Bun.sleep(100);
-  expect(existsSync(file)).toBe(false);
+  // Its watchdog stops it within a second or so of the process's end.
+  await eventually(() => !existsSync(file), "the cluster of the ended process to be stopped", 20_000);
 });
